@@ -1,0 +1,1 @@
+"""Benchmarks: each module's ``main()`` prints ratios against the bare libraries."""

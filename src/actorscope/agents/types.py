@@ -1,0 +1,81 @@
+"""Distinct id types: a UUID for what the database or the system needs unique, a key for people.
+
+``AgentUUID``, ``TenantUUID`` and ``TeamUUID`` are canonical lowercase UUID strings;
+``AgentKey`` is the per-tenant name (prompt text, paths, logs, the bot's @name). mypy keeps
+them apart; :func:`parse_uuid` is the only way to make a UUID-typed value from outside text.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from typing import NewType
+
+from actorscope.errors import IdentityError, InvalidUUIDError
+
+__all__ = [
+    "NIL_UUID",
+    "AgentKey",
+    "AgentUUID",
+    "TeamUUID",
+    "TenantUUID",
+    "is_uuid",
+    "parse_agent_key",
+    "parse_tenant_slug",
+    "parse_uuid",
+    "parse_uuid_or_nil",
+]
+
+AgentUUID = NewType("AgentUUID", str)
+TenantUUID = NewType("TenantUUID", str)
+TeamUUID = NewType("TeamUUID", str)
+AgentKey = NewType("AgentKey", str)
+
+#: The nil UUID: "no match" on read paths; stored as NULL, never as a row id.
+NIL_UUID = "00000000-0000-0000-0000-000000000000"
+
+_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+_AGENT_KEY = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
+_TENANT_SLUG = re.compile(r"[a-z0-9][a-z0-9-]{0,62}")
+
+
+def is_uuid(value: object) -> bool:
+    """True iff ``value`` is a string in the canonical 8-4-4-4-12 hex form."""
+    return isinstance(value, str) and _UUID.fullmatch(value) is not None
+
+
+def parse_uuid(value: object, what: str = "id") -> str:
+    """Return ``value`` as a canonical lowercase UUID string, or raise naming ``what``.
+
+    Only the hyphenated 36-character form is accepted: braces, URNs and bare hex are
+    spellings a typo can produce, and a typo must not become a different id.
+    """
+    if not is_uuid(value):
+        raise InvalidUUIDError(f"{what} must be a UUID, got {value!r}")
+    return str(uuid.UUID(str(value)))
+
+
+def parse_uuid_or_nil(value: object) -> str:
+    """Like :func:`parse_uuid`, but ``NIL_UUID`` for anything invalid: for "no match" reads only."""
+    return str(uuid.UUID(str(value))) if is_uuid(value) else NIL_UUID
+
+
+def parse_agent_key(value: object) -> AgentKey:
+    """Validate an agent key: 1-64 of ``A-Z a-z 0-9 _ -``, starting with a letter or digit."""
+    if not isinstance(value, str) or _AGENT_KEY.fullmatch(value) is None:
+        raise IdentityError(
+            f"agent key must be 1-64 letters, digits, '_' or '-' (starting with a letter "
+            f"or digit), got {value!r}"
+        )
+    if is_uuid(value):
+        raise IdentityError(f"agent key must not look like a UUID: {value!r}")
+    return AgentKey(value)
+
+
+def parse_tenant_slug(value: object) -> str:
+    """Validate a tenant slug: 1-63 of ``a-z 0-9 -``, starting with a letter or digit."""
+    if not isinstance(value, str) or _TENANT_SLUG.fullmatch(value) is None:
+        raise IdentityError(
+            f"tenant slug must be 1-63 lowercase letters, digits or '-', got {value!r}"
+        )
+    return value

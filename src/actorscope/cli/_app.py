@@ -1,0 +1,86 @@
+"""The ``actorscope`` command: one typer app, one error path.
+
+Every command raises :class:`~actorscope.errors.ActorscopeError` (or a typer usage error) for
+bad input; :func:`main` turns either into one line on stderr and exit status 2, never a
+traceback.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+import typer
+import typer.main
+from rich.console import Console
+
+from actorscope._version import __version__
+from actorscope.errors import ActorscopeError
+
+__all__ = ["app", "console_for_tables", "main"]
+
+EXIT_BAD_INPUT = 2
+
+app = typer.Typer(
+    name="actorscope",
+    help="Scope and actor identity for chat bots and agent hosts in group chats.",
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+
+
+def console_for_tables() -> Console:
+    """A console for wide tables: the terminal's width, or 200 columns when piped."""
+    console = Console(emoji=False, highlight=False)
+    if not console.is_terminal:
+        console = Console(emoji=False, highlight=False, width=200)
+    return console
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(f"actorscope {__version__}")
+        raise typer.Exit
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(
+        False,
+        "--version",
+        help="Print the version and exit.",
+        callback=_print_version,
+        is_eager=True,
+    ),
+) -> None:
+    """Scope and actor identity for chat bots and agent hosts in group chats."""
+
+
+def _register() -> None:
+    # Imported here so each command module can import `app` from this one.
+    from actorscope.cli import _demo  # noqa: F401 - registers its commands on import
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI; return the exit status (bad input: 2, with one line on stderr)."""
+    _register()
+    command = typer.main.get_command(app)
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not args:
+        args = ["--help"]
+    try:
+        result = command.main(args=args, prog_name="actorscope", standalone_mode=False)
+    except typer.Exit as exc:
+        return int(exc.exit_code)
+    except typer.Abort:
+        typer.echo("actorscope: aborted", err=True)
+        return 130
+    except typer.TyperException as exc:
+        # Usage errors (unknown flag, bad value) carry exit code 2; print them on one line.
+        typer.echo(f"actorscope: error: {exc.format_message()}", err=True)
+        return exc.exit_code
+    except ActorscopeError as exc:
+        typer.echo(f"actorscope: error: {exc}", err=True)
+        return EXIT_BAD_INPUT
+    return result if isinstance(result, int) else 0

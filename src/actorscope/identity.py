@@ -1,0 +1,398 @@
+"""Scope and actor: the two identities of a message, and the rules that build them.
+
+``user_id`` is the **scope** (whose memory, session and files); ``sender_id`` is the
+**actor** (who acted: permissions, audit, ownership). In a direct chat they coincide; in a
+group every member shares the group's scope and keeps their own sender id.
+
+This module is the single home of the synthetic-sender prefixes and the Telegram
+placeholder ids; everything else asks :func:`is_synthetic_sender` and
+:func:`is_placeholder_sender` instead of keeping a copy.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from enum import StrEnum
+
+from actorscope.errors import IdentityError
+
+__all__ = [
+    "DISCORD",
+    "GROUP_SCOPE_PREFIXES",
+    "HTTP",
+    "PLACEHOLDER_SENDER_IDS",
+    "SYNTHETIC_SENDER_EXACT",
+    "SYNTHETIC_SENDER_PREFIXES",
+    "TELEGRAM",
+    "TELEGRAM_ANONYMOUS_ADMIN_ID",
+    "TELEGRAM_CHANNEL_BOT_ID",
+    "TELEGRAM_SERVICE_ID",
+    "Identity",
+    "PeerKind",
+    "SenderKind",
+    "discord_identity",
+    "discord_nonperson_identity",
+    "group_scope",
+    "guild_bot_scope",
+    "guild_member_scope",
+    "guild_webhook_scope",
+    "http_identity",
+    "is_group_scope",
+    "is_person_kind",
+    "is_placeholder_sender",
+    "is_synthetic_sender",
+    "normalize_sender_id",
+    "placeholder_sender_kind",
+    "platform_id",
+    "session_key",
+    "system_identity",
+    "telegram_identity",
+]
+
+TELEGRAM = "telegram"
+DISCORD = "discord"
+HTTP = "http"
+
+
+class PeerKind(StrEnum):
+    """Whether a conversation is one-to-one or shared by several people."""
+
+    DIRECT = "direct"
+    GROUP = "group"
+
+
+class SenderKind(StrEnum):
+    """What was behind a message. Only ``USER`` is a person with a ``sender_id``."""
+
+    USER = "user"
+    BOT = "bot"
+    ANONYMOUS_ADMIN = "anonymous_admin"
+    CHANNEL = "channel"
+    SERVICE = "service"
+    WEBHOOK = "webhook"
+    SYNTHETIC = "synthetic"
+    NONE = "none"
+
+
+#: Internal routing identities. A sender id that starts with one of these is never a human.
+SYNTHETIC_SENDER_PREFIXES: tuple[str, ...] = (
+    "subagent:",
+    "notification:",
+    "teammate:",
+    "system:",
+    "ticker:",
+)
+#: Synthetic sender ids that are matched whole rather than by prefix.
+SYNTHETIC_SENDER_EXACT: frozenset[str] = frozenset({"session_send_tool"})
+
+#: Telegram's "GroupAnonymousBot": the ``from`` of a message an anonymous admin sent.
+TELEGRAM_ANONYMOUS_ADMIN_ID = "1087968824"
+#: Telegram's "Channel_Bot": the ``from`` of a message posted on behalf of a channel.
+TELEGRAM_CHANNEL_BOT_ID = "136817688"
+#: Telegram's service account: automatic forwards from a linked channel, service notices.
+TELEGRAM_SERVICE_ID = "777000"
+
+_PLACEHOLDER_KINDS: dict[str, SenderKind] = {
+    TELEGRAM_ANONYMOUS_ADMIN_ID: SenderKind.ANONYMOUS_ADMIN,
+    TELEGRAM_CHANNEL_BOT_ID: SenderKind.CHANNEL,
+    TELEGRAM_SERVICE_ID: SenderKind.SERVICE,
+}
+#: Ids that stand in for "no person" and must never be treated as an identity.
+PLACEHOLDER_SENDER_IDS: frozenset[str] = frozenset(_PLACEHOLDER_KINDS)
+
+GROUP_SCOPE_PREFIXES: tuple[str, ...] = ("group:", "guild:")
+
+_PLATFORM_ID = re.compile(r"-?[0-9]{1,32}")
+_CHANNEL_NAME = re.compile(r"[a-z0-9][a-z0-9_.-]{0,63}")
+
+
+def is_group_scope(user_id: str) -> bool:
+    """True iff the scope belongs to a group context (``group:`` or ``guild:``)."""
+    return user_id.startswith(GROUP_SCOPE_PREFIXES)
+
+
+def is_synthetic_sender(sender_id: str) -> bool:
+    """True iff ``sender_id`` is an internal routing identity rather than a person."""
+    return sender_id in SYNTHETIC_SENDER_EXACT or sender_id.startswith(SYNTHETIC_SENDER_PREFIXES)
+
+
+def is_placeholder_sender(sender_id: str) -> bool:
+    """True iff ``sender_id`` is one of Telegram's stand-in ids (after legacy splitting)."""
+    return normalize_sender_id(sender_id) in PLACEHOLDER_SENDER_IDS
+
+
+def placeholder_sender_kind(sender_id: str) -> SenderKind | None:
+    """The kind a Telegram placeholder id stands for, or ``None`` for any other id."""
+    return _PLACEHOLDER_KINDS.get(normalize_sender_id(sender_id))
+
+
+def normalize_sender_id(raw: str) -> str:
+    """Split a legacy ``"<id>|<username>"`` sender string down to the id.
+
+    Idempotent, and whitespace around the id is dropped: ``" 42|bob "`` → ``"42"``.
+    """
+    return raw.split("|", 1)[0].strip()
+
+
+def is_person_kind(kind: SenderKind) -> bool:
+    """True iff a sender of this kind is an individual (human or bot account) with an id."""
+    return kind in (SenderKind.USER, SenderKind.BOT)
+
+
+def platform_id(value: int | str, what: str) -> str:
+    """Return a Telegram / Discord numeric id as a canonical decimal string.
+
+    Raises :class:`IdentityError` naming ``what`` for anything else, so a colon, a
+    username or a synthetic prefix can never be smuggled into a scope.
+    """
+    if isinstance(value, bool):
+        raise IdentityError(f"{what} must be a numeric id, got a boolean")
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, str) and _PLATFORM_ID.fullmatch(value):
+        return str(int(value))
+    raise IdentityError(f"{what} must be a numeric id, got {value!r}")
+
+
+def _channel_name(channel: str) -> str:
+    if not _CHANNEL_NAME.fullmatch(channel):
+        raise IdentityError(
+            f"channel name must be lowercase letters, digits, '_', '.' or '-', got {channel!r}"
+        )
+    return channel
+
+
+def group_scope(chat_id: int | str, channel: str = TELEGRAM) -> str:
+    """``group:<channel>:<chatID>``: the scope every member of a chat group shares."""
+    return f"group:{_channel_name(channel)}:{platform_id(chat_id, 'chat id')}"
+
+
+def guild_member_scope(guild_id: int | str, sender_id: int | str) -> str:
+    """``guild:<guildID>:user:<senderID>``: a Discord member's scope inside one guild."""
+    return f"guild:{platform_id(guild_id, 'guild id')}:user:{platform_id(sender_id, 'sender id')}"
+
+
+def guild_webhook_scope(guild_id: int | str, webhook_id: int | str) -> str:
+    """``guild:<guildID>:webhook:<id>``: where a webhook's messages belong."""
+    return (
+        f"guild:{platform_id(guild_id, 'guild id')}:webhook:{platform_id(webhook_id, 'webhook id')}"
+    )
+
+
+def guild_bot_scope(guild_id: int | str, bot_id: int | str) -> str:
+    """``guild:<guildID>:bot:<id>``: where a bot author's messages belong."""
+    return f"guild:{platform_id(guild_id, 'guild id')}:bot:{platform_id(bot_id, 'bot id')}"
+
+
+def session_key(
+    agent_key: str,
+    channel: str,
+    peer_kind: PeerKind,
+    chat_id: int | str,
+    *,
+    topic_id: int | str | None = None,
+    thread_id: int | str | None = None,
+) -> str:
+    """``agent:<agentKey>:<channel>:<direct|group>:<chatID>[:topic:<N>|:thread:<N>]``.
+
+    Topics and threads split sessions; they never change the scope.
+    """
+    if not agent_key or ":" in agent_key or any(c.isspace() for c in agent_key):
+        raise IdentityError(f"agent key must be non-empty without ':' or spaces, got {agent_key!r}")
+    if topic_id is not None and thread_id is not None:
+        raise IdentityError("a session key takes a topic or a thread, not both")
+    key = (
+        f"agent:{agent_key}:{_channel_name(channel)}:{PeerKind(peer_kind).value}:"
+        f"{platform_id(chat_id, 'chat id')}"
+    )
+    if topic_id is not None:
+        key += f":topic:{platform_id(topic_id, 'topic id')}"
+    elif thread_id is not None:
+        key += f":thread:{platform_id(thread_id, 'thread id')}"
+    return key
+
+
+@dataclass(frozen=True, slots=True)
+class Identity:
+    """Who acted, and where. Frozen: an identity is built whole or not at all.
+
+    ``user_id`` is the scope, ``sender_id`` the actor (``""`` when no person acted).
+    """
+
+    user_id: str
+    sender_id: str
+    channel: str = ""
+    chat_id: str = ""
+    peer_kind: PeerKind = PeerKind.DIRECT
+    sender_kind: SenderKind = SenderKind.USER
+    role: str = ""
+    tenant_id: str | None = None
+    agent_id: str | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("user_id", "sender_id", "channel", "chat_id", "role"):
+            if not isinstance(getattr(self, name), str):
+                raise IdentityError(f"Identity.{name} must be a string")
+        object.__setattr__(self, "peer_kind", PeerKind(self.peer_kind))
+        object.__setattr__(self, "sender_kind", SenderKind(self.sender_kind))
+
+    @property
+    def actor_id(self) -> str:
+        """The id for audit, ownership and roles: the sender, else the scope."""
+        return self.sender_id or self.user_id
+
+    @property
+    def is_group(self) -> bool:
+        """True iff this identity acts in a group context."""
+        return is_group_scope(self.user_id)
+
+
+def telegram_identity(
+    chat_id: int | str,
+    chat_type: str,
+    sender_id: int | str | None,
+    *,
+    sender_kind: SenderKind = SenderKind.USER,
+    channel: str = TELEGRAM,
+    role: str = "",
+) -> Identity:
+    """The identity of a Telegram message (private chat, group, supergroup or channel).
+
+    A placeholder ``from`` id, a non-person ``sender_kind`` or a missing sender yields
+    ``sender_id = ""``; such a message keeps the group scope even in what claims to be a
+    private chat, so it can never borrow a person's direct scope.
+    """
+    chat = platform_id(chat_id, "chat id")
+    sender = "" if sender_id is None else platform_id(sender_id, "sender id")
+    kind = placeholder_sender_kind(sender) or sender_kind
+    if sender_id is None and kind is SenderKind.USER:
+        kind = SenderKind.NONE
+    if not is_person_kind(kind):
+        sender = ""
+    if chat_type == "private" and sender:
+        return Identity(
+            user_id=sender,
+            sender_id=sender,
+            channel=_channel_name(channel),
+            chat_id=chat,
+            peer_kind=PeerKind.DIRECT,
+            sender_kind=kind,
+            role=role,
+        )
+    if chat_type not in ("private", "group", "supergroup", "channel"):
+        raise IdentityError(f"unknown Telegram chat type {chat_type!r}")
+    return Identity(
+        user_id=group_scope(chat, channel),
+        sender_id=sender,
+        channel=channel,
+        chat_id=chat,
+        peer_kind=PeerKind.GROUP,
+        sender_kind=kind,
+        role=role,
+    )
+
+
+def discord_identity(
+    sender_id: int | str,
+    *,
+    chat_id: int | str,
+    guild_id: int | str | None = None,
+    sender_kind: SenderKind = SenderKind.USER,
+    role: str = "",
+) -> Identity:
+    """The identity of a Discord message or interaction by a person (or a bot account).
+
+    In a guild the scope is per member (``guild:<gid>:user:<sid>``); in a DM it is the
+    sender. Threads never change either.
+    """
+    if not is_person_kind(sender_kind):
+        raise IdentityError(
+            f"discord_identity is for people; use discord_nonperson_identity for {sender_kind}"
+        )
+    sender = platform_id(sender_id, "sender id")
+    chat = platform_id(chat_id, "channel id")
+    if guild_id is None:
+        return Identity(
+            user_id=sender,
+            sender_id=sender,
+            channel=DISCORD,
+            chat_id=chat,
+            peer_kind=PeerKind.DIRECT,
+            sender_kind=sender_kind,
+            role=role,
+        )
+    return Identity(
+        user_id=guild_member_scope(guild_id, sender),
+        sender_id=sender,
+        channel=DISCORD,
+        chat_id=chat,
+        peer_kind=PeerKind.GROUP,
+        sender_kind=sender_kind,
+        role=role,
+    )
+
+
+def discord_nonperson_identity(
+    author_id: int | str,
+    *,
+    chat_id: int | str,
+    guild_id: int | str,
+    sender_kind: SenderKind,
+) -> Identity:
+    """The identity of a Discord webhook or bot-authored message: empty sender, guild scope.
+
+    A guild is required: without one such a message has no safe scope and is ignored.
+    """
+    if sender_kind is SenderKind.WEBHOOK:
+        scope = guild_webhook_scope(guild_id, author_id)
+    elif sender_kind is SenderKind.BOT:
+        scope = guild_bot_scope(guild_id, author_id)
+    else:
+        raise IdentityError(f"a Discord non-person sender is a webhook or a bot, not {sender_kind}")
+    return Identity(
+        user_id=scope,
+        sender_id="",
+        channel=DISCORD,
+        chat_id=platform_id(chat_id, "channel id"),
+        peer_kind=PeerKind.GROUP,
+        sender_kind=sender_kind,
+    )
+
+
+def http_identity(user_id: str, *, role: str = "", tenant_id: str | None = None) -> Identity:
+    """An authenticated HTTP API caller: scope and actor are the user, ``sender_id`` is empty."""
+    if not user_id or user_id != user_id.strip():
+        raise IdentityError(
+            f"HTTP user id must be non-empty without surrounding spaces: {user_id!r}"
+        )
+    return Identity(
+        user_id=user_id,
+        sender_id="",
+        channel=HTTP,
+        peer_kind=PeerKind.DIRECT,
+        sender_kind=SenderKind.NONE,
+        role=role,
+        tenant_id=tenant_id,
+    )
+
+
+def system_identity(user_id: str = "", sender_id: str = "", *, role: str = "") -> Identity:
+    """A cron, ticker or system run: inherited scope (or none), and a propagated or no sender.
+
+    A synthetic ``sender_id`` is kept as is and marked ``SYNTHETIC``; it is still denied
+    every group permission.
+    """
+    if sender_id and is_synthetic_sender(sender_id):
+        kind = SenderKind.SYNTHETIC
+    elif sender_id:
+        kind = SenderKind.USER
+    else:
+        kind = SenderKind.NONE
+    return Identity(
+        user_id=user_id,
+        sender_id=sender_id,
+        peer_kind=PeerKind.GROUP if is_group_scope(user_id) else PeerKind.DIRECT,
+        sender_kind=kind,
+        role=role,
+    )

@@ -1,0 +1,128 @@
+"""The messages that cross the bus: inbound from a channel, outbound to one, and the run request.
+
+All three are frozen pydantic models; ``metadata`` is a read-only ``str -> str`` mapping, so a
+message cannot be altered after it was built (or signed).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, field_validator
+
+from actorscope.identity import Identity, PeerKind, SenderKind
+
+__all__ = ["InboundMessage", "Media", "Metadata", "OutboundMessage", "RunRequest"]
+
+
+def _freeze(value: Mapping[str, str]) -> Mapping[str, str]:
+    return MappingProxyType(dict(value))
+
+
+#: A read-only ``str -> str`` mapping that serialises as a plain JSON object.
+Metadata = Annotated[Mapping[str, str], PlainSerializer(dict, return_type=dict[str, str])]
+
+_FROZEN = ConfigDict(frozen=True, extra="forbid", use_enum_values=False)
+
+
+class _Frozen(BaseModel):
+    model_config = _FROZEN
+
+    @field_validator("metadata", mode="after", check_fields=False)
+    @classmethod
+    def _freeze_metadata(cls, value: Mapping[str, str]) -> Mapping[str, str]:
+        return _freeze(value)
+
+    def __hash__(self) -> int:
+        return hash(self.model_dump_json())
+
+
+class Media(_Frozen):
+    """An attachment referenced by a message; the bytes stay on the platform."""
+
+    kind: str
+    file_id: str = ""
+    url: str = ""
+    mime_type: str = ""
+    file_name: str = ""
+
+
+class InboundMessage(_Frozen):
+    """A message that arrived from a channel or was synthesised by a wrapper.
+
+    ``user_id`` is the scope, ``sender_id`` the actor (``""`` when no person sent it).
+    """
+
+    channel: str
+    sender_id: str
+    chat_id: str
+    content: str = ""
+    peer_kind: PeerKind = PeerKind.DIRECT
+    user_id: str
+    sender_kind: SenderKind = SenderKind.USER
+    metadata: Metadata = Field(default_factory=dict)
+    thread_id: str = ""
+    message_id: str = ""
+    tenant_id: str | None = None
+    agent_id: str | None = None
+    media: tuple[Media, ...] = ()
+
+    def identity(self, *, role: str = "") -> Identity:
+        """The identity of this message's own sender (no origin is consulted)."""
+        return Identity(
+            user_id=self.user_id,
+            sender_id=self.sender_id,
+            channel=self.channel,
+            chat_id=self.chat_id,
+            peer_kind=self.peer_kind,
+            sender_kind=self.sender_kind,
+            role=role,
+            tenant_id=self.tenant_id,
+            agent_id=self.agent_id,
+        )
+
+
+class OutboundMessage(_Frozen):
+    """A reply to send: the channel, chat and topic/thread it goes back to."""
+
+    channel: str
+    chat_id: str
+    content: str
+    thread_id: str = ""
+    reply_to_message_id: str = ""
+    metadata: Metadata = Field(default_factory=dict)
+
+
+class RunRequest(_Frozen):
+    """One agent turn: what to run, in which session, on behalf of whom."""
+
+    session_key: str
+    user_id: str
+    sender_id: str
+    role: str = ""
+    channel: str
+    chat_id: str
+    peer_kind: PeerKind = PeerKind.DIRECT
+    content: str = ""
+    metadata: Metadata = Field(default_factory=dict)
+    tenant_id: str | None = None
+    agent_id: str | None = None
+    sender_kind: SenderKind = SenderKind.USER
+    thread_id: str = ""
+    message_id: str = ""
+
+    def identity(self) -> Identity:
+        """The identity the host binds while this request runs."""
+        return Identity(
+            user_id=self.user_id,
+            sender_id=self.sender_id,
+            channel=self.channel,
+            chat_id=self.chat_id,
+            peer_kind=self.peer_kind,
+            sender_kind=self.sender_kind,
+            role=self.role,
+            tenant_id=self.tenant_id,
+            agent_id=self.agent_id,
+        )

@@ -1,0 +1,318 @@
+"""The project database: SQLite through aiosqlite, WAL, foreign keys on every connection.
+
+One writer connection (writes serialised by a lock, each in an explicit transaction) and one
+read-only reader connection (WAL lets it read committed data while a write is open).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sqlite3
+import uuid
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import aiosqlite
+
+from actorscope.errors import (
+    ConflictError,
+    DatabaseNotWritableError,
+    DatabaseOpenError,
+    MigrationError,
+    NotADatabaseError,
+    SchemaTooNewError,
+    StoreError,
+)
+from actorscope.store._migrations import Migration, load_migrations
+
+__all__ = ["DEFAULT_TENANT_SLUG", "Database", "Row", "Transaction", "utc_now"]
+
+DEFAULT_TENANT_SLUG = "default"
+Row = sqlite3.Row
+Params = Sequence[Any]
+
+_SQLITE_HEADER = b"SQLite format 3\x00"
+_MEMORY = ":memory:"
+
+
+def utc_now() -> str:
+    """The current time as an ISO 8601 UTC string with microseconds (sorts as text)."""
+    return datetime.now(UTC).isoformat(timespec="microseconds")
+
+
+def _store_error(exc: sqlite3.Error, what: str) -> StoreError | ConflictError:
+    if isinstance(exc, sqlite3.IntegrityError):
+        return ConflictError(f"{what}: {exc}")
+    return StoreError(f"{what}: {exc}")
+
+
+class Transaction:
+    """Statements inside one open write transaction (see :meth:`Database.transaction`)."""
+
+    __slots__ = ("_conn",)
+
+    def __init__(self, conn: aiosqlite.Connection) -> None:
+        self._conn = conn
+
+    async def execute(self, sql: str, params: Params = ()) -> int:
+        """Run one statement; return the number of rows it changed."""
+        try:
+            cursor = await self._conn.execute(sql, params)
+        except sqlite3.Error as exc:
+            raise _store_error(exc, "database write failed") from exc
+        rowcount = cursor.rowcount
+        await cursor.close()
+        return rowcount
+
+    async def executemany(self, sql: str, rows: Sequence[Params]) -> None:
+        """Run one statement for each parameter row."""
+        try:
+            await self._conn.executemany(sql, rows)
+        except sqlite3.Error as exc:
+            raise _store_error(exc, "database write failed") from exc
+
+    async def fetchone(self, sql: str, params: Params = ()) -> Row | None:
+        """Read one row, seeing this transaction's own uncommitted writes."""
+        try:
+            async with self._conn.execute(sql, params) as cursor:
+                row: Row | None = await cursor.fetchone()
+        except sqlite3.Error as exc:
+            raise _store_error(exc, "database read failed") from exc
+        return row
+
+    async def fetchall(self, sql: str, params: Params = ()) -> list[Row]:
+        """Read every row, seeing this transaction's own uncommitted writes."""
+        try:
+            async with self._conn.execute(sql, params) as cursor:
+                rows = await cursor.fetchall()
+        except sqlite3.Error as exc:
+            raise _store_error(exc, "database read failed") from exc
+        return list(rows)
+
+
+def _preflight(path: Path) -> str:
+    """Refuse, before touching anything, a path that cannot be an actorscope database.
+
+    Returns the ``file:`` URI of the read-only reader connection.
+    """
+    if path.is_dir():
+        raise DatabaseOpenError(f"database path {str(path)!r} is a directory")
+    parent = path.parent
+    if not parent.is_dir():
+        raise DatabaseNotWritableError(
+            f"cannot create database {str(path)!r}: directory {str(parent)!r} does not exist"
+        )
+    if path.exists():
+        try:
+            with path.open("rb") as handle:
+                header = handle.read(len(_SQLITE_HEADER))
+        except OSError as exc:
+            raise DatabaseOpenError(f"cannot read database {str(path)!r}: {exc.strerror}") from exc
+        if header and header != _SQLITE_HEADER:
+            raise NotADatabaseError(f"{str(path)!r} exists but is not an SQLite database")
+        if not os.access(path, os.W_OK):
+            raise DatabaseNotWritableError(f"database {str(path)!r} is not writable")
+    elif not os.access(parent, os.W_OK):
+        raise DatabaseNotWritableError(
+            f"cannot create database {str(path)!r}: directory {str(parent)!r} is not writable"
+        )
+    return path.resolve().as_uri() + "?mode=ro"
+
+
+async def _connect(target: str, *, busy_timeout: float, uri: bool = False) -> aiosqlite.Connection:
+    conn = await aiosqlite.connect(target, isolation_level=None, timeout=busy_timeout, uri=uri)
+    try:
+        conn.row_factory = sqlite3.Row
+        await conn.execute("PRAGMA foreign_keys = ON")
+        await conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
+    except BaseException:
+        await conn.close()
+        raise
+    return conn
+
+
+async def _schema_version(conn: aiosqlite.Connection) -> int:
+    async with conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'"
+    ) as cursor:
+        if await cursor.fetchone() is None:
+            return 0
+    async with conn.execute("SELECT COALESCE(MAX(version), 0) FROM schema_migrations") as cursor:
+        row = await cursor.fetchone()
+    return int(row[0]) if row is not None else 0
+
+
+class Database:
+    """An open actorscope database. Use ``async with Database.open(path) as db``."""
+
+    def __init__(
+        self,
+        path: str,
+        writer: aiosqlite.Connection,
+        reader: aiosqlite.Connection,
+        *,
+        schema_version: int,
+        default_tenant_id: str,
+    ) -> None:
+        self.path = path
+        self.schema_version = schema_version
+        self.default_tenant_id = default_tenant_id
+        self._writer = writer
+        self._reader = reader
+        self._write_lock = asyncio.Lock()
+        self._closed = False
+
+    @classmethod
+    @asynccontextmanager
+    async def open(
+        cls, path: str | os.PathLike[str], *, busy_timeout: float = 5.0
+    ) -> AsyncIterator[Database]:
+        """Open (creating and migrating if needed) the database at ``path``; close on exit."""
+        db = await cls.connect(path, busy_timeout=busy_timeout)
+        try:
+            yield db
+        finally:
+            await db.close()
+
+    @classmethod
+    async def connect(cls, path: str | os.PathLike[str], *, busy_timeout: float = 5.0) -> Database:
+        """Open the database for a long-lived owner, who must ``await db.close()``."""
+        target = os.fspath(path)
+        reader_uri = "" if target == _MEMORY else _preflight(Path(target))
+        migrations = load_migrations()
+        try:
+            writer = await _connect(target, busy_timeout=busy_timeout)
+        except sqlite3.Error as exc:
+            raise DatabaseOpenError(f"cannot open database {target!r}: {exc}") from exc
+        try:
+            version = await _schema_version(writer)
+            if version > len(migrations):
+                raise SchemaTooNewError(
+                    f"database {target!r} has schema version {version}, newer than this "
+                    f"actorscope knows ({len(migrations)}); upgrade actorscope"
+                )
+            if target != _MEMORY:
+                await writer.execute("PRAGMA journal_mode = WAL")
+                await writer.execute("PRAGMA synchronous = NORMAL")
+            version, tenant_id = await _migrate(writer, migrations, target)
+            if target == _MEMORY:
+                reader = writer
+            else:
+                reader = await _connect(reader_uri, busy_timeout=busy_timeout, uri=True)
+        except sqlite3.DatabaseError as exc:
+            await writer.close()
+            if "not a database" in str(exc) or "malformed" in str(exc):
+                raise NotADatabaseError(
+                    f"{target!r} is not a usable SQLite database: {exc}"
+                ) from exc
+            if "readonly" in str(exc) or "read-only" in str(exc):
+                raise DatabaseNotWritableError(
+                    f"database {target!r} is not writable: {exc}"
+                ) from exc
+            raise DatabaseOpenError(f"cannot open database {target!r}: {exc}") from exc
+        except BaseException:
+            await writer.close()
+            raise
+        return cls(target, writer, reader, schema_version=version, default_tenant_id=tenant_id)
+
+    async def close(self) -> None:
+        """Close both connections. Safe to call twice."""
+        if self._closed:
+            return
+        self._closed = True
+        if self._reader is not self._writer:
+            await self._reader.close()
+        await self._writer.close()
+
+    @asynccontextmanager
+    async def transaction(self) -> AsyncIterator[Transaction]:
+        """One write transaction: committed when the block ends, rolled back if it raises."""
+        async with self._write_lock:
+            try:
+                await self._writer.execute("BEGIN IMMEDIATE")
+            except sqlite3.Error as exc:
+                raise _store_error(exc, "cannot start a write transaction") from exc
+            try:
+                yield Transaction(self._writer)
+            except BaseException:
+                await self._writer.execute("ROLLBACK")
+                raise
+            try:
+                await self._writer.execute("COMMIT")
+            except sqlite3.Error as exc:
+                await self._writer.execute("ROLLBACK")
+                raise _store_error(exc, "commit failed") from exc
+
+    async def execute(self, sql: str, params: Params = ()) -> int:
+        """Run one write statement in its own transaction; return the rows it changed."""
+        async with self.transaction() as tx:
+            return await tx.execute(sql, params)
+
+    async def fetchone(self, sql: str, params: Params = ()) -> Row | None:
+        """Read one row of committed data."""
+        try:
+            async with self._reader.execute(sql, params) as cursor:
+                row: Row | None = await cursor.fetchone()
+        except sqlite3.Error as exc:
+            raise _store_error(exc, "database read failed") from exc
+        return row
+
+    async def fetchall(self, sql: str, params: Params = ()) -> list[Row]:
+        """Read every row of committed data."""
+        try:
+            async with self._reader.execute(sql, params) as cursor:
+                rows = await cursor.fetchall()
+        except sqlite3.Error as exc:
+            raise _store_error(exc, "database read failed") from exc
+        return list(rows)
+
+
+async def _migrate(
+    conn: aiosqlite.Connection, migrations: Sequence[Migration], target: str
+) -> tuple[int, str]:
+    """Apply pending migrations and ensure the default tenant, all in one transaction."""
+    await conn.execute("BEGIN IMMEDIATE")
+    try:
+        await conn.execute(
+            "CREATE TABLE IF NOT EXISTS schema_migrations ("
+            " version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
+        )
+        # Re-read inside the lock: another process may have migrated since we looked.
+        current = await _schema_version(conn)
+        if current > len(migrations):
+            raise SchemaTooNewError(
+                f"database {target!r} has schema version {current}, newer than this "
+                f"actorscope knows ({len(migrations)}); upgrade actorscope"
+            )
+        for migration in migrations[current:]:
+            for statement in migration.statements:
+                try:
+                    await conn.execute(statement)
+                except sqlite3.Error as exc:
+                    raise MigrationError(
+                        f"migration {migration.version:04d}_{migration.name} failed: {exc}"
+                    ) from exc
+            await conn.execute(
+                "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
+                (migration.version, migration.name, utc_now()),
+            )
+        await conn.execute(
+            "INSERT INTO tenants (id, slug, name, created_at) VALUES (?, ?, ?, ?) "
+            "ON CONFLICT (slug) DO NOTHING",
+            (str(uuid.uuid4()), DEFAULT_TENANT_SLUG, "Default tenant", utc_now()),
+        )
+        async with conn.execute(
+            "SELECT id FROM tenants WHERE slug = ?", (DEFAULT_TENANT_SLUG,)
+        ) as cursor:
+            row = await cursor.fetchone()
+        if row is None:
+            raise MigrationError(f"database {target!r}: the default tenant could not be created")
+        await conn.execute("COMMIT")
+    except BaseException:
+        await conn.execute("ROLLBACK")
+        raise
+    return len(migrations), str(row[0])

@@ -1,0 +1,62 @@
+"""Numbered SQL migrations shipped as package data, applied in one transaction."""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from dataclasses import dataclass
+from importlib import resources
+
+__all__ = ["Migration", "load_migrations", "split_statements"]
+
+_NAME = re.compile(r"(?P<version>[0-9]{4})_(?P<name>[a-z0-9_]+)\.sql")
+
+
+@dataclass(frozen=True, slots=True)
+class Migration:
+    """One numbered migration: its version, name and SQL statements."""
+
+    version: int
+    name: str
+    statements: tuple[str, ...]
+
+
+def split_statements(script: str) -> tuple[str, ...]:
+    """Split an SQL script into complete statements (triggers' ``BEGIN ... END`` included).
+
+    ``sqlite3.Cursor.executescript`` would commit the open transaction first; running the
+    statements one by one keeps every migration inside the caller's transaction.
+    """
+    statements: list[str] = []
+    buffer = ""
+    for line in script.splitlines(keepends=True):
+        if not buffer and (not line.strip() or line.lstrip().startswith("--")):
+            continue
+        buffer += line
+        if sqlite3.complete_statement(buffer):
+            statements.append(buffer.strip())
+            buffer = ""
+    if buffer.strip():
+        raise ValueError(f"incomplete SQL statement at the end of a migration: {buffer.strip()!r}")
+    return tuple(statements)
+
+
+def load_migrations(package: str = "actorscope.store.migrations") -> tuple[Migration, ...]:
+    """Every ``NNNN_name.sql`` in ``package`` in version order, numbered from 1 without gaps."""
+    found: list[Migration] = []
+    for entry in resources.files(package).iterdir():
+        match = _NAME.fullmatch(entry.name)
+        if match is None:
+            continue
+        found.append(
+            Migration(
+                version=int(match["version"]),
+                name=match["name"],
+                statements=split_statements(entry.read_text(encoding="utf-8")),
+            )
+        )
+    found.sort(key=lambda m: m.version)
+    for expected, migration in enumerate(found, start=1):
+        if migration.version != expected:
+            raise ValueError(f"migrations must be numbered without gaps; missing {expected:04d}")
+    return tuple(found)
