@@ -1,4 +1,4 @@
-"""Run every benchmark module in ``bench/`` (``make bench``), or the ones named on the command line."""
+"""Run every benchmark module in ``bench/`` (``make bench``), or those named as arguments."""
 
 from __future__ import annotations
 

@@ -32,6 +32,7 @@ def main() -> None:
 
     def ours() -> object:
         identity = telegram_identity(-1001234567890, "supergroup", 4242)
-        return identity, session_key("main", "telegram", identity.peer_kind, -1001234567890, topic_id=9)
+        key = session_key("main", "telegram", identity.peer_kind, -1001234567890, topic_id=9)
+        return identity, key
 
     report("telegram_identity + session_key", per_call(ours), per_call(ptb), "Update.de_json")

@@ -102,6 +102,8 @@ _PLACEHOLDER_KINDS: dict[str, SenderKind] = {
 PLACEHOLDER_SENDER_IDS: frozenset[str] = frozenset(_PLACEHOLDER_KINDS)
 
 GROUP_SCOPE_PREFIXES: tuple[str, ...] = ("group:", "guild:")
+_PERSON_KINDS = frozenset({SenderKind.USER, SenderKind.BOT})
+_KNOWN_CHANNELS = frozenset({TELEGRAM, DISCORD, HTTP})
 
 _PLATFORM_ID = re.compile(r"-?[0-9]{1,32}")
 _CHANNEL_NAME = re.compile(r"[a-z0-9][a-z0-9_.-]{0,63}")
@@ -137,7 +139,7 @@ def normalize_sender_id(raw: str) -> str:
 
 def is_person_kind(kind: SenderKind) -> bool:
     """True iff a sender of this kind is an individual (human or bot account) with an id."""
-    return kind in (SenderKind.USER, SenderKind.BOT)
+    return kind in _PERSON_KINDS
 
 
 def platform_id(value: int | str, what: str) -> str:
@@ -146,16 +148,20 @@ def platform_id(value: int | str, what: str) -> str:
     Raises :class:`IdentityError` naming ``what`` for anything else, so a colon, a
     username or a synthetic prefix can never be smuggled into a scope.
     """
+    if type(value) is int:  # the hot path: ids straight from a parsed update
+        return str(value)
     if isinstance(value, bool):
         raise IdentityError(f"{what} must be a numeric id, got a boolean")
     if isinstance(value, int):
-        return str(value)
+        return str(int(value))
     if isinstance(value, str) and _PLATFORM_ID.fullmatch(value):
         return str(int(value))
     raise IdentityError(f"{what} must be a numeric id, got {value!r}")
 
 
 def _channel_name(channel: str) -> str:
+    if channel in _KNOWN_CHANNELS:
+        return channel
     if not _CHANNEL_NAME.fullmatch(channel):
         raise IdentityError(
             f"channel name must be lowercase letters, digits, '_', '.' or '-', got {channel!r}"
@@ -231,11 +237,20 @@ class Identity:
     agent_id: str | None = None
 
     def __post_init__(self) -> None:
-        for name in ("user_id", "sender_id", "channel", "chat_id", "role"):
-            if not isinstance(getattr(self, name), str):
-                raise IdentityError(f"Identity.{name} must be a string")
-        object.__setattr__(self, "peer_kind", PeerKind(self.peer_kind))
-        object.__setattr__(self, "sender_kind", SenderKind(self.sender_kind))
+        if not (
+            type(self.user_id) is str
+            and type(self.sender_id) is str
+            and type(self.channel) is str
+            and type(self.chat_id) is str
+            and type(self.role) is str
+        ):
+            for name in ("user_id", "sender_id", "channel", "chat_id", "role"):
+                if not isinstance(getattr(self, name), str):
+                    raise IdentityError(f"Identity.{name} must be a string")
+        if type(self.peer_kind) is not PeerKind:
+            object.__setattr__(self, "peer_kind", PeerKind(self.peer_kind))
+        if type(self.sender_kind) is not SenderKind:
+            object.__setattr__(self, "sender_kind", SenderKind(self.sender_kind))
 
     @property
     def actor_id(self) -> str:
@@ -283,7 +298,7 @@ def telegram_identity(
     if chat_type not in ("private", "group", "supergroup", "channel"):
         raise IdentityError(f"unknown Telegram chat type {chat_type!r}")
     return Identity(
-        user_id=group_scope(chat, channel),
+        user_id=f"group:{_channel_name(channel)}:{chat}",
         sender_id=sender,
         channel=channel,
         chat_id=chat,
