@@ -8,14 +8,20 @@ caller (and the CLI) can catch one class and print one clear line::
     ├── IdentityError                 an id, scope or identity is malformed
     │   ├── InvalidUUIDError          a string that must be a UUID is not one
     │   ├── UnsafeKeyError            an agent key cannot be used in a path
-    │   └── IdentityValidationError   an LLM tool's identity argument breaks the rules
+    │   ├── IdentityValidationError   an LLM tool's identity argument breaks the rules
+    │   └── UnboundIdentityError      a wrapper that needs a bound run identity ran outside one
     ├── PayloadError                  a platform update or input file is malformed
+    │   └── ScenarioError             a scenario file is malformed (names file:line)
+    ├── SchemaError                   a tool schema cannot be built flat or read
     ├── NotFoundError                 something named does not exist
     │   ├── TenantNotFoundError
     │   └── AgentNotFoundError
     ├── ConflictError                 a write would break a uniqueness or ownership rule
     ├── PermissionDeniedError         an action was refused; carries the ``Decision``
+    ├── GrantError                    a grant's scope, config type or sender is malformed
     ├── EventRejectedError            a domain event carries an id of the wrong kind
+    ├── BotApiError                   the Bot API emulator refused a call (code + description)
+    ├── ToolError                     a built-in LLM tool refused a call; ``code`` says why
     └── StoreError                    the database failed or cannot be used
         ├── DatabaseOpenError         the file cannot be opened as an actorscope database
         │   ├── NotADatabaseError     the file exists but is not SQLite
@@ -34,11 +40,13 @@ from typing import Any
 __all__ = [
     "ActorscopeError",
     "AgentNotFoundError",
+    "BotApiError",
     "ConfigError",
     "ConflictError",
     "DatabaseNotWritableError",
     "DatabaseOpenError",
     "EventRejectedError",
+    "GrantError",
     "IdentityError",
     "IdentityValidationError",
     "InvalidUUIDError",
@@ -47,9 +55,13 @@ __all__ = [
     "NotFoundError",
     "PayloadError",
     "PermissionDeniedError",
+    "ScenarioError",
+    "SchemaError",
     "SchemaTooNewError",
     "StoreError",
     "TenantNotFoundError",
+    "ToolError",
+    "UnboundIdentityError",
     "UnsafeKeyError",
 ]
 
@@ -86,8 +98,16 @@ class IdentityValidationError(IdentityError):
         self.field = field
 
 
+class UnboundIdentityError(IdentityError):
+    """A propagation wrapper was called outside any run: there is no bound identity to carry."""
+
+
 class PayloadError(ActorscopeError):
     """A platform update, gateway payload or input file is malformed."""
+
+
+class SchemaError(ActorscopeError):
+    """A tool input schema cannot be built flat, or a schema file cannot be read."""
 
 
 class NotFoundError(ActorscopeError):
@@ -114,8 +134,42 @@ class PermissionDeniedError(ActorscopeError):
         self.decision = decision
 
 
+class GrantError(ActorscopeError):
+    """A permission grant names a malformed scope, config type, sender or permission."""
+
+
 class EventRejectedError(ActorscopeError):
     """A domain event names an agent by something other than its UUID."""
+
+
+class BotApiError(ActorscopeError):
+    """The Telegram Bot API emulator refused a call or a simulated user action.
+
+    ``error_code`` and ``description`` are what the Bot API would answer, e.g. ``400`` and
+    ``"Bad Request: chat not found"``.
+    """
+
+    def __init__(self, error_code: int, description: str) -> None:
+        super().__init__(description)
+        self.error_code = error_code
+        self.description = description
+
+
+class ScenarioError(PayloadError):
+    """A ``*.scenario.yaml`` file is malformed; the message starts with ``file:line:``."""
+
+
+class ToolError(ActorscopeError):
+    """A built-in LLM tool refused a call for a reason the model can act on.
+
+    ``code`` names the reason (``no_scope``, ``path_rejected`` ...); ``detail`` holds extra
+    string fields for the structured error result.
+    """
+
+    def __init__(self, code: str, message: str, **detail: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.detail = detail
 
 
 class StoreError(ActorscopeError):

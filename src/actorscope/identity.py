@@ -102,7 +102,8 @@ _PLACEHOLDER_KINDS: dict[str, SenderKind] = {
 PLACEHOLDER_SENDER_IDS: frozenset[str] = frozenset(_PLACEHOLDER_KINDS)
 
 GROUP_SCOPE_PREFIXES: tuple[str, ...] = ("group:", "guild:")
-_PERSON_KINDS = frozenset({SenderKind.USER, SenderKind.BOT})
+# Bot accounts are not people: they never hold a sender id, on any platform.
+_PERSON_KINDS = frozenset({SenderKind.USER})
 _KNOWN_CHANNELS = frozenset({TELEGRAM, DISCORD, HTTP})
 
 _PLATFORM_ID = re.compile(r"-?[0-9]{1,32}")
@@ -115,8 +116,17 @@ def is_group_scope(user_id: str) -> bool:
 
 
 def is_synthetic_sender(sender_id: str) -> bool:
-    """True iff ``sender_id`` is an internal routing identity rather than a person."""
-    return sender_id in SYNTHETIC_SENDER_EXACT or sender_id.startswith(SYNTHETIC_SENDER_PREFIXES)
+    """True iff ``sender_id`` is an internal routing identity rather than a person.
+
+    The id is normalised first, so ``" subagent:x"`` and ``"session_send_tool|x"`` are caught
+    by the same rule a grant lookup of the normalised id would see.
+    """
+    if sender_id in SYNTHETIC_SENDER_EXACT or sender_id.startswith(SYNTHETIC_SENDER_PREFIXES):
+        return True
+    normalized = normalize_sender_id(sender_id)
+    return normalized in SYNTHETIC_SENDER_EXACT or normalized.startswith(
+        SYNTHETIC_SENDER_PREFIXES
+    )
 
 
 def is_placeholder_sender(sender_id: str) -> bool:
@@ -138,7 +148,7 @@ def normalize_sender_id(raw: str) -> str:
 
 
 def is_person_kind(kind: SenderKind) -> bool:
-    """True iff a sender of this kind is an individual (human or bot account) with an id."""
+    """True iff a sender of this kind is a person, the only kind that gets a ``sender_id``."""
     return kind in _PERSON_KINDS
 
 
@@ -321,7 +331,7 @@ def discord_identity(
     In a guild the scope is per member (``guild:<gid>:user:<sid>``); in a DM it is the
     sender. Threads never change either.
     """
-    if not is_person_kind(sender_kind):
+    if sender_kind is not SenderKind.USER:
         raise IdentityError(
             f"discord_identity is for people; use discord_nonperson_identity for {sender_kind}"
         )
@@ -395,10 +405,14 @@ def http_identity(user_id: str, *, role: str = "", tenant_id: str | None = None)
 def system_identity(user_id: str = "", sender_id: str = "", *, role: str = "") -> Identity:
     """A cron, ticker or system run: inherited scope (or none), and a propagated or no sender.
 
-    A synthetic ``sender_id`` is kept as is and marked ``SYNTHETIC``; it is still denied
-    every group permission.
+    A synthetic ``sender_id`` is kept and marked ``SYNTHETIC`` (still denied every group
+    permission); a legacy ``id|name`` is split; a Telegram placeholder id becomes ``""``.
     """
-    if sender_id and is_synthetic_sender(sender_id):
+    sender_id = normalize_sender_id(sender_id)
+    placeholder = placeholder_sender_kind(sender_id)
+    if placeholder is not None:
+        sender_id, kind = "", placeholder
+    elif sender_id and is_synthetic_sender(sender_id):
         kind = SenderKind.SYNTHETIC
     elif sender_id:
         kind = SenderKind.USER

@@ -24,7 +24,8 @@ def _freeze(value: Mapping[str, str]) -> Mapping[str, str]:
 #: A read-only ``str -> str`` mapping that serialises as a plain JSON object.
 Metadata = Annotated[Mapping[str, str], PlainSerializer(dict, return_type=dict[str, str])]
 
-_FROZEN = ConfigDict(frozen=True, extra="forbid", use_enum_values=False)
+# validate_default: the default metadata must be frozen by the validator too.
+_FROZEN = ConfigDict(frozen=True, extra="forbid", use_enum_values=False, validate_default=True)
 
 
 class _Frozen(BaseModel):

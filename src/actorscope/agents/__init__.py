@@ -1,6 +1,19 @@
 """Agent and tenant identity: UUIDs for the system, keys for people."""
 
-from actorscope.agents.registry import Agent, AgentRegistry, Tenant
+from actorscope.agents.events import (
+    NON_UUID_AGENT_ID,
+    DomainEvent,
+    EventBus,
+    EventConsumer,
+    EventHandler,
+    check_event,
+)
+from actorscope.agents.logs import AgentLogger, agent_label, agent_logger
+from actorscope.agents.models import Agent, AgentListener, Team, TeamMember, Tenant
+from actorscope.agents.paths import AGENTS_DIR, sanitise_key, workspace_path
+from actorscope.agents.prompt import SystemPromptConfig
+from actorscope.agents.registry import AgentRegistry
+from actorscope.agents.router import AgentRouter, RouterEntry, cache_key
 from actorscope.agents.types import (
     NIL_UUID,
     AgentKey,
@@ -12,20 +25,43 @@ from actorscope.agents.types import (
     parse_tenant_slug,
     parse_uuid,
     parse_uuid_or_nil,
+    uuid_or_null,
+    validate_uuids,
 )
 
 __all__ = [
+    "AGENTS_DIR",
     "NIL_UUID",
+    "NON_UUID_AGENT_ID",
     "Agent",
     "AgentKey",
+    "AgentListener",
+    "AgentLogger",
     "AgentRegistry",
+    "AgentRouter",
     "AgentUUID",
+    "DomainEvent",
+    "EventBus",
+    "EventConsumer",
+    "EventHandler",
+    "RouterEntry",
+    "SystemPromptConfig",
+    "Team",
+    "TeamMember",
     "TeamUUID",
     "Tenant",
     "TenantUUID",
+    "agent_label",
+    "agent_logger",
+    "cache_key",
+    "check_event",
     "is_uuid",
     "parse_agent_key",
     "parse_tenant_slug",
     "parse_uuid",
     "parse_uuid_or_nil",
+    "sanitise_key",
+    "uuid_or_null",
+    "validate_uuids",
+    "workspace_path",
 ]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import uuid
+from collections.abc import Iterable
 from typing import NewType
 
 from actorscope.errors import IdentityError, InvalidUUIDError
@@ -24,6 +25,8 @@ __all__ = [
     "parse_tenant_slug",
     "parse_uuid",
     "parse_uuid_or_nil",
+    "uuid_or_null",
+    "validate_uuids",
 ]
 
 AgentUUID = NewType("AgentUUID", str)
@@ -58,6 +61,33 @@ def parse_uuid(value: object, what: str = "id") -> str:
 def parse_uuid_or_nil(value: object) -> str:
     """Like :func:`parse_uuid`, but ``NIL_UUID`` for anything invalid: for "no match" reads only."""
     return str(uuid.UUID(str(value))) if is_uuid(value) else NIL_UUID
+
+
+def validate_uuids(values: Iterable[object], what: str = "id") -> list[str]:
+    """Every value as a canonical UUID, or :class:`InvalidUUIDError` at the first bad one.
+
+    For batches (agent import, grant import): call it on the whole batch before the first
+    write, so one bad row fails the batch with nothing written. The error names the row's
+    position, counted from 0.
+    """
+    checked: list[str] = []
+    for index, value in enumerate(values):
+        if not is_uuid(value):
+            raise InvalidUUIDError(f"{what} #{index} must be a UUID, got {value!r}")
+        checked.append(str(uuid.UUID(str(value))))
+    return checked
+
+
+def uuid_or_null(value: object, what: str = "id") -> str | None:
+    """A telemetry column's value: ``None`` for ``None``, ``""`` or the nil UUID.
+
+    Anything else must be a UUID (returned canonical); a non-UUID raises
+    :class:`InvalidUUIDError` rather than being stored as a row that points nowhere.
+    """
+    if value is None or value == "":
+        return None
+    canonical = parse_uuid(value, what)
+    return None if canonical == NIL_UUID else canonical
 
 
 def parse_agent_key(value: object) -> AgentKey:

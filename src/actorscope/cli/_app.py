@@ -7,6 +7,7 @@ traceback.
 
 from __future__ import annotations
 
+import importlib
 import sys
 from collections.abc import Sequence
 
@@ -17,7 +18,7 @@ from rich.console import Console
 from actorscope._version import __version__
 from actorscope.errors import ActorscopeError
 
-__all__ = ["app", "console_for_tables", "main"]
+__all__ = ["COMMAND_MODULES", "app", "console_for_tables", "main"]
 
 EXIT_BAD_INPUT = 2
 
@@ -31,10 +32,10 @@ app = typer.Typer(
 
 
 def console_for_tables() -> Console:
-    """A console for wide tables: the terminal's width, or 200 columns when piped."""
+    """A console for wide tables: the terminal's width, or 400 columns when piped."""
     console = Console(emoji=False, highlight=False)
     if not console.is_terminal:
-        console = Console(emoji=False, highlight=False, width=200)
+        console = Console(emoji=False, highlight=False, width=400)
     return console
 
 
@@ -57,9 +58,23 @@ def _root(
     """Scope and actor identity for chat bots and agent hosts in group chats."""
 
 
+# The modules that register commands on `app` when imported. They are imported by
+# `_register()`, not at the top, so that each of them can import `app` from this module.
+COMMAND_MODULES: tuple[str, ...] = (
+    "actorscope.cli._agents",
+    "actorscope.cli._demo",
+    "actorscope.cli._grants",
+    "actorscope.cli._mcp",
+    "actorscope.cli._normalize",
+    "actorscope.cli._run",
+    "actorscope.cli._sandbox",
+    "actorscope.cli._schema",
+)
+
+
 def _register() -> None:
-    # Imported here so each command module can import `app` from this one.
-    from actorscope.cli import _demo  # noqa: F401 - registers its commands on import
+    for module in COMMAND_MODULES:
+        importlib.import_module(module)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -78,9 +78,11 @@ SAMPLES: tuple[Sample, ...] = _samples()
 def identity_table(samples: tuple[Sample, ...] = SAMPLES) -> Table:
     """A rich table of scope, actor and session key for each sample."""
     table = Table(title="actorscope: scope (user_id) vs actor (sender_id)")
-    for column in ("context", "user_id (scope)", "sender_id (actor)", "actor_id", "kind", "peer"):
-        table.add_column(column, overflow="fold")
-    table.add_column("session key", overflow="fold")
+    table.add_column("context", overflow="fold")
+    # Ids never wrap: a scope cut in two is easy to misread and impossible to copy.
+    for column in ("user_id (scope)", "sender_id (actor)", "actor_id", "kind", "peer"):
+        table.add_column(column, no_wrap=True)
+    table.add_column("session key", no_wrap=True)
     for sample in samples:
         identity = sample.identity
         cells = (

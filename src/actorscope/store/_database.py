@@ -77,18 +77,13 @@ class Transaction:
 
     async def fetchone(self, sql: str, params: Params = ()) -> Row | None:
         """Read one row, seeing this transaction's own uncommitted writes."""
-        try:
-            async with self._conn.execute(sql, params) as cursor:
-                row: Row | None = await cursor.fetchone()
-        except sqlite3.Error as exc:
-            raise _store_error(exc, "database read failed") from exc
-        return row
+        rows = await self.fetchall(sql, params)
+        return rows[0] if rows else None
 
     async def fetchall(self, sql: str, params: Params = ()) -> list[Row]:
         """Read every row, seeing this transaction's own uncommitted writes."""
         try:
-            async with self._conn.execute(sql, params) as cursor:
-                rows = await cursor.fetchall()
+            rows = await self._conn.execute_fetchall(sql, params)
         except sqlite3.Error as exc:
             raise _store_error(exc, "database read failed") from exc
         return list(rows)
@@ -254,18 +249,17 @@ class Database:
 
     async def fetchone(self, sql: str, params: Params = ()) -> Row | None:
         """Read one row of committed data."""
-        try:
-            async with self._reader.execute(sql, params) as cursor:
-                row: Row | None = await cursor.fetchone()
-        except sqlite3.Error as exc:
-            raise _store_error(exc, "database read failed") from exc
-        return row
+        rows = await self.fetchall(sql, params)
+        return rows[0] if rows else None
 
     async def fetchall(self, sql: str, params: Params = ()) -> list[Row]:
-        """Read every row of committed data."""
+        """Read every row of committed data.
+
+        One call into the connection's thread: execute, fetch and reset happen together, so
+        no other read can start while this statement still holds an older WAL snapshot.
+        """
         try:
-            async with self._reader.execute(sql, params) as cursor:
-                rows = await cursor.fetchall()
+            rows = await self._reader.execute_fetchall(sql, params)
         except sqlite3.Error as exc:
             raise _store_error(exc, "database read failed") from exc
         return list(rows)

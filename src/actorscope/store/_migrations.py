@@ -25,20 +25,28 @@ def split_statements(script: str) -> tuple[str, ...]:
     """Split an SQL script into complete statements (triggers' ``BEGIN ... END`` included).
 
     ``sqlite3.Cursor.executescript`` would commit the open transaction first; running the
-    statements one by one keeps every migration inside the caller's transaction.
+    statements one by one keeps every migration inside the caller's transaction. A piece is
+    cut after every ``;`` and a statement ends where SQLite says it is complete, so two
+    statements may share a line and a ``;`` inside a trigger body does not end it.
     """
     statements: list[str] = []
     buffer = ""
-    for line in script.splitlines(keepends=True):
-        if not buffer and (not line.strip() or line.lstrip().startswith("--")):
-            continue
-        buffer += line
+    for piece in re.split(r"(?<=;)", script):
+        buffer += piece
         if sqlite3.complete_statement(buffer):
-            statements.append(buffer.strip())
+            statement = _strip_comments(buffer)
+            if statement:
+                statements.append(buffer.strip())
             buffer = ""
-    if buffer.strip():
+    if _strip_comments(buffer):
         raise ValueError(f"incomplete SQL statement at the end of a migration: {buffer.strip()!r}")
     return tuple(statements)
+
+
+def _strip_comments(sql: str) -> str:
+    """The SQL without ``--`` line comments and ``/* */`` block comments, stripped."""
+    without_blocks = re.sub(r"/\*.*?\*/", " ", sql, flags=re.DOTALL)
+    return re.sub(r"--[^\n]*", " ", without_blocks).strip()
 
 
 def load_migrations(package: str = "actorscope.store.migrations") -> tuple[Migration, ...]:

@@ -1,0 +1,141 @@
+"""The next-turn builder against python-telegram-bot's own per-update cost, in the same run.
+
+Ours: ``build_run_request`` on a sub-agent announce, verifying its signed origin every call
+(HMAC-SHA256 + the rule + the rebuilt scope + the session key + the ``RunRequest``).
+Baseline: what PTB spends on one update before any bot logic - ``Update.de_json`` plus
+``Application.process_update`` dispatching to a no-op handler. The Application is built
+offline: its Bot talks to an in-memory ``BaseRequest`` that answers ``getMe``. Goal: <= 5%.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+from telegram import Update
+from telegram.ext import Application, ApplicationBuilder, ContextTypes, MessageHandler, filters
+from telegram.request import BaseRequest, RequestData
+
+from actorscope.context import bind_identity
+from actorscope.identity import telegram_identity
+from actorscope.messages import InboundMessage
+from actorscope.propagation import (
+    OriginSigner,
+    announce_subagent_result,
+    build_run_request,
+    spawn_subagent,
+)
+from bench._timing import aper_call, per_call, report
+
+__all__ = ["PAYLOAD", "OfflineRequest", "main"]
+
+PAYLOAD: dict[str, Any] = {
+    "update_id": 1,
+    "message": {
+        "message_id": 7,
+        "date": 1_700_000_000,
+        "chat": {"id": -1001234567890, "type": "supergroup", "title": "devs", "is_forum": True},
+        "from": {"id": 4242, "is_bot": False, "first_name": "Alice", "username": "alice"},
+        "message_thread_id": 9,
+        "is_topic_message": True,
+        "text": "please write notes.txt",
+    },
+}
+_GET_ME = json.dumps(
+    {"ok": True, "result": {"id": 123, "is_bot": True, "first_name": "bench", "username": "b_bot"}}
+).encode()
+
+
+class OfflineRequest(BaseRequest):
+    """A Bot API transport that never touches the network: ``getMe`` from memory, else ``True``."""
+
+    async def initialize(self) -> None:
+        """Nothing to open."""
+
+    async def shutdown(self) -> None:
+        """Nothing to close."""
+
+    @property
+    def read_timeout(self) -> float | None:
+        """No timeouts: nothing is read from a socket."""
+        return None
+
+    async def do_request(
+        self,
+        url: str,
+        method: str,
+        request_data: RequestData | None = None,
+        read_timeout: object = None,
+        write_timeout: object = None,
+        connect_timeout: object = None,
+        pool_timeout: object = None,
+    ) -> tuple[int, bytes]:
+        """Answer ``getMe`` with a fixed bot, anything else with ``true``."""
+        if url.endswith("/getMe"):
+            return 200, _GET_ME
+        return 200, b'{"ok": true, "result": true}'
+
+
+async def _noop(update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
+    return None
+
+
+def _announce(signer: OriginSigner) -> InboundMessage:
+    identity = telegram_identity(-1001234567890, "supergroup", 4242)
+    with bind_identity(identity):
+        task = spawn_subagent("write notes.txt", signer=signer)
+    return announce_subagent_result(task, "notes.txt is ready", signer=signer)
+
+
+async def _ptb_per_update() -> float:
+    app: Application[Any, Any, Any, Any, Any, Any] = (
+        ApplicationBuilder()
+        .token("123:x")
+        .updater(None)
+        .request(OfflineRequest())
+        .get_updates_request(OfflineRequest())
+        .build()
+    )
+    app.add_handler(MessageHandler(filters.ALL, _noop))
+    await app.initialize()
+    try:
+
+        async def one_update() -> None:
+            await app.process_update(Update.de_json(PAYLOAD, app.bot))
+
+        return await aper_call(one_update, number=2_000, repeat=5)
+    finally:
+        await app.shutdown()
+
+
+def main() -> None:
+    """Print build_run_request (verifying, and for a plain message) vs PTB's per-update cost."""
+    signer = OriginSigner()
+    announce = _announce(signer)
+    assert build_run_request(announce, signer=signer).sender_id == "4242"
+    plain = InboundMessage(
+        channel="telegram", sender_id="4242", chat_id="-1001234567890", peer_kind="group",
+        user_id="group:telegram:-1001234567890", thread_id="9",
+    )  # fmt: skip
+    baseline = asyncio.run(_ptb_per_update())
+    label = "de_json + process_update"
+    report(
+        "build_run_request (verify signed origin)",
+        per_call(lambda: build_run_request(announce, signer=signer)),
+        baseline,
+        label,
+        "<= 0.05",
+    )
+    report(
+        "build_run_request (channel message)",
+        per_call(lambda: build_run_request(plain, signer=signer)),
+        baseline,
+        label,
+    )
+    report(
+        "spawn_subagent + announce (two signatures)",
+        per_call(lambda: _announce(signer), number=5_000),
+        baseline,
+        label,
+    )

@@ -1,0 +1,69 @@
+"""A Discord notes bot: ``!note <text>`` saves to the member's workspace, for writers only.
+
+In a Discord guild the scope is per member (``guild:<gid>:user:<uid>``), and writers are
+granted guild-wide (``guild:<gid>:*``) with ``!addwriter @user`` or ``/addwriter``; someone
+with *Manage Server* adds the first one. The bot needs the privileged *Message Content* intent
+(Developer Portal → Bot) for ``!`` commands in messages that do not mention it.
+
+Run: ``DISCORD_BOT_TOKEN=... python examples/discord_bot.py`` (uses ``bot.toml``'s
+``[discord]`` section, with this module's handler).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import sys
+from pathlib import Path
+
+from actorscope.bots import ChannelSection, current_services, load_bot_config, run_bots
+from actorscope.context import current_identity
+from actorscope.errors import ActorscopeError
+from actorscope.messages import RunRequest
+
+NOTES_FILE = "notes.md"
+
+
+async def handle(request: RunRequest) -> str | None:
+    """``!note <text>`` (or ``/note``): append to the scope's notes if the actor is a writer."""
+    head, _, rest = request.content.strip().partition(" ")
+    if head.lower() not in ("!note", "/note"):
+        return None
+    text = rest.strip()
+    if not text:
+        return "usage: !note <text>"
+    services = current_services()
+    decision = await services.policy.check_file_writer(current_identity())
+    if not decision.allowed:
+        return f"denied: {decision.reason}"
+    try:
+        previous = services.workspace.read(services.agent.key, request.user_id, NOTES_FILE)
+    except ActorscopeError:  # no notes yet
+        previous = ""
+    line = f"- {text} (by {request.sender_id})\n"
+    services.workspace.write(services.agent.key, request.user_id, NOTES_FILE, previous + line)
+    return "saved"
+
+
+def main() -> int:
+    """Run only the ``[discord]`` section of ``bot.toml``, enabled, with :func:`handle`."""
+    config = load_bot_config(Path(__file__).with_name("bot.toml"))
+    if config.discord is None:
+        print("bot.toml has no [discord] section", file=sys.stderr)
+        return 2
+    config = dataclasses.replace(
+        config,
+        handler="discord_bot:handle",
+        telegram=None,
+        discord=ChannelSection(config.discord.config, enabled=True),
+    )
+    try:
+        asyncio.run(run_bots(config))
+    except ActorscopeError as exc:
+        print(f"discord_bot: error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

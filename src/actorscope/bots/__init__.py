@@ -1,0 +1,25 @@
+"""Running bots: the ``actorscope run`` configuration, runtime and handler services."""
+
+from actorscope.bots.app import SHUTDOWN_GRACE, owner_aware, run_bots
+from actorscope.bots.config import (
+    BotConfig,
+    ChannelSection,
+    load_bot_config,
+    load_handler,
+    resolve_token,
+)
+from actorscope.bots.services import BotServices, bind_services, current_services
+
+__all__ = [
+    "SHUTDOWN_GRACE",
+    "BotConfig",
+    "BotServices",
+    "ChannelSection",
+    "bind_services",
+    "current_services",
+    "load_bot_config",
+    "load_handler",
+    "owner_aware",
+    "resolve_token",
+    "run_bots",
+]

@@ -1,0 +1,197 @@
+"""Running the configured bots: database, agent, host, channel runners, clean shutdown.
+
+:func:`run_bots` opens the database, finds (or creates) the agent, starts a
+:class:`~actorscope.host.Host` with the user's handler and one runner per enabled platform, and
+runs until ``stop`` is set (SIGINT / SIGTERM set it when ``handle_signals``). In sandbox mode
+the Telegram runner talks to a Bot API emulator on 127.0.0.1 and a prompt lets you type as
+users; the session ends with the prompt (``/quit`` or end of input) too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import AsyncExitStack
+from typing import Any
+
+from telegram.error import InvalidToken, TelegramError
+
+from actorscope.agents.models import Agent
+from actorscope.agents.registry import AgentRegistry
+from actorscope.bots.config import BotConfig, ChannelSection, load_handler, resolve_token
+from actorscope.bots.services import BotServices, bind_services
+from actorscope.channels.adapter import ChannelAdapter
+from actorscope.channels.config import ChannelConfig
+from actorscope.channels.discord_runner import DiscordRunner
+from actorscope.channels.telegram_runner import TelegramRunner
+from actorscope.context import bind_identity
+from actorscope.errors import AgentNotFoundError, ConfigError
+from actorscope.host.runtime import Handler, Host, Reply
+from actorscope.messages import RunRequest
+from actorscope.permissions.grants import GrantStore
+from actorscope.permissions.policy import PermissionPolicy
+from actorscope.propagation.bus import MessageBus
+from actorscope.propagation.origin import OriginSigner
+from actorscope.store import Database
+from actorscope.testing.botapi.console import SandboxConsole, populate_sandbox, run_console
+from actorscope.testing.botapi.emulator import BotApiEmulator
+from actorscope.testing.botapi.server import BotApiServer
+from actorscope.tools.workspace import Workspace
+
+__all__ = ["SHUTDOWN_GRACE", "owner_aware", "run_bots"]
+
+_log = logging.getLogger("actorscope.bots")
+
+#: Seconds the host may spend finishing queued messages at shutdown.
+SHUTDOWN_GRACE = 5.0
+Output = Callable[[str], None]
+
+
+def owner_aware(handler: Handler, owners: frozenset[str], services: BotServices) -> Handler:
+    """``handler`` with configured owners given role ``owner`` and the services bound."""
+
+    async def run(request: RunRequest) -> Reply:
+        if request.sender_id and request.sender_id in owners and not request.role:
+            request = request.model_copy(update={"role": "owner"})
+        with bind_identity(request.identity()), bind_services(services):
+            return await handler(request)
+
+    return run
+
+
+async def _agent(db: Database, config: BotConfig) -> Agent:
+    registry = AgentRegistry(db)
+    try:
+        return await registry.resolve(config.agent, config.tenant)
+    except AgentNotFoundError:
+        return await registry.create(config.agent, config.tenant)
+
+
+def _tokens(
+    config: BotConfig, env: Mapping[str, str], sandbox: bool, source: str
+) -> list[tuple[ChannelSection, str]]:
+    if sandbox:
+        section = config.telegram or ChannelSection(ChannelConfig(platform="telegram"))
+        return [(section, "")]
+    return [(section, resolve_token(section, env, source)) for section in config.sections()]
+
+
+async def _start(runner: ChannelAdapter) -> None:
+    try:
+        await runner.start()
+    except InvalidToken as exc:
+        raise ConfigError(f"{runner.name}: the bot token was rejected: {exc}") from None
+    except TelegramError as exc:
+        raise ConfigError(f"{runner.name}: cannot reach the Bot API: {exc}") from None
+
+
+async def _wait(stop: asyncio.Event, console: asyncio.Task[None] | None) -> None:
+    waiters: set[asyncio.Task[Any]] = {asyncio.create_task(stop.wait())}
+    if console is not None:
+        waiters.add(console)
+    _, pending = await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
+    for task in pending:
+        if task is not console:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+
+async def run_bots(
+    config: BotConfig,
+    *,
+    sandbox: bool = False,
+    env: Mapping[str, str] | None = None,
+    out: Output = print,
+    lines: AsyncIterator[str] | None = None,
+    stop: asyncio.Event | None = None,
+    handle_signals: bool = True,
+    source: str = "",
+) -> None:
+    """Run until ``stop`` is set, a signal arrives, or (sandbox) the prompt ends."""
+    tokens = _tokens(config, os.environ if env is None else env, sandbox, source)
+    handler = load_handler(config.handler, config.base_dir)
+    stop = stop if stop is not None else asyncio.Event()
+    loop = asyncio.get_running_loop()
+    async with AsyncExitStack() as stack:
+        if handle_signals:
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                loop.add_signal_handler(sig, stop.set)
+                stack.callback(loop.remove_signal_handler, sig)
+        db = await stack.enter_async_context(Database.open(config.database))
+        agent = await _agent(db, config)
+        grants = GrantStore(db)
+        services = BotServices(
+            db, agent, grants, PermissionPolicy(grants), Workspace(config.workspace)
+        )
+        bus = MessageBus()
+        owners = frozenset(config.owners)
+        host = Host(
+            owner_aware(handler, owners, services),
+            bus=bus,
+            signer=OriginSigner(),
+            agent_key=agent.key,
+            agent_id=agent.id,
+            tenant_id=agent.tenant_id,
+        )
+        common: dict[str, Any] = {
+            "bus": bus,
+            "grants": grants,
+            "agent_key": agent.key,
+            "agent_id": agent.id,
+            "tenant_id": agent.tenant_id,
+            "owners": config.owners,
+        }
+        emulator: BotApiEmulator | None = None
+        base_url: str | None = None
+        if sandbox:
+            emulator = BotApiEmulator()
+            populate_sandbox(emulator)
+            server = await stack.enter_async_context(BotApiServer(emulator))
+            base_url = server.base_url
+            out("actorscope run --sandbox: Telegram Bot API emulator (offline)")
+            out(f"base_url: {base_url}")
+            out(f"bot:      @{emulator.bot.username}")
+            if config.discord is not None and config.discord.enabled:
+                out("discord:  not started in --sandbox")
+        runners: list[ChannelAdapter] = []
+        for section, token in tokens:
+            runner: ChannelAdapter
+            if section.config.platform == "telegram":
+                runner = TelegramRunner(
+                    section.config,
+                    token=emulator.token if emulator is not None else token,
+                    base_url=base_url,
+                    poll_timeout=1 if sandbox else 10,
+                    **common,
+                )
+            else:
+                runner = DiscordRunner(section.config, token=token, **common)
+            runners.append(runner)
+            host.add_sender(runner.name, runner)
+        await host.start()
+        stack.push_async_callback(host.stop, drain=True, grace=SHUTDOWN_GRACE)
+        for runner in runners:
+            stack.push_async_callback(runner.stop)
+            await _start(runner)
+        console_task: asyncio.Task[None] | None = None
+        if emulator is not None:
+            console = SandboxConsole(emulator, out)
+            stack.callback(console.close)
+            if lines is not None:
+                console_task = asyncio.create_task(run_console(console, lines))
+        names = ", ".join(f"{r.name}" for r in runners)
+        out(f"running agent {agent.key!r} on {names}; Ctrl-C to stop")
+        try:
+            await _wait(stop, console_task)
+        finally:
+            if console_task is not None and not console_task.done():
+                console_task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await console_task
+        out("stopping")
+    out("stopped")

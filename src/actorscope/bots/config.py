@@ -1,0 +1,194 @@
+"""The configuration of ``actorscope run``: one TOML file, tokens from the environment.
+
+::
+
+    database = "actorscope.db"        # relative paths are relative to this file
+    agent = "notes"                   # the agent key; created on first run
+    tenant = "default"
+    handler = "telegram_bot:handle"   # module:function; this file's directory is searched first
+    owners = [4242]                   # numeric sender ids, on every platform
+    workspace = "workspace"           # files the handler writes, one directory per scope
+
+    [telegram]                        # any ChannelConfig field, plus token_env and enabled
+    token_env = "TELEGRAM_BOT_TOKEN"
+    group_policy = "open"
+
+    [discord]
+    token_env = "DISCORD_BOT_TOKEN"
+    enabled = true
+
+A handler is ``async def handle(request: RunRequest) -> str | OutboundMessage | None``; it runs
+with the request's identity bound. Every problem is one :class:`~actorscope.errors.ConfigError`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.machinery
+import importlib.util
+import inspect
+import re
+import sys
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, cast
+
+from actorscope.channels.config import ChannelConfig
+from actorscope.errors import ConfigError
+from actorscope.host.runtime import Handler
+
+__all__ = ["BotConfig", "ChannelSection", "load_bot_config", "load_handler", "resolve_token"]
+
+_TOP_KEYS = frozenset({"database", "agent", "tenant", "handler", "owners", "workspace"})
+_PLATFORMS = ("telegram", "discord")
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_HANDLER = re.compile(r"([A-Za-z_][A-Za-z0-9_.]*):([A-Za-z_][A-Za-z0-9_]*)")
+
+
+@dataclass(frozen=True, slots=True)
+class ChannelSection:
+    """One platform section: its admission config and whether to run it."""
+
+    config: ChannelConfig
+    enabled: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class BotConfig:
+    """A validated ``actorscope run`` configuration (paths already resolved)."""
+
+    handler: str
+    base_dir: Path
+    database: Path
+    workspace: Path
+    agent: str = "main"
+    tenant: str = "default"
+    owners: tuple[str, ...] = ()
+    telegram: ChannelSection | None = None
+    discord: ChannelSection | None = None
+
+    def sections(self) -> list[ChannelSection]:
+        """The enabled platform sections, Telegram first."""
+        return [s for s in (self.telegram, self.discord) if s is not None and s.enabled]
+
+
+def _string(document: Mapping[str, Any], key: str, default: str, source: str) -> str:
+    value = document.get(key, default)
+    if not isinstance(value, str) or not value.strip():
+        raise ConfigError(f"{source}: {key} must be a non-empty string, got {value!r}")
+    return value
+
+
+def _section(document: Mapping[str, Any], platform: str, source: str) -> ChannelSection | None:
+    raw = document.get(platform)
+    if raw is None:
+        return None
+    where = f"{source} [{platform}]"
+    if not isinstance(raw, Mapping):
+        raise ConfigError(f"{where}: must be a table")
+    data = dict(raw)
+    enabled = data.pop("enabled", True)
+    if not isinstance(enabled, bool):
+        raise ConfigError(f"{where}: enabled must be true or false, got {enabled!r}")
+    if data.setdefault("platform", platform) != platform:
+        raise ConfigError(f"{where}: platform must be {platform!r}, got {data['platform']!r}")
+    config = ChannelConfig.from_mapping(data, source=where)
+    if config.token_env and not _ENV_NAME.fullmatch(config.token_env):
+        raise ConfigError(f"{where}: token_env {config.token_env!r} is not a variable name")
+    return ChannelSection(config, enabled)
+
+
+def load_bot_config(path: str | Path) -> BotConfig:
+    """Read and validate a run configuration file."""
+    path = Path(path)
+    source = str(path)
+    try:
+        document = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"{source}: cannot read: {exc.strerror or exc}") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{source}: not valid TOML: {exc}") from None
+    unknown = sorted(set(document) - _TOP_KEYS - set(_PLATFORMS))
+    if unknown:
+        raise ConfigError(f"{source}: unknown key {unknown[0]!r}")
+    if "handler" not in document:
+        raise ConfigError(f"{source}: missing key 'handler' (module:function)")
+    handler = _string(document, "handler", "", source)
+    if not _HANDLER.fullmatch(handler):
+        raise ConfigError(f"{source}: handler must look like module:function, got {handler!r}")
+    owners = ChannelConfig.from_mapping(
+        {"platform": "telegram", "owners": document.get("owners", [])}, source=source
+    ).owners
+    base = path.resolve().parent
+    config = BotConfig(
+        handler=handler,
+        base_dir=base,
+        database=base / _string(document, "database", "actorscope.db", source),
+        workspace=base / _string(document, "workspace", "workspace", source),
+        agent=_string(document, "agent", "main", source),
+        tenant=_string(document, "tenant", "default", source),
+        owners=owners,
+        telegram=_section(document, "telegram", source),
+        discord=_section(document, "discord", source),
+    )
+    if not config.sections():
+        raise ConfigError(f"{source}: no enabled [telegram] or [discord] section")
+    return config
+
+
+def resolve_token(section: ChannelSection, env: Mapping[str, str], source: str = "") -> str:
+    """The token from the environment variable the section names; one clear error if unset."""
+    config = section.config
+    where = f"{source} [{config.platform}]" if source else f"[{config.platform}]"
+    if not config.token_env:
+        raise ConfigError(f"{where}: token_env is not set (the variable holding the token)")
+    token = env.get(config.token_env, "").strip()
+    if not token:
+        raise ConfigError(
+            f"{where}: environment variable {config.token_env} is not set (the bot token)"
+        )
+    return token
+
+
+def load_handler(spec: str, search_dir: Path | None = None) -> Handler:
+    """Import ``module:function``; a top-level module in ``search_dir`` wins over ``sys.path``."""
+    match = _HANDLER.fullmatch(spec)
+    if match is None:
+        raise ConfigError(f"handler must look like module:function, got {spec!r}")
+    module_name, attr = match.groups()
+    try:
+        module = _import(module_name, search_dir)
+    except ConfigError:
+        raise
+    except Exception as exc:  # any import-time failure of user code is a config problem
+        raise ConfigError(
+            f"handler {spec!r}: importing {module_name} failed: {type(exc).__name__}: {exc}"
+        ) from None
+    function = getattr(module, attr, None)
+    if function is None:
+        raise ConfigError(f"handler {spec!r}: module {module_name} has no {attr!r}")
+    if not inspect.iscoroutinefunction(function):
+        raise ConfigError(f"handler {spec!r} is not an async function")
+    return cast(Handler, function)
+
+
+def _import(module_name: str, search_dir: Path | None) -> Any:
+    if search_dir is not None and "." not in module_name and module_name not in sys.modules:
+        spec = importlib.machinery.PathFinder.find_spec(module_name, [str(search_dir)])
+        if spec is not None and spec.loader is not None:
+            module = importlib.util.module_from_spec(spec)
+            sys.modules[module_name] = module
+            try:
+                spec.loader.exec_module(module)
+            except BaseException:
+                del sys.modules[module_name]
+                raise
+            return module
+    try:
+        return importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name and module_name.startswith(exc.name):
+            raise ConfigError(f"handler module {module_name!r} not found") from None
+        raise

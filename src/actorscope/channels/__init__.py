@@ -1,0 +1,58 @@
+"""Channel adapters: Telegram and Discord events → scope, actor and session key.
+
+``telegram.normalize_update`` and ``discord.normalize_message`` / ``normalize_interaction``
+build the :class:`~actorscope.messages.InboundMessage`; :func:`admit` applies a
+:class:`ChannelConfig` (policies, mention gate); :class:`DedupCache` drops redeliveries;
+:func:`move_grants` applies a chat migration to the grants.
+The platform modules are imported as ``actorscope.channels.telegram`` / ``.discord``.
+"""
+
+from actorscope.channels.base import (
+    ADAPTER_METADATA_KEYS,
+    META_ADDRESSED,
+    META_COMMAND,
+    META_EDIT_DATE,
+    META_EVENT,
+    META_REPLY_TO_MESSAGE_ID,
+    META_SENDER_NAME,
+    META_SESSION_KEY,
+    Addressed,
+    IgnoreReason,
+    Ingress,
+    ScopeMigration,
+    build_inbound,
+    reply_to,
+)
+from actorscope.channels.config import ChannelConfig, GroupOverride, Policy
+from actorscope.channels.dedup import DedupCache, dedup_key
+from actorscope.channels.mention import command_of, mentions_bot, strip_mention
+from actorscope.channels.migration import move_grants
+from actorscope.channels.policy import Admission, admit
+
+__all__ = [
+    "ADAPTER_METADATA_KEYS",
+    "META_ADDRESSED",
+    "META_COMMAND",
+    "META_EDIT_DATE",
+    "META_EVENT",
+    "META_REPLY_TO_MESSAGE_ID",
+    "META_SENDER_NAME",
+    "META_SESSION_KEY",
+    "Addressed",
+    "Admission",
+    "ChannelConfig",
+    "DedupCache",
+    "GroupOverride",
+    "IgnoreReason",
+    "Ingress",
+    "Policy",
+    "ScopeMigration",
+    "admit",
+    "build_inbound",
+    "command_of",
+    "dedup_key",
+    "mentions_bot",
+    "move_grants",
+    "reply_to",
+    "strip_mention",
+]

@@ -1,0 +1,34 @@
+"""The small surface every running channel offers: start, stop, send.
+
+A :class:`ChannelAdapter` owns one platform connection (a Telegram polling loop, a Discord
+gateway session). It publishes what it receives to a :class:`~actorscope.propagation.MessageBus`
+and is itself the :class:`~actorscope.host.OutboundSender` the host routes replies to, so a new
+platform needs these three methods and nothing else.
+"""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+
+from actorscope.host.sender import OutboundSender
+from actorscope.messages import OutboundMessage
+
+__all__ = ["ChannelAdapter"]
+
+
+class ChannelAdapter(OutboundSender):
+    """A running channel: ``name`` is the channel name replies are routed by."""
+
+    name: str
+
+    @abstractmethod
+    async def start(self) -> None:
+        """Connect and start delivering inbound messages; returns once running."""
+
+    @abstractmethod
+    async def stop(self) -> None:
+        """Disconnect; bounded in time, safe to call twice or before :meth:`start`."""
+
+    @abstractmethod
+    async def send(self, msg: OutboundMessage) -> None:
+        """Deliver ``msg`` to its chat, and to its topic or thread when it names one."""

@@ -1,0 +1,217 @@
+"""What every channel adapter shares: metadata keys, ignore reasons, the ingress result.
+
+An adapter turns one platform event into an :class:`Ingress`: either an
+:class:`~actorscope.messages.InboundMessage` or the reason the event is ignored (plus, for a
+Telegram group that became a supergroup, the :class:`ScopeMigration` to apply).
+
+Metadata written by an adapter uses only the fixed keys below. An adapter never copies a
+user-controlled mapping into ``InboundMessage.metadata`` and never writes an ``origin_*`` key,
+so nothing a user types or names themselves can pose as a propagated origin.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from types import MappingProxyType
+from typing import Any, NamedTuple
+
+from actorscope.identity import Identity
+from actorscope.messages import InboundMessage, Media, OutboundMessage
+
+__all__ = [
+    "ADAPTER_METADATA_KEYS",
+    "META_ADDRESSED",
+    "META_COMMAND",
+    "META_EDIT_DATE",
+    "META_EVENT",
+    "META_REPLY_TO_MESSAGE_ID",
+    "META_SENDER_NAME",
+    "META_SESSION_KEY",
+    "Addressed",
+    "IgnoreReason",
+    "Ingress",
+    "ScopeMigration",
+    "build_inbound",
+    "ignored",
+    "reply_to",
+]
+
+logger = logging.getLogger("actorscope.channels")
+# A library logs, the application decides where to: without this, Python's last-resort handler
+# would print adapter warnings on stderr of programs that never configured logging (the CLI).
+logger.addHandler(logging.NullHandler())
+
+#: The session key the adapter computed (``agent:<key>:<channel>:<direct|group>:<chat>[...]``).
+META_SESSION_KEY = "session_key"
+#: Which platform event this was: ``message``, ``edited_message``, ``channel_post``, ...
+META_EVENT = "event"
+#: The sender's @username or display name, for display only; never an identity.
+META_SENDER_NAME = "sender_name"
+#: How the message is addressed to the bot (an :class:`Addressed` value), absent if not.
+META_ADDRESSED = "addressed"
+#: The command name of a slash command (Discord interaction, Telegram ``/cmd``), no slash.
+META_COMMAND = "command"
+#: The id of the message this one replies to.
+META_REPLY_TO_MESSAGE_ID = "reply_to_message_id"
+#: Unix time of an edit, so an edit is not dropped as a duplicate of the original.
+META_EDIT_DATE = "edit_date"
+
+#: Every key an adapter may put into ``InboundMessage.metadata``.
+ADAPTER_METADATA_KEYS: frozenset[str] = frozenset(
+    {
+        META_SESSION_KEY,
+        META_EVENT,
+        META_SENDER_NAME,
+        META_ADDRESSED,
+        META_COMMAND,
+        META_REPLY_TO_MESSAGE_ID,
+        META_EDIT_DATE,
+    }
+)
+
+
+class Addressed(StrEnum):
+    """Why a group message counts as addressed to the bot (for the mention gate)."""
+
+    MENTION = "mention"
+    REPLY = "reply"
+    COMMAND = "command"
+    CALLBACK = "callback"
+    INTERACTION = "interaction"
+
+
+class IgnoreReason(StrEnum):
+    """Why an event produced no message. The values are stable strings (CLI, logs)."""
+
+    MALFORMED = "malformed"
+    UNSUPPORTED_EVENT = "unsupported_event"
+    CHAT_MEMBER_UPDATE = "chat_member_update"
+    SERVICE_MESSAGE = "service_message"
+    CHAT_MIGRATED = "chat_migrated"
+    SYSTEM_MESSAGE = "system_message"
+    OWN_MESSAGE = "own_message"
+    BOT_SENDER = "bot_sender"
+    NONPERSON_SENDER = "nonperson_sender"
+    NO_GUILD = "no_guild"
+    NOT_FOR_THIS_BOT = "not_for_this_bot"
+    DUPLICATE = "duplicate"
+    DM_DISABLED = "dm_disabled"
+    GROUP_DISABLED = "group_disabled"
+    NOT_ALLOWED = "not_allowed"
+    NOT_MENTIONED = "not_mentioned"
+
+
+@dataclass(frozen=True, slots=True)
+class ScopeMigration:
+    """A chat moved to a new id (Telegram group → supergroup): its scope moves with it."""
+
+    channel: str
+    old_chat_id: str
+    new_chat_id: str
+    old_scope: str
+    new_scope: str
+
+
+class Ingress(NamedTuple):
+    """The outcome of normalising one platform event.
+
+    ``message`` is set iff the event is for the bot; otherwise ``reason`` says why not.
+    ``migration`` is set for a chat migration (the event itself is then ignored).
+    """
+
+    message: InboundMessage | None
+    reason: IgnoreReason | None = None
+    migration: ScopeMigration | None = None
+    detail: str = ""
+
+    @property
+    def session_key(self) -> str:
+        """The session key of the message, or ``""`` when ignored."""
+        if self.message is None:
+            return ""
+        return self.message.metadata.get(META_SESSION_KEY, "")
+
+
+def ignored(reason: IgnoreReason, detail: str = "") -> Ingress:
+    """An :class:`Ingress` without a message; logged at DEBUG with ``detail``."""
+    logger.debug("channels.ignored reason=%s %s", reason.value, detail)
+    return Ingress(None, reason, detail=detail)
+
+
+_FIELDS_SET = frozenset(InboundMessage.model_fields)
+_set = object.__setattr__
+_new = object.__new__
+
+
+def build_inbound(
+    identity: Identity,
+    *,
+    content: str,
+    metadata: Mapping[str, str],
+    thread_id: str = "",
+    message_id: str = "",
+    media: tuple[Media, ...] = (),
+) -> InboundMessage:
+    """An :class:`InboundMessage` for ``identity``, without re-validating what is already valid.
+
+    Every value comes from an identity builder or is a ``str`` the adapter produced itself, so
+    pydantic validation would only repeat work (it costs more than the rest of normalisation);
+    the result is equal to, and as frozen as, a validated message. ``metadata`` is copied.
+    """
+    return _inbound(_template(identity), content, dict(metadata), thread_id, message_id, media)
+
+
+def _template(identity: Identity) -> dict[str, Any]:
+    """The identity part of an InboundMessage's fields; adapters cache it with the identity."""
+    return {
+        "channel": identity.channel,
+        "sender_id": identity.sender_id,
+        "chat_id": identity.chat_id,
+        "content": "",
+        "peer_kind": identity.peer_kind,
+        "user_id": identity.user_id,
+        "sender_kind": identity.sender_kind,
+        "metadata": None,
+        "thread_id": "",
+        "message_id": "",
+        "tenant_id": None,
+        "agent_id": None,
+        "media": (),
+    }
+
+
+def _inbound(
+    template: dict[str, Any],
+    content: str,
+    metadata: dict[str, str],
+    thread_id: str,
+    message_id: str,
+    media: tuple[Media, ...],
+) -> InboundMessage:
+    # The adapters' hot path: takes ownership of ``metadata``; keep in step with InboundMessage.
+    values = template.copy()
+    values["content"] = content
+    values["metadata"] = MappingProxyType(metadata)
+    values["thread_id"] = thread_id
+    values["message_id"] = message_id
+    values["media"] = media
+    message = _new(InboundMessage)
+    _set(message, "__dict__", values)
+    _set(message, "__pydantic_fields_set__", set(_FIELDS_SET))
+    _set(message, "__pydantic_extra__", None)
+    _set(message, "__pydantic_private__", None)
+    return message
+
+
+def reply_to(message: InboundMessage, content: str) -> OutboundMessage:
+    """A reply that goes back to the same chat and topic/thread as ``message``."""
+    return OutboundMessage(
+        channel=message.channel,
+        chat_id=message.chat_id,
+        content=content,
+        thread_id=message.thread_id,
+        reply_to_message_id=message.message_id,
+    )

@@ -1,0 +1,194 @@
+"""``ChannelConfig``: who a bot talks to on one platform, loaded from TOML.
+
+::
+
+    platform = "telegram"          # or "discord"
+    name = "telegram"              # defaults to the platform; becomes the scope's channel
+    token_env = "TELEGRAM_TOKEN"   # the environment variable holding the token
+    dm_policy = "open"             # open | allowlist | disabled
+    group_policy = "allowlist"
+    allow_from = [4242, "5151"]    # numeric sender ids only: usernames change hands
+    owners = [4242]
+    require_mention = true         # in groups; a reply to the bot counts
+    ignore_bots = true             # bots, webhooks, anonymous admins, channel posts
+
+    [groups."-1001234567890"]      # a Telegram chat id, a Discord guild or channel id
+    policy = "open"
+    require_mention = false
+
+Unknown keys are rejected, and so is any ``allow_from`` or ``owners`` entry that is not a
+numeric sender id (an ``@username``, a placeholder such as ``1087968824``, a chat id).
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Mapping
+from enum import StrEnum
+from pathlib import Path
+from typing import Any, Literal, Self
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
+
+from actorscope.errors import ConfigError
+from actorscope.identity import is_placeholder_sender
+
+__all__ = ["ChannelConfig", "GroupOverride", "Policy"]
+
+_SENDER_ID = re.compile(r"[0-9]{1,32}")
+_CHAT_ID = re.compile(r"-?[0-9]{1,32}")
+
+
+class Policy(StrEnum):
+    """Who may talk to the bot in a kind of chat."""
+
+    OPEN = "open"
+    ALLOWLIST = "allowlist"
+    DISABLED = "disabled"
+
+
+def _sender_ids(value: Any, field: str) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, (str, int)):
+        value = [value]
+    if not isinstance(value, (list, tuple)):
+        raise ValueError(f"{field} must be a list of numeric sender ids")
+    ids: list[str] = []
+    for index, entry in enumerate(value):
+        where = f"{field}[{index}] = {entry!r}"
+        if isinstance(entry, bool) or not isinstance(entry, (str, int)):
+            raise ValueError(f"{where} is not a numeric sender id")
+        text = str(entry).strip()
+        if text.startswith("@"):
+            raise ValueError(
+                f"{where} is a username; use the numeric sender id instead, because "
+                "usernames change hands"
+            )
+        if not _SENDER_ID.fullmatch(text):
+            raise ValueError(
+                f"{where} is not a numeric sender id (usernames change hands, and chat or "
+                "scope ids are not senders)"
+            )
+        canonical = str(int(text))
+        if is_placeholder_sender(canonical):
+            raise ValueError(f"{where} is a Telegram placeholder, not a person")
+        ids.append(canonical)
+    return tuple(ids)
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class GroupOverride(_Strict):
+    """Settings for one group (chat, guild or channel id) that replace the channel's own."""
+
+    policy: Policy | None = None
+    allow_from: tuple[str, ...] | None = None
+    require_mention: bool | None = None
+
+    @field_validator("allow_from", mode="before")
+    @classmethod
+    def _allow_from(cls, value: Any) -> tuple[str, ...] | None:
+        return None if value is None else _sender_ids(value, "allow_from")
+
+
+class ChannelConfig(_Strict):
+    """One platform's admission settings; see the module docstring for the TOML form."""
+
+    platform: Literal["telegram", "discord"]
+    name: str = ""
+    token_env: str = ""
+    dm_policy: Policy = Policy.OPEN
+    group_policy: Policy = Policy.OPEN
+    allow_from: tuple[str, ...] = ()
+    owners: tuple[str, ...] = ()
+    require_mention: bool = True
+    ignore_bots: bool = True
+    groups: dict[str, GroupOverride] = {}
+
+    @field_validator("allow_from", "owners", mode="before")
+    @classmethod
+    def _ids(cls, value: Any, info: ValidationInfo) -> tuple[str, ...]:
+        return _sender_ids(value, info.field_name or "ids")
+
+    @field_validator("groups", mode="before")
+    @classmethod
+    def _group_keys(cls, value: Any) -> Any:
+        if isinstance(value, Mapping):
+            for key in value:
+                if not isinstance(key, str) or not _CHAT_ID.fullmatch(key):
+                    raise ValueError(f"groups key {key!r} is not a numeric chat or guild id")
+            return {str(int(key)): item for key, item in value.items()}
+        return value
+
+    @model_validator(mode="after")
+    def _default_name(self) -> ChannelConfig:
+        if not self.name:
+            object.__setattr__(self, "name", self.platform)
+        elif not re.fullmatch(r"[a-z0-9][a-z0-9_.-]{0,63}", self.name):
+            raise ValueError(
+                f"name {self.name!r} must be lowercase letters, digits, '_', '.' or '-'"
+            )
+        return self
+
+    @classmethod
+    def from_mapping(cls, data: Mapping[str, Any], *, source: str = "channel config") -> Self:
+        """Validate ``data``; any problem is one :class:`ConfigError` naming key and reason."""
+        try:
+            return cls.model_validate(dict(data))
+        except ValidationError as exc:
+            raise ConfigError(f"{source}: {_first_problem(exc)}") from None
+
+    @classmethod
+    def from_toml(cls, path: str | Path, *, table: str = "") -> Self:
+        """Load from a TOML file: the whole document, or the dotted ``table`` inside it."""
+        path = Path(path)
+        try:
+            document: Any = tomllib.loads(path.read_text(encoding="utf-8"))
+        except OSError as exc:
+            raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+        source = str(path)
+        for part in filter(None, table.split(".")):
+            document = document.get(part) if isinstance(document, dict) else None
+            if not isinstance(document, dict):
+                raise ConfigError(f"{path}: no table [{table}]")
+            source = f"{path} [{table}]"
+        return cls.from_mapping(document, source=source)
+
+    def override_for(self, *chat_ids: str) -> GroupOverride | None:
+        """The override of the first of ``chat_ids`` that has one (chat, then guild)."""
+        for chat_id in chat_ids:
+            override = self.groups.get(chat_id)
+            if override is not None:
+                return override
+        return None
+
+    def role_for(self, sender_id: str) -> str:
+        """``"owner"`` for a configured owner, else ``""``."""
+        return "owner" if sender_id and sender_id in self.owners else ""
+
+
+def _first_problem(exc: ValidationError) -> str:
+    error = exc.errors(include_url=False)[0]
+    where = "".join(
+        f"[{part}]" if isinstance(part, int) else f".{part}" for part in error["loc"]
+    ).lstrip(".")
+    if error["type"] == "extra_forbidden":
+        return f"unknown key {where!r}"
+    message = str(error["msg"]).removeprefix("Value error, ")
+    if error["type"] == "value_error":
+        parent = where.rpartition(".")[0] if len(error["loc"]) > 1 else ""
+        return f"{parent}: {message}" if parent else message
+    return f"{where}: {message}" if where else message

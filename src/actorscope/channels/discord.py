@@ -1,0 +1,466 @@
+"""Discord: a discord.py ``Message`` / ``Interaction`` (or the raw gateway dict) → identity.
+
+:func:`normalize_message` and :func:`normalize_interaction` return an
+:class:`~actorscope.messages.InboundMessage`, or ``None`` for what a bot ignores;
+:func:`inspect_message`, :func:`inspect_interaction` and :func:`inspect_dispatch` return the
+:class:`Ingress` with the reason. None of them raises on a platform event.
+
+* guild channel or thread: scope ``guild:<gid>:user:<sender>``; in a thread ``chat_id`` is the
+  parent channel and the session key ends ``:thread:<threadID>``. A raw ``MESSAGE_CREATE`` does
+  not say whether its channel is a thread; pass ``thread_parents`` (thread id → parent id) or a
+  discord.py ``Message`` whose state knows the thread.
+* DM: scope and actor are the author.
+* webhook message: empty sender, kind ``webhook``, scope ``guild:<gid>:webhook:<id>``; a bot
+  author (including the bot's own reply to a slash command, whose
+  ``interaction_metadata.user`` names the human, not the author): empty sender, kind ``bot``,
+  scope ``guild:<gid>:bot:<id>``. Both are ignored unless ``ignore_bots=False``, and always
+  without a guild. The bot's own messages are always ignored.
+* slash command (and component, modal) interaction: the actor is ``interaction.user``; the
+  scope is that of a message in the same place. System messages are ignored.
+
+**Message content intent.** Discord only sends ``content`` of guild messages that neither
+mention the bot nor are DMs to a bot with the privileged *Message Content* intent enabled (in
+the Developer Portal and as ``discord.Intents.message_content = True``). Without it such
+messages arrive with empty content; identity is still correct, and mentions, replies to the
+bot, DMs and slash commands keep working, which is why the mention gate is the default.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from functools import lru_cache
+from typing import Any
+
+import discord
+
+from actorscope.channels.base import (
+    META_ADDRESSED,
+    META_COMMAND,
+    META_EVENT,
+    META_REPLY_TO_MESSAGE_ID,
+    META_SENDER_NAME,
+    META_SESSION_KEY,
+    Addressed,
+    IgnoreReason,
+    Ingress,
+    _inbound,
+    _template,
+    ignored,
+)
+from actorscope.errors import IdentityError
+from actorscope.identity import (
+    DISCORD,
+    Identity,
+    PeerKind,
+    SenderKind,
+    discord_identity,
+    discord_nonperson_identity,
+    is_placeholder_sender,
+    session_key,
+)
+from actorscope.messages import InboundMessage
+
+__all__ = [
+    "CONVERSATION_MESSAGE_TYPES",
+    "inspect_dispatch",
+    "inspect_interaction",
+    "inspect_message",
+    "normalize_interaction",
+    "normalize_message",
+]
+
+logger = logging.getLogger("actorscope.channels.discord")
+
+#: Message types a person writes (default, reply, slash and context-menu command); every
+#: other type is a system message.
+CONVERSATION_MESSAGE_TYPES = frozenset({0, 19, 20, 23})
+_THREAD_CHANNEL_TYPES = frozenset({10, 11, 12})
+_HANDLED_INTERACTIONS = frozenset({2, 3, 5})
+_MESSAGE = discord.Message
+
+# Enum attribute and ``.value`` lookups are slow enough to show in the benchmark; hoist them.
+_GROUP = PeerKind.GROUP
+_USER = SenderKind.USER
+_BOT = SenderKind.BOT
+_MENTION: str = Addressed.MENTION.value
+_REPLY: str = Addressed.REPLY.value
+_COMMAND: str = Addressed.COMMAND.value
+_CALLBACK: str = Addressed.CALLBACK.value
+_INTERACTION: str = Addressed.INTERACTION.value
+_THREAD = discord.Thread
+
+
+@lru_cache(maxsize=4096, typed=True)
+def _person(
+    agent_key: str, sender: int, chat: int, guild: int | None, thread: int | None
+) -> tuple[Identity, str, dict[str, Any]]:
+    # Identity, session key and message template together: one cache lookup per message.
+    if is_placeholder_sender(str(sender)):
+        # Telegram's stand-in ids are never identities, on any platform (no real snowflake
+        # is that small): the event is treated as malformed.
+        raise IdentityError(f"sender id {sender} is a placeholder, not a person")
+    identity = discord_identity(sender, chat_id=chat, guild_id=guild)
+    key = _session(agent_key, identity.peer_kind, identity.chat_id, thread)
+    return identity, key, _template(identity)
+
+
+@lru_cache(maxsize=4096, typed=True)
+def _session(agent_key: str, peer: PeerKind, chat_id: str, thread: int | None) -> str:
+    return session_key(agent_key, DISCORD, peer, chat_id, thread_id=thread)
+
+
+def _snowflake(value: Any, what: str) -> int:
+    if type(value) is int and value > 0:
+        return value
+    if isinstance(value, str) and value.isascii() and value.isdigit() and 0 < len(value) < 21:
+        return int(value)
+    raise TypeError(f"{what} is not a snowflake: {value!r}")
+
+
+def _optional_snowflake(value: Any, what: str) -> int | None:
+    return None if value is None else _snowflake(value, what)
+
+
+def normalize_message(
+    message_or_payload: discord.Message | Mapping[str, Any],
+    *,
+    agent_key: str = "main",
+    bot_id: int | str | None = None,
+    ignore_bots: bool = True,
+    thread_parents: Mapping[int, int] | None = None,
+) -> InboundMessage | None:
+    """The :class:`InboundMessage` of a message, or ``None`` for what a bot ignores."""
+    result = _inspect_message(message_or_payload, agent_key, bot_id, ignore_bots, thread_parents)
+    return result if type(result) is InboundMessage else None
+
+
+def normalize_interaction(
+    interaction_or_payload: discord.Interaction[Any] | Mapping[str, Any],
+    *,
+    agent_key: str = "main",
+) -> InboundMessage | None:
+    """The :class:`InboundMessage` of an interaction (actor = ``interaction.user``), or ``None``."""
+    result = _inspect_interaction(interaction_or_payload, agent_key)
+    return result if type(result) is InboundMessage else None
+
+
+def inspect_dispatch(
+    payload: Mapping[str, Any],
+    *,
+    agent_key: str = "main",
+    bot_id: int | str | None = None,
+    ignore_bots: bool = True,
+) -> Ingress:
+    """A gateway dispatch ``{"op": 0, "t": ..., "d": {...}}`` or a bare ``d`` object."""
+    if not isinstance(payload, Mapping):
+        return ignored(IgnoreReason.MALFORMED, "payload is not a JSON object")
+    event = payload.get("t")
+    data = payload.get("d") if "d" in payload and "op" in payload else payload
+    if not isinstance(data, Mapping):
+        return ignored(IgnoreReason.MALFORMED, "dispatch data is not a JSON object")
+    if event is None:
+        event = "MESSAGE_CREATE" if "author" in data else "INTERACTION_CREATE"
+    if event == "MESSAGE_CREATE":
+        return inspect_message(data, agent_key=agent_key, bot_id=bot_id, ignore_bots=ignore_bots)
+    if event == "INTERACTION_CREATE":
+        return inspect_interaction(data, agent_key=agent_key)
+    return ignored(IgnoreReason.UNSUPPORTED_EVENT, f"dispatch {event!r}")
+
+
+def inspect_message(
+    message_or_payload: discord.Message | Mapping[str, Any],
+    *,
+    agent_key: str = "main",
+    bot_id: int | str | None = None,
+    ignore_bots: bool = True,
+    thread_parents: Mapping[int, int] | None = None,
+) -> Ingress:
+    """Normalise a message; never raises on a malformed one.
+
+    A bad ``agent_key`` is the caller's error, never taken for a malformed message: building a
+    message with it raises ``IdentityError``.
+    """
+    result = _inspect_message(message_or_payload, agent_key, bot_id, ignore_bots, thread_parents)
+    return result if isinstance(result, Ingress) else Ingress(result)
+
+
+def _inspect_message(
+    message_or_payload: discord.Message | Mapping[str, Any],
+    agent_key: str,
+    bot_id: int | str | None,
+    ignore_bots: bool,
+    thread_parents: Mapping[int, int] | None,
+) -> InboundMessage | Ingress:
+    try:
+        me = bot_id if type(bot_id) is int else _optional_snowflake(bot_id, "bot id")
+        if type(message_or_payload) is _MESSAGE or isinstance(message_or_payload, _MESSAGE):
+            return _from_message_object(message_or_payload, agent_key, me, ignore_bots)
+        if isinstance(message_or_payload, Mapping):
+            return _from_message_dict(
+                message_or_payload, agent_key, me, ignore_bots, thread_parents or {}
+            )
+        return ignored(IgnoreReason.MALFORMED, f"not a message: {type(message_or_payload)}")
+    except Exception as exc:  # an adapter must never let one bad event kill the bot
+        _session(agent_key, PeerKind.DIRECT, "0", None)  # a bad agent key is the caller's error
+        logger.warning("discord.malformed_message error=%s: %s", type(exc).__name__, exc)
+        return ignored(IgnoreReason.MALFORMED, f"{type(exc).__name__}: {exc}")
+
+
+def inspect_interaction(
+    interaction_or_payload: discord.Interaction[Any] | Mapping[str, Any],
+    *,
+    agent_key: str = "main",
+) -> Ingress:
+    """Normalise an interaction; never raises on a malformed one (a bad ``agent_key`` does)."""
+    result = _inspect_interaction(interaction_or_payload, agent_key)
+    return result if isinstance(result, Ingress) else Ingress(result)
+
+
+def _inspect_interaction(
+    interaction_or_payload: discord.Interaction[Any] | Mapping[str, Any], agent_key: str
+) -> InboundMessage | Ingress:
+    _session(agent_key, PeerKind.DIRECT, "0", None)
+    try:
+        if isinstance(interaction_or_payload, discord.Interaction):
+            return _from_interaction_object(interaction_or_payload, agent_key)
+        if isinstance(interaction_or_payload, Mapping):
+            return _from_interaction_dict(interaction_or_payload, agent_key)
+        return ignored(
+            IgnoreReason.MALFORMED, f"not an interaction: {type(interaction_or_payload)}"
+        )
+    except Exception as exc:  # an adapter must never let one bad event kill the bot
+        logger.warning("discord.malformed_interaction error=%s: %s", type(exc).__name__, exc)
+        return ignored(IgnoreReason.MALFORMED, f"{type(exc).__name__}: {exc}")
+
+
+def _from_message_object(
+    message: discord.Message, agent_key: str, me: int | None, ignore_bots: bool
+) -> InboundMessage | Ingress:
+    channel = message.channel
+    parent = channel.parent_id if isinstance(channel, _THREAD) else None
+    guild = message.guild
+    author = message.author
+    reference = message.reference
+    reply_to = reference.message_id if reference is not None else None
+    replied_author: int | None = None
+    if reference is not None and isinstance(reference.resolved, discord.Message):
+        replied_author = reference.resolved.author.id
+    return _message(
+        agent_key,
+        me,
+        ignore_bots,
+        message.id,
+        message.type.value,
+        channel.id,
+        parent,
+        guild.id if guild is not None else None,
+        author.id,
+        author.bot,
+        author.name,
+        message.webhook_id,
+        message.content,
+        me is not None and guild is not None and any(u.id == me for u in message.mentions),
+        reply_to,
+        replied_author,
+    )
+
+
+def _from_message_dict(
+    data: Mapping[str, Any],
+    agent_key: str,
+    me: int | None,
+    ignore_bots: bool,
+    thread_parents: Mapping[int, int],
+) -> InboundMessage | Ingress:
+    author = data["author"]
+    channel_id = _snowflake(data["channel_id"], "channel_id")
+    reference = data.get("message_reference") or {}
+    replied = data.get("referenced_message") or {}
+    replied_author = (replied.get("author") or {}).get("id")
+    content = data.get("content", "")
+    mentions = data.get("mentions") or ()
+    return _message(
+        agent_key,
+        me,
+        ignore_bots,
+        _snowflake(data["id"], "id"),
+        data.get("type", 0),
+        channel_id,
+        thread_parents.get(channel_id),
+        _optional_snowflake(data.get("guild_id"), "guild_id"),
+        _snowflake(author["id"], "author.id"),
+        author.get("bot") is True,
+        str(author.get("username") or ""),
+        _optional_snowflake(data.get("webhook_id"), "webhook_id"),
+        content if isinstance(content, str) else "",
+        me is not None
+        and any(isinstance(u, Mapping) and str(u.get("id")) == str(me) for u in mentions),
+        _optional_snowflake(reference.get("message_id"), "message_reference"),
+        _optional_snowflake(replied_author, "referenced_message.author.id"),
+    )
+
+
+def _message(  # positional: this is the per-message hot path
+    agent_key: str,
+    me: int | None,
+    ignore_bots: bool,
+    message_id: int,
+    message_type: Any,
+    channel_id: int,
+    parent_id: int | None,
+    guild_id: int | None,
+    author_id: int,
+    author_bot: bool,
+    author_name: str,
+    webhook_id: int | None,
+    content: str,
+    mentioned: bool,
+    reply_to: int | None,
+    replied_author: int | None,
+    /,
+) -> InboundMessage | Ingress:
+    if message_type not in CONVERSATION_MESSAGE_TYPES:
+        return ignored(IgnoreReason.SYSTEM_MESSAGE, f"type {message_type!r}")
+    if me is not None and author_id == me and webhook_id is None:
+        return ignored(IgnoreReason.OWN_MESSAGE)
+    chat = parent_id or channel_id
+    thread = channel_id if parent_id else None
+    if webhook_id is not None or author_bot:
+        if guild_id is None:
+            return ignored(IgnoreReason.NO_GUILD, "webhook or bot message outside a guild")
+        if ignore_bots:
+            reason = IgnoreReason.NONPERSON_SENDER if webhook_id else IgnoreReason.BOT_SENDER
+            return ignored(reason)
+        kind = SenderKind.WEBHOOK if webhook_id is not None else SenderKind.BOT
+        identity = discord_nonperson_identity(
+            webhook_id or author_id, chat_id=chat, guild_id=guild_id, sender_kind=kind
+        )
+        key = _session(agent_key, identity.peer_kind, identity.chat_id, thread)
+        template = _template(identity)
+    else:
+        identity, key, template = _person(agent_key, author_id, chat, guild_id, thread)
+    metadata = {META_SESSION_KEY: key, META_EVENT: "message"}
+    if identity.sender_id:
+        metadata[META_SENDER_NAME] = author_name
+    if reply_to is not None:
+        metadata[META_REPLY_TO_MESSAGE_ID] = str(reply_to)
+    if me is not None and identity.peer_kind is _GROUP:
+        if replied_author == me:
+            metadata[META_ADDRESSED] = _REPLY
+        elif mentioned:
+            metadata[META_ADDRESSED] = _MENTION
+    return _inbound(
+        template,
+        content,
+        metadata,
+        "" if thread is None else str(thread),
+        str(message_id),
+        (),
+    )
+
+
+def _from_interaction_object(
+    interaction: discord.Interaction[Any], agent_key: str
+) -> InboundMessage | Ingress:
+    channel = interaction.channel
+    parent = channel.parent_id if isinstance(channel, _THREAD) else None
+    data = interaction.data
+    user = interaction.user
+    return _interaction(
+        agent_key=agent_key,
+        interaction_type=interaction.type.value,
+        interaction_id=interaction.id,
+        channel_id=_snowflake(interaction.channel_id, "channel_id"),
+        parent_id=parent,
+        guild_id=interaction.guild_id,
+        user_id=user.id,
+        user_name=user.name,
+        data=data if isinstance(data, Mapping) else {},
+    )
+
+
+def _from_interaction_dict(data: Mapping[str, Any], agent_key: str) -> InboundMessage | Ingress:
+    guild_id = _optional_snowflake(data.get("guild_id"), "guild_id")
+    member = data.get("member")
+    user = member.get("user") if guild_id is not None and isinstance(member, Mapping) else None
+    if user is None:
+        user = data["user"]
+    raw_channel = data.get("channel") or {}
+    channel_id = _snowflake(data.get("channel_id") or raw_channel.get("id"), "channel_id")
+    parent = None
+    if raw_channel.get("type") in _THREAD_CHANNEL_TYPES:
+        parent = _snowflake(raw_channel.get("parent_id"), "channel.parent_id")
+    body = data.get("data")
+    return _interaction(
+        agent_key=agent_key,
+        interaction_type=data.get("type"),
+        interaction_id=_snowflake(data["id"], "id"),
+        channel_id=channel_id,
+        parent_id=parent,
+        guild_id=guild_id,
+        user_id=_snowflake(user["id"], "user.id"),
+        user_name=str(user.get("username") or ""),
+        data=body if isinstance(body, Mapping) else {},
+    )
+
+
+def _interaction(
+    *,
+    agent_key: str,
+    interaction_type: Any,
+    interaction_id: int,
+    channel_id: int,
+    parent_id: int | None,
+    guild_id: int | None,
+    user_id: int,
+    user_name: str,
+    data: Mapping[str, Any],
+) -> InboundMessage | Ingress:
+    if interaction_type not in _HANDLED_INTERACTIONS:
+        return ignored(IgnoreReason.UNSUPPORTED_EVENT, f"interaction type {interaction_type!r}")
+    chat = parent_id or channel_id
+    thread = channel_id if parent_id else None
+    _, key, template = _person(agent_key, user_id, chat, guild_id, thread)
+    metadata = {
+        META_SESSION_KEY: key,
+        META_EVENT: "interaction",
+        META_ADDRESSED: _INTERACTION,
+        META_SENDER_NAME: user_name,
+    }
+    if interaction_type == 2:
+        name = data.get("name")
+        if isinstance(name, str) and name:
+            metadata[META_COMMAND] = name
+        content = _command_text(data)
+    else:
+        custom_id = data.get("custom_id")
+        content = custom_id if isinstance(custom_id, str) else ""
+    return _inbound(
+        template,
+        content,
+        metadata,
+        "" if thread is None else str(thread),
+        str(interaction_id),
+        (),
+    )
+
+
+def _command_text(data: Mapping[str, Any]) -> str:
+    """``/name sub opt=value ...`` for an application command's data (bounded depth)."""
+    parts = [f"/{data.get('name', '')}"]
+    options = data.get("options")
+    for _depth in range(3):  # command → group → subcommand is as deep as Discord goes
+        if not isinstance(options, list):
+            break
+        nested = None
+        for option in options:
+            if not isinstance(option, Mapping):
+                continue
+            if "value" in option:
+                parts.append(f"{option.get('name', '')}={option['value']}")
+            else:
+                parts.append(str(option.get("name", "")))
+                nested = option.get("options")
+        options = nested
+    return " ".join(parts)

@@ -1,0 +1,303 @@
+"""A running Discord bot: a ``discord.Client`` gateway session feeding the host's bus.
+
+Messages go through :func:`~actorscope.channels.discord.inspect_message`, the duplicate filter
+and :func:`~actorscope.channels.policy.admit`; ``!addwriter`` / ``!removewriter`` / ``!writers``
+and the slash commands of the same names are answered here; everything else is published.
+Replies go to the message's channel, or its thread. Other slash commands and component clicks
+are acknowledged at once (deferred) and the handler's reply is sent as the follow-up.
+
+**Message content intent.** The client asks for ``Intents.message_content``, which must also be
+enabled for the bot in the Developer Portal (Bot → Privileged Gateway Intents). Without it
+Discord sends guild messages that do not mention the bot with empty text, so ``!`` commands
+only work as ``@bot !addwriter @user``; slash commands and DMs work either way.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import OrderedDict
+from typing import Any
+
+import discord
+from discord import app_commands
+
+from actorscope.channels.adapter import ChannelAdapter
+from actorscope.channels.base import META_ADDRESSED, Addressed
+from actorscope.channels.config import ChannelConfig
+from actorscope.channels.dedup import DedupCache
+from actorscope.channels.discord import inspect_interaction, inspect_message
+from actorscope.channels.discord_commands import (
+    WriterTarget,
+    handle_discord_writer_command,
+    manage_guild_check,
+    member_manages_guild,
+    mention_target,
+    user_target,
+)
+from actorscope.channels.mention import strip_mention
+from actorscope.channels.policy import admit
+from actorscope.channels.writer_commands import WriterCommand, parse_writer_command
+from actorscope.errors import ConfigError
+from actorscope.messages import InboundMessage, OutboundMessage
+from actorscope.permissions.grants import GrantStore
+from actorscope.permissions.writers import WriterManager
+from actorscope.propagation.bus import MessageBus
+
+__all__ = ["DiscordRunner", "RunnerClient", "bot_intents"]
+
+_log = logging.getLogger("actorscope.channels.discord")
+
+_MAX_MESSAGE_LENGTH = 2000
+_STOP_TIMEOUT = 10.0
+# Interactions waiting for the handler's follow-up; tokens expire after 15 minutes anyway.
+_MAX_PENDING = 256
+_DESCRIPTIONS = {
+    WriterCommand.ADD: "Let a member write this server's files",
+    WriterCommand.REMOVE: "Stop a member writing this server's files",
+    WriterCommand.LIST: "List who may write this server's files",
+}
+
+
+def bot_intents() -> discord.Intents:
+    """Default intents plus the privileged message-content intent (see the module docstring)."""
+    intents = discord.Intents.default()
+    intents.message_content = True
+    return intents
+
+
+class RunnerClient(discord.Client):
+    """The ``discord.Client`` of a :class:`DiscordRunner`: forwards events to it."""
+
+    def __init__(self, runner: DiscordRunner, *, sync_commands: bool) -> None:
+        super().__init__(intents=bot_intents())
+        self.runner = runner
+        self.sync_commands = sync_commands
+        self.tree: app_commands.CommandTree[RunnerClient] = _WriterTree(self)
+
+    async def setup_hook(self) -> None:
+        """Register the writer slash commands with Discord (once per start)."""
+        if self.sync_commands:
+            await self.tree.sync()
+
+    async def on_message(self, message: discord.Message) -> None:
+        """Route a message through the runner."""
+        await self.runner.handle_message(message)
+
+    async def on_interaction(self, interaction: discord.Interaction[Any]) -> None:
+        """Route an interaction that is not a writer slash command through the runner."""
+        await self.runner.handle_interaction(interaction)
+
+
+class _WriterTree(app_commands.CommandTree["RunnerClient"]):
+    def __init__(self, client: RunnerClient) -> None:
+        super().__init__(client)
+        runner = client.runner
+
+        @self.command(name=WriterCommand.ADD.value, description=_DESCRIPTIONS[WriterCommand.ADD])
+        async def addwriter(interaction: discord.Interaction[Any], user: discord.User) -> None:
+            await runner.writer_interaction(interaction, WriterCommand.ADD, user_target(user))
+
+        @self.command(
+            name=WriterCommand.REMOVE.value, description=_DESCRIPTIONS[WriterCommand.REMOVE]
+        )
+        async def removewriter(interaction: discord.Interaction[Any], user: discord.User) -> None:
+            await runner.writer_interaction(interaction, WriterCommand.REMOVE, user_target(user))
+
+        @self.command(name=WriterCommand.LIST.value, description=_DESCRIPTIONS[WriterCommand.LIST])
+        async def writers(interaction: discord.Interaction[Any]) -> None:
+            await runner.writer_interaction(interaction, WriterCommand.LIST, None)
+
+    async def on_error(
+        self, interaction: discord.Interaction[Any], error: app_commands.AppCommandError, /
+    ) -> None:
+        # Other slash commands are the handler's (via on_interaction), not this tree's.
+        if not isinstance(error, app_commands.CommandNotFound):
+            _log.error("discord.command_failed: %r", error, exc_info=error)
+
+
+class DiscordRunner(ChannelAdapter):
+    """One Discord bot session; also the sender of the bot's replies."""
+
+    def __init__(
+        self,
+        config: ChannelConfig,
+        *,
+        token: str,
+        bus: MessageBus,
+        grants: GrantStore,
+        agent_key: str = "main",
+        agent_id: str | None = None,
+        tenant_id: str | None = None,
+        owners: tuple[str, ...] = (),
+        sync_commands: bool = True,
+    ) -> None:
+        if config.platform != "discord":
+            raise ConfigError(f"a Discord runner needs a discord config, not {config.platform}")
+        self.name = config.name
+        self.config = config
+        self._token = token
+        self._bus = bus
+        self._agent_key = agent_key
+        self._agent_id = agent_id
+        self._tenant_id = tenant_id
+        self.client = RunnerClient(self, sync_commands=sync_commands)
+        self.writers = WriterManager(
+            grants, owners=(*config.owners, *owners), is_platform_admin=manage_guild_check
+        )
+        self.dedup = DedupCache()
+        self._pending: OrderedDict[str, discord.Interaction[Any]] = OrderedDict()
+        self._session: asyncio.Task[None] | None = None
+
+    @property
+    def bot_id(self) -> int | None:
+        """The bot's user id, once logged in."""
+        user = self.client.user
+        return user.id if user is not None else None
+
+    async def start(self) -> None:
+        """Log in and open the gateway session in a background task."""
+        if self._session is not None:
+            raise ConfigError("this Discord runner is already running")
+        try:
+            await self.client.login(self._token)
+        except discord.LoginFailure as exc:
+            await self.client.close()
+            raise ConfigError(f"discord: the token was rejected: {exc}") from None
+        self._session = asyncio.create_task(self.client.connect(), name="actorscope-discord")
+
+    async def stop(self) -> None:
+        """Close the session; bounded."""
+        session, self._session = self._session, None
+        try:
+            await asyncio.wait_for(self.client.close(), _STOP_TIMEOUT)
+        except TimeoutError:
+            _log.warning("discord.close timed out")
+        if session is not None:
+            if not session.done():
+                session.cancel()
+            await asyncio.wait({session}, timeout=_STOP_TIMEOUT)
+            if session.done() and not session.cancelled() and session.exception() is not None:
+                _log.warning("discord.session ended with %r", session.exception())
+
+    async def send(self, msg: OutboundMessage) -> None:
+        """Follow up a pending interaction, or send to the channel or thread."""
+        text = msg.content or "\u200b"
+        parts = [
+            text[i : i + _MAX_MESSAGE_LENGTH] for i in range(0, len(text), _MAX_MESSAGE_LENGTH)
+        ]
+        interaction = self._pending.pop(msg.reply_to_message_id, None)
+        if interaction is not None:
+            for part in parts:
+                await interaction.followup.send(part)
+            return
+        target = int(msg.thread_id or msg.chat_id)
+        channel = self.client.get_channel(target) or await self.client.fetch_channel(target)
+        if not isinstance(channel, discord.abc.Messageable):
+            raise ConfigError(f"discord channel {target} cannot take messages")
+        reference = None
+        if msg.reply_to_message_id.isdigit():
+            reference = discord.MessageReference(
+                message_id=int(msg.reply_to_message_id),
+                channel_id=target,
+                fail_if_not_exists=False,
+            )
+        for index, part in enumerate(parts):
+            if index == 0 and reference is not None:
+                await channel.send(part, reference=reference)
+            else:
+                await channel.send(part)
+
+    async def handle_message(self, message: discord.Message) -> None:
+        """Normalise, filter and route one message (what the gateway calls for each)."""
+        ingress = inspect_message(
+            message,
+            agent_key=self._agent_key,
+            bot_id=self.bot_id,
+            ignore_bots=self.config.ignore_bots,
+        )
+        inbound = ingress.message
+        if inbound is None or self.dedup.seen_message(inbound):
+            return
+        bot_id = str(self.bot_id) if self.bot_id is not None else None
+        command = parse_writer_command(strip_mention(inbound.content, user_id=bot_id), prefixes="!")
+        if command is not None and META_ADDRESSED not in inbound.metadata:
+            # A "!" command is addressed to the bot like a Telegram "/" command.
+            metadata = {**inbound.metadata, META_ADDRESSED: Addressed.COMMAND.value}
+            inbound = inbound.model_copy(update={"metadata": metadata})
+        admission = admit(inbound, self.config, bot_id=bot_id)
+        if admission.message is None:
+            _log.debug("discord.not_admitted reason=%s", admission.reason)
+            return
+        inbound = admission.message
+        if command is None:
+            await self._bus.publish_from_channel(inbound)
+            return
+        target = mention_target(message.mentions) if command is not WriterCommand.LIST else None
+        text = await handle_discord_writer_command(
+            self.writers,
+            command,
+            inbound.identity(),
+            target=target,
+            manage_guild=member_manages_guild(message.author),
+            agent_id=self._agent_id,
+            tenant_id=self._tenant_id,
+        )
+        await self.send(_reply(inbound, text))
+
+    async def handle_interaction(self, interaction: discord.Interaction[Any]) -> None:
+        """Defer and publish an interaction that is not a writer slash command."""
+        data: dict[str, Any] = dict(interaction.data or {})
+        if interaction.type is discord.InteractionType.application_command and (
+            parse_writer_command(f"/{data.get('name', '')}") is not None
+        ):
+            return  # the command tree answers these
+        admitted = self._admit_interaction(interaction)
+        if admitted is None:
+            return
+        await interaction.response.defer()
+        self._pending[admitted.message_id] = interaction
+        while len(self._pending) > _MAX_PENDING:
+            self._pending.popitem(last=False)
+        await self._bus.publish_from_channel(admitted)
+
+    async def writer_interaction(
+        self,
+        interaction: discord.Interaction[Any],
+        command: WriterCommand,
+        target: WriterTarget | None,
+    ) -> None:
+        """Answer a writer slash command (the tree calls this)."""
+        admitted = self._admit_interaction(interaction)
+        if admitted is None:
+            await interaction.response.send_message("this bot does not take commands here")
+            return
+        text = await handle_discord_writer_command(
+            self.writers,
+            command,
+            admitted.identity(),
+            target=target,
+            manage_guild=interaction.guild_id is not None and interaction.permissions.manage_guild,
+            agent_id=self._agent_id,
+            tenant_id=self._tenant_id,
+        )
+        await interaction.response.send_message(text)
+
+    def _admit_interaction(self, interaction: discord.Interaction[Any]) -> InboundMessage | None:
+        inbound = inspect_interaction(interaction, agent_key=self._agent_key).message
+        if inbound is None or self.dedup.seen_message(inbound):
+            return None
+        admission = admit(inbound, self.config)
+        if admission.message is None:
+            _log.debug("discord.interaction_not_admitted reason=%s", admission.reason)
+        return admission.message
+
+
+def _reply(message: InboundMessage, text: str) -> OutboundMessage:
+    return OutboundMessage(
+        channel=message.channel,
+        chat_id=message.chat_id,
+        content=text,
+        thread_id=message.thread_id,
+        reply_to_message_id=message.message_id,
+    )

@@ -1,0 +1,81 @@
+"""Admission: does the bot handle a normalised message, given its :class:`ChannelConfig`?
+
+Order: non-person senders (``ignore_bots``), then the DM or group policy (owners always pass an
+allowlist), then the mention gate in groups. An admitted group message has the bot's
+``@mention`` stripped from its text. A denied one comes back with the :class:`IgnoreReason`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from actorscope.channels.base import META_ADDRESSED, IgnoreReason
+from actorscope.channels.config import ChannelConfig, Policy
+from actorscope.channels.mention import strip_mention
+from actorscope.identity import PeerKind, SenderKind
+from actorscope.messages import InboundMessage
+
+__all__ = ["Admission", "admit"]
+
+
+@dataclass(frozen=True, slots=True)
+class Admission:
+    """The admitted message (mention stripped), or ``None`` and the reason it was refused."""
+
+    message: InboundMessage | None
+    reason: IgnoreReason | None = None
+
+    @property
+    def admitted(self) -> bool:
+        """True iff the bot should handle the message."""
+        return self.message is not None
+
+
+def _guild_of(message: InboundMessage) -> str:
+    # Discord guild scopes are guild:<gid>:...; overrides may name the guild.
+    if message.user_id.startswith("guild:"):
+        return message.user_id.split(":", 2)[1]
+    return ""
+
+
+def admit(
+    message: InboundMessage,
+    config: ChannelConfig,
+    *,
+    bot_username: str | None = None,
+    bot_id: str | None = None,
+) -> Admission:
+    """Apply ``config`` to ``message``: policies, then the mention gate."""
+    if message.sender_kind is not SenderKind.USER and config.ignore_bots:
+        return Admission(None, IgnoreReason.NONPERSON_SENDER)
+    sender = message.sender_id
+    if message.peer_kind is PeerKind.DIRECT:
+        if config.dm_policy is Policy.DISABLED:
+            return Admission(None, IgnoreReason.DM_DISABLED)
+        if config.dm_policy is Policy.ALLOWLIST and not (
+            sender and (sender in config.allow_from or sender in config.owners)
+        ):
+            return Admission(None, IgnoreReason.NOT_ALLOWED)
+        return Admission(message)
+    override = config.override_for(message.chat_id, _guild_of(message))
+    policy = config.group_policy
+    allow_from = config.allow_from
+    require_mention = config.require_mention
+    if override is not None:
+        policy = override.policy or policy
+        allow_from = allow_from if override.allow_from is None else override.allow_from
+        if override.require_mention is not None:
+            require_mention = override.require_mention
+    if policy is Policy.DISABLED:
+        return Admission(None, IgnoreReason.GROUP_DISABLED)
+    if policy is Policy.ALLOWLIST and not (
+        sender and (sender in allow_from or sender in config.owners)
+    ):
+        return Admission(None, IgnoreReason.NOT_ALLOWED)
+    addressed = message.metadata.get(META_ADDRESSED, "")
+    if require_mention and not addressed:
+        return Admission(None, IgnoreReason.NOT_MENTIONED)
+    stripped = strip_mention(message.content, username=bot_username, user_id=bot_id)
+    if stripped != message.content:
+        message = message.model_copy(update={"content": stripped})
+    return Admission(message)

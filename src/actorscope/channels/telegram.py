@@ -1,0 +1,378 @@
+"""Telegram: one python-telegram-bot ``Update`` → scope, actor and session key.
+
+:func:`normalize_update` returns an :class:`~actorscope.messages.InboundMessage`, or ``None``
+for what a bot ignores; :func:`inspect_update` returns the :class:`Ingress` with the reason
+(and the :class:`ScopeMigration` when a group became a supergroup). Neither ever raises on a
+platform event: a malformed update is ignored with reason ``malformed`` and logged.
+
+Who acted, case by case (DESIGN's identity table):
+
+* private chat: scope and actor are the sender; group/supergroup: ``group:<channel>:<chat>``.
+* forum topic: the session key gets ``:topic:<N>``; General is 1; ``message_thread_id`` is
+  trusted only with ``is_topic_message`` (a reply in a plain supergroup also carries one).
+* anonymous admin (``sender_chat`` is the group), a user posting as a channel (another
+  ``sender_chat``), an automatic forward from a linked channel, a channel post, a bot: empty
+  ``sender_id`` and their :class:`~actorscope.identity.SenderKind`; ignored unless
+  ``ignore_bots=False``. A placeholder ``from`` id is never an identity, ``sender_chat`` or not.
+* callback query: the clicker acts; the scope is the chat of the message with the button, or
+  for an inline message (no chat) the clicker's direct context.
+* service messages, ``my_chat_member`` / ``chat_member``: ignored; a migration
+  (``migrate_to_chat_id`` / ``migrate_from_chat_id``) is ignored *with* a ``ScopeMigration``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from functools import lru_cache
+from typing import Any
+
+from telegram import CallbackQuery, Message, Update
+
+from actorscope.channels.base import (
+    META_ADDRESSED,
+    META_COMMAND,
+    META_EDIT_DATE,
+    META_EVENT,
+    META_REPLY_TO_MESSAGE_ID,
+    META_SENDER_NAME,
+    META_SESSION_KEY,
+    Addressed,
+    IgnoreReason,
+    Ingress,
+    ScopeMigration,
+    _inbound,
+    _template,
+    ignored,
+)
+from actorscope.channels.mention import command_of, mentions_bot
+from actorscope.identity import (
+    TELEGRAM,
+    Identity,
+    PeerKind,
+    SenderKind,
+    group_scope,
+    is_placeholder_sender,
+    platform_id,
+    session_key,
+    telegram_identity,
+)
+from actorscope.messages import InboundMessage, Media
+
+__all__ = ["GENERAL_TOPIC_ID", "chat_migration", "inspect_update", "normalize_update"]
+
+logger = logging.getLogger("actorscope.channels.telegram")
+
+#: The id of a forum's General topic, which carries no ``message_thread_id``.
+GENERAL_TOPIC_ID = 1
+
+# Enum attribute and ``.value`` lookups are slow enough to show in the benchmark; hoist them.
+_GROUP = PeerKind.GROUP
+_USER = SenderKind.USER
+_BOT = SenderKind.BOT
+_MENTION: str = Addressed.MENTION.value
+_REPLY: str = Addressed.REPLY.value
+_COMMAND: str = Addressed.COMMAND.value
+_CALLBACK: str = Addressed.CALLBACK.value
+_INTERACTION: str = Addressed.INTERACTION.value
+
+_MESSAGE_EVENTS = ("message", "edited_message", "channel_post", "edited_channel_post")
+_CONTENT_ATTRS = (
+    "photo",
+    "document",
+    "sticker",
+    "voice",
+    "video",
+    "audio",
+    "animation",
+    "video_note",
+    "location",
+    "contact",
+    "poll",
+    "dice",
+    "venue",
+    "story",
+)
+_FILE_ATTRS = ("document", "voice", "video", "audio", "animation", "video_note", "sticker")
+
+
+# Identities and session keys are pure functions of a few ids, and chats and senders repeat,
+# so both are memoised (bounded; typed, so True never stands for 1).
+@lru_cache(maxsize=4096, typed=True)
+def _identity(
+    chat_id: int, chat_type: str, sender: int | None, kind: SenderKind, channel: str
+) -> tuple[Identity, dict[str, Any]]:
+    identity = telegram_identity(chat_id, chat_type, sender, sender_kind=kind, channel=channel)
+    return identity, _template(identity)
+
+
+@lru_cache(maxsize=4096, typed=True)
+def _session(agent_key: str, channel: str, peer: PeerKind, chat_id: str, topic: int | None) -> str:
+    return session_key(agent_key, channel, peer, chat_id, topic_id=topic)
+
+
+def normalize_update(
+    update_or_dict: Update | Mapping[str, Any],
+    *,
+    agent_key: str = "main",
+    bot_username: str | None = None,
+    channel: str = TELEGRAM,
+    ignore_bots: bool = True,
+) -> InboundMessage | None:
+    """The :class:`InboundMessage` of an update, or ``None`` for what a bot ignores."""
+    result = _inspect_any(update_or_dict, agent_key, bot_username, channel, ignore_bots)
+    return result if type(result) is InboundMessage else None
+
+
+def inspect_update(
+    update_or_dict: Update | Mapping[str, Any],
+    *,
+    agent_key: str = "main",
+    bot_username: str | None = None,
+    channel: str = TELEGRAM,
+    ignore_bots: bool = True,
+) -> Ingress:
+    """Normalise an ``Update`` (or its JSON dict); never raises on a malformed update.
+
+    A bad ``agent_key`` or ``channel`` is the caller's error, never taken for a malformed
+    update: building a message with it raises ``IdentityError``.
+    """
+    result = _inspect_any(update_or_dict, agent_key, bot_username, channel, ignore_bots)
+    return result if isinstance(result, Ingress) else Ingress(result)
+
+
+def _inspect_any(
+    update_or_dict: Update | Mapping[str, Any],
+    agent_key: str,
+    bot_username: str | None,
+    channel: str,
+    ignore_bots: bool,
+) -> InboundMessage | Ingress:
+    try:
+        if isinstance(update_or_dict, Update):
+            update = update_or_dict
+        elif isinstance(update_or_dict, Mapping):
+            update = Update.de_json(dict(update_or_dict), None)
+        else:
+            return ignored(IgnoreReason.MALFORMED, f"not an Update: {type(update_or_dict)}")
+        return _inspect(update, agent_key, (bot_username or "").lstrip("@"), channel, ignore_bots)
+    except Exception as exc:  # an adapter must never let one bad update kill the bot
+        _session(agent_key, channel, PeerKind.DIRECT, "0", None)  # the caller's error: raise
+        logger.warning("telegram.malformed_update error=%s: %s", type(exc).__name__, exc)
+        return ignored(IgnoreReason.MALFORMED, f"{type(exc).__name__}: {exc}")
+
+
+def chat_migration(
+    update_or_dict: Update | Mapping[str, Any], *, channel: str = TELEGRAM
+) -> ScopeMigration | None:
+    """The scope move announced by a migration update, else ``None``."""
+    return inspect_update(update_or_dict, channel=channel).migration
+
+
+def _inspect(
+    update: Update, agent_key: str, bot_username: str, channel: str, ignore_bots: bool
+) -> InboundMessage | Ingress:
+    message = update.message
+    if message is not None:
+        return _from_message(message, "message", agent_key, bot_username, channel, ignore_bots)
+    for event in _MESSAGE_EVENTS[1:]:
+        message = getattr(update, event)
+        if message is not None:
+            return _from_message(message, event, agent_key, bot_username, channel, ignore_bots)
+    if update.callback_query is not None:
+        return _from_callback(update.callback_query, agent_key, channel, ignore_bots)
+    if update.my_chat_member is not None or update.chat_member is not None:
+        return ignored(IgnoreReason.CHAT_MEMBER_UPDATE)
+    return ignored(IgnoreReason.UNSUPPORTED_EVENT)
+
+
+def _migration(message: Message, channel: str) -> Ingress | None:
+    if message.migrate_to_chat_id:
+        old, new = message.chat.id, message.migrate_to_chat_id
+    elif message.migrate_from_chat_id:
+        old, new = message.migrate_from_chat_id, message.chat.id
+    else:
+        return None
+    old_id, new_id = platform_id(old, "chat id"), platform_id(new, "chat id")
+    move = ScopeMigration(
+        channel=channel,
+        old_chat_id=old_id,
+        new_chat_id=new_id,
+        old_scope=group_scope(old_id, channel),
+        new_scope=group_scope(new_id, channel),
+    )
+    logger.info("telegram.chat_migrated old=%s new=%s", move.old_scope, move.new_scope)
+    return Ingress(None, IgnoreReason.CHAT_MIGRATED, migration=move)
+
+
+def _is_user_id(value: object) -> bool:
+    # User ids are positive JSON integers; a negative one is a chat id posing as a person.
+    return type(value) is int and value > 0
+
+
+def _sender(message: Message, chat_id: int, channel_post: bool) -> tuple[int | None, SenderKind]:
+    if channel_post:
+        return None, SenderKind.CHANNEL
+    if message.is_automatic_forward:
+        return None, SenderKind.SERVICE
+    sender_chat = message.sender_chat
+    if sender_chat is not None:
+        if sender_chat.id == chat_id:
+            return None, SenderKind.ANONYMOUS_ADMIN
+        return None, SenderKind.CHANNEL
+    user = message.from_user
+    if user is None:
+        return None, SenderKind.NONE
+    # A placeholder id maps to its own kind inside telegram_identity, with or without is_bot.
+    if user.is_bot and not is_placeholder_sender(str(user.id)):
+        return None, SenderKind.BOT
+    return user.id, SenderKind.USER
+
+
+def _from_message(
+    message: Message,
+    event: str,
+    agent_key: str,
+    bot_username: str,
+    channel: str,
+    ignore_bots: bool,
+) -> InboundMessage | Ingress:
+    migration = _migration(message, channel)
+    if migration is not None:
+        return migration
+    content = message.text or message.caption or ""
+    if not content and not any(getattr(message, attr) for attr in _CONTENT_ATTRS):
+        return ignored(IgnoreReason.SERVICE_MESSAGE)
+    chat = message.chat
+    chat_id = chat.id
+    sender, kind = _sender(message, chat_id, event.endswith("channel_post"))
+    if sender is not None and not _is_user_id(sender):
+        return ignored(IgnoreReason.MALFORMED, f"sender id {sender!r}")
+    user = message.from_user
+    if (
+        kind is _BOT
+        and user is not None
+        and bot_username
+        and (user.username or "").lower() == bot_username.lower()
+    ):
+        return ignored(IgnoreReason.OWN_MESSAGE)
+    identity, template = _identity(chat_id, chat.type, sender, kind, channel)
+    if identity.sender_kind is not _USER and ignore_bots:
+        reason = IgnoreReason.BOT_SENDER if kind is _BOT else IgnoreReason.NONPERSON_SENDER
+        return ignored(reason, identity.sender_kind.value)
+    topic: int | None = None
+    if chat.is_forum:
+        thread = message.message_thread_id
+        topic = thread if message.is_topic_message and thread else GENERAL_TOPIC_ID
+    metadata = {
+        META_SESSION_KEY: _session(agent_key, channel, identity.peer_kind, identity.chat_id, topic),
+        META_EVENT: event,
+    }
+    if identity.sender_id and user is not None:
+        metadata[META_SENDER_NAME] = user.username or user.first_name or ""
+    if event.startswith("edited_") and message.edit_date is not None:
+        metadata[META_EDIT_DATE] = str(int(message.edit_date.timestamp()))
+    reply = message.reply_to_message
+    if reply is not None and not (topic is not None and reply.message_id == topic):
+        metadata[META_REPLY_TO_MESSAGE_ID] = str(reply.message_id)
+    if identity.peer_kind is _GROUP:
+        addressed = _addressed(content, reply, topic, bot_username, metadata)
+        if addressed is None:
+            return ignored(IgnoreReason.NOT_FOR_THIS_BOT, "command for another bot")
+        if addressed:
+            metadata[META_ADDRESSED] = addressed
+    elif content.startswith("/"):
+        command = command_of(content)
+        if command is not None:
+            metadata[META_COMMAND] = command[0]
+    return _inbound(
+        template,
+        content,
+        metadata,
+        "" if topic is None else str(topic),
+        str(message.message_id),
+        _media(message) if not message.text else (),
+    )
+
+
+def _addressed(
+    content: str,
+    reply: Message | None,
+    topic: int | None,
+    bot_username: str,
+    metadata: dict[str, str],
+) -> str | None:
+    """How a group message is addressed to the bot: ``""`` not at all, ``None`` to another bot."""
+    if content.startswith("/"):
+        command = command_of(content)
+        if command is not None:
+            if command[1] and bot_username and command[1].lower() != bot_username.lower():
+                return None
+            metadata[META_COMMAND] = command[0]
+            return _COMMAND
+    if bot_username:
+        if (
+            reply is not None
+            and reply.from_user is not None
+            and (reply.from_user.username or "").lower() == bot_username.lower()
+            and not (topic is not None and reply.message_id == topic)
+        ):
+            return _REPLY
+        if "@" in content and mentions_bot(content, username=bot_username):
+            return _MENTION
+    return ""
+
+
+def _from_callback(
+    query: CallbackQuery, agent_key: str, channel: str, ignore_bots: bool
+) -> InboundMessage | Ingress:
+    clicker = query.from_user
+    if not _is_user_id(clicker.id):
+        return ignored(IgnoreReason.MALFORMED, f"sender id {clicker.id!r}")
+    message = query.message
+    topic: int | None = None
+    if message is None:
+        # An inline-mode message has no chat: the click is a direct context of the clicker.
+        identity, template = _identity(clicker.id, "private", clicker.id, SenderKind.USER, channel)
+    else:
+        chat = message.chat
+        identity, template = _identity(chat.id, chat.type, clicker.id, SenderKind.USER, channel)
+        if chat.is_forum:
+            thread = getattr(message, "message_thread_id", None)
+            is_topic = getattr(message, "is_topic_message", None)
+            topic = thread if is_topic and thread else GENERAL_TOPIC_ID
+    if identity.sender_kind is not _USER and ignore_bots:
+        return ignored(IgnoreReason.NONPERSON_SENDER, identity.sender_kind.value)
+    metadata = {
+        META_SESSION_KEY: _session(agent_key, channel, identity.peer_kind, identity.chat_id, topic),
+        META_EVENT: "callback_query",
+        META_ADDRESSED: _CALLBACK,
+    }
+    if identity.sender_id:
+        metadata[META_SENDER_NAME] = clicker.username or clicker.first_name or ""
+    return _inbound(
+        template,
+        query.data or query.game_short_name or "",
+        metadata,
+        "" if topic is None else str(topic),
+        str(query.id),
+        (),
+    )
+
+
+def _media(message: Message) -> tuple[Media, ...]:
+    items: list[Media] = []
+    if message.photo:
+        items.append(Media(kind="photo", file_id=message.photo[-1].file_id))
+    for attr in _FILE_ATTRS:
+        item = getattr(message, attr)
+        if item is not None:
+            items.append(
+                Media(
+                    kind=attr,
+                    file_id=item.file_id,
+                    mime_type=getattr(item, "mime_type", None) or "",
+                    file_name=getattr(item, "file_name", None) or "",
+                )
+            )
+    return tuple(items)

@@ -1,0 +1,86 @@
+"""Telegram writer commands: ``/addwriter`` and ``/removewriter`` as a reply, ``/writers``.
+
+The target is the sender of the message the command replies to, never a ``@username`` argument
+(usernames change hands, and anyone can type one). A reply to an anonymous admin, a channel, a
+bot or the root of a forum topic names nobody and is refused. Platform admin means
+``getChatMember`` status ``administrator`` or ``creator``.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import replace
+
+from telegram import Bot, ChatMember, Message
+from telegram.error import TelegramError
+
+from actorscope.channels.writer_commands import WriterCommand, execute_writer_command
+from actorscope.identity import Identity, is_placeholder_sender
+from actorscope.permissions.writers import PlatformAdminCheck, WriterManager
+
+__all__ = [
+    "TELEGRAM_WRITER_USAGE",
+    "handle_telegram_writer_command",
+    "telegram_admin_check",
+    "telegram_writer_target",
+]
+
+_log = logging.getLogger("actorscope.channels.telegram")
+
+TELEGRAM_WRITER_USAGE = "reply to a message of the person with /addwriter or /removewriter"
+_ADMIN_STATUSES = frozenset({ChatMember.ADMINISTRATOR, ChatMember.OWNER})
+
+
+def telegram_admin_check(bot: Bot) -> PlatformAdminCheck:
+    """A :data:`PlatformAdminCheck` asking the Bot API (``getChatMember``) about the sender."""
+
+    async def is_admin(identity: Identity) -> bool:
+        if not identity.sender_id or not identity.chat_id:
+            return False
+        try:
+            member = await bot.get_chat_member(int(identity.chat_id), int(identity.sender_id))
+        except (TelegramError, ValueError) as exc:
+            # Unknown means "not an admin": writer management fails closed.
+            _log.warning("telegram.get_chat_member failed chat=%s: %s", identity.chat_id, exc)
+            return False
+        return member.status in _ADMIN_STATUSES
+
+    return is_admin
+
+
+def telegram_writer_target(message: Message) -> tuple[str, str] | None:
+    """``(sender id, display name)`` of the person ``message`` replies to, else ``None``."""
+    reply = message.reply_to_message
+    if reply is None or reply.forum_topic_created is not None:
+        return None
+    if message.is_topic_message and reply.message_id == message.message_thread_id:
+        return None  # the topic's root message, which every topic message "replies" to
+    user = reply.from_user
+    if reply.sender_chat is not None or user is None or user.is_bot:
+        return None
+    if is_placeholder_sender(str(user.id)):
+        return None
+    name = f"@{user.username}" if user.username else user.first_name
+    return str(user.id), f"{name} ({user.id})"
+
+
+async def handle_telegram_writer_command(
+    manager: WriterManager,
+    command: WriterCommand,
+    message: Message,
+    identity: Identity,
+    *,
+    agent_id: str | None,
+    tenant_id: str | None = None,
+) -> str:
+    """Run a writer command sent as ``message`` by ``identity``; return the reply text."""
+    bound = replace(identity, agent_id=agent_id, tenant_id=tenant_id)
+    target = telegram_writer_target(message) if command is not WriterCommand.LIST else None
+    return await execute_writer_command(
+        manager,
+        command,
+        bound,
+        target=target[0] if target else "",
+        target_name=target[1] if target else "",
+        usage=TELEGRAM_WRITER_USAGE,
+    )

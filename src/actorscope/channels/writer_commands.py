@@ -1,0 +1,96 @@
+"""Writer commands, platform-neutral: ``addwriter`` / ``removewriter`` / ``writers``.
+
+The platform modules (:mod:`~actorscope.channels.telegram_commands`,
+:mod:`~actorscope.channels.discord_commands`) find the command and its target the way their
+platform makes trustworthy (the replied-to message's sender, a resolved user mention) and call
+:func:`execute_writer_command`, which asks the
+:class:`~actorscope.permissions.WriterManager` and words the outcome. A target is never taken
+from command text: names change hands, ids typed by a user prove nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from enum import StrEnum
+
+from actorscope.identity import Identity
+from actorscope.permissions.writers import WriterDecision, WriterManager, WriterReason
+
+__all__ = ["WriterCommand", "describe_decision", "execute_writer_command", "parse_writer_command"]
+
+
+class WriterCommand(StrEnum):
+    """The writer-management commands (the name without ``/`` or ``!``)."""
+
+    ADD = "addwriter"
+    REMOVE = "removewriter"
+    LIST = "writers"
+
+
+_COMMAND = re.compile(r"([/!])([A-Za-z]{1,32})(?:@[A-Za-z0-9_]{1,64})?(?=\s|$)")
+
+_WHY: dict[WriterReason, str] = {
+    WriterReason.ALREADY_WRITER: "{target} is already a writer",
+    WriterReason.NOT_A_WRITER: "{target} is not a writer",
+    WriterReason.LAST_WRITER: "{target} is the last writer; add another writer first",
+    WriterReason.NOT_GROUP_CONTEXT: "writers are managed in groups only",
+    WriterReason.NO_AGENT: "this bot has no agent configured",
+    WriterReason.MANAGER_NOT_A_PERSON: (
+        "only a person can manage writers (not an anonymous admin, a channel or a bot)"
+    ),
+    WriterReason.INVALID_TARGET: "no person to act on: {usage}",
+    WriterReason.NOT_AUTHORIZED: (
+        "only owners and writers may manage writers; group admins may add the first writer only"
+    ),
+}
+
+
+def parse_writer_command(text: str, *, prefixes: str = "/") -> WriterCommand | None:
+    """The writer command ``text`` starts with (``/addwriter@bot`` too), else ``None``."""
+    match = _COMMAND.match(text.strip())
+    if match is None or match.group(1) not in prefixes:
+        return None
+    try:
+        return WriterCommand(match.group(2).lower())
+    except ValueError:
+        return None
+
+
+def describe_decision(decision: WriterDecision, *, target_name: str = "", usage: str = "") -> str:
+    """One line for the chat: what happened, or ``refused (<reason>): <why>``."""
+    target = target_name or decision.target or "that user"
+    if decision.ok and decision.reason is WriterReason.ADDED:
+        return f"added {target} as a writer"
+    if decision.ok:
+        return f"removed {target} from the writers"
+    why = _WHY.get(decision.reason, "").format(target=target, usage=usage or "name a person")
+    return f"refused ({decision.reason.value}): {why}" if why else f"refused: {decision.reason}"
+
+
+async def execute_writer_command(
+    manager: WriterManager,
+    command: WriterCommand,
+    identity: Identity,
+    *,
+    target: str = "",
+    target_name: str = "",
+    usage: str = "",
+) -> str:
+    """Run ``command`` as ``identity`` (agent bound in it) and return the reply text.
+
+    An empty ``target`` for add/remove still goes to the manager, so the refusal is audited.
+    """
+    if command is WriterCommand.LIST:
+        if not identity.is_group:
+            return describe_decision(
+                WriterDecision(False, WriterReason.NOT_GROUP_CONTEXT, "", ""), usage=usage
+            )
+        writers = await manager.writers(identity)
+        if not writers:
+            return "no writers yet: a group admin may add the first one"
+        return "writers: " + ", ".join(writers)
+    if command is WriterCommand.ADD:
+        decision = await manager.add_writer(target, identity)
+    else:
+        decision = await manager.remove_writer(target, identity)
+    return describe_decision(decision, target_name=target_name, usage=usage)

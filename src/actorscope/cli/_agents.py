@@ -1,0 +1,129 @@
+"""``actorscope agents add|list|rename|remove``: agents of a tenant, named by key or UUID."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+from rich.text import Text
+
+from actorscope.agents import AgentRegistry, agent_label, is_uuid
+from actorscope.cli._app import app, console_for_tables
+from actorscope.store import DEFAULT_TENANT_SLUG, Database
+
+__all__ = ["add", "list_agents", "remove", "rename"]
+
+agents_app = typer.Typer(
+    help="Agents: UUIDs for the system, keys for people.", add_completion=False
+)
+app.add_typer(agents_app, name="agents")
+
+DbOption = Annotated[Path, typer.Option("--db", help="The actorscope database.")]
+TenantOption = Annotated[str, typer.Option("--tenant", help="Tenant slug or UUID.")]
+AgentArgument = Annotated[str, typer.Argument(help="The agent's key or UUID.")]
+
+
+@agents_app.command("add")
+def add(
+    key: Annotated[str, typer.Argument(help="The new agent's key, unique in its tenant.")],
+    db: DbOption = Path("actorscope.db"),
+    tenant: TenantOption = DEFAULT_TENANT_SLUG,
+    display_name: Annotated[str, typer.Option("--display-name", help="A name for UIs.")] = "",
+    create_tenant: Annotated[
+        bool, typer.Option("--create-tenant", help="Create the --tenant slug if it is new.")
+    ] = False,
+) -> None:
+    """Create an agent and print its key@tenant and UUID."""
+
+    async def run() -> str:
+        async with Database.open(db) as database:
+            registry = AgentRegistry(database)
+            known = {t.slug for t in await registry.tenants()}
+            if create_tenant and tenant not in known and not is_uuid(tenant):
+                await registry.create_tenant(tenant)
+            owner = await registry.tenant(tenant)
+            agent = await registry.create(key, owner.id, display_name=display_name)
+            return f"added {agent_label(agent.key, owner.slug)} id={agent.id}"
+
+    typer.echo(asyncio.run(run()))
+
+
+@agents_app.command("list")
+def list_agents(
+    db: DbOption = Path("actorscope.db"),
+    tenant: Annotated[
+        str | None, typer.Option("--tenant", help="Only this tenant (slug or UUID).")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print a JSON list.")] = False,
+) -> None:
+    """List live agents (of every tenant unless --tenant); JSON: id, key, tenant, display_name."""
+
+    async def run() -> list[dict[str, str]]:
+        async with Database.open(db) as database:
+            registry = AgentRegistry(database)
+            slugs = {t.id: t.slug for t in await registry.tenants()}
+            agents = await registry.list(tenant)
+        rows = [
+            {"id": a.id, "key": a.key, "tenant": slugs[a.tenant_id], "display_name": a.display_name}
+            for a in agents
+        ]
+        return sorted(rows, key=lambda r: (r["tenant"], r["key"]))
+
+    rows = asyncio.run(run())
+    if as_json:
+        typer.echo(json.dumps(rows))
+        return
+    table = Table(title="agents")
+    for column in ("tenant", "key", "id", "display name"):
+        table.add_column(column, overflow="fold")
+    for row in rows:
+        cells = (row["tenant"], row["key"], row["id"], row["display_name"])
+        table.add_row(*(Text(cell) for cell in cells))
+    console_for_tables().print(table)
+
+
+@agents_app.command("rename")
+def rename(
+    agent: AgentArgument,
+    new_key: Annotated[str, typer.Argument(help="The new key.")],
+    db: DbOption = Path("actorscope.db"),
+    tenant: TenantOption = DEFAULT_TENANT_SLUG,
+) -> None:
+    """Give an agent a new key; its UUID and everything that references it stay."""
+
+    async def run() -> str:
+        async with Database.open(db) as database:
+            registry = AgentRegistry(database)
+            owner = await registry.tenant(tenant)
+            before = await registry.resolve(agent, owner.id)
+            after = await registry.rename(before.id, new_key, owner.id)
+            return f"renamed {before.key} -> {agent_label(after.key, owner.slug)} id={after.id}"
+
+    typer.echo(asyncio.run(run()))
+
+
+@agents_app.command("remove")
+def remove(
+    agent: AgentArgument,
+    db: DbOption = Path("actorscope.db"),
+    tenant: TenantOption = DEFAULT_TENANT_SLUG,
+    purge: Annotated[
+        bool,
+        typer.Option("--purge", help="Delete the row and every row that references it."),
+    ] = False,
+) -> None:
+    """Remove an agent (soft delete: its key becomes free; --purge deletes it for good)."""
+
+    async def run() -> str:
+        async with Database.open(db) as database:
+            registry = AgentRegistry(database)
+            owner = await registry.tenant(tenant)
+            gone = await registry.remove(agent, owner.id, purge=purge)
+            verb = "purged" if purge else "removed"
+            return f"{verb} {agent_label(gone.key, owner.slug)} id={gone.id}"
+
+    typer.echo(asyncio.run(run()))

@@ -1,0 +1,233 @@
+"""``actorscope grants add|remove|list``, ``actorscope check`` and ``actorscope audit``."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+from rich.text import Text
+
+from actorscope.agents import Agent, AgentRegistry
+from actorscope.cli._app import app, console_for_tables
+from actorscope.errors import NotFoundError
+from actorscope.identity import Identity, PeerKind, is_group_scope
+from actorscope.permissions import GrantStore, PermissionPolicy
+from actorscope.permissions.scopes import (
+    Permission,
+    parse_check_type,
+    parse_config_type,
+    parse_grant_scope,
+    parse_grantee,
+)
+from actorscope.store import DEFAULT_TENANT_SLUG, Database
+
+__all__ = ["audit", "check", "grants_add", "grants_list", "grants_remove"]
+
+grants_app = typer.Typer(help="Permission grants of an agent.", add_completion=False)
+app.add_typer(grants_app, name="grants")
+
+DbPath = Annotated[Path, typer.Option("--db", help="The actorscope database.")]
+AgentOpt = Annotated[str, typer.Option("--agent", help="Agent key or UUID.")]
+TenantOpt = Annotated[str, typer.Option("--tenant", help="Tenant slug or UUID.")]
+ScopeOpt = Annotated[
+    str, typer.Option("--scope", help="Exact scope, '*', or a prefix ending in ':*'.")
+]
+UserOpt = Annotated[str, typer.Option("--user", help="The sender id the grant is for, or '*'.")]
+TypeOpt = Annotated[
+    str, typer.Option("--type", help="file_writer, cron, heartbeat, context_files or '*'.")
+]
+DenyOpt = Annotated[bool, typer.Option("--deny", help="A deny grant instead of an allow.")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON.")]
+DEFAULT_DB = Path("actorscope.db")
+
+
+async def _agent(db: Database, key_or_uuid: str, tenant: str) -> Agent:
+    return await AgentRegistry(db).resolve(key_or_uuid, tenant)
+
+
+def _table(title: str, columns: tuple[str, ...], rows: list[tuple[str, ...]]) -> None:
+    table = Table(title=title)
+    for column in columns:
+        table.add_column(column, overflow="fold")
+    for row in rows:
+        # Text(), not str: scopes like "group:x:*" must never be read as rich markup.
+        table.add_row(*(Text(cell) for cell in row))
+    console_for_tables().print(table)
+
+
+@grants_app.command("add")
+def grants_add(
+    agent: AgentOpt,
+    scope: ScopeOpt,
+    user: UserOpt,
+    config_type: TypeOpt,
+    db: DbPath = DEFAULT_DB,
+    deny: DenyOpt = False,
+    tenant: TenantOpt = DEFAULT_TENANT_SLUG,
+    granted_by: Annotated[str, typer.Option("--by", help="Who grants (audit).")] = "cli",
+    as_json: JsonOpt = False,
+) -> None:
+    """Grant (or, with --deny, deny) a config type to a sender in a scope; replaces any grant."""
+    parse_grant_scope(scope)
+    parse_config_type(config_type)
+    parse_grantee(user)
+    permission = Permission.DENY if deny else Permission.ALLOW
+
+    async def run() -> dict[str, Any]:
+        async with Database.open(db) as database:
+            found = await _agent(database, agent, tenant)
+            grant = await GrantStore(database).grant(
+                agent_id=found.id,
+                scope=scope,
+                config_type=config_type,
+                user_id=user,
+                permission=permission,
+                granted_by=granted_by,
+            )
+            return {**grant.as_dict(), "agent_key": found.key}
+
+    row = asyncio.run(run())
+    if as_json:
+        typer.echo(json.dumps(row, sort_keys=True))
+    else:
+        typer.echo(
+            f"{row['permission']} {row['config_type']} for {row['user_id']} in {row['scope']} "
+            f"(agent {row['agent_key']})"
+        )
+
+
+@grants_app.command("remove")
+def grants_remove(
+    agent: AgentOpt,
+    scope: ScopeOpt,
+    user: UserOpt,
+    config_type: TypeOpt,
+    db: DbPath = DEFAULT_DB,
+    deny: Annotated[bool, typer.Option("--deny", help="Remove only if it is a deny.")] = False,
+    tenant: TenantOpt = DEFAULT_TENANT_SLUG,
+    revoked_by: Annotated[str, typer.Option("--by", help="Who revokes (audit).")] = "cli",
+) -> None:
+    """Remove the grant with this agent, scope, sender and type; exit 2 if there is none."""
+    parse_grant_scope(scope)
+    parse_config_type(config_type)
+    sender = parse_grantee(user)
+    wanted = Permission.DENY if deny else None
+
+    async def run() -> str:
+        async with Database.open(db) as database:
+            found = await _agent(database, agent, tenant)
+            store = GrantStore(database)
+            current = await store.list(
+                agent_id=found.id, scope=scope, config_type=config_type, user_id=sender
+            )
+            if not current or (wanted is not None and current[0].permission != wanted):
+                what = f"{wanted} grant" if wanted else "grant"
+                raise NotFoundError(
+                    f"no {what} of {config_type} for {sender} in {scope} (agent {found.key})"
+                )
+            await store.revoke(
+                agent_id=found.id,
+                scope=scope,
+                config_type=config_type,
+                user_id=sender,
+                revoked_by=revoked_by,
+            )
+            return f"removed {current[0].permission} {config_type} for {sender} in {scope} " + (
+                f"(agent {found.key})"
+            )
+
+    typer.echo(asyncio.run(run()))
+
+
+@grants_app.command("list")
+def grants_list(
+    db: DbPath = DEFAULT_DB,
+    agent: Annotated[str | None, typer.Option("--agent", help="Agent key or UUID.")] = None,
+    tenant: TenantOpt = DEFAULT_TENANT_SLUG,
+    as_json: JsonOpt = False,
+) -> None:
+    """List grants, of one agent or of every agent."""
+
+    async def run() -> list[dict[str, Any]]:
+        async with Database.open(db) as database:
+            store = GrantStore(database)
+            if agent is None:
+                grants = await store.list()
+            else:
+                found = await _agent(database, agent, tenant)
+                grants = await store.list(agent_id=found.id)
+            return [grant.as_dict() for grant in grants]
+
+    rows = asyncio.run(run())
+    if as_json:
+        typer.echo(json.dumps(rows, sort_keys=True))
+        return
+    columns = ("agent_id", "scope", "config_type", "user_id", "permission", "granted_by")
+    _table("grants", columns, [tuple(str(row[c]) for c in columns) for row in rows])
+
+
+@app.command("check")
+def check(
+    agent: AgentOpt,
+    scope: Annotated[str, typer.Option("--scope", help="The scope (user_id) of the run.")],
+    sender: Annotated[str, typer.Option("--sender", help="The actor (sender_id); may be ''.")],
+    config_type: Annotated[
+        str, typer.Option("--type", help="file_writer, cron, heartbeat or context_files.")
+    ],
+    db: DbPath = DEFAULT_DB,
+    role: Annotated[str, typer.Option("--role", help="The actor's role, if any.")] = "",
+    tenant: TenantOpt = DEFAULT_TENANT_SLUG,
+    as_json: JsonOpt = False,
+) -> None:
+    """Decide one permission check; exit 0 whatever the decision."""
+    parse_grant_scope(scope, pattern=False)
+    parse_check_type(config_type)
+
+    async def run() -> tuple[bool, str]:
+        async with Database.open(db) as database:
+            found = await _agent(database, agent, tenant)
+            identity = Identity(
+                user_id=scope,
+                sender_id=sender,
+                peer_kind=PeerKind.GROUP if is_group_scope(scope) else PeerKind.DIRECT,
+                role=role,
+                tenant_id=found.tenant_id,
+                agent_id=found.id,
+            )
+            decision = await PermissionPolicy(GrantStore(database)).check(config_type, identity)
+            return decision.allowed, str(decision.reason)
+
+    allowed, reason = asyncio.run(run())
+    if as_json:
+        typer.echo(json.dumps({"allowed": allowed, "reason": reason}))
+    else:
+        typer.echo(f"{'allowed' if allowed else 'denied'} ({reason})")
+
+
+@app.command("audit")
+def audit(
+    db: DbPath = DEFAULT_DB,
+    agent: Annotated[str | None, typer.Option("--agent", help="Agent key or UUID.")] = None,
+    tenant: TenantOpt = DEFAULT_TENANT_SLUG,
+    limit: Annotated[int, typer.Option("--limit", min=1, help="At most this many rows.")] = 100,
+    as_json: JsonOpt = False,
+) -> None:
+    """Show the audit trail, newest first: grant changes, denials, fail-open allows."""
+
+    async def run() -> list[dict[str, Any]]:
+        async with Database.open(db) as database:
+            store = GrantStore(database)
+            agent_id = None if agent is None else (await _agent(database, agent, tenant)).id
+            entries = await store.audit.list(agent_id=agent_id, limit=limit)
+            return [entry.as_dict() for entry in entries]
+
+    rows = asyncio.run(run())
+    if as_json:
+        typer.echo(json.dumps(rows, sort_keys=True))
+        return
+    columns = ("created_at", "action", "actor_id", "user_id", "config_type", "reason", "agent_id")
+    _table("audit", columns, [tuple(str(row[c] or "") for c in columns) for row in rows])

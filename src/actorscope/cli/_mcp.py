@@ -1,0 +1,119 @@
+"""``actorscope mcp``: serve the built-in tools over MCP (stdio or streamable HTTP).
+
+The signing key is ``ACTORSCOPE_ORIGIN_KEY`` (the host signs identity tokens with the same
+key); without it the server draws a random key, so no token verifies and every call runs with
+the empty identity. stdio reads the run's token from ``ACTORSCOPE_IDENTITY_TOKEN`` once at
+start-up; HTTP reads the ``X-Actorscope-Identity`` header of each request.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import os
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from actorscope.agents import Agent, AgentRegistry
+from actorscope.cli._app import app
+from actorscope.errors import ConfigError
+from actorscope.permissions import GrantStore, PermissionPolicy
+from actorscope.propagation import DEFAULT_KEY_ENV, OriginSigner
+from actorscope.store import DEFAULT_TENANT_SLUG, Database
+from actorscope.tools.builtin import builtin_tools
+from actorscope.tools.token import IDENTITY_TOKEN_ENV, identity_from_token
+from actorscope.tools.toolbox import FreshPolicy, Toolbox
+
+__all__ = ["Transport", "mcp"]
+
+DEFAULT_DB = Path("actorscope.db")
+
+
+class Transport(StrEnum):
+    """How the MCP server talks to its client."""
+
+    STDIO = "stdio"
+    HTTP = "http"
+
+
+def _signer() -> OriginSigner:
+    if os.environ.get(DEFAULT_KEY_ENV) is None:
+        typer.echo(
+            f"actorscope: warning: {DEFAULT_KEY_ENV} is not set; no identity token can verify, "
+            "so every call runs with no scope and no sender",
+            err=True,
+        )
+        return OriginSigner()
+    return OriginSigner.from_env()
+
+
+async def _serve(
+    db_path: Path,
+    transport: Transport,
+    host: str,
+    port: int,
+    workspace: Path,
+    agent_key: str | None,
+    tenant: str,
+) -> None:
+    # Imported here: the SDK is the optional `mcp` extra, and every other command must work
+    # without it.
+    from actorscope.tools.mcp_server import (
+        create_mcp_server,
+        fixed_identity,
+        header_identity,
+        http_server,
+        serve_stdio,
+    )
+
+    signer = _signer()
+    async with Database.open(db_path) as db:
+        agents = AgentRegistry(db)
+        agent: Agent | None = None
+        if agent_key is not None:
+            agent = await agents.resolve(agent_key, tenant)
+        store = GrantStore(db)
+        box = Toolbox.create(
+            db,
+            policy=FreshPolicy(PermissionPolicy(store), store),
+            workspace_root=workspace,
+            default_agent=agent,
+            agents=agents,
+        )
+        registry = builtin_tools(box)
+        if transport is Transport.STDIO:
+            identity = identity_from_token(os.environ.get(IDENTITY_TOKEN_ENV), signer)
+            await serve_stdio(create_mcp_server(registry, fixed_identity(identity)))
+        else:
+            server = create_mcp_server(registry, header_identity(signer))
+            await http_server(server, host=host, port=port).serve()
+
+
+@app.command("mcp")
+def mcp(
+    db: Annotated[Path, typer.Option("--db", help="The actorscope database.")] = DEFAULT_DB,
+    transport: Annotated[
+        Transport, typer.Option("--transport", help="stdio, or streamable HTTP.")
+    ] = Transport.STDIO,
+    host: Annotated[str, typer.Option("--host", help="HTTP bind address.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", help="HTTP port.", min=0, max=65535)] = 8000,
+    workspace: Annotated[
+        Path | None,
+        typer.Option("--workspace", help="Workspace root (default: 'workspace' beside the DB)."),
+    ] = None,
+    agent: Annotated[
+        str | None,
+        typer.Option("--agent", help="Agent key or UUID for calls whose identity names none."),
+    ] = None,
+    tenant: Annotated[
+        str, typer.Option("--tenant", help="Tenant slug or UUID of --agent.")
+    ] = DEFAULT_TENANT_SLUG,
+) -> None:
+    """Serve the built-in tools (workspace, cron, memory, whoami) over MCP."""
+    if importlib.util.find_spec("mcp") is None:
+        raise ConfigError("the MCP server needs the mcp extra: pip install 'actorscope[mcp]'")
+    root = workspace if workspace is not None else db.parent / "workspace"
+    asyncio.run(_serve(db, transport, host, port, root, agent, tenant))

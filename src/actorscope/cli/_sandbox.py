@@ -1,0 +1,89 @@
+"""``actorscope sandbox``: a Telegram Bot API emulator on 127.0.0.1 with a prompt.
+
+Point a python-telegram-bot Application at the printed base URL and token, then type as
+different users in different chats; the bot's replies are printed as they arrive.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import threading
+from collections.abc import AsyncIterator
+from typing import TextIO
+
+import typer
+
+from actorscope.cli._app import app
+from actorscope.errors import ConfigError
+from actorscope.testing.botapi.console import HELP, SandboxConsole, populate_sandbox, run_console
+from actorscope.testing.botapi.emulator import BotApiEmulator
+from actorscope.testing.botapi.server import BotApiServer
+
+__all__ = ["read_lines", "sandbox"]
+
+
+async def read_lines(stream: TextIO) -> AsyncIterator[str]:
+    """Lines of a blocking stream, read on a daemon thread so the event loop keeps running.
+
+    A daemon thread (not the loop's executor) because a ``readline`` blocked on a terminal
+    cannot be cancelled, and ``asyncio.run`` would wait for an executor thread at exit.
+    """
+    loop = asyncio.get_running_loop()
+    queue: asyncio.Queue[str | None] = asyncio.Queue()
+
+    def post(item: str | None) -> bool:
+        try:
+            loop.call_soon_threadsafe(queue.put_nowait, item)
+        except RuntimeError:  # the loop is closed: nobody is listening any more
+            return False
+        return True
+
+    def pump() -> None:
+        for line in stream:
+            if not post(line):
+                return
+        post(None)
+
+    threading.Thread(target=pump, name="sandbox-stdin", daemon=True).start()
+    while (line := await queue.get()) is not None:
+        yield line
+
+
+async def _serve(port: int, token: str | None) -> None:
+    emu = BotApiEmulator(token)
+    populate_sandbox(emu)
+    async with BotApiServer(emu, port=port) as server:
+        typer.echo("actorscope sandbox: a Telegram Bot API emulator (offline)")
+        typer.echo(f"base_url: {server.base_url}")
+        typer.echo(f"token:    {emu.token}")
+        typer.echo(f"bot:      @{emu.bot.username}")
+        typer.echo("connect:  ApplicationBuilder().token(TOKEN).base_url(BASE_URL)")
+        typer.echo(HELP)
+        console = SandboxConsole(emu, typer.echo)
+        try:
+            await run_console(console, read_lines(sys.stdin))
+        finally:
+            console.close()
+    typer.echo("sandbox stopped")
+
+
+@app.command("sandbox")
+def sandbox(
+    port: int = typer.Option(0, "--port", help="Port on 127.0.0.1 (0: any free port)."),
+    token: str | None = typer.Option(
+        None, "--token", help="Bot token to accept (default: a random one)."
+    ),
+) -> None:
+    """Run a Telegram Bot API emulator on 127.0.0.1 and type as users in its chats."""
+    if not 0 <= port <= 65535:
+        raise ConfigError(f"--port must be between 0 and 65535, not {port}")
+    if token is not None:
+        bot_id, sep, secret = token.partition(":")
+        if not (sep and bot_id.isdigit() and secret):
+            raise ConfigError("--token must look like <bot id>:<secret>, e.g. 123456:abc")
+    try:
+        asyncio.run(_serve(port, token))
+    except KeyboardInterrupt:
+        # asyncio.run has already cancelled the session, which closed the server.
+        typer.echo("\nsandbox stopped")

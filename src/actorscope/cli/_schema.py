@@ -1,0 +1,53 @@
+"""``actorscope schema lint FILE --target T``: one line per violation, exit 1 if any."""
+
+from __future__ import annotations
+
+import json
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from actorscope.cli._app import app
+from actorscope.errors import SchemaError
+from actorscope.tools.catalog import tools_from_json
+from actorscope.tools.lint import lint_tool_schema
+
+__all__ = ["LintTarget", "lint"]
+
+schema_app = typer.Typer(help="Tool input schemas.", add_completion=False)
+app.add_typer(schema_app, name="schema")
+
+
+class LintTarget(StrEnum):
+    """The clients a schema can be linted for."""
+
+    CLAUDE = "claude"
+    OPENAI_STRICT = "openai-strict"
+    GEMINI = "gemini"
+
+
+@schema_app.command("lint")
+def lint(
+    file: Annotated[Path, typer.Argument(help="A tools/list result (JSON) or a list of tools.")],
+    target: Annotated[LintTarget, typer.Option("--target", help="The client to lint for.")],
+) -> None:
+    """Lint every tool's input schema; print one line per violation and exit 1 if any."""
+    try:
+        text = file.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise SchemaError(f"cannot read {str(file)!r}: {exc.strerror}") from exc
+    try:
+        document = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise SchemaError(f"{file}:{exc.lineno}: not valid JSON: {exc.msg}") from exc
+    tools = tools_from_json(document)
+    count = 0
+    for tool in tools:
+        for violation in lint_tool_schema(tool.input_schema, target.value):
+            typer.echo(f"{tool.name}: {violation}")
+            count += 1
+    if count:
+        raise typer.Exit(1)
+    typer.echo(f"ok: {len(tools)} tool(s) clean for {target.value}")

@@ -1,0 +1,206 @@
+"""A small agent-host runtime: bus consumer -> run request -> handler in the bound context.
+
+For each inbound message the :class:`Host` builds the run request (attributing a synthesised
+message to its verified origin), binds the request's identity and run info, awaits the user's
+handler and routes what it returns to the sender registered for the reply's channel. A handler
+that raises is logged with the identity it ran as; the host keeps going. :meth:`Host.stop`
+drains the bus (or not) and then cancels its workers, every wait bounded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import logging
+import uuid
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from types import TracebackType
+
+from actorscope.context import bind_identity
+from actorscope.errors import ActorscopeError, ConfigError
+from actorscope.host.sender import OutboundSender
+from actorscope.messages import InboundMessage, OutboundMessage, RunRequest
+from actorscope.propagation.builder import build_run_request
+from actorscope.propagation.bus import MessageBus
+from actorscope.propagation.keys import META_ORIGIN_TRACE_ID
+from actorscope.propagation.origin import OriginSigner
+from actorscope.propagation.run import RunInfo, bind_run
+
+__all__ = ["Handler", "Host", "Reply", "reply_to"]
+
+#: What a handler may return: text for the chat it ran in, ready messages, or nothing.
+Reply = str | OutboundMessage | Sequence[OutboundMessage] | None
+#: The user's turn function.
+Handler = Callable[[RunRequest], Awaitable[Reply]]
+
+_log = logging.getLogger("actorscope.host")
+
+
+def reply_to(request: RunRequest, content: str) -> OutboundMessage:
+    """A reply to ``request``: same channel, chat and topic/thread, replying to its message."""
+    return OutboundMessage(
+        channel=request.channel,
+        chat_id=request.chat_id,
+        content=content,
+        thread_id=request.thread_id,
+        reply_to_message_id=request.message_id,
+    )
+
+
+def _who(request: RunRequest) -> str:
+    return (
+        f"sender={request.sender_id!r} scope={request.user_id!r} session={request.session_key!r} "
+        f"agent={request.agent_id or ''!r} tenant={request.tenant_id or ''!r}"
+    )
+
+
+class Host:
+    """Consumes ``bus`` with ``concurrency`` workers and runs ``handler`` for each message."""
+
+    def __init__(
+        self,
+        handler: Handler,
+        *,
+        bus: MessageBus,
+        signer: OriginSigner,
+        senders: Mapping[str, OutboundSender] | None = None,
+        agent_key: str = "main",
+        agent_id: str | None = None,
+        tenant_id: str | None = None,
+        concurrency: int = 4,
+    ) -> None:
+        if type(concurrency) is not int or concurrency < 1:
+            raise ConfigError(f"concurrency must be a positive integer, got {concurrency!r}")
+        self._handler = handler
+        self._bus = bus
+        self._signer = signer
+        self._senders: dict[str, OutboundSender] = dict(senders or {})
+        self._agent_key = agent_key
+        self._agent_id = agent_id
+        self._tenant_id = tenant_id
+        self._concurrency = concurrency
+        self._workers: list[asyncio.Task[None]] = []
+
+    @property
+    def bus(self) -> MessageBus:
+        """The bus this host consumes."""
+        return self._bus
+
+    @property
+    def running(self) -> bool:
+        """True between :meth:`start` and :meth:`stop`."""
+        return bool(self._workers)
+
+    def add_sender(self, channel: str, sender: OutboundSender) -> None:
+        """Route outbound messages of ``channel`` to ``sender`` (replacing any earlier one)."""
+        if not isinstance(sender, OutboundSender):
+            raise ConfigError(f"a sender must be an OutboundSender, got {type(sender).__name__}")
+        self._senders[channel] = sender
+
+    async def process(self, msg: InboundMessage) -> list[OutboundMessage]:
+        """Run one message now (no bus): build, bind, handle, route; return what was routed."""
+        try:
+            request = build_run_request(
+                msg,
+                signer=self._signer,
+                agent_key=self._agent_key,
+                agent_id=self._agent_id,
+                tenant_id=self._tenant_id,
+            )
+        except ActorscopeError as exc:
+            _log.warning(
+                "dropped a message from %r in chat %r: %s", msg.sender_id, msg.chat_id, exc
+            )
+            return []
+        info = RunInfo(
+            session_key=request.session_key,
+            trace_id=request.metadata.get(META_ORIGIN_TRACE_ID) or uuid.uuid4().hex,
+            thread_id=request.thread_id,
+        )
+        with bind_identity(request.identity()), bind_run(info):
+            try:
+                reply = await self._handler(request)
+            except Exception:
+                _log.exception("handler failed (%s)", _who(request))
+                return []
+        outbound = self._outbound(request, reply)
+        for out in outbound:
+            await self._route(out)
+        return outbound
+
+    def _outbound(self, request: RunRequest, reply: object) -> list[OutboundMessage]:
+        if reply is None:
+            return []
+        if isinstance(reply, str):
+            return [reply_to(request, reply)]
+        if isinstance(reply, OutboundMessage):
+            return [reply]
+        if isinstance(reply, Sequence) and all(isinstance(m, OutboundMessage) for m in reply):
+            return list(reply)
+        _log.error("handler returned %s, not a reply (%s)", type(reply).__name__, _who(request))
+        return []
+
+    async def _route(self, out: OutboundMessage) -> None:
+        sender = self._senders.get(out.channel)
+        if sender is None:
+            _log.error(
+                "no sender for channel %r; dropped a reply to chat %r", out.channel, out.chat_id
+            )
+            return
+        try:
+            await sender.send(out)
+        except Exception:
+            _log.exception("sending to %r chat %r failed", out.channel, out.chat_id)
+
+    async def _work(self) -> None:
+        while True:
+            msg = await self._bus.get()
+            try:
+                await self.process(msg)
+            finally:
+                self._bus.task_done()
+
+    async def start(self) -> None:
+        """Start the workers; each begins with an empty context (no identity leaks in)."""
+        if self._workers:
+            raise ConfigError("the host is already running")
+        self._workers = [
+            asyncio.create_task(
+                self._work(), name=f"actorscope-host-{i}", context=contextvars.Context()
+            )
+            for i in range(self._concurrency)
+        ]
+
+    async def stop(self, *, drain: bool = True, grace: float = 5.0) -> int:
+        """Stop; with ``drain`` first wait (up to ``grace`` s) for the bus to empty.
+
+        Workers are then cancelled and awaited, again for at most ``grace`` seconds.
+        Returns how many messages were left on the bus.
+        """
+        workers, self._workers = self._workers, []
+        if not workers:
+            return self._bus.qsize()
+        if drain:
+            try:
+                async with asyncio.timeout(grace):
+                    await self._bus.join()
+            except TimeoutError:
+                _log.warning("drain timed out after %gs; cancelling in-flight runs", grace)
+        for worker in workers:
+            worker.cancel()
+        _, pending = await asyncio.wait(workers, timeout=grace)
+        if pending:
+            _log.error("%d host workers ignored cancellation for %gs", len(pending), grace)
+        return self._bus.qsize()
+
+    async def __aenter__(self) -> Host:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.stop(drain=exc is None)

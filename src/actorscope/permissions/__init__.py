@@ -1,0 +1,43 @@
+"""Permissions: grants per tenant and agent, fail-closed group checks, writers, audit."""
+
+from actorscope.permissions.audit import AuditAction, AuditEntry, AuditLog
+from actorscope.permissions.cache import DecisionCache
+from actorscope.permissions.grants import GrantStore
+from actorscope.permissions.ownership import owner_for_new_row, owns
+from actorscope.permissions.policy import BYPASS_ROLES, Decision, PermissionPolicy, Reason
+from actorscope.permissions.records import Grant, GrantKey, GrantLookup
+from actorscope.permissions.scopes import ConfigType, Permission, candidate_scopes
+from actorscope.permissions.writers import (
+    PlatformAdminCheck,
+    WriterDecision,
+    WriterManager,
+    WriterReason,
+    WriterRole,
+    writer_scope,
+)
+
+__all__ = [
+    "BYPASS_ROLES",
+    "AuditAction",
+    "AuditEntry",
+    "AuditLog",
+    "ConfigType",
+    "Decision",
+    "DecisionCache",
+    "Grant",
+    "GrantKey",
+    "GrantLookup",
+    "GrantStore",
+    "Permission",
+    "PermissionPolicy",
+    "PlatformAdminCheck",
+    "Reason",
+    "WriterDecision",
+    "WriterManager",
+    "WriterReason",
+    "WriterRole",
+    "candidate_scopes",
+    "owner_for_new_row",
+    "owns",
+    "writer_scope",
+]

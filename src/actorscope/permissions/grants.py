@@ -1,0 +1,336 @@
+"""Grants in ``config_permissions``: upsert, revoke, list, import, and the one-query lookup.
+
+Every change commits together with its audit row and then invalidates the agent's cached
+decisions, so the very next check sees it. Changes made by another process are not seen
+by this process's cache until :meth:`GrantStore.invalidate` is called.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from actorscope.agents import AgentRegistry
+from actorscope.agents.types import parse_uuid
+from actorscope.errors import GrantError, StoreError
+from actorscope.permissions.audit import AuditAction, AuditEntry, AuditLog
+from actorscope.permissions.cache import DEFAULT_MAX_ENTRIES, DecisionCache
+from actorscope.permissions.records import (
+    Grant,
+    GrantKey,
+    GrantLookup,
+    grant_from_row,
+    grant_key,
+    metadata_json,
+    precedence,
+)
+from actorscope.permissions.scopes import (
+    Permission,
+    parse_config_type,
+    parse_grant_scope,
+    parse_grantee,
+    parse_permission,
+)
+from actorscope.store import Database, Row, Transaction, utc_now
+
+__all__ = ["GrantStore"]
+
+_COLUMNS = (
+    "tenant_id, agent_id, scope, config_type, user_id, permission, granted_by, metadata,"
+    " created_at, updated_at"
+)
+_KEY_WHERE = "agent_id = ? AND scope = ? AND config_type = ? AND user_id = ?"
+_UPSERT = (
+    f"INSERT INTO config_permissions ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+    "ON CONFLICT (tenant_id, agent_id, scope, config_type, user_id) DO UPDATE SET "
+    "permission = excluded.permission, granted_by = excluded.granted_by, "
+    "metadata = excluded.metadata, updated_at = excluded.updated_at"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class _Write:
+    key: GrantKey
+    permission: str
+    granted_by: str
+    metadata: str
+
+
+class GrantStore:
+    """Grants of every tenant and agent, with a decision cache shared by the policies over it."""
+
+    def __init__(self, db: Database, *, max_cached: int = DEFAULT_MAX_ENTRIES) -> None:
+        self.db = db
+        self.audit = AuditLog(db)
+        self.cache: DecisionCache[Any] = DecisionCache(max_cached)
+        self._agents = AgentRegistry(db)
+        self._tenant_of: dict[str, str] = {}
+        # One read at a time on the shared reader connection: a SELECT whose cursor is still
+        # open (between aiosqlite's execute and fetch hops) pins the connection's snapshot,
+        # and a lookup run inside it would miss a grant committed just before it was issued.
+        self._read_lock = asyncio.Lock()
+
+    def invalidate(self, agent_id: str | None = None) -> None:
+        """Forget cached decisions of one agent (or all): after changes made elsewhere."""
+        if agent_id is None:
+            self.cache.clear()
+        else:
+            self.cache.invalidate(agent_id)
+
+    async def grant(
+        self,
+        *,
+        agent_id: str,
+        scope: str,
+        config_type: str,
+        user_id: str,
+        permission: str = "allow",
+        granted_by: str = "",
+        metadata: Mapping[str, Any] | None = None,
+    ) -> Grant:
+        """Create or replace the grant with this key; the change is audited as ``granted_by``."""
+        write = _Write(
+            key=grant_key(agent_id, scope, config_type, user_id),
+            permission=parse_permission(permission),
+            granted_by=str(granted_by),
+            metadata=metadata_json(metadata),
+        )
+        tenants = await self._tenants([write.key.agent_id])
+        (stored,) = await self._upsert([write], tenants, via="grant")
+        return stored
+
+    async def import_grants(self, rows: Iterable[Mapping[str, Any]]) -> int:
+        """Upsert many grants in one transaction; nothing is written if any row is bad.
+
+        Every agent UUID is validated before anything else, then every other field, then
+        that each agent exists.
+        """
+        batch = list(rows)
+        for index, row in enumerate(batch):
+            if not isinstance(row, Mapping):
+                raise GrantError(f"grant row {index} must be a mapping")
+            parse_uuid(row.get("agent_id"), f"agent id of grant row {index}")
+        writes = [
+            _Write(
+                key=grant_key(
+                    row["agent_id"], row.get("scope"), row.get("config_type"), row.get("user_id")
+                ),
+                permission=parse_permission(row.get("permission", Permission.ALLOW)),
+                granted_by=str(row.get("granted_by", "")),
+                metadata=metadata_json(row.get("metadata")),
+            )
+            for row in batch
+        ]
+        tenants = await self._tenants([w.key.agent_id for w in writes])
+        return len(await self._upsert(writes, tenants, via="import"))
+
+    async def revoke(
+        self,
+        *,
+        agent_id: str,
+        scope: str,
+        config_type: str,
+        user_id: str,
+        revoked_by: str = "",
+    ) -> bool:
+        """Delete the grant with this key; False if there was none (nothing is audited then)."""
+        removed = await self.revoke_many(
+            [grant_key(agent_id, scope, config_type, user_id)], revoked_by=revoked_by
+        )
+        return removed == 1
+
+    async def revoke_many(self, keys: Sequence[GrantKey], *, revoked_by: str = "") -> int:
+        """Delete every existing grant among ``keys`` in one transaction; return how many."""
+        removed = 0
+        agents = {key.agent_id for key in keys}
+        try:
+            async with self.db.transaction() as tx:
+                for agent in agents:
+                    self.cache.invalidate(agent)
+                for key in keys:
+                    row = await tx.fetchone(
+                        f"SELECT {_COLUMNS} FROM config_permissions WHERE {_KEY_WHERE}",
+                        (key.agent_id, key.scope, key.config_type, key.user_id),
+                    )
+                    if row is None:
+                        continue
+                    await tx.execute(
+                        f"DELETE FROM config_permissions WHERE {_KEY_WHERE}",
+                        (key.agent_id, key.scope, key.config_type, key.user_id),
+                    )
+                    removed += 1
+                    old = grant_from_row(row)
+                    await self.audit.write(
+                        AuditEntry(
+                            action=AuditAction.GRANT_REMOVE,
+                            actor_id=revoked_by,
+                            user_id=key.scope,
+                            agent_id=key.agent_id,
+                            tenant_id=old.tenant_id,
+                            config_type=key.config_type,
+                            reason=old.permission,
+                            detail={"grantee": key.user_id, "permission": old.permission},
+                        ),
+                        tx,
+                    )
+        finally:
+            for agent in agents:
+                self.cache.invalidate(agent)
+        return removed
+
+    async def list(
+        self,
+        *,
+        agent_id: str | None = None,
+        scope: str | None = None,
+        config_type: str | None = None,
+        user_id: str | None = None,
+        tenant_id: str | None = None,
+    ) -> list[Grant]:
+        """Grants matching every filter given (each compared exactly), in a stable order."""
+        where: list[str] = []
+        params: list[str] = []
+        filters = (
+            ("tenant_id", None if tenant_id is None else parse_uuid(tenant_id, "tenant id")),
+            ("agent_id", None if agent_id is None else parse_uuid(agent_id, "agent id")),
+            ("scope", None if scope is None else parse_grant_scope(scope)),
+            ("config_type", None if config_type is None else parse_config_type(config_type)),
+            ("user_id", None if user_id is None else parse_grantee(user_id)),
+        )
+        for column, value in filters:
+            if value is not None:
+                where.append(f"{column} = ?")
+                params.append(value)
+        clause = f" WHERE {' AND '.join(where)}" if where else ""
+        rows = await self.read(
+            f"SELECT {_COLUMNS} FROM config_permissions{clause} "
+            "ORDER BY tenant_id, agent_id, scope, config_type, user_id",
+            params,
+        )
+        return [grant_from_row(row) for row in rows]
+
+    async def check(
+        self,
+        *,
+        agent_id: str,
+        scopes: Sequence[str],
+        config_types: Sequence[str],
+        sender_id: str,
+        tenant_id: str | None = None,
+    ) -> GrantLookup:
+        """One indexed query over the candidate scopes and types, then the precedence.
+
+        Precedence: sender deny, sender allow, ``*`` deny, ``*`` allow, none. Grants of a
+        soft-deleted agent match nothing. Uncached; raises
+        :class:`~actorscope.errors.StoreError` when the store fails.
+        """
+        marks = ", ".join("?" * len(scopes))
+        type_marks = ", ".join("?" * len(config_types))
+        rows = await self.read(
+            "SELECT user_id, permission FROM config_permissions "
+            f"WHERE agent_id = ? AND scope IN ({marks}) AND config_type IN ({type_marks}) "
+            "AND user_id IN (?, '*') AND tenant_id = COALESCE(?, tenant_id) "
+            # A soft-deleted agent keeps its grant rows for the record; they grant nothing.
+            "AND EXISTS (SELECT 1 FROM agents AS a "
+            "WHERE a.id = config_permissions.agent_id AND a.deleted_at IS NULL)",
+            (agent_id, *scopes, *config_types, sender_id, tenant_id),
+        )
+        return precedence(rows)
+
+    async def tenant_of(self, agent_id: str) -> str | None:
+        """The tenant UUID of an agent row (for audit rows), or ``None`` if unknown or unreadable.
+
+        An agent never changes tenant, so answers are kept for the life of the store.
+        """
+        known = self._tenant_of.get(agent_id)
+        if known is not None:
+            return known
+        try:
+            rows = await self.read("SELECT tenant_id FROM agents WHERE id = ?", (agent_id,))
+        except (StoreError, ValueError):
+            return None
+        if not rows:
+            return None
+        self._tenant_of[agent_id] = str(rows[0]["tenant_id"])
+        return self._tenant_of[agent_id]
+
+    async def read(self, sql: str, params: Sequence[Any] = ()) -> Sequence[Row]:
+        """Every row of one query on committed data, never inside another read's snapshot."""
+        async with self._read_lock:
+            return await self.db.fetchall(sql, params)
+
+    async def _tenants(self, agent_ids: Iterable[str]) -> dict[str, str]:
+        tenants: dict[str, str] = {}
+        for agent_id in dict.fromkeys(agent_ids):
+            agent = await self._agents.get(agent_id)
+            tenants[agent_id] = agent.tenant_id
+        return tenants
+
+    async def _upsert(
+        self, writes: Sequence[_Write], tenants: Mapping[str, str], via: str
+    ) -> tuple[Grant, ...]:
+        agents = set(tenants)
+        stored: tuple[Grant, ...] = ()
+        try:
+            async with self.db.transaction() as tx:
+                for agent in agents:
+                    self.cache.invalidate(agent)
+                for write in writes:
+                    grant = await self._upsert_one(tx, write, tenants[write.key.agent_id], via)
+                    stored += (grant,)
+        finally:
+            # Again after the commit: a cold read that started during the write must not stick.
+            for agent in agents:
+                self.cache.invalidate(agent)
+        return stored
+
+    async def _upsert_one(self, tx: Transaction, write: _Write, tenant_id: str, via: str) -> Grant:
+        key = write.key
+        previous = await tx.fetchone(
+            f"SELECT permission FROM config_permissions WHERE {_KEY_WHERE} AND tenant_id = ?",
+            (key.agent_id, key.scope, key.config_type, key.user_id, tenant_id),
+        )
+        now = utc_now()
+        await tx.execute(
+            _UPSERT,
+            (
+                tenant_id,
+                key.agent_id,
+                key.scope,
+                key.config_type,
+                key.user_id,
+                write.permission,
+                write.granted_by,
+                write.metadata,
+                now,
+                now,
+            ),
+        )
+        detail: dict[str, Hashable] = {"grantee": key.user_id, "permission": write.permission}
+        if via != "grant":
+            detail["via"] = via
+        if previous is not None:
+            detail["previous"] = previous["permission"]
+        await self.audit.write(
+            AuditEntry(
+                action=AuditAction.GRANT_ADD if previous is None else AuditAction.GRANT_UPDATE,
+                actor_id=write.granted_by,
+                user_id=key.scope,
+                agent_id=key.agent_id,
+                tenant_id=tenant_id,
+                config_type=key.config_type,
+                reason=write.permission,
+                detail=detail,
+            ),
+            tx,
+        )
+        # Read back inside the transaction: the row as stored, whatever the reader's snapshot.
+        row = await tx.fetchone(
+            f"SELECT {_COLUMNS} FROM config_permissions WHERE {_KEY_WHERE}",
+            (key.agent_id, key.scope, key.config_type, key.user_id),
+        )
+        if row is None:
+            raise StoreError(f"grant for agent {key.agent_id} vanished inside its transaction")
+        return grant_from_row(row)

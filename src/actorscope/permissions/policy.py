@@ -1,0 +1,258 @@
+"""Permission checks: the DESIGN decision order, fail-closed in groups, one ``Decision`` each.
+
+1. not a group context → allow; 2. role owner/admin/operator → allow; 3. no agent → deny;
+4. empty sender → deny; 5. synthetic or placeholder sender → deny; 6. grant lookup;
+7. store error → allow and audit (or deny when ``strict``).
+
+A warm check (same agent, tenant, scope, sender and type as an earlier cold one, no grant
+change since) is answered from the store's cache without touching the database; an allowed
+warm check writes nothing, a denied one writes its audit row.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+from dataclasses import dataclass
+from enum import StrEnum
+
+from actorscope.agents.types import is_uuid
+from actorscope.context import current_identity
+from actorscope.errors import StoreError
+from actorscope.identity import (
+    Identity,
+    is_group_scope,
+    is_placeholder_sender,
+    is_synthetic_sender,
+    normalize_sender_id,
+)
+from actorscope.permissions.audit import AuditAction, AuditEntry
+from actorscope.permissions.grants import GrantStore
+from actorscope.permissions.records import GrantLookup
+from actorscope.permissions.scopes import (
+    CHECK_TYPES,
+    ConfigType,
+    accepted_types,
+    candidate_scopes,
+    parse_check_type,
+)
+
+__all__ = ["BYPASS_ROLES", "Decision", "PermissionPolicy", "Reason"]
+
+_log = logging.getLogger("actorscope.permissions")
+
+#: Roles that bypass group checks (``viewer`` and no role do not).
+BYPASS_ROLES: frozenset[str] = frozenset({"owner", "admin", "operator"})
+
+
+class Reason(StrEnum):
+    """Why a check decided as it did; the values are the DESIGN contract."""
+
+    NOT_GROUP_CONTEXT = "not_group_context"
+    ROLE_BYPASS = "role_bypass"
+    NO_AGENT = "no_agent"
+    EMPTY_SENDER = "empty_sender"
+    SYNTHETIC_SENDER = "synthetic_sender"
+    PLACEHOLDER_SENDER = "placeholder_sender"
+    GRANTED = "granted"
+    DENIED_BY_GRANT = "denied_by_grant"
+    NO_GRANT = "no_grant"
+    STORE_ERROR_FAIL_OPEN = "store_error_fail_open"
+    STORE_ERROR_FAIL_CLOSED = "store_error_fail_closed"
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """The outcome of one check: allowed or not, why, and for whom and where."""
+
+    allowed: bool
+    reason: Reason
+    scope: str
+    sender_id: str
+    config_type: str
+
+
+_LOOKUP_REASON = {
+    GrantLookup.ALLOW: Reason.GRANTED,
+    GrantLookup.DENY: Reason.DENIED_BY_GRANT,
+    GrantLookup.NONE: Reason.NO_GRANT,
+}
+_NO_IDENTITY = Identity(user_id="", sender_id="")
+# Plain strings, so a Decision's config_type compares and prints as the bare value.
+_FILE_WRITER = ConfigType.FILE_WRITER.value
+_CRON = ConfigType.CRON.value
+_CONTEXT_FILES = ConfigType.CONTEXT_FILES.value
+
+
+class PermissionPolicy:
+    """Checks over a :class:`GrantStore`. ``strict=True`` denies when the store fails."""
+
+    def __init__(self, store: GrantStore, *, strict: bool = False) -> None:
+        self.store = store
+        self.strict = strict
+        self._cache = store.cache
+
+    async def check_file_writer(self, identity: Identity | None = None) -> Decision:
+        """May the actor write the agent's files here? (``file_writer``)."""
+        return self._warm(_FILE_WRITER, identity) or await self._decide(_FILE_WRITER, identity)
+
+    async def check_cron(self, identity: Identity | None = None) -> Decision:
+        """May the actor manage cron jobs here? (``cron`` or ``file_writer``)."""
+        return self._warm(_CRON, identity) or await self._decide(_CRON, identity)
+
+    async def check_context_files(self, identity: Identity | None = None) -> Decision:
+        """May the actor change context files here? (``context_files`` or ``file_writer``)."""
+        return self._warm(_CONTEXT_FILES, identity) or await self._decide(_CONTEXT_FILES, identity)
+
+    async def check(self, config_type: str, identity: Identity | None = None) -> Decision:
+        """Decide ``config_type`` for ``identity`` (default: the bound one).
+
+        With no identity given and none bound the check denies (``empty_sender``): a run
+        that forgot to bind must not pass for a direct chat.
+        """
+        if config_type not in CHECK_TYPES:
+            parse_check_type(config_type)  # raises the one clear GrantError
+        return self._warm(config_type, identity) or await self._decide(config_type, identity)
+
+    def _warm(self, config_type: str, identity: Identity | None) -> Decision | None:
+        """A cached allow, without awaiting anything; ``None`` sends the check the long way.
+
+        Only group checks that passed every pre-lookup rule are ever cached, so a hit needs
+        no further test except the role (a bypass must keep its own reason).
+        """
+        if identity is None or identity.role in BYPASS_ROLES:
+            return None
+        hit: Decision | None = self._cache.get(
+            (
+                identity.agent_id,
+                identity.tenant_id,
+                identity.user_id,
+                identity.sender_id,
+                config_type,
+            )
+        )
+        return hit if hit is not None and hit.allowed else None
+
+    async def _decide(self, config_type: str, identity: Identity | None) -> Decision:
+        if identity is None:
+            bound = current_identity()
+            if bound is None:
+                return await self._deny(_NO_IDENTITY, Reason.EMPTY_SENDER, "", config_type)
+            identity = bound
+            warm = self._warm(config_type, identity)
+            if warm is not None:
+                return warm
+        scope = identity.user_id
+        if not is_group_scope(scope):
+            return Decision(True, Reason.NOT_GROUP_CONTEXT, scope, identity.sender_id, config_type)
+        if identity.role in BYPASS_ROLES:
+            return Decision(True, Reason.ROLE_BYPASS, scope, identity.sender_id, config_type)
+        agent_id = identity.agent_id
+        if agent_id is None:
+            return await self._deny(identity, Reason.NO_AGENT, identity.sender_id, config_type)
+        cached: Decision | None = self._cache.get(
+            (agent_id, identity.tenant_id, scope, identity.sender_id, config_type)
+        )
+        if cached is not None:
+            if not cached.allowed:
+                await self._audit_deny(identity, cached)  # every denial is audited, warm or not
+            return cached
+        return await self._cold(identity, agent_id, config_type)
+
+    async def _cold(self, identity: Identity, agent_id: str, config_type: str) -> Decision:
+        types = accepted_types(config_type)
+        sender = normalize_sender_id(identity.sender_id)
+        if not sender:
+            return await self._deny(identity, Reason.EMPTY_SENDER, sender, config_type)
+        if is_synthetic_sender(sender):
+            return await self._deny(identity, Reason.SYNTHETIC_SENDER, sender, config_type)
+        if is_placeholder_sender(sender):
+            return await self._deny(identity, Reason.PLACEHOLDER_SENDER, sender, config_type)
+        if not is_uuid(agent_id):
+            return await self._deny(identity, Reason.NO_AGENT, sender, config_type)
+        scope = identity.user_id
+        generation = self._cache.generation(agent_id)
+        try:
+            lookup = await self.store.check(
+                agent_id=agent_id,
+                scopes=candidate_scopes(scope),
+                config_types=types,
+                sender_id=sender,
+                tenant_id=identity.tenant_id or None,
+            )
+        except (StoreError, sqlite3.Error, ValueError) as exc:
+            # ValueError: aiosqlite's "no active connection" once the database is closed.
+            return await self._store_failed(identity, sender, config_type, exc)
+        reason = _LOOKUP_REASON[lookup]
+        decision = Decision(lookup is GrantLookup.ALLOW, reason, scope, sender, str(config_type))
+        self._cache.put(
+            (agent_id, identity.tenant_id, scope, identity.sender_id, config_type),
+            decision,
+            generation,
+        )
+        if not decision.allowed:
+            await self._audit_deny(identity, decision)
+        return decision
+
+    async def _store_failed(
+        self, identity: Identity, sender: str, config_type: str, exc: Exception
+    ) -> Decision:
+        if self.strict:
+            _log.warning(
+                "permission store failed; denying %s for sender %r in %r (agent %s, strict): %s",
+                config_type,
+                sender,
+                identity.user_id,
+                identity.agent_id,
+                exc,
+            )
+            return await self._deny(identity, Reason.STORE_ERROR_FAIL_CLOSED, sender, config_type)
+        _log.warning(
+            "permission store failed; allowing %s for sender %r in %r (agent %s): %s",
+            config_type,
+            sender,
+            identity.user_id,
+            identity.agent_id,
+            exc,
+        )
+        decision = Decision(
+            True, Reason.STORE_ERROR_FAIL_OPEN, identity.user_id, sender, str(config_type)
+        )
+        await self.store.audit.record(
+            AuditEntry(
+                action=AuditAction.CHECK_FAIL_OPEN,
+                actor_id=identity.actor_id,
+                user_id=identity.user_id,
+                agent_id=identity.agent_id,
+                tenant_id=identity.tenant_id,
+                config_type=str(config_type),
+                reason=decision.reason,
+                detail={"sender_id": sender, "error": str(exc)},
+            )
+        )
+        return decision
+
+    async def _deny(
+        self, identity: Identity, reason: Reason, sender: str, config_type: str
+    ) -> Decision:
+        decision = Decision(False, reason, identity.user_id, sender, str(config_type))
+        await self._audit_deny(identity, decision)
+        return decision
+
+    async def _audit_deny(self, identity: Identity, decision: Decision) -> None:
+        agent_id = identity.agent_id if is_uuid(identity.agent_id) else None
+        tenant_id = identity.tenant_id or None
+        if tenant_id is None and agent_id is not None:
+            tenant_id = await self.store.tenant_of(agent_id)
+        await self.store.audit.record(
+            AuditEntry(
+                action=AuditAction.CHECK_DENY,
+                actor_id=identity.actor_id,
+                user_id=identity.user_id,
+                agent_id=agent_id,
+                tenant_id=tenant_id,
+                config_type=decision.config_type,
+                reason=decision.reason,
+                detail={"sender_id": decision.sender_id},
+            )
+        )

@@ -1,0 +1,191 @@
+"""What a grant may name: scope patterns, config types, grantees, and the scopes a check matches.
+
+A grant's ``scope`` is an exact scope, ``*``, or a prefix ending in ``:*``; its ``user_id`` is
+one sender id or ``*``. A check computes every pattern that could match its scope
+(:func:`candidate_scopes`), so the store answers with one indexed query.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from enum import StrEnum
+
+from actorscope.errors import GrantError
+from actorscope.identity import (
+    is_group_scope,
+    is_placeholder_sender,
+    is_synthetic_sender,
+    normalize_sender_id,
+)
+
+__all__ = [
+    "ANY",
+    "CHECK_TYPES",
+    "CONFIG_TYPES",
+    "ConfigType",
+    "Permission",
+    "accepted_types",
+    "candidate_scopes",
+    "grantee_problem",
+    "parse_check_type",
+    "parse_config_type",
+    "parse_grant_scope",
+    "parse_grantee",
+    "parse_permission",
+]
+
+#: The wildcard of a grant's scope, config type or user.
+ANY = "*"
+
+
+class ConfigType(StrEnum):
+    """What a grant permits; ``*`` covers every type."""
+
+    FILE_WRITER = "file_writer"
+    CRON = "cron"
+    HEARTBEAT = "heartbeat"
+    CONTEXT_FILES = "context_files"
+    ANY = "*"
+
+
+class Permission(StrEnum):
+    """A grant allows or denies."""
+
+    ALLOW = "allow"
+    DENY = "deny"
+
+
+CONFIG_TYPES: frozenset[str] = frozenset(ConfigType)
+#: The types a check can ask about (a check is always about one concrete type).
+CHECK_TYPES: frozenset[str] = CONFIG_TYPES - {ANY}
+
+# A cron job or a context file is a weaker form of writing: a file writer may do both.
+_ACCEPTED: dict[str, tuple[str, ...]] = {
+    ConfigType.FILE_WRITER: (ConfigType.FILE_WRITER, ANY),
+    ConfigType.CRON: (ConfigType.CRON, ConfigType.FILE_WRITER, ANY),
+    ConfigType.HEARTBEAT: (ConfigType.HEARTBEAT, ANY),
+    ConfigType.CONTEXT_FILES: (ConfigType.CONTEXT_FILES, ConfigType.FILE_WRITER, ANY),
+}
+
+_ID = re.compile(r"-?[0-9]{1,32}")
+_CHANNEL = re.compile(r"[a-z0-9][a-z0-9_.-]{0,63}")
+_EXACT_ID = re.compile(r"[^\s:*|]{1,256}")
+
+
+def _platform_id(segment: str) -> bool:
+    # Canonical only ("-0100" is not "-100"), or a grant could be written that no check matches.
+    return _ID.fullmatch(segment) is not None and str(int(segment)) == segment
+
+
+def _literal(word: str) -> Callable[[str], bool]:
+    return word.__eq__
+
+
+# The segment shapes of the two group scopes: group:<channel>:<chat>, guild:<gid>:user:<uid>.
+_SHAPES: dict[str, tuple[Callable[[str], bool], ...]] = {
+    "group": (_literal("group"), lambda s: _CHANNEL.fullmatch(s) is not None, _platform_id),
+    "guild": (_literal("guild"), _platform_id, _literal("user"), _platform_id),
+}
+_SCOPE_FORMS = (
+    "an exact id, '*', 'group:<channel>:<chat>', 'guild:<gid>:user:<uid>', "
+    "or a prefix of those ending in ':*' (e.g. 'guild:<gid>:*')"
+)
+
+
+def parse_config_type(value: object) -> str:
+    """A grant's config type: one of ``file_writer cron heartbeat context_files *``."""
+    if not isinstance(value, str) or value not in CONFIG_TYPES:
+        raise GrantError(
+            f"config type must be one of {', '.join(sorted(CONFIG_TYPES))}; got {value!r}"
+        )
+    return value
+
+
+def parse_check_type(value: object) -> str:
+    """A check's config type: a concrete type, never ``*``."""
+    if not isinstance(value, str) or value not in CHECK_TYPES:
+        raise GrantError(
+            f"a check's config type must be one of {', '.join(sorted(CHECK_TYPES))}; got {value!r}"
+        )
+    return value
+
+
+def accepted_types(config_type: str) -> tuple[str, ...]:
+    """The grant types that answer a check of ``config_type`` (``*`` included)."""
+    return _ACCEPTED[parse_check_type(config_type)]
+
+
+def parse_permission(value: object) -> str:
+    """``allow`` or ``deny``."""
+    if value not in (Permission.ALLOW, Permission.DENY) or not isinstance(value, str):
+        raise GrantError(f"permission must be 'allow' or 'deny', got {value!r}")
+    return str(value)
+
+
+def _segments_match(segments: list[str], *, prefix: bool) -> bool:
+    shape = _SHAPES.get(segments[0])
+    if shape is None:
+        return False
+    if len(segments) > len(shape) or (not prefix and len(segments) != len(shape)):
+        return False
+    if prefix and len(segments) == len(shape):
+        return False  # "group:telegram:-1:*" has nothing left to match
+    return all(ok(segment) for ok, segment in zip(shape, segments, strict=False))
+
+
+def parse_grant_scope(value: object, *, pattern: bool = True) -> str:
+    """Validate a scope: exact, or (when ``pattern``) ``*`` or a ``<prefix>:*``.
+
+    Group scopes must have the canonical shape (``group:<channel>:<chat>``,
+    ``guild:<gid>:user:<uid>``) so that a grant can never be written that no check matches.
+    """
+    if not isinstance(value, str) or not value:
+        raise GrantError(f"scope must be {_SCOPE_FORMS}; got {value!r}")
+    if value == ANY:
+        if pattern:
+            return value
+        raise GrantError("a check needs a concrete scope, not '*'")
+    if value.endswith(":*"):
+        if not pattern:
+            raise GrantError(f"a check needs a concrete scope, not the pattern {value!r}")
+        head = value[:-2].split(":")
+        if _segments_match(head, prefix=True):
+            return value
+        raise GrantError(f"bad scope prefix {value!r}: scope must be {_SCOPE_FORMS}")
+    if is_group_scope(value):
+        if _segments_match(value.split(":"), prefix=False):
+            return value
+        raise GrantError(f"bad group scope {value!r}: scope must be {_SCOPE_FORMS}")
+    if _EXACT_ID.fullmatch(value):
+        return value
+    raise GrantError(f"bad scope {value!r}: scope must be {_SCOPE_FORMS}")
+
+
+def grantee_problem(value: object) -> str:
+    """Why ``value`` cannot be a grant's ``user_id``, or ``""`` if it can."""
+    if not isinstance(value, str):
+        return f"grant user must be a sender id or '*', got {value!r}"
+    if value == ANY:
+        return ""
+    sender = normalize_sender_id(value)
+    if is_synthetic_sender(sender) or is_placeholder_sender(sender):
+        return f"grant user {value!r} is not a person; no check would ever match it"
+    if not sender or _EXACT_ID.fullmatch(sender) is None:
+        return f"grant user must be a sender id or '*', got {value!r}"
+    return ""
+
+
+def parse_grantee(value: object) -> str:
+    """A grant's ``user_id``: ``*`` or one person's sender id (legacy ``id|name`` is split)."""
+    problem = grantee_problem(value)
+    if problem:
+        raise GrantError(problem)
+    return normalize_sender_id(str(value))
+
+
+def candidate_scopes(scope: str) -> tuple[str, ...]:
+    """Every grant scope that matches ``scope``: itself, each ``<prefix>:*``, and ``*``."""
+    segments = scope.split(":")
+    prefixes = tuple(":".join(segments[:k]) + ":*" for k in range(1, len(segments)))
+    return (scope, *prefixes, ANY)

@@ -1,0 +1,259 @@
+"""Writers of a group: who holds ``file_writer`` there, and who may add or remove them.
+
+Telegram writers are granted at the group scope (``group:<channel>:<chat>``); Discord writers
+guild-wide at ``guild:<gid>:*``, and removing one also revokes member-scoped grants
+``guild:<gid>:user:<uid>``. May manage: configured owners, existing writers, and, only while
+the scope has no writer, the group's platform admins (a callback the channel supplies). The
+last writer cannot be removed. Every outcome is a :class:`WriterDecision` with a reason.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass
+from enum import StrEnum
+
+from actorscope.agents.types import is_uuid
+from actorscope.context import current_identity
+from actorscope.identity import (
+    Identity,
+    is_group_scope,
+    is_placeholder_sender,
+    is_synthetic_sender,
+    normalize_sender_id,
+)
+from actorscope.permissions.audit import AuditAction, AuditEntry
+from actorscope.permissions.grants import GrantStore
+from actorscope.permissions.records import GrantKey
+from actorscope.permissions.scopes import ANY, ConfigType, Permission, grantee_problem
+
+__all__ = [
+    "PlatformAdminCheck",
+    "WriterDecision",
+    "WriterManager",
+    "WriterReason",
+    "WriterRole",
+    "writer_scope",
+]
+
+#: Supplied by a channel: is this identity an admin of its group on the platform?
+PlatformAdminCheck = Callable[[Identity], Awaitable[bool]]
+
+
+class WriterReason(StrEnum):
+    """The outcome of a writer-management request."""
+
+    ADDED = "writer_added"
+    REMOVED = "writer_removed"
+    ALREADY_WRITER = "already_writer"
+    NOT_A_WRITER = "not_a_writer"
+    LAST_WRITER = "last_writer"
+    NOT_GROUP_CONTEXT = "not_group_context"
+    NO_AGENT = "no_agent"
+    MANAGER_NOT_A_PERSON = "manager_not_a_person"
+    INVALID_TARGET = "invalid_target"
+    NOT_AUTHORIZED = "not_authorized"
+
+
+class WriterRole(StrEnum):
+    """Why the requester may manage writers (``none``: they may not)."""
+
+    OWNER = "owner"
+    WRITER = "writer"
+    PLATFORM_ADMIN = "platform_admin"
+    NONE = "none"
+
+
+@dataclass(frozen=True, slots=True)
+class WriterDecision:
+    """What happened to a request to add or remove ``target`` as a writer of ``scope``."""
+
+    ok: bool
+    reason: WriterReason
+    scope: str
+    target: str
+    manager: WriterRole = WriterRole.NONE
+
+
+@dataclass(frozen=True, slots=True)
+class _Request:
+    """A permitted request: where, for which agent, about whom, by whose authority."""
+
+    identity: Identity
+    scope: str
+    agent_id: str
+    target: str
+    writers: list[str]
+    role: WriterRole
+
+
+def writer_scope(user_id: str) -> str | None:
+    """Where a group's writers are granted, or ``None`` outside a group."""
+    if not is_group_scope(user_id):
+        return None
+    if user_id.startswith("guild:"):
+        return ":".join(user_id.split(":")[:2]) + ":*"
+    return user_id
+
+
+def _member_prefix(scope: str) -> str | None:
+    # "guild:<gid>:*" -> "guild:<gid>:user:", where legacy per-member writer grants live.
+    return scope[:-1] + "user:" if scope.startswith("guild:") else None
+
+
+class WriterManager:
+    """Add, remove and list the writers of a group, for the agent of the identity."""
+
+    def __init__(
+        self,
+        store: GrantStore,
+        *,
+        owners: Iterable[str] = (),
+        is_platform_admin: PlatformAdminCheck | None = None,
+    ) -> None:
+        self.store = store
+        self.owners = frozenset(normalize_sender_id(owner) for owner in owners if owner)
+        self._is_platform_admin = is_platform_admin
+        # Serialises the last-writer rule: two removals must not both see two writers.
+        self._lock = asyncio.Lock()
+
+    async def writers(self, identity: Identity | None = None) -> list[str]:
+        """Sender ids holding a ``file_writer`` allow for the identity's group, sorted."""
+        identity = identity if identity is not None else current_identity()
+        if identity is None or not is_uuid(identity.agent_id):
+            return []
+        scope = writer_scope(identity.user_id)
+        if scope is None:
+            return []
+        return await self._writers(str(identity.agent_id), scope)
+
+    async def add_writer(self, target: str, identity: Identity | None = None) -> WriterDecision:
+        """Grant ``target`` file_writer in the identity's group, if the identity may manage."""
+        async with self._lock:
+            request = await self._prepare(target, identity)
+            if isinstance(request, WriterDecision):
+                return request
+            scope, target_id, role = request.scope, request.target, request.role
+            if target_id in request.writers:
+                return WriterDecision(False, WriterReason.ALREADY_WRITER, scope, target_id, role)
+            await self.store.grant(
+                agent_id=request.agent_id,
+                scope=scope,
+                config_type=ConfigType.FILE_WRITER,
+                user_id=target_id,
+                granted_by=normalize_sender_id(request.identity.sender_id),
+                metadata={"via": "writers", "manager": str(role)},
+            )
+            return WriterDecision(True, WriterReason.ADDED, scope, target_id, role)
+
+    async def remove_writer(self, target: str, identity: Identity | None = None) -> WriterDecision:
+        """Revoke ``target``'s writer grants in the identity's group, unless they are the last."""
+        async with self._lock:
+            request = await self._prepare(target, identity)
+            if isinstance(request, WriterDecision):
+                return request
+            scope, target_id, role = request.scope, request.target, request.role
+            if target_id not in request.writers:
+                return WriterDecision(False, WriterReason.NOT_A_WRITER, scope, target_id, role)
+            if len(request.writers) == 1:
+                return await self._refuse(
+                    request.identity, WriterReason.LAST_WRITER, scope, target_id, role
+                )
+            keys = [GrantKey(request.agent_id, scope, ConfigType.FILE_WRITER, target_id)]
+            prefix = _member_prefix(scope)
+            if prefix is not None:
+                member = prefix + target_id
+                keys += [
+                    GrantKey(request.agent_id, member, ConfigType.FILE_WRITER, target_id),
+                    GrantKey(request.agent_id, member, ConfigType.FILE_WRITER, ANY),
+                ]
+            await self.store.revoke_many(
+                keys, revoked_by=normalize_sender_id(request.identity.sender_id)
+            )
+            return WriterDecision(True, WriterReason.REMOVED, scope, target_id, role)
+
+    async def _prepare(self, target: str, identity: Identity | None) -> WriterDecision | _Request:
+        """The permitted request, or the refusal (audited)."""
+        bound = identity if identity is not None else current_identity()
+        none = WriterRole.NONE
+        scope = writer_scope(bound.user_id) if bound is not None else None
+        if bound is None or scope is None:
+            return await self._refuse(bound, WriterReason.NOT_GROUP_CONTEXT, "", target, none)
+        if not is_uuid(bound.agent_id):
+            return await self._refuse(bound, WriterReason.NO_AGENT, scope, target, none)
+        target_id = normalize_sender_id(target) if isinstance(target, str) else ""
+        if not target_id or target_id == ANY or grantee_problem(target_id):
+            return await self._refuse(bound, WriterReason.INVALID_TARGET, scope, target, none)
+        agent_id = str(bound.agent_id)
+        writers = await self._writers(agent_id, scope)
+        role = await self._role(bound, writers)
+        if role is None:
+            reason = WriterReason.MANAGER_NOT_A_PERSON
+            return await self._refuse(bound, reason, scope, target_id, none)
+        if role is WriterRole.NONE:
+            return await self._refuse(bound, WriterReason.NOT_AUTHORIZED, scope, target_id, none)
+        return _Request(bound, scope, agent_id, target_id, writers, role)
+
+    async def _role(self, identity: Identity, writers: list[str]) -> WriterRole | None:
+        """The requester's authority; ``None`` if the requester is not a person at all."""
+        actor = normalize_sender_id(identity.sender_id)
+        if not actor or is_synthetic_sender(actor) or is_placeholder_sender(actor):
+            return None
+        if actor in self.owners:
+            return WriterRole.OWNER
+        if actor in writers:
+            return WriterRole.WRITER
+        # Platform admins bootstrap a group only: once it has a writer, writers decide.
+        admin_check = self._is_platform_admin
+        if not writers and admin_check is not None and await admin_check(identity):
+            return WriterRole.PLATFORM_ADMIN
+        return WriterRole.NONE
+
+    async def _writers(self, agent_id: str, scope: str) -> list[str]:
+        prefix = _member_prefix(scope)
+        low, high = (prefix, prefix[:-1] + ";") if prefix is not None else ("", "")
+        rows = await self.store.read(
+            "SELECT scope, user_id FROM config_permissions "
+            "WHERE agent_id = ? AND config_type = ? AND permission = ? "
+            "AND (scope = ? OR (scope >= ? AND scope < ?))",
+            (agent_id, ConfigType.FILE_WRITER, Permission.ALLOW, scope, low, high),
+        )
+        found: set[str] = set()
+        for row in rows:
+            if row["scope"] == scope:
+                if row["user_id"] != ANY:
+                    found.add(row["user_id"])
+            else:
+                # A member-scoped grant belongs to the member its scope names.
+                member = row["scope"].rsplit(":", 1)[1]
+                if row["user_id"] in (member, ANY):
+                    found.add(member)
+        return sorted(found)
+
+    async def _refuse(
+        self,
+        identity: Identity | None,
+        reason: WriterReason,
+        scope: str,
+        target: str,
+        role: WriterRole,
+    ) -> WriterDecision:
+        decision = WriterDecision(False, reason, scope, target, role)
+        await self.store.audit.record(
+            AuditEntry(
+                action=AuditAction.WRITER_REFUSED,
+                actor_id=identity.actor_id if identity is not None else "",
+                user_id=identity.user_id if identity is not None else "",
+                agent_id=(
+                    identity.agent_id
+                    if identity is not None and is_uuid(identity.agent_id)
+                    else None
+                ),
+                tenant_id=identity.tenant_id if identity is not None else None,
+                config_type=ConfigType.FILE_WRITER,
+                reason=reason,
+                detail={"target": target, "writer_scope": scope},
+            )
+        )
+        return decision

@@ -1,0 +1,99 @@
+"""Propagation: carry the human who started a chain through sub-agents, delegates and tickers.
+
+Wrappers read the origin from the calling run's bound identity and sign it onto the message
+they synthesise; :func:`build_run_request` gives the next turn that human as its sender only
+when the origin verifies. See DESIGN.md, "Propagation".
+"""
+
+from actorscope.propagation.builder import (
+    build_run_request,
+    origin_scope,
+    sanitize_inbound,
+    verified_origin,
+)
+from actorscope.propagation.bus import DEFAULT_BUS_SIZE, MessageBus
+from actorscope.propagation.keys import (
+    META_ORIGIN_CHANNEL,
+    META_ORIGIN_CHAT_ID,
+    META_ORIGIN_PEER_KIND,
+    META_ORIGIN_ROLE,
+    META_ORIGIN_SENDER_ID,
+    META_ORIGIN_SESSION_KEY,
+    META_ORIGIN_SIGNATURE,
+    META_ORIGIN_SIGNED_AT,
+    META_ORIGIN_TRACE_ID,
+    META_ORIGIN_USER_ID,
+    META_ORIGIN_VIA,
+    ORIGIN_FIELD_KEYS,
+    ORIGIN_KEYS,
+    ORIGIN_PREFIX,
+    is_origin_key,
+)
+from actorscope.propagation.origin import (
+    DEFAULT_KEY_ENV,
+    DEFAULT_MAX_AGE,
+    MIN_KEY_BYTES,
+    Origin,
+    OriginSigner,
+)
+from actorscope.propagation.run import RunInfo, bind_run, current_run
+from actorscope.propagation.wrappers import (
+    SESSION_SEND_SENDER,
+    DelegateTask,
+    Route,
+    SubagentTask,
+    TickerJob,
+    announce_delegate_result,
+    announce_subagent_result,
+    create_ticker_job,
+    delegate,
+    session_send,
+    spawn_subagent,
+    teammate_dispatch,
+    ticker_run,
+)
+
+__all__ = [
+    "DEFAULT_BUS_SIZE",
+    "DEFAULT_KEY_ENV",
+    "DEFAULT_MAX_AGE",
+    "META_ORIGIN_CHANNEL",
+    "META_ORIGIN_CHAT_ID",
+    "META_ORIGIN_PEER_KIND",
+    "META_ORIGIN_ROLE",
+    "META_ORIGIN_SENDER_ID",
+    "META_ORIGIN_SESSION_KEY",
+    "META_ORIGIN_SIGNATURE",
+    "META_ORIGIN_SIGNED_AT",
+    "META_ORIGIN_TRACE_ID",
+    "META_ORIGIN_USER_ID",
+    "META_ORIGIN_VIA",
+    "MIN_KEY_BYTES",
+    "ORIGIN_FIELD_KEYS",
+    "ORIGIN_KEYS",
+    "ORIGIN_PREFIX",
+    "SESSION_SEND_SENDER",
+    "DelegateTask",
+    "MessageBus",
+    "Origin",
+    "OriginSigner",
+    "Route",
+    "RunInfo",
+    "SubagentTask",
+    "TickerJob",
+    "announce_delegate_result",
+    "announce_subagent_result",
+    "bind_run",
+    "build_run_request",
+    "create_ticker_job",
+    "current_run",
+    "delegate",
+    "is_origin_key",
+    "origin_scope",
+    "sanitize_inbound",
+    "session_send",
+    "spawn_subagent",
+    "teammate_dispatch",
+    "ticker_run",
+    "verified_origin",
+]

@@ -1,0 +1,204 @@
+"""The next-turn builder: from an inbound message to the run request the host binds.
+
+:func:`build_run_request` attributes a synthesised message to the human who started its chain
+iff the message's own sender is synthetic and it carries an origin that is present, non-empty,
+not synthetic, not a placeholder and verifies; the scope is then rebuilt from the origin
+(``group:<channel>:<chatID>``, or ``guild:<gid>:user:<sender>`` in a Discord guild). Anything
+else keeps the message's own sender - a synthetic one is denied every group permission.
+
+:func:`sanitize_inbound` strips every ``origin_*`` key from a message that came from a channel.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from functools import lru_cache
+from types import MappingProxyType
+from typing import Any
+
+from actorscope.identity import (
+    DISCORD,
+    PeerKind,
+    SenderKind,
+    group_scope,
+    is_group_scope,
+    is_placeholder_sender,
+    is_synthetic_sender,
+    normalize_sender_id,
+    session_key,
+)
+from actorscope.messages import InboundMessage, RunRequest
+from actorscope.propagation.keys import (
+    META_ORIGIN_PEER_KIND,
+    META_ORIGIN_SENDER_ID,
+    META_ORIGIN_VIA,
+    ORIGIN_FIELD_KEYS,
+    is_origin_key,
+)
+from actorscope.propagation.origin import Origin, OriginSigner
+
+__all__ = ["build_run_request", "origin_scope", "sanitize_inbound", "verified_origin"]
+
+_NONE: frozenset[str] = frozenset()
+_SIGNED_KEY_COUNT = len(ORIGIN_FIELD_KEYS) + 2  # the fields, the signature and the timestamp
+_ID = re.compile(r"-?[0-9]{1,32}")
+_CHANNEL = re.compile(r"[a-z0-9][a-z0-9_.-]{0,63}")
+
+
+def _strip(metadata: Mapping[str, str], keep: frozenset[str]) -> dict[str, str]:
+    # A message's metadata is a read-only proxy; copying its dict is much cheaper than dict().
+    kept = metadata.copy() if type(metadata) is MappingProxyType else dict(metadata)
+    for key in kept.keys() - keep:
+        if is_origin_key(key):
+            del kept[key]
+    return kept
+
+
+def _verified_metadata(metadata: Mapping[str, str], origin: Origin) -> dict[str, str]:
+    kept = dict(zip(ORIGIN_FIELD_KEYS, origin, strict=True))
+    kept[META_ORIGIN_PEER_KIND] = origin.peer_kind.value
+    # A wrapper's message holds the origin fields, signature and timestamp and nothing else,
+    # unless the wrapper was given extra metadata: only then are other keys carried over.
+    if len(metadata) > _SIGNED_KEY_COUNT:
+        for key, value in metadata.items():
+            if not is_origin_key(key):
+                kept[key] = value
+    return kept
+
+
+def sanitize_inbound(msg: InboundMessage) -> InboundMessage:
+    """``msg`` without any ``origin_*`` metadata: what a channel may put on the bus."""
+    if not any(is_origin_key(key) for key in msg.metadata):
+        return msg
+    return msg.model_copy(update={"metadata": MappingProxyType(_strip(msg.metadata, _NONE))})
+
+
+def origin_scope(origin: Origin) -> str | None:
+    """The scope of a run for ``origin``, rebuilt from its channel and chat; ``None`` if malformed.
+
+    A group scope is never copied from ``origin.user_id``: it is rebuilt from the origin's
+    channel and chat, and a guild scope from the guild id and the origin sender.
+    """
+    return _scope(
+        origin.sender_id, origin.user_id, origin.peer_kind, origin.channel, origin.chat_id
+    )
+
+
+# Cached: a chain's turns repeat the same few (sender, scope) pairs, and the answer is pure.
+@lru_cache(maxsize=4096)
+def _scope(sender: str, scope: str, peer_kind: PeerKind, channel: str, chat_id: str) -> str | None:
+    if scope.startswith("guild:"):
+        parts = scope.split(":")
+        if (
+            len(parts) == 4
+            and parts[2] == "user"
+            and _ID.fullmatch(parts[1])
+            and _ID.fullmatch(sender)
+        ):
+            return f"guild:{int(parts[1])}:user:{int(sender)}"
+        return None
+    if peer_kind is PeerKind.GROUP or is_group_scope(scope):
+        if _CHANNEL.fullmatch(channel) and _ID.fullmatch(chat_id):
+            return group_scope(chat_id, channel)
+        return None
+    return scope or sender
+
+
+@lru_cache(maxsize=4096)
+def _is_person(sender: str) -> bool:
+    return bool(
+        sender
+        and normalize_sender_id(sender) == sender
+        and not is_synthetic_sender(sender)
+        and not is_placeholder_sender(sender)
+    )
+
+
+def verified_origin(msg: InboundMessage, signer: OriginSigner) -> tuple[Origin, str] | None:
+    """The origin ``msg`` is attributed to and its rebuilt scope, or ``None`` (stay synthetic)."""
+    if META_ORIGIN_SENDER_ID not in msg.metadata or not is_synthetic_sender(msg.sender_id):
+        return None
+    origin = signer.verify(msg)
+    if origin is None or not _is_person(origin.sender_id):
+        return None
+    scope = _scope(
+        origin.sender_id, origin.user_id, origin.peer_kind, origin.channel, origin.chat_id
+    )
+    return None if scope is None else (origin, scope)
+
+
+@lru_cache(maxsize=4096)
+def _session(agent_key: str, channel: str, peer_kind: PeerKind, chat_id: str, thread: str) -> str:
+    # Telegram puts only a forum topic into thread_id; everywhere else it is a thread.
+    if not thread:
+        return session_key(agent_key, channel, peer_kind, chat_id)
+    if channel == DISCORD:
+        return session_key(agent_key, channel, peer_kind, chat_id, thread_id=thread)
+    return session_key(agent_key, channel, peer_kind, chat_id, topic_id=thread)
+
+
+_REQUEST_FIELDS = set(RunRequest.model_fields)
+_new_object = object.__new__
+_set = object.__setattr__
+
+
+def _trusted_request(values: dict[str, Any]) -> RunRequest:
+    # Every value is already valid: copied from a validated InboundMessage, or built here
+    # (a session key from session_key(), a rebuilt scope, enum members, a fresh read-only
+    # metadata proxy). Re-validating them is most of this function's cost, so the request is
+    # assembled the way pydantic's model_construct() does it, minus its per-call introspection.
+    # test_builder.py checks the result equals a validated RunRequest, field for field.
+    request = _new_object(RunRequest)
+    _set(request, "__dict__", values)
+    _set(request, "__pydantic_fields_set__", _REQUEST_FIELDS.copy())
+    _set(request, "__pydantic_extra__", None)
+    _set(request, "__pydantic_private__", None)
+    return request
+
+
+def build_run_request(
+    msg: InboundMessage,
+    *,
+    signer: OriginSigner,
+    agent_key: str = "main",
+    agent_id: str | None = None,
+    tenant_id: str | None = None,
+) -> RunRequest:
+    """The run request for ``msg``: attributed to its verified origin, or to its own sender.
+
+    ``agent_id`` / ``tenant_id`` fill in when the message names none. The request's metadata
+    keeps the message's own keys; ``origin_*`` keys appear only for a verified origin: its
+    fields and ``origin_via``, the synthetic sender that carried it (never the signature or
+    timestamp). A malformed chat id or agent key raises :class:`IdentityError`.
+    """
+    key = _session(agent_key, msg.channel, msg.peer_kind, msg.chat_id, msg.thread_id)
+    verified = verified_origin(msg, signer)
+    if verified is None:
+        user_id, sender_id, role = msg.user_id, msg.sender_id, ""
+        sender_kind, peer_kind = msg.sender_kind, msg.peer_kind
+        kept = _strip(msg.metadata, _NONE)
+    else:
+        origin, user_id = verified
+        sender_id, role, sender_kind = origin.sender_id, origin.role, SenderKind.USER
+        peer_kind = PeerKind.GROUP if is_group_scope(user_id) else PeerKind.DIRECT
+        kept = _verified_metadata(msg.metadata, origin)
+        kept[META_ORIGIN_VIA] = msg.sender_id
+    return _trusted_request(
+        {
+            "session_key": key,
+            "user_id": user_id,
+            "sender_id": sender_id,
+            "role": role,
+            "channel": msg.channel,
+            "chat_id": msg.chat_id,
+            "peer_kind": peer_kind,
+            "content": msg.content,
+            "metadata": MappingProxyType(kept),
+            "tenant_id": msg.tenant_id if msg.tenant_id is not None else tenant_id,
+            "agent_id": msg.agent_id if msg.agent_id is not None else agent_id,
+            "sender_kind": sender_kind,
+            "thread_id": msg.thread_id,
+            "message_id": msg.message_id,
+        }
+    )

@@ -1,0 +1,325 @@
+"""The origin of a chain of runs, and the signer that makes it tamper-evident.
+
+An :class:`Origin` is captured from the bound identity of the run that spawns, delegates or
+sends; an :class:`OriginSigner` attaches it to the carrying message as ``origin_*`` metadata
+with an HMAC-SHA256 signature over the origin fields, the carrying message (its synthetic
+sender, routing fields and text) and a timestamp. :meth:`OriginSigner.verify` gives the origin
+back only when the signature, the key, every field and the age check out; anything else is
+``None`` - never an exception, because a forged origin is simply ignored.
+
+There is no process-wide signer: the host and the wrappers are handed one. By default it holds
+a random per-process key; :meth:`OriginSigner.from_env` (or a ``key``) shares one across a
+queue or a second process.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import os
+import re
+import secrets
+import struct
+import time
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
+from typing import NamedTuple
+
+from actorscope.errors import ConfigError
+from actorscope.identity import Identity, PeerKind
+from actorscope.messages import InboundMessage
+from actorscope.propagation.keys import (
+    META_ORIGIN_CHANNEL,
+    META_ORIGIN_CHAT_ID,
+    META_ORIGIN_PEER_KIND,
+    META_ORIGIN_ROLE,
+    META_ORIGIN_SENDER_ID,
+    META_ORIGIN_SESSION_KEY,
+    META_ORIGIN_SIGNATURE,
+    META_ORIGIN_SIGNED_AT,
+    META_ORIGIN_TRACE_ID,
+    META_ORIGIN_USER_ID,
+    is_origin_key,
+)
+
+__all__ = [
+    "DEFAULT_KEY_ENV",
+    "DEFAULT_MAX_AGE",
+    "MIN_KEY_BYTES",
+    "Origin",
+    "OriginSigner",
+]
+
+#: The environment variable :meth:`OriginSigner.from_env` reads by default.
+DEFAULT_KEY_ENV = "ACTORSCOPE_ORIGIN_KEY"
+#: Seconds a signed origin stays valid: long enough for a queue hop, short enough to limit replay.
+DEFAULT_MAX_AGE = 600.0
+#: A configured key shorter than this is refused: it would be guessable.
+MIN_KEY_BYTES = 32
+
+# Bumped whenever the canonical encoding changes, so old signatures stop verifying.
+_DOMAIN = b"actorscope.origin.v1|"
+# 9 carrier parts (timestamp included) + 8 origin fields, each length a little-endian uint32.
+_LENGTHS = struct.Struct("<17I")
+_SET_FLAGS = {(a, t): bytes([a << 1 | t]) for a in (False, True) for t in (False, True)}
+_PEER_KINDS = {kind.value: kind for kind in PeerKind}
+_SIGNED_AT = re.compile(r"[0-9]{1,16}")
+_HEX_SIGNATURE = re.compile(r"[0-9a-f]{64}")
+
+
+class Origin(NamedTuple):
+    """Who started a chain of runs, and where: the fields that travel as ``origin_*`` metadata.
+
+    Immutable; a named tuple rather than a dataclass because one is built per verified message.
+    """
+
+    sender_id: str
+    role: str = ""
+    channel: str = ""
+    chat_id: str = ""
+    user_id: str = ""
+    peer_kind: PeerKind = PeerKind.DIRECT
+    session_key: str = ""
+    trace_id: str = ""
+
+    @classmethod
+    def from_identity(
+        cls, identity: Identity, *, session_key: str = "", trace_id: str = ""
+    ) -> Origin:
+        """The origin a run bound to ``identity`` hands on to the runs it starts."""
+        return cls(
+            sender_id=identity.sender_id,
+            role=identity.role,
+            channel=identity.channel,
+            chat_id=identity.chat_id,
+            user_id=identity.user_id,
+            peer_kind=identity.peer_kind,
+            session_key=session_key,
+            trace_id=trace_id,
+        )
+
+    @classmethod
+    def from_metadata(cls, metadata: Mapping[str, str]) -> Origin | None:
+        """The (unverified) origin a message's metadata claims, or ``None`` if there is none."""
+        sender = metadata.get(META_ORIGIN_SENDER_ID)
+        peer_kind = _PEER_KINDS.get(metadata.get(META_ORIGIN_PEER_KIND, ""))
+        if sender is None or peer_kind is None:
+            return None
+        return cls(
+            sender_id=sender,
+            role=metadata.get(META_ORIGIN_ROLE, ""),
+            channel=metadata.get(META_ORIGIN_CHANNEL, ""),
+            chat_id=metadata.get(META_ORIGIN_CHAT_ID, ""),
+            user_id=metadata.get(META_ORIGIN_USER_ID, ""),
+            peer_kind=peer_kind,
+            session_key=metadata.get(META_ORIGIN_SESSION_KEY, ""),
+            trace_id=metadata.get(META_ORIGIN_TRACE_ID, ""),
+        )
+
+    def to_metadata(self) -> dict[str, str]:
+        """The origin fields as ``origin_*`` metadata (without a signature)."""
+        return {
+            META_ORIGIN_SENDER_ID: self.sender_id,
+            META_ORIGIN_ROLE: self.role,
+            META_ORIGIN_CHANNEL: self.channel,
+            META_ORIGIN_CHAT_ID: self.chat_id,
+            META_ORIGIN_USER_ID: self.user_id,
+            META_ORIGIN_PEER_KIND: self.peer_kind.value,
+            META_ORIGIN_SESSION_KEY: self.session_key,
+            META_ORIGIN_TRACE_ID: self.trace_id,
+        }
+
+
+def _canonical(signed_at: str, carrier: InboundMessage, fields: tuple[str, ...]) -> bytes:
+    # Unambiguous and cheap: every part's length (packed), whether the carrier's agent and
+    # tenant are set at all, then the parts back to back. The carrier's routing fields and text
+    # are bound as well as its sender, so a signed origin cannot be lifted onto another
+    # message. surrogatepass lets any Python string encode, lone surrogates included.
+    agent_id, tenant_id = carrier.agent_id, carrier.tenant_id
+    parts = (
+        signed_at,
+        carrier.sender_id,
+        carrier.channel,
+        carrier.chat_id,
+        carrier.thread_id,
+        carrier.user_id,
+        "" if agent_id is None else agent_id,
+        "" if tenant_id is None else tenant_id,
+        carrier.content,
+        *fields,
+    )
+    flags = _SET_FLAGS[agent_id is None, tenant_id is None]
+    body = "".join(parts).encode("utf-8", "surrogatepass")
+    return _DOMAIN + flags + _LENGTHS.pack(*map(len, parts)) + body
+
+
+def _fields(origin: Origin) -> tuple[str, ...]:
+    return (
+        origin.sender_id,
+        origin.role,
+        origin.channel,
+        origin.chat_id,
+        origin.user_id,
+        origin.peer_kind.value,
+        origin.session_key,
+        origin.trace_id,
+    )
+
+
+def _well_formed(signature: str, signed_at: str) -> bool:
+    # String checks instead of regexes (this runs per message): a 64-character ASCII signature
+    # (compare_digest needs ASCII; a non-hex one simply never matches) and 1-16 ASCII digits.
+    return (
+        len(signature) == 64
+        and signature.isascii()
+        and 0 < len(signed_at) <= 16
+        and signed_at.isascii()
+        and signed_at.isdigit()
+    )
+
+
+def _checked_key(key: object, what: str) -> bytes:
+    if not isinstance(key, bytes | bytearray):
+        raise ConfigError(f"{what} must be bytes, got {type(key).__name__}")
+    if len(key) < MIN_KEY_BYTES:
+        raise ConfigError(f"{what} must be at least {MIN_KEY_BYTES} bytes, got {len(key)}")
+    return bytes(key)
+
+
+def _hmac_pads(key: bytes) -> tuple[hashlib._Hash, hashlib._Hash]:
+    # RFC 2104 with SHA-256 (64-byte blocks): a longer key is hashed first.
+    block = hashlib.sha256(key).digest() if len(key) > 64 else key
+    block = block.ljust(64, b"\0")
+    inner = hashlib.sha256(bytes(b ^ 0x36 for b in block))
+    outer = hashlib.sha256(bytes(b ^ 0x5C for b in block))
+    return inner, outer
+
+
+class OriginSigner:
+    """Signs origins onto carrying messages and verifies them; holds the key, never shows it.
+
+    ``key=None`` draws a random per-process key: origins then verify only in this process.
+    ``max_age`` (seconds) bounds how old a signature may be; ``max_skew`` how far in the future
+    its timestamp may lie. ``clock`` returns seconds since the epoch (tests move it).
+    """
+
+    __slots__ = ("_clock", "_inner", "_max_age_ms", "_max_skew_ms", "_outer")
+
+    def __init__(
+        self,
+        key: bytes | None = None,
+        *,
+        max_age: float = DEFAULT_MAX_AGE,
+        max_skew: float = 30.0,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        raw = secrets.token_bytes(MIN_KEY_BYTES) if key is None else _checked_key(key, "key")
+        self._inner, self._outer = _hmac_pads(raw)
+        if not max_age > 0 or not max_skew >= 0:
+            raise ConfigError(f"max_age must be > 0 and max_skew >= 0, got {max_age}, {max_skew}")
+        self._max_age_ms = int(max_age * 1000)
+        self._max_skew_ms = int(max_skew * 1000)
+        self._clock = clock
+
+    @classmethod
+    def from_env(
+        cls,
+        var: str = DEFAULT_KEY_ENV,
+        *,
+        max_age: float = DEFAULT_MAX_AGE,
+        max_skew: float = 30.0,
+        clock: Callable[[], float] = time.time,
+    ) -> OriginSigner:
+        """A signer whose key is the UTF-8 bytes of environment variable ``var`` (>= 32 bytes)."""
+        value = os.environ.get(var)
+        if value is None:
+            raise ConfigError(f"environment variable {var} is not set (the origin signing key)")
+        key = value.encode("utf-8", "surrogateescape")
+        if len(key) < MIN_KEY_BYTES:
+            raise ConfigError(f"environment variable {var} must hold >= {MIN_KEY_BYTES} bytes")
+        return cls(key, max_age=max_age, max_skew=max_skew, clock=clock)
+
+    def __repr__(self) -> str:
+        return f"OriginSigner(max_age={self._max_age_ms / 1000:g}s)"
+
+    def _hmac_hex(self, data: bytes) -> str:
+        # HMAC-SHA256 from the keyed inner/outer states: the same digest as hmac.new(), without
+        # re-deriving the pads on every message.
+        inner = self._inner.copy()
+        inner.update(data)
+        outer = self._outer.copy()
+        outer.update(inner.digest())
+        return outer.hexdigest()
+
+    def _mac(self, signed_at: str, carrier: InboundMessage, fields: tuple[str, ...]) -> str:
+        return self._hmac_hex(_canonical(signed_at, carrier, fields))
+
+    def attach(self, carrier: InboundMessage, origin: Origin) -> InboundMessage:
+        """``carrier`` with ``origin`` signed into its metadata, replacing any ``origin_*`` keys."""
+        signed_at = str(int(self._clock() * 1000))
+        metadata = {k: v for k, v in carrier.metadata.items() if not is_origin_key(k)}
+        metadata.update(origin.to_metadata())
+        metadata[META_ORIGIN_SIGNED_AT] = signed_at
+        metadata[META_ORIGIN_SIGNATURE] = self._mac(signed_at, carrier, _fields(origin))
+        # The signature covers no metadata, so swapping the mapping leaves it valid.
+        return carrier.model_copy(update={"metadata": MappingProxyType(metadata)})
+
+    def verify(self, carrier: InboundMessage) -> Origin | None:
+        """The origin on ``carrier`` if its signature is ours, intact and fresh; else ``None``."""
+        metadata = carrier.metadata
+        if type(metadata) is MappingProxyType:  # a plain dict reads faster than the proxy
+            metadata = metadata.copy()
+        signature = metadata.get(META_ORIGIN_SIGNATURE)
+        signed_at = metadata.get(META_ORIGIN_SIGNED_AT)
+        if signature is None or signed_at is None:
+            return None
+        if not _well_formed(signature, signed_at):
+            return None
+        age_ms = int(self._clock() * 1000) - int(signed_at)
+        if age_ms > self._max_age_ms or -age_ms > self._max_skew_ms:
+            return None
+        if META_ORIGIN_SENDER_ID not in metadata:
+            return None
+        get = metadata.get
+        fields = (
+            get(META_ORIGIN_SENDER_ID, ""),
+            get(META_ORIGIN_ROLE, ""),
+            get(META_ORIGIN_CHANNEL, ""),
+            get(META_ORIGIN_CHAT_ID, ""),
+            get(META_ORIGIN_USER_ID, ""),
+            get(META_ORIGIN_PEER_KIND, ""),
+            get(META_ORIGIN_SESSION_KEY, ""),
+            get(META_ORIGIN_TRACE_ID, ""),
+        )
+        peer_kind = _PEER_KINDS.get(fields[5])
+        if peer_kind is None:
+            return None
+        if not hmac.compare_digest(self._mac(signed_at, carrier, fields), signature):
+            return None
+        return Origin(
+            fields[0], fields[1], fields[2], fields[3], fields[4], peer_kind, fields[6], fields[7]
+        )
+
+    def _fields_mac(self, purpose: str, signed_at: str, fields: tuple[str, ...]) -> str:
+        # Its own domain and a length header: a signature made here for one purpose never
+        # passes for an origin's, nor for another purpose's, nor the other way round.
+        parts = (purpose, signed_at, *fields)
+        head = ",".join(str(len(part)) for part in parts)
+        message = f"actorscope.fields.v1|{head}|{''.join(parts)}"
+        return self._hmac_hex(message.encode("utf-8", "surrogatepass"))
+
+    def sign_fields(self, purpose: str, fields: tuple[str, ...]) -> tuple[str, str]:
+        """``(signed_at, signature)`` over ``fields`` for ``purpose`` (e.g. an identity token)."""
+        signed_at = str(int(self._clock() * 1000))
+        return signed_at, self._fields_mac(purpose, signed_at, fields)
+
+    def verify_fields(
+        self, purpose: str, fields: tuple[str, ...], signed_at: str, signature: str
+    ) -> bool:
+        """True iff ``signature`` is ours over ``fields`` for ``purpose`` and still fresh."""
+        if not _HEX_SIGNATURE.fullmatch(signature) or not _SIGNED_AT.fullmatch(signed_at):
+            return False
+        age_ms = int(self._clock() * 1000) - int(signed_at)
+        if age_ms > self._max_age_ms or -age_ms > self._max_skew_ms:
+            return False
+        return hmac.compare_digest(self._fields_mac(purpose, signed_at, fields), signature)

@@ -1,0 +1,44 @@
+"""What a run knows about itself beyond its identity: session key, trace id, reply thread.
+
+The host binds a :class:`RunInfo` next to the identity (:func:`bind_run`), so the wrappers can
+record the session and thread a chain started in without taking them from tool arguments.
+Like the identity it lives in a context variable that asyncio tasks inherit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
+
+__all__ = ["RunInfo", "bind_run", "current_run"]
+
+
+@dataclass(frozen=True, slots=True)
+class RunInfo:
+    """The session key, trace id and reply thread of the current run (each may be ``""``)."""
+
+    session_key: str = ""
+    trace_id: str = ""
+    thread_id: str = ""
+
+
+_RUN: ContextVar[RunInfo | None] = ContextVar("actorscope_run", default=None)
+
+
+@contextmanager
+def bind_run(info: RunInfo) -> Iterator[RunInfo]:
+    """Run the ``with`` body with ``info`` as the current run; the previous one returns on exit."""
+    if not isinstance(info, RunInfo):
+        raise TypeError(f"bind_run() takes a RunInfo, got {type(info).__name__}")
+    token = _RUN.set(info)
+    try:
+        yield info
+    finally:
+        _RUN.reset(token)
+
+
+def current_run() -> RunInfo | None:
+    """The bound :class:`RunInfo`, or ``None`` outside a host-run turn."""
+    return _RUN.get()

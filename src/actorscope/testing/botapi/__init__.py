@@ -1,0 +1,41 @@
+"""An offline Telegram Bot API emulator for tests, simulators and the sandbox.
+
+:class:`BotApiEmulator` is the core (state, update queue, call log, user actions);
+:class:`EmulatorRequest` plugs it into python-telegram-bot without sockets;
+:class:`BotApiServer` serves it over loopback HTTP.
+"""
+
+from __future__ import annotations
+
+from actorscope.testing.botapi.emulator import ApiResponse, BotApiEmulator, RecordedCall, make_token
+from actorscope.testing.botapi.models import (
+    ANONYMOUS_ADMIN_ID,
+    CHANNEL_BOT_ID,
+    GENERAL_TOPIC_ID,
+    SERVICE_USER_ID,
+    Chat,
+    ChatType,
+    ForumTopic,
+    MemberStatus,
+    User,
+)
+from actorscope.testing.botapi.request import EmulatorRequest
+from actorscope.testing.botapi.server import BotApiServer
+
+__all__ = [
+    "ANONYMOUS_ADMIN_ID",
+    "CHANNEL_BOT_ID",
+    "GENERAL_TOPIC_ID",
+    "SERVICE_USER_ID",
+    "ApiResponse",
+    "BotApiEmulator",
+    "BotApiServer",
+    "Chat",
+    "ChatType",
+    "EmulatorRequest",
+    "ForumTopic",
+    "MemberStatus",
+    "RecordedCall",
+    "User",
+    "make_token",
+]

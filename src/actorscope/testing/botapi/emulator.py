@@ -1,0 +1,174 @@
+"""The transport-agnostic Telegram Bot API emulator: state, update queue and call log.
+
+:meth:`BotApiEmulator.call` answers one Bot API call exactly as the HTTP API would (the
+``{"ok": ..., "result"|"error_code"+"description"}`` body plus an HTTP status); the in-memory
+PTB request (:mod:`.request`) and the loopback server (:mod:`.server`) both sit on it. Every
+call is recorded, in the order it was made, before it is answered.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import secrets
+import string
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from actorscope.errors import BotApiError
+from actorscope.testing.botapi import methods_bot, methods_chats, methods_messages
+from actorscope.testing.botapi.actions import UserActions
+from actorscope.testing.botapi.models import User
+from actorscope.testing.botapi.params import Params
+from actorscope.testing.botapi.state import BotApiState
+from actorscope.testing.botapi.updates import UpdateQueue
+
+__all__ = ["ApiResponse", "BotApiEmulator", "RecordedCall", "make_token"]
+
+JSON = dict[str, Any]
+Handler = Callable[["BotApiEmulator", Params], Awaitable[Any]]
+CallListener = Callable[["RecordedCall"], None]
+
+# Method names are case-insensitive on Telegram, so the table is keyed in lower case.
+_METHODS: dict[str, Handler] = {
+    "getme": methods_bot.get_me,
+    "getupdates": methods_bot.get_updates,
+    "setmycommands": methods_bot.set_my_commands,
+    "getmycommands": methods_bot.get_my_commands,
+    "deletemycommands": methods_bot.delete_my_commands,
+    "deletewebhook": methods_bot.delete_webhook,
+    "getwebhookinfo": methods_bot.get_webhook_info,
+    "close": methods_bot.close,
+    "logout": methods_bot.log_out,
+    "getchat": methods_chats.get_chat,
+    "getchatmember": methods_chats.get_chat_member,
+    "getchatadministrators": methods_chats.get_chat_administrators,
+    "sendmessage": methods_messages.send_message,
+    "editmessagetext": methods_messages.edit_message_text,
+    "answercallbackquery": methods_messages.answer_callback_query,
+}
+
+
+def make_token(bot_id: int, secret: str | None = None) -> str:
+    """A token of Telegram's shape, ``<bot id>:<35 characters>``."""
+    alphabet = string.ascii_letters + string.digits + "_-"
+    tail = secret if secret is not None else "".join(secrets.choice(alphabet) for _ in range(35))
+    return f"{bot_id}:{tail}"
+
+
+@dataclass(frozen=True, slots=True)
+class ApiResponse:
+    """One answer: the HTTP status and the JSON body."""
+
+    status: int
+    body: JSON
+
+    @property
+    def ok(self) -> bool:
+        """Whether the call succeeded."""
+        return bool(self.body.get("ok"))
+
+    def to_bytes(self) -> bytes:
+        """The body as UTF-8 JSON, as sent over HTTP."""
+        return json.dumps(self.body, ensure_ascii=False).encode()
+
+    @classmethod
+    def success(cls, result: Any) -> ApiResponse:
+        """``{"ok": true, "result": result}`` with status 200."""
+        return cls(200, {"ok": True, "result": result})
+
+    @classmethod
+    def failure(cls, error: BotApiError) -> ApiResponse:
+        """``{"ok": false, "error_code": ..., "description": ...}`` with that status."""
+        body = {"ok": False, "error_code": error.error_code, "description": error.description}
+        return cls(error.error_code, body)
+
+
+@dataclass(slots=True)
+class RecordedCall:
+    """A call the bot made: method name as sent, decoded parameters, and the answer."""
+
+    method: str
+    params: JSON
+    response: ApiResponse | None = field(default=None, compare=False)
+
+    @property
+    def result(self) -> Any:
+        """The call's ``result`` (``None`` while pending or when it failed)."""
+        return None if self.response is None else self.response.body.get("result")
+
+
+class BotApiEmulator(UserActions):
+    """An in-memory Telegram Bot API server for one bot."""
+
+    def __init__(
+        self,
+        token: str | None = None,
+        *,
+        bot_username: str = "actorscope_sandbox_bot",
+        bot_name: str = "Actorscope Sandbox",
+        privacy_mode: bool = False,
+        max_poll_timeout: float = 30.0,
+        clock: Callable[[], float] | None = None,
+    ) -> None:
+        self.token = token if token is not None else make_token(7_000_000_001)
+        bot_id, sep, _ = self.token.partition(":")
+        if not sep or not bot_id.isdigit():
+            raise BotApiError(401, "Unauthorized: a token looks like <bot id>:<secret>")
+        self.bot = User(int(bot_id), bot_name, username=bot_username, is_bot=True)
+        self.privacy_mode = privacy_mode
+        self.state = BotApiState(self.bot) if clock is None else BotApiState(self.bot, clock=clock)
+        self.queue = UpdateQueue(max_timeout=max_poll_timeout)
+        self.calls: list[RecordedCall] = []
+        self.commands: dict[str, list[dict[str, str]]] = {}
+        self.callback_answers: dict[str, JSON | None] = {}
+        self.bot_messages: set[tuple[int, int]] = set()
+        self._query_ids = itertools.count(4_000_000_000_000_001)
+        self._listeners: list[CallListener] = []
+
+    async def call(
+        self, method: str, params: Mapping[str, Any] | None = None, *, token: str | None = None
+    ) -> ApiResponse:
+        """Answer one Bot API call; ``token`` (when given) must be the bot's token."""
+        if token is not None and token != self.token:
+            return ApiResponse(401, {"ok": False, "error_code": 401, "description": "Unauthorized"})
+        decoded = Params(params or {})
+        record = RecordedCall(method, decoded.as_dict())
+        self.calls.append(record)
+        handler = _METHODS.get(method.lower())
+        if handler is None:
+            response = ApiResponse.failure(BotApiError(404, "Not Found: method not found"))
+        else:
+            try:
+                response = ApiResponse.success(await handler(self, decoded))
+            except BotApiError as exc:
+                response = ApiResponse.failure(exc)
+        record.response = response
+        for listener in list(self._listeners):
+            listener(record)
+        return response
+
+    def add_listener(self, listener: CallListener) -> None:
+        """Call ``listener(record)`` after every answered call (e.g. to print bot replies)."""
+        self._listeners.append(listener)
+
+    def remove_listener(self, listener: CallListener) -> None:
+        """Stop calling ``listener``."""
+        self._listeners.remove(listener)
+
+    def calls_to(self, method: str) -> list[RecordedCall]:
+        """The recorded calls of one method (case-insensitive), in order."""
+        return [c for c in self.calls if c.method.lower() == method.lower()]
+
+    def bot_calls(self) -> list[RecordedCall]:
+        """Every recorded call except ``getUpdates`` polling."""
+        return [c for c in self.calls if c.method.lower() != "getupdates"]
+
+    def sent_messages(self) -> list[JSON]:
+        """The messages the bot sent successfully, in order."""
+        return [c.result for c in self.calls_to("sendMessage") if c.response and c.response.ok]
+
+    def close(self) -> None:
+        """End waiting long polls now (for server shutdown); later polls return at once."""
+        self.queue.close()

@@ -1,0 +1,132 @@
+"""Bot-level methods: getMe, getUpdates, commands, webhook, close and logOut."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import TYPE_CHECKING, Any
+
+from actorscope.errors import BotApiError
+from actorscope.testing.botapi.params import Params
+
+if TYPE_CHECKING:
+    from actorscope.testing.botapi.emulator import BotApiEmulator
+
+__all__ = [
+    "close",
+    "delete_my_commands",
+    "delete_webhook",
+    "get_me",
+    "get_my_commands",
+    "get_updates",
+    "get_webhook_info",
+    "log_out",
+    "set_my_commands",
+]
+
+_COMMAND = re.compile(r"^[a-z0-9_]{1,32}$")
+_SCOPES = frozenset(
+    {
+        "default",
+        "all_private_chats",
+        "all_group_chats",
+        "all_chat_administrators",
+        "chat",
+        "chat_administrators",
+        "chat_member",
+    }
+)
+
+
+async def get_me(emu: BotApiEmulator, p: Params) -> Any:
+    """The bot's own ``User`` with the capability flags ``getMe`` adds."""
+    return {
+        **emu.bot.to_json(),
+        "can_join_groups": True,
+        "can_read_all_group_messages": not emu.privacy_mode,
+        "supports_inline_queries": False,
+        "can_connect_to_business": False,
+        "has_main_web_app": False,
+    }
+
+
+async def get_updates(emu: BotApiEmulator, p: Params) -> Any:
+    """Long polling: pending updates after ``offset``, waiting up to ``timeout`` seconds."""
+    allowed = p.get_array("allowed_updates")
+    if allowed is not None:
+        if not all(isinstance(kind, str) for kind in allowed):
+            raise BotApiError(400, "Bad Request: allowed_updates must be a list of strings")
+        emu.queue.set_allowed(allowed)
+    return await emu.queue.poll(
+        offset=p.get_int("offset"),
+        limit=p.get_int("limit", 100) or 0,
+        wait=p.get_number("timeout", 0.0) or 0.0,
+    )
+
+
+def _commands_key(p: Params) -> str:
+    scope = p.get_object("scope") or {"type": "default"}
+    if scope.get("type") not in _SCOPES:
+        raise BotApiError(400, "Bad Request: BOT_COMMAND_SCOPE_INVALID")
+    if scope["type"] in ("chat", "chat_administrators", "chat_member") and "chat_id" not in scope:
+        raise BotApiError(400, "Bad Request: chat_id is empty")
+    language = p.get_str("language_code", "") or ""
+    if language and not re.fullmatch(r"[a-z]{2}", language):
+        raise BotApiError(400, "Bad Request: LANG_CODE_INVALID")
+    return json.dumps([scope, language], sort_keys=True)
+
+
+async def set_my_commands(emu: BotApiEmulator, p: Params) -> Any:
+    """Store the command list for a scope and language (validated like Telegram does)."""
+    commands = p.get_array("commands", required=True) or []
+    if len(commands) > 100:
+        raise BotApiError(400, "Bad Request: too many commands")
+    cleaned: list[dict[str, str]] = []
+    for entry in commands:
+        if not isinstance(entry, dict):
+            raise BotApiError(400, "Bad Request: can't parse BotCommand")
+        command, description = entry.get("command"), entry.get("description")
+        if not isinstance(command, str) or not _COMMAND.match(command):
+            raise BotApiError(400, "Bad Request: BOT_COMMAND_INVALID")
+        if not isinstance(description, str) or not 1 <= len(description.strip()) <= 256:
+            raise BotApiError(400, "Bad Request: BOT_COMMAND_DESCRIPTION_INVALID")
+        cleaned.append({"command": command, "description": description})
+    emu.commands[_commands_key(p)] = cleaned
+    return True
+
+
+async def get_my_commands(emu: BotApiEmulator, p: Params) -> Any:
+    """The command list stored for a scope and language (empty when none)."""
+    return list(emu.commands.get(_commands_key(p), []))
+
+
+async def delete_my_commands(emu: BotApiEmulator, p: Params) -> Any:
+    """Forget the command list of a scope and language."""
+    emu.commands.pop(_commands_key(p), None)
+    return True
+
+
+async def delete_webhook(emu: BotApiEmulator, p: Params) -> Any:
+    """There is never a webhook; optionally drop the pending updates."""
+    if p.get_bool("drop_pending_updates"):
+        emu.queue.drop_pending()
+    return True
+
+
+async def get_webhook_info(emu: BotApiEmulator, p: Params) -> Any:
+    """No webhook, and how many updates are waiting."""
+    return {
+        "url": "",
+        "has_custom_certificate": False,
+        "pending_update_count": len(emu.queue.pending()),
+    }
+
+
+async def close(emu: BotApiEmulator, p: Params) -> Any:
+    """Accepted: there is no server instance to close."""
+    return True
+
+
+async def log_out(emu: BotApiEmulator, p: Params) -> Any:
+    """Accepted: there is no cloud server to log out from."""
+    return True

@@ -1,0 +1,136 @@
+"""A loopback HTTP server that exposes a :class:`BotApiEmulator` as the Bot API.
+
+It listens on ``127.0.0.1`` only, at ``http://127.0.0.1:<port>/bot<token>/<method>``, and
+accepts what clients send the real Bot API: query strings, JSON bodies, urlencoded forms and
+multipart forms (what PTB's default ``HTTPXRequest`` posts). Point PTB at it with
+``ApplicationBuilder().base_url(server.base_url)``. Port ``0`` picks a free port.
+"""
+
+from __future__ import annotations
+
+import json
+from types import TracebackType
+from typing import Any
+
+from aiohttp import web
+
+from actorscope.errors import BotApiError
+from actorscope.testing.botapi.emulator import ApiResponse, BotApiEmulator
+
+__all__ = ["LOOPBACK_HOST", "BotApiServer"]
+
+LOOPBACK_HOST = "127.0.0.1"
+# Long polls are ended by emulator.close() before cleanup, so shutdown never waits this long.
+_SHUTDOWN_TIMEOUT = 2.0
+_FORM_TYPES = frozenset({"application/x-www-form-urlencoded", "multipart/form-data"})
+
+
+def _json_response(response: ApiResponse) -> web.Response:
+    return web.Response(
+        status=response.status, body=response.to_bytes(), content_type="application/json"
+    )
+
+
+async def _read_body(request: web.Request) -> dict[str, Any]:
+    """The body's parameters; raises ``BotApiError`` for a body that cannot be read."""
+    if not request.body_exists:
+        return {}
+    if request.content_type == "application/json":
+        try:
+            body = json.loads(await request.read())
+        except ValueError:
+            raise BotApiError(400, "Bad Request: can't parse JSON body") from None
+        if not isinstance(body, dict):
+            raise BotApiError(400, "Bad Request: the JSON body must be an object")
+        return body
+    if request.content_type in _FORM_TYPES:
+        params: dict[str, Any] = {}
+        for name, value in (await request.post()).items():
+            if isinstance(value, web.FileField):
+                size = len(value.file.read())
+                params[name] = {
+                    "filename": value.filename,
+                    "mime_type": value.content_type,
+                    "size": size,
+                }
+            else:
+                params[name] = value
+        return params
+    raise BotApiError(400, f"Bad Request: unsupported content type {request.content_type!r}")
+
+
+class BotApiServer:
+    """Serve one emulator over HTTP on the loopback interface (an async context manager)."""
+
+    def __init__(self, emulator: BotApiEmulator, *, port: int = 0) -> None:
+        if not 0 <= port <= 65535:
+            raise BotApiError(400, f"Bad Request: port {port} is out of range")
+        self.emulator = emulator
+        self._requested_port = port
+        self._runner: web.AppRunner | None = None
+        self._port: int | None = None
+
+    @property
+    def port(self) -> int:
+        """The bound port (known once started)."""
+        if self._port is None:
+            raise RuntimeError("the server is not running")
+        return self._port
+
+    @property
+    def base_url(self) -> str:
+        """What to pass to ``ApplicationBuilder().base_url(...)``."""
+        return f"http://{LOOPBACK_HOST}:{self.port}/bot"
+
+    async def start(self) -> None:
+        """Bind 127.0.0.1 and start answering."""
+        if self._runner is not None:
+            raise RuntimeError("the server is already running")
+        app = web.Application()
+        app.router.add_route("*", "/bot{token}/{method}", self._handle)
+        app.router.add_route("*", "/{tail:.*}", self._not_found)
+        runner = web.AppRunner(app, access_log=None, shutdown_timeout=_SHUTDOWN_TIMEOUT)
+        await runner.setup()
+        try:
+            site = web.TCPSite(runner, LOOPBACK_HOST, self._requested_port)
+            await site.start()
+        except BaseException:
+            await runner.cleanup()
+            raise
+        self._runner = runner
+        address = runner.addresses[0]
+        self._port = int(address[1])
+
+    async def stop(self) -> None:
+        """End waiting long polls, then close every connection and the socket."""
+        runner, self._runner = self._runner, None
+        if runner is None:
+            return
+        self.emulator.close()
+        await runner.cleanup()
+        self._port = None
+
+    async def __aenter__(self) -> BotApiServer:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.stop()
+
+    async def _handle(self, request: web.Request) -> web.Response:
+        params: dict[str, Any] = dict(request.query)
+        try:
+            params.update(await _read_body(request))
+        except BotApiError as exc:
+            return _json_response(ApiResponse.failure(exc))
+        token = request.match_info["token"]
+        response = await self.emulator.call(request.match_info["method"], params, token=token)
+        return _json_response(response)
+
+    async def _not_found(self, request: web.Request) -> web.Response:
+        return _json_response(ApiResponse.failure(BotApiError(404, "Not Found")))

@@ -1,0 +1,430 @@
+"""Discord simulator: gateway payloads replayed through discord.py and the adapter, offline.
+
+The world (users, guilds, channels, threads, DMs, webhooks) becomes ``GUILD_CREATE``,
+``MESSAGE_CREATE`` and ``INTERACTION_CREATE`` data fed to a real ``discord.Client``'s own
+``ConnectionState`` parsers; the parsed ``Message`` / ``Interaction`` goes through the adapter
+(``inspect_message`` / ``inspect_interaction``), admission and the bot's turn. The client never
+opens a socket: its HTTP requests and interaction callbacks are answered here and recorded
+(``sim.http_calls``); a reply is ``channel.send`` (or the interaction response)::
+
+    carol = discord_sim.user("carol")
+    lab = discord_sim.guild("lab")
+    general = discord_sim.channel(lab, "general")
+    design = discord_sim.thread(general, "design")
+    await discord_sim.slash(carol, "ask", design, options={"q": "hi"})
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import discord
+from discord.http import Route
+from discord.webhook.async_ import AsyncWebhookAdapter, async_context
+
+from actorscope.channels import ChannelConfig, admit
+from actorscope.channels.discord import inspect_interaction, inspect_message
+from actorscope.messages import InboundMessage, RunRequest
+from actorscope.testing.discord_payloads import (
+    DiscordChannel,
+    DiscordGuild,
+    DiscordUser,
+    Snowflakes,
+    guild_create,
+    interaction_create,
+    message_create,
+    message_object,
+)
+from actorscope.testing.expect import ObservationKind
+from actorscope.testing.harness import AgentEnv, Event, Reply, Simulator
+
+__all__ = ["DiscordSim", "HttpCall"]
+
+UserLike = DiscordUser | int | str
+ChannelLike = DiscordChannel | int | str
+_WAIT = 5.0  # seconds a parsed event may take to be dispatched (it is usually immediate)
+
+
+@dataclass(frozen=True, slots=True)
+class HttpCall:
+    """One request the bot made to Discord's HTTP API: method, path (ids filled in), JSON body."""
+
+    method: str
+    path: str
+    json: Mapping[str, Any] | None
+
+
+class _Client(discord.Client):
+    """A client whose dispatched events land in a queue the simulator reads."""
+
+    def __init__(self) -> None:
+        intents = discord.Intents.default()
+        intents.message_content = True
+        super().__init__(intents=intents)
+        self.inbox: asyncio.Queue[discord.Message | discord.Interaction[Any]] = asyncio.Queue()
+
+    async def on_message(self, message: discord.Message) -> None:
+        """Hand the parsed message to the simulator."""
+        self.inbox.put_nowait(message)
+
+    async def on_interaction(self, interaction: discord.Interaction[Any]) -> None:
+        """Hand the parsed interaction to the simulator."""
+        self.inbox.put_nowait(interaction)
+
+
+class _InteractionAdapter(AsyncWebhookAdapter):
+    """Answers interaction callbacks and follow-ups locally, like Discord would."""
+
+    def __init__(self, sim: DiscordSim) -> None:
+        super().__init__()
+        self._sim = sim
+
+    async def request(self, route: Route, session: Any, **kwargs: Any) -> Any:
+        """Record the call; answer with the message it created."""
+        return self._sim._webhook_request(route, kwargs.get("payload"))
+
+
+class DiscordSim(Simulator):
+    """A Discord world, a discord.py client fed from it, and the bot's turns."""
+
+    platform = "discord"
+
+    def __init__(
+        self, env: AgentEnv, *, config: ChannelConfig | None = None, bot_name: str = "actorscope"
+    ) -> None:
+        super().__init__(env)
+        self.config = config or ChannelConfig(platform="discord", require_mention=False)
+        self.ids = Snowflakes()
+        self.bot = DiscordUser(self.ids.next(), bot_name, bot=True)
+        self.http_calls: list[HttpCall] = []
+        self._client: _Client | None = None
+        self._users: dict[str, DiscordUser] = {}
+        self._guilds: dict[str, DiscordGuild] = {}
+        self._channels: dict[str, DiscordChannel] = {}
+        self._by_id: dict[int, DiscordChannel] = {}
+        self._interaction_channels: dict[int, DiscordChannel] = {}
+        self._dirty: set[int] = set()
+        self._adapter = _InteractionAdapter(self)
+
+    @property
+    def client(self) -> discord.Client:
+        """The discord.py client."""
+        if self._client is None:
+            raise RuntimeError("DiscordSim is not started (use `async with` or start())")
+        return self._client
+
+    async def start(self) -> DiscordSim:
+        """Set the client up offline: its own HTTP requests are answered by the simulator."""
+        client = _Client()
+        await client._async_setup_hook()
+        client.http.request = self._http_request  # type: ignore[method-assign]
+        state = client._connection
+        state.user = discord.ClientUser(
+            state=state, data={**_user_data(self.bot), "bot": True}  # type: ignore[typeddict-item]
+        )
+        state.application_id = self.bot.id
+        self._client = client
+        return self
+
+    async def stop(self) -> None:
+        """Close the client."""
+        if self._client is not None:
+            await self._client.close()
+            self._client = None
+
+    async def __aenter__(self) -> DiscordSim:
+        return await self.start()
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
+
+    # -- the world -------------------------------------------------------------------------
+
+    def user(self, name: str, *, user_id: int | None = None, bot: bool = False) -> DiscordUser:
+        """A person (or, with ``bot``, another bot) called ``name``."""
+        if name not in self._users:
+            self._users[name] = DiscordUser(user_id or self.ids.next(), name, bot=bot)
+        return self._users[name]
+
+    def guild(
+        self, name: str, *, guild_id: int | None = None, owner: UserLike | None = None
+    ) -> DiscordGuild:
+        """A guild the bot is in (owner: ``owner`` or the bot)."""
+        boss = self.find_user(owner) if owner is not None else self.bot
+        guild = DiscordGuild(guild_id or self.ids.next(), name, boss, members=[self.bot])
+        if boss is not self.bot:
+            guild.members.append(boss)
+        self._guilds[name] = guild
+        self._dirty.add(guild.id)
+        return guild
+
+    def channel(
+        self, guild: DiscordGuild | str, name: str, *, channel_id: int | None = None
+    ) -> DiscordChannel:
+        """A text channel of ``guild``."""
+        owner = self._guilds[guild] if isinstance(guild, str) else guild
+        return self._add(DiscordChannel(channel_id or self.ids.next(), name, guild=owner))
+
+    def thread(
+        self, channel: ChannelLike, name: str, *, thread_id: int | None = None
+    ) -> DiscordChannel:
+        """A public thread under a text channel."""
+        parent = self.find_channel(channel)
+        created = DiscordChannel(thread_id or self.ids.next(), name, guild=parent.guild)
+        created.parent = parent
+        return self._add(created)
+
+    def _add(self, channel: DiscordChannel) -> DiscordChannel:
+        assert channel.guild is not None
+        channel.guild.channels.append(channel)
+        self._channels.setdefault(channel.name, channel)
+        self._channels[f"{channel.guild.name}/{channel.name}"] = channel
+        self._by_id[channel.id] = channel
+        self._dirty.add(channel.guild.id)
+        return channel
+
+    def dm_channel(self, user: UserLike) -> DiscordChannel:
+        """The DM channel between ``user`` and the bot."""
+        person = self.find_user(user)
+        key = f"dm/{person.name}"
+        if key not in self._channels:
+            channel = DiscordChannel(self.ids.next(), key, recipient=person)
+            self._channels[key] = channel
+            self._by_id[channel.id] = channel
+        return self._channels[key]
+
+    def find_user(self, user: UserLike) -> DiscordUser:
+        """A user by sim name, id or object."""
+        if isinstance(user, DiscordUser):
+            return user
+        for person in self._users.values():
+            if user in (person.name, person.id, str(person.id)):
+                return person
+        raise LookupError(f"no Discord user {user!r} in the simulator")
+
+    def find_channel(self, channel: ChannelLike) -> DiscordChannel:
+        """A channel or thread by name (``guild/name`` when ambiguous), id or object."""
+        if isinstance(channel, DiscordChannel):
+            return channel
+        if isinstance(channel, str) and channel in self._channels:
+            return self._channels[channel]
+        if str(channel).isdigit() and int(channel) in self._by_id:
+            return self._by_id[int(channel)]
+        raise LookupError(f"no Discord channel {channel!r} in the simulator")
+
+    def chat_id(self, chat: object) -> str:
+        """The identity's chat id: the parent channel for a thread."""
+        if isinstance(chat, DiscordChannel | int | str):
+            return str(self.find_channel(chat).chat_id)
+        return str(chat)
+
+    def topic_id(self, chat: object, topic: object) -> str:
+        """A thread's id."""
+        if isinstance(topic, DiscordChannel | int | str):
+            return str(self.find_channel(topic).id)
+        return str(topic)
+
+    def user_id(self, user: object) -> str:
+        """A user's snowflake."""
+        return str(self.find_user(user).id) if isinstance(user, DiscordUser | str) else str(user)
+
+    # -- events ----------------------------------------------------------------------------
+
+    async def message(
+        self, user: UserLike, text: str, channel: ChannelLike, *, mention_bot: bool = False
+    ) -> Event:
+        """``user`` writes ``text`` in a guild channel or thread (``mention_bot``: @the bot)."""
+        author, where = self.find_user(user), self.find_channel(channel)
+        self._join(where, author)
+        mentions = (self.bot,) if mention_bot else ()
+        if mention_bot:
+            text = f"<@{self.bot.id}> {text}"
+        data = message_create(self.ids.next(), where, author, text, mentions=mentions)
+        return await self._message(data, f"discord message by {author.name} in #{where.name}")
+
+    async def dm(self, user: UserLike, text: str) -> Event:
+        """``user`` writes ``text`` to the bot in a DM."""
+        author = self.find_user(user)
+        data = message_create(self.ids.next(), self.dm_channel(author), author, text)
+        return await self._message(data, f"discord DM from {author.name}")
+
+    async def webhook(self, channel: ChannelLike, text: str, *, name: str = "hook") -> Event:
+        """A webhook posts ``text`` in ``channel``."""
+        where = self.find_channel(channel)
+        if where.webhook_id is None:
+            where.webhook_id = self.ids.next()
+        author = DiscordUser(where.webhook_id, name, bot=True)
+        data = message_create(
+            self.ids.next(), where, author, text, webhook_id=where.webhook_id
+        )
+        return await self._message(data, f"discord webhook {name!r} in #{where.name}")
+
+    async def bot_message(self, bot: UserLike, text: str, channel: ChannelLike) -> Event:
+        """Another bot account writes in ``channel``."""
+        author, where = self.find_user(bot), self.find_channel(channel)
+        data = message_create(self.ids.next(), where, author, text)
+        return await self._message(data, f"discord bot {author.name} in #{where.name}")
+
+    async def slash(
+        self,
+        user: UserLike,
+        command: str,
+        channel: ChannelLike | None = None,
+        *,
+        options: Mapping[str, str | int | bool] | None = None,
+    ) -> Event:
+        """``user`` runs ``/command`` in ``channel`` (default: their DM with the bot)."""
+        person = self.find_user(user)
+        where = self.dm_channel(person) if channel is None else self.find_channel(channel)
+        self._join(where, person)
+        await self._sync()
+        interaction_id = self.ids.next()
+        self._interaction_channels[interaction_id] = where
+        data = interaction_create(interaction_id, self.bot.id, where, person, command, options)
+        label = f"discord /{command} by {person.name} in #{where.name}"
+        self._start()
+        event = Event(label, data)
+        self.client._connection.parse_interaction_create(data)  # type: ignore[arg-type]
+        parsed = await self._received()
+        assert isinstance(parsed, discord.Interaction)
+        ingress = inspect_interaction(parsed, agent_key=self.env.agent.key)
+        token = async_context.set(self._adapter)
+        try:
+            await self._admit(event, ingress.message, ingress.reason, _interaction_reply(parsed))
+        finally:
+            async_context.reset(token)
+        return self._finish(event)
+
+    def _join(self, channel: DiscordChannel, user: DiscordUser) -> None:
+        guild = channel.guild
+        if guild is not None and user not in guild.members:
+            guild.members.append(user)
+            self._dirty.add(guild.id)
+
+    async def _sync(self) -> None:
+        """Replay ``GUILD_CREATE`` for every guild that changed since the last event."""
+        state = self.client._connection
+        for guild in self._guilds.values():
+            if guild.id in self._dirty:
+                state.parse_guild_create(guild_create(guild))  # type: ignore[arg-type]
+        self._dirty.clear()
+
+    async def _received(self) -> discord.Message | discord.Interaction[Any]:
+        inbox = self._client.inbox if self._client is not None else None
+        assert inbox is not None
+        return await asyncio.wait_for(inbox.get(), _WAIT)
+
+    async def _message(self, data: dict[str, Any], label: str) -> Event:
+        await self._sync()
+        self._start()
+        event = Event(label, data)
+        self.client._connection.parse_message_create(data)  # type: ignore[arg-type]
+        parsed = await self._received()
+        assert isinstance(parsed, discord.Message)
+        ingress = inspect_message(
+            parsed,
+            agent_key=self.env.agent.key,
+            bot_id=self.bot.id,
+            ignore_bots=self.config.ignore_bots,
+        )
+        reply = _channel_reply(parsed.channel)
+        await self._admit(event, ingress.message, ingress.reason, reply)
+        return self._finish(event)
+
+    async def _admit(
+        self, event: Event, message: InboundMessage | None, reason: Any, reply: Reply
+    ) -> None:
+        if message is None:
+            event.ignored = reason
+            return
+        admission = admit(message, self.config, bot_id=str(self.bot.id))
+        if admission.message is None:
+            event.message, event.ignored = message, admission.reason
+            return
+        event.message = admission.message
+        event.request = await self.run_turn(admission.message, reply)
+
+    def _default_route(self, request: RunRequest) -> Reply:
+        target = int(request.thread_id or request.chat_id)
+        return _channel_reply(self.client.get_channel(target) or self._dm(target))
+
+    def _dm(self, channel_id: int) -> discord.abc.Messageable:
+        channel = self._by_id.get(channel_id)
+        if channel is None or channel.recipient is None:
+            raise LookupError(f"no channel {channel_id} to reply to")
+        return self.client._connection._get_or_create_private_channel(  # type: ignore[attr-defined]
+            channel_id, channel.recipient.id
+        )
+
+    # -- Discord's side --------------------------------------------------------------------
+
+    def _record_send(self, channel: DiscordChannel | None, channel_id: int, text: str) -> None:
+        chat = channel.chat_id if channel is not None else channel_id
+        topic = str(channel.id) if channel is not None and channel.is_thread else ""
+        self.expect.record(ObservationKind.SEND, text=text, chat=chat, topic=topic)
+
+    async def _http_request(self, route: Route, **kwargs: Any) -> Any:
+        body = kwargs.get("json")
+        self.http_calls.append(HttpCall(route.method, route.url.removeprefix(route.BASE), body))
+        channel_id = route.channel_id
+        if route.method == "POST" and route.path == "/channels/{channel_id}/messages":
+            assert channel_id is not None
+            channel = self._by_id.get(int(channel_id))
+            text = str((body or {}).get("content") or "")
+            self._record_send(channel, int(channel_id), text)
+            where = channel or DiscordChannel(int(channel_id), "unknown")
+            return message_object(self.ids.next(), where, self.bot, text)
+        return {}
+
+    def _webhook_request(self, route: Route, payload: Mapping[str, Any] | None) -> Any:
+        self.http_calls.append(HttpCall(route.method, route.url.removeprefix(route.BASE), payload))
+        body = dict(payload or {})
+        if route.path.endswith("/callback"):
+            interaction_id = int(route.webhook_id or 0)
+            channel = self._interaction_channels[interaction_id]
+            text = str((body.get("data") or {}).get("content") or "")
+            self._record_send(channel, channel.id, text)
+            sent = message_object(self.ids.next(), channel, self.bot, text)
+            return {
+                "interaction": {
+                    "id": str(interaction_id),
+                    "type": 2,
+                    "response_message_id": sent["id"],
+                    "response_message_loading": False,
+                    "response_message_ephemeral": False,
+                },
+                "resource": {"type": int(body.get("type", 4)), "message": sent},
+            }
+        # A follow-up: POST /webhooks/{application id}/{interaction token}.
+        token = str(route.webhook_token or "")
+        interaction_id = int(token.rsplit("-", 1)[-1]) if token[-1:].isdigit() else 0
+        channel = self._interaction_channels.get(interaction_id)
+        text = str(body.get("content") or "")
+        self._record_send(channel, channel.id if channel else 0, text)
+        return message_object(
+            self.ids.next(), channel or DiscordChannel(0, "unknown"), self.bot, text
+        )
+
+
+def _user_data(user: DiscordUser) -> dict[str, Any]:
+    return {"id": str(user.id), "username": user.name, "discriminator": "0", "avatar": None}
+
+
+def _channel_reply(channel: Any) -> Reply:
+    async def send(text: str) -> None:
+        await channel.send(text)
+
+    return send
+
+
+def _interaction_reply(interaction: discord.Interaction[Any]) -> Reply:
+    async def send(text: str) -> None:
+        if interaction.response.is_done():
+            await interaction.followup.send(text)
+        else:
+            await interaction.response.send_message(text)
+
+    return send

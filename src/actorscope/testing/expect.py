@@ -1,0 +1,181 @@
+"""nonebug-style expectations: declare what the bot should do, then let an event happen.
+
+A simulator records an :class:`Observation` for every reply the bot sends and every
+permission decision it asks for. Expectations declared before an event
+(:meth:`Expectations.should_send`, :meth:`~Expectations.should_allow`,
+:meth:`~Expectations.should_deny`) are matched against that event's observations **in order**;
+any mismatch, unexpected extra or missing observation fails with :class:`ExpectationError`,
+whose message lists expected and actual side by side. An event with no declared expectations
+is not checked (its observations stay available for plain asserts).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+__all__ = [
+    "ExpectationError",
+    "Expectations",
+    "Expected",
+    "Observation",
+    "ObservationKind",
+    "diff",
+]
+
+
+class ObservationKind(StrEnum):
+    """What the bot did: sent a message or had a permission decided."""
+
+    SEND = "send"
+    DECISION = "decision"
+
+
+@dataclass(frozen=True, slots=True)
+class Observation:
+    """One thing the bot did, as plain strings (``fields`` keys depend on the kind).
+
+    ``send``: ``text``, ``chat``, ``topic``; ``decision``: ``action``, ``allowed``
+    (``"true"``/``"false"``), ``reason``, ``sender``, ``scope``.
+    """
+
+    kind: ObservationKind
+    fields: Mapping[str, str]
+
+    def describe(self) -> str:
+        """``send(text='hi', chat='-100', topic='7')``."""
+        return _describe(self.kind, self.fields)
+
+
+@dataclass(frozen=True, slots=True)
+class Expected:
+    """An expectation: the kind and only the fields the test cares about."""
+
+    kind: ObservationKind
+    fields: Mapping[str, str]
+
+    def mismatches(self, observation: Observation) -> list[str]:
+        """Why ``observation`` does not satisfy this expectation (empty: it does)."""
+        if observation.kind is not self.kind:
+            return [f"kind: expected {self.kind.value}, got {observation.kind.value}"]
+        return [
+            f"{name}: expected {want!r}, got {observation.fields.get(name, '')!r}"
+            for name, want in self.fields.items()
+            if observation.fields.get(name, "") != want
+        ]
+
+    def describe(self) -> str:
+        """``should_deny(reason='no_grant')`` style text."""
+        if self.kind is ObservationKind.SEND:
+            return "should_" + _describe(self.kind, self.fields)
+        allowed = self.fields.get("allowed")
+        rest = {k: v for k, v in self.fields.items() if k != "allowed"}
+        verb = "should_allow" if allowed == "true" else "should_deny"
+        return _describe(verb, rest)
+
+
+class ExpectationError(AssertionError):
+    """The bot did not do what the test declared, in that order."""
+
+
+def _describe(name: str, fields: Mapping[str, str]) -> str:
+    inner = ", ".join(f"{key}={value!r}" for key, value in fields.items())
+    return f"{name}({inner})"
+
+
+def _text(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+@dataclass
+class Expectations:
+    """The declared expectations and the observations of the current event."""
+
+    pending: list[Expected] = field(default_factory=list)
+    observed: list[Observation] = field(default_factory=list)
+    history: list[Observation] = field(default_factory=list)
+
+    def should_send(
+        self, *, text: str | None = None, chat: object = None, topic: object = None
+    ) -> None:
+        """Expect the bot to send a message (``None`` fields match anything)."""
+        wanted = {"text": text, "chat": chat, "topic": topic}
+        self.pending.append(
+            Expected(
+                ObservationKind.SEND,
+                {key: _text(value) for key, value in wanted.items() if value is not None},
+            )
+        )
+
+    def should_allow(
+        self, action: str | None = None, *, reason: str | None = None, sender: str | None = None
+    ) -> None:
+        """Expect a permission check that allows (optionally: this action, reason, sender)."""
+        self._decision(True, action, reason, sender)
+
+    def should_deny(
+        self, action: str | None = None, *, reason: str | None = None, sender: str | None = None
+    ) -> None:
+        """Expect a permission check that denies (optionally: this action, reason, sender)."""
+        self._decision(False, action, reason, sender)
+
+    def _decision(
+        self, allowed: bool, action: str | None, reason: str | None, sender: str | None
+    ) -> None:
+        wanted = {"allowed": _text(allowed), "action": action, "reason": reason, "sender": sender}
+        self.pending.append(
+            Expected(
+                ObservationKind.DECISION,
+                {key: _text(value) for key, value in wanted.items() if value is not None},
+            )
+        )
+
+    def record(self, kind: ObservationKind, **fields: object) -> Observation:
+        """Record what the bot just did."""
+        observation = Observation(kind, {key: _text(value) for key, value in fields.items()})
+        self.observed.append(observation)
+        self.history.append(observation)
+        return observation
+
+    def begin(self) -> None:
+        """Start a new event: forget the previous event's observations."""
+        self.observed = []
+
+    def settle(self, label: str) -> list[Observation]:
+        """Check this event's observations against the declared expectations, then clear them."""
+        expected, observed = self.pending, self.observed
+        self.pending = []
+        if expected:
+            problems = diff(expected, observed)
+            if problems:
+                raise ExpectationError(f"expectations not met for {label}:\n{problems}")
+        return observed
+
+    def verify_done(self) -> None:
+        """Fail if expectations were declared but no event came to use them."""
+        if self.pending:
+            left = "\n".join(f"  {e.describe()}" for e in self.pending)
+            self.pending = []
+            raise ExpectationError(f"expectations declared but no event followed:\n{left}")
+
+
+def diff(expected: list[Expected], observed: list[Observation]) -> str:
+    """A line-per-position report of expected vs observed; empty when everything matches."""
+    lines: list[str] = []
+    failed = False
+    for index in range(max(len(expected), len(observed))):
+        want = expected[index] if index < len(expected) else None
+        got = observed[index] if index < len(observed) else None
+        if want is not None and got is not None:
+            why = want.mismatches(got)
+        else:
+            why = ["missing" if got is None else "unexpected"]
+        mark = "  " if not why else "! "
+        failed = failed or bool(why)
+        lines.append(f"{mark}#{index + 1} expected {want.describe() if want else '(nothing)'}")
+        lines.append(f"{mark}   actual   {got.describe() if got else '(nothing)'}")
+        lines.extend(f"{mark}     {problem}" for problem in why)
+    return "\n".join(lines) if failed else ""

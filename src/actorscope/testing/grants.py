@@ -1,0 +1,141 @@
+"""Grant helpers bound to one agent, and the builder of a test's :class:`AgentEnv`.
+
+``await grants.allow("group:telegram:-100123", alice)`` grants ``file_writer`` to a sender in
+a scope; ``deny``, ``revoke`` and ``writers`` are the same shape. Senders may be given as ids,
+or as objects with an ``id`` (simulator users), so tests read like the chat they describe.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from pathlib import Path
+
+from actorscope.agents import Agent, AgentRegistry
+from actorscope.context import bind_identity
+from actorscope.identity import Identity, PeerKind, SenderKind, is_group_scope
+from actorscope.permissions import Grant, GrantStore, PermissionPolicy, Permission
+from actorscope.propagation import OriginSigner
+from actorscope.store import Database
+from actorscope.testing.harness import AgentEnv
+
+__all__ = ["Binder", "Grants", "open_env", "sender_of"]
+
+
+def sender_of(who: object) -> str:
+    """A sender id from an id, a numeric string, ``"*"`` or an object with an ``id``."""
+    if isinstance(who, str):
+        return who
+    if isinstance(who, int) and not isinstance(who, bool):
+        return str(who)
+    found = getattr(who, "id", None)
+    if isinstance(found, int | str) and not isinstance(found, bool):
+        return str(found)
+    raise TypeError(f"cannot use {who!r} as a sender id")
+
+
+class Grants:
+    """Grant, deny and revoke permissions of one agent."""
+
+    def __init__(self, store: GrantStore, agent: Agent) -> None:
+        self.store = store
+        self.agent = agent
+
+    async def allow(
+        self, scope: str, user: object, config_type: str = "file_writer", *, by: str = "test"
+    ) -> Grant:
+        """Allow ``config_type`` to ``user`` (``"*"``: everyone) in ``scope``."""
+        return await self._set(scope, user, config_type, Permission.ALLOW, by)
+
+    async def deny(
+        self, scope: str, user: object, config_type: str = "file_writer", *, by: str = "test"
+    ) -> Grant:
+        """Deny ``config_type`` to ``user`` in ``scope``."""
+        return await self._set(scope, user, config_type, Permission.DENY, by)
+
+    async def _set(
+        self, scope: str, user: object, config_type: str, permission: Permission, by: str
+    ) -> Grant:
+        return await self.store.grant(
+            agent_id=self.agent.id,
+            scope=scope,
+            config_type=config_type,
+            user_id=sender_of(user),
+            permission=permission,
+            granted_by=by,
+        )
+
+    async def revoke(
+        self, scope: str, user: object, config_type: str = "file_writer", *, by: str = "test"
+    ) -> bool:
+        """Remove the grant; ``True`` iff there was one."""
+        return bool(
+            await self.store.revoke(
+                agent_id=self.agent.id,
+                scope=scope,
+                config_type=config_type,
+                user_id=sender_of(user),
+                revoked_by=by,
+            )
+        )
+
+    async def list(self) -> list[Grant]:
+        """Every grant of the agent."""
+        return await self.store.list(agent_id=self.agent.id)
+
+
+class Binder:
+    """Run code as an identity of the test's agent: ``with bind(sender=..., scope=...):``."""
+
+    def __init__(self, agent: Agent) -> None:
+        self.agent = agent
+
+    def identity(
+        self,
+        sender: object = "",
+        scope: str | None = None,
+        *,
+        role: str = "",
+        channel: str = "telegram",
+        chat_id: str = "",
+    ) -> Identity:
+        """An identity of the agent: ``scope`` defaults to the sender's direct scope."""
+        sender_id = sender_of(sender) if sender != "" else ""
+        user_id = sender_id if scope is None else scope
+        group = is_group_scope(user_id)
+        return Identity(
+            user_id=user_id,
+            sender_id=sender_id,
+            channel=channel,
+            chat_id=chat_id,
+            peer_kind=PeerKind.GROUP if group else PeerKind.DIRECT,
+            sender_kind=SenderKind.USER if sender_id else SenderKind.NONE,
+            role=role,
+            tenant_id=self.agent.tenant_id,
+            agent_id=self.agent.id,
+        )
+
+    @contextmanager
+    def __call__(
+        self,
+        identity: Identity | None = None,
+        *,
+        sender: object = "",
+        scope: str | None = None,
+        role: str = "",
+    ) -> Iterator[Identity]:
+        """Bind ``identity``, or one built from ``sender``/``scope``/``role``, for the block."""
+        bound = identity if identity is not None else self.identity(sender, scope, role=role)
+        with bind_identity(bound):
+            yield bound
+
+
+@asynccontextmanager
+async def open_env(
+    path: Path, *, agent_key: str = "main", signer: OriginSigner | None = None
+) -> AsyncIterator[AgentEnv]:
+    """A migrated database at ``path`` with the default tenant and agent ``agent_key``."""
+    async with Database.open(path) as db:
+        agent = await AgentRegistry(db).create(agent_key)
+        store = GrantStore(db)
+        yield AgentEnv(db, agent, store, PermissionPolicy(store), signer or OriginSigner())

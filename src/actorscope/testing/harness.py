@@ -1,0 +1,280 @@
+"""What both simulators share: the agent's database, the bot's turn, and the expectations.
+
+:class:`AgentEnv` is a migrated database with one agent, its grant store, a policy and the
+host's origin signer. :class:`Simulator` turns an admitted :class:`InboundMessage` into a run
+the way the host does (``build_run_request``, role from owners/roles, ``bind_identity`` +
+``bind_run``) and calls the test's bot handler with a :class:`Turn`; the turn's ``check`` and
+``reply`` are recorded as observations for ``should_*`` expectations.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from actorscope.agents import Agent
+from actorscope.channels import IgnoreReason
+from actorscope.context import bind_identity
+from actorscope.identity import Identity
+from actorscope.messages import InboundMessage, RunRequest
+from actorscope.permissions import Decision, GrantStore, PermissionPolicy
+from actorscope.propagation import (
+    OriginSigner,
+    RunInfo,
+    SubagentTask,
+    TickerJob,
+    announce_subagent_result,
+    bind_run,
+    build_run_request,
+    create_ticker_job,
+    sanitize_inbound,
+    spawn_subagent,
+    ticker_run,
+)
+from actorscope.store import Database
+from actorscope.testing.expect import Expectations, ObservationKind, Observation
+
+__all__ = ["AgentEnv", "BotHandler", "Event", "Reply", "Simulator", "Turn"]
+
+
+@dataclass
+class AgentEnv:
+    """One database, the agent the bot runs as, its grants, a policy and the origin signer."""
+
+    db: Database
+    agent: Agent
+    store: GrantStore
+    policy: PermissionPolicy
+    signer: OriginSigner = field(default_factory=OriginSigner)
+    roles: dict[str, str] = field(default_factory=dict)
+
+    def role_of(self, sender_id: str) -> str:
+        """The configured role of a sender (``owner``, ``admin`` ...), or ``""``."""
+        return self.roles.get(sender_id, "")
+
+
+@dataclass
+class Event:
+    """What one simulated event became: the adapter's message, the run, what the bot did."""
+
+    label: str
+    payload: Mapping[str, Any]
+    message: InboundMessage | None = None
+    ignored: IgnoreReason | None = None
+    request: RunRequest | None = None
+    observations: list[Observation] = field(default_factory=list)
+
+    @property
+    def admitted(self) -> bool:
+        """True iff the bot ran a turn for this event."""
+        return self.request is not None
+
+    @property
+    def identity(self) -> Identity | None:
+        """The identity the turn ran as (``None`` when the event was ignored)."""
+        return None if self.request is None else self.request.identity()
+
+    @property
+    def decisions(self) -> list[Observation]:
+        """The permission decisions of the turn, in order."""
+        return [o for o in self.observations if o.kind is ObservationKind.DECISION]
+
+    @property
+    def sent(self) -> list[Observation]:
+        """The messages the bot sent during the turn, in order."""
+        return [o for o in self.observations if o.kind is ObservationKind.SEND]
+
+
+Reply = Callable[[str], Awaitable[None]]
+
+
+class Turn:
+    """The bot's view of one run: the message, the bound request, ``check`` and ``reply``."""
+
+    def __init__(
+        self, sim: Simulator, message: InboundMessage, request: RunRequest, reply: Reply
+    ) -> None:
+        self.sim = sim
+        self.message = message
+        self.request = request
+        self._reply = reply
+
+    @property
+    def identity(self) -> Identity:
+        """The identity bound for this run."""
+        return self.request.identity()
+
+    @property
+    def text(self) -> str:
+        """The message text (mention stripped by admission)."""
+        return self.message.content
+
+    async def check(self, action: str) -> Decision:
+        """Decide ``action`` (``file_writer``, ``cron`` ...) for the bound identity; recorded."""
+        return await self.sim.check(action)
+
+    async def reply(self, text: str) -> None:
+        """Send ``text`` back to the chat and topic/thread of this run, through the platform."""
+        await self._reply(text)
+
+    def spawn_subagent(self, prompt: str) -> SubagentTask:
+        """Start a sub-agent on behalf of this run (must run inside the turn)."""
+        return spawn_subagent(prompt, signer=self.sim.env.signer)
+
+
+BotHandler = Callable[[Turn], Awaitable[None]]
+
+
+async def _silent(turn: Turn) -> None:
+    """The default bot: runs the turn and does nothing."""
+
+
+class Simulator:
+    """The platform-independent half of a simulator: runs turns and keeps expectations."""
+
+    platform = ""
+
+    def __init__(self, env: AgentEnv) -> None:
+        self.env = env
+        self.expect = Expectations()
+        self.events: list[Event] = []
+        self._handler: BotHandler = _silent
+
+    # -- the bot ---------------------------------------------------------------------------
+
+    def handler(self, handler: BotHandler) -> BotHandler:
+        """Use ``handler`` as the bot (works as a decorator)."""
+        self._handler = handler
+        return handler
+
+    async def check(self, action: str, identity: Identity | None = None) -> Decision:
+        """Decide ``action`` for ``identity`` (default: the bound one) and record it."""
+        decision = await self.env.policy.check(action, identity)
+        self.expect.record(
+            ObservationKind.DECISION,
+            action=action,
+            allowed=decision.allowed,
+            reason=str(decision.reason),
+            sender=decision.sender_id,
+            scope=decision.scope,
+        )
+        return decision
+
+    # -- expectations ----------------------------------------------------------------------
+
+    def should_send(
+        self, *, text: str | None = None, chat: object = None, topic: object = None
+    ) -> None:
+        """Expect the bot to send ``text`` into ``chat`` (name or id) and ``topic``/thread."""
+        self.expect.should_send(
+            text=text,
+            chat=None if chat is None else self.chat_id(chat),
+            topic=None if topic is None else self.topic_id(chat, topic),
+        )
+
+    def should_allow(
+        self, action: str | None = None, *, reason: str | None = None, sender: object = None
+    ) -> None:
+        """Expect a permission check that allows."""
+        self.expect.should_allow(action, reason=reason, sender=self._sender(sender))
+
+    def should_deny(
+        self, action: str | None = None, *, reason: str | None = None, sender: object = None
+    ) -> None:
+        """Expect a permission check that denies."""
+        self.expect.should_deny(action, reason=reason, sender=self._sender(sender))
+
+    def _sender(self, sender: object) -> str | None:
+        return None if sender is None else self.user_id(sender)
+
+    def chat_id(self, chat: object) -> str:
+        """The platform id of a chat given by name, id or object."""
+        return str(chat)
+
+    def topic_id(self, chat: object, topic: object) -> str:
+        """The platform id of a topic/thread given by name or id."""
+        return str(topic)
+
+    def user_id(self, user: object) -> str:
+        """The platform id of a user given by name, id or object."""
+        return str(user)
+
+    # -- running turns ---------------------------------------------------------------------
+
+    def _start(self) -> None:
+        self.expect.begin()
+
+    def _finish(self, event: Event) -> Event:
+        event.observations = self.expect.settle(event.label)
+        self.events.append(event)
+        return event
+
+    def _default_route(self, request: RunRequest) -> Reply:
+        """How a reply to ``request`` reaches its chat and topic/thread on the platform."""
+        raise NotImplementedError
+
+    async def run_turn(self, message: InboundMessage, reply: Reply | None = None) -> RunRequest:
+        """Build the run for ``message`` as the host does, bind it and call the bot."""
+        env = self.env
+        request = build_run_request(
+            message,
+            signer=env.signer,
+            agent_key=env.agent.key,
+            agent_id=env.agent.id,
+            tenant_id=env.agent.tenant_id,
+        )
+        role = request.role or env.role_of(request.sender_id)
+        if role != request.role:
+            request = request.model_copy(update={"role": role})
+        turn = Turn(self, message, request, reply or self._default_route(request))
+        info = RunInfo(
+            session_key=request.session_key,
+            trace_id=uuid.uuid4().hex,
+            thread_id=request.thread_id,
+        )
+        with bind_identity(request.identity()), bind_run(info):
+            await self._handler(turn)
+        return request
+
+    async def subagent_announce(
+        self, parent: Event, result: str = "done", *, prompt: str = "sub-task"
+    ) -> Event:
+        """A sub-agent spawned in ``parent``'s run announces ``result``; the bot runs that turn."""
+        request = self._require_run(parent)
+        with bind_identity(request.identity()), bind_run(_info(request)):
+            task = spawn_subagent(prompt, signer=self.env.signer)
+        message = announce_subagent_result(task, result, signer=self.env.signer)
+        return await self.synthetic(message, f"sub-agent announce of {parent.label}")
+
+    async def ticker(self, parent: Event, name: str = "job", prompt: str = "tick") -> Event:
+        """A ticker job created in ``parent``'s run fires; the bot runs that turn."""
+        request = self._require_run(parent)
+        with bind_identity(request.identity()), bind_run(_info(request)):
+            job: TickerJob = create_ticker_job(name, prompt)
+        message = ticker_run(job, signer=self.env.signer)
+        return await self.synthetic(message, f"ticker {name!r} created in {parent.label}")
+
+    async def synthetic(self, message: InboundMessage, label: str) -> Event:
+        """Run a turn for a message a wrapper synthesised (it bypasses channel ingress)."""
+        self._start()
+        event = Event(label, message.model_dump(mode="json"), message=message)
+        event.request = await self.run_turn(message)
+        return self._finish(event)
+
+    async def ingest(self, message: InboundMessage, event: Event) -> Event:
+        """Channel ingress for an adapter's message: strip origins, then run the turn."""
+        event.message = sanitize_inbound(message)
+        event.request = await self.run_turn(event.message)
+        return event
+
+    @staticmethod
+    def _require_run(parent: Event) -> RunRequest:
+        if parent.request is None:
+            raise AssertionError(f"{parent.label} did not run a turn (ignored: {parent.ignored})")
+        return parent.request
+
+
+def _info(request: RunRequest) -> RunInfo:
+    return RunInfo(session_key=request.session_key, thread_id=request.thread_id)

@@ -1,0 +1,304 @@
+"""The schema of a ``*.scenario.yaml`` file (pydantic; unknown keys are errors).
+
+::
+
+    name: a group member asks for a write
+    setup:
+      owners: [alice]                 # sender names or ids: role owner
+      roles: {bob: viewer}
+      ignore_bots: true               # false: anonymous admins, webhooks ... reach the bot
+      grants:
+        - {chat: devs, user: alice, type: file_writer}       # group:telegram:<devs id>
+        - {guild: lab, user: carol}                          # guild:<gid>:*
+        - {scope: "group:telegram:-100123", user: "*", type: cron, deny: true}
+      telegram:
+        users: {alice: 4242, bob: null}                      # null: any id
+        chats:
+          devs: {type: supergroup, id: -1001234567890, forum: true, topics: {ideas: 7}}
+      discord:
+        users: {carol: 9001}
+        guilds:
+          lab: {id: 8123, channels: {general: 8124}, threads: {design: {parent: general}}}
+    steps:
+      - telegram: {from: alice, chat: devs, topic: ideas, text: please write notes.txt}
+        action: file_writer           # what the bot checks on this turn
+        reply: on it                  # what the bot answers
+        expect:
+          identity: {user_id: "group:telegram:-1001234567890", sender_id: "4242"}
+          decision: {allowed: true, reason: granted}
+          replies: [{text: on it, chat: devs, topic: ideas}]
+      - subagent_announce: {result: notes.txt written}       # of the previous step's run
+        action: file_writer
+        expect: {decision: {allowed: true, reason: granted}}
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+__all__ = [
+    "AnnounceStep",
+    "DecisionExpect",
+    "DiscordGuildSpec",
+    "DiscordSetup",
+    "DiscordStep",
+    "Expect",
+    "GrantSpec",
+    "HttpStep",
+    "IdentityExpect",
+    "ReplyExpect",
+    "Scenario",
+    "Setup",
+    "Step",
+    "TelegramChatSpec",
+    "TelegramSetup",
+    "TelegramStep",
+    "ThreadSpec",
+    "TickerStep",
+]
+
+Id = int | str
+_EVENT_KINDS = ("telegram", "discord", "http", "subagent_announce", "ticker")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+
+def _text_id(value: object) -> object:
+    return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
+
+
+class GrantSpec(_Strict):
+    """A grant: where (``scope``, a Telegram ``chat`` or a Discord ``guild``), to whom, what."""
+
+    scope: str | None = None
+    chat: str | None = None
+    guild: str | None = None
+    user: str
+    type: str = "file_writer"
+    deny: bool = False
+
+    _user = field_validator("user", mode="before")(_text_id)
+
+    @model_validator(mode="after")
+    def _one_place(self) -> GrantSpec:
+        places = [name for name in ("scope", "chat", "guild") if getattr(self, name) is not None]
+        if len(places) != 1:
+            raise ValueError("a grant names exactly one of scope, chat or guild")
+        return self
+
+
+class TelegramChatSpec(_Strict):
+    """A Telegram chat of the scenario."""
+
+    type: Literal["group", "supergroup", "channel"]
+    id: int | None = None
+    forum: bool = False
+    topics: dict[str, int | None] = {}
+    admins: list[str] = []
+
+    @model_validator(mode="after")
+    def _topics_need_forum(self) -> TelegramChatSpec:
+        if self.topics and not self.forum:
+            raise ValueError("topics need forum: true")
+        if self.forum and self.type != "supergroup":
+            raise ValueError("only a supergroup can be a forum")
+        return self
+
+
+class TelegramSetup(_Strict):
+    """Telegram users (name → id or null) and chats."""
+
+    users: dict[str, int | None] = {}
+    chats: dict[str, TelegramChatSpec] = {}
+
+
+class ThreadSpec(_Strict):
+    """A Discord thread under one of the guild's channels."""
+
+    parent: str
+    id: int | None = None
+
+
+class DiscordGuildSpec(_Strict):
+    """A Discord guild: channels (name → id or null) and threads."""
+
+    id: int | None = None
+    owner: str | None = None
+    channels: dict[str, int | None] = {}
+    threads: dict[str, ThreadSpec] = {}
+
+
+class DiscordSetup(_Strict):
+    """Discord users, other bots and guilds."""
+
+    users: dict[str, int | None] = {}
+    bots: dict[str, int | None] = {}
+    guilds: dict[str, DiscordGuildSpec] = {}
+
+
+class Setup(_Strict):
+    """Agent, roles, grants and the two platforms' worlds."""
+
+    agent: str = "main"
+    owners: list[str] = []
+    roles: dict[str, str] = {}
+    grants: list[GrantSpec] = []
+    ignore_bots: bool = True
+    require_mention: bool = False
+    telegram: TelegramSetup = TelegramSetup()
+    discord: DiscordSetup = DiscordSetup()
+
+    _owners = field_validator("owners", mode="before")(
+        lambda value: [_text_id(v) for v in value] if isinstance(value, list) else value
+    )
+
+
+class TelegramStep(_Strict):
+    """A Telegram event: a message (private chat when ``chat`` is omitted), an anonymous admin,
+    a post as a channel, or a channel post."""
+
+    kind: Literal["message", "anonymous_admin", "as_channel", "channel_post"] = "message"
+    sender: str | None = Field(None, alias="from")
+    chat: str | None = None
+    topic: str | int | None = None
+    channel: str | None = None
+    text: str
+
+    @model_validator(mode="after")
+    def _fields_for_kind(self) -> TelegramStep:
+        if self.kind == "message" and self.sender is None:
+            raise ValueError("a message needs from")
+        if self.kind in ("anonymous_admin", "as_channel") and self.chat is None:
+            raise ValueError(f"{self.kind} needs chat")
+        if self.kind in ("as_channel", "channel_post") and self.channel is None:
+            raise ValueError(f"{self.kind} needs channel")
+        return self
+
+
+class DiscordStep(_Strict):
+    """A Discord event: a guild message, a DM, a webhook or bot post, or a slash command."""
+
+    kind: Literal["message", "dm", "webhook", "bot", "slash"] = "message"
+    sender: str | None = Field(None, alias="from")
+    channel: str | None = None
+    thread: str | None = None
+    text: str = ""
+    command: str | None = None
+    options: dict[str, str | int | bool] = {}
+
+    @model_validator(mode="after")
+    def _fields_for_kind(self) -> DiscordStep:
+        if self.kind != "webhook" and self.sender is None:
+            raise ValueError(f"a {self.kind} needs from")
+        if self.kind in ("message", "webhook", "bot") and not (self.channel or self.thread):
+            raise ValueError(f"a {self.kind} needs channel or thread")
+        if self.kind == "slash" and not self.command:
+            raise ValueError("a slash command needs command")
+        if self.kind != "slash" and not self.text:
+            raise ValueError(f"a {self.kind} needs text")
+        return self
+
+
+class HttpStep(_Strict):
+    """An authenticated HTTP API call by ``user``."""
+
+    user: str
+    role: str = ""
+
+
+class AnnounceStep(_Strict):
+    """A sub-agent spawned in an earlier step's run (default: the previous one) announces."""
+
+    result: str = "done"
+    of: int | None = Field(None, ge=1)
+
+
+class TickerStep(_Strict):
+    """A ticker job created in an earlier step's run (default: the previous one) fires."""
+
+    job: str = "job"
+    prompt: str = "tick"
+    of: int | None = Field(None, ge=1)
+
+
+class IdentityExpect(_Strict):
+    """The identity the turn runs as; only the fields given are compared."""
+
+    user_id: str | None = None
+    sender_id: str | None = None
+    actor_id: str | None = None
+    session_key: str | None = None
+    sender_kind: str | None = None
+    peer_kind: str | None = None
+    chat_id: str | None = None
+    thread_id: str | None = None
+    role: str | None = None
+
+    _ids = field_validator("*", mode="before")(_text_id)
+
+
+class DecisionExpect(_Strict):
+    """The permission decision of the step's ``action``."""
+
+    allowed: bool
+    reason: str | None = None
+
+
+class ReplyExpect(_Strict):
+    """A reply of the bot: text, chat (name) and topic/thread (name or id)."""
+
+    text: str | None = None
+    chat: str | None = None
+    topic: str | int | None = None
+
+
+class Expect(_Strict):
+    """What a step must produce; anything left out is not checked."""
+
+    ignored: str | None = None
+    identity: IdentityExpect | None = None
+    decision: DecisionExpect | None = None
+    replies: list[ReplyExpect] | None = None
+
+
+class Step(_Strict):
+    """One event (exactly one of the event keys), the bot's scripted turn and expectations."""
+
+    name: str | None = None
+    telegram: TelegramStep | None = None
+    discord: DiscordStep | None = None
+    http: HttpStep | None = None
+    subagent_announce: AnnounceStep | None = None
+    ticker: TickerStep | None = None
+    action: str | None = None
+    reply: str | None = None
+    expect: Expect = Expect()
+
+    @model_validator(mode="after")
+    def _one_event(self) -> Step:
+        given = [kind for kind in _EVENT_KINDS if getattr(self, kind) is not None]
+        if len(given) != 1:
+            raise ValueError(f"a step has exactly one of {', '.join(_EVENT_KINDS)}")
+        if self.expect.decision is not None and self.action is None:
+            raise ValueError("expect.decision needs the step's action")
+        if self.expect.ignored is not None and (self.expect.decision or self.expect.replies):
+            raise ValueError("an ignored event has no decision or replies to expect")
+        return self
+
+    @property
+    def kind(self) -> str:
+        """Which event key this step uses."""
+        return next(kind for kind in _EVENT_KINDS if getattr(self, kind) is not None)
+
+
+class Scenario(_Strict):
+    """A whole scenario file."""
+
+    name: str | None = None
+    description: str = ""
+    setup: Setup = Setup()
+    steps: list[Step] = Field(min_length=1)

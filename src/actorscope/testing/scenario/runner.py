@@ -1,0 +1,234 @@
+"""Run a scenario: build both worlds, play each step through the simulators, check it.
+
+A failed expectation raises :class:`ScenarioFailure` (an ``AssertionError``) whose message
+starts with ``<file>:<line>:`` of the step and shows expected against actual. Each step's
+result is also returned as a :class:`StepOutcome` (the demo prints them as a table).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from actorscope.errors import ScenarioError
+from actorscope.identity import Identity, http_identity
+from actorscope.messages import RunRequest
+from actorscope.testing.expect import Expected, ObservationKind, diff
+from actorscope.testing.grants import Grants, open_env
+from actorscope.testing.harness import AgentEnv, Event, Simulator, Turn
+from actorscope.testing.scenario.loader import LoadedScenario
+from actorscope.testing.scenario.model import Expect, Step
+from actorscope.testing.scenario.world import World
+
+__all__ = ["ScenarioFailure", "StepOutcome", "run_scenario", "run_scenario_in"]
+
+
+class ScenarioFailure(AssertionError):
+    """A scenario step did not do what its ``expect`` says."""
+
+
+@dataclass(frozen=True, slots=True)
+class StepOutcome:
+    """What one step became: where, who, the identity, and the decision of its action."""
+
+    index: int
+    platform: str
+    chat: str
+    who: str
+    scope: str
+    actor: str
+    action: str
+    decision: str
+    reason: str
+
+
+_IDENTITY_FIELDS = (
+    "user_id",
+    "sender_id",
+    "actor_id",
+    "session_key",
+    "sender_kind",
+    "peer_kind",
+    "chat_id",
+    "thread_id",
+    "role",
+)
+
+
+class _Player:
+    """Plays the steps of one loaded scenario in one :class:`World`."""
+
+    def __init__(self, loaded: LoadedScenario, world: World) -> None:
+        self.loaded = loaded
+        self.world = world
+        self.events: list[Event | None] = []
+        self.step: Step | None = None
+        world.telegram.handler(self._bot)
+        world.discord.handler(self._bot)
+
+    async def _bot(self, turn: Turn) -> None:
+        step = self.step
+        if step is None:
+            return
+        if step.action is not None:
+            await turn.check(step.action)
+        if step.reply is not None:
+            await turn.reply(step.reply)
+
+    def fail(self, index: int, label: str, problem: str) -> ScenarioFailure:
+        at = self.loaded.at("steps", index)
+        return ScenarioFailure(f"{at}: step {index + 1} ({label}): {problem}")
+
+    async def play(self, index: int, step: Step) -> StepOutcome:
+        self.step = step
+        try:
+            event, sim = await self.world.event(step, self._parent(index, step))
+        except ScenarioError as exc:
+            raise ScenarioError(f"{self.loaded.at('steps', index, step.kind)}: {exc}") from None
+        finally:
+            self.step = None
+        self.events.append(event)
+        self.check(index, step.expect, event, sim)
+        return self.outcome(index, step, event)
+
+    async def play_http(self, index: int, step: Step) -> StepOutcome:
+        assert step.http is not None
+        env = self.world.env
+        identity = replace(
+            http_identity(step.http.user, role=step.http.role, tenant_id=env.agent.tenant_id),
+            agent_id=env.agent.id,
+        )
+        sim = self.world.telegram
+        sim.expect.begin()
+        event = Event(f"http call by {step.http.user}", {"user": step.http.user})
+        if step.action is not None:
+            await sim.check(step.action, identity)
+        event.observations = sim.expect.settle(event.label)
+        event.request = _http_request(identity)
+        self.events.append(event)
+        self.check(index, step.expect, event, sim)
+        return self.outcome(index, step, event)
+
+    def _parent(self, index: int, step: Step) -> Event | None:
+        spec = step.subagent_announce or step.ticker
+        if spec is None:
+            return None
+        number = spec.of if spec.of is not None else index
+        if not 1 <= number <= index:
+            raise ScenarioError(
+                f"{self.loaded.at('steps', index, step.kind)}: steps[{index}].{step.kind}.of: "
+                f"must name an earlier step (1..{index}), got {number}"
+            )
+        parent = self.events[number - 1]
+        if parent is None or parent.request is None:
+            raise self.fail(index, step.kind, f"step {number} ran no turn to propagate from")
+        return parent
+
+    def check(self, index: int, expect: Expect, event: Event, sim: Simulator) -> None:
+        label = event.label
+        if expect.ignored is not None:
+            got = "" if event.ignored is None else str(event.ignored)
+            if got != expect.ignored:
+                actual = f"ignored ({got})" if got else "handled by the bot"
+                raise self.fail(index, label, f"expected ignored ({expect.ignored}), {actual}")
+            return
+        if event.request is None and (expect.identity or expect.decision or expect.replies):
+            raise self.fail(index, label, f"was ignored ({event.ignored}), expected a turn")
+        if expect.identity is not None and event.request is not None:
+            request = event.request
+            actual = {
+                **{name: str(getattr(request, name, "")) for name in _IDENTITY_FIELDS},
+                "actor_id": request.identity().actor_id,
+            }
+            wrong = [
+                f"  {name}: expected {want!r}, got {actual[name]!r}"
+                for name, want in expect.identity.model_dump(exclude_none=True).items()
+                if actual[name] != want
+            ]
+            if wrong:
+                raise self.fail(index, label, "identity differs:\n" + "\n".join(wrong))
+        wanted: list[Expected] = []
+        if expect.decision is not None:
+            fields = {"allowed": "true" if expect.decision.allowed else "false"}
+            if expect.decision.reason is not None:
+                fields["reason"] = expect.decision.reason
+            wanted.append(Expected(ObservationKind.DECISION, fields))
+            problems = diff(wanted, event.decisions)
+            if problems:
+                raise self.fail(index, label, "decision differs:\n" + problems)
+        if expect.replies is not None:
+            replies = [
+                Expected(ObservationKind.SEND, self.world.reply_fields(sim, reply))
+                for reply in expect.replies
+            ]
+            problems = diff(replies, event.sent)
+            if problems:
+                raise self.fail(index, label, "replies differ:\n" + problems)
+
+    def outcome(self, index: int, step: Step, event: Event) -> StepOutcome:
+        decision = event.decisions[0].fields if event.decisions else {}
+        if decision:
+            verdict = "allowed" if decision.get("allowed") == "true" else "denied"
+        else:
+            verdict = f"ignored ({event.ignored})" if event.ignored else "-"
+        request = event.request
+        message = event.message
+        scope = request.user_id if request else (message.user_id if message else "")
+        actor = request.identity().actor_id if request else (message.sender_id if message else "")
+        platform, chat, who = self.world.describe(step, event)
+        return StepOutcome(
+            index=index + 1,
+            platform=platform,
+            chat=chat,
+            who=who,
+            scope=scope,
+            actor=actor,
+            action=step.action or "-",
+            decision=verdict,
+            reason=decision.get("reason", ""),
+        )
+
+
+def _http_request(identity: Identity) -> RunRequest:
+    """The run an authenticated HTTP call becomes (no session key, no chat)."""
+    return RunRequest(
+        session_key="",
+        user_id=identity.user_id,
+        sender_id=identity.sender_id,
+        role=identity.role,
+        channel=identity.channel,
+        chat_id="",
+        sender_kind=identity.sender_kind,
+        tenant_id=identity.tenant_id,
+        agent_id=identity.agent_id,
+    )
+
+
+async def run_scenario_in(
+    loaded: LoadedScenario, env: AgentEnv, on_step: Callable[[StepOutcome], None] | None = None
+) -> list[StepOutcome]:
+    """Play ``loaded`` against an open :class:`AgentEnv`; every step is checked as it runs."""
+    outcomes: list[StepOutcome] = []
+    async with World(loaded, env) as world:
+        await world.apply_setup(Grants(env.store, env.agent))
+        player = _Player(loaded, world)
+        for index, step in enumerate(loaded.scenario.steps):
+            if step.http is not None:
+                outcome = await player.play_http(index, step)
+            else:
+                outcome = await player.play(index, step)
+            outcomes.append(outcome)
+            if on_step is not None:
+                on_step(outcome)
+    return outcomes
+
+
+async def run_scenario(
+    loaded: LoadedScenario,
+    db_path: Path,
+    on_step: Callable[[StepOutcome], None] | None = None,
+) -> list[StepOutcome]:
+    """Play ``loaded`` on a new database at ``db_path`` (its agent is the scenario's)."""
+    async with open_env(db_path, agent_key=loaded.scenario.setup.agent) as env:
+        return await run_scenario_in(loaded, env, on_step)

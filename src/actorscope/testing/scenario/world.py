@@ -1,0 +1,256 @@
+"""A scenario's world: both simulators built from ``setup``, and its steps turned into events.
+
+Names in a scenario (users, chats, topics, guilds, channels, threads) are resolved here; an
+unknown name is a :class:`~actorscope.errors.ScenarioError` pointing at the key that used it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from actorscope.channels import ChannelConfig
+from actorscope.errors import ScenarioError
+from actorscope.identity import group_scope
+from actorscope.testing.discord_sim import DiscordSim
+from actorscope.testing.grants import Grants
+from actorscope.testing.harness import AgentEnv, Event, Simulator
+from actorscope.testing.scenario.loader import LoadedScenario
+from actorscope.testing.scenario.model import (
+    DiscordStep,
+    GrantSpec,
+    ReplyExpect,
+    Setup,
+    Step,
+    TelegramStep,
+)
+from actorscope.testing.telegram_sim import TelegramSim
+
+__all__ = ["World"]
+
+
+class World:
+    """The Telegram and Discord simulators of one scenario, sharing one :class:`AgentEnv`."""
+
+    def __init__(self, loaded: LoadedScenario, env: AgentEnv) -> None:
+        self.loaded = loaded
+        self.env = env
+        setup = loaded.scenario.setup
+        self.telegram = TelegramSim(env, config=_config("telegram", setup))
+        self.discord = DiscordSim(env, config=_config("discord", setup))
+
+    async def __aenter__(self) -> World:
+        await self.telegram.start()
+        try:
+            await self.discord.start()
+        except BaseException:
+            await self.telegram.stop()
+            raise
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        try:
+            await self.discord.stop()
+        finally:
+            await self.telegram.stop()
+
+    def _error(self, path: tuple[str | int, ...], problem: str) -> ScenarioError:
+        dotted = ".".join(str(p) for p in path)
+        return ScenarioError(f"{self.loaded.at(*path)}: {dotted}: {problem}")
+
+    # -- setup -----------------------------------------------------------------------------
+
+    async def apply_setup(self, grants: Grants) -> None:
+        """Create users, chats, guilds; set roles; write grants."""
+        setup = self.loaded.scenario.setup
+        self._telegram_world(setup)
+        self._discord_world(setup)
+        for index, name in enumerate(setup.owners):
+            self.env.roles[self._sender(name, ("setup", "owners", index))] = "owner"
+        for name, role in setup.roles.items():
+            self.env.roles[self._sender(name, ("setup", "roles", name))] = role
+        for index, spec in enumerate(setup.grants):
+            path = ("setup", "grants", index)
+            scope = self._grant_scope(spec, path)
+            user = spec.user if spec.user == "*" else self._sender(spec.user, (*path, "user"))
+            if spec.deny:
+                await grants.deny(scope, user, spec.type, by="scenario")
+            else:
+                await grants.allow(scope, user, spec.type, by="scenario")
+
+    def _telegram_world(self, setup: Setup) -> None:
+        sim = self.telegram
+        for name, user_id in setup.telegram.users.items():
+            sim.user(name, user_id=user_id)
+        for title, chat in setup.telegram.chats.items():
+            if chat.type == "group":
+                sim.group(title, chat_id=chat.id)
+            elif chat.type == "channel":
+                sim.channel(title, chat_id=chat.id)
+            else:
+                sim.supergroup(title, forum=chat.forum, chat_id=chat.id)
+            for admin in chat.admins:
+                if admin not in setup.telegram.users:
+                    path = ("setup", "telegram", "chats", title, "admins")
+                    raise self._error(path, f"unknown Telegram user {admin!r}")
+                sim.make_admin(title, admin)
+            for topic, thread_id in chat.topics.items():
+                sim.topic(title, topic, thread_id=thread_id)
+
+    def _discord_world(self, setup: Setup) -> None:
+        sim = self.discord
+        for name, user_id in setup.discord.users.items():
+            sim.user(name, user_id=user_id)
+        for name, user_id in setup.discord.bots.items():
+            sim.user(name, user_id=user_id, bot=True)
+        for name, guild in setup.discord.guilds.items():
+            path = ("setup", "discord", "guilds", name)
+            if guild.owner is not None and guild.owner not in setup.discord.users:
+                raise self._error((*path, "owner"), f"unknown Discord user {guild.owner!r}")
+            created = sim.guild(name, guild_id=guild.id, owner=guild.owner)
+            for channel, channel_id in guild.channels.items():
+                sim.channel(created, channel, channel_id=channel_id)
+            for thread, spec in guild.threads.items():
+                if spec.parent not in guild.channels:
+                    raise self._error(
+                        (*path, "threads", thread, "parent"), f"unknown channel {spec.parent!r}"
+                    )
+                sim.thread(f"{name}/{spec.parent}", thread, thread_id=spec.id)
+
+    def _sender(self, name: str, path: tuple[str | int, ...]) -> str:
+        setup = self.loaded.scenario.setup
+        if name in setup.telegram.users:
+            return str(self.telegram.find_user(name).id)
+        if name in setup.discord.users:
+            return str(self.discord.find_user(name).id)
+        if name.isdigit():
+            return name
+        raise self._error(path, f"unknown user {name!r} (not in telegram.users or discord.users)")
+
+    def _grant_scope(self, spec: GrantSpec, path: tuple[str | int, ...]) -> str:
+        setup = self.loaded.scenario.setup
+        if spec.chat is not None:
+            if spec.chat not in setup.telegram.chats:
+                raise self._error((*path, "chat"), f"unknown Telegram chat {spec.chat!r}")
+            return group_scope(self.telegram.find_chat(spec.chat).id, self.telegram.config.name)
+        if spec.guild is not None:
+            if spec.guild not in setup.discord.guilds:
+                raise self._error((*path, "guild"), f"unknown Discord guild {spec.guild!r}")
+            return f"guild:{self.discord._guilds[spec.guild].id}:*"
+        assert spec.scope is not None
+        return spec.scope
+
+    # -- steps -----------------------------------------------------------------------------
+
+    async def event(self, step: Step, parent: Event | None) -> tuple[Event, Simulator]:
+        """Play one step's event; returns it and the simulator that played it."""
+        if step.telegram is not None:
+            return await self._telegram(step.telegram), self.telegram
+        if step.discord is not None:
+            return await self._discord(step.discord), self.discord
+        assert parent is not None
+        sim = self.discord if parent.request and parent.request.channel == "discord" else None
+        sim_of_parent: Simulator = sim or self.telegram
+        if step.subagent_announce is not None:
+            spec = step.subagent_announce
+            return await sim_of_parent.subagent_announce(parent, spec.result), sim_of_parent
+        assert step.ticker is not None
+        ticker = step.ticker
+        return await sim_of_parent.ticker(parent, ticker.job, ticker.prompt), sim_of_parent
+
+    def _known(self, kind: str, name: str | None, names: Any) -> None:
+        if name is not None and name not in names:
+            raise ScenarioError(f"{kind}: unknown name {name!r}")
+
+    async def _telegram(self, spec: TelegramStep) -> Event:
+        setup = self.loaded.scenario.setup.telegram
+        sim = self.telegram
+        self._known("from", spec.sender, setup.users)
+        self._known("chat", spec.chat, setup.chats)
+        self._known("channel", spec.channel, setup.chats)
+        if spec.kind == "anonymous_admin":
+            assert spec.chat is not None
+            return await sim.anonymous_admin(spec.chat, spec.text, topic=spec.topic)
+        if spec.kind == "as_channel":
+            assert spec.chat is not None and spec.channel is not None
+            return await sim.as_channel(spec.channel, spec.chat, spec.text)
+        if spec.kind == "channel_post":
+            assert spec.channel is not None
+            return await sim.channel_post(spec.channel, spec.text)
+        assert spec.sender is not None
+        return await sim.message(spec.sender, spec.text, spec.chat, topic=spec.topic)
+
+    async def _discord(self, spec: DiscordStep) -> Event:
+        setup = self.loaded.scenario.setup.discord
+        sim = self.discord
+        users = {**setup.users, **setup.bots}
+        self._known("from", spec.sender, users)
+        channels = {c for g in setup.guilds.values() for c in (*g.channels, *g.threads)}
+        self._known("channel", spec.channel, channels)
+        self._known("thread", spec.thread, channels)
+        where = spec.thread or spec.channel
+        if spec.kind == "dm":
+            assert spec.sender is not None
+            return await sim.dm(spec.sender, spec.text)
+        if spec.kind == "webhook":
+            assert where is not None
+            return await sim.webhook(where, spec.text)
+        if spec.kind == "bot":
+            assert spec.sender is not None and where is not None
+            return await sim.bot_message(spec.sender, spec.text, where)
+        assert spec.sender is not None
+        if spec.kind == "slash":
+            assert spec.command is not None
+            return await sim.slash(spec.sender, spec.command, where, options=spec.options)
+        assert where is not None
+        return await sim.message(spec.sender, spec.text, where)
+
+    def reply_fields(self, sim: Simulator, reply: ReplyExpect) -> dict[str, str]:
+        """The observation fields a reply expectation names, with names resolved to ids."""
+        fields: dict[str, str] = {}
+        if reply.text is not None:
+            fields["text"] = reply.text
+        if reply.chat is not None:
+            fields["chat"] = sim.chat_id(reply.chat)
+        if reply.topic is not None:
+            fields["topic"] = sim.topic_id(reply.chat, reply.topic)
+        return fields
+
+    def describe(self, step: Step, event: Event) -> tuple[str, str, str]:
+        """``(platform, chat, who)`` of a step, for tables."""
+        if step.telegram is not None:
+            spec = step.telegram
+            chat = spec.chat or spec.channel or "private"
+            if spec.topic is not None:
+                chat += f" / {spec.topic}"
+            who = {
+                "anonymous_admin": "anonymous admin",
+                "as_channel": f"as channel {spec.channel}",
+                "channel_post": "channel post",
+            }.get(spec.kind, spec.sender or "")
+            return "telegram", chat, who
+        if step.discord is not None:
+            spec_d = step.discord
+            if spec_d.kind == "dm":
+                chat = "DM"
+            else:
+                chat = f"#{spec_d.channel or ''}" + (f" / {spec_d.thread}" if spec_d.thread else "")
+                chat = chat.replace("# / ", "thread ")
+            who = spec_d.sender or "webhook"
+            if spec_d.kind == "slash":
+                who += f" /{spec_d.command}"
+            return "discord", chat, who
+        if step.http is not None:
+            return "http", "-", step.http.user
+        request = event.request
+        via = step.kind.replace("_", " ")
+        return via, request.chat_id if request else "-", request.sender_id if request else "-"
+
+
+def _config(platform: str, setup: Setup) -> ChannelConfig:
+    return ChannelConfig.model_validate(
+        {
+            "platform": platform,
+            "require_mention": setup.require_mention,
+            "ignore_bots": setup.ignore_bots,
+        }
+    )

@@ -1,0 +1,303 @@
+"""Telegram simulator: realistic updates through python-telegram-bot and the adapter, offline.
+
+Users, basic groups, supergroups with forum topics and channels live in a
+:class:`~actorscope.testing.botapi.BotApiEmulator`; each user action there produces the
+``Update`` JSON Telegram would deliver, which a real PTB ``Application`` (talking to the
+emulator through :class:`~actorscope.testing.botapi.EmulatorRequest`) processes. Its handler
+runs the adapter (``inspect_update``), admission (``admit``) and the bot's turn; the bot's
+replies go back through PTB's ``send_message`` and every Bot API call is recorded
+(``sim.emu.calls``)::
+
+    alice = telegram_sim.user("alice")
+    devs = telegram_sim.supergroup("devs", forum=True)
+    telegram_sim.topic(devs, "ideas")
+    telegram_sim.should_deny("file_writer", reason="no_grant")
+    await telegram_sim.message(alice, "write notes.txt", devs, topic="ideas")
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from telegram import Update
+from telegram.ext import Application, ApplicationBuilder, ContextTypes, TypeHandler
+
+from actorscope.channels import ChannelConfig, admit
+from actorscope.channels.telegram import inspect_update
+from actorscope.messages import RunRequest
+from actorscope.testing.botapi import (
+    BotApiEmulator,
+    Chat,
+    ChatType,
+    EmulatorRequest,
+    ForumTopic,
+    MemberStatus,
+    RecordedCall,
+    User,
+)
+from actorscope.testing.harness import AgentEnv, Event, Reply, Simulator
+from actorscope.testing.expect import ObservationKind
+
+__all__ = ["TelegramSim"]
+
+App = Application[Any, Any, Any, Any, Any, Any]
+UserLike = User | int | str
+ChatLike = Chat | int | str
+TopicLike = ForumTopic | int | str
+
+
+class TelegramSim(Simulator):
+    """A Telegram world, a PTB bot polling it in memory, and the bot's turns."""
+
+    platform = "telegram"
+
+    def __init__(
+        self,
+        env: AgentEnv,
+        *,
+        config: ChannelConfig | None = None,
+        bot_username: str = "actorscope_bot",
+    ) -> None:
+        super().__init__(env)
+        self.config = config or ChannelConfig(platform="telegram", require_mention=False)
+        self.emu = BotApiEmulator(bot_username=bot_username, bot_name="actorscope")
+        self.emu.add_listener(self._on_call)
+        self._app: App | None = None
+        self._event: Event | None = None
+        self._errors: list[BaseException] = []
+        self._users: dict[str, User] = {}
+        self._chats: dict[str, Chat] = {}
+
+    @property
+    def bot_username(self) -> str:
+        """The bot's username (without ``@``)."""
+        return self.emu.bot.username or ""
+
+    @property
+    def app(self) -> App:
+        """The running PTB ``Application``."""
+        if self._app is None:
+            raise RuntimeError("TelegramSim is not started (use `async with` or start())")
+        return self._app
+
+    async def start(self) -> TelegramSim:
+        """Build and initialise the PTB application (it calls ``getMe`` on the emulator)."""
+        app = (
+            ApplicationBuilder()
+            .token(self.emu.token)
+            .request(EmulatorRequest(self.emu))
+            .get_updates_request(EmulatorRequest(self.emu))
+            .build()
+        )
+        app.add_handler(TypeHandler(Update, self._on_update))
+        app.add_error_handler(self._on_error)
+        await app.initialize()
+        self._app = app
+        return self
+
+    async def stop(self) -> None:
+        """Shut the application down."""
+        if self._app is not None:
+            await self._app.shutdown()
+            self._app = None
+        self.emu.close()
+
+    async def __aenter__(self) -> TelegramSim:
+        return await self.start()
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
+
+    # -- the world -------------------------------------------------------------------------
+
+    def user(self, name: str, *, user_id: int | None = None, username: str | None = None) -> User:
+        """A person called ``name`` (username defaults to ``name`` when it is a valid one)."""
+        if name in self._users:
+            return self._users[name]
+        if username is None and len(name) >= 3 and name.isidentifier() and name.isascii():
+            username = name
+        person = self.emu.state.add_user(name, username=username, user_id=user_id)
+        self._users[name] = person
+        return person
+
+    def _chat(
+        self, kind: ChatType, title: str, chat_id: int | None, forum: bool, username: str | None
+    ) -> Chat:
+        chat = self.emu.state.add_chat(
+            kind, title=title, chat_id=chat_id, is_forum=forum, username=username
+        )
+        self._chats[title] = chat
+        return chat
+
+    def group(self, title: str, *, chat_id: int | None = None) -> Chat:
+        """A basic group with the bot in it."""
+        return self._chat(ChatType.GROUP, title, chat_id, False, None)
+
+    def supergroup(
+        self,
+        title: str,
+        *,
+        forum: bool = False,
+        chat_id: int | None = None,
+        username: str | None = None,
+    ) -> Chat:
+        """A supergroup (a forum with topics when ``forum``) with the bot in it."""
+        return self._chat(ChatType.SUPERGROUP, title, chat_id, forum, username)
+
+    def channel(self, title: str, *, chat_id: int | None = None) -> Chat:
+        """A channel the bot is an admin of (so it receives channel posts)."""
+        chat = self._chat(ChatType.CHANNEL, title, chat_id, False, None)
+        self.emu.state.set_member(chat, self.emu.bot, MemberStatus.ADMINISTRATOR)
+        return chat
+
+    def topic(self, chat: ChatLike, name: str, *, thread_id: int | None = None) -> ForumTopic:
+        """Open a forum topic in ``chat``."""
+        return self.emu.state.add_topic(self.find_chat(chat), name, thread_id=thread_id)
+
+    def make_admin(self, chat: ChatLike, user: UserLike) -> None:
+        """Make ``user`` an administrator of ``chat``."""
+        self.emu.state.set_member(
+            self.find_chat(chat), self.find_user(user), MemberStatus.ADMINISTRATOR
+        )
+
+    def find_user(self, user: UserLike) -> User:
+        """A user by sim name, id, ``@username`` or object."""
+        if isinstance(user, str) and user in self._users:
+            return self._users[user]
+        return self.emu.state.user(user)
+
+    def find_chat(self, chat: ChatLike) -> Chat:
+        """A chat by sim title, id, ``@username`` or object."""
+        if isinstance(chat, str) and chat in self._chats:
+            return self._chats[chat]
+        return self.emu.state.chat(chat)
+
+    def chat_id(self, chat: object) -> str:
+        """The chat's id as a string."""
+        return str(self.find_chat(chat).id) if isinstance(chat, Chat | int | str) else str(chat)
+
+    def topic_id(self, chat: object, topic: object) -> str:
+        """The topic's thread id as a string (``"1"`` is General)."""
+        if isinstance(topic, ForumTopic):
+            return str(topic.thread_id)
+        if isinstance(topic, int | str) and isinstance(chat, Chat | int | str):
+            return str(self.emu.state.topic(self.find_chat(chat), topic).thread_id)
+        return str(topic)
+
+    def user_id(self, user: object) -> str:
+        """The user's id as a string."""
+        return str(self.find_user(user).id) if isinstance(user, User | int | str) else str(user)
+
+    # -- events ----------------------------------------------------------------------------
+
+    async def message(
+        self,
+        user: UserLike,
+        text: str,
+        chat: ChatLike | None = None,
+        *,
+        topic: TopicLike | None = None,
+        reply_to: int | None = None,
+    ) -> Event:
+        """``user`` writes ``text`` in ``chat`` (default: the private chat with the bot)."""
+        person = self.find_user(user)
+        target = None if chat is None else self.find_chat(chat)
+        where = "private chat" if target is None else target.label
+        update = self.emu.user_message(
+            person, text, target, topic=self._topic_ref(topic), reply_to=reply_to
+        )
+        return await self._dispatch(update, f"telegram message by {person.display_name} in {where}")
+
+    async def anonymous_admin(
+        self, chat: ChatLike, text: str, *, topic: TopicLike | None = None
+    ) -> Event:
+        """An anonymous admin of ``chat`` writes (``from`` is GroupAnonymousBot)."""
+        target = self.find_chat(chat)
+        update = self.emu.anonymous_admin_message(target, text, topic=self._topic_ref(topic))
+        return await self._dispatch(update, f"telegram anonymous admin in {target.label}")
+
+    async def as_channel(self, channel: ChatLike, chat: ChatLike, text: str) -> Event:
+        """A user writes in ``chat`` as ``channel`` (``from`` is Channel_Bot)."""
+        source, target = self.find_chat(channel), self.find_chat(chat)
+        update = self.emu.message_as_channel(source, target, text)
+        return await self._dispatch(update, f"telegram post as {source.label} in {target.label}")
+
+    async def channel_post(self, channel: ChatLike, text: str) -> Event:
+        """A post in a channel the bot administers."""
+        target = self.find_chat(channel)
+        update = self.emu.channel_post(target, text)
+        return await self._dispatch(update, f"telegram channel post in {target.label}")
+
+    async def click(
+        self, user: UserLike, chat: ChatLike, message_id: int, data: str | None = None
+    ) -> Event:
+        """``user`` clicks an inline button of the bot's message ``message_id``."""
+        person, target = self.find_user(user), self.find_chat(chat)
+        update = self.emu.callback_click(person, target, message_id, data)
+        return await self._dispatch(update, f"telegram click by {person.display_name}")
+
+    @staticmethod
+    def _topic_ref(topic: TopicLike | None) -> int | str | None:
+        return topic.thread_id if isinstance(topic, ForumTopic) else topic
+
+    # -- the bot side ----------------------------------------------------------------------
+
+    async def _dispatch(self, update: dict[str, Any] | None, label: str) -> Event:
+        self._start()
+        event = Event(label, update or {})
+        self.emu.queue.drop_pending()  # processed right here, never polled
+        if update is not None:
+            self._event = event
+            self._errors = []
+            try:
+                await self.app.process_update(Update.de_json(update, self.app.bot))
+            finally:
+                self._event = None
+            if self._errors:
+                raise self._errors[0]
+        return self._finish(event)
+
+    async def _on_update(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        event = self._event
+        if event is None:
+            return
+        ingress = inspect_update(
+            update,
+            agent_key=self.env.agent.key,
+            bot_username=self.bot_username,
+            channel=self.config.name,
+            ignore_bots=self.config.ignore_bots,
+        )
+        if ingress.message is None:
+            event.ignored = ingress.reason
+            return
+        admission = admit(ingress.message, self.config, bot_username=self.bot_username)
+        if admission.message is None:
+            event.message, event.ignored = ingress.message, admission.reason
+            return
+        await self.ingest(admission.message, event)
+
+    async def _on_error(self, update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
+        if context.error is not None:
+            self._errors.append(context.error)
+
+    def _default_route(self, request: RunRequest) -> Reply:
+        chat_id = int(request.chat_id)
+        thread = int(request.thread_id) if request.thread_id not in ("", "1") else None
+
+        async def send(text: str) -> None:
+            await self.app.bot.send_message(chat_id=chat_id, text=text, message_thread_id=thread)
+
+        return send
+
+    def _on_call(self, call: RecordedCall) -> None:
+        if call.method.lower() != "sendmessage" or not isinstance(call.result, dict):
+            return
+        sent: dict[str, Any] = call.result
+        chat = sent["chat"]
+        topic = ""
+        if chat.get("is_forum"):
+            topic = str(sent["message_thread_id"]) if sent.get("is_topic_message") else "1"
+        self.expect.record(
+            ObservationKind.SEND, text=sent.get("text", ""), chat=chat["id"], topic=topic
+        )

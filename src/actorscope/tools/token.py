@@ -1,0 +1,132 @@
+"""The identity token: how an agent host hands a run's identity to a tool server it trusts.
+
+The host signs the bound identity with its :class:`~actorscope.propagation.OriginSigner` (the
+same key the tool server is configured with) and passes the token in the
+:data:`IDENTITY_HEADER` HTTP header, or in the :data:`IDENTITY_TOKEN_ENV` environment variable
+of a stdio server. Shape: ``ast1.<base64url JSON of the identity>.<signed_at>.<signature>``.
+
+A missing, malformed, forged or expired token gives
+:data:`~actorscope.tools.registry.EMPTY_IDENTITY` (no scope, no sender): the call still runs,
+and every group write is denied.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import logging
+
+from actorscope.errors import IdentityError
+from actorscope.identity import Identity, PeerKind, SenderKind
+from actorscope.propagation import OriginSigner
+from actorscope.tools.registry import EMPTY_IDENTITY
+
+__all__ = [
+    "IDENTITY_HEADER",
+    "IDENTITY_TOKEN_ENV",
+    "MAX_TOKEN_CHARS",
+    "TOKEN_PURPOSE",
+    "decode_identity_token",
+    "encode_identity_token",
+    "identity_from_token",
+]
+
+logger = logging.getLogger(__name__)
+
+IDENTITY_HEADER = "X-Actorscope-Identity"
+IDENTITY_TOKEN_ENV = "ACTORSCOPE_IDENTITY_TOKEN"  # noqa: S105 - a variable name, not a secret
+#: The signer purpose of identity tokens; no other signature verifies as one.
+TOKEN_PURPOSE = "actorscope.tool-identity.v1"  # noqa: S105 - a domain label, not a secret
+MAX_TOKEN_CHARS = 8192
+
+_PREFIX = "ast1"
+# The signed fields, in their signing order.
+_FIELDS = (
+    "user_id",
+    "sender_id",
+    "channel",
+    "chat_id",
+    "peer_kind",
+    "sender_kind",
+    "role",
+    "tenant_id",
+    "agent_id",
+)
+
+
+def _fields(identity: Identity) -> dict[str, str]:
+    return {
+        "user_id": identity.user_id,
+        "sender_id": identity.sender_id,
+        "channel": identity.channel,
+        "chat_id": identity.chat_id,
+        "peer_kind": identity.peer_kind.value,
+        "sender_kind": identity.sender_kind.value,
+        "role": identity.role,
+        "tenant_id": identity.tenant_id or "",
+        "agent_id": identity.agent_id or "",
+    }
+
+
+def encode_identity_token(identity: Identity, signer: OriginSigner) -> str:
+    """A signed token for ``identity``; it verifies with ``signer``'s key until it expires."""
+    fields = _fields(identity)
+    signed_at, signature = signer.sign_fields(TOKEN_PURPOSE, tuple(fields[k] for k in _FIELDS))
+    body = json.dumps(fields, ensure_ascii=True, separators=(",", ":")).encode("ascii")
+    encoded = base64.urlsafe_b64encode(body).rstrip(b"=").decode("ascii")
+    return f"{_PREFIX}.{encoded}.{signed_at}.{signature}"
+
+
+def _payload(encoded: str) -> dict[str, str] | None:
+    try:
+        raw = base64.urlsafe_b64decode(encoded + "=" * (-len(encoded) % 4))
+        document = json.loads(raw.decode("ascii"))
+    except (binascii.Error, UnicodeDecodeError, ValueError):
+        return None
+    if not isinstance(document, dict) or set(document) != set(_FIELDS):
+        return None
+    if not all(isinstance(value, str) for value in document.values()):
+        return None
+    return document
+
+
+def decode_identity_token(token: str, signer: OriginSigner) -> Identity | None:
+    """The identity in ``token`` if ``signer`` verifies it (ours, intact, fresh); else ``None``."""
+    if not isinstance(token, str) or len(token) > MAX_TOKEN_CHARS:
+        return None
+    parts = token.split(".")
+    if len(parts) != 4 or parts[0] != _PREFIX:
+        return None
+    fields = _payload(parts[1])
+    if fields is None:
+        return None
+    values = tuple(fields[k] for k in _FIELDS)
+    if not signer.verify_fields(TOKEN_PURPOSE, values, parts[2], parts[3]):
+        return None
+    try:
+        return Identity(
+            user_id=fields["user_id"],
+            sender_id=fields["sender_id"],
+            channel=fields["channel"],
+            chat_id=fields["chat_id"],
+            peer_kind=PeerKind(fields["peer_kind"]),
+            sender_kind=SenderKind(fields["sender_kind"]),
+            role=fields["role"],
+            tenant_id=fields["tenant_id"] or None,
+            agent_id=fields["agent_id"] or None,
+        )
+    except (IdentityError, ValueError):
+        return None
+
+
+def identity_from_token(token: str | None, signer: OriginSigner) -> Identity:
+    """The token's identity, or the empty identity (logged) when there is no valid token."""
+    if not token:
+        return EMPTY_IDENTITY
+    identity = decode_identity_token(token, signer)
+    if identity is None:
+        # Never log the token: a valid-looking one is a credential.
+        logger.warning("tools.identity_token_rejected length=%d", len(token))
+        return EMPTY_IDENTITY
+    return identity

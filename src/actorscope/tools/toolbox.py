@@ -1,0 +1,151 @@
+"""What the built-in tools run against: the database-backed stores, the workspace and the policy.
+
+:class:`Toolbox` also holds the three rules every built-in tool applies to the bound identity:
+which agent the call acts for (the identity's agent UUID, else the toolbox's default agent),
+that a scope is bound (a call with no identity has none, so it can change nothing), and that
+a write passes its permission check.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Awaitable
+from dataclasses import dataclass, replace
+from typing import Protocol
+
+from actorscope.agents import Agent, AgentRegistry, is_uuid
+from actorscope.errors import AgentNotFoundError, PermissionDeniedError, ToolError
+from actorscope.identity import Identity
+from actorscope.store import Database
+from actorscope.tools.cron import CronStore
+from actorscope.tools.memory import MemoryBackend, SqliteMemory
+from actorscope.tools.workspace import Workspace
+
+__all__ = ["FreshPolicy", "Toolbox", "Verdict", "WritePolicy", "require_scope"]
+
+
+class Verdict(Protocol):
+    """What a permission check answers (``actorscope.permissions.Decision`` is one)."""
+
+    @property
+    def allowed(self) -> bool:
+        """Whether the action may go ahead."""
+        ...
+
+    @property
+    def reason(self) -> str:
+        """Why (a ``Reason`` value)."""
+        ...
+
+
+class WritePolicy(Protocol):
+    """The checks the built-in tools need (``actorscope.permissions.PermissionPolicy`` has them)."""
+
+    def check_file_writer(self, identity: Identity | None = None) -> Awaitable[Verdict]:
+        """May the identity's actor write files in its scope?"""
+        ...
+
+    def check_cron(self, identity: Identity | None = None) -> Awaitable[Verdict]:
+        """May the identity's actor manage cron jobs in its scope?"""
+        ...
+
+
+class _Invalidating(Protocol):
+    def invalidate(self, agent_id: str | None = None) -> None: ...
+
+
+class FreshPolicy:
+    """A policy that drops the agent's cached decisions before every check.
+
+    For a long-running tool server: grants change in other processes (``actorscope grants``),
+    which the in-process decision cache cannot hear about.
+    """
+
+    def __init__(self, policy: WritePolicy, store: _Invalidating) -> None:
+        self._policy = policy
+        self._store = store
+
+    def _forget(self, identity: Identity | None) -> None:
+        self._store.invalidate(identity.agent_id if identity is not None else None)
+
+    async def check_file_writer(self, identity: Identity | None = None) -> Verdict:
+        """The wrapped policy's file_writer check, against the store as it is now."""
+        self._forget(identity)
+        return await self._policy.check_file_writer(identity)
+
+    async def check_cron(self, identity: Identity | None = None) -> Verdict:
+        """The wrapped policy's cron check, against the store as it is now."""
+        self._forget(identity)
+        return await self._policy.check_cron(identity)
+
+
+def require_scope(identity: Identity) -> str:
+    """The identity's scope; ``no_scope`` when none is bound (no or an invalid identity)."""
+    if not identity.user_id:
+        raise ToolError("no_scope", "this call has no scope: no valid identity is bound to the run")
+    return identity.user_id
+
+
+@dataclass(frozen=True, slots=True)
+class Toolbox:
+    """The built-in tools' services; ``default_agent`` serves calls whose identity has none."""
+
+    agents: AgentRegistry
+    policy: WritePolicy
+    workspace: Workspace
+    memory: MemoryBackend
+    crons: CronStore
+    default_agent: Agent | None = None
+
+    @classmethod
+    def create(
+        cls,
+        db: Database,
+        *,
+        policy: WritePolicy,
+        workspace_root: str | os.PathLike[str],
+        default_agent: Agent | None = None,
+        memory: MemoryBackend | None = None,
+        agents: AgentRegistry | None = None,
+    ) -> Toolbox:
+        """A toolbox whose stores live in ``db`` (memory too, unless another backend is given)."""
+        return cls(
+            agents=agents or AgentRegistry(db),
+            policy=policy,
+            workspace=Workspace(workspace_root),
+            memory=memory if memory is not None else SqliteMemory(db),
+            crons=CronStore(db),
+            default_agent=default_agent,
+        )
+
+    async def agent_for(self, identity: Identity) -> Agent:
+        """The agent a call acts for: the identity's (by UUID, same tenant), else the default."""
+        if not identity.agent_id:
+            agent = self.default_agent
+            if agent is None:
+                raise ToolError("no_agent", "no agent is bound to this run")
+            if identity.tenant_id and identity.tenant_id != agent.tenant_id:
+                raise ToolError("no_agent", "the run's tenant does not own the default agent")
+            return agent
+        if not is_uuid(identity.agent_id):
+            raise ToolError("no_agent", "the run's agent id is not a UUID")
+        try:
+            agent = await self.agents.get(identity.agent_id)
+        except AgentNotFoundError:
+            raise ToolError("no_agent", "the run's agent does not exist") from None
+        if identity.tenant_id and identity.tenant_id != agent.tenant_id:
+            raise ToolError("no_agent", "the run's agent belongs to another tenant")
+        return agent
+
+    async def acting(self, identity: Identity) -> tuple[Agent, Identity]:
+        """The call's agent, and the identity with that agent's UUID and tenant filled in."""
+        agent = await self.agent_for(identity)
+        return agent, replace(identity, agent_id=agent.id, tenant_id=agent.tenant_id)
+
+    @staticmethod
+    async def require(check: Awaitable[Verdict], what: str) -> None:
+        """Raise :class:`PermissionDeniedError` (with the decision) unless ``check`` allows."""
+        decision = await check
+        if not decision.allowed:
+            reason = str(decision.reason)
+            raise PermissionDeniedError(f"{what} permission denied ({reason})", decision=decision)

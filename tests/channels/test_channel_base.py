@@ -1,0 +1,60 @@
+"""The shared adapter pieces: the unvalidated fast message equals a validated one."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import ValidationError
+
+from actorscope.channels.base import Ingress, build_inbound, reply_to
+from actorscope.identity import discord_identity, telegram_identity
+from actorscope.messages import InboundMessage
+
+
+def test_build_inbound_equals_validated_message() -> None:
+    """Every field matches a validated InboundMessage, and the result is frozen."""
+    identity = telegram_identity(-100, "supergroup", 42)
+    metadata = {"session_key": "agent:main:telegram:group:-100:topic:3"}
+    fast = build_inbound(identity, content="hi", metadata=metadata, thread_id="3", message_id="9")
+    slow = InboundMessage(
+        channel="telegram",
+        sender_id="42",
+        chat_id="-100",
+        user_id="group:telegram:-100",
+        peer_kind="group",
+        content="hi",
+        metadata=metadata,
+        thread_id="3",
+        message_id="9",
+    )
+    assert fast == slow
+    assert fast.model_dump() == slow.model_dump()
+    assert fast.model_dump_json() == slow.model_dump_json()
+    assert set(fast.__dict__) == set(InboundMessage.model_fields)
+    metadata["session_key"] = "changed"
+    assert fast.metadata["session_key"].endswith(":topic:3")
+    with pytest.raises(ValidationError):
+        fast.content = "changed"
+    with pytest.raises(TypeError):
+        fast.metadata["origin_sender_id"] = "1"  # type: ignore[index]
+    assert fast.identity() == identity
+
+
+def test_reply_goes_to_the_same_chat_and_thread() -> None:
+    """A reply keeps channel, chat and thread, and answers the message."""
+    identity = discord_identity(9001, chat_id=77, guild_id=5)
+    message = build_inbound(identity, content="q", metadata={}, thread_id="88", message_id="3")
+    out = reply_to(message, "a")
+    assert (out.channel, out.chat_id, out.thread_id, out.reply_to_message_id) == (
+        "discord",
+        "77",
+        "88",
+        "3",
+    )
+
+
+def test_ingress_session_key() -> None:
+    """An ingress exposes its message's session key, or "" when ignored."""
+    identity = telegram_identity(42, "private", 42)
+    message = build_inbound(identity, content="", metadata={"session_key": "k"})
+    assert Ingress(message).session_key == "k"
+    assert Ingress(None).session_key == ""

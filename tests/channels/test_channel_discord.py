@@ -1,0 +1,304 @@
+"""Discord fixtures replayed through a real discord.py client's own gateway parsers (offline)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import discord
+import pytest
+
+from actorscope.channels.base import ADAPTER_METADATA_KEYS, META_ADDRESSED, IgnoreReason
+from actorscope.channels.discord import (
+    inspect_dispatch,
+    inspect_interaction,
+    inspect_message,
+    normalize_interaction,
+    normalize_message,
+)
+from actorscope.errors import IdentityError
+from actorscope.identity import SenderKind
+
+FIXTURES = Path(__file__).parent.parent / "fixtures" / "discord"
+G, TEXT, THREAD, DM = (
+    "81234567890123456",
+    "81234567890123457",
+    "81234567890123999",
+    "81234567890124000",
+)
+BOT_ID = 81234567890000001
+HOOK, OTHER_BOT = "81234567890777888", "81234567890000002"
+
+# fixture -> (user_id, sender_id, kind, session key, thread_id, reason with the defaults)
+Expected = tuple[str, str, SenderKind, str, str, IgnoreReason | None]
+MESSAGES: dict[str, Expected] = {
+    "guild_message": (
+        f"guild:{G}:user:9001", "9001", SenderKind.USER,
+        f"agent:main:discord:group:{TEXT}", "", None,
+    ),
+    "thread_message": (
+        f"guild:{G}:user:9001", "9001", SenderKind.USER,
+        f"agent:main:discord:group:{TEXT}:thread:{THREAD}", THREAD, None,
+    ),
+    "dm_message": ("9002", "9002", SenderKind.USER, f"agent:main:discord:direct:{DM}", "", None),
+    "webhook_message": (
+        f"guild:{G}:webhook:{HOOK}", "", SenderKind.WEBHOOK,
+        f"agent:main:discord:group:{TEXT}", "", IgnoreReason.NONPERSON_SENDER,
+    ),
+    "bot_message": (
+        f"guild:{G}:bot:{OTHER_BOT}", "", SenderKind.BOT,
+        f"agent:main:discord:group:{TEXT}", "", IgnoreReason.BOT_SENDER,
+    ),
+    "other_bot_slash_reply": (
+        f"guild:{G}:bot:{OTHER_BOT}", "", SenderKind.BOT,
+        f"agent:main:discord:group:{TEXT}", "", IgnoreReason.BOT_SENDER,
+    ),
+    "spoof_names": (
+        f"guild:{G}:user:9001", "9001", SenderKind.USER,
+        f"agent:main:discord:group:{TEXT}", "", None,
+    ),
+}  # fmt: skip
+IGNORED_MESSAGES = {
+    "own_slash_reply": IgnoreReason.OWN_MESSAGE,
+    "system_message": IgnoreReason.SYSTEM_MESSAGE,
+}
+INTERACTIONS: dict[str, Expected] = {
+    "slash_guild": (
+        f"guild:{G}:user:9001", "9001", SenderKind.USER,
+        f"agent:main:discord:group:{TEXT}", "", None,
+    ),
+    "slash_thread": (
+        f"guild:{G}:user:9001", "9001", SenderKind.USER,
+        f"agent:main:discord:group:{TEXT}:thread:{THREAD}", THREAD, None,
+    ),
+    "slash_dm": ("9002", "9002", SenderKind.USER, f"agent:main:discord:direct:{DM}", "", None),
+}  # fmt: skip
+
+
+def load(name: str) -> dict[str, Any]:
+    """One fixture gateway dispatch."""
+    data: dict[str, Any] = json.loads((FIXTURES / f"{name}.json").read_text())
+    return data
+
+
+class RecordingClient(discord.Client):
+    """A client that keeps what its gateway parsers dispatch, and never talks HTTP."""
+
+    def __init__(self) -> None:
+        intents = discord.Intents.default()
+        intents.message_content = True
+        super().__init__(intents=intents)
+        self.messages: list[discord.Message] = []
+        self.interactions: list[discord.Interaction[Any]] = []
+        self.http_calls: list[Any] = []
+
+    async def on_message(self, message: discord.Message) -> None:
+        """Keep the parsed message."""
+        self.messages.append(message)
+
+    async def on_interaction(self, interaction: discord.Interaction[Any]) -> None:
+        """Keep the parsed interaction."""
+        self.interactions.append(interaction)
+
+
+@pytest.fixture
+async def client() -> AsyncIterator[RecordingClient]:
+    """A client whose state knows the fixture guild, its channel, thread and members."""
+    client = RecordingClient()
+    await client._async_setup_hook()
+
+    async def no_http(*args: Any, **kwargs: Any) -> Any:
+        client.http_calls.append(args)
+        return {}
+
+    client.http.request = no_http  # type: ignore[method-assign]
+    state = client._connection
+    bot: Any = {"id": str(BOT_ID), "username": "actorscope", "discriminator": "0", "avatar": None}
+    state.user = discord.ClientUser(state=state, data=bot | {"bot": True})
+    state.parse_guild_create(load("guild_create")["d"])
+    yield client
+    await client.close()
+    assert client.http_calls == []
+
+
+async def settle(items: list[Any], count: int) -> Any:
+    """Let the dispatched event handler run (bounded), then return the newest item."""
+    for _ in range(50):
+        if len(items) >= count:
+            break
+        await asyncio.sleep(0)
+    assert len(items) == count
+    return items[-1]
+
+
+async def test_guild_create_built_thread_and_members(client: RecordingClient) -> None:
+    """The replayed GUILD_CREATE gave discord.py a guild with the channel and the thread."""
+    guild = client.get_guild(int(G))
+    assert guild is not None
+    assert isinstance(guild.get_thread(int(THREAD)), discord.Thread)
+
+
+async def test_messages_through_discord_py_parsers(client: RecordingClient) -> None:
+    """MESSAGE_CREATE parsed by discord.py normalises to the identity table's values."""
+    state = client._connection
+    for index, (name, expected) in enumerate(MESSAGES.items(), start=1):
+        state.parse_message_create(load(name)["d"])
+        parsed = await settle(client.messages, index)
+        user_id, sender_id, kind, key, thread, reason = expected
+        message = normalize_message(parsed, bot_id=BOT_ID, ignore_bots=False)
+        assert message is not None, name
+        assert (message.user_id, message.sender_id, message.sender_kind) == (
+            user_id,
+            sender_id,
+            kind,
+        ), name
+        assert (message.metadata["session_key"], message.thread_id) == (key, thread), name
+        assert inspect_message(parsed, bot_id=BOT_ID).reason is reason, name
+
+
+async def test_ignored_messages_through_discord_py(client: RecordingClient) -> None:
+    """The bot's own slash-command reply and system messages are ignored, bots opted in or not."""
+    state = client._connection
+    for index, (name, reason) in enumerate(IGNORED_MESSAGES.items(), start=1):
+        state.parse_message_create(load(name)["d"])
+        parsed = await settle(client.messages, index)
+        for ignore_bots in (True, False):
+            ingress = inspect_message(parsed, bot_id=BOT_ID, ignore_bots=ignore_bots)
+            assert ingress.reason is reason, name
+
+
+async def test_interactions_through_discord_py_parsers(client: RecordingClient) -> None:
+    """INTERACTION_CREATE parsed by discord.py: the actor is interaction.user, in guild and DM."""
+    state = client._connection
+    for index, (name, expected) in enumerate(INTERACTIONS.items(), start=1):
+        state.parse_interaction_create(load(name)["d"])
+        parsed = await settle(client.interactions, index)
+        user_id, sender_id, kind, key, thread, _ = expected
+        message = normalize_interaction(parsed)
+        assert message is not None, name
+        assert (message.user_id, message.sender_id, message.sender_kind) == (
+            user_id,
+            sender_id,
+            kind,
+        ), name
+        assert (message.metadata["session_key"], message.thread_id) == (key, thread), name
+        assert message.metadata[META_ADDRESSED] == "interaction"
+        assert message.content.startswith("/ask")
+
+
+def test_raw_dicts_match_parsed_objects() -> None:
+    """Raw gateway dicts give the same identities (threads need the thread-parent map)."""
+    parents = {int(THREAD): int(TEXT)}
+    for name, (user_id, sender_id, kind, key, _, _) in MESSAGES.items():
+        message = normalize_message(
+            load(name)["d"], bot_id=BOT_ID, ignore_bots=False, thread_parents=parents
+        )
+        assert message is not None, name
+        assert (message.user_id, message.sender_id, message.sender_kind) == (
+            user_id,
+            sender_id,
+            kind,
+        ), name
+        assert message.metadata["session_key"] == key, name
+    for name, (user_id, sender_id, _, key, _, _) in INTERACTIONS.items():
+        raw = normalize_interaction(load(name)["d"])
+        assert raw is not None, name
+        assert (raw.user_id, raw.sender_id, raw.metadata["session_key"]) == (
+            user_id,
+            sender_id,
+            key,
+        )
+
+
+def test_slash_reply_never_names_the_human() -> None:
+    """A bot's reply to a slash command stays the bot's: interaction_metadata.user is unused."""
+    message = normalize_message(load("other_bot_slash_reply")["d"], ignore_bots=False)
+    assert message is not None
+    assert message.sender_id == ""
+    assert "9001" not in message.user_id
+
+
+def test_webhook_and_bot_without_guild_are_ignored() -> None:
+    """A webhook or bot message with no known guild has no safe scope and is ignored."""
+    for name in ("webhook_message", "bot_message"):
+        data = load(name)["d"]
+        del data["guild_id"]
+        ingress = inspect_message(data, ignore_bots=False)
+        assert ingress.reason is IgnoreReason.NO_GUILD, name
+
+
+def test_mention_and_reply_mark_addressed() -> None:
+    """A <@bot> mention or a reply to the bot's message marks the message addressed."""
+    mention = normalize_message(load("guild_message")["d"], bot_id=BOT_ID)
+    assert mention is not None
+    assert mention.metadata[META_ADDRESSED] == "mention"
+    data = load("thread_message")["d"]
+    data["message_reference"] = {"message_id": "81234567890990000", "channel_id": THREAD}
+    data["referenced_message"] = load("own_slash_reply")["d"]
+    reply = normalize_message(data, bot_id=str(BOT_ID))
+    assert reply is not None
+    assert reply.metadata[META_ADDRESSED] == "reply"
+    assert reply.metadata["reply_to_message_id"] == "81234567890990000"
+    plain = normalize_message(load("thread_message")["d"], bot_id=BOT_ID)
+    assert plain is not None
+    assert META_ADDRESSED not in plain.metadata
+
+
+def test_spoofed_names_change_nothing() -> None:
+    """Usernames like subagent:1, display names like 1087968824, origin text: no effect."""
+    message = normalize_message(load("spoof_names")["d"], bot_id=BOT_ID)
+    assert message is not None
+    assert (message.sender_id, message.sender_kind) == ("9001", SenderKind.USER)
+    assert set(message.metadata) <= ADAPTER_METADATA_KEYS
+    assert not any(key.startswith("origin_") for key in message.metadata)
+
+
+def test_dispatch_envelope_and_bare_data() -> None:
+    """inspect_dispatch takes the gateway envelope or its bare ``d`` object."""
+    for name in ("guild_message", "slash_guild"):
+        envelope = inspect_dispatch(load(name))
+        bare = inspect_dispatch(load(name)["d"])
+        assert envelope.message is not None
+        assert envelope.message == bare.message
+    assert inspect_dispatch(load("guild_create")).reason is IgnoreReason.UNSUPPORTED_EVENT
+
+
+def test_unhandled_interaction_types_are_ignored() -> None:
+    """Pings and autocomplete are not messages."""
+    data = load("slash_guild")["d"]
+    data["type"] = 4
+    assert inspect_interaction(data).reason is IgnoreReason.UNSUPPORTED_EVENT
+
+
+def test_bad_agent_key_is_the_callers_error() -> None:
+    """A malformed agent key raises instead of being reported as a malformed event."""
+    with pytest.raises(IdentityError):
+        normalize_message(load("guild_message")["d"], agent_key="a b")
+    with pytest.raises(IdentityError):
+        normalize_interaction(load("slash_dm")["d"], agent_key="")
+
+
+def test_malformed_payloads_are_ignored_not_raised() -> None:
+    """Missing ids, bad snowflakes and non-mappings are ignored as malformed."""
+    data = load("guild_message")["d"]
+    data["author"]["id"] = "12ab"
+    assert inspect_message(data).reason is IgnoreReason.MALFORMED
+    not_a_message: Any = 42
+    assert inspect_message(not_a_message).reason is IgnoreReason.MALFORMED
+    assert inspect_interaction(not_a_message).reason is IgnoreReason.MALFORMED
+    assert inspect_dispatch({"op": 0, "t": "MESSAGE_CREATE", "d": []}).reason is (
+        IgnoreReason.MALFORMED
+    )
+
+
+def test_placeholder_ids_are_never_discord_senders() -> None:
+    """An author or interaction user with a Telegram placeholder id gets no identity."""
+    data = load("guild_message")["d"]
+    data["author"]["id"] = "1087968824"
+    assert inspect_message(data).reason is IgnoreReason.MALFORMED
+    interaction = load("slash_dm")["d"]
+    interaction["user"]["id"] = "777000"
+    assert inspect_interaction(interaction).reason is IgnoreReason.MALFORMED

@@ -1,0 +1,271 @@
+"""Telegram fixtures through a real PTB ``Application`` (offline) into ``normalize_update``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from telegram import Update
+from telegram.ext import Application, ApplicationBuilder, ContextTypes, TypeHandler
+from telegram.request import BaseRequest, RequestData
+
+from actorscope.channels.base import (
+    ADAPTER_METADATA_KEYS,
+    META_ADDRESSED,
+    META_EDIT_DATE,
+    META_EVENT,
+    IgnoreReason,
+)
+from actorscope.channels.telegram import chat_migration, inspect_update, normalize_update
+from actorscope.errors import IdentityError
+from actorscope.identity import PLACEHOLDER_SENDER_IDS, SenderKind
+from actorscope.messages import InboundMessage
+
+FIXTURES = Path(__file__).parent.parent / "fixtures" / "telegram"
+BOT_USER = {
+    "id": 999000111,
+    "is_bot": True,
+    "first_name": "Actorscope",
+    "username": "actorscope_bot",
+}
+FORUM, GROUP, SUPER = "-1001234567890", "-4100200300", "-1009990001111"
+
+# fixture -> (user_id, sender_id, sender kind, session key, thread_id, reason with ignore_bots on)
+Expected = tuple[str, str, SenderKind, str, str, IgnoreReason | None]
+EXPECTED: dict[str, Expected] = {
+    "private": ("4242", "4242", SenderKind.USER, "agent:main:telegram:direct:4242", "", None),
+    "group": (
+        f"group:telegram:{GROUP}", "4242", SenderKind.USER,
+        f"agent:main:telegram:group:{GROUP}", "", None,
+    ),
+    "supergroup": (
+        f"group:telegram:{SUPER}", "5151", SenderKind.USER,
+        f"agent:main:telegram:group:{SUPER}", "", None,
+    ),
+    "forum_topic": (
+        f"group:telegram:{FORUM}", "4242", SenderKind.USER,
+        f"agent:main:telegram:group:{FORUM}:topic:7", "7", None,
+    ),
+    "forum_general": (
+        f"group:telegram:{FORUM}", "5151", SenderKind.USER,
+        f"agent:main:telegram:group:{FORUM}:topic:1", "1", None,
+    ),
+    "supergroup_reply": (
+        f"group:telegram:{SUPER}", "4242", SenderKind.USER,
+        f"agent:main:telegram:group:{SUPER}", "", None,
+    ),
+    "anonymous_admin": (
+        f"group:telegram:{FORUM}", "", SenderKind.ANONYMOUS_ADMIN,
+        f"agent:main:telegram:group:{FORUM}:topic:1", "1", IgnoreReason.NONPERSON_SENDER,
+    ),
+    "channel_sender": (
+        f"group:telegram:{SUPER}", "", SenderKind.CHANNEL,
+        f"agent:main:telegram:group:{SUPER}", "", IgnoreReason.NONPERSON_SENDER,
+    ),
+    "automatic_forward": (
+        f"group:telegram:{SUPER}", "", SenderKind.SERVICE,
+        f"agent:main:telegram:group:{SUPER}", "", IgnoreReason.NONPERSON_SENDER,
+    ),
+    "channel_post": (
+        "group:telegram:-1009876543210", "", SenderKind.CHANNEL,
+        "agent:main:telegram:group:-1009876543210", "", IgnoreReason.NONPERSON_SENDER,
+    ),
+    "edited_message": (
+        f"group:telegram:{GROUP}", "4242", SenderKind.USER,
+        f"agent:main:telegram:group:{GROUP}", "", None,
+    ),
+    "callback_query": (
+        f"group:telegram:{FORUM}", "5151", SenderKind.USER,
+        f"agent:main:telegram:group:{FORUM}:topic:7", "7", None,
+    ),
+    "callback_inline": (
+        "4242", "4242", SenderKind.USER, "agent:main:telegram:direct:4242", "", None,
+    ),
+    "bot_sender": (
+        f"group:telegram:{GROUP}", "", SenderKind.BOT,
+        f"agent:main:telegram:group:{GROUP}", "", IgnoreReason.BOT_SENDER,
+    ),
+    "spoof_placeholder_from": (
+        f"group:telegram:{GROUP}", "", SenderKind.ANONYMOUS_ADMIN,
+        f"agent:main:telegram:group:{GROUP}", "", IgnoreReason.NONPERSON_SENDER,
+    ),
+    "spoof_names": (
+        f"group:telegram:{GROUP}", "4242", SenderKind.USER,
+        f"agent:main:telegram:group:{GROUP}", "", None,
+    ),
+    "spoof_private_placeholder": (
+        "group:telegram:777000", "", SenderKind.SERVICE,
+        "agent:main:telegram:group:777000", "", IgnoreReason.NONPERSON_SENDER,
+    ),
+}  # fmt: skip
+IGNORED: dict[str, IgnoreReason] = {
+    "my_chat_member": IgnoreReason.CHAT_MEMBER_UPDATE,
+    "service_new_members": IgnoreReason.SERVICE_MESSAGE,
+    "migrate_to": IgnoreReason.CHAT_MIGRATED,
+    "migrate_from": IgnoreReason.CHAT_MIGRATED,
+}
+
+
+def load(name: str) -> dict[str, Any]:
+    """One fixture update as a dict."""
+    data: dict[str, Any] = json.loads((FIXTURES / f"{name}.json").read_text())
+    return data
+
+
+class MemoryRequest(BaseRequest):
+    """A PTB request backend answering the Bot API from memory and recording every call."""
+
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+
+    @property
+    def read_timeout(self) -> float | None:
+        """No timeouts: nothing leaves the process."""
+        return None
+
+    async def initialize(self) -> None:
+        """Nothing to open."""
+
+    async def shutdown(self) -> None:
+        """Nothing to close."""
+
+    async def do_request(
+        self,
+        url: str,
+        method: str,
+        request_data: RequestData | None = None,
+        read_timeout: Any = None,
+        write_timeout: Any = None,
+        connect_timeout: Any = None,
+        pool_timeout: Any = None,
+    ) -> tuple[int, bytes]:
+        """Answer ``getMe`` with the bot, anything else with ``true``."""
+        endpoint = url.rsplit("/", 1)[-1]
+        self.calls.append(endpoint)
+        result: Any = BOT_USER if endpoint == "getMe" else True
+        return 200, json.dumps({"ok": True, "result": result}).encode()
+
+
+async def through_application(names: list[str], **options: Any) -> dict[str, InboundMessage | None]:
+    """Run fixtures through ``Application.process_update`` with a normalising handler."""
+    request = MemoryRequest()
+    app: Application[Any, Any, Any, Any, Any, Any] = (
+        ApplicationBuilder().token("123:TEST").request(request).updater(None).build()
+    )
+    results: dict[str, InboundMessage | None] = {}
+    current: list[str] = []
+
+    async def handler(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        results[current[0]] = normalize_update(update, bot_username=context.bot.username, **options)
+
+    app.add_handler(TypeHandler(Update, handler))
+    async with app:
+        for name in names:
+            current[:] = [name]
+            await app.process_update(Update.de_json(load(name), app.bot))
+    assert request.calls == ["getMe"]  # normalisation itself never calls the API
+    return results
+
+
+async def test_every_fixture_through_ptb_application() -> None:
+    """Each fixture, processed by a real PTB Application, yields the identity table's values."""
+    results = await through_application([*EXPECTED, *IGNORED], ignore_bots=False)
+    for name, (user_id, sender_id, kind, key, thread, _) in EXPECTED.items():
+        message = results[name]
+        assert message is not None, name
+        assert (message.user_id, message.sender_id, message.sender_kind) == (
+            user_id,
+            sender_id,
+            kind,
+        ), name
+        assert message.metadata["session_key"] == key, name
+        assert message.thread_id == thread, name
+        assert message.sender_id not in PLACEHOLDER_SENDER_IDS
+    for name in IGNORED:
+        assert results[name] is None, name
+
+
+async def test_default_ignores_nonperson_senders() -> None:
+    """With the defaults, bots and every non-person sender are ignored with their reason."""
+    for name, expected in EXPECTED.items():
+        ingress = inspect_update(load(name), bot_username="actorscope_bot")
+        assert ingress.reason is expected[5], name
+        assert (ingress.message is None) is (expected[5] is not None), name
+    for name, reason in IGNORED.items():
+        assert inspect_update(load(name)).reason is reason, name
+
+
+def test_forum_topic_reply_to_topic_root_is_not_a_reply_to_the_bot() -> None:
+    """In a topic the bot opened, the topic root is not a reply: no ``addressed``."""
+    message = normalize_update(load("forum_topic"), bot_username="actorscope_bot")
+    assert message is not None
+    assert META_ADDRESSED not in message.metadata
+    assert "reply_to_message_id" not in message.metadata
+
+
+def test_reply_to_the_bot_and_mentions_and_commands_are_addressed() -> None:
+    """A reply to the bot, an @mention and a /cmd@bot each mark the message addressed."""
+    cases = {"supergroup_reply": "reply", "group": "mention", "supergroup": "command"}
+    for name, how in cases.items():
+        message = normalize_update(load(name), bot_username="actorscope_bot")
+        assert message is not None
+        assert message.metadata[META_ADDRESSED] == how, name
+    other = load("supergroup")
+    other["message"]["text"] = "/status@someone_else_bot"
+    assert inspect_update(other, bot_username="actorscope_bot").reason is (
+        IgnoreReason.NOT_FOR_THIS_BOT
+    )
+
+
+def test_edited_message_and_callback_metadata() -> None:
+    """Edits carry their edit time; callbacks carry the data as content and count as addressed."""
+    edit = normalize_update(load("edited_message"))
+    assert edit is not None
+    assert edit.metadata[META_EVENT] == "edited_message"
+    assert edit.metadata[META_EDIT_DATE] == "1700000100"
+    click = normalize_update(load("callback_query"))
+    assert click is not None
+    assert (click.content, click.metadata[META_ADDRESSED]) == ("vote:yes", "callback")
+
+
+def test_migration_is_exposed_as_scope_move() -> None:
+    """Both migration updates name the old and new group scopes."""
+    for name in ("migrate_to", "migrate_from"):
+        move = chat_migration(load(name))
+        assert move is not None
+        assert (move.old_scope, move.new_scope) == (
+            "group:telegram:-4100200300",
+            "group:telegram:-1004100200300",
+        )
+    assert chat_migration(load("group")) is None
+
+
+def test_spoofed_names_and_text_change_nothing() -> None:
+    """Display names and text that look like ids or origins never reach identity or metadata."""
+    message = normalize_update(load("spoof_names"), bot_username="actorscope_bot")
+    assert message is not None
+    assert (message.sender_id, message.sender_kind) == ("4242", SenderKind.USER)
+    assert set(message.metadata) <= ADAPTER_METADATA_KEYS
+    assert not any(key.startswith("origin_") for key in message.metadata)
+
+
+def test_custom_channel_name_and_agent_key() -> None:
+    """A configured channel name becomes the scope's channel; the agent key the session's."""
+    message = normalize_update(load("group"), channel="tg-work", agent_key="helper")
+    assert message is not None
+    assert message.user_id == f"group:tg-work:{GROUP}"
+    assert message.metadata["session_key"] == f"agent:helper:tg-work:group:{GROUP}"
+
+
+def test_bad_agent_key_is_the_callers_error() -> None:
+    """A malformed agent key raises instead of silently ignoring every update."""
+    with pytest.raises(IdentityError):
+        normalize_update(load("group"), agent_key="a:b")
+
+
+def test_not_an_update_is_malformed() -> None:
+    """Anything but an Update or a mapping is ignored as malformed, not raised."""
+    not_an_update: Any = [1, 2]
+    assert inspect_update(not_an_update).reason is IgnoreReason.MALFORMED

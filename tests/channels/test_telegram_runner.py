@@ -1,0 +1,171 @@
+"""The Telegram runner end to end: a real PTB Application polling the Bot API emulator."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+from telegram import Update
+
+from actorscope.agents import AgentRegistry
+from actorscope.channels.config import ChannelConfig
+from actorscope.channels.telegram_runner import TelegramRunner
+from actorscope.context import current_identity
+from actorscope.host import Host
+from actorscope.identity import Identity, PeerKind, SenderKind
+from actorscope.messages import OutboundMessage, RunRequest
+from actorscope.permissions import GrantStore
+from actorscope.propagation import MessageBus, OriginSigner
+from actorscope.store import Database
+from actorscope.testing.botapi import BotApiEmulator, EmulatorRequest, MemberStatus
+
+
+async def wait_until(predicate: Callable[[], bool], seconds: float = 5.0) -> None:
+    """Poll ``predicate`` every 10 ms; fail after ``seconds``."""
+    async with asyncio.timeout(seconds):
+        while not predicate():  # noqa: ASYNC110 - the state changes in the bot's own tasks
+            await asyncio.sleep(0.01)
+
+
+@dataclass
+class Bot:
+    """A running runner + host on an emulator, and what the handler saw."""
+
+    emu: BotApiEmulator
+    runner: TelegramRunner
+    agent_id: str
+    seen: list[tuple[RunRequest, Identity | None]] = field(default_factory=list)
+
+
+@pytest.fixture
+def emu() -> BotApiEmulator:
+    """@devs: a forum (topic "ideas" = 2) with alice; @ops: a plain group with bob."""
+    emu = BotApiEmulator(max_poll_timeout=1.0)
+    alice = emu.state.add_user("Alice", username="alice")
+    bob = emu.state.add_user("Bob", username="bob")
+    devs = emu.state.add_chat("supergroup", title="Devs", username="devs", is_forum=True)
+    emu.state.set_member(devs, alice, MemberStatus.MEMBER)
+    emu.state.add_topic(devs, "ideas")
+    ops = emu.state.add_chat("group", title="Ops", username="ops")
+    emu.state.set_member(ops, bob, MemberStatus.MEMBER)
+    return emu
+
+
+@pytest.fixture
+async def bot(emu: BotApiEmulator, tmp_path: Path) -> AsyncIterator[Bot]:
+    """The runner polling the emulator, feeding a host whose handler echoes the sender."""
+    async with Database.open(tmp_path / "t.db") as db:
+        agent = await AgentRegistry(db).create("main")
+        bus = MessageBus()
+        runner = TelegramRunner(
+            ChannelConfig(platform="telegram"),
+            token=emu.token,
+            bus=bus,
+            grants=GrantStore(db),
+            agent_id=agent.id,
+            tenant_id=agent.tenant_id,
+            request=EmulatorRequest(emu),
+            get_updates_request=EmulatorRequest(emu),
+            poll_timeout=1,
+        )
+        state = Bot(emu, runner, agent.id)
+
+        async def handler(request: RunRequest) -> str:
+            state.seen.append((request, current_identity()))
+            return f"hi {request.sender_id}"
+
+        host = Host(
+            handler, bus=bus, signer=OriginSigner(), agent_id=agent.id, tenant_id=agent.tenant_id
+        )
+        host.add_sender("telegram", runner)
+        await host.start()
+        await runner.start()
+        try:
+            yield state
+        finally:
+            emu.close()  # ends the long poll now, so stopping takes no poll timeout
+            await runner.stop()
+            await host.stop()
+
+
+async def test_forum_topic_message_reaches_handler_and_reply_lands_in_topic(bot: Bot) -> None:
+    """A mention in topic "ideas": the handler runs as alice in the group; the reply goes to 2."""
+    emu = bot.emu
+    update = emu.user_message("alice", "@actorscope_sandbox_bot hello", "@devs", topic="ideas")
+    assert update is not None
+    await wait_until(lambda: bool(emu.sent_messages()))
+    devs, alice = emu.state.chat("@devs"), emu.state.user("alice")
+    ((request, bound),) = bot.seen
+    assert bound is not None
+    assert (bound.user_id, bound.sender_id) == (f"group:telegram:{devs.id}", str(alice.id))
+    assert (bound.peer_kind, bound.sender_kind) == (PeerKind.GROUP, SenderKind.USER)
+    assert bound.agent_id == bot.agent_id
+    assert request.session_key == f"agent:main:telegram:group:{devs.id}:topic:2"
+    assert request.content == "hello"  # the bot's mention is stripped
+    (sent,) = emu.sent_messages()
+    assert sent["chat"]["id"] == devs.id
+    assert (sent["message_thread_id"], sent["is_topic_message"]) == (2, True)
+    assert sent["text"] == f"hi {alice.id}"
+    assert sent["reply_to_message"]["message_id"] == update["message"]["message_id"]
+
+
+async def test_general_topic_and_plain_group_replies_carry_no_thread(bot: Bot) -> None:
+    """A command in General and one in a plain group are answered without a thread id."""
+    emu = bot.emu
+    emu.user_message("alice", "/start", "@devs")
+    emu.user_message("bob", "/start@actorscope_sandbox_bot", "@ops")
+    await wait_until(lambda: len(emu.sent_messages()) == 2)
+    calls = emu.calls_to("sendMessage")
+    assert {call.params["chat_id"] for call in calls} == {
+        emu.state.chat("@devs").id,
+        emu.state.chat("@ops").id,
+    }
+    assert all("message_thread_id" not in call.params for call in calls)
+    keys = sorted(request.session_key for request, _ in bot.seen)
+    assert keys[0].endswith(":topic:1") or keys[1].endswith(":topic:1")
+
+
+async def test_unaddressed_group_message_and_duplicates_are_dropped(bot: Bot) -> None:
+    """Group chatter without a mention never reaches the handler; a redelivery is dropped."""
+    emu = bot.emu
+    emu.user_message("bob", "just chatting", "@ops")
+    update = emu.user_message("bob", "hello", None)  # private chat: always addressed
+    assert update is not None
+    await wait_until(lambda: len(emu.sent_messages()) == 1)
+    await bot.runner.handle_update(Update.de_json(update, bot.runner.bot))  # delivered again
+    await asyncio.sleep(0.05)
+    ((request, bound),) = bot.seen
+    assert bound is not None
+    bob = str(emu.state.user("bob").id)
+    assert (bound.user_id, bound.sender_id, request.content) == (bob, bob, "hello")
+    assert len(emu.sent_messages()) == 1
+
+
+async def test_anonymous_admin_is_ignored_by_default(bot: Bot) -> None:
+    """An anonymous admin's command never reaches the handler (ignore_bots defaults on)."""
+    emu = bot.emu
+    emu.anonymous_admin_message("@ops", "/start")
+    emu.user_message("bob", "/start", "@ops")
+    await wait_until(lambda: len(emu.sent_messages()) == 1)
+    await asyncio.sleep(0.05)
+    assert [request.sender_id for request, _ in bot.seen] == [str(emu.state.user("bob").id)]
+
+
+async def test_send_splits_long_text_and_replies_leniently(bot: Bot) -> None:
+    """send() splits text over 4096 characters and tolerates a missing reply target."""
+    emu = bot.emu
+    ops = emu.state.chat("@ops")
+    await bot.runner.send(
+        OutboundMessage(
+            channel="telegram",
+            chat_id=str(ops.id),
+            content="x" * 5000,
+            reply_to_message_id="999",
+        )
+    )
+    sent = emu.sent_messages()
+    assert [len(message["text"]) for message in sent] == [4096, 904]
+    assert all(message["chat"]["id"] == ops.id for message in sent)

@@ -1,0 +1,409 @@
+"""GrantStore: upsert, revoke, list, import, cascade, and that changes commit with their audit."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from typing import Any
+
+import pytest
+
+from actorscope.agents import Agent, AgentRegistry
+from actorscope.errors import (
+    AgentNotFoundError,
+    ConflictError,
+    GrantError,
+    InvalidUUIDError,
+    StoreError,
+)
+from actorscope.identity import Identity
+from actorscope.permissions import GrantKey, GrantLookup, GrantStore, PermissionPolicy, Reason
+from actorscope.permissions.audit import AuditLog
+from actorscope.store import Database, Row
+
+GROUP = "group:telegram:-100200"
+
+
+def row(agent: Agent, **kw: Any) -> dict[str, Any]:
+    """An import row for ``agent`` (file_writer allow for 42 in GROUP unless told otherwise)."""
+    base: dict[str, Any] = {
+        "agent_id": agent.id,
+        "scope": GROUP,
+        "config_type": "file_writer",
+        "user_id": "42",
+    }
+    base.update(kw)
+    return base
+
+
+async def count(db: Database, table: str) -> int:
+    """Rows in one table."""
+    found = await db.fetchone(f"SELECT COUNT(*) FROM {table}")
+    assert found is not None
+    return int(found[0])
+
+
+async def test_grant_records_granted_by_and_audits(store: GrantStore, agent: Agent) -> None:
+    """grant() stores the row with granted_by and tenant, and audits a grant.add."""
+    grant = await store.grant(
+        agent_id=agent.id,
+        scope=GROUP,
+        config_type="cron",
+        user_id="42",
+        granted_by="7",
+        metadata={"note": "ops"},
+    )
+    assert (grant.tenant_id, grant.agent_id, grant.permission, grant.granted_by) == (
+        agent.tenant_id,
+        agent.id,
+        "allow",
+        "7",
+    )
+    assert grant.metadata == {"note": "ops"}
+    assert grant.created_at == grant.updated_at
+    (entry,) = await store.audit.list()
+    assert (entry.action, entry.actor_id, entry.user_id, entry.config_type) == (
+        "grant.add",
+        "7",
+        GROUP,
+        "cron",
+    )
+    assert (entry.agent_id, entry.tenant_id) == (agent.id, agent.tenant_id)
+    assert entry.detail == {"grantee": "42", "permission": "allow"}
+
+
+async def test_grant_is_an_upsert(store: GrantStore, agent: Agent) -> None:
+    """Granting the same key again replaces permission and granted_by; one row remains."""
+    first = await store.grant(
+        agent_id=agent.id, scope=GROUP, config_type="cron", user_id="42", granted_by="7"
+    )
+    second = await store.grant(
+        agent_id=agent.id,
+        scope=GROUP,
+        config_type="cron",
+        user_id="42",
+        permission="deny",
+        granted_by="8",
+    )
+    assert (second.permission, second.granted_by) == ("deny", "8")
+    assert second.created_at == first.created_at <= second.updated_at
+    assert len(await store.list(agent_id=agent.id)) == 1
+    latest = (await store.audit.list())[0]
+    assert (latest.action, latest.detail["previous"]) == ("grant.update", "allow")
+
+
+async def test_legacy_grantee_is_split(store: GrantStore, agent: Agent) -> None:
+    """A legacy "42|bob" grantee is stored as 42."""
+    grant = await store.grant(agent_id=agent.id, scope=GROUP, config_type="cron", user_id="42|bob")
+    assert grant.user_id == "42"
+
+
+async def test_revoke_deletes_and_audits(store: GrantStore, agent: Agent) -> None:
+    """revoke() deletes the grant and audits grant.remove by the revoker; again it is False."""
+    await store.grant(agent_id=agent.id, scope=GROUP, config_type="cron", user_id="42")
+    keys = {"agent_id": agent.id, "scope": GROUP, "config_type": "cron", "user_id": "42"}
+    assert await store.revoke(**keys, revoked_by="9") is True
+    assert await store.list() == []
+    assert await store.revoke(**keys) is False
+    entries = await store.audit.list()
+    assert [e.action for e in entries] == ["grant.remove", "grant.add"]
+    assert entries[0].actor_id == "9"
+
+
+async def test_list_filters(store: GrantStore, agent: Agent, db: Database) -> None:
+    """list() filters by agent, scope, config type, user and tenant, each exactly."""
+    other = await AgentRegistry(db).create("other")
+    await store.grant(agent_id=agent.id, scope=GROUP, config_type="cron", user_id="42")
+    await store.grant(agent_id=agent.id, scope="*", config_type="file_writer", user_id="*")
+    await store.grant(agent_id=other.id, scope=GROUP, config_type="cron", user_id="43")
+    assert len(await store.list()) == 3
+    assert len(await store.list(agent_id=agent.id)) == 2
+    assert sorted(g.user_id for g in await store.list(scope=GROUP)) == ["42", "43"]
+    assert [g.scope for g in await store.list(config_type="file_writer")] == ["*"]
+    assert [g.agent_id for g in await store.list(user_id="43")] == [other.id]
+    assert len(await store.list(tenant_id=agent.tenant_id)) == 3
+    assert await store.list(tenant_id=str(uuid.uuid4())) == []
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("agent_id", "main", "agent id must be a UUID"),
+        ("scope", "", "scope must be"),
+        ("scope", "group:telegram", "bad group scope"),
+        ("scope", "group:Telegram:-1", "bad group scope"),
+        ("scope", "group:telegram:abc", "bad group scope"),
+        ("scope", "group:telegram:-0100", "bad group scope"),
+        ("scope", "guild:1:member:2", "bad group scope"),
+        ("scope", "guild:1:user:*:*", "bad scope prefix"),
+        ("scope", "group:telegram:-1:*", "bad scope prefix"),
+        ("scope", "team:*", "bad scope prefix"),
+        ("scope", "42 43", "bad scope"),
+        ("scope", "a*b", "bad scope"),
+        ("config_type", "writer", "config type must be one of"),
+        ("config_type", "", "config type must be one of"),
+        ("user_id", "", "grant user must be"),
+        ("user_id", "a b", "grant user must be"),
+        ("user_id", "subagent:x", "not a person"),
+        ("user_id", "1087968824", "not a person"),
+        ("permission", "maybe", "permission must be"),
+    ],
+)
+async def test_bad_grant_input_is_one_clear_error(
+    store: GrantStore, agent: Agent, field: str, value: str, message: str
+) -> None:
+    """Each malformed part of a grant raises one error naming it; nothing is written."""
+    args: dict[str, Any] = {
+        "agent_id": agent.id,
+        "scope": GROUP,
+        "config_type": "cron",
+        "user_id": "42",
+        "permission": "allow",
+    }
+    args[field] = value
+    with pytest.raises((GrantError, InvalidUUIDError), match=message):
+        await store.grant(**args)
+    assert await store.list() == []
+
+
+@pytest.mark.parametrize(
+    "scope",
+    [
+        "*",
+        "42",
+        "api-user-17",
+        "group:*",
+        "group:telegram:*",
+        "group:telegram:-100200",
+        "group:my-bridge.v2:7",
+        "guild:*",
+        "guild:81234567890123456:*",
+        "guild:81234567890123456:user:*",
+        "guild:81234567890123456:user:42",
+    ],
+)
+async def test_accepted_scope_forms(store: GrantStore, agent: Agent, scope: str) -> None:
+    """Exact ids, '*', canonical group scopes and their ':*' prefixes are accepted."""
+    grant = await store.grant(agent_id=agent.id, scope=scope, config_type="cron", user_id="42")
+    assert grant.scope == scope
+
+
+async def test_bad_metadata_is_refused(store: GrantStore, agent: Agent) -> None:
+    """Metadata that is not a JSON-serialisable mapping is a GrantError."""
+    with pytest.raises(GrantError, match="JSON"):
+        await store.grant(
+            agent_id=agent.id, scope=GROUP, config_type="cron", user_id="42", metadata={"x": {1, 2}}
+        )
+
+
+async def test_unknown_agent_is_not_found(store: GrantStore) -> None:
+    """A grant for an agent UUID that does not exist raises AgentNotFoundError."""
+    with pytest.raises(AgentNotFoundError):
+        await store.grant(agent_id=str(uuid.uuid4()), scope=GROUP, config_type="cron", user_id="42")
+
+
+async def test_grant_and_audit_commit_together(
+    db: Database, store: GrantStore, agent: Agent, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """If the audit row cannot be written the grant is rolled back with it."""
+
+    async def broken(self: AuditLog, *args: object, **kwargs: object) -> None:
+        raise StoreError("database write failed: audit")
+
+    monkeypatch.setattr(AuditLog, "write", broken)
+    with pytest.raises(StoreError):
+        await store.grant(agent_id=agent.id, scope=GROUP, config_type="cron", user_id="42")
+    monkeypatch.undo()
+    assert await store.list() == []
+    assert await count(db, "audit_log") == 0
+
+
+async def test_revoke_rolls_back_with_its_audit(
+    db: Database, store: GrantStore, agent: Agent, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A revoke whose audit row fails leaves the grant in place."""
+    await store.grant(agent_id=agent.id, scope=GROUP, config_type="cron", user_id="42")
+
+    async def broken(self: AuditLog, *args: object, **kwargs: object) -> None:
+        raise StoreError("database write failed: audit")
+
+    monkeypatch.setattr(AuditLog, "write", broken)
+    with pytest.raises(StoreError):
+        await store.revoke(agent_id=agent.id, scope=GROUP, config_type="cron", user_id="42")
+    monkeypatch.undo()
+    assert len(await store.list()) == 1
+
+
+async def test_import_writes_all_rows_in_one_go(
+    db: Database, store: GrantStore, agent: Agent
+) -> None:
+    """import_grants() upserts every row and audits each one as an import."""
+    written = await store.import_grants(
+        [row(agent), row(agent, user_id="*", permission="deny", granted_by="ops")]
+    )
+    assert written == 2
+    assert {(g.user_id, g.permission) for g in await store.list()} == {
+        ("42", "allow"),
+        ("*", "deny"),
+    }
+    assert {e.detail.get("via") for e in await store.audit.list()} == {"import"}
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"agent_id": "not-a-uuid"},
+        {"agent_id": None},
+        {"agent_id": str(uuid.uuid4())},
+        {"scope": "group:nope"},
+        {"config_type": "writer"},
+        {"permission": "maybe"},
+    ],
+)
+async def test_import_with_one_bad_row_writes_nothing(
+    db: Database, store: GrantStore, agent: Agent, bad: dict[str, Any]
+) -> None:
+    """One bad row (bad or unknown agent UUID, bad scope, type or permission) writes nothing."""
+    rows = [row(agent), row(agent, user_id="43"), row(agent, user_id="44", **bad)]
+    with pytest.raises((GrantError, InvalidUUIDError, AgentNotFoundError)):
+        await store.import_grants(rows)
+    assert await store.list() == []
+    assert await count(db, "audit_log") == 0
+
+
+async def test_import_validates_every_uuid_before_anything_else(
+    store: GrantStore, agent: Agent
+) -> None:
+    """A bad UUID in a late row is reported even when an earlier row has another problem."""
+    rows = [row(agent, scope="group:nope"), row(agent, agent_id="xyz")]
+    with pytest.raises(InvalidUUIDError, match="grant row 1"):
+        await store.import_grants(rows)
+
+
+async def test_deleting_an_agent_cascades_to_its_grants(
+    db: Database, store: GrantStore, agent: Agent
+) -> None:
+    """Hard-deleting the agent row deletes its grants; the audit trail stays."""
+    other = await AgentRegistry(db).create("other")
+    await store.grant(agent_id=agent.id, scope=GROUP, config_type="cron", user_id="42")
+    await store.grant(agent_id=other.id, scope=GROUP, config_type="cron", user_id="42")
+    async with db.transaction() as tx:
+        await tx.execute("DELETE FROM agents WHERE id = ?", (agent.id,))
+    assert [g.agent_id for g in await store.list()] == [other.id]
+    assert await count(db, "audit_log") == 2
+
+
+async def test_grant_rows_need_an_existing_agent(db: Database, agent: Agent) -> None:
+    """The foreign key refuses a grant row for an agent that does not exist."""
+    with pytest.raises(ConflictError):
+        await db.execute(
+            "INSERT INTO config_permissions (tenant_id, agent_id, scope, config_type, user_id,"
+            " permission, created_at, updated_at)"
+            " VALUES (?, ?, '*', 'cron', '42', 'allow', '', '')",
+            (agent.tenant_id, str(uuid.uuid4())),
+        )
+
+
+async def test_schema_constraints_refuse_bad_rows(db: Database, agent: Agent) -> None:
+    """The table itself refuses an unknown permission or config type and a duplicate key."""
+    insert = (
+        "INSERT INTO config_permissions (tenant_id, agent_id, scope, config_type, user_id,"
+        " permission, created_at, updated_at) VALUES (?, ?, '*', ?, '42', ?, '', '')"
+    )
+    for config_type, permission in (("cron", "maybe"), ("writer", "allow")):
+        with pytest.raises(ConflictError):
+            await db.execute(insert, (agent.tenant_id, agent.id, config_type, permission))
+    await db.execute(insert, (agent.tenant_id, agent.id, "cron", "allow"))
+    with pytest.raises(ConflictError):
+        await db.execute(insert, (agent.tenant_id, agent.id, "cron", "deny"))
+
+
+async def test_check_is_one_indexed_query(
+    db: Database, store: GrantStore, agent: Agent, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A cold check runs exactly one query, and it searches the lookup index (no table scan)."""
+    await store.grant(agent_id=agent.id, scope="group:*", config_type="file_writer", user_id="42")
+    seen: list[tuple[str, tuple[object, ...]]] = []
+    real_fetchall, real_fetchone = db.fetchall, db.fetchone
+
+    async def fetchall(sql: str, params: Sequence[object] = ()) -> list[Row]:
+        seen.append((sql, tuple(params)))
+        return await real_fetchall(sql, params)
+
+    async def fetchone(sql: str, params: Sequence[object] = ()) -> Row | None:
+        seen.append((sql, tuple(params)))
+        return await real_fetchone(sql, params)
+
+    monkeypatch.setattr(db, "fetchall", fetchall)
+    monkeypatch.setattr(db, "fetchone", fetchone)
+    identity = Identity(user_id=GROUP, sender_id="42", agent_id=agent.id)
+    assert (await PermissionPolicy(store).check_cron(identity)).reason is Reason.GRANTED
+    monkeypatch.undo()
+    assert len(seen) == 1
+    sql, params = seen[0]
+    plan = await db.fetchall(f"EXPLAIN QUERY PLAN {sql}", params)
+    detail = " ".join(str(r["detail"]) for r in plan)
+    assert "SEARCH config_permissions USING INDEX config_permissions_lookup" in detail
+    assert "SCAN" not in detail
+
+
+async def test_soft_deleted_agent_grants_nothing(
+    db: Database, store: GrantStore, agent: Agent
+) -> None:
+    """Grants of a soft-deleted agent stay on record but no longer match."""
+    await store.grant(agent_id=agent.id, scope=GROUP, config_type="cron", user_id="42")
+    keys: dict[str, Any] = {"agent_id": agent.id, "config_types": ("cron",), "scopes": (GROUP,)}
+    assert await store.check(**keys, sender_id="42") is GrantLookup.ALLOW
+    await db.execute("UPDATE agents SET deleted_at = ? WHERE id = ?", ("2026-01-01", agent.id))
+    assert await store.check(**keys, sender_id="42") is GrantLookup.NONE
+    assert len(await store.list()) == 1
+
+
+async def test_store_check_applies_precedence(store: GrantStore, agent: Agent) -> None:
+    """GrantStore.check answers allow, deny or none for a sender over the candidate scopes."""
+    keys: dict[str, Any] = {
+        "agent_id": agent.id,
+        "config_types": ("cron", "*"),
+        "scopes": (GROUP, "*"),
+    }
+    assert await store.check(**keys, sender_id="42") is GrantLookup.NONE
+    await store.grant(agent_id=agent.id, scope="*", config_type="cron", user_id="*")
+    assert await store.check(**keys, sender_id="42") is GrantLookup.ALLOW
+    await store.grant(
+        agent_id=agent.id, scope=GROUP, config_type="*", user_id="*", permission="deny"
+    )
+    assert await store.check(**keys, sender_id="42") is GrantLookup.DENY
+    await store.grant(agent_id=agent.id, scope=GROUP, config_type="cron", user_id="42")
+    assert await store.check(**keys, sender_id="42") is GrantLookup.ALLOW
+    assert await store.check(**keys, sender_id="43") is GrantLookup.DENY
+
+
+async def test_invalidate_forgets_changes_made_elsewhere(
+    db: Database, store: GrantStore, agent: Agent
+) -> None:
+    """A change written by another store is seen after invalidate() (and not before)."""
+    policy = PermissionPolicy(store)
+    identity = Identity(user_id=GROUP, sender_id="42", agent_id=agent.id)
+    assert (await policy.check_cron(identity)).reason is Reason.NO_GRANT
+    await GrantStore(db).grant(agent_id=agent.id, scope=GROUP, config_type="cron", user_id="42")
+    assert (await policy.check_cron(identity)).reason is Reason.NO_GRANT
+    store.invalidate(agent.id)
+    assert (await policy.check_cron(identity)).reason is Reason.GRANTED
+    await GrantStore(db).revoke(agent_id=agent.id, scope=GROUP, config_type="cron", user_id="42")
+    store.invalidate()
+    assert (await policy.check_cron(identity)).reason is Reason.NO_GRANT
+
+
+async def test_revoke_many_is_one_transaction(store: GrantStore, agent: Agent) -> None:
+    """revoke_many() removes the existing keys among those given and counts them."""
+    await store.grant(agent_id=agent.id, scope=GROUP, config_type="cron", user_id="42")
+    await store.grant(agent_id=agent.id, scope=GROUP, config_type="cron", user_id="43")
+    removed = await store.revoke_many(
+        [
+            GrantKey(agent.id, GROUP, "cron", "42"),
+            GrantKey(agent.id, GROUP, "cron", "43"),
+            GrantKey(agent.id, GROUP, "cron", "44"),
+        ]
+    )
+    assert removed == 2
+    assert await store.list() == []

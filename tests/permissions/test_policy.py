@@ -1,0 +1,497 @@
+"""PermissionPolicy: the DESIGN decision table row by row, precedence, caching, store failure."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from actorscope.agents import Agent, AgentRegistry
+from actorscope.context import bind_identity
+from actorscope.errors import GrantError, StoreError
+from actorscope.identity import (
+    TELEGRAM_ANONYMOUS_ADMIN_ID,
+    TELEGRAM_CHANNEL_BOT_ID,
+    TELEGRAM_SERVICE_ID,
+    Identity,
+)
+from actorscope.permissions import Decision, GrantStore, PermissionPolicy, Reason
+from actorscope.store import Database
+
+GROUP = "group:telegram:-100200"
+GUILD = "guild:81234567890123456"
+MakeIdentity = Callable[..., Identity]
+
+
+async def grant(store: GrantStore, agent: Agent, **kw: Any) -> None:
+    """Grant with defaults: file_writer allow for sender 42 in GROUP."""
+    args: dict[str, Any] = {
+        "agent_id": agent.id,
+        "scope": GROUP,
+        "config_type": "file_writer",
+        "user_id": "42",
+    }
+    args.update(kw)
+    await store.grant(**args)
+
+
+async def audit_count(db: Database, action: str | None = None) -> int:
+    """How many audit rows (of one action) exist."""
+    if action is None:
+        row = await db.fetchone("SELECT COUNT(*) FROM audit_log")
+    else:
+        row = await db.fetchone("SELECT COUNT(*) FROM audit_log WHERE action = ?", (action,))
+    assert row is not None
+    return int(row[0])
+
+
+# --- the decision table -------------------------------------------------------------------
+
+
+async def test_granted_sender_is_allowed(
+    store: GrantStore, agent: Agent, policy: PermissionPolicy, ident: MakeIdentity
+) -> None:
+    """A sender with a file_writer allow in the group is allowed (granted)."""
+    await grant(store, agent)
+    decision = await policy.check_file_writer(ident("42"))
+    assert decision == Decision(True, Reason.GRANTED, GROUP, "42", "file_writer")
+
+
+async def test_ungranted_sender_is_denied(policy: PermissionPolicy, ident: MakeIdentity) -> None:
+    """A sender without any grant is denied (no_grant)."""
+    decision = await policy.check_file_writer(ident("43"))
+    assert (decision.allowed, decision.reason) == (False, Reason.NO_GRANT)
+
+
+@pytest.mark.parametrize("sender", ["42", ""])
+async def test_direct_chat_is_always_allowed(
+    policy: PermissionPolicy, ident: MakeIdentity, sender: str
+) -> None:
+    """Outside a group every check allows (not_group_context), even with an empty sender."""
+    for check in (policy.check_file_writer, policy.check_cron, policy.check_context_files):
+        decision = await check(ident(sender, user_id="42"))
+        assert (decision.allowed, decision.reason) == (True, Reason.NOT_GROUP_CONTEXT)
+
+
+async def test_legacy_sender_is_split_and_allowed(
+    store: GrantStore, agent: Agent, policy: PermissionPolicy, ident: MakeIdentity
+) -> None:
+    """A legacy "42|displayname" sender is split to 42 before the lookup."""
+    await grant(store, agent)
+    decision = await policy.check_file_writer(ident("42|displayname"))
+    assert (decision.allowed, decision.reason, decision.sender_id) == (True, Reason.GRANTED, "42")
+
+
+@pytest.mark.parametrize("sender", ["", "|bob", "  "])
+async def test_empty_sender_is_denied_in_a_group(
+    store: GrantStore, agent: Agent, policy: PermissionPolicy, ident: MakeIdentity, sender: str
+) -> None:
+    """An empty sender in a group is denied even when '*' is granted."""
+    await grant(store, agent, user_id="*")
+    decision = await policy.check_file_writer(ident(sender))
+    assert (decision.allowed, decision.reason) == (False, Reason.EMPTY_SENDER)
+
+
+@pytest.mark.parametrize(
+    "sender",
+    [
+        "subagent:abc-123",
+        "subagent:delegate:xyz",
+        "notification:system",
+        "teammate:dashboard",
+        "system:escalation",
+        "ticker:heartbeat",
+        "session_send_tool",
+    ],
+)
+async def test_synthetic_senders_are_denied(
+    store: GrantStore, agent: Agent, policy: PermissionPolicy, ident: MakeIdentity, sender: str
+) -> None:
+    """Every synthetic sender is denied in a group, even with a '*' allow."""
+    await grant(store, agent, user_id="*")
+    for check in (policy.check_file_writer, policy.check_cron, policy.check_context_files):
+        decision = await check(ident(sender))
+        assert (decision.allowed, decision.reason) == (False, Reason.SYNTHETIC_SENDER)
+
+
+@pytest.mark.parametrize(
+    "sender", [TELEGRAM_ANONYMOUS_ADMIN_ID, TELEGRAM_CHANNEL_BOT_ID, TELEGRAM_SERVICE_ID]
+)
+async def test_placeholder_ids_are_denied(
+    store: GrantStore, agent: Agent, policy: PermissionPolicy, ident: MakeIdentity, sender: str
+) -> None:
+    """Telegram placeholder ids are denied in a group, even with a '*' allow."""
+    await grant(store, agent, user_id="*")
+    decision = await policy.check_file_writer(ident(sender))
+    assert (decision.allowed, decision.reason) == (False, Reason.PLACEHOLDER_SENDER)
+
+
+@pytest.mark.parametrize("role", ["owner", "admin", "operator"])
+@pytest.mark.parametrize("sender", ["", "43", "subagent:x"])
+async def test_bypass_roles_allow_file_and_cron_checks(
+    policy: PermissionPolicy, ident: MakeIdentity, role: str, sender: str
+) -> None:
+    """owner, admin and operator bypass file and cron checks, even with no (or no real) sender."""
+    identity = ident(sender, role=role, agent_id=None)
+    for check in (policy.check_file_writer, policy.check_cron):
+        decision = await check(identity)
+        assert (decision.allowed, decision.reason) == (True, Reason.ROLE_BYPASS)
+
+
+@pytest.mark.parametrize("role", ["viewer", "", "Owner", "member"])
+async def test_other_roles_do_not_bypass(
+    policy: PermissionPolicy, ident: MakeIdentity, role: str
+) -> None:
+    """viewer, no role and unknown roles get the normal group decision."""
+    for check in (policy.check_file_writer, policy.check_cron):
+        decision = await check(ident("43", role=role))
+        assert (decision.allowed, decision.reason) == (False, Reason.NO_GRANT)
+
+
+async def test_no_agent_is_denied(
+    store: GrantStore, agent: Agent, policy: PermissionPolicy, ident: MakeIdentity
+) -> None:
+    """A group check without an agent is denied (no_agent), before the sender is looked at."""
+    await grant(store, agent)
+    assert (await policy.check_file_writer(ident("42", agent_id=None))).reason is Reason.NO_AGENT
+    assert (await policy.check_file_writer(ident("", agent_id=None))).reason is Reason.NO_AGENT
+
+
+async def test_agent_id_that_is_not_a_uuid_is_denied(
+    policy: PermissionPolicy, ident: MakeIdentity
+) -> None:
+    """An agent id that is not a UUID (a key, say) is treated as no agent."""
+    decision = await policy.check_file_writer(ident("42", agent_id="main"))
+    assert (decision.allowed, decision.reason) == (False, Reason.NO_AGENT)
+
+
+async def test_bound_identity_is_the_default(
+    store: GrantStore, agent: Agent, policy: PermissionPolicy, ident: MakeIdentity
+) -> None:
+    """Without an identity argument the check uses the bound one."""
+    await grant(store, agent)
+    with bind_identity(ident("42")):
+        assert (await policy.check_file_writer()).reason is Reason.GRANTED
+    with bind_identity(ident("43")):
+        assert (await policy.check_file_writer()).reason is Reason.NO_GRANT
+
+
+async def test_no_identity_at_all_is_denied(policy: PermissionPolicy) -> None:
+    """With nothing bound and no identity given, the check denies instead of passing for a DM."""
+    decision = await policy.check_file_writer()
+    assert (decision.allowed, decision.reason) == (False, Reason.EMPTY_SENDER)
+
+
+async def test_unknown_config_type_is_one_clear_error(
+    policy: PermissionPolicy, ident: MakeIdentity
+) -> None:
+    """check() refuses a type it does not know, and '*', with a GrantError naming it."""
+    with pytest.raises(GrantError, match="'writer'"):
+        await policy.check("writer", ident())
+    with pytest.raises(GrantError, match="'\\*'"):
+        await policy.check("*", ident())
+
+
+# --- precedence and wildcards -------------------------------------------------------------
+
+# (grants as (scope, type, user, permission), expected reason for sender 42 in GROUP, file_writer)
+MATRIX: list[tuple[list[tuple[str, str, str, str]], Reason]] = [
+    ([], Reason.NO_GRANT),
+    ([(GROUP, "file_writer", "42", "allow")], Reason.GRANTED),
+    ([(GROUP, "file_writer", "42", "deny")], Reason.DENIED_BY_GRANT),
+    ([(GROUP, "file_writer", "*", "allow")], Reason.GRANTED),
+    ([(GROUP, "file_writer", "*", "deny")], Reason.DENIED_BY_GRANT),
+    ([(GROUP, "*", "42", "allow")], Reason.GRANTED),
+    (
+        [(GROUP, "file_writer", "42", "deny"), (GROUP, "file_writer", "*", "allow")],
+        Reason.DENIED_BY_GRANT,
+    ),
+    (
+        [(GROUP, "file_writer", "42", "allow"), (GROUP, "file_writer", "*", "deny")],
+        Reason.GRANTED,
+    ),
+    ([(GROUP, "file_writer", "*", "deny"), ("*", "*", "*", "allow")], Reason.DENIED_BY_GRANT),
+    (
+        [("*", "file_writer", "42", "deny"), (GROUP, "file_writer", "42", "allow")],
+        Reason.DENIED_BY_GRANT,
+    ),
+    ([("*", "file_writer", "42", "allow")], Reason.GRANTED),
+    ([("group:*", "file_writer", "42", "allow")], Reason.GRANTED),
+    ([("group:telegram:*", "file_writer", "42", "allow")], Reason.GRANTED),
+    ([("group:discord:*", "file_writer", "42", "allow")], Reason.NO_GRANT),
+    ([("guild:*", "file_writer", "42", "allow")], Reason.NO_GRANT),
+    ([("group:telegram:-1002", "file_writer", "42", "allow")], Reason.NO_GRANT),
+    ([(GROUP, "file_writer", "43", "allow")], Reason.NO_GRANT),
+    ([(GROUP, "cron", "42", "allow")], Reason.NO_GRANT),
+    ([(GROUP, "context_files", "42", "allow")], Reason.NO_GRANT),
+    ([(GROUP, "cron", "42", "deny")], Reason.NO_GRANT),
+]
+
+
+@pytest.mark.parametrize(("grants", "expected"), MATRIX)
+async def test_precedence_and_wildcard_matrix(
+    store: GrantStore,
+    agent: Agent,
+    policy: PermissionPolicy,
+    ident: MakeIdentity,
+    grants: list[tuple[str, str, str, str]],
+    expected: Reason,
+) -> None:
+    """Sender deny > sender allow > '*' deny > '*' allow > none, over exact/prefix/'*' scopes."""
+    for scope, config_type, user, permission in grants:
+        await grant(
+            store, agent, scope=scope, config_type=config_type, user_id=user, permission=permission
+        )
+    decision = await policy.check_file_writer(ident("42"))
+    assert decision.reason is expected
+    assert decision.allowed is (expected is Reason.GRANTED)
+
+
+@pytest.mark.parametrize(
+    ("grant_scope", "expected"),
+    [
+        (f"{GUILD}:*", Reason.GRANTED),
+        (f"{GUILD}:user:*", Reason.GRANTED),
+        (f"{GUILD}:user:42", Reason.GRANTED),
+        ("guild:*", Reason.GRANTED),
+        (f"{GUILD}:user:43", Reason.NO_GRANT),
+        ("guild:999:*", Reason.NO_GRANT),
+    ],
+)
+async def test_guild_prefix_grants_match_member_scopes(
+    store: GrantStore,
+    agent: Agent,
+    policy: PermissionPolicy,
+    ident: MakeIdentity,
+    grant_scope: str,
+    expected: Reason,
+) -> None:
+    """guild:<gid>:* (and the other prefixes) match a member scope guild:<gid>:user:<uid>."""
+    await grant(store, agent, scope=grant_scope)
+    decision = await policy.check_file_writer(ident("42", user_id=f"{GUILD}:user:42"))
+    assert decision.reason is expected
+
+
+@pytest.mark.parametrize("granted_type", ["cron", "file_writer", "*"])
+async def test_cron_accepts_cron_or_file_writer(
+    store: GrantStore,
+    agent: Agent,
+    policy: PermissionPolicy,
+    ident: MakeIdentity,
+    granted_type: str,
+) -> None:
+    """check_cron accepts a cron, a file_writer or a '*' allow."""
+    await grant(store, agent, config_type=granted_type)
+    assert (await policy.check_cron(ident("42"))).reason is Reason.GRANTED
+
+
+@pytest.mark.parametrize("granted_type", ["context_files", "file_writer"])
+async def test_context_files_accepts_context_files_or_file_writer(
+    store: GrantStore,
+    agent: Agent,
+    policy: PermissionPolicy,
+    ident: MakeIdentity,
+    granted_type: str,
+) -> None:
+    """check_context_files accepts a context_files or a file_writer allow."""
+    await grant(store, agent, config_type=granted_type)
+    assert (await policy.check_context_files(ident("42"))).reason is Reason.GRANTED
+
+
+async def test_file_writer_does_not_accept_weaker_grants(
+    store: GrantStore, agent: Agent, policy: PermissionPolicy, ident: MakeIdentity
+) -> None:
+    """cron, heartbeat and context_files grants do not make a file writer; heartbeat is its own."""
+    for config_type in ("cron", "heartbeat", "context_files"):
+        await grant(store, agent, config_type=config_type)
+    assert (await policy.check_file_writer(ident("42"))).reason is Reason.NO_GRANT
+    assert (await policy.check("heartbeat", ident("42"))).reason is Reason.GRANTED
+
+
+async def test_file_writer_deny_beats_cron_allow_for_cron(
+    store: GrantStore, agent: Agent, policy: PermissionPolicy, ident: MakeIdentity
+) -> None:
+    """A sender deny on any accepted type wins over a sender allow on another accepted type."""
+    await grant(store, agent, config_type="cron")
+    await grant(store, agent, config_type="file_writer", permission="deny")
+    assert (await policy.check_cron(ident("42"))).reason is Reason.DENIED_BY_GRANT
+
+
+async def test_grants_are_per_agent_and_tenant(
+    db: Database, store: GrantStore, agent: Agent, policy: PermissionPolicy, ident: MakeIdentity
+) -> None:
+    """Another agent's grant, or a check naming another tenant, does not match."""
+    registry = AgentRegistry(db)
+    other_tenant = await registry.create_tenant("acme")
+    other = await registry.create("main", tenant="acme")
+    await grant(store, agent, config_type="file_writer")
+    assert (await policy.check_file_writer(ident("42", agent_id=other.id))).reason is (
+        Reason.NO_GRANT
+    )
+    assert (await policy.check_file_writer(ident("42", tenant_id=agent.tenant_id))).allowed
+    wrong = ident("42", tenant_id=other_tenant.id)
+    assert (await policy.check_file_writer(wrong)).reason is Reason.NO_GRANT
+
+
+# --- audit -----------------------------------------------------------------------------------
+
+
+async def test_every_deny_is_audited_and_warm_allows_write_nothing(
+    db: Database, store: GrantStore, agent: Agent, policy: PermissionPolicy, ident: MakeIdentity
+) -> None:
+    """Denials (cold and warm, pre-lookup too) write audit rows; allowed checks write none."""
+    await grant(store, agent)
+    before = await audit_count(db)
+    for _ in range(3):
+        assert (await policy.check_file_writer(ident("42"))).allowed
+    assert await audit_count(db) == before
+    for _ in range(2):
+        assert not (await policy.check_file_writer(ident("43"))).allowed
+    assert not (await policy.check_file_writer(ident("subagent:x"))).allowed
+    assert await audit_count(db, "check.deny") == 3
+    entries = await store.audit.list(actor_id="43")
+    assert [e.reason for e in entries] == ["no_grant", "no_grant"]
+    assert entries[0].user_id == GROUP
+    assert entries[0].agent_id == agent.id
+    assert entries[0].tenant_id == agent.tenant_id
+    assert entries[0].config_type == "file_writer"
+    assert entries[0].created_at
+
+
+async def test_no_agent_deny_is_audited_with_null_agent(
+    store: GrantStore, policy: PermissionPolicy, ident: MakeIdentity
+) -> None:
+    """A no_agent denial is audited with agent_id NULL."""
+    await policy.check_file_writer(ident("42", agent_id=None))
+    (entry,) = await store.audit.list()
+    assert (entry.action, entry.reason, entry.agent_id) == ("check.deny", "no_agent", None)
+
+
+# --- cache -----------------------------------------------------------------------------------
+
+
+async def test_warm_check_does_not_touch_the_database(
+    db: Database,
+    store: GrantStore,
+    agent: Agent,
+    policy: PermissionPolicy,
+    ident: MakeIdentity,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Once a check is cached, answering it again needs no database read at all."""
+    await grant(store, agent)
+    cold = await policy.check_file_writer(ident("42"))
+
+    async def poisoned(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the warm path read the database")
+
+    monkeypatch.setattr(db, "fetchall", poisoned)
+    monkeypatch.setattr(db, "fetchone", poisoned)
+    warm = await policy.check_file_writer(ident("42"))
+    assert warm is cold
+    assert warm.reason is Reason.GRANTED
+
+
+async def test_grant_and_revoke_are_visible_to_the_very_next_check(
+    store: GrantStore, agent: Agent, policy: PermissionPolicy, ident: MakeIdentity
+) -> None:
+    """Cached answers are dropped on every change: allow, deny, revoke, each seen at once."""
+    assert (await policy.check_file_writer(ident("42"))).reason is Reason.NO_GRANT
+    await grant(store, agent)
+    assert (await policy.check_file_writer(ident("42"))).reason is Reason.GRANTED
+    await grant(store, agent, permission="deny")
+    assert (await policy.check_file_writer(ident("42"))).reason is Reason.DENIED_BY_GRANT
+    await store.revoke(agent_id=agent.id, scope=GROUP, config_type="file_writer", user_id="42")
+    assert (await policy.check_file_writer(ident("42"))).reason is Reason.NO_GRANT
+
+
+async def test_policies_over_one_store_share_invalidation(
+    store: GrantStore, agent: Agent, ident: MakeIdentity
+) -> None:
+    """Two policies over the same store both see a change made through it at once."""
+    first, strict = PermissionPolicy(store), PermissionPolicy(store, strict=True)
+    assert not (await first.check_file_writer(ident("42"))).allowed
+    assert not (await strict.check_file_writer(ident("42"))).allowed
+    await grant(store, agent)
+    assert (await first.check_file_writer(ident("42"))).allowed
+    assert (await strict.check_file_writer(ident("42"))).allowed
+
+
+# --- store failure ----------------------------------------------------------------------------
+
+
+async def test_store_failure_fails_open_with_warning_and_audit(
+    db: Database,
+    store: GrantStore,
+    policy: PermissionPolicy,
+    ident: MakeIdentity,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A failing lookup allows (store_error_fail_open), logs a WARNING and writes an audit row."""
+
+    async def broken(*args: object, **kwargs: object) -> None:
+        raise StoreError("database read failed: disk I/O error")
+
+    monkeypatch.setattr(db, "fetchall", broken)
+    with caplog.at_level(logging.WARNING, logger="actorscope.permissions"):
+        decision = await policy.check_file_writer(ident("42"))
+    assert (decision.allowed, decision.reason) == (True, Reason.STORE_ERROR_FAIL_OPEN)
+    warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
+    assert any("disk I/O error" in r.getMessage() for r in warnings)
+    monkeypatch.undo()
+    (entry,) = await store.audit.list()
+    assert (entry.action, entry.reason, entry.actor_id) == (
+        "check.fail_open",
+        "store_error_fail_open",
+        "42",
+    )
+    assert "disk I/O error" in entry.detail["error"]
+
+
+async def test_fail_open_is_never_cached(
+    db: Database, policy: PermissionPolicy, ident: MakeIdentity, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After the store recovers the next check asks it again instead of reusing the fail-open."""
+
+    async def broken(*args: object, **kwargs: object) -> None:
+        raise StoreError("database read failed")
+
+    monkeypatch.setattr(db, "fetchall", broken)
+    assert (await policy.check_file_writer(ident("42"))).reason is Reason.STORE_ERROR_FAIL_OPEN
+    monkeypatch.undo()
+    assert (await policy.check_file_writer(ident("42"))).reason is Reason.NO_GRANT
+
+
+async def test_strict_policy_denies_on_store_failure(
+    db: Database, store: GrantStore, ident: MakeIdentity, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With strict=True a failing lookup denies (store_error_fail_closed) and is audited."""
+
+    async def broken(*args: object, **kwargs: object) -> None:
+        raise StoreError("database read failed")
+
+    monkeypatch.setattr(db, "fetchall", broken)
+    decision = await PermissionPolicy(store, strict=True).check_cron(ident("42"))
+    assert (decision.allowed, decision.reason) == (False, Reason.STORE_ERROR_FAIL_CLOSED)
+    monkeypatch.undo()
+    (entry,) = await store.audit.list()
+    assert (entry.action, entry.reason) == ("check.deny", "store_error_fail_closed")
+
+
+async def test_closed_database_fails_open_and_never_raises(
+    tmp_path: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    """When the database is gone entirely (audit write fails too) the check still returns."""
+    async with Database.open(tmp_path / "gone.db") as database:
+        agent = await AgentRegistry(database).create("main")
+        policy = PermissionPolicy(GrantStore(database))
+    identity = Identity(user_id=GROUP, sender_id="42", agent_id=agent.id)
+    with caplog.at_level(logging.WARNING):
+        decision = await policy.check_file_writer(identity)
+        strict = await PermissionPolicy(policy.store, strict=True).check_file_writer(identity)
+    assert decision.reason is Reason.STORE_ERROR_FAIL_OPEN
+    assert strict.reason is Reason.STORE_ERROR_FAIL_CLOSED
+    assert any("audit write failed" in r.getMessage() for r in caplog.records)

@@ -1,0 +1,200 @@
+"""WriterManager: who may manage writers, the last-writer rule, and Discord guild-wide grants."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from actorscope.agents import Agent
+from actorscope.context import bind_identity
+from actorscope.identity import Identity, PeerKind
+from actorscope.permissions import (
+    GrantStore,
+    PermissionPolicy,
+    Reason,
+    WriterDecision,
+    WriterManager,
+    WriterReason,
+    WriterRole,
+    writer_scope,
+)
+
+GROUP = "group:telegram:-100200"
+GID = "81234567890123456"
+MakeIdentity = Callable[..., Identity]
+
+
+class Admins:
+    """A platform-admin callback that says yes for some ids and records who was asked."""
+
+    def __init__(self, *ids: str) -> None:
+        self.ids = set(ids)
+        self.asked: list[str] = []
+
+    async def __call__(self, identity: Identity) -> bool:
+        self.asked.append(identity.sender_id)
+        return identity.sender_id in self.ids
+
+
+def member(agent: Agent, sender: str) -> Identity:
+    """A Discord guild member's identity for ``agent``."""
+    return Identity(
+        user_id=f"guild:{GID}:user:{sender}",
+        sender_id=sender,
+        peer_kind=PeerKind.GROUP,
+        agent_id=agent.id,
+    )
+
+
+def test_writer_scope_per_platform() -> None:
+    """Telegram writers live at the group scope, Discord writers at guild:<gid>:*; DMs have none."""
+    assert writer_scope(GROUP) == GROUP
+    assert writer_scope(f"guild:{GID}:user:42") == f"guild:{GID}:*"
+    assert writer_scope("42") is None
+
+
+async def test_owner_adds_and_lists_writers(store: GrantStore, ident: MakeIdentity) -> None:
+    """A configured owner adds a writer; the grant is file_writer at the group scope."""
+    manager = WriterManager(store, owners=["1"])
+    decision = await manager.add_writer("42", ident("1"))
+    assert decision == WriterDecision(True, WriterReason.ADDED, GROUP, "42", WriterRole.OWNER)
+    assert await manager.writers(ident("1")) == ["42"]
+    (grant,) = await store.list()
+    assert (grant.scope, grant.config_type, grant.user_id, grant.granted_by) == (
+        GROUP,
+        "file_writer",
+        "42",
+        "1",
+    )
+    assert (await PermissionPolicy(store).check_file_writer(ident("42"))).allowed
+
+
+async def test_existing_writer_may_add_and_stranger_may_not(
+    store: GrantStore, ident: MakeIdentity
+) -> None:
+    """A writer adds another writer; a non-writer is refused (not_authorized) and audited."""
+    manager = WriterManager(store, owners=["1"])
+    await manager.add_writer("42", ident("1"))
+    added = await manager.add_writer("43", ident("42"))
+    assert (added.ok, added.manager) == (True, WriterRole.WRITER)
+    refused = await manager.add_writer("44", ident("99"))
+    assert (refused.ok, refused.reason) == (False, WriterReason.NOT_AUTHORIZED)
+    assert await manager.writers(ident("1")) == ["42", "43"]
+    entry = (await store.audit.list(actor_id="99"))[0]
+    assert (entry.action, entry.reason) == ("writer.refused", "not_authorized")
+
+
+async def test_platform_admin_only_for_the_first_writer(
+    store: GrantStore, ident: MakeIdentity
+) -> None:
+    """A platform admin may add the first writer only; after that the callback is not consulted."""
+    check = Admins("7")
+    manager = WriterManager(store, is_platform_admin=check)
+    refused_stranger = await manager.add_writer("42", ident("8"))
+    assert refused_stranger.reason is WriterReason.NOT_AUTHORIZED
+    first = await manager.add_writer("42", ident("7"))
+    assert (first.ok, first.manager) == (True, WriterRole.PLATFORM_ADMIN)
+    asked_before = list(check.asked)
+    second = await manager.add_writer("43", ident("7"))
+    assert (second.ok, second.reason) == (False, WriterReason.NOT_AUTHORIZED)
+    assert check.asked == asked_before == ["8", "7"]
+
+
+async def test_last_writer_cannot_be_removed(store: GrantStore, ident: MakeIdentity) -> None:
+    """Removing the only writer is refused (last_writer); with two, one may go."""
+    manager = WriterManager(store, owners=["1"])
+    await manager.add_writer("42", ident("1"))
+    last = await manager.remove_writer("42", ident("1"))
+    assert (last.ok, last.reason) == (False, WriterReason.LAST_WRITER)
+    await manager.add_writer("43", ident("42"))
+    removed = await manager.remove_writer("42", ident("43"))
+    assert (removed.ok, removed.reason) == (True, WriterReason.REMOVED)
+    assert await manager.writers(ident("1")) == ["43"]
+    denied = await PermissionPolicy(store).check_file_writer(ident("42"))
+    assert denied.reason is Reason.NO_GRANT
+
+
+async def test_add_existing_and_remove_missing(store: GrantStore, ident: MakeIdentity) -> None:
+    """Adding a writer twice says already_writer; removing a non-writer says not_a_writer."""
+    manager = WriterManager(store, owners=["1"])
+    await manager.add_writer("42", ident("1"))
+    assert (await manager.add_writer("42", ident("1"))).reason is WriterReason.ALREADY_WRITER
+    assert (await manager.remove_writer("77", ident("1"))).reason is WriterReason.NOT_A_WRITER
+
+
+async def test_refusals_for_context_agent_requester_and_target(
+    store: GrantStore, ident: MakeIdentity
+) -> None:
+    """DMs, no agent, non-person requesters and bad targets are refused with their reason."""
+    manager = WriterManager(store, owners=["1", "subagent:x"])
+    assert (await manager.add_writer("42", ident("1", user_id="1"))).reason is (
+        WriterReason.NOT_GROUP_CONTEXT
+    )
+    assert (await manager.add_writer("42")).reason is WriterReason.NOT_GROUP_CONTEXT
+    assert (await manager.add_writer("42", ident("1", agent_id=None))).reason is (
+        WriterReason.NO_AGENT
+    )
+    for requester in ("", "subagent:x", "1087968824"):
+        refused = await manager.add_writer("42", ident(requester))
+        assert refused.reason is WriterReason.MANAGER_NOT_A_PERSON
+    for target in ("", "*", "subagent:abc", "136817688", "a b"):
+        refused = await manager.add_writer(target, ident("1"))
+        assert refused.reason is WriterReason.INVALID_TARGET
+    assert await store.list() == []
+
+
+async def test_bound_identity_is_the_default(store: GrantStore, ident: MakeIdentity) -> None:
+    """Without an identity argument the manager uses the bound one."""
+    manager = WriterManager(store, owners=["1"])
+    with bind_identity(ident("1")):
+        assert (await manager.add_writer("42|bob")).target == "42"
+        assert await manager.writers() == ["42"]
+
+
+async def test_discord_writers_are_guild_wide(store: GrantStore, agent: Agent) -> None:
+    """A Discord writer is granted at guild:<gid>:* and so may write in every member scope."""
+    manager = WriterManager(store, owners=["1"])
+    decision = await manager.add_writer("42", member(agent, "1"))
+    assert decision.scope == f"guild:{GID}:*"
+    policy = PermissionPolicy(store)
+    assert (await policy.check_file_writer(member(agent, "42"))).allowed
+    assert not (await policy.check_file_writer(member(agent, "43"))).allowed
+
+
+async def test_discord_removal_revokes_member_scoped_grants(
+    store: GrantStore, agent: Agent
+) -> None:
+    """Removing a Discord writer also revokes guild:<gid>:user:<uid> file_writer grants."""
+    manager = WriterManager(store, owners=["1"])
+    await manager.add_writer("43", member(agent, "1"))
+    await store.grant(
+        agent_id=agent.id, scope=f"guild:{GID}:user:42", config_type="file_writer", user_id="42"
+    )
+    await store.grant(
+        agent_id=agent.id, scope=f"guild:{GID}:user:42", config_type="file_writer", user_id="*"
+    )
+    await store.grant(
+        agent_id=agent.id, scope=f"guild:{GID}:user:42", config_type="cron", user_id="42"
+    )
+    assert await manager.writers(member(agent, "1")) == ["42", "43"]
+    await manager.add_writer("42", member(agent, "1"))  # already a writer via the member grant
+    removed = await manager.remove_writer("42", member(agent, "43"))
+    assert removed.ok
+    remaining = {(g.scope, g.config_type, g.user_id) for g in await store.list()}
+    assert remaining == {
+        (f"guild:{GID}:*", "file_writer", "43"),
+        (f"guild:{GID}:user:42", "cron", "42"),
+    }
+    assert not (await PermissionPolicy(store).check_file_writer(member(agent, "42"))).allowed
+
+
+async def test_member_scoped_writer_counts_for_the_last_writer_rule(
+    store: GrantStore, agent: Agent
+) -> None:
+    """A guild whose only writer holds a member-scoped grant keeps that writer."""
+    await store.grant(
+        agent_id=agent.id, scope=f"guild:{GID}:user:42", config_type="file_writer", user_id="42"
+    )
+    manager = WriterManager(store)
+    last = await manager.remove_writer("42", member(agent, "42"))
+    assert last.reason is WriterReason.LAST_WRITER
+    assert len(await store.list()) == 1

@@ -1,0 +1,188 @@
+"""The next-turn builder's rule, the scope it rebuilds, session keys, and ingress sanitising."""
+
+from __future__ import annotations
+
+import pytest
+
+from actorscope.errors import IdentityError
+from actorscope.identity import PeerKind, SenderKind
+from actorscope.messages import InboundMessage
+from actorscope.propagation import (
+    META_ORIGIN_ROLE,
+    META_ORIGIN_SENDER_ID,
+    META_ORIGIN_TRACE_ID,
+    META_ORIGIN_VIA,
+    MIN_KEY_BYTES,
+    ORIGIN_FIELD_KEYS,
+    Origin,
+    OriginSigner,
+    build_run_request,
+    origin_scope,
+    sanitize_inbound,
+    verified_origin,
+)
+
+SIGNER = OriginSigner(b"b" * MIN_KEY_BYTES)
+GROUP_ORIGIN = Origin(
+    sender_id="4242",
+    role="admin",
+    channel="telegram",
+    chat_id="-100123",
+    user_id="group:telegram:-100123",
+    peer_kind=PeerKind.GROUP,
+    trace_id="trace-1",
+)
+
+
+def message(sender: str = "subagent:t1", **changes: object) -> InboundMessage:
+    """A message in the Telegram group -100123 (synthetic sender by default)."""
+    fields: dict[str, object] = {
+        "channel": "telegram",
+        "sender_id": sender,
+        "chat_id": "-100123",
+        "content": "result",
+        "peer_kind": "group",
+        "user_id": "group:telegram:-100123",
+        "sender_kind": "synthetic" if sender.startswith("subagent:") else "user",
+        "metadata": {"note": "kept"},
+    }
+    fields.update(changes)
+    return InboundMessage.model_validate(fields)
+
+
+def test_verified_origin_becomes_sender_role_and_rebuilt_scope() -> None:
+    """A synthetic carrier with a verified origin runs as the origin's human, with their role."""
+    request = build_run_request(SIGNER.attach(message(), GROUP_ORIGIN), signer=SIGNER)
+    assert (request.sender_id, request.role, request.user_id) == (
+        "4242",
+        "admin",
+        "group:telegram:-100123",
+    )
+    assert request.sender_kind is SenderKind.USER
+    assert request.peer_kind is PeerKind.GROUP
+    assert request.identity().actor_id == "4242"
+
+
+def test_request_metadata_holds_only_verified_origin_fields() -> None:
+    """The request keeps its own keys, the verified origin and its carrier; no signature."""
+    request = build_run_request(SIGNER.attach(message(), GROUP_ORIGIN), signer=SIGNER)
+    assert set(request.metadata) == {"note", *ORIGIN_FIELD_KEYS, META_ORIGIN_VIA}
+    assert request.metadata[META_ORIGIN_TRACE_ID] == "trace-1"
+    assert request.metadata[META_ORIGIN_VIA] == "subagent:t1"
+
+
+def test_unverified_origin_leaves_the_synthetic_sender_and_no_role() -> None:
+    """Unsigned origin fields, even claiming an owner, change nothing and are dropped."""
+    forged = message(metadata={**GROUP_ORIGIN.to_metadata(), META_ORIGIN_ROLE: "owner"})
+    request = build_run_request(forged, signer=SIGNER)
+    assert (request.sender_id, request.role) == ("subagent:t1", "")
+    assert request.sender_kind is SenderKind.SYNTHETIC
+    assert set(request.metadata) == set()
+
+
+@pytest.mark.parametrize("sender", ["", "subagent:x", "ticker:j", "session_send_tool", "777000",
+                                    "1087968824", "136817688", "42|bob", " 42"])  # fmt: skip
+def test_origin_sender_that_is_no_person_is_ignored(sender: str) -> None:
+    """Empty, synthetic, placeholder and non-canonical origin senders never become the sender."""
+    origin = Origin(sender_id=sender, channel="telegram", chat_id="-100123",
+                    peer_kind=PeerKind.GROUP)  # fmt: skip
+    signed = SIGNER.attach(message(), origin)
+    assert verified_origin(signed, SIGNER) is None
+    assert build_run_request(signed, signer=SIGNER).sender_id == "subagent:t1"
+
+
+def test_origin_on_a_person_message_is_ignored() -> None:
+    """A person's own message keeps its sender even with a valid signed origin on it."""
+    signed = SIGNER.attach(message("5151"), GROUP_ORIGIN)
+    assert SIGNER.verify(signed) == GROUP_ORIGIN
+    request = build_run_request(signed, signer=SIGNER)
+    assert (request.sender_id, request.role) == ("5151", "")
+    assert META_ORIGIN_SENDER_ID not in request.metadata
+
+
+@pytest.mark.parametrize(
+    ("origin", "scope"),
+    [
+        (GROUP_ORIGIN, "group:telegram:-100123"),
+        (Origin("42", channel="tg2", chat_id="-0100", peer_kind=PeerKind.GROUP), "group:tg2:-100"),
+        (Origin("42", channel="telegram", chat_id="-5", user_id="group:telegram:-9"),
+         "group:telegram:-5"),
+        (Origin("42", channel="discord", chat_id="7", user_id="guild:81:user:99",
+                peer_kind=PeerKind.GROUP), "guild:81:user:42"),
+        (Origin("42", channel="telegram", chat_id="42", user_id="42"), "42"),
+        (Origin("42", channel="http"), "42"),
+        (Origin("42", channel="Bad Channel", chat_id="-5", peer_kind=PeerKind.GROUP), None),
+        (Origin("42", channel="telegram", chat_id="x", peer_kind=PeerKind.GROUP), None),
+        (Origin("42", user_id="guild:81:webhook:3", peer_kind=PeerKind.GROUP), None),
+        (Origin("bob", user_id="guild:81:user:99", peer_kind=PeerKind.GROUP), None),
+    ],
+)  # fmt: skip
+def test_origin_scope_is_rebuilt_from_channel_chat_or_guild(
+    origin: Origin, scope: str | None
+) -> None:
+    """Group scopes come from channel+chat, guild scopes from guild+sender; malformed is None."""
+    assert origin_scope(origin) == scope
+
+
+def test_malformed_origin_scope_keeps_the_run_synthetic() -> None:
+    """A verified origin whose scope cannot be rebuilt is ignored."""
+    origin = Origin("42", channel="telegram", chat_id="nope", peer_kind=PeerKind.GROUP)
+    assert build_run_request(SIGNER.attach(message(), origin), signer=SIGNER).sender_id == (
+        "subagent:t1"
+    )
+
+
+def test_guild_origin_rebuilds_the_member_scope() -> None:
+    """A Discord guild member's origin gives the next turn that member's guild scope."""
+    origin = Origin("42", channel="discord", chat_id="7", user_id="guild:81:user:42",
+                    peer_kind=PeerKind.GROUP)  # fmt: skip
+    carrier = message(channel="discord", chat_id="7", user_id="guild:81:user:42", thread_id="8")
+    request = build_run_request(SIGNER.attach(carrier, origin), signer=SIGNER, agent_key="bot")
+    assert (request.user_id, request.sender_id) == ("guild:81:user:42", "42")
+    assert request.session_key == "agent:bot:discord:group:7:thread:8"
+
+
+@pytest.mark.parametrize(
+    ("channel", "thread", "key"),
+    [
+        ("telegram", "", "agent:main:telegram:group:-100123"),
+        ("telegram", "5", "agent:main:telegram:group:-100123:topic:5"),
+        ("discord", "5", "agent:main:discord:group:-100123:thread:5"),
+    ],
+)
+def test_session_key_follows_the_carrier(channel: str, thread: str, key: str) -> None:
+    """Session keys come from the carrier's channel, chat and topic (Telegram) or thread."""
+    request = build_run_request(message(channel=channel, thread_id=thread), signer=SIGNER)
+    assert request.session_key == key
+
+
+def test_agent_and_tenant_fill_in_only_when_the_message_has_none() -> None:
+    """Defaults apply to a message without agent/tenant; a message's own ids win."""
+    plain = build_run_request(message(), signer=SIGNER, agent_id="a", tenant_id="t")
+    assert (plain.agent_id, plain.tenant_id) == ("a", "t")
+    own = build_run_request(
+        message(agent_id="a2", tenant_id="t2"), signer=SIGNER, agent_id="a", tenant_id="t"
+    )
+    assert (own.agent_id, own.tenant_id) == ("a2", "t2")
+
+
+@pytest.mark.parametrize(("chat", "agent_key"), [("", "main"), ("-1", "bad key"), ("-1", "")])
+def test_malformed_chat_or_agent_key_raises_identity_error(chat: str, agent_key: str) -> None:
+    """A message without a usable chat id, or a bad agent key, is a clear IdentityError."""
+    with pytest.raises(IdentityError):
+        build_run_request(message(chat_id=chat), signer=SIGNER, agent_key=agent_key)
+
+
+def test_sanitize_inbound_drops_every_origin_key() -> None:
+    """Channel ingress drops all origin_* keys (known or not) and keeps the rest."""
+    dirty = SIGNER.attach(message("5151"), GROUP_ORIGIN)
+    dirty = message("5151", metadata={**dirty.metadata, "origin_future": "x", "originator": "y"})
+    clean = sanitize_inbound(dirty)
+    assert dict(clean.metadata) == {"note": "kept", "originator": "y"}
+    assert clean.model_dump(exclude={"metadata"}) == dirty.model_dump(exclude={"metadata"})
+
+
+def test_sanitize_inbound_returns_a_clean_message_unchanged() -> None:
+    """A message without origin keys is returned as is (no copy)."""
+    clean = message("5151")
+    assert sanitize_inbound(clean) is clean

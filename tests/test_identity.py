@@ -1,0 +1,635 @@
+"""The identity table of DESIGN.md, builder by builder, plus the sender classifiers."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from actorscope.errors import ActorscopeError, IdentityError
+from actorscope.identity import (
+    DISCORD,
+    HTTP,
+    PLACEHOLDER_SENDER_IDS,
+    TELEGRAM,
+    TELEGRAM_ANONYMOUS_ADMIN_ID,
+    TELEGRAM_CHANNEL_BOT_ID,
+    TELEGRAM_SERVICE_ID,
+    Identity,
+    PeerKind,
+    SenderKind,
+    discord_identity,
+    discord_nonperson_identity,
+    http_identity,
+    is_group_scope,
+    is_placeholder_sender,
+    is_synthetic_sender,
+    normalize_sender_id,
+    platform_id,
+    session_key,
+    system_identity,
+    telegram_identity,
+)
+
+ALICE = 4242
+GROUP_CHAT = -4100200300
+FORUM_CHAT = -1001234567890
+GUILD = 81234567890123456
+GUILD_CHANNEL = 81234567890123457
+CAROL = 9001
+
+# --- Telegram ------------------------------------------------------------------------------
+
+
+def test_telegram_private_chat_scope_and_actor_are_the_sender() -> None:
+    """A Telegram private chat: scope = sender = actor, direct peer, user kind."""
+    identity = telegram_identity(ALICE, "private", ALICE)
+    assert identity == Identity(
+        user_id="4242",
+        sender_id="4242",
+        channel=TELEGRAM,
+        chat_id="4242",
+        peer_kind=PeerKind.DIRECT,
+        sender_kind=SenderKind.USER,
+    )
+    assert identity.actor_id == "4242"
+    assert not identity.is_group
+
+
+@pytest.mark.parametrize("chat_type", ["group", "supergroup"])
+def test_telegram_group_scope_is_the_chat_and_actor_is_the_sender(chat_type: str) -> None:
+    """A Telegram group or supergroup: scope group:telegram:<chat>, actor the sender."""
+    identity = telegram_identity(FORUM_CHAT, chat_type, ALICE)
+    assert identity.user_id == f"group:telegram:{FORUM_CHAT}"
+    assert identity.sender_id == "4242"
+    assert identity.actor_id == "4242"
+    assert identity.chat_id == str(FORUM_CHAT)
+    assert identity.channel == TELEGRAM
+    assert identity.peer_kind is PeerKind.GROUP
+    assert identity.sender_kind is SenderKind.USER
+    assert identity.is_group
+
+
+def test_telegram_group_scope_uses_the_given_channel_name() -> None:
+    """A custom channel name goes into the group scope: group:<channel>:<chatID>."""
+    identity = telegram_identity(GROUP_CHAT, "group", ALICE, channel="tg-backup")
+    assert identity.user_id == f"group:tg-backup:{GROUP_CHAT}"
+    assert identity.channel == "tg-backup"
+
+
+def test_telegram_channel_post_has_no_sender_and_keeps_the_chat_scope() -> None:
+    """A Telegram channel post: empty sender, CHANNEL kind, scope group:telegram:<chat>."""
+    identity = telegram_identity(-1009876543210, "channel", None, sender_kind=SenderKind.CHANNEL)
+    assert identity.user_id == "group:telegram:-1009876543210"
+    assert identity.sender_id == ""
+    assert identity.sender_kind is SenderKind.CHANNEL
+    assert identity.peer_kind is PeerKind.GROUP
+    assert identity.actor_id == identity.user_id
+
+
+def test_telegram_missing_sender_is_kind_none_with_group_scope() -> None:
+    """A Telegram message without a sender gets sender "" and SenderKind.NONE."""
+    identity = telegram_identity(GROUP_CHAT, "group", None)
+    assert identity.sender_id == ""
+    assert identity.sender_kind is SenderKind.NONE
+    assert identity.user_id == f"group:telegram:{GROUP_CHAT}"
+
+
+@pytest.mark.parametrize(
+    ("placeholder", "kind"),
+    [
+        (1087968824, SenderKind.ANONYMOUS_ADMIN),
+        (136817688, SenderKind.CHANNEL),
+        (777000, SenderKind.SERVICE),
+        ("1087968824", SenderKind.ANONYMOUS_ADMIN),
+        ("136817688", SenderKind.CHANNEL),
+        ("777000", SenderKind.SERVICE),
+    ],
+)
+@pytest.mark.parametrize("chat_type", ["private", "group", "supergroup", "channel"])
+def test_telegram_placeholder_sender_is_empty_with_group_scope(
+    placeholder: int | str, kind: SenderKind, chat_type: str
+) -> None:
+    """A placeholder from-id: sender "", its SenderKind, group scope, even in a "private" chat."""
+    identity = telegram_identity(GROUP_CHAT, chat_type, placeholder)
+    assert identity.sender_id == ""
+    assert identity.sender_kind is kind
+    assert identity.user_id == f"group:telegram:{GROUP_CHAT}"
+    assert identity.peer_kind is PeerKind.GROUP
+    assert identity.is_group
+
+
+def test_telegram_placeholder_overrides_a_claimed_user_kind() -> None:
+    """A placeholder id is never a person even when the caller claims SenderKind.USER."""
+    identity = telegram_identity(
+        GROUP_CHAT, "supergroup", TELEGRAM_ANONYMOUS_ADMIN_ID, sender_kind=SenderKind.USER
+    )
+    assert identity.sender_id == ""
+    assert identity.sender_kind is SenderKind.ANONYMOUS_ADMIN
+
+
+@pytest.mark.parametrize(
+    "kind",
+    [SenderKind.CHANNEL, SenderKind.SERVICE, SenderKind.ANONYMOUS_ADMIN, SenderKind.SYNTHETIC],
+)
+def test_telegram_nonperson_kind_in_private_chat_never_gets_a_direct_scope(
+    kind: SenderKind,
+) -> None:
+    """A non-person sender kind in a "private" chat drops the sender and keeps the group scope."""
+    identity = telegram_identity(ALICE, "private", ALICE, sender_kind=kind)
+    assert identity.sender_id == ""
+    assert identity.sender_kind is kind
+    assert identity.user_id == f"group:telegram:{ALICE}"
+    assert identity.peer_kind is PeerKind.GROUP
+
+
+def test_telegram_unknown_chat_type_is_rejected() -> None:
+    """An unknown Telegram chat type raises IdentityError."""
+    with pytest.raises(IdentityError, match="chat type"):
+        telegram_identity(GROUP_CHAT, "megagroup", ALICE)
+
+
+@pytest.mark.parametrize("bad", ["1:2", "abc", "subagent:1", "", "12a"])
+def test_telegram_rejects_a_non_numeric_sender(bad: str) -> None:
+    """A Telegram sender id that is not numeric raises IdentityError."""
+    with pytest.raises(IdentityError, match="sender id"):
+        telegram_identity(GROUP_CHAT, "group", bad)
+
+
+def test_telegram_rejects_an_invalid_channel_name() -> None:
+    """An uppercase or colon-bearing channel name cannot enter a scope."""
+    with pytest.raises(IdentityError, match="channel name"):
+        telegram_identity(GROUP_CHAT, "group", ALICE, channel="Tele:gram")
+
+
+# --- Discord -------------------------------------------------------------------------------
+
+
+def test_discord_dm_scope_and_actor_are_the_sender() -> None:
+    """A Discord DM: scope = sender snowflake = actor, direct peer."""
+    identity = discord_identity(CAROL, chat_id=CAROL + 1)
+    assert identity == Identity(
+        user_id="9001",
+        sender_id="9001",
+        channel=DISCORD,
+        chat_id="9002",
+        peer_kind=PeerKind.DIRECT,
+        sender_kind=SenderKind.USER,
+    )
+    assert identity.actor_id == "9001"
+
+
+def test_discord_guild_scope_is_per_member() -> None:
+    """A Discord guild message: scope guild:<gid>:user:<sid>, actor the sender."""
+    identity = discord_identity(CAROL, chat_id=GUILD_CHANNEL, guild_id=GUILD)
+    assert identity.user_id == f"guild:{GUILD}:user:{CAROL}"
+    assert identity.sender_id == str(CAROL)
+    assert identity.actor_id == str(CAROL)
+    assert identity.chat_id == str(GUILD_CHANNEL)
+    assert identity.peer_kind is PeerKind.GROUP
+    assert identity.is_group
+
+
+def test_discord_guild_thread_does_not_change_the_scope() -> None:
+    """Two channels (e.g. a thread) of one guild give the same member scope."""
+    one = discord_identity(CAROL, chat_id=GUILD_CHANNEL, guild_id=GUILD)
+    other = discord_identity(CAROL, chat_id=81234567890123999, guild_id=GUILD)
+    assert one.user_id == other.user_id
+
+
+@pytest.mark.parametrize(
+    "kind",
+    [SenderKind.WEBHOOK, SenderKind.CHANNEL, SenderKind.NONE, SenderKind.SYNTHETIC],
+)
+def test_discord_identity_refuses_nonperson_kinds(kind: SenderKind) -> None:
+    """discord_identity raises IdentityError for a non-person sender kind."""
+    with pytest.raises(IdentityError):
+        discord_identity(CAROL, chat_id=GUILD_CHANNEL, guild_id=GUILD, sender_kind=kind)
+
+
+@pytest.mark.parametrize("guild", [GUILD, None])
+def test_discord_identity_refuses_a_bot_author(guild: int | None) -> None:
+    """A Discord bot author is a non-person (DESIGN): discord_identity refuses it."""
+    with pytest.raises(IdentityError):
+        discord_identity(CAROL, chat_id=GUILD_CHANNEL, guild_id=guild, sender_kind=SenderKind.BOT)
+
+
+def test_discord_webhook_scope_and_empty_sender() -> None:
+    """A Discord webhook message: scope guild:<gid>:webhook:<id>, sender "", WEBHOOK kind."""
+    identity = discord_nonperson_identity(
+        777888, chat_id=GUILD_CHANNEL, guild_id=GUILD, sender_kind=SenderKind.WEBHOOK
+    )
+    assert identity.user_id == f"guild:{GUILD}:webhook:777888"
+    assert identity.sender_id == ""
+    assert identity.actor_id == identity.user_id
+    assert identity.sender_kind is SenderKind.WEBHOOK
+    assert identity.peer_kind is PeerKind.GROUP
+    assert identity.channel == DISCORD
+
+
+def test_discord_bot_author_scope_and_empty_sender() -> None:
+    """A Discord bot-authored message: scope guild:<gid>:bot:<id>, sender "", BOT kind."""
+    identity = discord_nonperson_identity(
+        555, chat_id=GUILD_CHANNEL, guild_id=GUILD, sender_kind=SenderKind.BOT
+    )
+    assert identity.user_id == f"guild:{GUILD}:bot:555"
+    assert identity.sender_id == ""
+    assert identity.sender_kind is SenderKind.BOT
+    assert identity.is_group
+
+
+@pytest.mark.parametrize("kind", [SenderKind.USER, SenderKind.CHANNEL, SenderKind.NONE])
+def test_discord_nonperson_identity_accepts_only_webhook_or_bot(kind: SenderKind) -> None:
+    """discord_nonperson_identity raises IdentityError for any kind but WEBHOOK or BOT."""
+    with pytest.raises(IdentityError):
+        discord_nonperson_identity(555, chat_id=GUILD_CHANNEL, guild_id=GUILD, sender_kind=kind)
+
+
+# --- HTTP and system -----------------------------------------------------------------------
+
+
+def test_http_identity_scope_is_the_user_and_sender_is_empty() -> None:
+    """An HTTP caller: scope = user id, sender "", actor = user id."""
+    identity = http_identity("api-user-17", role="admin", tenant_id="t-1")
+    assert identity.user_id == "api-user-17"
+    assert identity.sender_id == ""
+    assert identity.actor_id == "api-user-17"
+    assert identity.channel == HTTP
+    assert identity.peer_kind is PeerKind.DIRECT
+    assert identity.sender_kind is SenderKind.NONE
+    assert identity.role == "admin"
+    assert identity.tenant_id == "t-1"
+
+
+@pytest.mark.parametrize("bad", ["", " user", "user ", " "])
+def test_http_identity_rejects_empty_or_padded_user(bad: str) -> None:
+    """An empty or whitespace-padded HTTP user id raises IdentityError."""
+    with pytest.raises(IdentityError):
+        http_identity(bad)
+
+
+def test_system_identity_with_synthetic_sender() -> None:
+    """A ticker run keeps its synthetic sender, marked SYNTHETIC, and the inherited group scope."""
+    identity = system_identity(f"group:telegram:{GROUP_CHAT}", "ticker:daily-digest")
+    assert identity.sender_id == "ticker:daily-digest"
+    assert identity.sender_kind is SenderKind.SYNTHETIC
+    assert identity.user_id == f"group:telegram:{GROUP_CHAT}"
+    assert identity.peer_kind is PeerKind.GROUP
+    assert identity.actor_id == "ticker:daily-digest"
+
+
+def test_system_identity_with_real_propagated_sender() -> None:
+    """A system run with a propagated real sender: USER kind, actor is that sender."""
+    identity = system_identity(f"group:telegram:{GROUP_CHAT}", "4242")
+    assert identity.sender_id == "4242"
+    assert identity.sender_kind is SenderKind.USER
+    assert identity.actor_id == "4242"
+    assert identity.is_group
+
+
+def test_system_identity_with_empty_sender_falls_back_to_the_scope() -> None:
+    """A system run without a sender: NONE kind, actor is the inherited scope."""
+    identity = system_identity("4242")
+    assert identity.sender_id == ""
+    assert identity.sender_kind is SenderKind.NONE
+    assert identity.actor_id == "4242"
+    assert identity.peer_kind is PeerKind.DIRECT
+
+
+def test_system_identity_without_anything_is_empty() -> None:
+    """A bare system run has empty scope, sender and actor."""
+    identity = system_identity()
+    assert (identity.user_id, identity.sender_id, identity.actor_id) == ("", "", "")
+    assert identity.sender_kind is SenderKind.NONE
+
+
+# --- Identity itself ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("user_id", "sender_id", "actor"),
+    [("scope", "sender", "sender"), ("scope", "", "scope"), ("", "", "")],
+)
+def test_actor_id_is_sender_else_scope(user_id: str, sender_id: str, actor: str) -> None:
+    """actor_id = sender_id or user_id."""
+    assert Identity(user_id=user_id, sender_id=sender_id).actor_id == actor
+
+
+def test_identity_is_frozen() -> None:
+    """Assigning to an Identity field raises FrozenInstanceError."""
+    identity = Identity(user_id="1", sender_id="1")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        identity.sender_id = "2"  # type: ignore[misc]
+
+
+def test_identity_rejects_non_string_ids() -> None:
+    """A non-string id field raises IdentityError."""
+    with pytest.raises(IdentityError):
+        Identity(user_id=42, sender_id="42")  # type: ignore[arg-type]
+
+
+def test_identity_coerces_kind_strings_to_enums() -> None:
+    """String peer/sender kinds become PeerKind/SenderKind members."""
+    peer: Any = "group"
+    kind: Any = "webhook"
+    identity = Identity(user_id="g", sender_id="", peer_kind=peer, sender_kind=kind)
+    assert identity.peer_kind is PeerKind.GROUP
+    assert identity.sender_kind is SenderKind.WEBHOOK
+
+
+# --- session keys --------------------------------------------------------------------------
+
+
+def test_session_key_direct() -> None:
+    """A direct chat session key: agent:<key>:<channel>:direct:<chat>."""
+    assert session_key("main", TELEGRAM, PeerKind.DIRECT, 4242) == "agent:main:telegram:direct:4242"
+
+
+def test_session_key_group() -> None:
+    """A group chat session key: agent:<key>:<channel>:group:<chat>."""
+    assert (
+        session_key("main", TELEGRAM, PeerKind.GROUP, GROUP_CHAT)
+        == f"agent:main:telegram:group:{GROUP_CHAT}"
+    )
+
+
+def test_session_key_topic() -> None:
+    """A forum topic appends :topic:<N>."""
+    assert (
+        session_key("main", TELEGRAM, PeerKind.GROUP, FORUM_CHAT, topic_id=7)
+        == f"agent:main:telegram:group:{FORUM_CHAT}:topic:7"
+    )
+
+
+def test_session_key_thread() -> None:
+    """A thread appends :thread:<N>."""
+    assert (
+        session_key("main", DISCORD, PeerKind.GROUP, GUILD_CHANNEL, thread_id="81234567890123999")
+        == f"agent:main:discord:group:{GUILD_CHANNEL}:thread:81234567890123999"
+    )
+
+
+def test_session_key_rejects_topic_and_thread_together() -> None:
+    """Passing both a topic and a thread raises IdentityError."""
+    with pytest.raises(IdentityError, match="not both"):
+        session_key("main", TELEGRAM, PeerKind.GROUP, FORUM_CHAT, topic_id=1, thread_id=2)
+
+
+@pytest.mark.parametrize("bad_key", ["", "a:b", "a b", "tab\tkey", "\n"])
+def test_session_key_rejects_a_bad_agent_key(bad_key: str) -> None:
+    """An empty agent key or one with ':' or whitespace raises IdentityError."""
+    with pytest.raises(IdentityError, match="agent key"):
+        session_key(bad_key, TELEGRAM, PeerKind.DIRECT, 1)
+
+
+def test_session_key_rejects_a_non_numeric_topic() -> None:
+    """A topic id that is not numeric raises IdentityError."""
+    with pytest.raises(IdentityError, match="topic id"):
+        session_key("main", TELEGRAM, PeerKind.GROUP, FORUM_CHAT, topic_id="general")
+
+
+# --- classifiers ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("scope", "expected"),
+    [
+        ("group:telegram:-100", True),
+        ("guild:1:user:2", True),
+        ("4242", False),
+        ("", False),
+        ("groups:x", False),
+        ("Group:telegram:1", False),
+        ("api-user-17", False),
+    ],
+)
+def test_is_group_scope(scope: str, expected: bool) -> None:
+    """A scope is a group context iff it starts with group: or guild:."""
+    assert is_group_scope(scope) is expected
+
+
+@pytest.mark.parametrize(
+    "sender",
+    [
+        "subagent:abc-123",
+        "subagent:delegate:xyz",
+        "notification:system",
+        "teammate:dashboard",
+        "system:escalation",
+        "ticker:heartbeat",
+        "session_send_tool",
+    ],
+)
+def test_is_synthetic_sender_true(sender: str) -> None:
+    """Each synthetic prefix, and the exact session_send_tool, is synthetic."""
+    assert is_synthetic_sender(sender)
+
+
+@pytest.mark.parametrize(
+    "sender",
+    [
+        "42",
+        "",
+        "session_send_tool2",
+        "session_send_tool:x",
+        "xsession_send_tool",
+        "session_send",
+        "subagent",
+        "Subagent:abc",
+        "my-subagent:abc",
+        "1087968824",
+    ],
+)
+def test_is_synthetic_sender_false(sender: str) -> None:
+    """Real ids and near misses are not synthetic; session_send_tool matches exactly only."""
+    assert not is_synthetic_sender(sender)
+
+
+@pytest.mark.parametrize(
+    "sender",
+    [
+        TELEGRAM_ANONYMOUS_ADMIN_ID,
+        TELEGRAM_CHANNEL_BOT_ID,
+        TELEGRAM_SERVICE_ID,
+        "1087968824|GroupAnonymousBot",
+        "136817688|Channel_Bot",
+        " 777000 ",
+    ],
+)
+def test_is_placeholder_sender_true(sender: str) -> None:
+    """Telegram placeholder ids are placeholders, legacy "id|name" form included."""
+    assert is_placeholder_sender(sender)
+
+
+@pytest.mark.parametrize("sender", ["42", "", "10879688240", "777", "42|1087968824"])
+def test_is_placeholder_sender_false(sender: str) -> None:
+    """Other ids are not placeholders."""
+    assert not is_placeholder_sender(sender)
+
+
+def test_placeholder_ids_are_exactly_the_three_telegram_ids() -> None:
+    """The placeholder set holds exactly 1087968824, 136817688 and 777000."""
+    assert frozenset({"1087968824", "136817688", "777000"}) == PLACEHOLDER_SENDER_IDS
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [("42|bob", "42"), ("42", "42"), (" 42|bob ", "42"), ("42|a|b", "42"), ("", ""), ("|x", "")],
+)
+def test_normalize_sender_id(raw: str, expected: str) -> None:
+    """A legacy "<id>|<username>" sender string is split down to the id."""
+    assert normalize_sender_id(raw) == expected
+
+
+# --- platform_id ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [(42, "42"), ("42", "42"), ("-100123", "-100123"), ("007", "7"), (-5, "-5")],
+)
+def test_platform_id_canonicalises_numbers(value: int | str, expected: str) -> None:
+    """A numeric id (int or decimal string) becomes its canonical decimal string."""
+    assert platform_id(value, "chat id") == expected
+
+
+@pytest.mark.parametrize("bad", ["1:2", "abc", True, False, "subagent:1", "", " 1", "1\n", 1.5])
+def test_platform_id_rejects_non_numeric(bad: object) -> None:
+    """Colons, names, booleans, synthetic ids and padding raise IdentityError naming the field."""
+    with pytest.raises(IdentityError, match="chat id"):
+        platform_id(bad, "chat id")  # type: ignore[arg-type]
+
+
+def test_identity_error_is_an_actorscope_error() -> None:
+    """IdentityError derives from ActorscopeError."""
+    assert issubclass(IdentityError, ActorscopeError)
+
+
+# --- properties ----------------------------------------------------------------------------
+
+ids = st.integers(min_value=1, max_value=10**19)
+chat_ids = st.integers(min_value=-(10**14), max_value=10**14)
+real_senders = ids.filter(lambda n: str(n) not in PLACEHOLDER_SENDER_IDS)
+
+
+def _int_or_str(strategy: st.SearchStrategy[int]) -> st.SearchStrategy[int | str]:
+    return st.one_of(strategy, strategy.map(str))
+
+
+@settings(max_examples=60, deadline=None)
+@given(sender=_int_or_str(real_senders), chat=_int_or_str(chat_ids))
+def test_direct_telegram_scope_is_never_a_group_scope(sender: int | str, chat: int | str) -> None:
+    """A Telegram private chat with a real numeric sender never yields a group scope."""
+    identity = telegram_identity(chat, "private", sender)
+    assert not is_group_scope(identity.user_id)
+    assert identity.peer_kind is PeerKind.DIRECT
+    assert identity.user_id == identity.sender_id == str(int(sender))
+
+
+@settings(max_examples=60, deadline=None)
+@given(sender=_int_or_str(ids), chat=_int_or_str(ids))
+def test_discord_dm_scope_is_never_a_group_scope(sender: int | str, chat: int | str) -> None:
+    """A Discord DM never yields a group scope."""
+    identity = discord_identity(sender, chat_id=chat)
+    assert not is_group_scope(identity.user_id)
+    assert identity.peer_kind is PeerKind.DIRECT
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    chat=_int_or_str(chat_ids),
+    chat_type=st.sampled_from(["private", "group", "supergroup", "channel"]),
+    sender=st.one_of(st.none(), _int_or_str(ids), st.sampled_from(sorted(PLACEHOLDER_SENDER_IDS))),
+    kind=st.sampled_from(SenderKind),
+)
+def test_telegram_group_scope_names_its_chat(
+    chat: int | str, chat_type: str, sender: int | str | None, kind: SenderKind
+) -> None:
+    """Every Telegram group scope ends with the chat id as its last segment."""
+    identity = telegram_identity(chat, chat_type, sender, sender_kind=kind)
+    if identity.is_group:
+        assert identity.user_id.startswith("group:telegram:")
+        assert identity.user_id.rsplit(":", 1)[-1] == str(int(chat))
+        assert identity.peer_kind is PeerKind.GROUP
+    else:
+        assert chat_type == "private"
+        assert identity.sender_id != ""
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    sender=_int_or_str(ids),
+    chat=_int_or_str(ids),
+    guild=_int_or_str(ids),
+    nonperson=st.sampled_from([SenderKind.WEBHOOK, SenderKind.BOT]),
+)
+def test_discord_group_scope_names_its_guild(
+    sender: int | str, chat: int | str, guild: int | str, nonperson: SenderKind
+) -> None:
+    """Every Discord guild scope names the guild id as its second segment."""
+    member = discord_identity(sender, chat_id=chat, guild_id=guild)
+    other = discord_nonperson_identity(sender, chat_id=chat, guild_id=guild, sender_kind=nonperson)
+    for identity in (member, other):
+        assert identity.is_group
+        assert identity.user_id.split(":")[:2] == ["guild", str(int(guild))]
+
+
+@st.composite
+def platform_identities(draw: st.DrawFn) -> Identity:
+    """Any identity a platform builder (Telegram, Discord, HTTP) can produce."""
+    builder = draw(st.sampled_from(["telegram", "discord", "discord_nonperson", "http"]))
+    if builder == "telegram":
+        return telegram_identity(
+            draw(_int_or_str(chat_ids)),
+            draw(st.sampled_from(["private", "group", "supergroup", "channel"])),
+            draw(
+                st.one_of(
+                    st.none(), _int_or_str(ids), st.sampled_from(sorted(PLACEHOLDER_SENDER_IDS))
+                )
+            ),
+            sender_kind=draw(st.sampled_from(SenderKind)),
+        )
+    if builder == "discord":
+        return discord_identity(
+            draw(_int_or_str(ids)),
+            chat_id=draw(_int_or_str(ids)),
+            guild_id=draw(st.one_of(st.none(), _int_or_str(ids))),
+        )
+    if builder == "discord_nonperson":
+        return discord_nonperson_identity(
+            draw(_int_or_str(ids)),
+            chat_id=draw(_int_or_str(ids)),
+            guild_id=draw(_int_or_str(ids)),
+            sender_kind=draw(st.sampled_from([SenderKind.WEBHOOK, SenderKind.BOT])),
+        )
+    user = draw(st.text(min_size=1).filter(lambda s: s == s.strip()))
+    return http_identity(user)
+
+
+@settings(max_examples=100, deadline=None)
+@given(identity=platform_identities())
+def test_platform_sender_ids_never_contain_a_colon(identity: Identity) -> None:
+    """No sender id built by a platform builder contains ":" (nor is synthetic or a placeholder)."""
+    assert ":" not in identity.sender_id
+    assert not is_synthetic_sender(identity.sender_id)
+    assert not is_placeholder_sender(identity.sender_id)
+
+
+@settings(max_examples=100, deadline=None)
+@given(identity=platform_identities())
+def test_no_person_means_no_direct_scope(identity: Identity) -> None:
+    """A platform identity with an empty sender is a group scope unless it is an HTTP caller."""
+    if identity.sender_id == "" and identity.channel != HTTP:
+        assert identity.is_group
+
+
+@settings(max_examples=200, deadline=None)
+@given(raw=st.text())
+def test_normalize_sender_id_is_idempotent(raw: str) -> None:
+    """normalize_sender_id(normalize_sender_id(x)) == normalize_sender_id(x) for any text."""
+    once = normalize_sender_id(raw)
+    assert normalize_sender_id(once) == once
+    assert "|" not in once

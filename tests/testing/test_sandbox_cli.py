@@ -1,0 +1,231 @@
+"""``actorscope sandbox``: the prompt, the command, and a real bot talking through it."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import re
+import sys
+from collections.abc import AsyncIterator
+
+import pytest
+from telegram import Update
+from telegram.ext import ApplicationBuilder, CommandHandler, ContextTypes
+
+from actorscope.cli import main
+from actorscope.cli._sandbox import read_lines
+from actorscope.testing.botapi import BotApiEmulator
+from actorscope.testing.botapi.console import SandboxConsole, populate_sandbox, run_console
+
+
+async def lines_of(*lines: str) -> AsyncIterator[str]:
+    """An in-memory prompt input."""
+    for line in lines:
+        yield line + "\n"
+
+
+@pytest.fixture
+def sandbox() -> tuple[BotApiEmulator, SandboxConsole, list[str]]:
+    """A populated emulator, its console, and everything the console printed."""
+    emu = BotApiEmulator()
+    populate_sandbox(emu)
+    printed: list[str] = []
+    return emu, SandboxConsole(emu, printed.append), printed
+
+
+async def test_as_user_in_chat_topic_and_private(
+    sandbox: tuple[BotApiEmulator, SandboxConsole, list[str]],
+) -> None:
+    """/as queues updates in a group topic and in a private chat; plain lines follow /as."""
+    emu, console, printed = sandbox
+    await run_console(
+        console,
+        lines_of(
+            "/as alice @devs hello",
+            "/as alice @devs#ideas idea",
+            "/as bob hi bot",
+            "/as carol @ops",
+            "plain line",
+        ),
+    )
+    messages = [u["message"] for u in emu.queue.pending()]
+    assert [(m["from"]["username"], m["chat"].get("username"), m["text"]) for m in messages] == [
+        ("alice", "devs", "hello"),
+        ("alice", "devs", "idea"),
+        ("bob", "bob", "hi bot"),
+        ("carol", "ops", "plain line"),
+    ]
+    assert messages[1]["message_thread_id"] == 2
+    assert messages[2]["chat"]["type"] == "private"
+    assert "now speaking as @carol in @ops" in printed
+
+
+async def test_unknown_users_and_chats_are_created_on_first_use(
+    sandbox: tuple[BotApiEmulator, SandboxConsole, list[str]],
+) -> None:
+    """/as with a new name and a new chat creates both; /users and /chats list them."""
+    emu, console, printed = sandbox
+    await run_console(console, lines_of("/as dave @lab hey", "/users", "/chats"))
+    assert emu.state.user("dave").first_name == "Dave"
+    lab = emu.state.chat("@lab")
+    assert lab.type.value == "supergroup"
+    assert any(line.startswith("@dave") for line in printed)
+    assert any(line.startswith("@lab") and "@dave(member)" in line for line in printed)
+    assert any("#ideas=2" in line for line in printed)
+
+
+async def test_bot_replies_and_log_are_printed(
+    sandbox: tuple[BotApiEmulator, SandboxConsole, list[str]],
+) -> None:
+    """The bot's sendMessage shows up at once with its place; /log lists its calls."""
+    emu, console, printed = sandbox
+    devs = emu.state.chat("@devs").id
+    markup = {"inline_keyboard": [[{"text": "OK", "callback_data": "ok"}]]}
+    await emu.call("getUpdates", {"timeout": 0})
+    response = await emu.call(
+        "sendMessage",
+        {"chat_id": devs, "text": "welcome", "message_thread_id": 2, "reply_markup": markup},
+    )
+    mid = response.body["result"]["message_id"]
+    assert f"[bot -> @devs#2 msg {mid}] welcome  [OK:ok]" in printed
+    await emu.call("sendMessage", {"chat_id": 1, "text": "x"})
+    assert "[bot sendMessage failed: Bad Request: chat not found]" in printed
+    await run_console(console, lines_of("/log", "/as bob @devs#ideas hm", f"/click {mid}"))
+    log = [line for line in printed if line.startswith("sendMessage ")]
+    assert len(log) == 2
+    assert '"text": "welcome"' in log[0]
+    assert log[0].endswith("-> 200")
+    assert emu.queue.pending()[-1]["callback_query"]["data"] == "ok"
+    console.close()
+    await emu.call("sendMessage", {"chat_id": devs, "text": "unseen"})
+    assert not any("unseen" in line for line in printed)
+
+
+async def test_reply_anon_join_errors_and_quit(
+    sandbox: tuple[BotApiEmulator, SandboxConsole, list[str]],
+) -> None:
+    """/reply, /anon and /join queue realistic updates; bad input prints; /quit stops."""
+    emu, console, printed = sandbox
+    await run_console(
+        console,
+        lines_of(
+            "hello?",
+            "/as bob @ops first",
+            "/reply 1 second",
+            "/anon @devs from the admins",
+            "/join erin @ops",
+            "/as bob @devs#nosuch hi",
+            "/as x",
+            "/quit",
+            "/as bob after quit",
+        ),
+    )
+    kinds = [
+        (next(k for k in u if k != "update_id"), u.get("message", {})) for u in emu.queue.pending()
+    ]
+    messages = [m for kind, m in kinds if kind == "message"]
+    assert messages[1]["reply_to_message"]["message_id"] == 1
+    assert messages[2]["sender_chat"]["username"] == "devs"
+    assert messages[3]["new_chat_members"][0]["username"] == "erin"
+    assert len(messages) == 4
+    assert printed[0].startswith("say who you are first")
+    assert "error: Bad Request: message thread not found" in printed
+    assert any(line.startswith("error: not a user name") for line in printed)
+
+
+async def test_read_lines_reads_a_blocking_stream_until_eof() -> None:
+    """read_lines yields each line of a blocking stream and ends at EOF."""
+    got = [line async for line in read_lines(io.StringIO("a\nb\n"))]
+    assert got == ["a\n", "b\n"]
+
+
+def test_sandbox_command_runs_until_eof(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`actorscope sandbox` prints base_url and token, runs the prompt, and stops at EOF."""
+    monkeypatch.setattr(sys, "stdin", io.StringIO("/users\n/as bob hello\n"))
+    assert main(["sandbox", "--port", "0", "--token", "123:abc"]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"base_url: http://127\.0\.0\.1:\d+/bot\n", out)
+    assert "token:    123:abc" in out
+    assert "@alice" in out
+    assert "update 1: message" in out
+    assert out.endswith("sandbox stopped\n")
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--port", "70000"], "--port must be between 0 and 65535"),
+        (["--token", "nonsense"], "--token must look like <bot id>:<secret>"),
+    ],
+)
+def test_sandbox_bad_options_exit_2(
+    args: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A bad --port or --token is one line on stderr and exit status 2."""
+    assert main(["sandbox", *args]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert message in err
+
+
+async def test_real_bot_talks_through_the_sandbox_process() -> None:
+    """A PTB bot polls a sandbox subprocess over HTTP; its reply is printed at the prompt."""
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "actorscope",
+        "sandbox",
+        "--port",
+        "0",
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+    )
+    assert proc.stdin is not None
+    assert proc.stdout is not None
+    try:
+        header = await asyncio.wait_for(_read_until(proc.stdout, "bot:"), 15.0)
+        base_url = re.search(r"base_url: (\S+)", header)
+        token = re.search(r"token: +(\S+)", header)
+        assert base_url
+        assert token
+
+        async def start(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+            assert update.effective_message is not None
+            await update.effective_message.reply_text("hi from the bot")
+
+        app = ApplicationBuilder().token(token[1]).base_url(base_url[1]).build()
+        app.add_handler(CommandHandler("start", start))
+        async with app:
+            await app.start()
+            assert app.updater is not None
+            await app.updater.start_polling(poll_interval=0.0, timeout=1)
+            try:
+                proc.stdin.write(b"/as alice @devs#ideas /start\n")
+                await proc.stdin.drain()
+                shown = await asyncio.wait_for(_read_until(proc.stdout, "[bot ->"), 10.0)
+            finally:
+                await asyncio.wait_for(app.updater.stop(), 10.0)
+                await asyncio.wait_for(app.stop(), 10.0)
+        assert re.search(r"\[bot -> @devs#2 msg \d+\] hi from the bot", shown)
+        proc.stdin.write(b"/quit\n")
+        await proc.stdin.drain()
+        rest = await asyncio.wait_for(proc.stdout.read(), 10.0)
+        assert await asyncio.wait_for(proc.wait(), 10.0) == 0
+        assert rest.decode().endswith("sandbox stopped\n")
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+
+
+async def _read_until(stream: asyncio.StreamReader, marker: str) -> str:
+    """Read lines until one contains ``marker`` (the caller bounds the wait)."""
+    text = ""
+    while marker not in text:
+        line = await stream.readline()
+        if not line:
+            raise AssertionError(f"output ended before {marker!r}: {text}")
+        text += line.decode()
+    return text

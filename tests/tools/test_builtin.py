@@ -1,0 +1,287 @@
+"""The built-in tools act as the bound identity: scope for data, actor for permissions."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from actorscope.agents import Agent, AgentRegistry
+from actorscope.context import bind_identity
+from actorscope.identity import Identity, system_identity, telegram_identity
+from actorscope.permissions import GrantStore, PermissionPolicy
+from actorscope.store import Database
+from actorscope.tools import BUILTIN_TOOL_NAMES, Toolbox, ToolRegistry, builtin_tools
+from actorscope.tools.toolbox import FreshPolicy
+
+GrantWriter = Callable[[str, str], Awaitable[None]]
+
+CHAT = -100200300
+WRITER, MEMBER = "4242", "5151"
+GROUP_SCOPE = f"group:telegram:{CHAT}"
+
+
+def group(sender: str, **changes: Any) -> Identity:
+    """A Telegram supergroup member."""
+    return replace(telegram_identity(CHAT, "supergroup", sender), **changes)
+
+
+def dm(sender: str) -> Identity:
+    """A Telegram private chat."""
+    return telegram_identity(sender, "private", sender)
+
+
+async def call(
+    tools: ToolRegistry, identity: Identity | None, tool: str, /, **args: Any
+) -> dict[str, Any]:
+    """Call a tool as ``identity`` (bound, as a host would) and return its payload."""
+    if identity is None:
+        result = await tools.call(tool, args)
+    else:
+        with bind_identity(identity):
+            result = await tools.call(tool, args)
+    return {"is_error": result.is_error, **result.payload}
+
+
+def _file(tmp_path: Path, scope_dir: str, name: str = "notes.md", agent: str = "main") -> Path:
+    return tmp_path / "ws" / "agents" / agent / scope_dir / name
+
+
+def test_registry_holds_every_builtin_tool(registry: ToolRegistry) -> None:
+    """All eight tools are registered, in order, each with a description."""
+    assert [tool.name for tool in registry] == list(BUILTIN_TOOL_NAMES)
+    assert all(tool.description for tool in registry)
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [{}, {"sender_id": WRITER}, {"user_id": "4242"}, {"agent_id": WRITER}, {"actor": WRITER}],
+)
+async def test_group_non_writer_cannot_write_whatever_the_arguments_say(
+    registry: ToolRegistry, grant_writer: GrantWriter, tmp_path: Path, extra: dict[str, str]
+) -> None:
+    """A member without a grant is refused; ids in the arguments change nothing."""
+    await grant_writer(GROUP_SCOPE, WRITER)
+    result = await call(
+        registry, group(MEMBER), "workspace_write", path="notes.md", content="x", **extra
+    )
+    assert result["is_error"] is True
+    assert result["error"]["code"] in ("permission_denied", "invalid_arguments")
+    if not extra:
+        assert result["error"]["reason"] == "no_grant"
+    assert not (tmp_path / "ws" / "agents").exists() or not any((tmp_path / "ws").rglob("notes.md"))
+
+
+async def test_group_writer_writes_into_the_group_workspace(
+    registry: ToolRegistry, grant_writer: GrantWriter, tmp_path: Path
+) -> None:
+    """A granted sender writes; the file lands in the group's scope, readable by members."""
+    await grant_writer(GROUP_SCOPE, WRITER)
+    written = await call(registry, group(WRITER), "workspace_write", path="notes.md", content="hi")
+    assert written == {"is_error": False, "path": "notes.md", "bytes": 2}
+    assert _file(tmp_path, "group%3Atelegram%3A-100200300").read_text(encoding="utf-8") == "hi"
+    read = await call(registry, group(MEMBER), "workspace_read", path="notes.md")
+    assert read["content"] == "hi"
+
+
+async def test_direct_chat_write_needs_no_grant(registry: ToolRegistry, tmp_path: Path) -> None:
+    """The same call from a DM is allowed, into the sender's own scope."""
+    result = await call(registry, dm(MEMBER), "workspace_write", path="notes.md", content="mine")
+    assert result["is_error"] is False
+    assert _file(tmp_path, MEMBER).read_text(encoding="utf-8") == "mine"
+
+
+@pytest.mark.parametrize(
+    ("identity", "reason"),
+    [
+        (telegram_identity(CHAT, "supergroup", 1087968824), "empty_sender"),
+        (system_identity(GROUP_SCOPE, "subagent:task-1"), "synthetic_sender"),
+    ],
+)
+async def test_non_person_senders_in_a_group_are_denied(
+    registry: ToolRegistry, identity: Identity, reason: str
+) -> None:
+    """An empty or synthetic sender gets no group write, with the policy's reason."""
+    result = await call(registry, identity, "workspace_write", path="a.txt", content="x")
+    assert result["error"]["code"] == "permission_denied"
+    assert result["error"]["reason"] == reason
+
+
+async def test_owner_role_bypasses_the_grant(registry: ToolRegistry) -> None:
+    """An owner may write in a group without a grant (role_bypass)."""
+    result = await call(
+        registry, group(MEMBER, role="owner"), "workspace_write", path="a.txt", content="x"
+    )
+    assert result["is_error"] is False
+
+
+async def test_no_bound_identity_changes_nothing(registry: ToolRegistry, tmp_path: Path) -> None:
+    """Outside any run there is no scope: writes and cron are refused, whoami is empty."""
+    write = await call(registry, None, "workspace_write", path="a.txt", content="x")
+    cron = await call(registry, None, "cron_add", name="d", schedule="@daily")
+    who = await call(registry, None, "whoami")
+    assert write["error"]["code"] == cron["error"]["code"] == "no_scope"
+    assert (who["scope"], who["sender"], who["actor"]) == ("", "", "")
+    assert not (tmp_path / "ws").exists()
+
+
+async def test_cron_jobs_belong_to_the_scope_and_record_the_actor(
+    registry: ToolRegistry, grant_writer: GrantWriter
+) -> None:
+    """A writer adds a group job (created_by = the writer); lists and removes are per scope."""
+    await grant_writer(GROUP_SCOPE, WRITER)
+    added = await call(
+        registry, group(WRITER), "cron_add", name="digest", schedule="0 9 * * MON", message="m"
+    )
+    assert added["job"]["created_by"] == WRITER
+    assert added["job"]["schedule"] == "0 9 * * mon"
+    await call(registry, dm(WRITER), "cron_add", name="mine", schedule="@daily")
+    listed = await call(registry, group(MEMBER), "cron_list")
+    assert [job["name"] for job in listed["jobs"]] == ["digest"]
+    denied = await call(registry, group(MEMBER), "cron_remove", name="digest")
+    assert denied["error"]["code"] == "permission_denied"
+    elsewhere = await call(registry, dm(WRITER), "cron_remove", name="digest")
+    assert elsewhere["error"]["code"] == "not_found"
+    removed = await call(registry, group(WRITER), "cron_remove", name="digest")
+    assert removed["removed"]["name"] == "digest"
+    assert (await call(registry, group(WRITER), "cron_list"))["jobs"] == []
+
+
+async def test_cron_add_is_denied_to_a_group_non_writer(registry: ToolRegistry) -> None:
+    """Without a cron or file_writer grant a member cannot schedule in the group."""
+    result = await call(registry, group(MEMBER), "cron_add", name="d", schedule="@daily")
+    assert result["error"] == {
+        "code": "permission_denied",
+        "message": "cron permission denied (no_grant)",
+        "reason": "no_grant",
+    }
+
+
+@pytest.mark.parametrize(
+    ("args", "code"),
+    [
+        ({"name": "d", "schedule": "61 * * * *"}, "invalid_schedule"),
+        ({"name": " ", "schedule": "@daily"}, "invalid_arguments"),
+        ({"name": "d", "schedule": "@daily", "message": "x" * 4001}, "invalid_arguments"),
+        ({"schedule": "@daily"}, "invalid_arguments"),
+    ],
+)
+async def test_bad_cron_arguments_are_error_results(
+    registry: ToolRegistry, args: dict[str, Any], code: str
+) -> None:
+    """Bad schedules, names and messages come back as structured errors."""
+    result = await call(registry, dm(MEMBER), "cron_add", **args)
+    assert result["is_error"] is True
+    assert result["error"]["code"] == code
+
+
+async def test_duplicate_cron_name_is_a_conflict(registry: ToolRegistry) -> None:
+    """A second job with the same name in the scope is refused."""
+    await call(registry, dm(MEMBER), "cron_add", name="d", schedule="@daily")
+    again = await call(registry, dm(MEMBER), "cron_add", name="d", schedule="@hourly")
+    assert again["error"]["code"] == "conflict"
+
+
+async def test_memory_round_trip_through_the_tools(registry: ToolRegistry) -> None:
+    """add, search, update, pin and forget work on SQLite within the run's scope."""
+    me = group(MEMBER)
+    added = await call(registry, me, "memory_reflect", action="add", agent_id="p", text="tea")
+    entry = added["entry"]["id"]
+    assert added["entry"]["created_by"] == MEMBER
+    found = await call(registry, me, "memory_search", agent="p", query="TEA")
+    assert [e["id"] for e in found["entries"]] == [entry]
+    assert (await call(registry, dm(MEMBER), "memory_search", agent_id="p"))["entries"] == []
+    await call(
+        registry, me, "memory_reflect", action="update", agent_id="p", target=entry, text="x"
+    )
+    pinned = await call(registry, me, "memory_reflect", action="pin", agent_id="p", target=entry)
+    assert pinned["entry"]["pinned"] is True
+    await call(registry, me, "memory_reflect", action="forget", agent_id="p", target=entry)
+    missing = await call(
+        registry, me, "memory_reflect", action="forget", agent_id="p", target=entry
+    )
+    assert missing["error"]["code"] == "not_found"
+
+
+async def test_whoami_reports_the_bound_identity(registry: ToolRegistry) -> None:
+    """whoami shows scope, sender, actor, kinds and role of the run, and takes no arguments."""
+    who = await call(registry, group(WRITER, role="admin"), "whoami")
+    assert who == {
+        "is_error": False,
+        "scope": GROUP_SCOPE,
+        "sender": WRITER,
+        "actor": WRITER,
+        "peer_kind": "group",
+        "sender_kind": "user",
+        "role": "admin",
+        "channel": "telegram",
+        "chat_id": str(CHAT),
+        "is_group": True,
+    }
+    refused = await call(registry, group(WRITER), "whoami", sender_id="1")
+    assert refused["error"]["code"] == "invalid_arguments"
+
+
+async def test_identity_agent_selects_the_workspace(
+    db: Database, registry: ToolRegistry, tmp_path: Path
+) -> None:
+    """A run bound to another agent (by UUID) uses that agent's workspace."""
+    other = await AgentRegistry(db).create("helper")
+    me = replace(dm(MEMBER), agent_id=other.id)
+    await call(registry, me, "workspace_write", path="notes.md", content="h")
+    assert _file(tmp_path, MEMBER, agent="helper").exists()
+    assert not _file(tmp_path, MEMBER).exists()
+
+
+@pytest.mark.parametrize("agent_id", [str(uuid.uuid4()), "not-a-uuid"])
+async def test_unknown_agent_is_an_error(registry: ToolRegistry, agent_id: str) -> None:
+    """A run bound to an agent that does not exist gets no_agent, not the default agent."""
+    result = await call(registry, replace(dm(MEMBER), agent_id=agent_id), "cron_list")
+    assert result["error"]["code"] == "no_agent"
+
+
+@pytest.mark.parametrize("bound_agent", [True, False])
+async def test_agent_of_another_tenant_is_an_error(
+    registry: ToolRegistry, agent: Agent, bound_agent: bool
+) -> None:
+    """The run's tenant must own its agent, whether bound or the toolbox's default."""
+    me = replace(dm(MEMBER), agent_id=agent.id if bound_agent else None)
+    other_tenant = replace(me, tenant_id=str(uuid.uuid4()))
+    assert (await call(registry, other_tenant, "cron_list"))["error"]["code"] == "no_agent"
+    same_tenant = replace(me, tenant_id=agent.tenant_id)
+    assert (await call(registry, same_tenant, "cron_list"))["is_error"] is False
+
+
+async def test_no_agent_at_all_is_an_error(db: Database, tmp_path: Path) -> None:
+    """Without a default agent and none bound, a tool refuses with no_agent."""
+    box = Toolbox.create(
+        db, policy=PermissionPolicy(GrantStore(db)), workspace_root=tmp_path / "ws"
+    )
+    result = await call(builtin_tools(box), dm(MEMBER), "workspace_read", path="a")
+    assert result["error"]["code"] == "no_agent"
+
+
+async def test_fresh_policy_sees_grants_made_elsewhere(
+    db: Database, agent: Agent, tmp_path: Path
+) -> None:
+    """A long-running server's checks see a grant added through another store instance."""
+    store = GrantStore(db)
+    box = Toolbox.create(
+        db,
+        policy=FreshPolicy(PermissionPolicy(store), store),
+        workspace_root=tmp_path / "ws",
+        default_agent=agent,
+    )
+    tools = builtin_tools(box)
+    for _ in range(2):  # the second denial comes from a warm cache
+        before = await call(tools, group(WRITER), "cron_add", name="d", schedule="@daily")
+        assert before["error"]["reason"] == "no_grant"
+    await GrantStore(db).grant(
+        agent_id=agent.id, scope=GROUP_SCOPE, config_type="cron", user_id=WRITER
+    )
+    added = await call(tools, group(WRITER), "cron_add", name="d", schedule="@daily")
+    assert added["is_error"] is False

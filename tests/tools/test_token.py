@@ -1,0 +1,141 @@
+"""Identity tokens: signed with the propagation signer; anything not ours is the empty identity."""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+from dataclasses import replace
+
+import pytest
+
+from actorscope.identity import Identity, PeerKind, SenderKind, telegram_identity
+from actorscope.messages import InboundMessage
+from actorscope.propagation import Origin, OriginSigner
+from actorscope.tools import (
+    EMPTY_IDENTITY,
+    decode_identity_token,
+    encode_identity_token,
+    identity_from_token,
+)
+from actorscope.tools.token import TOKEN_PURPOSE
+
+KEY = b"k" * 32
+MEMBER = replace(
+    telegram_identity(-100200300, "supergroup", 5151, role="admin"),
+    tenant_id="11111111-1111-4111-8111-111111111111",
+    agent_id="22222222-2222-4222-8222-222222222222",
+)
+
+
+class Clock:
+    """A clock tests move by hand."""
+
+    def __init__(self, now: float = 1_800_000_000.0) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _reencode(token: str, **changes: str) -> str:
+    """The token with its payload fields changed (and the old signature kept)."""
+    prefix, body, signed_at, signature = token.split(".")
+    fields = json.loads(base64.urlsafe_b64decode(body + "=" * (-len(body) % 4)))
+    fields.update(changes)
+    raw = json.dumps(fields).encode()
+    encoded = base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
+    return ".".join((prefix, encoded, signed_at, signature))
+
+
+@pytest.mark.parametrize(
+    "identity",
+    [
+        MEMBER,
+        telegram_identity(4242, "private", 4242),
+        Identity(user_id="", sender_id="", sender_kind=SenderKind.NONE),
+        Identity(user_id="proyecto-東京-🧠", sender_id=" x ", peer_kind=PeerKind.GROUP),
+    ],
+)
+def test_round_trip_gives_the_same_identity(identity: Identity) -> None:
+    """A token made with a signer decodes, with the same key, to the identity it carried."""
+    token = encode_identity_token(identity, OriginSigner(KEY))
+    assert decode_identity_token(token, OriginSigner(KEY)) == identity
+
+
+def test_another_key_or_a_tampered_field_does_not_verify() -> None:
+    """A different key, or any changed field (the sender, the role), fails verification."""
+    token = encode_identity_token(MEMBER, OriginSigner(KEY))
+    signer = OriginSigner(KEY)
+    assert decode_identity_token(token, OriginSigner(b"x" * 32)) is None
+    assert decode_identity_token(_reencode(token, sender_id="4242"), signer) is None
+    assert decode_identity_token(_reencode(token, role="owner"), signer) is None
+    assert decode_identity_token(_reencode(token, user_id="4242"), signer) is None
+
+
+def test_expired_and_future_tokens_do_not_verify() -> None:
+    """Tokens older than max_age, or too far in the future, are refused."""
+    clock = Clock()
+    signer = OriginSigner(KEY, max_age=60, max_skew=5, clock=clock)
+    token = encode_identity_token(MEMBER, signer)
+    clock.now += 59
+    assert decode_identity_token(token, signer) == MEMBER
+    clock.now += 2
+    assert decode_identity_token(token, signer) is None
+    clock.now -= 61 + 6
+    assert decode_identity_token(token, signer) is None
+
+
+@pytest.mark.parametrize(
+    "token",
+    [
+        "",
+        "garbage",
+        "ast1.e30.1.00",
+        "ast2.e30.1." + "0" * 64,
+        "ast1.!!!.1." + "0" * 64,
+        "ast1." + base64.urlsafe_b64encode(b"[1]").decode() + ".1." + "0" * 64,
+        "x" * 10_000,
+    ],
+)
+def test_malformed_tokens_are_none(token: str) -> None:
+    """Anything that is not a well-formed token decodes to None, never an exception."""
+    assert decode_identity_token(token, OriginSigner(KEY)) is None
+
+
+def test_bad_field_values_are_refused_even_when_signed() -> None:
+    """A signed token whose fields cannot make an Identity is still refused."""
+    signer = OriginSigner(KEY)
+    fields = ("g", "1", "", "", "sideways", "user", "", "", "")
+    signed_at, signature = signer.sign_fields(TOKEN_PURPOSE, fields)
+    names = ("user_id", "sender_id", "channel", "chat_id", "peer_kind", "sender_kind", "role")
+    body = json.dumps(dict(zip((*names, "tenant_id", "agent_id"), fields, strict=True)))
+    encoded = base64.urlsafe_b64encode(body.encode()).rstrip(b"=").decode()
+    assert decode_identity_token(f"ast1.{encoded}.{signed_at}.{signature}", signer) is None
+
+
+def test_an_origin_signature_is_not_a_token_signature() -> None:
+    """Signatures are domain-separated: an origin's signature never verifies as a token's."""
+    signer = OriginSigner(KEY)
+    carrier = InboundMessage(
+        channel="telegram", sender_id="subagent:1", chat_id="1", user_id="1", content=""
+    )
+    signed = signer.attach(carrier, Origin.from_identity(MEMBER))
+    signature = signed.metadata["origin_signature"]
+    signed_at = signed.metadata["origin_signed_at"]
+    token = encode_identity_token(MEMBER, signer)
+    prefix, body, _, _ = token.split(".")
+    assert decode_identity_token(f"{prefix}.{body}.{signed_at}.{signature}", signer) is None
+
+
+def test_identity_from_token_falls_back_to_the_empty_identity(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """No token or a bad one gives the empty identity (a bad one is logged, not echoed)."""
+    signer = OriginSigner(KEY)
+    assert identity_from_token(None, signer) is EMPTY_IDENTITY
+    with caplog.at_level(logging.WARNING):
+        assert identity_from_token("ast1.forged.1.ab", signer) is EMPTY_IDENTITY
+    assert "tools.identity_token_rejected" in caplog.text
+    assert "forged" not in caplog.text
+    assert identity_from_token(encode_identity_token(MEMBER, signer), signer) == MEMBER
