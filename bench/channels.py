@@ -18,7 +18,7 @@ from typing import Any
 import discord
 from telegram import Update
 
-from actorscope.channels import discord as discord_adapter
+from actorscope.channels import _discord_ids as discord_ids
 from actorscope.channels import telegram as telegram_adapter
 from actorscope.channels.discord import normalize_message
 from actorscope.channels.telegram import normalize_update
@@ -133,8 +133,8 @@ def main() -> None:
     report("normalize_message (parsed Message)", ours, base, "discord.Message(...)", "<= 0.20")
 
     def dc_cold() -> object:
-        discord_adapter._person.cache_clear()
-        discord_adapter._session.cache_clear()
+        discord_ids.person.cache_clear()
+        discord_ids.session.cache_clear()
         return dc()
 
     ours, base = _interleaved(dc_cold, dpy)

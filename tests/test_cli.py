@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -36,9 +37,9 @@ def test_help_exits_zero(capsys: pytest.CaptureFixture[str]) -> None:
     assert "Usage: actorscope" in capsys.readouterr().out
 
 
-def test_demo_prints_the_identity_table(capsys: pytest.CaptureFixture[str]) -> None:
+def test_demo_prints_the_identity_table(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     """`actorscope demo` prints a table with group scopes and thread session keys literally."""
-    assert main(["demo"]) == 0
+    assert main(["demo", "--db", str(tmp_path / "demo.db")]) == 0
     captured = capsys.readouterr()
     assert "group:telegram:" in captured.out
     assert ":thread:" in captured.out
@@ -46,9 +47,9 @@ def test_demo_prints_the_identity_table(capsys: pytest.CaptureFixture[str]) -> N
     assert captured.err == ""
 
 
-def test_demo_prints_every_id_unbroken(capsys: pytest.CaptureFixture[str]) -> None:
+def test_demo_prints_every_id_unbroken(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     """Piped `actorscope demo` output contains each sample's scope and session key on one line."""
-    assert main(["demo"]) == 0
+    assert main(["demo", "--db", str(tmp_path / "demo.db")]) == 0
     out = capsys.readouterr().out
     for sample in SAMPLES:
         assert sample.identity.user_id in out, sample.context

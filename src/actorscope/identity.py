@@ -124,9 +124,7 @@ def is_synthetic_sender(sender_id: str) -> bool:
     if sender_id in SYNTHETIC_SENDER_EXACT or sender_id.startswith(SYNTHETIC_SENDER_PREFIXES):
         return True
     normalized = normalize_sender_id(sender_id)
-    return normalized in SYNTHETIC_SENDER_EXACT or normalized.startswith(
-        SYNTHETIC_SENDER_PREFIXES
-    )
+    return normalized in SYNTHETIC_SENDER_EXACT or normalized.startswith(SYNTHETIC_SENDER_PREFIXES)
 
 
 def is_placeholder_sender(sender_id: str) -> bool:

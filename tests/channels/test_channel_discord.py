@@ -157,6 +157,8 @@ async def test_messages_through_discord_py_parsers(client: RecordingClient) -> N
         ), name
         assert (message.metadata["session_key"], message.thread_id) == (key, thread), name
         assert inspect_message(parsed, bot_id=BOT_ID).reason is reason, name
+        if name == "guild_message":
+            assert message.metadata[META_ADDRESSED] == "mention"
 
 
 async def test_ignored_messages_through_discord_py(client: RecordingClient) -> None:

@@ -269,3 +269,24 @@ def test_not_an_update_is_malformed() -> None:
     """Anything but an Update or a mapping is ignored as malformed, not raised."""
     not_an_update: Any = [1, 2]
     assert inspect_update(not_an_update).reason is IgnoreReason.MALFORMED
+
+
+def test_media_messages_carry_caption_and_file_ids() -> None:
+    """A photo or document message keeps its caption as content and lists its files."""
+    update = load("group")
+    message = update["message"]
+    del message["text"]
+    message["caption"] = "look @actorscope_bot"
+    message["photo"] = [
+        {"file_id": "small", "file_unique_id": "s", "width": 90, "height": 90},
+        {"file_id": "large", "file_unique_id": "l", "width": 900, "height": 900},
+    ]
+    message["document"] = {"file_id": "doc", "file_unique_id": "d", "mime_type": "text/plain"}
+    normalized = normalize_update(update, bot_username="actorscope_bot")
+    assert normalized is not None
+    assert normalized.content == "look @actorscope_bot"
+    assert [(m.kind, m.file_id) for m in normalized.media] == [
+        ("photo", "large"),
+        ("document", "doc"),
+    ]
+    assert normalized.media[1].mime_type == "text/plain"

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from telegram import Update
+from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Update
 
 from actorscope.agents import AgentRegistry
 from actorscope.channels.config import ChannelConfig
@@ -124,8 +124,11 @@ async def test_general_topic_and_plain_group_replies_carry_no_thread(bot: Bot) -
         emu.state.chat("@ops").id,
     }
     assert all("message_thread_id" not in call.params for call in calls)
-    keys = sorted(request.session_key for request, _ in bot.seen)
-    assert keys[0].endswith(":topic:1") or keys[1].endswith(":topic:1")
+    devs, ops = emu.state.chat("@devs").id, emu.state.chat("@ops").id
+    assert {request.session_key for request, _ in bot.seen} == {
+        f"agent:main:telegram:group:{devs}:topic:1",
+        f"agent:main:telegram:group:{ops}",
+    }
 
 
 async def test_unaddressed_group_message_and_duplicates_are_dropped(bot: Bot) -> None:
@@ -169,3 +172,42 @@ async def test_send_splits_long_text_and_replies_leniently(bot: Bot) -> None:
     sent = emu.sent_messages()
     assert [len(message["text"]) for message in sent] == [4096, 904]
     assert all(message["chat"]["id"] == ops.id for message in sent)
+
+
+async def test_group_migration_moves_grants_to_the_supergroup(bot: Bot) -> None:
+    """migrate_to_chat_id: the agent's grants of the old group scope move to the new one."""
+    grants = bot.runner.writers.store
+    old, new = "group:telegram:-4100200300", "group:telegram:-1004100200300"
+    await grants.grant(agent_id=bot.agent_id, scope=old, config_type="file_writer", user_id="4242")
+    update = {
+        "update_id": 99,
+        "message": {
+            "message_id": 14,
+            "date": 1_700_000_000,
+            "chat": {"id": -4100200300, "type": "group", "title": "friends"},
+            "from": {"id": 4242, "is_bot": False, "first_name": "Alice"},
+            "migrate_to_chat_id": -1004100200300,
+        },
+    }
+    await bot.runner.handle_update(Update.de_json(update, bot.runner.bot))
+    moved = await grants.list(agent_id=bot.agent_id)
+    assert [(g.scope, g.user_id, g.config_type) for g in moved] == [(new, "4242", "file_writer")]
+    assert bot.seen == []
+
+
+async def test_button_click_is_answered_and_runs_as_the_clicker(bot: Bot) -> None:
+    """A click on a bot button in a group: answered at once; the handler runs as the clicker."""
+    emu = bot.emu
+    ops = emu.state.chat("@ops")
+    keyboard = InlineKeyboardMarkup([[InlineKeyboardButton("Go", callback_data="go")]])
+    sent = await bot.runner.bot.send_message(chat_id=ops.id, text="pick", reply_markup=keyboard)
+    emu.callback_click("bob", "@ops", sent.message_id)
+    await wait_until(lambda: bool(bot.seen) and bool(emu.calls_to("answerCallbackQuery")))
+    ((request, bound),) = bot.seen
+    assert bound is not None
+    bob = str(emu.state.user("bob").id)
+    assert (bound.user_id, bound.sender_id, request.content) == (
+        f"group:telegram:{ops.id}",
+        bob,
+        "go",
+    )

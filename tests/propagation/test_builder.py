@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from types import MappingProxyType
+
 import pytest
+from pydantic import ValidationError
 
 from actorscope.errors import IdentityError
 from actorscope.identity import PeerKind, SenderKind
-from actorscope.messages import InboundMessage
+from actorscope.messages import InboundMessage, RunRequest
 from actorscope.propagation import (
     META_ORIGIN_ROLE,
     META_ORIGIN_SENDER_ID,
@@ -173,6 +176,13 @@ def test_malformed_chat_or_agent_key_raises_identity_error(chat: str, agent_key:
         build_run_request(message(chat_id=chat), signer=SIGNER, agent_key=agent_key)
 
 
+@pytest.mark.parametrize("field", ["agent_id", "tenant_id"])
+def test_non_string_agent_or_tenant_default_is_an_identity_error(field: str) -> None:
+    """The host's agent/tenant defaults must be strings: nothing unvalidated reaches a request."""
+    with pytest.raises(IdentityError, match=field):
+        build_run_request(message(), signer=SIGNER, **{field: 42})  # type: ignore[arg-type]
+
+
 def test_sanitize_inbound_drops_every_origin_key() -> None:
     """Channel ingress drops all origin_* keys (known or not) and keeps the rest."""
     dirty = SIGNER.attach(message("5151"), GROUP_ORIGIN)
@@ -186,3 +196,31 @@ def test_sanitize_inbound_returns_a_clean_message_unchanged() -> None:
     """A message without origin keys is returned as is (no copy)."""
     clean = message("5151")
     assert sanitize_inbound(clean) is clean
+
+
+@pytest.mark.parametrize(
+    "msg",
+    [
+        SIGNER.attach(message(), GROUP_ORIGIN),
+        SIGNER.attach(message(metadata={"note": "kept", "origin_junk": "x"}), GROUP_ORIGIN),
+        message(metadata={"origin_sender_id": "1"}),
+        message("5151", agent_id="a", tenant_id="t", thread_id="4", message_id="9"),
+    ],
+)
+def test_built_request_equals_a_validated_one(msg: InboundMessage) -> None:
+    """The builder's request is exactly what pydantic validation builds, and behaves like it."""
+    request = build_run_request(msg, signer=SIGNER)
+    validated = RunRequest.model_validate(request.model_dump())
+    assert request == validated
+    assert set(vars(request)) == set(RunRequest.model_fields)
+    assert request.model_fields_set == validated.model_fields_set
+    assert type(request.metadata) is type(validated.metadata) is MappingProxyType
+    assert type(request.peer_kind) is PeerKind
+    assert type(request.sender_kind) is SenderKind
+    assert RunRequest.model_validate_json(request.model_dump_json()) == request
+    assert hash(request) == hash(validated)
+    assert request.model_copy(update={"role": "x"}).role == "x"
+    with pytest.raises(ValidationError):
+        request.role = "owner"
+    assert not any(k.startswith("origin_") and k not in ORIGIN_FIELD_KEYS and k != META_ORIGIN_VIA
+                   for k in request.metadata)  # fmt: skip

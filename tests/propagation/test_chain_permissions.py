@@ -223,6 +223,20 @@ async def test_nested_chain_keeps_the_member_through_three_hops(env: Env) -> Non
     assert (await check(env, run)).reason is Reason.GRANTED
 
 
+async def test_session_send_into_another_chat_keeps_the_original_scope(env: Env) -> None:
+    """A run carried into another chat by session_send hands on its own group, not that chat."""
+    parent = build(env, member_message(env, WRITER))
+    carried = in_run(
+        parent,
+        lambda: session_send("go", signer=env.signer, channel="telegram", chat_id="-100777"),
+    )
+    elsewhere = build(env, carried)
+    assert (elsewhere.chat_id, elsewhere.user_id) == ("-100777", GROUP)
+    onward = build(env, via_teammate(env, elsewhere))
+    assert (onward.sender_id, onward.user_id, onward.chat_id) == (WRITER, GROUP, "-100777")
+    assert (await check(env, onward)).reason is Reason.GRANTED
+
+
 async def test_chain_survives_json_through_a_bus(env: Env) -> None:
     """An announce serialised to JSON and back through the bounded bus still verifies."""
     parent = build(env, member_message(env, WRITER))

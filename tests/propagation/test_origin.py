@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
+import hmac
+
 import pytest
 
 from actorscope.errors import ConfigError
@@ -228,3 +231,23 @@ def test_identity_without_sender_signs_an_empty_origin() -> None:
     """An HTTP-style run (no sender) still signs; the empty sender is the builder's business."""
     origin = Origin.from_identity(Identity(user_id="u1", sender_id=""))
     assert signer().verify(signer().attach(carrier(), origin)) == origin
+
+
+@pytest.mark.parametrize("size", [MIN_KEY_BYTES, 64, 65, 200])
+def test_mac_is_hmac_sha256(size: int) -> None:
+    """The precomputed-pad MAC equals hmac.new(key, data, sha256) for short and long keys."""
+    key = bytes(range(256))[:size]
+    data = b"actorscope \x00 \xff" * 30
+    expected = hmac.new(key, data, hashlib.sha256).hexdigest()
+    assert OriginSigner(key)._hmac_hex(data) == expected
+
+
+@pytest.mark.parametrize(
+    ("content", "chat"), [("a\x00", "-1"), ("a", "\x00-1"), ("a\x00\x00", ""), ("", "-1\x00")]
+)
+def test_nul_characters_sign_and_cannot_be_shifted_between_fields(content: str, chat: str) -> None:
+    """Parts holding NULs still verify, and moving a NUL from one part to the next breaks it."""
+    signed = signer().attach(carrier(content="a\x00", chat_id="-1"), ORIGIN)
+    moved = carrier(content=content, chat_id=chat, metadata=dict(signed.metadata))
+    same = (content, chat) == ("a\x00", "-1")
+    assert (signer().verify(moved) == ORIGIN) is same

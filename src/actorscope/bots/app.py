@@ -34,10 +34,11 @@ from actorscope.host.runtime import Handler, Host, Reply
 from actorscope.messages import RunRequest
 from actorscope.permissions.grants import GrantStore
 from actorscope.permissions.policy import PermissionPolicy
+from actorscope.permissions.watch import GrantChangeWatcher
 from actorscope.propagation.bus import MessageBus
 from actorscope.propagation.origin import OriginSigner
 from actorscope.store import Database
-from actorscope.testing.botapi.console import SandboxConsole, populate_sandbox, run_console
+from actorscope.testing.botapi.console import HELP, SandboxConsole, populate_sandbox, run_console
 from actorscope.testing.botapi.emulator import BotApiEmulator
 from actorscope.testing.botapi.server import BotApiServer
 from actorscope.tools.workspace import Workspace
@@ -80,6 +81,42 @@ def _tokens(
     return [(section, resolve_token(section, env, source)) for section in config.sections()]
 
 
+async def _sandbox(
+    stack: AsyncExitStack, config: BotConfig, out: Output
+) -> tuple[BotApiEmulator, str]:
+    """A populated emulator served on 127.0.0.1 until ``stack`` closes, and its base URL."""
+    emulator = BotApiEmulator()
+    populate_sandbox(emulator)
+    server = await stack.enter_async_context(BotApiServer(emulator))
+    out("actorscope run --sandbox: Telegram Bot API emulator (offline)")
+    out(f"base_url: {server.base_url}")
+    out(f"bot:      @{emulator.bot.username}")
+    if config.discord is not None and config.discord.enabled:
+        out("discord:  not started in --sandbox")
+    out(HELP)
+    return emulator, server.base_url
+
+
+def _runner(
+    section: ChannelSection,
+    token: str,
+    sandbox: tuple[BotApiEmulator, str] | None,
+    common: Mapping[str, Any],
+) -> ChannelAdapter:
+    if section.config.platform == "discord":
+        return DiscordRunner(section.config, token=token, **common)
+    if sandbox is None:
+        return TelegramRunner(section.config, token=token, **common)
+    emulator, base_url = sandbox
+    return TelegramRunner(
+        section.config,
+        token=emulator.token,
+        base_url=base_url,
+        poll_timeout=1,
+        **common,
+    )
+
+
 async def _start(runner: ChannelAdapter) -> None:
     try:
         await runner.start()
@@ -118,13 +155,15 @@ async def run_bots(
     stop = stop if stop is not None else asyncio.Event()
     loop = asyncio.get_running_loop()
     async with AsyncExitStack() as stack:
-        if handle_signals:
-            for sig in (signal.SIGINT, signal.SIGTERM):
-                loop.add_signal_handler(sig, stop.set)
-                stack.callback(loop.remove_signal_handler, sig)
+        signals = (signal.SIGINT, signal.SIGTERM) if handle_signals else ()
+        for sig in signals:
+            loop.add_signal_handler(sig, stop.set)
+            stack.callback(loop.remove_signal_handler, sig)
         db = await stack.enter_async_context(Database.open(config.database))
         agent = await _agent(db, config)
         grants = GrantStore(db)
+        # `actorscope grants remove` from another shell must reach this process's cache.
+        await stack.enter_async_context(GrantChangeWatcher(grants))
         services = BotServices(
             db, agent, grants, PermissionPolicy(grants), Workspace(config.workspace)
         )
@@ -146,32 +185,9 @@ async def run_bots(
             "tenant_id": agent.tenant_id,
             "owners": config.owners,
         }
-        emulator: BotApiEmulator | None = None
-        base_url: str | None = None
-        if sandbox:
-            emulator = BotApiEmulator()
-            populate_sandbox(emulator)
-            server = await stack.enter_async_context(BotApiServer(emulator))
-            base_url = server.base_url
-            out("actorscope run --sandbox: Telegram Bot API emulator (offline)")
-            out(f"base_url: {base_url}")
-            out(f"bot:      @{emulator.bot.username}")
-            if config.discord is not None and config.discord.enabled:
-                out("discord:  not started in --sandbox")
-        runners: list[ChannelAdapter] = []
-        for section, token in tokens:
-            runner: ChannelAdapter
-            if section.config.platform == "telegram":
-                runner = TelegramRunner(
-                    section.config,
-                    token=emulator.token if emulator is not None else token,
-                    base_url=base_url,
-                    poll_timeout=1 if sandbox else 10,
-                    **common,
-                )
-            else:
-                runner = DiscordRunner(section.config, token=token, **common)
-            runners.append(runner)
+        emulated = await _sandbox(stack, config, out) if sandbox else None
+        runners = [_runner(section, token, emulated, common) for section, token in tokens]
+        for runner in runners:
             host.add_sender(runner.name, runner)
         await host.start()
         stack.push_async_callback(host.stop, drain=True, grace=SHUTDOWN_GRACE)
@@ -179,8 +195,8 @@ async def run_bots(
             stack.push_async_callback(runner.stop)
             await _start(runner)
         console_task: asyncio.Task[None] | None = None
-        if emulator is not None:
-            console = SandboxConsole(emulator, out)
+        if emulated is not None:
+            console = SandboxConsole(emulated[0], out)
             stack.callback(console.close)
             if lines is not None:
                 console_task = asyncio.create_task(run_console(console, lines))
@@ -189,6 +205,9 @@ async def run_bots(
         try:
             await _wait(stop, console_task)
         finally:
+            # A second SIGINT / SIGTERM during the (bounded) shutdown acts at once, as usual.
+            for sig in signals:
+                loop.remove_signal_handler(sig)
             if console_task is not None and not console_task.done():
                 console_task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):

@@ -7,6 +7,7 @@ build the :class:`~actorscope.messages.InboundMessage`; :func:`admit` applies a
 The platform modules are imported as ``actorscope.channels.telegram`` / ``.discord``.
 """
 
+from actorscope.channels.adapter import ChannelAdapter
 from actorscope.channels.base import (
     ADAPTER_METADATA_KEYS,
     META_ADDRESSED,
@@ -28,6 +29,13 @@ from actorscope.channels.dedup import DedupCache, dedup_key
 from actorscope.channels.mention import command_of, mentions_bot, strip_mention
 from actorscope.channels.migration import move_grants
 from actorscope.channels.policy import Admission, admit
+from actorscope.channels.writer_commands import (
+    WriterCommand,
+    describe_decision,
+    execute_writer_command,
+    parse_writer_command,
+    writer_command_named,
+)
 
 __all__ = [
     "ADAPTER_METADATA_KEYS",
@@ -40,6 +48,7 @@ __all__ = [
     "META_SESSION_KEY",
     "Addressed",
     "Admission",
+    "ChannelAdapter",
     "ChannelConfig",
     "DedupCache",
     "GroupOverride",
@@ -47,12 +56,17 @@ __all__ = [
     "Ingress",
     "Policy",
     "ScopeMigration",
+    "WriterCommand",
     "admit",
     "build_inbound",
     "command_of",
     "dedup_key",
+    "describe_decision",
+    "execute_writer_command",
     "mentions_bot",
     "move_grants",
+    "parse_writer_command",
     "reply_to",
     "strip_mention",
+    "writer_command_named",
 ]

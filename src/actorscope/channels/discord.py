@@ -18,25 +18,25 @@
 * slash command (and component, modal) interaction: the actor is ``interaction.user``; the
   scope is that of a message in the same place. System messages are ignored.
 
-**Message content intent.** Discord only sends ``content`` of guild messages that neither
-mention the bot nor are DMs to a bot with the privileged *Message Content* intent enabled (in
-the Developer Portal and as ``discord.Intents.message_content = True``). Without it such
-messages arrive with empty content; identity is still correct, and mentions, replies to the
-bot, DMs and slash commands keep working, which is why the mention gate is the default.
+**Message content intent.** ``content`` (and embeds, attachments, components) of a guild
+message is only delivered to a bot with the privileged *Message Content* intent: enable it in
+the Developer Portal and set ``discord.Intents.message_content = True``. Without it, guild
+messages arrive with empty content unless they mention the bot (a reply that pings the bot
+does); DMs to the bot and slash commands are unaffected. Identity never depends on content, so
+scope and actor stay correct either way, and the default mention gate matches what still works.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from functools import lru_cache
 from typing import Any
 
 import discord
 
+from actorscope.channels._discord_ids import optional_snowflake, person, session, snowflake
 from actorscope.channels.base import (
     META_ADDRESSED,
-    META_COMMAND,
     META_EVENT,
     META_REPLY_TO_MESSAGE_ID,
     META_SENDER_NAME,
@@ -48,17 +48,8 @@ from actorscope.channels.base import (
     _template,
     ignored,
 )
-from actorscope.errors import IdentityError
-from actorscope.identity import (
-    DISCORD,
-    Identity,
-    PeerKind,
-    SenderKind,
-    discord_identity,
-    discord_nonperson_identity,
-    is_placeholder_sender,
-    session_key,
-)
+from actorscope.channels.discord_interactions import inspect_interaction, normalize_interaction
+from actorscope.identity import PeerKind, SenderKind, discord_nonperson_identity
 from actorscope.messages import InboundMessage
 
 __all__ = [
@@ -75,51 +66,12 @@ logger = logging.getLogger("actorscope.channels.discord")
 #: Message types a person writes (default, reply, slash and context-menu command); every
 #: other type is a system message.
 CONVERSATION_MESSAGE_TYPES = frozenset({0, 19, 20, 23})
-_THREAD_CHANNEL_TYPES = frozenset({10, 11, 12})
-_HANDLED_INTERACTIONS = frozenset({2, 3, 5})
 _MESSAGE = discord.Message
-
+_THREAD = discord.Thread
 # Enum attribute and ``.value`` lookups are slow enough to show in the benchmark; hoist them.
 _GROUP = PeerKind.GROUP
-_USER = SenderKind.USER
-_BOT = SenderKind.BOT
 _MENTION: str = Addressed.MENTION.value
 _REPLY: str = Addressed.REPLY.value
-_COMMAND: str = Addressed.COMMAND.value
-_CALLBACK: str = Addressed.CALLBACK.value
-_INTERACTION: str = Addressed.INTERACTION.value
-_THREAD = discord.Thread
-
-
-@lru_cache(maxsize=4096, typed=True)
-def _person(
-    agent_key: str, sender: int, chat: int, guild: int | None, thread: int | None
-) -> tuple[Identity, str, dict[str, Any]]:
-    # Identity, session key and message template together: one cache lookup per message.
-    if is_placeholder_sender(str(sender)):
-        # Telegram's stand-in ids are never identities, on any platform (no real snowflake
-        # is that small): the event is treated as malformed.
-        raise IdentityError(f"sender id {sender} is a placeholder, not a person")
-    identity = discord_identity(sender, chat_id=chat, guild_id=guild)
-    key = _session(agent_key, identity.peer_kind, identity.chat_id, thread)
-    return identity, key, _template(identity)
-
-
-@lru_cache(maxsize=4096, typed=True)
-def _session(agent_key: str, peer: PeerKind, chat_id: str, thread: int | None) -> str:
-    return session_key(agent_key, DISCORD, peer, chat_id, thread_id=thread)
-
-
-def _snowflake(value: Any, what: str) -> int:
-    if type(value) is int and value > 0:
-        return value
-    if isinstance(value, str) and value.isascii() and value.isdigit() and 0 < len(value) < 21:
-        return int(value)
-    raise TypeError(f"{what} is not a snowflake: {value!r}")
-
-
-def _optional_snowflake(value: Any, what: str) -> int | None:
-    return None if value is None else _snowflake(value, what)
 
 
 def normalize_message(
@@ -132,16 +84,6 @@ def normalize_message(
 ) -> InboundMessage | None:
     """The :class:`InboundMessage` of a message, or ``None`` for what a bot ignores."""
     result = _inspect_message(message_or_payload, agent_key, bot_id, ignore_bots, thread_parents)
-    return result if type(result) is InboundMessage else None
-
-
-def normalize_interaction(
-    interaction_or_payload: discord.Interaction[Any] | Mapping[str, Any],
-    *,
-    agent_key: str = "main",
-) -> InboundMessage | None:
-    """The :class:`InboundMessage` of an interaction (actor = ``interaction.user``), or ``None``."""
-    result = _inspect_interaction(interaction_or_payload, agent_key)
     return result if type(result) is InboundMessage else None
 
 
@@ -193,7 +135,7 @@ def _inspect_message(
     thread_parents: Mapping[int, int] | None,
 ) -> InboundMessage | Ingress:
     try:
-        me = bot_id if type(bot_id) is int else _optional_snowflake(bot_id, "bot id")
+        me = bot_id if type(bot_id) is int else optional_snowflake(bot_id, "bot id")
         if type(message_or_payload) is _MESSAGE or isinstance(message_or_payload, _MESSAGE):
             return _from_message_object(message_or_payload, agent_key, me, ignore_bots)
         if isinstance(message_or_payload, Mapping):
@@ -202,35 +144,8 @@ def _inspect_message(
             )
         return ignored(IgnoreReason.MALFORMED, f"not a message: {type(message_or_payload)}")
     except Exception as exc:  # an adapter must never let one bad event kill the bot
-        _session(agent_key, PeerKind.DIRECT, "0", None)  # a bad agent key is the caller's error
+        session(agent_key, PeerKind.DIRECT, "0", None)  # a bad agent key is the caller's error
         logger.warning("discord.malformed_message error=%s: %s", type(exc).__name__, exc)
-        return ignored(IgnoreReason.MALFORMED, f"{type(exc).__name__}: {exc}")
-
-
-def inspect_interaction(
-    interaction_or_payload: discord.Interaction[Any] | Mapping[str, Any],
-    *,
-    agent_key: str = "main",
-) -> Ingress:
-    """Normalise an interaction; never raises on a malformed one (a bad ``agent_key`` does)."""
-    result = _inspect_interaction(interaction_or_payload, agent_key)
-    return result if isinstance(result, Ingress) else Ingress(result)
-
-
-def _inspect_interaction(
-    interaction_or_payload: discord.Interaction[Any] | Mapping[str, Any], agent_key: str
-) -> InboundMessage | Ingress:
-    _session(agent_key, PeerKind.DIRECT, "0", None)
-    try:
-        if isinstance(interaction_or_payload, discord.Interaction):
-            return _from_interaction_object(interaction_or_payload, agent_key)
-        if isinstance(interaction_or_payload, Mapping):
-            return _from_interaction_dict(interaction_or_payload, agent_key)
-        return ignored(
-            IgnoreReason.MALFORMED, f"not an interaction: {type(interaction_or_payload)}"
-        )
-    except Exception as exc:  # an adapter must never let one bad event kill the bot
-        logger.warning("discord.malformed_interaction error=%s: %s", type(exc).__name__, exc)
         return ignored(IgnoreReason.MALFORMED, f"{type(exc).__name__}: {exc}")
 
 
@@ -274,7 +189,7 @@ def _from_message_dict(
     thread_parents: Mapping[int, int],
 ) -> InboundMessage | Ingress:
     author = data["author"]
-    channel_id = _snowflake(data["channel_id"], "channel_id")
+    channel_id = snowflake(data["channel_id"], "channel_id")
     reference = data.get("message_reference") or {}
     replied = data.get("referenced_message") or {}
     replied_author = (replied.get("author") or {}).get("id")
@@ -284,20 +199,20 @@ def _from_message_dict(
         agent_key,
         me,
         ignore_bots,
-        _snowflake(data["id"], "id"),
+        snowflake(data["id"], "id"),
         data.get("type", 0),
         channel_id,
         thread_parents.get(channel_id),
-        _optional_snowflake(data.get("guild_id"), "guild_id"),
-        _snowflake(author["id"], "author.id"),
+        optional_snowflake(data.get("guild_id"), "guild_id"),
+        snowflake(author["id"], "author.id"),
         author.get("bot") is True,
         str(author.get("username") or ""),
-        _optional_snowflake(data.get("webhook_id"), "webhook_id"),
+        optional_snowflake(data.get("webhook_id"), "webhook_id"),
         content if isinstance(content, str) else "",
         me is not None
         and any(isinstance(u, Mapping) and str(u.get("id")) == str(me) for u in mentions),
-        _optional_snowflake(reference.get("message_id"), "message_reference"),
-        _optional_snowflake(replied_author, "referenced_message.author.id"),
+        optional_snowflake(reference.get("message_id"), "message_reference"),
+        optional_snowflake(replied_author, "referenced_message.author.id"),
     )
 
 
@@ -336,10 +251,10 @@ def _message(  # positional: this is the per-message hot path
         identity = discord_nonperson_identity(
             webhook_id or author_id, chat_id=chat, guild_id=guild_id, sender_kind=kind
         )
-        key = _session(agent_key, identity.peer_kind, identity.chat_id, thread)
+        key = session(agent_key, identity.peer_kind, identity.chat_id, thread)
         template = _template(identity)
     else:
-        identity, key, template = _person(agent_key, author_id, chat, guild_id, thread)
+        identity, key, template = person(agent_key, author_id, chat, guild_id, thread)
     metadata = {META_SESSION_KEY: key, META_EVENT: "message"}
     if identity.sender_id:
         metadata[META_SENDER_NAME] = author_name
@@ -358,109 +273,3 @@ def _message(  # positional: this is the per-message hot path
         str(message_id),
         (),
     )
-
-
-def _from_interaction_object(
-    interaction: discord.Interaction[Any], agent_key: str
-) -> InboundMessage | Ingress:
-    channel = interaction.channel
-    parent = channel.parent_id if isinstance(channel, _THREAD) else None
-    data = interaction.data
-    user = interaction.user
-    return _interaction(
-        agent_key=agent_key,
-        interaction_type=interaction.type.value,
-        interaction_id=interaction.id,
-        channel_id=_snowflake(interaction.channel_id, "channel_id"),
-        parent_id=parent,
-        guild_id=interaction.guild_id,
-        user_id=user.id,
-        user_name=user.name,
-        data=data if isinstance(data, Mapping) else {},
-    )
-
-
-def _from_interaction_dict(data: Mapping[str, Any], agent_key: str) -> InboundMessage | Ingress:
-    guild_id = _optional_snowflake(data.get("guild_id"), "guild_id")
-    member = data.get("member")
-    user = member.get("user") if guild_id is not None and isinstance(member, Mapping) else None
-    if user is None:
-        user = data["user"]
-    raw_channel = data.get("channel") or {}
-    channel_id = _snowflake(data.get("channel_id") or raw_channel.get("id"), "channel_id")
-    parent = None
-    if raw_channel.get("type") in _THREAD_CHANNEL_TYPES:
-        parent = _snowflake(raw_channel.get("parent_id"), "channel.parent_id")
-    body = data.get("data")
-    return _interaction(
-        agent_key=agent_key,
-        interaction_type=data.get("type"),
-        interaction_id=_snowflake(data["id"], "id"),
-        channel_id=channel_id,
-        parent_id=parent,
-        guild_id=guild_id,
-        user_id=_snowflake(user["id"], "user.id"),
-        user_name=str(user.get("username") or ""),
-        data=body if isinstance(body, Mapping) else {},
-    )
-
-
-def _interaction(
-    *,
-    agent_key: str,
-    interaction_type: Any,
-    interaction_id: int,
-    channel_id: int,
-    parent_id: int | None,
-    guild_id: int | None,
-    user_id: int,
-    user_name: str,
-    data: Mapping[str, Any],
-) -> InboundMessage | Ingress:
-    if interaction_type not in _HANDLED_INTERACTIONS:
-        return ignored(IgnoreReason.UNSUPPORTED_EVENT, f"interaction type {interaction_type!r}")
-    chat = parent_id or channel_id
-    thread = channel_id if parent_id else None
-    _, key, template = _person(agent_key, user_id, chat, guild_id, thread)
-    metadata = {
-        META_SESSION_KEY: key,
-        META_EVENT: "interaction",
-        META_ADDRESSED: _INTERACTION,
-        META_SENDER_NAME: user_name,
-    }
-    if interaction_type == 2:
-        name = data.get("name")
-        if isinstance(name, str) and name:
-            metadata[META_COMMAND] = name
-        content = _command_text(data)
-    else:
-        custom_id = data.get("custom_id")
-        content = custom_id if isinstance(custom_id, str) else ""
-    return _inbound(
-        template,
-        content,
-        metadata,
-        "" if thread is None else str(thread),
-        str(interaction_id),
-        (),
-    )
-
-
-def _command_text(data: Mapping[str, Any]) -> str:
-    """``/name sub opt=value ...`` for an application command's data (bounded depth)."""
-    parts = [f"/{data.get('name', '')}"]
-    options = data.get("options")
-    for _depth in range(3):  # command → group → subcommand is as deep as Discord goes
-        if not isinstance(options, list):
-            break
-        nested = None
-        for option in options:
-            if not isinstance(option, Mapping):
-                continue
-            if "value" in option:
-                parts.append(f"{option.get('name', '')}={option['value']}")
-            else:
-                parts.append(str(option.get("name", "")))
-                nested = option.get("options")
-        options = nested
-    return " ".join(parts)

@@ -17,8 +17,10 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import OrderedDict
+from types import MappingProxyType
 from typing import Any
 
+import aiohttp
 import discord
 from discord import app_commands
 
@@ -37,7 +39,11 @@ from actorscope.channels.discord_commands import (
 )
 from actorscope.channels.mention import strip_mention
 from actorscope.channels.policy import admit
-from actorscope.channels.writer_commands import WriterCommand, parse_writer_command
+from actorscope.channels.writer_commands import (
+    WriterCommand,
+    parse_writer_command,
+    writer_command_named,
+)
 from actorscope.errors import ConfigError
 from actorscope.messages import InboundMessage, OutboundMessage
 from actorscope.permissions.grants import GrantStore
@@ -163,8 +169,24 @@ class DiscordRunner(ChannelAdapter):
             await self.client.login(self._token)
         except discord.LoginFailure as exc:
             await self.client.close()
-            raise ConfigError(f"discord: the token was rejected: {exc}") from None
+            raise ConfigError(f"{self.name}: the bot token was rejected: {exc}") from None
+        except (discord.HTTPException, aiohttp.ClientError, OSError) as exc:
+            await self.client.close()
+            raise ConfigError(f"{self.name}: cannot reach Discord: {exc}") from None
         self._session = asyncio.create_task(self.client.connect(), name="actorscope-discord")
+        self._session.add_done_callback(self._session_ended)
+
+    def _session_ended(self, task: asyncio.Task[None]) -> None:
+        if task.cancelled() or task.exception() is None:
+            return
+        error = task.exception()
+        if isinstance(error, discord.PrivilegedIntentsRequired):
+            _log.error(
+                "discord.session_failed: enable the Message Content intent for this bot in "
+                "the Developer Portal (Bot -> Privileged Gateway Intents)"
+            )
+        else:
+            _log.error("discord.session_failed: %r", error)
 
     async def stop(self) -> None:
         """Close the session; bounded."""
@@ -177,8 +199,6 @@ class DiscordRunner(ChannelAdapter):
             if not session.done():
                 session.cancel()
             await asyncio.wait({session}, timeout=_STOP_TIMEOUT)
-            if session.done() and not session.cancelled() and session.exception() is not None:
-                _log.warning("discord.session ended with %r", session.exception())
 
     async def send(self, msg: OutboundMessage) -> None:
         """Follow up a pending interaction, or send to the channel or thread."""
@@ -224,7 +244,7 @@ class DiscordRunner(ChannelAdapter):
         if command is not None and META_ADDRESSED not in inbound.metadata:
             # A "!" command is addressed to the bot like a Telegram "/" command.
             metadata = {**inbound.metadata, META_ADDRESSED: Addressed.COMMAND.value}
-            inbound = inbound.model_copy(update={"metadata": metadata})
+            inbound = inbound.model_copy(update={"metadata": MappingProxyType(metadata)})
         admission = admit(inbound, self.config, bot_id=bot_id)
         if admission.message is None:
             _log.debug("discord.not_admitted reason=%s", admission.reason)
@@ -249,7 +269,7 @@ class DiscordRunner(ChannelAdapter):
         """Defer and publish an interaction that is not a writer slash command."""
         data: dict[str, Any] = dict(interaction.data or {})
         if interaction.type is discord.InteractionType.application_command and (
-            parse_writer_command(f"/{data.get('name', '')}") is not None
+            writer_command_named(str(data.get("name", ""))) is not None
         ):
             return  # the command tree answers these
         admitted = self._admit_interaction(interaction)

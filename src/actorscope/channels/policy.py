@@ -1,8 +1,10 @@
 """Admission: does the bot handle a normalised message, given its :class:`ChannelConfig`?
 
 Order: non-person senders (``ignore_bots``), then the DM or group policy (owners always pass an
-allowlist), then the mention gate in groups. An admitted group message has the bot's
-``@mention`` stripped from its text. A denied one comes back with the :class:`IgnoreReason`.
+allowlist), then the mention gate in groups: a message passes it when the adapter marked it
+addressed (an ``@mention``, a reply to the bot, a ``/command`` not naming another bot, a button
+click, a slash command). An admitted group message has the bot's ``@mention`` stripped from its
+text. A refused one comes back with the :class:`IgnoreReason`.
 """
 
 from __future__ import annotations

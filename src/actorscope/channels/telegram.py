@@ -8,8 +8,9 @@ platform event: a malformed update is ignored with reason ``malformed`` and logg
 Who acted, case by case (DESIGN's identity table):
 
 * private chat: scope and actor are the sender; group/supergroup: ``group:<channel>:<chat>``.
-* forum topic: the session key gets ``:topic:<N>``; General is 1; ``message_thread_id`` is
-  trusted only with ``is_topic_message`` (a reply in a plain supergroup also carries one).
+* forum topic: the session key gets ``:topic:<N>`` and ``thread_id`` is ``N``; General is 1
+  (send replies there without ``message_thread_id``); ``message_thread_id`` is trusted only
+  with ``is_topic_message`` (a reply in a plain supergroup also carries one).
 * anonymous admin (``sender_chat`` is the group), a user posting as a channel (another
   ``sender_chat``), an automatic forward from a linked channel, a channel post, a bot: empty
   ``sender_id`` and their :class:`~actorscope.identity.SenderKind`; ignored unless
@@ -17,7 +18,8 @@ Who acted, case by case (DESIGN's identity table):
 * callback query: the clicker acts; the scope is the chat of the message with the button, or
   for an inline message (no chat) the clicker's direct context.
 * service messages, ``my_chat_member`` / ``chat_member``: ignored; a migration
-  (``migrate_to_chat_id`` / ``migrate_from_chat_id``) is ignored *with* a ``ScopeMigration``.
+  (``migrate_to_chat_id`` / ``migrate_from_chat_id``) is ignored *with* a ``ScopeMigration``
+  (apply it with :func:`actorscope.channels.migration.move_grants`).
 """
 
 from __future__ import annotations

@@ -23,16 +23,17 @@ from actorscope.channels.adapter import ChannelAdapter
 from actorscope.channels.base import META_COMMAND
 from actorscope.channels.config import ChannelConfig
 from actorscope.channels.dedup import DedupCache
+from actorscope.channels.migration import move_grants
 from actorscope.channels.policy import admit
 from actorscope.channels.telegram import GENERAL_TOPIC_ID, inspect_update
 from actorscope.channels.telegram_commands import (
     handle_telegram_writer_command,
     telegram_admin_check,
 )
-from actorscope.channels.writer_commands import WriterCommand
+from actorscope.channels.writer_commands import writer_command_named
 from actorscope.errors import ConfigError
 from actorscope.messages import OutboundMessage
-from actorscope.permissions.grants import GrantStore
+from actorscope.permissions import GrantStore
 from actorscope.permissions.writers import WriterManager
 from actorscope.propagation.bus import MessageBus
 
@@ -174,11 +175,8 @@ class TelegramRunner(ChannelAdapter):
             ignore_bots=self.config.ignore_bots,
         )
         if ingress.migration is not None:
-            _log.warning(
-                "telegram.chat_migrated %s -> %s: grants are not moved automatically",
-                ingress.migration.old_scope,
-                ingress.migration.new_scope,
-            )
+            moved = await move_grants(self.writers.store, ingress.migration, moved_by="migration")
+            _log.info("telegram.grants_moved count=%d to %s", moved, ingress.migration.new_scope)
         message = ingress.message
         if message is None or self.dedup.seen_message(message):
             return
@@ -187,7 +185,7 @@ class TelegramRunner(ChannelAdapter):
             _log.debug("telegram.not_admitted reason=%s", admission.reason)
             return
         message = admission.message
-        command = _writer_command(message.metadata.get(META_COMMAND, ""))
+        command = writer_command_named(message.metadata.get(META_COMMAND, ""))
         if command is not None:
             if update.message is None:
                 return  # an edited or channel command: act on the original message only
@@ -209,6 +207,11 @@ class TelegramRunner(ChannelAdapter):
                 )
             )
             return
+        if update.callback_query is not None:
+            try:
+                await update.callback_query.answer()  # stops the button's spinner
+            except TelegramError as exc:
+                _log.warning("telegram.answer_callback_query failed: %s", exc)
         await self._bus.publish_from_channel(message)
 
     async def _on_update(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -216,10 +219,3 @@ class TelegramRunner(ChannelAdapter):
 
     async def _on_error(self, update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
         _log.error("telegram.update_failed: %r", context.error, exc_info=context.error)
-
-
-def _writer_command(name: str) -> WriterCommand | None:
-    try:
-        return WriterCommand(name.lower())
-    except ValueError:
-        return None

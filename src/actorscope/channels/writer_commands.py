@@ -16,7 +16,13 @@ from enum import StrEnum
 from actorscope.identity import Identity
 from actorscope.permissions.writers import WriterDecision, WriterManager, WriterReason
 
-__all__ = ["WriterCommand", "describe_decision", "execute_writer_command", "parse_writer_command"]
+__all__ = [
+    "WriterCommand",
+    "describe_decision",
+    "execute_writer_command",
+    "parse_writer_command",
+    "writer_command_named",
+]
 
 
 class WriterCommand(StrEnum):
@@ -27,6 +33,7 @@ class WriterCommand(StrEnum):
     LIST = "writers"
 
 
+_BY_NAME = {command.value: command for command in WriterCommand}
 _COMMAND = re.compile(r"([/!])([A-Za-z]{1,32})(?:@[A-Za-z0-9_]{1,64})?(?=\s|$)")
 
 _WHY: dict[WriterReason, str] = {
@@ -50,10 +57,12 @@ def parse_writer_command(text: str, *, prefixes: str = "/") -> WriterCommand | N
     match = _COMMAND.match(text.strip())
     if match is None or match.group(1) not in prefixes:
         return None
-    try:
-        return WriterCommand(match.group(2).lower())
-    except ValueError:
-        return None
+    return writer_command_named(match.group(2))
+
+
+def writer_command_named(name: str) -> WriterCommand | None:
+    """The writer command called ``name`` (no prefix, any case), else ``None``."""
+    return _BY_NAME.get(name.lower())
 
 
 def describe_decision(decision: WriterDecision, *, target_name: str = "", usage: str = "") -> str:

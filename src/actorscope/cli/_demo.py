@@ -1,12 +1,27 @@
-"""``actorscope demo``: the identity table, computed by the library, offline."""
+"""``actorscope demo``: a scripted group conversation through the real adapters, offline.
+
+First the identity table (scope vs actor for sample events), then a conversation played by the
+testing kit's simulators: Telegram through python-telegram-bot and the Bot API emulator,
+Discord through discord.py's gateway parsers, a sub-agent announce through propagation, and a
+permission check per turn on an embedded SQLite database (``--db``), which stays so that
+``actorscope audit --db ...`` shows the denials afterwards. The script is
+``demo.scenario.yaml`` next to this module; its expectations are checked as it plays.
+"""
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Annotated
 
+import typer
+from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from actorscope.agents import AgentRegistry
 from actorscope.cli._app import app, console_for_tables
 from actorscope.identity import (
     DISCORD,
@@ -21,8 +36,25 @@ from actorscope.identity import (
     system_identity,
     telegram_identity,
 )
+from actorscope.permissions import GrantStore, PermissionPolicy
+from actorscope.propagation import OriginSigner
+from actorscope.store import Database
+from actorscope.testing.harness import AgentEnv
+from actorscope.testing.scenario import StepOutcome, parse_scenario, run_scenario_in
 
-__all__ = ["SAMPLES", "Sample", "identity_table"]
+__all__ = [
+    "DEMO_AGENT",
+    "SAMPLES",
+    "Sample",
+    "conversation_table",
+    "demo",
+    "identity_table",
+    "play_demo",
+]
+
+#: The agent the demo's conversation runs as; re-created fresh on every run.
+DEMO_AGENT = "demo"
+DEFAULT_DB = Path("actorscope.db")
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,7 +131,52 @@ def identity_table(samples: tuple[Sample, ...] = SAMPLES) -> Table:
     return table
 
 
+def conversation_table(outcomes: list[StepOutcome]) -> Table:
+    """A rich table of the conversation: who did what where, and the permission decision."""
+    table = Table(title="actorscope demo: a group conversation, checked turn by turn")
+    for column in ("#", "platform", "chat", "who"):
+        table.add_column(column)
+    for column in ("scope", "actor"):
+        table.add_column(column, no_wrap=True)
+    for column in ("action", "decision", "reason"):
+        table.add_column(column)
+    for o in outcomes:
+        decision = Text(o.decision, style="green" if o.decision == "allowed" else "red")
+        cells = (str(o.index), o.platform, o.chat, o.who, o.scope or '""', o.actor or '""')
+        table.add_row(*(Text(c) for c in cells), Text(o.action), decision, Text(o.reason))
+    return table
+
+
+async def play_demo(db_path: Path) -> list[StepOutcome]:
+    """Play the demo conversation on ``db_path`` with a fresh agent ``demo``."""
+    script = resources.files("actorscope.cli").joinpath("demo.scenario.yaml")
+    loaded = parse_scenario(script.read_text(encoding="utf-8"), Path("demo.scenario.yaml"))
+    async with Database.open(db_path) as db:
+        registry = AgentRegistry(db)
+        if any(agent.key == DEMO_AGENT for agent in await registry.list()):
+            await registry.remove(DEMO_AGENT, purge=True)  # its grants go with it
+        agent = await registry.create(DEMO_AGENT, display_name="actorscope demo")
+        store = GrantStore(db)
+        env = AgentEnv(db, agent, store, PermissionPolicy(store), OriginSigner())
+        return await run_scenario_in(loaded, env)
+
+
 @app.command("demo")
-def demo() -> None:
-    """Print the identity table for built-in sample events (offline)."""
-    console_for_tables().print(identity_table())
+def demo(
+    db: Annotated[
+        Path, typer.Option("--db", help="Database for the demo (its agent is re-created).")
+    ] = DEFAULT_DB,
+    identities: Annotated[
+        bool, typer.Option("--identities/--no-identities", help="Print the identity table first.")
+    ] = True,
+) -> None:
+    """Play a scripted group conversation offline and print each turn's permission decision."""
+    outcomes = asyncio.run(play_demo(db))  # first: a bad --db must print nothing but the error
+    console = console_for_tables()
+    if identities:
+        console.print(identity_table())
+    console.print(conversation_table(outcomes))
+    denied = sum(o.decision == "denied" for o in outcomes)
+    Console(emoji=False, highlight=False).print(
+        Text(f"{denied} denials are in the audit log: actorscope audit --db {db}")
+    )

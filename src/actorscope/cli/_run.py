@@ -35,6 +35,10 @@ def run(
         level=logging.WARNING, format="actorscope: %(levelname)s %(name)s: %(message)s"
     )
     lines = read_lines(sys.stdin) if sandbox else None
-    asyncio.run(
-        run_bots(bot_config, sandbox=sandbox, out=typer.echo, lines=lines, source=str(config))
-    )
+    try:
+        asyncio.run(
+            run_bots(bot_config, sandbox=sandbox, out=typer.echo, lines=lines, source=str(config))
+        )
+    except KeyboardInterrupt:  # a second Ctrl-C during shutdown
+        typer.echo("actorscope: interrupted", err=True)
+        raise typer.Exit(130) from None

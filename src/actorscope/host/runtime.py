@@ -188,7 +188,10 @@ class Host:
                 _log.warning("drain timed out after %gs; cancelling in-flight runs", grace)
         for worker in workers:
             worker.cancel()
-        _, pending = await asyncio.wait(workers, timeout=grace)
+        done, pending = await asyncio.wait(workers, timeout=grace)
+        for worker in done:
+            if not worker.cancelled() and worker.exception() is not None:
+                _log.error("host worker %s died: %r", worker.get_name(), worker.exception())
         if pending:
             _log.error("%d host workers ignored cancellation for %gs", len(pending), grace)
         return self._bus.qsize()

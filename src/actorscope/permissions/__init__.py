@@ -7,6 +7,7 @@ from actorscope.permissions.ownership import owner_for_new_row, owns
 from actorscope.permissions.policy import BYPASS_ROLES, Decision, PermissionPolicy, Reason
 from actorscope.permissions.records import Grant, GrantKey, GrantLookup
 from actorscope.permissions.scopes import ConfigType, Permission, candidate_scopes
+from actorscope.permissions.watch import DEFAULT_WATCH_INTERVAL, GrantChangeWatcher
 from actorscope.permissions.writers import (
     PlatformAdminCheck,
     WriterDecision,
@@ -18,6 +19,7 @@ from actorscope.permissions.writers import (
 
 __all__ = [
     "BYPASS_ROLES",
+    "DEFAULT_WATCH_INTERVAL",
     "AuditAction",
     "AuditEntry",
     "AuditLog",
@@ -25,6 +27,7 @@ __all__ = [
     "Decision",
     "DecisionCache",
     "Grant",
+    "GrantChangeWatcher",
     "GrantKey",
     "GrantLookup",
     "GrantStore",

@@ -7,12 +7,11 @@ by this process's cache until :meth:`GrantStore.invalidate` is called.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from actorscope.agents import AgentRegistry
+from actorscope.agents import Agent, AgentRegistry
 from actorscope.agents.types import parse_uuid
 from actorscope.errors import GrantError, StoreError
 from actorscope.permissions.audit import AuditAction, AuditEntry, AuditLog
@@ -67,10 +66,12 @@ class GrantStore:
         self.cache: DecisionCache[Any] = DecisionCache(max_cached)
         self._agents = AgentRegistry(db)
         self._tenant_of: dict[str, str] = {}
-        # One read at a time on the shared reader connection: a SELECT whose cursor is still
-        # open (between aiosqlite's execute and fetch hops) pins the connection's snapshot,
-        # and a lookup run inside it would miss a grant committed just before it was issued.
-        self._read_lock = asyncio.Lock()
+        # A renamed or removed agent (through any registry on this database) must not keep
+        # answering from cached decisions.
+        self._agents.subscribe(self._agent_changed)
+
+    def _agent_changed(self, before: Agent, after: Agent | None) -> None:
+        self.cache.invalidate(before.id)
 
     def invalidate(self, agent_id: str | None = None) -> None:
         """Forget cached decisions of one agent (or all): after changes made elsewhere."""
@@ -258,8 +259,7 @@ class GrantStore:
 
     async def read(self, sql: str, params: Sequence[Any] = ()) -> Sequence[Row]:
         """Every row of one query on committed data, never inside another read's snapshot."""
-        async with self._read_lock:
-            return await self.db.fetchall(sql, params)
+        return await self.db.fetchall(sql, params)
 
     async def _tenants(self, agent_ids: Iterable[str]) -> dict[str, str]:
         tenants: dict[str, str] = {}

@@ -182,17 +182,18 @@ class WriterManager:
             return await self._refuse(bound, WriterReason.NOT_GROUP_CONTEXT, "", target, none)
         if not is_uuid(bound.agent_id):
             return await self._refuse(bound, WriterReason.NO_AGENT, scope, target, none)
-        target_id = normalize_sender_id(target) if isinstance(target, str) else ""
-        if not target_id or target_id == ANY or grantee_problem(target_id):
-            return await self._refuse(bound, WriterReason.INVALID_TARGET, scope, target, none)
         agent_id = str(bound.agent_id)
         writers = await self._writers(agent_id, scope)
         role = await self._role(bound, writers)
+        # Authority before the target: someone who may not manage writers learns only that.
         if role is None:
             reason = WriterReason.MANAGER_NOT_A_PERSON
-            return await self._refuse(bound, reason, scope, target_id, none)
+            return await self._refuse(bound, reason, scope, str(target), none)
         if role is WriterRole.NONE:
-            return await self._refuse(bound, WriterReason.NOT_AUTHORIZED, scope, target_id, none)
+            return await self._refuse(bound, WriterReason.NOT_AUTHORIZED, scope, str(target), none)
+        target_id = normalize_sender_id(target) if isinstance(target, str) else ""
+        if not target_id or target_id == ANY or grantee_problem(target_id):
+            return await self._refuse(bound, WriterReason.INVALID_TARGET, scope, target, role)
         return _Request(bound, scope, agent_id, target_id, writers, role)
 
     async def _role(self, identity: Identity, writers: list[str]) -> WriterRole | None:

@@ -17,6 +17,7 @@ from functools import lru_cache
 from types import MappingProxyType
 from typing import Any
 
+from actorscope.errors import IdentityError
 from actorscope.identity import (
     DISCORD,
     PeerKind,
@@ -30,8 +31,9 @@ from actorscope.identity import (
 )
 from actorscope.messages import InboundMessage, RunRequest
 from actorscope.propagation.keys import (
-    META_ORIGIN_PEER_KIND,
     META_ORIGIN_SENDER_ID,
+    META_ORIGIN_SIGNATURE,
+    META_ORIGIN_SIGNED_AT,
     META_ORIGIN_VIA,
     ORIGIN_FIELD_KEYS,
     is_origin_key,
@@ -40,30 +42,27 @@ from actorscope.propagation.origin import Origin, OriginSigner
 
 __all__ = ["build_run_request", "origin_scope", "sanitize_inbound", "verified_origin"]
 
-_NONE: frozenset[str] = frozenset()
-_SIGNED_KEY_COUNT = len(ORIGIN_FIELD_KEYS) + 2  # the fields, the signature and the timestamp
+_FIELD_SET = frozenset(ORIGIN_FIELD_KEYS)
 _ID = re.compile(r"-?[0-9]{1,32}")
 _CHANNEL = re.compile(r"[a-z0-9][a-z0-9_.-]{0,63}")
 
 
-def _strip(metadata: Mapping[str, str], keep: frozenset[str]) -> dict[str, str]:
+def _strip(metadata: Mapping[str, str]) -> dict[str, str]:
     # A message's metadata is a read-only proxy; copying its dict is much cheaper than dict().
     kept = metadata.copy() if type(metadata) is MappingProxyType else dict(metadata)
-    for key in kept.keys() - keep:
-        if is_origin_key(key):
-            del kept[key]
+    for key in [key for key in kept if is_origin_key(key)]:
+        del kept[key]
     return kept
 
 
-def _verified_metadata(metadata: Mapping[str, str], origin: Origin) -> dict[str, str]:
-    kept = dict(zip(ORIGIN_FIELD_KEYS, origin, strict=True))
-    kept[META_ORIGIN_PEER_KIND] = origin.peer_kind.value
-    # A wrapper's message holds the origin fields, signature and timestamp and nothing else,
-    # unless the wrapper was given extra metadata: only then are other keys carried over.
-    if len(metadata) > _SIGNED_KEY_COUNT:
-        for key, value in metadata.items():
-            if not is_origin_key(key):
-                kept[key] = value
+def _verified_metadata(metadata: Mapping[str, str]) -> dict[str, str]:
+    # Called only after verify() succeeded, which read exactly the field keys: their values
+    # here are the verified ones. Signature and timestamp go; so does any other origin_* key
+    # (unsigned, so untrusted); keys outside the origin_ namespace stay.
+    kept = metadata.copy() if type(metadata) is MappingProxyType else dict(metadata)
+    del kept[META_ORIGIN_SIGNATURE], kept[META_ORIGIN_SIGNED_AT]
+    if kept.keys() != _FIELD_SET:
+        kept = {k: v for k, v in kept.items() if k in _FIELD_SET or not is_origin_key(k)}
     return kept
 
 
@@ -71,7 +70,7 @@ def sanitize_inbound(msg: InboundMessage) -> InboundMessage:
     """``msg`` without any ``origin_*`` metadata: what a channel may put on the bus."""
     if not any(is_origin_key(key) for key in msg.metadata):
         return msg
-    return msg.model_copy(update={"metadata": MappingProxyType(_strip(msg.metadata, _NONE))})
+    return msg.model_copy(update={"metadata": MappingProxyType(_strip(msg.metadata))})
 
 
 def origin_scope(origin: Origin) -> str | None:
@@ -172,17 +171,21 @@ def build_run_request(
     fields and ``origin_via``, the synthetic sender that carried it (never the signature or
     timestamp). A malformed chat id or agent key raises :class:`IdentityError`.
     """
+    if agent_id is not None and type(agent_id) is not str:
+        raise IdentityError(f"agent_id must be a string or None, got {type(agent_id).__name__}")
+    if tenant_id is not None and type(tenant_id) is not str:
+        raise IdentityError(f"tenant_id must be a string or None, got {type(tenant_id).__name__}")
     key = _session(agent_key, msg.channel, msg.peer_kind, msg.chat_id, msg.thread_id)
     verified = verified_origin(msg, signer)
     if verified is None:
         user_id, sender_id, role = msg.user_id, msg.sender_id, ""
         sender_kind, peer_kind = msg.sender_kind, msg.peer_kind
-        kept = _strip(msg.metadata, _NONE)
+        kept = _strip(msg.metadata)
     else:
         origin, user_id = verified
         sender_id, role, sender_kind = origin.sender_id, origin.role, SenderKind.USER
         peer_kind = PeerKind.GROUP if is_group_scope(user_id) else PeerKind.DIRECT
-        kept = _verified_metadata(msg.metadata, origin)
+        kept = _verified_metadata(msg.metadata)
         kept[META_ORIGIN_VIA] = msg.sender_id
     return _trusted_request(
         {

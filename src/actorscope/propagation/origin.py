@@ -58,9 +58,13 @@ DEFAULT_MAX_AGE = 600.0
 MIN_KEY_BYTES = 32
 
 # Bumped whenever the canonical encoding changes, so old signatures stop verifying.
-_DOMAIN = b"actorscope.origin.v1|"
-# 9 carrier parts (timestamp included) + 8 origin fields, each length a little-endian uint32.
-_LENGTHS = struct.Struct("<17I")
+_DOMAIN_JOINED = b"actorscope.origin.v1.nul|"
+_DOMAIN_LENGTHS = b"actorscope.origin.v1.len|"
+# 9 carrier parts (timestamp included) + 8 origin fields.
+_PARTS = 17
+_SEPARATORS = _PARTS - 1
+# The length-prefixed form: each part's length as a little-endian uint32.
+_LENGTHS = struct.Struct(f"<{_PARTS}I")
 _SET_FLAGS = {(a, t): bytes([a << 1 | t]) for a in (False, True) for t in (False, True)}
 _PEER_KINDS = {kind.value: kind for kind in PeerKind}
 _SIGNED_AT = re.compile(r"[0-9]{1,16}")
@@ -86,12 +90,22 @@ class Origin(NamedTuple):
     def from_identity(
         cls, identity: Identity, *, session_key: str = "", trace_id: str = ""
     ) -> Origin:
-        """The origin a run bound to ``identity`` hands on to the runs it starts."""
+        """The origin a run bound to ``identity`` hands on to the runs it starts.
+
+        In a group scope the channel and chat come from the scope, not from the chat the run
+        answers in: a run that a session_send carried into another chat still belongs to the
+        chat its human acted in, and so does every hop after it.
+        """
+        channel, chat_id = identity.channel, identity.chat_id
+        if identity.user_id.startswith("group:"):
+            parts = identity.user_id.split(":")
+            if len(parts) == 3:
+                channel, chat_id = parts[1], parts[2]
         return cls(
             sender_id=identity.sender_id,
             role=identity.role,
-            channel=identity.channel,
-            chat_id=identity.chat_id,
+            channel=channel,
+            chat_id=chat_id,
             user_id=identity.user_id,
             peer_kind=identity.peer_kind,
             session_key=session_key,
@@ -131,10 +145,11 @@ class Origin(NamedTuple):
 
 
 def _canonical(signed_at: str, carrier: InboundMessage, fields: tuple[str, ...]) -> bytes:
-    # Unambiguous and cheap: every part's length (packed), whether the carrier's agent and
-    # tenant are set at all, then the parts back to back. The carrier's routing fields and text
-    # are bound as well as its sender, so a signed origin cannot be lifted onto another
-    # message. surrogatepass lets any Python string encode, lone surrogates included.
+    # Unambiguous and cheap. The parts are joined with NUL; when no part holds a NUL (exactly
+    # _SEPARATORS in the join) that is a unique encoding. Otherwise every part's length is packed in
+    # front instead, under another prefix so the two forms never collide. The carrier's
+    # routing fields and text are bound as well as its sender, so a signed origin cannot be
+    # lifted onto another message. surrogatepass lets any string encode, lone surrogates too.
     agent_id, tenant_id = carrier.agent_id, carrier.tenant_id
     parts = (
         signed_at,
@@ -149,8 +164,11 @@ def _canonical(signed_at: str, carrier: InboundMessage, fields: tuple[str, ...])
         *fields,
     )
     flags = _SET_FLAGS[agent_id is None, tenant_id is None]
+    joined = "\x00".join(parts)
+    if joined.count("\x00") == _SEPARATORS:
+        return _DOMAIN_JOINED + flags + joined.encode("utf-8", "surrogatepass")
     body = "".join(parts).encode("utf-8", "surrogatepass")
-    return _DOMAIN + flags + _LENGTHS.pack(*map(len, parts)) + body
+    return _DOMAIN_LENGTHS + flags + _LENGTHS.pack(*map(len, parts)) + body
 
 
 def _fields(origin: Origin) -> tuple[str, ...]:
@@ -163,18 +181,6 @@ def _fields(origin: Origin) -> tuple[str, ...]:
         origin.peer_kind.value,
         origin.session_key,
         origin.trace_id,
-    )
-
-
-def _well_formed(signature: str, signed_at: str) -> bool:
-    # String checks instead of regexes (this runs per message): a 64-character ASCII signature
-    # (compare_digest needs ASCII; a non-hex one simply never matches) and 1-16 ASCII digits.
-    return (
-        len(signature) == 64
-        and signature.isascii()
-        and 0 < len(signed_at) <= 16
-        and signed_at.isascii()
-        and signed_at.isdigit()
     )
 
 
@@ -251,16 +257,14 @@ class OriginSigner:
         outer.update(inner.digest())
         return outer.hexdigest()
 
-    def _mac(self, signed_at: str, carrier: InboundMessage, fields: tuple[str, ...]) -> str:
-        return self._hmac_hex(_canonical(signed_at, carrier, fields))
-
     def attach(self, carrier: InboundMessage, origin: Origin) -> InboundMessage:
         """``carrier`` with ``origin`` signed into its metadata, replacing any ``origin_*`` keys."""
         signed_at = str(int(self._clock() * 1000))
         metadata = {k: v for k, v in carrier.metadata.items() if not is_origin_key(k)}
         metadata.update(origin.to_metadata())
         metadata[META_ORIGIN_SIGNED_AT] = signed_at
-        metadata[META_ORIGIN_SIGNATURE] = self._mac(signed_at, carrier, _fields(origin))
+        signature = self._hmac_hex(_canonical(signed_at, carrier, _fields(origin)))
+        metadata[META_ORIGIN_SIGNATURE] = signature
         # The signature covers no metadata, so swapping the mapping leaves it valid.
         return carrier.model_copy(update={"metadata": MappingProxyType(metadata)})
 
@@ -273,7 +277,13 @@ class OriginSigner:
         signed_at = metadata.get(META_ORIGIN_SIGNED_AT)
         if signature is None or signed_at is None:
             return None
-        if not _well_formed(signature, signed_at):
+        if not (
+            len(signature) == 64
+            and signature.isascii()  # compare_digest needs ASCII; non-hex never matches
+            and 0 < len(signed_at) <= 16
+            and signed_at.isascii()
+            and signed_at.isdigit()
+        ):
             return None
         age_ms = int(self._clock() * 1000) - int(signed_at)
         if age_ms > self._max_age_ms or -age_ms > self._max_skew_ms:
@@ -294,7 +304,9 @@ class OriginSigner:
         peer_kind = _PEER_KINDS.get(fields[5])
         if peer_kind is None:
             return None
-        if not hmac.compare_digest(self._mac(signed_at, carrier, fields), signature):
+        if not hmac.compare_digest(
+            self._hmac_hex(_canonical(signed_at, carrier, fields)), signature
+        ):
             return None
         return Origin(
             fields[0], fields[1], fields[2], fields[3], fields[4], peer_kind, fields[6], fields[7]

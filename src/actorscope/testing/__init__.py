@@ -18,7 +18,8 @@ from actorscope.testing.botapi import (
     RecordedCall,
     make_token,
 )
-from actorscope.testing.discord_sim import DiscordSim, HttpCall
+from actorscope.testing.discord_api import HttpCall
+from actorscope.testing.discord_sim import DiscordSim
 from actorscope.testing.expect import (
     ExpectationError,
     Expectations,

@@ -17,17 +17,21 @@ opens a socket: its HTTP requests and interaction callbacks are answered here an
 from __future__ import annotations
 
 import asyncio
+import warnings
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
-import discord
-from discord.http import Route
-from discord.webhook.async_ import AsyncWebhookAdapter, async_context
+with warnings.catch_warnings():
+    # discord.py imports the deprecated stdlib ``audioop`` for voice, which nothing here uses;
+    # a project's ``filterwarnings = error`` must not make loading the pytest plugin fail.
+    warnings.filterwarnings("ignore", "'audioop' is deprecated", DeprecationWarning)
+    import discord
+    from discord.webhook.async_ import async_context
 
 from actorscope.channels import ChannelConfig, admit
 from actorscope.channels.discord import inspect_interaction, inspect_message
 from actorscope.messages import InboundMessage, RunRequest
+from actorscope.testing.discord_api import DiscordApi, HttpCall, InteractionAdapter
 from actorscope.testing.discord_payloads import (
     DiscordChannel,
     DiscordGuild,
@@ -36,25 +40,15 @@ from actorscope.testing.discord_payloads import (
     guild_create,
     interaction_create,
     message_create,
-    message_object,
 )
 from actorscope.testing.expect import ObservationKind
 from actorscope.testing.harness import AgentEnv, Event, Reply, Simulator
 
-__all__ = ["DiscordSim", "HttpCall"]
+__all__ = ["DiscordSim"]
 
 UserLike = DiscordUser | int | str
 ChannelLike = DiscordChannel | int | str
 _WAIT = 5.0  # seconds a parsed event may take to be dispatched (it is usually immediate)
-
-
-@dataclass(frozen=True, slots=True)
-class HttpCall:
-    """One request the bot made to Discord's HTTP API: method, path (ids filled in), JSON body."""
-
-    method: str
-    path: str
-    json: Mapping[str, Any] | None
 
 
 class _Client(discord.Client):
@@ -75,18 +69,6 @@ class _Client(discord.Client):
         self.inbox.put_nowait(interaction)
 
 
-class _InteractionAdapter(AsyncWebhookAdapter):
-    """Answers interaction callbacks and follow-ups locally, like Discord would."""
-
-    def __init__(self, sim: DiscordSim) -> None:
-        super().__init__()
-        self._sim = sim
-
-    async def request(self, route: Route, session: Any, **kwargs: Any) -> Any:
-        """Record the call; answer with the message it created."""
-        return self._sim._webhook_request(route, kwargs.get("payload"))
-
-
 class DiscordSim(Simulator):
     """A Discord world, a discord.py client fed from it, and the bot's turns."""
 
@@ -99,15 +81,19 @@ class DiscordSim(Simulator):
         self.config = config or ChannelConfig(platform="discord", require_mention=False)
         self.ids = Snowflakes()
         self.bot = DiscordUser(self.ids.next(), bot_name, bot=True)
-        self.http_calls: list[HttpCall] = []
         self._client: _Client | None = None
         self._users: dict[str, DiscordUser] = {}
         self._guilds: dict[str, DiscordGuild] = {}
         self._channels: dict[str, DiscordChannel] = {}
         self._by_id: dict[int, DiscordChannel] = {}
-        self._interaction_channels: dict[int, DiscordChannel] = {}
         self._dirty: set[int] = set()
-        self._adapter = _InteractionAdapter(self)
+        self.api = DiscordApi(self.ids, self.bot, self._by_id, self._record_send)
+        self._adapter = InteractionAdapter(self.api)
+
+    @property
+    def http_calls(self) -> list[HttpCall]:
+        """Every request the bot made to Discord (HTTP API and interaction callbacks), in order."""
+        return self.api.calls
 
     @property
     def client(self) -> discord.Client:
@@ -120,10 +106,11 @@ class DiscordSim(Simulator):
         """Set the client up offline: its own HTTP requests are answered by the simulator."""
         client = _Client()
         await client._async_setup_hook()
-        client.http.request = self._http_request  # type: ignore[method-assign]
+        client.http.request = self.api.request  # type: ignore[method-assign]
         state = client._connection
         state.user = discord.ClientUser(
-            state=state, data={**_user_data(self.bot), "bot": True}  # type: ignore[typeddict-item]
+            state=state,
+            data={**_user_data(self.bot), "bot": True},  # type: ignore[typeddict-item]
         )
         state.application_id = self.bot.id
         self._client = client
@@ -165,7 +152,7 @@ class DiscordSim(Simulator):
         self, guild: DiscordGuild | str, name: str, *, channel_id: int | None = None
     ) -> DiscordChannel:
         """A text channel of ``guild``."""
-        owner = self._guilds[guild] if isinstance(guild, str) else guild
+        owner = self.find_guild(guild)
         return self._add(DiscordChannel(channel_id or self.ids.next(), name, guild=owner))
 
     def thread(
@@ -178,12 +165,14 @@ class DiscordSim(Simulator):
         return self._add(created)
 
     def _add(self, channel: DiscordChannel) -> DiscordChannel:
-        assert channel.guild is not None
-        channel.guild.channels.append(channel)
+        guild = channel.guild
+        if guild is None:
+            raise LookupError(f"channel {channel.name!r} belongs to no guild")
+        guild.channels.append(channel)
         self._channels.setdefault(channel.name, channel)
-        self._channels[f"{channel.guild.name}/{channel.name}"] = channel
+        self._channels[f"{guild.name}/{channel.name}"] = channel
         self._by_id[channel.id] = channel
-        self._dirty.add(channel.guild.id)
+        self._dirty.add(guild.id)
         return channel
 
     def dm_channel(self, user: UserLike) -> DiscordChannel:
@@ -195,6 +184,15 @@ class DiscordSim(Simulator):
             self._channels[key] = channel
             self._by_id[channel.id] = channel
         return self._channels[key]
+
+    def find_guild(self, guild: DiscordGuild | int | str) -> DiscordGuild:
+        """A guild by sim name, id or object."""
+        if isinstance(guild, DiscordGuild):
+            return guild
+        for found in self._guilds.values():
+            if guild in (found.name, found.id, str(found.id)):
+                return found
+        raise LookupError(f"no Discord guild {guild!r} in the simulator")
 
     def find_user(self, user: UserLike) -> DiscordUser:
         """A user by sim name, id or object."""
@@ -257,9 +255,7 @@ class DiscordSim(Simulator):
         if where.webhook_id is None:
             where.webhook_id = self.ids.next()
         author = DiscordUser(where.webhook_id, name, bot=True)
-        data = message_create(
-            self.ids.next(), where, author, text, webhook_id=where.webhook_id
-        )
+        data = message_create(self.ids.next(), where, author, text, webhook_id=where.webhook_id)
         return await self._message(data, f"discord webhook {name!r} in #{where.name}")
 
     async def bot_message(self, bot: UserLike, text: str, channel: ChannelLike) -> Event:
@@ -282,14 +278,15 @@ class DiscordSim(Simulator):
         self._join(where, person)
         await self._sync()
         interaction_id = self.ids.next()
-        self._interaction_channels[interaction_id] = where
+        self.api.interactions[interaction_id] = where
         data = interaction_create(interaction_id, self.bot.id, where, person, command, options)
         label = f"discord /{command} by {person.name} in #{where.name}"
         self._start()
         event = Event(label, data)
         self.client._connection.parse_interaction_create(data)  # type: ignore[arg-type]
         parsed = await self._received()
-        assert isinstance(parsed, discord.Interaction)
+        if not isinstance(parsed, discord.Interaction):
+            raise TypeError(f"discord.py dispatched {type(parsed).__name__}, not an interaction")
         ingress = inspect_interaction(parsed, agent_key=self.env.agent.key)
         token = async_context.set(self._adapter)
         try:
@@ -309,13 +306,13 @@ class DiscordSim(Simulator):
         state = self.client._connection
         for guild in self._guilds.values():
             if guild.id in self._dirty:
-                state.parse_guild_create(guild_create(guild))  # type: ignore[arg-type]
+                state.parse_guild_create(guild_create(guild))
         self._dirty.clear()
 
     async def _received(self) -> discord.Message | discord.Interaction[Any]:
-        inbox = self._client.inbox if self._client is not None else None
-        assert inbox is not None
-        return await asyncio.wait_for(inbox.get(), _WAIT)
+        if self._client is None:
+            raise RuntimeError("DiscordSim is not started (use `async with` or start())")
+        return await asyncio.wait_for(self._client.inbox.get(), _WAIT)
 
     async def _message(self, data: dict[str, Any], label: str) -> Event:
         await self._sync()
@@ -323,7 +320,8 @@ class DiscordSim(Simulator):
         event = Event(label, data)
         self.client._connection.parse_message_create(data)  # type: ignore[arg-type]
         parsed = await self._received()
-        assert isinstance(parsed, discord.Message)
+        if not isinstance(parsed, discord.Message):
+            raise TypeError(f"discord.py dispatched {type(parsed).__name__}, not a message")
         ingress = inspect_message(
             parsed,
             agent_key=self.env.agent.key,
@@ -349,64 +347,14 @@ class DiscordSim(Simulator):
 
     def _default_route(self, request: RunRequest) -> Reply:
         target = int(request.thread_id or request.chat_id)
-        return _channel_reply(self.client.get_channel(target) or self._dm(target))
-
-    def _dm(self, channel_id: int) -> discord.abc.Messageable:
-        channel = self._by_id.get(channel_id)
-        if channel is None or channel.recipient is None:
-            raise LookupError(f"no channel {channel_id} to reply to")
-        return self.client._connection._get_or_create_private_channel(  # type: ignore[attr-defined]
-            channel_id, channel.recipient.id
-        )
-
-    # -- Discord's side --------------------------------------------------------------------
+        # A DM channel is not cached by discord.py; a partial messageable sends the same way.
+        channel = self.client.get_channel(target) or self.client.get_partial_messageable(target)
+        return _channel_reply(channel)
 
     def _record_send(self, channel: DiscordChannel | None, channel_id: int, text: str) -> None:
         chat = channel.chat_id if channel is not None else channel_id
         topic = str(channel.id) if channel is not None and channel.is_thread else ""
         self.expect.record(ObservationKind.SEND, text=text, chat=chat, topic=topic)
-
-    async def _http_request(self, route: Route, **kwargs: Any) -> Any:
-        body = kwargs.get("json")
-        self.http_calls.append(HttpCall(route.method, route.url.removeprefix(route.BASE), body))
-        channel_id = route.channel_id
-        if route.method == "POST" and route.path == "/channels/{channel_id}/messages":
-            assert channel_id is not None
-            channel = self._by_id.get(int(channel_id))
-            text = str((body or {}).get("content") or "")
-            self._record_send(channel, int(channel_id), text)
-            where = channel or DiscordChannel(int(channel_id), "unknown")
-            return message_object(self.ids.next(), where, self.bot, text)
-        return {}
-
-    def _webhook_request(self, route: Route, payload: Mapping[str, Any] | None) -> Any:
-        self.http_calls.append(HttpCall(route.method, route.url.removeprefix(route.BASE), payload))
-        body = dict(payload or {})
-        if route.path.endswith("/callback"):
-            interaction_id = int(route.webhook_id or 0)
-            channel = self._interaction_channels[interaction_id]
-            text = str((body.get("data") or {}).get("content") or "")
-            self._record_send(channel, channel.id, text)
-            sent = message_object(self.ids.next(), channel, self.bot, text)
-            return {
-                "interaction": {
-                    "id": str(interaction_id),
-                    "type": 2,
-                    "response_message_id": sent["id"],
-                    "response_message_loading": False,
-                    "response_message_ephemeral": False,
-                },
-                "resource": {"type": int(body.get("type", 4)), "message": sent},
-            }
-        # A follow-up: POST /webhooks/{application id}/{interaction token}.
-        token = str(route.webhook_token or "")
-        interaction_id = int(token.rsplit("-", 1)[-1]) if token[-1:].isdigit() else 0
-        channel = self._interaction_channels.get(interaction_id)
-        text = str(body.get("content") or "")
-        self._record_send(channel, channel.id if channel else 0, text)
-        return message_object(
-            self.ids.next(), channel or DiscordChannel(0, "unknown"), self.bot, text
-        )
 
 
 def _user_data(user: DiscordUser) -> dict[str, Any]:

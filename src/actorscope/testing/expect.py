@@ -146,6 +146,7 @@ class Expectations:
 
     def settle(self, label: str) -> list[Observation]:
         """Check this event's observations against the declared expectations, then clear them."""
+        __tracebackhide__ = True  # pytest: the failure is the test's line, not this one
         expected, observed = self.pending, self.observed
         self.pending = []
         if expected:
@@ -156,6 +157,7 @@ class Expectations:
 
     def verify_done(self) -> None:
         """Fail if expectations were declared but no event came to use them."""
+        __tracebackhide__ = True
         if self.pending:
             left = "\n".join(f"  {e.describe()}" for e in self.pending)
             self.pending = []

@@ -14,7 +14,7 @@ from pathlib import Path
 from actorscope.agents import Agent, AgentRegistry
 from actorscope.context import bind_identity
 from actorscope.identity import Identity, PeerKind, SenderKind, is_group_scope
-from actorscope.permissions import Grant, GrantStore, PermissionPolicy, Permission
+from actorscope.permissions import Grant, GrantStore, Permission, PermissionPolicy
 from actorscope.propagation import OriginSigner
 from actorscope.store import Database
 from actorscope.testing.harness import AgentEnv

@@ -34,7 +34,7 @@ from actorscope.propagation import (
     ticker_run,
 )
 from actorscope.store import Database
-from actorscope.testing.expect import Expectations, ObservationKind, Observation
+from actorscope.testing.expect import Expectations, Observation, ObservationKind
 
 __all__ = ["AgentEnv", "BotHandler", "Event", "Reply", "Simulator", "Turn"]
 
@@ -207,6 +207,7 @@ class Simulator:
         self.expect.begin()
 
     def _finish(self, event: Event) -> Event:
+        __tracebackhide__ = True
         event.observations = self.expect.settle(event.label)
         self.events.append(event)
         return event

@@ -35,8 +35,8 @@ from actorscope.testing.botapi import (
     RecordedCall,
     User,
 )
-from actorscope.testing.harness import AgentEnv, Event, Reply, Simulator
 from actorscope.testing.expect import ObservationKind
+from actorscope.testing.harness import AgentEnv, Event, Reply, Simulator
 
 __all__ = ["TelegramSim"]
 
@@ -173,8 +173,18 @@ class TelegramSim(Simulator):
         return self.emu.state.chat(chat)
 
     def chat_id(self, chat: object) -> str:
-        """The chat's id as a string."""
-        return str(self.find_chat(chat).id) if isinstance(chat, Chat | int | str) else str(chat)
+        """The chat's id as a string; a user stands for their private chat with the bot."""
+        if isinstance(chat, User):
+            return str(chat.id)
+        if not isinstance(chat, Chat | int | str):
+            return str(chat)
+        if isinstance(chat, str) and chat in self._users:
+            return str(self._users[chat].id)
+        if isinstance(chat, int | str) and self.emu.state.find_chat(chat) is None:
+            person = self.emu.state.find_user(chat)
+            if person is not None:
+                return str(person.id)
+        return str(self.find_chat(chat).id)
 
     def topic_id(self, chat: object, topic: object) -> str:
         """The topic's thread id as a string (``"1"`` is General)."""
@@ -182,6 +192,8 @@ class TelegramSim(Simulator):
             return str(topic.thread_id)
         if isinstance(topic, int | str) and isinstance(chat, Chat | int | str):
             return str(self.emu.state.topic(self.find_chat(chat), topic).thread_id)
+        if isinstance(topic, str) and not topic.isdigit():
+            raise ValueError(f"topic {topic!r} is a name: give its chat too")
         return str(topic)
 
     def user_id(self, user: object) -> str:
@@ -243,6 +255,7 @@ class TelegramSim(Simulator):
     # -- the bot side ----------------------------------------------------------------------
 
     async def _dispatch(self, update: dict[str, Any] | None, label: str) -> Event:
+        __tracebackhide__ = True
         self._start()
         event = Event(label, update or {})
         self.emu.queue.drop_pending()  # processed right here, never polled

@@ -104,10 +104,10 @@ class UpdateQueue:
 
     def set_allowed(self, allowed: Sequence[str]) -> None:
         """Receive only these update types from now on (empty: the default set)."""
-        unknown = sorted(set(allowed) - UPDATE_TYPES)
-        if unknown:
-            raise BotApiError(400, f"Bad Request: unknown update types {unknown}")
-        self._allowed = frozenset(allowed) or UPDATE_TYPES - DEFAULT_EXCLUDED_UPDATES
+        # Like the real Bot API, names this emulator does not know (newer update types that a
+        # newer client asks for) are ignored rather than refused.
+        known = frozenset(allowed) & UPDATE_TYPES
+        self._allowed = known or UPDATE_TYPES - DEFAULT_EXCLUDED_UPDATES
 
     async def poll(self, *, offset: int | None, limit: int, wait: float) -> list[JSON]:
         """Confirm below ``offset``, then return up to ``limit`` updates, waiting ``wait`` s."""

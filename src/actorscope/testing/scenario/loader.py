@@ -17,7 +17,7 @@ from pydantic import ValidationError
 from actorscope.errors import ScenarioError
 from actorscope.testing.scenario.model import Scenario
 
-__all__ = ["LoadedScenario", "Lines", "load_scenario", "parse_scenario", "where"]
+__all__ = ["Lines", "LoadedScenario", "load_scenario", "parse_scenario", "where"]
 
 Key = str | int
 Lines = dict[tuple[Key, ...], int]

@@ -4,6 +4,8 @@
 
     name: a group member asks for a write
     setup:
+      agent: main                     # the agent the bot runs as (default main)
+      agents: [helper]                # more agents of the tenant, for grants: agent: helper
       owners: [alice]                 # sender names or ids: role owner
       roles: {bob: viewer}
       ignore_bots: true               # false: anonymous admins, webhooks ... reach the bot
@@ -72,7 +74,8 @@ def _text_id(value: object) -> object:
 
 
 class GrantSpec(_Strict):
-    """A grant: where (``scope``, a Telegram ``chat`` or a Discord ``guild``), to whom, what."""
+    """A grant: where (``scope``, a Telegram ``chat`` or a Discord ``guild``), to whom, what,
+    and for which agent (default: the one the bot runs as)."""
 
     scope: str | None = None
     chat: str | None = None
@@ -80,6 +83,7 @@ class GrantSpec(_Strict):
     user: str
     type: str = "file_writer"
     deny: bool = False
+    agent: str | None = None
 
     _user = field_validator("user", mode="before")(_text_id)
 
@@ -144,6 +148,7 @@ class Setup(_Strict):
     """Agent, roles, grants and the two platforms' worlds."""
 
     agent: str = "main"
+    agents: list[str] = []
     owners: list[str] = []
     roles: dict[str, str] = {}
     grants: list[GrantSpec] = []

@@ -18,7 +18,7 @@ from actorscope.testing.expect import Expected, ObservationKind, diff
 from actorscope.testing.grants import Grants, open_env
 from actorscope.testing.harness import AgentEnv, Event, Simulator, Turn
 from actorscope.testing.scenario.loader import LoadedScenario
-from actorscope.testing.scenario.model import Expect, Step
+from actorscope.testing.scenario.model import Expect, HttpStep, Step
 from actorscope.testing.scenario.world import World
 
 __all__ = ["ScenarioFailure", "StepOutcome", "run_scenario", "run_scenario_in"]
@@ -30,7 +30,7 @@ class ScenarioFailure(AssertionError):
 
 @dataclass(frozen=True, slots=True)
 class StepOutcome:
-    """What one step became: where, who, the identity, and the decision of its action."""
+    """What one step became: where, who, scope and actor (``sender_id``), and the decision."""
 
     index: int
     platform: str
@@ -63,6 +63,7 @@ class _Player:
         self.loaded = loaded
         self.world = world
         self.events: list[Event | None] = []
+        self.places: list[tuple[str, str, str]] = []
         self.step: Step | None = None
         world.telegram.handler(self._bot)
         world.discord.handler(self._bot)
@@ -89,19 +90,22 @@ class _Player:
         finally:
             self.step = None
         self.events.append(event)
+        if event.request is None and step.expect.ignored is None and (step.action or step.reply):
+            raise self.fail(
+                index, event.label, f"was ignored ({event.ignored}), so the bot never acted"
+            )
         self.check(index, step.expect, event, sim)
         return self.outcome(index, step, event)
 
-    async def play_http(self, index: int, step: Step) -> StepOutcome:
-        assert step.http is not None
+    async def play_http(self, index: int, step: Step, http: HttpStep) -> StepOutcome:
         env = self.world.env
         identity = replace(
-            http_identity(step.http.user, role=step.http.role, tenant_id=env.agent.tenant_id),
+            http_identity(http.user, role=http.role, tenant_id=env.agent.tenant_id),
             agent_id=env.agent.id,
         )
         sim = self.world.telegram
         sim.expect.begin()
-        event = Event(f"http call by {step.http.user}", {"user": step.http.user})
+        event = Event(f"http call by {http.user}", {"user": http.user})
         if step.action is not None:
             await sim.check(step.action, identity)
         event.observations = sim.expect.settle(event.label)
@@ -137,14 +141,14 @@ class _Player:
             raise self.fail(index, label, f"was ignored ({event.ignored}), expected a turn")
         if expect.identity is not None and event.request is not None:
             request = event.request
-            actual = {
-                **{name: str(getattr(request, name, "")) for name in _IDENTITY_FIELDS},
-                "actor_id": request.identity().actor_id,
+            fields: dict[str, str] = {
+                name: str(getattr(request, name, "")) for name in _IDENTITY_FIELDS
             }
+            fields["actor_id"] = request.identity().actor_id
             wrong = [
-                f"  {name}: expected {want!r}, got {actual[name]!r}"
+                f"  {name}: expected {want!r}, got {fields[name]!r}"
                 for name, want in expect.identity.model_dump(exclude_none=True).items()
-                if actual[name] != want
+                if fields[name] != want
             ]
             if wrong:
                 raise self.fail(index, label, "identity differs:\n" + "\n".join(wrong))
@@ -167,16 +171,22 @@ class _Player:
                 raise self.fail(index, label, "replies differ:\n" + problems)
 
     def outcome(self, index: int, step: Step, event: Event) -> StepOutcome:
-        decision = event.decisions[0].fields if event.decisions else {}
-        if decision:
-            verdict = "allowed" if decision.get("allowed") == "true" else "denied"
+        decided = event.decisions[0].fields if event.decisions else {}
+        if decided:
+            verdict = "allowed" if decided.get("allowed") == "true" else "denied"
         else:
             verdict = f"ignored ({event.ignored})" if event.ignored else "-"
         request = event.request
         message = event.message
         scope = request.user_id if request else (message.user_id if message else "")
-        actor = request.identity().actor_id if request else (message.sender_id if message else "")
-        platform, chat, who = self.world.describe(step, event)
+        actor = request.sender_id if request else (message.sender_id if message else "")
+        spec = step.subagent_announce or step.ticker
+        if spec is not None:
+            platform, chat, who = self.places[(spec.of or index) - 1]
+            who = f"{'sub-agent' if step.subagent_announce else 'ticker'} of {who}"
+        else:
+            platform, chat, who = self.world.describe(step)
+        self.places.append((platform, chat, who))
         return StepOutcome(
             index=index + 1,
             platform=platform,
@@ -186,7 +196,7 @@ class _Player:
             actor=actor,
             action=step.action or "-",
             decision=verdict,
-            reason=decision.get("reason", ""),
+            reason=decided.get("reason", ""),
         )
 
 
@@ -215,7 +225,7 @@ async def run_scenario_in(
         player = _Player(loaded, world)
         for index, step in enumerate(loaded.scenario.steps):
             if step.http is not None:
-                outcome = await player.play_http(index, step)
+                outcome = await player.play_http(index, step, step.http)
             else:
                 outcome = await player.play(index, step)
             outcomes.append(outcome)

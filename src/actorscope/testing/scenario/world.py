@@ -6,8 +6,9 @@ unknown name is a :class:`~actorscope.errors.ScenarioError` pointing at the key 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
 
+from actorscope.agents import AgentRegistry
 from actorscope.channels import ChannelConfig
 from actorscope.errors import ScenarioError
 from actorscope.identity import group_scope
@@ -26,6 +27,15 @@ from actorscope.testing.scenario.model import (
 from actorscope.testing.telegram_sim import TelegramSim
 
 __all__ = ["World"]
+
+T = TypeVar("T")
+
+
+def _need(value: T | None, what: str) -> T:
+    """A field the model's validators guarantee for this kind of step."""
+    if value is None:
+        raise ScenarioError(f"{what} is missing")
+    return value
 
 
 class World:
@@ -68,14 +78,23 @@ class World:
             self.env.roles[self._sender(name, ("setup", "owners", index))] = "owner"
         for name, role in setup.roles.items():
             self.env.roles[self._sender(name, ("setup", "roles", name))] = role
+        agents = {setup.agent: grants.agent}
+        for index, key in enumerate(setup.agents):
+            if key in agents:
+                raise self._error(("setup", "agents", index), f"agent {key!r} is listed twice")
+            agents[key] = await AgentRegistry(self.env.db).create(key)
         for index, spec in enumerate(setup.grants):
             path = ("setup", "grants", index)
             scope = self._grant_scope(spec, path)
             user = spec.user if spec.user == "*" else self._sender(spec.user, (*path, "user"))
+            agent = agents.get(spec.agent or setup.agent)
+            if agent is None:
+                raise self._error((*path, "agent"), f"unknown agent {spec.agent!r}")
+            target = Grants(grants.store, agent)
             if spec.deny:
-                await grants.deny(scope, user, spec.type, by="scenario")
+                await target.deny(scope, user, spec.type, by="scenario")
             else:
-                await grants.allow(scope, user, spec.type, by="scenario")
+                await target.allow(scope, user, spec.type, by="scenario")
 
     def _telegram_world(self, setup: Setup) -> None:
         sim = self.telegram
@@ -135,9 +154,8 @@ class World:
         if spec.guild is not None:
             if spec.guild not in setup.discord.guilds:
                 raise self._error((*path, "guild"), f"unknown Discord guild {spec.guild!r}")
-            return f"guild:{self.discord._guilds[spec.guild].id}:*"
-        assert spec.scope is not None
-        return spec.scope
+            return f"guild:{self.discord.find_guild(spec.guild).id}:*"
+        return _need(spec.scope, "scope")
 
     # -- steps -----------------------------------------------------------------------------
 
@@ -147,14 +165,13 @@ class World:
             return await self._telegram(step.telegram), self.telegram
         if step.discord is not None:
             return await self._discord(step.discord), self.discord
-        assert parent is not None
+        parent = _need(parent, "the parent step")
         sim = self.discord if parent.request and parent.request.channel == "discord" else None
         sim_of_parent: Simulator = sim or self.telegram
         if step.subagent_announce is not None:
             spec = step.subagent_announce
             return await sim_of_parent.subagent_announce(parent, spec.result), sim_of_parent
-        assert step.ticker is not None
-        ticker = step.ticker
+        ticker = _need(step.ticker, "ticker")
         return await sim_of_parent.ticker(parent, ticker.job, ticker.prompt), sim_of_parent
 
     def _known(self, kind: str, name: str | None, names: Any) -> None:
@@ -168,16 +185,14 @@ class World:
         self._known("chat", spec.chat, setup.chats)
         self._known("channel", spec.channel, setup.chats)
         if spec.kind == "anonymous_admin":
-            assert spec.chat is not None
-            return await sim.anonymous_admin(spec.chat, spec.text, topic=spec.topic)
+            return await sim.anonymous_admin(_need(spec.chat, "chat"), spec.text, topic=spec.topic)
         if spec.kind == "as_channel":
-            assert spec.chat is not None and spec.channel is not None
-            return await sim.as_channel(spec.channel, spec.chat, spec.text)
+            channel, chat = _need(spec.channel, "channel"), _need(spec.chat, "chat")
+            return await sim.as_channel(channel, chat, spec.text)
         if spec.kind == "channel_post":
-            assert spec.channel is not None
-            return await sim.channel_post(spec.channel, spec.text)
-        assert spec.sender is not None
-        return await sim.message(spec.sender, spec.text, spec.chat, topic=spec.topic)
+            return await sim.channel_post(_need(spec.channel, "channel"), spec.text)
+        sender = _need(spec.sender, "from")
+        return await sim.message(sender, spec.text, spec.chat, topic=spec.topic)
 
     async def _discord(self, spec: DiscordStep) -> Event:
         setup = self.loaded.scenario.setup.discord
@@ -188,21 +203,17 @@ class World:
         self._known("channel", spec.channel, channels)
         self._known("thread", spec.thread, channels)
         where = spec.thread or spec.channel
-        if spec.kind == "dm":
-            assert spec.sender is not None
-            return await sim.dm(spec.sender, spec.text)
         if spec.kind == "webhook":
-            assert where is not None
-            return await sim.webhook(where, spec.text)
+            return await sim.webhook(_need(where, "channel"), spec.text)
+        sender = _need(spec.sender, "from")
+        if spec.kind == "dm":
+            return await sim.dm(sender, spec.text)
         if spec.kind == "bot":
-            assert spec.sender is not None and where is not None
-            return await sim.bot_message(spec.sender, spec.text, where)
-        assert spec.sender is not None
+            return await sim.bot_message(sender, spec.text, _need(where, "channel"))
         if spec.kind == "slash":
-            assert spec.command is not None
-            return await sim.slash(spec.sender, spec.command, where, options=spec.options)
-        assert where is not None
-        return await sim.message(spec.sender, spec.text, where)
+            command = _need(spec.command, "command")
+            return await sim.slash(sender, command, where, options=spec.options)
+        return await sim.message(sender, spec.text, _need(where, "channel"))
 
     def reply_fields(self, sim: Simulator, reply: ReplyExpect) -> dict[str, str]:
         """The observation fields a reply expectation names, with names resolved to ids."""
@@ -215,8 +226,8 @@ class World:
             fields["topic"] = sim.topic_id(reply.chat, reply.topic)
         return fields
 
-    def describe(self, step: Step, event: Event) -> tuple[str, str, str]:
-        """``(platform, chat, who)`` of a step, for tables."""
+    def describe(self, step: Step) -> tuple[str, str, str]:
+        """``(platform, chat, who)`` of a platform or HTTP step, for tables."""
         if step.telegram is not None:
             spec = step.telegram
             chat = spec.chat or spec.channel or "private"
@@ -239,11 +250,7 @@ class World:
             if spec_d.kind == "slash":
                 who += f" /{spec_d.command}"
             return "discord", chat, who
-        if step.http is not None:
-            return "http", "-", step.http.user
-        request = event.request
-        via = step.kind.replace("_", " ")
-        return via, request.chat_id if request else "-", request.sender_id if request else "-"
+        return "http", "-", _need(step.http, "http").user
 
 
 def _config(platform: str, setup: Setup) -> ChannelConfig:

@@ -1,0 +1,53 @@
+"""Discord ids and the cached identity of a person: shared by the message and interaction paths."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+from actorscope.channels.base import _template
+from actorscope.errors import IdentityError
+from actorscope.identity import (
+    DISCORD,
+    Identity,
+    PeerKind,
+    discord_identity,
+    is_placeholder_sender,
+    session_key,
+)
+
+__all__ = ["optional_snowflake", "person", "session", "snowflake"]
+
+
+@lru_cache(maxsize=4096, typed=True)
+def person(
+    agent_key: str, sender: int, chat: int, guild: int | None, thread: int | None
+) -> tuple[Identity, str, dict[str, Any]]:
+    """Identity, session key and message template of a person: one cache lookup per message."""
+    if is_placeholder_sender(str(sender)):
+        # Telegram's stand-in ids are never identities, on any platform (no real snowflake
+        # is that small): the event is treated as malformed.
+        raise IdentityError(f"sender id {sender} is a placeholder, not a person")
+    identity = discord_identity(sender, chat_id=chat, guild_id=guild)
+    key = session(agent_key, identity.peer_kind, identity.chat_id, thread)
+    return identity, key, _template(identity)
+
+
+@lru_cache(maxsize=4096, typed=True)
+def session(agent_key: str, peer: PeerKind, chat_id: str, thread: int | None) -> str:
+    """The Discord session key (memoised)."""
+    return session_key(agent_key, DISCORD, peer, chat_id, thread_id=thread)
+
+
+def snowflake(value: Any, what: str) -> int:
+    """A positive Discord id from an int or a decimal string; TypeError for anything else."""
+    if type(value) is int and value > 0:
+        return value
+    if isinstance(value, str) and value.isascii() and value.isdigit() and 0 < len(value) < 21:
+        return int(value)
+    raise TypeError(f"{what} is not a snowflake: {value!r}")
+
+
+def optional_snowflake(value: Any, what: str) -> int | None:
+    """:func:`snowflake`, or ``None`` for ``None``."""
+    return None if value is None else snowflake(value, what)

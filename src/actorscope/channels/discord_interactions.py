@@ -1,0 +1,181 @@
+"""Discord interactions (slash commands, components, modals) → identity: the actor is the user.
+
+The scope is that of a message in the same place: ``guild:<gid>:user:<uid>`` in a guild (a
+thread only changes the session key), the user in a DM.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+import discord
+
+from actorscope.channels._discord_ids import optional_snowflake, person, session, snowflake
+from actorscope.channels.base import (
+    META_ADDRESSED,
+    META_COMMAND,
+    META_EVENT,
+    META_SENDER_NAME,
+    META_SESSION_KEY,
+    Addressed,
+    IgnoreReason,
+    Ingress,
+    _inbound,
+    ignored,
+)
+from actorscope.identity import PeerKind
+from actorscope.messages import InboundMessage
+
+__all__ = ["inspect_interaction", "normalize_interaction"]
+
+logger = logging.getLogger("actorscope.channels.discord")
+
+_THREAD_CHANNEL_TYPES = frozenset({10, 11, 12})
+_HANDLED_INTERACTIONS = frozenset({2, 3, 5})
+_INTERACTION: str = Addressed.INTERACTION.value
+_THREAD = discord.Thread
+
+
+def normalize_interaction(
+    interaction_or_payload: discord.Interaction[Any] | Mapping[str, Any],
+    *,
+    agent_key: str = "main",
+) -> InboundMessage | None:
+    """The :class:`InboundMessage` of an interaction (actor = ``interaction.user``), or ``None``."""
+    result = _inspect_interaction(interaction_or_payload, agent_key)
+    return result if type(result) is InboundMessage else None
+
+
+def inspect_interaction(
+    interaction_or_payload: discord.Interaction[Any] | Mapping[str, Any],
+    *,
+    agent_key: str = "main",
+) -> Ingress:
+    """Normalise an interaction; never raises on a malformed one (a bad ``agent_key`` does)."""
+    result = _inspect_interaction(interaction_or_payload, agent_key)
+    return result if isinstance(result, Ingress) else Ingress(result)
+
+
+def _inspect_interaction(
+    interaction_or_payload: discord.Interaction[Any] | Mapping[str, Any], agent_key: str
+) -> InboundMessage | Ingress:
+    session(agent_key, PeerKind.DIRECT, "0", None)
+    try:
+        if isinstance(interaction_or_payload, discord.Interaction):
+            return _from_interaction_object(interaction_or_payload, agent_key)
+        if isinstance(interaction_or_payload, Mapping):
+            return _from_interaction_dict(interaction_or_payload, agent_key)
+        return ignored(
+            IgnoreReason.MALFORMED, f"not an interaction: {type(interaction_or_payload)}"
+        )
+    except Exception as exc:  # an adapter must never let one bad event kill the bot
+        logger.warning("discord.malformed_interaction error=%s: %s", type(exc).__name__, exc)
+        return ignored(IgnoreReason.MALFORMED, f"{type(exc).__name__}: {exc}")
+
+
+def _from_interaction_object(
+    interaction: discord.Interaction[Any], agent_key: str
+) -> InboundMessage | Ingress:
+    channel = interaction.channel
+    parent = channel.parent_id if isinstance(channel, _THREAD) else None
+    data = interaction.data
+    user = interaction.user
+    return _interaction(
+        agent_key=agent_key,
+        interaction_type=interaction.type.value,
+        interaction_id=interaction.id,
+        channel_id=snowflake(interaction.channel_id, "channel_id"),
+        parent_id=parent,
+        guild_id=interaction.guild_id,
+        user_id=user.id,
+        user_name=user.name,
+        data=data if isinstance(data, Mapping) else {},
+    )
+
+
+def _from_interaction_dict(data: Mapping[str, Any], agent_key: str) -> InboundMessage | Ingress:
+    guild_id = optional_snowflake(data.get("guild_id"), "guild_id")
+    member = data.get("member")
+    user = member.get("user") if guild_id is not None and isinstance(member, Mapping) else None
+    if user is None:
+        user = data["user"]
+    raw_channel = data.get("channel") or {}
+    channel_id = snowflake(data.get("channel_id") or raw_channel.get("id"), "channel_id")
+    parent = None
+    if raw_channel.get("type") in _THREAD_CHANNEL_TYPES:
+        parent = snowflake(raw_channel.get("parent_id"), "channel.parent_id")
+    body = data.get("data")
+    return _interaction(
+        agent_key=agent_key,
+        interaction_type=data.get("type"),
+        interaction_id=snowflake(data["id"], "id"),
+        channel_id=channel_id,
+        parent_id=parent,
+        guild_id=guild_id,
+        user_id=snowflake(user["id"], "user.id"),
+        user_name=str(user.get("username") or ""),
+        data=body if isinstance(body, Mapping) else {},
+    )
+
+
+def _interaction(
+    *,
+    agent_key: str,
+    interaction_type: Any,
+    interaction_id: int,
+    channel_id: int,
+    parent_id: int | None,
+    guild_id: int | None,
+    user_id: int,
+    user_name: str,
+    data: Mapping[str, Any],
+) -> InboundMessage | Ingress:
+    if interaction_type not in _HANDLED_INTERACTIONS:
+        return ignored(IgnoreReason.UNSUPPORTED_EVENT, f"interaction type {interaction_type!r}")
+    chat = parent_id or channel_id
+    thread = channel_id if parent_id else None
+    _, key, template = person(agent_key, user_id, chat, guild_id, thread)
+    metadata = {
+        META_SESSION_KEY: key,
+        META_EVENT: "interaction",
+        META_ADDRESSED: _INTERACTION,
+        META_SENDER_NAME: user_name,
+    }
+    if interaction_type == 2:
+        name = data.get("name")
+        if isinstance(name, str) and name:
+            metadata[META_COMMAND] = name
+        content = _command_text(data)
+    else:
+        custom_id = data.get("custom_id")
+        content = custom_id if isinstance(custom_id, str) else ""
+    return _inbound(
+        template,
+        content,
+        metadata,
+        "" if thread is None else str(thread),
+        str(interaction_id),
+        (),
+    )
+
+
+def _command_text(data: Mapping[str, Any]) -> str:
+    """``/name sub opt=value ...`` for an application command's data (bounded depth)."""
+    parts = [f"/{data.get('name', '')}"]
+    options = data.get("options")
+    for _depth in range(3):  # command → group → subcommand is as deep as Discord goes
+        if not isinstance(options, list):
+            break
+        nested = None
+        for option in options:
+            if not isinstance(option, Mapping):
+                continue
+            if "value" in option:
+                parts.append(f"{option.get('name', '')}={option['value']}")
+            else:
+                parts.append(str(option.get("name", "")))
+                nested = option.get("options")
+        options = nested
+    return " ".join(parts)

@@ -1,0 +1,358 @@
+"""The Discord runner: gateway payloads replayed through discord.py, HTTP calls recorded."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import discord
+import pytest
+from discord.webhook.async_ import AsyncWebhookAdapter
+
+from actorscope.agents import AgentRegistry
+from actorscope.channels.config import ChannelConfig
+from actorscope.channels.discord_runner import DiscordRunner
+from actorscope.messages import InboundMessage, OutboundMessage
+from actorscope.permissions import GrantStore
+from actorscope.propagation import MessageBus
+from actorscope.store import Database
+
+GUILD, TEXT, THREAD, MOD_ROLE = (
+    71000000000000001,
+    71000000000000002,
+    71000000000000003,
+    71000000000000004,
+)
+BOT = 71000000000000009
+OWNER, MOD, ANN, BEN = 8001, 8002, 8003, 8004
+MANAGE_GUILD = 1 << 5
+NAMES = {OWNER: "olga", MOD: "mo", ANN: "ann", BEN: "ben", BOT: "notes"}
+STAMP = "2024-01-01T00:00:00+00:00"
+
+
+def user(uid: int) -> dict[str, Any]:
+    """A Discord user object."""
+    data: dict[str, Any] = {
+        "id": str(uid),
+        "username": NAMES[uid],
+        "discriminator": "0",
+        "avatar": None,
+        "global_name": NAMES[uid].title(),
+    }
+    if uid == BOT:
+        data["bot"] = True
+    return data
+
+
+def member(uid: int, *, with_user: bool = False) -> dict[str, Any]:
+    """A guild member object; MOD holds the role with Manage Guild."""
+    data: dict[str, Any] = {
+        "roles": [str(MOD_ROLE)] if uid == MOD else [],
+        "joined_at": STAMP,
+        "deaf": False,
+        "mute": False,
+        "flags": 0,
+    }
+    if with_user:
+        data["user"] = user(uid)
+    return data
+
+
+def guild_create() -> dict[str, Any]:
+    """GUILD_CREATE: OWNER owns the guild, MOD has a Manage Guild role, a text channel + thread."""
+    return {
+        "id": str(GUILD),
+        "name": "devs",
+        "owner_id": str(OWNER),
+        "unavailable": False,
+        "roles": [
+            {"id": str(GUILD), "name": "@everyone", "permissions": "0", "position": 0},
+            {"id": str(MOD_ROLE), "name": "mods", "permissions": str(MANAGE_GUILD), "position": 1},
+        ],
+        "channels": [
+            {"id": str(TEXT), "type": 0, "name": "general", "position": 0, "guild_id": str(GUILD)}
+        ],
+        "threads": [
+            {
+                "id": str(THREAD),
+                "type": 11,
+                "name": "a thread",
+                "parent_id": str(TEXT),
+                "guild_id": str(GUILD),
+                "owner_id": str(ANN),
+                "thread_metadata": {
+                    "archived": False,
+                    "auto_archive_duration": 1440,
+                    "archive_timestamp": STAMP,
+                    "locked": False,
+                },
+                "message_count": 1,
+                "member_count": 1,
+                "rate_limit_per_user": 0,
+            }
+        ],
+        "members": [member(uid, with_user=True) for uid in (OWNER, MOD, ANN, BEN, BOT)],
+        "member_count": 5,
+        "large": False,
+        "emojis": [],
+        "stickers": [],
+        "features": [],
+        "voice_states": [],
+        "presences": [],
+        "stage_instances": [],
+        "guild_scheduled_events": [],
+        "joined_at": STAMP,
+    }
+
+
+def message_create(
+    message_id: int, author: int, content: str, *, mentions: tuple[int, ...] = ()
+) -> dict[str, Any]:
+    """MESSAGE_CREATE in the text channel; ``mentions`` as Discord resolved them."""
+    return {
+        "id": str(message_id),
+        "type": 0,
+        "channel_id": str(TEXT),
+        "guild_id": str(GUILD),
+        "author": user(author),
+        "member": member(author),
+        "content": content,
+        "timestamp": STAMP,
+        "edited_timestamp": None,
+        "tts": False,
+        "mention_everyone": False,
+        "mentions": [user(uid) | {"member": member(uid)} for uid in mentions],
+        "mention_roles": [],
+        "attachments": [],
+        "embeds": [],
+        "pinned": False,
+    }
+
+
+def slash(interaction_id: int, invoker: int, name: str, target: int | None) -> dict[str, Any]:
+    """INTERACTION_CREATE for a writer slash command in the thread."""
+    perms = MANAGE_GUILD if invoker in (OWNER, MOD) else 0
+    data: dict[str, Any] = {"id": "555", "name": name, "type": 1}
+    if target is not None:
+        data["options"] = [{"name": "user", "type": 6, "value": str(target)}]
+        data["resolved"] = {
+            "users": {str(target): user(target)},
+            "members": {str(target): member(target) | {"permissions": "0"}},
+        }
+    return {
+        "id": str(interaction_id),
+        "application_id": str(BOT),
+        "type": 2,
+        "token": f"tok{interaction_id}",
+        "version": 1,
+        "channel_id": str(THREAD),
+        "channel": {
+            "id": str(THREAD),
+            "type": 11,
+            "guild_id": str(GUILD),
+            "parent_id": str(TEXT),
+            "name": "a thread",
+        },
+        "data": data,
+        "locale": "en-US",
+        "app_permissions": "0",
+        "entitlements": [],
+        "attachment_size_limit": 26214400,
+        "authorizing_integration_owners": {"0": str(GUILD)},
+        "context": 0,
+        "guild_id": str(GUILD),
+        "member": member(invoker, with_user=True) | {"permissions": str(perms)},
+        "guild_locale": "en-US",
+    }
+
+
+@dataclass
+class Replay:
+    """A runner whose client parsed GUILD_CREATE; HTTP is recorded, never sent."""
+
+    runner: DiscordRunner
+    bus: MessageBus
+    grants: GrantStore
+    http: list[tuple[str, str, Any]] = field(default_factory=list)
+    next_id: int = 72000000000000000
+
+    def sent_texts(self) -> list[tuple[str, str]]:
+        """(path, content) of every message the bot sent or interaction it answered."""
+        texts = []
+        for _, path, payload in self.http:
+            body = payload or {}
+            text = body.get("content") or (body.get("data") or {}).get("content")
+            if text is not None:
+                texts.append((path, text))
+        return texts
+
+    async def message(
+        self, author: int, content: str, *, mentions: tuple[int, ...] = (), tries: int = 200
+    ) -> str:
+        """Replay one message; return the bot's reply text (``""`` if none within ``tries``)."""
+        self.next_id += 1
+        before = len(self.sent_texts())
+        state = self.runner.client._connection
+        payload: Any = message_create(self.next_id, author, content, mentions=mentions)
+        state.parse_message_create(payload)
+        return await self._reply(before, tries)
+
+    async def slash(self, invoker: int, name: str, target: int | None = None) -> str:
+        """Replay one slash command; return the interaction's response text."""
+        self.next_id += 1
+        before = len(self.sent_texts())
+        state = self.runner.client._connection
+        payload: Any = slash(self.next_id, invoker, name, target)
+        state.parse_interaction_create(payload)
+        return await self._reply(before)
+
+    async def _reply(self, before: int, tries: int = 200) -> str:
+        for _ in range(tries):  # bounded: the dispatched handlers run on this loop
+            if len(self.sent_texts()) > before:
+                return self.sent_texts()[-1][1]
+            await asyncio.sleep(0.005)
+        return ""
+
+
+@pytest.fixture
+async def replay(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Replay]:
+    """A DiscordRunner (never connected) with GUILD_CREATE parsed and HTTP recorded."""
+    async with Database.open(tmp_path / "t.db") as db:
+        agent = await AgentRegistry(db).create("main")
+        grants = GrantStore(db)
+        bus = MessageBus()
+        runner = DiscordRunner(
+            ChannelConfig(platform="discord"),
+            token="unused",  # noqa: S106 - never logs in
+            bus=bus,
+            grants=grants,
+            agent_id=agent.id,
+            tenant_id=agent.tenant_id,
+            sync_commands=False,
+        )
+        result = Replay(runner, bus, grants)
+        client = runner.client
+        await client._async_setup_hook()
+
+        async def http_request(route: Any, **kwargs: Any) -> Any:
+            result.http.append((route.method, route.path, kwargs.get("json")))
+            if route.method == "POST" and route.path.endswith("/messages"):
+                result.next_id += 1
+                return message_create(result.next_id, BOT, kwargs["json"].get("content", ""))
+            return {}
+
+        async def webhook_request(self: Any, route: Any, session: Any, **kwargs: Any) -> Any:
+            result.http.append((route.method, route.path, kwargs.get("payload")))
+            if route.path.startswith("/webhooks/"):  # a follow-up message
+                result.next_id += 1
+                reply = message_create(result.next_id, BOT, kwargs["payload"]["content"])
+                return reply | {"channel_id": str(THREAD), "webhook_id": str(BOT)}
+            return {"interaction": {"id": "1", "type": 2}}
+
+        monkeypatch.setattr(client.http, "request", http_request)
+        monkeypatch.setattr(AsyncWebhookAdapter, "request", webhook_request)
+        state = client._connection
+        bot_user: Any = user(BOT)
+        guild: Any = guild_create()
+        state.user = discord.ClientUser(state=state, data=bot_user)
+        state.parse_guild_create(guild)
+        try:
+            yield result
+        finally:
+            await client.close()
+
+
+async def test_bang_commands_bootstrap_and_last_writer(replay: Replay) -> None:
+    """!addwriter: a Manage Guild member bootstraps; then only writers; the last one stays."""
+    refused = await replay.message(ANN, "!addwriter <@8004>", mentions=(BEN,))
+    assert refused.startswith("refused (not_authorized)")
+    added = await replay.message(MOD, "!addwriter <@8003>", mentions=(ANN,))
+    assert added == f"added @ann ({ANN}) as a writer"
+    late_admin = await replay.message(OWNER, "!writers")
+    assert late_admin == f"writers: {ANN}"
+    by_writer = await replay.message(ANN, "!addwriter <@8004>", mentions=(BEN,))
+    assert by_writer == f"added @ben ({BEN}) as a writer"
+    removed = await replay.message(BEN, "!removewriter <@8003>", mentions=(ANN,))
+    assert removed == f"removed @ann ({ANN}) from the writers"
+    last = await replay.message(BEN, "!removewriter <@8004>", mentions=(BEN,))
+    assert last.startswith("refused (last_writer)")
+    grants = await replay.grants.list()
+    assert [(g.scope, g.user_id) for g in grants] == [(f"guild:{GUILD}:*", str(BEN))]
+    paths = {path for _, path, _ in replay.http}
+    assert paths == {"/channels/{channel_id}/messages"}
+    assert replay.bus.qsize() == 0  # writer commands never reach the handler
+
+
+async def test_non_admin_member_after_bootstrap_and_text_ids(replay: Replay) -> None:
+    """After bootstrap a Manage Guild non-writer is refused; ids typed in text name nobody."""
+    await replay.message(MOD, "!addwriter <@8003>", mentions=(ANN,))
+    typed = await replay.message(ANN, f"!addwriter {BEN} @ben")
+    assert typed.startswith("refused (invalid_target)")
+    owner = await replay.message(OWNER, "!addwriter <@8004>", mentions=(BEN,))
+    assert owner.startswith("refused (not_authorized)")  # Manage Guild bootstraps only
+    assert [g.user_id for g in await replay.grants.list()] == [str(ANN)]
+
+
+async def test_slash_commands_answer_the_interaction(replay: Replay) -> None:
+    """Slash commands go through discord.py's command tree; Manage Guild comes from the payload."""
+    refused = await replay.slash(BEN, "addwriter", ANN)
+    assert refused.startswith("refused (not_authorized)")
+    added = await replay.slash(MOD, "addwriter", BEN)
+    assert added == f"added @ben ({BEN}) as a writer"
+    assert await replay.slash(ANN, "writers") == f"writers: {BEN}"
+    callbacks = [path for _, path, _ in replay.http]
+    assert callbacks == ["/interactions/{webhook_id}/{webhook_token}/callback"] * 3
+
+
+async def test_plain_message_is_published_and_reply_goes_to_the_thread(replay: Replay) -> None:
+    """A mention in a guild channel reaches the bus as the member; send() targets the thread."""
+    await replay.message(ANN, "<@71000000000000009> hello", mentions=(BOT,), tries=0)
+    inbound: InboundMessage = await asyncio.wait_for(replay.bus.get(), 1)
+    replay.bus.task_done()
+    assert (inbound.user_id, inbound.sender_id) == (f"guild:{GUILD}:user:{ANN}", str(ANN))
+    assert inbound.content == "hello"
+    await replay.runner.send(
+        OutboundMessage(
+            channel="discord",
+            chat_id=str(TEXT),
+            thread_id=str(THREAD),
+            content="hi",
+            reply_to_message_id=inbound.message_id,
+        )
+    )
+    method, path, payload = replay.http[-1]
+    assert (method, path, payload["content"]) == ("POST", "/channels/{channel_id}/messages", "hi")
+    assert payload["message_reference"]["channel_id"] == THREAD
+    unaddressed = await replay.message(ANN, "chatter", tries=20)
+    assert unaddressed == ""
+    assert replay.bus.qsize() == 0
+
+
+async def test_other_slash_command_is_deferred_and_followed_up(replay: Replay) -> None:
+    """A slash command the tree does not own: deferred, published, the reply is the follow-up."""
+    replay.next_id += 1
+    payload: Any = slash(replay.next_id, ANN, "ask", None)
+    replay.runner.client._connection.parse_interaction_create(payload)
+    inbound: InboundMessage = await asyncio.wait_for(replay.bus.get(), 1)
+    replay.bus.task_done()
+    assert (inbound.user_id, inbound.sender_id) == (f"guild:{GUILD}:user:{ANN}", str(ANN))
+    assert inbound.thread_id == str(THREAD)
+    await replay.runner.send(
+        OutboundMessage(
+            channel="discord",
+            chat_id=inbound.chat_id,
+            thread_id=inbound.thread_id,
+            content="answer",
+            reply_to_message_id=inbound.message_id,
+        )
+    )
+    routes = [(method, path) for method, path, _ in replay.http]
+    assert routes == [
+        ("POST", "/interactions/{webhook_id}/{webhook_token}/callback"),
+        ("POST", "/webhooks/{webhook_id}/{webhook_token}"),
+    ]
+    assert replay.http[0][2]["type"] == 5  # deferred channel message
+    assert replay.http[1][2]["content"] == "answer"

@@ -1,0 +1,258 @@
+"""``actorscope run``: config errors exit 2 with one line; the sandbox bot end to end."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import shutil
+import signal
+import sys
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+
+import pytest
+
+from actorscope.agents import AgentRegistry
+from actorscope.bots import (
+    BotServices,
+    current_services,
+    load_bot_config,
+    load_handler,
+    owner_aware,
+    run_bots,
+)
+from actorscope.cli import main
+from actorscope.context import current_identity
+from actorscope.errors import ConfigError
+from actorscope.messages import RunRequest
+from actorscope.permissions import GrantStore, PermissionPolicy
+from actorscope.store import Database
+from actorscope.tools.workspace import Workspace
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+GOOD = """
+handler = "mybot:handle"
+database = "bot.db"
+[telegram]
+token_env = "AS_TEST_TELEGRAM_TOKEN"
+"""
+HANDLER_MODULE = """
+from actorscope.messages import RunRequest
+
+async def handle(request: RunRequest) -> str:
+    return "ok"
+
+def not_async(request: RunRequest) -> str:
+    return "no"
+"""
+
+
+def write_config(tmp_path: Path, text: str, module: str = HANDLER_MODULE) -> Path:
+    """A config file (and the handler module mybot.py) in ``tmp_path``."""
+    (tmp_path / "mybot.py").write_text(module)
+    path = tmp_path / "bot.toml"
+    path.write_text(text)
+    return path
+
+
+def run_cli(path: Path, capsys: pytest.CaptureFixture[str], *extra: str) -> tuple[int, str]:
+    """``actorscope run PATH``: the exit status and stderr."""
+    status = main(["run", str(path), *extra])
+    return status, capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("text", "env", "message"),
+    [
+        (GOOD, {}, "environment variable AS_TEST_TELEGRAM_TOKEN is not set"),
+        (GOOD + "colour = 1\n", {}, "unknown key 'colour'"),
+        (GOOD.replace("token_env", "tokn_env"), {}, "unknown key 'tokn_env'"),
+        ("handler = [", {}, "not valid TOML"),
+        (GOOD.replace("mybot:handle", "nosuchmodule:handle"), {"x": "1"}, "not found"),
+        (GOOD.replace("mybot:handle", "mybot:missing"), {"x": "1"}, "has no 'missing'"),
+        (GOOD.replace("mybot:handle", "mybot:not_async"), {"x": "1"}, "not an async function"),
+        (GOOD.replace("mybot:handle", "mybot"), {}, "module:function"),
+        (GOOD.replace('token_env = "AS_TEST_TELEGRAM_TOKEN"', "enabled = false"), {}, "no enabled"),
+        ("owners = ['@bob']\n" + GOOD, {}, "username"),
+    ],
+)
+def test_run_config_errors_exit_2_with_one_line(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    text: str,
+    env: dict[str, str],
+    message: str,
+) -> None:
+    """Each bad config is one clear stderr line and exit 2, before any database is created."""
+    monkeypatch.delenv("AS_TEST_TELEGRAM_TOKEN", raising=False)
+    if env:
+        monkeypatch.setenv("AS_TEST_TELEGRAM_TOKEN", "123:abc")
+    monkeypatch.delitem(sys.modules, "mybot", raising=False)
+    status, err = run_cli(write_config(tmp_path, text), capsys)
+    assert status == 2
+    assert err.count("\n") == 1, err
+    assert err.startswith("actorscope: error: ")
+    assert message in err
+    assert not (tmp_path / "bot.db").exists()
+
+
+def test_handler_import_failure_is_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A handler module that raises on import is a ConfigError naming the failure."""
+    monkeypatch.delitem(sys.modules, "mybot", raising=False)
+    write_config(tmp_path, GOOD, module="raise RuntimeError('boom')\n")
+    with pytest.raises(ConfigError, match="importing mybot failed: RuntimeError: boom"):
+        load_handler("mybot:handle", tmp_path)
+    assert "mybot" not in sys.modules
+
+
+def test_config_paths_and_sections(tmp_path: Path) -> None:
+    """Relative paths resolve next to the file; sections become ChannelConfigs."""
+    path = write_config(
+        tmp_path,
+        GOOD + '[discord]\ntoken_env = "D"\nenabled = false\ngroup_policy = "allowlist"\n',
+    )
+    config = load_bot_config(path)
+    assert config.database == tmp_path.resolve() / "bot.db"
+    assert config.workspace == tmp_path.resolve() / "workspace"
+    assert [s.config.platform for s in config.sections()] == ["telegram"]
+    assert config.discord is not None
+    assert config.discord.config.group_policy == "allowlist"
+
+
+async def test_owner_aware_binds_owner_role_and_services(tmp_path: Path) -> None:
+    """Configured owners run with role owner; the handler sees the services and identity."""
+    seen: list[tuple[str, str, BotServices]] = []
+
+    async def handler(request: RunRequest) -> str:
+        identity = current_identity()
+        assert identity is not None
+        seen.append((request.role, identity.role, current_services()))
+        return "ok"
+
+    async with Database.open(tmp_path / "t.db") as db:
+        agent = await AgentRegistry(db).create("main")
+        grants = GrantStore(db)
+        services = BotServices(db, agent, grants, PermissionPolicy(grants), Workspace(tmp_path))
+        wrapped = owner_aware(handler, frozenset({"42"}), services)
+        base = {"session_key": "agent:main:telegram:group:-1", "channel": "telegram"}
+        for sender in ("42", "7"):
+            request = RunRequest(
+                **base, user_id="group:telegram:-1", sender_id=sender, chat_id="-1"
+            )
+            assert await wrapped(request) == "ok"
+    assert [(r, i) for r, i, _ in seen] == [("owner", "owner"), ("", "")]
+    assert seen[0][2] is services
+    with pytest.raises(ConfigError):
+        current_services()
+
+
+async def read_until(
+    stream: asyncio.StreamReader, predicate: Callable[[str], bool], out: list[str]
+) -> str:
+    """Read lines (10 s at most) until one satisfies ``predicate``; return it."""
+    async with asyncio.timeout(10):
+        while True:
+            raw = await stream.readline()
+            if not raw:
+                raise AssertionError("the bot exited early:\n" + "".join(out))
+            line = raw.decode()
+            out.append(line)
+            if predicate(line):
+                return line
+
+
+async def test_sandbox_end_to_end_over_loopback(tmp_path: Path) -> None:
+    """examples/bot.toml --sandbox: a writer's /note is saved, a non-writer's refused, in place."""
+    for name in ("bot.toml", "telegram_bot.py"):
+        shutil.copy(EXAMPLES / name, tmp_path / name)
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    env.pop("TELEGRAM_BOT_TOKEN", None)
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "actorscope",
+        "run",
+        str(tmp_path / "bot.toml"),
+        "--sandbox",
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env=env,
+        cwd=tmp_path,
+    )
+    assert proc.stdin is not None
+    assert proc.stdout is not None
+    assert proc.stderr is not None
+    out: list[str] = []
+
+    async def say(line: str) -> None:
+        assert proc.stdin is not None
+        proc.stdin.write(line.encode() + b"\n")
+        await proc.stdin.drain()
+
+    def bot_said(place: str, text: str) -> Callable[[str], bool]:
+        return lambda line: line.startswith(f"[bot -> {place} ") and line.rstrip().endswith(text)
+
+    try:
+        base_url = await read_until(proc.stdout, lambda s: s.startswith("base_url:"), out)
+        assert re.fullmatch(r"base_url: http://127\.0\.0\.1:\d+/bot\n", base_url)
+        await read_until(proc.stdout, lambda s: s.startswith("running agent 'notes'"), out)
+        await say("/as alice @devs#ideas here is my message")
+        queued = await read_until(proc.stdout, lambda s: "-> update" in s, out)
+        match = re.search(r"\(message (\d+)\)", queued)
+        assert match is not None
+        await say(f"/reply {match.group(1)} /addwriter")
+        await read_until(proc.stdout, bot_said("@devs#2", "as a writer"), out)
+        await say("/as alice @devs#ideas /note buy milk")
+        await read_until(proc.stdout, bot_said("@devs#2", "saved"), out)
+        await say("/as bob @devs#ideas /note hack the planet")
+        await read_until(proc.stdout, bot_said("@devs#2", "denied: no_grant"), out)
+        await say("/as carol @ops /note elsewhere")
+        await read_until(proc.stdout, bot_said("@ops", "denied: no_grant"), out)
+        proc.send_signal(signal.SIGTERM)
+        await read_until(proc.stdout, lambda s: s.strip() == "stopped", out)
+        assert await asyncio.wait_for(proc.wait(), 10) == 0
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+    err = (await proc.stderr.read()).decode()
+    assert "Traceback" not in err, err
+    (notes,) = (tmp_path / "workspace" / "agents" / "notes").glob("*/notes.md")
+    assert "buy milk" in notes.read_text()
+    assert "hack" not in notes.read_text()
+    assert notes.parent.name.startswith("group%3Atelegram%3A-100")
+
+
+async def lines_of(*lines: str) -> AsyncIterator[str]:
+    """An in-memory prompt input."""
+    for line in lines:
+        yield line + "\n"
+
+
+async def test_run_bots_in_process_stops_on_event_and_on_quit(tmp_path: Path) -> None:
+    """run_bots returns cleanly when ``stop`` is set, and when the sandbox prompt ends."""
+    config = load_bot_config(write_config(tmp_path, GOOD + '[discord]\ntoken_env = "D"\n'))
+    stop = asyncio.Event()
+    printed: list[str] = []
+
+    def out(line: str) -> None:
+        printed.append(line)
+        if line.startswith("running agent"):
+            stop.set()
+
+    async with asyncio.timeout(20):
+        await run_bots(config, sandbox=True, out=out, stop=stop, handle_signals=False)
+        assert "discord:  not started in --sandbox" in printed
+        assert printed[-2:] == ["stopping", "stopped"]
+        printed.clear()
+        await run_bots(config, sandbox=True, out=printed.append, lines=lines_of("/users", "/quit"))
+    assert any("@alice" in line for line in printed)
+    assert printed[-1] == "stopped"
+    async with Database.open(config.database) as db:
+        agent = await AgentRegistry(db).resolve("main")
+    assert agent.key == "main"

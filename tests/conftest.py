@@ -1,0 +1,3 @@
+"""Project-wide test configuration: pytester, to test the actorscope pytest plugin."""
+
+pytest_plugins = ["pytester"]

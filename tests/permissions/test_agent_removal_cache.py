@@ -1,0 +1,30 @@
+"""Removing an agent through the registry drops its cached permission decisions."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+from actorscope.agents import AgentRegistry
+from actorscope.identity import telegram_identity
+from actorscope.permissions import GrantStore, PermissionPolicy, Reason
+from actorscope.store import Database
+
+
+async def test_removed_agent_loses_its_warm_allow(tmp_path: Path) -> None:
+    """A warm allow is not served after the agent is removed through another registry."""
+    async with Database.open(tmp_path / "t.db") as db:
+        agent = await AgentRegistry(db).create("main")
+        store = GrantStore(db)
+        await store.grant(
+            agent_id=agent.id, scope="group:telegram:-100", config_type="file_writer", user_id="42"
+        )
+        policy = PermissionPolicy(store)
+        member = telegram_identity(-100, "supergroup", 42)
+        bound = replace(member, agent_id=agent.id)
+        first = await policy.check_file_writer(bound)
+        assert first.allowed
+        assert first.reason is Reason.GRANTED
+        await AgentRegistry(db).remove(agent.id)
+        after = await policy.check_file_writer(bound)
+        assert not after.allowed

@@ -1,0 +1,85 @@
+"""GrantChangeWatcher: grant changes made by another connection reach this process's cache."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from actorscope.agents import AgentRegistry
+from actorscope.errors import ConfigError
+from actorscope.identity import Identity, telegram_identity
+from actorscope.permissions import GrantChangeWatcher, GrantStore, PermissionPolicy, Reason
+from actorscope.store import Database
+
+SCOPE = "group:telegram:-100"
+
+
+async def _member(db: Database) -> Identity:
+    agent = await AgentRegistry(db).create("main")
+    return replace(telegram_identity(-100, "supergroup", 42), agent_id=agent.id)
+
+
+async def test_revoke_by_another_connection_is_seen_after_one_poll(tmp_path: Path) -> None:
+    """A warm allow survives a foreign revoke until the next poll, then the check denies."""
+    path = tmp_path / "t.db"
+    async with Database.open(path) as ours, Database.open(path) as theirs:
+        member = await _member(ours)
+        assert member.agent_id is not None
+        store = GrantStore(ours)
+        policy = PermissionPolicy(store)
+        watcher = GrantChangeWatcher(store)
+        await watcher.apoll()
+        await GrantStore(theirs).grant(
+            agent_id=member.agent_id, scope=SCOPE, config_type="file_writer", user_id="42"
+        )
+        assert await watcher.apoll() is True
+        assert (await policy.check_file_writer(member)).allowed
+        await GrantStore(theirs).revoke(
+            agent_id=member.agent_id, scope=SCOPE, config_type="file_writer", user_id="42"
+        )
+        assert (await policy.check_file_writer(member)).allowed  # warm: no DB read yet
+        assert await watcher.apoll() is True
+        after = await policy.check_file_writer(member)
+        assert not after.allowed
+        assert after.reason is Reason.NO_GRANT
+
+
+async def test_unchanged_epoch_keeps_the_cache(tmp_path: Path) -> None:
+    """Polling without a change reports no change and flushes nothing."""
+    async with Database.open(tmp_path / "t.db") as db:
+        store = GrantStore(db)
+        watcher = GrantChangeWatcher(store)
+        assert await watcher.apoll() is False
+        assert await watcher.apoll() is False
+
+
+async def test_running_watcher_flushes_within_its_interval(tmp_path: Path) -> None:
+    """As a context manager the watcher polls on its own; a foreign revoke lands in time."""
+    path = tmp_path / "t.db"
+    async with Database.open(path) as ours, Database.open(path) as theirs:
+        member = await _member(ours)
+        assert member.agent_id is not None
+        store = GrantStore(ours)
+        policy = PermissionPolicy(store)
+        await GrantStore(theirs).grant(
+            agent_id=member.agent_id, scope=SCOPE, config_type="file_writer", user_id="42"
+        )
+        async with GrantChangeWatcher(store, interval=0.01):
+            assert (await policy.check_file_writer(member)).allowed
+            await GrantStore(theirs).revoke(
+                agent_id=member.agent_id, scope=SCOPE, config_type="file_writer", user_id="42"
+            )
+            for _ in range(200):  # bounded: 200 * 10 ms
+                if not (await policy.check_file_writer(member)).allowed:
+                    break
+                await asyncio.sleep(0.01)
+            assert not (await policy.check_file_writer(member)).allowed
+
+
+def test_interval_must_be_positive(tmp_path: Path) -> None:
+    """A zero or negative interval is a configuration error."""
+    with pytest.raises(ConfigError, match="positive"):
+        GrantChangeWatcher(object(), interval=0)  # type: ignore[arg-type]

@@ -1,0 +1,127 @@
+"""The Telegram simulator: real PTB processing, the adapter, turns, replies and expectations."""
+
+from __future__ import annotations
+
+import pytest
+
+from actorscope.channels import IgnoreReason
+from actorscope.identity import SenderKind
+from actorscope.testing import ExpectationError, Grants, TelegramSim, Turn
+from actorscope.testing.grants import Binder
+
+
+def writer_bot(sim: TelegramSim) -> None:
+    """A bot that checks file_writer and replies with the decision."""
+
+    @sim.handler
+    async def bot(turn: Turn) -> None:
+        decision = await turn.check("file_writer")
+        await turn.reply(f"{'ok' if decision.allowed else 'no'}: {decision.reason}")
+
+
+async def test_forum_topic_member_writes_and_reply_lands_in_the_topic(
+    telegram_sim: TelegramSim, grants: Grants
+) -> None:
+    """A writer in a forum topic is allowed; the reply goes to the same chat and topic."""
+    alice = telegram_sim.user("alice")
+    devs = telegram_sim.supergroup("devs", forum=True)
+    ideas = telegram_sim.topic(devs, "ideas")
+    await grants.allow(f"group:telegram:{devs.id}", alice)
+    writer_bot(telegram_sim)
+    telegram_sim.should_allow("file_writer", reason="granted", sender=alice)
+    telegram_sim.should_send(text="ok: granted", chat="devs", topic="ideas")
+    event = await telegram_sim.message(alice, "write notes", devs, topic=ideas)
+    assert event.request is not None
+    assert event.request.user_id == f"group:telegram:{devs.id}"
+    assert event.request.sender_id == str(alice.id)
+    assert event.request.session_key.endswith(f":topic:{ideas.thread_id}")
+    sent = telegram_sim.emu.sent_messages()
+    assert sent[-1]["message_thread_id"] == ideas.thread_id
+    assert [c.method for c in telegram_sim.emu.bot_calls()] == ["getMe", "sendMessage"]
+
+
+async def test_basic_group_non_writer_is_denied(telegram_sim: TelegramSim, grants: Grants) -> None:
+    """In a basic group a member without a grant is denied (no_grant), judged as themselves."""
+    alice, bob = telegram_sim.user("alice"), telegram_sim.user("bob")
+    family = telegram_sim.group("family")
+    await grants.allow(f"group:telegram:{family.id}", alice)
+    writer_bot(telegram_sim)
+    telegram_sim.should_deny("file_writer", reason="no_grant", sender=bob)
+    telegram_sim.should_send(text="no: no_grant", chat=family)
+    await telegram_sim.message(bob, "write", family)
+
+
+async def test_wrong_expectation_fails_with_a_diff(telegram_sim: TelegramSim) -> None:
+    """Expecting an allow where the bot is denied fails, naming the event and the field."""
+    bob = telegram_sim.user("bob")
+    devs = telegram_sim.supergroup("devs")
+    writer_bot(telegram_sim)
+    telegram_sim.should_allow("file_writer")
+    telegram_sim.should_send(text="ok: granted")
+    with pytest.raises(ExpectationError) as failure:
+        await telegram_sim.message(bob, "write", devs)
+    text = str(failure.value)
+    assert "telegram message by @bob in devs" in text
+    assert "allowed: expected 'true', got 'false'" in text
+    assert "text: expected 'ok: granted', got 'no: no_grant'" in text
+
+
+async def test_non_person_senders_are_ignored_by_default(telegram_sim: TelegramSim) -> None:
+    """Anonymous admins, posts as a channel and channel posts never reach the bot by default."""
+    devs = telegram_sim.supergroup("devs")
+    news = telegram_sim.channel("news")
+    writer_bot(telegram_sim)
+    events = [
+        await telegram_sim.anonymous_admin(devs, "hi"),
+        await telegram_sim.as_channel(news, devs, "hi"),
+        await telegram_sim.channel_post(news, "post"),
+    ]
+    assert [e.ignored for e in events] == [IgnoreReason.NONPERSON_SENDER] * 3
+    assert all(not e.admitted and e.observations == [] for e in events)
+
+
+async def test_private_chat_is_a_direct_context(telegram_sim: TelegramSim) -> None:
+    """A private chat's scope is the sender; the check allows as not_group_context."""
+    alice = telegram_sim.user("alice")
+    writer_bot(telegram_sim)
+    telegram_sim.should_allow(reason="not_group_context")
+    telegram_sim.should_send(text="ok: not_group_context", chat=alice.id)
+    event = await telegram_sim.message(alice, "hello")
+    assert event.identity is not None
+    assert (event.identity.user_id, event.identity.sender_kind) == (
+        str(alice.id),
+        SenderKind.USER,
+    )
+
+
+async def test_subagent_announce_is_judged_for_the_member(
+    telegram_sim: TelegramSim, grants: Grants
+) -> None:
+    """A sub-agent's announce runs as the member who asked: writer allowed, non-writer denied."""
+    alice, bob = telegram_sim.user("alice"), telegram_sim.user("bob")
+    devs = telegram_sim.supergroup("devs", forum=True)
+    telegram_sim.topic(devs, "ideas")
+    await grants.allow(f"group:telegram:{devs.id}", alice)
+    asked_alice = await telegram_sim.message(alice, "write", devs, topic="ideas")
+    asked_bob = await telegram_sim.message(bob, "write", devs, topic="ideas")
+    writer_bot(telegram_sim)
+    telegram_sim.should_allow("file_writer", reason="granted", sender=alice)
+    telegram_sim.should_send(text="ok: granted", chat=devs, topic="ideas")
+    await telegram_sim.subagent_announce(asked_alice, "done")
+    telegram_sim.should_deny("file_writer", reason="no_grant", sender=bob)
+    telegram_sim.should_send(text="no: no_grant", chat=devs, topic="ideas")
+    announced = await telegram_sim.subagent_announce(asked_bob, "done")
+    assert announced.message is not None
+    assert announced.message.sender_id.startswith("subagent:")
+    assert announced.decisions[0].fields["scope"] == f"group:telegram:{devs.id}"
+
+
+async def test_bind_runs_code_as_an_identity(bind: Binder, grants: Grants) -> None:
+    """bind(sender=..., scope=...) binds an identity of the test's agent for the block."""
+    from actorscope.context import current_identity
+
+    with bind(sender="4242", scope="group:telegram:-100123", role="admin") as identity:
+        assert current_identity() == identity
+        assert identity.agent_id == grants.agent.id
+        assert identity.role == "admin"
+    assert current_identity() is None

@@ -1,0 +1,81 @@
+"""Expectations: declared before an event, matched in order, a readable diff on failure."""
+
+from __future__ import annotations
+
+import pytest
+
+from actorscope.testing.expect import ExpectationError, Expectations, ObservationKind
+
+
+def test_matching_observations_in_order_pass() -> None:
+    """A decision then a send, declared in that order, settle without error."""
+    expect = Expectations()
+    expect.should_deny("file_writer", reason="no_grant")
+    expect.should_send(text="no", chat="-100", topic="7")
+    expect.begin()
+    expect.record(ObservationKind.DECISION, action="file_writer", allowed=False, reason="no_grant")
+    expect.record(ObservationKind.SEND, text="no", chat="-100", topic="7")
+    assert len(expect.settle("event")) == 2
+    assert expect.pending == []
+
+
+def test_out_of_order_fails_with_both_sides() -> None:
+    """A send observed where a decision was expected fails and names both, position by position."""
+    expect = Expectations()
+    expect.should_allow("file_writer")
+    expect.should_send(text="ok")
+    expect.begin()
+    expect.record(ObservationKind.SEND, text="ok", chat="1", topic="")
+    expect.record(ObservationKind.DECISION, action="file_writer", allowed=True, reason="granted")
+    with pytest.raises(ExpectationError) as failure:
+        expect.settle("telegram message by alice")
+    text = str(failure.value)
+    assert text.startswith("expectations not met for telegram message by alice:")
+    assert "! #1 expected should_allow(action='file_writer')" in text
+    assert "kind: expected decision, got send" in text
+    assert "! #2 expected should_send(text='ok')" in text
+
+
+def test_missing_and_unexpected_are_reported() -> None:
+    """Too few observations say 'missing'; extra ones say 'unexpected'."""
+    expect = Expectations()
+    expect.should_send(text="a")
+    expect.should_send(text="b")
+    expect.begin()
+    expect.record(ObservationKind.SEND, text="a", chat="1", topic="")
+    missing = r"(?s)#2 expected should_send\(text='b'\)\n.*missing"
+    with pytest.raises(ExpectationError, match=missing):
+        expect.settle("e")
+    expect.should_send(text="a")
+    expect.begin()
+    expect.record(ObservationKind.SEND, text="a", chat="1", topic="")
+    expect.record(ObservationKind.SEND, text="z", chat="1", topic="")
+    with pytest.raises(ExpectationError, match="unexpected"):
+        expect.settle("e")
+
+
+def test_field_mismatch_names_the_field() -> None:
+    """A wrong reason is reported as that field, expected against actual."""
+    expect = Expectations()
+    expect.should_deny(reason="no_grant")
+    expect.begin()
+    expect.record(ObservationKind.DECISION, action="cron", allowed=False, reason="empty_sender")
+    with pytest.raises(ExpectationError, match="reason: expected 'no_grant', got 'empty_sender'"):
+        expect.settle("e")
+
+
+def test_events_without_expectations_are_not_checked() -> None:
+    """Observations of an event with nothing declared are returned, not judged."""
+    expect = Expectations()
+    expect.begin()
+    expect.record(ObservationKind.SEND, text="anything", chat="1", topic="")
+    assert [o.fields["text"] for o in expect.settle("e")] == ["anything"]
+
+
+def test_declared_but_unused_expectations_fail() -> None:
+    """verify_done fails when expectations were declared and no event consumed them."""
+    expect = Expectations()
+    expect.should_send(text="never")
+    with pytest.raises(ExpectationError, match="no event followed"):
+        expect.verify_done()
+    expect.verify_done()  # cleared: a second call passes

@@ -1,0 +1,179 @@
+"""The pytest plugin, run with pytester: fixtures, scenario collection, and failure messages."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "scenarios"
+INI = """\
+[pytest]
+asyncio_mode = auto
+asyncio_default_fixture_loop_scope = function
+"""
+
+FIXTURE_TEST = '''
+from actorscope.context import current_identity
+
+
+async def test_all_fixtures(actorscope_db, actorscope_agent, grants, bind, telegram_sim,
+                            discord_sim):
+    """Every fixture of the plugin is available and wired to the same agent."""
+    row = await actorscope_db.fetchone("SELECT agent_key FROM agents WHERE id = ?",
+                                       (actorscope_agent.id,))
+    assert row["agent_key"] == "main"
+    await grants.allow("group:telegram:-100123", "4242")
+    assert [g.user_id for g in await grants.list()] == ["4242"]
+    with bind(sender="4242", scope="group:telegram:-100123") as identity:
+        assert current_identity() == identity
+    assert telegram_sim.env.agent.id == discord_sim.env.agent.id == actorscope_agent.id
+'''
+
+FAILING_SIM_TEST = '''
+async def test_denied_member(telegram_sim):
+    """A wrong expectation: bob has no grant."""
+    bob = telegram_sim.user("bob")
+    devs = telegram_sim.supergroup("devs")
+
+    @telegram_sim.handler
+    async def bot(turn):
+        await turn.check("file_writer")
+
+    telegram_sim.should_allow("file_writer", reason="granted")
+    await telegram_sim.message(bob, "write", devs)
+
+
+async def test_unused_expectation(telegram_sim):
+    """Declared, but no event follows."""
+    telegram_sim.should_send(text="hello")
+'''
+
+GOOD_SCENARIO = """\
+name: a writer and a non-writer
+setup:
+  telegram:
+    users: {alice: 4242, bob: 5151}
+    chats: {devs: {type: supergroup, id: -1001234567890}}
+  grants: [{chat: devs, user: alice}]
+steps:
+  - telegram: {from: alice, chat: devs, text: write}
+    action: file_writer
+    reply: ok
+    expect:
+      decision: {allowed: true, reason: granted}
+      replies: [{text: ok, chat: devs}]
+  - telegram: {from: bob, chat: devs, text: write}
+    action: file_writer
+    expect: {decision: {allowed: false, reason: no_grant}}
+"""
+
+
+@pytest.fixture
+def inner(pytester: pytest.Pytester) -> pytest.Pytester:
+    """A pytester directory configured like a user's project (asyncio auto mode)."""
+    pytester.makeini(INI)
+    return pytester
+
+
+def test_fixtures_are_available(inner: pytest.Pytester) -> None:
+    """In a fresh process with warnings as errors, the entry point loads and every fixture works."""
+    inner.makeini(INI + "filterwarnings = error\n")
+    inner.makepyfile(test_fixtures=FIXTURE_TEST)
+    result = inner.runpytest_subprocess("-p", "no:cacheprovider", timeout=120)
+    result.assert_outcomes(passed=1)
+
+
+def test_failed_expectation_shows_the_diff(inner: pytest.Pytester) -> None:
+    """A wrong should_allow fails with the event and the field diff; unused ones fail too."""
+    inner.makepyfile(test_sim=FAILING_SIM_TEST)
+    result = inner.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(failed=1, passed=1, errors=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*ExpectationError: expectations not met for telegram message by @bob in devs:",
+            "*! #1 expected should_allow(action='file_writer', reason='granted')",
+            "*allowed: expected 'true', got 'false'",
+            "*reason: expected 'granted', got 'no_grant'",
+        ]
+    )
+    result.stdout.fnmatch_lines(["*expectations declared but no event followed:*"])
+
+
+def test_scenario_files_pass_or_fail_with_file_line_and_diff(inner: pytest.Pytester) -> None:
+    """Each *.scenario.yaml is one item: a correct one passes; a wrong decision or reply, or a
+    turn that never ran, fails with file:line of the step and what differs, no traceback."""
+    inner.makefile(".scenario.yaml", writer=GOOD_SCENARIO)
+    inner.makefile(
+        ".scenario.yaml", wrong=GOOD_SCENARIO.replace("reason: no_grant", "reason: granted")
+    )
+    inner.makefile(
+        ".scenario.yaml", reply=GOOD_SCENARIO.replace("[{text: ok, chat: devs}]", "[{text: OK}]")
+    )
+    inner.makefile(
+        ".scenario.yaml",
+        gated=GOOD_SCENARIO.replace("setup:\n", "setup:\n  require_mention: true\n"),
+    )
+    result = inner.runpytest("-p", "no:cacheprovider", "-v")
+    result.assert_outcomes(passed=1, failed=3)
+    result.stdout.fnmatch_lines(
+        ["*gated.scenario.yaml:9: step 1 (*): was ignored (not_mentioned), so the bot never acted"]
+    )
+    result.stdout.fnmatch_lines(["*writer.scenario.yaml::writer PASSED*"])
+    result.stdout.fnmatch_lines(
+        [
+            "*reply.scenario.yaml:8: step 1 (telegram message by @alice in devs): replies differ:",
+            "*text: expected 'OK', got 'ok'",
+        ]
+    )
+    result.stdout.fnmatch_lines(
+        [
+            "*wrong.scenario.yaml:14: step 2 (telegram message by @bob in devs): decision differs:",
+            "*! #1 expected should_deny(reason='granted')",
+            "*reason: expected 'granted', got 'no_grant'",
+        ]
+    )
+    assert "Traceback" not in result.stdout.str()
+
+
+MALFORMED = {
+    "unknown_key": (
+        GOOD_SCENARIO.replace("    action: file_writer\n    reply", "    acton: x\n    reply"),
+        "*unknown_key.scenario.yaml:9: steps?0?.acton: unknown key",
+    ),
+    "unknown_user": (
+        GOOD_SCENARIO.replace("{from: bob, chat: devs", "{from: carol, chat: devs"),
+        "*unknown_user.scenario.yaml:14: from: unknown name 'carol'",
+    ),
+    "unknown_chat": (
+        GOOD_SCENARIO.replace("[{chat: devs, user: alice}]", "[{chat: ops, user: alice}]"),
+        "*unknown_chat.scenario.yaml:6: setup.grants.0.chat: unknown Telegram chat 'ops'",
+    ),
+    "bad_yaml": (
+        GOOD_SCENARIO.replace("text: write}\n    action", "text: write\n    action", 1),
+        "*bad_yaml.scenario.yaml:9: not valid YAML:*",
+    ),
+}
+
+
+def test_malformed_scenarios_fail_with_file_line(inner: pytest.Pytester) -> None:
+    """A malformed scenario fails as a test, with file:line and what is wrong, no traceback."""
+    for name, (text, _) in MALFORMED.items():
+        inner.makefile(".scenario.yaml", **{name: text})
+    result = inner.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(failed=len(MALFORMED))
+    for _, line in MALFORMED.values():
+        result.stdout.fnmatch_lines([line])
+    assert "Traceback" not in result.stdout.str()
+
+
+def test_example_scenarios_pass(inner: pytest.Pytester) -> None:
+    """Every scenario in examples/scenarios passes (the identity table, the sub-agent write)."""
+    files = sorted(EXAMPLES.glob("*.scenario.yaml"))
+    names = {path.name for path in files}
+    assert {"subagent_write.scenario.yaml", "telegram_identity.scenario.yaml"} <= names
+    for path in files:
+        shutil.copy(path, inner.path / path.name)
+    result = inner.runpytest("-p", "no:cacheprovider", "-v")
+    result.assert_outcomes(passed=len(files))
