@@ -1,3 +1,91 @@
-"""Project-wide test configuration: pytester, to test the actorscope pytest plugin."""
+"""Project-wide test configuration: pytester, and the database backends tests run against.
+
+``db_target`` is where a test's database lives, once per backend (``backend``): an SQLite
+file under ``tmp_path``, and a fresh schema in a PostgreSQL database created for this test
+session on the server at ``ACTORSCOPE_TEST_POSTGRES_URL`` (default
+``postgresql://postgres@127.0.0.1:54329/postgres``). Without a reachable server the
+PostgreSQL cases skip, saying why, unless ``ACTORSCOPE_REQUIRE_POSTGRES=1`` (CI), where they
+fail instead.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import secrets
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+import pytest
 
 pytest_plugins = ["pytester"]
+
+DEFAULT_POSTGRES_URL = "postgresql://postgres@127.0.0.1:54329/postgres"
+BACKENDS = ("sqlite", "postgresql")
+
+
+def _with_database(url: str, name: str, query: str = "") -> str:
+    parts = urlsplit(url)
+    return urlunsplit((parts.scheme, parts.netloc, f"/{name}", query, ""))
+
+
+async def _statements(url: str, statements: tuple[str, ...]) -> None:
+    import asyncpg
+
+    conn = await asyncpg.connect(url, timeout=5)
+    try:
+        for statement in statements:
+            await conn.execute(statement)
+    finally:
+        await conn.close()
+
+
+def _admin(url: str, *statements: str) -> None:
+    """Run ``statements`` on ``url`` in a thread of its own (any test's event loop stays as is)."""
+    with ThreadPoolExecutor(1) as pool:
+        pool.submit(asyncio.run, _statements(url, statements)).result(timeout=60)
+
+
+@pytest.fixture(scope="session")
+def postgres_server_url() -> str:
+    """The PostgreSQL server (and maintenance database) the tests may use."""
+    return os.environ.get("ACTORSCOPE_TEST_POSTGRES_URL", DEFAULT_POSTGRES_URL)
+
+
+@pytest.fixture(scope="session")
+def postgres_url(postgres_server_url: str) -> Iterator[str]:
+    """A PostgreSQL database created for this session (dropped after it); skip if no server."""
+    server = postgres_server_url
+    required = os.environ.get("ACTORSCOPE_REQUIRE_POSTGRES") == "1"
+    name = f"actorscope_test_{os.getpid()}_{secrets.token_hex(4)}"
+    try:
+        _admin(server, f'CREATE DATABASE "{name}"')
+    except Exception as exc:  # any reason the server cannot be used: say which
+        where = urlsplit(server).netloc.rpartition("@")[2]
+        reason = f"no PostgreSQL server usable at {where} ({type(exc).__name__}: {exc})"
+        if required:
+            pytest.fail(f"{reason}; ACTORSCOPE_REQUIRE_POSTGRES=1 forbids skipping")
+        pytest.skip(f"{reason}; set ACTORSCOPE_TEST_POSTGRES_URL to run the PostgreSQL suite")
+    try:
+        yield _with_database(server, name)
+    finally:
+        _admin(server, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request: pytest.FixtureRequest) -> str:
+    """The database backend of this test case: ``sqlite`` or ``postgresql``."""
+    return str(request.param)
+
+
+@pytest.fixture
+def db_target(backend: str, tmp_path: Path, request: pytest.FixtureRequest) -> str:
+    """What to pass to ``Database.open`` for a fresh, empty database of ``backend``."""
+    if backend == "sqlite":
+        return str(tmp_path / "t.db")
+    url: str = request.getfixturevalue("postgres_url")
+    schema = f"t_{secrets.token_hex(6)}"
+    _admin(url, f"CREATE SCHEMA {schema}")
+    return _with_database(url, urlsplit(url).path.lstrip("/"), f"search_path={schema}")

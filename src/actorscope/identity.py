@@ -18,6 +18,7 @@ from enum import StrEnum
 from actorscope.errors import IdentityError
 
 __all__ = [
+    "AGENT_KEY_PATTERN",
     "DISCORD",
     "GROUP_SCOPE_PREFIXES",
     "HTTP",
@@ -106,6 +107,8 @@ GROUP_SCOPE_PREFIXES: tuple[str, ...] = ("group:", "guild:")
 _PERSON_KINDS = frozenset({SenderKind.USER})
 _KNOWN_CHANNELS = frozenset({TELEGRAM, DISCORD, HTTP})
 
+#: What an agent key may be: it appears in session keys, cache keys and workspace paths.
+AGENT_KEY_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
 _PLATFORM_ID = re.compile(r"-?[0-9]{1,32}")
 _CHANNEL_NAME = re.compile(r"[a-z0-9][a-z0-9_.-]{0,63}")
 
@@ -212,8 +215,11 @@ def session_key(
 
     Topics and threads split sessions; they never change the scope.
     """
-    if not agent_key or ":" in agent_key or any(c.isspace() for c in agent_key):
-        raise IdentityError(f"agent key must be non-empty without ':' or spaces, got {agent_key!r}")
+    if AGENT_KEY_PATTERN.fullmatch(agent_key) is None:
+        raise IdentityError(
+            f"agent key must be 1-64 letters, digits, '_' or '-' (starting with a letter "
+            f"or digit), got {agent_key!r}"
+        )
     if topic_id is not None and thread_id is not None:
         raise IdentityError("a session key takes a topic or a thread, not both")
     key = (
@@ -334,6 +340,8 @@ def discord_identity(
             f"discord_identity is for people; use discord_nonperson_identity for {sender_kind}"
         )
     sender = platform_id(sender_id, "sender id")
+    if sender in PLACEHOLDER_SENDER_IDS:
+        raise IdentityError(f"{sender} is a Telegram placeholder id, never a Discord person")
     chat = platform_id(chat_id, "channel id")
     if guild_id is None:
         return Identity(
@@ -389,6 +397,9 @@ def http_identity(user_id: str, *, role: str = "", tenant_id: str | None = None)
         raise IdentityError(
             f"HTTP user id must be non-empty without surrounding spaces: {user_id!r}"
         )
+    if is_group_scope(user_id):
+        # A user id shaped like a group scope would share that group's memory and files.
+        raise IdentityError(f"HTTP user id must not look like a group scope: {user_id!r}")
     return Identity(
         user_id=user_id,
         sender_id="",

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import AsyncIterator
-from pathlib import Path
 
 import pytest
 
@@ -21,9 +20,9 @@ from actorscope.store import Database
 
 
 @pytest.fixture
-async def db(tmp_path: Path) -> AsyncIterator[Database]:
+async def db(db_target: str) -> AsyncIterator[Database]:
     """A fresh, migrated database."""
-    async with Database.open(tmp_path / "t.db") as database:
+    async with Database.open(db_target) as database:
         yield database
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
-from pathlib import Path
 
 import pytest
 
@@ -19,9 +18,9 @@ MakeIdentity = Callable[..., Identity]
 
 
 @pytest.fixture
-async def db(tmp_path: Path) -> AsyncIterator[Database]:
+async def db(db_target: str) -> AsyncIterator[Database]:
     """A fresh migrated database."""
-    async with Database.open(tmp_path / "t.db") as database:
+    async with Database.open(db_target) as database:
         yield database
 
 

@@ -51,9 +51,11 @@ def carrier(**changes: object) -> InboundMessage:
     return InboundMessage.model_validate(fields)
 
 
-def signer(now: float = NOW, key: bytes = KEY, **kwargs: float) -> OriginSigner:
+def signer(
+    now: float = NOW, key: bytes = KEY, *, max_age: float = 600.0, max_skew: float = 30.0
+) -> OriginSigner:
     """A signer over a fixed clock."""
-    return OriginSigner(key, clock=lambda: now, **kwargs)
+    return OriginSigner(key, clock=lambda: now, max_age=max_age, max_skew=max_skew)
 
 
 def test_from_identity_copies_the_run_fields() -> None:

@@ -13,7 +13,7 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, replace
 
-from actorscope.agents.types import NIL_UUID, AgentUUID, TenantUUID, is_uuid, parse_uuid
+from actorscope.agents.types import NIL_UUID, AgentUUID, TenantUUID, looks_like_uuid, parse_uuid
 from actorscope.errors import EventRejectedError
 from actorscope.store import utc_now
 
@@ -47,7 +47,7 @@ class DomainEvent:
 
 def _problem(agent_id: object) -> str:
     """Why ``agent_id`` is not an agent UUID, or ``""`` if it is one."""
-    if not is_uuid(agent_id):
+    if not looks_like_uuid(agent_id):
         return "not a UUID"
     if parse_uuid(agent_id) == NIL_UUID:
         return "the nil UUID, which names no agent"

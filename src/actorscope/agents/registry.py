@@ -29,7 +29,7 @@ from actorscope.agents.types import (
     AgentUUID,
     TeamUUID,
     TenantUUID,
-    is_uuid,
+    looks_like_uuid,
     parse_agent_key,
     parse_tenant_slug,
     parse_uuid,
@@ -71,7 +71,7 @@ class _Reader(Protocol):
 
 
 async def _find(reader: _Reader, owner: Tenant, key_or_uuid: str) -> Agent:
-    if is_uuid(key_or_uuid):
+    if looks_like_uuid(key_or_uuid):
         row = await reader.fetchone(
             _LIVE_IN_TENANT_BY_ID, (parse_uuid(key_or_uuid, "agent id"), owner.id)
         )
@@ -126,7 +126,7 @@ class AgentRegistry:
 
     async def tenant(self, slug_or_uuid: str = DEFAULT_TENANT_SLUG) -> Tenant:
         """The tenant with this slug or UUID; :class:`TenantNotFoundError` otherwise."""
-        if is_uuid(slug_or_uuid):
+        if looks_like_uuid(slug_or_uuid):
             lookup, sql = parse_uuid(slug_or_uuid, "tenant"), "id"
         else:
             lookup, sql = parse_tenant_slug(slug_or_uuid), "slug"
@@ -201,7 +201,7 @@ class AgentRegistry:
         """
         owner = await self.tenant(tenant)
         now = time.monotonic()
-        if is_uuid(key_or_uuid):
+        if looks_like_uuid(key_or_uuid):
             cached = self._cache.by_id(parse_uuid(key_or_uuid, "agent id"), now, self._ttl)
         else:
             key = parse_agent_key(key_or_uuid)

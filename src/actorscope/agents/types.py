@@ -8,11 +8,11 @@ them apart; :func:`parse_uuid` is the only way to make a UUID-typed value from o
 from __future__ import annotations
 
 import re
-import uuid
 from collections.abc import Iterable
 from typing import NewType
 
 from actorscope.errors import IdentityError, InvalidUUIDError
+from actorscope.identity import AGENT_KEY_PATTERN
 
 __all__ = [
     "NIL_UUID",
@@ -21,6 +21,7 @@ __all__ = [
     "TeamUUID",
     "TenantUUID",
     "is_uuid",
+    "looks_like_uuid",
     "parse_agent_key",
     "parse_tenant_slug",
     "parse_uuid",
@@ -37,30 +38,42 @@ AgentKey = NewType("AgentKey", str)
 #: The nil UUID: "no match" on read paths; stored as NULL, never as a row id.
 NIL_UUID = "00000000-0000-0000-0000-000000000000"
 
-_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
-_AGENT_KEY = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
+_UUID_ANY_CASE = re.compile(
+    r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+)
+_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 _TENANT_SLUG = re.compile(r"[a-z0-9][a-z0-9-]{0,62}")
 
 
 def is_uuid(value: object) -> bool:
-    """True iff ``value`` is a string in the canonical 8-4-4-4-12 hex form."""
+    """True iff ``value`` is a UUID in canonical form: 8-4-4-4-12 **lowercase** hex.
+
+    Canonical only: stored ids are lowercase, so an uppercase spelling compared as text would
+    silently match nothing (no grant, no writer); callers with outside text use
+    :func:`parse_uuid`, which lowercases.
+    """
     return isinstance(value, str) and _UUID.fullmatch(value) is not None
+
+
+def looks_like_uuid(value: object) -> bool:
+    """True iff ``value`` is a hyphenated UUID in either case: a UUID, not an agent key."""
+    return isinstance(value, str) and _UUID_ANY_CASE.fullmatch(value) is not None
 
 
 def parse_uuid(value: object, what: str = "id") -> str:
     """Return ``value`` as a canonical lowercase UUID string, or raise naming ``what``.
 
-    Only the hyphenated 36-character form is accepted: braces, URNs and bare hex are
-    spellings a typo can produce, and a typo must not become a different id.
+    Only the hyphenated 36-character form is accepted (either case): braces, URNs and bare
+    hex are spellings a typo can produce, and a typo must not become a different id.
     """
-    if not is_uuid(value):
+    if not looks_like_uuid(value):
         raise InvalidUUIDError(f"{what} must be a UUID, got {value!r}")
-    return str(uuid.UUID(str(value)))
+    return str(value).lower()
 
 
 def parse_uuid_or_nil(value: object) -> str:
     """Like :func:`parse_uuid`, but ``NIL_UUID`` for anything invalid: for "no match" reads only."""
-    return str(uuid.UUID(str(value))) if is_uuid(value) else NIL_UUID
+    return str(value).lower() if looks_like_uuid(value) else NIL_UUID
 
 
 def validate_uuids(values: Iterable[object], what: str = "id") -> list[str]:
@@ -72,9 +85,9 @@ def validate_uuids(values: Iterable[object], what: str = "id") -> list[str]:
     """
     checked: list[str] = []
     for index, value in enumerate(values):
-        if not is_uuid(value):
+        if not looks_like_uuid(value):
             raise InvalidUUIDError(f"{what} #{index} must be a UUID, got {value!r}")
-        checked.append(str(uuid.UUID(str(value))))
+        checked.append(str(value).lower())
     return checked
 
 
@@ -92,12 +105,12 @@ def uuid_or_null(value: object, what: str = "id") -> str | None:
 
 def parse_agent_key(value: object) -> AgentKey:
     """Validate an agent key: 1-64 of ``A-Z a-z 0-9 _ -``, starting with a letter or digit."""
-    if not isinstance(value, str) or _AGENT_KEY.fullmatch(value) is None:
+    if not isinstance(value, str) or AGENT_KEY_PATTERN.fullmatch(value) is None:
         raise IdentityError(
             f"agent key must be 1-64 letters, digits, '_' or '-' (starting with a letter "
             f"or digit), got {value!r}"
         )
-    if is_uuid(value):
+    if looks_like_uuid(value):
         raise IdentityError(f"agent key must not look like a UUID: {value!r}")
     return AgentKey(value)
 

@@ -5,6 +5,11 @@
 runs until ``stop`` is set (SIGINT / SIGTERM set it when ``handle_signals``). In sandbox mode
 the Telegram runner talks to a Bot API emulator on 127.0.0.1 and a prompt lets you type as
 users; the session ends with the prompt (``/quit`` or end of input) too.
+
+Scale-out: a Telegram section in webhook mode runs a webhook receiver instead of polling, a
+Discord section with shards runs them on an ``AutoShardedClient``, and with shared dedup (the
+``shared_dedup`` key; on by default for PostgreSQL) every runner claims what it handles in the
+database, so workers sharing it process each update once.
 """
 
 from __future__ import annotations
@@ -27,7 +32,9 @@ from actorscope.bots.services import BotServices, bind_services
 from actorscope.channels.adapter import ChannelAdapter
 from actorscope.channels.config import ChannelConfig
 from actorscope.channels.discord_runner import DiscordRunner
+from actorscope.channels.shared_dedup import SharedDedup, shared_dedup_default
 from actorscope.channels.telegram_runner import TelegramRunner
+from actorscope.channels.telegram_webhook import Webhook
 from actorscope.context import bind_identity
 from actorscope.errors import AgentNotFoundError, ConfigError
 from actorscope.host.runtime import Handler, Host, Reply
@@ -81,6 +88,17 @@ def _tokens(
     return [(section, resolve_token(section, env, source)) for section in config.sections()]
 
 
+def _webhook(
+    config: BotConfig, env: Mapping[str, str], sandbox: bool, source: str
+) -> Webhook | None:
+    """The Telegram webhook settings with their secret, or None when polling."""
+    section = config.telegram
+    if sandbox or section is None or not section.enabled or section.webhook is None:
+        return None
+    where = f"{source} [telegram]" if source else "[telegram]"
+    return section.webhook.resolve(env, where)
+
+
 async def _sandbox(
     stack: AsyncExitStack, config: BotConfig, out: Output
 ) -> tuple[BotApiEmulator, str]:
@@ -93,6 +111,8 @@ async def _sandbox(
     out(f"bot:      @{emulator.bot.username}")
     if config.discord is not None and config.discord.enabled:
         out("discord:  not started in --sandbox")
+    if config.telegram is not None and config.telegram.webhook is not None:
+        out("webhook:  not used in --sandbox (the emulator is polled)")
     out(HELP)
     return emulator, server.base_url
 
@@ -102,11 +122,12 @@ def _runner(
     token: str,
     sandbox: tuple[BotApiEmulator, str] | None,
     common: Mapping[str, Any],
+    webhook: Webhook | None = None,
 ) -> ChannelAdapter:
     if section.config.platform == "discord":
-        return DiscordRunner(section.config, token=token, **common)
+        return DiscordRunner(section.config, token=token, shards=section.shards, **common)
     if sandbox is None:
-        return TelegramRunner(section.config, token=token, **common)
+        return TelegramRunner(section.config, token=token, webhook=webhook, **common)
     emulator, base_url = sandbox
     return TelegramRunner(
         section.config,
@@ -150,7 +171,9 @@ async def run_bots(
     source: str = "",
 ) -> None:
     """Run until ``stop`` is set, a signal arrives, or (sandbox) the prompt ends."""
-    tokens = _tokens(config, os.environ if env is None else env, sandbox, source)
+    env = os.environ if env is None else env
+    tokens = _tokens(config, env, sandbox, source)
+    webhook = _webhook(config, env, sandbox, source)
     handler = load_handler(config.handler, config.base_dir)
     stop = stop if stop is not None else asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -162,6 +185,9 @@ async def run_bots(
         db = await stack.enter_async_context(Database.open(config.database))
         agent = await _agent(db, config)
         grants = GrantStore(db)
+        shared = config.shared_dedup
+        if shared is None:
+            shared = shared_dedup_default(db)
         # `actorscope grants remove` from another shell must reach this process's cache.
         await stack.enter_async_context(GrantChangeWatcher(grants))
         services = BotServices(
@@ -184,9 +210,10 @@ async def run_bots(
             "agent_id": agent.id,
             "tenant_id": agent.tenant_id,
             "owners": config.owners,
+            "shared_dedup": SharedDedup(db) if shared else None,
         }
         emulated = await _sandbox(stack, config, out) if sandbox else None
-        runners = [_runner(section, token, emulated, common) for section, token in tokens]
+        runners = [_runner(section, token, emulated, common, webhook) for section, token in tokens]
         for runner in runners:
             host.add_sender(runner.name, runner)
         await host.start()
@@ -200,6 +227,9 @@ async def run_bots(
             stack.callback(console.close)
             if lines is not None:
                 console_task = asyncio.create_task(run_console(console, lines))
+        for runner in runners:
+            if isinstance(runner, TelegramRunner) and runner.webhook_server is not None:
+                out(f"{runner.name}: webhook receiver on {runner.webhook_server.local_url}")
         names = ", ".join(f"{r.name}" for r in runners)
         out(f"running agent {agent.key!r} on {names}; Ctrl-C to stop")
         try:

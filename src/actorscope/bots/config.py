@@ -8,14 +8,18 @@
     handler = "telegram_bot:handle"   # module:function; this file's directory is searched first
     owners = [4242]                   # numeric sender ids, on every platform
     workspace = "workspace"           # files the handler writes, one directory per scope
+    shared_dedup = true               # claim updates in the database (default: on PostgreSQL)
 
     [telegram]                        # any ChannelConfig field, plus token_env and enabled
     token_env = "TELEGRAM_BOT_TOKEN"
     group_policy = "open"
+    mode = "polling"                  # or "webhook": see actorscope.channels.telegram_webhook
 
     [discord]
     token_env = "DISCORD_BOT_TOKEN"
     enabled = true
+    shard_count = 2                   # optional: see actorscope.channels.discord_shards
+    shard_ids = [0]
 
 A handler is ``async def handle(request: RunRequest) -> str | OutboundMessage | None``; it runs
 with the request's identity bound. Every problem is one :class:`~actorscope.errors.ConfigError`.
@@ -36,23 +40,37 @@ from pathlib import Path
 from typing import Any, cast
 
 from actorscope.channels.config import ChannelConfig
+from actorscope.channels.discord_shards import SHARD_KEYS, DiscordShards
+from actorscope.channels.telegram_webhook import WEBHOOK_KEYS, WebhookConfig
 from actorscope.errors import ConfigError
 from actorscope.host.runtime import Handler
 
 __all__ = ["BotConfig", "ChannelSection", "load_bot_config", "load_handler", "resolve_token"]
 
-_TOP_KEYS = frozenset({"database", "agent", "tenant", "handler", "owners", "workspace"})
+_TOP_KEYS = frozenset(
+    {"database", "agent", "tenant", "handler", "owners", "workspace", "shared_dedup"}
+)
 _PLATFORMS = ("telegram", "discord")
+_SECTION_KEYS = {
+    "telegram": frozenset({"enabled", *ChannelConfig.model_fields, *WEBHOOK_KEYS}),
+    "discord": frozenset({"enabled", *ChannelConfig.model_fields, *SHARD_KEYS}),
+}
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _HANDLER = re.compile(r"([A-Za-z_][A-Za-z0-9_.]*):([A-Za-z_][A-Za-z0-9_]*)")
 
 
 @dataclass(frozen=True, slots=True)
 class ChannelSection:
-    """One platform section: its admission config and whether to run it."""
+    """One platform section: its admission config, whether to run it, how to connect.
+
+    ``webhook`` is set for a Telegram section in webhook mode; ``shards`` for a sharded
+    Discord section.
+    """
 
     config: ChannelConfig
     enabled: bool = True
+    webhook: WebhookConfig | None = None
+    shards: DiscordShards | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +86,8 @@ class BotConfig:
     owners: tuple[str, ...] = ()
     telegram: ChannelSection | None = None
     discord: ChannelSection | None = None
+    #: Claim updates in the shared database; ``None``: on for PostgreSQL, off for SQLite.
+    shared_dedup: bool | None = None
 
     def sections(self) -> list[ChannelSection]:
         """The enabled platform sections, Telegram first."""
@@ -89,15 +109,21 @@ def _section(document: Mapping[str, Any], platform: str, source: str) -> Channel
     if not isinstance(raw, Mapping):
         raise ConfigError(f"{where}: must be a table")
     data = dict(raw)
+    # A misspelt key is named as such, not reported as a missing one.
+    unknown = sorted(str(key) for key in set(data) - _SECTION_KEYS[platform])
+    if unknown:
+        raise ConfigError(f"{where}: unknown key {unknown[0]!r}")
     enabled = data.pop("enabled", True)
     if not isinstance(enabled, bool):
         raise ConfigError(f"{where}: enabled must be true or false, got {enabled!r}")
     if data.setdefault("platform", platform) != platform:
         raise ConfigError(f"{where}: platform must be {platform!r}, got {data['platform']!r}")
+    webhook = WebhookConfig.pop_from(data, where) if platform == "telegram" else None
+    shards = DiscordShards.pop_from(data, where) if platform == "discord" else None
     config = ChannelConfig.from_mapping(data, source=where)
     if config.token_env and not _ENV_NAME.fullmatch(config.token_env):
         raise ConfigError(f"{where}: token_env {config.token_env!r} is not a variable name")
-    return ChannelSection(config, enabled)
+    return ChannelSection(config, enabled, webhook, shards)
 
 
 def load_bot_config(path: str | Path) -> BotConfig:
@@ -121,6 +147,9 @@ def load_bot_config(path: str | Path) -> BotConfig:
     owners = ChannelConfig.from_mapping(
         {"platform": "telegram", "owners": document.get("owners", [])}, source=source
     ).owners
+    shared_dedup = document.get("shared_dedup")
+    if shared_dedup is not None and not isinstance(shared_dedup, bool):
+        raise ConfigError(f"{source}: shared_dedup must be true or false, got {shared_dedup!r}")
     base = path.resolve().parent
     config = BotConfig(
         handler=handler,
@@ -132,6 +161,7 @@ def load_bot_config(path: str | Path) -> BotConfig:
         owners=owners,
         telegram=_section(document, "telegram", source),
         discord=_section(document, "discord", source),
+        shared_dedup=shared_dedup,
     )
     if not config.sections():
         raise ConfigError(f"{source}: no enabled [telegram] or [discord] section")

@@ -2,7 +2,8 @@
 
 ``telegram.normalize_update`` and ``discord.normalize_message`` / ``normalize_interaction``
 build the :class:`~actorscope.messages.InboundMessage`; :func:`admit` applies a
-:class:`ChannelConfig` (policies, mention gate); :class:`DedupCache` drops redeliveries;
+:class:`ChannelConfig` (policies, mention gate); :class:`DedupCache` drops redeliveries, and
+:class:`SharedDedup` does so across workers sharing a database;
 :func:`move_grants` applies a chat migration to the grants.
 The platform modules are imported as ``actorscope.channels.telegram`` / ``.discord``.
 """
@@ -29,6 +30,7 @@ from actorscope.channels.dedup import DedupCache, dedup_key
 from actorscope.channels.mention import command_of, mentions_bot, strip_mention
 from actorscope.channels.migration import move_grants
 from actorscope.channels.policy import Admission, admit
+from actorscope.channels.shared_dedup import SharedDedup
 from actorscope.channels.writer_commands import (
     WriterCommand,
     describe_decision,
@@ -56,6 +58,7 @@ __all__ = [
     "Ingress",
     "Policy",
     "ScopeMigration",
+    "SharedDedup",
     "WriterCommand",
     "admit",
     "build_inbound",

@@ -44,7 +44,9 @@ def snowflake(value: Any, what: str) -> int:
     if type(value) is int and value > 0:
         return value
     if isinstance(value, str) and value.isascii() and value.isdigit() and 0 < len(value) < 21:
-        return int(value)
+        number = int(value)
+        if number > 0:
+            return number
     raise TypeError(f"{what} is not a snowflake: {value!r}")
 
 

@@ -6,6 +6,11 @@ and the slash commands of the same names are answered here; everything else is p
 Replies go to the message's channel, or its thread. Other slash commands and component clicks
 are acknowledged at once (deferred) and the handler's reply is sent as the follow-up.
 
+With :class:`~actorscope.channels.discord_shards.DiscordShards` the runner's client is a
+``discord.AutoShardedClient`` running those shards; with a
+:class:`~actorscope.channels.shared_dedup.SharedDedup` an admitted event is also claimed in the
+shared store, so a worker whose claim loses (another worker got the event) drops it.
+
 **Message content intent.** The client asks for ``Intents.message_content``, which must also be
 enabled for the bot in the Developer Portal (Bot → Privileged Gateway Intents). Without it
 Discord sends guild messages that do not mention the bot with empty text, so ``!`` commands
@@ -37,8 +42,10 @@ from actorscope.channels.discord_commands import (
     mention_target,
     user_target,
 )
+from actorscope.channels.discord_shards import DiscordShards
 from actorscope.channels.mention import strip_mention
 from actorscope.channels.policy import admit
+from actorscope.channels.shared_dedup import SharedDedup
 from actorscope.channels.writer_commands import (
     WriterCommand,
     parse_writer_command,
@@ -50,7 +57,7 @@ from actorscope.permissions.grants import GrantStore
 from actorscope.permissions.writers import WriterManager
 from actorscope.propagation.bus import MessageBus
 
-__all__ = ["DiscordRunner", "RunnerClient", "bot_intents"]
+__all__ = ["DiscordRunner", "RunnerClient", "ShardedRunnerClient", "bot_intents"]
 
 _log = logging.getLogger("actorscope.channels.discord")
 
@@ -75,8 +82,8 @@ def bot_intents() -> discord.Intents:
 class RunnerClient(discord.Client):
     """The ``discord.Client`` of a :class:`DiscordRunner`: forwards events to it."""
 
-    def __init__(self, runner: DiscordRunner, *, sync_commands: bool) -> None:
-        super().__init__(intents=bot_intents())
+    def __init__(self, runner: DiscordRunner, *, sync_commands: bool, **options: Any) -> None:
+        super().__init__(intents=bot_intents(), **options)
         self.runner = runner
         self.sync_commands = sync_commands
         self.tree: app_commands.CommandTree[RunnerClient] = _WriterTree(self)
@@ -93,6 +100,26 @@ class RunnerClient(discord.Client):
     async def on_interaction(self, interaction: discord.Interaction[Any]) -> None:
         """Route an interaction that is not a writer slash command through the runner."""
         await self.runner.handle_interaction(interaction)
+
+
+class ShardedRunnerClient(RunnerClient, discord.AutoShardedClient):
+    """The runner's client as a ``discord.AutoShardedClient`` running the configured shards."""
+
+    def __init__(
+        self, runner: DiscordRunner, *, sync_commands: bool, shards: DiscordShards
+    ) -> None:
+        super().__init__(runner, sync_commands=sync_commands, **shards.client_options())
+        self._set_up = False
+
+    async def _async_setup_hook(self) -> None:
+        await super()._async_setup_hook()
+        self._set_up = True
+
+    async def close(self) -> None:
+        """Close; also when it never logged in (discord.py's close needs the login's setup)."""
+        if not self._set_up:
+            await self._async_setup_hook()
+        await super().close()
 
 
 class _WriterTree(app_commands.CommandTree["RunnerClient"]):
@@ -137,6 +164,8 @@ class DiscordRunner(ChannelAdapter):
         tenant_id: str | None = None,
         owners: tuple[str, ...] = (),
         sync_commands: bool = True,
+        shards: DiscordShards | None = None,
+        shared_dedup: SharedDedup | None = None,
     ) -> None:
         if config.platform != "discord":
             raise ConfigError(f"a Discord runner needs a discord config, not {config.platform}")
@@ -147,11 +176,16 @@ class DiscordRunner(ChannelAdapter):
         self._agent_key = agent_key
         self._agent_id = agent_id
         self._tenant_id = tenant_id
-        self.client = RunnerClient(self, sync_commands=sync_commands)
+        self.client: RunnerClient = (
+            RunnerClient(self, sync_commands=sync_commands)
+            if shards is None
+            else ShardedRunnerClient(self, sync_commands=sync_commands, shards=shards)
+        )
         self.writers = WriterManager(
             grants, owners=(*config.owners, *owners), is_platform_admin=manage_guild_check
         )
         self.dedup = DedupCache()
+        self.shared_dedup = shared_dedup
         self._pending: OrderedDict[str, discord.Interaction[Any]] = OrderedDict()
         self._session: asyncio.Task[None] | None = None
 
@@ -250,6 +284,8 @@ class DiscordRunner(ChannelAdapter):
             _log.debug("discord.not_admitted reason=%s", admission.reason)
             return
         inbound = admission.message
+        if not await self._claim(inbound):
+            return
         if command is None:
             await self._bus.publish_from_channel(inbound)
             return
@@ -273,7 +309,7 @@ class DiscordRunner(ChannelAdapter):
         ):
             return  # the command tree answers these
         admitted = self._admit_interaction(interaction)
-        if admitted is None:
+        if admitted is None or not await self._claim(admitted):
             return
         await interaction.response.defer()
         self._pending[admitted.message_id] = interaction
@@ -292,6 +328,8 @@ class DiscordRunner(ChannelAdapter):
         if admitted is None:
             await interaction.response.send_message("this bot does not take commands here")
             return
+        if not await self._claim(admitted):
+            return  # another worker answers it
         text = await handle_discord_writer_command(
             self.writers,
             command,
@@ -302,6 +340,10 @@ class DiscordRunner(ChannelAdapter):
             tenant_id=self._tenant_id,
         )
         await interaction.response.send_message(text)
+
+    async def _claim(self, inbound: InboundMessage) -> bool:
+        """The shared claim, after the in-memory filter: False when another worker has it."""
+        return self.shared_dedup is None or await self.shared_dedup.claim_message(inbound)
 
     def _admit_interaction(self, interaction: discord.Interaction[Any]) -> InboundMessage | None:
         inbound = inspect_interaction(interaction, agent_key=self._agent_key).message

@@ -7,7 +7,9 @@ platform event: a malformed update is ignored with reason ``malformed`` and logg
 
 Who acted, case by case (DESIGN's identity table):
 
-* private chat: scope and actor are the sender; group/supergroup: ``group:<channel>:<chat>``.
+* private chat: scope and actor are the sender, who must be the chat (a sender other than
+  the chat would get their own scope but the chat's session and replies: ``malformed``, logged);
+  group/supergroup: ``group:<channel>:<chat>``.
 * forum topic: the session key gets ``:topic:<N>`` and ``thread_id`` is ``N``; General is 1
   (send replies there without ``message_thread_id``); ``message_thread_id`` is trusted only
   with ``is_topic_message`` (a reply in a plain supergroup also carries one).
@@ -16,7 +18,8 @@ Who acted, case by case (DESIGN's identity table):
   ``sender_id`` and their :class:`~actorscope.identity.SenderKind`; ignored unless
   ``ignore_bots=False``. A placeholder ``from`` id is never an identity, ``sender_chat`` or not.
 * callback query: the clicker acts; the scope is the chat of the message with the button, or
-  for an inline message (no chat) the clicker's direct context.
+  for an inline message (no chat) the clicker's direct context. In a private chat the clicker
+  must be the chat, as for a message.
 * service messages, ``my_chat_member`` / ``chat_member``: ignored; a migration
   (``migrate_to_chat_id`` / ``migrate_from_chat_id``) is ignored *with* a ``ScopeMigration``
   (apply it with :func:`actorscope.channels.migration.move_grants`).
@@ -231,6 +234,22 @@ def _sender(message: Message, chat_id: int, channel_post: bool) -> tuple[int | N
     return user.id, SenderKind.USER
 
 
+def _foreign_sender(identity: Identity) -> Ingress | None:
+    """``malformed`` for a private chat whose person is not the chat, else ``None``."""
+    if identity.peer_kind is _GROUP or identity.user_id == identity.chat_id:
+        return None
+    # Scope (the sender) and session/replies (the chat) would belong to two different people.
+    logger.warning(
+        "telegram.private_chat_foreign_sender chat=%s sender=%s",
+        identity.chat_id,
+        identity.sender_id,
+    )
+    return ignored(
+        IgnoreReason.MALFORMED,
+        f"private chat {identity.chat_id} with sender {identity.sender_id}",
+    )
+
+
 def _from_message(
     message: Message,
     event: str,
@@ -259,6 +278,9 @@ def _from_message(
     ):
         return ignored(IgnoreReason.OWN_MESSAGE)
     identity, template = _identity(chat_id, chat.type, sender, kind, channel)
+    foreign = _foreign_sender(identity)
+    if foreign is not None:
+        return foreign
     if identity.sender_kind is not _USER and ignore_bots:
         reason = IgnoreReason.BOT_SENDER if kind is _BOT else IgnoreReason.NONPERSON_SENDER
         return ignored(reason, identity.sender_kind.value)
@@ -339,6 +361,9 @@ def _from_callback(
     else:
         chat = message.chat
         identity, template = _identity(chat.id, chat.type, clicker.id, SenderKind.USER, channel)
+        foreign = _foreign_sender(identity)
+        if foreign is not None:
+            return foreign
         if chat.is_forum:
             thread = getattr(message, "message_thread_id", None)
             is_topic = getattr(message, "is_topic_message", None)

@@ -1,4 +1,4 @@
-"""A running Telegram bot: a python-telegram-bot ``Application`` polling for updates.
+"""A running Telegram bot: a python-telegram-bot ``Application`` fed by polling or a webhook.
 
 Each update goes through :func:`~actorscope.channels.telegram.inspect_update`, the duplicate
 filter and :func:`~actorscope.channels.policy.admit`; writer commands are answered here (they
@@ -6,12 +6,20 @@ never reach the handler); everything else is published to the host's bus. Replie
 (:meth:`TelegramRunner.send`) go to the message's chat and forum topic. ``base_url`` points the
 bot at another Bot API server (the sandbox emulator); tests can hand in PTB ``BaseRequest``
 objects instead of talking HTTP.
+
+In webhook mode (a :class:`~actorscope.channels.telegram_webhook.Webhook`) a
+:class:`~actorscope.channels.telegram_webhook.WebhookServer` receives the updates and puts them
+on the queue polling would fill, so both modes share one processing path. With a
+:class:`~actorscope.channels.shared_dedup.SharedDedup` an admitted update is also claimed in the
+shared store (after the in-memory filter), so only one of several workers handles it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
+from collections.abc import Mapping
 from typing import Any
 
 from telegram import Bot, ReplyParameters, Update
@@ -25,25 +33,35 @@ from actorscope.channels.config import ChannelConfig
 from actorscope.channels.dedup import DedupCache
 from actorscope.channels.migration import move_grants
 from actorscope.channels.policy import admit
+from actorscope.channels.shared_dedup import SharedDedup
 from actorscope.channels.telegram import GENERAL_TOPIC_ID, inspect_update
 from actorscope.channels.telegram_commands import (
     handle_telegram_writer_command,
     telegram_admin_check,
 )
+from actorscope.channels.telegram_webhook import Fed, Webhook, WebhookServer
 from actorscope.channels.writer_commands import writer_command_named
-from actorscope.errors import ConfigError
+from actorscope.errors import ConfigError, StoreError
 from actorscope.messages import OutboundMessage
 from actorscope.permissions import GrantStore
 from actorscope.permissions.writers import WriterManager
 from actorscope.propagation.bus import MessageBus
 
-__all__ = ["ALLOWED_UPDATES", "MAX_MESSAGE_LENGTH", "TelegramRunner"]
+__all__ = [
+    "ALLOWED_UPDATES",
+    "MAX_MESSAGE_LENGTH",
+    "MAX_QUEUED_UPDATES",
+    "WEBHOOK_CLAIM_CHANNEL",
+    "TelegramRunner",
+]
 
 _log = logging.getLogger("actorscope.channels.telegram")
 
 #: Telegram's limit for one message's text; longer replies are sent in parts.
 MAX_MESSAGE_LENGTH = 4096
 _STOP_TIMEOUT = 10.0
+#: Webhook updates waiting to be processed before more are refused (Telegram retries them).
+MAX_QUEUED_UPDATES = 1000
 #: The update types the runner asks for: what ``inspect_update`` understands.
 ALLOWED_UPDATES = (
     "message",
@@ -54,11 +72,15 @@ ALLOWED_UPDATES = (
     "my_chat_member",
 )
 
+#: The shared-dedup "channel" of the claim that elects the worker calling ``setWebhook``
+#: (channel names cannot contain ``:``, so it never meets a real update's key).
+WEBHOOK_CLAIM_CHANNEL = "telegram:set_webhook"
+
 PTBApp = Application[Any, Any, Any, Any, Any, Any]
 
 
 class TelegramRunner(ChannelAdapter):
-    """Polls one bot token and feeds the bus; also the sender of the bot's replies."""
+    """Receives one bot's updates and feeds the bus; also the sender of the bot's replies."""
 
     def __init__(
         self,
@@ -75,9 +97,14 @@ class TelegramRunner(ChannelAdapter):
         request: BaseRequest | None = None,
         get_updates_request: BaseRequest | None = None,
         poll_timeout: int = 10,
+        webhook: Webhook | None = None,
+        shared_dedup: SharedDedup | None = None,
+        max_queued: int = MAX_QUEUED_UPDATES,
     ) -> None:
         if config.platform != "telegram":
             raise ConfigError(f"a Telegram runner needs a telegram config, not {config.platform}")
+        if max_queued < 1:
+            raise ConfigError(f"max_queued must be at least 1, got {max_queued}")
         self.name = config.name
         self.config = config
         self._bus = bus
@@ -103,6 +130,10 @@ class TelegramRunner(ChannelAdapter):
             is_platform_admin=telegram_admin_check(self.app.bot),
         )
         self.dedup = DedupCache()
+        self.shared_dedup = shared_dedup
+        self.webhook = webhook
+        self.webhook_server: WebhookServer | None = None
+        self._max_queued = max_queued
         self._bot_username = ""
         self._started = False
 
@@ -113,12 +144,15 @@ class TelegramRunner(ChannelAdapter):
         return bot
 
     async def start(self) -> None:
-        """``getMe``, then start long polling; returns once updates are being fetched."""
+        """``getMe``, then start polling or the webhook server; returns once receiving."""
         if self._started:
             raise ConfigError("this Telegram runner is already running")
         await self.app.initialize()
         self._started = True
         self._bot_username = self.app.bot.username or ""
+        if self.webhook is not None:
+            await self._start_webhook(self.webhook)
+            return
         updater = self.app.updater
         if updater is None:  # pragma: no cover - ApplicationBuilder always makes one
             raise ConfigError("the Telegram application has no updater")
@@ -128,11 +162,63 @@ class TelegramRunner(ChannelAdapter):
         await self.app.start()
         _log.info("telegram.started bot=@%s channel=%s", self._bot_username, self.name)
 
+    async def _start_webhook(self, webhook: Webhook) -> None:
+        await self.app.start()
+        self.webhook_server = WebhookServer(webhook, self.feed_webhook)
+        await self.webhook_server.start()
+        if await self._elected_to_set_webhook(webhook):
+            await self.app.bot.set_webhook(
+                url=webhook.url,
+                secret_token=webhook.secret_token,
+                allowed_updates=list(ALLOWED_UPDATES),
+            )
+            _log.info("telegram.webhook_set url=%s", webhook.url)
+        _log.info("telegram.started bot=@%s channel=%s mode=webhook", self._bot_username, self.name)
+
+    async def _elected_to_set_webhook(self, webhook: Webhook) -> bool:
+        """Explicit ``set_webhook``, else the first worker to claim this (url, secret) pair."""
+        if webhook.set_webhook is not None:
+            return webhook.set_webhook
+        if self.shared_dedup is None:
+            return True
+        digest = hashlib.sha256(f"{webhook.url}\n{webhook.secret_token}".encode()).hexdigest()
+        bot_id = str(self.app.bot.id)
+        try:
+            return await self.shared_dedup.claim(WEBHOOK_CLAIM_CHANNEL, bot_id, digest[:32])
+        except StoreError as exc:
+            _log.warning("telegram.webhook_election_failed, setting it here: %s", exc)
+            return True  # setWebhook with the same settings is harmless when repeated
+
+    async def feed_webhook(self, data: Mapping[str, Any]) -> Fed:
+        """Queue one update received by the webhook on the queue polling fills.
+
+        The queue is bounded here (PTB's is not): past ``MAX_QUEUED_UPDATES`` an update is
+        refused as busy, and Telegram delivers it again later, to this or another worker.
+        """
+        update_id = data.get("update_id")
+        if not isinstance(update_id, int) or isinstance(update_id, bool):
+            return Fed.NOT_AN_UPDATE
+        try:
+            update = Update.de_json(dict(data), self.app.bot)
+        except (KeyError, TypeError, ValueError, AttributeError):
+            return Fed.NOT_AN_UPDATE
+        if self.app.update_queue.qsize() >= self._max_queued:
+            _log.warning("telegram.webhook_busy queued=%d", self.app.update_queue.qsize())
+            return Fed.BUSY
+        await self.app.update_queue.put(update)
+        return Fed.ACCEPTED
+
     async def stop(self) -> None:
-        """Stop polling and the application; every step bounded."""
+        """Stop receiving and the application; every step bounded."""
         if not self._started:
             return
         self._started = False
+        server, self.webhook_server = self.webhook_server, None
+        if server is not None:
+            try:
+                await asyncio.wait_for(server.stop(), _STOP_TIMEOUT)
+            except TimeoutError:
+                _log.warning("telegram.stop webhook server timed out")
         updater = self.app.updater
         steps = []
         if updater is not None and updater.running:
@@ -185,6 +271,8 @@ class TelegramRunner(ChannelAdapter):
             _log.debug("telegram.not_admitted reason=%s", admission.reason)
             return
         message = admission.message
+        if self.shared_dedup is not None and not await self.shared_dedup.claim_message(message):
+            return  # another worker claimed it first
         command = writer_command_named(message.metadata.get(META_COMMAND, ""))
         if command is not None:
             if update.message is None:

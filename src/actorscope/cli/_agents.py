@@ -11,7 +11,7 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from actorscope.agents import AgentRegistry, agent_label, is_uuid
+from actorscope.agents import AgentRegistry, agent_label, looks_like_uuid
 from actorscope.cli._app import app, console_for_tables
 from actorscope.store import DEFAULT_TENANT_SLUG, Database
 
@@ -43,7 +43,7 @@ def add(
         async with Database.open(db) as database:
             registry = AgentRegistry(database)
             known = {t.slug for t in await registry.tenants()}
-            if create_tenant and tenant not in known and not is_uuid(tenant):
+            if create_tenant and tenant not in known and not looks_like_uuid(tenant):
                 await registry.create_tenant(tenant)
             owner = await registry.tenant(tenant)
             agent = await registry.create(key, owner.id, display_name=display_name)

@@ -82,25 +82,28 @@ def _samples() -> tuple[Sample, ...]:
     tg_topic = telegram_identity(forum, "supergroup", bob)
     tg_anon = telegram_identity(forum, "supergroup", 1087968824)
     tg_post = telegram_identity(-1009876543210, "channel", None, sender_kind=SenderKind.CHANNEL)
-    dc_dm = discord_identity(carol, chat_id=carol + 1)
+    dm_channel = 81234567890120001  # a DM channel has its own snowflake, not the user's
+    dc_dm = discord_identity(carol, chat_id=dm_channel)
     dc_guild = discord_identity(carol, chat_id=general, guild_id=guild)
     dc_hook = discord_nonperson_identity(
         777888, chat_id=general, guild_id=guild, sender_kind=SenderKind.WEBHOOK
     )
     http = http_identity("api-user-17")
-    ticker = system_identity(tg_group.user_id, "ticker:daily-digest")
+    ticker = system_identity(tg_group.user_id)
+    ticker_origin = system_identity(tg_group.user_id, str(alice))
     return (
         Sample("Telegram private chat (alice)", tg_dm, tg(tg_dm, alice)),
         Sample("Telegram group (alice)", tg_group, tg(tg_group, group)),
         Sample("Telegram forum topic 7 (bob)", tg_topic, tg(tg_topic, forum, 7)),
         Sample("Telegram anonymous admin", tg_anon, tg(tg_anon, forum)),
         Sample("Telegram channel post", tg_post, tg(tg_post, -1009876543210)),
-        Sample("Discord DM (carol)", dc_dm, dc(dc_dm, carol + 1)),
+        Sample("Discord DM (carol)", dc_dm, dc(dc_dm, dm_channel)),
         Sample("Discord guild channel (carol)", dc_guild, dc(dc_guild, general)),
         Sample("Discord thread (carol)", dc_guild, dc(dc_guild, general, thread)),
         Sample("Discord webhook", dc_hook, dc(dc_hook, general)),
         Sample("HTTP API", http, ""),
-        Sample("Ticker in the group", ticker, ""),
+        Sample("Ticker in the group, no origin", ticker, ""),
+        Sample("Ticker with alice's propagated origin", ticker_origin, ""),
     )
 
 
@@ -178,5 +181,5 @@ def demo(
     console.print(conversation_table(outcomes))
     denied = sum(o.decision == "denied" for o in outcomes)
     Console(emoji=False, highlight=False).print(
-        Text(f"{denied} denials are in the audit log: actorscope audit --db {db}")
+        Text(f"This run's {denied} denials are in the audit log: actorscope audit --db {db}")
     )

@@ -1,10 +1,11 @@
 """A small agent-host runtime: bus consumer -> run request -> handler in the bound context.
 
 For each inbound message the :class:`Host` builds the run request (attributing a synthesised
-message to its verified origin), binds the request's identity and run info, awaits the user's
-handler and routes what it returns to the sender registered for the reply's channel. A handler
-that raises is logged with the identity it ran as; the host keeps going. :meth:`Host.stop`
-drains the bus (or not) and then cancels its workers, every wait bounded.
+message to its verified origin, which it consumes: a replayed carrier runs synthetic), binds
+the request's identity and run info, awaits the user's handler and routes what it returns to
+the sender registered for the reply's channel. A handler that raises is logged with the
+identity it ran as; the host keeps going. :meth:`Host.stop` drains the bus (or not) and then
+cancels its workers, every wait bounded.
 """
 
 from __future__ import annotations
@@ -106,6 +107,9 @@ class Host:
                 agent_key=self._agent_key,
                 agent_id=self._agent_id,
                 tenant_id=self._tenant_id,
+                # Always: a run is about to act as the origin's human, so a second delivery of
+                # the same signed carrier must not (the signer's replay guard, per process).
+                consume=True,
             )
         except ActorscopeError as exc:
             _log.warning(

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from actorscope.agents.types import NIL_UUID
 from actorscope.errors import StoreError
 from actorscope.store import Database, Row, Transaction, utc_now
 
@@ -72,16 +73,28 @@ class AuditEntry:
         }
 
 
+def _storable(text: str | None) -> str | None:
+    """``text`` as the database can store it: lone surrogates escaped as ``\\udXXX``.
+
+    An attacker-supplied id that UTF-8 cannot encode must still leave its audit row.
+    """
+    if text is None or text.isascii():
+        return text
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def _params(entry: AuditEntry) -> tuple[Any, ...]:
     return (
         entry.created_at or utc_now(),
-        entry.tenant_id,
-        entry.agent_id,
-        entry.actor_id,
-        entry.user_id,
-        entry.config_type,
+        _storable(entry.tenant_id),
+        # Telemetry rows never point at the nil UUID: "no agent" is NULL.
+        None if entry.agent_id in (None, "", NIL_UUID) else _storable(entry.agent_id),
+        _storable(entry.actor_id),
+        _storable(entry.user_id),
+        _storable(entry.config_type),
         str(entry.action),
         str(entry.reason),
+        # ensure_ascii (the default) escapes lone surrogates, so detail always stores.
         json.dumps(dict(entry.detail), sort_keys=True, default=str),
     )
 

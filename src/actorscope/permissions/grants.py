@@ -1,8 +1,11 @@
 """Grants in ``config_permissions``: upsert, revoke, list, import, and the one-query lookup.
 
 Every change commits together with its audit row and then invalidates the agent's cached
-decisions, so the very next check sees it. Changes made by another process are not seen
-by this process's cache until :meth:`GrantStore.invalidate` is called.
+decisions, so the very next check sees it. Changes made by another process reach this cache
+over the database's change feed on PostgreSQL (LISTEN/NOTIFY: that agent's decisions are
+dropped when the notification arrives; while the feed is down nothing is cached), and on SQLite
+when :meth:`GrantStore.invalidate` is called (see
+:class:`~actorscope.permissions.watch.GrantChangeWatcher`).
 """
 
 from __future__ import annotations
@@ -69,6 +72,19 @@ class GrantStore:
         # A renamed or removed agent (through any registry on this database) must not keep
         # answering from cached decisions.
         self._agents.subscribe(self._agent_changed)
+        db.subscribe_changes(self)
+
+    def on_remote_change(self, key: str) -> None:
+        """Another worker changed agent ``key``'s grants (or the agent): forget its decisions."""
+        self.cache.invalidate(key)
+
+    def on_feed_lost(self) -> None:
+        """The change feed is down: forget every decision; read the database until it is back."""
+        self.cache.suspend()
+
+    def on_feed_restored(self) -> None:
+        """The change feed is back: forget every decision again (some changes were missed)."""
+        self.cache.resume()
 
     def _agent_changed(self, before: Agent, after: Agent | None) -> None:
         self.cache.invalidate(before.id)

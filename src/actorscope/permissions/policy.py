@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import logging
 import sqlite3
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 
-from actorscope.agents.types import is_uuid
+from actorscope.agents.types import NIL_UUID, is_uuid, looks_like_uuid
 from actorscope.context import current_identity
 from actorscope.errors import StoreError
 from actorscope.identity import (
@@ -59,6 +59,9 @@ class Reason(StrEnum):
     NO_GRANT = "no_grant"
     STORE_ERROR_FAIL_OPEN = "store_error_fail_open"
     STORE_ERROR_FAIL_CLOSED = "store_error_fail_closed"
+    #: Beyond DESIGN's list: a sender or scope that is not text a store can hold (a lone
+    #: surrogate). Denied before any lookup, so it can never reach the fail-open path.
+    INVALID_IDENTITY = "invalid_identity"
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +81,18 @@ _LOOKUP_REASON = {
     GrantLookup.NONE: Reason.NO_GRANT,
 }
 _NO_IDENTITY = Identity(user_id="", sender_id="")
+
+
+def _storable(text: str) -> bool:
+    if text.isascii():
+        return True
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 # Plain strings, so a Decision's config_type compares and prints as the bare value.
 _FILE_WRITER = ConfigType.FILE_WRITER.value
 _CRON = ConfigType.CRON.value
@@ -142,6 +157,9 @@ class PermissionPolicy:
             warm = self._warm(config_type, identity)
             if warm is not None:
                 return warm
+        if identity.agent_id is not None and looks_like_uuid(identity.agent_id):
+            # Stored ids are lowercase; an uppercase spelling must name the same agent.
+            identity = replace(identity, agent_id=identity.agent_id.lower())
         scope = identity.user_id
         if not is_group_scope(scope):
             return Decision(True, Reason.NOT_GROUP_CONTEXT, scope, identity.sender_id, config_type)
@@ -168,9 +186,11 @@ class PermissionPolicy:
             return await self._deny(identity, Reason.SYNTHETIC_SENDER, sender, config_type)
         if is_placeholder_sender(sender):
             return await self._deny(identity, Reason.PLACEHOLDER_SENDER, sender, config_type)
-        if not is_uuid(agent_id):
+        if not is_uuid(agent_id) or agent_id == NIL_UUID:
             return await self._deny(identity, Reason.NO_AGENT, sender, config_type)
         scope = identity.user_id
+        if not (_storable(sender) and _storable(scope)):
+            return await self._deny(identity, Reason.INVALID_IDENTITY, sender, config_type)
         generation = self._cache.generation(agent_id)
         try:
             lookup = await self.store.check(

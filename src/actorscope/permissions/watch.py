@@ -1,5 +1,12 @@
-"""Cross-process freshness for the decision cache on a shared SQLite file.
+"""Cross-process freshness for the decision cache: one entry point for both backends.
 
+On PostgreSQL, other workers' grant changes are pushed: the database's LISTEN connection
+invalidates the changed agent's decisions in every :class:`GrantStore` on it as soon as the
+NOTIFY arrives, and while that connection is down nothing is cached (checks read the database).
+The watcher then polls nothing; ``async with GrantChangeWatcher(store)`` is the same call on
+both backends.
+
+On SQLite:
 Changes made through this process's :class:`GrantStore` invalidate its cache exactly. A grant
 changed by *another* process (``actorscope grants remove`` while a bot runs) is noticed by
 polling the ``grant_epoch`` counter that triggers move on every grant or agent change: when it
@@ -28,7 +35,8 @@ class GrantChangeWatcher:
     """Polls the grant epoch and flushes ``store``'s cache when it moves.
 
     Use ``async with GrantChangeWatcher(store):`` around a long-running process, or call
-    :meth:`apoll` yourself. A failed poll flushes too: when in doubt, re-read.
+    :meth:`apoll` yourself. A failed poll flushes too: when in doubt, re-read. On a database
+    that pushes changes (PostgreSQL) no polling task runs: the push feed does the work.
     """
 
     def __init__(self, store: GrantStore, *, interval: float = DEFAULT_WATCH_INTERVAL) -> None:
@@ -40,7 +48,16 @@ class GrantChangeWatcher:
         self._task: asyncio.Task[None] | None = None
 
     async def apoll(self) -> bool:
-        """Read the epoch once; flush the cache and return True if it moved (or was unreadable)."""
+        """Read the epoch once; flush the cache and return True if it moved (or was unreadable).
+
+        On a pushing database: flush and return True only if its change feed is down.
+        """
+        db = self._store.db
+        if db.pushes_changes:
+            if db.listening:
+                return False
+            self._store.invalidate()
+            return True
         try:
             row = await self._store.db.fetchone("SELECT epoch FROM grant_epoch WHERE id = 1")
         except StoreError as exc:
@@ -61,6 +78,8 @@ class GrantChangeWatcher:
             await asyncio.sleep(self._interval)
 
     async def __aenter__(self) -> GrantChangeWatcher:
+        if self._store.db.pushes_changes:
+            return self
         await self.apoll()
         self._task = asyncio.create_task(self._run(), name="actorscope-grant-watch")
         return self

@@ -5,6 +5,14 @@ guild-wide at ``guild:<gid>:*``, and removing one also revokes member-scoped gra
 ``guild:<gid>:user:<uid>``. May manage: configured owners, existing writers, and, only while
 the scope has no writer, the group's platform admins (a callback the channel supplies). The
 last writer cannot be removed. Every outcome is a :class:`WriterDecision` with a reason.
+
+A *holder* has a ``file_writer`` allow row for the group; a *writer* is a holder whom the
+policy's own precedence (:meth:`GrantStore.check` over :func:`candidate_scopes` of the
+member's scope) allows, so a sender deny at a broader scope (``*``, ``group:*``,
+``guild:<gid>:*`` ...) outranks the row. Only writers manage as writers, are listed, and count
+for the last-writer rule. Holders still block the platform-admin bootstrap (a group whose
+writers were all shut out by the operator is the operator's to reopen), a denied holder can be
+removed (revoking the stale row), and adding a holder again reports ``already_writer``.
 """
 
 from __future__ import annotations
@@ -14,7 +22,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 
-from actorscope.agents.types import is_uuid
+from actorscope.agents.types import NIL_UUID, parse_uuid_or_nil
 from actorscope.context import current_identity
 from actorscope.identity import (
     Identity,
@@ -25,8 +33,15 @@ from actorscope.identity import (
 )
 from actorscope.permissions.audit import AuditAction, AuditEntry
 from actorscope.permissions.grants import GrantStore
-from actorscope.permissions.records import GrantKey
-from actorscope.permissions.scopes import ANY, ConfigType, Permission, grantee_problem
+from actorscope.permissions.records import GrantKey, GrantLookup
+from actorscope.permissions.scopes import (
+    ANY,
+    ConfigType,
+    Permission,
+    accepted_types,
+    candidate_scopes,
+    grantee_problem,
+)
 
 __all__ = [
     "PlatformAdminCheck",
@@ -77,6 +92,14 @@ class WriterDecision:
 
 
 @dataclass(frozen=True, slots=True)
+class _Writers:
+    """Who holds an allow row for the group, and which of them the policy allows (both sorted)."""
+
+    holders: list[str]
+    allowed: list[str]
+
+
+@dataclass(frozen=True, slots=True)
 class _Request:
     """A permitted request: where, for which agent, about whom, by whose authority."""
 
@@ -84,7 +107,7 @@ class _Request:
     scope: str
     agent_id: str
     target: str
-    writers: list[str]
+    writers: _Writers
     role: WriterRole
 
 
@@ -95,6 +118,18 @@ def writer_scope(user_id: str) -> str | None:
     if user_id.startswith("guild:"):
         return ":".join(user_id.split(":")[:2]) + ":*"
     return user_id
+
+
+def _agent_uuid(identity: Identity | None) -> str | None:
+    """The identity's agent UUID in canonical lowercase, or ``None`` if it names none.
+
+    Grant rows hold the canonical form: compared as text, ``"ABC..."`` would see an empty
+    group and reopen the platform-admin bootstrap.
+    """
+    if identity is None:
+        return None
+    canonical = parse_uuid_or_nil(identity.agent_id)
+    return None if canonical == NIL_UUID else canonical
 
 
 def _member_prefix(scope: str) -> str | None:
@@ -119,14 +154,16 @@ class WriterManager:
         self._lock = asyncio.Lock()
 
     async def writers(self, identity: Identity | None = None) -> list[str]:
-        """Sender ids holding a ``file_writer`` allow for the identity's group, sorted."""
+        """The group's writers, sorted: allow-row holders whom the policy allows."""
         identity = identity if identity is not None else current_identity()
-        if identity is None or not is_uuid(identity.agent_id):
+        agent_id = _agent_uuid(identity)
+        if identity is None or agent_id is None:
             return []
         scope = writer_scope(identity.user_id)
         if scope is None:
             return []
-        return await self._writers(str(identity.agent_id), scope)
+        found = await self._writers(identity, agent_id, scope)
+        return found.allowed
 
     async def add_writer(self, target: str, identity: Identity | None = None) -> WriterDecision:
         """Grant ``target`` file_writer in the identity's group, if the identity may manage."""
@@ -135,7 +172,7 @@ class WriterManager:
             if isinstance(request, WriterDecision):
                 return request
             scope, target_id, role = request.scope, request.target, request.role
-            if target_id in request.writers:
+            if target_id in request.writers.holders:
                 return WriterDecision(False, WriterReason.ALREADY_WRITER, scope, target_id, role)
             await self.store.grant(
                 agent_id=request.agent_id,
@@ -154,9 +191,11 @@ class WriterManager:
             if isinstance(request, WriterDecision):
                 return request
             scope, target_id, role = request.scope, request.target, request.role
-            if target_id not in request.writers:
+            if target_id not in request.writers.holders:
                 return WriterDecision(False, WriterReason.NOT_A_WRITER, scope, target_id, role)
-            if len(request.writers) == 1:
+            # A denied holder's stale row may go; the last writer the policy allows may not.
+            allowed = request.writers.allowed
+            if allowed == [target_id]:
                 return await self._refuse(
                     request.identity, WriterReason.LAST_WRITER, scope, target_id, role
                 )
@@ -180,11 +219,11 @@ class WriterManager:
         scope = writer_scope(bound.user_id) if bound is not None else None
         if bound is None or scope is None:
             return await self._refuse(bound, WriterReason.NOT_GROUP_CONTEXT, "", target, none)
-        if not is_uuid(bound.agent_id):
+        agent_id = _agent_uuid(bound)
+        if agent_id is None:
             return await self._refuse(bound, WriterReason.NO_AGENT, scope, target, none)
-        agent_id = str(bound.agent_id)
-        writers = await self._writers(agent_id, scope)
-        role = await self._role(bound, writers)
+        writers = await self._writers(bound, agent_id, scope)
+        role = await self._role(bound, agent_id, writers)
         # Authority before the target: someone who may not manage writers learns only that.
         if role is None:
             reason = WriterReason.MANAGER_NOT_A_PERSON
@@ -196,22 +235,51 @@ class WriterManager:
             return await self._refuse(bound, WriterReason.INVALID_TARGET, scope, target, role)
         return _Request(bound, scope, agent_id, target_id, writers, role)
 
-    async def _role(self, identity: Identity, writers: list[str]) -> WriterRole | None:
+    async def _role(
+        self, identity: Identity, agent_id: str, writers: _Writers
+    ) -> WriterRole | None:
         """The requester's authority; ``None`` if the requester is not a person at all."""
         actor = normalize_sender_id(identity.sender_id)
         if not actor or is_synthetic_sender(actor) or is_placeholder_sender(actor):
             return None
         if actor in self.owners:
             return WriterRole.OWNER
-        if actor in writers:
+        # Exactly check_file_writer's answer for this actor here: an allow row is not enough.
+        if actor in writers.holders and await self._allows(
+            identity, agent_id, identity.user_id, actor
+        ):
             return WriterRole.WRITER
         # Platform admins bootstrap a group only: once it has a writer, writers decide.
         admin_check = self._is_platform_admin
-        if not writers and admin_check is not None and await admin_check(identity):
+        if not writers.holders and admin_check is not None and await admin_check(identity):
             return WriterRole.PLATFORM_ADMIN
         return WriterRole.NONE
 
-    async def _writers(self, agent_id: str, scope: str) -> list[str]:
+    async def _allows(self, identity: Identity, agent_id: str, scope: str, sender: str) -> bool:
+        """Does the grant precedence the policy uses allow ``sender`` file_writer at ``scope``?"""
+        lookup = await self.store.check(
+            agent_id=agent_id,
+            scopes=candidate_scopes(scope),
+            config_types=accepted_types(ConfigType.FILE_WRITER),
+            sender_id=sender,
+            tenant_id=identity.tenant_id or None,
+        )
+        return lookup is GrantLookup.ALLOW
+
+    async def _writers(self, identity: Identity, agent_id: str, scope: str) -> _Writers:
+        holders = await self._holders(agent_id, scope)
+        prefix = _member_prefix(scope)
+        allowed = [
+            holder
+            for holder in holders
+            # Each member checked where they speak: the group, or their own guild member scope.
+            if await self._allows(
+                identity, agent_id, scope if prefix is None else prefix + holder, holder
+            )
+        ]
+        return _Writers(holders, allowed)
+
+    async def _holders(self, agent_id: str, scope: str) -> list[str]:
         prefix = _member_prefix(scope)
         low, high = (prefix, prefix[:-1] + ";") if prefix is not None else ("", "")
         rows = await self.store.read(
@@ -246,11 +314,7 @@ class WriterManager:
                 action=AuditAction.WRITER_REFUSED,
                 actor_id=identity.actor_id if identity is not None else "",
                 user_id=identity.user_id if identity is not None else "",
-                agent_id=(
-                    identity.agent_id
-                    if identity is not None and is_uuid(identity.agent_id)
-                    else None
-                ),
+                agent_id=_agent_uuid(identity),
                 tenant_id=identity.tenant_id if identity is not None else None,
                 config_type=ConfigType.FILE_WRITER,
                 reason=reason,

@@ -13,6 +13,7 @@ from actorscope.propagation.builder import (
 )
 from actorscope.propagation.bus import DEFAULT_BUS_SIZE, MessageBus
 from actorscope.propagation.keys import (
+    META_ORIGIN_AGENT_ID,
     META_ORIGIN_CHANNEL,
     META_ORIGIN_CHAT_ID,
     META_ORIGIN_PEER_KIND,
@@ -21,9 +22,11 @@ from actorscope.propagation.keys import (
     META_ORIGIN_SESSION_KEY,
     META_ORIGIN_SIGNATURE,
     META_ORIGIN_SIGNED_AT,
+    META_ORIGIN_TENANT_ID,
     META_ORIGIN_TRACE_ID,
     META_ORIGIN_USER_ID,
     META_ORIGIN_VIA,
+    ORIGIN_AGENT_KEYS,
     ORIGIN_FIELD_KEYS,
     ORIGIN_KEYS,
     ORIGIN_PREFIX,
@@ -36,6 +39,7 @@ from actorscope.propagation.origin import (
     Origin,
     OriginSigner,
 )
+from actorscope.propagation.replay import DEFAULT_REPLAY_CAPACITY, ReplayGuard
 from actorscope.propagation.run import RunInfo, bind_run, current_run
 from actorscope.propagation.wrappers import (
     SESSION_SEND_SENDER,
@@ -57,6 +61,8 @@ __all__ = [
     "DEFAULT_BUS_SIZE",
     "DEFAULT_KEY_ENV",
     "DEFAULT_MAX_AGE",
+    "DEFAULT_REPLAY_CAPACITY",
+    "META_ORIGIN_AGENT_ID",
     "META_ORIGIN_CHANNEL",
     "META_ORIGIN_CHAT_ID",
     "META_ORIGIN_PEER_KIND",
@@ -65,10 +71,12 @@ __all__ = [
     "META_ORIGIN_SESSION_KEY",
     "META_ORIGIN_SIGNATURE",
     "META_ORIGIN_SIGNED_AT",
+    "META_ORIGIN_TENANT_ID",
     "META_ORIGIN_TRACE_ID",
     "META_ORIGIN_USER_ID",
     "META_ORIGIN_VIA",
     "MIN_KEY_BYTES",
+    "ORIGIN_AGENT_KEYS",
     "ORIGIN_FIELD_KEYS",
     "ORIGIN_KEYS",
     "ORIGIN_PREFIX",
@@ -77,6 +85,7 @@ __all__ = [
     "MessageBus",
     "Origin",
     "OriginSigner",
+    "ReplayGuard",
     "Route",
     "RunInfo",
     "SubagentTask",

@@ -2,9 +2,11 @@
 
 :func:`build_run_request` attributes a synthesised message to the human who started its chain
 iff the message's own sender is synthetic and it carries an origin that is present, non-empty,
-not synthetic, not a placeholder and verifies; the scope is then rebuilt from the origin
-(``group:<channel>:<chatID>``, or ``guild:<gid>:user:<sender>`` in a Discord guild). Anything
-else keeps the message's own sender - a synthetic one is denied every group permission.
+not synthetic, not a placeholder, verifies and was not consumed before (a replay); the scope is
+then rebuilt from the origin (``group:<channel>:<chatID>``, or ``guild:<gid>:user:<sender>`` in a
+Discord guild). Anything else keeps the message's own sender - a synthetic one is denied every
+group permission. The origin's role comes along only into a run of the same agent and tenant
+as the run it was that human's role in; a delegate to another agent gets the human, no role.
 
 :func:`sanitize_inbound` strips every ``origin_*`` key from a message that came from a channel.
 """
@@ -35,6 +37,7 @@ from actorscope.propagation.keys import (
     META_ORIGIN_SIGNATURE,
     META_ORIGIN_SIGNED_AT,
     META_ORIGIN_VIA,
+    ORIGIN_AGENT_KEYS,
     ORIGIN_FIELD_KEYS,
     is_origin_key,
 )
@@ -42,7 +45,8 @@ from actorscope.propagation.origin import Origin, OriginSigner
 
 __all__ = ["build_run_request", "origin_scope", "sanitize_inbound", "verified_origin"]
 
-_FIELD_SET = frozenset(ORIGIN_FIELD_KEYS)
+# The keys verify() reads (the agent and tenant ones only when present).
+_FIELD_SET = frozenset((*ORIGIN_FIELD_KEYS, *ORIGIN_AGENT_KEYS))
 _ID = re.compile(r"-?[0-9]{1,32}")
 _CHANNEL = re.compile(r"[a-z0-9][a-z0-9_.-]{0,63}")
 
@@ -61,7 +65,7 @@ def _verified_metadata(metadata: Mapping[str, str]) -> dict[str, str]:
     # (unsigned, so untrusted); keys outside the origin_ namespace stay.
     kept = metadata.copy() if type(metadata) is MappingProxyType else dict(metadata)
     del kept[META_ORIGIN_SIGNATURE], kept[META_ORIGIN_SIGNED_AT]
-    if kept.keys() != _FIELD_SET:
+    if not kept.keys() <= _FIELD_SET:
         kept = {k: v for k, v in kept.items() if k in _FIELD_SET or not is_origin_key(k)}
     return kept
 
@@ -114,11 +118,19 @@ def _is_person(sender: str) -> bool:
     )
 
 
-def verified_origin(msg: InboundMessage, signer: OriginSigner) -> tuple[Origin, str] | None:
-    """The origin ``msg`` is attributed to and its rebuilt scope, or ``None`` (stay synthetic)."""
+def verified_origin(
+    msg: InboundMessage, signer: OriginSigner, *, consume: bool = True
+) -> tuple[Origin, str] | None:
+    """The origin ``msg`` is attributed to and its rebuilt scope, or ``None`` (stay synthetic).
+
+    ``consume`` (the default) spends the origin in ``signer``'s replay guard: asked again
+    about the same signed carrier, this gives ``None``. ``consume=False`` only looks.
+    """
     if META_ORIGIN_SENDER_ID not in msg.metadata or not is_synthetic_sender(msg.sender_id):
         return None
-    origin = signer.verify(msg)
+    # Every check after verify() reads only signed fields, so an origin that fails them would
+    # fail them on every delivery: consuming it first changes no answer.
+    origin = signer.verify(msg, consume=consume)
     if origin is None or not _is_person(origin.sender_id):
         return None
     scope = _scope(
@@ -163,27 +175,43 @@ def build_run_request(
     agent_key: str = "main",
     agent_id: str | None = None,
     tenant_id: str | None = None,
+    consume: bool = True,
 ) -> RunRequest:
     """The run request for ``msg``: attributed to its verified origin, or to its own sender.
 
     ``agent_id`` / ``tenant_id`` fill in when the message names none. The request's metadata
     keeps the message's own keys; ``origin_*`` keys appear only for a verified origin: its
     fields and ``origin_via``, the synthetic sender that carried it (never the signature or
-    timestamp). A malformed chat id or agent key raises :class:`IdentityError`.
+    timestamp). The origin's role is kept only when the request's agent and tenant are the
+    origin's; otherwise the role is ``""``. A malformed chat id or agent key raises
+    :class:`IdentityError`.
+
+    ``consume`` (the default) spends the origin in ``signer``'s replay guard, so the same
+    signed carrier is attributed once: built again, it stays synthetic. The guard is per
+    signer and per process. ``consume=False`` verifies without spending - for benchmarks and
+    dry runs, never for a request that will run.
     """
     if agent_id is not None and type(agent_id) is not str:
         raise IdentityError(f"agent_id must be a string or None, got {type(agent_id).__name__}")
     if tenant_id is not None and type(tenant_id) is not str:
         raise IdentityError(f"tenant_id must be a string or None, got {type(tenant_id).__name__}")
     key = _session(agent_key, msg.channel, msg.peer_kind, msg.chat_id, msg.thread_id)
-    verified = verified_origin(msg, signer)
+    run_agent = msg.agent_id if msg.agent_id is not None else agent_id
+    run_tenant = msg.tenant_id if msg.tenant_id is not None else tenant_id
+    # After _session(): a message that raises above is never consumed.
+    verified = verified_origin(msg, signer, consume=consume)
     if verified is None:
         user_id, sender_id, role = msg.user_id, msg.sender_id, ""
         sender_kind, peer_kind = msg.sender_kind, msg.peer_kind
         kept = _strip(msg.metadata)
     else:
         origin, user_id = verified
-        sender_id, role, sender_kind = origin.sender_id, origin.role, SenderKind.USER
+        # A role is the human's role for one agent of one tenant: an owner of agent A who
+        # delegates to agent B is nobody special on B. Compared with the run's resolved agent,
+        # so a carrier that names none cannot inherit the host's default agent's role either.
+        same_agent = origin.agent_id == run_agent and origin.tenant_id == run_tenant
+        role = origin.role if same_agent else ""
+        sender_id, sender_kind = origin.sender_id, SenderKind.USER
         peer_kind = PeerKind.GROUP if is_group_scope(user_id) else PeerKind.DIRECT
         kept = _verified_metadata(msg.metadata)
         kept[META_ORIGIN_VIA] = msg.sender_id
@@ -198,8 +226,8 @@ def build_run_request(
             "peer_kind": peer_kind,
             "content": msg.content,
             "metadata": MappingProxyType(kept),
-            "tenant_id": msg.tenant_id if msg.tenant_id is not None else tenant_id,
-            "agent_id": msg.agent_id if msg.agent_id is not None else agent_id,
+            "tenant_id": run_tenant,
+            "agent_id": run_agent,
             "sender_kind": sender_kind,
             "thread_id": msg.thread_id,
             "message_id": msg.message_id,

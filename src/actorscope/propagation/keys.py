@@ -7,6 +7,7 @@ prefix test strips them all at channel ingress (see ``sanitize_inbound``).
 from __future__ import annotations
 
 __all__ = [
+    "META_ORIGIN_AGENT_ID",
     "META_ORIGIN_CHANNEL",
     "META_ORIGIN_CHAT_ID",
     "META_ORIGIN_PEER_KIND",
@@ -15,9 +16,11 @@ __all__ = [
     "META_ORIGIN_SESSION_KEY",
     "META_ORIGIN_SIGNATURE",
     "META_ORIGIN_SIGNED_AT",
+    "META_ORIGIN_TENANT_ID",
     "META_ORIGIN_TRACE_ID",
     "META_ORIGIN_USER_ID",
     "META_ORIGIN_VIA",
+    "ORIGIN_AGENT_KEYS",
     "ORIGIN_FIELD_KEYS",
     "ORIGIN_KEYS",
     "ORIGIN_PREFIX",
@@ -42,6 +45,10 @@ META_ORIGIN_PEER_KIND = "origin_peer_kind"
 META_ORIGIN_SESSION_KEY = "origin_session_key"
 #: One id shared by every hop of a chain, for tracing.
 META_ORIGIN_TRACE_ID = "origin_trace_id"
+#: The agent of the originating run (absent when it had none): its role applies to that agent only.
+META_ORIGIN_AGENT_ID = "origin_agent_id"
+#: The tenant of the originating run (absent when it had none): its role applies there only.
+META_ORIGIN_TENANT_ID = "origin_tenant_id"
 #: When the origin was signed: integer milliseconds since the Unix epoch, in decimal.
 META_ORIGIN_SIGNED_AT = "origin_signed_at"
 #: Hex HMAC-SHA256 over the origin fields, the carrying message and the timestamp.
@@ -61,9 +68,18 @@ ORIGIN_FIELD_KEYS: tuple[str, ...] = (
     META_ORIGIN_SESSION_KEY,
     META_ORIGIN_TRACE_ID,
 )
+#: The signed keys that say which agent and tenant the origin's role belongs to. Unlike the
+#: field keys each is written only when the originating run had one (absent means ``None``).
+ORIGIN_AGENT_KEYS: tuple[str, ...] = (META_ORIGIN_AGENT_ID, META_ORIGIN_TENANT_ID)
 #: Every key this package writes.
 ORIGIN_KEYS: frozenset[str] = frozenset(
-    (*ORIGIN_FIELD_KEYS, META_ORIGIN_SIGNED_AT, META_ORIGIN_SIGNATURE, META_ORIGIN_VIA)
+    (
+        *ORIGIN_FIELD_KEYS,
+        *ORIGIN_AGENT_KEYS,
+        META_ORIGIN_SIGNED_AT,
+        META_ORIGIN_SIGNATURE,
+        META_ORIGIN_VIA,
+    )
 )
 
 

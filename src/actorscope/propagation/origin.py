@@ -2,10 +2,13 @@
 
 An :class:`Origin` is captured from the bound identity of the run that spawns, delegates or
 sends; an :class:`OriginSigner` attaches it to the carrying message as ``origin_*`` metadata
-with an HMAC-SHA256 signature over the origin fields, the carrying message (its synthetic
-sender, routing fields and text) and a timestamp. :meth:`OriginSigner.verify` gives the origin
-back only when the signature, the key, every field and the age check out; anything else is
-``None`` - never an exception, because a forged origin is simply ignored.
+with an HMAC-SHA256 signature over the origin fields (the agent and tenant its role belongs to
+included), the carrying message (its synthetic sender and sender kind, routing fields, message
+id and text) and a timestamp. :meth:`OriginSigner.verify` gives the origin back only when the
+signature, the key, every field and the age check out; anything else is ``None`` - never an
+exception, because a forged origin is simply ignored. With ``consume=True`` it also records the
+signature in the signer's :class:`~actorscope.propagation.replay.ReplayGuard`, so the same
+signed carrier verifies that way only once (per signer, per process).
 
 There is no process-wide signer: the host and the wrappers are handed one. By default it holds
 a random per-process key; :meth:`OriginSigner.from_env` (or a ``key``) shares one across a
@@ -29,6 +32,7 @@ from actorscope.errors import ConfigError
 from actorscope.identity import Identity, PeerKind
 from actorscope.messages import InboundMessage
 from actorscope.propagation.keys import (
+    META_ORIGIN_AGENT_ID,
     META_ORIGIN_CHANNEL,
     META_ORIGIN_CHAT_ID,
     META_ORIGIN_PEER_KIND,
@@ -37,10 +41,12 @@ from actorscope.propagation.keys import (
     META_ORIGIN_SESSION_KEY,
     META_ORIGIN_SIGNATURE,
     META_ORIGIN_SIGNED_AT,
+    META_ORIGIN_TENANT_ID,
     META_ORIGIN_TRACE_ID,
     META_ORIGIN_USER_ID,
     is_origin_key,
 )
+from actorscope.propagation.replay import DEFAULT_REPLAY_CAPACITY, ReplayGuard
 
 __all__ = [
     "DEFAULT_KEY_ENV",
@@ -58,14 +64,17 @@ DEFAULT_MAX_AGE = 600.0
 MIN_KEY_BYTES = 32
 
 # Bumped whenever the canonical encoding changes, so old signatures stop verifying.
-_DOMAIN_JOINED = b"actorscope.origin.v1.nul|"
-_DOMAIN_LENGTHS = b"actorscope.origin.v1.len|"
-# 9 carrier parts (timestamp included) + 8 origin fields.
-_PARTS = 17
+# v2: the carrier's sender kind, peer kind and message id, and the origin's agent and tenant.
+_DOMAIN_JOINED = b"actorscope.origin.v2.nul|"
+_DOMAIN_LENGTHS = b"actorscope.origin.v2.len|"
+# 12 carrier parts (timestamp included) + 10 origin fields (8 + agent and tenant).
+_PARTS = 22
 _SEPARATORS = _PARTS - 1
 # The length-prefixed form: each part's length as a little-endian uint32.
 _LENGTHS = struct.Struct(f"<{_PARTS}I")
-_SET_FLAGS = {(a, t): bytes([a << 1 | t]) for a in (False, True) for t in (False, True)}
+# One byte saying which of (carrier agent, carrier tenant, origin agent, origin tenant) is None,
+# so None and "" never sign alike. Indexed by the 4-bit mask.
+_NONE_FLAGS = tuple(bytes([mask]) for mask in range(16))
 _PEER_KINDS = {kind.value: kind for kind in PeerKind}
 _SIGNED_AT = re.compile(r"[0-9]{1,16}")
 _HEX_SIGNATURE = re.compile(r"[0-9a-f]{64}")
@@ -85,6 +94,10 @@ class Origin(NamedTuple):
     peer_kind: PeerKind = PeerKind.DIRECT
     session_key: str = ""
     trace_id: str = ""
+    #: The agent and tenant of the originating run: ``role`` was that run's role there, and
+    #: means nothing for another agent or tenant.
+    agent_id: str | None = None
+    tenant_id: str | None = None
 
     @classmethod
     def from_identity(
@@ -110,6 +123,8 @@ class Origin(NamedTuple):
             peer_kind=identity.peer_kind,
             session_key=session_key,
             trace_id=trace_id,
+            agent_id=identity.agent_id,
+            tenant_id=identity.tenant_id,
         )
 
     @classmethod
@@ -128,11 +143,16 @@ class Origin(NamedTuple):
             peer_kind=peer_kind,
             session_key=metadata.get(META_ORIGIN_SESSION_KEY, ""),
             trace_id=metadata.get(META_ORIGIN_TRACE_ID, ""),
+            agent_id=metadata.get(META_ORIGIN_AGENT_ID),
+            tenant_id=metadata.get(META_ORIGIN_TENANT_ID),
         )
 
     def to_metadata(self) -> dict[str, str]:
-        """The origin fields as ``origin_*`` metadata (without a signature)."""
-        return {
+        """The origin fields as ``origin_*`` metadata (without a signature).
+
+        The agent and tenant keys are written only when set: absent means ``None``.
+        """
+        metadata = {
             META_ORIGIN_SENDER_ID: self.sender_id,
             META_ORIGIN_ROLE: self.role,
             META_ORIGIN_CHANNEL: self.channel,
@@ -142,28 +162,53 @@ class Origin(NamedTuple):
             META_ORIGIN_SESSION_KEY: self.session_key,
             META_ORIGIN_TRACE_ID: self.trace_id,
         }
+        if self.agent_id is not None:
+            metadata[META_ORIGIN_AGENT_ID] = self.agent_id
+        if self.tenant_id is not None:
+            metadata[META_ORIGIN_TENANT_ID] = self.tenant_id
+        return metadata
 
 
-def _canonical(signed_at: str, carrier: InboundMessage, fields: tuple[str, ...]) -> bytes:
+def _canonical(
+    signed_at: str,
+    carrier: InboundMessage,
+    fields: tuple[str, ...],
+    origin_agent: str | None,
+    origin_tenant: str | None,
+) -> bytes:
     # Unambiguous and cheap. The parts are joined with NUL; when no part holds a NUL (exactly
     # _SEPARATORS in the join) that is a unique encoding. Otherwise every part's length is packed in
-    # front instead, under another prefix so the two forms never collide. The carrier's
-    # routing fields and text are bound as well as its sender, so a signed origin cannot be
-    # lifted onto another message. surrogatepass lets any string encode, lone surrogates too.
+    # front instead, under another prefix so the two forms never collide. Every carrier field
+    # that routing or identity reads is bound (sender and its kind, channel, chat, thread,
+    # scope, peer kind, message id, agent, tenant) and so is the text, so a signed origin cannot
+    # be lifted onto another message. Left out: metadata outside origin_* (the builder never
+    # reads it for identity or routing) and media (attachments route nothing; the text and
+    # message id already pin the message). The peer and sender kinds are StrEnums: they join as
+    # their values. surrogatepass lets any string encode, lone surrogates too.
     agent_id, tenant_id = carrier.agent_id, carrier.tenant_id
     parts = (
         signed_at,
         carrier.sender_id,
+        carrier.sender_kind,
         carrier.channel,
         carrier.chat_id,
         carrier.thread_id,
         carrier.user_id,
+        carrier.peer_kind,
+        carrier.message_id,
         "" if agent_id is None else agent_id,
         "" if tenant_id is None else tenant_id,
         carrier.content,
         *fields,
+        "" if origin_agent is None else origin_agent,
+        "" if origin_tenant is None else origin_tenant,
     )
-    flags = _SET_FLAGS[agent_id is None, tenant_id is None]
+    flags = _NONE_FLAGS[
+        (agent_id is None) << 3
+        | (tenant_id is None) << 2
+        | (origin_agent is None) << 1
+        | (origin_tenant is None)
+    ]
     joined = "\x00".join(parts)
     if joined.count("\x00") == _SEPARATORS:
         return _DOMAIN_JOINED + flags + joined.encode("utf-8", "surrogatepass")
@@ -207,9 +252,11 @@ class OriginSigner:
     ``key=None`` draws a random per-process key: origins then verify only in this process.
     ``max_age`` (seconds) bounds how old a signature may be; ``max_skew`` how far in the future
     its timestamp may lie. ``clock`` returns seconds since the epoch (tests move it).
+    ``replay_capacity`` bounds the signer's replay guard (see :meth:`verify` with ``consume``):
+    how many consumed, still-fresh signatures it remembers before it refuses new ones.
     """
 
-    __slots__ = ("_clock", "_inner", "_max_age_ms", "_max_skew_ms", "_outer")
+    __slots__ = ("_clock", "_inner", "_max_age_ms", "_max_skew_ms", "_outer", "_replay")
 
     def __init__(
         self,
@@ -218,6 +265,7 @@ class OriginSigner:
         max_age: float = DEFAULT_MAX_AGE,
         max_skew: float = 30.0,
         clock: Callable[[], float] = time.time,
+        replay_capacity: int = DEFAULT_REPLAY_CAPACITY,
     ) -> None:
         raw = secrets.token_bytes(MIN_KEY_BYTES) if key is None else _checked_key(key, "key")
         self._inner, self._outer = _hmac_pads(raw)
@@ -226,6 +274,7 @@ class OriginSigner:
         self._max_age_ms = int(max_age * 1000)
         self._max_skew_ms = int(max_skew * 1000)
         self._clock = clock
+        self._replay = ReplayGuard(replay_capacity)
 
     @classmethod
     def from_env(
@@ -235,6 +284,7 @@ class OriginSigner:
         max_age: float = DEFAULT_MAX_AGE,
         max_skew: float = 30.0,
         clock: Callable[[], float] = time.time,
+        replay_capacity: int = DEFAULT_REPLAY_CAPACITY,
     ) -> OriginSigner:
         """A signer whose key is the UTF-8 bytes of environment variable ``var`` (>= 32 bytes)."""
         value = os.environ.get(var)
@@ -243,7 +293,9 @@ class OriginSigner:
         key = value.encode("utf-8", "surrogateescape")
         if len(key) < MIN_KEY_BYTES:
             raise ConfigError(f"environment variable {var} must hold >= {MIN_KEY_BYTES} bytes")
-        return cls(key, max_age=max_age, max_skew=max_skew, clock=clock)
+        return cls(
+            key, max_age=max_age, max_skew=max_skew, clock=clock, replay_capacity=replay_capacity
+        )
 
     def __repr__(self) -> str:
         return f"OriginSigner(max_age={self._max_age_ms / 1000:g}s)"
@@ -263,13 +315,21 @@ class OriginSigner:
         metadata = {k: v for k, v in carrier.metadata.items() if not is_origin_key(k)}
         metadata.update(origin.to_metadata())
         metadata[META_ORIGIN_SIGNED_AT] = signed_at
-        signature = self._hmac_hex(_canonical(signed_at, carrier, _fields(origin)))
+        signature = self._hmac_hex(
+            _canonical(signed_at, carrier, _fields(origin), origin.agent_id, origin.tenant_id)
+        )
         metadata[META_ORIGIN_SIGNATURE] = signature
         # The signature covers no metadata, so swapping the mapping leaves it valid.
         return carrier.model_copy(update={"metadata": MappingProxyType(metadata)})
 
-    def verify(self, carrier: InboundMessage) -> Origin | None:
-        """The origin on ``carrier`` if its signature is ours, intact and fresh; else ``None``."""
+    def verify(self, carrier: InboundMessage, *, consume: bool = False) -> Origin | None:
+        """The origin on ``carrier`` if its signature is ours, intact and fresh; else ``None``.
+
+        ``consume=True`` is for turning the origin into a run's identity: the signature is
+        then recorded until it expires, and the same signed carrier gives ``None`` from then
+        on (a replay). The record is this signer's, in this process only. Without ``consume``
+        nothing is recorded, and an origin already consumed still verifies.
+        """
         metadata = carrier.metadata
         if type(metadata) is MappingProxyType:  # a plain dict reads faster than the proxy
             metadata = metadata.copy()
@@ -285,7 +345,8 @@ class OriginSigner:
             and signed_at.isdigit()
         ):
             return None
-        age_ms = int(self._clock() * 1000) - int(signed_at)
+        now_ms = int(self._clock() * 1000)
+        age_ms = now_ms - int(signed_at)
         if age_ms > self._max_age_ms or -age_ms > self._max_skew_ms:
             return None
         if META_ORIGIN_SENDER_ID not in metadata:
@@ -304,13 +365,17 @@ class OriginSigner:
         peer_kind = _PEER_KINDS.get(fields[5])
         if peer_kind is None:
             return None
+        agent_id, tenant_id = get(META_ORIGIN_AGENT_ID), get(META_ORIGIN_TENANT_ID)
         if not hmac.compare_digest(
-            self._hmac_hex(_canonical(signed_at, carrier, fields)), signature
+            self._hmac_hex(_canonical(signed_at, carrier, fields, agent_id, tenant_id)), signature
         ):
             return None
-        return Origin(
-            fields[0], fields[1], fields[2], fields[3], fields[4], peer_kind, fields[6], fields[7]
-        )
+        # Recorded only once it verified: a forged signature never takes a slot.
+        if consume and not self._replay.first_use(
+            signature, int(signed_at) + self._max_age_ms, now_ms
+        ):
+            return None
+        return Origin(*fields[:5], peer_kind, *fields[6:], agent_id, tenant_id)
 
     def _fields_mac(self, purpose: str, signed_at: str, fields: tuple[str, ...]) -> str:
         # Its own domain and a length header: a signature made here for one purpose never

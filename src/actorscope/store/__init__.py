@@ -1,14 +1,25 @@
-"""The project database: SQLite via aiosqlite with numbered migrations."""
+"""The project database: SQLite (aiosqlite) or PostgreSQL (asyncpg), numbered migrations."""
 
-from actorscope.store._database import DEFAULT_TENANT_SLUG, Database, Row, Transaction, utc_now
-from actorscope.store._migrations import Migration, load_migrations
+from actorscope.store._base import (
+    DEFAULT_TENANT_SLUG,
+    ChangeListener,
+    Database,
+    Row,
+    Transaction,
+    utc_now,
+)
+from actorscope.store._migrations import DIALECTS, Migration, load_migrations
+from actorscope.store._sql import numbered_placeholders
 
 __all__ = [
     "DEFAULT_TENANT_SLUG",
+    "DIALECTS",
+    "ChangeListener",
     "Database",
     "Migration",
     "Row",
     "Transaction",
     "load_migrations",
+    "numbered_placeholders",
     "utc_now",
 ]

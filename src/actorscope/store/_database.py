@@ -1,4 +1,4 @@
-"""The project database: SQLite through aiosqlite, WAL, foreign keys on every connection.
+"""The SQLite backend of :class:`~actorscope.store.Database`: aiosqlite, WAL, foreign keys on.
 
 One writer connection (writes serialised by a lock, each in an explicit transaction) and one
 read-only reader connection (WAL lets it read committed data while a write is open).
@@ -12,9 +12,7 @@ import sqlite3
 import uuid
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
-from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 import aiosqlite
 
@@ -27,21 +25,20 @@ from actorscope.errors import (
     SchemaTooNewError,
     StoreError,
 )
+from actorscope.store._base import (
+    DEFAULT_TENANT_SLUG,
+    Database,
+    Params,
+    Row,
+    Transaction,
+    utc_now,
+)
 from actorscope.store._migrations import Migration, load_migrations
 
-__all__ = ["DEFAULT_TENANT_SLUG", "Database", "Row", "Transaction", "utc_now"]
-
-DEFAULT_TENANT_SLUG = "default"
-Row = sqlite3.Row
-Params = Sequence[Any]
+__all__ = ["SqliteDatabase", "SqliteTransaction"]
 
 _SQLITE_HEADER = b"SQLite format 3\x00"
 _MEMORY = ":memory:"
-
-
-def utc_now() -> str:
-    """The current time as an ISO 8601 UTC string with microseconds (sorts as text)."""
-    return datetime.now(UTC).isoformat(timespec="microseconds")
 
 
 def _store_error(exc: sqlite3.Error, what: str) -> StoreError | ConflictError:
@@ -50,8 +47,8 @@ def _store_error(exc: sqlite3.Error, what: str) -> StoreError | ConflictError:
     return StoreError(f"{what}: {exc}")
 
 
-class Transaction:
-    """Statements inside one open write transaction (see :meth:`Database.transaction`)."""
+class SqliteTransaction(Transaction):
+    """Statements inside one open SQLite write transaction."""
 
     __slots__ = ("_conn",)
 
@@ -74,11 +71,6 @@ class Transaction:
             await self._conn.executemany(sql, rows)
         except sqlite3.Error as exc:
             raise _store_error(exc, "database write failed") from exc
-
-    async def fetchone(self, sql: str, params: Params = ()) -> Row | None:
-        """Read one row, seeing this transaction's own uncommitted writes."""
-        rows = await self.fetchall(sql, params)
-        return rows[0] if rows else None
 
     async def fetchall(self, sql: str, params: Params = ()) -> list[Row]:
         """Read every row, seeing this transaction's own uncommitted writes."""
@@ -141,8 +133,10 @@ async def _schema_version(conn: aiosqlite.Connection) -> int:
     return int(row[0]) if row is not None else 0
 
 
-class Database:
-    """An open actorscope database. Use ``async with Database.open(path) as db``."""
+class SqliteDatabase(Database):
+    """An open SQLite database (one writer connection, one read-only reader)."""
+
+    dialect = "sqlite"
 
     def __init__(
         self,
@@ -153,30 +147,15 @@ class Database:
         schema_version: int,
         default_tenant_id: str,
     ) -> None:
-        self.path = path
-        self.schema_version = schema_version
-        self.default_tenant_id = default_tenant_id
+        super().__init__(path, schema_version=schema_version, default_tenant_id=default_tenant_id)
         self._writer = writer
         self._reader = reader
         self._write_lock = asyncio.Lock()
         self._closed = False
 
     @classmethod
-    @asynccontextmanager
-    async def open(
-        cls, path: str | os.PathLike[str], *, busy_timeout: float = 5.0
-    ) -> AsyncIterator[Database]:
-        """Open (creating and migrating if needed) the database at ``path``; close on exit."""
-        db = await cls.connect(path, busy_timeout=busy_timeout)
-        try:
-            yield db
-        finally:
-            await db.close()
-
-    @classmethod
-    async def connect(cls, path: str | os.PathLike[str], *, busy_timeout: float = 5.0) -> Database:
-        """Open the database for a long-lived owner, who must ``await db.close()``."""
-        target = os.fspath(path)
+    async def connect_sqlite(cls, target: str, *, busy_timeout: float = 5.0) -> SqliteDatabase:
+        """Open (creating and migrating if needed) the SQLite file ``target`` (or ``:memory:``)."""
         reader_uri = "" if target == _MEMORY else _preflight(Path(target))
         migrations = load_migrations()
         try:
@@ -232,7 +211,7 @@ class Database:
             except sqlite3.Error as exc:
                 raise _store_error(exc, "cannot start a write transaction") from exc
             try:
-                yield Transaction(self._writer)
+                yield SqliteTransaction(self._writer)
             except BaseException:
                 await self._writer.execute("ROLLBACK")
                 raise
@@ -241,16 +220,6 @@ class Database:
             except sqlite3.Error as exc:
                 await self._writer.execute("ROLLBACK")
                 raise _store_error(exc, "commit failed") from exc
-
-    async def execute(self, sql: str, params: Params = ()) -> int:
-        """Run one write statement in its own transaction; return the rows it changed."""
-        async with self.transaction() as tx:
-            return await tx.execute(sql, params)
-
-    async def fetchone(self, sql: str, params: Params = ()) -> Row | None:
-        """Read one row of committed data."""
-        rows = await self.fetchall(sql, params)
-        return rows[0] if rows else None
 
     async def fetchall(self, sql: str, params: Params = ()) -> list[Row]:
         """Read every row of committed data.

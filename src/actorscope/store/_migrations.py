@@ -1,4 +1,11 @@
-"""Numbered SQL migrations shipped as package data, applied in one transaction."""
+"""Numbered SQL migrations shipped as package data, one folder per dialect, applied in one
+transaction.
+
+``migrations/sqlite/NNNN_name.sql`` and ``migrations/postgresql/NNNN_name.sql`` carry the same
+numbers and names and build the same schema. An SQLite script is split into statements (so it
+runs inside the caller's transaction); a PostgreSQL script runs whole (its function bodies are
+dollar-quoted, and the server runs a multi-statement script inside the open transaction).
+"""
 
 from __future__ import annotations
 
@@ -7,7 +14,10 @@ import sqlite3
 from dataclasses import dataclass
 from importlib import resources
 
-__all__ = ["Migration", "load_migrations", "split_statements"]
+__all__ = ["DIALECTS", "Migration", "load_migrations", "split_statements"]
+
+#: The SQL dialects with a migrations folder.
+DIALECTS = ("sqlite", "postgresql")
 
 _NAME = re.compile(r"(?P<version>[0-9]{4})_(?P<name>[a-z0-9_]+)\.sql")
 
@@ -49,8 +59,23 @@ def _strip_comments(sql: str) -> str:
     return re.sub(r"--[^\n]*", " ", without_blocks).strip()
 
 
-def load_migrations(package: str = "actorscope.store.migrations") -> tuple[Migration, ...]:
-    """Every ``NNNN_name.sql`` in ``package`` in version order, numbered from 1 without gaps."""
+def _statements(script: str, dialect: str) -> tuple[str, ...]:
+    if dialect == "sqlite":
+        return split_statements(script)
+    return (script,) if _strip_comments(script) else ()
+
+
+def load_migrations(
+    package: str | None = None, *, dialect: str = "sqlite"
+) -> tuple[Migration, ...]:
+    """Every ``NNNN_name.sql`` of ``dialect`` in version order, numbered from 1 without gaps.
+
+    ``package`` overrides where they are read from (default
+    ``actorscope.store.migrations.<dialect>``).
+    """
+    if dialect not in DIALECTS:
+        raise ValueError(f"unknown SQL dialect {dialect!r}; expected one of {', '.join(DIALECTS)}")
+    package = package or f"actorscope.store.migrations.{dialect}"
     found: list[Migration] = []
     for entry in resources.files(package).iterdir():
         match = _NAME.fullmatch(entry.name)
@@ -60,7 +85,7 @@ def load_migrations(package: str = "actorscope.store.migrations") -> tuple[Migra
             Migration(
                 version=int(match["version"]),
                 name=match["name"],
-                statements=split_statements(entry.read_text(encoding="utf-8")),
+                statements=_statements(entry.read_text(encoding="utf-8"), dialect),
             )
         )
     found.sort(key=lambda m: m.version)

@@ -3,6 +3,7 @@
 The MCP server is ``actorscope.tools.mcp_server`` (extra ``mcp``), imported only where it serves.
 """
 
+from actorscope.errors import IdentityValidationError
 from actorscope.tools.builtin import BUILTIN_TOOL_NAMES, builtin_tools
 from actorscope.tools.catalog import ToolDefinition, tools_from_json
 from actorscope.tools.cron import CronJob, CronStore
@@ -39,6 +40,7 @@ __all__ = [
     "TARGETS",
     "CronJob",
     "CronStore",
+    "IdentityValidationError",
     "MemoryBackend",
     "MemoryEntry",
     "MemoryKey",

@@ -9,6 +9,7 @@ boundary (:class:`~actorscope.tools.registry.ToolRegistry`) before any backend c
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Callable, Mapping
 from typing import Any, Literal, TypeVar
 
@@ -46,6 +47,8 @@ BUILTIN_TOOL_NAMES: tuple[str, ...] = (
 )
 
 _T = TypeVar("_T")
+# MCP's JSON may carry lone surrogates; neither the store nor the reply can encode them.
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 _PATH = (
     "File path relative to this conversation's workspace, with '/' separators. Absolute "
     "paths, '..' and symlinks that lead out of the workspace are refused."
@@ -137,6 +140,17 @@ async def _fs(function: Callable[..., _T], *args: Any) -> _T:
         raise ToolError("io_error", f"file system error: {exc.strerror or exc}") from None
 
 
+def _unicode(value: str, field: str) -> str:
+    """``value``, or ``invalid_arguments`` on ``field`` if it cannot be encoded as UTF-8."""
+    if _LONE_SURROGATE.search(value) is not None:
+        raise ToolError(
+            "invalid_arguments",
+            f"{field} is not valid Unicode text (it has a lone surrogate)",
+            field=field,
+        )
+    return value
+
+
 def _text(value: str | None, action: str) -> str:
     if value is None or not value.strip():
         raise ToolError("invalid_arguments", f"{action} needs a non-empty text", field="text")
@@ -144,7 +158,7 @@ def _text(value: str | None, action: str) -> str:
         raise ToolError(
             "invalid_arguments", f"text is longer than {MAX_MEMORY_TEXT_CHARS}", field="text"
         )
-    return value
+    return _unicode(value, "text")
 
 
 def _target(value: int | None, action: str) -> int:
@@ -184,8 +198,8 @@ def _cron_tools(box: Toolbox) -> list[Tool[Any]]:
             agent_id=agent.id,
             scope=scope,
             name=parse_job_name(args.name),
-            schedule=parse_schedule(args.schedule),
-            message=args.message,
+            schedule=parse_schedule(_unicode(args.schedule, "schedule")),
+            message=_unicode(args.message, "message"),
             created_by=who.actor_id,
         )
         return {"job": job.to_json()}
@@ -199,7 +213,8 @@ def _cron_tools(box: Toolbox) -> list[Tool[Any]]:
         agent, who = await box.acting(call.identity)
         scope = require_scope(who)
         await box.require(box.policy.check_cron(who), "cron")
-        job = await box.crons.remove(agent_id=agent.id, scope=scope, name=args.name)
+        name = _unicode(args.name, "name")
+        job = await box.crons.remove(agent_id=agent.id, scope=scope, name=name)
         return {"removed": job.to_json()}
 
     return [
@@ -233,7 +248,8 @@ def _memory_tools(box: Toolbox) -> list[Tool[Any]]:
     async def search(call: ToolCall, args: MemorySearchInput) -> Mapping[str, Any]:
         agent, who = await box.acting(call.identity)
         key = MemoryKey(agent.id, call.namespace, require_scope(who))
-        entries = await box.memory.search(key, args.query, args.limit)
+        query = _unicode(args.query, "query")
+        entries = await box.memory.search(key, query, args.limit)
         return {"namespace": call.namespace, "entries": [entry.to_json() for entry in entries]}
 
     return [

@@ -5,7 +5,7 @@ The rules are enforced at run time because the flat schema cannot express "at le
 - at least one of the two is present;
 - every present one is a string with a visible character (null, a number, a boolean, an
   object, a list, ``""`` and whitespace-only strings fail, even when the other spelling is
-  valid: no fallback);
+  valid: no fallback); a lone surrogate (legal in JSON, not encodable as UTF-8) fails too;
 - ``agent_id`` wins when both are valid, even if they differ;
 - the value is returned byte for byte (``" project "`` stays ``" project "``); nothing is
   derived from the working directory or the environment.
@@ -13,6 +13,7 @@ The rules are enforced at run time because the flat schema cannot express "at le
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from collections.abc import Mapping
 
@@ -45,6 +46,8 @@ AGENT_ALIAS_DESCRIPTION = (
 # Categories that render as nothing: a value made only of these names no agent a person
 # could read, so it is treated like whitespace.
 _INVISIBLE_CATEGORIES = frozenset({"Zs", "Zl", "Zp", "Cc", "Cf"})
+# The namespace is stored and echoed: a value no UTF-8 encoder accepts must fail here, cleanly.
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _is_blank(value: str) -> bool:
@@ -63,6 +66,10 @@ def _check(arguments: Mapping[str, object], field: str) -> str:
         raise IdentityValidationError(f"{field} must not be empty", field=field)
     if _is_blank(value):
         raise IdentityValidationError(f"{field} must not be whitespace only", field=field)
+    if _LONE_SURROGATE.search(value) is not None:
+        raise IdentityValidationError(
+            f"{field} is not valid Unicode text (it has a lone surrogate)", field=field
+        )
     return value
 
 

@@ -138,13 +138,11 @@ class SqliteMemory:
         """Store a new entry."""
         now = utc_now()
         async with self._db.transaction() as tx:
-            await tx.execute(
-                "INSERT INTO memory_entries (agent_id, namespace, scope, text, pinned, created_by, "
-                "created_at, updated_at) VALUES (?, ?, ?, ?, 0, ?, ?, ?)",
-                (*_params(key), text, created_by, now, now),
-            )
+            # RETURNING, not last_insert_rowid(): the same statement on SQLite and PostgreSQL.
             row = await tx.fetchone(
-                f"SELECT {_COLUMNS} FROM memory_entries WHERE id = last_insert_rowid()"
+                "INSERT INTO memory_entries (agent_id, namespace, scope, text, pinned, created_by, "
+                f"created_at, updated_at) VALUES (?, ?, ?, ?, 0, ?, ?, ?) RETURNING {_COLUMNS}",
+                (*_params(key), text, created_by, now, now),
             )
         if row is None:  # unreachable: the insert above is in this transaction
             raise StoreError("the new memory entry could not be read back")

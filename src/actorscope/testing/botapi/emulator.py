@@ -37,6 +37,7 @@ _METHODS: dict[str, Handler] = {
     "setmycommands": methods_bot.set_my_commands,
     "getmycommands": methods_bot.get_my_commands,
     "deletemycommands": methods_bot.delete_my_commands,
+    "setwebhook": methods_bot.set_webhook,
     "deletewebhook": methods_bot.delete_webhook,
     "getwebhookinfo": methods_bot.get_webhook_info,
     "close": methods_bot.close,
@@ -123,6 +124,8 @@ class BotApiEmulator(UserActions):
         self.calls: list[RecordedCall] = []
         self.commands: dict[str, list[dict[str, str]]] = {}
         self.callback_answers: dict[str, JSON | None] = {}
+        #: What the bot's last ``setWebhook`` asked for (empty while it polls).
+        self.webhook: JSON = {}
         self.bot_messages: set[tuple[int, int]] = set()
         self._query_ids = itertools.count(4_000_000_000_000_001)
         self._listeners: list[CallListener] = []

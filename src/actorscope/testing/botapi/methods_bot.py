@@ -22,9 +22,11 @@ __all__ = [
     "get_webhook_info",
     "log_out",
     "set_my_commands",
+    "set_webhook",
 ]
 
 _COMMAND = re.compile(r"^[a-z0-9_]{1,32}$")
+_SECRET_TOKEN = re.compile(r"^[A-Za-z0-9_-]{1,256}$")
 _SCOPES = frozenset(
     {
         "default",
@@ -52,6 +54,12 @@ async def get_me(emu: BotApiEmulator, p: Params) -> Any:
 
 async def get_updates(emu: BotApiEmulator, p: Params) -> Any:
     """Long polling: pending updates after ``offset``, waiting up to ``timeout`` seconds."""
+    if emu.webhook.get("url"):
+        raise BotApiError(
+            409,
+            "Conflict: can't use getUpdates method while webhook is active; use deleteWebhook "
+            "to delete the webhook first",
+        )
     allowed = p.get_array("allowed_updates")
     if allowed is not None:
         if not all(isinstance(kind, str) for kind in allowed):
@@ -106,20 +114,48 @@ async def delete_my_commands(emu: BotApiEmulator, p: Params) -> Any:
     return True
 
 
+async def set_webhook(emu: BotApiEmulator, p: Params) -> Any:
+    """Remember the webhook (an empty url removes it); nothing is POSTed to it.
+
+    Tests deliver updates to a webhook receiver themselves; ``emu.webhook`` says what the bot
+    asked for (``url``, ``secret_token``, ``allowed_updates``).
+    """
+    url = p.get_str("url", "") or ""
+    if not url:
+        emu.webhook = {}
+        return True
+    if not url.startswith("https://"):
+        raise BotApiError(
+            400, "Bad Request: bad webhook: An HTTPS URL must be provided for webhook"
+        )
+    secret = p.get_str("secret_token", "") or ""
+    if secret and not _SECRET_TOKEN.match(secret):
+        raise BotApiError(400, "Bad Request: secret token contains unallowed characters")
+    allowed = p.get_array("allowed_updates")
+    if p.get_bool("drop_pending_updates"):
+        emu.queue.drop_pending()
+    emu.webhook = {"url": url, "secret_token": secret, "allowed_updates": allowed}
+    return True
+
+
 async def delete_webhook(emu: BotApiEmulator, p: Params) -> Any:
-    """There is never a webhook; optionally drop the pending updates."""
+    """Forget the webhook; optionally drop the pending updates."""
+    emu.webhook = {}
     if p.get_bool("drop_pending_updates"):
         emu.queue.drop_pending()
     return True
 
 
 async def get_webhook_info(emu: BotApiEmulator, p: Params) -> Any:
-    """No webhook, and how many updates are waiting."""
-    return {
-        "url": "",
+    """The webhook's url (``""`` when polling), and how many updates are waiting."""
+    info: dict[str, Any] = {
+        "url": emu.webhook.get("url", ""),
         "has_custom_certificate": False,
         "pending_update_count": len(emu.queue.pending()),
     }
+    if emu.webhook.get("allowed_updates") is not None:
+        info["allowed_updates"] = emu.webhook["allowed_updates"]
+    return info
 
 
 async def close(emu: BotApiEmulator, p: Params) -> Any:

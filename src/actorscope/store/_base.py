@@ -1,0 +1,183 @@
+"""The project database interface, chosen by URL: SQLite (the embedded default) or PostgreSQL.
+
+``Database.open(target)`` takes a plain path or ``sqlite:///path`` (SQLite, through aiosqlite)
+or ``postgresql://user@host:port/db`` (PostgreSQL, through asyncpg; the ``postgres`` extra).
+Both backends have the same public API and the same schema; SQL in the code base is written
+once with ``?`` placeholders and portable syntax, and rows are read by column name or index.
+"""
+
+from __future__ import annotations
+
+import abc
+import os
+import re
+import sqlite3
+from collections.abc import AsyncIterator, Sequence
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from datetime import UTC, datetime
+from typing import Any, ClassVar, Protocol
+
+from actorscope.errors import DatabaseOpenError
+
+__all__ = [
+    "DEFAULT_TENANT_SLUG",
+    "ChangeListener",
+    "Database",
+    "Params",
+    "Row",
+    "Transaction",
+    "utc_now",
+]
+
+DEFAULT_TENANT_SLUG = "default"
+#: A result row: read it by column name or by index (``sqlite3.Row`` or ``asyncpg.Record``).
+Row = sqlite3.Row
+Params = Sequence[Any]
+
+_URL = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*)://")
+_SQLITE_PREFIX = "sqlite:///"
+_POSTGRES_SCHEMES = ("postgresql", "postgres")
+
+
+def utc_now() -> str:
+    """The current time as an ISO 8601 UTC string with microseconds (sorts as text)."""
+    return datetime.now(UTC).isoformat(timespec="microseconds")
+
+
+class ChangeListener(Protocol):
+    """Told about changes that *other* processes commit (pushed by PostgreSQL's NOTIFY)."""
+
+    def on_remote_change(self, key: str) -> None:
+        """The rows of ``key`` (an agent UUID) changed; forget what was cached about it."""
+
+    def on_feed_lost(self) -> None:
+        """Changes can no longer be heard: forget everything and stop caching."""
+
+    def on_feed_restored(self) -> None:
+        """Changes are heard again: forget everything (some may have been missed), cache again."""
+
+
+class Transaction(abc.ABC):
+    """Statements inside one open write transaction (see :meth:`Database.transaction`)."""
+
+    __slots__ = ()
+
+    @abc.abstractmethod
+    async def execute(self, sql: str, params: Params = ()) -> int:
+        """Run one statement; return the number of rows it changed."""
+
+    @abc.abstractmethod
+    async def executemany(self, sql: str, rows: Sequence[Params]) -> None:
+        """Run one statement for each parameter row."""
+
+    async def fetchone(self, sql: str, params: Params = ()) -> Row | None:
+        """Read one row, seeing this transaction's own uncommitted writes."""
+        rows = await self.fetchall(sql, params)
+        return rows[0] if rows else None
+
+    @abc.abstractmethod
+    async def fetchall(self, sql: str, params: Params = ()) -> list[Row]:
+        """Read every row, seeing this transaction's own uncommitted writes."""
+
+
+class Database(abc.ABC):
+    """An open actorscope database. Use ``async with Database.open(target) as db``.
+
+    ``dialect`` is ``"sqlite"`` or ``"postgresql"``; ``path`` names the database (a file path,
+    or the URL without its password).
+    """
+
+    dialect: ClassVar[str]
+
+    def __init__(self, path: str, *, schema_version: int, default_tenant_id: str) -> None:
+        self.path = path
+        self.schema_version = schema_version
+        self.default_tenant_id = default_tenant_id
+
+    @classmethod
+    @asynccontextmanager
+    async def open(
+        cls, target: str | os.PathLike[str], *, busy_timeout: float = 5.0
+    ) -> AsyncIterator[Database]:
+        """Open (creating and migrating if needed) the database at ``target``; close on exit."""
+        db = await cls.connect(target, busy_timeout=busy_timeout)
+        try:
+            yield db
+        finally:
+            await db.close()
+
+    @classmethod
+    async def connect(
+        cls, target: str | os.PathLike[str], *, busy_timeout: float = 5.0
+    ) -> Database:
+        """Open the database for a long-lived owner, who must ``await db.close()``.
+
+        ``busy_timeout`` is how long (seconds) a write waits for another writer.
+        """
+        text = os.fspath(target)
+        match = _URL.match(text)
+        if match is None or text.startswith(_SQLITE_PREFIX):
+            # Imported here: each backend module imports this one.
+            from actorscope.store._database import SqliteDatabase
+
+            path = text.removeprefix(_SQLITE_PREFIX) if match is not None else text
+            return await SqliteDatabase.connect_sqlite(path, busy_timeout=busy_timeout)
+        if match["scheme"].lower() in _POSTGRES_SCHEMES:
+            try:
+                from actorscope.store._postgres import PostgresDatabase
+            except ModuleNotFoundError as exc:
+                if exc.name != "asyncpg":
+                    raise
+                raise DatabaseOpenError(
+                    "PostgreSQL needs asyncpg: pip install 'actorscope[postgres]'"
+                ) from exc
+
+            return await PostgresDatabase.connect_url(text, busy_timeout=busy_timeout)
+        raise DatabaseOpenError(
+            f"unsupported database URL scheme {match['scheme']!r}: use a file path, "
+            "sqlite:///path or postgresql://user@host:port/db"
+        )
+
+    @abc.abstractmethod
+    async def close(self) -> None:
+        """Close every connection. Safe to call twice."""
+
+    @abc.abstractmethod
+    def transaction(self) -> AbstractAsyncContextManager[Transaction]:
+        """One write transaction: committed when the block ends, rolled back if it raises.
+
+        Write transactions are serialised, across processes too, so a read inside one sees
+        every earlier commit and nothing changes under it until it ends.
+        """
+
+    async def execute(self, sql: str, params: Params = ()) -> int:
+        """Run one write statement in its own transaction; return the rows it changed."""
+        async with self.transaction() as tx:
+            return await tx.execute(sql, params)
+
+    async def fetchone(self, sql: str, params: Params = ()) -> Row | None:
+        """Read one row of committed data."""
+        rows = await self.fetchall(sql, params)
+        return rows[0] if rows else None
+
+    @abc.abstractmethod
+    async def fetchall(self, sql: str, params: Params = ()) -> list[Row]:
+        """Read every row of committed data."""
+
+    @property
+    def pushes_changes(self) -> bool:
+        """True if other processes' changes are pushed to :meth:`subscribe_changes` listeners."""
+        return False
+
+    @property
+    def listening(self) -> bool:
+        """True while pushed changes are being heard (always False without a push feed)."""
+        return False
+
+    def subscribe_changes(self, listener: ChangeListener) -> None:
+        """Tell ``listener`` (held weakly) about changes other processes commit.
+
+        Without a push feed (SQLite) nothing is ever reported; poll instead (see
+        :class:`~actorscope.permissions.GrantChangeWatcher`).
+        """
+        del listener

@@ -1,0 +1,282 @@
+"""The PostgreSQL backend of :class:`~actorscope.store.Database`: asyncpg, shared by many workers.
+
+Reads go through a small connection pool, each statement on committed data. Write transactions
+are serialised like SQLite's ``BEGIN IMMEDIATE``: within the process by a lock, across every
+worker by a transaction-scoped advisory lock taken first, so a read inside a write transaction
+sees every earlier commit and check-then-write code behaves exactly as on SQLite. Statements
+keep their ``?`` placeholders (numbered here) and rows are ``asyncpg.Record`` (by name or index).
+One more connection LISTENs for other workers' grant changes (see :mod:`._listen`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import uuid
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import asyncpg
+
+from actorscope.errors import (
+    ConflictError,
+    DatabaseOpenError,
+    MigrationError,
+    SchemaTooNewError,
+    StoreError,
+)
+from actorscope.store._base import (
+    DEFAULT_TENANT_SLUG,
+    ChangeListener,
+    Database,
+    Params,
+    Row,
+    Transaction,
+    utc_now,
+)
+from actorscope.store._listen import ChangeFeed
+from actorscope.store._migrations import Migration, load_migrations
+from actorscope.store._sql import numbered_placeholders
+
+__all__ = ["PostgresDatabase", "PostgresTransaction"]
+
+#: The advisory lock every write transaction holds (any constant 64-bit key will do).
+WRITE_LOCK_KEY = 0x6163_7473_636F_7065
+_FAILURES = (asyncpg.PostgresError, asyncpg.InterfaceError, OSError, TimeoutError)
+_POOL_SIZE = 8
+_CONNECT_TIMEOUT = 10.0
+
+
+def _store_error(exc: BaseException, what: str) -> StoreError | ConflictError:
+    if isinstance(exc, asyncpg.IntegrityConstraintViolationError):
+        return ConflictError(f"{what}: {exc}")
+    return StoreError(f"{what}: {exc}")
+
+
+def _rowcount(status: str) -> int:
+    """Rows changed, from a command tag such as ``UPDATE 3`` or ``INSERT 0 1`` (else -1)."""
+    last = status.rsplit(" ", 1)[-1]
+    return int(last) if last.isdigit() else -1
+
+
+class PostgresTransaction(Transaction):
+    """Statements inside one open PostgreSQL write transaction."""
+
+    __slots__ = ("_conn",)
+
+    def __init__(self, conn: Any) -> None:
+        self._conn = conn
+
+    async def execute(self, sql: str, params: Params = ()) -> int:
+        """Run one statement; return the number of rows it changed."""
+        try:
+            status = await self._conn.execute(numbered_placeholders(sql), *params)
+        except _FAILURES as exc:
+            raise _store_error(exc, "database write failed") from exc
+        return _rowcount(str(status))
+
+    async def executemany(self, sql: str, rows: Sequence[Params]) -> None:
+        """Run one statement for each parameter row."""
+        try:
+            await self._conn.executemany(numbered_placeholders(sql), rows)
+        except _FAILURES as exc:
+            raise _store_error(exc, "database write failed") from exc
+
+    async def fetchall(self, sql: str, params: Params = ()) -> list[Row]:
+        """Read every row, seeing this transaction's own uncommitted writes."""
+        try:
+            return list(await self._conn.fetch(numbered_placeholders(sql), *params))
+        except _FAILURES as exc:
+            raise _store_error(exc, "database read failed") from exc
+
+
+def _address(url: str) -> tuple[str, str, str]:
+    """(``host:port``, database name, the URL without its password) for messages and ``path``."""
+    parts = urlsplit(url)
+    try:
+        port = parts.port or 5432
+    except ValueError as exc:
+        raise DatabaseOpenError(f"bad PostgreSQL URL: {exc}") from exc
+    host = parts.hostname or "localhost"
+    user = parts.username or ""
+    netloc = f"{user}@{host}:{port}" if user else f"{host}:{port}"
+    safe = urlunsplit((parts.scheme, netloc, parts.path, parts.query, ""))
+    return f"{host}:{port}", parts.path.lstrip("/") or user or "postgres", safe
+
+
+class PostgresDatabase(Database):
+    """An open PostgreSQL database: a read pool, serialised writes and a change feed."""
+
+    dialect = "postgresql"
+
+    def __init__(
+        self, path: str, pool: Any, feed: ChangeFeed, *, schema_version: int, default_tenant_id: str
+    ) -> None:
+        super().__init__(path, schema_version=schema_version, default_tenant_id=default_tenant_id)
+        self._pool = pool
+        self._feed = feed
+        self._write_lock = asyncio.Lock()
+        self._closed = False
+
+    @classmethod
+    async def connect_url(cls, url: str, *, busy_timeout: float = 5.0) -> PostgresDatabase:
+        """Connect, migrate (one transaction) and start listening; DatabaseOpenError if down."""
+        where, name, safe = _address(url)
+        settings = {"lock_timeout": str(max(1, int(busy_timeout * 1000)))}
+        try:
+            pool = await asyncpg.create_pool(
+                url,
+                min_size=1,
+                max_size=_POOL_SIZE,
+                timeout=_CONNECT_TIMEOUT,
+                server_settings={**settings, "application_name": "actorscope"},
+            )
+        except _FAILURES as exc:
+            raise DatabaseOpenError(
+                f"cannot connect to PostgreSQL at {where} (database {name!r}): {exc}"
+            ) from exc
+        try:
+            version, tenant_id = await _migrate(pool, load_migrations(dialect="postgresql"), safe)
+        except _FAILURES as exc:
+            await pool.close()
+            raise DatabaseOpenError(f"cannot open PostgreSQL database {safe!r}: {exc}") from exc
+        except BaseException:
+            await pool.close()
+            raise
+
+        async def listen_connection() -> Any:
+            return await asyncpg.connect(
+                url,
+                timeout=_CONNECT_TIMEOUT,
+                server_settings={**settings, "application_name": "actorscope-listen"},
+            )
+
+        feed = ChangeFeed(listen_connection)
+        await feed.start()
+        return cls(safe, pool, feed, schema_version=version, default_tenant_id=tenant_id)
+
+    async def close(self) -> None:
+        """Stop listening and close the pool. Safe to call twice."""
+        if self._closed:
+            return
+        self._closed = True
+        await self._feed.close()
+        try:
+            await asyncio.wait_for(self._pool.close(), timeout=_CONNECT_TIMEOUT)
+        except _FAILURES:
+            self._pool.terminate()
+        except asyncio.CancelledError:
+            self._pool.terminate()
+            raise
+
+    @asynccontextmanager
+    async def transaction(self) -> AsyncIterator[Transaction]:
+        """One write transaction, serialised across processes; committed or rolled back."""
+        async with self._write_lock:
+            try:
+                conn = await self._pool.acquire()
+            except _FAILURES as exc:
+                raise _store_error(exc, "cannot start a write transaction") from exc
+            try:
+                async with self._begin(conn) as tx:
+                    yield tx
+            finally:
+                await self._pool.release(conn)
+
+    @asynccontextmanager
+    async def _begin(self, conn: Any) -> AsyncIterator[Transaction]:
+        transaction = conn.transaction()
+        try:
+            await transaction.start()
+            await conn.execute("SELECT pg_advisory_xact_lock($1)", WRITE_LOCK_KEY)
+        except _FAILURES as exc:
+            with contextlib.suppress(*_FAILURES):
+                await transaction.rollback()
+            raise _store_error(exc, "cannot start a write transaction") from exc
+        try:
+            yield PostgresTransaction(conn)
+        except BaseException:
+            with contextlib.suppress(*_FAILURES):
+                await transaction.rollback()
+            raise
+        try:
+            await transaction.commit()
+        except _FAILURES as exc:
+            with contextlib.suppress(*_FAILURES):
+                await transaction.rollback()
+            raise _store_error(exc, "commit failed") from exc
+
+    async def fetchall(self, sql: str, params: Params = ()) -> list[Row]:
+        """Read every row of committed data (one statement, its own snapshot)."""
+        try:
+            return list(await self._pool.fetch(numbered_placeholders(sql), *params))
+        except _FAILURES as exc:
+            raise _store_error(exc, "database read failed") from exc
+
+    @property
+    def pushes_changes(self) -> bool:
+        """Always True: other workers' grant changes arrive over LISTEN/NOTIFY."""
+        return True
+
+    @property
+    def listening(self) -> bool:
+        """True while the LISTEN connection is up (otherwise caches are bypassed)."""
+        return self._feed.live
+
+    @property
+    def listener_pid(self) -> int | None:
+        """The server process id of the LISTEN connection, while it is up."""
+        return self._feed.server_pid
+
+    def subscribe_changes(self, listener: ChangeListener) -> None:
+        """Tell ``listener`` (held weakly) about every grant change other workers commit."""
+        self._feed.subscribe(listener)
+
+
+async def _migrate(pool: Any, migrations: Sequence[Migration], target: str) -> tuple[int, str]:
+    """Apply pending migrations and ensure the default tenant, all in one transaction."""
+    async with pool.acquire() as conn, conn.transaction():
+        # Under the write lock: another worker may be migrating the same database right now.
+        await conn.execute("SELECT pg_advisory_xact_lock($1)", WRITE_LOCK_KEY)
+        await conn.execute(
+            "CREATE TABLE IF NOT EXISTS schema_migrations ("
+            " version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
+        )
+        current = int(
+            await conn.fetchval("SELECT COALESCE(MAX(version), 0) FROM schema_migrations")
+        )
+        if current > len(migrations):
+            raise SchemaTooNewError(
+                f"database {target!r} has schema version {current}, newer than this "
+                f"actorscope knows ({len(migrations)}); upgrade actorscope"
+            )
+        for migration in migrations[current:]:
+            for statement in migration.statements:
+                try:
+                    await conn.execute(statement)
+                except asyncpg.PostgresError as exc:
+                    raise MigrationError(
+                        f"migration {migration.version:04d}_{migration.name} failed: {exc}"
+                    ) from exc
+            await conn.execute(
+                "INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)",
+                migration.version,
+                migration.name,
+                utc_now(),
+            )
+        await conn.execute(
+            "INSERT INTO tenants (id, slug, name, created_at) VALUES ($1, $2, $3, $4) "
+            "ON CONFLICT (slug) DO NOTHING",
+            str(uuid.uuid4()),
+            DEFAULT_TENANT_SLUG,
+            "Default tenant",
+            utc_now(),
+        )
+        tenant_id = await conn.fetchval(
+            "SELECT id FROM tenants WHERE slug = $1", DEFAULT_TENANT_SLUG
+        )
+        if tenant_id is None:
+            raise MigrationError(f"database {target!r}: the default tenant could not be created")
+    return len(migrations), str(tenant_id)
