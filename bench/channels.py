@@ -12,7 +12,7 @@ run warm; the "caches cleared" lines show the cost for a never-seen chat and sen
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import discord
@@ -22,23 +22,14 @@ from actorscope.channels import _discord_ids as discord_ids
 from actorscope.channels import telegram as telegram_adapter
 from actorscope.channels.discord import normalize_message
 from actorscope.channels.telegram import normalize_update
+from bench._ptb import topic_update
 from bench._timing import per_call, report
 
 __all__ = ["DISCORD_GUILD", "DISCORD_MESSAGE", "TELEGRAM_UPDATE", "discord_state", "main"]
 
-TELEGRAM_UPDATE: dict[str, Any] = {
-    "update_id": 1,
-    "message": {
-        "message_id": 7,
-        "date": 1_700_000_000,
-        "chat": {"id": -1001234567890, "type": "supergroup", "title": "devs", "is_forum": True},
-        "from": {"id": 4242, "is_bot": False, "first_name": "Alice", "username": "alice"},
-        "message_thread_id": 9,
-        "is_topic_message": True,
-        "text": "@actorscope_bot hello there",
-        "entities": [{"type": "mention", "offset": 0, "length": 15}],
-    },
-}
+TELEGRAM_UPDATE: dict[str, Any] = topic_update(
+    "@actorscope_bot hello there", entities=[{"type": "mention", "offset": 0, "length": 15}]
+)
 
 GUILD, CHANNEL, BOT, AUTHOR = 81234567890123456, 81234567890123457, 81234567890000001, 9001
 ROUNDS = 15
@@ -92,6 +83,26 @@ def _interleaved(ours: Callable[[], object], base: Callable[[], object]) -> tupl
     return best_ours, best_base
 
 
+def _warm_and_cold(
+    label: str,
+    ours: Callable[[], object],
+    base: Callable[[], object],
+    base_label: str,
+    goal: str,
+    cache_clears: Sequence[Callable[[], None]],
+) -> None:
+    """Report ``ours`` against ``base`` warm (the goal line), then with the caches cleared."""
+    assert ours() is not None
+    report(label, *_interleaved(ours, base), base_label, goal)
+
+    def cold() -> object:
+        for cache_clear in cache_clears:
+            cache_clear()
+        return ours()
+
+    report("  same, identity caches cleared each call", *_interleaved(cold, base), base_label)
+
+
 def main() -> None:
     """Print both ratios, measured in one run."""
     update = Update.de_json(TELEGRAM_UPDATE, None)
@@ -102,17 +113,14 @@ def main() -> None:
     def tg() -> object:
         return normalize_update(update, bot_username="actorscope_bot")
 
-    assert tg() is not None
-    ours, base = _interleaved(tg, ptb)
-    report("normalize_update (parsed Update)", ours, base, "Update.de_json", "<= 0.05")
-
-    def tg_cold() -> object:
-        telegram_adapter._identity.cache_clear()
-        telegram_adapter._session.cache_clear()
-        return tg()
-
-    ours, base = _interleaved(tg_cold, ptb)
-    report("  same, identity caches cleared each call", ours, base, "Update.de_json")
+    _warm_and_cold(
+        "normalize_update (parsed Update)",
+        tg,
+        ptb,
+        "Update.de_json",
+        "<= 0.05",
+        (telegram_adapter._identity.cache_clear, telegram_adapter._session.cache_clear),
+    )
 
     _client, state = discord_state()
     channel = state._get_guild(GUILD).get_channel(CHANNEL)
@@ -128,14 +136,11 @@ def main() -> None:
     def dc() -> object:
         return normalize_message(message, bot_id=BOT)
 
-    assert dc() is not None
-    ours, base = _interleaved(dc, dpy)
-    report("normalize_message (parsed Message)", ours, base, "discord.Message(...)", "<= 0.20")
-
-    def dc_cold() -> object:
-        discord_ids.person.cache_clear()
-        discord_ids.session.cache_clear()
-        return dc()
-
-    ours, base = _interleaved(dc_cold, dpy)
-    report("  same, identity caches cleared each call", ours, base, "discord.Message(...)")
+    _warm_and_cold(
+        "normalize_message (parsed Message)",
+        dc,
+        dpy,
+        "discord.Message(...)",
+        "<= 0.20",
+        (discord_ids.person.cache_clear, discord_ids.session.cache_clear),
+    )

@@ -30,22 +30,12 @@ from actorscope.propagation import (
     build_run_request,
     spawn_subagent,
 )
+from bench._ptb import topic_update
 from bench._timing import aper_call, per_call, report
 
 __all__ = ["PAYLOAD", "OfflineRequest", "main"]
 
-PAYLOAD: dict[str, Any] = {
-    "update_id": 1,
-    "message": {
-        "message_id": 7,
-        "date": 1_700_000_000,
-        "chat": {"id": -1001234567890, "type": "supergroup", "title": "devs", "is_forum": True},
-        "from": {"id": 4242, "is_bot": False, "first_name": "Alice", "username": "alice"},
-        "message_thread_id": 9,
-        "is_topic_message": True,
-        "text": "please write notes.txt",
-    },
-}
+PAYLOAD: dict[str, Any] = topic_update("please write notes.txt")
 _GET_ME = json.dumps(
     {"ok": True, "result": {"id": 123, "is_bot": True, "first_name": "bench", "username": "b_bot"}}
 ).encode()

@@ -6,6 +6,9 @@ session on the server at ``ACTORSCOPE_TEST_POSTGRES_URL`` (default
 ``postgresql://postgres@127.0.0.1:54329/postgres``). Without a reachable server the
 PostgreSQL cases skip, saying why, unless ``ACTORSCOPE_REQUIRE_POSTGRES=1`` (CI), where they
 fail instead.
+
+``db`` is a fresh migrated database at ``db_target``, with ``agent`` (``main``) and a
+``store`` of grants over it; a folder's conftest may override ``db`` (e.g. SQLite only).
 """
 
 from __future__ import annotations
@@ -13,12 +16,16 @@ from __future__ import annotations
 import asyncio
 import os
 import secrets
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 import pytest
+
+from actorscope.agents import Agent, AgentRegistry
+from actorscope.permissions import GrantStore
+from actorscope.store import Database
 
 pytest_plugins = ["pytester"]
 
@@ -89,3 +96,22 @@ def db_target(backend: str, tmp_path: Path, request: pytest.FixtureRequest) -> s
     schema = f"t_{secrets.token_hex(6)}"
     _admin(url, f"CREATE SCHEMA {schema}")
     return _with_database(url, urlsplit(url).path.lstrip("/"), f"search_path={schema}")
+
+
+@pytest.fixture
+async def db(db_target: str) -> AsyncIterator[Database]:
+    """A fresh migrated database."""
+    async with Database.open(db_target) as database:
+        yield database
+
+
+@pytest.fixture
+async def agent(db: Database) -> Agent:
+    """The agent ``main`` of the default tenant."""
+    return await AgentRegistry(db).create("main")
+
+
+@pytest.fixture
+def store(db: Database) -> GrantStore:
+    """A grant store over the database."""
+    return GrantStore(db)

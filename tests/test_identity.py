@@ -563,7 +563,7 @@ def test_telegram_group_scope_names_its_chat(
 
 @settings(max_examples=60, deadline=None)
 @given(
-    sender=_int_or_str(ids),
+    sender=_int_or_str(person_ids),
     chat=_int_or_str(ids),
     guild=_int_or_str(ids),
     nonperson=st.sampled_from([SenderKind.WEBHOOK, SenderKind.BOT]),

@@ -140,19 +140,24 @@ def test_extra_fields_are_forbidden_in_json(model: type[BaseModel]) -> None:
         model.model_validate(payload)
 
 
-def test_inbound_identity_maps_every_field() -> None:
-    """InboundMessage.identity() copies scope, sender, place, kinds and ids, with the given role."""
-    assert INBOUND.identity(role="owner") == Identity(
+def _identity_of_both(role: str) -> Identity:
+    """The identity INBOUND and RUN both describe (they share scope, sender, place and ids)."""
+    return Identity(
         user_id="group:telegram:-100",
         sender_id="4242",
         channel="telegram",
         chat_id="-100",
         peer_kind=PeerKind.GROUP,
         sender_kind=SenderKind.USER,
-        role="owner",
+        role=role,
         tenant_id="tenant-uuid",
         agent_id="agent-uuid",
     )
+
+
+def test_inbound_identity_maps_every_field() -> None:
+    """InboundMessage.identity() copies scope, sender, place, kinds and ids, with the given role."""
+    assert INBOUND.identity(role="owner") == _identity_of_both("owner")
     assert INBOUND.identity().role == ""
 
 
@@ -173,17 +178,7 @@ def test_inbound_identity_ignores_origin_metadata() -> None:
 
 def test_run_request_identity_maps_every_field() -> None:
     """RunRequest.identity() copies scope, sender, role, place, kinds and ids."""
-    assert RUN.identity() == Identity(
-        user_id="group:telegram:-100",
-        sender_id="4242",
-        channel="telegram",
-        chat_id="-100",
-        peer_kind=PeerKind.GROUP,
-        sender_kind=SenderKind.USER,
-        role="admin",
-        tenant_id="tenant-uuid",
-        agent_id="agent-uuid",
-    )
+    assert RUN.identity() == _identity_of_both("admin")
 
 
 def test_run_request_identity_of_an_http_style_request() -> None:

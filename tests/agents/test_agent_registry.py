@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator
 
 import pytest
 
@@ -17,13 +16,6 @@ from actorscope.errors import (
     TenantNotFoundError,
 )
 from actorscope.store import Database
-
-
-@pytest.fixture
-async def db(db_target: str) -> AsyncIterator[Database]:
-    """A fresh, migrated database."""
-    async with Database.open(db_target) as database:
-        yield database
 
 
 @pytest.fixture

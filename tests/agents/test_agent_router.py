@@ -3,20 +3,12 @@
 from __future__ import annotations
 
 import gc
-from collections.abc import AsyncIterator
 
 import pytest
 
 from actorscope.agents import AgentRegistry, AgentRouter, cache_key
 from actorscope.errors import AgentNotFoundError, IdentityError
 from actorscope.store import Database
-
-
-@pytest.fixture
-async def db(db_target: str) -> AsyncIterator[Database]:
-    """A fresh, migrated database."""
-    async with Database.open(db_target) as database:
-        yield database
 
 
 @pytest.fixture

@@ -21,6 +21,7 @@ from actorscope.channels.discord import (
 )
 from actorscope.errors import IdentityError
 from actorscope.identity import SenderKind
+from actorscope.messages import InboundMessage
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "discord"
 G, TEXT, THREAD, DM = (
@@ -65,17 +66,12 @@ IGNORED_MESSAGES = {
     "own_slash_reply": IgnoreReason.OWN_MESSAGE,
     "system_message": IgnoreReason.SYSTEM_MESSAGE,
 }
+# A slash command maps exactly like a message from the same person in the same place.
 INTERACTIONS: dict[str, Expected] = {
-    "slash_guild": (
-        f"guild:{G}:user:9001", "9001", SenderKind.USER,
-        f"agent:main:discord:group:{TEXT}", "", None,
-    ),
-    "slash_thread": (
-        f"guild:{G}:user:9001", "9001", SenderKind.USER,
-        f"agent:main:discord:group:{TEXT}:thread:{THREAD}", THREAD, None,
-    ),
-    "slash_dm": ("9002", "9002", SenderKind.USER, f"agent:main:discord:direct:{DM}", "", None),
-}  # fmt: skip
+    "slash_guild": MESSAGES["guild_message"],
+    "slash_thread": MESSAGES["thread_message"],
+    "slash_dm": MESSAGES["dm_message"],
+}
 
 
 def load(name: str) -> dict[str, Any]:
@@ -134,6 +130,19 @@ async def settle(items: list[Any], count: int) -> Any:
     return items[-1]
 
 
+def assert_maps_to(message: InboundMessage | None, expected: Expected, name: str) -> InboundMessage:
+    """``message`` has the scope, sender, sender kind, session key and thread ``expected`` names."""
+    user_id, sender_id, kind, key, thread, _ = expected
+    assert message is not None, name
+    assert (message.user_id, message.sender_id, message.sender_kind) == (
+        user_id,
+        sender_id,
+        kind,
+    ), name
+    assert (message.metadata["session_key"], message.thread_id) == (key, thread), name
+    return message
+
+
 async def test_guild_create_built_thread_and_members(client: RecordingClient) -> None:
     """The replayed GUILD_CREATE gave discord.py a guild with the channel and the thread."""
     guild = client.get_guild(int(G))
@@ -147,16 +156,10 @@ async def test_messages_through_discord_py_parsers(client: RecordingClient) -> N
     for index, (name, expected) in enumerate(MESSAGES.items(), start=1):
         state.parse_message_create(load(name)["d"])
         parsed = await settle(client.messages, index)
-        user_id, sender_id, kind, key, thread, reason = expected
-        message = normalize_message(parsed, bot_id=BOT_ID, ignore_bots=False)
-        assert message is not None, name
-        assert (message.user_id, message.sender_id, message.sender_kind) == (
-            user_id,
-            sender_id,
-            kind,
-        ), name
-        assert (message.metadata["session_key"], message.thread_id) == (key, thread), name
-        assert inspect_message(parsed, bot_id=BOT_ID).reason is reason, name
+        message = assert_maps_to(
+            normalize_message(parsed, bot_id=BOT_ID, ignore_bots=False), expected, name
+        )
+        assert inspect_message(parsed, bot_id=BOT_ID).reason is expected[5], name
         if name == "guild_message":
             assert message.metadata[META_ADDRESSED] == "mention"
 
@@ -178,15 +181,7 @@ async def test_interactions_through_discord_py_parsers(client: RecordingClient) 
     for index, (name, expected) in enumerate(INTERACTIONS.items(), start=1):
         state.parse_interaction_create(load(name)["d"])
         parsed = await settle(client.interactions, index)
-        user_id, sender_id, kind, key, thread, _ = expected
-        message = normalize_interaction(parsed)
-        assert message is not None, name
-        assert (message.user_id, message.sender_id, message.sender_kind) == (
-            user_id,
-            sender_id,
-            kind,
-        ), name
-        assert (message.metadata["session_key"], message.thread_id) == (key, thread), name
+        message = assert_maps_to(normalize_interaction(parsed), expected, name)
         assert message.metadata[META_ADDRESSED] == "interaction"
         assert message.content.startswith("/ask")
 
@@ -194,25 +189,13 @@ async def test_interactions_through_discord_py_parsers(client: RecordingClient) 
 def test_raw_dicts_match_parsed_objects() -> None:
     """Raw gateway dicts give the same identities (threads need the thread-parent map)."""
     parents = {int(THREAD): int(TEXT)}
-    for name, (user_id, sender_id, kind, key, _, _) in MESSAGES.items():
+    for name, expected in MESSAGES.items():
         message = normalize_message(
             load(name)["d"], bot_id=BOT_ID, ignore_bots=False, thread_parents=parents
         )
-        assert message is not None, name
-        assert (message.user_id, message.sender_id, message.sender_kind) == (
-            user_id,
-            sender_id,
-            kind,
-        ), name
-        assert message.metadata["session_key"] == key, name
-    for name, (user_id, sender_id, _, key, _, _) in INTERACTIONS.items():
-        raw = normalize_interaction(load(name)["d"])
-        assert raw is not None, name
-        assert (raw.user_id, raw.sender_id, raw.metadata["session_key"]) == (
-            user_id,
-            sender_id,
-            key,
-        )
+        assert_maps_to(message, expected, name)
+    for name, expected in INTERACTIONS.items():
+        assert_maps_to(normalize_interaction(load(name)["d"]), expected, name)
 
 
 def test_slash_reply_never_names_the_human() -> None:

@@ -109,6 +109,13 @@ def test_handler_import_failure_is_one_line(
     assert "mybot" not in sys.modules
 
 
+def test_config_database_url_is_kept_as_written(tmp_path: Path) -> None:
+    """A database URL (PostgreSQL) is not turned into a path next to the config file."""
+    url = "postgresql://bot@127.0.0.1:5432/bots"
+    path = write_config(tmp_path, GOOD.replace('"bot.db"', f'"{url}"'))
+    assert load_bot_config(path).database == url
+
+
 def test_config_paths_and_sections(tmp_path: Path) -> None:
     """Relative paths resolve next to the file; sections become ChannelConfigs."""
     path = write_config(
@@ -116,7 +123,7 @@ def test_config_paths_and_sections(tmp_path: Path) -> None:
         GOOD + '[discord]\ntoken_env = "D"\nenabled = false\ngroup_policy = "allowlist"\n',
     )
     config = load_bot_config(path)
-    assert config.database == tmp_path.resolve() / "bot.db"
+    assert config.database == str(tmp_path.resolve() / "bot.db")
     assert config.workspace == tmp_path.resolve() / "workspace"
     assert [s.config.platform for s in config.sections()] == ["telegram"]
     assert config.discord is not None

@@ -215,10 +215,10 @@ def dm(runner: DiscordRunner, message_id: int, content: str) -> discord.Message:
     return discord.Message(state=state, channel=channel, data=payload)
 
 
-async def test_same_discord_event_to_two_workers_is_handled_once(
+def discord_workers(
     two_dbs: tuple[Database, Database],
-) -> None:
-    """A Discord message replayed to two runners (a resume on another worker) is handled once."""
+) -> tuple[tuple[MessageBus, MessageBus], list[DiscordRunner]]:
+    """Two Discord runners (never logged in), one per worker database, each with its bus."""
     buses = (MessageBus(), MessageBus())
     runners = [
         DiscordRunner(
@@ -231,6 +231,14 @@ async def test_same_discord_event_to_two_workers_is_handled_once(
         )
         for db, bus in zip(two_dbs, buses, strict=True)
     ]
+    return buses, runners
+
+
+async def test_same_discord_event_to_two_workers_is_handled_once(
+    two_dbs: tuple[Database, Database],
+) -> None:
+    """A Discord message replayed to two runners (a resume on another worker) is handled once."""
+    buses, runners = discord_workers(two_dbs)
     bot_user: Any = {**AUTHOR, "id": "900", "username": "notes", "bot": True}
     try:
         for runner in runners:
@@ -259,18 +267,7 @@ async def test_same_discord_interaction_to_two_workers_is_deferred_once(
         return {"interaction": {"id": "1", "type": 2}}
 
     monkeypatch.setattr(AsyncWebhookAdapter, "request", webhook_request)
-    buses = (MessageBus(), MessageBus())
-    runners = [
-        DiscordRunner(
-            ChannelConfig(platform="discord"),
-            token="unused",  # noqa: S106 - never logs in
-            bus=bus,
-            grants=GrantStore(db),
-            sync_commands=False,
-            shared_dedup=SharedDedup(db),
-        )
-        for db, bus in zip(two_dbs, buses, strict=True)
-    ]
+    buses, runners = discord_workers(two_dbs)
     payload: Any = {
         "id": "3001",
         "application_id": "900",

@@ -1,39 +1,22 @@
-"""Fixtures for the permission tests: a database with one agent, its store and a policy."""
+"""Fixtures for the permission tests: a policy and identities.
+
+``db``, ``agent`` and ``store`` are the project-wide ones (tests/conftest.py).
+"""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 
 import pytest
 
-from actorscope.agents import Agent, AgentRegistry
+from actorscope.agents import Agent
 from actorscope.identity import Identity, PeerKind
 from actorscope.permissions import GrantStore, PermissionPolicy
-from actorscope.store import Database
 
 GROUP = "group:telegram:-100200"
 GUILD = "guild:81234567890123456"
 
 MakeIdentity = Callable[..., Identity]
-
-
-@pytest.fixture
-async def db(db_target: str) -> AsyncIterator[Database]:
-    """A fresh migrated database."""
-    async with Database.open(db_target) as database:
-        yield database
-
-
-@pytest.fixture
-async def agent(db: Database) -> Agent:
-    """The agent ``main`` of the default tenant."""
-    return await AgentRegistry(db).create("main")
-
-
-@pytest.fixture
-def store(db: Database) -> GrantStore:
-    """A grant store over the database."""
-    return GrantStore(db)
 
 
 @pytest.fixture

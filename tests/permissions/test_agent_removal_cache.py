@@ -1,4 +1,4 @@
-"""Removing an agent through the registry drops its cached permission decisions."""
+"""Agents in grant APIs: removal drops cached decisions; a key names the agent like its UUID."""
 
 from __future__ import annotations
 
@@ -28,3 +28,18 @@ async def test_removed_agent_loses_its_warm_allow(tmp_path: Path) -> None:
         await AgentRegistry(db).remove(agent.id)
         after = await policy.check_file_writer(bound)
         assert not after.allowed
+
+
+async def test_grant_and_revoke_accept_the_agent_key(tmp_path: Path) -> None:
+    """GrantStore takes an agent's key as well as its UUID; both name the same grants."""
+    async with Database.open(tmp_path / "t.db") as db:
+        agent = await AgentRegistry(db).create("helper")
+        store = GrantStore(db)
+        stored = await store.grant(
+            agent_id="helper", scope="group:telegram:-100", config_type="cron", user_id="42"
+        )
+        assert stored.agent_id == agent.id
+        assert await store.revoke(
+            agent_id="helper", scope="group:telegram:-100", config_type="cron", user_id="42"
+        )
+        assert await store.list(agent_id=agent.id) == []

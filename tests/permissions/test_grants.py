@@ -13,6 +13,7 @@ from actorscope.errors import (
     AgentNotFoundError,
     ConflictError,
     GrantError,
+    IdentityError,
     InvalidUUIDError,
     StoreError,
 )
@@ -128,7 +129,8 @@ async def test_list_filters(store: GrantStore, agent: Agent, db: Database) -> No
 @pytest.mark.parametrize(
     ("field", "value", "message"),
     [
-        ("agent_id", "main", "agent id must be a UUID"),
+        ("agent_id", "not/a-key", "agent key must be"),
+        ("agent_id", "ghost", "no agent 'ghost'"),
         ("scope", "", "scope must be"),
         ("scope", "group:telegram", "bad group scope"),
         ("scope", "group:Telegram:-1", "bad group scope"),
@@ -161,7 +163,7 @@ async def test_bad_grant_input_is_one_clear_error(
         "permission": "allow",
     }
     args[field] = value
-    with pytest.raises((GrantError, InvalidUUIDError), match=message):
+    with pytest.raises((GrantError, IdentityError, AgentNotFoundError), match=message):
         await store.grant(**args)
     assert await store.list() == []
 

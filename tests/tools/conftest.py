@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from actorscope.agents import Agent, AgentRegistry
+from actorscope.agents import Agent
 from actorscope.permissions import GrantStore, PermissionPolicy
 from actorscope.store import Database
 from actorscope.tools import (
@@ -19,21 +19,9 @@ from actorscope.tools import (
 
 @pytest.fixture
 async def db(tmp_path: Path) -> AsyncIterator[Database]:
-    """A fresh migrated database."""
+    """A fresh migrated SQLite database (``agent`` and ``store`` are the project-wide ones)."""
     async with Database.open(tmp_path / "t.db") as database:
         yield database
-
-
-@pytest.fixture
-async def agent(db: Database) -> Agent:
-    """The agent ``main`` of the default tenant."""
-    return await AgentRegistry(db).create("main")
-
-
-@pytest.fixture
-def store(db: Database) -> GrantStore:
-    """The grant store the toolbox's policy reads."""
-    return GrantStore(db)
 
 
 @pytest.fixture

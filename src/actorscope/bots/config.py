@@ -79,7 +79,8 @@ class BotConfig:
 
     handler: str
     base_dir: Path
-    database: Path
+    #: A file path (made relative to the config file) or a URL such as ``postgresql://...``.
+    database: str
     workspace: Path
     agent: str = "main"
     tenant: str = "default"
@@ -154,7 +155,7 @@ def load_bot_config(path: str | Path) -> BotConfig:
     config = BotConfig(
         handler=handler,
         base_dir=base,
-        database=base / _string(document, "database", "actorscope.db", source),
+        database=_database(base, _string(document, "database", "actorscope.db", source)),
         workspace=base / _string(document, "workspace", "workspace", source),
         agent=_string(document, "agent", "main", source),
         tenant=_string(document, "tenant", "default", source),
@@ -180,6 +181,11 @@ def resolve_token(section: ChannelSection, env: Mapping[str, str], source: str =
             f"{where}: environment variable {config.token_env} is not set (the bot token)"
         )
     return token
+
+
+def _database(base: Path, value: str) -> str:
+    # A URL names a server (or an explicit sqlite:/// path) and is kept as written.
+    return value if "://" in value else str(base / value)
 
 
 def load_handler(spec: str, search_dir: Path | None = None) -> Handler:

@@ -36,6 +36,7 @@ from urllib.parse import urlsplit
 
 from aiohttp import web
 
+from actorscope._aio import Site
 from actorscope.errors import ConfigError
 
 __all__ = [
@@ -231,15 +232,14 @@ class WebhookServer:
         self.webhook = webhook
         self._feed = feed
         self._secret = webhook.secret_token.encode()
-        self._runner: web.AppRunner | None = None
-        self._port: int | None = None
+        self._site = Site()
 
     @property
     def port(self) -> int:
         """The bound port (known once started; useful with ``port = 0``)."""
-        if self._port is None:
+        if self._site.port is None:
             raise ConfigError("the webhook server is not running")
-        return self._port
+        return self._site.port
 
     @property
     def local_url(self) -> str:
@@ -248,33 +248,23 @@ class WebhookServer:
 
     async def start(self) -> None:
         """Bind ``listen:port`` and start answering."""
-        if self._runner is not None:
+        if self._site.running:
             raise ConfigError("the webhook server is already running")
         app = web.Application()
         app.router.add_post(self.webhook.path, self._receive)
-        runner = web.AppRunner(app, access_log=None, shutdown_timeout=_SHUTDOWN_TIMEOUT)
-        await runner.setup()
         try:
-            site = web.TCPSite(runner, self.webhook.listen, self.webhook.port)
-            await site.start()
+            await self._site.start(
+                app, self.webhook.listen, self.webhook.port, shutdown_timeout=_SHUTDOWN_TIMEOUT
+            )
         except OSError as exc:
-            await runner.cleanup()
             raise ConfigError(
                 f"cannot listen on {self.webhook.listen}:{self.webhook.port}: {exc.strerror}"
             ) from None
-        except BaseException:
-            await runner.cleanup()
-            raise
-        self._runner = runner
-        self._port = int(runner.addresses[0][1])
         _log.info("telegram.webhook_listening url=%s", self.local_url)
 
     async def stop(self) -> None:
         """Close the socket and every connection; safe to call twice."""
-        runner, self._runner = self._runner, None
-        if runner is not None:
-            await runner.cleanup()
-        self._port = None
+        await self._site.stop()
 
     async def __aenter__(self) -> WebhookServer:
         await self.start()

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -12,7 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from actorscope.agents import AgentRegistry, agent_label, looks_like_uuid
-from actorscope.cli._app import app, console_for_tables
+from actorscope.cli._app import DEFAULT_DB, DbOption, app, console_for_tables
 from actorscope.store import DEFAULT_TENANT_SLUG, Database
 
 __all__ = ["add", "list_agents", "remove", "rename"]
@@ -22,7 +21,6 @@ agents_app = typer.Typer(
 )
 app.add_typer(agents_app, name="agents")
 
-DbOption = Annotated[Path, typer.Option("--db", help="The actorscope database.")]
 TenantOption = Annotated[str, typer.Option("--tenant", help="Tenant slug or UUID.")]
 AgentArgument = Annotated[str, typer.Argument(help="The agent's key or UUID.")]
 
@@ -30,7 +28,7 @@ AgentArgument = Annotated[str, typer.Argument(help="The agent's key or UUID.")]
 @agents_app.command("add")
 def add(
     key: Annotated[str, typer.Argument(help="The new agent's key, unique in its tenant.")],
-    db: DbOption = Path("actorscope.db"),
+    db: DbOption = DEFAULT_DB,
     tenant: TenantOption = DEFAULT_TENANT_SLUG,
     display_name: Annotated[str, typer.Option("--display-name", help="A name for UIs.")] = "",
     create_tenant: Annotated[
@@ -54,7 +52,7 @@ def add(
 
 @agents_app.command("list")
 def list_agents(
-    db: DbOption = Path("actorscope.db"),
+    db: DbOption = DEFAULT_DB,
     tenant: Annotated[
         str | None, typer.Option("--tenant", help="Only this tenant (slug or UUID).")
     ] = None,
@@ -90,7 +88,7 @@ def list_agents(
 def rename(
     agent: AgentArgument,
     new_key: Annotated[str, typer.Argument(help="The new key.")],
-    db: DbOption = Path("actorscope.db"),
+    db: DbOption = DEFAULT_DB,
     tenant: TenantOption = DEFAULT_TENANT_SLUG,
 ) -> None:
     """Give an agent a new key; its UUID and everything that references it stay."""
@@ -109,7 +107,7 @@ def rename(
 @agents_app.command("remove")
 def remove(
     agent: AgentArgument,
-    db: DbOption = Path("actorscope.db"),
+    db: DbOption = DEFAULT_DB,
     tenant: TenantOption = DEFAULT_TENANT_SLUG,
     purge: Annotated[
         bool,

@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib
 import sys
 from collections.abc import Sequence
+from typing import Annotated
 
 import typer
 import typer.main
@@ -18,9 +19,19 @@ from rich.console import Console
 from actorscope._version import __version__
 from actorscope.errors import ActorscopeError
 
-__all__ = ["COMMAND_MODULES", "app", "console_for_tables", "main"]
+__all__ = ["COMMAND_MODULES", "DEFAULT_DB", "DbOption", "app", "console_for_tables", "main"]
 
 EXIT_BAD_INPUT = 2
+
+#: ``--db`` of every command that opens the project database: a path, or a URL
+#: (``sqlite:///path``, ``postgresql://...``), so it is text, not a ``Path``.
+DbOption = Annotated[
+    str,
+    typer.Option(
+        "--db", help="The actorscope database: a file path, sqlite:///PATH or postgresql://..."
+    ),
+]
+DEFAULT_DB = "actorscope.db"
 
 app = typer.Typer(
     name="actorscope",

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -12,7 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from actorscope.agents import Agent, AgentRegistry
-from actorscope.cli._app import app, console_for_tables
+from actorscope.cli._app import DEFAULT_DB, DbOption, app, console_for_tables
 from actorscope.errors import NotFoundError
 from actorscope.identity import Identity, PeerKind, is_group_scope
 from actorscope.permissions import GrantStore, PermissionPolicy
@@ -30,7 +29,6 @@ __all__ = ["audit", "check", "grants_add", "grants_list", "grants_remove"]
 grants_app = typer.Typer(help="Permission grants of an agent.", add_completion=False)
 app.add_typer(grants_app, name="grants")
 
-DbPath = Annotated[Path, typer.Option("--db", help="The actorscope database.")]
 AgentOpt = Annotated[str, typer.Option("--agent", help="Agent key or UUID.")]
 TenantOpt = Annotated[str, typer.Option("--tenant", help="Tenant slug or UUID.")]
 ScopeOpt = Annotated[
@@ -42,7 +40,6 @@ TypeOpt = Annotated[
 ]
 DenyOpt = Annotated[bool, typer.Option("--deny", help="A deny grant instead of an allow.")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON.")]
-DEFAULT_DB = Path("actorscope.db")
 
 
 async def _agent(db: Database, key_or_uuid: str, tenant: str) -> Agent:
@@ -65,7 +62,7 @@ def grants_add(
     scope: ScopeOpt,
     user: UserOpt,
     config_type: TypeOpt,
-    db: DbPath = DEFAULT_DB,
+    db: DbOption = DEFAULT_DB,
     deny: DenyOpt = False,
     tenant: TenantOpt = DEFAULT_TENANT_SLUG,
     granted_by: Annotated[str, typer.Option("--by", help="Who grants (audit).")] = "cli",
@@ -106,7 +103,7 @@ def grants_remove(
     scope: ScopeOpt,
     user: UserOpt,
     config_type: TypeOpt,
-    db: DbPath = DEFAULT_DB,
+    db: DbOption = DEFAULT_DB,
     deny: Annotated[bool, typer.Option("--deny", help="Remove only if it is a deny.")] = False,
     tenant: TenantOpt = DEFAULT_TENANT_SLUG,
     revoked_by: Annotated[str, typer.Option("--by", help="Who revokes (audit).")] = "cli",
@@ -145,7 +142,7 @@ def grants_remove(
 
 @grants_app.command("list")
 def grants_list(
-    db: DbPath = DEFAULT_DB,
+    db: DbOption = DEFAULT_DB,
     agent: Annotated[str | None, typer.Option("--agent", help="Agent key or UUID.")] = None,
     tenant: TenantOpt = DEFAULT_TENANT_SLUG,
     as_json: JsonOpt = False,
@@ -178,7 +175,7 @@ def check(
     config_type: Annotated[
         str, typer.Option("--type", help="file_writer, cron, heartbeat or context_files.")
     ],
-    db: DbPath = DEFAULT_DB,
+    db: DbOption = DEFAULT_DB,
     role: Annotated[str, typer.Option("--role", help="The actor's role, if any.")] = "",
     tenant: TenantOpt = DEFAULT_TENANT_SLUG,
     as_json: JsonOpt = False,
@@ -210,7 +207,7 @@ def check(
 
 @app.command("audit")
 def audit(
-    db: DbPath = DEFAULT_DB,
+    db: DbOption = DEFAULT_DB,
     agent: Annotated[str | None, typer.Option("--agent", help="Agent key or UUID.")] = None,
     tenant: TenantOpt = DEFAULT_TENANT_SLUG,
     limit: Annotated[int, typer.Option("--limit", min=1, help="At most this many rows.")] = 100,

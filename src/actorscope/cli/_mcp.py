@@ -18,7 +18,7 @@ from typing import Annotated
 import typer
 
 from actorscope.agents import Agent, AgentRegistry
-from actorscope.cli._app import app
+from actorscope.cli._app import DEFAULT_DB, DbOption, app
 from actorscope.errors import ConfigError
 from actorscope.permissions import GrantStore, PermissionPolicy
 from actorscope.propagation import DEFAULT_KEY_ENV, OriginSigner
@@ -28,8 +28,6 @@ from actorscope.tools.token import IDENTITY_TOKEN_ENV, identity_from_token
 from actorscope.tools.toolbox import FreshPolicy, Toolbox
 
 __all__ = ["Transport", "mcp"]
-
-DEFAULT_DB = Path("actorscope.db")
 
 
 class Transport(StrEnum):
@@ -51,7 +49,7 @@ def _signer() -> OriginSigner:
 
 
 async def _serve(
-    db_path: Path,
+    db_path: str,
     transport: Transport,
     host: str,
     port: int,
@@ -94,7 +92,7 @@ async def _serve(
 
 @app.command("mcp")
 def mcp(
-    db: Annotated[Path, typer.Option("--db", help="The actorscope database.")] = DEFAULT_DB,
+    db: DbOption = DEFAULT_DB,
     transport: Annotated[
         Transport, typer.Option("--transport", help="stdio, or streamable HTTP.")
     ] = Transport.STDIO,
@@ -115,5 +113,7 @@ def mcp(
     """Serve the built-in tools (workspace, cron, memory, whoami) over MCP."""
     if importlib.util.find_spec("mcp") is None:
         raise ConfigError("the MCP server needs the mcp extra: pip install 'actorscope[mcp]'")
-    root = workspace if workspace is not None else db.parent / "workspace"
+    # Next to a database file; in the working directory for a database URL.
+    beside = Path(".") if "://" in db else Path(db).parent
+    root = workspace if workspace is not None else beside / "workspace"
     asyncio.run(_serve(db, transport, host, port, root, agent, tenant))

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from actorscope.agents import Agent, AgentRegistry
-from actorscope.agents.types import parse_uuid
+from actorscope.agents.types import looks_like_uuid, parse_uuid
 from actorscope.errors import GrantError, StoreError
 from actorscope.permissions.audit import AuditAction, AuditEntry, AuditLog
 from actorscope.permissions.cache import DEFAULT_MAX_ENTRIES, DecisionCache
@@ -35,7 +35,7 @@ from actorscope.permissions.scopes import (
     parse_grantee,
     parse_permission,
 )
-from actorscope.store import Database, Row, Transaction, utc_now
+from actorscope.store import DEFAULT_TENANT_SLUG, Database, Row, Transaction, utc_now
 
 __all__ = ["GrantStore"]
 
@@ -86,6 +86,12 @@ class GrantStore:
         """The change feed is back: forget every decision again (some changes were missed)."""
         self.cache.resume()
 
+    async def _agent_ref(self, agent: str, tenant: str) -> str:
+        """A UUID as given (validated later), or the UUID of the live agent with key ``agent``."""
+        if not isinstance(agent, str) or looks_like_uuid(agent):
+            return agent
+        return (await self._agents.resolve(agent, tenant)).id
+
     def _agent_changed(self, before: Agent, after: Agent | None) -> None:
         self.cache.invalidate(before.id)
 
@@ -106,10 +112,14 @@ class GrantStore:
         permission: str = "allow",
         granted_by: str = "",
         metadata: Mapping[str, Any] | None = None,
+        tenant: str = DEFAULT_TENANT_SLUG,
     ) -> Grant:
-        """Create or replace the grant with this key; the change is audited as ``granted_by``."""
+        """Create or replace the grant with this key; the change is audited as ``granted_by``.
+
+        ``agent_id`` is the agent's UUID or its key (looked up in ``tenant``).
+        """
         write = _Write(
-            key=grant_key(agent_id, scope, config_type, user_id),
+            key=grant_key(await self._agent_ref(agent_id, tenant), scope, config_type, user_id),
             permission=parse_permission(permission),
             granted_by=str(granted_by),
             metadata=metadata_json(metadata),
@@ -151,10 +161,15 @@ class GrantStore:
         config_type: str,
         user_id: str,
         revoked_by: str = "",
+        tenant: str = DEFAULT_TENANT_SLUG,
     ) -> bool:
-        """Delete the grant with this key; False if there was none (nothing is audited then)."""
+        """Delete the grant with this key; False if there was none (nothing is audited then).
+
+        ``agent_id`` is the agent's UUID or its key (looked up in ``tenant``).
+        """
+        agent = await self._agent_ref(agent_id, tenant)
         removed = await self.revoke_many(
-            [grant_key(agent_id, scope, config_type, user_id)], revoked_by=revoked_by
+            [grant_key(agent, scope, config_type, user_id)], revoked_by=revoked_by
         )
         return removed == 1
 

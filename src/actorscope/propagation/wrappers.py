@@ -204,6 +204,27 @@ def _carrier(
     return signer.attach(message, origin)
 
 
+def _announce(
+    kind: type[SubagentTask | DelegateTask],
+    task: SubagentTask | DelegateTask,
+    result: str,
+    *,
+    signer: OriginSigner,
+    metadata: Mapping[str, str] | None,
+) -> InboundMessage:
+    # The result goes back where the task came from, as the task's own synthetic sender.
+    if not isinstance(task, kind):
+        raise TypeError(f"task must be a {kind.__name__}, got {type(task).__name__}")
+    return _carrier(
+        signer,
+        task.origin,
+        task.route,
+        sender=task.sender_id,
+        content=_text(result, "result"),
+        metadata=metadata,
+    )
+
+
 def spawn_subagent(
     prompt: str,
     *,
@@ -241,16 +262,7 @@ def announce_subagent_result(
     metadata: Mapping[str, str] | None = None,
 ) -> InboundMessage:
     """The message that brings a sub-agent's result back to the run that spawned it."""
-    if not isinstance(task, SubagentTask):
-        raise TypeError(f"task must be a SubagentTask, got {type(task).__name__}")
-    return _carrier(
-        signer,
-        task.origin,
-        task.route,
-        sender=task.sender_id,
-        content=_text(result, "result"),
-        metadata=metadata,
-    )
+    return _announce(SubagentTask, task, result, signer=signer, metadata=metadata)
 
 
 def delegate(
@@ -292,16 +304,7 @@ def announce_delegate_result(
     metadata: Mapping[str, str] | None = None,
 ) -> InboundMessage:
     """The message that brings a delegate's result back to the delegating agent's run."""
-    if not isinstance(task, DelegateTask):
-        raise TypeError(f"task must be a DelegateTask, got {type(task).__name__}")
-    return _carrier(
-        signer,
-        task.origin,
-        task.route,
-        sender=task.sender_id,
-        content=_text(result, "result"),
-        metadata=metadata,
-    )
+    return _announce(DelegateTask, task, result, signer=signer, metadata=metadata)
 
 
 def teammate_dispatch(

@@ -90,8 +90,9 @@ def _preflight(path: Path) -> str:
         raise DatabaseOpenError(f"database path {str(path)!r} is a directory")
     parent = path.parent
     if not parent.is_dir():
+        problem = "is not a directory" if parent.exists() else "does not exist"
         raise DatabaseNotWritableError(
-            f"cannot create database {str(path)!r}: directory {str(parent)!r} does not exist"
+            f"cannot create database {str(path)!r}: {str(parent)!r} {problem}"
         )
     if path.exists():
         try:
@@ -107,6 +108,12 @@ def _preflight(path: Path) -> str:
         raise DatabaseNotWritableError(
             f"cannot create database {str(path)!r}: directory {str(parent)!r} is not writable"
         )
+    # Open once synchronously: a path SQLite cannot open (a /proc entry, a special file) must
+    # fail here, before aiosqlite starts a worker thread that would outlive the event loop.
+    try:
+        sqlite3.connect(path).close()
+    except sqlite3.Error as exc:
+        raise DatabaseOpenError(f"cannot open database {str(path)!r}: {exc}") from exc
     return path.resolve().as_uri() + "?mode=ro"
 
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from aiohttp import web
 
+from actorscope._aio import Site
 from actorscope.errors import BotApiError
 from actorscope.testing.botapi.emulator import ApiResponse, BotApiEmulator
 
@@ -67,15 +68,14 @@ class BotApiServer:
             raise BotApiError(400, f"Bad Request: port {port} is out of range")
         self.emulator = emulator
         self._requested_port = port
-        self._runner: web.AppRunner | None = None
-        self._port: int | None = None
+        self._site = Site()
 
     @property
     def port(self) -> int:
         """The bound port (known once started)."""
-        if self._port is None:
+        if self._site.port is None:
             raise RuntimeError("the server is not running")
-        return self._port
+        return self._site.port
 
     @property
     def base_url(self) -> str:
@@ -84,31 +84,21 @@ class BotApiServer:
 
     async def start(self) -> None:
         """Bind 127.0.0.1 and start answering."""
-        if self._runner is not None:
+        if self._site.running:
             raise RuntimeError("the server is already running")
         app = web.Application()
         app.router.add_route("*", "/bot{token}/{method}", self._handle)
         app.router.add_route("*", "/{tail:.*}", self._not_found)
-        runner = web.AppRunner(app, access_log=None, shutdown_timeout=_SHUTDOWN_TIMEOUT)
-        await runner.setup()
-        try:
-            site = web.TCPSite(runner, LOOPBACK_HOST, self._requested_port)
-            await site.start()
-        except BaseException:
-            await runner.cleanup()
-            raise
-        self._runner = runner
-        address = runner.addresses[0]
-        self._port = int(address[1])
+        await self._site.start(
+            app, LOOPBACK_HOST, self._requested_port, shutdown_timeout=_SHUTDOWN_TIMEOUT
+        )
 
     async def stop(self) -> None:
         """End waiting long polls, then close every connection and the socket."""
-        runner, self._runner = self._runner, None
-        if runner is None:
+        if not self._site.running:
             return
         self.emulator.close()
-        await runner.cleanup()
-        self._port = None
+        await self._site.stop()
 
     async def __aenter__(self) -> BotApiServer:
         await self.start()
