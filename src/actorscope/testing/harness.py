@@ -17,20 +17,23 @@ from typing import Any
 from actorscope.agents import Agent
 from actorscope.channels import IgnoreReason
 from actorscope.context import bind_identity
-from actorscope.identity import Identity
+from actorscope.identity import Identity, PeerKind
 from actorscope.messages import InboundMessage, RunRequest
 from actorscope.permissions import Decision, GrantStore, PermissionPolicy
 from actorscope.propagation import (
     OriginSigner,
     RunInfo,
     SubagentTask,
-    TickerJob,
+    announce_delegate_result,
     announce_subagent_result,
     bind_run,
     build_run_request,
     create_ticker_job,
+    delegate,
     sanitize_inbound,
+    session_send,
     spawn_subagent,
+    teammate_dispatch,
     ticker_run,
 )
 from actorscope.store import Database
@@ -243,19 +246,88 @@ class Simulator:
         self, parent: Event, result: str = "done", *, prompt: str = "sub-task"
     ) -> Event:
         """A sub-agent spawned in ``parent``'s run announces ``result``; the bot runs that turn."""
+        signer = self.env.signer
+
+        def build() -> InboundMessage:
+            task = spawn_subagent(prompt, signer=signer)
+            return announce_subagent_result(task, result, signer=signer)
+
+        return await self._chain(parent, build, f"sub-agent announce of {parent.label}")
+
+    async def delegate_announce(
+        self,
+        parent: Event,
+        result: str = "done",
+        *,
+        target_agent_id: str | None = None,
+        task: str = "delegated task",
+    ) -> Event:
+        """``parent``'s run delegates ``task`` to another agent (default: its own) and the
+        delegate's ``result`` comes back to it; the bot runs that turn."""
+        signer = self.env.signer
+        target = self.env.agent.id if target_agent_id is None else target_agent_id
+
+        def build() -> InboundMessage:
+            handed = delegate(target, task, signer=signer)
+            return announce_delegate_result(handed, result, signer=signer)
+
+        return await self._chain(parent, build, f"delegate announce of {parent.label}")
+
+    async def teammate_dispatch(
+        self, parent: Event, teammate: str = "helper", text: str = "hello"
+    ) -> Event:
+        """``parent``'s run has ``teammate`` dispatch ``text`` to this agent; the bot runs it."""
+        signer = self.env.signer
+
+        def build() -> InboundMessage:
+            return teammate_dispatch(teammate, text, signer=signer)
+
+        return await self._chain(parent, build, f"teammate {teammate!r} of {parent.label}")
+
+    async def session_send(
+        self,
+        parent: Event,
+        text: str = "hello",
+        *,
+        chat_id: str | None = None,
+        thread_id: str | None = None,
+    ) -> Event:
+        """``parent``'s run sends ``text`` into a session (default: its own chat and thread);
+        the bot runs that turn."""
+        signer = self.env.signer
         request = self._require_run(parent)
-        with bind_identity(request.identity()), bind_run(_info(request)):
-            task = spawn_subagent(prompt, signer=self.env.signer)
-        message = announce_subagent_result(task, result, signer=self.env.signer)
-        return await self.synthetic(message, f"sub-agent announce of {parent.label}")
+        target_chat = request.chat_id if chat_id is None else chat_id
+        target_thread = request.thread_id if thread_id is None else thread_id
+        peer_kind = request.peer_kind if target_chat == request.chat_id else PeerKind.GROUP
+
+        def build() -> InboundMessage:
+            return session_send(
+                text,
+                signer=signer,
+                channel=request.channel,
+                chat_id=target_chat,
+                peer_kind=peer_kind,
+                thread_id=target_thread,
+            )
+
+        return await self._chain(parent, build, f"session_send of {parent.label}")
 
     async def ticker(self, parent: Event, name: str = "job", prompt: str = "tick") -> Event:
         """A ticker job created in ``parent``'s run fires; the bot runs that turn."""
+        signer = self.env.signer
+
+        def build() -> InboundMessage:
+            return ticker_run(create_ticker_job(name, prompt), signer=signer)
+
+        return await self._chain(parent, build, f"ticker {name!r} created in {parent.label}")
+
+    async def _chain(self, parent: Event, build: Callable[[], InboundMessage], label: str) -> Event:
+        """Call a wrapper inside ``parent``'s run (its origin is read from the bound identity,
+        as in the host) and run the turn for the message it synthesised."""
         request = self._require_run(parent)
         with bind_identity(request.identity()), bind_run(_info(request)):
-            job: TickerJob = create_ticker_job(name, prompt)
-        message = ticker_run(job, signer=self.env.signer)
-        return await self.synthetic(message, f"ticker {name!r} created in {parent.label}")
+            message = build()
+        return await self.synthetic(message, label)
 
     async def synthetic(self, message: InboundMessage, label: str) -> Event:
         """Run a turn for a message a wrapper synthesised (it bypasses channel ingress)."""

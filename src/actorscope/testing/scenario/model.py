@@ -32,6 +32,10 @@
       - subagent_announce: {result: notes.txt written}       # of the previous step's run
         action: file_writer
         expect: {decision: {allowed: true, reason: granted}}
+      - delegate_announce: {result: done, to: helper, of: 1} # also: teammate_dispatch,
+        action: file_writer                                  # session_send, ticker
+      - telegram: {kind: click, from: bob, chat: devs, button: approve}
+        action: file_writer
 """
 
 from __future__ import annotations
@@ -41,8 +45,11 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 __all__ = [
+    "CHAIN_KINDS",
     "AnnounceStep",
+    "ChainStep",
     "DecisionExpect",
+    "DelegateStep",
     "DiscordGuildSpec",
     "DiscordSetup",
     "DiscordStep",
@@ -52,8 +59,10 @@ __all__ = [
     "IdentityExpect",
     "ReplyExpect",
     "Scenario",
+    "SessionSendStep",
     "Setup",
     "Step",
+    "TeammateStep",
     "TelegramChatSpec",
     "TelegramSetup",
     "TelegramStep",
@@ -62,7 +71,15 @@ __all__ = [
 ]
 
 Id = int | str
-_EVENT_KINDS = ("telegram", "discord", "http", "subagent_announce", "ticker")
+#: Steps that continue an earlier step's run through a propagation wrapper.
+CHAIN_KINDS = (
+    "subagent_announce",
+    "delegate_announce",
+    "teammate_dispatch",
+    "session_send",
+    "ticker",
+)
+_EVENT_KINDS = ("telegram", "discord", "http", *CHAIN_KINDS)
 
 
 class _Strict(BaseModel):
@@ -164,19 +181,27 @@ class Setup(_Strict):
 
 class TelegramStep(_Strict):
     """A Telegram event: a message (private chat when ``chat`` is omitted), an anonymous admin,
-    a post as a channel, or a channel post."""
+    a post as a channel, a channel post, or a click on an inline ``button`` (its callback data)
+    of a message the bot posts just before (``text``, default "choose")."""
 
-    kind: Literal["message", "anonymous_admin", "as_channel", "channel_post"] = "message"
+    kind: Literal["message", "anonymous_admin", "as_channel", "channel_post", "click"] = "message"
     sender: str | None = Field(None, alias="from")
     chat: str | None = None
     topic: str | int | None = None
     channel: str | None = None
-    text: str
+    text: str = ""
+    button: str | None = None
 
     @model_validator(mode="after")
     def _fields_for_kind(self) -> TelegramStep:
-        if self.kind == "message" and self.sender is None:
-            raise ValueError("a message needs from")
+        if self.kind in ("message", "click") and self.sender is None:
+            raise ValueError(f"a {self.kind} needs from")
+        if self.kind == "click" and (self.chat is None or self.button is None):
+            raise ValueError("a click needs chat and button")
+        if self.kind != "click" and self.button is not None:
+            raise ValueError("only a click has a button")
+        if self.kind != "click" and not self.text:
+            raise ValueError(f"a {self.kind} needs text")
         if self.kind in ("anonymous_admin", "as_channel") and self.chat is None:
             raise ValueError(f"{self.kind} needs chat")
         if self.kind in ("as_channel", "channel_post") and self.channel is None:
@@ -215,19 +240,54 @@ class HttpStep(_Strict):
     role: str = ""
 
 
-class AnnounceStep(_Strict):
-    """A sub-agent spawned in an earlier step's run (default: the previous one) announces."""
+class ChainStep(_Strict):
+    """A step that continues an earlier step's run (``of``, default: the previous one)."""
 
-    result: str = "done"
     of: int | None = Field(None, ge=1)
 
 
-class TickerStep(_Strict):
-    """A ticker job created in an earlier step's run (default: the previous one) fires."""
+class AnnounceStep(ChainStep):
+    """A sub-agent spawned in an earlier step's run announces ``result``."""
+
+    result: str = "done"
+
+
+class DelegateStep(ChainStep):
+    """An earlier step's run delegates ``task`` to agent ``to`` (a key of ``setup.agents``;
+    default: the bot's own agent) and the delegate's ``result`` comes back to it."""
+
+    result: str = "done"
+    task: str = "delegated task"
+    to: str | None = None
+
+
+class TeammateStep(ChainStep):
+    """Teammate ``name`` dispatches ``text`` to the bot's agent on behalf of an earlier run."""
+
+    name: str = "helper"
+    text: str = "hello"
+
+
+class SessionSendStep(ChainStep):
+    """An earlier step's run sends ``text`` into a session: ``chat`` and ``topic`` (Telegram
+    chat/topic or Discord channel/thread names; default: the run's own chat and thread)."""
+
+    text: str = "hello"
+    chat: str | None = None
+    topic: str | int | None = None
+
+    @model_validator(mode="after")
+    def _topic_needs_chat(self) -> SessionSendStep:
+        if self.topic is not None and self.chat is None:
+            raise ValueError("topic needs chat")
+        return self
+
+
+class TickerStep(ChainStep):
+    """A ticker job created in an earlier step's run fires."""
 
     job: str = "job"
     prompt: str = "tick"
-    of: int | None = Field(None, ge=1)
 
 
 class IdentityExpect(_Strict):
@@ -278,6 +338,9 @@ class Step(_Strict):
     discord: DiscordStep | None = None
     http: HttpStep | None = None
     subagent_announce: AnnounceStep | None = None
+    delegate_announce: DelegateStep | None = None
+    teammate_dispatch: TeammateStep | None = None
+    session_send: SessionSendStep | None = None
     ticker: TickerStep | None = None
     action: str | None = None
     reply: str | None = None
@@ -298,6 +361,12 @@ class Step(_Strict):
     def kind(self) -> str:
         """Which event key this step uses."""
         return next(kind for kind in _EVENT_KINDS if getattr(self, kind) is not None)
+
+    @property
+    def chain(self) -> ChainStep | None:
+        """The spec of a step that continues an earlier run, or ``None``."""
+        spec: ChainStep | None = getattr(self, self.kind) if self.kind in CHAIN_KINDS else None
+        return spec
 
 
 class Scenario(_Strict):

@@ -56,6 +56,15 @@ _IDENTITY_FIELDS = (
 )
 
 
+_CHAIN_LABELS = {
+    "subagent_announce": "sub-agent",
+    "delegate_announce": "delegate",
+    "teammate_dispatch": "teammate",
+    "session_send": "session_send",
+    "ticker": "ticker",
+}
+
+
 class _Player:
     """Plays the steps of one loaded scenario in one :class:`World`."""
 
@@ -82,9 +91,10 @@ class _Player:
         return ScenarioFailure(f"{at}: step {index + 1} ({label}): {problem}")
 
     async def play(self, index: int, step: Step) -> StepOutcome:
+        parent = self._parent(index, step)  # its errors already name their file:line
         self.step = step
         try:
-            event, sim = await self.world.event(step, self._parent(index, step))
+            event, sim = await self.world.event(step, parent)
         except ScenarioError as exc:
             raise ScenarioError(f"{self.loaded.at('steps', index, step.kind)}: {exc}") from None
         finally:
@@ -115,7 +125,7 @@ class _Player:
         return self.outcome(index, step, event)
 
     def _parent(self, index: int, step: Step) -> Event | None:
-        spec = step.subagent_announce or step.ticker
+        spec = step.chain
         if spec is None:
             return None
         number = spec.of if spec.of is not None else index
@@ -180,10 +190,10 @@ class _Player:
         message = event.message
         scope = request.user_id if request else (message.user_id if message else "")
         actor = request.sender_id if request else (message.sender_id if message else "")
-        spec = step.subagent_announce or step.ticker
+        spec = step.chain
         if spec is not None:
             platform, chat, who = self.places[(spec.of or index) - 1]
-            who = f"{'sub-agent' if step.subagent_announce else 'ticker'} of {who}"
+            who = f"{_CHAIN_LABELS[step.kind]} of {who}"
         else:
             platform, chat, who = self.world.describe(step)
         self.places.append((platform, chat, who))

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any, TypeVar
 
+from telegram import InlineKeyboardButton, InlineKeyboardMarkup
+
 from actorscope.agents import AgentRegistry
 from actorscope.channels import ChannelConfig
 from actorscope.errors import ScenarioError
@@ -20,6 +22,7 @@ from actorscope.testing.scenario.model import (
     DiscordStep,
     GrantSpec,
     ReplyExpect,
+    SessionSendStep,
     Setup,
     Step,
     TelegramStep,
@@ -47,6 +50,8 @@ class World:
         setup = loaded.scenario.setup
         self.telegram = TelegramSim(env, config=_config("telegram", setup))
         self.discord = DiscordSim(env, config=_config("discord", setup))
+        #: Agent key → id, of the bot's agent and ``setup.agents`` (filled by apply_setup).
+        self.agents: dict[str, str] = {setup.agent: env.agent.id}
 
     async def __aenter__(self) -> World:
         await self.telegram.start()
@@ -83,6 +88,7 @@ class World:
             if key in agents:
                 raise self._error(("setup", "agents", index), f"agent {key!r} is listed twice")
             agents[key] = await AgentRegistry(self.env.db).create(key)
+            self.agents[key] = agents[key].id
         for index, spec in enumerate(setup.grants):
             path = ("setup", "grants", index)
             scope = self._grant_scope(spec, path)
@@ -166,13 +172,40 @@ class World:
         if step.discord is not None:
             return await self._discord(step.discord), self.discord
         parent = _need(parent, "the parent step")
-        sim = self.discord if parent.request and parent.request.channel == "discord" else None
-        sim_of_parent: Simulator = sim or self.telegram
+        on_discord = parent.request is not None and parent.request.channel == "discord"
+        sim: Simulator = self.discord if on_discord else self.telegram
+        return await self._chain(step, parent, sim), sim
+
+    async def _chain(self, step: Step, parent: Event, sim: Simulator) -> Event:
         if step.subagent_announce is not None:
-            spec = step.subagent_announce
-            return await sim_of_parent.subagent_announce(parent, spec.result), sim_of_parent
+            return await sim.subagent_announce(parent, step.subagent_announce.result)
+        if step.delegate_announce is not None:
+            spec = step.delegate_announce
+            target = None
+            if spec.to is not None:
+                self._known("to", spec.to, self.agents)
+                target = self.agents[spec.to]
+            return await sim.delegate_announce(
+                parent, spec.result, target_agent_id=target, task=spec.task
+            )
+        if step.teammate_dispatch is not None:
+            spec_t = step.teammate_dispatch
+            return await sim.teammate_dispatch(parent, spec_t.name, spec_t.text)
+        if step.session_send is not None:
+            return await self._session_send(step.session_send, parent, sim)
         ticker = _need(step.ticker, "ticker")
-        return await sim_of_parent.ticker(parent, ticker.job, ticker.prompt), sim_of_parent
+        return await sim.ticker(parent, ticker.job, ticker.prompt)
+
+    async def _session_send(self, spec: SessionSendStep, parent: Event, sim: Simulator) -> Event:
+        setup = self.loaded.scenario.setup
+        if sim is self.telegram:
+            self._known("chat", spec.chat, setup.telegram.chats)
+        else:
+            guilds = setup.discord.guilds.values()
+            self._known("chat", spec.chat, {c for g in guilds for c in (*g.channels, *g.threads)})
+        chat = None if spec.chat is None else sim.chat_id(spec.chat)
+        thread = None if spec.topic is None else sim.topic_id(spec.chat, spec.topic)
+        return await sim.session_send(parent, spec.text, chat_id=chat, thread_id=thread)
 
     def _known(self, kind: str, name: str | None, names: Any) -> None:
         if name is not None and name not in names:
@@ -191,8 +224,25 @@ class World:
             return await sim.as_channel(channel, chat, spec.text)
         if spec.kind == "channel_post":
             return await sim.channel_post(_need(spec.channel, "channel"), spec.text)
+        if spec.kind == "click":
+            return await self._click(spec)
         sender = _need(spec.sender, "from")
         return await sim.message(sender, spec.text, spec.chat, topic=spec.topic)
+
+    async def _click(self, spec: TelegramStep) -> Event:
+        # The bot first posts the message that carries the button, as a real bot would.
+        sim = self.telegram
+        chat, button = _need(spec.chat, "chat"), _need(spec.button, "button")
+        topic = None if spec.topic is None else int(sim.topic_id(chat, spec.topic))
+        posted = await sim.app.bot.send_message(
+            chat_id=int(sim.chat_id(chat)),
+            text=spec.text or "choose",
+            message_thread_id=topic,
+            reply_markup=InlineKeyboardMarkup(
+                [[InlineKeyboardButton(button, callback_data=button)]]
+            ),
+        )
+        return await sim.click(_need(spec.sender, "from"), chat, posted.message_id, button)
 
     async def _discord(self, spec: DiscordStep) -> Event:
         setup = self.loaded.scenario.setup.discord
@@ -237,6 +287,7 @@ class World:
                 "anonymous_admin": "anonymous admin",
                 "as_channel": f"as channel {spec.channel}",
                 "channel_post": "channel post",
+                "click": f"{spec.sender} clicks {spec.button}",
             }.get(spec.kind, spec.sender or "")
             return "telegram", chat, who
         if step.discord is not None:
