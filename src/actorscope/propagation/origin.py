@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import operator
 import os
 import re
 import secrets
@@ -75,9 +76,24 @@ _LENGTHS = struct.Struct(f"<{_PARTS}I")
 # One byte saying which of (carrier agent, carrier tenant, origin agent, origin tenant) is None,
 # so None and "" never sign alike. Indexed by the 4-bit mask.
 _NONE_FLAGS = tuple(bytes([mask]) for mask in range(16))
+# The NUL-joined form's domain and flag byte as text (both ASCII, so they encode to exactly
+# _DOMAIN_JOINED + _NONE_FLAGS[mask]), prepended before the single encode.
+_HEADS_JOINED = tuple(_DOMAIN_JOINED.decode("ascii") + chr(mask) for mask in range(16))
+# The carrier parts that come straight after the timestamp, in canonical order.
+_CARRIER_HEAD = operator.itemgetter(
+    "sender_id",
+    "sender_kind",
+    "channel",
+    "chat_id",
+    "thread_id",
+    "user_id",
+    "peer_kind",
+    "message_id",
+)
 _PEER_KINDS = {kind.value: kind for kind in PeerKind}
 _SIGNED_AT = re.compile(r"[0-9]{1,16}")
 _HEX_SIGNATURE = re.compile(r"[0-9a-f]{64}")
+_new_tuple = tuple.__new__
 
 
 class Origin(NamedTuple):
@@ -185,35 +201,32 @@ def _canonical(
     # reads it for identity or routing) and media (attachments route nothing; the text and
     # message id already pin the message). The peer and sender kinds are StrEnums: they join as
     # their values. surrogatepass lets any string encode, lone surrogates too.
-    agent_id, tenant_id = carrier.agent_id, carrier.tenant_id
+    # The fields are read from the model's __dict__ (where pydantic keeps them) with one
+    # itemgetter call: a dozen attribute lookups on the model cost more than the HMAC itself.
+    values = carrier.__dict__
+    agent_id, tenant_id = values["agent_id"], values["tenant_id"]
     parts = (
         signed_at,
-        carrier.sender_id,
-        carrier.sender_kind,
-        carrier.channel,
-        carrier.chat_id,
-        carrier.thread_id,
-        carrier.user_id,
-        carrier.peer_kind,
-        carrier.message_id,
+        *_CARRIER_HEAD(values),
         "" if agent_id is None else agent_id,
         "" if tenant_id is None else tenant_id,
-        carrier.content,
+        values["content"],
         *fields,
         "" if origin_agent is None else origin_agent,
         "" if origin_tenant is None else origin_tenant,
     )
-    flags = _NONE_FLAGS[
+    mask = (
         (agent_id is None) << 3
         | (tenant_id is None) << 2
         | (origin_agent is None) << 1
         | (origin_tenant is None)
-    ]
+    )
     joined = "\x00".join(parts)
     if joined.count("\x00") == _SEPARATORS:
-        return _DOMAIN_JOINED + flags + joined.encode("utf-8", "surrogatepass")
+        # Prefix and parts encoded in one go: the same bytes as encoding them apart.
+        return (_HEADS_JOINED[mask] + joined).encode("utf-8", "surrogatepass")
     body = "".join(parts).encode("utf-8", "surrogatepass")
-    return _DOMAIN_LENGTHS + flags + _LENGTHS.pack(*map(len, parts)) + body
+    return _DOMAIN_LENGTHS + _NONE_FLAGS[mask] + _LENGTHS.pack(*map(len, parts)) + body
 
 
 def _fields(origin: Origin) -> tuple[str, ...]:
@@ -345,37 +358,45 @@ class OriginSigner:
             and signed_at.isdigit()
         ):
             return None
-        now_ms = int(self._clock() * 1000)
-        age_ms = now_ms - int(signed_at)
+        now_ms, signed_ms = int(self._clock() * 1000), int(signed_at)
+        age_ms = now_ms - signed_ms
         if age_ms > self._max_age_ms or -age_ms > self._max_skew_ms:
             return None
         if META_ORIGIN_SENDER_ID not in metadata:
             return None
         get = metadata.get
-        fields = (
+        sender_id, role, channel, chat_id, user_id = (
             get(META_ORIGIN_SENDER_ID, ""),
             get(META_ORIGIN_ROLE, ""),
             get(META_ORIGIN_CHANNEL, ""),
             get(META_ORIGIN_CHAT_ID, ""),
             get(META_ORIGIN_USER_ID, ""),
-            get(META_ORIGIN_PEER_KIND, ""),
-            get(META_ORIGIN_SESSION_KEY, ""),
-            get(META_ORIGIN_TRACE_ID, ""),
         )
-        peer_kind = _PEER_KINDS.get(fields[5])
+        peer_value = get(META_ORIGIN_PEER_KIND, "")
+        peer_kind = _PEER_KINDS.get(peer_value)
         if peer_kind is None:
             return None
+        session_key, trace_id = get(META_ORIGIN_SESSION_KEY, ""), get(META_ORIGIN_TRACE_ID, "")
         agent_id, tenant_id = get(META_ORIGIN_AGENT_ID), get(META_ORIGIN_TENANT_ID)
+        fields = (
+            sender_id, role, channel, chat_id, user_id, peer_value, session_key, trace_id
+        )  # fmt: skip
         if not hmac.compare_digest(
             self._hmac_hex(_canonical(signed_at, carrier, fields, agent_id, tenant_id)), signature
         ):
             return None
         # Recorded only once it verified: a forged signature never takes a slot.
-        if consume and not self._replay.first_use(
-            signature, int(signed_at) + self._max_age_ms, now_ms
-        ):
+        if consume and not self._replay.first_use(signature, signed_ms + self._max_age_ms, now_ms):
             return None
-        return Origin(*fields[:5], peer_kind, *fields[6:], agent_id, tenant_id)
+        # tuple.__new__ with the fields in order is what Origin() does, minus its Python-level
+        # __new__ with keyword defaults: every one of the ten is given here.
+        return _new_tuple(
+            Origin,
+            (
+                sender_id, role, channel, chat_id, user_id,
+                peer_kind, session_key, trace_id, agent_id, tenant_id,
+            ),
+        )  # fmt: skip
 
     def _fields_mac(self, purpose: str, signed_at: str, fields: tuple[str, ...]) -> str:
         # Its own domain and a length header: a signature made here for one purpose never
