@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from actorscope._text import escape_lone_surrogates
 from actorscope.agents.types import NIL_UUID
 from actorscope.errors import StoreError
 from actorscope.store import Database, Row, Transaction, utc_now
@@ -74,13 +75,8 @@ class AuditEntry:
 
 
 def _storable(text: str | None) -> str | None:
-    """``text`` as the database can store it: lone surrogates escaped as ``\\udXXX``.
-
-    An attacker-supplied id that UTF-8 cannot encode must still leave its audit row.
-    """
-    if text is None or text.isascii():
-        return text
-    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    # An attacker-supplied id that UTF-8 cannot encode must still leave its audit row.
+    return None if text is None else escape_lone_surrogates(text)
 
 
 def _params(entry: AuditEntry) -> tuple[Any, ...]:

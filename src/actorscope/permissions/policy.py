@@ -16,6 +16,7 @@ import sqlite3
 from dataclasses import dataclass, replace
 from enum import StrEnum
 
+from actorscope._text import has_lone_surrogate
 from actorscope.agents.types import NIL_UUID, is_uuid, looks_like_uuid
 from actorscope.context import current_identity
 from actorscope.errors import StoreError
@@ -81,16 +82,6 @@ _LOOKUP_REASON = {
     GrantLookup.NONE: Reason.NO_GRANT,
 }
 _NO_IDENTITY = Identity(user_id="", sender_id="")
-
-
-def _storable(text: str) -> bool:
-    if text.isascii():
-        return True
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 # Plain strings, so a Decision's config_type compares and prints as the bare value.
@@ -189,7 +180,7 @@ class PermissionPolicy:
         if not is_uuid(agent_id) or agent_id == NIL_UUID:
             return await self._deny(identity, Reason.NO_AGENT, sender, config_type)
         scope = identity.user_id
-        if not (_storable(sender) and _storable(scope)):
+        if has_lone_surrogate(sender) or has_lone_surrogate(scope):
             return await self._deny(identity, Reason.INVALID_IDENTITY, sender, config_type)
         generation = self._cache.generation(agent_id)
         try:

@@ -10,6 +10,7 @@ the way the host does (``build_run_request``, role from owners/roles, ``bind_ide
 from __future__ import annotations
 
 import uuid
+from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -134,7 +135,7 @@ async def _silent(turn: Turn) -> None:
     """The default bot: runs the turn and does nothing."""
 
 
-class Simulator:
+class Simulator(ABC):
     """The platform-independent half of a simulator: runs turns and keeps expectations."""
 
     platform = ""
@@ -215,9 +216,9 @@ class Simulator:
         self.events.append(event)
         return event
 
+    @abstractmethod
     def _default_route(self, request: RunRequest) -> Reply:
         """How a reply to ``request`` reaches its chat and topic/thread on the platform."""
-        raise NotImplementedError
 
     async def run_turn(self, message: InboundMessage, reply: Reply | None = None) -> RunRequest:
         """Build the run for ``message`` as the host does, bind it and call the bot."""

@@ -9,12 +9,12 @@ boundary (:class:`~actorscope.tools.registry.ToolRegistry`) before any backend c
 from __future__ import annotations
 
 import asyncio
-import re
 from collections.abc import Callable, Mapping
 from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from actorscope._text import has_lone_surrogate
 from actorscope.errors import ToolError
 from actorscope.tools.cron import MAX_JOB_MESSAGE_CHARS, parse_job_name, parse_schedule
 from actorscope.tools.identity_args import AGENT_ALIAS_DESCRIPTION, AGENT_ID_DESCRIPTION
@@ -47,8 +47,6 @@ BUILTIN_TOOL_NAMES: tuple[str, ...] = (
 )
 
 _T = TypeVar("_T")
-# MCP's JSON may carry lone surrogates; neither the store nor the reply can encode them.
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 _PATH = (
     "File path relative to this conversation's workspace, with '/' separators. Absolute "
     "paths, '..' and symlinks that lead out of the workspace are refused."
@@ -142,7 +140,7 @@ async def _fs(function: Callable[..., _T], *args: Any) -> _T:
 
 def _unicode(value: str, field: str) -> str:
     """``value``, or ``invalid_arguments`` on ``field`` if it cannot be encoded as UTF-8."""
-    if _LONE_SURROGATE.search(value) is not None:
+    if has_lone_surrogate(value):
         raise ToolError(
             "invalid_arguments",
             f"{field} is not valid Unicode text (it has a lone surrogate)",

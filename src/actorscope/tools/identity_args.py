@@ -13,10 +13,10 @@ The rules are enforced at run time because the flat schema cannot express "at le
 
 from __future__ import annotations
 
-import re
 import unicodedata
 from collections.abc import Mapping
 
+from actorscope._text import has_lone_surrogate
 from actorscope.errors import IdentityValidationError
 
 __all__ = [
@@ -46,8 +46,6 @@ AGENT_ALIAS_DESCRIPTION = (
 # Categories that render as nothing: a value made only of these names no agent a person
 # could read, so it is treated like whitespace.
 _INVISIBLE_CATEGORIES = frozenset({"Zs", "Zl", "Zp", "Cc", "Cf"})
-# The namespace is stored and echoed: a value no UTF-8 encoder accepts must fail here, cleanly.
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _is_blank(value: str) -> bool:
@@ -66,7 +64,7 @@ def _check(arguments: Mapping[str, object], field: str) -> str:
         raise IdentityValidationError(f"{field} must not be empty", field=field)
     if _is_blank(value):
         raise IdentityValidationError(f"{field} must not be whitespace only", field=field)
-    if _LONE_SURROGATE.search(value) is not None:
+    if has_lone_surrogate(value):
         raise IdentityValidationError(
             f"{field} is not valid Unicode text (it has a lone surrogate)", field=field
         )

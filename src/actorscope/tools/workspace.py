@@ -15,6 +15,7 @@ import re
 import tempfile
 from pathlib import Path, PurePosixPath, PureWindowsPath
 
+from actorscope._text import has_lone_surrogate
 from actorscope.agents.paths import workspace_path
 from actorscope.errors import ToolError
 
@@ -28,8 +29,6 @@ MAX_PATH_CHARS = 1024
 _SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.")
 _RESERVED = re.compile(r"(con|prn|aux|nul|com[0-9]|lpt[0-9])(\..*)?", re.IGNORECASE)
 _MAX_SEGMENT = 200
-# JSON (MCP arguments) can carry lone surrogates; no file system name can hold one.
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 _KEEP_BEFORE_HASH = 120
 
 
@@ -68,7 +67,7 @@ def _parts(relative: str) -> tuple[str, ...]:
     """The components of a model-given relative path, or ``path_rejected`` saying why not."""
     if not relative or not relative.strip():
         raise _rejected("path must not be empty", relative)
-    if _LONE_SURROGATE.search(relative) is not None:
+    if has_lone_surrogate(relative):
         # Echo it escaped: the raw string would fail again when the error is sent as UTF-8.
         shown = relative.encode("utf-8", "backslashreplace").decode("utf-8")
         raise _rejected("path is not valid Unicode text (it has a lone surrogate)", shown)
