@@ -124,8 +124,7 @@ def is_synthetic_sender(sender_id: str) -> bool:
     The id is normalised first, so ``" subagent:x"`` and ``"session_send_tool|x"`` are caught
     by the same rule a grant lookup of the normalised id would see.
     """
-    if sender_id in SYNTHETIC_SENDER_EXACT or sender_id.startswith(SYNTHETIC_SENDER_PREFIXES):
-        return True
+    # Normalising never removes a prefix the raw id starts with, so one test covers both.
     normalized = normalize_sender_id(sender_id)
     return normalized in SYNTHETIC_SENDER_EXACT or normalized.startswith(SYNTHETIC_SENDER_PREFIXES)
 
