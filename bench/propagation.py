@@ -141,6 +141,12 @@ def main() -> None:
         label,
     )
     report(
+        "of which OriginSigner.verify",
+        per_call(lambda: signer.verify(announce)),
+        baseline,
+        label,
+    )
+    report(
         "build_run_request (channel message)",
         per_call(lambda: build_run_request(plain, signer=signer, consume=False)),
         baseline,

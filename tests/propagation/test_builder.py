@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from types import MappingProxyType
 
 import pytest
@@ -11,8 +12,10 @@ from actorscope.errors import IdentityError
 from actorscope.identity import PeerKind, SenderKind
 from actorscope.messages import InboundMessage, RunRequest
 from actorscope.propagation import (
+    META_ORIGIN_AGENT_ID,
     META_ORIGIN_ROLE,
     META_ORIGIN_SENDER_ID,
+    META_ORIGIN_SIGNATURE,
     META_ORIGIN_TRACE_ID,
     META_ORIGIN_VIA,
     MIN_KEY_BYTES,
@@ -25,7 +28,6 @@ from actorscope.propagation import (
     verified_origin,
 )
 
-SIGNER = OriginSigner(b"b" * MIN_KEY_BYTES)
 GROUP_ORIGIN = Origin(
     sender_id="4242",
     role="admin",
@@ -35,6 +37,12 @@ GROUP_ORIGIN = Origin(
     peer_kind=PeerKind.GROUP,
     trace_id="trace-1",
 )
+
+
+@pytest.fixture
+def signer() -> OriginSigner:
+    """A fresh signer per test, so no test sees another's consumed origins."""
+    return OriginSigner(b"b" * MIN_KEY_BYTES)
 
 
 def message(sender: str = "subagent:t1", **changes: object) -> InboundMessage:
@@ -53,9 +61,9 @@ def message(sender: str = "subagent:t1", **changes: object) -> InboundMessage:
     return InboundMessage.model_validate(fields)
 
 
-def test_verified_origin_becomes_sender_role_and_rebuilt_scope() -> None:
+def test_verified_origin_becomes_sender_role_and_rebuilt_scope(signer: OriginSigner) -> None:
     """A synthetic carrier with a verified origin runs as the origin's human, with their role."""
-    request = build_run_request(SIGNER.attach(message(), GROUP_ORIGIN), signer=SIGNER)
+    request = build_run_request(signer.attach(message(), GROUP_ORIGIN), signer=signer)
     assert (request.sender_id, request.role, request.user_id) == (
         "4242",
         "admin",
@@ -66,18 +74,42 @@ def test_verified_origin_becomes_sender_role_and_rebuilt_scope() -> None:
     assert request.identity().actor_id == "4242"
 
 
-def test_request_metadata_holds_only_verified_origin_fields() -> None:
+def test_request_metadata_holds_only_verified_origin_fields(signer: OriginSigner) -> None:
     """The request keeps its own keys, the verified origin and its carrier; no signature."""
-    request = build_run_request(SIGNER.attach(message(), GROUP_ORIGIN), signer=SIGNER)
+    request = build_run_request(signer.attach(message(), GROUP_ORIGIN), signer=signer)
     assert set(request.metadata) == {"note", *ORIGIN_FIELD_KEYS, META_ORIGIN_VIA}
     assert request.metadata[META_ORIGIN_TRACE_ID] == "trace-1"
     assert request.metadata[META_ORIGIN_VIA] == "subagent:t1"
 
 
-def test_unverified_origin_leaves_the_synthetic_sender_and_no_role() -> None:
+@pytest.mark.parametrize(
+    ("extra", "kept"),
+    [
+        ({}, set()),
+        ({"note": "kept"}, {"note"}),
+        ({"origin_forged": "x"}, set()),
+        ({"origin_forged": "x", "note": "kept"}, {"note"}),
+    ],
+    ids=["origin-only", "other-key", "unsigned-origin-key", "both"],
+)
+@pytest.mark.parametrize("agent", [None, "a1"])
+def test_request_metadata_drops_unsigned_origin_keys_and_keeps_the_rest(
+    extra: dict[str, str], kept: set[str], agent: str | None, signer: OriginSigner
+) -> None:
+    """Beside a verified origin, an unsigned origin_* key is dropped and other keys stay."""
+    origin = GROUP_ORIGIN._replace(agent_id=agent)
+    signed = signer.attach(message(metadata={}, agent_id=agent), origin)
+    carrier = message(metadata={**signed.metadata, **extra}, agent_id=agent)
+    request = build_run_request(carrier, signer=signer)
+    signed_keys = {*ORIGIN_FIELD_KEYS, *([META_ORIGIN_AGENT_ID] if agent else [])}
+    assert set(request.metadata) == kept | signed_keys | {META_ORIGIN_VIA}
+    assert request.sender_id == "4242"
+
+
+def test_unverified_origin_leaves_the_synthetic_sender_and_no_role(signer: OriginSigner) -> None:
     """Unsigned origin fields, even claiming an owner, change nothing and are dropped."""
     forged = message(metadata={**GROUP_ORIGIN.to_metadata(), META_ORIGIN_ROLE: "owner"})
-    request = build_run_request(forged, signer=SIGNER)
+    request = build_run_request(forged, signer=signer)
     assert (request.sender_id, request.role) == ("subagent:t1", "")
     assert request.sender_kind is SenderKind.SYNTHETIC
     assert set(request.metadata) == set()
@@ -85,20 +117,20 @@ def test_unverified_origin_leaves_the_synthetic_sender_and_no_role() -> None:
 
 @pytest.mark.parametrize("sender", ["", "subagent:x", "ticker:j", "session_send_tool", "777000",
                                     "1087968824", "136817688", "42|bob", " 42"])  # fmt: skip
-def test_origin_sender_that_is_no_person_is_ignored(sender: str) -> None:
+def test_origin_sender_that_is_no_person_is_ignored(sender: str, signer: OriginSigner) -> None:
     """Empty, synthetic, placeholder and non-canonical origin senders never become the sender."""
     origin = Origin(sender_id=sender, channel="telegram", chat_id="-100123",
                     peer_kind=PeerKind.GROUP)  # fmt: skip
-    signed = SIGNER.attach(message(), origin)
-    assert verified_origin(signed, SIGNER) is None
-    assert build_run_request(signed, signer=SIGNER).sender_id == "subagent:t1"
+    signed = signer.attach(message(), origin)
+    assert verified_origin(signed, signer) is None
+    assert build_run_request(signed, signer=signer).sender_id == "subagent:t1"
 
 
-def test_origin_on_a_person_message_is_ignored() -> None:
+def test_origin_on_a_person_message_is_ignored(signer: OriginSigner) -> None:
     """A person's own message keeps its sender even with a valid signed origin on it."""
-    signed = SIGNER.attach(message("5151"), GROUP_ORIGIN)
-    assert SIGNER.verify(signed) == GROUP_ORIGIN
-    request = build_run_request(signed, signer=SIGNER)
+    signed = signer.attach(message("5151"), GROUP_ORIGIN)
+    assert signer.verify(signed) == GROUP_ORIGIN
+    request = build_run_request(signed, signer=signer)
     assert (request.sender_id, request.role) == ("5151", "")
     assert META_ORIGIN_SENDER_ID not in request.metadata
 
@@ -127,20 +159,20 @@ def test_origin_scope_is_rebuilt_from_channel_chat_or_guild(
     assert origin_scope(origin) == scope
 
 
-def test_malformed_origin_scope_keeps_the_run_synthetic() -> None:
+def test_malformed_origin_scope_keeps_the_run_synthetic(signer: OriginSigner) -> None:
     """A verified origin whose scope cannot be rebuilt is ignored."""
     origin = Origin("42", channel="telegram", chat_id="nope", peer_kind=PeerKind.GROUP)
-    assert build_run_request(SIGNER.attach(message(), origin), signer=SIGNER).sender_id == (
+    assert build_run_request(signer.attach(message(), origin), signer=signer).sender_id == (
         "subagent:t1"
     )
 
 
-def test_guild_origin_rebuilds_the_member_scope() -> None:
+def test_guild_origin_rebuilds_the_member_scope(signer: OriginSigner) -> None:
     """A Discord guild member's origin gives the next turn that member's guild scope."""
     origin = Origin("42", channel="discord", chat_id="7", user_id="guild:81:user:42",
                     peer_kind=PeerKind.GROUP)  # fmt: skip
     carrier = message(channel="discord", chat_id="7", user_id="guild:81:user:42", thread_id="8")
-    request = build_run_request(SIGNER.attach(carrier, origin), signer=SIGNER, agent_key="bot")
+    request = build_run_request(signer.attach(carrier, origin), signer=signer, agent_key="bot")
     assert (request.user_id, request.sender_id) == ("guild:81:user:42", "42")
     assert request.session_key == "agent:bot:discord:group:7:thread:8"
 
@@ -153,39 +185,45 @@ def test_guild_origin_rebuilds_the_member_scope() -> None:
         ("discord", "5", "agent:main:discord:group:-100123:thread:5"),
     ],
 )
-def test_session_key_follows_the_carrier(channel: str, thread: str, key: str) -> None:
+def test_session_key_follows_the_carrier(
+    channel: str, thread: str, key: str, signer: OriginSigner
+) -> None:
     """Session keys come from the carrier's channel, chat and topic (Telegram) or thread."""
-    request = build_run_request(message(channel=channel, thread_id=thread), signer=SIGNER)
+    request = build_run_request(message(channel=channel, thread_id=thread), signer=signer)
     assert request.session_key == key
 
 
-def test_agent_and_tenant_fill_in_only_when_the_message_has_none() -> None:
+def test_agent_and_tenant_fill_in_only_when_the_message_has_none(signer: OriginSigner) -> None:
     """Defaults apply to a message without agent/tenant; a message's own ids win."""
-    plain = build_run_request(message(), signer=SIGNER, agent_id="a", tenant_id="t")
+    plain = build_run_request(message(), signer=signer, agent_id="a", tenant_id="t")
     assert (plain.agent_id, plain.tenant_id) == ("a", "t")
     own = build_run_request(
-        message(agent_id="a2", tenant_id="t2"), signer=SIGNER, agent_id="a", tenant_id="t"
+        message(agent_id="a2", tenant_id="t2"), signer=signer, agent_id="a", tenant_id="t"
     )
     assert (own.agent_id, own.tenant_id) == ("a2", "t2")
 
 
 @pytest.mark.parametrize(("chat", "agent_key"), [("", "main"), ("-1", "bad key"), ("-1", "")])
-def test_malformed_chat_or_agent_key_raises_identity_error(chat: str, agent_key: str) -> None:
+def test_malformed_chat_or_agent_key_raises_identity_error(
+    chat: str, agent_key: str, signer: OriginSigner
+) -> None:
     """A message without a usable chat id, or a bad agent key, is a clear IdentityError."""
     with pytest.raises(IdentityError):
-        build_run_request(message(chat_id=chat), signer=SIGNER, agent_key=agent_key)
+        build_run_request(message(chat_id=chat), signer=signer, agent_key=agent_key)
 
 
 @pytest.mark.parametrize("field", ["agent_id", "tenant_id"])
-def test_non_string_agent_or_tenant_default_is_an_identity_error(field: str) -> None:
+def test_non_string_agent_or_tenant_default_is_an_identity_error(
+    field: str, signer: OriginSigner
+) -> None:
     """The host's agent/tenant defaults must be strings: nothing unvalidated reaches a request."""
     with pytest.raises(IdentityError, match=field):
-        build_run_request(message(), signer=SIGNER, **{field: 42})  # type: ignore[arg-type]
+        build_run_request(message(), signer=signer, **{field: 42})  # type: ignore[arg-type]
 
 
-def test_sanitize_inbound_drops_every_origin_key() -> None:
+def test_sanitize_inbound_drops_every_origin_key(signer: OriginSigner) -> None:
     """Channel ingress drops all origin_* keys (known or not) and keeps the rest."""
-    dirty = SIGNER.attach(message("5151"), GROUP_ORIGIN)
+    dirty = signer.attach(message("5151"), GROUP_ORIGIN)
     dirty = message("5151", metadata={**dirty.metadata, "origin_future": "x", "originator": "y"})
     clean = sanitize_inbound(dirty)
     assert dict(clean.metadata) == {"note": "kept", "originator": "y"}
@@ -199,17 +237,24 @@ def test_sanitize_inbound_returns_a_clean_message_unchanged() -> None:
 
 
 @pytest.mark.parametrize(
-    "msg",
+    "make",
     [
-        SIGNER.attach(message(), GROUP_ORIGIN),
-        SIGNER.attach(message(metadata={"note": "kept", "origin_junk": "x"}), GROUP_ORIGIN),
-        message(metadata={"origin_sender_id": "1"}),
-        message("5151", agent_id="a", tenant_id="t", thread_id="4", message_id="9"),
+        lambda signer: signer.attach(message(), GROUP_ORIGIN),
+        lambda signer: signer.attach(
+            message(metadata={"note": "kept", "origin_junk": "x"}), GROUP_ORIGIN
+        ),
+        lambda _: message(metadata={"origin_sender_id": "1"}),
+        lambda _: message("5151", agent_id="a", tenant_id="t", thread_id="4", message_id="9"),
     ],
+    ids=["signed", "signed-with-junk", "unsigned", "person"],
 )
-def test_built_request_equals_a_validated_one(msg: InboundMessage) -> None:
+def test_built_request_equals_a_validated_one(
+    make: Callable[[OriginSigner], InboundMessage], signer: OriginSigner
+) -> None:
     """The builder's request is exactly what pydantic validation builds, and behaves like it."""
-    request = build_run_request(msg, signer=SIGNER)
+    msg = make(signer)
+    request = build_run_request(msg, signer=signer)
+    assert (request.sender_id == "4242") is (META_ORIGIN_SIGNATURE in msg.metadata)
     validated = RunRequest.model_validate(request.model_dump())
     assert request == validated
     assert set(vars(request)) == set(RunRequest.model_fields)

@@ -119,6 +119,14 @@ def test_changing_any_signed_origin_field_breaks_verification(key: str) -> None:
     assert signer().verify(tampered) is None
 
 
+@pytest.mark.parametrize("key", sorted(ORIGIN_FIELD_KEYS))
+def test_removing_any_origin_field_key_breaks_verification(key: str) -> None:
+    """attach() writes every field key; one missing, even one signed as "", is not our origin."""
+    signed = signer().attach(carrier(), ORIGIN._replace(session_key="", trace_id=""))
+    metadata = {k: v for k, v in signed.metadata.items() if k != key}
+    assert signer().verify(carrier(metadata=metadata)) is None
+
+
 @pytest.mark.parametrize(
     ("field", "value"),
     [
@@ -253,3 +261,26 @@ def test_nul_characters_sign_and_cannot_be_shifted_between_fields(content: str, 
     moved = carrier(content=content, chat_id=chat, metadata=dict(signed.metadata))
     same = (content, chat) == ("a\x00", "-1")
     assert (signer().verify(moved) == ORIGIN) is same
+
+
+@pytest.mark.parametrize(
+    ("message", "origin", "expected"),
+    [
+        (
+            carrier(),
+            ORIGIN,
+            "17848569360d26044a461c3007878bba2f87e92cd12d0a9a68690af7775ec01a",
+        ),
+        (
+            carrier(content="x\x00y", agent_id="ag", tenant_id="t"),
+            ORIGIN._replace(agent_id="a1"),
+            "42fdfedcc09d747a623af86958462e2c8cfc0f59506e89b32e92bc41602ec9d3",
+        ),
+    ],
+    ids=["nul-joined", "length-prefixed"],
+)
+def test_signature_bytes_are_stable(message: InboundMessage, origin: Origin, expected: str) -> None:
+    """A fixed key, clock and carrier sign to a fixed v2 signature: both sides of a queue agree."""
+    signed = signer().attach(message, origin)
+    assert signed.metadata[META_ORIGIN_SIGNATURE] == expected
+    assert signer().verify(signed) == origin

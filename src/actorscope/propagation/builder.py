@@ -20,9 +20,12 @@ from functools import lru_cache
 from types import MappingProxyType
 from typing import Any
 
+from pydantic import BaseModel
+
 from actorscope.errors import IdentityError
 from actorscope.identity import (
     DISCORD,
+    SYNTHETIC_SENDER_PREFIXES,
     PeerKind,
     SenderKind,
     group_scope,
@@ -34,7 +37,6 @@ from actorscope.identity import (
 )
 from actorscope.messages import InboundMessage, RunRequest
 from actorscope.propagation.keys import (
-    META_ORIGIN_SENDER_ID,
     META_ORIGIN_SIGNATURE,
     META_ORIGIN_SIGNED_AT,
     META_ORIGIN_VIA,
@@ -48,6 +50,7 @@ __all__ = ["build_run_request", "origin_scope", "sanitize_inbound", "verified_or
 
 # The keys verify() reads (the agent and tenant ones only when present).
 _FIELD_SET = frozenset((*ORIGIN_FIELD_KEYS, *ORIGIN_AGENT_KEYS))
+_FIELD_COUNT = len(ORIGIN_FIELD_KEYS)
 _ID = re.compile(r"-?[0-9]{1,32}")
 _CHANNEL = re.compile(r"[a-z0-9][a-z0-9_.-]{0,63}")
 
@@ -60,13 +63,16 @@ def _strip(metadata: Mapping[str, str]) -> dict[str, str]:
     return kept
 
 
-def _verified_metadata(metadata: Mapping[str, str]) -> dict[str, str]:
-    # Called only after verify() succeeded, which read exactly the field keys: their values
-    # here are the verified ones. Signature and timestamp go; so does any other origin_* key
-    # (unsigned, so untrusted); keys outside the origin_ namespace stay.
+def _verified_metadata(metadata: Mapping[str, str], origin: Origin) -> dict[str, str]:
+    # Called only after verify() succeeded, which read exactly the field keys and the agent
+    # and tenant keys, and found every field key present: their values here are the verified
+    # ones. Signature and timestamp go; so does any other origin_* key (unsigned, so
+    # untrusted); keys outside the origin_ namespace stay.
     kept = metadata.copy() if type(metadata) is MappingProxyType else dict(metadata)
     del kept[META_ORIGIN_SIGNATURE], kept[META_ORIGIN_SIGNED_AT]
-    if not kept.keys() <= _FIELD_SET:
+    # The usual carrier holds nothing else: then the count alone says no key must go.
+    signed = _FIELD_COUNT + (origin.agent_id is not None) + (origin.tenant_id is not None)
+    if len(kept) != signed:
         kept = {k: v for k, v in kept.items() if k in _FIELD_SET or not is_origin_key(k)}
     return kept
 
@@ -127,25 +133,42 @@ def verified_origin(
     ``consume`` (the default) spends the origin in ``signer``'s replay guard: asked again
     about the same signed carrier, this gives ``None``. ``consume=False`` only looks.
     """
-    if META_ORIGIN_SENDER_ID not in msg.metadata or not is_synthetic_sender(msg.sender_id):
+    values = msg.__dict__
+    origin = _origin(values, signer, consume)
+    if origin is None:
+        return None
+    attributed = _person_scope(
+        origin.sender_id, origin.user_id, origin.peer_kind, origin.channel, origin.chat_id
+    )
+    return None if attributed is None else (origin, attributed[0])
+
+
+def _origin(values: dict[str, Any], signer: OriginSigner, consume: bool) -> Origin | None:
+    # The verified origin of a message (its __dict__), before the person and scope checks.
+    sender = values["sender_id"]
+    if META_ORIGIN_SIGNATURE not in values["metadata"] or not (
+        # A raw id with a synthetic prefix is synthetic after normalising too: the quick test
+        # answers for every carrier a wrapper built, the full one for anything else.
+        sender.startswith(SYNTHETIC_SENDER_PREFIXES) or is_synthetic_sender(sender)
+    ):
         return None
     # Every check after verify() reads only signed fields, so an origin that fails them would
     # fail them on every delivery: consuming it first changes no answer.
-    origin = signer.verify(msg, consume=consume)
-    if origin is None:
-        return None
-    scope = _person_scope(
-        origin.sender_id, origin.user_id, origin.peer_kind, origin.channel, origin.chat_id
-    )
-    return None if scope is None else (origin, scope)
+    return signer._verify(values, consume)
 
 
-# One cache lookup per verified message instead of two (_is_person, then _scope).
+# One cache lookup per verified message instead of two (_is_person, then _scope); the peer
+# kind of the run comes along, since it follows from the scope alone.
 @lru_cache(maxsize=4096)
 def _person_scope(
     sender: str, scope: str, peer_kind: PeerKind, channel: str, chat_id: str
-) -> str | None:
-    return _scope(sender, scope, peer_kind, channel, chat_id) if _is_person(sender) else None
+) -> tuple[str, PeerKind] | None:
+    if not _is_person(sender):
+        return None
+    rebuilt = _scope(sender, scope, peer_kind, channel, chat_id)
+    if rebuilt is None:
+        return None
+    return rebuilt, PeerKind.GROUP if is_group_scope(rebuilt) else PeerKind.DIRECT
 
 
 @lru_cache(maxsize=4096)
@@ -158,10 +181,18 @@ def _session(agent_key: str, channel: str, peer_kind: PeerKind, chat_id: str, th
     return session_key(agent_key, channel, peer_kind, chat_id, topic_id=thread)
 
 
-_ROUTE = operator.itemgetter("channel", "chat_id", "thread_id", "peer_kind")
+_MESSAGE = operator.itemgetter(
+    "channel", "chat_id", "thread_id", "peer_kind", "sender_id", "metadata", "agent_id", "tenant_id"
+)
 _REQUEST_FIELDS = set(RunRequest.model_fields)
 _new_object = object.__new__
-_set = object.__setattr__
+# The four slots every pydantic model instance has, set through their own descriptors (what
+# object.__setattr__ would look up by name on every call).
+_SLOTS = BaseModel.__dict__
+_set_dict = _SLOTS["__dict__"].__set__
+_set_fields_set = _SLOTS["__pydantic_fields_set__"].__set__
+_set_extra = _SLOTS["__pydantic_extra__"].__set__
+_set_private = _SLOTS["__pydantic_private__"].__set__
 
 
 def _trusted_request(values: dict[str, Any]) -> RunRequest:
@@ -170,11 +201,11 @@ def _trusted_request(values: dict[str, Any]) -> RunRequest:
     # metadata proxy). Re-validating them is most of this function's cost, so the request is
     # assembled the way pydantic's model_construct() does it, minus its per-call introspection.
     # test_builder.py checks the result equals a validated RunRequest, field for field.
-    request = _new_object(RunRequest)
-    _set(request, "__dict__", values)
-    _set(request, "__pydantic_fields_set__", _REQUEST_FIELDS.copy())
-    _set(request, "__pydantic_extra__", None)
-    _set(request, "__pydantic_private__", None)
+    request: RunRequest = _new_object(RunRequest)
+    _set_dict(request, values)
+    _set_fields_set(request, _REQUEST_FIELDS.copy())
+    _set_extra(request, None)
+    _set_private(request, None)
     return request
 
 
@@ -208,28 +239,35 @@ def build_run_request(
     # Fields read from the model's __dict__ (where pydantic keeps them): a dict lookup costs
     # half an attribute lookup on the model, and this function reads a dozen of them.
     values = msg.__dict__
-    channel, chat_id, thread_id, msg_peer_kind = _ROUTE(values)
+    channel, chat_id, thread_id, msg_peer_kind, carrier, metadata, msg_agent, msg_tenant = _MESSAGE(
+        values
+    )
     key = _session(agent_key, channel, msg_peer_kind, chat_id, thread_id)
-    msg_agent, msg_tenant = values["agent_id"], values["tenant_id"]
     run_agent = msg_agent if msg_agent is not None else agent_id
     run_tenant = msg_tenant if msg_tenant is not None else tenant_id
     # After _session(): a message that raises above is never consumed.
-    verified = verified_origin(msg, signer, consume=consume)
-    if verified is None:
-        user_id, sender_id, role = values["user_id"], values["sender_id"], ""
+    origin = _origin(values, signer, consume)
+    attributed = (
+        None
+        if origin is None
+        else _person_scope(
+            origin.sender_id, origin.user_id, origin.peer_kind, origin.channel, origin.chat_id
+        )
+    )
+    if origin is None or attributed is None:
+        user_id, sender_id, role = values["user_id"], carrier, ""
         sender_kind, peer_kind = values["sender_kind"], msg_peer_kind
-        kept = _strip(values["metadata"])
+        kept = _strip(metadata)
     else:
-        origin, user_id = verified
+        user_id, peer_kind = attributed
         # A role is the human's role for one agent of one tenant: an owner of agent A who
         # delegates to agent B is nobody special on B. Compared with the run's resolved agent,
         # so a carrier that names none cannot inherit the host's default agent's role either.
         same_agent = origin.agent_id == run_agent and origin.tenant_id == run_tenant
         role = origin.role if same_agent else ""
         sender_id, sender_kind = origin.sender_id, SenderKind.USER
-        peer_kind = PeerKind.GROUP if is_group_scope(user_id) else PeerKind.DIRECT
-        kept = _verified_metadata(values["metadata"])
-        kept[META_ORIGIN_VIA] = values["sender_id"]
+        kept = _verified_metadata(metadata, origin)
+        kept[META_ORIGIN_VIA] = carrier
     return _trusted_request(
         {
             "session_key": key,

@@ -27,7 +27,7 @@ import struct
 import time
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from actorscope.errors import ConfigError
 from actorscope.identity import Identity, PeerKind
@@ -45,6 +45,7 @@ from actorscope.propagation.keys import (
     META_ORIGIN_TENANT_ID,
     META_ORIGIN_TRACE_ID,
     META_ORIGIN_USER_ID,
+    ORIGIN_FIELD_KEYS,
     is_origin_key,
 )
 from actorscope.propagation.replay import DEFAULT_REPLAY_CAPACITY, ReplayGuard
@@ -187,7 +188,7 @@ class Origin(NamedTuple):
 
 def _canonical(
     signed_at: str,
-    carrier: InboundMessage,
+    values: Mapping[str, Any],
     fields: tuple[str, ...],
     origin_agent: str | None,
     origin_tenant: str | None,
@@ -201,9 +202,8 @@ def _canonical(
     # reads it for identity or routing) and media (attachments route nothing; the text and
     # message id already pin the message). The peer and sender kinds are StrEnums: they join as
     # their values. surrogatepass lets any string encode, lone surrogates too.
-    # The fields are read from the model's __dict__ (where pydantic keeps them) with one
-    # itemgetter call: a dozen attribute lookups on the model cost more than the HMAC itself.
-    values = carrier.__dict__
+    # ``values`` is the carrier model's __dict__ (where pydantic keeps its fields), read with
+    # one itemgetter call: a dozen attribute lookups on the model cost more than the HMAC itself.
     agent_id, tenant_id = values["agent_id"], values["tenant_id"]
     parts = (
         signed_at,
@@ -329,7 +329,9 @@ class OriginSigner:
         metadata.update(origin.to_metadata())
         metadata[META_ORIGIN_SIGNED_AT] = signed_at
         signature = self._hmac_hex(
-            _canonical(signed_at, carrier, _fields(origin), origin.agent_id, origin.tenant_id)
+            _canonical(
+                signed_at, carrier.__dict__, _fields(origin), origin.agent_id, origin.tenant_id
+            )
         )
         metadata[META_ORIGIN_SIGNATURE] = signature
         # The signature covers no metadata, so swapping the mapping leaves it valid.
@@ -343,14 +345,19 @@ class OriginSigner:
         on (a replay). The record is this signer's, in this process only. Without ``consume``
         nothing is recorded, and an origin already consumed still verifies.
         """
-        metadata = carrier.metadata
+        return self._verify(carrier.__dict__, consume)
+
+    def _verify(self, values: Mapping[str, Any], consume: bool) -> Origin | None:
+        # verify() on the carrier's field values (the model's __dict__), which the builder
+        # already holds. Every field key must be present: attach() always writes all of them,
+        # and the builder relies on it to keep the verified keys without filtering them.
+        metadata = values["metadata"]
         if type(metadata) is MappingProxyType:  # a plain dict reads faster than the proxy
             metadata = metadata.copy()
-        signature = metadata.get(META_ORIGIN_SIGNATURE)
-        signed_at = metadata.get(META_ORIGIN_SIGNED_AT)
-        if signature is None or signed_at is None:
-            return None
-        if not (
+        get = metadata.get
+        signature, signed_at = get(META_ORIGIN_SIGNATURE, ""), get(META_ORIGIN_SIGNED_AT, "")
+        fields = tuple(map(get, ORIGIN_FIELD_KEYS))
+        if None in fields or not (
             len(signature) == 64
             and signature.isascii()  # compare_digest needs ASCII; non-hex never matches
             and 0 < len(signed_at) <= 16
@@ -358,31 +365,17 @@ class OriginSigner:
             and signed_at.isdigit()
         ):
             return None
+        sender_id, role, channel, chat_id, user_id, peer_value, session_key, trace_id = fields
+        peer_kind = _PEER_KINDS.get(peer_value)
+        if peer_kind is None:
+            return None
         now_ms, signed_ms = int(self._clock() * 1000), int(signed_at)
         age_ms = now_ms - signed_ms
         if age_ms > self._max_age_ms or -age_ms > self._max_skew_ms:
             return None
-        if META_ORIGIN_SENDER_ID not in metadata:
-            return None
-        get = metadata.get
-        sender_id, role, channel, chat_id, user_id = (
-            get(META_ORIGIN_SENDER_ID, ""),
-            get(META_ORIGIN_ROLE, ""),
-            get(META_ORIGIN_CHANNEL, ""),
-            get(META_ORIGIN_CHAT_ID, ""),
-            get(META_ORIGIN_USER_ID, ""),
-        )
-        peer_value = get(META_ORIGIN_PEER_KIND, "")
-        peer_kind = _PEER_KINDS.get(peer_value)
-        if peer_kind is None:
-            return None
-        session_key, trace_id = get(META_ORIGIN_SESSION_KEY, ""), get(META_ORIGIN_TRACE_ID, "")
         agent_id, tenant_id = get(META_ORIGIN_AGENT_ID), get(META_ORIGIN_TENANT_ID)
-        fields = (
-            sender_id, role, channel, chat_id, user_id, peer_value, session_key, trace_id
-        )  # fmt: skip
         if not hmac.compare_digest(
-            self._hmac_hex(_canonical(signed_at, carrier, fields, agent_id, tenant_id)), signature
+            self._hmac_hex(_canonical(signed_at, values, fields, agent_id, tenant_id)), signature
         ):
             return None
         # Recorded only once it verified: a forged signature never takes a slot.
