@@ -133,18 +133,15 @@ def verified_origin(
     ``consume`` (the default) spends the origin in ``signer``'s replay guard: asked again
     about the same signed carrier, this gives ``None``. ``consume=False`` only looks.
     """
-    values = msg.__dict__
-    origin = _origin(values, signer, consume)
-    if origin is None:
-        return None
-    attributed = _person_scope(
-        origin.sender_id, origin.user_id, origin.peer_kind, origin.channel, origin.chat_id
-    )
-    return None if attributed is None else (origin, attributed[0])
+    attributed = _attributed(msg.__dict__, signer, consume)
+    return None if attributed is None else (attributed[0], attributed[1])
 
 
-def _origin(values: dict[str, Any], signer: OriginSigner, consume: bool) -> Origin | None:
-    # The verified origin of a message (its __dict__), before the person and scope checks.
+def _attributed(
+    values: dict[str, Any], signer: OriginSigner, consume: bool
+) -> tuple[Origin, str, PeerKind] | None:
+    # A message's (its __dict__'s) verified origin, the scope rebuilt from it and that scope's
+    # peer kind; None unless the carrier is synthetic and its origin verifies and is a person.
     sender = values["sender_id"]
     if META_ORIGIN_SIGNATURE not in values["metadata"] or not (
         # A raw id with a synthetic prefix is synthetic after normalising too: the quick test
@@ -154,7 +151,13 @@ def _origin(values: dict[str, Any], signer: OriginSigner, consume: bool) -> Orig
         return None
     # Every check after verify() reads only signed fields, so an origin that fails them would
     # fail them on every delivery: consuming it first changes no answer.
-    return signer._verify(values, consume)
+    origin = signer._verify(values, consume)
+    if origin is None:
+        return None
+    scope = _person_scope(
+        origin.sender_id, origin.user_id, origin.peer_kind, origin.channel, origin.chat_id
+    )
+    return None if scope is None else (origin, *scope)
 
 
 # One cache lookup per verified message instead of two (_is_person, then _scope); the peer
@@ -246,20 +249,13 @@ def build_run_request(
     run_agent = msg_agent if msg_agent is not None else agent_id
     run_tenant = msg_tenant if msg_tenant is not None else tenant_id
     # After _session(): a message that raises above is never consumed.
-    origin = _origin(values, signer, consume)
-    attributed = (
-        None
-        if origin is None
-        else _person_scope(
-            origin.sender_id, origin.user_id, origin.peer_kind, origin.channel, origin.chat_id
-        )
-    )
-    if origin is None or attributed is None:
+    attributed = _attributed(values, signer, consume)
+    if attributed is None:
         user_id, sender_id, role = values["user_id"], carrier, ""
         sender_kind, peer_kind = values["sender_kind"], msg_peer_kind
         kept = _strip(metadata)
     else:
-        user_id, peer_kind = attributed
+        origin, user_id, peer_kind = attributed
         # A role is the human's role for one agent of one tenant: an owner of agent A who
         # delegates to agent B is nobody special on B. Compared with the run's resolved agent,
         # so a carrier that names none cannot inherit the host's default agent's role either.
