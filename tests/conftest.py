@@ -4,8 +4,8 @@
 file under ``tmp_path``, and a fresh schema in a PostgreSQL database created for this test
 session on the server at ``ACTORSCOPE_TEST_POSTGRES_URL`` (default
 ``postgresql://postgres@127.0.0.1:54329/postgres``). Without a reachable server the
-PostgreSQL cases skip, saying why, unless ``ACTORSCOPE_REQUIRE_POSTGRES=1`` (CI), where they
-fail instead.
+PostgreSQL cases are deselected and the report header says why, once; with
+``ACTORSCOPE_REQUIRE_POSTGRES=1`` (CI) they run and fail instead.
 
 ``db`` is a fresh migrated database at ``db_target``, with ``agent`` (``main``) and a
 ``store`` of grants over it; a folder's conftest may override ``db`` (e.g. SQLite only).
@@ -31,6 +31,8 @@ pytest_plugins = ["pytester"]
 
 DEFAULT_POSTGRES_URL = "postgresql://postgres@127.0.0.1:54329/postgres"
 BACKENDS = ("sqlite", "postgresql")
+#: (cases deselected, why) when the PostgreSQL suite cannot run here.
+_SKIPPED_POSTGRES = pytest.StashKey[tuple[int, str]]()
 
 
 def _with_database(url: str, name: str, query: str = "") -> str:
@@ -55,24 +57,70 @@ def _admin(url: str, *statements: str) -> None:
         pool.submit(asyncio.run, _statements(url, statements)).result(timeout=60)
 
 
+def _server_url() -> str:
+    return os.environ.get("ACTORSCOPE_TEST_POSTGRES_URL", DEFAULT_POSTGRES_URL)
+
+
+def _required() -> bool:
+    return os.environ.get("ACTORSCOPE_REQUIRE_POSTGRES") == "1"
+
+
+def _unusable_reason(server: str, exc: Exception) -> str:
+    where = urlsplit(server).netloc.rpartition("@")[2]
+    return f"no PostgreSQL server usable at {where} ({type(exc).__name__}: {exc})"
+
+
+def _uses_postgres(item: pytest.Item) -> bool:
+    callspec = getattr(item, "callspec", None)
+    if callspec is not None and callspec.params.get("backend") == "postgresql":
+        return True
+    return "postgres_url" in getattr(item, "fixturenames", ())
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Without a usable server (and not required to have one), drop the PostgreSQL cases once."""
+    wanted = [item for item in items if _uses_postgres(item)]
+    if not wanted or _required():
+        return
+    server = _server_url()
+    try:
+        _admin(server, "SELECT 1")
+    except Exception as exc:  # any reason the server cannot be used: say which, once
+        reason = _unusable_reason(server, exc)
+        config.stash[_SKIPPED_POSTGRES] = (len(wanted), reason)
+        kept = [item for item in items if not _uses_postgres(item)]
+        config.hook.pytest_deselected(items=wanted)
+        items[:] = kept
+
+
+def pytest_report_collectionfinish(config: pytest.Config) -> str | None:
+    """Say once why the PostgreSQL suite did not run."""
+    skipped = config.stash.get(_SKIPPED_POSTGRES, None)
+    if skipped is None:
+        return None
+    count, reason = skipped
+    return (
+        f"PostgreSQL suite not run ({count} cases deselected): {reason}; "
+        "set ACTORSCOPE_TEST_POSTGRES_URL to run it"
+    )
+
+
 @pytest.fixture(scope="session")
 def postgres_server_url() -> str:
     """The PostgreSQL server (and maintenance database) the tests may use."""
-    return os.environ.get("ACTORSCOPE_TEST_POSTGRES_URL", DEFAULT_POSTGRES_URL)
+    return _server_url()
 
 
 @pytest.fixture(scope="session")
 def postgres_url(postgres_server_url: str) -> Iterator[str]:
     """A PostgreSQL database created for this session (dropped after it); skip if no server."""
     server = postgres_server_url
-    required = os.environ.get("ACTORSCOPE_REQUIRE_POSTGRES") == "1"
     name = f"actorscope_test_{os.getpid()}_{secrets.token_hex(4)}"
     try:
         _admin(server, f'CREATE DATABASE "{name}"')
     except Exception as exc:  # any reason the server cannot be used: say which
-        where = urlsplit(server).netloc.rpartition("@")[2]
-        reason = f"no PostgreSQL server usable at {where} ({type(exc).__name__}: {exc})"
-        if required:
+        reason = _unusable_reason(server, exc)
+        if _required():
             pytest.fail(f"{reason}; ACTORSCOPE_REQUIRE_POSTGRES=1 forbids skipping")
         pytest.skip(f"{reason}; set ACTORSCOPE_TEST_POSTGRES_URL to run the PostgreSQL suite")
     try:
