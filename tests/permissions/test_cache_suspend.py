@@ -31,8 +31,11 @@ def test_suspended_cache_holds_nothing_until_resumed() -> None:
     assert cache.get(("a", "x")) == "allow"
 
 
-def test_feed_callbacks_drive_the_stores_cache(store: GrantStore) -> None:
+async def test_feed_callbacks_drive_the_stores_cache(store: GrantStore) -> None:
     """Feed lost: the cache is suspended; restored: resumed; a remote change drops one agent."""
+    assert store.cache.suspended  # no change feed runs yet: nothing may be cached
+    await store.db.watch_changes()
+    assert not store.cache.suspended
     store.cache.put(("a", 1), "allow", store.cache.generation("a"))
     store.cache.put(("b", 1), "allow", store.cache.generation("b"))
     store.on_remote_change("a")
@@ -45,9 +48,10 @@ def test_feed_callbacks_drive_the_stores_cache(store: GrantStore) -> None:
 
 
 async def test_watcher_is_one_entry_point_on_both_backends(db: Database, store: GrantStore) -> None:
-    """The watcher polls the epoch on SQLite and defers to the live change feed on PostgreSQL."""
+    """The watcher starts the database's feed: an epoch poll on SQLite, LISTEN on PostgreSQL."""
+    assert not db.listening  # the feed starts with the first cached check, or the watcher
     async with GrantChangeWatcher(store, interval=0.01) as watcher:
         assert not await watcher.apoll()
     assert db.pushes_changes is (db.dialect == "postgresql")
-    assert db.listening is db.pushes_changes
+    assert db.listening  # the database's own feed outlives the watcher
     assert not store.cache.suspended

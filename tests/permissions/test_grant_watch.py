@@ -23,7 +23,7 @@ async def _member(db: Database) -> Identity:
 
 
 async def test_revoke_by_another_connection_is_seen_after_one_poll(tmp_path: Path) -> None:
-    """A warm allow survives a foreign revoke until the next poll, then the check denies."""
+    """After a foreign grant or revoke, one poll is enough for the next check to see it."""
     path = tmp_path / "t.db"
     async with Database.open(path) as ours, Database.open(path) as theirs:
         member = await _member(ours)
@@ -35,13 +35,13 @@ async def test_revoke_by_another_connection_is_seen_after_one_poll(tmp_path: Pat
         await GrantStore(theirs).grant(
             agent_id=member.agent_id, scope=SCOPE, config_type="file_writer", user_id="42"
         )
-        assert await watcher.apoll() is True
+        # The database's own feed polls too and may have seen the move first: True or False.
+        await watcher.apoll()
         assert (await policy.check_file_writer(member)).allowed
         await GrantStore(theirs).revoke(
             agent_id=member.agent_id, scope=SCOPE, config_type="file_writer", user_id="42"
         )
-        assert (await policy.check_file_writer(member)).allowed  # warm: no DB read yet
-        assert await watcher.apoll() is True
+        await watcher.apoll()
         after = await policy.check_file_writer(member)
         assert not after.allowed
         assert after.reason is Reason.NO_GRANT

@@ -1,11 +1,12 @@
 """Grants in ``config_permissions``: upsert, revoke, list, import, and the one-query lookup.
 
 Every change commits together with its audit row and then invalidates the agent's cached
-decisions, so the very next check sees it. Changes made by another process reach this cache
-over the database's change feed on PostgreSQL (LISTEN/NOTIFY: that agent's decisions are
-dropped when the notification arrives; while the feed is down nothing is cached), and on SQLite
-when :meth:`GrantStore.invalidate` is called (see
-:class:`~actorscope.permissions.watch.GrantChangeWatcher`).
+decisions, so the very next check sees it. Changes
+made by another process reach this cache over the database's change feed, which the first
+cached check starts (:meth:`GrantStore.cache_generation`): on PostgreSQL LISTEN/NOTIFY drops
+that agent's decisions when the notification arrives; on SQLite an epoch poll drops every
+decision when the epoch moves. Either way within a second; while the feed is down nothing is
+cached.
 """
 
 from __future__ import annotations
@@ -83,8 +84,17 @@ class GrantStore:
         self.cache.suspend()
 
     def on_feed_restored(self) -> None:
-        """The change feed is back: forget every decision again (some changes were missed)."""
+        """The change feed is (back) up: forget every decision (some changes were missed)."""
         self.cache.resume()
+
+    async def cache_generation(self, agent_id: str) -> int:
+        """Call before a read whose answer may be cached: the token :meth:`cache.put` needs.
+
+        Starts the database's change feed with the first such read (a no-op afterwards), so
+        any process that caches decisions hears other processes' grant changes.
+        """
+        await self.db.watch_changes()
+        return self.cache.generation(agent_id)
 
     async def _agent_ref(self, agent: str, tenant: str) -> str:
         """A UUID as given (validated later), or the UUID of the live agent with key ``agent``."""

@@ -182,7 +182,7 @@ class PermissionPolicy:
         scope = identity.user_id
         if has_lone_surrogate(sender) or has_lone_surrogate(scope):
             return await self._deny(identity, Reason.INVALID_IDENTITY, sender, config_type)
-        generation = self._cache.generation(agent_id)
+        generation = await self.store.cache_generation(agent_id)  # starts the change feed
         try:
             lookup = await self.store.check(
                 agent_id=agent_id,

@@ -1,42 +1,35 @@
-"""Cross-process freshness for the decision cache: one entry point for both backends.
+"""Cross-process freshness for the decision cache: the explicit way to run the change feed.
 
-On PostgreSQL, other workers' grant changes are pushed: the database's LISTEN connection
-invalidates the changed agent's decisions in every :class:`GrantStore` on it as soon as the
-NOTIFY arrives, and while that connection is down nothing is cached (checks read the database).
-The watcher then polls nothing; ``async with GrantChangeWatcher(store)`` is the same call on
-both backends.
+The database owns its change feed and starts it with the first cached check, so every process
+that opened the store (``actorscope run``, a PTB app using the integration, a plain script)
+hears other processes' grant changes within a second, with or without this class: PostgreSQL
+pushes them (LISTEN/NOTIFY, probed), SQLite polls the ``grant_epoch`` counter that triggers
+move on every grant or agent change. While the feed is down nothing is cached.
 
-On SQLite:
-Changes made through this process's :class:`GrantStore` invalidate its cache exactly. A grant
-changed by *another* process (``actorscope grants remove`` while a bot runs) is noticed by
-polling the ``grant_epoch`` counter that triggers move on every grant or agent change: when it
-moves, every cached decision is dropped. The staleness window for such changes is therefore at
-most ``interval`` seconds; warm checks themselves still never touch the database.
+:class:`GrantChangeWatcher` stays for existing callers and for those who want the feed
+running before the first check (``async with GrantChangeWatcher(store)``) or a faster poll on
+SQLite (``interval``); :meth:`GrantChangeWatcher.apoll` checks for changes at once.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 from types import TracebackType
 
-from actorscope.errors import ConfigError, StoreError
+from actorscope.errors import ConfigError
 from actorscope.permissions.grants import GrantStore
 
 __all__ = ["DEFAULT_WATCH_INTERVAL", "GrantChangeWatcher"]
-
-_log = logging.getLogger("actorscope.permissions")
 
 DEFAULT_WATCH_INTERVAL = 0.5
 
 
 class GrantChangeWatcher:
-    """Polls the grant epoch and flushes ``store``'s cache when it moves.
+    """Starts ``store``'s database change feed now; on SQLite also polls every ``interval``.
 
-    Use ``async with GrantChangeWatcher(store):`` around a long-running process, or call
-    :meth:`apoll` yourself. A failed poll flushes too: when in doubt, re-read. On a database
-    that pushes changes (PostgreSQL) no polling task runs: the push feed does the work.
+    The database's own feed keeps running after the block (until the database closes); the
+    extra poll task stops with it. A failed poll suspends caching until a poll succeeds.
     """
 
     def __init__(self, store: GrantStore, *, interval: float = DEFAULT_WATCH_INTERVAL) -> None:
@@ -44,44 +37,25 @@ class GrantChangeWatcher:
             raise ConfigError(f"the grant watch interval must be positive, got {interval}")
         self._store = store
         self._interval = interval
-        self._epoch: int | None = None
         self._task: asyncio.Task[None] | None = None
 
     async def apoll(self) -> bool:
-        """Read the epoch once; flush the cache and return True if it moved (or was unreadable).
+        """Check for changes now; True if cached decisions were dropped.
 
-        On a pushing database: flush and return True only if its change feed is down.
+        On SQLite: the epoch moved, or could not be read. On PostgreSQL: the feed is down.
         """
-        db = self._store.db
-        if db.pushes_changes:
-            if db.listening:
-                return False
-            self._store.invalidate()
-            return True
-        try:
-            row = await self._store.db.fetchone("SELECT epoch FROM grant_epoch WHERE id = 1")
-        except StoreError as exc:
-            _log.warning("permissions.watch_failed error=%s; flushing cached decisions", exc)
-            self._store.invalidate()
-            self._epoch = None
-            return True
-        epoch = int(row["epoch"]) if row is not None else -1
-        changed = self._epoch is not None and epoch != self._epoch
-        if changed:
-            self._store.invalidate()
-        self._epoch = epoch
-        return changed
+        await self._store.db.watch_changes()
+        return await self._store.db.poll_changes()
 
     async def _run(self) -> None:
         while True:
-            await self.apoll()
             await asyncio.sleep(self._interval)
+            await self.apoll()
 
     async def __aenter__(self) -> GrantChangeWatcher:
-        if self._store.db.pushes_changes:
-            return self
-        await self.apoll()
-        self._task = asyncio.create_task(self._run(), name="actorscope-grant-watch")
+        await self._store.db.watch_changes()
+        if not self._store.db.pushes_changes:
+            self._task = asyncio.create_task(self._run(), name="actorscope-grant-watch")
         return self
 
     async def __aexit__(

@@ -3,6 +3,7 @@
 from actorscope.store._base import (
     DEFAULT_TENANT_SLUG,
     ChangeListener,
+    ChangeSubscribers,
     Database,
     Row,
     Transaction,
@@ -15,6 +16,7 @@ __all__ = [
     "DEFAULT_TENANT_SLUG",
     "DIALECTS",
     "ChangeListener",
+    "ChangeSubscribers",
     "Database",
     "Migration",
     "Row",

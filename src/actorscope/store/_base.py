@@ -9,9 +9,11 @@ once with ``?`` placeholders and portable syntax, and rows are read by column na
 from __future__ import annotations
 
 import abc
+import asyncio
 import os
 import re
 import sqlite3
+import weakref
 from collections.abc import AsyncIterator, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from datetime import UTC, datetime
@@ -22,6 +24,7 @@ from actorscope.errors import DatabaseOpenError
 __all__ = [
     "DEFAULT_TENANT_SLUG",
     "ChangeListener",
+    "ChangeSubscribers",
     "Database",
     "Params",
     "Row",
@@ -55,6 +58,43 @@ class ChangeListener(Protocol):
 
     def on_feed_restored(self) -> None:
         """Changes are heard again: forget everything (some may have been missed), cache again."""
+
+
+class ChangeSubscribers:
+    """The listeners of one database's change feed, and whether that feed is live.
+
+    A listener that subscribes while the feed is not live is told ``on_feed_lost`` at once:
+    until a feed runs, nothing may be cached.
+    """
+
+    __slots__ = ("_listeners", "live")
+
+    def __init__(self) -> None:
+        self._listeners: weakref.WeakSet[ChangeListener] = weakref.WeakSet()
+        self.live = False
+
+    def add(self, listener: ChangeListener) -> None:
+        """Report changes to ``listener`` (held weakly); tell it at once if the feed is down."""
+        self._listeners.add(listener)
+        if not self.live:
+            listener.on_feed_lost()
+
+    def changed(self, key: str) -> None:
+        """Agent ``key``'s grants (or the agent) changed: every listener forgets it."""
+        for listener in list(self._listeners):
+            listener.on_remote_change(key)
+
+    def lost(self) -> None:
+        """The feed went down: every listener forgets everything and stops caching."""
+        self.live = False
+        for listener in list(self._listeners):
+            listener.on_feed_lost()
+
+    def restored(self) -> None:
+        """The feed is (back) up, or saw a change it cannot name: forget everything, cache."""
+        self.live = True
+        for listener in list(self._listeners):
+            listener.on_feed_restored()
 
 
 class Transaction(abc.ABC):
@@ -93,6 +133,9 @@ class Database(abc.ABC):
         self.path = path
         self.schema_version = schema_version
         self.default_tenant_id = default_tenant_id
+        self._changes = ChangeSubscribers()
+        self._feed_lock = asyncio.Lock()
+        self._feed_started = False
 
     @classmethod
     @asynccontextmanager
@@ -166,18 +209,44 @@ class Database(abc.ABC):
 
     @property
     def pushes_changes(self) -> bool:
-        """True if other processes' changes are pushed to :meth:`subscribe_changes` listeners."""
+        """True if other processes' changes are pushed (NOTIFY) rather than polled for."""
         return False
 
     @property
     def listening(self) -> bool:
-        """True while pushed changes are being heard (always False without a push feed)."""
-        return False
+        """True while this database's change feed runs (caches over it may hold decisions)."""
+        return self._changes.live
 
     def subscribe_changes(self, listener: ChangeListener) -> None:
-        """Tell ``listener`` (held weakly) about changes other processes commit.
+        """Tell ``listener`` (held weakly) about grant changes, and whether they can be heard.
 
-        Without a push feed (SQLite) nothing is ever reported; poll instead (see
-        :class:`~actorscope.permissions.GrantChangeWatcher`).
+        Until the change feed is live (see :meth:`watch_changes`) the listener is told the
+        feed is lost: nothing may be cached where no feed runs.
         """
-        del listener
+        self._changes.add(listener)
+
+    def announce_change(self, key: str) -> None:
+        """A change to agent ``key`` committed through this object: tell every listener now."""
+        self._changes.changed(key)
+
+    async def watch_changes(self) -> None:
+        """Start the change feed once (for the first cached check); later calls return at once.
+
+        Returns after the first attempt to follow changes: listeners have been told the
+        feed is live, or it keeps retrying in the background while they cache nothing.
+        The feed stops on :meth:`close`.
+        """
+        if self._feed_started:
+            return
+        async with self._feed_lock:
+            if not self._feed_started:
+                await self._start_feed()
+                self._feed_started = True
+
+    async def poll_changes(self) -> bool:
+        """Check for changes now; True if listeners were told to forget (a change or an outage)."""
+        return not self.listening
+
+    @abc.abstractmethod
+    async def _start_feed(self) -> None:
+        """Start following other processes' changes (see :meth:`watch_changes`)."""

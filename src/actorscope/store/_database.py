@@ -2,11 +2,17 @@
 
 One writer connection (writes serialised by a lock, each in an explicit transaction) and one
 read-only reader connection (WAL lets it read committed data while a write is open).
+
+Other processes' grant changes are followed by polling the ``grant_epoch`` counter (moved by
+triggers on every grant or agent change) every :data:`EPOCH_POLL_INTERVAL` seconds: when it
+moves, every listener forgets everything. A failed poll stops caching until a poll succeeds.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import logging
 import os
 import sqlite3
 import uuid
@@ -27,6 +33,7 @@ from actorscope.errors import (
 )
 from actorscope.store._base import (
     DEFAULT_TENANT_SLUG,
+    ChangeSubscribers,
     Database,
     Params,
     Row,
@@ -35,7 +42,13 @@ from actorscope.store._base import (
 )
 from actorscope.store._migrations import Migration, load_migrations
 
-__all__ = ["SqliteDatabase", "SqliteTransaction"]
+__all__ = ["EPOCH_POLL_INTERVAL", "EpochFeed", "SqliteDatabase", "SqliteTransaction"]
+
+_log = logging.getLogger("actorscope.store")
+
+#: Seconds between two reads of the grant epoch (well inside the one-second freshness bound).
+EPOCH_POLL_INTERVAL = 0.25
+_EPOCH = "SELECT epoch FROM grant_epoch WHERE id = 1"
 
 _SQLITE_HEADER = b"SQLite format 3\x00"
 _MEMORY = ":memory:"
@@ -79,6 +92,66 @@ class SqliteTransaction(Transaction):
         except sqlite3.Error as exc:
             raise _store_error(exc, "database read failed") from exc
         return list(rows)
+
+
+class EpochFeed:
+    """Follows other processes' grant changes on SQLite by polling the grant epoch."""
+
+    def __init__(
+        self,
+        db: Database,
+        subscribers: ChangeSubscribers,
+        *,
+        interval: float = EPOCH_POLL_INTERVAL,
+    ) -> None:
+        self._db = db
+        self._subscribers = subscribers
+        self._interval = interval
+        # The epoch every cached decision was read at or after; None: no such baseline.
+        self._epoch: int | None = None
+        self._task: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        """Poll once now (the baseline), then keep polling in the background."""
+        await self.poll()
+        self._task = asyncio.create_task(self._run(), name="actorscope-grant-epoch")
+
+    async def close(self) -> None:
+        """Stop polling; listeners cache nothing from now on."""
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+        self._subscribers.lost()
+
+    async def poll(self) -> bool:
+        """Read the epoch once; True if listeners were told to forget (a move or a failure).
+
+        A failed read suspends caching and drops the baseline, so the next good read resumes
+        from the epoch it reads, after every decision cached before it was forgotten.
+        """
+        try:
+            row = await self._db.fetchone(_EPOCH)
+        except (StoreError, ValueError) as exc:
+            # ValueError: aiosqlite's "no active connection" once the database is closed.
+            if self._subscribers.live:
+                _log.warning("store.epoch_poll_failed error=%s; permission caches bypassed", exc)
+            self._epoch = None
+            self._subscribers.lost()
+            return True
+        epoch = int(row["epoch"]) if row is not None else -1
+        if self._epoch == epoch:
+            return False
+        moved = self._epoch is not None
+        self._epoch = epoch
+        self._subscribers.restored()
+        return moved
+
+    async def _run(self) -> None:
+        while True:
+            await asyncio.sleep(self._interval)
+            await self.poll()
 
 
 def _preflight(path: Path) -> str:
@@ -159,6 +232,7 @@ class SqliteDatabase(Database):
         self._reader = reader
         self._write_lock = asyncio.Lock()
         self._closed = False
+        self._feed = EpochFeed(self, self._changes)
 
     @classmethod
     async def connect_sqlite(cls, target: str, *, busy_timeout: float = 5.0) -> SqliteDatabase:
@@ -205,6 +279,7 @@ class SqliteDatabase(Database):
         if self._closed:
             return
         self._closed = True
+        await self._feed.close()
         if self._reader is not self._writer:
             await self._reader.close()
         await self._writer.close()
@@ -227,6 +302,14 @@ class SqliteDatabase(Database):
             except sqlite3.Error as exc:
                 await self._writer.execute("ROLLBACK")
                 raise _store_error(exc, "commit failed") from exc
+
+    async def _start_feed(self) -> None:
+        if not self._closed:
+            await self._feed.start()
+
+    async def poll_changes(self) -> bool:
+        """Read the grant epoch now; True if listeners were told to forget."""
+        return await self._feed.poll()
 
     async def fetchall(self, sql: str, params: Params = ()) -> list[Row]:
         """Read every row of committed data.

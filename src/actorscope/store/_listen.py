@@ -1,7 +1,7 @@
 """One LISTEN connection per PostgreSQL database object: other workers' changes, pushed.
 
 The grant triggers ``NOTIFY actorscope_grants, '<agent uuid>'`` when a change commits; this
-feed hands each payload to every subscribed :class:`~actorscope.store.ChangeListener`. While
+feed hands each payload to the database's :class:`~actorscope.store.ChangeSubscribers`. While
 the connection is down nothing can be heard, so subscribers are told to flush and stop caching
 (``on_feed_lost``); the feed reconnects with bounded backoff, LISTENs again and only then tells
 them to flush once more and cache again (``on_feed_restored``). A drop is noticed when the
@@ -13,13 +13,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import weakref
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 import asyncpg
 
-from actorscope.store._base import ChangeListener
+from actorscope.store._base import ChangeSubscribers
 
 __all__ = ["CHANGE_CHANNEL", "ChangeFeed"]
 
@@ -38,18 +37,18 @@ class ChangeFeed:
     def __init__(
         self,
         connect: Callable[[], Awaitable[Any]],
+        subscribers: ChangeSubscribers,
         *,
         min_backoff: float = 0.05,
         max_backoff: float = 2.0,
         ping_interval: float = 5.0,
     ) -> None:
         self._connect = connect
+        self._subscribers = subscribers
         self._min_backoff = min_backoff
         self._max_backoff = max_backoff
         self._ping_interval = ping_interval
-        self._subscribers: weakref.WeakSet[ChangeListener] = weakref.WeakSet()
         self._conn: Any = None
-        self._live = False
         self._lost = asyncio.Event()
         self._closing = False
         self._task: asyncio.Task[None] | None = None
@@ -57,35 +56,36 @@ class ChangeFeed:
     @property
     def live(self) -> bool:
         """True while LISTEN is active on an open connection."""
-        return self._live
+        return self._subscribers.live
 
     @property
     def server_pid(self) -> int | None:
         """The backend process id of the listening connection (for operators and tests)."""
-        return int(self._conn.get_server_pid()) if self._live and self._conn is not None else None
-
-    def subscribe(self, listener: ChangeListener) -> None:
-        """Report changes to ``listener`` (held weakly); tell it at once if the feed is down."""
-        self._subscribers.add(listener)
-        if not self._live:
-            listener.on_feed_lost()
+        return int(self._conn.get_server_pid()) if self.live and self._conn is not None else None
 
     async def start(self) -> None:
         """Try to listen now (a failure is retried in the background), then keep it up."""
-        with contextlib.suppress(*_FAILURES):
-            await self._attach()
+        await self._try_attach(self._min_backoff)
         self._task = asyncio.create_task(self._run(), name="actorscope-change-feed")
 
     async def close(self) -> None:
-        """Stop listening and close the connection."""
+        """Stop listening and close the connection; listeners cache nothing from now on."""
         self._closing = True
         if self._task is not None:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
             self._task = None
-        self._live = False
+        self._subscribers.lost()
         await self._discard()
+
+    async def _try_attach(self, backoff: float) -> bool:
+        try:
+            await self._attach()
+        except _FAILURES as exc:
+            _log.debug("store.listen_retry in=%.2fs error=%r", backoff, exc)
+            return False
+        return True
 
     async def _attach(self) -> None:
         conn = await self._connect()
@@ -99,28 +99,23 @@ class ChangeFeed:
         if conn.is_closed():  # it died before the termination listener was in place
             raise ConnectionError("the LISTEN connection closed while starting")
         self._lost.clear()
-        self._live = True
         # Flush after LISTEN is active: anything committed while deaf is re-read from now on.
-        for listener in list(self._subscribers):
-            listener.on_feed_restored()
+        self._subscribers.restored()
 
     def _notified(self, conn: Any, pid: int, channel: str, payload: str) -> None:
-        for listener in list(self._subscribers):
-            listener.on_remote_change(payload)
+        self._subscribers.changed(payload)
 
     def _terminated(self, conn: Any) -> None:
         if conn is self._conn:
             self._drop("connection closed")
 
     def _drop(self, why: str) -> None:
-        if not self._live:
+        if not self.live:
             return
-        self._live = False
         self._lost.set()
         if not self._closing:
             _log.warning("store.listen_lost reason=%s; permission caches bypassed", why)
-        for listener in list(self._subscribers):
-            listener.on_feed_lost()
+        self._subscribers.lost()
 
     async def _discard(self) -> None:
         conn, self._conn = self._conn, None
@@ -137,19 +132,16 @@ class ChangeFeed:
     async def _run(self) -> None:
         backoff = self._min_backoff
         while not self._closing:
-            if self._live:
+            if self.live:
                 await self._watch()
                 continue
             await self._discard()
-            try:
-                await self._attach()
-            except _FAILURES as exc:
-                _log.debug("store.listen_retry in=%.2fs error=%s", backoff, exc)
-                await asyncio.sleep(backoff)
-                backoff = min(backoff * 2, self._max_backoff)
-            else:
+            if await self._try_attach(backoff):
                 _log.info("store.listen_restored")
                 backoff = self._min_backoff
+            else:
+                await asyncio.sleep(backoff)
+                backoff = min(backoff * 2, self._max_backoff)
 
     async def _watch(self) -> None:
         """Wait for a drop; ping now and then to notice a connection that died silently."""

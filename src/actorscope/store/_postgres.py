@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import uuid
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -29,7 +29,6 @@ from actorscope.errors import (
 )
 from actorscope.store._base import (
     DEFAULT_TENANT_SLUG,
-    ChangeListener,
     Database,
     Params,
     Row,
@@ -112,17 +111,26 @@ class PostgresDatabase(Database):
     dialect = "postgresql"
 
     def __init__(
-        self, path: str, pool: Any, feed: ChangeFeed, *, schema_version: int, default_tenant_id: str
+        self,
+        path: str,
+        pool: Any,
+        listen_connection: Callable[[], Awaitable[Any]],
+        *,
+        schema_version: int,
+        default_tenant_id: str,
     ) -> None:
         super().__init__(path, schema_version=schema_version, default_tenant_id=default_tenant_id)
         self._pool = pool
-        self._feed = feed
+        self._feed = ChangeFeed(listen_connection, self._changes)
         self._write_lock = asyncio.Lock()
         self._closed = False
 
     @classmethod
     async def connect_url(cls, url: str, *, busy_timeout: float = 5.0) -> PostgresDatabase:
-        """Connect, migrate (one transaction) and start listening; DatabaseOpenError if down."""
+        """Connect and migrate (one transaction); DatabaseOpenError if down.
+
+        The LISTEN connection opens with the first cached check (see :meth:`watch_changes`).
+        """
         where, name, safe = _address(url)
         settings = {"lock_timeout": str(max(1, int(busy_timeout * 1000)))}
         try:
@@ -153,9 +161,9 @@ class PostgresDatabase(Database):
                 server_settings={**settings, "application_name": "actorscope-listen"},
             )
 
-        feed = ChangeFeed(listen_connection)
-        await feed.start()
-        return cls(safe, pool, feed, schema_version=version, default_tenant_id=tenant_id)
+        return cls(
+            safe, pool, listen_connection, schema_version=version, default_tenant_id=tenant_id
+        )
 
     async def close(self) -> None:
         """Stop listening and close the pool. Safe to call twice."""
@@ -221,18 +229,13 @@ class PostgresDatabase(Database):
         return True
 
     @property
-    def listening(self) -> bool:
-        """True while the LISTEN connection is up (otherwise caches are bypassed)."""
-        return self._feed.live
-
-    @property
     def listener_pid(self) -> int | None:
         """The server process id of the LISTEN connection, while it is up."""
         return self._feed.server_pid
 
-    def subscribe_changes(self, listener: ChangeListener) -> None:
-        """Tell ``listener`` (held weakly) about every grant change other workers commit."""
-        self._feed.subscribe(listener)
+    async def _start_feed(self) -> None:
+        if not self._closed:
+            await self._feed.start()
 
 
 async def _migrate(pool: Any, migrations: Sequence[Migration], target: str) -> tuple[int, str]:

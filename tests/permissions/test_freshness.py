@@ -1,0 +1,164 @@
+"""Freshness in every mode: the database owns its change feed; cached decisions follow grants.
+
+A cached decision never outlives a grant change by more than a second in any process that
+opened the store, whatever started it; where no feed runs, nothing is cached. The PostgreSQL
+feed tests drive :class:`ChangeFeed` over a real connection wrapped in a seam that can stall
+it or fail to connect. Every wait is bounded and ends on a marker, never on a sleep.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from actorscope.agents import Agent
+from actorscope.errors import StoreError
+from actorscope.identity import Identity, PeerKind
+from actorscope.permissions import GrantChangeWatcher, GrantStore, PermissionPolicy
+from actorscope.store import Database, Row
+
+WORKER = Path(__file__).with_name("grant_worker.py")
+SCOPE = "group:telegram:-100777"  # the worker's scope
+FEED_TASKS = {"actorscope-grant-epoch", "actorscope-change-feed"}
+
+
+async def _until(condition: Callable[[], bool], within: float) -> float:
+    """Wait (bounded) until ``condition()`` holds; return the seconds it took."""
+    loop = asyncio.get_running_loop()
+    start = loop.time()
+    while not condition():
+        assert loop.time() - start < within, "condition not reached in time"
+        await asyncio.sleep(0.005)
+    return loop.time() - start
+
+
+def _key(agent: Agent, user: str = "42") -> dict[str, Any]:
+    return {"agent_id": agent.id, "scope": SCOPE, "config_type": "file_writer", "user_id": user}
+
+
+def _member(agent: Agent, user: str = "42") -> Identity:
+    return Identity(user_id=SCOPE, sender_id=user, peer_kind=PeerKind.GROUP, agent_id=agent.id)
+
+
+@pytest.mark.parametrize("backend", ["sqlite"])
+async def test_library_mode_sees_another_process_revoke_within_a_second(
+    db_target: str, db: Database, agent: Agent
+) -> None:
+    """A plain script (no watcher, no `actorscope run`) stops allowing within 1 s of a revoke."""
+    store = GrantStore(db)
+    await store.grant(**_key(agent))
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        str(WORKER),
+        db_target,
+        agent.id,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+    )
+    assert proc.stdin is not None
+    assert proc.stdout is not None
+
+    async def ask(op: str, **args: Any) -> dict[str, Any]:
+        assert proc.stdin is not None
+        assert proc.stdout is not None
+        proc.stdin.write((json.dumps({"op": op, **args}) + "\n").encode())
+        await proc.stdin.drain()
+        reply: dict[str, Any] = json.loads(
+            await asyncio.wait_for(proc.stdout.readline(), timeout=60)
+        )
+        assert "error" not in reply, reply["error"]
+        return reply
+
+    try:
+        ready = json.loads(await asyncio.wait_for(proc.stdout.readline(), timeout=60))
+        assert ready["ready"]
+        assert (await ask("until", user="42", allowed=True, timeout=10))["reached"]
+        warm = await ask("check", user="42")
+        assert warm["allowed"]
+        assert warm["cached"] == 1  # the worker caches: only a feed may make that safe
+        assert await store.revoke(**_key(agent))
+        denied = await ask("until", user="42", allowed=False, timeout=5)
+        assert denied["reached"], f"the revoke never reached the library process: {denied}"
+        assert denied["seconds"] <= 1.0, denied
+    finally:
+        proc.stdin.write(b'{"op": "quit"}\n')
+        await proc.stdin.drain()
+        try:
+            await asyncio.wait_for(proc.wait(), timeout=15)
+        except TimeoutError:
+            proc.kill()
+            await proc.wait()
+
+
+@pytest.mark.parametrize("backend", ["sqlite"])
+async def test_failed_poll_suspends_caching_until_a_poll_rereads_the_epoch(
+    tmp_path: Path, db: Database, agent: Agent, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After a failed epoch poll nothing is cached, so a revoke right after it is not missed."""
+    store = GrantStore(db)
+    policy = PermissionPolicy(store)
+    member = _member(agent)
+    await store.grant(**_key(agent))
+    watcher = GrantChangeWatcher(store)
+    await watcher.apoll()
+    failing = True
+    real_fetchone = db.fetchone
+
+    async def fetchone(sql: str, params: Sequence[object] = ()) -> Row | None:
+        if failing and "grant_epoch" in sql:
+            raise StoreError("database read failed: disk I/O error")
+        return await real_fetchone(sql, params)
+
+    monkeypatch.setattr(db, "fetchone", fetchone)
+    assert await watcher.apoll() is True
+    assert store.cache.suspended
+    assert (await policy.check_file_writer(member)).allowed  # read from the database...
+    assert len(store.cache) == 0  # ...and not kept
+    async with Database.open(tmp_path / "t.db") as theirs:  # another process, as SQLite sees it
+        assert await GrantStore(theirs).revoke(**_key(agent))
+    failing = False
+    await watcher.apoll()
+    assert not store.cache.suspended
+    assert not (await policy.check_file_writer(member)).allowed
+
+
+async def test_feed_starts_with_the_first_cached_check_and_stops_on_close(
+    db_target: str, agent: Agent
+) -> None:
+    """No feed and no cache before the first check; the check starts it; close() stops it."""
+    db = await Database.connect(db_target)
+    try:
+        store = GrantStore(db)
+        await store.grant(**_key(agent))
+        assert not db.listening
+        assert store.cache.suspended  # no feed runs: nothing may be cached
+        assert (await PermissionPolicy(store).check_file_writer(_member(agent))).allowed
+        assert db.listening
+        assert len(store.cache) == 1  # the very first check is cached once the feed is up
+        assert FEED_TASKS & {t.get_name() for t in asyncio.all_tasks()}
+    finally:
+        await db.close()
+    assert not FEED_TASKS & {t.get_name() for t in asyncio.all_tasks()}
+    assert not db.listening
+    assert store.cache.suspended
+
+
+async def test_same_file_opened_twice_in_one_process_sees_changes(
+    tmp_path: Path, agent: Agent, db_target: str
+) -> None:
+    """Two Database objects on one store in one process: each one's feed hears the other."""
+    async with Database.open(db_target) as ours, Database.open(db_target) as theirs:
+        store = GrantStore(ours)
+        policy = PermissionPolicy(store)
+        member = _member(agent)
+        await GrantStore(theirs).grant(**_key(agent))
+        assert (await policy.check_file_writer(member)).allowed
+        assert await GrantStore(theirs).revoke(**_key(agent))
+        await _until(lambda: len(store.cache) == 0, 2)
+        assert not (await policy.check_file_writer(member)).allowed
