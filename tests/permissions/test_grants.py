@@ -390,6 +390,21 @@ async def test_store_check_applies_precedence(store: GrantStore, agent: Agent) -
     assert await store.check(**keys, sender_id="43") is GrantLookup.DENY
 
 
+async def test_change_through_another_store_reaches_this_cache_at_once(
+    db: Database, store: GrantStore, agent: Agent
+) -> None:
+    """A grant or revoke through another GrantStore on the same database: the next check sees it."""
+    policy = PermissionPolicy(store)
+    other = GrantStore(db)
+    identity = Identity(user_id=GROUP, sender_id="42", agent_id=agent.id)
+    assert (await policy.check_cron(identity)).reason is Reason.NO_GRANT
+    await other.grant(agent_id=agent.id, scope=GROUP, config_type="cron", user_id="42")
+    assert (await policy.check_cron(identity)).reason is Reason.GRANTED
+    assert (await policy.check_cron(identity)).reason is Reason.GRANTED  # now warm
+    await other.revoke(agent_id=agent.id, scope=GROUP, config_type="cron", user_id="42")
+    assert (await policy.check_cron(identity)).reason is Reason.NO_GRANT
+
+
 async def test_invalidate_forgets_cached_decisions(store: GrantStore, agent: Agent) -> None:
     """invalidate(agent) drops that agent's decisions; invalidate() drops every one."""
     policy = PermissionPolicy(store)

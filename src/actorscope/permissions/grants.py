@@ -1,7 +1,7 @@
 """Grants in ``config_permissions``: upsert, revoke, list, import, and the one-query lookup.
 
 Every change commits together with its audit row and then invalidates the agent's cached
-decisions, so the very next check sees it. Changes
+decisions in every store on the same database object, so the very next check sees it. Changes
 made by another process reach this cache over the database's change feed, which the first
 cached check starts (:meth:`GrantStore.cache_generation`): on PostgreSQL LISTEN/NOTIFY drops
 that agent's decisions when the notification arrives; on SQLite an epoch poll drops every
@@ -219,7 +219,7 @@ class GrantStore:
                     )
         finally:
             for agent in agents:
-                self.cache.invalidate(agent)
+                self.db.announce_change(agent)  # this store and every other one on self.db
         return removed
 
     async def list(
@@ -322,9 +322,10 @@ class GrantStore:
                     grant = await self._upsert_one(tx, write, tenants[write.key.agent_id], via)
                     stored += (grant,)
         finally:
-            # Again after the commit: a cold read that started during the write must not stick.
+            # Again after the commit, in every store on self.db: a cold read that started
+            # during the write must not stick.
             for agent in agents:
-                self.cache.invalidate(agent)
+                self.db.announce_change(agent)
         return stored
 
     async def _upsert_one(self, tx: Transaction, write: _Write, tenant_id: str, via: str) -> Grant:
