@@ -15,13 +15,15 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+import asyncpg
 import pytest
 
 from actorscope.agents import Agent
 from actorscope.errors import StoreError
 from actorscope.identity import Identity, PeerKind
-from actorscope.permissions import GrantChangeWatcher, GrantStore, PermissionPolicy
-from actorscope.store import Database, Row
+from actorscope.permissions import DecisionCache, GrantChangeWatcher, GrantStore, PermissionPolicy
+from actorscope.store import ChangeSubscribers, Database, Row
+from actorscope.store._listen import ChangeFeed
 
 WORKER = Path(__file__).with_name("grant_worker.py")
 SCOPE = "group:telegram:-100777"  # the worker's scope
@@ -147,6 +149,111 @@ async def test_feed_starts_with_the_first_cached_check_and_stops_on_close(
     assert not FEED_TASKS & {t.get_name() for t in asyncio.all_tasks()}
     assert not db.listening
     assert store.cache.suspended
+
+
+class _Cache:
+    """A change listener over a decision cache, as a GrantStore is."""
+
+    def __init__(self) -> None:
+        self.cache: DecisionCache[str] = DecisionCache()
+
+    def on_remote_change(self, key: str) -> None:
+        """Forget one agent."""
+        self.cache.invalidate(key)
+
+    def on_feed_lost(self) -> None:
+        """Cache nothing."""
+        self.cache.suspend()
+
+    def on_feed_restored(self) -> None:
+        """Forget everything, cache again."""
+        self.cache.resume()
+
+
+class _Stallable:
+    """A LISTEN connection that can stall: queries hang and notifications stop arriving."""
+
+    def __init__(self, conn: Any) -> None:
+        self.conn = conn
+        self.stalled = False
+        self._resume = asyncio.Event()
+
+    def stall(self) -> None:
+        """From now on nothing goes through this connection."""
+        self.stalled = True
+
+    async def add_listener(self, channel: str, callback: Callable[..., None]) -> None:
+        """LISTEN; notifications are withheld while stalled."""
+
+        def forward(conn: Any, pid: int, chan: str, payload: str) -> None:
+            if not self.stalled:
+                callback(self, pid, chan, payload)
+
+        await self.conn.add_listener(channel, forward)
+
+    async def execute(self, *args: Any) -> Any:
+        """A query; hangs while stalled (until the connection is closed)."""
+        if self.stalled:
+            await self._resume.wait()
+        return await self.conn.execute(*args)
+
+    def add_termination_listener(self, callback: Callable[[Any], None]) -> None:
+        """Called with this wrapper when the real connection closes."""
+        self.conn.add_termination_listener(lambda conn: callback(self))
+
+    def is_closed(self) -> bool:
+        """True once the real connection is closed."""
+        return bool(self.conn.is_closed())
+
+    def get_server_pid(self) -> int:
+        """The real connection's backend pid."""
+        return int(self.conn.get_server_pid())
+
+    async def close(self) -> None:
+        """Close the real connection (a stalled one is terminated)."""
+        self._resume.set()
+        if self.stalled:
+            self.conn.terminate()
+        else:
+            await self.conn.close()
+
+    def terminate(self) -> None:
+        """Terminate the real connection."""
+        self._resume.set()
+        self.conn.terminate()
+
+
+@pytest.mark.parametrize("backend", ["postgresql"])
+async def test_stalled_listen_suspends_caching_then_recovers(db_target: str, agent: Agent) -> None:
+    """A LISTEN connection that stops hearing anything misses a probe: caching stops within 1 s."""
+    opened: list[_Stallable] = []
+
+    async def connect() -> _Stallable:
+        conn = _Stallable(await asyncpg.connect(db_target, timeout=10))
+        opened.append(conn)
+        return conn
+
+    subscribers = ChangeSubscribers()
+    listener = _Cache()
+    subscribers.add(listener)
+    feed = ChangeFeed(connect, subscribers)
+    await feed.start()
+    try:
+        assert feed.live
+        assert listener.cache.put((agent.id, "x"), "allow", listener.cache.generation(agent.id))
+        opened[-1].stall()
+        took = await _until(lambda: listener.cache.suspended, 5)
+        assert took <= 1.0, f"a stalled LISTEN went unnoticed for {took:.2f}s"
+        assert listener.cache.get((agent.id, "x")) is None
+        await _until(lambda: feed.live, 10)  # a fresh connection, probed, listens again
+        assert len(opened) >= 2
+        assert not listener.cache.suspended
+        async with Database.open(db_target) as elsewhere:  # its NOTIFYs reach the new feed
+            assert listener.cache.put((agent.id, "x"), "allow", listener.cache.generation(agent.id))
+            await GrantStore(elsewhere).grant(**_key(agent))
+            await _until(lambda: listener.cache.get((agent.id, "x")) is None, 10)
+    finally:
+        await feed.close()
 
 
 async def test_same_file_opened_twice_in_one_process_sees_changes(

@@ -4,8 +4,12 @@ The grant triggers ``NOTIFY actorscope_grants, '<agent uuid>'`` when a change co
 feed hands each payload to the database's :class:`~actorscope.store.ChangeSubscribers`. While
 the connection is down nothing can be heard, so subscribers are told to flush and stop caching
 (``on_feed_lost``); the feed reconnects with bounded backoff, LISTENs again and only then tells
-them to flush once more and cache again (``on_feed_restored``). A drop is noticed when the
-server closes the connection, or at the latest by the next liveness ping.
+them to flush once more and cache again (``on_feed_restored``).
+
+A connection can also stall without closing (notifications stop arriving). So the feed probes
+itself: every ``probe_interval`` seconds it NOTIFYs a token of its own on the channel and must
+hear it back within ``probe_timeout``; a missed probe counts as a lost connection. A change is
+therefore never missed for longer than ``probe_interval + probe_timeout`` (under one second).
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -20,12 +25,14 @@ import asyncpg
 
 from actorscope.store._base import ChangeSubscribers
 
-__all__ = ["CHANGE_CHANNEL", "ChangeFeed"]
+__all__ = ["CHANGE_CHANNEL", "PROBE_PREFIX", "ChangeFeed"]
 
 _log = logging.getLogger("actorscope.store")
 
 #: The NOTIFY channel of grant and agent changes (payload: the agent UUID).
 CHANGE_CHANNEL = "actorscope_grants"
+#: Payloads starting with this are feed probes, never agent UUIDs: no listener hears them.
+PROBE_PREFIX = "probe:"
 
 # ConnectionError is an OSError.
 _FAILURES = (OSError, asyncpg.PostgresError, asyncpg.InterfaceError, TimeoutError)
@@ -41,21 +48,27 @@ class ChangeFeed:
         *,
         min_backoff: float = 0.05,
         max_backoff: float = 2.0,
-        ping_interval: float = 5.0,
+        probe_interval: float = 0.3,
+        probe_timeout: float = 0.5,
     ) -> None:
         self._connect = connect
         self._subscribers = subscribers
         self._min_backoff = min_backoff
         self._max_backoff = max_backoff
-        self._ping_interval = ping_interval
+        self._probe_interval = probe_interval
+        self._probe_timeout = probe_timeout
         self._conn: Any = None
         self._lost = asyncio.Event()
         self._closing = False
         self._task: asyncio.Task[None] | None = None
+        self._probe_id = f"{PROBE_PREFIX}{uuid.uuid4().hex}:"
+        self._probes = 0
+        self._probe_token = ""
+        self._probe_heard = asyncio.Event()
 
     @property
     def live(self) -> bool:
-        """True while LISTEN is active on an open connection."""
+        """True while LISTEN is active on an open connection that answers its probes."""
         return self._subscribers.live
 
     @property
@@ -98,11 +111,25 @@ class ChangeFeed:
         conn.add_termination_listener(self._terminated)
         if conn.is_closed():  # it died before the termination listener was in place
             raise ConnectionError("the LISTEN connection closed while starting")
+        await self._probe()  # a connection that cannot hear itself is not live
         self._lost.clear()
         # Flush after LISTEN is active: anything committed while deaf is re-read from now on.
         self._subscribers.restored()
 
+    async def _probe(self) -> None:
+        """NOTIFY a fresh token and hear it back; TimeoutError past ``probe_timeout``."""
+        self._probes += 1
+        self._probe_token = f"{self._probe_id}{self._probes}"
+        self._probe_heard.clear()
+        async with asyncio.timeout(self._probe_timeout):
+            await self._conn.execute("SELECT pg_notify($1, $2)", CHANGE_CHANNEL, self._probe_token)
+            await self._probe_heard.wait()
+
     def _notified(self, conn: Any, pid: int, channel: str, payload: str) -> None:
+        if payload.startswith(PROBE_PREFIX):
+            if payload == self._probe_token:
+                self._probe_heard.set()
+            return
         self._subscribers.changed(payload)
 
     def _terminated(self, conn: Any) -> None:
@@ -144,11 +171,14 @@ class ChangeFeed:
                 backoff = min(backoff * 2, self._max_backoff)
 
     async def _watch(self) -> None:
-        """Wait for a drop; ping now and then to notice a connection that died silently."""
+        """Wait for a drop; probe now and then to notice a connection that stalled or died."""
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._lost.wait(), timeout=self._ping_interval)
+            await asyncio.wait_for(self._lost.wait(), timeout=self._probe_interval)
             return
         try:
-            await asyncio.wait_for(self._conn.fetchval("SELECT 1"), timeout=self._ping_interval)
-        except _FAILURES as exc:
-            self._drop(f"ping failed: {exc!r}")
+            await self._probe()
+        except TimeoutError:
+            self._drop(f"no probe answer within {self._probe_timeout}s")
+        # Any other failure is a lost connection too: the feed reconnects rather than dies.
+        except Exception as exc:
+            self._drop(f"probe failed: {exc!r}")
