@@ -256,6 +256,47 @@ async def test_stalled_listen_suspends_caching_then_recovers(db_target: str, age
         await feed.close()
 
 
+@pytest.mark.parametrize("backend", ["postgresql"])
+async def test_feed_reconnects_after_an_internal_client_error(db_target: str) -> None:
+    """asyncpg's InternalClientError while connecting is retried with backoff, not fatal."""
+    attempts: list[int] = []
+
+    async def connect() -> Any:
+        attempts.append(1)
+        if len(attempts) <= 2:
+            raise asyncpg.InternalClientError("cannot switch to state 12; another operation")
+        return await asyncpg.connect(db_target, timeout=10)
+
+    subscribers = ChangeSubscribers()
+    listener = _Cache()
+    subscribers.add(listener)
+    feed = ChangeFeed(connect, subscribers)
+    await feed.start()  # the first attempt fails quietly; the background task retries
+    try:
+        assert listener.cache.suspended
+        await _until(lambda: feed.live, 10)
+        assert len(attempts) == 3
+        assert not listener.cache.suspended
+    finally:
+        await feed.close()
+    assert listener.cache.suspended
+
+
+@pytest.mark.parametrize("backend", ["postgresql"])
+async def test_open_wraps_an_internal_client_error(
+    db_target: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """InternalClientError while opening is one StoreError naming the server, never raw."""
+
+    async def broken_pool(*args: Any, **kwargs: Any) -> Any:
+        raise asyncpg.InternalClientError("cannot switch to state 12; another operation")
+
+    monkeypatch.setattr(asyncpg, "create_pool", broken_pool)
+    with pytest.raises(StoreError, match=r"cannot connect to PostgreSQL at .*another operation"):
+        async with Database.open(db_target):
+            pass
+
+
 async def test_same_file_opened_twice_in_one_process_sees_changes(
     tmp_path: Path, agent: Agent, db_target: str
 ) -> None:

@@ -34,8 +34,15 @@ CHANGE_CHANNEL = "actorscope_grants"
 #: Payloads starting with this are feed probes, never agent UUIDs: no listener hears them.
 PROBE_PREFIX = "probe:"
 
-# ConnectionError is an OSError.
-_FAILURES = (OSError, asyncpg.PostgresError, asyncpg.InterfaceError, TimeoutError)
+# ConnectionError is an OSError. InternalClientError: asyncpg's own state broke (the
+# connection is useless, a new one works).
+_FAILURES = (
+    OSError,
+    asyncpg.PostgresError,
+    asyncpg.InterfaceError,
+    asyncpg.InternalClientError,
+    TimeoutError,
+)
 
 
 class ChangeFeed:
@@ -95,7 +102,8 @@ class ChangeFeed:
     async def _try_attach(self, backoff: float) -> bool:
         try:
             await self._attach()
-        except _FAILURES as exc:
+        # Whatever stops LISTEN is retried: a feed that gave up would keep caches off for good.
+        except Exception as exc:
             _log.debug("store.listen_retry in=%.2fs error=%r", backoff, exc)
             return False
         return True

@@ -43,7 +43,14 @@ __all__ = ["PostgresDatabase", "PostgresTransaction"]
 
 #: The advisory lock every write transaction holds (any constant 64-bit key will do).
 WRITE_LOCK_KEY = 0x6163_7473_636F_7065
-_FAILURES = (asyncpg.PostgresError, asyncpg.InterfaceError, OSError, TimeoutError)
+# InternalClientError: asyncpg's own state broke; as much a store failure as the others.
+_FAILURES = (
+    asyncpg.PostgresError,
+    asyncpg.InterfaceError,
+    asyncpg.InternalClientError,
+    OSError,
+    TimeoutError,
+)
 _POOL_SIZE = 8
 _CONNECT_TIMEOUT = 10.0
 
