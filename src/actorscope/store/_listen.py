@@ -85,6 +85,7 @@ class ChangeFeed:
 
     async def start(self) -> None:
         """Try to listen now (a failure is retried in the background), then keep it up."""
+        await self._discard()  # a start cancelled half-way may have left a connection behind
         await self._try_attach(self._min_backoff)
         self._task = asyncio.create_task(self._run(), name="actorscope-change-feed")
 
