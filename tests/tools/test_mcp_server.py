@@ -26,6 +26,7 @@ from actorscope.tools import (
     encode_identity_token,
     identity_from_token,
     lint_tool_schema,
+    to_openai_strict,
 )
 from actorscope.tools.mcp_server import (
     create_mcp_server,
@@ -70,7 +71,7 @@ def stdio_style(registry: ToolRegistry, host_token: str | None) -> Client:
 
 @pytest.mark.parametrize("mode", MODES)
 async def test_tools_list_is_lint_clean_for_every_target(registry: ToolRegistry, mode: str) -> None:
-    """The real tools/list over an MCP session is clean for claude, openai-strict and gemini."""
+    """The real tools/list is clean for claude and gemini, and for openai-strict once converted."""
     server = create_mcp_server(registry, fixed_identity(group(MEMBER)))
     async with Client(server, mode=mode) as client:
         listing = await client.list_tools()
@@ -79,20 +80,28 @@ async def test_tools_list_is_lint_clean_for_every_target(registry: ToolRegistry,
     for tool in wire["tools"]:
         assert tool["inputSchema"] == registry.get(tool["name"]).input_schema  # type: ignore[union-attr]
         for target in TARGETS:
-            assert lint_tool_schema(tool["inputSchema"], target) == [], (tool["name"], target)
+            schema = tool["inputSchema"]
+            if target == "openai-strict":
+                schema = to_openai_strict(schema)
+            assert lint_tool_schema(schema, target) == [], (tool["name"], target)
 
 
 async def test_schema_lint_cli_accepts_the_real_listing_and_flags_a_bad_one(
     registry: ToolRegistry, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """`actorscope schema lint` passes the served tools/list; a root anyOf makes it exit 1."""
+    """`schema lint` passes the served (flat) tools/list for claude and gemini, not openai-strict.
+
+    The flat listing leaves optional properties out of required, which OpenAI strict mode
+    rejects (convert with to_openai_strict); a root anyOf makes every target exit 1.
+    """
     async with stdio_style(registry, None) as client:
         listing = await client.list_tools()
     wire = listing.model_dump(mode="json", by_alias=True, exclude_none=True)
     good = tmp_path / "tools.json"
     good.write_text(json.dumps({"jsonrpc": "2.0", "id": 1, "result": wire}), encoding="utf-8")
-    for target in TARGETS:
+    for target in ("claude", "gemini"):
         assert main(["schema", "lint", str(good), "--target", target]) == 0
+    assert main(["schema", "lint", str(good), "--target", "openai-strict"]) == 1
     wire["tools"][0]["inputSchema"]["anyOf"] = [{"required": ["path"], "properties": {}}]
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps(wire), encoding="utf-8")

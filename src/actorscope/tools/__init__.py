@@ -14,7 +14,7 @@ from actorscope.tools.identity_args import (
     DEPRECATED_FIELD,
     resolve_agent_identity,
 )
-from actorscope.tools.lint import TARGETS, Target, Violation, lint_tool_schema
+from actorscope.tools.lint import TARGETS, Target, Violation, lint_tool_schema, to_openai_strict
 from actorscope.tools.memory import MemoryBackend, MemoryEntry, MemoryKey, SqliteMemory
 from actorscope.tools.registry import EMPTY_IDENTITY, Tool, ToolCall, ToolRegistry, ToolResult
 from actorscope.tools.schema import flat_schema
@@ -62,5 +62,6 @@ __all__ = [
     "lint_tool_schema",
     "resolve_agent_identity",
     "scope_segment",
+    "to_openai_strict",
     "tools_from_json",
 ]

@@ -1,8 +1,14 @@
 """A linter for tool input schemas against what Claude, OpenAI strict mode and Gemini accept.
 
-Each :class:`Violation` carries a JSON pointer into the schema and the rule it breaks. The
-rules are the ones that make a client drop or reject a tool, plus actorscope's own flat
-contract (no null unions), which every target shares.
+Each :class:`Violation` carries a JSON pointer into the schema and the rule it breaks. Every
+target shares the structural rules (an object root, no root combinator, known types,
+``required`` naming declared properties); beyond those each target is judged by its own rules:
+
+- ``claude`` and ``gemini``: actorscope's flat contract, where optional means left out of
+  ``required`` (no null unions); Gemini also refuses type lists, references and more;
+- ``openai-strict``: OpenAI's strict mode, where every property of every object is in
+  ``required``, an optional one is nullable (``["string", "null"]``), and every object has
+  ``additionalProperties: false``. :func:`to_openai_strict` turns a flat schema into that form.
 """
 
 from __future__ import annotations
@@ -13,7 +19,7 @@ from typing import Any, Literal, get_args
 
 from actorscope.errors import SchemaError
 
-__all__ = ["TARGETS", "Target", "Violation", "lint_tool_schema"]
+__all__ = ["TARGETS", "Target", "Violation", "lint_tool_schema", "to_openai_strict"]
 
 Target = Literal["claude", "openai-strict", "gemini"]
 TARGETS: tuple[str, ...] = get_args(Target)
@@ -120,8 +126,6 @@ def _common(schema: Any) -> Iterator[Violation]:
                 f"a root {combinator} makes clients drop the tool",
             )
     for pointer, node in _walk(schema):
-        if _is_null_union(node):
-            yield Violation(pointer, "null-union", "optional means left out of required, not null")
         kind = node.get("type")
         kinds = kind if isinstance(kind, list) else [kind] if kind is not None else []
         for k in kinds:
@@ -145,8 +149,27 @@ def _common(schema: Any) -> Iterator[Violation]:
                         )
 
 
+def _flat(schema: dict[str, Any]) -> Iterator[Violation]:
+    """actorscope's flat contract (Claude, Gemini): optional is left out of required."""
+    for pointer, node in _walk(schema):
+        if _is_null_union(node):
+            yield Violation(pointer, "null-union", "optional means left out of required, not null")
+
+
 def _openai(schema: dict[str, Any]) -> Iterator[Violation]:
     for pointer, node in _walk(schema):
+        properties = node.get("properties")
+        if isinstance(properties, dict):
+            required = node.get("required")
+            listed = set(required) if isinstance(required, list) else set()
+            for name in properties:
+                if name not in listed:
+                    yield Violation(
+                        f"{pointer}/properties/{_escape(name)}",
+                        "required-all",
+                        f"strict mode needs every property in required; make {name!r} "
+                        'required and nullable (["string", "null"]) if it is optional',
+                    )
         if node.get("type") == "object" and node.get("additionalProperties") is not False:
             yield Violation(
                 f"{pointer}/additionalProperties",
@@ -187,6 +210,57 @@ def lint_tool_schema(schema: Any, target: str) -> list[Violation]:
     if isinstance(schema, dict):
         if target == "openai-strict":
             violations.extend(_openai(schema))
-        elif target == "gemini":
-            violations.extend(_gemini(schema))
+        else:
+            violations.extend(_flat(schema))
+            if target == "gemini":
+                violations.extend(_gemini(schema))
     return violations
+
+
+def _nullable(node: dict[str, Any]) -> dict[str, Any]:
+    """``node`` accepting null too: ``type`` gains ``"null"`` (and a closed ``enum`` gains null)."""
+    kind = node.get("type")
+    if kind is None:
+        return {"anyOf": [node, {"type": "null"}]}
+    kinds = list(kind) if isinstance(kind, list) else [kind]
+    out = {**node, "type": kinds if "null" in kinds else [*kinds, "null"]}
+    enum = out.get("enum")
+    if isinstance(enum, list) and None not in enum:
+        out["enum"] = [*enum, None]
+    # The default described leaving the property out; in strict form null says that.
+    out.pop("default", None)
+    return out
+
+
+def _strict(node: Any) -> Any:
+    if isinstance(node, list):
+        return [_strict(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    out = {key: _strict(value) for key, value in node.items() if key != "properties"}
+    properties = node.get("properties")
+    if isinstance(properties, dict):
+        required = node.get("required")
+        listed = set(required) if isinstance(required, list) else set()
+        out["properties"] = {
+            name: _strict(sub) if name in listed else _nullable(_strict(sub))
+            for name, sub in properties.items()
+        }
+        out["required"] = list(properties)
+    if out.get("type") == "object" or isinstance(properties, dict):
+        out["additionalProperties"] = False
+    return out
+
+
+def to_openai_strict(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """A flat tool schema in OpenAI strict form (a new dict; ``schema`` is not changed).
+
+    Every object lists all its properties in ``required`` and has ``additionalProperties:
+    false``; a property that was optional becomes nullable (``["string", "null"]``, ``null``
+    added to its ``enum``, its ``default`` dropped), so the model sends ``null`` for "not given".
+    """
+    if not isinstance(schema, Mapping):
+        raise SchemaError("the input schema must be a JSON object")
+    # _strict rebuilds every object and list, so nothing of ``schema`` is shared.
+    converted: dict[str, Any] = _strict(dict(schema))
+    return converted
