@@ -285,3 +285,23 @@ async def test_fresh_policy_sees_grants_made_elsewhere(
     )
     added = await call(tools, group(WRITER), "cron_add", name="d", schedule="@daily")
     assert added["is_error"] is False
+
+
+@pytest.mark.parametrize("tool", ["memory_reflect", "memory_search"])
+def test_memory_tool_and_alias_descriptions_state_the_identity_rules(
+    registry: ToolRegistry, tool: str
+) -> None:
+    """Tool and identity fields say: one required at run time, agent deprecated, agent_id wins."""
+    found = registry.get(tool)
+    assert found is not None
+    properties = found.input_schema["properties"]
+    texts = {
+        "tool": found.description,
+        "agent_id": properties["agent_id"]["description"],
+        "agent": properties["agent"]["description"],
+    }
+    for where, text in texts.items():
+        assert "at least one" in text.lower(), where
+        assert "checked at run time" in text, where
+        assert "deprecated" in text.lower(), where
+        assert "agent_id wins" in text, where

@@ -94,8 +94,10 @@ class CronRemoveInput(_Input):
 class MemoryReflectInput(_Input):
     """Change the memory of an agent namespace in this conversation.
 
-    Name the namespace with agent_id (or the deprecated alias agent); agent_id wins when both
-    are valid, and an invalid value in either is an error.
+    Name the namespace with agent_id; agent is its deprecated alias. At least one of agent_id
+    or agent is required, checked at run time: each one given must be a string with a
+    non-whitespace character. When both are valid, agent_id wins; an invalid value in either
+    is an error.
     """
 
     action: Literal["add", "update", "forget", "pin", "unpin"] = Field(
@@ -113,8 +115,10 @@ class MemoryReflectInput(_Input):
 class MemorySearchInput(_Input):
     """Search the memory of an agent namespace in this conversation.
 
-    Name the namespace with agent_id (or the deprecated alias agent); agent_id wins when both
-    are valid, and an invalid value in either is an error.
+    Name the namespace with agent_id; agent is its deprecated alias. At least one of agent_id
+    or agent is required, checked at run time: each one given must be a string with a
+    non-whitespace character. When both are valid, agent_id wins; an invalid value in either
+    is an error.
     """
 
     agent_id: str | None = Field(default=None, description=AGENT_ID_DESCRIPTION)

@@ -32,15 +32,16 @@ DEPRECATED_FIELD = "agent"
 
 AGENT_ID_DESCRIPTION = (
     "Agent namespace to act on (canonical). Give agent_id, or the deprecated alias agent; at "
-    "least one is required. Must be a string with at least one non-whitespace character; it is "
-    "used exactly as given (no trimming, case folding or default). When both are given and "
-    "valid, agent_id wins. null, a non-string, an empty or whitespace-only value is an error, "
-    "even if agent is valid."
+    "least one is required, checked at run time. Must be a string with at least one "
+    "non-whitespace character; it is used exactly as given (no trimming, case folding or "
+    "default). When both are given and valid, agent_id wins. null, a non-string, an empty or "
+    "whitespace-only value is an error, even if agent is valid."
 )
 AGENT_ALIAS_DESCRIPTION = (
-    "Deprecated alias of agent_id; prefer agent_id. Same rules: a string with at least one "
-    "non-whitespace character, used exactly as given. Ignored when a valid agent_id is also "
-    "given; an invalid value is an error even if agent_id is valid."
+    "Deprecated alias of agent_id; prefer agent_id. At least one of agent_id or agent is "
+    "required, checked at run time. Same rules: a string with at least one non-whitespace "
+    "character, used exactly as given. When both are given and valid, agent_id wins and agent "
+    "is ignored; an invalid value is an error even if agent_id is valid."
 )
 
 # Categories that render as nothing: a value made only of these names no agent a person
