@@ -42,14 +42,9 @@ async def handle(request: RunRequest) -> str | None:
     decision = await services.policy.check_file_writer(current_identity())
     if not decision.allowed:
         return f"denied: {decision.reason}"
-    workspace = services.workspace
-    agent_key = services.agent.key
-    try:
-        previous = workspace.read(agent_key, request.user_id, NOTES_FILE)
-    except ActorscopeError:  # no notes yet
-        previous = ""
     line = f"- {text} (by {request.sender_id or request.user_id})\n"
-    workspace.write(agent_key, request.user_id, NOTES_FILE, previous + line)
+    # append() adds under a file lock: two notes at once never overwrite each other.
+    services.workspace.append(services.agent, request.identity(), NOTES_FILE, line)
     return "saved"
 
 

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import uuid
 from pathlib import Path
 
 import pytest
 
 from actorscope.agents import AGENTS_DIR, sanitise_key, workspace_path
+from actorscope.agents.paths import archived_workspace_path, tenant_workspace_path
 from actorscope.errors import IdentityError, UnsafeKeyError
 
 
@@ -57,3 +59,24 @@ def test_workspace_path_refuses_traversal(tmp_path: Path) -> None:
     """`../x` never becomes a path outside the root."""
     with pytest.raises(UnsafeKeyError):
         workspace_path(tmp_path, "../x")
+
+
+def test_tenant_workspace_path_names_the_tenant_and_archives_name_the_agent(
+    tmp_path: Path,
+) -> None:
+    """tenants/<tenant UUID>/agents/<key>; an archive is <key>~<agent UUID> beside it."""
+    tenant, agent = str(uuid.uuid4()), str(uuid.uuid4())
+    live = tenant_workspace_path(tmp_path, tenant, "main")
+    assert live == tmp_path / "tenants" / tenant / "agents" / "main"
+    assert archived_workspace_path(tmp_path, tenant, "main", agent) == live.with_name(
+        f"main~{agent}"
+    )
+
+
+@pytest.mark.parametrize("tenant", ["", "..", "default", "A" * 36, "../../etc"])
+def test_tenant_workspace_path_refuses_a_tenant_that_is_not_a_uuid(
+    tmp_path: Path, tenant: str
+) -> None:
+    """Only a canonical tenant UUID names a tenant directory."""
+    with pytest.raises(UnsafeKeyError, match="tenant id"):
+        tenant_workspace_path(tmp_path, tenant, "main")

@@ -229,7 +229,7 @@ async def test_sandbox_end_to_end_over_loopback(tmp_path: Path) -> None:
             await proc.wait()
     err = (await proc.stderr.read()).decode()
     assert "Traceback" not in err, err
-    (notes,) = (tmp_path / "workspace" / "agents" / "notes").glob("*/notes.md")
+    (notes,) = (tmp_path / "workspace" / "tenants").glob("*/agents/notes/*/notes.md")
     assert "buy milk" in notes.read_text()
     assert "hack" not in notes.read_text()
     assert notes.parent.name.startswith("group%3Atelegram%3A-100")

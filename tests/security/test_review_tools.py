@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import uuid
 from pathlib import Path
 
 import pytest
 
+from actorscope.agents import Agent
+from actorscope.agents.types import AgentKey, AgentUUID, TenantUUID
 from actorscope.errors import ToolError
+from actorscope.identity import telegram_identity
 from actorscope.tools.workspace import Workspace
 
-GROUP = "group:telegram:-100200"
+GROUP = telegram_identity(-100200, "supergroup", 42)
+MAIN = Agent(AgentUUID(str(uuid.uuid4())), AgentKey("main"), TenantUUID(str(uuid.uuid4())))
 
 
 @pytest.mark.parametrize("path", ["\ud800", "notes/\ud83d.txt"])
@@ -17,7 +22,7 @@ def test_workspace_write_rejects_unencodable_path_cleanly(tmp_path: Path, path: 
     """A path with a lone surrogate (valid in MCP JSON) must be path_rejected, not a crash."""
     workspace = Workspace(tmp_path / "ws")
     with pytest.raises(ToolError) as refused:
-        workspace.write("main", GROUP, path, "content")
+        workspace.write(MAIN, GROUP, path, "content")
     assert refused.value.code == "path_rejected"
 
 
@@ -25,6 +30,6 @@ def test_workspace_write_rejects_unencodable_path_cleanly(tmp_path: Path, path: 
 def test_workspace_read_rejects_unencodable_path_cleanly(tmp_path: Path, path: str) -> None:
     """Reading a lone-surrogate path must give a ToolError, not UnicodeEncodeError."""
     workspace = Workspace(tmp_path / "ws")
-    workspace.write("main", GROUP, "seed.txt", "x")  # the scope directory exists
+    workspace.write(MAIN, GROUP, "seed.txt", "x")  # the scope directory exists
     with pytest.raises(ToolError):
-        workspace.read("main", GROUP, path)
+        workspace.read(MAIN, GROUP, path)

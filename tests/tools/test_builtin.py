@@ -48,7 +48,8 @@ async def call(
 
 
 def _file(tmp_path: Path, scope_dir: str, name: str = "notes.md", agent: str = "main") -> Path:
-    return tmp_path / "ws" / "agents" / agent / scope_dir / name
+    (tenant,) = (tmp_path / "ws" / "tenants").iterdir()  # every agent here is in one tenant
+    return tenant / "agents" / agent / scope_dir / name
 
 
 def test_registry_holds_every_builtin_tool(registry: ToolRegistry) -> None:
@@ -305,3 +306,43 @@ def test_memory_tool_and_alias_descriptions_state_the_identity_rules(
         assert "checked at run time" in text, where
         assert "deprecated" in text.lower(), where
         assert "agent_id wins" in text, where
+
+
+async def test_agents_of_two_tenants_with_one_key_never_share_workspace_files(
+    db: Database, agent: Agent, registry: ToolRegistry
+) -> None:
+    """acme's main (by UUID, as an MCP token names it) cannot read or overwrite default's main."""
+    agents = AgentRegistry(db)
+    acme = await agents.create("main", tenant=(await agents.create_tenant("acme")).slug)
+    as_default = replace(group(WRITER), agent_id=agent.id, tenant_id=agent.tenant_id, role="owner")
+    as_acme = replace(group(WRITER), agent_id=acme.id, tenant_id=acme.tenant_id, role="owner")
+    wrote = await call(registry, as_default, "workspace_write", path="n.md", content="default's")
+    assert not wrote["is_error"], wrote
+    peek = await call(registry, as_acme, "workspace_read", path="n.md")
+    assert peek["error"]["code"] == "not_found"
+    await call(registry, as_acme, "workspace_write", path="n.md", content="acme's")
+    own = await call(registry, as_default, "workspace_read", path="n.md")
+    assert own["content"] == "default's"
+
+
+async def test_http_user_cannot_read_the_telegram_dm_of_the_same_id(registry: ToolRegistry) -> None:
+    """HTTP user "4242" and Telegram user 4242 have separate direct-scope files."""
+    http_user = Identity(user_id=WRITER, sender_id="", channel="http")
+    await call(registry, dm(WRITER), "workspace_write", path="diary.md", content="private")
+    peek = await call(registry, http_user, "workspace_read", path="diary.md")
+    assert peek["error"]["code"] == "not_found"
+
+
+async def test_a_new_agent_reusing_a_removed_key_starts_with_an_empty_workspace(
+    db: Database, agent: Agent, toolbox: Toolbox, tmp_path: Path
+) -> None:
+    """Remove main, create main again: the new one reads nothing; the old files are archived."""
+    agents = AgentRegistry(db)
+    await call(builtin_tools(toolbox), dm(MEMBER), "workspace_write", path="n.md", content="old")
+    await agents.remove("main")
+    reborn = await agents.create("main")
+    tools = builtin_tools(replace(toolbox, default_agent=reborn))
+    peek = await call(tools, dm(MEMBER), "workspace_read", path="n.md")
+    assert peek["error"]["code"] == "not_found"
+    (archived,) = (tmp_path / "ws" / "tenants").glob(f"*/agents/main~{agent.id}/*/n.md")
+    assert archived.read_text(encoding="utf-8") == "old"

@@ -190,9 +190,9 @@ async def run_bots(
             shared = shared_dedup_default(db)
         # `actorscope grants remove` from another shell must reach this process's cache.
         await stack.enter_async_context(GrantChangeWatcher(grants))
-        services = BotServices(
-            db, agent, grants, PermissionPolicy(grants), Workspace(config.workspace)
-        )
+        # One bot, one tenant: its agent's tenant adopts a workspace laid out before tenants.
+        workspace = Workspace(config.workspace, legacy_tenant=agent.tenant_id)
+        services = BotServices(db, agent, grants, PermissionPolicy(grants), workspace)
         bus = MessageBus()
         owners = frozenset(config.owners)
         host = Host(

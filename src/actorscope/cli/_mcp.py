@@ -4,6 +4,10 @@ The signing key is ``ACTORSCOPE_ORIGIN_KEY`` (the host signs identity tokens wit
 key); without it the server draws a random key, so no token verifies and every call runs with
 the empty identity. stdio reads the run's token from ``ACTORSCOPE_IDENTITY_TOKEN`` once at
 start-up; HTTP reads the ``X-Actorscope-Identity`` header of each request.
+
+Files live under ``<workspace>/tenants/<tenant UUID>/agents/<key>/``: one server may serve
+agents of several tenants, and they never share a directory. A workspace laid out before
+tenants (``<workspace>/agents/<key>/``) is adopted on first use by the ``--tenant`` tenant only.
 """
 
 from __future__ import annotations
@@ -73,6 +77,8 @@ async def _serve(
         agent: Agent | None = None
         if agent_key is not None:
             agent = await agents.resolve(agent_key, tenant)
+        # Workspaces are per tenant; one laid out before tenants belongs to --tenant's agents.
+        owner = await agents.tenant(tenant)
         store = GrantStore(db)
         box = Toolbox.create(
             db,
@@ -80,6 +86,7 @@ async def _serve(
             workspace_root=workspace,
             default_agent=agent,
             agents=agents,
+            legacy_tenant=owner.id,
         )
         registry = builtin_tools(box)
         if transport is Transport.STDIO:

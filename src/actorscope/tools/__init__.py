@@ -18,6 +18,7 @@ from actorscope.tools.lint import TARGETS, Target, Violation, lint_tool_schema, 
 from actorscope.tools.memory import MemoryBackend, MemoryEntry, MemoryKey, SqliteMemory
 from actorscope.tools.registry import EMPTY_IDENTITY, Tool, ToolCall, ToolRegistry, ToolResult
 from actorscope.tools.schema import flat_schema
+from actorscope.tools.storage import storage_scope
 from actorscope.tools.token import (
     IDENTITY_HEADER,
     IDENTITY_TOKEN_ENV,
@@ -26,7 +27,7 @@ from actorscope.tools.token import (
     identity_from_token,
 )
 from actorscope.tools.toolbox import Toolbox
-from actorscope.tools.workspace import Workspace, scope_segment
+from actorscope.tools.workspace import FileMissingError, UnsafePathError, Workspace, scope_segment
 
 __all__ = [
     "AGENT_ALIAS_DESCRIPTION",
@@ -40,6 +41,7 @@ __all__ = [
     "TARGETS",
     "CronJob",
     "CronStore",
+    "FileMissingError",
     "IdentityValidationError",
     "MemoryBackend",
     "MemoryEntry",
@@ -52,6 +54,7 @@ __all__ = [
     "ToolRegistry",
     "ToolResult",
     "Toolbox",
+    "UnsafePathError",
     "Violation",
     "Workspace",
     "builtin_tools",
@@ -62,6 +65,7 @@ __all__ = [
     "lint_tool_schema",
     "resolve_agent_identity",
     "scope_segment",
+    "storage_scope",
     "to_openai_strict",
     "tools_from_json",
 ]

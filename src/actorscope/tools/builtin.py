@@ -172,15 +172,14 @@ def _target(value: int | None, action: str) -> int:
 def _workspace_tools(box: Toolbox) -> list[Tool[Any]]:
     async def write(call: ToolCall, args: WorkspaceWriteInput) -> Mapping[str, Any]:
         agent, who = await box.acting(call.identity)
-        scope = require_scope(who)
+        require_scope(who)
         await box.require(box.policy.check_file_writer(who), "file_writer")
-        size = await _fs(box.workspace.write, agent.key, scope, args.path, args.content)
+        size = await _fs(box.workspace.write, agent, who, args.path, args.content)
         return {"path": args.path, "bytes": size}
 
     async def read(call: ToolCall, args: WorkspaceReadInput) -> Mapping[str, Any]:
         agent, who = await box.acting(call.identity)
-        scope = require_scope(who)
-        content = await _fs(box.workspace.read, agent.key, scope, args.path)
+        content = await _fs(box.workspace.read, agent, who, args.path)
         return {"path": args.path, "content": content}
 
     return [

@@ -19,6 +19,7 @@ from actorscope.identity import Identity
 from actorscope.store import Database
 from actorscope.tools.cron import CronStore
 from actorscope.tools.memory import MemoryBackend, SqliteMemory
+from actorscope.tools.storage import require_scope
 from actorscope.tools.workspace import Workspace
 
 __all__ = ["FreshPolicy", "Toolbox", "Verdict", "WritePolicy", "require_scope"]
@@ -79,13 +80,6 @@ class FreshPolicy:
         return await self._policy.check_cron(identity)
 
 
-def require_scope(identity: Identity) -> str:
-    """The identity's scope; ``no_scope`` when none is bound (no or an invalid identity)."""
-    if not identity.user_id:
-        raise ToolError("no_scope", "this call has no scope: no valid identity is bound to the run")
-    return identity.user_id
-
-
 @dataclass(frozen=True, slots=True)
 class Toolbox:
     """The built-in tools' services; ``default_agent`` serves calls whose identity has none."""
@@ -107,12 +101,17 @@ class Toolbox:
         default_agent: Agent | None = None,
         memory: MemoryBackend | None = None,
         agents: AgentRegistry | None = None,
+        legacy_tenant: str | None = None,
     ) -> Toolbox:
-        """A toolbox whose stores live in ``db`` (memory too, unless another backend is given)."""
+        """A toolbox whose stores live in ``db`` (memory too, unless another backend is given).
+
+        ``legacy_tenant`` (a tenant UUID) adopts workspaces of the layout before tenants; see
+        :class:`~actorscope.tools.workspace.Workspace`.
+        """
         return cls(
             agents=agents or AgentRegistry(db),
             policy=policy,
-            workspace=Workspace(workspace_root),
+            workspace=Workspace(workspace_root, legacy_tenant=legacy_tenant),
             memory=memory if memory is not None else SqliteMemory(db),
             crons=CronStore(db),
             default_agent=default_agent,

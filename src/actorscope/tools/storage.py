@@ -1,0 +1,46 @@
+"""Storage keys: which files and which memory rows a run's scope reaches.
+
+The scope string is the DESIGN table's (``user_id``); the storage key adds what the scope
+string leaves out. A group or guild scope already names its channel (``group:telegram:-100``),
+so it is its own key. A direct scope is only the person's id on some channel, and ids of
+different channels collide (HTTP user ``"4242"``, Telegram user 4242), so its key includes
+the channel: ``direct:<channel>:<user id>``, the channel with ``%`` and ``:`` escaped so the
+key splits one way only.
+
+One exception keeps data written before channels were part of the key readable: a Telegram
+private chat, whose scope is the user's canonical numeric id, keeps the bare id as its key.
+No other key is all digits (the others start with ``group:``, ``guild:`` or ``direct:``), so
+it collides with nothing. Files and memory rows that other channels' direct scopes wrote
+under a bare id before this change are therefore seen by the Telegram user of that id only.
+"""
+
+from __future__ import annotations
+
+from actorscope.errors import ToolError
+from actorscope.identity import Identity, is_group_scope
+
+__all__ = ["DIRECT_PREFIX", "TELEGRAM_CHANNEL", "require_scope", "storage_scope"]
+
+DIRECT_PREFIX = "direct:"
+TELEGRAM_CHANNEL = "telegram"
+
+
+def require_scope(identity: Identity) -> str:
+    """The identity's scope; ``no_scope`` when none is bound (no or an invalid identity)."""
+    if not identity.user_id:
+        raise ToolError("no_scope", "this call has no scope: no valid identity is bound to the run")
+    return identity.user_id
+
+
+def _escape_channel(channel: str) -> str:
+    return channel.replace("%", "%25").replace(":", "%3A")
+
+
+def storage_scope(identity: Identity) -> str:
+    """The key the identity's files and memory are stored under (see the module text)."""
+    scope = require_scope(identity)
+    if is_group_scope(scope):
+        return scope
+    if identity.channel == TELEGRAM_CHANNEL and scope.isascii() and scope.isdigit():
+        return scope
+    return f"{DIRECT_PREFIX}{_escape_channel(identity.channel)}:{scope}"
