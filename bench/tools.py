@@ -50,6 +50,10 @@ class ListMemory:
         self.entries.append(entry)
         return entry
 
+    async def get(self, key: MemoryKey, entry_id: int) -> MemoryEntry:
+        """Unused."""
+        raise NotImplementedError
+
     async def update(self, key: MemoryKey, entry_id: int, text: str) -> MemoryEntry:
         """Unused."""
         raise NotImplementedError

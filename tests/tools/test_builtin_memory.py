@@ -54,6 +54,10 @@ class SpyMemory:
         self.calls.append(("add", key, (text, created_by)))
         return self._entry(key, text)
 
+    async def get(self, key: MemoryKey, entry_id: int) -> MemoryEntry:
+        """The entry (owned by the GROUP sender, so changes pass); reads are not recorded."""
+        return MemoryEntry(entry_id, key, "remembered", False, "4242", "t0", "t0")
+
     async def update(self, key: MemoryKey, entry_id: int, text: str) -> MemoryEntry:
         """Record an update."""
         self.calls.append(("update", key, (entry_id, text)))

@@ -16,10 +16,12 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from actorscope._text import has_lone_surrogate
 from actorscope.errors import ToolError
+from actorscope.permissions.ownership import owner_for_new_row
 from actorscope.tools.cron import MAX_JOB_MESSAGE_CHARS, parse_job_name, parse_schedule
 from actorscope.tools.identity_args import AGENT_ALIAS_DESCRIPTION, AGENT_ID_DESCRIPTION
 from actorscope.tools.memory import MAX_MEMORY_TEXT_CHARS, MemoryKey
 from actorscope.tools.registry import Tool, ToolCall, ToolRegistry
+from actorscope.tools.storage import storage_scope
 from actorscope.tools.toolbox import Toolbox, require_scope
 
 __all__ = [
@@ -228,27 +230,31 @@ def _cron_tools(box: Toolbox) -> list[Tool[Any]]:
 def _memory_tools(box: Toolbox) -> list[Tool[Any]]:
     async def reflect(call: ToolCall, args: MemoryReflectInput) -> Mapping[str, Any]:
         agent, who = await box.acting(call.identity)
-        key = MemoryKey(agent.id, call.namespace, require_scope(who))
+        key = MemoryKey(agent.id, call.namespace, storage_scope(who))
         if args.action == "add":
             if args.target is not None:
                 raise ToolError("invalid_arguments", "add takes no target", field="target")
-            entry = await box.memory.add(key, _text(args.text, "add"), created_by=who.actor_id)
-        elif args.action == "update":
-            target, text = _target(args.target, "update"), _text(args.text, "update")
-            entry = await box.memory.update(key, target, text)
+            text = _text(args.text, "add")
+            reason = await box.may_add_memory(who)
+            entry = await box.memory.add(key, text, created_by=owner_for_new_row(who))
         else:
-            if args.text is not None:
+            new_text = _text(args.text, "update") if args.action == "update" else None
+            if new_text is None and args.text is not None:
                 raise ToolError("invalid_arguments", f"{args.action} takes no text", field="text")
             target = _target(args.target, args.action)
-            if args.action == "forget":
+            reason = await box.may_change_memory(who, await box.memory.get(key, target))
+            if new_text is not None:
+                entry = await box.memory.update(key, target, new_text)
+            elif args.action == "forget":
                 entry = await box.memory.forget(key, target)
             else:
                 entry = await box.memory.set_pinned(key, target, args.action == "pin")
+        await box.audit_memory_change(who, args.action, entry, reason)
         return {"action": args.action, "namespace": call.namespace, "entry": entry.to_json()}
 
     async def search(call: ToolCall, args: MemorySearchInput) -> Mapping[str, Any]:
         agent, who = await box.acting(call.identity)
-        key = MemoryKey(agent.id, call.namespace, require_scope(who))
+        key = MemoryKey(agent.id, call.namespace, storage_scope(who))
         query = _unicode(args.query, "query")
         entries = await box.memory.search(key, query, args.limit)
         return {"namespace": call.namespace, "entries": [entry.to_json() for entry in entries]}

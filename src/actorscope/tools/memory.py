@@ -1,9 +1,11 @@
 """Memory of the built-in tools: short texts keyed by agent, namespace and scope.
 
 The namespace is the tool call's ``agent_id`` / ``agent`` argument exactly as validated by
-:func:`~actorscope.tools.identity_args.resolve_agent_identity`; the scope is the run's
-``user_id``. A :class:`MemoryBackend` never validates the namespace itself: the tool boundary
-has done that before any backend call, and the backend stores what it is given byte for byte.
+:func:`~actorscope.tools.identity_args.resolve_agent_identity`; the scope is the run's storage
+key (:func:`~actorscope.tools.storage.storage_scope`: the ``user_id``, with the channel for a
+direct scope other than a Telegram private chat, whose rows keep the bare id they always had).
+A :class:`MemoryBackend` never validates the namespace itself: the tool boundary has done that
+before any backend call, and the backend stores what it is given byte for byte.
 """
 
 from __future__ import annotations
@@ -70,6 +72,10 @@ class MemoryBackend(Protocol):
 
     async def add(self, key: MemoryKey, text: str, *, created_by: str) -> MemoryEntry:
         """Store a new entry."""
+        ...
+
+    async def get(self, key: MemoryKey, entry_id: int) -> MemoryEntry:
+        """One entry of the key; :class:`NotFoundError` if the key has no such entry."""
         ...
 
     async def update(self, key: MemoryKey, entry_id: int, text: str) -> MemoryEntry:
@@ -146,6 +152,16 @@ class SqliteMemory:
             )
         if row is None:  # unreachable: the insert above is in this transaction
             raise StoreError("the new memory entry could not be read back")
+        return _entry(row)
+
+    async def get(self, key: MemoryKey, entry_id: int) -> MemoryEntry:
+        """One entry of the key."""
+        row = await self._db.fetchone(
+            f"SELECT {_COLUMNS} FROM memory_entries WHERE id = ? AND {_KEY}",
+            (entry_id, *_params(key)),
+        )
+        if row is None:
+            raise NotFoundError(f"no memory entry {entry_id} here")
         return _entry(row)
 
     async def _change(

@@ -1,9 +1,17 @@
 """What the built-in tools run against: the database-backed stores, the workspace and the policy.
 
-:class:`Toolbox` also holds the three rules every built-in tool applies to the bound identity:
+:class:`Toolbox` also holds the rules every built-in tool applies to the bound identity:
 which agent the call acts for (the identity's agent UUID, else the toolbox's default agent),
-that a scope is bound (a call with no identity has none, so it can change nothing), and that
-a write passes its permission check.
+that a scope is bound (a call with no identity has none, so it can change nothing), that
+a write passes its permission check, and who may change memory in a group:
+
+- adding an entry needs a person sender (not empty, synthetic or a placeholder);
+- changing or deleting one needs its owner (a person; ``owns`` also accepts rows written
+  before the actor/scope split), else a ``file_writer`` allow (a grant or the owner, admin
+  and operator roles' bypass);
+- every change is audited (``memory.<action>`` rows), and so is every refusal.
+
+Outside groups the scope is one person's own, and memory needs no check (still audited).
 """
 
 from __future__ import annotations
@@ -15,14 +23,37 @@ from typing import Protocol
 
 from actorscope.agents import Agent, AgentRegistry, is_uuid
 from actorscope.errors import AgentNotFoundError, PermissionDeniedError, ToolError
-from actorscope.identity import Identity
+from actorscope.identity import (
+    Identity,
+    is_group_scope,
+    is_placeholder_sender,
+    is_synthetic_sender,
+    normalize_sender_id,
+)
+from actorscope.permissions.audit import AuditAction, AuditEntry, AuditLog
+from actorscope.permissions.ownership import owns
+from actorscope.permissions.policy import Decision, Reason
 from actorscope.store import Database
 from actorscope.tools.cron import CronStore
-from actorscope.tools.memory import MemoryBackend, SqliteMemory
+from actorscope.tools.memory import MemoryBackend, MemoryEntry, SqliteMemory
 from actorscope.tools.storage import require_scope
 from actorscope.tools.workspace import Workspace
 
-__all__ = ["FreshPolicy", "Toolbox", "Verdict", "WritePolicy", "require_scope"]
+__all__ = [
+    "MEMORY_CONFIG_TYPE",
+    "OWNER_REASON",
+    "FreshPolicy",
+    "Toolbox",
+    "Verdict",
+    "WritePolicy",
+    "non_person_reason",
+    "require_scope",
+]
+
+#: The ``config_type`` of memory audit rows and of refusals to add memory.
+MEMORY_CONFIG_TYPE = "memory"
+#: The audit reason of a change its entry's owner made.
+OWNER_REASON = "owner"
 
 
 class Verdict(Protocol):
@@ -80,6 +111,18 @@ class FreshPolicy:
         return await self._policy.check_cron(identity)
 
 
+def non_person_reason(identity: Identity) -> Reason | None:
+    """Why the identity's sender is no person (empty, synthetic, placeholder), or ``None``."""
+    sender = normalize_sender_id(identity.sender_id)
+    if not sender:
+        return Reason.EMPTY_SENDER
+    if is_synthetic_sender(sender):
+        return Reason.SYNTHETIC_SENDER
+    if is_placeholder_sender(sender):
+        return Reason.PLACEHOLDER_SENDER
+    return None
+
+
 @dataclass(frozen=True, slots=True)
 class Toolbox:
     """The built-in tools' services; ``default_agent`` serves calls whose identity has none."""
@@ -89,6 +132,7 @@ class Toolbox:
     workspace: Workspace
     memory: MemoryBackend
     crons: CronStore
+    audit: AuditLog
     default_agent: Agent | None = None
 
     @classmethod
@@ -114,6 +158,7 @@ class Toolbox:
             workspace=Workspace(workspace_root, legacy_tenant=legacy_tenant),
             memory=memory if memory is not None else SqliteMemory(db),
             crons=CronStore(db),
+            audit=AuditLog(db),
             default_agent=default_agent,
         )
 
@@ -148,3 +193,74 @@ class Toolbox:
         if not decision.allowed:
             reason = str(decision.reason)
             raise PermissionDeniedError(f"{what} permission denied ({reason})", decision=decision)
+
+    async def may_add_memory(self, identity: Identity) -> str:
+        """The reason ``identity`` may add memory; :class:`PermissionDeniedError` if it may not.
+
+        In a group only a person may add (the entry is theirs); the refusal is audited.
+        """
+        if not is_group_scope(identity.user_id):
+            return Reason.NOT_GROUP_CONTEXT
+        reason = non_person_reason(identity)
+        if reason is None:
+            return OWNER_REASON
+        sender = normalize_sender_id(identity.sender_id)
+        decision = Decision(False, reason, identity.user_id, sender, MEMORY_CONFIG_TYPE)
+        await self.audit.record(
+            AuditEntry(
+                action=AuditAction.CHECK_DENY,
+                actor_id=identity.actor_id,
+                user_id=identity.user_id,
+                agent_id=identity.agent_id,
+                tenant_id=identity.tenant_id,
+                config_type=MEMORY_CONFIG_TYPE,
+                reason=reason,
+                detail={"sender_id": sender, "sender_kind": identity.sender_kind.value},
+            )
+        )
+        raise PermissionDeniedError(
+            f"adding memory in a group needs a person sender ({reason})", decision=decision
+        )
+
+    async def may_change_memory(self, identity: Identity, entry: MemoryEntry) -> str:
+        """Why ``identity`` may change or delete ``entry``; :class:`PermissionDeniedError` if not.
+
+        In a group: its owner (a person) may; anyone else needs a ``file_writer`` allow, whose
+        check audits its own denial.
+        """
+        if not is_group_scope(identity.user_id):
+            return Reason.NOT_GROUP_CONTEXT
+        if non_person_reason(identity) is None and owns(entry.created_by, identity):
+            return OWNER_REASON
+        decision = await self.policy.check_file_writer(identity)
+        if not decision.allowed:
+            raise PermissionDeniedError(
+                f"memory entry {entry.id} belongs to another member, and file_writer is denied "
+                f"({decision.reason})",
+                decision=decision,
+            )
+        return str(decision.reason)
+
+    async def audit_memory_change(
+        self, identity: Identity, action: str, entry: MemoryEntry, reason: str
+    ) -> None:
+        """Record one memory change (``memory.<action>``) with who, where, which entry and why."""
+        await self.audit.record(
+            AuditEntry(
+                action=f"memory.{action}",
+                actor_id=identity.actor_id,
+                user_id=identity.user_id,
+                agent_id=identity.agent_id,
+                tenant_id=identity.tenant_id,
+                config_type=MEMORY_CONFIG_TYPE,
+                reason=str(reason),
+                detail={
+                    "entry_id": entry.id,
+                    "namespace": entry.key.namespace,
+                    "owner": entry.created_by,
+                    "sender_id": identity.sender_id,
+                    "sender_kind": identity.sender_kind.value,
+                    "channel": identity.channel,
+                },
+            )
+        )

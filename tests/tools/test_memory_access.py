@@ -1,0 +1,158 @@
+"""Memory tools in groups: only people add, only owners (or file_writer) change; all audited."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import replace
+from typing import Any
+
+import pytest
+
+from actorscope.agents import Agent
+from actorscope.context import bind_identity
+from actorscope.identity import Identity, SenderKind, telegram_identity
+from actorscope.permissions import AuditLog
+from actorscope.store import Database
+from actorscope.tools import MemoryKey, SqliteMemory, ToolRegistry
+
+GrantWriter = Callable[[str, str], Awaitable[None]]
+CHAT = -100200300
+OWNER, OTHER = "5151", "6161"
+SCOPE = f"group:telegram:{CHAT}"
+
+
+def member(sender: str, **changes: Any) -> Identity:
+    """A Telegram supergroup member."""
+    return replace(telegram_identity(CHAT, "supergroup", sender), **changes)
+
+
+SUBAGENT = Identity(
+    user_id=SCOPE, sender_id="subagent:task-1", channel="telegram", chat_id=str(CHAT),
+    sender_kind=SenderKind.SYNTHETIC,
+)  # fmt: skip
+NOBODY = telegram_identity(CHAT, "supergroup", None)
+
+
+async def reflect(tools: ToolRegistry, who: Identity, **args: Any) -> dict[str, Any]:
+    """memory_reflect in namespace p as ``who`` (bound, as a host would)."""
+    with bind_identity(who):
+        result = await tools.call("memory_reflect", {"agent_id": "p", **args})
+    return {"is_error": result.is_error, **result.payload}
+
+
+async def _owned_entry(registry: ToolRegistry) -> int:
+    added = await reflect(registry, member(OWNER), action="add", text="owner's note")
+    assert not added["is_error"], added
+    entry: int = added["entry"]["id"]
+    return entry
+
+
+CHANGES: list[dict[str, Any]] = [
+    {"action": "update", "text": "rewritten"},
+    {"action": "forget"},
+    {"action": "pin"},
+    {"action": "unpin"},
+]
+
+
+@pytest.mark.parametrize("change", CHANGES, ids=lambda c: c["action"])
+@pytest.mark.parametrize(
+    "who", [member(OTHER), SUBAGENT, NOBODY], ids=["other-member", "subagent", "empty-sender"]
+)
+async def test_only_the_owner_changes_or_deletes_an_entry(
+    registry: ToolRegistry, who: Identity, change: dict[str, Any]
+) -> None:
+    """Another member, a subagent run or an empty sender cannot change the owner's entry."""
+    entry = await _owned_entry(registry)
+    refused = await reflect(registry, who, target=entry, **change)
+    assert refused["error"]["code"] == "permission_denied", refused
+    with bind_identity(member(OWNER)):
+        found = await registry.call("memory_search", {"agent_id": "p"})
+    (kept,) = found.payload["entries"]
+    assert (kept["id"], kept["text"], kept["pinned"]) == (entry, "owner's note", False)
+
+
+@pytest.mark.parametrize("change", CHANGES, ids=lambda c: c["action"])
+async def test_the_owner_changes_their_own_entry(
+    registry: ToolRegistry, change: dict[str, Any]
+) -> None:
+    """The member who added an entry may update, pin, unpin and forget it."""
+    entry = await _owned_entry(registry)
+    done = await reflect(registry, member(OWNER), target=entry, **change)
+    assert not done["is_error"], done
+
+
+async def test_a_file_writer_or_an_admin_may_change_anyones_entry(
+    registry: ToolRegistry, grant_writer: GrantWriter
+) -> None:
+    """A file_writer grant or a bypass role overrides ownership."""
+    entry = await _owned_entry(registry)
+    await grant_writer(SCOPE, OTHER)
+    updated = await reflect(registry, member(OTHER), action="update", target=entry, text="ok")
+    assert not updated["is_error"], updated
+    admin = member("7171", role="admin")
+    forgot = await reflect(registry, admin, action="forget", target=entry)
+    assert not forgot["is_error"], forgot
+
+
+@pytest.mark.parametrize(
+    ("who", "reason"),
+    [(SUBAGENT, "synthetic_sender"), (NOBODY, "empty_sender")],
+    ids=["subagent", "empty-sender"],
+)
+async def test_adding_in_a_group_needs_a_person(
+    db: Database, agent: Agent, registry: ToolRegistry, who: Identity, reason: str
+) -> None:
+    """A subagent run or an empty sender cannot add; the refusal is audited with its reason."""
+    refused = await reflect(registry, who, action="add", text="planted")
+    assert refused["error"]["code"] == "permission_denied"
+    assert refused["error"]["reason"] == reason
+    (row,) = await AuditLog(db).list(agent_id=agent.id)
+    assert (row.action, row.reason, row.config_type) == ("check.deny", reason, "memory")
+
+
+async def test_memory_changes_are_audited_with_actor_scope_and_entry(
+    db: Database, agent: Agent, registry: ToolRegistry
+) -> None:
+    """add, update and forget each leave a memory.<action> row naming the actor and entry."""
+    entry = await _owned_entry(registry)
+    await reflect(registry, member(OWNER), action="update", target=entry, text="v2")
+    await reflect(registry, member(OWNER), action="forget", target=entry)
+    rows = await AuditLog(db).list(agent_id=agent.id)
+    assert [r.action for r in rows] == ["memory.forget", "memory.update", "memory.add"]
+    for row in rows:
+        assert (row.actor_id, row.user_id, row.reason) == (OWNER, SCOPE, "owner")
+        assert row.detail["entry_id"] == entry
+        assert row.detail["namespace"] == "p"
+
+
+async def test_a_refused_change_by_another_member_is_audited(
+    db: Database, agent: Agent, registry: ToolRegistry
+) -> None:
+    """The file_writer check that refuses another member writes its denial row."""
+    entry = await _owned_entry(registry)
+    await reflect(registry, member(OTHER), action="forget", target=entry)
+    newest = (await AuditLog(db).list(agent_id=agent.id))[0]
+    assert (newest.action, newest.actor_id, newest.reason) == ("check.deny", OTHER, "no_grant")
+
+
+async def test_an_http_user_cannot_read_the_telegram_dm_memory_of_the_same_id(
+    registry: ToolRegistry,
+) -> None:
+    """HTTP user "4242" and Telegram user 4242 have separate memory."""
+    telegram = telegram_identity(4242, "private", 4242)
+    http_user = Identity(user_id="4242", sender_id="", channel="http")
+    await reflect(registry, telegram, action="add", text="telegram secret")
+    with bind_identity(http_user):
+        found = await registry.call("memory_search", {"agent_id": "p"})
+    assert found.payload["entries"] == []
+
+
+async def test_telegram_dm_rows_stored_under_the_bare_id_stay_readable(
+    db: Database, agent: Agent, registry: ToolRegistry
+) -> None:
+    """A row written before channels were in the key (scope "4242") is still the Telegram user's."""
+    await SqliteMemory(db).add(MemoryKey(agent.id, "p", "4242"), "old note", created_by="4242")
+    with bind_identity(telegram_identity(4242, "private", 4242)):
+        found = await registry.call("memory_search", {"agent_id": "p"})
+    assert [e["text"] for e in found.payload["entries"]] == ["old note"]
