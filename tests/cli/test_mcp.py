@@ -105,3 +105,30 @@ async def test_stdio_server_process_acts_as_the_token_identity(tmp_path: Path) -
     assert denied.is_error is True
     assert _text(denied)["error"]["reason"] == "no_grant"
     assert not (tmp_path / "workspace").exists() or not any((tmp_path / "workspace").rglob("n.md"))
+
+
+async def test_stdio_server_adopts_a_workspace_laid_out_before_tenants(tmp_path: Path) -> None:
+    """Files under <workspace>/agents/main/ are the --tenant's main's files after the upgrade."""
+    db_path = tmp_path / "t.db"
+    async with Database.open(db_path) as db:
+        await AgentRegistry(db).create("main")
+    direct = telegram_identity(4242, "private", 4242)
+    legacy = tmp_path / "workspace" / "agents" / "main" / "4242" / "n.md"
+    legacy.parent.mkdir(parents=True)
+    legacy.write_text("from before tenants", encoding="utf-8")
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "actorscope", "mcp", "--db", str(db_path), "--agent", "main"],
+        env={
+            DEFAULT_KEY_ENV: KEY,
+            IDENTITY_TOKEN_ENV: encode_identity_token(direct, OriginSigner(KEY.encode())),
+        },
+        cwd=str(tmp_path),
+    )
+    with anyio.fail_after(60):
+        async with Client(params) as client:
+            read = await client.call_tool("workspace_read", {"path": "n.md"})
+    assert _text(read) == {"path": "n.md", "content": "from before tenants"}
+    assert not legacy.exists()
+    (moved,) = (tmp_path / "workspace" / "tenants").glob("*/agents/main/4242/n.md")
+    assert moved.read_text(encoding="utf-8") == "from before tenants"

@@ -6,6 +6,7 @@ import asyncio
 import json
 import socket
 from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -16,9 +17,11 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp_types import CallToolResult, TextContent
 
+from actorscope.agents import Agent, AgentRegistry
 from actorscope.cli import main
 from actorscope.identity import Identity, telegram_identity
 from actorscope.propagation import OriginSigner
+from actorscope.store import Database
 from actorscope.tools import (
     IDENTITY_HEADER,
     TARGETS,
@@ -254,3 +257,23 @@ async def test_streamable_http_reads_the_identity_header(
     assert member["error"]["reason"] == "no_grant"
     assert forged["error"]["code"] == "no_scope"
     assert anonymous["sender"] == ""
+
+
+async def test_tokens_of_two_tenants_agents_named_main_reach_separate_files(
+    db: Database, agent: Agent, registry: ToolRegistry
+) -> None:
+    """Over MCP, acme's main (its token names its UUID and tenant) cannot read default's main."""
+    agents = AgentRegistry(db)
+    acme = await agents.create("main", tenant=(await agents.create_tenant("acme")).slug)
+    me = telegram_identity(4242, "private", 4242)
+    as_default = replace(me, agent_id=agent.id, tenant_id=agent.tenant_id)
+    as_acme = replace(me, agent_id=acme.id, tenant_id=acme.tenant_id)
+    async with stdio_style(registry, token(as_default)) as client:
+        await client.call_tool("workspace_write", {"path": "n.md", "content": "default's"})
+    async with stdio_style(registry, token(as_acme)) as client:
+        peek = payload(await client.call_tool("workspace_read", {"path": "n.md"}))
+        assert peek["error"]["code"] == "not_found"
+        await client.call_tool("workspace_write", {"path": "n.md", "content": "acme's"})
+    async with stdio_style(registry, token(as_default)) as client:
+        own = payload(await client.call_tool("workspace_read", {"path": "n.md"}))
+    assert own["content"] == "default's"
