@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from actorscope._text import has_lone_surrogate
 from actorscope.errors import ToolError
-from actorscope.permissions.ownership import owner_for_new_row
+from actorscope.permissions import owner_for_new_row
 from actorscope.tools.cron import MAX_JOB_MESSAGE_CHARS, parse_job_name, parse_schedule
 from actorscope.tools.identity_args import AGENT_ALIAS_DESCRIPTION, AGENT_ID_DESCRIPTION
 from actorscope.tools.memory import MAX_MEMORY_TEXT_CHARS, MemoryKey

@@ -30,9 +30,7 @@ from actorscope.identity import (
     is_synthetic_sender,
     normalize_sender_id,
 )
-from actorscope.permissions.audit import AuditAction, AuditEntry, AuditLog
-from actorscope.permissions.ownership import owns
-from actorscope.permissions.policy import Decision, Reason
+from actorscope.permissions import AuditAction, AuditEntry, AuditLog, Decision, Reason, owns
 from actorscope.store import Database
 from actorscope.tools.cron import CronStore
 from actorscope.tools.memory import MemoryBackend, MemoryEntry, SqliteMemory
