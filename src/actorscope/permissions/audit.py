@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from actorscope._text import escape_lone_surrogates
+from actorscope._text import escape_unstorable
 from actorscope.agents.types import NIL_UUID
 from actorscope.errors import StoreError
 from actorscope.store import Database, Row, Transaction, utc_now
@@ -75,8 +75,8 @@ class AuditEntry:
 
 
 def _storable(text: str | None) -> str | None:
-    # An attacker-supplied id that UTF-8 cannot encode must still leave its audit row.
-    return None if text is None else escape_lone_surrogates(text)
+    # An attacker-supplied id no store can hold (NUL, lone surrogate) must still leave its row.
+    return None if text is None else escape_unstorable(text)
 
 
 def _params(entry: AuditEntry) -> tuple[Any, ...]:
