@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import unicodedata
 from typing import Any
 
 import pytest
@@ -14,6 +15,8 @@ from actorscope.identity import (
     DISCORD,
     HTTP,
     PLACEHOLDER_SENDER_IDS,
+    SYNTHETIC_SENDER_EXACT,
+    SYNTHETIC_SENDER_PREFIXES,
     TELEGRAM,
     TELEGRAM_ANONYMOUS_ADMIN_ID,
     TELEGRAM_CHANNEL_BOT_ID,
@@ -24,6 +27,8 @@ from actorscope.identity import (
     discord_identity,
     discord_nonperson_identity,
     http_identity,
+    identity_problem,
+    is_canonical_platform_id,
     is_group_scope,
     is_placeholder_sender,
     is_synthetic_sender,
@@ -438,7 +443,6 @@ def test_is_synthetic_sender_true(sender: str) -> None:
         "xsession_send_tool",
         "session_send",
         "subagent",
-        "Subagent:abc",
         "my-subagent:abc",
         "1087968824",
     ],
@@ -635,3 +639,126 @@ def test_normalize_sender_id_is_idempotent(raw: str) -> None:
     once = normalize_sender_id(raw)
     assert normalize_sender_id(once) == once
     assert "|" not in once
+
+
+# --- look-alikes (issue 13 item 10) and the identity step ----------------------------------
+
+TG_GROUP = "group:telegram:-100200"
+#: Format characters (Unicode category Cf) an attacker can hide in an id.
+FORMAT_CHARS = ["\u200b", "\u200c", "\u200d", "\u2060", "\ufeff", "\u202e", "\u00ad"]
+
+
+@pytest.mark.parametrize(
+    "sender",
+    ["SUBAGENT:x", "\u200bsubagent:x", "sub\u200dagent:x", "Ticker:x", "SESSION_SEND_TOOL",
+     "\uff53ubagent:x", "\ufeffsystem:x|bob", " Teammate:x "],
+)  # fmt: skip
+def test_synthetic_detection_ignores_case_and_format_characters(sender: str) -> None:
+    """``SUBAGENT:x``, a zero-width-prefixed or full-width ``subagent:x`` are all synthetic."""
+    assert is_synthetic_sender(sender)
+
+
+@pytest.mark.parametrize(
+    "sender",
+    ["0777000", "00136817688", "\uff17\uff17\uff17\uff10\uff10\uff10", "777000\u200b",
+     "\u0667\u0667\u0667\u0660\u0660\u0660", "0777000|svc"],
+)  # fmt: skip
+def test_placeholder_lookalikes_are_placeholders(sender: str) -> None:
+    """Leading zeros, full-width or other decimal digits, format characters: still placeholders."""
+    assert is_placeholder_sender(sender)
+
+
+@pytest.mark.parametrize("sender", ["7770000", "77700", "0", "1" * 5000, "-777000"])
+def test_near_placeholders_are_not_placeholders(sender: str) -> None:
+    """Other numbers (a 5,000-digit one too: no int() digit-limit crash) are not placeholders."""
+    assert not is_placeholder_sender(sender)
+
+
+@pytest.mark.parametrize(
+    ("sender", "canonical"),
+    [("42", True), ("81234567890123456", True), ("0", False), ("042", False), ("+42", False),
+     ("-42", False), ("42\n", False), (" 42", False), ("\uff14\uff12", False),
+     ("\u0664\u0662", False), ("4_2", False), ("", False), ("1" * 33, False)],
+)  # fmt: skip
+def test_is_canonical_platform_id(sender: str, canonical: bool) -> None:
+    """Only a positive ASCII integer without sign or leading zero is canonical."""
+    assert is_canonical_platform_id(sender) is canonical
+
+
+@pytest.mark.parametrize(
+    ("scope", "sender", "channel", "problem"),
+    [
+        (TG_GROUP, "42", "", False),
+        (TG_GROUP, "42|bob", "", False),  # legacy: split on | first
+        (TG_GROUP, "", "", False),  # empty is the policy's empty_sender, not this
+        (TG_GROUP, "042", "", True),
+        (TG_GROUP, "42\u200b", "", True),
+        (TG_GROUP, "bob", "", True),
+        ("group:x", "bob", "", True),  # a two-part group scope is the default channel's
+        ("guild:9:user:42", "042", "", True),
+        ("group:matrix:5", "042", "", False),  # a custom channel's ids are opaque...
+        ("group:matrix:5", "042", "discord", True),  # ...unless the identity says Discord
+        ("group:matrix:5", "bob\u200b", "matrix", True),
+        ("group:matrix:5", "\uff42ob", "matrix", True),
+        ("group:matrix:5", "jos\u00e9", "matrix", False),  # NFC text is fine
+        ("4242", "042", "telegram", False),  # direct contexts: only storability
+        ("4242", "4\x002", "telegram", True),
+        ("42\ud800", "", "", True),
+        (TG_GROUP + "\x00", "42", "", True),
+    ],
+)
+def test_identity_problem(scope: str, sender: str, channel: str, problem: bool) -> None:
+    """The identity step: storable everywhere; in groups a well-formed id for the channel."""
+    found = identity_problem(scope, sender, channel)
+    assert (found is not None) is problem, found
+
+
+@given(st.integers(min_value=1, max_value=10**30), st.integers(min_value=1, max_value=3))
+def test_leading_zeros_are_never_a_telegram_or_discord_person(number: int, zeros: int) -> None:
+    """Property: any positive id with leading zeros is refused in Telegram and Discord groups."""
+    sender = "0" * zeros + str(number)
+    assert identity_problem(TG_GROUP, str(number)) is None
+    assert identity_problem(TG_GROUP, sender) is not None
+    assert identity_problem(f"guild:9:user:{number}", sender) is not None
+
+
+@given(
+    st.integers(min_value=1, max_value=10**30),
+    st.sampled_from(FORMAT_CHARS),
+    st.integers(min_value=0, max_value=31),
+    st.sampled_from(["telegram", "discord", "matrix"]),
+)
+def test_a_format_character_anywhere_makes_any_group_sender_invalid(
+    number: int, char: str, at: int, channel: str
+) -> None:
+    """Property: a Cf character inside an id is refused in groups on every channel."""
+    text = str(number)
+    at = min(at, len(text))
+    sender = text[:at] + char + text[at:]
+    assert unicodedata.category(char) == "Cf"
+    assert identity_problem(f"group:{channel}:-5", sender, channel) is not None
+
+
+@given(
+    st.sampled_from(sorted(SYNTHETIC_SENDER_PREFIXES)),
+    st.text(alphabet="abc:-1", max_size=8),
+    st.lists(st.booleans(), min_size=30, max_size=30),
+    st.lists(st.sampled_from(["", *FORMAT_CHARS]), min_size=30, max_size=30),
+)
+def test_synthetic_prefix_in_any_case_with_hidden_characters_is_synthetic(
+    prefix: str, rest: str, upper: list[bool], hidden: list[str]
+) -> None:
+    """Property: case changes and format characters never hide a synthetic prefix."""
+    spelled = "".join(
+        (char.upper() if up else char) + gap
+        for char, up, gap in zip(prefix, upper, hidden, strict=False)
+    )
+    assert is_synthetic_sender(hidden[-1] + spelled + rest)
+
+
+@given(st.sampled_from(sorted(SYNTHETIC_SENDER_EXACT)), st.lists(st.booleans(), min_size=30))
+def test_exact_synthetic_sender_in_any_case_is_synthetic(exact: str, upper: list[bool]) -> None:
+    """Property: ``session_send_tool`` in any mix of case is synthetic."""
+    assert is_synthetic_sender(
+        "".join(c.upper() if u else c for c, u in zip(exact, upper, strict=False))
+    )

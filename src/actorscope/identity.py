@@ -12,9 +12,11 @@ placeholder ids; everything else asks :func:`is_synthetic_sender` and
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass
 from enum import StrEnum
 
+from actorscope._text import has_unstorable
 from actorscope.errors import IdentityError
 
 __all__ = [
@@ -39,6 +41,8 @@ __all__ = [
     "guild_member_scope",
     "guild_webhook_scope",
     "http_identity",
+    "identity_problem",
+    "is_canonical_platform_id",
     "is_group_scope",
     "is_person_kind",
     "is_placeholder_sender",
@@ -110,6 +114,11 @@ _KNOWN_CHANNELS = frozenset({TELEGRAM, DISCORD, HTTP})
 #: What an agent key may be: it appears in session keys, cache keys and workspace paths.
 AGENT_KEY_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
 _PLATFORM_ID = re.compile(r"-?[0-9]{1,32}")
+#: A Telegram user id or a Discord snowflake as a person's sender id: ASCII digits, no sign,
+#: no leading zero (``re``'s ``[0-9]`` is ASCII only; ``fullmatch`` refuses a trailing newline).
+_CANONICAL_ID = re.compile(r"[1-9][0-9]{0,31}")
+#: Channels whose person ids are integers (the identity table); any other channel's are opaque.
+_INTEGER_ID_CHANNELS = frozenset({TELEGRAM, DISCORD})
 _CHANNEL_NAME = re.compile(r"[a-z0-9][a-z0-9_.-]{0,63}")
 
 
@@ -118,25 +127,107 @@ def is_group_scope(user_id: str) -> bool:
     return user_id.startswith(GROUP_SCOPE_PREFIXES)
 
 
+def _folded(sender_id: str) -> str:
+    # The id as look-alike detection sees it: format characters (Cf: zero-width spaces,
+    # direction marks) dropped, NFKC (full-width letters and digits become ASCII), case-folded,
+    # then legacy-split. Detection only: the id itself is never rewritten this way.
+    if sender_id.isascii():
+        return normalize_sender_id(sender_id.lower())
+    visible = "".join(char for char in sender_id if unicodedata.category(char) != "Cf")
+    return normalize_sender_id(unicodedata.normalize("NFKC", visible).casefold())
+
+
+def _placeholder_key(sender_id: str) -> str:
+    # A decimal id in any spelling (``0777000``, full-width or other decimal digits) compares
+    # as its integer; the length bound keeps int() cheap and far from its digit limit.
+    folded = _folded(sender_id)
+    if folded.isdecimal() and len(folded) <= 64:
+        return str(int(folded))
+    return folded
+
+
 def is_synthetic_sender(sender_id: str) -> bool:
     """True iff ``sender_id`` is an internal routing identity rather than a person.
 
-    The id is normalised first, so ``" subagent:x"`` and ``"session_send_tool|x"`` are caught
-    by the same rule a grant lookup of the normalised id would see.
+    Detection ignores case, format characters (Unicode category Cf, e.g. ``"\u200b"``) and
+    compatibility forms (full-width letters), and splits a legacy ``id|name`` first: so
+    ``"SUBAGENT:x"``, ``"\u200bsubagent:x"``, ``" subagent:x"`` and ``"session_send_tool|x"``
+    are all synthetic.
     """
-    # Normalising never removes a prefix the raw id starts with, so one test covers both.
-    normalized = normalize_sender_id(sender_id)
-    return normalized in SYNTHETIC_SENDER_EXACT or normalized.startswith(SYNTHETIC_SENDER_PREFIXES)
+    folded = _folded(sender_id)
+    return folded in SYNTHETIC_SENDER_EXACT or folded.startswith(SYNTHETIC_SENDER_PREFIXES)
 
 
 def is_placeholder_sender(sender_id: str) -> bool:
-    """True iff ``sender_id`` is one of Telegram's stand-in ids (after legacy splitting)."""
-    return normalize_sender_id(sender_id) in PLACEHOLDER_SENDER_IDS
+    """True iff ``sender_id`` spells one of Telegram's stand-in ids.
+
+    Look-alikes count: a legacy ``id|name``, leading zeros (``"0777000"``), full-width or
+    other decimal digits and format characters all spell the placeholder they imitate.
+    """
+    return _placeholder_key(sender_id) in PLACEHOLDER_SENDER_IDS
 
 
 def placeholder_sender_kind(sender_id: str) -> SenderKind | None:
-    """The kind a Telegram placeholder id stands for, or ``None`` for any other id."""
-    return _PLACEHOLDER_KINDS.get(normalize_sender_id(sender_id))
+    """The kind a Telegram placeholder id (or a look-alike of one) stands for, else ``None``."""
+    return _PLACEHOLDER_KINDS.get(_placeholder_key(sender_id))
+
+
+def is_canonical_platform_id(sender_id: str) -> bool:
+    """True iff ``sender_id`` is a positive ASCII decimal integer without sign or leading zero.
+
+    The only form a Telegram or Discord person's ``sender_id`` takes.
+    """
+    return _CANONICAL_ID.fullmatch(sender_id) is not None
+
+
+def _scope_channel(scope: str) -> str:
+    # The channel a group scope names: ``guild:`` is Discord's; ``group:<channel>:<chatID>``
+    # names it; a legacy two-part ``group:<chatID>`` is Telegram's (the default channel).
+    if scope.startswith("guild:"):
+        return DISCORD
+    channel, sep, _ = scope[len("group:") :].partition(":")
+    return channel if sep else TELEGRAM
+
+
+def identity_problem(scope: str, sender_id: str, channel: str = "") -> str | None:
+    """Why (``scope``, ``sender_id``) is not an identity a check may look up, or ``None``.
+
+    Everywhere: neither may hold a character a store cannot hold (a lone surrogate, NUL or
+    another control character), so SQLite and PostgreSQL answer alike. In a group context
+    the sender, after the legacy ``id|name`` split, must also be a well-formed person id for
+    its channel. The channel is known from ``channel`` (``Identity.channel``) and from the
+    scope (``guild:`` is Discord; ``group:<channel>:...``; a legacy ``group:<chatID>`` is
+    Telegram); when either names Telegram or Discord, the stricter rule holds:
+
+    - Telegram and Discord (the identity table): a canonical positive ASCII integer
+      (:func:`is_canonical_platform_id`), so ``"042"``, ``"+42"``, ``"42\u200b"`` and
+      full-width digits are refused instead of missing a grant (or a deny) on ``42``.
+    - Any other channel (the table leaves custom channels' ids opaque: they need not be
+      integers): no format characters (category Cf) and unchanged by NFKC, so an id cannot
+      imitate another one with invisible or compatibility characters.
+
+    An empty sender is not a problem here: the policy denies it as ``empty_sender``.
+    """
+    if has_unstorable(scope):
+        return f"scope {scope!r} holds a character no store can hold (control or surrogate)"
+    if has_unstorable(sender_id):
+        return f"sender id {sender_id!r} holds a character no store can hold (control or surrogate)"
+    sender = normalize_sender_id(sender_id)
+    if not sender or not is_group_scope(scope):
+        return None
+    scope_channel = _scope_channel(scope)
+    for name in (channel, scope_channel):
+        if name in _INTEGER_ID_CHANNELS and not is_canonical_platform_id(sender):
+            return (
+                f"a {name} sender id must be a positive integer in ASCII digits without sign "
+                f"or leading zero, got {sender!r}"
+            )
+    if not sender.isascii() and (
+        any(unicodedata.category(char) == "Cf" for char in sender)
+        or unicodedata.normalize("NFKC", sender) != sender
+    ):
+        return f"sender id {sender!r} holds format or compatibility characters"
+    return None
 
 
 def normalize_sender_id(raw: str) -> str:
