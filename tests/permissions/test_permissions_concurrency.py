@@ -27,7 +27,7 @@ async def test_fifty_tasks_reach_the_serial_state(
 ) -> None:
     """50 tasks grant, re-grant, revoke and check at once; each sees its own change immediately."""
     policy = PermissionPolicy(store)
-    await store.grant(agent_id=agent.id, scope="*", config_type="cron", user_id="shared")
+    await store.grant(agent_id=agent.id, scope="*", config_type="cron", user_id="999")
 
     async def task(i: int) -> list[Reason]:
         sender = str(1000 + i)
@@ -40,7 +40,7 @@ async def test_fifty_tasks_reach_the_serial_state(
         elif i % 3 == 1:
             await store.grant(**keys, user_id=sender, permission="deny")
         seen.append((await policy.check_file_writer(member(agent, sender))).reason)
-        seen.append((await policy.check_cron(member(agent, "shared"))).reason)
+        seen.append((await policy.check_cron(member(agent, "999"))).reason)
         return seen
 
     results = await asyncio.gather(*(task(i) for i in range(TASKS)))

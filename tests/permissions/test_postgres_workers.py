@@ -125,8 +125,9 @@ async def test_four_workers_concurrent_checks_and_changes_lose_nothing(
     start_workers: StartWorkers, db_target: str, agent: Agent
 ) -> None:
     """4 processes: 1,000 concurrent checks, 100 concurrent grants/revokes, nothing lost."""
-    seeds = [f"seed-{p}-{k}" for p in range(4) for k in range(5)]
-    fresh = [[f"p{p}-{k}" for k in range(20)] for p in range(4)]
+    # Telegram sender ids (a group check refuses any other form): seeds 1ppkk, fresh 2ppkk.
+    seeds = [str(10000 + 100 * p + k) for p in range(4) for k in range(5)]
+    fresh = [[str(20000 + 100 * p + k) for k in range(20)] for p in range(4)]
     async with Database.open(db_target) as db:
         store = GrantStore(db)
         for user in seeds:
@@ -151,7 +152,7 @@ async def test_four_workers_concurrent_checks_and_changes_lose_nothing(
     storms = [await worker.read() for worker in workers]
     assert [s["checks"] for s in storms] == [250] * 4
     assert [s["changed"] for s in storms] == [25] * 4
-    expected = {u: not u.startswith("seed-") for u in everyone}
+    expected = {u: u not in seeds for u in everyone}
     for worker in workers:
         verdict = await worker.ask("verify", expected=expected, timeout=15)
         assert verdict["wrong"] == [], f"a worker kept stale decisions: {verdict}"

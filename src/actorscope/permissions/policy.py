@@ -16,12 +16,13 @@ import sqlite3
 from dataclasses import dataclass, replace
 from enum import StrEnum
 
-from actorscope._text import has_lone_surrogate
+from actorscope._text import has_unstorable
 from actorscope.agents.types import NIL_UUID, is_uuid, looks_like_uuid
 from actorscope.context import current_identity
 from actorscope.errors import StoreError
 from actorscope.identity import (
     Identity,
+    identity_problem,
     is_group_scope,
     is_placeholder_sender,
     is_synthetic_sender,
@@ -60,8 +61,9 @@ class Reason(StrEnum):
     NO_GRANT = "no_grant"
     STORE_ERROR_FAIL_OPEN = "store_error_fail_open"
     STORE_ERROR_FAIL_CLOSED = "store_error_fail_closed"
-    #: Beyond DESIGN's list: a sender or scope that is not text a store can hold (a lone
-    #: surrogate). Denied before any lookup, so it can never reach the fail-open path.
+    #: A sender or scope no store can hold (a lone surrogate, NUL, a control character), or
+    #: in a group a sender that is not a well-formed person id for its channel (``"042"`` on
+    #: Telegram). Denied before any lookup, so it can never reach the fail-open path.
     INVALID_IDENTITY = "invalid_identity"
 
 
@@ -180,7 +182,9 @@ class PermissionPolicy:
         if not is_uuid(agent_id) or agent_id == NIL_UUID:
             return await self._deny(identity, Reason.NO_AGENT, sender, config_type)
         scope = identity.user_id
-        if has_lone_surrogate(sender) or has_lone_surrogate(scope):
+        if identity_problem(
+            scope, identity.sender_id, identity.channel
+        ) is not None or has_unstorable(identity.tenant_id or ""):
             return await self._deny(identity, Reason.INVALID_IDENTITY, sender, config_type)
         generation = await self.store.cache_generation(agent_id)  # starts the change feed
         try:
