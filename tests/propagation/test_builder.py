@@ -116,14 +116,33 @@ def test_unverified_origin_leaves_the_synthetic_sender_and_no_role(signer: Origi
 
 
 @pytest.mark.parametrize("sender", ["", "subagent:x", "ticker:j", "session_send_tool", "777000",
-                                    "1087968824", "136817688", "42|bob", " 42"])  # fmt: skip
+                                    "1087968824", "136817688", "SUBAGENT:x", "\u200bsubagent:x",
+                                    "0777000", "\uff17\uff17\uff17\uff10\uff10\uff10", "042",
+                                    "42\u200b", "+42", "4\x002"])  # fmt: skip
 def test_origin_sender_that_is_no_person_is_ignored(sender: str, signer: OriginSigner) -> None:
-    """Empty, synthetic, placeholder and non-canonical origin senders never become the sender."""
+    """Empty, synthetic, placeholder and look-alike origin senders never become the sender."""
     origin = Origin(sender_id=sender, channel="telegram", chat_id="-100123",
                     peer_kind=PeerKind.GROUP)  # fmt: skip
     signed = signer.attach(message(), origin)
     assert verified_origin(signed, signer) is None
     assert build_run_request(signed, signer=signer).sender_id == "subagent:t1"
+
+
+@pytest.mark.parametrize("sender", ["42|bob", " 42", "42| bob "])
+def test_legacy_origin_sender_becomes_its_id(sender: str, signer: OriginSigner) -> None:
+    """A legacy ``id|name`` (or padded) origin sender is split to its id, as in a direct check."""
+    origin = Origin(sender_id=sender, channel="telegram", chat_id="-100123",
+                    peer_kind=PeerKind.GROUP)  # fmt: skip
+    request = build_run_request(signer.attach(message(), origin), signer=signer)
+    assert (request.sender_id, request.sender_kind) == ("42", SenderKind.USER)
+    assert request.user_id == "group:telegram:-100123"
+
+
+def test_legacy_guild_origin_sender_rebuilds_the_member_scope(signer: OriginSigner) -> None:
+    """A legacy ``id|name`` Discord origin gets the member scope of its id."""
+    origin = Origin(sender_id="42|bob", channel="discord", chat_id="555",
+                    user_id="guild:900:user:42", peer_kind=PeerKind.GROUP)  # fmt: skip
+    assert origin_scope(origin) == "guild:900:user:42"
 
 
 def test_origin_on_a_person_message_is_ignored(signer: OriginSigner) -> None:

@@ -367,3 +367,33 @@ async def test_placeholder_or_empty_origin_sender_is_ignored(env: Env, placehold
     request = build(env, via_subagent(env, build(env, anonymous)))
     assert is_synthetic_sender(request.sender_id)
     assert not (await check(env, request)).allowed
+
+
+async def test_legacy_origin_sender_keeps_write_access_after_a_subagent_hop(env: Env) -> None:
+    """A legacy ``42|bob`` member granted as 42 is still 42, and granted, after a sub-agent hop."""
+    store = GrantStore(env.db)
+    await store.grant(agent_id=env.agent.id, scope=GROUP, config_type="file_writer", user_id="42")
+    parent = build(env, member_message(env, "42|bob"))
+    assert (await check(env, parent)).reason is Reason.GRANTED  # directly: split, granted
+    carried = via_subagent(env, parent)
+    assert carried.metadata[META_ORIGIN_SENDER_ID] == "42|bob"
+    request = build(env, carried)
+    assert (request.sender_id, request.user_id, request.sender_kind) == (
+        "42",
+        GROUP,
+        SenderKind.USER,
+    )
+    decision = await check(env, request)
+    assert (decision.allowed, decision.reason, decision.sender_id) == (True, Reason.GRANTED, "42")
+
+
+@pytest.mark.parametrize(
+    "lookalike", ["042", "42\u200b", "\uff14\uff12", "+42", "SUBAGENT:x", "\u200bsubagent:x"]
+)
+async def test_lookalike_origin_sender_stays_synthetic_and_denied(env: Env, lookalike: str) -> None:
+    """A look-alike of a person id handed on by a run never becomes the next turn's sender."""
+    store = GrantStore(env.db)
+    await store.grant(agent_id=env.agent.id, scope=GROUP, config_type="file_writer", user_id="*")
+    request = build(env, via_subagent(env, build(env, member_message(env, lookalike))))
+    assert is_synthetic_sender(request.sender_id)
+    assert (await check(env, request)).reason is Reason.SYNTHETIC_SENDER

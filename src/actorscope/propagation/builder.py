@@ -29,6 +29,7 @@ from actorscope.identity import (
     PeerKind,
     SenderKind,
     group_scope,
+    identity_problem,
     is_group_scope,
     is_placeholder_sender,
     is_synthetic_sender,
@@ -90,9 +91,8 @@ def origin_scope(origin: Origin) -> str | None:
     A group scope is never copied from ``origin.user_id``: it is rebuilt from the origin's
     channel and chat, and a guild scope from the guild id and the origin sender.
     """
-    return _scope(
-        origin.sender_id, origin.user_id, origin.peer_kind, origin.channel, origin.chat_id
-    )
+    sender = normalize_sender_id(origin.sender_id)  # a legacy ``id|name`` is its id
+    return _scope(sender, origin.user_id, origin.peer_kind, origin.channel, origin.chat_id)
 
 
 # Cached: a chain's turns repeat the same few (sender, scope) pairs, and the answer is pure.
@@ -117,12 +117,9 @@ def _scope(sender: str, scope: str, peer_kind: PeerKind, channel: str, chat_id: 
 
 @lru_cache(maxsize=4096)
 def _is_person(sender: str) -> bool:
-    return bool(
-        sender
-        and normalize_sender_id(sender) == sender
-        and not is_synthetic_sender(sender)
-        and not is_placeholder_sender(sender)
-    )
+    # ``sender`` is already normalised (legacy ``id|name`` split): a person is what is left
+    # when it is neither empty, synthetic nor a placeholder.
+    return bool(sender and not is_synthetic_sender(sender) and not is_placeholder_sender(sender))
 
 
 def verified_origin(
@@ -134,14 +131,15 @@ def verified_origin(
     about the same signed carrier, this gives ``None``. ``consume=False`` only looks.
     """
     attributed = _attributed(msg.__dict__, signer, consume)
-    return None if attributed is None else (attributed[0], attributed[1])
+    return None if attributed is None else (attributed[0], attributed[2])
 
 
 def _attributed(
     values: dict[str, Any], signer: OriginSigner, consume: bool
-) -> tuple[Origin, str, PeerKind] | None:
-    # A message's (its __dict__'s) verified origin, the scope rebuilt from it and that scope's
-    # peer kind; None unless the carrier is synthetic and its origin verifies and is a person.
+) -> tuple[Origin, str, str, PeerKind] | None:
+    # A message's (its __dict__'s) verified origin, its normalised sender, the scope rebuilt
+    # from it and that scope's peer kind; None unless the carrier is synthetic and its origin
+    # verifies and is a person.
     sender = values["sender_id"]
     if META_ORIGIN_SIGNATURE not in values["metadata"] or not (
         # A raw id with a synthetic prefix is synthetic after normalising too: the quick test
@@ -154,10 +152,10 @@ def _attributed(
     origin = signer._verify(values, consume)
     if origin is None:
         return None
-    scope = _person_scope(
-        origin.sender_id, origin.user_id, origin.peer_kind, origin.channel, origin.chat_id
-    )
-    return None if scope is None else (origin, *scope)
+    # A legacy ``id|name`` origin sender is its id, as it is in a direct check (DESIGN).
+    sender = normalize_sender_id(origin.sender_id)
+    scope = _person_scope(sender, origin.user_id, origin.peer_kind, origin.channel, origin.chat_id)
+    return None if scope is None else (origin, sender, *scope)
 
 
 # One cache lookup per verified message instead of two (_is_person, then _scope); the peer
@@ -169,7 +167,8 @@ def _person_scope(
     if not _is_person(sender):
         return None
     rebuilt = _scope(sender, scope, peer_kind, channel, chat_id)
-    if rebuilt is None:
+    if rebuilt is None or identity_problem(rebuilt, sender, channel) is not None:
+        # A look-alike of a person id (``042`` on Telegram) is nobody: the run stays synthetic.
         return None
     return rebuilt, PeerKind.GROUP if is_group_scope(rebuilt) else PeerKind.DIRECT
 
@@ -255,13 +254,13 @@ def build_run_request(
         sender_kind, peer_kind = values["sender_kind"], msg_peer_kind
         kept = _strip(metadata)
     else:
-        origin, user_id, peer_kind = attributed
+        origin, sender_id, user_id, peer_kind = attributed
         # A role is the human's role for one agent of one tenant: an owner of agent A who
         # delegates to agent B is nobody special on B. Compared with the run's resolved agent,
         # so a carrier that names none cannot inherit the host's default agent's role either.
         same_agent = origin.agent_id == run_agent and origin.tenant_id == run_tenant
         role = origin.role if same_agent else ""
-        sender_id, sender_kind = origin.sender_id, SenderKind.USER
+        sender_kind = SenderKind.USER
         kept = _verified_metadata(metadata, origin)
         kept[META_ORIGIN_VIA] = carrier
     return _trusted_request(
