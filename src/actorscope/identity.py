@@ -204,7 +204,9 @@ def identity_problem(scope: str, sender_id: str, channel: str = "") -> str | Non
       full-width digits are refused instead of missing a grant (or a deny) on ``42``.
     - Any other channel (the table leaves custom channels' ids opaque: they need not be
       integers): no format characters (category Cf) and unchanged by NFKC, so an id cannot
-      imitate another one with invisible or compatibility characters.
+      imitate another one with invisible or compatibility characters. A Telegram or Discord
+      bot running under a channel name of its own (``group:tg2:...``) is such a channel
+      here; its adapter already writes canonical ids (:func:`platform_id`).
 
     An empty sender is not a problem here: the policy denies it as ``empty_sender``.
     """
