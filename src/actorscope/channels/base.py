@@ -35,6 +35,8 @@ __all__ = [
     "Ingress",
     "ScopeMigration",
     "build_inbound",
+    "display_name",
+    "flag_raised",
     "ignored",
     "reply_to",
 ]
@@ -139,6 +141,28 @@ def ignored(reason: IgnoreReason, detail: str = "") -> Ingress:
     """An :class:`Ingress` without a message; logged at DEBUG with ``detail``."""
     logger.debug("channels.ignored reason=%s %s", reason.value, detail)
     return Ingress(None, reason, detail=detail)
+
+
+def flag_raised(value: object) -> bool:
+    """A platform's "not a person" flag (``is_bot``, ``bot``, ``system``) as read from a payload.
+
+    Security first: only JSON ``false`` means "a person"; ``true``, ``1``, ``"true"``, even
+    ``"false"``, ``0`` or ``null`` mean "not a person". Read an absent flag as ``False``
+    (``author.get("bot", False)``): platforms omit the flag for people.
+    """
+    return value is not False
+
+
+def display_name(*candidates: object) -> str:
+    """The first non-empty string among ``candidates``, else ``""``: display only, never an id.
+
+    A payload that carries a number, a list or an object where a name belongs gets no name
+    rather than that value's ``repr``.
+    """
+    for candidate in candidates:
+        if type(candidate) is str and candidate:
+            return candidate
+    return ""
 
 
 _FIELDS_SET = frozenset(InboundMessage.model_fields)

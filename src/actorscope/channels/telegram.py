@@ -30,9 +30,9 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 from functools import lru_cache
-from typing import Any
+from typing import Any, TypeGuard
 
-from telegram import CallbackQuery, Message, Update
+from telegram import CallbackQuery, MaybeInaccessibleMessage, Message, Update
 
 from actorscope.channels.base import (
     META_ADDRESSED,
@@ -48,6 +48,8 @@ from actorscope.channels.base import (
     ScopeMigration,
     _inbound,
     _template,
+    display_name,
+    flag_raised,
     ignored,
 )
 from actorscope.channels.mention import command_of, mentions_bot
@@ -70,6 +72,9 @@ logger = logging.getLogger("actorscope.channels.telegram")
 
 #: The id of a forum's General topic, which carries no ``message_thread_id``.
 GENERAL_TOPIC_ID = 1
+# Telegram ids fit a signed 64-bit integer (user ids have at most 52 significant bits): a
+# larger number in a payload is crafted, not an id.
+_ID_LIMIT = 2**63
 
 # Enum attribute and ``.value`` lookups are slow enough to show in the benchmark; hoist them.
 _GROUP = PeerKind.GROUP
@@ -198,6 +203,8 @@ def _migration(message: Message, channel: str) -> Ingress | None:
         old, new = message.migrate_from_chat_id, message.chat.id
     else:
         return None
+    if not (_is_chat_id(old) and _is_chat_id(new)):
+        return ignored(IgnoreReason.MALFORMED, f"migration chat ids {old!r} → {new!r}")
     old_id, new_id = platform_id(old, "chat id"), platform_id(new, "chat id")
     move = ScopeMigration(
         channel=channel,
@@ -210,9 +217,29 @@ def _migration(message: Message, channel: str) -> Ingress | None:
     return Ingress(None, IgnoreReason.CHAT_MIGRATED, migration=move)
 
 
-def _is_user_id(value: object) -> bool:
+def _is_user_id(value: object) -> TypeGuard[int]:
     # User ids are positive JSON integers; a negative one is a chat id posing as a person.
-    return type(value) is int and value > 0
+    # Message and topic ids are positive integers too.
+    return type(value) is int and 0 < value < _ID_LIMIT
+
+
+def _is_chat_id(value: object) -> bool:
+    # Chat ids are non-zero JSON integers (groups and channels negative); never a string.
+    return type(value) is int and value != 0 and -_ID_LIMIT < value < _ID_LIMIT
+
+
+def _is_optional_text(value: object) -> bool:
+    return value is None or type(value) is str
+
+
+def _topic(message: MaybeInaccessibleMessage) -> int | Ingress:
+    """The forum topic of ``message`` (General when none is given), or ``malformed``."""
+    thread = getattr(message, "message_thread_id", None)
+    if getattr(message, "is_topic_message", None) is not True or thread is None:
+        return GENERAL_TOPIC_ID
+    if not _is_user_id(thread):
+        return ignored(IgnoreReason.MALFORMED, f"message_thread_id {thread!r}")
+    return thread
 
 
 def _sender(message: Message, chat_id: int, channel_post: bool) -> tuple[int | None, SenderKind]:
@@ -229,7 +256,7 @@ def _sender(message: Message, chat_id: int, channel_post: bool) -> tuple[int | N
     if user is None:
         return None, SenderKind.NONE
     # A placeholder id maps to its own kind inside telegram_identity, with or without is_bot.
-    if user.is_bot and not is_placeholder_sender(str(user.id)):
+    if flag_raised(user.is_bot) and not is_placeholder_sender(str(user.id)):
         return None, SenderKind.BOT
     return user.id, SenderKind.USER
 
@@ -261,11 +288,18 @@ def _from_message(
     migration = _migration(message, channel)
     if migration is not None:
         return migration
-    content = message.text or message.caption or ""
+    text, caption = message.text, message.caption
+    if not (_is_optional_text(text) and _is_optional_text(caption)):
+        return ignored(IgnoreReason.MALFORMED, "text or caption is not a string")
+    content = text or caption or ""
     if not content and not any(getattr(message, attr) for attr in _CONTENT_ATTRS):
         return ignored(IgnoreReason.SERVICE_MESSAGE)
     chat = message.chat
     chat_id = chat.id
+    if not _is_chat_id(chat_id):
+        return ignored(IgnoreReason.MALFORMED, f"chat id {chat_id!r}")
+    if not _is_user_id(message.message_id):
+        return ignored(IgnoreReason.MALFORMED, f"message id {message.message_id!r}")
     sender, kind = _sender(message, chat_id, event.endswith("channel_post"))
     if sender is not None and not _is_user_id(sender):
         return ignored(IgnoreReason.MALFORMED, f"sender id {sender!r}")
@@ -274,7 +308,7 @@ def _from_message(
         kind is _BOT
         and user is not None
         and bot_username
-        and (user.username or "").lower() == bot_username.lower()
+        and display_name(user.username).lower() == bot_username.lower()
     ):
         return ignored(IgnoreReason.OWN_MESSAGE)
     identity, template = _identity(chat_id, chat.type, sender, kind, channel)
@@ -286,17 +320,21 @@ def _from_message(
         return ignored(reason, identity.sender_kind.value)
     topic: int | None = None
     if chat.is_forum:
-        thread = message.message_thread_id
-        topic = thread if message.is_topic_message and thread else GENERAL_TOPIC_ID
+        found = _topic(message)
+        if isinstance(found, Ingress):
+            return found
+        topic = found
     metadata = {
         META_SESSION_KEY: _session(agent_key, channel, identity.peer_kind, identity.chat_id, topic),
         META_EVENT: event,
     }
     if identity.sender_id and user is not None:
-        metadata[META_SENDER_NAME] = user.username or user.first_name or ""
+        metadata[META_SENDER_NAME] = display_name(user.username, user.first_name)
     if event.startswith("edited_") and message.edit_date is not None:
         metadata[META_EDIT_DATE] = str(int(message.edit_date.timestamp()))
     reply = message.reply_to_message
+    if reply is not None and not _is_user_id(reply.message_id):
+        return ignored(IgnoreReason.MALFORMED, f"reply message id {reply.message_id!r}")
     if reply is not None and not (topic is not None and reply.message_id == topic):
         metadata[META_REPLY_TO_MESSAGE_ID] = str(reply.message_id)
     if identity.peer_kind is _GROUP:
@@ -338,7 +376,7 @@ def _addressed(
         if (
             reply is not None
             and reply.from_user is not None
-            and (reply.from_user.username or "").lower() == bot_username.lower()
+            and display_name(reply.from_user.username).lower() == bot_username.lower()
             and not (topic is not None and reply.message_id == topic)
         ):
             return _REPLY
@@ -353,6 +391,14 @@ def _from_callback(
     clicker = query.from_user
     if not _is_user_id(clicker.id):
         return ignored(IgnoreReason.MALFORMED, f"sender id {clicker.id!r}")
+    if flag_raised(clicker.is_bot):
+        # Telegram never delivers a bot's button press; a payload claiming one is not a person.
+        return ignored(IgnoreReason.BOT_SENDER, "callback query from a bot account")
+    if not (_is_optional_text(query.data) and _is_optional_text(query.game_short_name)):
+        return ignored(IgnoreReason.MALFORMED, "callback data is not a string")
+    query_id = query.id
+    if not (type(query_id) is str and 0 < len(query_id) <= 64 and query_id.isascii()):
+        return ignored(IgnoreReason.MALFORMED, f"callback query id {query_id!r}")
     message = query.message
     topic: int | None = None
     if message is None:
@@ -360,14 +406,17 @@ def _from_callback(
         identity, template = _identity(clicker.id, "private", clicker.id, SenderKind.USER, channel)
     else:
         chat = message.chat
+        if not _is_chat_id(chat.id):
+            return ignored(IgnoreReason.MALFORMED, f"chat id {chat.id!r}")
         identity, template = _identity(chat.id, chat.type, clicker.id, SenderKind.USER, channel)
         foreign = _foreign_sender(identity)
         if foreign is not None:
             return foreign
         if chat.is_forum:
-            thread = getattr(message, "message_thread_id", None)
-            is_topic = getattr(message, "is_topic_message", None)
-            topic = thread if is_topic and thread else GENERAL_TOPIC_ID
+            found = _topic(message)
+            if isinstance(found, Ingress):
+                return found
+            topic = found
     if identity.sender_kind is not _USER and ignore_bots:
         return ignored(IgnoreReason.NONPERSON_SENDER, identity.sender_kind.value)
     metadata = {
@@ -376,13 +425,13 @@ def _from_callback(
         META_ADDRESSED: _CALLBACK,
     }
     if identity.sender_id:
-        metadata[META_SENDER_NAME] = clicker.username or clicker.first_name or ""
+        metadata[META_SENDER_NAME] = display_name(clicker.username, clicker.first_name)
     return _inbound(
         template,
         query.data or query.game_short_name or "",
         metadata,
         "" if topic is None else str(topic),
-        str(query.id),
+        query_id,
         (),
     )
 
