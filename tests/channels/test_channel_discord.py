@@ -186,6 +186,40 @@ async def test_interactions_through_discord_py_parsers(client: RecordingClient) 
         assert message.content.startswith("/ask")
 
 
+async def test_parsed_objects_with_raised_flags_are_no_person(client: RecordingClient) -> None:
+    """discord.py keeps ``bot: 1`` / ``system: "true"`` as given: neither makes a person."""
+    state = client._connection
+    # discord.py rebuilds a guild author from minimal user JSON (no ``system``): DM for that.
+    cases = (
+        ("guild_message", "9101", "bot", 1, IgnoreReason.BOT_SENDER),
+        ("guild_message", "9102", "bot", "true", IgnoreReason.BOT_SENDER),
+        ("dm_message", "9103", "system", "true", IgnoreReason.SYSTEM_MESSAGE),
+    )
+    for count, (fixture, author, key, value, reason) in enumerate(cases, start=1):
+        data = load(fixture)["d"]
+        # A new author each time: discord.py reuses the user object it cached for an id.
+        data["author"] |= {"id": author, key: value}
+        state.parse_message_create(data)
+        parsed = await settle(client.messages, count)
+        assert inspect_message(parsed, bot_id=BOT_ID).reason is reason, (key, value)
+        opted_in = normalize_message(parsed, bot_id=BOT_ID, ignore_bots=False)
+        assert opted_in is None or opted_in.sender_kind is not SenderKind.USER, (key, value)
+    interaction = load("slash_guild")["d"]
+    interaction["member"]["user"] |= {"id": "9104", "bot": 1}
+    state.parse_interaction_create(interaction)
+    parsed_interaction = await settle(client.interactions, 1)
+    assert inspect_interaction(parsed_interaction).reason is IgnoreReason.BOT_SENDER
+
+
+async def test_parsed_object_with_non_string_content_is_malformed(client: RecordingClient) -> None:
+    """discord.py does not check ``content``'s type; the adapter does."""
+    data = load("guild_message")["d"]
+    data["content"] = 42
+    client._connection.parse_message_create(data)
+    parsed = await settle(client.messages, 1)
+    assert inspect_message(parsed, bot_id=BOT_ID).reason is IgnoreReason.MALFORMED
+
+
 def test_raw_dicts_match_parsed_objects() -> None:
     """Raw gateway dicts give the same identities (threads need the thread-parent map)."""
     parents = {int(THREAD): int(TEXT)}
@@ -211,6 +245,9 @@ def test_webhook_and_bot_without_guild_are_ignored() -> None:
     for name in ("webhook_message", "bot_message"):
         data = load(name)["d"]
         del data["guild_id"]
+        # With its member object left, the message claims a guild it does not name: malformed.
+        assert inspect_message(data, ignore_bots=False).reason is IgnoreReason.MALFORMED, name
+        del data["member"]
         ingress = inspect_message(data, ignore_bots=False)
         assert ingress.reason is IgnoreReason.NO_GUILD, name
 

@@ -39,13 +39,27 @@ def session(agent_key: str, peer: PeerKind, chat_id: str, thread: int | None) ->
     return session_key(agent_key, DISCORD, peer, chat_id, thread_id=thread)
 
 
+# A snowflake is an unsigned 64-bit integer.
+_SNOWFLAKE_LIMIT = 2**64
+
+
 def snowflake(value: Any, what: str) -> int:
-    """A positive Discord id from an int or a decimal string; TypeError for anything else."""
-    if type(value) is int and value > 0:
+    """A Discord id: a JSON integer or the canonical decimal string of one; TypeError else.
+
+    Canonical: positive, below 2**64, ASCII digits without a sign or a leading zero, so two
+    spellings (``"042"`` and ``"42"``) never name one person.
+    """
+    if type(value) is int and 0 < value < _SNOWFLAKE_LIMIT:
         return value
-    if isinstance(value, str) and value.isascii() and value.isdigit() and 0 < len(value) < 21:
+    if (
+        type(value) is str
+        and 0 < len(value) < 21
+        and value.isascii()
+        and value.isdigit()
+        and value[0] != "0"
+    ):
         number = int(value)
-        if number > 0:
+        if number < _SNOWFLAKE_LIMIT:
             return number
     raise TypeError(f"{what} is not a snowflake: {value!r}")
 

@@ -15,6 +15,10 @@
   ``interaction_metadata.user`` names the human, not the author): empty sender, kind ``bot``,
   scope ``guild:<gid>:bot:<id>``. Both are ignored unless ``ignore_bots=False``, and always
   without a guild. The bot's own messages are always ignored.
+* raw payloads are type-checked at the edge: a ``bot`` or ``system`` flag that is anything but
+  JSON ``false`` (or absent) means no person; a message with ``member`` or ``guild_id`` but no
+  valid ``guild_id`` is ``malformed``, never a DM; ids are canonical snowflakes; content that
+  is not a string, or a reference that is not an object, is ``malformed``.
 * slash command (and component, modal) interaction: the actor is ``interaction.user``; the
   scope is that of a message in the same place. System messages are ignored.
 
@@ -46,6 +50,8 @@ from actorscope.channels.base import (
     Ingress,
     _inbound,
     _template,
+    display_name,
+    flag_raised,
     ignored,
 )
 from actorscope.channels.discord_interactions import inspect_interaction, normalize_interaction
@@ -156,6 +162,11 @@ def _from_message_object(
     parent = channel.parent_id if isinstance(channel, _THREAD) else None
     guild = message.guild
     author = message.author
+    if flag_raised(author.system):
+        return ignored(IgnoreReason.SYSTEM_MESSAGE, "system author")
+    content = message.content
+    if type(content) is not str:
+        return ignored(IgnoreReason.MALFORMED, "content is not a string")
     reference = message.reference
     reply_to = reference.message_id if reference is not None else None
     replied_author: int | None = None
@@ -171,10 +182,10 @@ def _from_message_object(
         parent,
         guild.id if guild is not None else None,
         author.id,
-        author.bot,
-        author.name,
+        flag_raised(author.bot),
+        display_name(author.name),
         message.webhook_id,
-        message.content,
+        content,
         me is not None and guild is not None and any(u.id == me for u in message.mentions),
         reply_to,
         replied_author,
@@ -188,13 +199,25 @@ def _from_message_dict(
     ignore_bots: bool,
     thread_parents: Mapping[int, int],
 ) -> InboundMessage | Ingress:
-    author = data["author"]
-    channel_id = snowflake(data["channel_id"], "channel_id")
-    reference = data.get("message_reference") or {}
-    replied = data.get("referenced_message") or {}
-    replied_author = (replied.get("author") or {}).get("id")
+    author = data.get("author")
+    if not isinstance(author, Mapping):
+        return ignored(IgnoreReason.MALFORMED, "author is not a JSON object")
+    if flag_raised(author.get("system", False)):
+        return ignored(IgnoreReason.SYSTEM_MESSAGE, "system author")
+    guild_id = optional_snowflake(data.get("guild_id"), "guild_id")
+    if guild_id is None and ("guild_id" in data or "member" in data):
+        # Guild evidence without a guild: never fall back to a DM scope.
+        return ignored(IgnoreReason.MALFORMED, "member or guild_id without a valid guild_id")
     content = data.get("content", "")
     mentions = data.get("mentions") or ()
+    reference = _object(data, "message_reference")
+    replied = _object(data, "referenced_message")
+    replied_by = _object(replied, "author") if replied is not None else None
+    if type(content) is not str or not isinstance(mentions, list | tuple):
+        return ignored(IgnoreReason.MALFORMED, "content is not a string or mentions not a list")
+    if reference is None or replied_by is None:
+        return ignored(IgnoreReason.MALFORMED, "message reference is not a JSON object")
+    channel_id = snowflake(data["channel_id"], "channel_id")
     return _message(
         agent_key,
         me,
@@ -203,17 +226,25 @@ def _from_message_dict(
         data.get("type", 0),
         channel_id,
         thread_parents.get(channel_id),
-        optional_snowflake(data.get("guild_id"), "guild_id"),
+        guild_id,
         snowflake(author["id"], "author.id"),
-        author.get("bot") is True,
-        str(author.get("username") or ""),
+        flag_raised(author.get("bot", False)),
+        display_name(author.get("username")),
         optional_snowflake(data.get("webhook_id"), "webhook_id"),
-        content if isinstance(content, str) else "",
+        content,
         me is not None
         and any(isinstance(u, Mapping) and str(u.get("id")) == str(me) for u in mentions),
         optional_snowflake(reference.get("message_id"), "message_reference"),
-        optional_snowflake(replied_author, "referenced_message.author.id"),
+        optional_snowflake(replied_by.get("id"), "referenced_message.author.id"),
     )
+
+
+def _object(data: Mapping[str, Any], key: str) -> Mapping[str, Any] | None:
+    """``data[key]`` when it is a JSON object, ``{}`` when absent or null, ``None`` otherwise."""
+    value = data.get(key)
+    if value is None:
+        return {}
+    return value if isinstance(value, Mapping) else None
 
 
 def _message(  # positional: this is the per-message hot path
@@ -235,6 +266,8 @@ def _message(  # positional: this is the per-message hot path
     replied_author: int | None,
     /,
 ) -> InboundMessage | Ingress:
+    if type(message_type) is not int:
+        return ignored(IgnoreReason.MALFORMED, f"message type {message_type!r}")
     if message_type not in CONVERSATION_MESSAGE_TYPES:
         return ignored(IgnoreReason.SYSTEM_MESSAGE, f"type {message_type!r}")
     if me is not None and author_id == me and webhook_id is None:

@@ -1,7 +1,10 @@
 """Discord interactions (slash commands, components, modals) → identity: the actor is the user.
 
 The scope is that of a message in the same place: ``guild:<gid>:user:<uid>`` in a guild (a
-thread only changes the session key), the user in a DM.
+thread only changes the session key), the user in a DM. A raw payload is type-checked as a
+message is (see :mod:`actorscope.channels.discord`): a user whose ``bot`` or ``system`` flag is
+anything but JSON ``false`` is no person, and ``member``, ``guild_id`` or ``channel.guild_id``
+without a valid ``guild_id`` is ``malformed``, never a DM.
 """
 
 from __future__ import annotations
@@ -23,6 +26,8 @@ from actorscope.channels.base import (
     IgnoreReason,
     Ingress,
     _inbound,
+    display_name,
+    flag_raised,
     ignored,
 )
 from actorscope.identity import PeerKind
@@ -82,6 +87,9 @@ def _from_interaction_object(
     parent = channel.parent_id if isinstance(channel, _THREAD) else None
     data = interaction.data
     user = interaction.user
+    refused = _nonperson(user.bot, user.system)
+    if refused is not None:
+        return refused
     return _interaction(
         agent_key=agent_key,
         interaction_type=interaction.type.value,
@@ -90,21 +98,46 @@ def _from_interaction_object(
         parent_id=parent,
         guild_id=interaction.guild_id,
         user_id=user.id,
-        user_name=user.name,
+        user_name=display_name(user.name),
         data=data if isinstance(data, Mapping) else {},
     )
 
 
+def _nonperson(bot: object, system: object) -> Ingress | None:
+    """The refusal for a user flagged as a bot or as Discord's system user, else ``None``."""
+    if flag_raised(system):
+        return ignored(IgnoreReason.SYSTEM_MESSAGE, "system user")
+    if flag_raised(bot):
+        return ignored(IgnoreReason.BOT_SENDER, "interaction from a bot account")
+    return None
+
+
 def _from_interaction_dict(data: Mapping[str, Any], agent_key: str) -> InboundMessage | Ingress:
+    raw_channel = data.get("channel")
+    if raw_channel is None:
+        raw_channel = {}
+    if not isinstance(raw_channel, Mapping):
+        return ignored(IgnoreReason.MALFORMED, "channel is not a JSON object")
     guild_id = optional_snowflake(data.get("guild_id"), "guild_id")
+    if guild_id is None and ("guild_id" in data or "member" in data or "guild_id" in raw_channel):
+        # Guild evidence without a guild: never fall back to a DM scope.
+        return ignored(IgnoreReason.MALFORMED, "member or guild_id without a valid guild_id")
     member = data.get("member")
-    user = member.get("user") if guild_id is not None and isinstance(member, Mapping) else None
-    if user is None:
-        user = data["user"]
-    raw_channel = data.get("channel") or {}
+    if guild_id is not None and member is not None:
+        user = member.get("user") if isinstance(member, Mapping) else None
+    else:
+        user = data.get("user")
+    if not isinstance(user, Mapping):
+        return ignored(IgnoreReason.MALFORMED, "interaction user is not a JSON object")
+    refused = _nonperson(user.get("bot", False), user.get("system", False))
+    if refused is not None:
+        return refused
     channel_id = snowflake(data.get("channel_id") or raw_channel.get("id"), "channel_id")
+    channel_type = raw_channel.get("type")
+    if channel_type is not None and type(channel_type) is not int:
+        return ignored(IgnoreReason.MALFORMED, f"channel type {channel_type!r}")
     parent = None
-    if raw_channel.get("type") in _THREAD_CHANNEL_TYPES:
+    if channel_type in _THREAD_CHANNEL_TYPES:
         parent = snowflake(raw_channel.get("parent_id"), "channel.parent_id")
     body = data.get("data")
     return _interaction(
@@ -115,7 +148,7 @@ def _from_interaction_dict(data: Mapping[str, Any], agent_key: str) -> InboundMe
         parent_id=parent,
         guild_id=guild_id,
         user_id=snowflake(user["id"], "user.id"),
-        user_name=str(user.get("username") or ""),
+        user_name=display_name(user.get("username")),
         data=body if isinstance(body, Mapping) else {},
     )
 
@@ -132,6 +165,8 @@ def _interaction(
     user_name: str,
     data: Mapping[str, Any],
 ) -> InboundMessage | Ingress:
+    if type(interaction_type) is not int:
+        return ignored(IgnoreReason.MALFORMED, f"interaction type {interaction_type!r}")
     if interaction_type not in _HANDLED_INTERACTIONS:
         return ignored(IgnoreReason.UNSUPPORTED_EVENT, f"interaction type {interaction_type!r}")
     chat = parent_id or channel_id
@@ -144,10 +179,13 @@ def _interaction(
         META_SENDER_NAME: user_name,
     }
     if interaction_type == 2:
+        text = _command_text(data)
+        if text is None:
+            return ignored(IgnoreReason.MALFORMED, "command name or option is not well typed")
+        content = text
         name = data.get("name")
-        if isinstance(name, str) and name:
+        if name:
             metadata[META_COMMAND] = name
-        content = _command_text(data)
     else:
         custom_id = data.get("custom_id")
         content = custom_id if isinstance(custom_id, str) else ""
@@ -161,9 +199,20 @@ def _interaction(
     )
 
 
-def _command_text(data: Mapping[str, Any]) -> str:
-    """``/name sub opt=value ...`` for an application command's data (bounded depth)."""
-    parts = [f"/{data.get('name', '')}"]
+# What a command option's value can be in JSON (string, integer, number, boolean options).
+_OPTION_VALUE_TYPES = (str, int, float)
+
+
+def _command_text(data: Mapping[str, Any]) -> str | None:
+    """``/name sub opt=value ...`` for an application command's data (bounded depth).
+
+    ``None`` when a name is not a string or a value is not a JSON scalar: no ``repr`` of a
+    crafted object ever becomes message text.
+    """
+    name = data.get("name", "")
+    if type(name) is not str:
+        return None
+    parts = [f"/{name}"]
     options = data.get("options")
     for _depth in range(3):  # command → group → subcommand is as deep as Discord goes
         if not isinstance(options, list):
@@ -172,10 +221,16 @@ def _command_text(data: Mapping[str, Any]) -> str:
         for option in options:
             if not isinstance(option, Mapping):
                 continue
+            option_name = option.get("name", "")
+            if type(option_name) is not str:
+                return None
             if "value" in option:
-                parts.append(f"{option.get('name', '')}={option['value']}")
+                value = option["value"]
+                if not isinstance(value, _OPTION_VALUE_TYPES):  # bool is an int
+                    return None
+                parts.append(f"{option_name}={value}")
             else:
-                parts.append(str(option.get("name", "")))
+                parts.append(option_name)
                 nested = option.get("options")
         options = nested
     return " ".join(parts)
