@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from pydantic import ValidationError
 
 from actorscope.channels.base import Ingress, build_inbound, reply_to
+from actorscope.errors import PayloadError
 from actorscope.identity import discord_identity, telegram_identity
 from actorscope.messages import InboundMessage
 
@@ -58,3 +61,19 @@ def test_ingress_session_key() -> None:
     message = build_inbound(identity, content="", metadata={"session_key": "k"})
     assert Ingress(message).session_key == "k"
     assert Ingress(None).session_key == ""
+
+
+def test_build_inbound_refuses_values_that_are_not_text() -> None:
+    """A number, list or None where text belongs raises PayloadError, never builds a message."""
+    identity = telegram_identity(-100, "supergroup", 42)
+    for bad in (123, ["hi"], None):
+        value: Any = bad
+        with pytest.raises(PayloadError, match="must be text"):
+            build_inbound(identity, content=value, metadata={})
+        with pytest.raises(PayloadError, match="must be text"):
+            build_inbound(identity, content="", metadata={}, message_id=value)
+        with pytest.raises(PayloadError, match="metadata"):
+            build_inbound(identity, content="", metadata={"sender_name": value})
+    media: Any = ("photo",)
+    with pytest.raises(PayloadError, match="media"):
+        build_inbound(identity, content="", metadata={}, media=media)

@@ -18,6 +18,7 @@ from enum import StrEnum
 from types import MappingProxyType
 from typing import Any, NamedTuple
 
+from actorscope.errors import PayloadError
 from actorscope.identity import Identity
 from actorscope.messages import InboundMessage, Media, OutboundMessage
 
@@ -184,8 +185,18 @@ def build_inbound(
     Every value comes from an identity builder or is a ``str`` the adapter produced itself, so
     pydantic validation would only repeat work (it costs more than the rest of normalisation);
     the result is equal to, and as frozen as, a validated message. ``metadata`` is copied.
+    Types are checked (cheaply): a value taken unchecked from a payload raises
+    :class:`~actorscope.errors.PayloadError` instead of reaching ``admit()`` or a handler.
     """
-    return _inbound(_template(identity), content, dict(metadata), thread_id, message_id, media)
+    copied = dict(metadata)
+    if not (type(content) is str and type(thread_id) is str and type(message_id) is str):
+        raise PayloadError("build_inbound: content, thread_id and message_id must be text")
+    if not all(type(key) is str and type(value) is str for key, value in copied.items()):
+        raise PayloadError("build_inbound: metadata keys and values must be text")
+    media = tuple(media)
+    if not all(isinstance(item, Media) for item in media):
+        raise PayloadError("build_inbound: media must be Media items")
+    return _inbound(_template(identity), content, copied, thread_id, message_id, media)
 
 
 def _template(identity: Identity) -> dict[str, Any]:
