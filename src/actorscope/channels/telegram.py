@@ -20,6 +20,10 @@ Who acted, case by case (DESIGN's identity table):
 * callback query: the clicker acts; the scope is the chat of the message with the button, or
   for an inline message (no chat) the clicker's direct context. In a private chat the clicker
   must be the chat, as for a message.
+* a raw payload is type-checked at the edge: ``is_bot`` other than JSON ``false`` means a
+  bot (a callback query from a bot is ignored as ``bot_sender``); chat, message, topic and
+  user ids must be JSON integers within 64 bits, text, caption and callback data strings;
+  anything else is ``malformed``. A name that is not a string is no name.
 * service messages, ``my_chat_member`` / ``chat_member``: ignored; a migration
   (``migrate_to_chat_id`` / ``migrate_from_chat_id``) is ignored *with* a ``ScopeMigration``
   (apply it with :func:`actorscope.channels.migration.move_grants`).
@@ -32,7 +36,7 @@ from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any, TypeGuard
 
-from telegram import CallbackQuery, MaybeInaccessibleMessage, Message, Update
+from telegram import CallbackQuery, Message, Update
 
 from actorscope.channels.base import (
     META_ADDRESSED,
@@ -75,6 +79,8 @@ GENERAL_TOPIC_ID = 1
 # Telegram ids fit a signed 64-bit integer (user ids have at most 52 significant bits): a
 # larger number in a payload is crafted, not an id.
 _ID_LIMIT = 2**63
+# What a text field (text, caption, callback data) may be in a payload: a string or absent.
+_OPTIONAL_TEXT = frozenset({str, type(None)})
 
 # Enum attribute and ``.value`` lookups are slow enough to show in the benchmark; hoist them.
 _GROUP = PeerKind.GROUP
@@ -228,14 +234,13 @@ def _is_chat_id(value: object) -> bool:
     return type(value) is int and value != 0 and -_ID_LIMIT < value < _ID_LIMIT
 
 
-def _is_optional_text(value: object) -> bool:
-    return value is None or type(value) is str
+def _topic(thread: object, is_topic: object) -> int | Ingress:
+    """The forum topic of a message in a forum (General when none is given), or ``malformed``.
 
-
-def _topic(message: MaybeInaccessibleMessage) -> int | Ingress:
-    """The forum topic of ``message`` (General when none is given), or ``malformed``."""
-    thread = getattr(message, "message_thread_id", None)
-    if getattr(message, "is_topic_message", None) is not True or thread is None:
+    ``message_thread_id`` is trusted only with ``is_topic_message`` exactly true (a reply in a
+    plain supergroup carries one too).
+    """
+    if is_topic is not True or thread is None:
         return GENERAL_TOPIC_ID
     if not _is_user_id(thread):
         return ignored(IgnoreReason.MALFORMED, f"message_thread_id {thread!r}")
@@ -289,7 +294,7 @@ def _from_message(
     if migration is not None:
         return migration
     text, caption = message.text, message.caption
-    if not (_is_optional_text(text) and _is_optional_text(caption)):
+    if type(text) not in _OPTIONAL_TEXT or type(caption) not in _OPTIONAL_TEXT:
         return ignored(IgnoreReason.MALFORMED, "text or caption is not a string")
     content = text or caption or ""
     if not content and not any(getattr(message, attr) for attr in _CONTENT_ATTRS):
@@ -320,7 +325,7 @@ def _from_message(
         return ignored(reason, identity.sender_kind.value)
     topic: int | None = None
     if chat.is_forum:
-        found = _topic(message)
+        found = _topic(message.message_thread_id, message.is_topic_message)
         if isinstance(found, Ingress):
             return found
         topic = found
@@ -394,7 +399,7 @@ def _from_callback(
     if flag_raised(clicker.is_bot):
         # Telegram never delivers a bot's button press; a payload claiming one is not a person.
         return ignored(IgnoreReason.BOT_SENDER, "callback query from a bot account")
-    if not (_is_optional_text(query.data) and _is_optional_text(query.game_short_name)):
+    if type(query.data) not in _OPTIONAL_TEXT or type(query.game_short_name) not in _OPTIONAL_TEXT:
         return ignored(IgnoreReason.MALFORMED, "callback data is not a string")
     query_id = query.id
     if not (type(query_id) is str and 0 < len(query_id) <= 64 and query_id.isascii()):
@@ -413,7 +418,10 @@ def _from_callback(
         if foreign is not None:
             return foreign
         if chat.is_forum:
-            found = _topic(message)
+            found = _topic(
+                getattr(message, "message_thread_id", None),
+                getattr(message, "is_topic_message", None),
+            )
             if isinstance(found, Ingress):
                 return found
             topic = found
