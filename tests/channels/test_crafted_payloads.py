@@ -86,6 +86,8 @@ DISCORD_CASES: list[Case] = [
     ("guild_message", (*D, "referenced_message", {"author": "x"})),
     ("guild_message", (*D, "guild_id", None)),
     ("guild_message", (*D, "guild_id", "0081234567890123456")),
+    ("webhook_message", (*D, "webhook_id", None)),
+    ("webhook_message", (*D, "webhook_id", "0")),
     ("dm_message", (*D, "member", None)),
     ("dm_message", (*D, "guild_id", None)),
     ("slash_guild", (*D, "guild_id", DROP)),

@@ -17,7 +17,8 @@
   without a guild. The bot's own messages are always ignored.
 * raw payloads are type-checked at the edge: a ``bot`` or ``system`` flag that is anything but
   JSON ``false`` (or absent) means no person; a message with ``member`` or ``guild_id`` but no
-  valid ``guild_id`` is ``malformed``, never a DM; ids are canonical snowflakes; content that
+  valid ``guild_id`` is ``malformed``, never a DM, and one with a null ``webhook_id`` is never
+  its author's; ids are canonical snowflakes; content that
   is not a string, or a reference that is not an object, is ``malformed``.
 * slash command (and component, modal) interaction: the actor is ``interaction.user``; the
   scope is that of a message in the same place. System messages are ignored.
@@ -208,6 +209,10 @@ def _from_message_dict(
     if guild_id is None and ("guild_id" in data or "member" in data):
         # Guild evidence without a guild: never fall back to a DM scope.
         return ignored(IgnoreReason.MALFORMED, "member or guild_id without a valid guild_id")
+    webhook_id = optional_snowflake(data.get("webhook_id"), "webhook_id")
+    if webhook_id is None and "webhook_id" in data:
+        # A webhook marker without a webhook: never fall back to the author as a person.
+        return ignored(IgnoreReason.MALFORMED, "webhook_id is null")
     content = data.get("content", "")
     mentions = data.get("mentions") or ()
     reference = _object(data, "message_reference")
@@ -230,7 +235,7 @@ def _from_message_dict(
         snowflake(author["id"], "author.id"),
         flag_raised(author.get("bot", False)),
         display_name(author.get("username")),
-        optional_snowflake(data.get("webhook_id"), "webhook_id"),
+        webhook_id,
         content,
         me is not None
         and any(isinstance(u, Mapping) and str(u.get("id")) == str(me) for u in mentions),
