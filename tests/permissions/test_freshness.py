@@ -23,7 +23,7 @@ from actorscope.errors import StoreError
 from actorscope.identity import Identity, PeerKind
 from actorscope.permissions import DecisionCache, GrantChangeWatcher, GrantStore, PermissionPolicy
 from actorscope.store import ChangeSubscribers, Database, Row
-from actorscope.store._listen import ChangeFeed
+from actorscope.store._listen import CHANGE_CHANNEL, ChangeFeed
 
 WORKER = Path(__file__).with_name("grant_worker.py")
 SCOPE = "group:telegram:-100777"  # the worker's scope
@@ -310,3 +310,26 @@ async def test_same_file_opened_twice_in_one_process_sees_changes(
         assert await GrantStore(theirs).revoke(**_key(agent))
         await _until(lambda: len(store.cache) == 0, 2)
         assert not (await policy.check_file_writer(member)).allowed
+
+
+@pytest.mark.parametrize("backend", ["postgresql"])
+async def test_probes_wake_no_other_worker(db_target: str, agent: Agent) -> None:
+    """A feed probes on a channel of its own: other workers' LISTENs hear only real changes."""
+    heard: list[str] = []
+    other = await asyncpg.connect(db_target, timeout=10)
+    try:
+        await other.add_listener(CHANGE_CHANNEL, lambda *args: heard.append(args[3]))
+        subscribers = ChangeSubscribers()
+        subscribers.add(_Cache())
+        feed = ChangeFeed(lambda: asyncpg.connect(db_target, timeout=10), subscribers)
+        await feed.start()  # live only after its first probe was answered
+        try:
+            assert feed.live
+            async with Database.open(db_target) as elsewhere:  # the marker: one real change
+                await GrantStore(elsewhere).grant(**_key(agent))
+            await _until(lambda: bool(heard), 10)
+        finally:
+            await feed.close()
+        assert heard == [agent.id]
+    finally:
+        await other.close()

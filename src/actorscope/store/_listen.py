@@ -7,8 +7,9 @@ the connection is down nothing can be heard, so subscribers are told to flush an
 them to flush once more and cache again (``on_feed_restored``).
 
 A connection can also stall without closing (notifications stop arriving). So the feed probes
-itself: every ``probe_interval`` seconds it NOTIFYs a token of its own on the channel and must
-hear it back within ``probe_timeout``; a missed probe counts as a lost connection. A change is
+itself: every ``probe_interval`` seconds it NOTIFYs a token on a channel only it LISTENs on
+(so no other worker is woken) and must hear it back within ``probe_timeout`` on the same
+connection; a missed probe counts as a lost connection. A change is
 therefore never missed for longer than ``probe_interval + probe_timeout`` (under one second).
 """
 
@@ -25,14 +26,12 @@ import asyncpg
 
 from actorscope.store._base import ChangeSubscribers
 
-__all__ = ["CHANGE_CHANNEL", "PROBE_PREFIX", "ChangeFeed"]
+__all__ = ["CHANGE_CHANNEL", "ChangeFeed"]
 
 _log = logging.getLogger("actorscope.store")
 
 #: The NOTIFY channel of grant and agent changes (payload: the agent UUID).
 CHANGE_CHANNEL = "actorscope_grants"
-#: Payloads starting with this are feed probes, never agent UUIDs: no listener hears them.
-PROBE_PREFIX = "probe:"
 
 # ConnectionError is an OSError. InternalClientError: asyncpg's own state broke (the
 # connection is useless, a new one works).
@@ -68,7 +67,8 @@ class ChangeFeed:
         self._lost = asyncio.Event()
         self._closing = False
         self._task: asyncio.Task[None] | None = None
-        self._probe_id = f"{PROBE_PREFIX}{uuid.uuid4().hex}:"
+        # A channel of this feed's own: its probes wake no other worker's feed.
+        self._probe_channel = f"{CHANGE_CHANNEL}_probe_{uuid.uuid4().hex}"
         self._probes = 0
         self._probe_token = ""
         self._probe_heard = asyncio.Event()
@@ -113,6 +113,7 @@ class ChangeFeed:
         conn = await self._connect()
         try:
             await conn.add_listener(CHANGE_CHANNEL, self._notified)
+            await conn.add_listener(self._probe_channel, self._probe_answered)
         except BaseException:
             conn.terminate()
             raise
@@ -128,18 +129,20 @@ class ChangeFeed:
     async def _probe(self) -> None:
         """NOTIFY a fresh token and hear it back; TimeoutError past ``probe_timeout``."""
         self._probes += 1
-        self._probe_token = f"{self._probe_id}{self._probes}"
+        self._probe_token = str(self._probes)
         self._probe_heard.clear()
         async with asyncio.timeout(self._probe_timeout):
-            await self._conn.execute("SELECT pg_notify($1, $2)", CHANGE_CHANNEL, self._probe_token)
+            await self._conn.execute(
+                "SELECT pg_notify($1, $2)", self._probe_channel, self._probe_token
+            )
             await self._probe_heard.wait()
 
     def _notified(self, conn: Any, pid: int, channel: str, payload: str) -> None:
-        if payload.startswith(PROBE_PREFIX):
-            if payload == self._probe_token:
-                self._probe_heard.set()
-            return
         self._subscribers.changed(payload)
+
+    def _probe_answered(self, conn: Any, pid: int, channel: str, payload: str) -> None:
+        if payload == self._probe_token:
+            self._probe_heard.set()
 
     def _terminated(self, conn: Any) -> None:
         if conn is self._conn:
