@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import time
 from collections.abc import AsyncIterator, Callable
 
@@ -127,6 +128,25 @@ async def test_stop_ends_a_waiting_long_poll(emu: BotApiEmulator) -> None:
         assert response.json() == {"ok": True, "result": []}
         with pytest.raises(httpx.ConnectError):
             await http.get(f"http://127.0.0.1:{port}/bot{emu.token}/getMe")
+
+
+async def test_client_gone_mid_body_is_no_server_error(
+    server: BotApiServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A client that closes the connection halfway through a body leaves no error log."""
+    caplog.set_level(logging.DEBUG)
+    _, writer = await asyncio.open_connection("127.0.0.1", server.port)
+    head = (
+        f"POST /bot{server.emulator.token}/getUpdates HTTP/1.1\r\nHost: x\r\n"
+        "Content-Type: application/x-www-form-urlencoded\r\nContent-Length: 100\r\n\r\n"
+    )
+    writer.write(head.encode() + b"timeout=")
+    await writer.drain()
+    writer.close()
+    await writer.wait_closed()
+    handled = {"actorscope.testing.botapi.server", "aiohttp.server"}
+    await wait_until(lambda: any(r.name in handled for r in caplog.records))
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == []
 
 
 def test_port_out_of_range_is_refused(emu: BotApiEmulator) -> None:

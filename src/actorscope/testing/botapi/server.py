@@ -9,6 +9,7 @@ multipart forms (what PTB's default ``HTTPXRequest`` posts). Point PTB at it wit
 from __future__ import annotations
 
 import json
+import logging
 from types import TracebackType
 from typing import Any
 
@@ -20,9 +21,12 @@ from actorscope.testing.botapi.emulator import ApiResponse, BotApiEmulator
 
 __all__ = ["LOOPBACK_HOST", "BotApiServer"]
 
+_log = logging.getLogger(__name__)
+
 LOOPBACK_HOST = "127.0.0.1"
 # Long polls are ended by emulator.close() before cleanup, so shutdown never waits this long.
 _SHUTDOWN_TIMEOUT = 2.0
+_BODY_CUT = "Bad Request: the connection closed before the request body arrived"
 _FORM_TYPES = frozenset({"application/x-www-form-urlencoded", "multipart/form-data"})
 
 
@@ -118,6 +122,11 @@ class BotApiServer:
             params.update(await _read_body(request))
         except BotApiError as exc:
             return _json_response(ApiResponse.failure(exc))
+        except ConnectionResetError:
+            # The client gave up mid-body (a bot cancelling a request as it stops): nobody
+            # reads this answer, and it is no server error worth a traceback.
+            _log.debug("botapi.client_gone method=%s", request.match_info["method"])
+            return _json_response(ApiResponse.failure(BotApiError(400, _BODY_CUT)))
         token = request.match_info["token"]
         response = await self.emulator.call(request.match_info["method"], params, token=token)
         return _json_response(response)
