@@ -4,14 +4,19 @@ from __future__ import annotations
 
 import asyncio
 import io
+import logging
+import os
 import re
+import shutil
 import sys
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import pytest
 from telegram import Update
 from telegram.ext import ApplicationBuilder, CommandHandler, ContextTypes
 
+from actorscope.bots import load_bot_config, run_bots
 from actorscope.cli import main
 from actorscope.cli._sandbox import read_lines
 from actorscope.testing.botapi import BotApiEmulator
@@ -22,6 +27,17 @@ async def lines_of(*lines: str) -> AsyncIterator[str]:
     """An in-memory prompt input."""
     for line in lines:
         yield line + "\n"
+
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+@pytest.fixture
+def example_config(tmp_path: Path) -> Path:
+    """examples/bot.toml and its handler, copied to ``tmp_path`` (its database goes there)."""
+    for name in ("bot.toml", "telegram_bot.py"):
+        shutil.copy(EXAMPLES / name, tmp_path / name)
+    return tmp_path / "bot.toml"
 
 
 @pytest.fixture
@@ -229,3 +245,44 @@ async def _read_until(stream: asyncio.StreamReader, marker: str) -> str:
             raise AssertionError(f"output ended before {marker!r}: {text}")
         text += line.decode()
     return text
+
+
+async def test_run_sandbox_stops_cleanly_when_stdin_is_closed(example_config: Path) -> None:
+    """`run --sandbox </dev/null` stops with nothing on stderr, run after run."""
+    for _ in range(3):
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "actorscope",
+            "run",
+            str(example_config),
+            "--sandbox",
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            env={k: v for k, v in os.environ.items() if k != "TELEGRAM_BOT_TOKEN"},
+        )
+        try:
+            out, err = await asyncio.wait_for(proc.communicate(), 30.0)
+        finally:
+            if proc.returncode is None:
+                proc.kill()
+                await proc.wait()
+        assert proc.returncode == 0
+        assert err.decode() == ""
+        assert out.decode().endswith("stopping\nstopped\n")
+
+
+async def test_run_sandbox_answers_input_that_ends_at_once(
+    example_config: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Scripted input is fetched and answered before the sandbox stops, without warnings."""
+    config = load_bot_config(example_config)
+    caplog.set_level(logging.WARNING)
+    printed: list[str] = []
+    script = lines_of("/as alice @devs#ideas /note buy milk")
+    async with asyncio.timeout(30):
+        await run_bots(config, sandbox=True, out=printed.append, lines=script)
+    assert any(re.fullmatch(r"\[bot -> @devs#2 msg \d+\] denied: no_grant", x) for x in printed)
+    assert printed[-1] == "stopped"
+    assert [r.getMessage() for r in caplog.records] == []

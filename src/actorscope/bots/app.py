@@ -19,7 +19,7 @@ import contextlib
 import logging
 import os
 import signal
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Coroutine, Mapping
 from contextlib import AsyncExitStack
 from typing import Any
 
@@ -56,6 +56,9 @@ _log = logging.getLogger("actorscope.bots")
 
 #: Seconds the host may spend finishing queued messages at shutdown.
 SHUTDOWN_GRACE = 5.0
+#: Seconds the sandbox waits for the bot's first poll, and at the end of the input for the
+#: bot to fetch what was typed (a stop in the middle of either leaves PTB tracebacks).
+_SANDBOX_WAIT = 10.0
 Output = Callable[[str], None]
 
 
@@ -147,6 +150,14 @@ async def _start(runner: ChannelAdapter) -> None:
         raise ConfigError(f"{runner.name}: cannot reach the Bot API: {exc}") from None
 
 
+async def _bounded(waiting: Coroutine[Any, Any, None], late: str) -> None:
+    """Wait for a sandbox milestone, at most ``_SANDBOX_WAIT`` seconds (then log ``late``)."""
+    try:
+        await asyncio.wait_for(waiting, _SANDBOX_WAIT)
+    except TimeoutError:
+        _log.warning("sandbox: %s after %gs", late, _SANDBOX_WAIT)
+
+
 async def _wait(stop: asyncio.Event, console: asyncio.Task[None] | None) -> None:
     waiters: set[asyncio.Task[Any]] = {asyncio.create_task(stop.wait())}
     if console is not None:
@@ -213,18 +224,24 @@ async def run_bots(
             "shared_dedup": SharedDedup(db) if shared else None,
         }
         emulated = await _sandbox(stack, config, out) if sandbox else None
+        console = None if emulated is None else SandboxConsole(emulated[0], out)
+        if console is not None:
+            stack.callback(console.close)  # after the drain below: its replies are shown
         runners = [_runner(section, token, emulated, common, webhook) for section, token in tokens]
         for runner in runners:
             host.add_sender(runner.name, runner)
         await host.start()
-        stack.push_async_callback(host.stop, drain=True, grace=SHUTDOWN_GRACE)
+        # Shutdown runs in reverse: stop receiving, drain the host (its replies still go
+        # out through the runners), then close the runners.
         for runner in runners:
             stack.push_async_callback(runner.stop)
+        stack.push_async_callback(host.stop, drain=True, grace=SHUTDOWN_GRACE)
+        for runner in runners:
+            stack.push_async_callback(runner.stop_receiving)
             await _start(runner)
         console_task: asyncio.Task[None] | None = None
-        if emulated is not None:
-            console = SandboxConsole(emulated[0], out)
-            stack.callback(console.close)
+        if emulated is not None and console is not None:
+            await _bounded(emulated[0].queue.first_poll(), "the bot has not polled the emulator")
             if lines is not None:
                 console_task = asyncio.create_task(run_console(console, lines))
         for runner in runners:
@@ -234,6 +251,8 @@ async def run_bots(
         out(f"running agent {agent.key!r} on {names}; Ctrl-C to stop")
         try:
             await _wait(stop, console_task)
+            if emulated is not None and console_task is not None and console_task.done():
+                await _bounded(emulated[0].queue.fetched(), "the bot left updates unfetched")
         finally:
             # A second SIGINT / SIGTERM during the (bounded) shutdown acts at once, as usual.
             for sig in signals:

@@ -25,6 +25,9 @@ class ChannelAdapter(OutboundSender):
     async def start(self) -> None:
         """Connect and start delivering inbound messages; returns once running."""
 
+    async def stop_receiving(self) -> None:
+        """Take in no new events but keep sending (shutdown: before the host drains)."""
+
     @abstractmethod
     async def stop(self) -> None:
         """Disconnect; bounded in time, safe to call twice or before :meth:`start`."""

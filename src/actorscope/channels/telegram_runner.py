@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
-from collections.abc import Mapping
+from collections.abc import Coroutine, Mapping
 from typing import Any
 
 from telegram import Bot, ReplyParameters, Update
@@ -208,11 +208,8 @@ class TelegramRunner(ChannelAdapter):
         await self.app.update_queue.put(update)
         return Fed.ACCEPTED
 
-    async def stop(self) -> None:
-        """Stop receiving and the application; every step bounded."""
-        if not self._started:
-            return
-        self._started = False
+    async def stop_receiving(self) -> None:
+        """Stop polling (or the webhook server) and process what was fetched; can still send."""
         server, self.webhook_server = self.webhook_server, None
         if server is not None:
             try:
@@ -225,7 +222,17 @@ class TelegramRunner(ChannelAdapter):
             steps.append(updater.stop())
         if self.app.running:
             steps.append(self.app.stop())
-        steps.append(self.app.shutdown())
+        await self._bounded(steps)
+
+    async def stop(self) -> None:
+        """Stop receiving, then shut the application down; every step bounded."""
+        if not self._started:
+            return
+        await self.stop_receiving()
+        self._started = False
+        await self._bounded([self.app.shutdown()])
+
+    async def _bounded(self, steps: list[Coroutine[Any, Any, None]]) -> None:
         for step in steps:
             try:
                 await asyncio.wait_for(step, _STOP_TIMEOUT)

@@ -69,6 +69,7 @@ class UpdateQueue:
         # Swapped for a fresh event on every change, so a waiter never misses a wake-up and
         # producers stay synchronous (no lock to take, unlike asyncio.Condition.notify).
         self._changed = asyncio.Event()
+        self._polled = asyncio.Event()
 
     @property
     def allowed_updates(self) -> frozenset[str]:
@@ -115,6 +116,7 @@ class UpdateQueue:
             raise BotApiError(400, "Bad Request: limit must be between 1 and 100")
         if wait < 0:
             raise BotApiError(400, "Bad Request: timeout must be non-negative")
+        self._polled.set()
         self._confirm(offset)
         self._generation += 1
         generation = self._generation
@@ -134,6 +136,21 @@ class UpdateQueue:
                 await asyncio.wait_for(changed.wait(), remaining)
             except TimeoutError:
                 return []
+
+    async def first_poll(self) -> None:
+        """Return once the bot has polled (at once if it already has).
+
+        A bot stopped while its first long poll is still connecting can leave its HTTP client's
+        one-connection pool broken (the final ``getUpdates`` then times out); waiting for this
+        before accepting a stop avoids that.
+        """
+        await self._polled.wait()
+
+    async def fetched(self) -> None:
+        """Return once no update is pending (the bot confirmed every one with an offset)."""
+        while self._pending:  # each pass waits for a change; the caller bounds the wait
+            changed = self._changed
+            await changed.wait()
 
     def _confirm(self, offset: int | None) -> None:
         if offset is None or offset == 0:
