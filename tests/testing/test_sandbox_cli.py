@@ -283,6 +283,32 @@ async def test_run_sandbox_answers_input_that_ends_at_once(
     script = lines_of("/as alice @devs#ideas /note buy milk")
     async with asyncio.timeout(30):
         await run_bots(config, sandbox=True, out=printed.append, lines=script)
+    assert not any("ignored" in line for line in printed)
     assert any(re.fullmatch(r"\[bot -> @devs#2 msg \d+\] denied: no_grant", x) for x in printed)
     assert printed[-1] == "stopped"
+    assert [r.getMessage() for r in caplog.records] == []
+
+
+async def test_run_sandbox_says_why_the_bot_ignored_an_update(
+    example_config: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Each update the bot ignores is shown with its reason (an IgnoreReason value)."""
+    config = load_bot_config(example_config)
+    caplog.set_level(logging.WARNING)
+    printed: list[str] = []
+    script = lines_of(
+        "/as carol @ops hello",
+        "/anon @devs hi",
+        "/as alice @devs /note@some_other_bot hi",
+        "/join dave @ops",
+    )
+    async with asyncio.timeout(30):
+        await run_bots(config, sandbox=True, out=printed.append, lines=script)
+    ignored = [line for line in printed if "ignored" in line]
+    assert ignored == [
+        "  <- update 1 ignored by the bot: not_mentioned",
+        "  <- update 2 ignored by the bot: nonperson_sender",
+        "  <- update 3 ignored by the bot: not_for_this_bot",
+        "  <- update 4 ignored by the bot: service_message",
+    ]
     assert [r.getMessage() for r in caplog.records] == []

@@ -33,7 +33,7 @@ from actorscope.channels.adapter import ChannelAdapter
 from actorscope.channels.config import ChannelConfig
 from actorscope.channels.discord_runner import DiscordRunner
 from actorscope.channels.shared_dedup import SharedDedup, shared_dedup_default
-from actorscope.channels.telegram_runner import TelegramRunner
+from actorscope.channels.telegram_runner import IgnoredListener, TelegramRunner
 from actorscope.channels.telegram_webhook import Webhook
 from actorscope.context import bind_identity
 from actorscope.errors import AgentNotFoundError, ConfigError
@@ -126,6 +126,7 @@ def _runner(
     sandbox: tuple[BotApiEmulator, str] | None,
     common: Mapping[str, Any],
     webhook: Webhook | None = None,
+    on_ignored: IgnoredListener | None = None,
 ) -> ChannelAdapter:
     if section.config.platform == "discord":
         return DiscordRunner(section.config, token=token, shards=section.shards, **common)
@@ -137,6 +138,7 @@ def _runner(
         token=emulator.token,
         base_url=base_url,
         poll_timeout=1,
+        on_ignored=on_ignored,
         **common,
     )
 
@@ -227,7 +229,10 @@ async def run_bots(
         console = None if emulated is None else SandboxConsole(emulated[0], out)
         if console is not None:
             stack.callback(console.close)  # after the drain below: its replies are shown
-        runners = [_runner(section, token, emulated, common, webhook) for section, token in tokens]
+        shown = None if console is None else console.show_ignored
+        runners = [
+            _runner(section, token, emulated, common, webhook, shown) for section, token in tokens
+        ]
         for runner in runners:
             host.add_sender(runner.name, runner)
         await host.start()

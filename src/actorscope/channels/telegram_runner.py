@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
-from collections.abc import Coroutine, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from typing import Any
 
 from telegram import Bot, ReplyParameters, Update
@@ -28,7 +28,7 @@ from telegram.ext import Application, ApplicationBuilder, ContextTypes, TypeHand
 from telegram.request import BaseRequest
 
 from actorscope.channels.adapter import ChannelAdapter
-from actorscope.channels.base import META_COMMAND
+from actorscope.channels.base import META_COMMAND, IgnoreReason
 from actorscope.channels.config import ChannelConfig
 from actorscope.channels.dedup import DedupCache
 from actorscope.channels.migration import move_grants
@@ -52,6 +52,7 @@ __all__ = [
     "MAX_MESSAGE_LENGTH",
     "MAX_QUEUED_UPDATES",
     "WEBHOOK_CLAIM_CHANNEL",
+    "IgnoredListener",
     "TelegramRunner",
 ]
 
@@ -77,6 +78,8 @@ ALLOWED_UPDATES = (
 WEBHOOK_CLAIM_CHANNEL = "telegram:set_webhook"
 
 PTBApp = Application[Any, Any, Any, Any, Any, Any]
+#: Told ``(update_id, reason)`` for every update that reaches no handler (e.g. the sandbox).
+IgnoredListener = Callable[[int, IgnoreReason], None]
 
 
 class TelegramRunner(ChannelAdapter):
@@ -100,6 +103,7 @@ class TelegramRunner(ChannelAdapter):
         webhook: Webhook | None = None,
         shared_dedup: SharedDedup | None = None,
         max_queued: int = MAX_QUEUED_UPDATES,
+        on_ignored: IgnoredListener | None = None,
     ) -> None:
         if config.platform != "telegram":
             raise ConfigError(f"a Telegram runner needs a telegram config, not {config.platform}")
@@ -134,6 +138,7 @@ class TelegramRunner(ChannelAdapter):
         self.webhook = webhook
         self.webhook_server: WebhookServer | None = None
         self._max_queued = max_queued
+        self._on_ignored = on_ignored
         self._bot_username = ""
         self._started = False
 
@@ -271,15 +276,21 @@ class TelegramRunner(ChannelAdapter):
             moved = await move_grants(self.writers.store, ingress.migration, moved_by="migration")
             _log.info("telegram.grants_moved count=%d to %s", moved, ingress.migration.new_scope)
         message = ingress.message
-        if message is None or self.dedup.seen_message(message):
+        if message is None:
+            self._ignored(update, ingress.reason)
+            return
+        if self.dedup.seen_message(message):
+            self._ignored(update, IgnoreReason.DUPLICATE)
             return
         admission = admit(message, self.config, bot_username=self._bot_username or None)
         if admission.message is None:
             _log.debug("telegram.not_admitted reason=%s", admission.reason)
+            self._ignored(update, admission.reason)
             return
         message = admission.message
         if self.shared_dedup is not None and not await self.shared_dedup.claim_message(message):
-            return  # another worker claimed it first
+            self._ignored(update, IgnoreReason.DUPLICATE)  # another worker claimed it first
+            return
         command = writer_command_named(message.metadata.get(META_COMMAND, ""))
         if command is not None:
             if update.message is None:
@@ -308,6 +319,10 @@ class TelegramRunner(ChannelAdapter):
             except TelegramError as exc:
                 _log.warning("telegram.answer_callback_query failed: %s", exc)
         await self._bus.publish_from_channel(message)
+
+    def _ignored(self, update: Update, reason: IgnoreReason | None) -> None:
+        if self._on_ignored is not None and reason is not None:
+            self._on_ignored(update.update_id, reason)
 
     async def _on_update(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         await self.handle_update(update)

@@ -213,6 +213,10 @@ class SandboxConsole:
         mid = message.get("message_id", "?")
         self._out(f"  -> update {update['update_id']}: {kind} (message {mid})")
 
+    def show_ignored(self, update_id: int, reason: str) -> None:
+        """Say that the bot ignored an update, and why (an ``IgnoreReason`` value)."""
+        self._out(f"  <- update {update_id} ignored by the bot: {reason}")
+
     def _show_bot_call(self, call: RecordedCall) -> None:
         if call.response is None or call.method.lower() == "getupdates":
             return
