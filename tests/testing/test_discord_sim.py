@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import logging
+
+import discord
 import pytest
 
-from actorscope.channels import IgnoreReason
+from actorscope.channels import ChannelConfig, IgnoreReason
+from actorscope.channels.discord_runner import DiscordRunner
 from actorscope.identity import SenderKind
-from actorscope.testing import DiscordSim, ExpectationError, Grants, Turn
+from actorscope.propagation import MessageBus
+from actorscope.testing import AgentEnv, DiscordSim, ExpectationError, Grants, Turn
 
 
 def writer_bot(sim: DiscordSim) -> None:
@@ -124,3 +129,25 @@ async def test_subagent_announce_in_a_guild_is_judged_for_the_member(
     event = await discord_sim.subagent_announce(asked)
     assert event.request is not None
     assert event.request.user_id == f"guild:{lab.id}:user:{dave.id}"
+
+
+async def test_runner_and_simulator_log_no_voice_warnings(
+    actorscope_env: AgentEnv, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """discord.py's "voice will NOT be supported" warnings are filtered; others still show."""
+    # As in a fresh process: discord.py warns once, at the first client it makes.
+    monkeypatch.setattr(discord.VoiceClient, "warn_nacl", True)
+    monkeypatch.setattr(discord.VoiceClient, "warn_dave", True)
+    caplog.set_level(logging.WARNING)
+    DiscordRunner(
+        ChannelConfig(platform="discord"),
+        token="unused",  # noqa: S106 - never logs in
+        bus=MessageBus(),
+        grants=actorscope_env.store,
+    )
+    monkeypatch.setattr(discord.VoiceClient, "warn_nacl", True)
+    monkeypatch.setattr(discord.VoiceClient, "warn_dave", True)
+    async with DiscordSim(actorscope_env):
+        pass
+    logging.getLogger("discord.client").warning("something else")
+    assert [r.getMessage() for r in caplog.records] == ["something else"]

@@ -57,7 +57,13 @@ from actorscope.permissions.grants import GrantStore
 from actorscope.permissions.writers import WriterManager
 from actorscope.propagation.bus import MessageBus
 
-__all__ = ["DiscordRunner", "RunnerClient", "ShardedRunnerClient", "bot_intents"]
+__all__ = [
+    "DiscordRunner",
+    "RunnerClient",
+    "ShardedRunnerClient",
+    "bot_intents",
+    "silence_voice_warnings",
+]
 
 _log = logging.getLogger("actorscope.channels.discord")
 
@@ -72,6 +78,29 @@ _DESCRIPTIONS = {
 }
 
 
+# What discord.client logs (at WARNING, once per process) when a voice library is missing.
+_VOICE_WARNINGS = frozenset(
+    {
+        "PyNaCl is not installed, voice will NOT be supported",
+        "davey is not installed, voice will NOT be supported",
+    }
+)
+
+
+class _NoVoiceWarnings(logging.Filter):
+    """Drops discord.py's "voice will NOT be supported" warnings, and only those."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (record.levelno == logging.WARNING and record.msg in _VOICE_WARNINGS)
+
+
+def silence_voice_warnings() -> None:
+    """Filter discord.py's missing-voice-library warnings: a text bot never needs voice."""
+    logger = logging.getLogger("discord.client")
+    if not any(isinstance(f, _NoVoiceWarnings) for f in logger.filters):
+        logger.addFilter(_NoVoiceWarnings())
+
+
 def bot_intents() -> discord.Intents:
     """Default intents plus the privileged message-content intent (see the module docstring)."""
     intents = discord.Intents.default()
@@ -83,6 +112,7 @@ class RunnerClient(discord.Client):
     """The ``discord.Client`` of a :class:`DiscordRunner`: forwards events to it."""
 
     def __init__(self, runner: DiscordRunner, *, sync_commands: bool, **options: Any) -> None:
+        silence_voice_warnings()
         super().__init__(intents=bot_intents(), **options)
         self.runner = runner
         self.sync_commands = sync_commands

@@ -30,6 +30,7 @@ with warnings.catch_warnings():
 
 from actorscope.channels import ChannelConfig, admit
 from actorscope.channels.discord import inspect_interaction, inspect_message
+from actorscope.channels.discord_runner import silence_voice_warnings
 from actorscope.messages import InboundMessage, RunRequest
 from actorscope.testing.discord_api import DiscordApi, HttpCall, InteractionAdapter
 from actorscope.testing.discord_payloads import (
@@ -57,6 +58,7 @@ class _Client(discord.Client):
     def __init__(self) -> None:
         intents = discord.Intents.default()
         intents.message_content = True
+        silence_voice_warnings()
         super().__init__(intents=intents)
         self.inbox: asyncio.Queue[discord.Message | discord.Interaction[Any]] = asyncio.Queue()
 
