@@ -21,6 +21,7 @@ from telegram.request import RequestData
 from telegram.request._requestparameter import RequestParameter
 
 from actorscope.testing.botapi import BotApiEmulator, EmulatorRequest, MemberStatus
+from actorscope.testing.botapi.files import Upload
 from actorscope.testing.botapi.request import decode_request_data, split_bot_url
 
 Seen = list[tuple[str, str]]
@@ -183,7 +184,7 @@ async def test_slow_answer_times_out_and_uninitialized_request_fails(
 
 
 def test_request_data_is_decoded_like_httpx_sends_it() -> None:
-    """Strings stay raw, objects are JSON text, files become descriptions."""
+    """Strings stay raw, objects are JSON text, files become Upload parts with their bytes."""
     data = RequestData(
         [
             RequestParameter.from_input("chat_id", 5),
@@ -196,7 +197,7 @@ def test_request_data_is_decoded_like_httpx_sends_it() -> None:
     assert decoded["chat_id"] == "5"
     assert decoded["text"] == "hi"
     assert decoded["reply_parameters"] == '{"message_id": 3}'
-    assert decoded["document"] == {"filename": "a.txt", "mime_type": "text/plain", "size": 3}
+    assert decoded["document"] == Upload("a.txt", "text/plain", b"abc")
     assert decode_request_data(None) == {}
 
 

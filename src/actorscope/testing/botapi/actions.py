@@ -37,6 +37,7 @@ class UserActions:
     state: BotApiState
     queue: UpdateQueue
     callback_answers: dict[str, JSON | None]
+    inline_answers: dict[str, JSON | None]
     bot_messages: set[tuple[int, int]]
     privacy_mode: bool
     _query_ids: Iterator[int]
@@ -181,6 +182,16 @@ class UserActions:
             "data": data,
         }
         return self.queue.push("callback_query", query)
+
+    def inline_query(self, user: UserRef, query: str, *, offset: str = "") -> JSON | None:
+        """``user`` types ``@bot query`` in a chat: an ``inline_query`` to answer once."""
+        person = self.state.user(user)
+        if len(query) > 256:
+            raise BotApiError(400, "Bad Request: an inline query is at most 256 characters")
+        query_id = str(next(self._query_ids))
+        self.inline_answers[query_id] = None
+        update: JSON = {"id": query_id, "from": person.to_json(), "query": query, "offset": offset}
+        return self.queue.push("inline_query", update)
 
     def member_joins(self, user: UserRef, chat: ChatRef) -> JSON | None:
         """``user`` joins a group: a ``chat_member`` update and the service message."""

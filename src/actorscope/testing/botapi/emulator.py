@@ -17,8 +17,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from actorscope.errors import BotApiError
-from actorscope.testing.botapi import methods_bot, methods_chats, methods_messages
+from actorscope.testing.botapi import methods_bot, methods_chats, methods_media, methods_messages
 from actorscope.testing.botapi.actions import UserActions
+from actorscope.testing.botapi.files import FileStore, StoredFile
 from actorscope.testing.botapi.models import User
 from actorscope.testing.botapi.params import Params
 from actorscope.testing.botapi.state import BotApiState
@@ -45,9 +46,23 @@ _METHODS: dict[str, Handler] = {
     "getchat": methods_chats.get_chat,
     "getchatmember": methods_chats.get_chat_member,
     "getchatadministrators": methods_chats.get_chat_administrators,
+    "pinchatmessage": methods_chats.pin_chat_message,
+    "unpinchatmessage": methods_chats.unpin_chat_message,
+    "createforumtopic": methods_chats.create_forum_topic,
     "sendmessage": methods_messages.send_message,
     "editmessagetext": methods_messages.edit_message_text,
+    "editmessagereplymarkup": methods_messages.edit_message_reply_markup,
+    "deletemessage": methods_messages.delete_message,
+    "forwardmessage": methods_messages.forward_message,
+    "copymessage": methods_messages.copy_message,
+    "setmessagereaction": methods_messages.set_message_reaction,
     "answercallbackquery": methods_messages.answer_callback_query,
+    "answerinlinequery": methods_messages.answer_inline_query,
+    "sendchataction": methods_media.send_chat_action,
+    "sendphoto": methods_media.send_photo,
+    "senddocument": methods_media.send_document,
+    "sendpoll": methods_media.send_poll,
+    "getfile": methods_media.get_file,
 }
 
 
@@ -124,6 +139,13 @@ class BotApiEmulator(UserActions):
         self.calls: list[RecordedCall] = []
         self.commands: dict[str, list[dict[str, str]]] = {}
         self.callback_answers: dict[str, JSON | None] = {}
+        #: Each inline query's answer (``None`` until answered).
+        self.inline_answers: dict[str, JSON | None] = {}
+        #: The bot's reactions, by ``(chat id, message id)``.
+        self.reactions: dict[tuple[int, int], list[JSON]] = {}
+        #: Files uploaded by the bot (``file_id``, ``getFile`` paths, bytes).
+        self.files = FileStore()
+        self.poll_ids = itertools.count(5_000_000_000_000_001)
         #: What the bot's last ``setWebhook`` asked for (empty while it polls).
         self.webhook: JSON = {}
         self.bot_messages: set[tuple[int, int]] = set()
@@ -171,6 +193,15 @@ class BotApiEmulator(UserActions):
     def sent_messages(self) -> list[JSON]:
         """The messages the bot sent successfully, in order."""
         return [c.result for c in self.calls_to("sendMessage") if c.response and c.response.ok]
+
+    def download(self, file_path: str, *, token: str) -> StoredFile:
+        """The file at ``/file/bot<token>/<file_path>``; 401 for a wrong token, else 404."""
+        if token != self.token:
+            raise BotApiError(401, "Unauthorized")
+        stored = self.files.by_path(file_path)
+        if stored is None:
+            raise BotApiError(404, "Not Found")
+        return stored
 
     def close(self) -> None:
         """End waiting long polls now (for server shutdown); later polls return at once."""

@@ -7,6 +7,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from actorscope.errors import BotApiError
+from actorscope.testing.botapi.models import ChatType
 from actorscope.testing.botapi.params import Params
 
 if TYPE_CHECKING:
@@ -46,7 +47,7 @@ async def get_me(emu: BotApiEmulator, p: Params) -> Any:
         **emu.bot.to_json(),
         "can_join_groups": True,
         "can_read_all_group_messages": not emu.privacy_mode,
-        "supports_inline_queries": False,
+        "supports_inline_queries": True,
         "can_connect_to_business": False,
         "has_main_web_app": False,
     }
@@ -72,12 +73,27 @@ async def get_updates(emu: BotApiEmulator, p: Params) -> Any:
     )
 
 
-def _commands_key(p: Params) -> str:
+def _scope(emu: BotApiEmulator, p: Params) -> dict[str, Any]:
+    """The command scope, its chat (and member) resolved to ids, so @name and id match."""
     scope = p.get_object("scope") or {"type": "default"}
-    if scope.get("type") not in _SCOPES:
+    kind = scope.get("type")
+    if kind not in _SCOPES:
         raise BotApiError(400, "Bad Request: BOT_COMMAND_SCOPE_INVALID")
-    if scope["type"] in ("chat", "chat_administrators", "chat_member") and "chat_id" not in scope:
-        raise BotApiError(400, "Bad Request: chat_id is empty")
+    if kind not in ("chat", "chat_administrators", "chat_member"):
+        return {"type": kind}
+    chat = emu.state.chat(Params(scope).chat_id())
+    if kind != "chat_member":
+        return {"type": kind, "chat_id": chat.id}
+    if chat.type is ChatType.PRIVATE:
+        raise BotApiError(400, "Bad Request: can't use chat_member scope in private chats")
+    user = emu.state.user(Params(scope).require_int("user_id"))
+    if not emu.state.status(chat, user).is_present:
+        raise BotApiError(400, "Bad Request: user not found")
+    return {"type": kind, "chat_id": chat.id, "user_id": user.id}
+
+
+def _commands_key(emu: BotApiEmulator, p: Params) -> str:
+    scope = _scope(emu, p)
     language = p.get_str("language_code", "") or ""
     if language and not re.fullmatch(r"[a-z]{2}", language):
         raise BotApiError(400, "Bad Request: LANG_CODE_INVALID")
@@ -99,18 +115,18 @@ async def set_my_commands(emu: BotApiEmulator, p: Params) -> Any:
         if not isinstance(description, str) or not 1 <= len(description.strip()) <= 256:
             raise BotApiError(400, "Bad Request: BOT_COMMAND_DESCRIPTION_INVALID")
         cleaned.append({"command": command, "description": description})
-    emu.commands[_commands_key(p)] = cleaned
+    emu.commands[_commands_key(emu, p)] = cleaned
     return True
 
 
 async def get_my_commands(emu: BotApiEmulator, p: Params) -> Any:
     """The command list stored for a scope and language (empty when none)."""
-    return list(emu.commands.get(_commands_key(p), []))
+    return list(emu.commands.get(_commands_key(emu, p), []))
 
 
 async def delete_my_commands(emu: BotApiEmulator, p: Params) -> Any:
     """Forget the command list of a scope and language."""
-    emu.commands.pop(_commands_key(p), None)
+    emu.commands.pop(_commands_key(emu, p), None)
     return True
 
 

@@ -1,20 +1,34 @@
-"""Chat methods: getChat, getChatMember and getChatAdministrators."""
+"""Chat methods: getChat, members, pinning and forum topics."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
 from actorscope.errors import BotApiError
+from actorscope.testing.botapi.methods_messages import bot_message, target_chat
 from actorscope.testing.botapi.models import Chat, ChatType, MemberStatus, User
 from actorscope.testing.botapi.params import Params
+from actorscope.testing.botapi.payloads import build_message, quoted
 
 if TYPE_CHECKING:
     from actorscope.testing.botapi.emulator import BotApiEmulator
 
-__all__ = ["chat_member_json", "get_chat", "get_chat_administrators", "get_chat_member"]
+__all__ = [
+    "TOPIC_ICON_COLORS",
+    "chat_member_json",
+    "create_forum_topic",
+    "get_chat",
+    "get_chat_administrators",
+    "get_chat_member",
+    "pin_chat_message",
+    "unpin_chat_message",
+]
 
 JSON = dict[str, Any]
 
+#: The colours a forum topic's icon may have.
+TOPIC_ICON_COLORS = frozenset({7322096, 16766590, 13338331, 9367192, 16749490, 16478047})
+_PIN_RIGHTS = "Bad Request: not enough rights to manage pinned messages in the chat"
 _ADMIN_RIGHTS = (
     "can_manage_chat",
     "can_delete_messages",
@@ -48,10 +62,12 @@ def chat_member_json(chat: Chat, user: User, status: MemberStatus) -> JSON:
 
 
 async def get_chat(emu: BotApiEmulator, p: Params) -> Any:
-    """The ``ChatFullInfo`` of a chat the bot knows."""
+    """The ``ChatFullInfo`` of a chat the bot knows (with its latest pinned message)."""
     chat = emu.state.chat(p.chat_id())
+    pinned = emu.state.message(chat, chat.pinned[-1]) if chat.pinned else None
     return {
         **chat.to_json(),
+        **({"pinned_message": quoted(pinned)} if pinned is not None else {}),
         "accent_color_id": 0,
         "max_reaction_count": 11,
         "accepted_gift_types": {
@@ -85,3 +101,52 @@ async def get_chat_administrators(emu: BotApiEmulator, p: Params) -> Any:
         for user, status in emu.state.members(chat)
         if status.is_admin
     ]
+
+
+def _may_pin(emu: BotApiEmulator, chat: Chat) -> None:
+    if chat.type is not ChatType.PRIVATE and not emu.state.status(chat, emu.bot).is_admin:
+        raise BotApiError(400, _PIN_RIGHTS)
+
+
+async def pin_chat_message(emu: BotApiEmulator, p: Params) -> Any:
+    """Pin a message (the bot must be an admin outside private chats); groups get a notice."""
+    chat, message = bot_message(emu, p, action="pin")
+    _may_pin(emu, chat)
+    message_id = message["message_id"]
+    if message_id in chat.pinned:
+        chat.pinned.remove(message_id)
+    chat.pinned.append(message_id)
+    if chat.is_group:
+        build_message(emu.state, chat, emu.bot, extra={"pinned_message": quoted(message)})
+    return True
+
+
+async def unpin_chat_message(emu: BotApiEmulator, p: Params) -> Any:
+    """Unpin ``message_id``, or without it the most recently pinned message."""
+    chat = target_chat(emu, p)
+    _may_pin(emu, chat)
+    message_id = p.get_int("message_id")
+    if message_id is None and chat.pinned:
+        message_id = chat.pinned[-1]
+    if message_id is None or message_id not in chat.pinned:
+        raise BotApiError(400, "Bad Request: message to unpin not found")
+    chat.pinned.remove(message_id)
+    return True
+
+
+async def create_forum_topic(emu: BotApiEmulator, p: Params) -> Any:
+    """Open a topic in a forum where the bot is an admin; answers the ``ForumTopic``."""
+    chat = target_chat(emu, p)
+    if not chat.is_forum:
+        raise BotApiError(400, "Bad Request: the chat is not a forum")
+    if not emu.state.status(chat, emu.bot).is_admin:
+        raise BotApiError(400, "Bad Request: not enough rights to create a topic")
+    name = (p.get_str("name") or "").strip()
+    if not 1 <= len(name) <= 128:
+        raise BotApiError(400, "Bad Request: topic name must be 1-128 characters long")
+    color = p.get_int("icon_color", 7322096)
+    if color not in TOPIC_ICON_COLORS:
+        raise BotApiError(400, "Bad Request: invalid icon_color specified")
+    topic = emu.state.add_topic(chat, name, creator=emu.bot)
+    topic.icon_color = color
+    return {"message_thread_id": topic.thread_id, "name": topic.name, "icon_color": color}

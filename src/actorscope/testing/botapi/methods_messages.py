@@ -13,10 +13,42 @@ from actorscope.testing.botapi.payloads import build_message, resolve_thread
 if TYPE_CHECKING:
     from actorscope.testing.botapi.emulator import BotApiEmulator
 
-__all__ = ["MAX_TEXT_LENGTH", "answer_callback_query", "edit_message_text", "send_message"]
+__all__ = [
+    "MAX_CAPTION_LENGTH",
+    "MAX_TEXT_LENGTH",
+    "answer_callback_query",
+    "answer_inline_query",
+    "bot_message",
+    "caption",
+    "copy_message",
+    "delete_message",
+    "edit_message_reply_markup",
+    "edit_message_text",
+    "forward_message",
+    "inline_markup",
+    "post",
+    "send_message",
+    "set_message_reaction",
+    "target_chat",
+]
 
 JSON = dict[str, Any]
 MAX_TEXT_LENGTH = 4096
+MAX_CAPTION_LENGTH = 1024
+#: How long a message stays deletable by anyone but an admin (48 hours), as on Telegram.
+DELETE_WINDOW = 48 * 3600
+# The parts of a message that forwarding and copying carry over.
+_CONTENT_KEYS = ("text", "entities", "photo", "document", "caption", "caption_entities", "poll")
+#: The emoji a bot may react with (the Bot API's ``ReactionTypeEmoji`` list).
+REACTION_EMOJI = frozenset(
+    # The Bot API's list as one space-separated string; a set literal takes 73 lines.
+    "❤ 👍 👎 🔥 🥰 👏 😁 🤔 🤯 😱 🤬 😢 🎉 🤩 🤮 💩 🙏 👌 "  # noqa: SIM905
+    "🕊 🤡 🥱 🥴 😍 🐳 ❤\u200d🔥 🌚 🌭 💯 🤣 ⚡ 🍌 🏆 💔 🤨 😐 🍓 "
+    "🍾 💋 🖕 😈 😴 😭 🤓 👻 👨\u200d💻 👀 🎃 🙈 😇 😨 🤝 ✍ 🤗 🫡 "
+    "🎅 🎄 ☃ 💅 🤪 🗿 🆒 💘 🙉 🦄 😘 💊 🙊 😎 👾 🤷\u200d♂ 🤷 🤷\u200d♀ "
+    "😡".split()
+)
+_MAX_INLINE_RESULTS = 50
 _QUERY_INVALID = "Bad Request: query is too old and response timeout expired or query ID is invalid"
 _NOT_MODIFIED = (
     "Bad Request: message is not modified: specified new message content and reply markup "
@@ -24,7 +56,7 @@ _NOT_MODIFIED = (
 )
 
 
-def _target_chat(emu: BotApiEmulator, p: Params) -> Chat:
+def target_chat(emu: BotApiEmulator, p: Params) -> Chat:
     ref = p.chat_id()
     chat = emu.state.find_chat(ref)
     if chat is None:
@@ -45,7 +77,7 @@ def _text(p: Params) -> str:
     return text
 
 
-def _inline_markup(p: Params) -> JSON | None:
+def inline_markup(p: Params) -> JSON | None:
     markup = p.get_object("reply_markup")
     if markup is None or "inline_keyboard" not in markup:
         # Reply keyboards and keyboard removal are shown to users, never echoed in the message.
@@ -80,15 +112,14 @@ def _reply_target(emu: BotApiEmulator, p: Params, chat: Chat) -> JSON | None:
     return target
 
 
-async def send_message(emu: BotApiEmulator, p: Params) -> Any:
-    """Post the bot's text message; replies, forum topics and inline keyboards included."""
-    chat = _target_chat(emu, p)
-    text = _text(p)
+def post(emu: BotApiEmulator, p: Params, content: JSON, *, chat: Chat | None = None) -> JSON:
+    """Post the bot's message with ``content`` (text, photo, ...); replies, topics, keyboards."""
+    chat = target_chat(emu, p) if chat is None else chat
     reply_to = _reply_target(emu, p, chat)
     topic = resolve_thread(emu.state, chat, p.get_int("message_thread_id"), reply_to)
-    markup = _inline_markup(p)
-    entities = p.get_array("entities")
+    markup = inline_markup(p)
     channel = chat.type is ChatType.CHANNEL
+    text = content.pop("text", None)
     message = build_message(
         emu.state,
         chat,
@@ -97,26 +128,54 @@ async def send_message(emu: BotApiEmulator, p: Params) -> Any:
         text=text,
         topic=topic,
         reply_to=reply_to,
-        entities=entities,
-        extra={"reply_markup": markup} if markup else None,
+        entities=content.pop("entities", None) if text is not None else None,
+        extra={**content, "reply_markup": markup} if markup else content,
     )
     emu.bot_messages.add((chat.id, message["message_id"]))
     return message
 
 
-async def edit_message_text(emu: BotApiEmulator, p: Params) -> Any:
-    """Replace the text (and inline keyboard) of one of the bot's messages."""
+def caption(p: Params) -> JSON:
+    """``caption`` and its entities, for media messages (empty when there is no caption)."""
+    text = p.get_str("caption") or ""
+    if not text:
+        return {}
+    if utf16_len(text) > MAX_CAPTION_LENGTH:
+        raise BotApiError(400, "Bad Request: message caption is too long")
+    given = p.get_array("caption_entities")
+    entities = parse_entities(text) if given is None else given
+    return {"caption": text, "caption_entities": entities} if entities else {"caption": text}
+
+
+def bot_message(emu: BotApiEmulator, p: Params, *, action: str) -> tuple[Chat, JSON]:
+    """The chat and stored message a call names; ``message to <action> not found`` if none."""
     if p.has("inline_message_id"):
         raise BotApiError(400, "Bad Request: MESSAGE_ID_INVALID")
-    chat = _target_chat(emu, p)
-    message_id = p.require_int("message_id")
-    message = emu.state.message(chat, message_id)
+    chat = target_chat(emu, p)
+    message = emu.state.message(chat, p.require_int("message_id"))
     if message is None:
-        raise BotApiError(400, "Bad Request: message to edit not found")
-    if (chat.id, message_id) not in emu.bot_messages:
+        raise BotApiError(400, f"Bad Request: message to {action} not found")
+    return chat, message
+
+
+async def send_message(emu: BotApiEmulator, p: Params) -> Any:
+    """Post the bot's text message; replies, forum topics and inline keyboards included."""
+    chat = target_chat(emu, p)
+    return post(emu, p, {"text": _text(p), "entities": p.get_array("entities")}, chat=chat)
+
+
+def _editable(emu: BotApiEmulator, p: Params) -> JSON:
+    chat, message = bot_message(emu, p, action="edit")
+    if (chat.id, message["message_id"]) not in emu.bot_messages:
         raise BotApiError(400, "Bad Request: message can't be edited")
+    return message
+
+
+async def edit_message_text(emu: BotApiEmulator, p: Params) -> Any:
+    """Replace the text (and inline keyboard) of one of the bot's messages."""
+    message = _editable(emu, p)
     text = _text(p)
-    markup = _inline_markup(p)
+    markup = inline_markup(p)
     if message.get("text") == text and message.get("reply_markup") == markup:
         raise BotApiError(400, _NOT_MODIFIED)
     entities = p.get_array("entities")
@@ -131,6 +190,102 @@ async def edit_message_text(emu: BotApiEmulator, p: Params) -> Any:
     return message
 
 
+async def edit_message_reply_markup(emu: BotApiEmulator, p: Params) -> Any:
+    """Replace (or, without ``reply_markup``, remove) the inline keyboard of a bot message."""
+    message = _editable(emu, p)
+    markup = inline_markup(p)
+    if message.get("reply_markup") == markup:
+        raise BotApiError(400, _NOT_MODIFIED)
+    message.pop("reply_markup", None)
+    if markup:
+        message["reply_markup"] = markup
+    message["edit_date"] = emu.state.now()
+    return message
+
+
+async def delete_message(emu: BotApiEmulator, p: Params) -> Any:
+    """Delete a message: the bot's own or, in private chats and as an admin, anyone's."""
+    chat, message = bot_message(emu, p, action="delete")
+    allowed = (
+        (chat.id, message["message_id"]) in emu.bot_messages
+        or chat.type is ChatType.PRIVATE
+        or emu.state.status(chat, emu.bot).is_admin
+    )
+    if not allowed or message.get("forum_topic_created"):
+        raise BotApiError(400, "Bad Request: message can't be deleted")
+    if emu.state.now() - message["date"] > DELETE_WINDOW:
+        raise BotApiError(400, "Bad Request: message can't be deleted for everyone")
+    emu.state.delete_message(chat, message["message_id"])
+    emu.bot_messages.discard((chat.id, message["message_id"]))
+    return True
+
+
+def _source(emu: BotApiEmulator, p: Params, action: str, done: str) -> JSON:
+    source_chat = emu.state.find_chat(p.chat_id("from_chat_id"))
+    if source_chat is None:
+        raise BotApiError(400, "Bad Request: chat not found")
+    message = emu.state.message(source_chat, p.require_int("message_id"))
+    if message is None:
+        raise BotApiError(400, f"Bad Request: message to {action} not found")
+    if not any(key in message for key in _CONTENT_KEYS):
+        raise BotApiError(400, f"Bad Request: message can't be {done}")
+    return message
+
+
+def _origin(message: JSON) -> JSON:
+    if "forward_origin" in message:
+        return dict(message["forward_origin"])
+    date = message["date"]
+    sender_chat = message.get("sender_chat")
+    if sender_chat is not None and sender_chat.get("type") == "channel":
+        return {
+            "type": "channel",
+            "date": date,
+            "chat": sender_chat,
+            "message_id": message["message_id"],
+        }
+    if sender_chat is not None:
+        return {"type": "chat", "date": date, "sender_chat": sender_chat}
+    return {"type": "user", "date": date, "sender_user": message["from"]}
+
+
+def _content(message: JSON) -> JSON:
+    return {key: message[key] for key in _CONTENT_KEYS if key in message}
+
+
+async def forward_message(emu: BotApiEmulator, p: Params) -> Any:
+    """Forward a message: its content with a ``forward_origin`` naming where it came from."""
+    chat = target_chat(emu, p)
+    source = _source(emu, p, "forward", "forwarded")
+    return post(emu, p, {**_content(source), "forward_origin": _origin(source)}, chat=chat)
+
+
+async def copy_message(emu: BotApiEmulator, p: Params) -> Any:
+    """Send a copy of a message (optionally with a new caption); answers its ``MessageId``."""
+    chat = target_chat(emu, p)
+    content = _content(_source(emu, p, "copy", "copied"))
+    if p.has("caption") and ("photo" in content or "document" in content):
+        content.pop("caption", None)
+        content.pop("caption_entities", None)
+        content.update(caption(p))
+    return {"message_id": post(emu, p, content, chat=chat)["message_id"]}
+
+
+async def set_message_reaction(emu: BotApiEmulator, p: Params) -> Any:
+    """Set the bot's reaction to a message (one emoji at most; an empty list removes it)."""
+    chat, message = bot_message(emu, p, action="react")
+    reactions = p.get_array("reaction") or []
+    if len(reactions) > 1:
+        raise BotApiError(400, "Bad Request: REACTIONS_TOO_MANY")
+    for reaction in reactions:
+        if not isinstance(reaction, dict) or reaction.get("type") != "emoji":
+            raise BotApiError(400, "Bad Request: REACTION_INVALID")
+        if reaction.get("emoji") not in REACTION_EMOJI:
+            raise BotApiError(400, "Bad Request: REACTION_INVALID")
+    emu.reactions[(chat.id, message["message_id"])] = [dict(r) for r in reactions]
+    return True
+
+
 async def answer_callback_query(emu: BotApiEmulator, p: Params) -> Any:
     """Answer a callback query once; the answer is kept for assertions."""
     query_id = p.require_str("callback_query_id")
@@ -140,5 +295,32 @@ async def answer_callback_query(emu: BotApiEmulator, p: Params) -> Any:
         "text": p.get_str("text", "") or "",
         "show_alert": p.get_bool("show_alert"),
         "url": p.get_str("url"),
+    }
+    return True
+
+
+async def answer_inline_query(emu: BotApiEmulator, p: Params) -> Any:
+    """Answer an inline query once (50 results at most, unique ids); kept for assertions."""
+    query_id = p.require_str("inline_query_id")
+    if query_id not in emu.inline_answers or emu.inline_answers[query_id] is not None:
+        raise BotApiError(400, _QUERY_INVALID)
+    results = p.get_array("results", required=True) or []
+    if len(results) > _MAX_INLINE_RESULTS:
+        raise BotApiError(400, "Bad Request: RESULTS_TOO_MUCH")
+    ids: set[str] = set()
+    for result in results:
+        if not isinstance(result, dict) or not isinstance(result.get("type"), str):
+            raise BotApiError(400, "Bad Request: can't parse inline query result")
+        result_id = result.get("id")
+        if not isinstance(result_id, str) or not 1 <= len(result_id.encode()) <= 64:
+            raise BotApiError(400, "Bad Request: RESULT_ID_INVALID")
+        if result_id in ids:
+            raise BotApiError(400, "Bad Request: RESULT_ID_DUPLICATE")
+        ids.add(result_id)
+    emu.inline_answers[query_id] = {
+        "results": results,
+        "cache_time": p.get_int("cache_time", 300),
+        "is_personal": p.get_bool("is_personal"),
+        "next_offset": p.get_str("next_offset", "") or "",
     }
     return True

@@ -143,6 +143,8 @@ class Chat:
     last_name: str | None = None
     is_forum: bool = False
     topics: dict[int, ForumTopic] = field(default_factory=dict)
+    #: Ids of the pinned messages, oldest first.
+    pinned: list[int] = field(default_factory=list)
 
     def to_json(self) -> JSON:
         """The ``Chat`` object as the Bot API puts it into a message."""

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from actorscope.errors import BotApiError
+from actorscope.testing.botapi.files import Upload
 
 __all__ = ["Params"]
 
@@ -48,6 +49,8 @@ _BOOLS = {"true": True, "false": False, "1": True, "0": False}
 
 
 def _normalized(key: str, value: Any) -> Any:
+    if isinstance(value, Upload):
+        return value.describe()
     if not isinstance(value, str):
         return value
     if value[:1] in ("{", "["):
@@ -165,6 +168,17 @@ class Params:
         if value is None:
             raise _bad(f"parameter {name!r} is required")
         return value
+
+    def get_file(self, name: str) -> Upload | str:
+        """A file parameter: an uploaded part (also via ``attach://<part>``) or a file id/URL."""
+        value = self._values.get(name)
+        if isinstance(value, str) and value.startswith("attach://"):
+            value = self._values.get(value.removeprefix("attach://"))
+        if isinstance(value, Upload):
+            return value
+        if not isinstance(value, str) or not value.strip():
+            raise _bad(f"there is no {name} in the request")
+        return value.strip()
 
     def chat_id(self, name: str = "chat_id") -> int | str:
         """A ``chat_id``: an integer id or ``@username`` (required)."""

@@ -17,15 +17,17 @@ from __future__ import annotations
 
 import asyncio
 from typing import Any
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import parse_qsl, unquote, urlsplit
 
 from telegram._utils.types import ODVInput
 from telegram.error import TimedOut
 from telegram.request import BaseRequest, RequestData
 
-from actorscope.testing.botapi.emulator import BotApiEmulator
+from actorscope.errors import BotApiError
+from actorscope.testing.botapi.emulator import ApiResponse, BotApiEmulator
+from actorscope.testing.botapi.files import Upload
 
-__all__ = ["EmulatorRequest", "decode_request_data", "split_bot_url"]
+__all__ = ["EmulatorRequest", "decode_request_data", "split_bot_url", "split_file_url"]
 
 
 def split_bot_url(url: str) -> tuple[str, str]:
@@ -38,15 +40,25 @@ def split_bot_url(url: str) -> tuple[str, str]:
     return token, method
 
 
-def _file_part(value: Any) -> dict[str, Any]:
-    """A multipart file tuple ``(filename, content, mime type)`` as a small description."""
+def split_file_url(url: str) -> tuple[str, str]:
+    """``(token, file_path)`` of a ``.../file/bot<token>/<file_path>`` URL (empty if not one)."""
+    # PTB percent-encodes the path of a file URL (the token's ":" too).
+    _, marker, tail = unquote(urlsplit(url).path).partition("/file/bot")
+    token, _, file_path = tail.partition("/")
+    if not marker or not file_path:
+        return "", ""
+    return token, file_path
+
+
+def _file_part(value: Any) -> Upload:
+    """A multipart file tuple ``(filename, content, mime type)`` as an :class:`Upload`."""
     filename, content, mime_type = (*tuple(value), None, None, None)[:3]
-    size = len(content) if isinstance(content, bytes | str) else None
-    return {"filename": filename, "mime_type": mime_type, "size": size}
+    data = content.encode() if isinstance(content, str) else bytes(content or b"")
+    return Upload(filename, mime_type, data)
 
 
 def decode_request_data(data: RequestData | None) -> dict[str, Any]:
-    """The parameters PTB would send over HTTP; uploaded files become descriptions."""
+    """The parameters PTB would send over HTTP; uploaded files become :class:`Upload` parts."""
     if data is None:
         return {}
     params: dict[str, Any] = dict(data.json_parameters)
@@ -92,6 +104,12 @@ class EmulatorRequest(BaseRequest):
         """Answer one request from the emulator; a slow answer raises ``TimedOut``."""
         if not self._initialized:
             raise RuntimeError("This EmulatorRequest is not initialized!")
+        token, file_path = split_file_url(url)
+        if file_path:
+            try:
+                return 200, self._emulator.download(file_path, token=token).content
+            except BotApiError as exc:
+                return exc.error_code, ApiResponse.failure(exc).to_bytes()
         token, api_method = split_bot_url(url)
         if not api_method:
             return 404, b'{"ok": false, "error_code": 404, "description": "Not Found"}'

@@ -2,7 +2,8 @@
 
 It listens on ``127.0.0.1`` only, at ``http://127.0.0.1:<port>/bot<token>/<method>``, and
 accepts what clients send the real Bot API: query strings, JSON bodies, urlencoded forms and
-multipart forms (what PTB's default ``HTTPXRequest`` posts). Point PTB at it with
+multipart forms (what PTB's default ``HTTPXRequest`` posts). Uploaded files are served back at
+``/file/bot<token>/<file_path>`` (the path ``getFile`` answers). Point PTB at it with
 ``ApplicationBuilder().base_url(server.base_url)``. Port ``0`` picks a free port.
 """
 
@@ -18,6 +19,7 @@ from aiohttp import web
 from actorscope._aio import Site
 from actorscope.errors import BotApiError
 from actorscope.testing.botapi.emulator import ApiResponse, BotApiEmulator
+from actorscope.testing.botapi.files import Upload
 
 __all__ = ["LOOPBACK_HOST", "BotApiServer"]
 
@@ -52,12 +54,7 @@ async def _read_body(request: web.Request) -> dict[str, Any]:
         params: dict[str, Any] = {}
         for name, value in (await request.post()).items():
             if isinstance(value, web.FileField):
-                size = len(value.file.read())
-                params[name] = {
-                    "filename": value.filename,
-                    "mime_type": value.content_type,
-                    "size": size,
-                }
+                params[name] = Upload(value.filename, value.content_type, value.file.read())
             else:
                 params[name] = value
         return params
@@ -92,6 +89,7 @@ class BotApiServer:
             raise RuntimeError("the server is already running")
         app = web.Application()
         app.router.add_route("*", "/bot{token}/{method}", self._handle)
+        app.router.add_get("/file/bot{token}/{file_path:.+}", self._download)
         app.router.add_route("*", "/{tail:.*}", self._not_found)
         await self._site.start(
             app, LOOPBACK_HOST, self._requested_port, shutdown_timeout=_SHUTDOWN_TIMEOUT
@@ -130,6 +128,17 @@ class BotApiServer:
         token = request.match_info["token"]
         response = await self.emulator.call(request.match_info["method"], params, token=token)
         return _json_response(response)
+
+    async def _download(self, request: web.Request) -> web.Response:
+        try:
+            stored = self.emulator.download(
+                request.match_info["file_path"], token=request.match_info["token"]
+            )
+        except BotApiError as exc:
+            return _json_response(ApiResponse.failure(exc))
+        return web.Response(
+            body=stored.content, content_type=stored.mime_type or "application/octet-stream"
+        )
 
     async def _not_found(self, request: web.Request) -> web.Response:
         return _json_response(ApiResponse.failure(BotApiError(404, "Not Found")))

@@ -269,6 +269,10 @@ class BotApiState:
         self._messages[message["chat"]["id"]][message["message_id"]] = message
         return message
 
+    def delete_message(self, chat: ChatRef, message_id: int) -> None:
+        """Forget a stored message (its id is never reused)."""
+        self._messages[self.chat(chat).id].pop(message_id, None)
+
     def message(self, chat: ChatRef, message_id: int) -> JSON | None:
         """A stored message, or ``None``."""
         return self._messages[self.chat(chat).id].get(message_id)
