@@ -21,6 +21,7 @@ from actorscope.cli import main
 from actorscope.cli._sandbox import read_lines
 from actorscope.testing.botapi import BotApiEmulator
 from actorscope.testing.botapi.console import SandboxConsole, populate_sandbox, run_console
+from actorscope.testing.botapi.files import Upload
 
 
 async def lines_of(*lines: str) -> AsyncIterator[str]:
@@ -115,6 +116,24 @@ async def test_bot_replies_and_log_are_printed(
     console.close()
     await emu.call("sendMessage", {"chat_id": devs, "text": "unseen"})
     assert not any("unseen" in line for line in printed)
+
+
+async def test_media_chat_actions_and_deletes_are_printed(
+    sandbox: tuple[BotApiEmulator, SandboxConsole, list[str]],
+) -> None:
+    """Typing, photos, polls and deletes show up at the prompt in words."""
+    emu, _, printed = sandbox
+    devs = emu.state.chat("@devs").id
+    await emu.call("sendChatAction", {"chat_id": devs, "action": "typing"})
+    photo = Upload("p.png", "image/png", b"png")
+    sent = await emu.call("sendPhoto", {"chat_id": devs, "photo": photo, "caption": "chart"})
+    mid = sent.body["result"]["message_id"]
+    await emu.call("sendPoll", {"chat_id": devs, "question": "Lunch?", "options": ["a", "b"]})
+    await emu.call("deleteMessage", {"chat_id": devs, "message_id": mid})
+    assert printed[0] == "[bot shows typing in @devs]"
+    assert printed[1] == f"[bot -> @devs msg {mid}] (photo) chart"
+    assert printed[2] == f"[bot -> @devs msg {mid + 1}] (poll) Lunch?"
+    assert printed[3] == f"[bot deletes message {mid} in @devs]"
 
 
 async def test_reply_anon_join_errors_and_quit(

@@ -224,10 +224,35 @@ class SandboxConsole:
             self._out(f"[bot {call.method} failed: {call.response.body.get('description')}]")
             return
         result = call.result
-        if isinstance(result, dict) and "text" in result:
-            self._out(f"[bot -> {_message_place(result)}] {result['text']}{_buttons(result)}")
-        elif call.method.lower() == "answercallbackquery":
+        method = call.method.lower()
+        if isinstance(result, dict) and "chat" in result and "message_id" in result:
+            self._out(f"[bot -> {_message_place(result)}] {_summary(result)}{_buttons(result)}")
+        elif method == "answercallbackquery":
             self._out(f"[bot answers the click] {call.params.get('text', '')}")
+        elif method in _SHOWN_ACTIONS:
+            chat = self.emu.state.find_chat(call.params.get("chat_id", ""))
+            place = chat.label if chat is not None else call.params.get("chat_id")
+            detail = call.params.get("action") or call.params.get("message_id", "")
+            self._out(f"[bot {_SHOWN_ACTIONS[method]} {detail} in {place}]")
+
+
+# Calls without a message result that the prompt still shows: what the bot did, in words.
+_SHOWN_ACTIONS = {
+    "sendchataction": "shows",
+    "deletemessage": "deletes message",
+    "pinchatmessage": "pins message",
+    "setmessagereaction": "reacts to message",
+}
+
+
+def _summary(message: dict[str, Any]) -> str:
+    """A message's text, or its kind and caption (photo, document, poll, ...)."""
+    if "text" in message:
+        return str(message["text"])
+    kind = next((k for k in ("photo", "document", "poll") if k in message), "message")
+    label = message.get("caption") or message.get("poll", {}).get("question", "")
+    label = label or message.get("document", {}).get("file_name", "")
+    return f"({kind}) {label}".rstrip()
 
 
 def _message_place(message: dict[str, Any]) -> str:
