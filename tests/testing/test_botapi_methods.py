@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import struct
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 
 import httpx
 import pytest
@@ -32,18 +32,16 @@ from telegram.constants import ChatAction
 from telegram.error import BadRequest
 from telegram.ext import ApplicationBuilder, ContextTypes, MessageHandler, filters
 
-from actorscope.testing.botapi import BotApiEmulator, BotApiServer, EmulatorRequest, MemberStatus
+from actorscope.testing.botapi import (
+    BotApiEmulator,
+    BotApiServer,
+    EmulatorRequest,
+    MemberStatus,
+    RecordedCall,
+)
 
 # A 3x2 PNG header is all image_size reads.
 PNG = b"\x89PNG\r\n\x1a\n" + struct.pack(">I4sII", 13, b"IHDR", 3, 2) + b"\x08\x02\x00\x00\x00"
-
-
-async def wait_until(predicate: Callable[[], bool], seconds: float = 5.0) -> None:
-    """Poll ``predicate`` every 10 ms; fail after ``seconds``."""
-    async with asyncio.timeout(seconds):
-        # The state changes in the bot's own tasks; polling it is simplest and bounded.
-        while not predicate():  # noqa: ASYNC110
-            await asyncio.sleep(0.01)
 
 
 @pytest.fixture
@@ -87,6 +85,13 @@ async def test_plain_ptb_bot_sends_typing_then_answers_over_http(emu: BotApiEmul
         )
         await message.reply_text("thinking done")
 
+    answered = asyncio.Event()
+
+    def on_call(call: RecordedCall) -> None:
+        if call.method == "sendMessage":
+            answered.set()
+
+    emu.add_listener(on_call)
     async with BotApiServer(emu) as server:
         app = ApplicationBuilder().token(emu.token).base_url(server.base_url).build()
         app.add_handler(MessageHandler(filters.TEXT, answer))
@@ -96,7 +101,7 @@ async def test_plain_ptb_bot_sends_typing_then_answers_over_http(emu: BotApiEmul
             await app.updater.start_polling(poll_interval=0.0, timeout=1)
             try:
                 emu.user_message("alice", "hello", "@devs", topic="ideas")
-                await wait_until(lambda: bool(emu.sent_messages()))
+                await asyncio.wait_for(answered.wait(), 5.0)
             finally:
                 await asyncio.wait_for(app.updater.stop(), 10.0)
                 await asyncio.wait_for(app.stop(), 10.0)

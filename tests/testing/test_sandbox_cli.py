@@ -292,16 +292,22 @@ async def test_run_sandbox_stops_cleanly_when_stdin_is_closed(example_config: Pa
         assert out.decode().endswith("stopping\nstopped\n")
 
 
+async def run_sandbox(config_path: Path, *lines: str) -> list[str]:
+    """`run --sandbox` in process with ``lines`` as its whole input; what it printed."""
+    printed: list[str] = []
+    async with asyncio.timeout(30):
+        await run_bots(
+            load_bot_config(config_path), sandbox=True, out=printed.append, lines=lines_of(*lines)
+        )
+    return printed
+
+
 async def test_run_sandbox_answers_input_that_ends_at_once(
     example_config: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     """Scripted input is fetched and answered before the sandbox stops, without warnings."""
-    config = load_bot_config(example_config)
     caplog.set_level(logging.WARNING)
-    printed: list[str] = []
-    script = lines_of("/as alice @devs#ideas /note buy milk")
-    async with asyncio.timeout(30):
-        await run_bots(config, sandbox=True, out=printed.append, lines=script)
+    printed = await run_sandbox(example_config, "/as alice @devs#ideas /note buy milk")
     assert not any("ignored" in line for line in printed)
     assert any(re.fullmatch(r"\[bot -> @devs#2 msg \d+\] denied: no_grant", x) for x in printed)
     assert printed[-1] == "stopped"
@@ -312,17 +318,14 @@ async def test_run_sandbox_says_why_the_bot_ignored_an_update(
     example_config: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     """Each update the bot ignores is shown with its reason (an IgnoreReason value)."""
-    config = load_bot_config(example_config)
     caplog.set_level(logging.WARNING)
-    printed: list[str] = []
-    script = lines_of(
+    printed = await run_sandbox(
+        example_config,
         "/as carol @ops hello",
         "/anon @devs hi",
         "/as alice @devs /note@some_other_bot hi",
         "/join dave @ops",
     )
-    async with asyncio.timeout(30):
-        await run_bots(config, sandbox=True, out=printed.append, lines=script)
     ignored = [line for line in printed if "ignored" in line]
     assert ignored == [
         "  <- update 1 ignored by the bot: not_mentioned",

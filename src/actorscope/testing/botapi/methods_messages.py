@@ -183,6 +183,11 @@ async def edit_message_text(emu: BotApiEmulator, p: Params) -> Any:
     message.pop("entities", None)
     if entities := parse_entities(text) if entities is None else entities:
         message["entities"] = entities
+    return _edited(emu, message, markup)
+
+
+def _edited(emu: BotApiEmulator, message: JSON, markup: JSON | None) -> JSON:
+    """Give ``message`` its new inline keyboard (or none) and an ``edit_date``."""
     message.pop("reply_markup", None)
     if markup:
         message["reply_markup"] = markup
@@ -196,11 +201,7 @@ async def edit_message_reply_markup(emu: BotApiEmulator, p: Params) -> Any:
     markup = inline_markup(p)
     if message.get("reply_markup") == markup:
         raise BotApiError(400, _NOT_MODIFIED)
-    message.pop("reply_markup", None)
-    if markup:
-        message["reply_markup"] = markup
-    message["edit_date"] = emu.state.now()
-    return message
+    return _edited(emu, message, markup)
 
 
 async def delete_message(emu: BotApiEmulator, p: Params) -> Any:
