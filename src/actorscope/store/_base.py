@@ -19,7 +19,7 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from datetime import UTC, datetime
 from typing import Any, ClassVar, Protocol
 
-from actorscope.errors import DatabaseOpenError
+from actorscope.errors import DatabaseOpenError, StoreError
 
 __all__ = [
     "DEFAULT_TENANT_SLUG",
@@ -136,6 +136,17 @@ class Database(abc.ABC):
         self._changes = ChangeSubscribers()
         self._feed_lock = asyncio.Lock()
         self._feed_started = False
+        self._closed = False
+
+    @property
+    def closed(self) -> bool:
+        """True once :meth:`close` has been called: every later statement raises StoreError."""
+        return self._closed
+
+    def _check_open(self) -> None:
+        """Raise the one clear StoreError for a statement on a closed database."""
+        if self._closed:
+            raise StoreError(f"database {self.path!r} is closed")
 
     @classmethod
     @asynccontextmanager

@@ -231,7 +231,6 @@ class SqliteDatabase(Database):
         self._writer = writer
         self._reader = reader
         self._write_lock = asyncio.Lock()
-        self._closed = False
         self._feed = EpochFeed(self, self._changes)
 
     @classmethod
@@ -288,6 +287,7 @@ class SqliteDatabase(Database):
     async def transaction(self) -> AsyncIterator[Transaction]:
         """One write transaction: committed when the block ends, rolled back if it raises."""
         async with self._write_lock:
+            self._check_open()
             try:
                 await self._writer.execute("BEGIN IMMEDIATE")
             except sqlite3.Error as exc:
@@ -295,12 +295,12 @@ class SqliteDatabase(Database):
             try:
                 yield SqliteTransaction(self._writer)
             except BaseException:
-                await self._writer.execute("ROLLBACK")
+                await self._rollback()
                 raise
             try:
                 await self._writer.execute("COMMIT")
             except sqlite3.Error as exc:
-                await self._writer.execute("ROLLBACK")
+                await self._rollback()
                 raise _store_error(exc, "commit failed") from exc
 
     async def _start_feed(self) -> None:
@@ -311,12 +311,27 @@ class SqliteDatabase(Database):
         """Read the grant epoch now; True if listeners were told to forget."""
         return await self._feed.poll()
 
+    async def _rollback(self) -> None:
+        """Roll back the open write transaction while an error is on its way out.
+
+        SQLite has already rolled back by itself after some failures (a full disk, an I/O
+        error): a second ROLLBACK would raise "no transaction is active" and hide the cause.
+        A ROLLBACK that fails is logged, never raised over the error that caused it.
+        """
+        if not self._writer.in_transaction:
+            return
+        try:
+            await self._writer.execute("ROLLBACK")
+        except sqlite3.Error as exc:
+            _log.error("rollback failed on %r: %s", self.path, exc)
+
     async def fetchall(self, sql: str, params: Params = ()) -> list[Row]:
         """Read every row of committed data.
 
         One call into the connection's thread: execute, fetch and reset happen together, so
         no other read can start while this statement still holds an older WAL snapshot.
         """
+        self._check_open()
         try:
             rows = await self._reader.execute_fetchall(sql, params)
         except sqlite3.Error as exc:

@@ -130,7 +130,6 @@ class PostgresDatabase(Database):
         self._pool = pool
         self._feed = ChangeFeed(listen_connection, self._changes)
         self._write_lock = asyncio.Lock()
-        self._closed = False
 
     @classmethod
     async def connect_url(cls, url: str, *, busy_timeout: float = 5.0) -> PostgresDatabase:
@@ -190,6 +189,7 @@ class PostgresDatabase(Database):
     async def transaction(self) -> AsyncIterator[Transaction]:
         """One write transaction, serialised across processes; committed or rolled back."""
         async with self._write_lock:
+            self._check_open()
             try:
                 conn = await self._pool.acquire()
             except _FAILURES as exc:
@@ -225,6 +225,7 @@ class PostgresDatabase(Database):
 
     async def fetchall(self, sql: str, params: Params = ()) -> list[Row]:
         """Read every row of committed data (one statement, its own snapshot)."""
+        self._check_open()
         try:
             return list(await self._pool.fetch(numbered_placeholders(sql), *params))
         except _FAILURES as exc:

@@ -1,0 +1,86 @@
+"""Failed writes and closed databases surface as one StoreError that names the real cause."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from actorscope.agents import AgentRegistry
+from actorscope.errors import StoreError
+from actorscope.permissions import GrantStore
+from actorscope.store import Database
+
+GROUP = "group:telegram:-100200"
+
+# Runs the CLI with a file-size limit, so that writing the WAL fails as on a full disk.
+# SIGXFSZ is ignored so the write returns an error (EFBIG) instead of killing the process.
+_LIMITED_CLI = """
+import resource, signal, sys
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+limit = int(sys.argv[1])
+resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+from actorscope.cli import main
+sys.exit(main(sys.argv[2:]))
+"""
+# The WAL index (-shm) is 32 KiB; a grant's commit needs more WAL than that.
+_FILE_SIZE_LIMIT = 32768
+
+
+async def test_a_full_disk_is_a_store_error_with_its_cause(tmp_path: Path) -> None:
+    """SQLite's own rollback after a full disk must not turn into 'cannot rollback' on top."""
+    async with Database.open(tmp_path / "full.db") as db:
+        agent = await AgentRegistry(db).create("main")
+        (pages,) = await db.fetchone("PRAGMA page_count") or (0,)
+        # The writer connection may not grow the file: the next page it needs is "disk full".
+        await db.execute(f"PRAGMA max_page_count = {int(pages)}")
+        rows = [
+            {"agent_id": agent.id, "scope": GROUP, "config_type": "file_writer", "user_id": str(n)}
+            for n in range(1, 201)
+        ]
+        with pytest.raises(StoreError, match="database or disk is full") as caught:
+            await GrantStore(db).import_grants(rows)
+        assert "cannot rollback" not in str(caught.value)
+        # Nothing was left half-open: the next write transaction starts and commits.
+        await db.execute(f"PRAGMA max_page_count = {int(pages) + 1000}")
+        assert await GrantStore(db).import_grants(rows[:1]) == 1
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="needs POSIX file-size limits")
+def test_cli_write_failure_is_one_line_exit_2(tmp_path: Path) -> None:
+    """A write the disk refuses is one 'actorscope: error:' line and exit 2, not a traceback."""
+    path = tmp_path / "cli.db"
+
+    async def setup() -> None:
+        async with Database.open(path) as db:
+            await AgentRegistry(db).create("main")
+
+    asyncio.run(setup())
+    argv = ["grants", "add", "--db", str(path), "--agent", "main", "--scope", GROUP]
+    argv += ["--user", "42", "--type", "file_writer"]
+    done = subprocess.run(  # noqa: S603 - our own interpreter and a constant script
+        [sys.executable, "-c", _LIMITED_CLI, str(_FILE_SIZE_LIMIT), *argv],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    lines = done.stderr.splitlines()
+    assert (done.returncode, len(lines)) == (2, 1), done.stderr
+    assert lines[0].startswith("actorscope: error: ")
+    assert "disk I/O error" in lines[0] or "disk is full" in lines[0]
+    assert "cannot rollback" not in lines[0]
+
+
+async def test_statements_on_a_closed_database_are_store_errors(db_target: str) -> None:
+    """Reads and writes after close raise StoreError saying the database is closed."""
+    database = await Database.connect(db_target)
+    await database.close()
+    assert database.closed
+    with pytest.raises(StoreError, match="is closed"):
+        await database.fetchall("SELECT 1")
+    with pytest.raises(StoreError, match="is closed"):
+        await database.execute("DELETE FROM audit_log")
