@@ -9,7 +9,7 @@ from actorscope.agents import AgentRegistry
 from actorscope.identity import Identity, PeerKind
 from actorscope.permissions import GrantStore, PermissionPolicy
 from actorscope.permissions.records import GrantLookup
-from actorscope.store import Database
+from actorscope.store import Database, Transaction
 
 GROUP = "group:telegram:-100200"
 
@@ -36,6 +36,7 @@ class _RevokedDuringRead(GrantStore):
         config_types: Sequence[str],
         sender_id: str,
         tenant_id: str | None = None,
+        tx: Transaction | None = None,
     ) -> GrantLookup:
         answer = await super().check(
             agent_id=agent_id,
@@ -43,6 +44,7 @@ class _RevokedDuringRead(GrantStore):
             config_types=config_types,
             sender_id=sender_id,
             tenant_id=tenant_id,
+            tx=tx,
         )
         if not self._raced:
             self._raced = True

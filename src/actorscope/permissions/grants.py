@@ -11,7 +11,8 @@ cached.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Hashable, Iterable, Mapping, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -183,43 +184,64 @@ class GrantStore:
         )
         return removed == 1
 
-    async def revoke_many(self, keys: Sequence[GrantKey], *, revoked_by: str = "") -> int:
-        """Delete every existing grant among ``keys`` in one transaction; return how many."""
-        removed = 0
-        agents = {key.agent_id for key in keys}
+    @asynccontextmanager
+    async def changing(self, agent_ids: Iterable[str]) -> AsyncIterator[Transaction]:
+        """One write transaction that changes grants of ``agent_ids`` (serialised across workers).
+
+        Their cached decisions are forgotten when it starts and again when it ends. Decide a rule
+        that depends on other grants (the last writer) by reading inside it, with ``tx=``.
+        """
+        agents = set(agent_ids)
         try:
             async with self.db.transaction() as tx:
                 for agent in agents:
                     self.cache.invalidate(agent)
-                for key in keys:
-                    row = await tx.fetchone(
-                        f"SELECT {_COLUMNS} FROM config_permissions WHERE {_KEY_WHERE}",
-                        (key.agent_id, key.scope, key.config_type, key.user_id),
-                    )
-                    if row is None:
-                        continue
-                    await tx.execute(
-                        f"DELETE FROM config_permissions WHERE {_KEY_WHERE}",
-                        (key.agent_id, key.scope, key.config_type, key.user_id),
-                    )
-                    removed += 1
-                    old = grant_from_row(row)
-                    await self.audit.write(
-                        AuditEntry(
-                            action=AuditAction.GRANT_REMOVE,
-                            actor_id=revoked_by,
-                            user_id=key.scope,
-                            agent_id=key.agent_id,
-                            tenant_id=old.tenant_id,
-                            config_type=key.config_type,
-                            reason=old.permission,
-                            detail={"grantee": key.user_id, "permission": old.permission},
-                        ),
-                        tx,
-                    )
+                yield tx
         finally:
+            # Again after the commit: a cold read that started during the write must not stick.
             for agent in agents:
                 self.db.announce_change(agent)  # this store and every other one on self.db
+
+    async def revoke_many(
+        self, keys: Sequence[GrantKey], *, revoked_by: str = "", tx: Transaction | None = None
+    ) -> int:
+        """Delete every existing grant among ``keys`` in one transaction; return how many.
+
+        With ``tx`` (from :meth:`changing`) the deletes are part of that transaction.
+        """
+        if tx is None:
+            async with self.changing(key.agent_id for key in keys) as own:
+                return await self._revoke(own, keys, revoked_by)
+        return await self._revoke(tx, keys, revoked_by)
+
+    async def _revoke(self, tx: Transaction, keys: Sequence[GrantKey], revoked_by: str) -> int:
+        removed = 0
+        for key in keys:
+            row = await tx.fetchone(
+                f"SELECT {_COLUMNS} FROM config_permissions WHERE {_KEY_WHERE}",
+                (key.agent_id, key.scope, key.config_type, key.user_id),
+            )
+            if row is None:
+                continue
+            await tx.execute(
+                f"DELETE FROM config_permissions WHERE {_KEY_WHERE}",
+                (key.agent_id, key.scope, key.config_type, key.user_id),
+            )
+            removed += 1
+            old = grant_from_row(row)
+            await self.audit.write(
+                AuditEntry(
+                    action=AuditAction.GRANT_REMOVE,
+                    actor_id=revoked_by,
+                    user_id=key.scope,
+                    agent_id=key.agent_id,
+                    tenant_id=old.tenant_id,
+                    config_type=key.config_type,
+                    reason=old.permission,
+                    detail={"grantee": key.user_id, "permission": old.permission},
+                ),
+                tx,
+            )
         return removed
 
     async def list(
@@ -261,12 +283,14 @@ class GrantStore:
         config_types: Sequence[str],
         sender_id: str,
         tenant_id: str | None = None,
+        tx: Transaction | None = None,
     ) -> GrantLookup:
         """One indexed query over the candidate scopes and types, then the precedence.
 
         Precedence: sender deny, sender allow, ``*`` deny, ``*`` allow, none. Grants of a
         soft-deleted agent match nothing. Uncached; raises
-        :class:`~actorscope.errors.StoreError` when the store fails.
+        :class:`~actorscope.errors.StoreError` when the store fails. With ``tx`` it reads
+        inside that write transaction.
         """
         marks = ", ".join("?" * len(scopes))
         type_marks = ", ".join("?" * len(config_types))
@@ -278,6 +302,7 @@ class GrantStore:
             "AND EXISTS (SELECT 1 FROM agents AS a "
             "WHERE a.id = config_permissions.agent_id AND a.deleted_at IS NULL)",
             (agent_id, *scopes, *config_types, sender_id, tenant_id),
+            tx=tx,
         )
         return precedence(rows)
 
@@ -298,8 +323,12 @@ class GrantStore:
         self._tenant_of[agent_id] = str(rows[0]["tenant_id"])
         return self._tenant_of[agent_id]
 
-    async def read(self, sql: str, params: Sequence[Any] = ()) -> Sequence[Row]:
-        """Every row of one query on committed data, never inside another read's snapshot."""
+    async def read(
+        self, sql: str, params: Sequence[Any] = (), *, tx: Transaction | None = None
+    ) -> Sequence[Row]:
+        """Every row of one query on committed data (or inside ``tx``, seeing its writes)."""
+        if tx is not None:
+            return await tx.fetchall(sql, params)
         return await self.db.fetchall(sql, params)
 
     async def _tenants(self, agent_ids: Iterable[str]) -> dict[str, str]:
@@ -312,20 +341,11 @@ class GrantStore:
     async def _upsert(
         self, writes: Sequence[_Write], tenants: Mapping[str, str], via: str
     ) -> tuple[Grant, ...]:
-        agents = set(tenants)
         stored: tuple[Grant, ...] = ()
-        try:
-            async with self.db.transaction() as tx:
-                for agent in agents:
-                    self.cache.invalidate(agent)
-                for write in writes:
-                    grant = await self._upsert_one(tx, write, tenants[write.key.agent_id], via)
-                    stored += (grant,)
-        finally:
-            # Again after the commit, in every store on self.db: a cold read that started
-            # during the write must not stick.
-            for agent in agents:
-                self.db.announce_change(agent)
+        async with self.changing(tenants) as tx:
+            for write in writes:
+                grant = await self._upsert_one(tx, write, tenants[write.key.agent_id], via)
+                stored += (grant,)
         return stored
 
     async def _upsert_one(self, tx: Transaction, write: _Write, tenant_id: str, via: str) -> Grant:

@@ -42,6 +42,7 @@ from actorscope.permissions.scopes import (
     candidate_scopes,
     grantee_problem,
 )
+from actorscope.store import Transaction
 
 __all__ = [
     "PlatformAdminCheck",
@@ -150,7 +151,8 @@ class WriterManager:
         self.store = store
         self.owners = frozenset(normalize_sender_id(owner) for owner in owners if owner)
         self._is_platform_admin = is_platform_admin
-        # Serialises the last-writer rule: two removals must not both see two writers.
+        # Serialises this manager's requests; the last-writer rule itself is decided inside
+        # the database's write transaction, which serialises every worker (see _remove).
         self._lock = asyncio.Lock()
 
     async def writers(self, identity: Identity | None = None) -> list[str]:
@@ -191,26 +193,49 @@ class WriterManager:
             if isinstance(request, WriterDecision):
                 return request
             scope, target_id, role = request.scope, request.target, request.role
-            if target_id not in request.writers.holders:
-                return WriterDecision(False, WriterReason.NOT_A_WRITER, scope, target_id, role)
+            outcome = await self._remove(request)
+            if outcome is WriterReason.REMOVED:
+                return WriterDecision(True, outcome, scope, target_id, role)
+            if outcome is WriterReason.NOT_A_WRITER:
+                return WriterDecision(False, outcome, scope, target_id, role)
+            return await self._refuse(request.identity, outcome, scope, target_id, role)
+
+    async def _remove(self, request: _Request) -> WriterReason:
+        """Revoke the target's writer grants unless that leaves the group without a writer.
+
+        Decided on the writers read inside the write transaction that revokes: write
+        transactions are serialised across processes (SQLite ``BEGIN IMMEDIATE``, PostgreSQL's
+        write advisory lock), so two workers removing the two last writers cannot both pass.
+        """
+        identity, agent_id, scope, target = (
+            request.identity,
+            request.agent_id,
+            request.scope,
+            request.target,
+        )
+        keys = [GrantKey(agent_id, scope, ConfigType.FILE_WRITER, target)]
+        prefix = _member_prefix(scope)
+        if prefix is not None:
+            member = prefix + target
+            keys += [
+                GrantKey(agent_id, member, ConfigType.FILE_WRITER, target),
+                GrantKey(agent_id, member, ConfigType.FILE_WRITER, ANY),
+            ]
+        async with self.store.changing([agent_id]) as tx:
+            writers = await self._writers(identity, agent_id, scope, tx)
+            # A writer's authority may have been revoked since the request was prepared.
+            if request.role is WriterRole.WRITER and not await self._is_writer(
+                identity, agent_id, writers, tx
+            ):
+                return WriterReason.NOT_AUTHORIZED
+            if target not in writers.holders:
+                return WriterReason.NOT_A_WRITER
             # A denied holder's stale row may go; the last writer the policy allows may not.
-            allowed = request.writers.allowed
-            if allowed == [target_id]:
-                return await self._refuse(
-                    request.identity, WriterReason.LAST_WRITER, scope, target_id, role
-                )
-            keys = [GrantKey(request.agent_id, scope, ConfigType.FILE_WRITER, target_id)]
-            prefix = _member_prefix(scope)
-            if prefix is not None:
-                member = prefix + target_id
-                keys += [
-                    GrantKey(request.agent_id, member, ConfigType.FILE_WRITER, target_id),
-                    GrantKey(request.agent_id, member, ConfigType.FILE_WRITER, ANY),
-                ]
-            await self.store.revoke_many(
-                keys, revoked_by=normalize_sender_id(request.identity.sender_id)
-            )
-            return WriterDecision(True, WriterReason.REMOVED, scope, target_id, role)
+            if writers.allowed == [target]:
+                return WriterReason.LAST_WRITER
+            actor = normalize_sender_id(identity.sender_id)
+            await self.store.revoke_many(keys, revoked_by=actor, tx=tx)
+        return WriterReason.REMOVED
 
     async def _prepare(self, target: str, identity: Identity | None) -> WriterDecision | _Request:
         """The permitted request, or the refusal (audited)."""
@@ -244,10 +269,7 @@ class WriterManager:
             return None
         if actor in self.owners:
             return WriterRole.OWNER
-        # Exactly check_file_writer's answer for this actor here: an allow row is not enough.
-        if actor in writers.holders and await self._allows(
-            identity, agent_id, identity.user_id, actor
-        ):
+        if await self._is_writer(identity, agent_id, writers):
             return WriterRole.WRITER
         # Platform admins bootstrap a group only: once it has a writer, writers decide.
         admin_check = self._is_platform_admin
@@ -255,7 +277,24 @@ class WriterManager:
             return WriterRole.PLATFORM_ADMIN
         return WriterRole.NONE
 
-    async def _allows(self, identity: Identity, agent_id: str, scope: str, sender: str) -> bool:
+    async def _is_writer(
+        self, identity: Identity, agent_id: str, writers: _Writers, tx: Transaction | None = None
+    ) -> bool:
+        """Is the requester a writer here (holds a row and the policy allows them)?"""
+        actor = normalize_sender_id(identity.sender_id)
+        # Exactly check_file_writer's answer for this actor here: an allow row is not enough.
+        return actor in writers.holders and await self._allows(
+            identity, agent_id, identity.user_id, actor, tx
+        )
+
+    async def _allows(
+        self,
+        identity: Identity,
+        agent_id: str,
+        scope: str,
+        sender: str,
+        tx: Transaction | None = None,
+    ) -> bool:
         """Does the grant precedence the policy uses allow ``sender`` file_writer at ``scope``?"""
         lookup = await self.store.check(
             agent_id=agent_id,
@@ -263,23 +302,26 @@ class WriterManager:
             config_types=accepted_types(ConfigType.FILE_WRITER),
             sender_id=sender,
             tenant_id=identity.tenant_id or None,
+            tx=tx,
         )
         return lookup is GrantLookup.ALLOW
 
-    async def _writers(self, identity: Identity, agent_id: str, scope: str) -> _Writers:
-        holders = await self._holders(agent_id, scope)
+    async def _writers(
+        self, identity: Identity, agent_id: str, scope: str, tx: Transaction | None = None
+    ) -> _Writers:
+        holders = await self._holders(agent_id, scope, tx)
         prefix = _member_prefix(scope)
         allowed = [
             holder
             for holder in holders
             # Each member checked where they speak: the group, or their own guild member scope.
             if await self._allows(
-                identity, agent_id, scope if prefix is None else prefix + holder, holder
+                identity, agent_id, scope if prefix is None else prefix + holder, holder, tx
             )
         ]
         return _Writers(holders, allowed)
 
-    async def _holders(self, agent_id: str, scope: str) -> list[str]:
+    async def _holders(self, agent_id: str, scope: str, tx: Transaction | None = None) -> list[str]:
         prefix = _member_prefix(scope)
         low, high = (prefix, prefix[:-1] + ";") if prefix is not None else ("", "")
         rows = await self.store.read(
@@ -287,6 +329,7 @@ class WriterManager:
             "WHERE agent_id = ? AND config_type = ? AND permission = ? "
             "AND (scope = ? OR (scope >= ? AND scope < ?))",
             (agent_id, ConfigType.FILE_WRITER, Permission.ALLOW, scope, low, high),
+            tx=tx,
         )
         found: set[str] = set()
         for row in rows:
