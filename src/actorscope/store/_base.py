@@ -14,7 +14,7 @@ import os
 import re
 import sqlite3
 import weakref
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from datetime import UTC, datetime
 from typing import Any, ClassVar, Protocol
@@ -137,6 +137,23 @@ class Database(abc.ABC):
         self._feed_lock = asyncio.Lock()
         self._feed_started = False
         self._closed = False
+        self._close_hooks: list[Callable[[], Awaitable[None]]] = []
+
+    def add_close_hook(self, hook: Callable[[], Awaitable[None]]) -> None:
+        """Await ``hook`` when the database closes, before its connections do (queued writes)."""
+        if hook not in self._close_hooks:
+            self._close_hooks.append(hook)
+
+    def remove_close_hook(self, hook: Callable[[], Awaitable[None]]) -> None:
+        """Forget a hook given to :meth:`add_close_hook` (nothing if it is not there)."""
+        if hook in self._close_hooks:
+            self._close_hooks.remove(hook)
+
+    async def _run_close_hooks(self) -> None:
+        """Await every close hook once (each bounds its own waits), while statements still run."""
+        hooks, self._close_hooks = self._close_hooks, []
+        for hook in hooks:
+            await hook()
 
     @property
     def closed(self) -> bool:

@@ -277,6 +277,7 @@ class SqliteDatabase(Database):
         """Close both connections. Safe to call twice."""
         if self._closed:
             return
+        await self._run_close_hooks()
         self._closed = True
         await self._feed.close()
         if self._reader is not self._writer:
