@@ -1,14 +1,20 @@
 """The audit trail: grant changes, denials and fail-open allows, one row each in ``audit_log``.
 
-Grant changes are written inside the transaction of the change (they commit together);
-decisions are written in their own transaction, best effort: a failing audit write is logged
-and never turns a decision into an exception.
+Grant changes are written inside the transaction of the change (they commit together).
+Decisions are recorded through a bounded in-memory queue that one background task writes, in
+order: a decision waits for its row at most :data:`RECORD_WAIT` seconds, so a locked or
+unreachable store never holds a check up, and rows that could not be written yet are retried
+until the store answers again (closing the database flushes what it can). Rows that do not fit
+in the queue, or are still queued when the database closes, are counted and logged at ERROR.
+A failing audit write never turns a decision into an exception.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
+from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -16,10 +22,10 @@ from typing import Any
 
 from actorscope._text import escape_unstorable
 from actorscope.agents.types import NIL_UUID
-from actorscope.errors import StoreError
+from actorscope.errors import ConflictError, StoreError
 from actorscope.store import Database, Row, Transaction, utc_now
 
-__all__ = ["AuditAction", "AuditEntry", "AuditLog"]
+__all__ = ["MAX_QUEUED", "RECORD_WAIT", "AuditAction", "AuditEntry", "AuditLog"]
 
 _log = logging.getLogger("actorscope.permissions.audit")
 
@@ -30,6 +36,23 @@ _INSERT = (
     "INSERT INTO audit_log (created_at, tenant_id, agent_id, actor_id, user_id, config_type,"
     " action, reason, detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
+# A decision's row: a missing tenant is the agent's, looked up by the insert itself, so the
+# decision path never reads the store for it.
+_INSERT_DECISION = (
+    "INSERT INTO audit_log (created_at, tenant_id, agent_id, actor_id, user_id, config_type,"
+    " action, reason, detail) VALUES (?, COALESCE(?, (SELECT tenant_id FROM agents WHERE id = ?)),"
+    " ?, ?, ?, ?, ?, ?, ?)"
+)
+
+#: Seconds a decision waits for its audit row before leaving it to the queue.
+RECORD_WAIT = 0.1
+#: Decision rows an :class:`AuditLog` keeps while the store does not answer; more are dropped.
+MAX_QUEUED = 1000
+#: Seconds :meth:`AuditLog.list` waits for this log's queued rows before reading.
+SETTLE_WAIT = 1.0
+_BATCH = 100
+_RETRY_FIRST = 0.05
+_RETRY_MAX = 1.0
 
 
 class AuditAction(StrEnum):
@@ -75,7 +98,8 @@ class AuditEntry:
 
 
 def _storable(text: str | None) -> str | None:
-    # An attacker-supplied id no store can hold (NUL, lone surrogate) must still leave its row.
+    # An attacker-supplied id no store can hold (NUL, lone surrogate) must still leave its
+    # audit row; a row no store can take would also block the retry queue behind it.
     return None if text is None else escape_unstorable(text)
 
 
@@ -95,6 +119,11 @@ def _params(entry: AuditEntry) -> tuple[Any, ...]:
     )
 
 
+def _decision_params(entry: AuditEntry) -> tuple[Any, ...]:
+    created_at, tenant_id, agent_id, *rest = _params(entry)
+    return (created_at, tenant_id, agent_id, agent_id, *rest)
+
+
 def _entry(row: Row) -> AuditEntry:
     return AuditEntry(
         id=int(row["id"]),
@@ -111,10 +140,23 @@ def _entry(row: Row) -> AuditEntry:
 
 
 class AuditLog:
-    """Writes and reads ``audit_log``."""
+    """Writes and reads ``audit_log``; decision rows go through a bounded retry queue."""
 
-    def __init__(self, db: Database) -> None:
+    def __init__(
+        self, db: Database, *, max_queued: int = MAX_QUEUED, wait: float = RECORD_WAIT
+    ) -> None:
         self._db = db
+        self._max_queued = max_queued
+        self._wait = wait
+        self._queue: deque[tuple[AuditEntry, asyncio.Future[bool]]] = deque()
+        self._dropped = 0
+        self._writer: asyncio.Task[None] | None = None
+        self._closing = asyncio.Event()
+
+    @property
+    def queued(self) -> int:
+        """Decision rows waiting to be written."""
+        return len(self._queue)
 
     async def write(self, entry: AuditEntry, tx: Transaction | None = None) -> None:
         """Append one row, inside ``tx`` when given (so it commits with the change it records)."""
@@ -124,25 +166,133 @@ class AuditLog:
             await self._db.execute(_INSERT, _params(entry))
 
     async def record(self, entry: AuditEntry) -> bool:
-        """Append one row in its own transaction; on a store failure log it and return False."""
-        try:
-            await self._db.execute(_INSERT, _params(entry))
-        except (StoreError, ValueError) as exc:
-            # ValueError: aiosqlite's "no active connection" once the database is closed.
-            _log.warning(
-                "audit write failed (%s for %s in %s): %s",
-                entry.action,
-                entry.actor_id,
-                entry.user_id,
-                exc,
-            )
+        """Queue one decision row; wait for it at most :data:`RECORD_WAIT` s. True if written.
+
+        A row not written in time stays queued and is written as soon as the store answers;
+        a full queue drops it (counted, logged at ERROR). Never raises for a store failure.
+        """
+        if len(self._queue) >= self._max_queued:
+            if self._dropped == 0:
+                _log.error(
+                    "audit queue full (%d rows): dropping new audit rows until the store answers",
+                    self._max_queued,
+                )
+            self._dropped += 1
             return False
-        return True
+        written: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        self._queue.append((entry, written))
+        self._start_writer()
+        done, _ = await asyncio.wait({written}, timeout=self._wait)
+        return written in done and written.result()
+
+    async def flush(self) -> None:
+        """Write every queued row now, waiting for the store once more; drop (and log) the rest.
+
+        Run when the database closes; each attempt is bounded by the store's own timeouts.
+        """
+        self._closing.set()
+        if self._writer is not None:
+            await asyncio.wait({self._writer})
+
+    def _start_writer(self) -> None:
+        if self._writer is None or self._writer.done():
+            self._closing.clear()
+            self._writer = asyncio.get_running_loop().create_task(self._write_queued())
+            # Held by the database while rows wait, so closing it writes them first.
+            self._db.add_close_hook(self.flush)
+
+    async def _write_queued(self) -> None:
+        """Write queued rows in order, in batches, retrying with backoff while the store fails."""
+        delay = _RETRY_FIRST
+        failed = written = 0
+        batch_size = _BATCH
+        try:
+            while self._queue:
+                batch = [entry for entry, _ in list(self._queue)[:batch_size]]
+                try:
+                    async with self._db.transaction() as tx:
+                        await tx.executemany(_INSERT_DECISION, [_decision_params(e) for e in batch])
+                except ConflictError as exc:
+                    # A row the table refuses (not the store failing): find it, drop it alone.
+                    if len(batch) == 1:
+                        self._drop_head(f"refused by the table: {exc}")
+                    batch_size = 1
+                    continue
+                except (StoreError, ValueError) as exc:
+                    # ValueError: aiosqlite's "no active connection" if closed mid-statement.
+                    failed += 1
+                    if failed == 1:
+                        _log.warning(
+                            "audit write failed (%d rows queued, first %s for %s in %s): %s",
+                            len(self._queue),
+                            batch[0].action,
+                            batch[0].actor_id,
+                            batch[0].user_id,
+                            exc,
+                        )
+                    if self._closing.is_set() or self._db.closed:
+                        break
+                    await self._pause(delay)
+                    delay = min(delay * 2, _RETRY_MAX)
+                    continue
+                for _ in batch:
+                    _, done = self._queue.popleft()
+                    if not done.done():
+                        done.set_result(True)
+                written += len(batch)
+                delay, batch_size = _RETRY_FIRST, _BATCH
+        finally:
+            # Also when cancelled (the event loop shutting down): what is left is lost; say so.
+            self._finish(failed, written)
+
+    def _drop_head(self, why: str) -> None:
+        entry, done = self._queue.popleft()
+        if not done.done():
+            done.set_result(False)
+        self._dropped += 1
+        _log.error(
+            "audit row dropped (%s for %s in %s): %s",
+            entry.action,
+            entry.actor_id,
+            entry.user_id,
+            why,
+        )
+
+    def _finish(self, failed: int, written: int) -> None:
+        """Report how the queue ended: written after failures, rows dropped, rows lost."""
+        lost = len(self._queue)
+        while self._queue:
+            _, done = self._queue.popleft()
+            if not done.done():
+                done.set_result(False)
+        if failed and not lost:
+            _log.warning("audit store answers again: %d queued rows written", written)
+        dropped, self._dropped = self._dropped + lost, 0
+        if dropped:
+            _log.error(
+                "%d audit rows could not be written and are lost (%d dropped: queue full or row"
+                " refused; %d still queued when the database closed)",
+                dropped,
+                dropped - lost,
+                lost,
+            )
+        self._db.remove_close_hook(self.flush)
+
+    async def _pause(self, seconds: float) -> None:
+        """Wait before the next retry; cut short when the database starts closing."""
+        closing = asyncio.ensure_future(self._closing.wait())
+        await asyncio.wait({closing}, timeout=seconds)
+        closing.cancel()
 
     async def list(
         self, *, agent_id: str | None = None, actor_id: str | None = None, limit: int = 100
     ) -> list[AuditEntry]:
-        """The newest entries first, optionally for one agent UUID or one actor."""
+        """The newest entries first, optionally for one agent UUID or one actor.
+
+        Rows this log has queued are given up to :data:`SETTLE_WAIT` s to be written first.
+        """
+        if self._writer is not None and not self._writer.done():
+            await asyncio.wait({self._writer}, timeout=SETTLE_WAIT)
         where: list[str] = []
         params: list[Any] = []
         if agent_id is not None:

@@ -70,7 +70,6 @@ class GrantStore:
         self.audit = AuditLog(db)
         self.cache: DecisionCache[Any] = DecisionCache(max_cached)
         self._agents = AgentRegistry(db)
-        self._tenant_of: dict[str, str] = {}
         # A renamed or removed agent (through any registry on this database) must not keep
         # answering from cached decisions.
         self._agents.subscribe(self._agent_changed)
@@ -305,23 +304,6 @@ class GrantStore:
             tx=tx,
         )
         return precedence(rows)
-
-    async def tenant_of(self, agent_id: str) -> str | None:
-        """The tenant UUID of an agent row (for audit rows), or ``None`` if unknown or unreadable.
-
-        An agent never changes tenant, so answers are kept for the life of the store.
-        """
-        known = self._tenant_of.get(agent_id)
-        if known is not None:
-            return known
-        try:
-            rows = await self.read("SELECT tenant_id FROM agents WHERE id = ?", (agent_id,))
-        except (StoreError, ValueError):
-            return None
-        if not rows:
-            return None
-        self._tenant_of[agent_id] = str(rows[0]["tenant_id"])
-        return self._tenant_of[agent_id]
 
     async def read(
         self, sql: str, params: Sequence[Any] = (), *, tx: Transaction | None = None

@@ -233,7 +233,7 @@ class PermissionPolicy:
         decision = Decision(
             True, Reason.STORE_ERROR_FAIL_OPEN, identity.user_id, sender, str(config_type)
         )
-        await self.store.audit.record(
+        audited = await self.store.audit.record(
             AuditEntry(
                 action=AuditAction.CHECK_FAIL_OPEN,
                 actor_id=identity.actor_id,
@@ -245,6 +245,18 @@ class PermissionPolicy:
                 detail={"sender_id": sender, "error": str(exc)},
             )
         )
+        if not audited:
+            # An allow nobody can see in the audit log yet: the log must say so, loudly.
+            _log.error(
+                "fail-open allow not audited yet (row queued for retry): allowed=%s reason=%s"
+                " config_type=%s sender=%r scope=%r agent=%s",
+                decision.allowed,
+                decision.reason.value,
+                decision.config_type,
+                decision.sender_id,
+                decision.scope,
+                identity.agent_id,
+            )
         return decision
 
     async def _deny(
@@ -256,16 +268,14 @@ class PermissionPolicy:
 
     async def _audit_deny(self, identity: Identity, decision: Decision) -> None:
         agent_id = identity.agent_id if is_uuid(identity.agent_id) else None
-        tenant_id = identity.tenant_id or None
-        if tenant_id is None and agent_id is not None:
-            tenant_id = await self.store.tenant_of(agent_id)
+        # No tenant given: the audit insert takes the agent's (no read on the decision path).
         await self.store.audit.record(
             AuditEntry(
                 action=AuditAction.CHECK_DENY,
                 actor_id=identity.actor_id,
                 user_id=identity.user_id,
                 agent_id=agent_id,
-                tenant_id=tenant_id,
+                tenant_id=identity.tenant_id or None,
                 config_type=decision.config_type,
                 reason=decision.reason,
                 detail={"sender_id": decision.sender_id},

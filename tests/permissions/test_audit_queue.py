@@ -1,0 +1,193 @@
+"""Audit rows never hold a check up: a locked store queues them, written once it answers."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sqlite3
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager, closing
+from typing import Any
+
+import pytest
+
+from actorscope.agents import Agent, AgentRegistry
+from actorscope.errors import StoreError
+from actorscope.identity import Identity, PeerKind
+from actorscope.permissions import GrantStore, PermissionPolicy, Reason
+from actorscope.permissions.audit import AuditEntry, AuditLog
+from actorscope.store import Database
+
+GROUP = "group:telegram:-100200"
+#: Generous: the contract is 100 ms; a loaded test machine must not make this flaky.
+QUICK = 1.0
+#: How long a test waits for queued rows to appear once the lock is gone.
+SETTLE = 20.0
+
+
+def member(agent: Agent, sender: str = "42") -> Identity:
+    """Group member ``sender`` acting for ``agent``."""
+    return Identity(user_id=GROUP, sender_id=sender, peer_kind=PeerKind.GROUP, agent_id=agent.id)
+
+
+@asynccontextmanager
+async def writes_locked(db_target: str, backend: str) -> AsyncIterator[None]:
+    """Another connection holds the lock every audit write needs, until the block ends."""
+    if backend == "sqlite":
+        with closing(sqlite3.connect(db_target, isolation_level=None)) as conn:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield
+            finally:
+                conn.execute("ROLLBACK")
+        return
+    import asyncpg
+
+    other = await asyncpg.connect(db_target, timeout=10)
+    try:
+        async with other.transaction():
+            # EXCLUSIVE blocks every write of audit_log but still lets the test read it.
+            await other.execute("LOCK TABLE audit_log IN EXCLUSIVE MODE")
+            yield
+    finally:
+        await other.close()
+
+
+async def rows(db: Database, action: str) -> int:
+    """How many audit rows of ``action`` are committed."""
+    row = await db.fetchone("SELECT COUNT(*) FROM audit_log WHERE action = ?", (action,))
+    assert row is not None
+    return int(row[0])
+
+
+async def until_rows(db: Database, action: str, expected: int) -> int:
+    """Poll (bounded) until ``expected`` rows of ``action`` exist; return the last count."""
+    deadline = time.monotonic() + SETTLE
+    count = await rows(db, action)
+    while count < expected and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+        count = await rows(db, action)
+    return count
+
+
+async def test_denials_under_a_held_write_lock_return_fast_and_are_audited_later(
+    db_target: str, backend: str, db: Database, agent: Agent, store: GrantStore
+) -> None:
+    """Each denial returns well before the lock's timeout; its row is written after release."""
+    policy = PermissionPolicy(store)
+    async with writes_locked(db_target, backend):
+        for sender in ("42", "43", "44"):
+            started = time.monotonic()
+            decision = await policy.check_file_writer(member(agent, sender))
+            elapsed = time.monotonic() - started
+            assert (decision.allowed, decision.reason) == (False, Reason.NO_GRANT)
+            assert elapsed < QUICK, f"a denial waited {elapsed:.2f}s on its audit row"
+        assert await rows(db, "check.deny") == 0
+    assert await until_rows(db, "check.deny", 3) == 3
+    entries = await store.audit.list()
+    assert sorted(e.actor_id for e in entries) == ["42", "43", "44"]
+    # The tenant is filled in by the insert itself (the decision path does not read it).
+    assert {e.tenant_id for e in entries} == {agent.tenant_id}
+
+
+async def test_unaudited_fail_open_is_logged_at_error_and_audited_later(
+    db_target: str,
+    backend: str,
+    db: Database,
+    agent: Agent,
+    store: GrantStore,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A fail-open whose row cannot be written now logs ERROR with the decision; the row follows."""
+
+    async def broken(*args: Any, **kwargs: Any) -> None:
+        raise StoreError("database read failed: disk I/O error")
+
+    async with writes_locked(db_target, backend):
+        monkeypatch.setattr(db, "fetchall", broken)
+        with caplog.at_level(logging.WARNING):
+            started = time.monotonic()
+            decision = await PermissionPolicy(store).check_file_writer(member(agent))
+            elapsed = time.monotonic() - started
+        monkeypatch.undo()
+        assert decision.reason is Reason.STORE_ERROR_FAIL_OPEN
+        assert elapsed < QUICK
+        errors = [r.getMessage() for r in caplog.records if r.levelno == logging.ERROR]
+        assert any("not audited" in m and "store_error_fail_open" in m for m in errors), errors
+    assert await until_rows(db, "check.fail_open", 1) == 1
+
+
+async def test_a_full_queue_drops_new_rows_and_says_how_many(
+    db_target: str, backend: str, db: Database, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Rows beyond the queue bound are dropped; once written, the log says how many were lost."""
+    audit = AuditLog(db, max_queued=2)
+    with caplog.at_level(logging.WARNING, logger="actorscope.permissions.audit"):
+        async with writes_locked(db_target, backend):
+            results = [
+                await audit.record(AuditEntry(action="check.deny", actor_id=str(n)))
+                for n in range(5)
+            ]
+            assert results == [False] * 5
+            assert audit.queued == 2
+        assert await until_rows(db, "check.deny", 2) == 2
+        await audit.flush()
+    assert sorted(e.actor_id for e in await audit.list()) == ["0", "1"]
+    errors = [r.getMessage() for r in caplog.records if r.levelno == logging.ERROR]
+    assert any(m.startswith("3 audit rows could not be written") for m in errors), errors
+
+
+async def test_closing_the_database_writes_queued_rows(db_target: str, backend: str) -> None:
+    """Rows queued while the store was locked are written when the database closes."""
+    async with Database.open(db_target) as db:
+        agent = await AgentRegistry(db).create("main")
+        policy = PermissionPolicy(GrantStore(db))
+        async with writes_locked(db_target, backend):
+            assert not (await policy.check_file_writer(member(agent))).allowed
+            assert policy.store.audit.queued == 1
+    async with Database.open(db_target) as db:
+        assert await rows(db, "check.deny") == 1
+
+
+async def test_rows_still_locked_out_at_close_are_counted_as_lost(
+    db_target: str, backend: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Closing while the store stays locked tries once more, then logs how many rows are lost."""
+    with caplog.at_level(logging.ERROR, logger="actorscope.permissions.audit"):
+        async with Database.open(db_target, busy_timeout=0.2) as db:
+            audit = AuditLog(db)
+            async with writes_locked(db_target, backend):
+                assert not await audit.record(AuditEntry(action="check.deny", actor_id="42"))
+                await db.close()
+    errors = [r.getMessage() for r in caplog.records if r.levelno == logging.ERROR]
+    assert any(m.startswith("1 audit rows could not be written") for m in errors), errors
+
+
+async def test_a_row_no_store_can_hold_neither_fails_nor_blocks_the_rows_behind_it(
+    db: Database,
+) -> None:
+    """A NUL in the actor is stored escaped (PostgreSQL text cannot hold NUL), in order."""
+    audit = AuditLog(db)
+    assert await audit.record(AuditEntry(action="check.deny", actor_id="4\x002"))
+    assert await audit.record(AuditEntry(action="check.deny", actor_id="43"))
+    assert [e.actor_id for e in await audit.list()] == ["43", "4\\x002"]
+
+
+async def test_a_row_the_table_refuses_is_dropped_alone(
+    db: Database, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A row breaking a constraint is dropped and logged; the rows queued with it are written."""
+    audit = AuditLog(db)
+    with caplog.at_level(logging.ERROR, logger="actorscope.permissions.audit"):
+        results = await asyncio.gather(
+            audit.record(AuditEntry(action="check.deny", actor_id="41")),
+            audit.record(AuditEntry(action="", actor_id="42")),
+            audit.record(AuditEntry(action="check.deny", actor_id="43")),
+        )
+        await audit.flush()
+    assert list(results) == [True, False, True]
+    assert sorted(e.actor_id for e in await audit.list()) == ["41", "43"]
+    errors = [r.getMessage() for r in caplog.records if r.levelno == logging.ERROR]
+    assert any("audit row dropped" in m for m in errors), errors
