@@ -12,7 +12,6 @@ warm check writes nothing, a denied one writes its audit row.
 from __future__ import annotations
 
 import logging
-import sqlite3
 from dataclasses import dataclass, replace
 from enum import StrEnum
 
@@ -195,8 +194,9 @@ class PermissionPolicy:
                 sender_id=sender,
                 tenant_id=identity.tenant_id or None,
             )
-        except (StoreError, sqlite3.Error, ValueError) as exc:
-            # ValueError: aiosqlite's "no active connection" once the database is closed.
+        except (StoreError, ValueError) as exc:
+            # The store wraps its backend's errors; ValueError: aiosqlite's "no active
+            # connection" when the database closes in the middle of the lookup.
             return await self._store_failed(identity, sender, config_type, exc)
         reason = _LOOKUP_REASON[lookup]
         decision = Decision(lookup is GrantLookup.ALLOW, reason, scope, sender, str(config_type))
