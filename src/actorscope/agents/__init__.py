@@ -2,6 +2,7 @@
 
 from actorscope.agents.events import (
     NON_UUID_AGENT_ID,
+    NON_UUID_TENANT_ID,
     DomainEvent,
     EventBus,
     EventConsumer,
@@ -34,6 +35,7 @@ __all__ = [
     "AGENTS_DIR",
     "NIL_UUID",
     "NON_UUID_AGENT_ID",
+    "NON_UUID_TENANT_ID",
     "Agent",
     "AgentKey",
     "AgentListener",
