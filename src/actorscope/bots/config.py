@@ -33,12 +33,12 @@ import importlib.util
 import inspect
 import re
 import sys
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
+from actorscope._input import parse_toml, read_text_file
 from actorscope.channels.config import ChannelConfig
 from actorscope.channels.discord_shards import SHARD_KEYS, DiscordShards
 from actorscope.channels.telegram_webhook import WEBHOOK_KEYS, WebhookConfig
@@ -131,12 +131,7 @@ def load_bot_config(path: str | Path) -> BotConfig:
     """Read and validate a run configuration file."""
     path = Path(path)
     source = str(path)
-    try:
-        document = tomllib.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ConfigError(f"{source}: cannot read: {exc.strerror or exc}") from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{source}: not valid TOML: {exc}") from None
+    document = parse_toml(read_text_file(path, ConfigError), source, ConfigError)
     unknown = sorted(set(document) - _TOP_KEYS - set(_PLATFORMS))
     if unknown:
         raise ConfigError(f"{source}: unknown key {unknown[0]!r}")

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
+from actorscope._input import parse_json, read_text_file, shown_path
 from actorscope.channels.base import IgnoreReason, Ingress
 from actorscope.channels.discord import inspect_dispatch
 from actorscope.channels.telegram import inspect_update
@@ -39,17 +41,20 @@ def ingress_json(ingress: Ingress) -> dict[str, Any]:
     }
 
 
-def _read_json(path: Path) -> Any:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise PayloadError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    except UnicodeDecodeError:
-        raise PayloadError(f"{path}: not UTF-8 text") from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise PayloadError(f"{path}: not valid JSON: {exc.msg} at line {exc.lineno}") from None
+# The adapters log a library's failure as "<ExceptionName>: <message>" (see ``ignored``).
+_EXCEPTION_DETAIL = re.compile(r"(?P<name>[A-Za-z_]\w*(?:Error|Exception)): (?P<message>.*)", re.S)
+
+
+def _reason(detail: str) -> str:
+    """An adapter's ``detail`` for a person: without the Python exception name."""
+    match = _EXCEPTION_DETAIL.fullmatch(detail)
+    if match is None:
+        reason = detail
+    elif match["name"] == "KeyError":
+        reason = f"missing key {match['message']}"
+    else:
+        reason = match["message"]
+    return reason or "not readable"
 
 
 @app.command("normalize")
@@ -66,13 +71,15 @@ def normalize(
     if platform not in _PLATFORMS:
         raise ConfigError(f"--platform must be telegram or discord, got {platform!r}")
     session_key(agent, platform, PeerKind.DIRECT, 0)  # rejects a bad agent key up front
-    payload = _read_json(file)
+    payload = parse_json(read_text_file(file, PayloadError), str(file), PayloadError)
     if not isinstance(payload, dict):
-        raise PayloadError(f"{file}: a {platform} payload must be a JSON object")
+        raise PayloadError(f"{shown_path(file)}: a {platform} payload must be a JSON object")
     if platform == TELEGRAM:
         ingress = inspect_update(payload, agent_key=agent)
     else:
         ingress = inspect_dispatch(payload, agent_key=agent)
     if ingress.reason is IgnoreReason.MALFORMED:
-        raise PayloadError(f"{file}: malformed {platform} payload: {ingress.detail}")
+        raise PayloadError(
+            f"{shown_path(file)}: malformed {platform} payload: {_reason(ingress.detail)}"
+        )
     typer.echo(json.dumps(ingress_json(ingress)))

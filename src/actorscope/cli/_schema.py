@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
+from actorscope._input import parse_json, read_text_file
 from actorscope.cli._app import app
 from actorscope.errors import SchemaError
 from actorscope.tools.catalog import tools_from_json
@@ -34,14 +34,7 @@ def lint(
     target: Annotated[LintTarget, typer.Option("--target", help="The client to lint for.")],
 ) -> None:
     """Lint every tool's input schema; print one line per violation and exit 1 if any."""
-    try:
-        text = file.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise SchemaError(f"cannot read {str(file)!r}: {exc.strerror}") from exc
-    try:
-        document = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise SchemaError(f"{file}:{exc.lineno}: not valid JSON: {exc.msg}") from exc
+    document = parse_json(read_text_file(file, SchemaError), str(file), SchemaError)
     tools = tools_from_json(document)
     count = 0
     for tool in tools:

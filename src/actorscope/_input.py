@@ -1,0 +1,122 @@
+"""Input files named on the command line, read with bounds: no hang, no crash, one clear error.
+
+A path may name a FIFO with no writer (opening it would block), a device such as ``/dev/zero``
+(reading it never ends), a huge file, text that is not UTF-8, or JSON/TOML nested or numbered
+beyond what the parsers survive. :func:`read_text_file` reads at most :data:`MAX_INPUT_BYTES`
+without ever blocking on a writer; :func:`parse_json` and :func:`parse_toml` refuse deep
+nesting and over-long integers. Every failure is the caller's :class:`ActorscopeError` subclass
+with one line naming the file and what is wrong (and the limit, if one was hit).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from actorscope.errors import ActorscopeError
+
+__all__ = [
+    "MAX_INPUT_BYTES",
+    "MAX_INTEGER_DIGITS",
+    "MAX_JSON_DEPTH",
+    "parse_json",
+    "parse_toml",
+    "read_text_file",
+    "shown_path",
+]
+
+#: The most an input file may hold (a Telegram update or a tools/list is a few KiB).
+MAX_INPUT_BYTES = 4 * 1024 * 1024
+#: How deep JSON arrays and objects may nest (parsers and linters recurse per level).
+MAX_JSON_DEPTH = 100
+#: The most digits a JSON integer may have (Python's own default conversion limit).
+MAX_INTEGER_DIGITS = 4300
+
+_SHOWN_CHARS = 120
+# A JSON string, or the rest of the text after an unterminated one: always linear to match.
+_JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"?', re.DOTALL)
+_JSON_BRACKET = re.compile(r"[\[\]{}]")
+
+
+def shown_path(path: str | os.PathLike[str]) -> str:
+    """``path`` quoted for a one-line message (newlines escaped); an over-long one is cut."""
+    text = os.fspath(path)
+    if len(text) <= _SHOWN_CHARS:
+        return repr(text)
+    return f"{text[: _SHOWN_CHARS // 2]!r}… ({len(text)} characters)"
+
+
+def read_text_file(
+    path: Path, error: type[ActorscopeError], *, limit: int = MAX_INPUT_BYTES
+) -> str:
+    """The UTF-8 text of ``path``, at most ``limit`` bytes; else ``error`` saying why.
+
+    The file is opened non-blocking, so a FIFO without a writer reads as empty instead of
+    hanging; a pipe with a writer (``/dev/stdin``) is read to its end or to the limit.
+    """
+    shown = shown_path(path)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError as exc:
+        raise error(f"{shown}: cannot read: {exc.strerror or exc}") from None
+    try:
+        os.set_blocking(fd, True)
+        with os.fdopen(fd, "rb") as handle:
+            data = handle.read(limit + 1)
+    except OSError as exc:
+        raise error(f"{shown}: cannot read: {exc.strerror or exc}") from None
+    if len(data) > limit:
+        raise error(f"{shown}: larger than the {limit}-byte limit for an input file")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise error(f"{shown}: not UTF-8 text (byte {exc.start})") from None
+
+
+def _nests_deeper_than(text: str, limit: int) -> bool:
+    """Whether the arrays and objects of JSON ``text`` nest more than ``limit`` levels."""
+    depth = 0
+    for bracket in _JSON_BRACKET.finditer(_JSON_STRING.sub("", text)):
+        depth += 1 if bracket[0] in "[{" else -1
+        if depth > limit:
+            return True
+    return False
+
+
+def parse_json(text: str, source: str, error: type[ActorscopeError]) -> Any:
+    """The JSON value of ``text`` (read from ``source``); ``error`` if it is not usable JSON."""
+    shown = shown_path(source)
+    if _nests_deeper_than(text, MAX_JSON_DEPTH):
+        raise error(f"{shown}: JSON nested deeper than the limit of {MAX_JSON_DEPTH} levels")
+
+    def integer(digits: str) -> int:
+        if len(digits.lstrip("-")) > MAX_INTEGER_DIGITS:
+            raise error(f"{shown}: a JSON integer is longer than {MAX_INTEGER_DIGITS} digits")
+        return int(digits)
+
+    try:
+        return json.loads(text, parse_int=integer)
+    except json.JSONDecodeError as exc:
+        raise error(f"{shown}: not valid JSON: {exc.msg} at line {exc.lineno}") from None
+
+
+def parse_toml(text: str, source: str, error: type[ActorscopeError]) -> dict[str, Any]:
+    """The TOML document of ``text`` (read from ``source``); ``error`` if it is not usable TOML."""
+    shown = shown_path(source)
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise error(f"{shown}: not valid TOML: {exc}") from None
+    except RecursionError:
+        # tomllib recurses per level of nested arrays and inline tables.
+        raise error(f"{shown}: not valid TOML: arrays or tables nested too deeply") from None
+    except ValueError:
+        # tomllib's only ValueError that is not a TOMLDecodeError: int() of a decimal integer
+        # longer than the interpreter's conversion limit.
+        limit = sys.get_int_max_str_digits()
+        raise error(f"{shown}: not valid TOML: an integer is longer than {limit} digits") from None
