@@ -15,6 +15,7 @@ import contextlib
 import logging
 import os
 import sqlite3
+import stat
 import uuid
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
@@ -22,6 +23,7 @@ from pathlib import Path
 
 import aiosqlite
 
+from actorscope._input import shown_path
 from actorscope.errors import (
     ConflictError,
     DatabaseNotWritableError,
@@ -159,8 +161,19 @@ def _preflight(path: Path) -> str:
 
     Returns the ``file:`` URI of the read-only reader connection.
     """
-    if path.is_dir():
+    try:
+        mode: int | None = path.stat().st_mode
+    except FileNotFoundError:
+        mode = None  # a new database; its directory is checked below
+    except OSError as exc:  # too long, a symlink loop, a file used as a directory, no access
+        raise DatabaseOpenError(
+            f"cannot use database path {shown_path(path)}: {exc.strerror or exc}"
+        ) from None
+    if mode is not None and stat.S_ISDIR(mode):
         raise DatabaseOpenError(f"database path {str(path)!r} is a directory")
+    if mode is not None and not stat.S_ISREG(mode):
+        # A FIFO would block the header read below; a device or socket is no database either.
+        raise DatabaseOpenError(f"database path {str(path)!r} is not a regular file")
     parent = path.parent
     if not parent.is_dir():
         problem = "is not a directory" if parent.exists() else "does not exist"
