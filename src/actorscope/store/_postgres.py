@@ -12,14 +12,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 import asyncpg
 
+from actorscope._input import shown_path
 from actorscope.errors import (
     ConflictError,
     DatabaseOpenError,
@@ -53,6 +55,7 @@ _FAILURES = (
 )
 _POOL_SIZE = 8
 _CONNECT_TIMEOUT = 10.0
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
 def _store_error(exc: BaseException, what: str) -> StoreError | ConflictError:
@@ -100,12 +103,22 @@ class PostgresTransaction(Transaction):
 
 def _address(url: str) -> tuple[str, str, str]:
     """(``host:port``, database name, the URL without its password) for messages and ``path``."""
-    parts = urlsplit(url)
+    if _CONTROL.search(unquote(url)):
+        # asyncpg decodes %-escapes; a NUL or newline would reach the socket layer raw.
+        raise DatabaseOpenError("bad PostgreSQL URL: it contains a control character")
     try:
+        parts = urlsplit(url)
         port = parts.port or 5432
-    except ValueError as exc:
-        raise DatabaseOpenError(f"bad PostgreSQL URL: {exc}") from exc
+    except ValueError as exc:  # an unclosed [IPv6] bracket, a port that is not a number
+        raise DatabaseOpenError(f"bad PostgreSQL URL: {exc}") from None
     host = parts.hostname or "localhost"
+    for name in host.split(","):
+        try:
+            name.encode("idna")
+        except UnicodeError:  # the resolver's own check: empty labels, labels over 63 chars
+            raise DatabaseOpenError(
+                f"bad PostgreSQL URL: {shown_path(name)} is not a valid host name"
+            ) from None
     user = parts.username or ""
     netloc = f"{user}@{host}:{port}" if user else f"{host}:{port}"
     safe = urlunsplit((parts.scheme, netloc, parts.path, parts.query, ""))
