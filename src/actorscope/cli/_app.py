@@ -88,6 +88,11 @@ def _register() -> None:
         importlib.import_module(module)
 
 
+def _error(message: str) -> None:
+    """Print ``message`` as one ``actorscope: error:`` line (a backend's newlines folded)."""
+    typer.echo(f"actorscope: error: {' '.join(message.split())}", err=True)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; return the exit status (bad input: 2, with one line on stderr)."""
     _register()
@@ -104,9 +109,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except typer.TyperException as exc:
         # Usage errors (unknown flag, bad value) carry exit code 2; print them on one line.
-        typer.echo(f"actorscope: error: {exc.format_message()}", err=True)
+        _error(exc.format_message())
         return exc.exit_code
     except ActorscopeError as exc:
-        typer.echo(f"actorscope: error: {exc}", err=True)
+        _error(str(exc))
         return EXIT_BAD_INPUT
     return result if isinstance(result, int) else 0

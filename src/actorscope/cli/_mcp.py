@@ -15,12 +15,14 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import os
+import stat
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
+from actorscope._input import shown_path
 from actorscope.agents import Agent, AgentRegistry
 from actorscope.cli._app import DEFAULT_DB, DbOption, app
 from actorscope.errors import ConfigError
@@ -52,6 +54,18 @@ def _signer() -> OriginSigner:
     return OriginSigner.from_env()
 
 
+def _check_workspace(root: Path) -> None:
+    """Refuse a workspace root that is not a directory (and cannot become one) up front."""
+    try:
+        mode = root.stat().st_mode
+    except FileNotFoundError:
+        return  # created on first write
+    except OSError as exc:  # too long, a symlink loop, a file used as a directory
+        raise ConfigError(f"--workspace {shown_path(root)}: {exc.strerror or exc}") from None
+    if not stat.S_ISDIR(mode):
+        raise ConfigError(f"--workspace {shown_path(root)} is not a directory")
+
+
 async def _serve(
     db_path: str,
     transport: Transport,
@@ -71,8 +85,8 @@ async def _serve(
         serve_stdio,
     )
 
-    signer = _signer()
     async with Database.open(db_path) as db:
+        signer = _signer()  # after the database: a bad --db prints its one error line only
         agents = AgentRegistry(db)
         agent: Agent | None = None
         if agent_key is not None:
@@ -123,4 +137,5 @@ def mcp(
     # Next to a database file; in the working directory for a database URL.
     beside = Path(".") if "://" in db else Path(db).parent
     root = workspace if workspace is not None else beside / "workspace"
+    _check_workspace(root)
     asyncio.run(_serve(db, transport, host, port, root, agent, tenant))
