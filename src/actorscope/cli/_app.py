@@ -16,6 +16,8 @@ import typer
 import typer.main
 from rich.console import Console
 
+from actorscope._input import shown_path
+from actorscope._text import escape_lone_surrogates, has_lone_surrogate
 from actorscope._version import __version__
 from actorscope.errors import ActorscopeError
 
@@ -89,8 +91,9 @@ def _register() -> None:
 
 
 def _error(message: str) -> None:
-    """Print ``message`` as one ``actorscope: error:`` line (a backend's newlines folded)."""
-    typer.echo(f"actorscope: error: {' '.join(message.split())}", err=True)
+    """Print ``message`` as one ``actorscope: error:`` line (newlines folded, printable)."""
+    line = " ".join(escape_lone_surrogates(message).split())
+    typer.echo(f"actorscope: error: {line}", err=True)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -100,6 +103,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if not args:
         args = ["--help"]
+    # Bytes that are not UTF-8 reach Python as lone surrogates, which no database, socket or
+    # terminal can take: refuse them here, once, for every command and argument.
+    unencodable = [arg for arg in args if has_lone_surrogate(arg)]
+    if unencodable:
+        _error(f"argument {shown_path(unencodable[0])} is not valid UTF-8 text")
+        return EXIT_BAD_INPUT
     try:
         result = command.main(args=args, prog_name="actorscope", standalone_mode=False)
     except typer.Exit as exc:
