@@ -26,6 +26,9 @@ from actorscope.store import DEFAULT_TENANT_SLUG, Database
 
 __all__ = ["audit", "check", "grants_add", "grants_list", "grants_remove"]
 
+#: The most rows ``audit --limit`` asks for (a database integer holds far more; a typo must not).
+MAX_AUDIT_ROWS = 1_000_000
+
 grants_app = typer.Typer(help="Permission grants of an agent.", add_completion=False)
 app.add_typer(grants_app, name="grants")
 
@@ -210,7 +213,9 @@ def audit(
     db: DbOption = DEFAULT_DB,
     agent: Annotated[str | None, typer.Option("--agent", help="Agent key or UUID.")] = None,
     tenant: TenantOpt = DEFAULT_TENANT_SLUG,
-    limit: Annotated[int, typer.Option("--limit", min=1, help="At most this many rows.")] = 100,
+    limit: Annotated[
+        int, typer.Option("--limit", min=1, max=MAX_AUDIT_ROWS, help="At most this many rows.")
+    ] = 100,
     as_json: JsonOpt = False,
 ) -> None:
     """Show the audit trail, newest first: grant changes, denials, fail-open allows."""
