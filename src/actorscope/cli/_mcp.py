@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import os
+import socket
 import stat
 from enum import StrEnum
 from pathlib import Path
@@ -66,11 +67,25 @@ def _check_workspace(root: Path) -> None:
         raise ConfigError(f"--workspace {shown_path(root)} is not a directory")
 
 
+def _listen(host: str, port: int) -> socket.socket:
+    """A listening socket on ``host:port``; ConfigError (one line) if it cannot be had.
+
+    Bound here, before the server starts, so a bad --host or a port in use is the CLI's
+    error line rather than the HTTP server's own log line and exit status.
+    """
+    try:
+        family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
+        return socket.create_server((host, port), family=family)
+    except OSError as exc:  # socket.gaierror too: an unknown host
+        raise ConfigError(
+            f"cannot listen on --host {shown_path(host)} --port {port}: {exc.strerror or exc}"
+        ) from None
+
+
 async def _serve(
     db_path: str,
-    transport: Transport,
     host: str,
-    port: int,
+    listener: socket.socket | None,
     workspace: Path,
     agent_key: str | None,
     tenant: str,
@@ -86,13 +101,13 @@ async def _serve(
     )
 
     async with Database.open(db_path) as db:
-        signer = _signer()  # after the database: a bad --db prints its one error line only
         agents = AgentRegistry(db)
         agent: Agent | None = None
         if agent_key is not None:
             agent = await agents.resolve(agent_key, tenant)
         # Workspaces are per tenant; one laid out before tenants belongs to --tenant's agents.
         owner = await agents.tenant(tenant)
+        signer = _signer()  # after --db and --agent: a bad one prints its one error line only
         store = GrantStore(db)
         box = Toolbox.create(
             db,
@@ -103,12 +118,13 @@ async def _serve(
             legacy_tenant=owner.id,
         )
         registry = builtin_tools(box)
-        if transport is Transport.STDIO:
+        if listener is None:  # stdio
             identity = identity_from_token(os.environ.get(IDENTITY_TOKEN_ENV), signer)
             await serve_stdio(create_mcp_server(registry, fixed_identity(identity)))
         else:
             server = create_mcp_server(registry, header_identity(signer))
-            await http_server(server, host=host, port=port).serve()
+            port = listener.getsockname()[1]
+            await http_server(server, host=host, port=port).serve(sockets=[listener])
 
 
 @app.command("mcp")
@@ -138,4 +154,9 @@ def mcp(
     beside = Path(".") if "://" in db else Path(db).parent
     root = workspace if workspace is not None else beside / "workspace"
     _check_workspace(root)
-    asyncio.run(_serve(db, transport, host, port, root, agent, tenant))
+    listener = _listen(host, port) if transport is Transport.HTTP else None
+    try:
+        asyncio.run(_serve(db, host, listener, root, agent, tenant))
+    finally:
+        if listener is not None:
+            listener.close()
