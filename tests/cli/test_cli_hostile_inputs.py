@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+import socket
 import subprocess
 import sys
 from collections.abc import Callable
@@ -172,6 +173,21 @@ IN_PROCESS: dict[str, tuple[Callable[[Path], list[str]], str]] = {
         lambda p: ["run", write(p, "a\nb.toml", "")],
         "b.toml: missing key 'handler'",
     ),
+    "non-utf8-argument": (
+        lambda p: [
+            *("grants", "add", "--db", str(p / "x.db"), "--agent", "main"),
+            *("--scope", "\udcff", "--user", "1", "--type", "cron"),
+        ],
+        "argument '\\udcff' is not valid UTF-8 text",
+    ),
+    "audit-huge-limit": (
+        lambda p: ["audit", "--db", str(p / "x.db"), "--limit", "9" * 30],
+        "--limit",
+    ),
+    "mcp-unknown-agent": (
+        lambda p: ["mcp", "--db", str(p / "x.db"), "--agent", "nope"],
+        "no agent 'nope'",
+    ),
     "long-workspace": (
         lambda p: ["mcp", "--db", str(p / "x.db"), "--workspace", str(p / LONG_NAME)],
         "characters): File name too long",
@@ -181,11 +197,35 @@ IN_PROCESS: dict[str, tuple[Callable[[Path], list[str]], str]] = {
 
 @pytest.mark.parametrize("case", list(IN_PROCESS))
 def test_hostile_input_in_process(
-    case: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    case: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Cases that cannot hang run through main(): the same one line, exit 2."""
+    monkeypatch.delenv("ACTORSCOPE_ORIGIN_KEY", raising=False)  # mcp warns without it
     make_args, expected = IN_PROCESS[case]
     status = main(make_args(tmp_path))
     captured = capsys.readouterr()
     result = subprocess.CompletedProcess(args=[], returncode=status, stdout="", stderr=captured.err)
     assert_one_error_line(result, expected)
+
+
+def test_schema_lint_prints_lone_surrogates_escaped(tmp_path: Path) -> None:
+    """A tool name spelling a lone surrogate in JSON is printed escaped, not an encoding crash."""
+    tools = '[{"name": "\\ud800x", "inputSchema": {"type": "object", "properties": {}}}]'
+    result = run_cli(
+        "schema",
+        "lint",
+        write(tmp_path, "t.json", tools),
+        "--target",
+        "openai-strict",
+        cwd=tmp_path,
+    )
+    assert (result.returncode, result.stderr) == (1, "")
+    assert result.stdout.startswith("\\ud800x: ")
+
+
+def test_mcp_port_in_use_is_one_line(tmp_path: Path) -> None:
+    """`mcp --transport http` on a port already taken is the CLI's one error line, exit 2."""
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = str(taken.getsockname()[1])
+        result = run_cli("mcp", "--db", "x.db", "--transport", "http", "--port", port, cwd=tmp_path)
+    assert_one_error_line(result, f"cannot listen on --host '127.0.0.1' --port {port}")
