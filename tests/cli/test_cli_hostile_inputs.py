@@ -169,6 +169,10 @@ IN_PROCESS: dict[str, tuple[Callable[[Path], list[str]], str]] = {
         ],
         "'a..b' is not a valid host name",
     ),
+    "postgres-long-socket-directory": (
+        lambda p: ["agents", "list", "--db", f"postgresql://%2Fnowhere%2F{'s' * 80}/db"],
+        "cannot connect to PostgreSQL",  # a socket directory is no host name: not refused as one
+    ),
     "newline-in-file-name": (
         lambda p: ["run", write(p, "a\nb.toml", "")],
         "b.toml: missing key 'handler'",

@@ -168,7 +168,7 @@ def _preflight(path: Path) -> str:
     except OSError as exc:  # too long, a symlink loop, a file used as a directory, no access
         raise DatabaseOpenError(
             f"cannot use database path {shown_path(path)}: {exc.strerror or exc}"
-        ) from None
+        ) from exc
     if mode is not None and stat.S_ISDIR(mode):
         raise DatabaseOpenError(f"database path {str(path)!r} is a directory")
     if mode is not None and not stat.S_ISREG(mode):

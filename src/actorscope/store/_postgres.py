@@ -110,15 +110,16 @@ def _address(url: str) -> tuple[str, str, str]:
         parts = urlsplit(url)
         port = parts.port or 5432
     except ValueError as exc:  # an unclosed [IPv6] bracket, a port that is not a number
-        raise DatabaseOpenError(f"bad PostgreSQL URL: {exc}") from None
+        raise DatabaseOpenError(f"bad PostgreSQL URL: {exc}") from exc
     host = parts.hostname or "localhost"
-    for name in host.split(","):
+    # asyncpg unquotes each host; one starting with "/" is a Unix socket directory, not a name.
+    for name in (n for n in unquote(host).split(",") if not n.startswith("/")):
         try:
             name.encode("idna")
-        except UnicodeError:  # the resolver's own check: empty labels, labels over 63 chars
+        except UnicodeError as exc:  # the resolver's check: empty labels, labels over 63 chars
             raise DatabaseOpenError(
                 f"bad PostgreSQL URL: {shown_path(name)} is not a valid host name"
-            ) from None
+            ) from exc
     user = parts.username or ""
     netloc = f"{user}@{host}:{port}" if user else f"{host}:{port}"
     safe = urlunsplit((parts.scheme, netloc, parts.path, parts.query, ""))
