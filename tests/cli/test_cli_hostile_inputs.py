@@ -121,14 +121,14 @@ CASES: dict[str, tuple[Callable[[Path], list[str]], str]] = {
         lambda p: ["agents", "list", "--db", "postgresql://u@h%00/db"],
         "bad PostgreSQL URL: it contains a control character",
     ),
-    "normalize-library-failure": (
+    "normalize-incomplete-payload": (
         lambda p: [
             "normalize",
             write(p, "k.json", '{"op": 0, "t": "MESSAGE_CREATE", "d": {"id": "1"}}'),
             "--platform",
             "discord",
         ],
-        "malformed discord payload: missing key",
+        "malformed discord payload: author is not a JSON object",
     ),
 }
 

@@ -17,7 +17,7 @@ import typer.main
 from rich.console import Console
 
 from actorscope._input import shown_path
-from actorscope._text import escape_lone_surrogates, has_lone_surrogate
+from actorscope._text import escape_unstorable, has_lone_surrogate
 from actorscope._version import __version__
 from actorscope.errors import ActorscopeError
 
@@ -92,7 +92,7 @@ def _register() -> None:
 
 def _error(message: str) -> None:
     """Print ``message`` as one ``actorscope: error:`` line (newlines folded, printable)."""
-    line = " ".join(escape_lone_surrogates(message).split())
+    line = escape_unstorable(" ".join(message.split()))
     typer.echo(f"actorscope: error: {line}", err=True)
 
 

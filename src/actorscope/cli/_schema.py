@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from actorscope._input import parse_json, read_text_file
-from actorscope._text import escape_lone_surrogates
+from actorscope._text import escape_unstorable
 from actorscope.cli._app import app
 from actorscope.errors import SchemaError
 from actorscope.tools.catalog import tools_from_json
@@ -41,7 +41,7 @@ def lint(
     for tool in tools:
         for violation in lint_tool_schema(tool.input_schema, target.value):
             # JSON may spell lone surrogates (\ud800), which stdout cannot encode.
-            typer.echo(escape_lone_surrogates(f"{tool.name}: {violation}"))
+            typer.echo(escape_unstorable(f"{tool.name}: {violation}"))
             count += 1
     if count:
         raise typer.Exit(1)
