@@ -36,3 +36,19 @@ def test_new_rows_are_written_with_the_actor() -> None:
     assert owner_for_new_row(ALICE_IN_GROUP) == "42"
     assert owner_for_new_row(Identity(user_id=GROUP, sender_id="42|alice")) == "42"
     assert owner_for_new_row(Identity(user_id="api-user", sender_id="")) == "api-user"
+
+
+@pytest.mark.parametrize("sender", ["", "subagent:t", "777000", "042", "42\u200b", "\uff14\uff12"])
+def test_a_non_person_in_a_group_owns_nothing(sender: str) -> None:
+    """A group sender that is empty, synthetic, a placeholder or a look-alike owns no row."""
+    who = Identity(user_id=GROUP, sender_id=sender, channel="telegram", peer_kind=PeerKind.GROUP)
+    assert not owns(GROUP, who)
+    assert not owns(sender or GROUP, who)
+    assert owner_for_new_row(who) == ""
+
+
+def test_a_direct_scope_keeps_its_owner() -> None:
+    """Outside groups the person rule does not apply: an HTTP user owns and writes its rows."""
+    http_user = Identity(user_id="042", sender_id="", channel="http")
+    assert owns("042", http_user)
+    assert owner_for_new_row(http_user) == "042"

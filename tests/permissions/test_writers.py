@@ -198,3 +198,16 @@ async def test_member_scoped_writer_counts_for_the_last_writer_rule(
     last = await manager.remove_writer("42", member(agent, "42"))
     assert last.reason is WriterReason.LAST_WRITER
     assert len(await store.list()) == 1
+
+
+async def test_a_look_alike_sender_cannot_manage_writers(
+    store: GrantStore, ident: MakeIdentity
+) -> None:
+    """A platform admin answering yes for "042" does not make it a manager: it is no person."""
+    admins = Admins("042", "42\u200b")
+    manager = WriterManager(store, owners=["1"], is_platform_admin=admins)
+    for sender in ("042", "42\u200b"):
+        refused = await manager.add_writer("43", ident(sender))
+        assert (refused.ok, refused.reason) == (False, WriterReason.MANAGER_NOT_A_PERSON)
+    assert await store.list() == []
+

@@ -10,8 +10,8 @@ import pytest
 
 from actorscope.agents import Agent
 from actorscope.context import bind_identity
-from actorscope.identity import Identity, SenderKind, telegram_identity
-from actorscope.permissions import AuditLog
+from actorscope.identity import Identity, PeerKind, SenderKind, telegram_identity
+from actorscope.permissions import AuditLog, GrantStore, PermissionPolicy
 from actorscope.store import Database
 from actorscope.tools import MemoryKey, SqliteMemory, ToolRegistry
 
@@ -156,3 +156,61 @@ async def test_telegram_dm_rows_stored_under_the_bare_id_stay_readable(
     with bind_identity(telegram_identity(4242, "private", 4242)):
         found = await registry.call("memory_search", {"agent_id": "p"})
     assert [e["text"] for e in found.payload["entries"]] == ["old note"]
+
+
+LOOK_ALIKES: list[tuple[str, str]] = [
+    ("042", "invalid_identity"),  # leading zero: would escape a deny on 42
+    ("42\u200b", "invalid_identity"),  # zero-width space
+    ("\uff14\uff12", "invalid_identity"),  # full-width digits
+    ("+42", "invalid_identity"),
+    ("SUBAGENT:x", "synthetic_sender"),
+    ("\u200bsubagent:x", "synthetic_sender"),
+    ("0777000", "placeholder_sender"),
+]
+
+
+@pytest.mark.parametrize(("sender", "reason"), LOOK_ALIKES, ids=[s for s, _ in LOOK_ALIKES])
+async def test_a_look_alike_sender_cannot_add_memory_in_a_group(
+    db: Database, agent: Agent, registry: ToolRegistry, sender: str, reason: str
+) -> None:
+    """A look-alike sender id in a Telegram group is no person: add is refused with its reason."""
+    refused = await reflect(registry, member(OWNER, sender_id=sender), action="add", text="x")
+    assert refused["error"]["code"] == "permission_denied", refused
+    assert refused["error"]["reason"] == reason
+    (row,) = await AuditLog(db).list(agent_id=agent.id)
+    assert (row.action, row.reason, row.config_type) == ("check.deny", reason, "memory")
+
+
+async def test_a_look_alike_discord_member_cannot_add_memory(registry: ToolRegistry) -> None:
+    """In a Discord guild scope a sender id with a leading zero is refused as invalid_identity."""
+    who = Identity(
+        user_id="guild:81234567890123456:user:042", sender_id="042", channel="discord",
+        peer_kind=PeerKind.GROUP,
+    )  # fmt: skip
+    refused = await reflect(registry, who, action="add", text="x")
+    assert refused["error"]["reason"] == "invalid_identity", refused
+
+
+@pytest.mark.parametrize(
+    "sender", ["", "subagent:t", "777000", "042", "42\u200b", "\uff14\uff12", "42"]
+)
+async def test_memory_refuses_exactly_when_the_policy_denies_a_non_person(
+    agent: Agent, store: GrantStore, registry: ToolRegistry, sender: str
+) -> None:
+    """Adding memory and the file_writer check judge a sender alike, with the same reason word."""
+    who = member(OWNER, sender_id=sender, agent_id=agent.id, tenant_id=agent.tenant_id)
+    policy = await PermissionPolicy(store).check_file_writer(who)
+    added = await reflect(registry, who, action="add", text="x")
+    if policy.reason == "no_grant":  # a person: the policy looked the grant up
+        assert not added["is_error"], added
+    else:
+        assert added["error"]["reason"] == policy.reason, (added, policy)
+
+
+async def test_a_look_alike_of_the_owner_cannot_change_the_entry(registry: ToolRegistry) -> None:
+    """05151 is not the owner 5151: its change goes to the file_writer check, which refuses it."""
+    entry = await _owned_entry(registry)
+    refused = await reflect(registry, member(OWNER, sender_id="0" + OWNER), action="forget",
+                            target=entry)  # fmt: skip
+    assert refused["error"]["code"] == "permission_denied"
+    assert refused["error"]["reason"] == "invalid_identity"

@@ -4,7 +4,13 @@ from actorscope.permissions.audit import AuditAction, AuditEntry, AuditLog
 from actorscope.permissions.cache import DecisionCache
 from actorscope.permissions.grants import GrantStore
 from actorscope.permissions.ownership import owner_for_new_row, owns
-from actorscope.permissions.policy import BYPASS_ROLES, Decision, PermissionPolicy, Reason
+from actorscope.permissions.policy import (
+    BYPASS_ROLES,
+    Decision,
+    PermissionPolicy,
+    Reason,
+    non_person_reason,
+)
 from actorscope.permissions.records import Grant, GrantKey, GrantLookup
 from actorscope.permissions.scopes import ConfigType, Permission, candidate_scopes
 from actorscope.permissions.watch import DEFAULT_WATCH_INTERVAL, GrantChangeWatcher
@@ -40,6 +46,7 @@ __all__ = [
     "WriterReason",
     "WriterRole",
     "candidate_scopes",
+    "non_person_reason",
     "owner_for_new_row",
     "owns",
     "writer_scope",

@@ -1,7 +1,8 @@
 """Permission checks: the DESIGN decision order, fail-closed in groups, one ``Decision`` each.
 
 1. not a group context → allow; 2. role owner/admin/operator → allow; 3. no agent → deny;
-4. empty sender → deny; 5. synthetic or placeholder sender → deny; 6. grant lookup;
+4. empty sender → deny; 5. synthetic, placeholder or look-alike sender (``invalid_identity``)
+→ deny (:func:`non_person_reason`); 6. grant lookup;
 7. store error → allow and audit (or deny when ``strict``).
 
 A warm check (same agent, tenant, scope, sender and type as an earlier cold one, no grant
@@ -38,7 +39,7 @@ from actorscope.permissions.scopes import (
     parse_check_type,
 )
 
-__all__ = ["BYPASS_ROLES", "Decision", "PermissionPolicy", "Reason"]
+__all__ = ["BYPASS_ROLES", "Decision", "PermissionPolicy", "Reason", "non_person_reason"]
 
 _log = logging.getLogger("actorscope.permissions")
 
@@ -64,6 +65,28 @@ class Reason(StrEnum):
     #: in a group a sender that is not a well-formed person id for its channel (``"042"`` on
     #: Telegram). Denied before any lookup, so it can never reach the fail-open path.
     INVALID_IDENTITY = "invalid_identity"
+
+
+def non_person_reason(identity: Identity) -> Reason | None:
+    """Why the identity's sender is no person to act in its scope, or ``None`` if it is one.
+
+    The one "is this a person" rule: the policy's own pre-lookup steps, shared by every
+    other check that asks (memory tools, ownership, writer management), so they all judge
+    and word a refusal alike. In order: ``empty_sender``, ``synthetic_sender``,
+    ``placeholder_sender`` (look-alikes included), then ``invalid_identity`` for an id
+    :func:`~actorscope.identity.identity_problem` refuses: one no store can hold, or in a
+    Telegram/Discord group a sender that is not a canonical id (``"042"``, ``"42\u200b"``).
+    """
+    sender = normalize_sender_id(identity.sender_id)
+    if not sender:
+        return Reason.EMPTY_SENDER
+    if is_synthetic_sender(sender):
+        return Reason.SYNTHETIC_SENDER
+    if is_placeholder_sender(sender):
+        return Reason.PLACEHOLDER_SENDER
+    if identity_problem(identity.user_id, identity.sender_id, identity.channel) is not None:
+        return Reason.INVALID_IDENTITY
+    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,18 +195,13 @@ class PermissionPolicy:
     async def _cold(self, identity: Identity, agent_id: str, config_type: str) -> Decision:
         types = accepted_types(config_type)
         sender = normalize_sender_id(identity.sender_id)
-        if not sender:
-            return await self._deny(identity, Reason.EMPTY_SENDER, sender, config_type)
-        if is_synthetic_sender(sender):
-            return await self._deny(identity, Reason.SYNTHETIC_SENDER, sender, config_type)
-        if is_placeholder_sender(sender):
-            return await self._deny(identity, Reason.PLACEHOLDER_SENDER, sender, config_type)
+        not_person = non_person_reason(identity)
+        if not_person is not None:
+            return await self._deny(identity, not_person, sender, config_type)
         if not is_uuid(agent_id) or agent_id == NIL_UUID:
             return await self._deny(identity, Reason.NO_AGENT, sender, config_type)
         scope = identity.user_id
-        if identity_problem(
-            scope, identity.sender_id, identity.channel
-        ) is not None or has_unstorable(identity.tenant_id or ""):
+        if has_unstorable(identity.tenant_id or ""):
             return await self._deny(identity, Reason.INVALID_IDENTITY, sender, config_type)
         generation = await self.store.cache_generation(agent_id)  # starts the change feed
         try:

@@ -24,15 +24,10 @@ from enum import StrEnum
 
 from actorscope.agents.types import NIL_UUID, parse_uuid_or_nil
 from actorscope.context import current_identity
-from actorscope.identity import (
-    Identity,
-    is_group_scope,
-    is_placeholder_sender,
-    is_synthetic_sender,
-    normalize_sender_id,
-)
+from actorscope.identity import Identity, is_group_scope, normalize_sender_id
 from actorscope.permissions.audit import AuditAction, AuditEntry
 from actorscope.permissions.grants import GrantStore
+from actorscope.permissions.policy import non_person_reason
 from actorscope.permissions.records import GrantKey, GrantLookup
 from actorscope.permissions.scopes import (
     ANY,
@@ -264,9 +259,9 @@ class WriterManager:
         self, identity: Identity, agent_id: str, writers: _Writers
     ) -> WriterRole | None:
         """The requester's authority; ``None`` if the requester is not a person at all."""
-        actor = normalize_sender_id(identity.sender_id)
-        if not actor or is_synthetic_sender(actor) or is_placeholder_sender(actor):
+        if non_person_reason(identity) is not None:  # the policy's own person rule
             return None
+        actor = normalize_sender_id(identity.sender_id)
         if actor in self.owners:
             return WriterRole.OWNER
         if await self._is_writer(identity, agent_id, writers):

@@ -203,7 +203,7 @@ def _cron_tools(box: Toolbox) -> list[Tool[Any]]:
             name=parse_job_name(args.name),
             schedule=parse_schedule(_unicode(args.schedule, "schedule")),
             message=_unicode(args.message, "message"),
-            created_by=who.actor_id,
+            created_by=owner_for_new_row(who),
         )
         return {"job": job.to_json()}
 

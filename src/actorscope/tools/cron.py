@@ -131,8 +131,13 @@ class CronStore:
         self, *, agent_id: str, scope: str, name: str, schedule: str, message: str, created_by: str
     ) -> CronJob:
         """Add a job; :class:`ConflictError` if the scope already has one with that name."""
-        if not scope or not created_by:
-            raise ToolError("no_scope", "a cron job needs a scope and an actor")
+        if not scope:
+            raise ToolError("no_scope", "a cron job needs a scope")
+        if not created_by:
+            # owner_for_new_row gives "" for a run that is no person in a group (a role bypass).
+            raise ToolError(
+                "no_actor", "a cron job needs the person who adds it; this run has none"
+            )
         now = utc_now()
         async with self._db.transaction() as tx:
             if await tx.fetchone(

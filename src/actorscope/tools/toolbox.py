@@ -5,10 +5,13 @@ which agent the call acts for (the identity's agent UUID, else the toolbox's def
 that a scope is bound (a call with no identity has none, so it can change nothing), that
 a write passes its permission check, and who may change memory in a group:
 
-- adding an entry needs a person sender (not empty, synthetic or a placeholder);
-- changing or deleting one needs its owner (a person; ``owns`` also accepts rows written
-  before the actor/scope split), else a ``file_writer`` allow (a grant or the owner, admin
-  and operator roles' bypass);
+- adding an entry needs a person sender, judged by the permission policy's own rule
+  (:func:`~actorscope.permissions.non_person_reason`: not empty, synthetic, a placeholder, or
+  a look-alike id such as ``"042"`` or ``"42\u200b"`` in a Telegram/Discord group), refused
+  with the policy's reason words;
+- changing or deleting one needs its owner (a person, by the same rule; ``owns`` also
+  accepts rows written before the actor/scope split), else a ``file_writer`` allow (a grant
+  or the owner, admin and operator roles' bypass);
 - every change is audited (``memory.<action>`` rows), and so is every refusal.
 
 Outside groups the scope is one person's own, and memory needs no check (still audited).
@@ -23,14 +26,16 @@ from typing import Protocol
 
 from actorscope.agents import Agent, AgentRegistry, is_uuid
 from actorscope.errors import AgentNotFoundError, PermissionDeniedError, ToolError
-from actorscope.identity import (
-    Identity,
-    is_group_scope,
-    is_placeholder_sender,
-    is_synthetic_sender,
-    normalize_sender_id,
+from actorscope.identity import Identity, is_group_scope, normalize_sender_id
+from actorscope.permissions import (
+    AuditAction,
+    AuditEntry,
+    AuditLog,
+    Decision,
+    Reason,
+    non_person_reason,
+    owns,
 )
-from actorscope.permissions import AuditAction, AuditEntry, AuditLog, Decision, Reason, owns
 from actorscope.store import Database
 from actorscope.tools.cron import CronStore
 from actorscope.tools.memory import MemoryBackend, MemoryEntry, SqliteMemory
@@ -107,18 +112,6 @@ class FreshPolicy:
         """The wrapped policy's cron check, against the store as it is now."""
         self._forget(identity)
         return await self._policy.check_cron(identity)
-
-
-def non_person_reason(identity: Identity) -> Reason | None:
-    """Why the identity's sender is no person (empty, synthetic, placeholder), or ``None``."""
-    sender = normalize_sender_id(identity.sender_id)
-    if not sender:
-        return Reason.EMPTY_SENDER
-    if is_synthetic_sender(sender):
-        return Reason.SYNTHETIC_SENDER
-    if is_placeholder_sender(sender):
-        return Reason.PLACEHOLDER_SENDER
-    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -228,7 +221,7 @@ class Toolbox:
         """
         if not is_group_scope(identity.user_id):
             return Reason.NOT_GROUP_CONTEXT
-        if non_person_reason(identity) is None and owns(entry.created_by, identity):
+        if owns(entry.created_by, identity):  # never true for a non-person in a group
             return OWNER_REASON
         decision = await self.policy.check_file_writer(identity)
         if not decision.allowed:
