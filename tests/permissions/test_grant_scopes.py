@@ -62,3 +62,41 @@ def test_grantee_rules() -> None:
     assert "ticker:x" in grantee_problem("ticker:x")
     assert "777000" in grantee_problem("777000")
     assert grantee_problem(42) != ""
+
+
+PLATFORM_GROUP_SCOPES = [
+    "group:telegram:-100",
+    "group:discord:-100",
+    "guild:1:user:2",
+    "group:telegram:*",
+    "guild:1:*",
+    "guild:*",
+    "group:*",
+]
+LOOK_ALIKE_GRANTEES = ["042", "42\u200b", "\uff14\uff12", "+42"]
+
+
+@pytest.mark.parametrize("scope", PLATFORM_GROUP_SCOPES)
+@pytest.mark.parametrize("grantee", LOOK_ALIKE_GRANTEES)
+def test_a_telegram_or_discord_group_grant_needs_a_canonical_sender(
+    scope: str, grantee: str
+) -> None:
+    """In a Telegram/Discord group scope (or its prefix) a look-alike grantee is a clear error."""
+    with pytest.raises(GrantError, match="positive integer in ASCII digits") as caught:
+        parse_grantee(grantee, scope)
+    assert repr(grantee) in str(caught.value)
+    assert repr(scope) in str(caught.value)
+    assert parse_grantee("42", scope) == "42"
+    assert parse_grantee("*", scope) == "*"
+
+
+@pytest.mark.parametrize("grantee", ["042", "alice", "user-7"])
+def test_opaque_ids_stay_valid_outside_telegram_and_discord(grantee: str) -> None:
+    """Direct scopes, '*' and custom channels' groups keep opaque ids (the identity table)."""
+    for scope in ("*", "api-user", "group:mychan:-100", ""):
+        assert parse_grantee(grantee, scope) == grantee
+
+
+def test_a_custom_channel_group_refuses_invisible_characters() -> None:
+    """In any group scope an id with a format character cannot be a grantee."""
+    assert "format" in grantee_problem("bob\u200b", "group:mychan:-100")

@@ -433,3 +433,21 @@ async def test_revoke_many_is_one_transaction(store: GrantStore, agent: Agent) -
     )
     assert removed == 2
     assert await store.list() == []
+
+
+@pytest.mark.parametrize("grantee", ["042", "42\u200b", "\uff14\uff12"])
+async def test_a_look_alike_grantee_is_refused_in_a_platform_group(
+    store: GrantStore, agent: Agent, grantee: str
+) -> None:
+    """grant() and import refuse a non-canonical sender in a Telegram group; nothing is stored."""
+    with pytest.raises(GrantError, match="telegram sender id must be a positive integer"):
+        await store.grant(
+            agent_id=agent.id, scope="group:telegram:-1", config_type="file_writer",
+            user_id=grantee,
+        )  # fmt: skip
+    with pytest.raises(GrantError, match="discord sender id"):
+        await store.import_grants(
+            [{"agent_id": agent.id, "scope": "guild:1:*", "config_type": "cron",
+              "user_id": grantee}]
+        )  # fmt: skip
+    assert await store.list() == []

@@ -123,6 +123,7 @@ def test_list_and_audit_json(capsys: pytest.CaptureFixture[str], cli_db: tuple[s
         (("grants", "add", "--agent", "main", "--scope", "group:x"), "bad group scope"),
         (("grants", "add", "--agent", "main", "--type", "writer"), "config type must be"),
         (("grants", "add", "--agent", "main", "--user", "subagent:1"), "not a person"),
+        (("grants", "add", "--agent", "main", "--user", "042"), "without sign or leading zero"),
         (("grants", "remove", "--agent", "main"), "no grant of cron"),
         (("grants", "remove", "--agent", "main", "--deny"), "no deny grant"),
         (("grants", "list", "--agent", "ghost"), "no agent 'ghost'"),

@@ -211,3 +211,11 @@ async def test_a_look_alike_sender_cannot_manage_writers(
         assert (refused.ok, refused.reason) == (False, WriterReason.MANAGER_NOT_A_PERSON)
     assert await store.list() == []
 
+
+async def test_a_look_alike_target_is_refused(store: GrantStore, ident: MakeIdentity) -> None:
+    """An owner cannot make "042", "42\u200b" or full-width digits a writer of a Telegram group."""
+    manager = WriterManager(store, owners=["1"])
+    for target in ("042", "42\u200b", "\uff14\uff12", "+42"):
+        refused = await manager.add_writer(target, ident("1"))
+        assert (refused.ok, refused.reason) == (False, WriterReason.INVALID_TARGET), target
+    assert await store.list() == []

@@ -74,7 +74,7 @@ def grants_add(
     """Grant (or, with --deny, deny) a config type to a sender in a scope; replaces any grant."""
     parse_grant_scope(scope)
     parse_config_type(config_type)
-    parse_grantee(user)
+    parse_grantee(user, scope)
     permission = Permission.DENY if deny else Permission.ALLOW
 
     async def run() -> dict[str, Any]:
@@ -114,7 +114,7 @@ def grants_remove(
     """Remove the grant with this agent, scope, sender and type; exit 2 if there is none."""
     parse_grant_scope(scope)
     parse_config_type(config_type)
-    sender = parse_grantee(user)
+    sender = parse_grantee(user, scope)
     wanted = Permission.DENY if deny else None
 
     async def run() -> str:

@@ -97,11 +97,13 @@ def grant_from_row(row: Row) -> Grant:
 
 def grant_key(agent_id: object, scope: object, config_type: object, user_id: object) -> GrantKey:
     """Validate the four parts of a grant's key (agent UUID first)."""
+    agent = parse_uuid(agent_id, "agent id")
+    valid_scope = parse_grant_scope(scope)
     return GrantKey(
-        agent_id=parse_uuid(agent_id, "agent id"),
-        scope=parse_grant_scope(scope),
+        agent_id=agent,
+        scope=valid_scope,
         config_type=parse_config_type(config_type),
-        user_id=parse_grantee(user_id),
+        user_id=parse_grantee(user_id, valid_scope),
     )
 
 

@@ -13,6 +13,7 @@ from enum import StrEnum
 
 from actorscope.errors import GrantError
 from actorscope.identity import (
+    identity_problem,
     is_group_scope,
     is_placeholder_sender,
     is_synthetic_sender,
@@ -162,8 +163,16 @@ def parse_grant_scope(value: object, *, pattern: bool = True) -> str:
     raise GrantError(f"bad scope {value!r}: scope must be {_SCOPE_FORMS}")
 
 
-def grantee_problem(value: object) -> str:
-    """Why ``value`` cannot be a grant's ``user_id``, or ``""`` if it can."""
+def grantee_problem(value: object, scope: str = "") -> str:
+    """Why ``value`` cannot be a grant's ``user_id`` (in ``scope``, if given), or ``""`` if it can.
+
+    With ``scope``, the sender must also be an id a check in that scope could look up, by the
+    policy's own rule (:func:`~actorscope.identity.identity_problem`): in a Telegram or Discord
+    group scope (``group:telegram:...``, ``group:discord:...``, ``guild:...``, a legacy
+    two-part ``group:<chat>``, and their ``:*`` prefixes) a canonical id, so ``"042"``,
+    ``"42\u200b"`` and full-width digits are refused instead of stored as a grant that no
+    check matches; in any group scope no format or compatibility characters.
+    """
     if not isinstance(value, str):
         return f"grant user must be a sender id or '*', got {value!r}"
     if value == ANY:
@@ -173,12 +182,19 @@ def grantee_problem(value: object) -> str:
         return f"grant user {value!r} is not a person; no check would ever match it"
     if not sender or _EXACT_ID.fullmatch(sender) is None:
         return f"grant user must be a sender id or '*', got {value!r}"
+    problem = identity_problem(scope, sender) if scope else None
+    if problem is not None:
+        return f"grant user {value!r} cannot act in scope {scope!r}: {problem}"
     return ""
 
 
-def parse_grantee(value: object) -> str:
-    """A grant's ``user_id``: ``*`` or one person's sender id (legacy ``id|name`` is split)."""
-    problem = grantee_problem(value)
+def parse_grantee(value: object, scope: str = "") -> str:
+    """A grant's ``user_id``: ``*`` or one person's sender id (legacy ``id|name`` is split).
+
+    With ``scope`` (the grant's), the id must be one a check there can match
+    (:func:`grantee_problem`).
+    """
+    problem = grantee_problem(value, scope)
     if problem:
         raise GrantError(problem)
     return normalize_sender_id(str(value))

@@ -251,7 +251,7 @@ class WriterManager:
         if role is WriterRole.NONE:
             return await self._refuse(bound, WriterReason.NOT_AUTHORIZED, scope, str(target), none)
         target_id = normalize_sender_id(target) if isinstance(target, str) else ""
-        if not target_id or target_id == ANY or grantee_problem(target_id):
+        if not target_id or target_id == ANY or grantee_problem(target_id, scope):
             return await self._refuse(bound, WriterReason.INVALID_TARGET, scope, target, role)
         return _Request(bound, scope, agent_id, target_id, writers, role)
 
