@@ -203,14 +203,12 @@ async def test_tool_storage_works_on_every_backend(db: Database) -> None:
     assert next(e.text for e in await memory.search(key, "milk", 5)) == "buy milk"
     cron = CronStore(db)
     job = await cron.add(
-        agent_id=agent, scope="group:telegram:-1", name="daily", schedule="0 9 * * *",
-        message="hi", created_by="42",
+        agent_id=agent, scope="group:telegram:-1", key="group:telegram:-1", name="daily",
+        schedule="0 9 * * *", message="hi", created_by="42",
     )  # fmt: skip
-    assert [j.name for j in await cron.list(agent_id=agent, scope="group:telegram:-1")] == [
-        job.name
-    ]
+    assert [j.name for j in await cron.list(agent_id=agent, key="group:telegram:-1")] == [job.name]
     with pytest.raises(ConflictError):
         await cron.add(
-            agent_id=agent, scope="group:telegram:-1", name="daily", schedule="* * * * *",
-            message="", created_by="43",
+            agent_id=agent, scope="group:telegram:-1", key="group:telegram:-1", name="daily",
+            schedule="* * * * *", message="", created_by="43",
         )  # fmt: skip

@@ -70,31 +70,55 @@ async def test_jobs_belong_to_their_scope(db: Database, agent: Agent) -> None:
     """Listing and removing see only the given scope's jobs; created_by is stored as given."""
     crons = CronStore(db)
     job = await crons.add(
-        agent_id=agent.id, scope=GROUP, name="d", schedule="@daily", message="m", created_by="42"
+        agent_id=agent.id,
+        scope=GROUP,
+        key=GROUP,
+        name="d",
+        schedule="@daily",
+        message="m",
+        created_by="42",
     )
     await crons.add(
-        agent_id=agent.id, scope=OTHER, name="d", schedule="@daily", message="", created_by="7"
+        agent_id=agent.id,
+        scope=OTHER,
+        key=OTHER,
+        name="d",
+        schedule="@daily",
+        message="",
+        created_by="7",
     )
-    assert [j.id for j in await crons.list(agent_id=agent.id, scope=GROUP)] == [job.id]
+    assert [j.id for j in await crons.list(agent_id=agent.id, key=GROUP)] == [job.id]
     assert job.created_by == "42"
     assert job.to_json()["name"] == "d"
     with pytest.raises(NotFoundError):
-        await crons.remove(agent_id=agent.id, scope="group:telegram:-1", name="d")
-    removed = await crons.remove(agent_id=agent.id, scope=GROUP, name="d")
+        await crons.remove(agent_id=agent.id, key="group:telegram:-1", name="d")
+    removed = await crons.remove(agent_id=agent.id, key=GROUP, name="d")
     assert removed.id == job.id
-    assert await crons.list(agent_id=agent.id, scope=GROUP) == []
-    assert len(await crons.list(agent_id=agent.id, scope=OTHER)) == 1
+    assert await crons.list(agent_id=agent.id, key=GROUP) == []
+    assert len(await crons.list(agent_id=agent.id, key=OTHER)) == 1
 
 
 async def test_duplicate_name_in_one_scope_is_a_conflict(db: Database, agent: Agent) -> None:
     """A scope cannot have two jobs with one name."""
     crons = CronStore(db)
     await crons.add(
-        agent_id=agent.id, scope=GROUP, name="d", schedule="@daily", message="", created_by="42"
+        agent_id=agent.id,
+        scope=GROUP,
+        key=GROUP,
+        name="d",
+        schedule="@daily",
+        message="",
+        created_by="42",
     )
     with pytest.raises(ConflictError):
         await crons.add(
-            agent_id=agent.id, scope=GROUP, name="d", schedule="@hourly", message="", created_by="1"
+            agent_id=agent.id,
+            scope=GROUP,
+            key=GROUP,
+            name="d",
+            schedule="@hourly",
+            message="",
+            created_by="1",
         )
 
 
@@ -102,7 +126,13 @@ async def test_jobs_go_with_their_agent(db: Database, agent: Agent) -> None:
     """Purging the agent deletes its jobs (foreign key, ON DELETE CASCADE)."""
     crons = CronStore(db)
     await crons.add(
-        agent_id=agent.id, scope=GROUP, name="d", schedule="@daily", message="", created_by="42"
+        agent_id=agent.id,
+        scope=GROUP,
+        key=GROUP,
+        name="d",
+        schedule="@daily",
+        message="",
+        created_by="42",
     )
     await AgentRegistry(db).remove(agent.id, purge=True)
     row = await db.fetchone("SELECT COUNT(*) FROM cron_jobs")
@@ -118,6 +148,7 @@ async def test_a_job_needs_a_scope_and_an_actor(db: Database, agent: Agent) -> N
             await crons.add(
                 agent_id=agent.id,
                 scope=scope,
+                key=scope,
                 name="d",
                 schedule="@daily",
                 message="",

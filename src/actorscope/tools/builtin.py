@@ -200,6 +200,7 @@ def _cron_tools(box: Toolbox) -> list[Tool[Any]]:
         job = await box.crons.add(
             agent_id=agent.id,
             scope=scope,
+            key=storage_scope(who),
             name=parse_job_name(args.name),
             schedule=parse_schedule(_unicode(args.schedule, "schedule")),
             message=_unicode(args.message, "message"),
@@ -209,15 +210,15 @@ def _cron_tools(box: Toolbox) -> list[Tool[Any]]:
 
     async def list_jobs(call: ToolCall, args: CronListInput) -> Mapping[str, Any]:
         agent, who = await box.acting(call.identity)
-        jobs = await box.crons.list(agent_id=agent.id, scope=require_scope(who))
+        jobs = await box.crons.list(agent_id=agent.id, key=storage_scope(who))
         return {"jobs": [job.to_json() for job in jobs]}
 
     async def remove(call: ToolCall, args: CronRemoveInput) -> Mapping[str, Any]:
         agent, who = await box.acting(call.identity)
-        scope = require_scope(who)
+        key = storage_scope(who)
         await box.require(box.policy.check_cron(who), "cron")
         name = _unicode(args.name, "name")
-        job = await box.crons.remove(agent_id=agent.id, scope=scope, name=name)
+        job = await box.crons.remove(agent_id=agent.id, key=key, name=name)
         return {"removed": job.to_json()}
 
     return [

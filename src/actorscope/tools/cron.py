@@ -1,7 +1,10 @@
-"""Cron jobs of the built-in tools: each belongs to one agent and one scope.
+"""Cron jobs of the built-in tools: each belongs to one agent and one storage key.
 
-A job's ``created_by`` is the actor who added it (never the scope, never a tool argument).
-Listing and removing only ever see the jobs of the caller's own scope.
+The key is the run's :func:`~actorscope.tools.storage.storage_scope`, as for memory and files:
+a direct scope's key names its channel, so HTTP user ``"4242"`` and Telegram user 4242 never
+see each other's jobs. A job also keeps the run's real ``scope`` (``user_id``), for whatever
+runs it. A job's ``created_by`` is the person who added it (never the scope, never a tool
+argument). Listing and removing only ever see the jobs of the caller's own key.
 """
 
 from __future__ import annotations
@@ -38,7 +41,8 @@ _FIELDS: tuple[tuple[str, int, int, tuple[str, ...]], ...] = (
     ("day of week", 0, 7, _DAYS),
 )
 _ITEM = re.compile(r"(?P<range>\*|[0-9a-z]+(?:-[0-9a-z]+)?)(?:/(?P<step>[0-9]+))?")
-_COLUMNS = "id, agent_id, scope, name, schedule, message, created_by, created_at"
+_COLUMNS = "id, agent_id, scope, name, schedule, message, created_by, created_at, storage_key"
+_KEY = "agent_id = ? AND storage_key = ?"
 
 
 def _value(token: str, name: str, low: int, high: int, names: tuple[str, ...]) -> int:
@@ -94,7 +98,8 @@ def parse_job_name(name: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class CronJob:
-    """One job: where it belongs (agent, scope), who made it, when it runs and what it says."""
+    """One job: where it belongs (agent, storage key; the run's scope), who made it, when it
+    runs and what it says."""
 
     id: int
     agent_id: str
@@ -104,6 +109,7 @@ class CronJob:
     message: str
     created_by: str
     created_at: str
+    storage_key: str
 
     def to_json(self) -> dict[str, object]:
         """The job as the tools show it."""
@@ -118,7 +124,7 @@ class CronJob:
 
 
 def _job(row: Row) -> CronJob:
-    return CronJob(*(row[i] for i in range(8)))
+    return CronJob(*(row[i] for i in range(9)))
 
 
 class CronStore:
@@ -128,11 +134,19 @@ class CronStore:
         self._db = db
 
     async def add(
-        self, *, agent_id: str, scope: str, name: str, schedule: str, message: str, created_by: str
+        self,
+        *,
+        agent_id: str,
+        scope: str,
+        key: str,
+        name: str,
+        schedule: str,
+        message: str,
+        created_by: str,
     ) -> CronJob:
-        """Add a job; :class:`ConflictError` if the scope already has one with that name."""
-        if not scope:
-            raise ToolError("no_scope", "a cron job needs a scope")
+        """Add a job under ``key`` for ``scope``; :class:`ConflictError` if the key has the name."""
+        if not scope or not key:
+            raise ToolError("no_scope", "a cron job needs a scope and its storage key")
         if not created_by:
             # owner_for_new_row gives "" for a run that is no person in a group (a role bypass).
             raise ToolError(
@@ -141,37 +155,33 @@ class CronStore:
         now = utc_now()
         async with self._db.transaction() as tx:
             if await tx.fetchone(
-                "SELECT 1 FROM cron_jobs WHERE agent_id = ? AND scope = ? AND name = ?",
-                (agent_id, scope, name),
+                f"SELECT 1 FROM cron_jobs WHERE {_KEY} AND name = ?", (agent_id, key, name)
             ):
                 raise ConflictError(f"this scope already has a cron job named {name!r}")
             await tx.execute(
-                "INSERT INTO cron_jobs (agent_id, scope, name, schedule, message, created_by, "
-                "created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (agent_id, scope, name, schedule, message, created_by, now),
+                "INSERT INTO cron_jobs (agent_id, storage_key, scope, name, schedule, message, "
+                "created_by, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (agent_id, key, scope, name, schedule, message, created_by, now),
             )
             row = await tx.fetchone(
-                f"SELECT {_COLUMNS} FROM cron_jobs WHERE agent_id = ? AND scope = ? AND name = ?",
-                (agent_id, scope, name),
+                f"SELECT {_COLUMNS} FROM cron_jobs WHERE {_KEY} AND name = ?", (agent_id, key, name)
             )
         if row is None:  # unreachable: the insert above is in this transaction
             raise StoreError("the new cron job could not be read back")
         return _job(row)
 
-    async def list(self, *, agent_id: str, scope: str) -> list[CronJob]:
-        """The jobs of one scope (and agent), oldest first."""
+    async def list(self, *, agent_id: str, key: str) -> list[CronJob]:
+        """The jobs of one storage key (and agent), oldest first."""
         rows = await self._db.fetchall(
-            f"SELECT {_COLUMNS} FROM cron_jobs WHERE agent_id = ? AND scope = ? ORDER BY id",
-            (agent_id, scope),
+            f"SELECT {_COLUMNS} FROM cron_jobs WHERE {_KEY} ORDER BY id", (agent_id, key)
         )
         return [_job(row) for row in rows]
 
-    async def remove(self, *, agent_id: str, scope: str, name: str) -> CronJob:
-        """Remove a job of this scope by name; :class:`NotFoundError` if the scope has none."""
+    async def remove(self, *, agent_id: str, key: str, name: str) -> CronJob:
+        """Remove a job of this storage key by name; :class:`NotFoundError` if it has none."""
         async with self._db.transaction() as tx:
             row = await tx.fetchone(
-                f"SELECT {_COLUMNS} FROM cron_jobs WHERE agent_id = ? AND scope = ? AND name = ?",
-                (agent_id, scope, name),
+                f"SELECT {_COLUMNS} FROM cron_jobs WHERE {_KEY} AND name = ?", (agent_id, key, name)
             )
             if row is None:
                 raise NotFoundError(f"this scope has no cron job named {name!r}")
