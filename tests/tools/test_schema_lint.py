@@ -160,7 +160,8 @@ def test_to_openai_strict_makes_optional_properties_required_and_nullable() -> N
     strict = to_openai_strict(flat)
     assert json.dumps(flat, sort_keys=True) == before
     assert strict["required"] == list(strict["properties"])
-    assert strict["properties"]["agent_id"]["type"] == ["string", "null"]
+    assert strict["properties"]["agent_id"]["type"] == "string"  # identity: required, no null
+    assert "agent" not in strict["properties"]
     assert strict["properties"]["action"]["type"] == "string"
     assert "default" not in strict["properties"]["text"]
     place = strict["properties"]["place"]

@@ -22,8 +22,11 @@ from actorscope.errors import IdentityValidationError
 __all__ = [
     "AGENT_ALIAS_DESCRIPTION",
     "AGENT_ID_DESCRIPTION",
+    "AGENT_ID_STRICT_DESCRIPTION",
     "CANONICAL_FIELD",
     "DEPRECATED_FIELD",
+    "IDENTITY_FIELDS",
+    "STRICT_IDENTITY_NOTE",
     "resolve_agent_identity",
 ]
 
@@ -43,6 +46,21 @@ AGENT_ALIAS_DESCRIPTION = (
     "character, used exactly as given. When both are given and valid, agent_id wins and agent "
     "is ignored; an invalid value is an error even if agent_id is valid."
 )
+
+#: ``agent_id`` in a tool's OpenAI strict form (``to_openai_strict``): required, never null,
+#: and without the deprecated alias (strict clients are new; the alias is for old ones).
+AGENT_ID_STRICT_DESCRIPTION = (
+    "Agent namespace to act on. Required: a string with at least one non-whitespace "
+    "character, used exactly as given (no trimming, case folding or default); null, an empty "
+    "or a whitespace-only value is an error. This strict form has no alias: always send agent_id."
+)
+#: What a tool's description says about its namespace in the OpenAI strict form.
+STRICT_IDENTITY_NOTE = (
+    "Name the namespace with agent_id (required, a string with a non-whitespace character, "
+    "never null); this strict form has no deprecated agent alias."
+)
+#: Both spellings of the identity argument: their null is an error, never "not given".
+IDENTITY_FIELDS: frozenset[str] = frozenset({CANONICAL_FIELD, DEPRECATED_FIELD})
 
 # Categories that render as nothing: a value made only of these names no agent a person
 # could read, so it is treated like whitespace.

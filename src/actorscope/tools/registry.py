@@ -28,7 +28,7 @@ from actorscope.errors import (
     ToolError,
 )
 from actorscope.identity import Identity, SenderKind
-from actorscope.tools.identity_args import resolve_agent_identity
+from actorscope.tools.identity_args import IDENTITY_FIELDS, resolve_agent_identity
 from actorscope.tools.schema import flat_schema
 
 __all__ = [
@@ -95,13 +95,29 @@ class Tool(Generic[M]):
     def __post_init__(self) -> None:
         object.__setattr__(self, "input_schema", flat_schema(self.input_model))
 
-    async def invoke(self, identity: Identity, arguments: Mapping[str, object]) -> ToolResult:
-        """Validate ``arguments`` and run the handler; any refusal becomes an error result."""
+    def parse_arguments(self, arguments: Mapping[str, object]) -> tuple[str, M]:
+        """The validated namespace (``""`` if the tool takes none) and input model.
+
+        Raises :class:`IdentityValidationError` or pydantic's ``ValidationError``. A ``null``
+        for an optional property means "not given" (the OpenAI strict form sends every
+        property: :func:`~actorscope.tools.lint.to_openai_strict`), except for the identity
+        arguments, whose null is always an error (DESIGN, tool boundary).
+        """
         namespace = ""
         if self.agent_namespace:
             # Before the model and before any backend: the identity rules are the boundary.
             namespace = resolve_agent_identity(arguments)
-        model = self.input_model.model_validate(dict(arguments))
+        required = self.input_schema.get("required", ())
+        given = {
+            name: value
+            for name, value in arguments.items()
+            if value is not None or name in required or name in IDENTITY_FIELDS
+        }
+        return namespace, self.input_model.model_validate(given)
+
+    async def invoke(self, identity: Identity, arguments: Mapping[str, object]) -> ToolResult:
+        """Validate ``arguments`` and run the handler; any refusal becomes an error result."""
+        namespace, model = self.parse_arguments(arguments)
         return ToolResult.ok(await self.handler(ToolCall(identity, namespace), model))
 
 
