@@ -18,9 +18,13 @@ from telegram.ext import ApplicationBuilder, CommandHandler, ContextTypes
 
 from actorscope.bots import load_bot_config, run_bots
 from actorscope.cli import main
-from actorscope.cli._sandbox import read_lines
 from actorscope.testing.botapi import BotApiEmulator
-from actorscope.testing.botapi.console import SandboxConsole, populate_sandbox, run_console
+from actorscope.testing.botapi.console import (
+    SandboxConsole,
+    populate_sandbox,
+    read_lines,
+    run_console,
+)
 from actorscope.testing.botapi.files import Upload
 
 

@@ -13,7 +13,7 @@ import typer
 from actorscope.bots.app import run_bots
 from actorscope.bots.config import load_bot_config
 from actorscope.cli._app import app
-from actorscope.cli._sandbox import read_lines
+from actorscope.testing.botapi.console import read_lines
 
 __all__ = ["run"]
 

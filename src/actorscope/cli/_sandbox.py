@@ -8,46 +8,22 @@ from __future__ import annotations
 
 import asyncio
 import sys
-import threading
-from collections.abc import AsyncIterator
-from typing import TextIO
 
 import typer
 
 from actorscope.cli._app import app
 from actorscope.errors import ConfigError
-from actorscope.testing.botapi.console import HELP, SandboxConsole, populate_sandbox, run_console
+from actorscope.testing.botapi.console import (
+    HELP,
+    SandboxConsole,
+    populate_sandbox,
+    read_lines,
+    run_console,
+)
 from actorscope.testing.botapi.emulator import BotApiEmulator
 from actorscope.testing.botapi.server import BotApiServer
 
-__all__ = ["read_lines", "sandbox"]
-
-
-async def read_lines(stream: TextIO) -> AsyncIterator[str]:
-    """Lines of a blocking stream, read on a daemon thread so the event loop keeps running.
-
-    A daemon thread (not the loop's executor) because a ``readline`` blocked on a terminal
-    cannot be cancelled, and ``asyncio.run`` would wait for an executor thread at exit.
-    """
-    loop = asyncio.get_running_loop()
-    queue: asyncio.Queue[str | None] = asyncio.Queue()
-
-    def post(item: str | None) -> bool:
-        try:
-            loop.call_soon_threadsafe(queue.put_nowait, item)
-        except RuntimeError:  # the loop is closed: nobody is listening any more
-            return False
-        return True
-
-    def pump() -> None:
-        for line in stream:
-            if not post(line):
-                return
-        post(None)
-
-    threading.Thread(target=pump, name="sandbox-stdin", daemon=True).start()
-    while (line := await queue.get()) is not None:
-        yield line
+__all__ = ["sandbox"]
 
 
 async def _serve(port: int, token: str | None) -> None:

@@ -17,18 +17,20 @@ Unknown users and chats are created on first use (chats as supergroups).
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import shlex
+import threading
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TextIO
 
 from actorscope.errors import BotApiError
 from actorscope.testing.botapi.emulator import BotApiEmulator, RecordedCall
 from actorscope.testing.botapi.models import Chat, ChatType, MemberStatus, User
 
-__all__ = ["HELP", "SandboxConsole", "populate_sandbox", "run_console"]
+__all__ = ["HELP", "SandboxConsole", "populate_sandbox", "read_lines", "run_console"]
 
 HELP = (__doc__ or "").split("::", 1)[1].split("Unknown users", 1)[0].strip("\n")
 _NAME = re.compile(r"^@?[A-Za-z][A-Za-z0-9_]{2,31}$")
@@ -276,3 +278,30 @@ async def run_console(console: SandboxConsole, lines: AsyncIterator[str]) -> Non
     async for line in lines:
         if not console.handle(line):
             break
+
+
+async def read_lines(stream: TextIO) -> AsyncIterator[str]:
+    """Lines of a blocking stream (stdin), read on a daemon thread so the event loop keeps running.
+
+    A daemon thread (not the loop's executor) because a ``readline`` blocked on a terminal
+    cannot be cancelled, and ``asyncio.run`` would wait for an executor thread at exit.
+    """
+    loop = asyncio.get_running_loop()
+    queue: asyncio.Queue[str | None] = asyncio.Queue()
+
+    def post(item: str | None) -> bool:
+        try:
+            loop.call_soon_threadsafe(queue.put_nowait, item)
+        except RuntimeError:  # the loop is closed: nobody is listening any more
+            return False
+        return True
+
+    def pump() -> None:
+        for line in stream:
+            if not post(line):
+                return
+        post(None)
+
+    threading.Thread(target=pump, name="sandbox-stdin", daemon=True).start()
+    while (line := await queue.get()) is not None:
+        yield line
