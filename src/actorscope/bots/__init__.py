@@ -1,4 +1,4 @@
-"""Running bots: the ``actorscope run`` configuration, runtime and handler services."""
+"""Running bots: the ``actorscope run`` configuration, runtime, handler services and prompt."""
 
 from actorscope.bots.app import SHUTDOWN_GRACE, owner_aware, run_bots
 from actorscope.bots.config import (
@@ -9,6 +9,7 @@ from actorscope.bots.config import (
     resolve_token,
 )
 from actorscope.bots.services import BotServices, bind_services, current_services
+from actorscope.bots.terminal import run_in_terminal
 
 __all__ = [
     "SHUTDOWN_GRACE",
@@ -22,4 +23,5 @@ __all__ = [
     "owner_aware",
     "resolve_token",
     "run_bots",
+    "run_in_terminal",
 ]

@@ -2,18 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
-import logging
-import sys
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from actorscope.bots.app import run_bots
-from actorscope.bots.config import load_bot_config
 from actorscope.cli._app import app
-from actorscope.testing.botapi.console import read_lines
 
 __all__ = ["run"]
 
@@ -30,15 +24,9 @@ def run(
     ] = False,
 ) -> None:
     """Run the configured bots until SIGINT or SIGTERM (tokens come from the environment)."""
-    bot_config = load_bot_config(config)
-    logging.basicConfig(
-        level=logging.WARNING, format="actorscope: %(levelname)s %(name)s: %(message)s"
-    )
-    lines = read_lines(sys.stdin) if sandbox else None
-    try:
-        asyncio.run(
-            run_bots(bot_config, sandbox=sandbox, out=typer.echo, lines=lines, source=str(config))
-        )
-    except KeyboardInterrupt:  # a second Ctrl-C during shutdown
-        typer.echo("actorscope: interrupted", err=True)
-        raise typer.Exit(130) from None
+    # Imported here: the runtime loads the platform libraries, which `--help` must not.
+    from actorscope.bots import load_bot_config, run_in_terminal
+
+    status = run_in_terminal(load_bot_config(config), sandbox=sandbox, source=str(config))
+    if status:
+        raise typer.Exit(status)
