@@ -11,15 +11,16 @@ Run it with ``actorscope run examples/bot.toml`` (``TELEGRAM_BOT_TOKEN`` set), o
 
 from __future__ import annotations
 
-import asyncio
+import argparse
 import sys
 from pathlib import Path
 
-from actorscope.bots import current_services, load_bot_config, run_bots
+from actorscope.bots import current_services, load_bot_config, run_in_terminal
 from actorscope.context import current_identity
 from actorscope.errors import ActorscopeError
 from actorscope.messages import RunRequest
 
+CONFIG = Path(__file__).with_name("bot.toml")
 NOTES_FILE = "notes.md"
 COMMANDS = ("/note", "!note")
 
@@ -49,14 +50,22 @@ async def handle(request: RunRequest) -> str | None:
 
 
 def main(argv: list[str]) -> int:
-    """Run the Telegram section of ``bot.toml`` next to this file."""
+    """Run ``bot.toml`` next to this file, as ``actorscope run bot.toml [--sandbox]`` does."""
+    parser = argparse.ArgumentParser(
+        prog="telegram_bot.py",
+        description="The notes bot of bot.toml, as `actorscope run` runs it.",
+    )
+    parser.add_argument(
+        "--sandbox",
+        action="store_true",
+        help="Run Telegram against a Bot API emulator on 127.0.0.1 (no token) with a prompt.",
+    )
+    sandbox = parser.parse_args(argv).sandbox
     try:
-        config = load_bot_config(Path(__file__).with_name("bot.toml"))
-        asyncio.run(run_bots(config, sandbox="--sandbox" in argv))
+        return run_in_terminal(load_bot_config(CONFIG), sandbox=sandbox, source=str(CONFIG))
     except ActorscopeError as exc:
         print(f"telegram_bot: error: {exc}", file=sys.stderr)
         return 2
-    return 0
 
 
 if __name__ == "__main__":
