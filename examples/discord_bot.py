@@ -6,22 +6,28 @@ with *Manage Server* adds the first one. The bot needs the privileged *Message C
 (Developer Portal → Bot) for ``!`` commands in messages that do not mention it.
 
 Run: ``DISCORD_BOT_TOKEN=... python examples/discord_bot.py`` (uses ``bot.toml``'s
-``[discord]`` section, with this module's handler).
+``[discord]`` section, with this module's handler). Discord has no sandbox yet: ``--sandbox``
+says so (exit 2); ``python examples/telegram_bot.py --sandbox`` runs the notes bot offline.
 """
 
 from __future__ import annotations
 
-import asyncio
+import argparse
 import dataclasses
 import sys
 from pathlib import Path
 
-from actorscope.bots import ChannelSection, current_services, load_bot_config, run_bots
+from actorscope.bots import ChannelSection, current_services, load_bot_config, run_in_terminal
 from actorscope.context import current_identity
 from actorscope.errors import ActorscopeError
 from actorscope.messages import RunRequest
 
+CONFIG = Path(__file__).with_name("bot.toml")
 NOTES_FILE = "notes.md"
+NO_SANDBOX = (
+    "Discord has no sandbox yet; `python examples/telegram_bot.py --sandbox` runs this notes "
+    "bot on a Telegram emulator"
+)
 
 
 async def handle(request: RunRequest) -> str | None:
@@ -42,25 +48,31 @@ async def handle(request: RunRequest) -> str | None:
     return "saved"
 
 
-def main() -> int:
+def main(argv: list[str]) -> int:
     """Run only the ``[discord]`` section of ``bot.toml``, enabled, with :func:`handle`."""
-    config = load_bot_config(Path(__file__).with_name("bot.toml"))
-    if config.discord is None:
-        print("bot.toml has no [discord] section", file=sys.stderr)
-        return 2
-    config = dataclasses.replace(
-        config,
-        handler="discord_bot:handle",
-        telegram=None,
-        discord=ChannelSection(config.discord.config, enabled=True),
+    parser = argparse.ArgumentParser(
+        prog="discord_bot.py", description="The notes bot on the [discord] section of bot.toml."
     )
+    parser.add_argument("--sandbox", action="store_true", help="Not available for Discord yet.")
+    if parser.parse_args(argv).sandbox:
+        print(f"discord_bot: error: {NO_SANDBOX}", file=sys.stderr)
+        return 2
     try:
-        asyncio.run(run_bots(config))
+        config = load_bot_config(CONFIG)
+        if config.discord is None:
+            print("discord_bot: error: bot.toml has no [discord] section", file=sys.stderr)
+            return 2
+        config = dataclasses.replace(
+            config,
+            handler="discord_bot:handle",
+            telegram=None,
+            discord=ChannelSection(config.discord.config, enabled=True),
+        )
+        return run_in_terminal(config, source=str(CONFIG))
     except ActorscopeError as exc:
         print(f"discord_bot: error: {exc}", file=sys.stderr)
         return 2
-    return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))

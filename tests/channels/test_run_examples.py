@@ -39,7 +39,7 @@ SCRIPT = """\
 def copy_examples(target: Path) -> Path:
     """The example bots and bot.toml in ``target`` (their database and workspace go there)."""
     target.mkdir()
-    for name in ("bot.toml", "telegram_bot.py"):
+    for name in ("bot.toml", "telegram_bot.py", "discord_bot.py"):
         shutil.copy(EXAMPLES / name, target / name)
     return target
 
@@ -102,6 +102,18 @@ async def test_telegram_example_sandbox_prints_what_actorscope_run_prints(tmp_pa
     for folder in (cli_dir, example_dir):
         (notes,) = (folder / "workspace" / "tenants").glob("*/agents/notes/*/notes.md")
         assert notes.read_text() == "- buy milk (by 700000001)\n"
+
+
+async def test_discord_example_sandbox_says_there_is_none(tmp_path: Path) -> None:
+    """`python discord_bot.py --sandbox`: one line on stderr, exit 2, no database created."""
+    folder = copy_examples(tmp_path / "example")
+    status, out, err = await run_process(
+        [sys.executable, "discord_bot.py", "--sandbox"], folder, ""
+    )
+    assert (status, out) == (2, "")
+    assert err.count("\n") == 1
+    assert err.startswith("discord_bot: error: Discord has no sandbox yet")
+    assert not (folder / "bot.db").exists()
 
 
 def test_telegram_example_without_a_token_names_the_file(
