@@ -84,7 +84,10 @@ async def test_a_job_keeps_the_runs_real_scope(db: Database, agent: Agent, tmp_p
 
 def _before_the_key(real: Callable[..., tuple[Migration, ...]]) -> Callable[..., Any]:
     def load(*args: Any, **kwargs: Any) -> tuple[Migration, ...]:
-        return tuple(m for m in real(*args, **kwargs) if m.name != KEY_MIGRATION)
+        # Every migration before the key, none after: the database is at the previous version.
+        found = real(*args, **kwargs)
+        (key,) = (m.version for m in found if m.name == KEY_MIGRATION)
+        return tuple(m for m in found if m.version < key)
 
     return load
 
