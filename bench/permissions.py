@@ -20,13 +20,13 @@ from bench._timing import aper_call, per_call, report
 GROUP = "group:telegram:-100200"
 SENDER = "42"
 _INSERT = (
-    "INSERT INTO config_permissions (tenant_id, agent_id, scope, config_type, user_id,"
+    "INSERT INTO config_permissions (tenant_id, agent_id, scope, config_type, sender_id,"
     " permission, granted_by, metadata, created_at, updated_at)"
     " VALUES (?, ?, ?, ?, ?, ?, '', '{}', ?, ?)"
 )
 _BARE = (
-    "SELECT user_id, permission FROM config_permissions "
-    "WHERE agent_id = ? AND scope = ? AND config_type = ? AND user_id = ?"
+    "SELECT sender_id, permission FROM config_permissions "
+    "WHERE agent_id = ? AND scope = ? AND config_type = ? AND sender_id = ?"
 )
 _TYPES = ("file_writer", "cron", "heartbeat", "context_files")
 
@@ -71,7 +71,7 @@ async def _database(path: Path, grants: int) -> Agent:
     async with Database.open(path) as db:
         agent = await AgentRegistry(db).create("main")
         await GrantStore(db).grant(
-            agent_id=agent.id, scope=GROUP, config_type="file_writer", user_id=SENDER
+            agent_id=agent.id, scope=GROUP, config_type="file_writer", sender_id=SENDER
         )
     # Setup only: stdlib sqlite3 streams the rows in one transaction, far faster than awaiting.
     conn = sqlite3.connect(path, isolation_level=None)

@@ -88,7 +88,7 @@ async def _setup(
     db = await Database.connect(target)
     agent = await AgentRegistry(db).create(key)
     store = GrantStore(db)
-    await store.grant(agent_id=agent.id, scope=GROUP, config_type="file_writer", user_id="42")
+    await store.grant(agent_id=agent.id, scope=GROUP, config_type="file_writer", sender_id="42")
     member = Identity(user_id=GROUP, sender_id="42", peer_kind=PeerKind.GROUP, agent_id=agent.id)
     return db, agent, store, PermissionPolicy(store), member
 
@@ -124,7 +124,7 @@ async def _revoke_to_denial(target: str) -> list[float]:
         return (await asyncio.wait_for(proc.stdout.readline(), timeout=30)).decode().strip()
 
     key: dict[str, Any] = {
-        "agent_id": agent.id, "scope": GROUP, "config_type": "file_writer", "user_id": "42"
+        "agent_id": agent.id, "scope": GROUP, "config_type": "file_writer", "sender_id": "42"
     }  # fmt: skip
     samples: list[float] = []
     try:

@@ -72,7 +72,7 @@ async def run_example(db_path: Path) -> bool:
         agent = await AgentRegistry(db).create("main")
         store = GrantStore(db)
         await store.grant(
-            agent_id=agent.id, scope=GROUP, config_type="file_writer", user_id=str(ALICE),
+            agent_id=agent.id, scope=GROUP, config_type="file_writer", sender_id=str(ALICE),
             granted_by="owner",
         )  # fmt: skip
         policy = PermissionPolicy(store)

@@ -25,18 +25,18 @@ async def test_grants_follow_the_migration(tmp_path: Path) -> None:
         store = GrantStore(db)
         for user in ("4242", "5151"):
             await store.grant(
-                agent_id=agent.id, scope=move.old_scope, config_type="file_writer", user_id=user
+                agent_id=agent.id, scope=move.old_scope, config_type="file_writer", sender_id=user
             )
         await store.grant(
             agent_id=agent.id,
             scope=move.new_scope,
             config_type="file_writer",
-            user_id="5151",
+            sender_id="5151",
             permission="deny",
         )
         assert await move_grants(store, move, moved_by="4242") == 1
         assert await store.list(scope=move.old_scope) == []
-        moved = {g.user_id: g.permission for g in await store.list(scope=move.new_scope)}
+        moved = {g.sender_id: g.permission for g in await store.list(scope=move.new_scope)}
         assert moved == {"4242": "allow", "5151": "deny"}
         policy = PermissionPolicy(store)
         alice = telegram_identity(move.new_chat_id, "supergroup", 4242)

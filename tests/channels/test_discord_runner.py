@@ -280,7 +280,7 @@ async def test_bang_commands_bootstrap_and_last_writer(replay: Replay) -> None:
     last = await replay.message(BEN, "!removewriter <@8004>", mentions=(BEN,))
     assert last.startswith("refused (last_writer)")
     grants = await replay.grants.list()
-    assert [(g.scope, g.user_id) for g in grants] == [(f"guild:{GUILD}:*", str(BEN))]
+    assert [(g.scope, g.sender_id) for g in grants] == [(f"guild:{GUILD}:*", str(BEN))]
     paths = {path for _, path, _ in replay.http}
     assert paths == {"/channels/{channel_id}/messages"}
     assert replay.bus.qsize() == 0  # writer commands never reach the handler
@@ -293,7 +293,7 @@ async def test_non_admin_member_after_bootstrap_and_text_ids(replay: Replay) -> 
     assert typed.startswith("refused (invalid_target)")
     owner = await replay.message(OWNER, "!addwriter <@8004>", mentions=(BEN,))
     assert owner.startswith("refused (not_authorized)")  # Manage Guild bootstraps only
-    assert [g.user_id for g in await replay.grants.list()] == [str(ANN)]
+    assert [g.sender_id for g in await replay.grants.list()] == [str(ANN)]
 
 
 async def test_slash_commands_answer_the_interaction(replay: Replay) -> None:

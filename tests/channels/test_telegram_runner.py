@@ -178,7 +178,9 @@ async def test_group_migration_moves_grants_to_the_supergroup(bot: Bot) -> None:
     """migrate_to_chat_id: the agent's grants of the old group scope move to the new one."""
     grants = bot.runner.writers.store
     old, new = "group:telegram:-4100200300", "group:telegram:-1004100200300"
-    await grants.grant(agent_id=bot.agent_id, scope=old, config_type="file_writer", user_id="4242")
+    await grants.grant(
+        agent_id=bot.agent_id, scope=old, config_type="file_writer", sender_id="4242"
+    )
     update = {
         "update_id": 99,
         "message": {
@@ -191,7 +193,7 @@ async def test_group_migration_moves_grants_to_the_supergroup(bot: Bot) -> None:
     }
     await bot.runner.handle_update(Update.de_json(update, bot.runner.bot))
     moved = await grants.list(agent_id=bot.agent_id)
-    assert [(g.scope, g.user_id, g.config_type) for g in moved] == [(new, "4242", "file_writer")]
+    assert [(g.scope, g.sender_id, g.config_type) for g in moved] == [(new, "4242", "file_writer")]
     assert bot.seen == []
 
 

@@ -192,6 +192,6 @@ async def test_owner_and_anonymous_admin(chat: Chat) -> None:
     await asyncio.sleep(0.2)
     # ignore_bots drops the anonymous admin's message before any command runs.
     assert len(chat.emu.sent_messages()) == before
-    assert sorted(g.user_id for g in await chat.grants.list()) == sorted(
+    assert sorted(g.sender_id for g in await chat.grants.list()) == sorted(
         [chat.uid("bob"), chat.uid("carol")]
     )

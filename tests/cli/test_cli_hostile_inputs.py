@@ -180,7 +180,7 @@ IN_PROCESS: dict[str, tuple[Callable[[Path], list[str]], str]] = {
     "non-utf8-argument": (
         lambda p: [
             *("grants", "add", "--db", str(p / "x.db"), "--agent", "main"),
-            *("--scope", "\udcff", "--user", "1", "--type", "cron"),
+            *("--scope", "\udcff", "--sender", "1", "--type", "cron"),
         ],
         "argument '\\udcff' is not valid UTF-8 text",
     ),

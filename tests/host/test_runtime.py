@@ -328,7 +328,9 @@ async def policy_db(tmp_path: Any) -> AsyncIterator[tuple[PermissionPolicy, str,
     async with Database.open(tmp_path / "host.db") as db:
         agent = await AgentRegistry(db).create("main")
         store = GrantStore(db)
-        await store.grant(agent_id=agent.id, scope=GROUP, config_type="file_writer", user_id="4242")
+        await store.grant(
+            agent_id=agent.id, scope=GROUP, config_type="file_writer", sender_id="4242"
+        )
         yield PermissionPolicy(store), agent.id, agent.tenant_id
 
 

@@ -41,7 +41,7 @@ class Worker:
             "agent_id": self.agent_id,
             "scope": SCOPE,
             "config_type": "file_writer",
-            "user_id": user,
+            "sender_id": user,
         }
 
     async def allowed(self, user: str) -> bool:

@@ -17,7 +17,10 @@ async def test_removed_agent_loses_its_warm_allow(tmp_path: Path) -> None:
         agent = await AgentRegistry(db).create("main")
         store = GrantStore(db)
         await store.grant(
-            agent_id=agent.id, scope="group:telegram:-100", config_type="file_writer", user_id="42"
+            agent_id=agent.id,
+            scope="group:telegram:-100",
+            config_type="file_writer",
+            sender_id="42",
         )
         policy = PermissionPolicy(store)
         member = telegram_identity(-100, "supergroup", 42)
@@ -36,10 +39,10 @@ async def test_grant_and_revoke_accept_the_agent_key(tmp_path: Path) -> None:
         agent = await AgentRegistry(db).create("helper")
         store = GrantStore(db)
         stored = await store.grant(
-            agent_id="helper", scope="group:telegram:-100", config_type="cron", user_id="42"
+            agent_id="helper", scope="group:telegram:-100", config_type="cron", sender_id="42"
         )
         assert stored.agent_id == agent.id
         assert await store.revoke(
-            agent_id="helper", scope="group:telegram:-100", config_type="cron", user_id="42"
+            agent_id="helper", scope="group:telegram:-100", config_type="cron", sender_id="42"
         )
         assert await store.list(agent_id=agent.id) == []

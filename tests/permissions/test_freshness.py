@@ -41,7 +41,7 @@ async def _until(condition: Callable[[], bool], within: float) -> float:
 
 
 def _key(agent: Agent, user: str = "42") -> dict[str, Any]:
-    return {"agent_id": agent.id, "scope": SCOPE, "config_type": "file_writer", "user_id": user}
+    return {"agent_id": agent.id, "scope": SCOPE, "config_type": "file_writer", "sender_id": user}
 
 
 def _member(agent: Agent, user: str = "42") -> Identity:

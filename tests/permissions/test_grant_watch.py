@@ -33,13 +33,13 @@ async def test_revoke_by_another_connection_is_seen_after_one_poll(tmp_path: Pat
         watcher = GrantChangeWatcher(store)
         await watcher.apoll()
         await GrantStore(theirs).grant(
-            agent_id=member.agent_id, scope=SCOPE, config_type="file_writer", user_id="42"
+            agent_id=member.agent_id, scope=SCOPE, config_type="file_writer", sender_id="42"
         )
         # The database's own feed polls too and may have seen the move first: True or False.
         await watcher.apoll()
         assert (await policy.check_file_writer(member)).allowed
         await GrantStore(theirs).revoke(
-            agent_id=member.agent_id, scope=SCOPE, config_type="file_writer", user_id="42"
+            agent_id=member.agent_id, scope=SCOPE, config_type="file_writer", sender_id="42"
         )
         await watcher.apoll()
         after = await policy.check_file_writer(member)
@@ -65,12 +65,12 @@ async def test_running_watcher_flushes_within_its_interval(tmp_path: Path) -> No
         store = GrantStore(ours)
         policy = PermissionPolicy(store)
         await GrantStore(theirs).grant(
-            agent_id=member.agent_id, scope=SCOPE, config_type="file_writer", user_id="42"
+            agent_id=member.agent_id, scope=SCOPE, config_type="file_writer", sender_id="42"
         )
         async with GrantChangeWatcher(store, interval=0.01):
             assert (await policy.check_file_writer(member)).allowed
             await GrantStore(theirs).revoke(
-                agent_id=member.agent_id, scope=SCOPE, config_type="file_writer", user_id="42"
+                agent_id=member.agent_id, scope=SCOPE, config_type="file_writer", sender_id="42"
             )
             for _ in range(200):  # bounded: 200 * 10 ms
                 if not (await policy.check_file_writer(member)).allowed:

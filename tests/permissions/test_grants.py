@@ -31,7 +31,7 @@ def row(agent: Agent, **kw: Any) -> dict[str, Any]:
         "agent_id": agent.id,
         "scope": GROUP,
         "config_type": "file_writer",
-        "user_id": "42",
+        "sender_id": "42",
     }
     base.update(kw)
     return base
@@ -50,7 +50,7 @@ async def test_grant_records_granted_by_and_audits(store: GrantStore, agent: Age
         agent_id=agent.id,
         scope=GROUP,
         config_type="cron",
-        user_id="42",
+        sender_id="42",
         granted_by="7",
         metadata={"note": "ops"},
     )
@@ -76,13 +76,13 @@ async def test_grant_records_granted_by_and_audits(store: GrantStore, agent: Age
 async def test_grant_is_an_upsert(store: GrantStore, agent: Agent) -> None:
     """Granting the same key again replaces permission and granted_by; one row remains."""
     first = await store.grant(
-        agent_id=agent.id, scope=GROUP, config_type="cron", user_id="42", granted_by="7"
+        agent_id=agent.id, scope=GROUP, config_type="cron", sender_id="42", granted_by="7"
     )
     second = await store.grant(
         agent_id=agent.id,
         scope=GROUP,
         config_type="cron",
-        user_id="42",
+        sender_id="42",
         permission="deny",
         granted_by="8",
     )
@@ -95,14 +95,16 @@ async def test_grant_is_an_upsert(store: GrantStore, agent: Agent) -> None:
 
 async def test_legacy_grantee_is_split(store: GrantStore, agent: Agent) -> None:
     """A legacy "42|bob" grantee is stored as 42."""
-    grant = await store.grant(agent_id=agent.id, scope=GROUP, config_type="cron", user_id="42|bob")
-    assert grant.user_id == "42"
+    grant = await store.grant(
+        agent_id=agent.id, scope=GROUP, config_type="cron", sender_id="42|bob"
+    )
+    assert grant.sender_id == "42"
 
 
 async def test_revoke_deletes_and_audits(store: GrantStore, agent: Agent) -> None:
     """revoke() deletes the grant and audits grant.remove by the revoker; again it is False."""
-    await store.grant(agent_id=agent.id, scope=GROUP, config_type="cron", user_id="42")
-    keys = {"agent_id": agent.id, "scope": GROUP, "config_type": "cron", "user_id": "42"}
+    await store.grant(agent_id=agent.id, scope=GROUP, config_type="cron", sender_id="42")
+    keys = {"agent_id": agent.id, "scope": GROUP, "config_type": "cron", "sender_id": "42"}
     assert await store.revoke(**keys, revoked_by="9") is True
     assert await store.list() == []
     assert await store.revoke(**keys) is False
@@ -112,16 +114,16 @@ async def test_revoke_deletes_and_audits(store: GrantStore, agent: Agent) -> Non
 
 
 async def test_list_filters(store: GrantStore, agent: Agent, db: Database) -> None:
-    """list() filters by agent, scope, config type, user and tenant, each exactly."""
+    """list() filters by agent, scope, config type, sender and tenant, each exactly."""
     other = await AgentRegistry(db).create("other")
-    await store.grant(agent_id=agent.id, scope=GROUP, config_type="cron", user_id="42")
-    await store.grant(agent_id=agent.id, scope="*", config_type="file_writer", user_id="*")
-    await store.grant(agent_id=other.id, scope=GROUP, config_type="cron", user_id="43")
+    await store.grant(agent_id=agent.id, scope=GROUP, config_type="cron", sender_id="42")
+    await store.grant(agent_id=agent.id, scope="*", config_type="file_writer", sender_id="*")
+    await store.grant(agent_id=other.id, scope=GROUP, config_type="cron", sender_id="43")
     assert len(await store.list()) == 3
     assert len(await store.list(agent_id=agent.id)) == 2
-    assert sorted(g.user_id for g in await store.list(scope=GROUP)) == ["42", "43"]
+    assert sorted(g.sender_id for g in await store.list(scope=GROUP)) == ["42", "43"]
     assert [g.scope for g in await store.list(config_type="file_writer")] == ["*"]
-    assert [g.agent_id for g in await store.list(user_id="43")] == [other.id]
+    assert [g.agent_id for g in await store.list(sender_id="43")] == [other.id]
     assert len(await store.list(tenant_id=agent.tenant_id)) == 3
     assert await store.list(tenant_id=str(uuid.uuid4())) == []
 
@@ -144,10 +146,10 @@ async def test_list_filters(store: GrantStore, agent: Agent, db: Database) -> No
         ("scope", "a*b", "bad scope"),
         ("config_type", "writer", "config type must be one of"),
         ("config_type", "", "config type must be one of"),
-        ("user_id", "", "grant user must be"),
-        ("user_id", "a b", "grant user must be"),
-        ("user_id", "subagent:x", "not a person"),
-        ("user_id", "1087968824", "not a person"),
+        ("sender_id", "", "grant sender must be"),
+        ("sender_id", "a b", "grant sender must be"),
+        ("sender_id", "subagent:x", "not a person"),
+        ("sender_id", "1087968824", "not a person"),
         ("permission", "maybe", "permission must be"),
     ],
 )
@@ -159,7 +161,7 @@ async def test_bad_grant_input_is_one_clear_error(
         "agent_id": agent.id,
         "scope": GROUP,
         "config_type": "cron",
-        "user_id": "42",
+        "sender_id": "42",
         "permission": "allow",
     }
     args[field] = value
@@ -186,7 +188,7 @@ async def test_bad_grant_input_is_one_clear_error(
 )
 async def test_accepted_scope_forms(store: GrantStore, agent: Agent, scope: str) -> None:
     """Exact ids, '*', canonical group scopes and their ':*' prefixes are accepted."""
-    grant = await store.grant(agent_id=agent.id, scope=scope, config_type="cron", user_id="42")
+    grant = await store.grant(agent_id=agent.id, scope=scope, config_type="cron", sender_id="42")
     assert grant.scope == scope
 
 
@@ -194,14 +196,20 @@ async def test_bad_metadata_is_refused(store: GrantStore, agent: Agent) -> None:
     """Metadata that is not a JSON-serialisable mapping is a GrantError."""
     with pytest.raises(GrantError, match="JSON"):
         await store.grant(
-            agent_id=agent.id, scope=GROUP, config_type="cron", user_id="42", metadata={"x": {1, 2}}
+            agent_id=agent.id,
+            scope=GROUP,
+            config_type="cron",
+            sender_id="42",
+            metadata={"x": {1, 2}},
         )
 
 
 async def test_unknown_agent_is_not_found(store: GrantStore) -> None:
     """A grant for an agent UUID that does not exist raises AgentNotFoundError."""
     with pytest.raises(AgentNotFoundError):
-        await store.grant(agent_id=str(uuid.uuid4()), scope=GROUP, config_type="cron", user_id="42")
+        await store.grant(
+            agent_id=str(uuid.uuid4()), scope=GROUP, config_type="cron", sender_id="42"
+        )
 
 
 async def test_grant_and_audit_commit_together(
@@ -214,7 +222,7 @@ async def test_grant_and_audit_commit_together(
 
     monkeypatch.setattr(AuditLog, "write", broken)
     with pytest.raises(StoreError):
-        await store.grant(agent_id=agent.id, scope=GROUP, config_type="cron", user_id="42")
+        await store.grant(agent_id=agent.id, scope=GROUP, config_type="cron", sender_id="42")
     monkeypatch.undo()
     assert await store.list() == []
     assert await count(db, "audit_log") == 0
@@ -224,14 +232,14 @@ async def test_revoke_rolls_back_with_its_audit(
     db: Database, store: GrantStore, agent: Agent, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A revoke whose audit row fails leaves the grant in place."""
-    await store.grant(agent_id=agent.id, scope=GROUP, config_type="cron", user_id="42")
+    await store.grant(agent_id=agent.id, scope=GROUP, config_type="cron", sender_id="42")
 
     async def broken(self: AuditLog, *args: object, **kwargs: object) -> None:
         raise StoreError("database write failed: audit")
 
     monkeypatch.setattr(AuditLog, "write", broken)
     with pytest.raises(StoreError):
-        await store.revoke(agent_id=agent.id, scope=GROUP, config_type="cron", user_id="42")
+        await store.revoke(agent_id=agent.id, scope=GROUP, config_type="cron", sender_id="42")
     monkeypatch.undo()
     assert len(await store.list()) == 1
 
@@ -241,10 +249,10 @@ async def test_import_writes_all_rows_in_one_go(
 ) -> None:
     """import_grants() upserts every row and audits each one as an import."""
     written = await store.import_grants(
-        [row(agent), row(agent, user_id="*", permission="deny", granted_by="ops")]
+        [row(agent), row(agent, sender_id="*", permission="deny", granted_by="ops")]
     )
     assert written == 2
-    assert {(g.user_id, g.permission) for g in await store.list()} == {
+    assert {(g.sender_id, g.permission) for g in await store.list()} == {
         ("42", "allow"),
         ("*", "deny"),
     }
@@ -266,7 +274,7 @@ async def test_import_with_one_bad_row_writes_nothing(
     db: Database, store: GrantStore, agent: Agent, bad: dict[str, Any]
 ) -> None:
     """One bad row (bad or unknown agent UUID, bad scope, type or permission) writes nothing."""
-    rows = [row(agent), row(agent, user_id="43"), row(agent, user_id="44", **bad)]
+    rows = [row(agent), row(agent, sender_id="43"), row(agent, sender_id="44", **bad)]
     with pytest.raises((GrantError, InvalidUUIDError, AgentNotFoundError)):
         await store.import_grants(rows)
     assert await store.list() == []
@@ -282,13 +290,24 @@ async def test_import_validates_every_uuid_before_anything_else(
         await store.import_grants(rows)
 
 
+async def test_import_refuses_the_old_user_id_key(
+    db: Database, store: GrantStore, agent: Agent
+) -> None:
+    """A row naming its grantee ``user_id`` is one clear error; none is written."""
+    old = {k: v for k, v in row(agent).items() if k != "sender_id"} | {"user_id": "42"}
+    with pytest.raises(GrantError, match="grant row 1 has a 'user_id' key; name the grantee"):
+        await store.import_grants([row(agent), old])
+    assert await store.list() == []
+    assert await count(db, "audit_log") == 0
+
+
 async def test_deleting_an_agent_cascades_to_its_grants(
     db: Database, store: GrantStore, agent: Agent
 ) -> None:
     """Hard-deleting the agent row deletes its grants; the audit trail stays."""
     other = await AgentRegistry(db).create("other")
-    await store.grant(agent_id=agent.id, scope=GROUP, config_type="cron", user_id="42")
-    await store.grant(agent_id=other.id, scope=GROUP, config_type="cron", user_id="42")
+    await store.grant(agent_id=agent.id, scope=GROUP, config_type="cron", sender_id="42")
+    await store.grant(agent_id=other.id, scope=GROUP, config_type="cron", sender_id="42")
     async with db.transaction() as tx:
         await tx.execute("DELETE FROM agents WHERE id = ?", (agent.id,))
     assert [g.agent_id for g in await store.list()] == [other.id]
@@ -299,7 +318,7 @@ async def test_grant_rows_need_an_existing_agent(db: Database, agent: Agent) -> 
     """The foreign key refuses a grant row for an agent that does not exist."""
     with pytest.raises(ConflictError):
         await db.execute(
-            "INSERT INTO config_permissions (tenant_id, agent_id, scope, config_type, user_id,"
+            "INSERT INTO config_permissions (tenant_id, agent_id, scope, config_type, sender_id,"
             " permission, created_at, updated_at)"
             " VALUES (?, ?, '*', 'cron', '42', 'allow', '', '')",
             (agent.tenant_id, str(uuid.uuid4())),
@@ -309,7 +328,7 @@ async def test_grant_rows_need_an_existing_agent(db: Database, agent: Agent) -> 
 async def test_schema_constraints_refuse_bad_rows(db: Database, agent: Agent) -> None:
     """The table itself refuses an unknown permission or config type and a duplicate key."""
     insert = (
-        "INSERT INTO config_permissions (tenant_id, agent_id, scope, config_type, user_id,"
+        "INSERT INTO config_permissions (tenant_id, agent_id, scope, config_type, sender_id,"
         " permission, created_at, updated_at) VALUES (?, ?, '*', ?, '42', ?, '', '')"
     )
     for config_type, permission in (("cron", "maybe"), ("writer", "allow")):
@@ -324,7 +343,7 @@ async def test_check_is_one_indexed_query(
     db: Database, store: GrantStore, agent: Agent, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A cold check runs exactly one query, and it searches the lookup index (no table scan)."""
-    await store.grant(agent_id=agent.id, scope="group:*", config_type="file_writer", user_id="42")
+    await store.grant(agent_id=agent.id, scope="group:*", config_type="file_writer", sender_id="42")
     seen: list[tuple[str, tuple[object, ...]]] = []
     real_fetchall, real_fetchone = db.fetchall, db.fetchone
 
@@ -363,7 +382,7 @@ async def test_soft_deleted_agent_grants_nothing(
     db: Database, store: GrantStore, agent: Agent
 ) -> None:
     """Grants of a soft-deleted agent stay on record but no longer match."""
-    await store.grant(agent_id=agent.id, scope=GROUP, config_type="cron", user_id="42")
+    await store.grant(agent_id=agent.id, scope=GROUP, config_type="cron", sender_id="42")
     keys: dict[str, Any] = {"agent_id": agent.id, "config_types": ("cron",), "scopes": (GROUP,)}
     assert await store.check(**keys, sender_id="42") is GrantLookup.ALLOW
     await db.execute("UPDATE agents SET deleted_at = ? WHERE id = ?", ("2026-01-01", agent.id))
@@ -379,13 +398,13 @@ async def test_store_check_applies_precedence(store: GrantStore, agent: Agent) -
         "scopes": (GROUP, "*"),
     }
     assert await store.check(**keys, sender_id="42") is GrantLookup.NONE
-    await store.grant(agent_id=agent.id, scope="*", config_type="cron", user_id="*")
+    await store.grant(agent_id=agent.id, scope="*", config_type="cron", sender_id="*")
     assert await store.check(**keys, sender_id="42") is GrantLookup.ALLOW
     await store.grant(
-        agent_id=agent.id, scope=GROUP, config_type="*", user_id="*", permission="deny"
+        agent_id=agent.id, scope=GROUP, config_type="*", sender_id="*", permission="deny"
     )
     assert await store.check(**keys, sender_id="42") is GrantLookup.DENY
-    await store.grant(agent_id=agent.id, scope=GROUP, config_type="cron", user_id="42")
+    await store.grant(agent_id=agent.id, scope=GROUP, config_type="cron", sender_id="42")
     assert await store.check(**keys, sender_id="42") is GrantLookup.ALLOW
     assert await store.check(**keys, sender_id="43") is GrantLookup.DENY
 
@@ -398,17 +417,17 @@ async def test_change_through_another_store_reaches_this_cache_at_once(
     other = GrantStore(db)
     identity = Identity(user_id=GROUP, sender_id="42", agent_id=agent.id)
     assert (await policy.check_cron(identity)).reason is Reason.NO_GRANT
-    await other.grant(agent_id=agent.id, scope=GROUP, config_type="cron", user_id="42")
+    await other.grant(agent_id=agent.id, scope=GROUP, config_type="cron", sender_id="42")
     assert (await policy.check_cron(identity)).reason is Reason.GRANTED
     assert (await policy.check_cron(identity)).reason is Reason.GRANTED  # now warm
-    await other.revoke(agent_id=agent.id, scope=GROUP, config_type="cron", user_id="42")
+    await other.revoke(agent_id=agent.id, scope=GROUP, config_type="cron", sender_id="42")
     assert (await policy.check_cron(identity)).reason is Reason.NO_GRANT
 
 
 async def test_invalidate_forgets_cached_decisions(store: GrantStore, agent: Agent) -> None:
     """invalidate(agent) drops that agent's decisions; invalidate() drops every one."""
     policy = PermissionPolicy(store)
-    await store.grant(agent_id=agent.id, scope=GROUP, config_type="cron", user_id="42")
+    await store.grant(agent_id=agent.id, scope=GROUP, config_type="cron", sender_id="42")
     identity = Identity(user_id=GROUP, sender_id="42", agent_id=agent.id)
     assert (await policy.check_cron(identity)).allowed
     assert len(store.cache) == 1
@@ -422,8 +441,8 @@ async def test_invalidate_forgets_cached_decisions(store: GrantStore, agent: Age
 
 async def test_revoke_many_is_one_transaction(store: GrantStore, agent: Agent) -> None:
     """revoke_many() removes the existing keys among those given and counts them."""
-    await store.grant(agent_id=agent.id, scope=GROUP, config_type="cron", user_id="42")
-    await store.grant(agent_id=agent.id, scope=GROUP, config_type="cron", user_id="43")
+    await store.grant(agent_id=agent.id, scope=GROUP, config_type="cron", sender_id="42")
+    await store.grant(agent_id=agent.id, scope=GROUP, config_type="cron", sender_id="43")
     removed = await store.revoke_many(
         [
             GrantKey(agent.id, GROUP, "cron", "42"),
@@ -443,11 +462,11 @@ async def test_a_look_alike_grantee_is_refused_in_a_platform_group(
     with pytest.raises(GrantError, match="telegram sender id must be a positive integer"):
         await store.grant(
             agent_id=agent.id, scope="group:telegram:-1", config_type="file_writer",
-            user_id=grantee,
+            sender_id=grantee,
         )  # fmt: skip
     with pytest.raises(GrantError, match="discord sender id"):
         await store.import_grants(
             [{"agent_id": agent.id, "scope": "guild:1:*", "config_type": "cron",
-              "user_id": grantee}]
+              "sender_id": grantee}]
         )  # fmt: skip
     assert await store.list() == []

@@ -49,7 +49,7 @@ def test_add_check_remove_round_trip(
     db, _ = cli_db
     args = ("--scope", GROUP, "--sender", "42", "--type", "file_writer")
     assert check(capsys, db, *args) == {"allowed": False, "reason": "no_grant"}
-    grant = ("--agent", "main", "--scope", GROUP, "--user", "42", "--type", "file_writer")
+    grant = ("--agent", "main", "--scope", GROUP, "--sender", "42", "--type", "file_writer")
     status, out, _ = run(capsys, "grants", "add", "--db", db, *grant)
     assert status == 0
     assert "allow file_writer for 42" in out
@@ -81,7 +81,7 @@ def test_check_reasons_and_role(
         "allowed": False,
         "reason": "empty_sender",
     }
-    deny = ("--agent", agent.id, "--scope", "group:*", "--user", "*", "--type", "*", "--deny")
+    deny = ("--agent", agent.id, "--scope", "group:*", "--sender", "*", "--type", "*", "--deny")
     assert run(capsys, "grants", "add", "--db", db, *deny)[0] == 0
     assert check(capsys, db, "--scope", GROUP, "--sender", "42", "--type", "heartbeat") == {
         "allowed": False,
@@ -92,12 +92,12 @@ def test_check_reasons_and_role(
 def test_list_and_audit_json(capsys: pytest.CaptureFixture[str], cli_db: tuple[str, Agent]) -> None:
     """grants list --json and audit --json print the rows as JSON arrays."""
     db, agent = cli_db
-    grant = ("--agent", "main", "--scope", "guild:5:*", "--user", "7", "--type", "cron")
+    grant = ("--agent", "main", "--scope", "guild:5:*", "--sender", "7", "--type", "cron")
     run(capsys, "grants", "add", "--db", db, *grant, "--by", "ops")
     status, out, _ = run(capsys, "grants", "list", "--db", db, "--json")
     assert status == 0
     (row,) = json.loads(out)
-    assert (row["agent_id"], row["scope"], row["user_id"], row["granted_by"]) == (
+    assert (row["agent_id"], row["scope"], row["sender_id"], row["granted_by"]) == (
         agent.id,
         "guild:5:*",
         "7",
@@ -122,8 +122,8 @@ def test_list_and_audit_json(capsys: pytest.CaptureFixture[str], cli_db: tuple[s
         (("grants", "add", "--agent", "ghost"), "no agent 'ghost'"),
         (("grants", "add", "--agent", "main", "--scope", "group:x"), "bad group scope"),
         (("grants", "add", "--agent", "main", "--type", "writer"), "config type must be"),
-        (("grants", "add", "--agent", "main", "--user", "subagent:1"), "not a person"),
-        (("grants", "add", "--agent", "main", "--user", "042"), "without sign or leading zero"),
+        (("grants", "add", "--agent", "main", "--sender", "subagent:1"), "not a person"),
+        (("grants", "add", "--agent", "main", "--sender", "042"), "without sign or leading zero"),
         (("grants", "remove", "--agent", "main"), "no grant of cron"),
         (("grants", "remove", "--agent", "main", "--deny"), "no deny grant"),
         (("grants", "list", "--agent", "ghost"), "no agent 'ghost'"),
@@ -136,9 +136,9 @@ def test_bad_grant_input_is_one_line_exit_2(
     argv: tuple[str, ...],
     message: str,
 ) -> None:
-    """Unknown agent, bad scope, bad type, bad user, missing grant: one line on stderr, exit 2."""
+    """Unknown agent, bad scope, bad type, bad sender, missing grant: one line on stderr, exit 2."""
     db, _ = cli_db
-    defaults = {"--scope": GROUP, "--user": "42", "--type": "cron", "--agent": "main"}
+    defaults = {"--scope": GROUP, "--sender": "42", "--type": "cron", "--agent": "main"}
     args = list(argv)
     if argv[1] != "list":
         for flag, value in defaults.items():

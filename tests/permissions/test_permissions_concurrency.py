@@ -27,18 +27,18 @@ async def test_fifty_tasks_reach_the_serial_state(
 ) -> None:
     """50 tasks grant, re-grant, revoke and check at once; each sees its own change immediately."""
     policy = PermissionPolicy(store)
-    await store.grant(agent_id=agent.id, scope="*", config_type="cron", user_id="999")
+    await store.grant(agent_id=agent.id, scope="*", config_type="cron", sender_id="999")
 
     async def task(i: int) -> list[Reason]:
         sender = str(1000 + i)
         seen = []
         keys: dict[str, Any] = {"agent_id": agent.id, "scope": GROUP, "config_type": "file_writer"}
-        await store.grant(**keys, user_id=sender, granted_by=str(i))
+        await store.grant(**keys, sender_id=sender, granted_by=str(i))
         seen.append((await policy.check_file_writer(member(agent, sender))).reason)
         if i % 3 == 0:
-            assert await store.revoke(**keys, user_id=sender)
+            assert await store.revoke(**keys, sender_id=sender)
         elif i % 3 == 1:
-            await store.grant(**keys, user_id=sender, permission="deny")
+            await store.grant(**keys, sender_id=sender, permission="deny")
         seen.append((await policy.check_file_writer(member(agent, sender))).reason)
         seen.append((await policy.check_cron(member(agent, "999"))).reason)
         return seen
@@ -49,7 +49,7 @@ async def test_fifty_tasks_reach_the_serial_state(
     for i, seen in enumerate(results):
         assert seen == [Reason.GRANTED, expected_after[i % 3], Reason.GRANTED], i
     final = {
-        (g.user_id, g.permission)
+        (g.sender_id, g.permission)
         for g in await store.list(agent_id=agent.id, config_type="file_writer")
     }
     serial = {
@@ -97,7 +97,7 @@ async def test_a_read_racing_a_grant_is_not_cached(
 
     async def grant_after_read() -> None:
         await read_done.wait()
-        await store.grant(agent_id=agent.id, scope=GROUP, config_type="cron", user_id="42")
+        await store.grant(agent_id=agent.id, scope=GROUP, config_type="cron", sender_id="42")
         grant_done.set()
 
     racing, _ = await asyncio.wait_for(
@@ -113,7 +113,7 @@ async def test_revoke_is_effective_for_concurrent_warm_checks(
 ) -> None:
     """Checks running alongside a revoke see allowed before it returns and denied after it."""
     policy = PermissionPolicy(store)
-    await store.grant(agent_id=agent.id, scope=GROUP, config_type="cron", user_id="42")
+    await store.grant(agent_id=agent.id, scope=GROUP, config_type="cron", sender_id="42")
     assert (await policy.check_cron(member(agent, "42"))).allowed
     revoked = asyncio.Event()
     after: list[Reason] = []
@@ -132,7 +132,7 @@ async def test_revoke_is_effective_for_concurrent_warm_checks(
 
     async def revoker() -> None:
         await asyncio.sleep(0)
-        await store.revoke(agent_id=agent.id, scope=GROUP, config_type="cron", user_id="42")
+        await store.revoke(agent_id=agent.id, scope=GROUP, config_type="cron", sender_id="42")
         revoked.set()
 
     await asyncio.wait_for(asyncio.gather(checker(), checker(), revoker()), timeout=10)

@@ -31,7 +31,7 @@ async def grant(store: GrantStore, agent: Agent, **kw: Any) -> None:
         "agent_id": agent.id,
         "scope": GROUP,
         "config_type": "file_writer",
-        "user_id": "42",
+        "sender_id": "42",
     }
     args.update(kw)
     await store.grant(**args)
@@ -89,7 +89,7 @@ async def test_empty_sender_is_denied_in_a_group(
     store: GrantStore, agent: Agent, policy: PermissionPolicy, ident: MakeIdentity, sender: str
 ) -> None:
     """An empty sender in a group is denied even when '*' is granted."""
-    await grant(store, agent, user_id="*")
+    await grant(store, agent, sender_id="*")
     decision = await policy.check_file_writer(ident(sender))
     assert (decision.allowed, decision.reason) == (False, Reason.EMPTY_SENDER)
 
@@ -110,7 +110,7 @@ async def test_synthetic_senders_are_denied(
     store: GrantStore, agent: Agent, policy: PermissionPolicy, ident: MakeIdentity, sender: str
 ) -> None:
     """Every synthetic sender is denied in a group, even with a '*' allow."""
-    await grant(store, agent, user_id="*")
+    await grant(store, agent, sender_id="*")
     for check in (policy.check_file_writer, policy.check_cron, policy.check_context_files):
         decision = await check(ident(sender))
         assert (decision.allowed, decision.reason) == (False, Reason.SYNTHETIC_SENDER)
@@ -123,7 +123,7 @@ async def test_placeholder_ids_are_denied(
     store: GrantStore, agent: Agent, policy: PermissionPolicy, ident: MakeIdentity, sender: str
 ) -> None:
     """Telegram placeholder ids are denied in a group, even with a '*' allow."""
-    await grant(store, agent, user_id="*")
+    await grant(store, agent, sender_id="*")
     decision = await policy.check_file_writer(ident(sender))
     assert (decision.allowed, decision.reason) == (False, Reason.PLACEHOLDER_SENDER)
 
@@ -242,7 +242,12 @@ async def test_precedence_and_wildcard_matrix(
     """Sender deny > sender allow > '*' deny > '*' allow > none, over exact/prefix/'*' scopes."""
     for scope, config_type, user, permission in grants:
         await grant(
-            store, agent, scope=scope, config_type=config_type, user_id=user, permission=permission
+            store,
+            agent,
+            scope=scope,
+            config_type=config_type,
+            sender_id=user,
+            permission=permission,
         )
     decision = await policy.check_file_writer(ident("42"))
     assert decision.reason is expected
@@ -403,7 +408,7 @@ async def test_grant_and_revoke_are_visible_to_the_very_next_check(
     assert (await policy.check_file_writer(ident("42"))).reason is Reason.GRANTED
     await grant(store, agent, permission="deny")
     assert (await policy.check_file_writer(ident("42"))).reason is Reason.DENIED_BY_GRANT
-    await store.revoke(agent_id=agent.id, scope=GROUP, config_type="file_writer", user_id="42")
+    await store.revoke(agent_id=agent.id, scope=GROUP, config_type="file_writer", sender_id="42")
     assert (await policy.check_file_writer(ident("42"))).reason is Reason.NO_GRANT
 
 

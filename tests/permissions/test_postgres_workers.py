@@ -132,7 +132,7 @@ async def test_four_workers_concurrent_checks_and_changes_lose_nothing(
         store = GrantStore(db)
         for user in seeds:
             await store.grant(
-                agent_id=agent.id, scope=SCOPE, config_type="file_writer", user_id=user
+                agent_id=agent.id, scope=SCOPE, config_type="file_writer", sender_id=user
             )
     workers = await start_workers(4)
     everyone = seeds + [u for users in fresh for u in users]
@@ -158,7 +158,7 @@ async def test_four_workers_concurrent_checks_and_changes_lose_nothing(
         assert verdict["wrong"] == [], f"a worker kept stale decisions: {verdict}"
     async with Database.open(db_target) as db:
         grants = await GrantStore(db).list(agent_id=agent.id)
-        assert sorted(g.user_id for g in grants) == sorted(u for u, ok in expected.items() if ok)
+        assert sorted(g.sender_id for g in grants) == sorted(u for u, ok in expected.items() if ok)
         rows = await db.fetchall(
             "SELECT action, COUNT(*) AS n FROM audit_log WHERE action LIKE 'grant.%' "
             "GROUP BY action ORDER BY action"
@@ -201,7 +201,7 @@ async def test_killed_listener_flushes_and_bypasses_the_cache(
         "agent_id": agent.id,
         "scope": SCOPE,
         "config_type": "file_writer",
-        "user_id": "42",
+        "sender_id": "42",
     }
     async with Database.open(db_target) as ours, Database.open(db_target) as theirs:
         store = GrantStore(ours)

@@ -59,7 +59,7 @@ async def test_owner_adds_and_lists_writers(store: GrantStore, ident: MakeIdenti
     assert decision == WriterDecision(True, WriterReason.ADDED, GROUP, "42", WriterRole.OWNER)
     assert await manager.writers(ident("1")) == ["42"]
     (grant,) = await store.list()
-    assert (grant.scope, grant.config_type, grant.user_id, grant.granted_by) == (
+    assert (grant.scope, grant.config_type, grant.sender_id, grant.granted_by) == (
         GROUP,
         "file_writer",
         "42",
@@ -167,19 +167,19 @@ async def test_discord_removal_revokes_member_scoped_grants(
     manager = WriterManager(store, owners=["1"])
     await manager.add_writer("43", member(agent, "1"))
     await store.grant(
-        agent_id=agent.id, scope=f"guild:{GID}:user:42", config_type="file_writer", user_id="42"
+        agent_id=agent.id, scope=f"guild:{GID}:user:42", config_type="file_writer", sender_id="42"
     )
     await store.grant(
-        agent_id=agent.id, scope=f"guild:{GID}:user:42", config_type="file_writer", user_id="*"
+        agent_id=agent.id, scope=f"guild:{GID}:user:42", config_type="file_writer", sender_id="*"
     )
     await store.grant(
-        agent_id=agent.id, scope=f"guild:{GID}:user:42", config_type="cron", user_id="42"
+        agent_id=agent.id, scope=f"guild:{GID}:user:42", config_type="cron", sender_id="42"
     )
     assert await manager.writers(member(agent, "1")) == ["42", "43"]
     await manager.add_writer("42", member(agent, "1"))  # already a writer via the member grant
     removed = await manager.remove_writer("42", member(agent, "43"))
     assert removed.ok
-    remaining = {(g.scope, g.config_type, g.user_id) for g in await store.list()}
+    remaining = {(g.scope, g.config_type, g.sender_id) for g in await store.list()}
     assert remaining == {
         (f"guild:{GID}:*", "file_writer", "43"),
         (f"guild:{GID}:user:42", "cron", "42"),
@@ -192,7 +192,7 @@ async def test_member_scoped_writer_counts_for_the_last_writer_rule(
 ) -> None:
     """A guild whose only writer holds a member-scoped grant keeps that writer."""
     await store.grant(
-        agent_id=agent.id, scope=f"guild:{GID}:user:42", config_type="file_writer", user_id="42"
+        agent_id=agent.id, scope=f"guild:{GID}:user:42", config_type="file_writer", sender_id="42"
     )
     manager = WriterManager(store)
     last = await manager.remove_writer("42", member(agent, "42"))

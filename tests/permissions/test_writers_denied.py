@@ -28,12 +28,14 @@ def _member(agent: Agent, sender: str) -> Identity:
 
 async def _writer(store: GrantStore, agent: Agent, scope: str, *senders: str) -> None:
     for sender in senders:
-        await store.grant(agent_id=agent.id, scope=scope, config_type="file_writer", user_id=sender)
+        await store.grant(
+            agent_id=agent.id, scope=scope, config_type="file_writer", sender_id=sender
+        )
 
 
 async def _deny(store: GrantStore, agent: Agent, scope: str, sender: str) -> None:
     await store.grant(
-        agent_id=agent.id, scope=scope, config_type="*", user_id=sender, permission="deny"
+        agent_id=agent.id, scope=scope, config_type="*", sender_id=sender, permission="deny"
     )
 
 
@@ -59,7 +61,7 @@ async def test_last_allowed_writer_is_kept_but_a_denied_holder_may_be_removed(
     assert (last.ok, last.reason) == (False, WriterReason.LAST_WRITER)
     stale = await manager.remove_writer("2", ident("1"))
     assert (stale.ok, stale.reason) == (True, WriterReason.REMOVED)
-    assert {g.user_id for g in await store.list(config_type="file_writer")} == {"1"}
+    assert {g.sender_id for g in await store.list(config_type="file_writer")} == {"1"}
 
 
 async def test_denied_holders_still_block_the_admin_bootstrap(

@@ -27,7 +27,7 @@ async def test_two_workers_removing_the_two_last_writers_leave_one(db_target: st
         for trial in range(TRIALS):
             for sender in ("42", "43"):
                 await stores[0].grant(
-                    agent_id=agent.id, scope=GROUP, config_type="file_writer", user_id=sender
+                    agent_id=agent.id, scope=GROUP, config_type="file_writer", sender_id=sender
                 )
             assert await managers[0].writers(writer(agent.id, "42")) == ["42", "43"]
             outcomes = await asyncio.gather(

@@ -84,7 +84,9 @@ async def env(tmp_path: Any) -> AsyncIterator[Env]:
         agent = await registry.create("main")
         helper = await registry.create("helper")
         store = GrantStore(db)
-        await store.grant(agent_id=agent.id, scope=GROUP, config_type="file_writer", user_id=WRITER)
+        await store.grant(
+            agent_id=agent.id, scope=GROUP, config_type="file_writer", sender_id=WRITER
+        )
         clock = Clock()
         yield Env(db, agent, helper, PermissionPolicy(store), OriginSigner(clock=clock), clock)
 
@@ -372,7 +374,7 @@ async def test_placeholder_or_empty_origin_sender_is_ignored(env: Env, placehold
 async def test_legacy_origin_sender_keeps_write_access_after_a_subagent_hop(env: Env) -> None:
     """A legacy ``42|bob`` member granted as 42 is still 42, and granted, after a sub-agent hop."""
     store = GrantStore(env.db)
-    await store.grant(agent_id=env.agent.id, scope=GROUP, config_type="file_writer", user_id="42")
+    await store.grant(agent_id=env.agent.id, scope=GROUP, config_type="file_writer", sender_id="42")
     parent = build(env, member_message(env, "42|bob"))
     assert (await check(env, parent)).reason is Reason.GRANTED  # directly: split, granted
     carried = via_subagent(env, parent)
@@ -393,7 +395,7 @@ async def test_legacy_origin_sender_keeps_write_access_after_a_subagent_hop(env:
 async def test_lookalike_origin_sender_stays_synthetic_and_denied(env: Env, lookalike: str) -> None:
     """A look-alike of a person id handed on by a run never becomes the next turn's sender."""
     store = GrantStore(env.db)
-    await store.grant(agent_id=env.agent.id, scope=GROUP, config_type="file_writer", user_id="*")
+    await store.grant(agent_id=env.agent.id, scope=GROUP, config_type="file_writer", sender_id="*")
     request = build(env, via_subagent(env, build(env, member_message(env, lookalike))))
     assert is_synthetic_sender(request.sender_id)
     assert (await check(env, request)).reason is Reason.SYNTHETIC_SENDER

@@ -44,7 +44,9 @@ async def policy_agent(tmp_path: Any) -> AsyncIterator[tuple[PermissionPolicy, A
     async with Database.open(tmp_path / "xproc.db") as db:
         agent = await AgentRegistry(db).create("main")
         store = GrantStore(db)
-        await store.grant(agent_id=agent.id, scope=GROUP, config_type="file_writer", user_id=WRITER)
+        await store.grant(
+            agent_id=agent.id, scope=GROUP, config_type="file_writer", sender_id=WRITER
+        )
         yield PermissionPolicy(store), agent
 
 

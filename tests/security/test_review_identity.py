@@ -62,7 +62,7 @@ async def _policy_with_everyone_allowed(db: Database) -> tuple[PermissionPolicy,
     agent = await AgentRegistry(db).create("main")
     store = GrantStore(db)
     # A wildcard allow: a check that reached the lookup (or failed open) would allow.
-    await store.grant(agent_id=agent.id, scope="*", config_type="*", user_id="*")
+    await store.grant(agent_id=agent.id, scope="*", config_type="*", sender_id="*")
     return PermissionPolicy(store), agent.id
 
 
@@ -153,7 +153,7 @@ async def test_leading_zero_no_longer_escapes_a_deny(db: Database) -> None:
     """``042`` was looked up as another sender and escaped a deny on 42 under a ``*`` allow."""
     policy, agent_id = await _policy_with_everyone_allowed(db)
     await policy.store.grant(
-        agent_id=agent_id, scope=GROUP, config_type="file_writer", user_id="42", permission="deny"
+        agent_id=agent_id, scope=GROUP, config_type="file_writer", sender_id="42", permission="deny"
     )
     for sender, reason in (("42", Reason.DENIED_BY_GRANT), ("042", Reason.INVALID_IDENTITY)):
         member = Identity(user_id=GROUP, sender_id=sender, peer_kind=PeerKind.GROUP,

@@ -49,7 +49,7 @@ class _RevokedDuringRead(GrantStore):
         if not self._raced:
             self._raced = True
             await self._elsewhere.revoke(
-                agent_id=self._agent_id, scope=GROUP, config_type="file_writer", user_id="42"
+                agent_id=self._agent_id, scope=GROUP, config_type="file_writer", sender_id="42"
             )
             self.invalidate()  # what GrantChangeWatcher.apoll() does when the epoch moves
         return answer
@@ -61,7 +61,7 @@ async def test_flush_during_cold_read_does_not_let_stale_allow_be_cached(tmp_pat
         agent = await AgentRegistry(db).create("main")
         elsewhere = GrantStore(db)  # stands in for another process on the same file
         await elsewhere.grant(
-            agent_id=agent.id, scope=GROUP, config_type="file_writer", user_id="42"
+            agent_id=agent.id, scope=GROUP, config_type="file_writer", sender_id="42"
         )
         store = _RevokedDuringRead(db, elsewhere, agent.id)
         policy = PermissionPolicy(store)

@@ -27,7 +27,7 @@ async def test_unencodable_sender_or_scope_is_denied_not_failed_open(
         store = GrantStore(db)
         # Everyone is explicitly denied here; nothing may let this member write.
         await store.grant(
-            agent_id=agent.id, scope=GROUP, config_type="*", user_id="*", permission="deny"
+            agent_id=agent.id, scope=GROUP, config_type="*", sender_id="*", permission="deny"
         )
         identity = Identity(
             user_id=scope, sender_id=sender, peer_kind=PeerKind.GROUP, agent_id=agent.id

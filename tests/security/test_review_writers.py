@@ -21,7 +21,7 @@ async def test_uppercase_agent_uuid_does_not_reopen_admin_bootstrap(tmp_path: Pa
     async with Database.open(tmp_path / "t.db") as db:
         agent = await AgentRegistry(db).create("main")
         store = GrantStore(db)
-        await store.grant(agent_id=agent.id, scope=GROUP, config_type="file_writer", user_id="42")
+        await store.grant(agent_id=agent.id, scope=GROUP, config_type="file_writer", sender_id="42")
         manager = WriterManager(store, is_platform_admin=_always_admin)
         admin = Identity(
             user_id=GROUP,
@@ -43,11 +43,11 @@ async def test_sender_denied_by_grant_is_not_a_writer_who_may_manage(tmp_path: P
         store = GrantStore(db)
         for writer in ("1", "2"):
             await store.grant(
-                agent_id=agent.id, scope=GROUP, config_type="file_writer", user_id=writer
+                agent_id=agent.id, scope=GROUP, config_type="file_writer", sender_id=writer
             )
         # The operator shuts member 2 out everywhere; their old allow row is still there.
         await store.grant(
-            agent_id=agent.id, scope="*", config_type="*", user_id="2", permission="deny"
+            agent_id=agent.id, scope="*", config_type="*", sender_id="2", permission="deny"
         )
         denied = Identity(
             user_id=GROUP,

@@ -97,7 +97,7 @@ async def test_unique_and_foreign_key_violations_are_conflicts(db: Database) -> 
     now = utc_now()
     with pytest.raises(ConflictError):
         await db.execute(
-            "INSERT INTO config_permissions (tenant_id, agent_id, scope, config_type, user_id, "
+            "INSERT INTO config_permissions (tenant_id, agent_id, scope, config_type, sender_id, "
             "permission, created_at, updated_at) VALUES (?, ?, 'g', 'cron', 'u', 'allow', ?, ?)",
             (db.default_tenant_id, str(uuid.uuid4()), now, now),
         )
@@ -144,7 +144,7 @@ async def test_grant_changes_move_the_epoch(db: Database) -> None:
     before = await db.fetchone("SELECT epoch FROM grant_epoch WHERE id = 1")
     now = utc_now()
     await db.execute(
-        "INSERT INTO config_permissions (tenant_id, agent_id, scope, config_type, user_id, "
+        "INSERT INTO config_permissions (tenant_id, agent_id, scope, config_type, sender_id, "
         "permission, created_at, updated_at) VALUES (?, ?, 'g', 'cron', 'u', 'allow', ?, ?)",
         (db.default_tenant_id, agent, now, now),
     )

@@ -38,7 +38,12 @@ async def test_a_full_disk_is_a_store_error_with_its_cause(tmp_path: Path) -> No
         # The writer connection may not grow the file: the next page it needs is "disk full".
         await db.execute(f"PRAGMA max_page_count = {int(pages)}")
         rows = [
-            {"agent_id": agent.id, "scope": GROUP, "config_type": "file_writer", "user_id": str(n)}
+            {
+                "agent_id": agent.id,
+                "scope": GROUP,
+                "config_type": "file_writer",
+                "sender_id": str(n),
+            }
             for n in range(1, 201)
         ]
         with pytest.raises(StoreError, match="database or disk is full") as caught:
@@ -60,7 +65,7 @@ def test_cli_write_failure_is_one_line_exit_2(tmp_path: Path) -> None:
 
     asyncio.run(setup())
     argv = ["grants", "add", "--db", str(path), "--agent", "main", "--scope", GROUP]
-    argv += ["--user", "42", "--type", "file_writer"]
+    argv += ["--sender", "42", "--type", "file_writer"]
     done = subprocess.run(  # noqa: S603 - our own interpreter and a constant script
         [sys.executable, "-c", _LIMITED_CLI, str(_FILE_SIZE_LIMIT), *argv],
         capture_output=True,

@@ -49,6 +49,8 @@ def grant_writer(store: GrantStore, agent: Agent) -> GrantWriter:
     """Grant ``file_writer`` (which covers cron) to a sender in a scope, for ``main``."""
 
     async def grant(scope: str, sender: str) -> None:
-        await store.grant(agent_id=agent.id, scope=scope, config_type="file_writer", user_id=sender)
+        await store.grant(
+            agent_id=agent.id, scope=scope, config_type="file_writer", sender_id=sender
+        )
 
     return grant

@@ -282,7 +282,7 @@ async def test_fresh_policy_sees_grants_made_elsewhere(
         before = await call(tools, group(WRITER), "cron_add", name="d", schedule="@daily")
         assert before["error"]["reason"] == "no_grant"
     await GrantStore(db).grant(
-        agent_id=agent.id, scope=GROUP_SCOPE, config_type="cron", user_id=WRITER
+        agent_id=agent.id, scope=GROUP_SCOPE, config_type="cron", sender_id=WRITER
     )
     added = await call(tools, group(WRITER), "cron_add", name="d", schedule="@daily")
     assert added["is_error"] is False

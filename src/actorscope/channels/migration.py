@@ -26,7 +26,7 @@ async def move_grants(store: GrantStore, migration: ScopeMigration, *, moved_by:
     if not old:
         return 0
     present = {
-        (grant.agent_id, grant.config_type, grant.user_id)
+        (grant.agent_id, grant.config_type, grant.sender_id)
         for grant in await store.list(scope=migration.new_scope)
     }
     rows: list[dict[str, Any]] = [
@@ -34,17 +34,17 @@ async def move_grants(store: GrantStore, migration: ScopeMigration, *, moved_by:
             "agent_id": grant.agent_id,
             "scope": migration.new_scope,
             "config_type": grant.config_type,
-            "user_id": grant.user_id,
+            "sender_id": grant.sender_id,
             "permission": grant.permission,
             "granted_by": moved_by or grant.granted_by,
             "metadata": {**grant.metadata, "migrated_from": migration.old_scope},
         }
         for grant in old
-        if (grant.agent_id, grant.config_type, grant.user_id) not in present
+        if (grant.agent_id, grant.config_type, grant.sender_id) not in present
     ]
     moved = await store.import_grants(rows) if rows else 0
     await store.revoke_many(
-        [GrantKey(g.agent_id, g.scope, g.config_type, g.user_id) for g in old],
+        [GrantKey(g.agent_id, g.scope, g.config_type, g.sender_id) for g in old],
         revoked_by=moved_by,
     )
     return moved

@@ -37,7 +37,9 @@ TenantOpt = Annotated[str, typer.Option("--tenant", help="Tenant slug or UUID.")
 ScopeOpt = Annotated[
     str, typer.Option("--scope", help="Exact scope, '*', or a prefix ending in ':*'.")
 ]
-UserOpt = Annotated[str, typer.Option("--user", help="The sender id the grant is for, or '*'.")]
+SenderOpt = Annotated[
+    str, typer.Option("--sender", help="The sender id (actor) the grant is for, or '*'.")
+]
 TypeOpt = Annotated[
     str, typer.Option("--type", help="file_writer, cron, heartbeat, context_files or '*'.")
 ]
@@ -63,7 +65,7 @@ def _table(title: str, columns: tuple[str, ...], rows: list[tuple[str, ...]]) ->
 def grants_add(
     agent: AgentOpt,
     scope: ScopeOpt,
-    user: UserOpt,
+    sender: SenderOpt,
     config_type: TypeOpt,
     db: DbOption = DEFAULT_DB,
     deny: DenyOpt = False,
@@ -74,7 +76,7 @@ def grants_add(
     """Grant (or, with --deny, deny) a config type to a sender in a scope; replaces any grant."""
     parse_grant_scope(scope)
     parse_config_type(config_type)
-    parse_grantee(user, scope)
+    parse_grantee(sender, scope)
     permission = Permission.DENY if deny else Permission.ALLOW
 
     async def run() -> dict[str, Any]:
@@ -84,7 +86,7 @@ def grants_add(
                 agent_id=found.id,
                 scope=scope,
                 config_type=config_type,
-                user_id=user,
+                sender_id=sender,
                 permission=permission,
                 granted_by=granted_by,
             )
@@ -95,7 +97,7 @@ def grants_add(
         typer.echo(json.dumps(row, sort_keys=True))
     else:
         typer.echo(
-            f"{row['permission']} {row['config_type']} for {row['user_id']} in {row['scope']} "
+            f"{row['permission']} {row['config_type']} for {row['sender_id']} in {row['scope']} "
             f"(agent {row['agent_key']})"
         )
 
@@ -104,7 +106,7 @@ def grants_add(
 def grants_remove(
     agent: AgentOpt,
     scope: ScopeOpt,
-    user: UserOpt,
+    sender: SenderOpt,
     config_type: TypeOpt,
     db: DbOption = DEFAULT_DB,
     deny: Annotated[bool, typer.Option("--deny", help="Remove only if it is a deny.")] = False,
@@ -114,7 +116,7 @@ def grants_remove(
     """Remove the grant with this agent, scope, sender and type; exit 2 if there is none."""
     parse_grant_scope(scope)
     parse_config_type(config_type)
-    sender = parse_grantee(user, scope)
+    grantee = parse_grantee(sender, scope)
     wanted = Permission.DENY if deny else None
 
     async def run() -> str:
@@ -122,21 +124,21 @@ def grants_remove(
             found = await _agent(database, agent, tenant)
             store = GrantStore(database)
             current = await store.list(
-                agent_id=found.id, scope=scope, config_type=config_type, user_id=sender
+                agent_id=found.id, scope=scope, config_type=config_type, sender_id=grantee
             )
             if not current or (wanted is not None and current[0].permission != wanted):
                 what = f"{wanted} grant" if wanted else "grant"
                 raise NotFoundError(
-                    f"no {what} of {config_type} for {sender} in {scope} (agent {found.key})"
+                    f"no {what} of {config_type} for {grantee} in {scope} (agent {found.key})"
                 )
             await store.revoke(
                 agent_id=found.id,
                 scope=scope,
                 config_type=config_type,
-                user_id=sender,
+                sender_id=grantee,
                 revoked_by=revoked_by,
             )
-            return f"removed {current[0].permission} {config_type} for {sender} in {scope} " + (
+            return f"removed {current[0].permission} {config_type} for {grantee} in {scope} " + (
                 f"(agent {found.key})"
             )
 
@@ -166,7 +168,7 @@ def grants_list(
     if as_json:
         typer.echo(json.dumps(rows, sort_keys=True))
         return
-    columns = ("agent_id", "scope", "config_type", "user_id", "permission", "granted_by")
+    columns = ("agent_id", "scope", "config_type", "sender_id", "permission", "granted_by")
     _table("grants", columns, [tuple(str(row[c]) for c in columns) for row in rows])
 
 

@@ -42,13 +42,13 @@ from actorscope.store import DEFAULT_TENANT_SLUG, Database, Row, Transaction, ut
 __all__ = ["GrantStore"]
 
 _COLUMNS = (
-    "tenant_id, agent_id, scope, config_type, user_id, permission, granted_by, metadata,"
+    "tenant_id, agent_id, scope, config_type, sender_id, permission, granted_by, metadata,"
     " created_at, updated_at"
 )
-_KEY_WHERE = "agent_id = ? AND scope = ? AND config_type = ? AND user_id = ?"
+_KEY_WHERE = "agent_id = ? AND scope = ? AND config_type = ? AND sender_id = ?"
 _UPSERT = (
     f"INSERT INTO config_permissions ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
-    "ON CONFLICT (tenant_id, agent_id, scope, config_type, user_id) DO UPDATE SET "
+    "ON CONFLICT (tenant_id, agent_id, scope, config_type, sender_id) DO UPDATE SET "
     "permission = excluded.permission, granted_by = excluded.granted_by, "
     "metadata = excluded.metadata, updated_at = excluded.updated_at"
 )
@@ -118,7 +118,7 @@ class GrantStore:
         agent_id: str,
         scope: str,
         config_type: str,
-        user_id: str,
+        sender_id: str,
         permission: str = "allow",
         granted_by: str = "",
         metadata: Mapping[str, Any] | None = None,
@@ -129,7 +129,7 @@ class GrantStore:
         ``agent_id`` is the agent's UUID or its key (looked up in ``tenant``).
         """
         write = _Write(
-            key=grant_key(await self._agent_ref(agent_id, tenant), scope, config_type, user_id),
+            key=grant_key(await self._agent_ref(agent_id, tenant), scope, config_type, sender_id),
             permission=parse_permission(permission),
             granted_by=str(granted_by),
             metadata=metadata_json(metadata),
@@ -142,17 +142,23 @@ class GrantStore:
         """Upsert many grants in one transaction; nothing is written if any row is bad.
 
         Every agent UUID is validated before anything else, then every other field, then
-        that each agent exists.
+        that each agent exists. A row names its grantee ``sender_id``; a row with the old
+        ``user_id`` key is refused, not guessed at: ``user_id`` means a scope everywhere else.
         """
         batch = list(rows)
         for index, row in enumerate(batch):
             if not isinstance(row, Mapping):
                 raise GrantError(f"grant row {index} must be a mapping")
+            if "user_id" in row:
+                raise GrantError(
+                    f"grant row {index} has a 'user_id' key; name the grantee 'sender_id' "
+                    "(user_id means the scope)"
+                )
             parse_uuid(row.get("agent_id"), f"agent id of grant row {index}")
         writes = [
             _Write(
                 key=grant_key(
-                    row["agent_id"], row.get("scope"), row.get("config_type"), row.get("user_id")
+                    row["agent_id"], row.get("scope"), row.get("config_type"), row.get("sender_id")
                 ),
                 permission=parse_permission(row.get("permission", Permission.ALLOW)),
                 granted_by=str(row.get("granted_by", "")),
@@ -169,7 +175,7 @@ class GrantStore:
         agent_id: str,
         scope: str,
         config_type: str,
-        user_id: str,
+        sender_id: str,
         revoked_by: str = "",
         tenant: str = DEFAULT_TENANT_SLUG,
     ) -> bool:
@@ -179,7 +185,7 @@ class GrantStore:
         """
         agent = await self._agent_ref(agent_id, tenant)
         removed = await self.revoke_many(
-            [grant_key(agent, scope, config_type, user_id)], revoked_by=revoked_by
+            [grant_key(agent, scope, config_type, sender_id)], revoked_by=revoked_by
         )
         return removed == 1
 
@@ -218,13 +224,13 @@ class GrantStore:
         for key in keys:
             row = await tx.fetchone(
                 f"SELECT {_COLUMNS} FROM config_permissions WHERE {_KEY_WHERE}",
-                (key.agent_id, key.scope, key.config_type, key.user_id),
+                (key.agent_id, key.scope, key.config_type, key.sender_id),
             )
             if row is None:
                 continue
             await tx.execute(
                 f"DELETE FROM config_permissions WHERE {_KEY_WHERE}",
-                (key.agent_id, key.scope, key.config_type, key.user_id),
+                (key.agent_id, key.scope, key.config_type, key.sender_id),
             )
             removed += 1
             old = grant_from_row(row)
@@ -237,7 +243,7 @@ class GrantStore:
                     tenant_id=old.tenant_id,
                     config_type=key.config_type,
                     reason=old.permission,
-                    detail={"grantee": key.user_id, "permission": old.permission},
+                    detail={"grantee": key.sender_id, "permission": old.permission},
                 ),
                 tx,
             )
@@ -249,7 +255,7 @@ class GrantStore:
         agent_id: str | None = None,
         scope: str | None = None,
         config_type: str | None = None,
-        user_id: str | None = None,
+        sender_id: str | None = None,
         tenant_id: str | None = None,
     ) -> list[Grant]:
         """Grants matching every filter given (each compared exactly), in a stable order."""
@@ -260,7 +266,7 @@ class GrantStore:
             ("agent_id", None if agent_id is None else parse_uuid(agent_id, "agent id")),
             ("scope", None if scope is None else parse_grant_scope(scope)),
             ("config_type", None if config_type is None else parse_config_type(config_type)),
-            ("user_id", None if user_id is None else parse_grantee(user_id)),
+            ("sender_id", None if sender_id is None else parse_grantee(sender_id)),
         )
         for column, value in filters:
             if value is not None:
@@ -269,7 +275,7 @@ class GrantStore:
         clause = f" WHERE {' AND '.join(where)}" if where else ""
         rows = await self.read(
             f"SELECT {_COLUMNS} FROM config_permissions{clause} "
-            "ORDER BY tenant_id, agent_id, scope, config_type, user_id",
+            "ORDER BY tenant_id, agent_id, scope, config_type, sender_id",
             params,
         )
         return [grant_from_row(row) for row in rows]
@@ -294,9 +300,9 @@ class GrantStore:
         marks = ", ".join("?" * len(scopes))
         type_marks = ", ".join("?" * len(config_types))
         rows = await self.read(
-            "SELECT user_id, permission FROM config_permissions "
+            "SELECT sender_id, permission FROM config_permissions "
             f"WHERE agent_id = ? AND scope IN ({marks}) AND config_type IN ({type_marks}) "
-            "AND user_id IN (?, '*') AND tenant_id = COALESCE(?, tenant_id) "
+            "AND sender_id IN (?, '*') AND tenant_id = COALESCE(?, tenant_id) "
             # A soft-deleted agent keeps its grant rows for the record; they grant nothing.
             "AND EXISTS (SELECT 1 FROM agents AS a "
             "WHERE a.id = config_permissions.agent_id AND a.deleted_at IS NULL)",
@@ -334,7 +340,7 @@ class GrantStore:
         key = write.key
         previous = await tx.fetchone(
             f"SELECT permission FROM config_permissions WHERE {_KEY_WHERE} AND tenant_id = ?",
-            (key.agent_id, key.scope, key.config_type, key.user_id, tenant_id),
+            (key.agent_id, key.scope, key.config_type, key.sender_id, tenant_id),
         )
         now = utc_now()
         await tx.execute(
@@ -344,7 +350,7 @@ class GrantStore:
                 key.agent_id,
                 key.scope,
                 key.config_type,
-                key.user_id,
+                key.sender_id,
                 write.permission,
                 write.granted_by,
                 write.metadata,
@@ -352,7 +358,7 @@ class GrantStore:
                 now,
             ),
         )
-        detail: dict[str, Hashable] = {"grantee": key.user_id, "permission": write.permission}
+        detail: dict[str, Hashable] = {"grantee": key.sender_id, "permission": write.permission}
         if via != "grant":
             detail["via"] = via
         if previous is not None:
@@ -373,7 +379,7 @@ class GrantStore:
         # Read back inside the transaction: the row as stored, whatever the reader's snapshot.
         row = await tx.fetchone(
             f"SELECT {_COLUMNS} FROM config_permissions WHERE {_KEY_WHERE}",
-            (key.agent_id, key.scope, key.config_type, key.user_id),
+            (key.agent_id, key.scope, key.config_type, key.sender_id),
         )
         if row is None:
             raise StoreError(f"grant for agent {key.agent_id} vanished inside its transaction")

@@ -45,7 +45,7 @@ class GrantKey:
     agent_id: str
     scope: str
     config_type: str
-    user_id: str
+    sender_id: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,7 +56,7 @@ class Grant:
     agent_id: str
     scope: str
     config_type: str
-    user_id: str
+    sender_id: str
     permission: str
     granted_by: str = ""
     metadata: Mapping[str, Any] = field(default_factory=dict)
@@ -70,7 +70,7 @@ class Grant:
             "agent_id": self.agent_id,
             "scope": self.scope,
             "config_type": self.config_type,
-            "user_id": self.user_id,
+            "sender_id": self.sender_id,
             "permission": self.permission,
             "granted_by": self.granted_by,
             "metadata": dict(self.metadata),
@@ -86,7 +86,7 @@ def grant_from_row(row: Row) -> Grant:
         agent_id=row["agent_id"],
         scope=row["scope"],
         config_type=row["config_type"],
-        user_id=row["user_id"],
+        sender_id=row["sender_id"],
         permission=row["permission"],
         granted_by=row["granted_by"],
         metadata=json.loads(row["metadata"]),
@@ -95,7 +95,7 @@ def grant_from_row(row: Row) -> Grant:
     )
 
 
-def grant_key(agent_id: object, scope: object, config_type: object, user_id: object) -> GrantKey:
+def grant_key(agent_id: object, scope: object, config_type: object, sender_id: object) -> GrantKey:
     """Validate the four parts of a grant's key (agent UUID first)."""
     agent = parse_uuid(agent_id, "agent id")
     valid_scope = parse_grant_scope(scope)
@@ -103,7 +103,7 @@ def grant_key(agent_id: object, scope: object, config_type: object, user_id: obj
         agent_id=agent,
         scope=valid_scope,
         config_type=parse_config_type(config_type),
-        user_id=parse_grantee(user_id, valid_scope),
+        sender_id=parse_grantee(sender_id, valid_scope),
     )
 
 
@@ -124,7 +124,7 @@ def precedence(rows: Iterable[Row]) -> GrantLookup:
     sender_allow = any_deny = any_allow = False
     for row in rows:
         deny = row["permission"] == Permission.DENY
-        if row["user_id"] != ANY:
+        if row["sender_id"] != ANY:
             if deny:
                 return GrantLookup.DENY
             sender_allow = True

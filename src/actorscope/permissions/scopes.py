@@ -1,6 +1,6 @@
 """What a grant may name: scope patterns, config types, grantees, and the scopes a check matches.
 
-A grant's ``scope`` is an exact scope, ``*``, or a prefix ending in ``:*``; its ``user_id`` is
+A grant's ``scope`` is an exact scope, ``*``, or a prefix ending in ``:*``; its ``sender_id`` is
 one sender id or ``*``. A check computes every pattern that could match its scope
 (:func:`candidate_scopes`), so the store answers with one indexed query.
 """
@@ -164,7 +164,7 @@ def parse_grant_scope(value: object, *, pattern: bool = True) -> str:
 
 
 def grantee_problem(value: object, scope: str = "") -> str:
-    """Why ``value`` cannot be a grant's ``user_id`` (in ``scope``, if given), or ``""`` if it can.
+    """Why ``value`` cannot be a grant's ``sender_id`` (in ``scope``, if given); ``""`` if it can.
 
     With ``scope``, the sender must also be an id a check in that scope could look up, by the
     policy's own rule (:func:`~actorscope.identity.identity_problem`): in a Telegram or Discord
@@ -174,22 +174,22 @@ def grantee_problem(value: object, scope: str = "") -> str:
     check matches; in any group scope no format or compatibility characters.
     """
     if not isinstance(value, str):
-        return f"grant user must be a sender id or '*', got {value!r}"
+        return f"grant sender must be a sender id or '*', got {value!r}"
     if value == ANY:
         return ""
     sender = normalize_sender_id(value)
     if is_synthetic_sender(sender) or is_placeholder_sender(sender):
-        return f"grant user {value!r} is not a person; no check would ever match it"
+        return f"grant sender {value!r} is not a person; no check would ever match it"
     if not sender or _EXACT_ID.fullmatch(sender) is None:
-        return f"grant user must be a sender id or '*', got {value!r}"
+        return f"grant sender must be a sender id or '*', got {value!r}"
     problem = identity_problem(scope, sender) if scope else None
     if problem is not None:
-        return f"grant user {value!r} cannot act in scope {scope!r}: {problem}"
+        return f"grant sender {value!r} cannot act in scope {scope!r}: {problem}"
     return ""
 
 
 def parse_grantee(value: object, scope: str = "") -> str:
-    """A grant's ``user_id``: ``*`` or one person's sender id (legacy ``id|name`` is split).
+    """A grant's ``sender_id``: ``*`` or one person's sender id (legacy ``id|name`` is split).
 
     With ``scope`` (the grant's), the id must be one a check there can match
     (:func:`grantee_problem`).

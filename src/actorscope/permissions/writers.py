@@ -175,7 +175,7 @@ class WriterManager:
                 agent_id=request.agent_id,
                 scope=scope,
                 config_type=ConfigType.FILE_WRITER,
-                user_id=target_id,
+                sender_id=target_id,
                 granted_by=normalize_sender_id(request.identity.sender_id),
                 metadata={"via": "writers", "manager": str(role)},
             )
@@ -320,7 +320,7 @@ class WriterManager:
         prefix = _member_prefix(scope)
         low, high = (prefix, prefix[:-1] + ";") if prefix is not None else ("", "")
         rows = await self.store.read(
-            "SELECT scope, user_id FROM config_permissions "
+            "SELECT scope, sender_id FROM config_permissions "
             "WHERE agent_id = ? AND config_type = ? AND permission = ? "
             "AND (scope = ? OR (scope >= ? AND scope < ?))",
             (agent_id, ConfigType.FILE_WRITER, Permission.ALLOW, scope, low, high),
@@ -329,12 +329,12 @@ class WriterManager:
         found: set[str] = set()
         for row in rows:
             if row["scope"] == scope:
-                if row["user_id"] != ANY:
-                    found.add(row["user_id"])
+                if row["sender_id"] != ANY:
+                    found.add(row["sender_id"])
             else:
                 # A member-scoped grant belongs to the member its scope names.
                 member = row["scope"].rsplit(":", 1)[1]
-                if row["user_id"] in (member, ANY):
+                if row["sender_id"] in (member, ANY):
                     found.add(member)
         return sorted(found)
 

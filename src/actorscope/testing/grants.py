@@ -42,31 +42,31 @@ class Grants:
         self.agent = agent
 
     async def allow(
-        self, scope: str, user: object, config_type: str = "file_writer", *, by: str = "test"
+        self, scope: str, sender: object, config_type: str = "file_writer", *, by: str = "test"
     ) -> Grant:
-        """Allow ``config_type`` to ``user`` (``"*"``: everyone) in ``scope``."""
-        return await self._set(scope, user, config_type, Permission.ALLOW, by)
+        """Allow ``config_type`` to ``sender`` (``"*"``: everyone) in ``scope``."""
+        return await self._set(scope, sender, config_type, Permission.ALLOW, by)
 
     async def deny(
-        self, scope: str, user: object, config_type: str = "file_writer", *, by: str = "test"
+        self, scope: str, sender: object, config_type: str = "file_writer", *, by: str = "test"
     ) -> Grant:
-        """Deny ``config_type`` to ``user`` in ``scope``."""
-        return await self._set(scope, user, config_type, Permission.DENY, by)
+        """Deny ``config_type`` to ``sender`` in ``scope``."""
+        return await self._set(scope, sender, config_type, Permission.DENY, by)
 
     async def _set(
-        self, scope: str, user: object, config_type: str, permission: Permission, by: str
+        self, scope: str, sender: object, config_type: str, permission: Permission, by: str
     ) -> Grant:
         return await self.store.grant(
             agent_id=self.agent.id,
             scope=scope,
             config_type=config_type,
-            user_id=sender_of(user),
+            sender_id=sender_of(sender),
             permission=permission,
             granted_by=by,
         )
 
     async def revoke(
-        self, scope: str, user: object, config_type: str = "file_writer", *, by: str = "test"
+        self, scope: str, sender: object, config_type: str = "file_writer", *, by: str = "test"
     ) -> bool:
         """Remove the grant; ``True`` iff there was one."""
         return bool(
@@ -74,7 +74,7 @@ class Grants:
                 agent_id=self.agent.id,
                 scope=scope,
                 config_type=config_type,
-                user_id=sender_of(user),
+                sender_id=sender_of(sender),
                 revoked_by=by,
             )
         )
