@@ -25,7 +25,7 @@ async def test_all_fixtures(actorscope_db, actorscope_agent, grants, bind, teleg
                                        (actorscope_agent.id,))
     assert row["agent_key"] == "main"
     await grants.allow("group:telegram:-100123", "4242")
-    assert [g.user_id for g in await grants.list()] == ["4242"]
+    assert [g.sender_id for g in await grants.list()] == ["4242"]
     with bind(sender="4242", scope="group:telegram:-100123") as identity:
         assert current_identity() == identity
     assert telegram_sim.env.agent.id == discord_sim.env.agent.id == actorscope_agent.id
@@ -56,7 +56,7 @@ setup:
   telegram:
     users: {alice: 4242, bob: 5151}
     chats: {devs: {type: supergroup, id: -1001234567890}}
-  grants: [{chat: devs, user: alice}]
+  grants: [{chat: devs, sender: alice}]
 steps:
   - telegram: {from: alice, chat: devs, text: write}
     action: file_writer
@@ -147,7 +147,7 @@ MALFORMED = {
         "*unknown_user.scenario.yaml:14: from: unknown name 'carol'",
     ),
     "unknown_chat": (
-        GOOD_SCENARIO.replace("[{chat: devs, user: alice}]", "[{chat: ops, user: alice}]"),
+        GOOD_SCENARIO.replace("[{chat: devs, sender: alice}]", "[{chat: ops, sender: alice}]"),
         "*unknown_chat.scenario.yaml:6: setup.grants.0.chat: unknown Telegram chat 'ops'",
     ),
     "bad_yaml": (
