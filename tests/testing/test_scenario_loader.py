@@ -72,3 +72,25 @@ def test_unreadable_file_is_a_scenario_error(tmp_path: Path) -> None:
     """A missing file is reported as a ScenarioError naming it."""
     with pytest.raises(ScenarioError, match="cannot read"):
         load_scenario(tmp_path / "missing.scenario.yaml")
+
+
+GRANTED = """\
+name: granted
+setup:
+  telegram:
+    users: {alice: 4242}
+    chats: {devs: {type: supergroup}}
+  grants:
+    - {chat: devs, sender: alice}
+steps:
+  - telegram: {from: alice, text: hi}
+"""
+
+
+def test_a_grant_names_its_sender() -> None:
+    """A scenario grant names the actor ``sender`` (the scope's word user is not the key)."""
+    (grant,) = parse_scenario(GRANTED, Path("g.yaml")).scenario.setup.grants
+    assert (grant.chat, grant.sender) == ("devs", "alice")
+    with pytest.raises(ScenarioError) as failure:
+        parse_scenario(GRANTED.replace("sender: alice", "user: alice"), Path("g.yaml"))
+    assert str(failure.value) == "g.yaml:7: setup.grants[0].sender: missing required key"

@@ -25,8 +25,8 @@ setup:
     guilds:
       lab: {id: 8123, channels: {general: 8124}, threads: {design: {parent: general, id: 8125}}}
   grants:
-    - {chat: devs, user: alice, type: file_writer}
-    - {guild: lab, user: carol, type: file_writer}
+    - {chat: devs, sender: alice, type: file_writer}
+    - {guild: lab, sender: carol, type: file_writer}
 steps:
   - telegram: {from: alice, chat: devs, topic: ideas, text: write}
 """

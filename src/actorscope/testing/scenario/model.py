@@ -10,9 +10,9 @@
       roles: {bob: viewer}
       ignore_bots: true               # false: anonymous admins, webhooks ... reach the bot
       grants:
-        - {chat: devs, user: alice, type: file_writer}       # group:telegram:<devs id>
-        - {guild: lab, user: carol}                          # guild:<gid>:*
-        - {scope: "group:telegram:-100123", user: "*", type: cron, deny: true}
+        - {chat: devs, sender: alice, type: file_writer}     # group:telegram:<devs id>
+        - {guild: lab, sender: carol}                        # guild:<gid>:*
+        - {scope: "group:telegram:-100123", sender: "*", type: cron, deny: true}
       telegram:
         users: {alice: 4242, bob: null}                      # null: any id
         chats:
@@ -91,18 +91,19 @@ def _text_id(value: object) -> object:
 
 
 class GrantSpec(_Strict):
-    """A grant: where (``scope``, a Telegram ``chat`` or a Discord ``guild``), to whom, what,
-    and for which agent (default: the one the bot runs as)."""
+    """A grant: where (``scope``, a Telegram ``chat`` or a Discord ``guild``), to which
+    ``sender`` (a user's name, an id or ``*``), what, and for which agent (default: the one
+    the bot runs as)."""
 
     scope: str | None = None
     chat: str | None = None
     guild: str | None = None
-    user: str
+    sender: str
     type: str = "file_writer"
     deny: bool = False
     agent: str | None = None
 
-    _user = field_validator("user", mode="before")(_text_id)
+    _sender = field_validator("sender", mode="before")(_text_id)
 
     @model_validator(mode="after")
     def _one_place(self) -> GrantSpec:

@@ -92,15 +92,17 @@ class World:
         for index, spec in enumerate(setup.grants):
             path = ("setup", "grants", index)
             scope = self._grant_scope(spec, path)
-            user = spec.user if spec.user == "*" else self._sender(spec.user, (*path, "user"))
+            sender = (
+                spec.sender if spec.sender == "*" else self._sender(spec.sender, (*path, "sender"))
+            )
             agent = agents.get(spec.agent or setup.agent)
             if agent is None:
                 raise self._error((*path, "agent"), f"unknown agent {spec.agent!r}")
             target = Grants(grants.store, agent)
             if spec.deny:
-                await target.deny(scope, user, spec.type, by="scenario")
+                await target.deny(scope, sender, spec.type, by="scenario")
             else:
-                await target.allow(scope, user, spec.type, by="scenario")
+                await target.allow(scope, sender, spec.type, by="scenario")
 
     def _telegram_world(self, setup: Setup) -> None:
         sim = self.telegram
