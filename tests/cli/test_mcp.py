@@ -100,7 +100,7 @@ async def test_stdio_server_process_acts_as_the_token_identity(tmp_path: Path) -
             )
             denied = await client.call_tool("workspace_write", {"path": "n.md", "content": "x"})
     assert len(listing.tools) == 8
-    assert (_text(who)["scope"], _text(who)["sender"]) == (member.user_id, "5151")
+    assert (_text(who)["user_id"], _text(who)["sender_id"]) == (member.user_id, "5151")
     assert write.is_error is True
     assert denied.is_error is True
     assert _text(denied)["error"]["reason"] == "no_grant"

@@ -126,7 +126,7 @@ async def test_no_bound_identity_changes_nothing(registry: ToolRegistry, tmp_pat
     cron = await call(registry, None, "cron_add", name="d", schedule="@daily")
     who = await call(registry, None, "whoami")
     assert write["error"]["code"] == cron["error"]["code"] == "no_scope"
-    assert (who["scope"], who["sender"], who["actor"]) == ("", "", "")
+    assert (who["user_id"], who["sender_id"], who["actor_id"]) == ("", "", "")
     assert not (tmp_path / "ws").exists()
 
 
@@ -209,13 +209,13 @@ async def test_memory_round_trip_through_the_tools(registry: ToolRegistry) -> No
 
 
 async def test_whoami_reports_the_bound_identity(registry: ToolRegistry) -> None:
-    """whoami shows scope, sender, actor, kinds and role of the run, and takes no arguments."""
+    """whoami shows user_id, sender_id, actor_id (normalize's keys), kinds, role; no arguments."""
     who = await call(registry, group(WRITER, role="admin"), "whoami")
     assert who == {
         "is_error": False,
-        "scope": GROUP_SCOPE,
-        "sender": WRITER,
-        "actor": WRITER,
+        "user_id": GROUP_SCOPE,
+        "sender_id": WRITER,
+        "actor_id": WRITER,
         "peer_kind": "group",
         "sender_kind": "user",
         "role": "admin",

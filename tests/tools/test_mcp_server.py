@@ -189,7 +189,7 @@ async def test_missing_or_forged_token_is_denied(
         who = await client.call_tool("whoami", {})
     assert result.is_error is True
     assert payload(result)["error"]["code"] == "no_scope"
-    assert (payload(who)["scope"], payload(who)["sender"]) == ("", "")
+    assert (payload(who)["user_id"], payload(who)["sender_id"]) == ("", "")
 
 
 @pytest.mark.parametrize("value", [None, 0, True, {}, [], "", " \t\r\n", "\u2003\u00a0"], ids=repr)
@@ -256,7 +256,7 @@ async def test_streamable_http_reads_the_identity_header(
     assert writer == {"path": "n.md", "bytes": 1}
     assert member["error"]["reason"] == "no_grant"
     assert forged["error"]["code"] == "no_scope"
-    assert anonymous["sender"] == ""
+    assert anonymous["sender_id"] == ""
 
 
 async def test_tokens_of_two_tenants_agents_named_main_reach_separate_files(

@@ -268,10 +268,12 @@ def _memory_tools(box: Toolbox) -> list[Tool[Any]]:
 
 async def _whoami(call: ToolCall, args: WhoamiInput) -> Mapping[str, Any]:
     who = call.identity
+    # The same keys as ``actorscope normalize`` and RunRequest: user_id is the scope,
+    # sender_id the person who sent the message, actor_id who acts (sender, else scope).
     return {
-        "scope": who.user_id,
-        "sender": who.sender_id,
-        "actor": who.actor_id,
+        "user_id": who.user_id,
+        "sender_id": who.sender_id,
+        "actor_id": who.actor_id,
         "peer_kind": who.peer_kind.value,
         "sender_kind": who.sender_kind.value,
         "role": who.role,
