@@ -14,7 +14,20 @@ from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, field_valida
 
 from actorscope.identity import Identity, PeerKind, SenderKind
 
-__all__ = ["InboundMessage", "Media", "Metadata", "OutboundMessage", "RunRequest"]
+__all__ = [
+    "META_ORIGIN_VIA",
+    "InboundMessage",
+    "Media",
+    "Metadata",
+    "OutboundMessage",
+    "RunRequest",
+]
+
+#: Run requests only: the synthetic sender that carried a *verified* origin (for audit). The
+#: builder writes it iff it attributed the run to that origin and strips every ``origin_*`` key
+#: of a message otherwise, so :attr:`RunRequest.propagated` reads it. Re-exported by
+#: :mod:`actorscope.propagation` with the other origin keys.
+META_ORIGIN_VIA = "origin_via"
 
 
 def _freeze(value: Mapping[str, str]) -> Mapping[str, str]:
@@ -97,7 +110,20 @@ class OutboundMessage(_Frozen):
 
 
 class RunRequest(_Frozen):
-    """One agent turn: what to run, in which session, on behalf of whom."""
+    """One agent turn: what to run, in which session, on behalf of whom.
+
+    ``user_id`` is the scope, ``sender_id`` the actor (``""`` when no person acts), as on
+    :class:`InboundMessage`. :attr:`propagated` says whether the turn continues an earlier
+    person's run (a sub-agent or delegate announce, a teammate dispatch, ``session_send``, a
+    ticker) and was attributed to that person.
+
+    ``metadata`` keeps the inbound message's keys (never an unverified ``origin_*`` one).
+    ``metadata["command"]`` (:data:`actorscope.channels.META_COMMAND`) is the command the
+    message starts with, without its slash or ``@bot`` suffix: ``note`` for Telegram's
+    ``/note@my_bot buy milk`` (in a group only when it is addressed to this bot), the name of a
+    Discord slash command; absent for any other message. ``content`` keeps the full text. It
+    is what the platform sent, not an identity: a permission check still asks the policy.
+    """
 
     session_key: str
     user_id: str
@@ -113,6 +139,18 @@ class RunRequest(_Frozen):
     sender_kind: SenderKind = SenderKind.USER
     thread_id: str = ""
     message_id: str = ""
+
+    @property
+    def propagated(self) -> bool:
+        """True iff the builder attributed this turn to a verified origin (a propagated turn).
+
+        Then ``sender_id`` is the person who started the chain and
+        ``metadata[META_ORIGIN_VIA]`` the synthetic sender that carried it. A direct message,
+        and a synthesised one whose origin is missing, forged, replayed or not a person, is
+        not propagated: :func:`~actorscope.propagation.build_run_request` strips every
+        ``origin_*`` key of those, so nothing unsigned can set this.
+        """
+        return bool(self.metadata.get(META_ORIGIN_VIA))
 
     def identity(self) -> Identity:
         """The identity the host binds while this request runs."""

@@ -6,6 +6,9 @@ prefix test strips them all at channel ingress (see ``sanitize_inbound``).
 
 from __future__ import annotations
 
+# Defined next to RunRequest, whose ``propagated`` reads it; one of the origin keys all the same.
+from actorscope.messages import META_ORIGIN_VIA
+
 __all__ = [
     "META_ORIGIN_AGENT_ID",
     "META_ORIGIN_CHANNEL",
@@ -54,8 +57,6 @@ META_ORIGIN_SIGNED_AT = "origin_signed_at"
 #: Hex HMAC-SHA256 over the origin fields, the carrying message and the timestamp.
 META_ORIGIN_SIGNATURE = "origin_signature"
 
-#: Run requests only: the synthetic sender that carried a *verified* origin (for audit).
-META_ORIGIN_VIA = "origin_via"
 
 #: The signed origin fields, in their canonical order.
 ORIGIN_FIELD_KEYS: tuple[str, ...] = (
