@@ -80,10 +80,7 @@ async def run_example(db_path: Path) -> bool:
         bus = MessageBus(maxsize=64)
 
         async def agent_turn(request: RunRequest) -> Reply:
-            if (
-                request.sender_kind is SenderKind.USER
-                and META_ORIGIN_SENDER_ID not in request.metadata
-            ):
+            if request.sender_kind is SenderKind.USER and not request.propagated:
                 # A member's own message: hand the drafting to a sub-agent.
                 task = spawn_subagent("draft notes.txt", signer=signer)
                 print(f"    run as {sender_id_from_context()} in {user_id_from_context()}: "
