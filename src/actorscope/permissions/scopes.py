@@ -36,7 +36,7 @@ __all__ = [
     "parse_permission",
 ]
 
-#: The wildcard of a grant's scope, config type or user.
+#: The wildcard of a grant's scope, config type or sender.
 ANY = "*"
 
 
