@@ -705,6 +705,11 @@ def test_is_canonical_platform_id(sender: str, canonical: bool) -> None:
         ("4242", "4\x002", "telegram", True),
         ("42\ud800", "", "", True),
         (TG_GROUP + "\x00", "42", "", True),
+        ("group:matrix:5", "a" * 256, "matrix", False),  # the longest sender a grant may name
+        ("group:matrix:5", "a" * 257, "matrix", True),
+        ("4242", "a" * 257, "", True),  # length is checked everywhere, like storability
+        ("group:matrix:" + "5" * 499, "bob", "matrix", False),  # 512 characters
+        ("group:matrix:" + "5" * 500, "bob", "matrix", True),
     ],
 )
 def test_identity_problem(scope: str, sender: str, channel: str, problem: bool) -> None:

@@ -24,6 +24,8 @@ __all__ = [
     "DISCORD",
     "GROUP_SCOPE_PREFIXES",
     "HTTP",
+    "MAX_SCOPE_CHARS",
+    "MAX_SENDER_ID_CHARS",
     "PLACEHOLDER_SENDER_IDS",
     "SYNTHETIC_SENDER_EXACT",
     "SYNTHETIC_SENDER_PREFIXES",
@@ -120,6 +122,12 @@ _CANONICAL_ID = re.compile(r"[1-9][0-9]{0,31}")
 #: Channels whose person ids are integers (the identity table); any other channel's are opaque.
 _INTEGER_ID_CHANNELS = frozenset({TELEGRAM, DISCORD})
 _CHANNEL_NAME = re.compile(r"[a-z0-9][a-z0-9_.-]{0,63}")
+#: The longest sender id a check looks up (the longest a grant may name: ``scopes._EXACT_ID``).
+MAX_SENDER_ID_CHARS = 256
+#: The longest scope a check looks up (a group scope is under 100 characters; an HTTP user's
+#: or a custom channel's ids are opaque but short). Longer ids are refused before any lookup,
+#: so none reaches a store index that cannot hold it (PostgreSQL's ~2.7 KB B-tree row).
+MAX_SCOPE_CHARS = 512
 
 
 def is_group_scope(user_id: str) -> bool:
@@ -193,7 +201,8 @@ def identity_problem(scope: str, sender_id: str, channel: str = "") -> str | Non
     """Why (``scope``, ``sender_id``) is not an identity a check may look up, or ``None``.
 
     Everywhere: neither may hold a character a store cannot hold (a lone surrogate, NUL or
-    another control character), so SQLite and PostgreSQL answer alike. In a group context
+    another control character), so SQLite and PostgreSQL answer alike, nor be longer than
+    :data:`MAX_SENDER_ID_CHARS` (sender) or :data:`MAX_SCOPE_CHARS` (scope). In a group context
     the sender, after the legacy ``id|name`` split, must also be a well-formed person id for
     its channel. The channel is known from ``channel`` (``Identity.channel``) and from the
     scope (``guild:`` is Discord; ``group:<channel>:...``; a legacy ``group:<chatID>`` is
@@ -210,6 +219,13 @@ def identity_problem(scope: str, sender_id: str, channel: str = "") -> str | Non
 
     An empty sender is not a problem here: the policy denies it as ``empty_sender``.
     """
+    if len(scope) > MAX_SCOPE_CHARS:
+        return f"scope is {len(scope)} characters long, over the limit of {MAX_SCOPE_CHARS}"
+    if len(sender_id) > MAX_SENDER_ID_CHARS:
+        return (
+            f"sender id is {len(sender_id)} characters long, over the limit of "
+            f"{MAX_SENDER_ID_CHARS}"
+        )
     if has_unstorable(scope):
         return f"scope {scope!r} holds a character no store can hold (control or surrogate)"
     if has_unstorable(sender_id):
