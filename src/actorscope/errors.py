@@ -23,6 +23,7 @@ caller (and the CLI) can catch one class and print one clear line::
     ├── BotApiError                   the Bot API emulator refused a call (code + description)
     ├── ToolError                     a built-in LLM tool refused a call; ``code`` says why
     └── StoreError                    the database failed or cannot be used
+        ├── RowRefusedError           the store refused a row's values (too long, malformed)
         ├── DatabaseOpenError         the file cannot be opened as an actorscope database
         │   ├── NotADatabaseError     the file exists but is not SQLite
         │   ├── SchemaTooNewError     written by a newer actorscope
@@ -55,6 +56,7 @@ __all__ = [
     "NotFoundError",
     "PayloadError",
     "PermissionDeniedError",
+    "RowRefusedError",
     "ScenarioError",
     "SchemaError",
     "SchemaTooNewError",
@@ -174,6 +176,11 @@ class ToolError(ActorscopeError):
 
 class StoreError(ActorscopeError):
     """The database failed or cannot be used."""
+
+
+class RowRefusedError(StoreError):
+    """The store answered but refused the values of a row (a value over an index's size limit,
+    one the column type cannot hold): retrying the same row can never succeed."""
 
 
 class DatabaseOpenError(StoreError):

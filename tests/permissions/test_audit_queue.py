@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from actorscope.agents import Agent, AgentRegistry
-from actorscope.errors import StoreError
+from actorscope.errors import RowRefusedError, StoreError
 from actorscope.identity import Identity, PeerKind
 from actorscope.permissions import GrantStore, PermissionPolicy, Reason
 from actorscope.permissions.audit import AuditEntry, AuditLog
@@ -191,3 +191,57 @@ async def test_a_row_the_table_refuses_is_dropped_alone(
     assert sorted(e.actor_id for e in await audit.list()) == ["41", "43"]
     errors = [r.getMessage() for r in caplog.records if r.levelno == logging.ERROR]
     assert any("audit row dropped" in m for m in errors), errors
+
+
+async def test_an_oversized_custom_channel_sender_is_denied_and_blocks_nothing(
+    db: Database, agent: Agent, store: GrantStore
+) -> None:
+    """A 4000-letter sender is invalid_identity, audited (cut to fit); later rows follow at once."""
+    policy = PermissionPolicy(store)
+    long_sender = "q" * 4000
+    scope = "group:custom:1"
+    oversized = Identity(scope, long_sender, "custom", peer_kind=PeerKind.GROUP, agent_id=agent.id)
+    decision = await policy.check_file_writer(oversized)
+    assert (decision.allowed, decision.reason) == (False, Reason.INVALID_IDENTITY)
+    normal = Identity(scope, "alice", "custom", peer_kind=PeerKind.GROUP, agent_id=agent.id)
+    started = time.monotonic()
+    for _ in range(3):
+        assert (await policy.check_file_writer(normal)).reason is Reason.NO_GRANT
+    assert time.monotonic() - started < 3 * QUICK
+    assert store.audit.queued == 0
+    actors = [e.actor_id for e in await store.audit.list()]
+    assert actors[:3] == ["alice"] * 3
+    assert actors[3].startswith("q" * 512)
+    assert actors[3].endswith("…(4000 characters)")
+
+
+async def test_a_row_the_store_refuses_for_its_values_is_dropped_once_not_retried(
+    db: Database, backend: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """PostgreSQL refuses a NUL in the action (a data error): that row alone goes, logged cut."""
+    audit = AuditLog(db)
+    long_actor = "z" * 4000
+    with caplog.at_level(logging.WARNING, logger="actorscope.permissions.audit"):
+        results = await asyncio.gather(
+            audit.record(AuditEntry(action="check.deny\x00", actor_id=long_actor)),
+            audit.record(AuditEntry(action="check.deny", actor_id="43")),
+        )
+        await audit.flush()
+    refused = backend == "postgresql"
+    assert list(results) == [not refused, True]
+    assert audit.queued == 0
+    assert [e.actor_id for e in await audit.list()][:1] == ["43"]
+    messages = [r.getMessage() for r in caplog.records]
+    assert not any(long_actor[:600] in m for m in messages), "an id in a log line is not cut"
+    assert sum("audit row dropped" in m for m in messages) == int(refused), messages
+
+
+async def test_the_store_names_an_index_overflow_a_refused_row(db: Database, backend: str) -> None:
+    """A value over PostgreSQL's index row limit is RowRefusedError, not "the store is down"."""
+    big = "".join(chr(0x4E00 + i % 500) for i in range(4000))
+    insert = "INSERT INTO audit_log (created_at, actor_id, action) VALUES (?, ?, ?)"
+    if backend == "postgresql":
+        with pytest.raises(RowRefusedError, match="database write failed"):
+            await db.execute(insert, ("2026-01-01", big, "check.deny"))
+    else:
+        assert await db.execute(insert, ("2026-01-01", big, "check.deny")) == 1

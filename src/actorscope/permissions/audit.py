@@ -20,9 +20,11 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from actorscope._input import shown_path
 from actorscope._text import escape_unstorable
 from actorscope.agents.types import NIL_UUID
-from actorscope.errors import ConflictError, StoreError
+from actorscope.errors import ConflictError, RowRefusedError, StoreError
+from actorscope.identity import MAX_SCOPE_CHARS
 from actorscope.store import Database, Row, Transaction, utc_now
 
 __all__ = ["MAX_QUEUED", "RECORD_WAIT", "AuditAction", "AuditEntry", "AuditLog"]
@@ -100,7 +102,13 @@ class AuditEntry:
 def _storable(text: str | None) -> str | None:
     # An attacker-supplied id no store can hold (NUL, lone surrogate) must still leave its
     # audit row; a row no store can take would also block the retry queue behind it.
-    return None if text is None else escape_unstorable(text)
+    # An over-long one (refused as invalid_identity) is cut to fit PostgreSQL's index rows
+    # (MAX_SCOPE_CHARS characters of at most 4 bytes stay under its ~2.7 KB), saying so.
+    if text is None:
+        return None
+    if len(text) > MAX_SCOPE_CHARS:
+        text = f"{text[:MAX_SCOPE_CHARS]}…({len(text)} characters)"
+    return escape_unstorable(text)
 
 
 def _params(entry: AuditEntry) -> tuple[Any, ...]:
@@ -212,7 +220,7 @@ class AuditLog:
                 try:
                     async with self._db.transaction() as tx:
                         await tx.executemany(_INSERT_DECISION, [_decision_params(e) for e in batch])
-                except ConflictError as exc:
+                except (ConflictError, RowRefusedError) as exc:
                     # A row the table refuses (not the store failing): find it, drop it alone.
                     if len(batch) == 1:
                         self._drop_head(f"refused by the table: {exc}")
@@ -226,8 +234,8 @@ class AuditLog:
                             "audit write failed (%d rows queued, first %s for %s in %s): %s",
                             len(self._queue),
                             batch[0].action,
-                            batch[0].actor_id,
-                            batch[0].user_id,
+                            shown_path(batch[0].actor_id),
+                            shown_path(batch[0].user_id),
                             exc,
                         )
                     if self._closing.is_set() or self._db.closed:
@@ -253,8 +261,8 @@ class AuditLog:
         _log.error(
             "audit row dropped (%s for %s in %s): %s",
             entry.action,
-            entry.actor_id,
-            entry.user_id,
+            shown_path(entry.actor_id),
+            shown_path(entry.user_id),
             why,
         )
 

@@ -16,6 +16,7 @@ import logging
 from dataclasses import dataclass, replace
 from enum import StrEnum
 
+from actorscope._input import shown_path
 from actorscope._text import has_unstorable
 from actorscope.agents.types import NIL_UUID, is_uuid, looks_like_uuid
 from actorscope.context import current_identity
@@ -232,19 +233,19 @@ class PermissionPolicy:
     ) -> Decision:
         if self.strict:
             _log.warning(
-                "permission store failed; denying %s for sender %r in %r (agent %s, strict): %s",
+                "permission store failed; denying %s for sender %s in %s (agent %s, strict): %s",
                 config_type,
-                sender,
-                identity.user_id,
+                shown_path(sender),
+                shown_path(identity.user_id),
                 identity.agent_id,
                 exc,
             )
             return await self._deny(identity, Reason.STORE_ERROR_FAIL_CLOSED, sender, config_type)
         _log.warning(
-            "permission store failed; allowing %s for sender %r in %r (agent %s): %s",
+            "permission store failed; allowing %s for sender %s in %s (agent %s): %s",
             config_type,
-            sender,
-            identity.user_id,
+            shown_path(sender),
+            shown_path(identity.user_id),
             identity.agent_id,
             exc,
         )
@@ -267,12 +268,12 @@ class PermissionPolicy:
             # An allow nobody can see in the audit log yet: the log must say so, loudly.
             _log.error(
                 "fail-open allow not audited yet (row queued for retry): allowed=%s reason=%s"
-                " config_type=%s sender=%r scope=%r agent=%s",
+                " config_type=%s sender=%s scope=%s agent=%s",
                 decision.allowed,
                 decision.reason.value,
                 decision.config_type,
-                decision.sender_id,
-                decision.scope,
+                shown_path(decision.sender_id),
+                shown_path(decision.scope),
                 identity.agent_id,
             )
         return decision

@@ -30,6 +30,7 @@ from actorscope.errors import (
     DatabaseOpenError,
     MigrationError,
     NotADatabaseError,
+    RowRefusedError,
     SchemaTooNewError,
     StoreError,
 )
@@ -59,6 +60,8 @@ _MEMORY = ":memory:"
 def _store_error(exc: sqlite3.Error, what: str) -> StoreError | ConflictError:
     if isinstance(exc, sqlite3.IntegrityError):
         return ConflictError(f"{what}: {exc}")
+    if isinstance(exc, sqlite3.DataError):  # a value too big for SQLite ("string or blob too big")
+        return RowRefusedError(f"{what}: {exc}")
     return StoreError(f"{what}: {exc}")
 
 

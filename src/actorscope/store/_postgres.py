@@ -26,6 +26,7 @@ from actorscope.errors import (
     ConflictError,
     DatabaseOpenError,
     MigrationError,
+    RowRefusedError,
     SchemaTooNewError,
     StoreError,
 )
@@ -61,6 +62,10 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 def _store_error(exc: BaseException, what: str) -> StoreError | ConflictError:
     if isinstance(exc, asyncpg.IntegrityConstraintViolationError):
         return ConflictError(f"{what}: {exc}")
+    # Class 22 (a value the type cannot hold) and class 54 (an index row over its size
+    # limit): the server is fine, this row is not.
+    if isinstance(exc, asyncpg.DataError | asyncpg.ProgramLimitExceededError):
+        return RowRefusedError(f"{what}: {exc}")
     return StoreError(f"{what}: {exc}")
 
 
