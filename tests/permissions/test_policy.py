@@ -16,6 +16,7 @@ from actorscope.identity import (
     TELEGRAM_CHANNEL_BOT_ID,
     TELEGRAM_SERVICE_ID,
     Identity,
+    PeerKind,
 )
 from actorscope.permissions import Decision, GrantStore, PermissionPolicy, Reason
 from actorscope.store import Database
@@ -422,6 +423,19 @@ async def test_policies_over_one_store_share_invalidation(
     await grant(store, agent)
     assert (await first.check_file_writer(ident("42"))).allowed
     assert (await strict.check_file_writer(ident("42"))).allowed
+
+
+async def test_the_cache_keeps_channels_apart(agent: Agent, policy: PermissionPolicy) -> None:
+    """A decision cached for one channel never answers for another that judges the sender."""
+
+    def who(channel: str) -> Identity:
+        return Identity(
+            "group:custom:1", "042", channel, peer_kind=PeerKind.GROUP, agent_id=agent.id
+        )
+
+    assert (await policy.check_file_writer(who("telegram"))).reason is Reason.INVALID_IDENTITY
+    assert (await policy.check_file_writer(who(""))).reason is Reason.NO_GRANT  # opaque id: cached
+    assert (await policy.check_file_writer(who("telegram"))).reason is Reason.INVALID_IDENTITY
 
 
 # --- store failure ----------------------------------------------------------------------------

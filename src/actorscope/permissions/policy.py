@@ -5,9 +5,10 @@
 → deny (:func:`non_person_reason`); 6. grant lookup;
 7. store error → allow and audit (or deny when ``strict``).
 
-A warm check (same agent, tenant, scope, sender and type as an earlier cold one, no grant
-change since) is answered from the store's cache without touching the database; an allowed
-warm check writes nothing, a denied one writes its audit row.
+A warm check (same agent, tenant, scope, sender, channel and type as an earlier cold one, no
+grant change since; the channel decides which sender ids are well formed) is answered from the
+store's cache without touching the database; an allowed warm check writes nothing, a denied one
+writes its audit row.
 """
 
 from __future__ import annotations
@@ -159,6 +160,7 @@ class PermissionPolicy:
                 identity.tenant_id,
                 identity.user_id,
                 identity.sender_id,
+                identity.channel,
                 config_type,
             )
         )
@@ -185,7 +187,7 @@ class PermissionPolicy:
         if agent_id is None:
             return await self._deny(identity, Reason.NO_AGENT, identity.sender_id, config_type)
         cached: Decision | None = self._cache.get(
-            (agent_id, identity.tenant_id, scope, identity.sender_id, config_type)
+            (agent_id, identity.tenant_id, scope, identity.sender_id, identity.channel, config_type)
         )
         if cached is not None:
             if not cached.allowed:
@@ -220,7 +222,14 @@ class PermissionPolicy:
         reason = _LOOKUP_REASON[lookup]
         decision = Decision(lookup is GrantLookup.ALLOW, reason, scope, sender, str(config_type))
         self._cache.put(
-            (agent_id, identity.tenant_id, scope, identity.sender_id, config_type),
+            (
+                agent_id,
+                identity.tenant_id,
+                scope,
+                identity.sender_id,
+                identity.channel,
+                config_type,
+            ),
             decision,
             generation,
         )
