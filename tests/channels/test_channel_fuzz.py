@@ -18,6 +18,7 @@ from actorscope.channels.telegram import inspect_update
 from actorscope.identity import (
     PeerKind,
     SenderKind,
+    is_canonical_platform_id,
     is_group_scope,
     is_placeholder_sender,
     is_synthetic_sender,
@@ -93,7 +94,7 @@ def check(ingress: Ingress) -> None:
     sender = message.sender_id
     assert not is_placeholder_sender(sender)
     assert not is_synthetic_sender(sender)
-    assert sender == "" or sender.isdigit()
+    assert sender == "" or is_canonical_platform_id(sender), sender
     if message.sender_kind is not SenderKind.USER:
         assert sender == ""
     if is_group_scope(message.user_id):
@@ -206,7 +207,7 @@ def _discord_actors(dispatch: dict[str, Any]) -> list[Any]:
 
 def _canonical(sender: str) -> bool:
     """A canonical positive ASCII integer below 2**64: no sign, leading zero or other digit."""
-    return sender.isascii() and sender.isdigit() and sender[0] != "0" and int(sender) < 2**64
+    return is_canonical_platform_id(sender) and int(sender) < 2**64
 
 
 def check_person(message: InboundMessage | None, actors: list[Any], flags: tuple[str, ...]) -> None:
