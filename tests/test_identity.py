@@ -767,3 +767,11 @@ def test_exact_synthetic_sender_in_any_case_is_synthetic(exact: str, upper: list
     assert is_synthetic_sender(
         "".join(c.upper() if u else c for c, u in zip(exact, upper, strict=False))
     )
+
+
+def test_system_identity_carries_the_channel_it_inherits() -> None:
+    """A system run says the channel of the scope it inherits; a malformed one is refused."""
+    assert system_identity("4242", channel="telegram").channel == "telegram"
+    assert system_identity("4242").channel == ""
+    with pytest.raises(IdentityError, match="channel name"):
+        system_identity("4242", channel="Tele gram")

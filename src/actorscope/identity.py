@@ -519,11 +519,16 @@ def http_identity(user_id: str, *, role: str = "", tenant_id: str | None = None)
     )
 
 
-def system_identity(user_id: str = "", sender_id: str = "", *, role: str = "") -> Identity:
+def system_identity(
+    user_id: str = "", sender_id: str = "", *, role: str = "", channel: str = ""
+) -> Identity:
     """A cron, ticker or system run: inherited scope (or none), and a propagated or no sender.
 
-    A synthetic ``sender_id`` is kept and marked ``SYNTHETIC`` (still denied every group
-    permission); a legacy ``id|name`` is split; a Telegram placeholder id becomes ``""``.
+    ``channel`` is the channel of the inherited scope: a direct scope (a person's id) means
+    that person only on its channel, so a run inheriting one must say which (its files,
+    memory and cron jobs are stored under the channel too). A synthetic ``sender_id`` is kept
+    and marked ``SYNTHETIC`` (still denied every group permission); a legacy ``id|name`` is
+    split; a Telegram placeholder id becomes ``""``.
     """
     sender_id = normalize_sender_id(sender_id)
     placeholder = placeholder_sender_kind(sender_id)
@@ -538,6 +543,7 @@ def system_identity(user_id: str = "", sender_id: str = "", *, role: str = "") -
     return Identity(
         user_id=user_id,
         sender_id=sender_id,
+        channel=_channel_name(channel) if channel else "",
         peer_kind=PeerKind.GROUP if is_group_scope(user_id) else PeerKind.DIRECT,
         sender_kind=kind,
         role=role,

@@ -89,8 +89,8 @@ def _samples() -> tuple[Sample, ...]:
         777888, chat_id=general, guild_id=guild, sender_kind=SenderKind.WEBHOOK
     )
     http = http_identity("api-user-17")
-    ticker = system_identity(tg_group.user_id)
-    ticker_origin = system_identity(tg_group.user_id, str(alice))
+    ticker = system_identity(tg_group.user_id, channel=tg_group.channel)
+    ticker_origin = system_identity(tg_group.user_id, str(alice), channel=tg_group.channel)
     return (
         Sample("Telegram private chat (alice)", tg_dm, tg(tg_dm, alice)),
         Sample("Telegram group (alice)", tg_group, tg(tg_group, group)),

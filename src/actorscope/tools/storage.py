@@ -7,6 +7,10 @@ different channels collide (HTTP user ``"4242"``, Telegram user 4242), so its ke
 the channel: ``direct:<channel>:<user id>``, the channel with ``%`` and ``:`` escaped so the
 key splits one way only.
 
+A direct scope without a channel (a system run that did not say which channel it inherits)
+has no key: it is refused as ``no_scope`` rather than share ``direct::<id>`` with every other
+channel's runs for that id.
+
 One exception keeps data written before channels were part of the key readable: a Telegram
 private chat, whose scope is the user's canonical numeric id, keeps the bare id as its key.
 No other key is all digits (the others start with ``group:``, ``guild:`` or ``direct:``), so
@@ -16,6 +20,7 @@ under a bare id before this change are therefore seen by the Telegram user of th
 
 from __future__ import annotations
 
+from actorscope._input import shown_path
 from actorscope.errors import ToolError
 from actorscope.identity import Identity, is_group_scope
 
@@ -41,6 +46,12 @@ def storage_scope(identity: Identity) -> str:
     scope = require_scope(identity)
     if is_group_scope(scope):
         return scope
+    if not identity.channel:
+        raise ToolError(
+            "no_scope",
+            f"the direct scope {shown_path(scope)} names no channel: a run that inherits a "
+            "direct scope must say its channel (system_identity(..., channel=...))",
+        )
     if identity.channel == TELEGRAM_CHANNEL and scope.isascii() and scope.isdigit():
         return scope
     return f"{DIRECT_PREFIX}{_escape_channel(identity.channel)}:{scope}"
