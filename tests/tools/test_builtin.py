@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
+import json
+import sys
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
@@ -16,9 +19,10 @@ from actorscope.identity import Identity, system_identity, telegram_identity
 from actorscope.permissions import GrantStore, PermissionPolicy
 from actorscope.store import Database
 from actorscope.tools import BUILTIN_TOOL_NAMES, Toolbox, ToolRegistry, builtin_tools
-from actorscope.tools.toolbox import FreshPolicy
 
 GrantWriter = Callable[[str, str], Awaitable[None]]
+#: Another process over the same database (grants and revokes on request).
+WORKER = Path(__file__).parent.parent / "permissions" / "grant_worker.py"
 
 CHAT = -100200300
 WRITER, MEMBER = "4242", "5151"
@@ -266,26 +270,73 @@ async def test_no_agent_at_all_is_an_error(db: Database, tmp_path: Path) -> None
     assert result["error"]["code"] == "no_agent"
 
 
-async def test_fresh_policy_sees_grants_made_elsewhere(
-    db: Database, agent: Agent, tmp_path: Path
+async def test_a_tool_server_sees_another_process_revoke_within_a_second(
+    db_target: str, tmp_path: Path
 ) -> None:
-    """A long-running server's checks see a grant added through another store instance."""
+    """The policy `actorscope mcp` builds follows another process's revoke within 1 s."""
+    async with Database.open(db_target) as db:
+        agent = await AgentRegistry(db).create("main")
+        await _revoke_seen_within_a_second(db, db_target, agent, tmp_path)
+
+
+async def _revoke_seen_within_a_second(
+    db: Database, db_target: str, agent: Agent, tmp_path: Path
+) -> None:
     store = GrantStore(db)
     box = Toolbox.create(
-        db,
-        policy=FreshPolicy(PermissionPolicy(store), store),
-        workspace_root=tmp_path / "ws",
-        default_agent=agent,
+        db, policy=PermissionPolicy(store), workspace_root=tmp_path / "ws", default_agent=agent
     )
     tools = builtin_tools(box)
-    for _ in range(2):  # the second denial comes from a warm cache
-        before = await call(tools, group(WRITER), "cron_add", name="d", schedule="@daily")
-        assert before["error"]["reason"] == "no_grant"
-    await GrantStore(db).grant(
-        agent_id=agent.id, scope=GROUP_SCOPE, config_type="cron", sender_id=WRITER
+    member = replace(telegram_identity(-100777, "supergroup", 42), agent_id=agent.id)
+    loop = asyncio.get_running_loop()
+
+    async def written_within(seconds: float, *, allowed: bool) -> float:
+        start = loop.time()
+        while True:
+            result = await call(tools, member, "workspace_write", path="n.md", content="x")
+            if result["is_error"] is not allowed:
+                return loop.time() - start
+            assert loop.time() - start < seconds, result
+            await asyncio.sleep(0.01)
+
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        str(WORKER),
+        db_target,
+        agent.id,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
     )
-    added = await call(tools, group(WRITER), "cron_add", name="d", schedule="@daily")
-    assert added["is_error"] is False
+    assert proc.stdin is not None
+    assert proc.stdout is not None
+
+    async def ask(op: str) -> dict[str, Any]:
+        assert proc.stdin is not None
+        assert proc.stdout is not None
+        proc.stdin.write((json.dumps({"op": op, "user": "42"}) + "\n").encode())
+        await proc.stdin.drain()
+        reply: dict[str, Any] = json.loads(
+            await asyncio.wait_for(proc.stdout.readline(), timeout=60)
+        )
+        assert "error" not in reply, reply["error"]
+        return reply
+
+    try:
+        assert json.loads(await asyncio.wait_for(proc.stdout.readline(), timeout=60))["ready"]
+        await ask("grant")
+        await written_within(10, allowed=True)
+        await written_within(10, allowed=True)  # warm: answered from the cache
+        assert len(store.cache) == 1
+        assert (await ask("revoke"))["ok"]
+        assert await written_within(5, allowed=False) <= 1.0
+    finally:
+        proc.stdin.write(b'{"op": "quit"}\n')
+        await proc.stdin.drain()
+        try:
+            await asyncio.wait_for(proc.wait(), timeout=15)
+        except TimeoutError:
+            proc.kill()
+            await proc.wait()
 
 
 @pytest.mark.parametrize("tool", ["memory_reflect", "memory_search"])

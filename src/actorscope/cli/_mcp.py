@@ -32,7 +32,7 @@ from actorscope.propagation import DEFAULT_KEY_ENV, OriginSigner
 from actorscope.store import DEFAULT_TENANT_SLUG, Database
 from actorscope.tools.builtin import builtin_tools
 from actorscope.tools.token import IDENTITY_TOKEN_ENV, identity_from_token
-from actorscope.tools.toolbox import FreshPolicy, Toolbox
+from actorscope.tools.toolbox import Toolbox
 
 __all__ = ["Transport", "mcp"]
 
@@ -111,7 +111,8 @@ async def _serve(
         store = GrantStore(db)
         box = Toolbox.create(
             db,
-            policy=FreshPolicy(PermissionPolicy(store), store),
+            # The database's change feed keeps cached decisions within 1 s of any grant change.
+            policy=PermissionPolicy(store),
             workspace_root=workspace,
             default_agent=agent,
             agents=agents,

@@ -45,7 +45,6 @@ from actorscope.tools.workspace import Workspace
 __all__ = [
     "MEMORY_CONFIG_TYPE",
     "OWNER_REASON",
-    "FreshPolicy",
     "Toolbox",
     "Verdict",
     "WritePolicy",
@@ -83,35 +82,6 @@ class WritePolicy(Protocol):
     def check_cron(self, identity: Identity | None = None) -> Awaitable[Verdict]:
         """May the identity's actor manage cron jobs in its scope?"""
         ...
-
-
-class _Invalidating(Protocol):
-    def invalidate(self, agent_id: str | None = None) -> None: ...
-
-
-class FreshPolicy:
-    """A policy that drops the agent's cached decisions before every check.
-
-    For a long-running tool server: grants change in other processes (``actorscope grants``),
-    which the in-process decision cache cannot hear about.
-    """
-
-    def __init__(self, policy: WritePolicy, store: _Invalidating) -> None:
-        self._policy = policy
-        self._store = store
-
-    def _forget(self, identity: Identity | None) -> None:
-        self._store.invalidate(identity.agent_id if identity is not None else None)
-
-    async def check_file_writer(self, identity: Identity | None = None) -> Verdict:
-        """The wrapped policy's file_writer check, against the store as it is now."""
-        self._forget(identity)
-        return await self._policy.check_file_writer(identity)
-
-    async def check_cron(self, identity: Identity | None = None) -> Verdict:
-        """The wrapped policy's cron check, against the store as it is now."""
-        self._forget(identity)
-        return await self._policy.check_cron(identity)
 
 
 @dataclass(frozen=True, slots=True)
