@@ -5,18 +5,20 @@ from __future__ import annotations
 import os
 import uuid
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from actorscope.agents import Agent
+from actorscope.agents import Agent, AgentRegistry
 from actorscope.agents.types import AgentKey, AgentUUID, TenantUUID
 from actorscope.errors import ToolError
 from actorscope.identity import Identity, telegram_identity
-from actorscope.store import utc_now
-from actorscope.tools import Workspace, scope_segment
+from actorscope.permissions import GrantStore, PermissionPolicy
+from actorscope.store import Database, utc_now
+from actorscope.tools import Toolbox, Workspace, scope_segment
 from actorscope.tools.workspace import MAX_FILE_BYTES, FileMissingError, UnsafePathError
 
 SCOPE = "group:telegram:-100200300"
@@ -409,3 +411,72 @@ def test_appends_racing_whole_file_writes_are_never_half_applied(ws: Workspace) 
             future.result(timeout=60)
     for line in ws.read(MAIN, GROUP, "mixed.log").splitlines():
         assert line.startswith(("start", "append ", "reset "))
+
+
+def test_rename_moves_the_directory_with_the_agent(ws: Workspace) -> None:
+    """rename(agent, old_key) moves the agent's files to its new key; a stranger's stay."""
+    agent = make_agent()
+    ws.write(agent, GROUP, "notes.md", "mine")
+    renamed = replace(agent, key=AgentKey("helper"))
+    assert ws.rename(renamed, "main") == ws.agent_directory(renamed)
+    assert ws.read(renamed, GROUP, "notes.md") == "mine"
+    assert not ws.agent_directory(agent).exists()
+    stranger = make_agent("other")
+    ws.write(stranger, GROUP, "notes.md", "theirs")
+    assert ws.rename(replace(renamed, key=AgentKey("third")), "other") is None  # not its files
+    assert ws.read(stranger, GROUP, "notes.md") == "theirs"
+
+
+def test_a_renamed_agent_takes_its_files_on_first_use_and_a_new_agent_starts_empty(
+    ws: Workspace,
+) -> None:
+    """Renamed elsewhere: first use moves its directory; a new agent with the old key is empty."""
+    agent = make_agent()
+    ws.write(agent, GROUP, "notes.md", "mine")
+    renamed = replace(agent, key=AgentKey("helper"))
+    assert ws.read(renamed, GROUP, "notes.md") == "mine"
+    newcomer = make_agent()
+    with pytest.raises(FileMissingError):
+        ws.read(newcomer, GROUP, "notes.md")
+    ws.write(newcomer, GROUP, "notes.md", "new")
+    assert ws.read(renamed, GROUP, "notes.md") == "mine"
+    assert not list(ws.agent_directory(agent).parent.glob("*~*"))  # nothing archived away
+
+
+def test_renaming_onto_a_removed_agents_key_archives_its_directory(ws: Workspace) -> None:
+    """The new key's directory of a removed agent is archived before the rename moves in."""
+    gone = make_agent("helper")
+    ws.write(gone, GROUP, "notes.md", "removed agent")
+    agent = make_agent()
+    ws.write(agent, GROUP, "notes.md", "mine")
+    renamed = replace(agent, key=AgentKey("helper"))
+    ws.on_agent_changed(agent, renamed)
+    assert ws.read(renamed, GROUP, "notes.md") == "mine"
+    archived = ws.agent_directory(gone).with_name(f"helper~{gone.id}")
+    assert (archived / scope_segment(SCOPE) / "notes.md").read_text("utf-8") == "removed agent"
+
+
+def test_on_agent_changed_archives_a_removed_agent(ws: Workspace) -> None:
+    """The listener archives on remove, so a later agent with the key never meets the files."""
+    agent = make_agent()
+    ws.write(agent, GROUP, "notes.md", "mine")
+    ws.on_agent_changed(agent, None)
+    assert not ws.agent_directory(agent).exists()
+    assert ws.agent_directory(agent).with_name(f"main~{agent.id}").is_dir()
+
+
+async def test_a_toolbox_workspace_follows_its_registry(tmp_path: Path) -> None:
+    """Through the toolbox, a registry rename moves the files at once and a remove archives."""
+    async with Database.open(tmp_path / "t.db") as db:
+        registry = AgentRegistry(db)
+        box = Toolbox.create(
+            db, policy=PermissionPolicy(GrantStore(db)), workspace_root=tmp_path / "ws"
+        )
+        agent = await registry.create("main")
+        box.workspace.write(agent, GROUP, "notes.md", "mine")
+        renamed = await registry.rename("main", "helper")
+        assert (box.workspace.agent_directory(renamed) / scope_segment(SCOPE)).is_dir()
+        assert not box.workspace.agent_directory(agent).exists()
+        await registry.remove("helper")
+        assert not box.workspace.agent_directory(renamed).exists()
+        assert box.workspace.agent_directory(renamed).with_name(f"helper~{agent.id}").is_dir()

@@ -113,10 +113,14 @@ class Toolbox:
         ``legacy_tenant`` (a tenant UUID) adopts workspaces of the layout before tenants; see
         :class:`~actorscope.tools.workspace.Workspace`.
         """
+        registry = agents or AgentRegistry(db)
+        workspace = Workspace(workspace_root, legacy_tenant=legacy_tenant)
+        # A rename or remove in this process moves or archives the agent's files at once.
+        registry.subscribe(workspace.on_agent_changed)
         return cls(
-            agents=agents or AgentRegistry(db),
+            agents=registry,
             policy=policy,
-            workspace=Workspace(workspace_root, legacy_tenant=legacy_tenant),
+            workspace=workspace,
             memory=memory if memory is not None else SqliteMemory(db),
             crons=CronStore(db),
             audit=AuditLog(db),

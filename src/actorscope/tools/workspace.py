@@ -19,6 +19,14 @@ directory is archived as ``<key>~<old agent UUID>`` and the new agent starts emp
 older than the marker's is refused (``agent_replaced``): it was removed and replaced.
 :meth:`Workspace.archive` archives an agent's directory right away.
 
+**Renames and removes.** The directory follows the agent, not the key: a renamed agent's
+directory moves to its new key (:meth:`Workspace.rename`), a removed agent's is archived.
+:meth:`Workspace.on_agent_changed` does both as an
+:class:`~actorscope.agents.AgentListener` (the toolbox subscribes it to its registry, so a
+rename or remove in the same process moves the files at once). A rename made by a process
+that knows no workspace is caught up on first use: an agent whose directory is missing
+takes its own live directory (its marker names the agent's UUID) from under its old key.
+
 **The layout before tenants** (``<root>/agents/<key>/``, shared by every tenant) is migrated on
 first use, for one tenant only: ``legacy_tenant``, the tenant the root served (``actorscope
 run``: the bot's agent's; ``actorscope mcp``: its ``--tenant``). Its agent of that key moves the
@@ -33,6 +41,7 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import json
+import logging
 import os
 import re
 import tempfile
@@ -59,6 +68,8 @@ __all__ = [
     "Workspace",
     "scope_segment",
 ]
+
+_log = logging.getLogger("actorscope.tools.workspace")
 
 #: The largest file a tool reads or writes (1 MiB).
 MAX_FILE_BYTES = 1 << 20
@@ -225,6 +236,64 @@ class Workspace:
             os.rename(live, archived)
             return archived
 
+    def rename(self, agent: Agent, old_key: str) -> Path | None:
+        """Move ``agent``'s directory from ``old_key`` to its key now; its new path, or ``None``.
+
+        Only a directory whose marker names ``agent`` moves. A directory already under the new
+        key that belongs to another (removed) agent is archived first, as on first use.
+        """
+        with self._claim_lock:
+            old = tenant_workspace_path(self.root, agent.tenant_id, old_key)
+            return self._take_own(agent, old)
+
+    def on_agent_changed(self, before: Agent, after: Agent | None) -> None:
+        """An :class:`~actorscope.agents.AgentListener`: archive on remove, move on rename.
+
+        Runs after the registry's change committed, so it never raises: a directory that
+        cannot be moved is logged and left for the agent's first use to claim.
+        """
+        try:
+            if after is None:
+                self.archive(before)
+            elif after.key != before.key:
+                self.rename(after, before.key)
+        except OSError as exc:
+            _log.warning(
+                "workspace of agent %s (tenant %s) not moved after its %s: %s",
+                before.key,
+                before.tenant_id,
+                "removal" if after is None else "rename",
+                exc,
+            )
+
+    def _take_own(self, agent: Agent, source: Path) -> Path | None:
+        """Move ``source`` (if it is ``agent``'s) to the agent's directory; hold the claim lock."""
+        live = self.agent_directory(agent)
+        if source == live or not source.is_dir() or source.is_symlink():
+            return None
+        marker = _read_marker(source)
+        if marker is None or marker["agent_id"] != agent.id:
+            return None
+        if live.exists():
+            owner = _read_marker(live) if live.is_dir() else None
+            if owner is None or owner["agent_id"] == agent.id:
+                return None  # unmarked, or already this agent's: nothing is overwritten
+            os.rename(
+                live,
+                archived_workspace_path(self.root, agent.tenant_id, agent.key, owner["agent_id"]),
+            )
+        os.rename(source, live)
+        return live
+
+    def _find_own(self, agent: Agent, live: Path) -> None:
+        """Take the agent's live directory from under an old key (a rename elsewhere)."""
+        if not live.parent.is_dir():
+            return
+        for entry in sorted(live.parent.iterdir()):
+            # "~" marks an archived directory: a removed agent's, never taken back.
+            if "~" not in entry.name and self._take_own(agent, entry) is not None:
+                return
+
     def _adopt_legacy(self, agent: Agent, live: Path) -> None:
         if self.legacy_tenant is None or agent.tenant_id != self.legacy_tenant:
             return
@@ -237,6 +306,8 @@ class Workspace:
         """The agent's directory, claimed for it (migrating or archiving first); else ``None``."""
         with self._claim_lock:
             live = self.agent_directory(agent)
+            if not live.exists():
+                self._find_own(agent, live)
             if not live.exists():
                 self._adopt_legacy(agent, live)
             archived = False
