@@ -150,3 +150,30 @@ def test_list_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert "support-bot" in out
     assert row["id"] in out
     assert "default" in out
+
+
+def test_rename_and_remove_with_workspace_move_the_agents_files(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--workspace: rename moves the agent's directory to its new key; remove archives it."""
+    db, root = tmp_path / "a.db", tmp_path / "ws"
+    run(capsys, "agents", "add", "--db", str(db), "bot")
+    [row] = listed(capsys, db)
+    agent_id = row["id"]
+
+    async def tenant_dir() -> Path:
+        async with Database.open(db) as database:
+            agent = await AgentRegistry(database).get(agent_id)
+        return root / "tenants" / agent.tenant_id / "agents"
+
+    agents = asyncio.run(tenant_dir())
+    (agents / "bot" / "notes").mkdir(parents=True)
+    (agents / "bot" / ".agent.json").write_text(json.dumps({"agent_id": agent_id}), "utf-8")
+    (agents / "bot" / "notes" / "a.md").write_text("mine", "utf-8")
+    args = ("--db", str(db), "--workspace", str(root))
+    assert run(capsys, "agents", "rename", *args, "bot", "helper")[0] == 0
+    assert not (agents / "bot").exists()
+    assert (agents / "helper" / "notes" / "a.md").read_text("utf-8") == "mine"
+    assert run(capsys, "agents", "remove", *args, "helper")[0] == 0
+    assert not (agents / "helper").exists()
+    assert (agents / f"helper~{agent_id}" / "notes" / "a.md").read_text("utf-8") == "mine"

@@ -205,6 +205,8 @@ async def run_bots(
         await stack.enter_async_context(GrantChangeWatcher(grants))
         # One bot, one tenant: its agent's tenant adopts a workspace laid out before tenants.
         workspace = Workspace(config.workspace, legacy_tenant=agent.tenant_id)
+        # Renaming or removing an agent in this process moves or archives its files.
+        AgentRegistry(db).subscribe(workspace.on_agent_changed)
         services = BotServices(db, agent, grants, PermissionPolicy(grants), workspace)
         bus = MessageBus()
         owners = frozenset(config.owners)

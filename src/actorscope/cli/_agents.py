@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -23,6 +25,24 @@ app.add_typer(agents_app, name="agents")
 
 TenantOption = Annotated[str, typer.Option("--tenant", help="Tenant slug or UUID.")]
 AgentArgument = Annotated[str, typer.Argument(help="The agent's key or UUID.")]
+WorkspaceOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--workspace",
+        help="Workspace root (as given to `actorscope mcp` or a bot's config) whose agent "
+        "directory follows the change: moved on rename, archived on remove.",
+    ),
+]
+
+
+def _follow(registry: AgentRegistry, workspace: Path | None) -> None:
+    """Let the workspace at ``workspace`` (if given) follow ``registry``'s renames and removes."""
+    if workspace is None:
+        return
+    from actorscope.tools.workspace import Workspace
+
+    # A plain function is held strongly (a bound method would be held weakly and vanish).
+    registry.subscribe(functools.partial(Workspace.on_agent_changed, Workspace(workspace)))
 
 
 @agents_app.command("add")
@@ -90,12 +110,14 @@ def rename(
     new_key: Annotated[str, typer.Argument(help="The new key.")],
     db: DbOption = DEFAULT_DB,
     tenant: TenantOption = DEFAULT_TENANT_SLUG,
+    workspace: WorkspaceOption = None,
 ) -> None:
     """Give an agent a new key; its UUID and everything that references it stay."""
 
     async def run() -> str:
         async with Database.open(db) as database:
             registry = AgentRegistry(database)
+            _follow(registry, workspace)
             owner = await registry.tenant(tenant)
             before = await registry.resolve(agent, owner.id)
             after = await registry.rename(before.id, new_key, owner.id)
@@ -113,12 +135,14 @@ def remove(
         bool,
         typer.Option("--purge", help="Delete the row and every row that references it."),
     ] = False,
+    workspace: WorkspaceOption = None,
 ) -> None:
     """Remove an agent (soft delete: its key becomes free; --purge deletes it for good)."""
 
     async def run() -> str:
         async with Database.open(db) as database:
             registry = AgentRegistry(database)
+            _follow(registry, workspace)
             owner = await registry.tenant(tenant)
             gone = await registry.remove(agent, owner.id, purge=purge)
             verb = "purged" if purge else "removed"
