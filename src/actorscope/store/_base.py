@@ -29,6 +29,7 @@ __all__ = [
     "Params",
     "Row",
     "Transaction",
+    "outdated_schema",
     "utc_now",
 ]
 
@@ -45,6 +46,14 @@ _POSTGRES_SCHEMES = ("postgresql", "postgres")
 def utc_now() -> str:
     """The current time as an ISO 8601 UTC string with microseconds (sorts as text)."""
     return datetime.now(UTC).isoformat(timespec="microseconds")
+
+
+def outdated_schema(target: str, version: int, known: int) -> str:
+    """The one line for a database ``create=False`` will not open: older than this code."""
+    return (
+        f"database {target!r} has schema version {version}, older than this actorscope's "
+        f"({known}); upgrade it with: actorscope migrate --db {target}"
+    )
 
 
 class ChangeListener(Protocol):
@@ -168,10 +177,16 @@ class Database(abc.ABC):
     @classmethod
     @asynccontextmanager
     async def open(
-        cls, target: str | os.PathLike[str], *, busy_timeout: float = 5.0
+        cls, target: str | os.PathLike[str], *, busy_timeout: float = 5.0, create: bool = True
     ) -> AsyncIterator[Database]:
-        """Open (creating and migrating if needed) the database at ``target``; close on exit."""
-        db = await cls.connect(target, busy_timeout=busy_timeout)
+        """Open (creating and migrating if needed) the database at ``target``; close on exit.
+
+        ``create=False`` opens an existing, up-to-date actorscope database only (for
+        commands that read): it refuses a missing or empty file, or a PostgreSQL database
+        without actorscope's tables, with a :class:`~actorscope.errors.DatabaseOpenError`,
+        and never migrates (an older schema is refused with how to upgrade it).
+        """
+        db = await cls.connect(target, busy_timeout=busy_timeout, create=create)
         try:
             yield db
         finally:
@@ -179,11 +194,12 @@ class Database(abc.ABC):
 
     @classmethod
     async def connect(
-        cls, target: str | os.PathLike[str], *, busy_timeout: float = 5.0
+        cls, target: str | os.PathLike[str], *, busy_timeout: float = 5.0, create: bool = True
     ) -> Database:
         """Open the database for a long-lived owner, who must ``await db.close()``.
 
-        ``busy_timeout`` is how long (seconds) a write waits for another writer.
+        ``busy_timeout`` is how long (seconds) a write waits for another writer; ``create``
+        as in :meth:`open`.
         """
         text = os.fspath(target)
         match = _URL.match(text)
@@ -192,7 +208,9 @@ class Database(abc.ABC):
             from actorscope.store._database import SqliteDatabase
 
             path = text.removeprefix(_SQLITE_PREFIX) if match is not None else text
-            return await SqliteDatabase.connect_sqlite(path, busy_timeout=busy_timeout)
+            return await SqliteDatabase.connect_sqlite(
+                path, busy_timeout=busy_timeout, create=create
+            )
         if match["scheme"].lower() in _POSTGRES_SCHEMES:
             try:
                 from actorscope.store._postgres import PostgresDatabase
@@ -203,7 +221,9 @@ class Database(abc.ABC):
                     "PostgreSQL needs asyncpg: pip install 'actorscope[postgres]'"
                 ) from exc
 
-            return await PostgresDatabase.connect_url(text, busy_timeout=busy_timeout)
+            return await PostgresDatabase.connect_url(
+                text, busy_timeout=busy_timeout, create=create
+            )
         raise DatabaseOpenError(
             f"unsupported database URL scheme {match['scheme']!r}: use a file path, "
             "sqlite:///path or postgresql://user@host:port/db"

@@ -41,6 +41,7 @@ from actorscope.store._base import (
     Params,
     Row,
     Transaction,
+    outdated_schema,
     utc_now,
 )
 from actorscope.store._migrations import Migration, load_migrations
@@ -159,14 +160,17 @@ class EpochFeed:
             await self.poll()
 
 
-def _preflight(path: Path) -> str:
+def _preflight(path: Path, *, create: bool = True) -> str:
     """Refuse, before touching anything, a path that cannot be an actorscope database.
 
-    Returns the ``file:`` URI of the read-only reader connection.
+    Returns the ``file:`` URI of the read-only reader connection. Without ``create`` a
+    missing or empty file is refused too.
     """
     try:
         mode: int | None = path.stat().st_mode
     except FileNotFoundError:
+        if not create:
+            raise DatabaseOpenError(f"database {str(path)!r} does not exist") from None
         mode = None  # a new database; its directory is checked below
     except OSError as exc:  # too long, a symlink loop, a file used as a directory, no access
         raise DatabaseOpenError(
@@ -191,12 +195,16 @@ def _preflight(path: Path) -> str:
             raise DatabaseOpenError(f"cannot read database {str(path)!r}: {exc.strerror}") from exc
         if header and header != _SQLITE_HEADER:
             raise NotADatabaseError(f"{str(path)!r} exists but is not an SQLite database")
+        if not header and not create:
+            raise NotADatabaseError(f"{str(path)!r} is an empty file, not an actorscope database")
         if not os.access(path, os.W_OK):
             raise DatabaseNotWritableError(f"database {str(path)!r} is not writable")
     elif not os.access(parent, os.W_OK):
         raise DatabaseNotWritableError(
             f"cannot create database {str(path)!r}: directory {str(parent)!r} is not writable"
         )
+    if not create:
+        return path.resolve().as_uri() + "?mode=ro"
     # Open once synchronously: a path SQLite cannot open (a /proc entry, a special file) must
     # fail here, before aiosqlite starts a worker thread that would outlive the event loop.
     try:
@@ -250,12 +258,23 @@ class SqliteDatabase(Database):
         self._feed = EpochFeed(self, self._changes)
 
     @classmethod
-    async def connect_sqlite(cls, target: str, *, busy_timeout: float = 5.0) -> SqliteDatabase:
-        """Open (creating and migrating if needed) the SQLite file ``target`` (or ``:memory:``)."""
-        reader_uri = "" if target == _MEMORY else _preflight(Path(target))
+    async def connect_sqlite(
+        cls, target: str, *, busy_timeout: float = 5.0, create: bool = True
+    ) -> SqliteDatabase:
+        """Open (creating and migrating if needed) the SQLite file ``target`` (or ``:memory:``).
+
+        ``create=False``: only an existing, up-to-date actorscope file (see ``Database.open``).
+        """
+        if target == _MEMORY and not create:
+            raise DatabaseOpenError("an in-memory database is always new: nothing to read")
+        reader_uri = "" if target == _MEMORY else _preflight(Path(target), create=create)
         migrations = load_migrations()
         try:
-            writer = await _connect(target, busy_timeout=busy_timeout)
+            if create:
+                writer = await _connect(target, busy_timeout=busy_timeout)
+            else:  # mode=rw: SQLite must not create the file if it vanished since the preflight
+                rw_uri = reader_uri.removesuffix("?mode=ro") + "?mode=rw"
+                writer = await _connect(rw_uri, busy_timeout=busy_timeout, uri=True)
         except sqlite3.Error as exc:
             raise DatabaseOpenError(f"cannot open database {target!r}: {exc}") from exc
         try:
@@ -265,10 +284,13 @@ class SqliteDatabase(Database):
                     f"database {target!r} has schema version {version}, newer than this "
                     f"actorscope knows ({len(migrations)}); upgrade actorscope"
                 )
-            if target != _MEMORY:
-                await writer.execute("PRAGMA journal_mode = WAL")
-                await writer.execute("PRAGMA synchronous = NORMAL")
-            version, tenant_id = await _migrate(writer, migrations, target)
+            if create:
+                if target != _MEMORY:
+                    await writer.execute("PRAGMA journal_mode = WAL")
+                    await writer.execute("PRAGMA synchronous = NORMAL")
+                version, tenant_id = await _migrate(writer, migrations, target)
+            else:
+                tenant_id = await _existing(writer, target, version, len(migrations))
             if target == _MEMORY:
                 reader = writer
             else:
@@ -354,6 +376,21 @@ class SqliteDatabase(Database):
         except sqlite3.Error as exc:
             raise _store_error(exc, "database read failed") from exc
         return list(rows)
+
+
+async def _existing(conn: aiosqlite.Connection, target: str, version: int, known: int) -> str:
+    """The default tenant of an up-to-date database opened without ``create``; else refuse."""
+    if version == 0:
+        raise NotADatabaseError(f"{target!r} is an SQLite file without actorscope's tables")
+    if version < known:
+        raise DatabaseOpenError(outdated_schema(target, version, known))
+    async with conn.execute(
+        "SELECT id FROM tenants WHERE slug = ?", (DEFAULT_TENANT_SLUG,)
+    ) as cursor:
+        row = await cursor.fetchone()
+    if row is None:
+        raise NotADatabaseError(f"database {target!r} has no default tenant")
+    return str(row[0])
 
 
 async def _migrate(

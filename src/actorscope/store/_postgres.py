@@ -26,6 +26,7 @@ from actorscope.errors import (
     ConflictError,
     DatabaseOpenError,
     MigrationError,
+    NotADatabaseError,
     RowRefusedError,
     SchemaTooNewError,
     StoreError,
@@ -36,6 +37,7 @@ from actorscope.store._base import (
     Params,
     Row,
     Transaction,
+    outdated_schema,
     utc_now,
 )
 from actorscope.store._listen import ChangeFeed
@@ -151,10 +153,14 @@ class PostgresDatabase(Database):
         self._write_lock = asyncio.Lock()
 
     @classmethod
-    async def connect_url(cls, url: str, *, busy_timeout: float = 5.0) -> PostgresDatabase:
+    async def connect_url(
+        cls, url: str, *, busy_timeout: float = 5.0, create: bool = True
+    ) -> PostgresDatabase:
         """Connect and migrate (one transaction); DatabaseOpenError if down.
 
-        The LISTEN connection opens with the first cached check (see :meth:`watch_changes`).
+        ``create=False`` never migrates: it refuses a database without actorscope's tables
+        or with an older schema. The LISTEN connection opens with the first cached check
+        (see :meth:`watch_changes`).
         """
         where, name, safe = _address(url)
         settings = {"lock_timeout": str(max(1, int(busy_timeout * 1000)))}
@@ -171,7 +177,11 @@ class PostgresDatabase(Database):
                 f"cannot connect to PostgreSQL at {where} (database {name!r}): {exc}"
             ) from exc
         try:
-            version, tenant_id = await _migrate(pool, load_migrations(dialect="postgresql"), safe)
+            migrations = load_migrations(dialect="postgresql")
+            if create:
+                version, tenant_id = await _migrate(pool, migrations, safe)
+            else:
+                version, tenant_id = await _existing(pool, len(migrations), safe)
         except _FAILURES as exc:
             await pool.close()
             raise DatabaseOpenError(f"cannot open PostgreSQL database {safe!r}: {exc}") from exc
@@ -264,6 +274,29 @@ class PostgresDatabase(Database):
     async def _start_feed(self) -> None:
         if not self._closed:
             await self._feed.start()
+
+
+async def _existing(pool: Any, known: int, target: str) -> tuple[int, str]:
+    """The schema version and default tenant of an up-to-date database; else refuse."""
+    async with pool.acquire() as conn:
+        if await conn.fetchval("SELECT to_regclass('schema_migrations')") is None:
+            raise NotADatabaseError(f"PostgreSQL database {target!r} has no actorscope tables")
+        version = int(
+            await conn.fetchval("SELECT COALESCE(MAX(version), 0) FROM schema_migrations")
+        )
+        if version > known:
+            raise SchemaTooNewError(
+                f"database {target!r} has schema version {version}, newer than this "
+                f"actorscope knows ({known}); upgrade actorscope"
+            )
+        if version < known:
+            raise DatabaseOpenError(outdated_schema(target, version, known))
+        tenant_id = await conn.fetchval(
+            "SELECT id FROM tenants WHERE slug = $1", DEFAULT_TENANT_SLUG
+        )
+    if tenant_id is None:
+        raise NotADatabaseError(f"database {target!r} has no default tenant")
+    return version, str(tenant_id)
 
 
 async def _migrate(pool: Any, migrations: Sequence[Migration], target: str) -> tuple[int, str]:
