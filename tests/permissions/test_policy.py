@@ -514,3 +514,36 @@ async def test_closed_database_fails_open_and_never_raises(
     assert decision.reason is Reason.STORE_ERROR_FAIL_OPEN
     assert strict.reason is Reason.STORE_ERROR_FAIL_CLOSED
     assert any("audit write failed" in r.getMessage() for r in caplog.records)
+
+
+# --- what-if checks (audit=False) ---------------------------------------------------------
+
+
+async def test_a_what_if_policy_decides_alike_and_audits_nothing(
+    db: Database, store: GrantStore, agent: Agent, ident: MakeIdentity
+) -> None:
+    """audit=False gives the same decisions (cold and cached) and writes no audit row."""
+    await grant(store, agent)
+    audited, what_if = PermissionPolicy(store), PermissionPolicy(store, audit=False)
+    identities = [ident("42"), ident("43"), ident(""), ident("42", agent_id=None)]
+    for identity in identities * 2:  # the second round hits the cache
+        expected = await audited.check_file_writer(identity)
+        before = await audit_count(db)
+        assert await what_if.check_file_writer(identity) == expected
+        assert await audit_count(db) == before
+    assert await audit_count(db, "check.deny") == 6  # the audited policy's denials only
+
+
+async def test_a_what_if_policy_does_not_audit_a_fail_open(
+    db: Database, ident: MakeIdentity, store: GrantStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A store failure under audit=False still fails open, without an audit row."""
+
+    async def broken(*args: object, **kwargs: object) -> None:
+        raise StoreError("database read failed: disk I/O error")
+
+    monkeypatch.setattr(db, "fetchall", broken)
+    decision = await PermissionPolicy(store, audit=False).check_file_writer(ident("42"))
+    assert decision.reason is Reason.STORE_ERROR_FAIL_OPEN
+    monkeypatch.undo()
+    assert await audit_count(db) == 0

@@ -117,11 +117,16 @@ _CONTEXT_FILES = ConfigType.CONTEXT_FILES.value
 
 
 class PermissionPolicy:
-    """Checks over a :class:`GrantStore`. ``strict=True`` denies when the store fails."""
+    """Checks over a :class:`GrantStore`. ``strict=True`` denies when the store fails.
 
-    def __init__(self, store: GrantStore, *, strict: bool = False) -> None:
+    ``audit=False`` decides exactly the same way but writes no audit row (a what-if, such as
+    ``actorscope check``); a policy that guards real actions keeps the default.
+    """
+
+    def __init__(self, store: GrantStore, *, strict: bool = False, audit: bool = True) -> None:
         self.store = store
         self.strict = strict
+        self.audit = audit
         self._cache = store.cache
 
     async def check_file_writer(self, identity: Identity | None = None) -> Decision:
@@ -261,6 +266,8 @@ class PermissionPolicy:
         decision = Decision(
             True, Reason.STORE_ERROR_FAIL_OPEN, identity.user_id, sender, str(config_type)
         )
+        if not self.audit:
+            return decision
         audited = await self.store.audit.record(
             AuditEntry(
                 action=AuditAction.CHECK_FAIL_OPEN,
@@ -295,6 +302,8 @@ class PermissionPolicy:
         return decision
 
     async def _audit_deny(self, identity: Identity, decision: Decision) -> None:
+        if not self.audit:
+            return
         agent_id = identity.agent_id if is_uuid(identity.agent_id) else None
         # No tenant given: the audit insert takes the agent's (no read on the decision path).
         await self.store.audit.record(
