@@ -110,7 +110,7 @@ def test_list_and_audit_json(capsys: pytest.CaptureFixture[str], cli_db: tuple[s
     status, out, _ = run(capsys, "audit", "--db", db, "--json")
     assert status == 0
     actions = [(e["action"], e["reason"]) for e in json.loads(out)]
-    assert actions == [("check.deny", "no_grant"), ("grant.add", "allow")]
+    assert actions == [("grant.add", "allow")]  # check is a what-if: no check.deny row
     status, out, _ = run(capsys, "audit", "--db", db)
     assert status == 0
     assert "grant.add" in out

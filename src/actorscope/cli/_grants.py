@@ -12,9 +12,9 @@ from rich.text import Text
 
 from actorscope.agents import Agent, AgentRegistry
 from actorscope.cli._app import DEFAULT_DB, DbOption, app, console_for_tables
-from actorscope.errors import NotFoundError
+from actorscope.errors import ConfigError, NotFoundError
 from actorscope.identity import Identity, PeerKind, is_group_scope
-from actorscope.permissions import GrantStore, PermissionPolicy
+from actorscope.permissions import BYPASS_ROLES, GrantStore, PermissionPolicy
 from actorscope.permissions.scopes import (
     Permission,
     parse_check_type,
@@ -34,6 +34,10 @@ app.add_typer(grants_app, name="grants")
 
 AgentOpt = Annotated[str, typer.Option("--agent", help="Agent key or UUID.")]
 TenantOpt = Annotated[str, typer.Option("--tenant", help="Tenant slug or UUID.")]
+FilterTenantOpt = Annotated[
+    str | None,
+    typer.Option("--tenant", help="Only this tenant (slug or UUID); also the tenant of --agent."),
+]
 ScopeOpt = Annotated[
     str, typer.Option("--scope", help="Exact scope, '*', or a prefix ending in ':*'.")
 ]
@@ -46,9 +50,24 @@ TypeOpt = Annotated[
 DenyOpt = Annotated[bool, typer.Option("--deny", help="A deny grant instead of an allow.")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON.")]
 
+#: The roles ``check --role`` takes: none, or one that bypasses grants.
+KNOWN_ROLES: tuple[str, ...] = ("", *sorted(BYPASS_ROLES))
+#: ``check --exit-code``: the status of a denied check.
+EXIT_DENIED = 1
+
 
 async def _agent(db: Database, key_or_uuid: str, tenant: str) -> Agent:
     return await AgentRegistry(db).resolve(key_or_uuid, tenant)
+
+
+async def _filters(
+    db: Database, agent: str | None, tenant: str | None
+) -> tuple[str | None, str | None]:
+    """(agent UUID, tenant UUID) to filter by; NotFoundError for an unknown agent or tenant."""
+    tenant_id = None if tenant is None else (await AgentRegistry(db).tenant(tenant)).id
+    if agent is None:
+        return None, tenant_id
+    return (await _agent(db, agent, tenant or DEFAULT_TENANT_SLUG)).id, tenant_id
 
 
 def _table(title: str, columns: tuple[str, ...], rows: list[tuple[str, ...]]) -> None:
@@ -112,6 +131,7 @@ def grants_remove(
     deny: Annotated[bool, typer.Option("--deny", help="Remove only if it is a deny.")] = False,
     tenant: TenantOpt = DEFAULT_TENANT_SLUG,
     revoked_by: Annotated[str, typer.Option("--by", help="Who revokes (audit).")] = "cli",
+    as_json: JsonOpt = False,
 ) -> None:
     """Remove the grant with this agent, scope, sender and type; exit 2 if there is none."""
     parse_grant_scope(scope)
@@ -119,7 +139,7 @@ def grants_remove(
     grantee = parse_grantee(sender, scope)
     wanted = Permission.DENY if deny else None
 
-    async def run() -> str:
+    async def run() -> dict[str, Any]:
         async with Database.open(db) as database:
             found = await _agent(database, agent, tenant)
             store = GrantStore(database)
@@ -138,30 +158,31 @@ def grants_remove(
                 sender_id=grantee,
                 revoked_by=revoked_by,
             )
-            return f"removed {current[0].permission} {config_type} for {grantee} in {scope} " + (
-                f"(agent {found.key})"
-            )
+            return {**current[0].as_dict(), "agent_key": found.key, "removed": True}
 
-    typer.echo(asyncio.run(run()))
+    row = asyncio.run(run())
+    if as_json:
+        typer.echo(json.dumps(row, sort_keys=True))
+    else:
+        typer.echo(
+            f"removed {row['permission']} {config_type} for {grantee} in {scope} "
+            f"(agent {row['agent_key']})"
+        )
 
 
 @grants_app.command("list")
 def grants_list(
     db: DbOption = DEFAULT_DB,
     agent: Annotated[str | None, typer.Option("--agent", help="Agent key or UUID.")] = None,
-    tenant: TenantOpt = DEFAULT_TENANT_SLUG,
+    tenant: FilterTenantOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """List grants, of one agent or of every agent."""
+    """List grants, of one agent or tenant or of every agent; reads only."""
 
     async def run() -> list[dict[str, Any]]:
-        async with Database.open(db) as database:
-            store = GrantStore(database)
-            if agent is None:
-                grants = await store.list()
-            else:
-                found = await _agent(database, agent, tenant)
-                grants = await store.list(agent_id=found.id)
+        async with Database.open(db, create=False) as database:
+            agent_id, tenant_id = await _filters(database, agent, tenant)
+            grants = await GrantStore(database).list(agent_id=agent_id, tenant_id=tenant_id)
             return [grant.as_dict() for grant in grants]
 
     rows = asyncio.run(run())
@@ -181,16 +202,25 @@ def check(
         str, typer.Option("--type", help="file_writer, cron, heartbeat or context_files.")
     ],
     db: DbOption = DEFAULT_DB,
-    role: Annotated[str, typer.Option("--role", help="The actor's role, if any.")] = "",
+    role: Annotated[
+        str, typer.Option("--role", help=f"The actor's role: {', '.join(KNOWN_ROLES[1:])}.")
+    ] = "",
     tenant: TenantOpt = DEFAULT_TENANT_SLUG,
     as_json: JsonOpt = False,
+    exit_code: Annotated[
+        bool, typer.Option("--exit-code", help=f"Exit {EXIT_DENIED} when denied (for scripts).")
+    ] = False,
 ) -> None:
-    """Decide one permission check; exit 0 whatever the decision."""
+    """Decide one permission check, what-if: writes nothing; exit 0 whatever the decision."""
     parse_grant_scope(scope, pattern=False)
     parse_check_type(config_type)
+    if role not in KNOWN_ROLES:
+        raise ConfigError(
+            f"--role must be one of {', '.join(KNOWN_ROLES[1:])} (or left out), not {role!r}"
+        )
 
     async def run() -> tuple[bool, str]:
-        async with Database.open(db) as database:
+        async with Database.open(db, create=False) as database:
             found = await _agent(database, agent, tenant)
             identity = Identity(
                 user_id=scope,
@@ -200,7 +230,8 @@ def check(
                 tenant_id=found.tenant_id,
                 agent_id=found.id,
             )
-            decision = await PermissionPolicy(GrantStore(database)).check(config_type, identity)
+            policy = PermissionPolicy(GrantStore(database), audit=False)
+            decision = await policy.check(config_type, identity)
             return decision.allowed, str(decision.reason)
 
     allowed, reason = asyncio.run(run())
@@ -208,25 +239,28 @@ def check(
         typer.echo(json.dumps({"allowed": allowed, "reason": reason}))
     else:
         typer.echo(f"{'allowed' if allowed else 'denied'} ({reason})")
+    if exit_code and not allowed:
+        raise typer.Exit(EXIT_DENIED)
 
 
 @app.command("audit")
 def audit(
     db: DbOption = DEFAULT_DB,
     agent: Annotated[str | None, typer.Option("--agent", help="Agent key or UUID.")] = None,
-    tenant: TenantOpt = DEFAULT_TENANT_SLUG,
+    tenant: FilterTenantOpt = None,
     limit: Annotated[
         int, typer.Option("--limit", min=1, max=MAX_AUDIT_ROWS, help="At most this many rows.")
     ] = 100,
     as_json: JsonOpt = False,
 ) -> None:
-    """Show the audit trail, newest first: grant changes, denials, fail-open allows."""
+    """Show the audit trail, newest first: grant changes, denials, fail-open allows; reads only."""
 
     async def run() -> list[dict[str, Any]]:
-        async with Database.open(db) as database:
-            store = GrantStore(database)
-            agent_id = None if agent is None else (await _agent(database, agent, tenant)).id
-            entries = await store.audit.list(agent_id=agent_id, limit=limit)
+        async with Database.open(db, create=False) as database:
+            agent_id, tenant_id = await _filters(database, agent, tenant)
+            entries = await GrantStore(database).audit.list(
+                agent_id=agent_id, tenant_id=tenant_id, limit=limit
+            )
             return [entry.as_dict() for entry in entries]
 
     rows = asyncio.run(run())

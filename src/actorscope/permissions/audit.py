@@ -293,9 +293,14 @@ class AuditLog:
         closing.cancel()
 
     async def list(
-        self, *, agent_id: str | None = None, actor_id: str | None = None, limit: int = 100
+        self,
+        *,
+        agent_id: str | None = None,
+        actor_id: str | None = None,
+        tenant_id: str | None = None,
+        limit: int = 100,
     ) -> list[AuditEntry]:
-        """The newest entries first, optionally for one agent UUID or one actor.
+        """The newest entries first, optionally for one agent UUID, one actor or one tenant UUID.
 
         Rows this log has queued are given up to :data:`SETTLE_WAIT` s to be written first.
         """
@@ -309,6 +314,9 @@ class AuditLog:
         if actor_id is not None:
             where.append("actor_id = ?")
             params.append(actor_id)
+        if tenant_id is not None:
+            where.append("tenant_id = ?")
+            params.append(tenant_id)
         clause = f" WHERE {' AND '.join(where)}" if where else ""
         rows = await self._db.fetchall(
             f"SELECT {_COLUMNS} FROM audit_log{clause} ORDER BY id DESC LIMIT ?",

@@ -1,0 +1,183 @@
+"""Read-only commands never create, migrate or change a database; check is a what-if.
+
+Every case runs the installed console script in a subprocess with a timeout.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from actorscope.agents import AgentRegistry
+from actorscope.identity import Identity, PeerKind
+from actorscope.permissions import GrantStore, PermissionPolicy
+from actorscope.store import Database, load_migrations
+
+ACTORSCOPE = Path(sys.executable).parent / "actorscope"
+TIMEOUT = 60.0
+GROUP = "group:telegram:-100200"
+OTHER_GROUP = "group:telegram:-100300"
+CHECK = ("check", "--agent", "main", "--scope", GROUP, "--sender", "43", "--type", "cron")
+READ_ONLY = {
+    "audit": ("audit",),
+    "grants list": ("grants", "list"),
+    "agents list": ("agents", "list"),
+    "check": CHECK,
+}
+
+
+def run_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """Run the console script with ``args`` (stdin empty) and return what it did."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ACTORSCOPE_")}
+    return subprocess.run(  # noqa: S603 - our own console script, arguments from the test
+        [str(ACTORSCOPE), *args],
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        check=False,
+    )
+
+
+def assert_error(result: subprocess.CompletedProcess[str], expected: str) -> None:
+    """Exit 2 with one ``actorscope: error:`` line naming ``expected``."""
+    assert result.returncode == 2, result.stderr[-2000:]
+    (line,) = result.stderr.splitlines()
+    assert line.startswith("actorscope: error: ")
+    assert expected in line, line
+
+
+async def _populate(path: Path) -> None:
+    """Agent ``main`` in tenants ``default`` and ``acme``, a grant and a denial in each."""
+    async with Database.open(path) as db:
+        registry = AgentRegistry(db)
+        store = GrantStore(db)
+        policy = PermissionPolicy(store)
+        await registry.create_tenant("acme")
+        for tenant, scope in (("default", GROUP), ("acme", OTHER_GROUP)):
+            agent = await registry.create("main", tenant)
+            await store.grant(
+                agent_id=agent.id,
+                scope=scope,
+                config_type="cron",
+                user_id="42",
+                tenant=tenant,
+            )
+            identity = Identity(
+                user_id=scope,
+                sender_id="43",
+                peer_kind=PeerKind.GROUP,
+                agent_id=agent.id,
+                tenant_id=agent.tenant_id,
+            )
+            assert not (await policy.check("cron", identity)).allowed
+
+
+@pytest.fixture
+def cli_db(tmp_path: Path) -> Path:
+    """A database file with two tenants' agents, grants and audit rows."""
+    path = tmp_path / "work.db"
+    asyncio.run(_populate(path))
+    return path
+
+
+def _json(result: subprocess.CompletedProcess[str]) -> list[dict[str, str]]:
+    assert result.returncode == 0, result.stderr
+    rows: list[dict[str, str]] = json.loads(result.stdout)
+    return rows
+
+
+@pytest.mark.parametrize("command", READ_ONLY)
+def test_a_read_only_command_on_a_missing_path_creates_nothing(
+    tmp_path: Path, command: str
+) -> None:
+    """A typo'd --db is exit 2 naming the path, and no file (nor -wal/-shm) appears."""
+    result = run_cli(*READ_ONLY[command], "--db", "typo.db", cwd=tmp_path)
+    assert_error(result, "'typo.db' does not exist")
+    assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize("command", READ_ONLY)
+def test_a_read_only_command_on_an_empty_file_is_refused(tmp_path: Path, command: str) -> None:
+    """An existing empty file is not a database: exit 2, and it stays empty."""
+    (tmp_path / "empty.db").touch()
+    result = run_cli(*READ_ONLY[command], "--db", "empty.db", cwd=tmp_path)
+    assert_error(result, "empty file")
+    assert (tmp_path / "empty.db").read_bytes() == b""
+
+
+@pytest.mark.parametrize("as_json", [(), ("--json",)])
+@pytest.mark.parametrize("command", READ_ONLY)
+def test_a_read_only_command_leaves_the_database_bytes_unchanged(
+    cli_db: Path, command: str, as_json: tuple[str, ...]
+) -> None:
+    """audit, grants list, agents list and a denying check change no byte of the database."""
+    before = cli_db.read_bytes()
+    result = run_cli(*READ_ONLY[command], "--db", str(cli_db), *as_json, cwd=cli_db.parent)
+    assert result.returncode == 0, result.stderr
+    assert cli_db.read_bytes() == before
+    assert sorted(os.listdir(cli_db.parent)) == ["work.db"]
+
+
+def test_an_older_schema_is_not_migrated_by_a_read(cli_db: Path) -> None:
+    """A read on an older schema says how to upgrade; `migrate` does, then the read works."""
+
+    async def downgrade() -> None:
+        async with Database.open(cli_db) as db:
+            latest = len(load_migrations())
+            await db.execute("DELETE FROM schema_migrations WHERE version = ?", (latest,))
+
+    asyncio.run(downgrade())
+    before = cli_db.read_bytes()
+    assert_error(run_cli("audit", "--db", "work.db", cwd=cli_db.parent), "actorscope migrate")
+    assert cli_db.read_bytes() == before
+    migrated = run_cli("migrate", "--db", "work.db", "--json", cwd=cli_db.parent)
+    assert migrated.returncode == 0, migrated.stderr
+    assert json.loads(migrated.stdout)["schema_version"] == len(load_migrations())
+    assert len(_json(run_cli("audit", "--db", "work.db", "--json", cwd=cli_db.parent))) == 4
+
+
+def test_check_writes_no_audit_row(cli_db: Path) -> None:
+    """A denying check is a what-if: the audit trail is the same before and after."""
+    before = _json(run_cli("audit", "--db", str(cli_db), "--json", cwd=cli_db.parent))
+    result = run_cli(*CHECK, "--db", str(cli_db), "--json", cwd=cli_db.parent)
+    assert json.loads(result.stdout) == {"allowed": False, "reason": "no_grant"}
+    after = _json(run_cli("audit", "--db", str(cli_db), "--json", cwd=cli_db.parent))
+    assert after == before
+
+
+@pytest.mark.parametrize(("sender", "status"), [("42", 0), ("43", 1)])
+def test_check_exit_code_says_denied(cli_db: Path, sender: str, status: int) -> None:
+    """--exit-code: exit 0 when allowed, 1 when denied; without it exit 0 either way."""
+    args = (*CHECK[:6], sender, *CHECK[7:], "--db", str(cli_db))
+    assert run_cli(*args, "--exit-code", cwd=cli_db.parent).returncode == status
+    assert run_cli(*args, cwd=cli_db.parent).returncode == 0
+
+
+def test_check_refuses_an_unknown_role(cli_db: Path) -> None:
+    """--role takes only known roles, and the error names them."""
+    result = run_cli(*CHECK, "--db", str(cli_db), "--role", "superuser", cwd=cli_db.parent)
+    assert_error(result, "admin, operator, owner")
+    ok = run_cli(*CHECK, "--db", str(cli_db), "--role", "admin", "--json", cwd=cli_db.parent)
+    assert json.loads(ok.stdout) == {"allowed": True, "reason": "role_bypass"}
+
+
+@pytest.mark.parametrize("command", [("grants", "list"), ("audit",)])
+def test_tenant_filters_grants_and_audit(cli_db: Path, command: tuple[str, ...]) -> None:
+    """--tenant shows that tenant's rows only; without it every tenant's rows show."""
+    where, db = cli_db.parent, str(cli_db)
+    every = _json(run_cli(*command, "--db", db, "--json", cwd=where))
+    acme = _json(run_cli(*command, "--db", db, "--tenant", "acme", "--json", cwd=where))
+    default = _json(run_cli(*command, "--db", db, "--tenant", "default", "--json", cwd=where))
+    assert len(every) == len(acme) + len(default)
+    assert {row["tenant_id"] for row in acme} != {row["tenant_id"] for row in default}
+    assert len({row["tenant_id"] for row in acme}) == 1
+    assert_error(run_cli(*command, "--db", db, "--tenant", "nope", cwd=where), "nope")
