@@ -7,12 +7,13 @@ traceback.
 
 from __future__ import annotations
 
-import importlib
+import os
 import sys
 from collections.abc import Sequence
 from typing import Annotated
 
 import typer
+import typer.core
 import typer.main
 from rich.console import Console
 
@@ -21,7 +22,7 @@ from actorscope._text import escape_unstorable, has_lone_surrogate
 from actorscope._version import __version__
 from actorscope.errors import ActorscopeError
 
-__all__ = ["COMMAND_MODULES", "DEFAULT_DB", "DbOption", "app", "console_for_tables", "main"]
+__all__ = ["COMMAND_ORDER", "DEFAULT_DB", "DbOption", "app", "console_for_tables", "main"]
 
 EXIT_BAD_INPUT = 2
 
@@ -30,13 +31,43 @@ EXIT_BAD_INPUT = 2
 DbOption = Annotated[
     str,
     typer.Option(
-        "--db", help="The actorscope database: a file path, sqlite:///PATH or postgresql://..."
+        "--db",
+        metavar="DB",
+        help="The actorscope database: a file path, sqlite:///PATH or postgresql://...",
     ),
 ]
 DEFAULT_DB = "actorscope.db"
 
+#: The order ``actorscope --help`` lists commands in: first steps first, then the admin
+#: commands, then the tool-facing ones (click would sort them alphabetically).
+COMMAND_ORDER: tuple[str, ...] = (
+    "demo",
+    "run",
+    "sandbox",
+    "normalize",
+    "agents",
+    "grants",
+    "check",
+    "audit",
+    "migrate",
+    "schema",
+    "mcp",
+)
+
+
+class _OrderedGroup(typer.core.TyperGroup):
+    """The root group: lists its commands in :data:`COMMAND_ORDER`, any others after them."""
+
+    def list_commands(self, ctx: object) -> list[str]:
+        """The command names, in :data:`COMMAND_ORDER`."""
+        names = list(self.commands)
+        rank = {name: index for index, name in enumerate(COMMAND_ORDER)}
+        return sorted(names, key=lambda name: (rank.get(name, len(rank)), name))
+
+
 app = typer.Typer(
     name="actorscope",
+    cls=_OrderedGroup,
     help="Scope and actor identity for chat bots and agent hosts in group chats.",
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -45,9 +76,9 @@ app = typer.Typer(
 
 
 def console_for_tables() -> Console:
-    """A console for wide tables: the terminal's width, or 400 columns when piped."""
-    console = Console(emoji=False, highlight=False)
-    if not console.is_terminal:
+    """A console for wide tables: ``COLUMNS``, else the terminal's width, else 400 (piped)."""
+    console = Console(emoji=False, highlight=False)  # rich reads COLUMNS itself
+    if not console.is_terminal and not os.environ.get("COLUMNS", "").strip().isdigit():
         console = Console(emoji=False, highlight=False, width=400)
     return console
 
@@ -71,23 +102,25 @@ def _root(
     """Scope and actor identity for chat bots and agent hosts in group chats."""
 
 
-# The modules that register commands on `app` when imported. They are imported by
-# `_register()`, not at the top, so that each of them can import `app` from this module.
-COMMAND_MODULES: tuple[str, ...] = (
-    "actorscope.cli._agents",
-    "actorscope.cli._demo",
-    "actorscope.cli._grants",
-    "actorscope.cli._mcp",
-    "actorscope.cli._normalize",
-    "actorscope.cli._run",
-    "actorscope.cli._sandbox",
-    "actorscope.cli._schema",
-)
-
-
 def _register() -> None:
-    for module in COMMAND_MODULES:
-        importlib.import_module(module)
+    """Import the modules that register commands on ``app``.
+
+    Imported here, not at the top, so that each of them can import ``app`` from this module.
+    They are light: each command imports its platform libraries, test kit or emulator inside
+    its own function, so ``--help``, ``--version`` and ``check`` start without them.
+    """
+    # Imported for their side effect: each registers its commands on `app`.
+    from actorscope.cli import (  # noqa: F401
+        _agents,
+        _demo,
+        _grants,
+        _mcp,
+        _migrate,
+        _normalize,
+        _run,
+        _sandbox,
+        _schema,
+    )
 
 
 def _error(message: str) -> None:

@@ -14,7 +14,7 @@ import asyncio
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
@@ -39,8 +39,9 @@ from actorscope.identity import (
 from actorscope.permissions import GrantStore, PermissionPolicy
 from actorscope.propagation import OriginSigner
 from actorscope.store import Database
-from actorscope.testing.harness import AgentEnv
-from actorscope.testing.scenario import StepOutcome, parse_scenario, run_scenario_in
+
+if TYPE_CHECKING:  # the test kit loads the platform libraries: imported where it plays
+    from actorscope.testing.scenario import StepOutcome
 
 __all__ = [
     "DEMO_AGENT",
@@ -152,6 +153,9 @@ def conversation_table(outcomes: list[StepOutcome]) -> Table:
 
 async def play_demo(db_path: Path) -> list[StepOutcome]:
     """Play the demo conversation on ``db_path`` with a fresh agent ``demo``."""
+    from actorscope.testing.harness import AgentEnv
+    from actorscope.testing.scenario import parse_scenario, run_scenario_in
+
     script = resources.files("actorscope.cli").joinpath("demo.scenario.yaml")
     loaded = parse_scenario(script.read_text(encoding="utf-8"), Path("demo.scenario.yaml"))
     async with Database.open(db_path) as db:

@@ -5,17 +5,17 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from actorscope._input import parse_json, read_text_file, shown_path
-from actorscope.channels.base import IgnoreReason, Ingress
-from actorscope.channels.discord import inspect_dispatch
-from actorscope.channels.telegram import inspect_update
 from actorscope.cli._app import app
 from actorscope.errors import ConfigError, PayloadError
 from actorscope.identity import DISCORD, TELEGRAM, PeerKind, session_key
+
+if TYPE_CHECKING:  # the adapters load the platform libraries: imported where they run
+    from actorscope.channels.base import Ingress
 
 __all__ = ["ingress_json", "normalize"]
 
@@ -24,6 +24,8 @@ _PLATFORMS = (TELEGRAM, DISCORD)
 
 def ingress_json(ingress: Ingress) -> dict[str, Any]:
     """The CLI's JSON object for an ingress: the identity fields, or ``ignored`` and why."""
+    from actorscope.channels.base import IgnoreReason
+
     message = ingress.message
     if message is None:
         reason = ingress.reason or IgnoreReason.UNSUPPORTED_EVENT
@@ -68,6 +70,10 @@ def normalize(
     ),
 ) -> None:
     """Print the scope, actor and session key an adapter derives from FILE."""
+    from actorscope.channels.base import IgnoreReason
+    from actorscope.channels.discord import inspect_dispatch
+    from actorscope.channels.telegram import inspect_update
+
     if platform not in _PLATFORMS:
         raise ConfigError(f"--platform must be telegram or discord, got {platform!r}")
     session_key(agent, platform, PeerKind.DIRECT, 0)  # rejects a bad agent key up front

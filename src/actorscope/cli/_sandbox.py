@@ -13,20 +13,22 @@ import typer
 
 from actorscope.cli._app import app
 from actorscope.errors import ConfigError
-from actorscope.testing.botapi.console import (
-    HELP,
-    SandboxConsole,
-    populate_sandbox,
-    read_lines,
-    run_console,
-)
-from actorscope.testing.botapi.emulator import BotApiEmulator
-from actorscope.testing.botapi.server import BotApiServer
 
 __all__ = ["sandbox"]
 
 
 async def _serve(port: int, token: str | None) -> None:
+    # Imported here: the emulator (and PTB's types) must not load for every command.
+    from actorscope.testing.botapi.console import (
+        HELP,
+        SandboxConsole,
+        populate_sandbox,
+        read_lines,
+        run_console,
+    )
+    from actorscope.testing.botapi.emulator import BotApiEmulator
+    from actorscope.testing.botapi.server import BotApiServer
+
     emu = BotApiEmulator(token)
     populate_sandbox(emu)
     async with BotApiServer(emu, port=port) as server:
