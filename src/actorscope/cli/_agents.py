@@ -43,6 +43,22 @@ def _follow(registry: AgentRegistry, workspace: Path | None) -> None:
 
     # A plain function is held strongly (a bound method would be held weakly and vanish).
     registry.subscribe(functools.partial(Workspace.on_agent_changed, Workspace(workspace)))
+JsonOption = Annotated[bool, typer.Option("--json", help="Print a JSON object.")]
+
+
+def _echo(row: dict[str, str], verb: str, as_json: bool) -> None:
+    """One agent change: a JSON object, or ``<verb> key@tenant id=UUID``."""
+    if as_json:
+        typer.echo(json.dumps(row, sort_keys=True))
+    else:
+        label = agent_label(row["key"], row["tenant"])
+        before = f"{row['previous_key']} -> " if "previous_key" in row else ""
+        typer.echo(f"{verb} {before}{label} id={row['id']}")
+
+
+def _row(agent_id: str, key: str, tenant: str, display_name: str) -> dict[str, str]:
+    """An agent as the JSON object of every agents command."""
+    return {"id": agent_id, "key": key, "tenant": tenant, "display_name": display_name}
 
 
 @agents_app.command("add")
@@ -54,10 +70,11 @@ def add(
     create_tenant: Annotated[
         bool, typer.Option("--create-tenant", help="Create the --tenant slug if it is new.")
     ] = False,
+    as_json: JsonOption = False,
 ) -> None:
     """Create an agent and print its key@tenant and UUID."""
 
-    async def run() -> str:
+    async def run() -> dict[str, str]:
         async with Database.open(db) as database:
             registry = AgentRegistry(database)
             known = {t.slug for t in await registry.tenants()}
@@ -65,9 +82,9 @@ def add(
                 await registry.create_tenant(tenant)
             owner = await registry.tenant(tenant)
             agent = await registry.create(key, owner.id, display_name=display_name)
-            return f"added {agent_label(agent.key, owner.slug)} id={agent.id}"
+            return _row(agent.id, agent.key, owner.slug, agent.display_name)
 
-    typer.echo(asyncio.run(run()))
+    _echo(asyncio.run(run()), "added", as_json)
 
 
 @agents_app.command("list")
@@ -81,14 +98,11 @@ def list_agents(
     """List live agents (of every tenant unless --tenant); JSON: id, key, tenant, display_name."""
 
     async def run() -> list[dict[str, str]]:
-        async with Database.open(db) as database:
+        async with Database.open(db, create=False) as database:
             registry = AgentRegistry(database)
             slugs = {t.id: t.slug for t in await registry.tenants()}
             agents = await registry.list(tenant)
-        rows = [
-            {"id": a.id, "key": a.key, "tenant": slugs[a.tenant_id], "display_name": a.display_name}
-            for a in agents
-        ]
+        rows = [_row(a.id, a.key, slugs[a.tenant_id], a.display_name) for a in agents]
         return sorted(rows, key=lambda r: (r["tenant"], r["key"]))
 
     rows = asyncio.run(run())
@@ -111,19 +125,21 @@ def rename(
     db: DbOption = DEFAULT_DB,
     tenant: TenantOption = DEFAULT_TENANT_SLUG,
     workspace: WorkspaceOption = None,
+    as_json: JsonOption = False,
 ) -> None:
     """Give an agent a new key; its UUID and everything that references it stay."""
 
-    async def run() -> str:
+    async def run() -> dict[str, str]:
         async with Database.open(db) as database:
             registry = AgentRegistry(database)
             _follow(registry, workspace)
             owner = await registry.tenant(tenant)
             before = await registry.resolve(agent, owner.id)
             after = await registry.rename(before.id, new_key, owner.id)
-            return f"renamed {before.key} -> {agent_label(after.key, owner.slug)} id={after.id}"
+            row = _row(after.id, after.key, owner.slug, after.display_name)
+            return {**row, "previous_key": before.key}
 
-    typer.echo(asyncio.run(run()))
+    _echo(asyncio.run(run()), "renamed", as_json)
 
 
 @agents_app.command("remove")
@@ -136,16 +152,16 @@ def remove(
         typer.Option("--purge", help="Delete the row and every row that references it."),
     ] = False,
     workspace: WorkspaceOption = None,
+    as_json: JsonOption = False,
 ) -> None:
     """Remove an agent (soft delete: its key becomes free; --purge deletes it for good)."""
 
-    async def run() -> str:
+    async def run() -> dict[str, str]:
         async with Database.open(db) as database:
             registry = AgentRegistry(database)
             _follow(registry, workspace)
             owner = await registry.tenant(tenant)
             gone = await registry.remove(agent, owner.id, purge=purge)
-            verb = "purged" if purge else "removed"
-            return f"{verb} {agent_label(gone.key, owner.slug)} id={gone.id}"
+            return _row(gone.id, gone.key, owner.slug, gone.display_name)
 
-    typer.echo(asyncio.run(run()))
+    _echo(asyncio.run(run()), "purged" if purge else "removed", as_json)
