@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
+from actorscope.agents import AgentRegistry
 from actorscope.cli import main
+from actorscope.cli._demo import SAMPLES
+from actorscope.store import Database
 
 GROUP = "group:telegram:-1001234567890"
 GUILD = "guild:81234567890123456"
@@ -107,3 +114,97 @@ def test_demo_with_an_unusable_db_is_one_error_line(
     assert captured.out == ""
     assert len(captured.err.splitlines()) == 1
     assert captured.err.startswith("actorscope: error:")
+
+
+# --- data safety (the installed console script, in a subprocess) --------------------------
+
+ACTORSCOPE = Path(sys.executable).parent / "actorscope"
+TIMEOUT = 120.0
+
+
+def run_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """Run the console script with ``args`` (stdin empty) and return what it did."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ACTORSCOPE_")}
+    return subprocess.run(  # noqa: S603 - our own console script, arguments from the test
+        [str(ACTORSCOPE), *args],
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        check=False,
+    )
+
+
+def _with_agents(path: Path, *agents: tuple[str, str]) -> None:
+    """Create ``path`` with agents (key, display name) in the default tenant."""
+
+    async def setup() -> None:
+        async with Database.open(path) as db:
+            for key, name in agents:
+                await AgentRegistry(db).create(key, display_name=name)
+
+    asyncio.run(setup())
+
+
+def test_demo_uses_its_own_database_by_default(tmp_path: Path) -> None:
+    """Without --db the demo writes actorscope-demo.db, never the commands' actorscope.db."""
+    result = run_cli("demo", "--no-identities", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert sorted(os.listdir(tmp_path)) == ["actorscope-demo.db"]
+    assert "actorscope audit --db actorscope-demo.db --agent demo" in result.stdout
+
+
+def test_demo_refuses_a_database_with_other_agents(tmp_path: Path) -> None:
+    """Another agent in --db: exit 2 and no byte changed; --reset plays and leaves it alone."""
+    path = tmp_path / "actorscope.db"
+    _with_agents(path, ("main", "my bot"))
+    before = path.read_bytes()
+    refused = run_cli("demo", "--db", "actorscope.db", cwd=tmp_path)
+    assert refused.returncode == 2, refused.stderr
+    assert "holds other agents (main@default)" in refused.stderr
+    assert "--reset" in refused.stderr
+    assert path.read_bytes() == before
+    listed = run_cli("agents", "list", "--db", "actorscope.db", "--json", cwd=tmp_path)
+    (main_before,) = json.loads(listed.stdout)
+    played = run_cli("demo", "--db", "actorscope.db", "--reset", "--no-identities", cwd=tmp_path)
+    assert played.returncode == 0, played.stderr
+    listed = run_cli("agents", "list", "--db", "actorscope.db", "--json", cwd=tmp_path)
+    agents = {row["key"]: row for row in json.loads(listed.stdout)}
+    assert agents["main"] == main_before
+    assert agents["demo"]["display_name"] == "actorscope demo"
+
+
+def test_demo_never_replaces_an_agent_demo_it_did_not_create(tmp_path: Path) -> None:
+    """A user's own agent 'demo' is refused even with --reset, and stays as it was."""
+    path = tmp_path / "mine.db"
+    _with_agents(path, ("demo", "production demo bot"))
+    before = path.read_bytes()
+    for extra in ((), ("--reset",)):
+        result = run_cli("demo", "--db", "mine.db", *extra, cwd=tmp_path)
+        assert result.returncode == 2, result.stderr
+        assert "the demo did not create" in result.stderr
+    assert path.read_bytes() == before
+
+
+def test_demo_denial_count_matches_the_audit_it_names(tmp_path: Path) -> None:
+    """After two runs, the printed count equals the check.deny rows the printed command shows."""
+    for _ in range(2):
+        result = run_cli("demo", "--no-identities", cwd=tmp_path)
+        assert result.returncode == 0, result.stderr
+    (line,) = [row for row in result.stdout.splitlines() if "denials are in the audit" in row]
+    count = int(line.split("This run's ")[1].split()[0])
+    command = line.split(": actorscope ")[1].split()
+    audit = run_cli(*command, "--json", cwd=tmp_path)
+    rows = json.loads(audit.stdout)
+    assert count == sum(row["action"] == "check.deny" for row in rows) == 5
+
+
+def test_demo_json_and_identity_keys_name_the_demo_agent(tmp_path: Path) -> None:
+    """--json prints the turns; the identity table's session keys use the demo's agent key."""
+    result = run_cli("demo", "--json", cwd=tmp_path)
+    played = json.loads(result.stdout)
+    assert len(played["turns"]) == len(EXPECTED)
+    assert played["audited_denials"] == 5
+    assert all(s.session.startswith("agent:demo:") for s in SAMPLES if s.session)

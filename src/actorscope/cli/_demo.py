@@ -3,26 +3,34 @@
 First the identity table (scope vs actor for sample events), then a conversation played by the
 testing kit's simulators: Telegram through python-telegram-bot and the Bot API emulator,
 Discord through discord.py's gateway parsers, a sub-agent announce through propagation, and a
-permission check per turn on an embedded SQLite database (``--db``), which stays so that
-``actorscope audit --db ...`` shows the denials afterwards. The script is
-``demo.scenario.yaml`` next to this module; its expectations are checked as it plays.
+permission check per turn on an embedded SQLite database (``--db``, by default its own
+``actorscope-demo.db``), which stays so that ``actorscope audit --db ...`` shows the denials
+afterwards. The script is ``demo.scenario.yaml`` next to this module; its expectations are
+checked as it plays.
+
+The demo only ever re-creates its own agent (key ``demo``, display name
+:data:`DEMO_DISPLAY_NAME`). A database that holds any other agent is refused unless
+``--reset`` says to play there anyway (other agents are never touched); an agent ``demo``
+the demo did not create is refused even then.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import json
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from actorscope.agents import AgentRegistry
+from actorscope.agents import Agent, AgentRegistry, agent_label
 from actorscope.cli._app import app, console_for_tables
+from actorscope.errors import ConflictError
 from actorscope.identity import (
     DISCORD,
     TELEGRAM,
@@ -37,15 +45,19 @@ from actorscope.identity import (
     telegram_identity,
 )
 from actorscope.permissions import GrantStore, PermissionPolicy
+from actorscope.permissions.audit import AuditAction
 from actorscope.propagation import OriginSigner
-from actorscope.store import Database
+from actorscope.store import DEFAULT_TENANT_SLUG, Database
 
 if TYPE_CHECKING:  # the test kit loads the platform libraries: imported where it plays
     from actorscope.testing.scenario import StepOutcome
 
 __all__ = [
+    "DEFAULT_DEMO_DB",
     "DEMO_AGENT",
+    "DEMO_DISPLAY_NAME",
     "SAMPLES",
+    "DemoRun",
     "Sample",
     "conversation_table",
     "demo",
@@ -53,9 +65,15 @@ __all__ = [
     "play_demo",
 ]
 
-#: The agent the demo's conversation runs as; re-created fresh on every run.
+#: The agent the demo's conversation runs as (and its identity table's session keys name);
+#: re-created fresh on every run.
 DEMO_AGENT = "demo"
-DEFAULT_DB = Path("actorscope.db")
+#: How the demo recognises the agent it created: it changes no agent without this name.
+DEMO_DISPLAY_NAME = "actorscope demo"
+#: The demo's own database: not ``actorscope.db``, which the other commands use.
+DEFAULT_DEMO_DB = Path("actorscope-demo.db")
+#: The most audit rows the demo counts (its script writes a handful).
+_MAX_AUDIT_ROWS = 10_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,10 +91,10 @@ def _samples() -> tuple[Sample, ...]:
     guild, general, thread = 81234567890123456, 81234567890123457, 81234567890123999
 
     def tg(identity: Identity, chat: int, topic: int | None = None) -> str:
-        return session_key("main", TELEGRAM, identity.peer_kind, chat, topic_id=topic)
+        return session_key(DEMO_AGENT, TELEGRAM, identity.peer_kind, chat, topic_id=topic)
 
     def dc(identity: Identity, chat: int, thread_id: int | None = None) -> str:
-        return session_key("main", DISCORD, identity.peer_kind, chat, thread_id=thread_id)
+        return session_key(DEMO_AGENT, DISCORD, identity.peer_kind, chat, thread_id=thread_id)
 
     tg_dm = telegram_identity(alice, "private", alice)
     tg_group = telegram_identity(group, "group", alice)
@@ -151,39 +169,94 @@ def conversation_table(outcomes: list[StepOutcome]) -> Table:
     return table
 
 
-async def play_demo(db_path: Path) -> list[StepOutcome]:
-    """Play the demo conversation on ``db_path`` with a fresh agent ``demo``."""
+@dataclass(frozen=True, slots=True)
+class DemoRun:
+    """What one demo run did: its turns, and the denials it left in the audit log."""
+
+    outcomes: list[StepOutcome]
+    audited_denials: int
+
+
+async def _fresh_demo_agent(registry: AgentRegistry, db_path: Path, reset: bool) -> Agent:
+    """Re-create the demo's own agent; refuse a database whose agents the demo did not make."""
+    tenants = {tenant.id: tenant.slug for tenant in await registry.tenants()}
+    agents = await registry.list()
+    home = DEFAULT_TENANT_SLUG  # where the demo creates its agent
+    named = [a for a in agents if a.key == DEMO_AGENT and tenants[a.tenant_id] == home]
+    if any(agent.display_name != DEMO_DISPLAY_NAME for agent in named):
+        raise ConflictError(
+            f"{str(db_path)!r} has an agent {DEMO_AGENT!r} the demo did not create; "
+            "the demo changes no agent of yours: give it another --db"
+        )
+    others = [agent for agent in agents if agent not in named]
+    if others and not reset:
+        names = ", ".join(agent_label(a.key, tenants[a.tenant_id]) for a in others[:3])
+        more = f" and {len(others) - 3} more" if len(others) > 3 else ""
+        raise ConflictError(
+            f"{str(db_path)!r} holds other agents ({names}{more}); the demo plays in its own "
+            "database: leave out --db, or add --reset to play there anyway (your agents stay)"
+        )
+    if named:
+        await registry.remove(DEMO_AGENT, purge=True)  # the demo's own; its grants go with it
+    return await registry.create(DEMO_AGENT, display_name=DEMO_DISPLAY_NAME)
+
+
+async def play_demo(db_path: Path, *, reset: bool = False) -> DemoRun:
+    """Play the demo conversation on ``db_path`` with a fresh agent ``demo``.
+
+    Refuses (:class:`~actorscope.errors.ConflictError`) a database holding agents the demo
+    did not create, unless ``reset``; those agents are never changed.
+    """
     from actorscope.testing.harness import AgentEnv
     from actorscope.testing.scenario import parse_scenario, run_scenario_in
 
     script = resources.files("actorscope.cli").joinpath("demo.scenario.yaml")
     loaded = parse_scenario(script.read_text(encoding="utf-8"), Path("demo.scenario.yaml"))
     async with Database.open(db_path) as db:
-        registry = AgentRegistry(db)
-        if any(agent.key == DEMO_AGENT for agent in await registry.list()):
-            await registry.remove(DEMO_AGENT, purge=True)  # its grants go with it
-        agent = await registry.create(DEMO_AGENT, display_name="actorscope demo")
+        agent = await _fresh_demo_agent(AgentRegistry(db), db_path, reset)
         store = GrantStore(db)
         env = AgentEnv(db, agent, store, PermissionPolicy(store), OriginSigner())
-        return await run_scenario_in(loaded, env)
+        outcomes = await run_scenario_in(loaded, env)
+        entries = await store.audit.list(agent_id=agent.id, limit=_MAX_AUDIT_ROWS)
+    denials = sum(entry.action == AuditAction.CHECK_DENY for entry in entries)
+    return DemoRun(outcomes, denials)
 
 
 @app.command("demo")
 def demo(
     db: Annotated[
-        Path, typer.Option("--db", help="Database for the demo (its agent is re-created).")
-    ] = DEFAULT_DB,
+        Path,
+        typer.Option(
+            "--db", metavar="FILE", help="The demo's own database (its agent is re-created)."
+        ),
+    ] = DEFAULT_DEMO_DB,
     identities: Annotated[
         bool, typer.Option("--identities/--no-identities", help="Print the identity table first.")
     ] = True,
+    reset: Annotated[
+        bool,
+        typer.Option(
+            "--reset", help="Play in a --db that holds other agents too (they stay unchanged)."
+        ),
+    ] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the turns and the audit count as JSON.")
+    ] = False,
 ) -> None:
     """Play a scripted group conversation offline and print each turn's permission decision."""
-    outcomes = asyncio.run(play_demo(db))  # first: a bad --db must print nothing but the error
+    # First: a bad --db must print nothing but the error.
+    played = asyncio.run(play_demo(db, reset=reset))
+    denied = played.audited_denials
+    if as_json:
+        turns = [dataclasses.asdict(outcome) for outcome in played.outcomes]
+        typer.echo(json.dumps({"db": str(db), "turns": turns, "audited_denials": denied}))
+        return
     console = console_for_tables()
     if identities:
         console.print(identity_table())
-    console.print(conversation_table(outcomes))
-    denied = sum(o.decision == "denied" for o in outcomes)
-    Console(emoji=False, highlight=False).print(
-        Text(f"This run's {denied} denials are in the audit log: actorscope audit --db {db}")
+    console.print(conversation_table(played.outcomes))
+    # One unwrapped line: the command in it is meant to be copied.
+    typer.echo(
+        f"This run's {denied} denials are in the audit log: "
+        f"actorscope audit --db {db} --agent {DEMO_AGENT}"
     )
