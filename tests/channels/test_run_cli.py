@@ -37,6 +37,8 @@ database = "bot.db"
 [telegram]
 token_env = "AS_TEST_TELEGRAM_TOKEN"
 """
+#: A token in @BotFather's format (never sent anywhere: these runs stop before connecting).
+WELL_FORMED_TOKEN = "123456789:" + "A" * 35
 HANDLER_MODULE = """
 from actorscope.messages import RunRequest
 
@@ -75,6 +77,10 @@ def run_cli(path: Path, capsys: pytest.CaptureFixture[str], *extra: str) -> tupl
         (GOOD.replace("mybot:handle", "mybot"), {}, "module:function"),
         (GOOD.replace('token_env = "AS_TEST_TELEGRAM_TOKEN"', "enabled = false"), {}, "no enabled"),
         ("owners = ['@bob']\n" + GOOD, {}, "username"),
+        (GOOD, {"token": "123:abc"}, "does not hold a Telegram bot token"),
+        (GOOD, {"token": "MTA5.Gx_discord.tokenlike-" + "x" * 30}, "(<bot id>:<secret>"),
+        ('agent = "bad key!"\n' + GOOD, {"x": "1"}, "agent: agent key must be"),
+        ('tenant = "Acme Corp"\n' + GOOD, {"x": "1"}, "tenant: tenant slug must be"),
     ],
 )
 def test_run_config_errors_exit_2_with_one_line(
@@ -88,13 +94,14 @@ def test_run_config_errors_exit_2_with_one_line(
     """Each bad config is one clear stderr line and exit 2, before any database is created."""
     monkeypatch.delenv("AS_TEST_TELEGRAM_TOKEN", raising=False)
     if env:
-        monkeypatch.setenv("AS_TEST_TELEGRAM_TOKEN", "123:abc")
+        monkeypatch.setenv("AS_TEST_TELEGRAM_TOKEN", env.get("token", WELL_FORMED_TOKEN))
     monkeypatch.delitem(sys.modules, "mybot", raising=False)
     status, err = run_cli(write_config(tmp_path, text), capsys)
     assert status == 2
     assert err.count("\n") == 1, err
     assert err.startswith("actorscope: error: ")
     assert message in err
+    assert env.get("token", WELL_FORMED_TOKEN) not in err  # a token is never echoed
     assert not (tmp_path / "bot.db").exists()
 
 

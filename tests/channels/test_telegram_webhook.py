@@ -370,7 +370,7 @@ def test_webhook_config_errors_exit_2_with_one_line(
     message: str,
 ) -> None:
     """Each bad webhook setting is one stderr line naming it, exit 2, and no database."""
-    monkeypatch.setenv("AS_TEST_TELEGRAM_TOKEN", "123:abc")
+    monkeypatch.setenv("AS_TEST_TELEGRAM_TOKEN", "123456789:" + "A" * 35)
     monkeypatch.setenv("AS_TEST_WEBHOOK_SECRET", SECRET)
     monkeypatch.delitem(sys.modules, "mybot", raising=False)
     old, new = change
@@ -402,7 +402,7 @@ def test_missing_or_bad_secret_exits_2_before_the_database(
     message: str,
 ) -> None:
     """The secret comes from the environment; unset or malformed is exit 2, nothing started."""
-    monkeypatch.setenv("AS_TEST_TELEGRAM_TOKEN", "123:abc")
+    monkeypatch.setenv("AS_TEST_TELEGRAM_TOKEN", "123456789:" + "A" * 35)
     if secret is None:
         monkeypatch.delenv("AS_TEST_WEBHOOK_SECRET", raising=False)
     else:

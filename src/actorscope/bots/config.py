@@ -39,10 +39,16 @@ from pathlib import Path
 from typing import Any, cast
 
 from actorscope._input import parse_toml, read_text_file
+from actorscope.agents.types import (
+    looks_like_uuid,
+    parse_agent_key,
+    parse_tenant_slug,
+    parse_uuid,
+)
 from actorscope.channels.config import ChannelConfig
 from actorscope.channels.discord_shards import SHARD_KEYS, DiscordShards
 from actorscope.channels.telegram_webhook import WEBHOOK_KEYS, WebhookConfig
-from actorscope.errors import ConfigError
+from actorscope.errors import ConfigError, IdentityError
 from actorscope.host.runtime import Handler
 
 __all__ = ["BotConfig", "ChannelSection", "load_bot_config", "load_handler", "resolve_token"]
@@ -57,6 +63,8 @@ _SECTION_KEYS = {
 }
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _HANDLER = re.compile(r"([A-Za-z_][A-Za-z0-9_.]*):([A-Za-z_][A-Za-z0-9_]*)")
+#: A Telegram bot token as @BotFather issues it: the bot's numeric id, ':', ~35 URL-safe chars.
+TELEGRAM_TOKEN = re.compile(r"[0-9]{1,20}:[A-Za-z0-9_-]{30,64}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,6 +107,21 @@ def _string(document: Mapping[str, Any], key: str, default: str, source: str) ->
     value = document.get(key, default)
     if not isinstance(value, str) or not value.strip():
         raise ConfigError(f"{source}: {key} must be a non-empty string, got {value!r}")
+    return value
+
+
+def _name(document: Mapping[str, Any], key: str, default: str, source: str) -> str:
+    """``agent`` (a key or UUID) or ``tenant`` (a slug or UUID), checked before any database."""
+    value = _string(document, key, default, source)
+    try:
+        if looks_like_uuid(value):
+            parse_uuid(value, key)
+        elif key == "agent":
+            parse_agent_key(value)
+        else:
+            parse_tenant_slug(value)
+    except IdentityError as exc:
+        raise ConfigError(f"{source}: {key}: {exc}") from None
     return value
 
 
@@ -152,8 +175,8 @@ def load_bot_config(path: str | Path) -> BotConfig:
         base_dir=base,
         database=_database(base, _string(document, "database", "actorscope.db", source)),
         workspace=base / _string(document, "workspace", "workspace", source),
-        agent=_string(document, "agent", "main", source),
-        tenant=_string(document, "tenant", "default", source),
+        agent=_name(document, "agent", "main", source),
+        tenant=_name(document, "tenant", "default", source),
         owners=owners,
         telegram=_section(document, "telegram", source),
         discord=_section(document, "discord", source),
@@ -174,6 +197,12 @@ def resolve_token(section: ChannelSection, env: Mapping[str, str], source: str =
     if not token:
         raise ConfigError(
             f"{where}: environment variable {config.token_env} is not set (the bot token)"
+        )
+    if config.platform == "telegram" and TELEGRAM_TOKEN.fullmatch(token) is None:
+        # Never echo the token: a near-miss is still a secret.
+        raise ConfigError(
+            f"{where}: environment variable {config.token_env} does not hold a Telegram bot "
+            "token (<bot id>:<secret> as @BotFather gives it, e.g. 123456789:AAH...)"
         )
     return token
 
