@@ -5,6 +5,7 @@ Every case runs the installed console script in a subprocess with a timeout.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -12,6 +13,10 @@ import sys
 from pathlib import Path
 
 import pytest
+
+from actorscope.agents import AgentRegistry
+from actorscope.permissions import GrantStore
+from actorscope.store import Database
 
 ACTORSCOPE = Path(sys.executable).parent / "actorscope"
 TIMEOUT = 60.0
@@ -114,3 +119,120 @@ def test_tables_respect_columns(tmp_path: Path) -> None:
     assert max(len(line) for line in narrow.splitlines()) <= 60
     assert "bot" in narrow
     assert max(len(line) for line in wide.splitlines()) > 60
+
+
+TELEGRAM_UPDATE = {
+    "update_id": 1,
+    "message": {
+        "message_id": 1,
+        "date": 0,
+        "chat": {"id": -100200, "type": "group"},
+        "from": {"id": 42, "is_bot": False, "first_name": "a"},
+        "text": "hi",
+    },
+}
+DISCORD_DISPATCH = {
+    "op": 0,
+    "t": "MESSAGE_CREATE",
+    "d": {
+        "id": "1",
+        "channel_id": "2",
+        "guild_id": "3",
+        "author": {"id": "4", "username": "x"},
+        "content": "hi",
+    },
+}
+
+
+def run_with_stdin(*args: str, stdin: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """Run the console script with ``stdin`` as its standard input."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ACTORSCOPE_")}
+    return subprocess.run(  # noqa: S603 - our own console script, arguments from the test
+        [str(ACTORSCOPE), *args],
+        cwd=cwd,
+        env=env,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        check=False,
+    )
+
+
+def test_normalize_reads_dash_as_stdin(tmp_path: Path) -> None:
+    """`normalize -` reads the payload from stdin."""
+    result = run_with_stdin(
+        "normalize", "--platform", "telegram", "-", stdin=json.dumps(TELEGRAM_UPDATE), cwd=tmp_path
+    )
+    assert json.loads(ok(result))["user_id"] == "group:telegram:-100200"
+
+
+@pytest.mark.parametrize(
+    ("platform", "payload", "expected"),
+    [
+        ("telegram", DISCORD_DISPATCH, "looks like a Discord gateway dispatch"),
+        ("discord", TELEGRAM_UPDATE, "looks like a Telegram Update"),
+        ("telegram", {"foo": 1}, "missing key 'update_id'"),
+    ],
+)
+def test_normalize_says_what_a_wrong_payload_lacks(
+    tmp_path: Path, platform: str, payload: dict[str, object], expected: str
+) -> None:
+    """The other platform's payload (or none) is named in words, without Python wording."""
+    result = run_with_stdin(
+        "normalize", "--platform", platform, "-", stdin=json.dumps(payload), cwd=tmp_path
+    )
+    assert result.returncode == 2
+    (line,) = result.stderr.splitlines()
+    assert line.startswith("actorscope: error: stdin: ")
+    assert expected in line
+    assert "__init__" not in line
+    assert "Error" not in line
+
+
+def test_schema_lint_prints_json(tmp_path: Path) -> None:
+    """schema lint --json prints one object; exit 1 when there are violations, else 0."""
+    bad = {"name": "t", "inputSchema": {"type": "object", "properties": {"a": {}}}}
+    good = {
+        "name": "t",
+        "inputSchema": {"type": "object", "properties": {}, "additionalProperties": False},
+    }
+    (tmp_path / "bad.json").write_text(json.dumps([bad]))
+    (tmp_path / "good.json").write_text(json.dumps([good]))
+    args = ("--target", "openai-strict", "--json")
+    failed = run_cli("schema", "lint", "bad.json", *args, cwd=tmp_path)
+    assert failed.returncode == 1, failed.stderr
+    summary = json.loads(failed.stdout)
+    assert (summary["tools"], summary["target"]) == (1, "openai-strict")
+    assert summary["violations"]
+    assert summary["violations"][0]["tool"] == "t"
+    clean = json.loads(ok(run_cli("schema", "lint", "good.json", *args, cwd=tmp_path)))
+    assert clean["violations"] == []
+
+
+def test_grants_remove_prints_json(tmp_path: Path) -> None:
+    """grants remove --json prints the removed grant as one object."""
+
+    async def setup() -> None:
+        async with Database.open(tmp_path / "a.db") as db:
+            agent = await AgentRegistry(db).create("main")
+            await GrantStore(db).grant(
+                agent_id=agent.id, scope="group:telegram:-1", config_type="cron", user_id="42"
+            )
+
+    asyncio.run(setup())
+    grant = ("--agent", "main", "--scope", "group:telegram:-1", "--type", "cron")
+    actor = ("--sender", "42") if "--sender" in _grants_add_help(tmp_path) else ("--user", "42")
+    out = ok(run_cli("grants", "remove", "--db", "a.db", *grant, *actor, "--json", cwd=tmp_path))
+    removed = json.loads(out)
+    assert (removed["removed"], removed["scope"], removed["config_type"]) == (
+        True,
+        "group:telegram:-1",
+        "cron",
+    )
+    assert json.loads(ok(run_cli("grants", "list", "--db", "a.db", "--json", cwd=tmp_path))) == []
+
+
+def _grants_add_help(tmp_path: Path) -> str:
+    """The help of grants remove (the actor option is being renamed --user -> --sender)."""
+    return ok(run_cli("grants", "remove", "--help", cwd=tmp_path))

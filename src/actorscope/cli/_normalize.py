@@ -45,6 +45,15 @@ def ingress_json(ingress: Ingress) -> dict[str, Any]:
 
 # The adapters log a library's failure as "<ExceptionName>: <message>" (see ``ignored``).
 _EXCEPTION_DETAIL = re.compile(r"(?P<name>[A-Za-z_]\w*(?:Error|Exception)): (?P<message>.*)", re.S)
+# A library constructor called without a field: "Update.__init__() missing 1 required
+# positional argument: 'update_id'" (or "arguments: 'a' and 'b'").
+_MISSING_ARGUMENT = re.compile(
+    r"\w+\.__init__\(\) missing \d+ required (?:keyword-only |positional )?"
+    r"arguments?: (?P<names>.*)"
+)
+#: The keys that say which platform a payload came from.
+_DISCORD_DISPATCH_KEYS = frozenset({"op", "t", "d"})
+_STDIN = "-"
 
 
 def _reason(detail: str) -> str:
@@ -56,13 +65,35 @@ def _reason(detail: str) -> str:
         reason = f"missing key {match['message']}"
     else:
         reason = match["message"]
+    missing = _MISSING_ARGUMENT.fullmatch(reason)
+    if missing is not None:
+        reason = f"missing key {missing['names']}"
     return reason or "not readable"
+
+
+def _other_platform(payload: dict[str, Any], platform: str) -> str | None:
+    """Why ``payload`` looks like the other platform's, in words; None if it does not."""
+    dispatch = bool(_DISCORD_DISPATCH_KEYS & set(payload))
+    if platform == TELEGRAM and "update_id" not in payload and dispatch:
+        return (
+            "a Telegram Update needs an update_id, and this looks like a Discord gateway "
+            "dispatch (op, t, d): use --platform discord"
+        )
+    if platform == DISCORD and "update_id" in payload:
+        return (
+            "a Discord dispatch needs op, t and d (or a bare message object), and this looks "
+            "like a Telegram Update (update_id): use --platform telegram"
+        )
+    return None
 
 
 @app.command("normalize")
 def normalize(
     file: Annotated[
-        Path, typer.Argument(help="A Telegram Update or a Discord gateway dispatch (JSON).")
+        Path,
+        typer.Argument(
+            help="A Telegram Update or a Discord gateway dispatch (JSON); '-' reads stdin."
+        ),
     ],
     platform: Annotated[str, typer.Option("--platform", help="telegram or discord.")],
     agent: Annotated[str, typer.Option("--agent", help="The agent key for the session key.")] = (
@@ -77,15 +108,20 @@ def normalize(
     if platform not in _PLATFORMS:
         raise ConfigError(f"--platform must be telegram or discord, got {platform!r}")
     session_key(agent, platform, PeerKind.DIRECT, 0)  # rejects a bad agent key up front
-    payload = parse_json(read_text_file(file, PayloadError), str(file), PayloadError)
+    stdin = str(file) == _STDIN
+    # /dev/stdin: read_text_file's limits and errors apply to a pipe as to a file.
+    text = read_text_file(Path("/dev/stdin") if stdin else file, PayloadError)
+    name = "stdin" if stdin else shown_path(file)
+    payload = parse_json(text, "stdin" if stdin else str(file), PayloadError)
     if not isinstance(payload, dict):
-        raise PayloadError(f"{shown_path(file)}: a {platform} payload must be a JSON object")
+        raise PayloadError(f"{name}: a {platform} payload must be a JSON object")
+    other = _other_platform(payload, platform)
+    if other is not None:
+        raise PayloadError(f"{name}: {other}")
     if platform == TELEGRAM:
         ingress = inspect_update(payload, agent_key=agent)
     else:
         ingress = inspect_dispatch(payload, agent_key=agent)
     if ingress.reason is IgnoreReason.MALFORMED:
-        raise PayloadError(
-            f"{shown_path(file)}: malformed {platform} payload: {_reason(ingress.detail)}"
-        )
+        raise PayloadError(f"{name}: malformed {platform} payload: {_reason(ingress.detail)}")
     typer.echo(json.dumps(ingress_json(ingress)))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
@@ -33,16 +34,26 @@ class LintTarget(StrEnum):
 def lint(
     file: Annotated[Path, typer.Argument(help="A tools/list result (JSON) or a list of tools.")],
     target: Annotated[LintTarget, typer.Option("--target", help="The client to lint for.")],
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print one JSON object: tools, target, violations.")
+    ] = False,
 ) -> None:
     """Lint every tool's input schema; print one line per violation and exit 1 if any."""
     document = parse_json(read_text_file(file, SchemaError), str(file), SchemaError)
     tools = tools_from_json(document)
-    count = 0
-    for tool in tools:
-        for violation in lint_tool_schema(tool.input_schema, target.value):
-            # JSON may spell lone surrogates (\ud800), which stdout cannot encode.
-            typer.echo(escape_unstorable(f"{tool.name}: {violation}"))
-            count += 1
-    if count:
+    # JSON may spell lone surrogates (\ud800), which stdout cannot encode.
+    violations = [
+        {"tool": escape_unstorable(tool.name), "violation": escape_unstorable(str(violation))}
+        for tool in tools
+        for violation in lint_tool_schema(tool.input_schema, target.value)
+    ]
+    if as_json:
+        summary = {"tools": len(tools), "target": target.value, "violations": violations}
+        typer.echo(json.dumps(summary))
+    elif violations:
+        for row in violations:
+            typer.echo(f"{row['tool']}: {row['violation']}")
+    else:
+        typer.echo(f"ok: {len(tools)} tool(s) clean for {target.value}")
+    if violations:
         raise typer.Exit(1)
-    typer.echo(f"ok: {len(tools)} tool(s) clean for {target.value}")
