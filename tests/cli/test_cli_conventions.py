@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -236,3 +237,14 @@ def test_grants_remove_prints_json(tmp_path: Path) -> None:
 def _grants_add_help(tmp_path: Path) -> str:
     """The help of grants remove (the actor option is being renamed --user -> --sender)."""
     return ok(run_cli("grants", "remove", "--help", cwd=tmp_path))
+
+
+def test_sandbox_on_a_busy_port_is_one_line(tmp_path: Path) -> None:
+    """A port already in use: one error line naming it, exit 2, no traceback."""
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        result = run_cli("sandbox", "--port", str(port), cwd=tmp_path)
+    assert result.returncode == 2, result.stderr[-2000:]
+    (line,) = result.stderr.splitlines()
+    assert line.startswith(f"actorscope: error: cannot listen on 127.0.0.1 --port {port}: ")
+    assert result.stdout == ""

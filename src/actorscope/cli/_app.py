@@ -20,9 +20,17 @@ from rich.console import Console
 from actorscope._input import shown_path
 from actorscope._text import escape_unstorable, has_lone_surrogate
 from actorscope._version import __version__
-from actorscope.errors import ActorscopeError
+from actorscope.errors import ActorscopeError, ConfigError
 
-__all__ = ["COMMAND_ORDER", "DEFAULT_DB", "DbOption", "app", "console_for_tables", "main"]
+__all__ = [
+    "COMMAND_ORDER",
+    "DEFAULT_DB",
+    "DbOption",
+    "app",
+    "cannot_listen",
+    "console_for_tables",
+    "main",
+]
 
 EXIT_BAD_INPUT = 2
 
@@ -81,6 +89,11 @@ def console_for_tables() -> Console:
     if not console.is_terminal and not os.environ.get("COLUMNS", "").strip().isdigit():
         console = Console(emoji=False, highlight=False, width=400)
     return console
+
+
+def cannot_listen(where: str, exc: OSError) -> ConfigError:
+    """The one line for an address a server cannot bind (in use, unknown host, no access)."""
+    return ConfigError(f"cannot listen on {where}: {exc.strerror or exc}")
 
 
 def _print_version(value: bool) -> None:

@@ -25,7 +25,7 @@ import typer
 
 from actorscope._input import shown_path
 from actorscope.agents import Agent, AgentRegistry
-from actorscope.cli._app import DEFAULT_DB, DbOption, app
+from actorscope.cli._app import DEFAULT_DB, DbOption, app, cannot_listen
 from actorscope.errors import ConfigError
 from actorscope.permissions import GrantStore, PermissionPolicy
 from actorscope.propagation import DEFAULT_KEY_ENV, OriginSigner
@@ -77,9 +77,7 @@ def _listen(host: str, port: int) -> socket.socket:
         family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
         return socket.create_server((host, port), family=family)
     except OSError as exc:  # socket.gaierror too: an unknown host
-        raise ConfigError(
-            f"cannot listen on --host {shown_path(host)} --port {port}: {exc.strerror or exc}"
-        ) from None
+        raise cannot_listen(f"--host {shown_path(host)} --port {port}", exc) from None
 
 
 async def _serve(

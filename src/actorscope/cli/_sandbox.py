@@ -11,7 +11,7 @@ import sys
 
 import typer
 
-from actorscope.cli._app import app
+from actorscope.cli._app import app, cannot_listen
 from actorscope.errors import ConfigError
 
 __all__ = ["sandbox"]
@@ -31,7 +31,12 @@ async def _serve(port: int, token: str | None) -> None:
 
     emu = BotApiEmulator(token)
     populate_sandbox(emu)
-    async with BotApiServer(emu, port=port) as server:
+    server = BotApiServer(emu, port=port)
+    try:
+        await server.start()
+    except OSError as exc:  # the port is taken, or not ours to take
+        raise cannot_listen(f"127.0.0.1 --port {port}", exc) from None
+    try:
         typer.echo("actorscope sandbox: a Telegram Bot API emulator (offline)")
         typer.echo(f"base_url: {server.base_url}")
         typer.echo(f"token:    {emu.token}")
@@ -43,6 +48,8 @@ async def _serve(port: int, token: str | None) -> None:
             await run_console(console, read_lines(sys.stdin))
         finally:
             console.close()
+    finally:
+        await server.stop()
     typer.echo("sandbox stopped")
 
 
