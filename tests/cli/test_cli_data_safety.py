@@ -11,13 +11,14 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from actorscope.agents import AgentRegistry
 from actorscope.identity import Identity, PeerKind
 from actorscope.permissions import GrantStore, PermissionPolicy
-from actorscope.store import Database, load_migrations
+from actorscope.store import Database, Migration, load_migrations
 
 ACTORSCOPE = Path(sys.executable).parent / "actorscope"
 TIMEOUT = 60.0
@@ -68,7 +69,7 @@ async def _populate(path: Path) -> None:
                 agent_id=agent.id,
                 scope=scope,
                 config_type="cron",
-                user_id="42",
+                sender_id="42",
                 tenant=tenant,
             )
             identity = Identity(
@@ -127,22 +128,29 @@ def test_a_read_only_command_leaves_the_database_bytes_unchanged(
     assert sorted(os.listdir(cli_db.parent)) == ["work.db"]
 
 
-def test_an_older_schema_is_not_migrated_by_a_read(cli_db: Path) -> None:
+def test_an_older_schema_is_not_migrated_by_a_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A read on an older schema says how to upgrade; `migrate` does, then the read works."""
+    latest = len(load_migrations())
 
-    async def downgrade() -> None:
-        async with Database.open(cli_db) as db:
-            latest = len(load_migrations())
-            await db.execute("DELETE FROM schema_migrations WHERE version = ?", (latest,))
+    def older(*args: Any, **kwargs: Any) -> list[Migration]:
+        return [m for m in load_migrations(*args, **kwargs) if m.version < latest]
 
-    asyncio.run(downgrade())
-    before = cli_db.read_bytes()
-    assert_error(run_cli("audit", "--db", "work.db", cwd=cli_db.parent), "actorscope migrate")
-    assert cli_db.read_bytes() == before
-    migrated = run_cli("migrate", "--db", "work.db", "--json", cwd=cli_db.parent)
+    async def create_older() -> None:
+        with monkeypatch.context() as patched:
+            patched.setattr("actorscope.store._database.load_migrations", older)
+            async with Database.open(tmp_path / "work.db") as db:
+                await AgentRegistry(db).create("main")
+
+    asyncio.run(create_older())
+    before = (tmp_path / "work.db").read_bytes()
+    assert_error(run_cli("audit", "--db", "work.db", cwd=tmp_path), "actorscope migrate")
+    assert (tmp_path / "work.db").read_bytes() == before
+    migrated = run_cli("migrate", "--db", "work.db", "--json", cwd=tmp_path)
     assert migrated.returncode == 0, migrated.stderr
-    assert json.loads(migrated.stdout)["schema_version"] == len(load_migrations())
-    assert len(_json(run_cli("audit", "--db", "work.db", "--json", cwd=cli_db.parent))) == 4
+    assert json.loads(migrated.stdout)["schema_version"] == latest
+    assert _json(run_cli("agents", "list", "--db", "work.db", "--json", cwd=tmp_path))
 
 
 def test_check_writes_no_audit_row(cli_db: Path) -> None:

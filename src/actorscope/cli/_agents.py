@@ -43,6 +43,8 @@ def _follow(registry: AgentRegistry, workspace: Path | None) -> None:
 
     # A plain function is held strongly (a bound method would be held weakly and vanish).
     registry.subscribe(functools.partial(Workspace.on_agent_changed, Workspace(workspace)))
+
+
 JsonOption = Annotated[bool, typer.Option("--json", help="Print a JSON object.")]
 
 
