@@ -130,18 +130,18 @@ def verified_origin(
     ``consume`` (the default) spends the origin in ``signer``'s replay guard: asked again
     about the same signed carrier, this gives ``None``. ``consume=False`` only looks.
     """
-    attributed = _attributed(msg.__dict__, signer, consume)
+    attributed = _attributed(msg, signer, consume)
     return None if attributed is None else (attributed[0], attributed[2])
 
 
 def _attributed(
-    values: dict[str, Any], signer: OriginSigner, consume: bool
+    msg: InboundMessage, signer: OriginSigner, consume: bool
 ) -> tuple[Origin, str, str, PeerKind] | None:
-    # A message's (its __dict__'s) verified origin, its normalised sender, the scope rebuilt
-    # from it and that scope's peer kind; None unless the carrier is synthetic and its origin
-    # verifies and is a person.
-    sender = values["sender_id"]
-    if META_ORIGIN_SIGNATURE not in values["metadata"] or not (
+    # A message's verified origin, its normalised sender, the scope rebuilt from it and that
+    # scope's peer kind; None unless the carrier is synthetic and its origin verifies and is a
+    # person.
+    sender = msg.sender_id
+    if META_ORIGIN_SIGNATURE not in msg.metadata or not (
         # A raw id with a synthetic prefix is synthetic after normalising too: the quick test
         # answers for every carrier a wrapper built, the full one for anything else.
         sender.startswith(SYNTHETIC_SENDER_PREFIXES) or is_synthetic_sender(sender)
@@ -149,7 +149,7 @@ def _attributed(
         return None
     # Every check after verify() reads only signed fields, so an origin that fails them would
     # fail them on every delivery: consuming it first changes no answer.
-    origin = signer._verify(values, consume)
+    origin = signer.verify(msg, consume=consume)
     if origin is None:
         return None
     # A legacy ``id|name`` origin sender is its id, as it is in a direct check (DESIGN).
@@ -248,7 +248,7 @@ def build_run_request(
     run_agent = msg_agent if msg_agent is not None else agent_id
     run_tenant = msg_tenant if msg_tenant is not None else tenant_id
     # After _session(): a message that raises above is never consumed.
-    attributed = _attributed(values, signer, consume)
+    attributed = _attributed(msg, signer, consume)
     if attributed is None:
         user_id, sender_id, role = values["user_id"], carrier, ""
         sender_kind, peer_kind = values["sender_kind"], msg_peer_kind

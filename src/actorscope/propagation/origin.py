@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import operator
 import os
 import re
 import secrets
@@ -27,7 +26,7 @@ import struct
 import time
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from actorscope.errors import ConfigError
 from actorscope.identity import Identity, PeerKind
@@ -74,27 +73,10 @@ _PARTS = 22
 _SEPARATORS = _PARTS - 1
 # The length-prefixed form: each part's length as a little-endian uint32.
 _LENGTHS = struct.Struct(f"<{_PARTS}I")
-# One byte saying which of (carrier agent, carrier tenant, origin agent, origin tenant) is None,
-# so None and "" never sign alike. Indexed by the 4-bit mask.
-_NONE_FLAGS = tuple(bytes([mask]) for mask in range(16))
-# The NUL-joined form's domain and flag byte as text (both ASCII, so they encode to exactly
-# _DOMAIN_JOINED + _NONE_FLAGS[mask]), prepended before the single encode.
-_HEADS_JOINED = tuple(_DOMAIN_JOINED.decode("ascii") + chr(mask) for mask in range(16))
-# The carrier parts that come straight after the timestamp, in canonical order.
-_CARRIER_HEAD = operator.itemgetter(
-    "sender_id",
-    "sender_kind",
-    "channel",
-    "chat_id",
-    "thread_id",
-    "user_id",
-    "peer_kind",
-    "message_id",
-)
 _PEER_KINDS = {kind.value: kind for kind in PeerKind}
+_FIELD_KEYS = frozenset(ORIGIN_FIELD_KEYS)
 _SIGNED_AT = re.compile(r"[0-9]{1,16}")
 _HEX_SIGNATURE = re.compile(r"[0-9a-f]{64}")
-_new_tuple = tuple.__new__
 
 
 class Origin(NamedTuple):
@@ -188,7 +170,7 @@ class Origin(NamedTuple):
 
 def _canonical(
     signed_at: str,
-    values: Mapping[str, Any],
+    carrier: InboundMessage,
     fields: tuple[str, ...],
     origin_agent: str | None,
     origin_tenant: str | None,
@@ -200,33 +182,42 @@ def _canonical(
     # scope, peer kind, message id, agent, tenant) and so is the text, so a signed origin cannot
     # be lifted onto another message. Left out: metadata outside origin_* (the builder never
     # reads it for identity or routing) and media (attachments route nothing; the text and
-    # message id already pin the message). The peer and sender kinds are StrEnums: they join as
-    # their values. surrogatepass lets any string encode, lone surrogates too.
-    # ``values`` is the carrier model's __dict__ (where pydantic keeps its fields), read with
-    # one itemgetter call: a dozen attribute lookups on the model cost more than the HMAC itself.
-    agent_id, tenant_id = values["agent_id"], values["tenant_id"]
+    # message id already pin the message). The peer and sender kinds are StrEnums: they join
+    # as their values. surrogatepass lets any string encode, lone surrogates too.
+    agent_id, tenant_id = carrier.agent_id, carrier.tenant_id
     parts = (
         signed_at,
-        *_CARRIER_HEAD(values),
+        carrier.sender_id,
+        carrier.sender_kind,
+        carrier.channel,
+        carrier.chat_id,
+        carrier.thread_id,
+        carrier.user_id,
+        carrier.peer_kind,
+        carrier.message_id,
         "" if agent_id is None else agent_id,
         "" if tenant_id is None else tenant_id,
-        values["content"],
+        carrier.content,
         *fields,
         "" if origin_agent is None else origin_agent,
         "" if origin_tenant is None else origin_tenant,
     )
-    mask = (
-        (agent_id is None) << 3
-        | (tenant_id is None) << 2
-        | (origin_agent is None) << 1
-        | (origin_tenant is None)
+    # One byte saying which of (carrier agent, carrier tenant, origin agent, origin tenant) is
+    # None, so None and "" never sign alike.
+    none_flags = bytes(
+        [
+            (agent_id is None) << 3
+            | (tenant_id is None) << 2
+            | (origin_agent is None) << 1
+            | (origin_tenant is None)
+        ]
     )
     joined = "\x00".join(parts)
     if joined.count("\x00") == _SEPARATORS:
-        # Prefix and parts encoded in one go: the same bytes as encoding them apart.
-        return (_HEADS_JOINED[mask] + joined).encode("utf-8", "surrogatepass")
+        return _DOMAIN_JOINED + none_flags + joined.encode("utf-8", "surrogatepass")
     body = "".join(parts).encode("utf-8", "surrogatepass")
-    return _DOMAIN_LENGTHS + _NONE_FLAGS[mask] + _LENGTHS.pack(*map(len, parts)) + body
+    lengths = _LENGTHS.pack(*[len(part) for part in parts])
+    return _DOMAIN_LENGTHS + none_flags + lengths + body
 
 
 def _fields(origin: Origin) -> tuple[str, ...]:
@@ -250,15 +241,6 @@ def _checked_key(key: object, what: str) -> bytes:
     return bytes(key)
 
 
-def _hmac_pads(key: bytes) -> tuple[hashlib._Hash, hashlib._Hash]:
-    # RFC 2104 with SHA-256 (64-byte blocks): a longer key is hashed first.
-    block = hashlib.sha256(key).digest() if len(key) > 64 else key
-    block = block.ljust(64, b"\0")
-    inner = hashlib.sha256(bytes(b ^ 0x36 for b in block))
-    outer = hashlib.sha256(bytes(b ^ 0x5C for b in block))
-    return inner, outer
-
-
 class OriginSigner:
     """Signs origins onto carrying messages and verifies them; holds the key, never shows it.
 
@@ -269,7 +251,7 @@ class OriginSigner:
     how many consumed, still-fresh signatures it remembers before it refuses new ones.
     """
 
-    __slots__ = ("_clock", "_inner", "_max_age_ms", "_max_skew_ms", "_outer", "_replay")
+    __slots__ = ("_clock", "_key", "_max_age_ms", "_max_skew_ms", "_replay")
 
     def __init__(
         self,
@@ -280,8 +262,7 @@ class OriginSigner:
         clock: Callable[[], float] = time.time,
         replay_capacity: int = DEFAULT_REPLAY_CAPACITY,
     ) -> None:
-        raw = secrets.token_bytes(MIN_KEY_BYTES) if key is None else _checked_key(key, "key")
-        self._inner, self._outer = _hmac_pads(raw)
+        self._key = secrets.token_bytes(MIN_KEY_BYTES) if key is None else _checked_key(key, "key")
         if not max_age > 0 or not max_skew >= 0:
             raise ConfigError(f"max_age must be > 0 and max_skew >= 0, got {max_age}, {max_skew}")
         self._max_age_ms = int(max_age * 1000)
@@ -314,13 +295,7 @@ class OriginSigner:
         return f"OriginSigner(max_age={self._max_age_ms / 1000:g}s)"
 
     def _hmac_hex(self, data: bytes) -> str:
-        # HMAC-SHA256 from the keyed inner/outer states: the same digest as hmac.new(), without
-        # re-deriving the pads on every message.
-        inner = self._inner.copy()
-        inner.update(data)
-        outer = self._outer.copy()
-        outer.update(inner.digest())
-        return outer.hexdigest()
+        return hmac.new(self._key, data, hashlib.sha256).hexdigest()
 
     def attach(self, carrier: InboundMessage, origin: Origin) -> InboundMessage:
         """``carrier`` with ``origin`` signed into its metadata, replacing any ``origin_*`` keys."""
@@ -329,9 +304,7 @@ class OriginSigner:
         metadata.update(origin.to_metadata())
         metadata[META_ORIGIN_SIGNED_AT] = signed_at
         signature = self._hmac_hex(
-            _canonical(
-                signed_at, carrier.__dict__, _fields(origin), origin.agent_id, origin.tenant_id
-            )
+            _canonical(signed_at, carrier, _fields(origin), origin.agent_id, origin.tenant_id)
         )
         metadata[META_ORIGIN_SIGNATURE] = signature
         # The signature covers no metadata, so swapping the mapping leaves it valid.
@@ -345,19 +318,10 @@ class OriginSigner:
         on (a replay). The record is this signer's, in this process only. Without ``consume``
         nothing is recorded, and an origin already consumed still verifies.
         """
-        return self._verify(carrier.__dict__, consume)
-
-    def _verify(self, values: Mapping[str, Any], consume: bool) -> Origin | None:
-        # verify() on the carrier's field values (the model's __dict__), which the builder
-        # already holds. Every field key must be present: attach() always writes all of them,
-        # and the builder relies on it to keep the verified keys without filtering them.
-        metadata = values["metadata"]
-        if type(metadata) is MappingProxyType:  # a plain dict reads faster than the proxy
-            metadata = metadata.copy()
-        get = metadata.get
-        signature, signed_at = get(META_ORIGIN_SIGNATURE, ""), get(META_ORIGIN_SIGNED_AT, "")
-        fields = tuple(map(get, ORIGIN_FIELD_KEYS))
-        if None in fields or not (
+        metadata = carrier.metadata
+        signature = metadata.get(META_ORIGIN_SIGNATURE, "")
+        signed_at = metadata.get(META_ORIGIN_SIGNED_AT, "")
+        if not (
             len(signature) == 64
             and signature.isascii()  # compare_digest needs ASCII; non-hex never matches
             and 0 < len(signed_at) <= 16
@@ -365,31 +329,25 @@ class OriginSigner:
             and signed_at.isdigit()
         ):
             return None
-        sender_id, role, channel, chat_id, user_id, peer_value, session_key, trace_id = fields
-        peer_kind = _PEER_KINDS.get(peer_value)
-        if peer_kind is None:
+        # attach() writes every field key: a carrier missing one is not ours.
+        if not metadata.keys() >= _FIELD_KEYS:
+            return None
+        origin = Origin.from_metadata(metadata)
+        if origin is None:
             return None
         now_ms, signed_ms = int(self._clock() * 1000), int(signed_at)
         age_ms = now_ms - signed_ms
         if age_ms > self._max_age_ms or -age_ms > self._max_skew_ms:
             return None
-        agent_id, tenant_id = get(META_ORIGIN_AGENT_ID), get(META_ORIGIN_TENANT_ID)
-        if not hmac.compare_digest(
-            self._hmac_hex(_canonical(signed_at, values, fields, agent_id, tenant_id)), signature
-        ):
+        canonical = _canonical(
+            signed_at, carrier, _fields(origin), origin.agent_id, origin.tenant_id
+        )
+        if not hmac.compare_digest(self._hmac_hex(canonical), signature):
             return None
         # Recorded only once it verified: a forged signature never takes a slot.
         if consume and not self._replay.first_use(signature, signed_ms + self._max_age_ms, now_ms):
             return None
-        # tuple.__new__ with the fields in order is what Origin() does, minus its Python-level
-        # __new__ with keyword defaults: every one of the ten is given here.
-        return _new_tuple(
-            Origin,
-            (
-                sender_id, role, channel, chat_id, user_id,
-                peer_kind, session_key, trace_id, agent_id, tenant_id,
-            ),
-        )  # fmt: skip
+        return origin
 
     def _fields_mac(self, purpose: str, signed_at: str, fields: tuple[str, ...]) -> str:
         # Its own domain and a length header: a signature made here for one purpose never
