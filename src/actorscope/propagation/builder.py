@@ -13,14 +13,10 @@ as the run it was that human's role in; a delegate to another agent gets the hum
 
 from __future__ import annotations
 
-import operator
 import re
 from collections.abc import Mapping
 from functools import lru_cache
 from types import MappingProxyType
-from typing import Any
-
-from pydantic import BaseModel
 
 from actorscope.errors import IdentityError
 from actorscope.identity import (
@@ -39,7 +35,6 @@ from actorscope.identity import (
 from actorscope.messages import InboundMessage, RunRequest
 from actorscope.propagation.keys import (
     META_ORIGIN_SIGNATURE,
-    META_ORIGIN_SIGNED_AT,
     META_ORIGIN_VIA,
     ORIGIN_AGENT_KEYS,
     ORIGIN_FIELD_KEYS,
@@ -51,31 +46,19 @@ __all__ = ["build_run_request", "origin_scope", "sanitize_inbound", "verified_or
 
 # The keys verify() reads (the agent and tenant ones only when present).
 _FIELD_SET = frozenset((*ORIGIN_FIELD_KEYS, *ORIGIN_AGENT_KEYS))
-_FIELD_COUNT = len(ORIGIN_FIELD_KEYS)
 _ID = re.compile(r"-?[0-9]{1,32}")
 _CHANNEL = re.compile(r"[a-z0-9][a-z0-9_.-]{0,63}")
 
 
 def _strip(metadata: Mapping[str, str]) -> dict[str, str]:
-    # A message's metadata is a read-only proxy; copying its dict is much cheaper than dict().
-    kept = metadata.copy() if type(metadata) is MappingProxyType else dict(metadata)
-    for key in [key for key in kept if is_origin_key(key)]:
-        del kept[key]
-    return kept
+    return {key: value for key, value in metadata.items() if not is_origin_key(key)}
 
 
-def _verified_metadata(metadata: Mapping[str, str], origin: Origin) -> dict[str, str]:
+def _verified_metadata(metadata: Mapping[str, str]) -> dict[str, str]:
     # Called only after verify() succeeded, which read exactly the field keys and the agent
-    # and tenant keys, and found every field key present: their values here are the verified
-    # ones. Signature and timestamp go; so does any other origin_* key (unsigned, so
-    # untrusted); keys outside the origin_ namespace stay.
-    kept = metadata.copy() if type(metadata) is MappingProxyType else dict(metadata)
-    del kept[META_ORIGIN_SIGNATURE], kept[META_ORIGIN_SIGNED_AT]
-    # The usual carrier holds nothing else: then the count alone says no key must go.
-    signed = _FIELD_COUNT + (origin.agent_id is not None) + (origin.tenant_id is not None)
-    if len(kept) != signed:
-        kept = {k: v for k, v in kept.items() if k in _FIELD_SET or not is_origin_key(k)}
-    return kept
+    # and tenant keys: their values here are the verified ones. Signature and timestamp go;
+    # so does any other origin_* key (unsigned, so untrusted); keys outside origin_ stay.
+    return {k: v for k, v in metadata.items() if k in _FIELD_SET or not is_origin_key(k)}
 
 
 def sanitize_inbound(msg: InboundMessage) -> InboundMessage:
@@ -183,34 +166,6 @@ def _session(agent_key: str, channel: str, peer_kind: PeerKind, chat_id: str, th
     return session_key(agent_key, channel, peer_kind, chat_id, topic_id=thread)
 
 
-_MESSAGE = operator.itemgetter(
-    "channel", "chat_id", "thread_id", "peer_kind", "sender_id", "metadata", "agent_id", "tenant_id"
-)
-_REQUEST_FIELDS = set(RunRequest.model_fields)
-_new_object = object.__new__
-# The four slots every pydantic model instance has, set through their own descriptors (what
-# object.__setattr__ would look up by name on every call).
-_SLOTS = BaseModel.__dict__
-_set_dict = _SLOTS["__dict__"].__set__
-_set_fields_set = _SLOTS["__pydantic_fields_set__"].__set__
-_set_extra = _SLOTS["__pydantic_extra__"].__set__
-_set_private = _SLOTS["__pydantic_private__"].__set__
-
-
-def _trusted_request(values: dict[str, Any]) -> RunRequest:
-    # Every value is already valid: copied from a validated InboundMessage, or built here
-    # (a session key from session_key(), a rebuilt scope, enum members, a fresh read-only
-    # metadata proxy). Re-validating them is most of this function's cost, so the request is
-    # assembled the way pydantic's model_construct() does it, minus its per-call introspection.
-    # test_builder.py checks the result equals a validated RunRequest, field for field.
-    request: RunRequest = _new_object(RunRequest)
-    _set_dict(request, values)
-    _set_fields_set(request, _REQUEST_FIELDS.copy())
-    _set_extra(request, None)
-    _set_private(request, None)
-    return request
-
-
 def build_run_request(
     msg: InboundMessage,
     *,
@@ -238,21 +193,15 @@ def build_run_request(
         raise IdentityError(f"agent_id must be a string or None, got {type(agent_id).__name__}")
     if tenant_id is not None and type(tenant_id) is not str:
         raise IdentityError(f"tenant_id must be a string or None, got {type(tenant_id).__name__}")
-    # Fields read from the model's __dict__ (where pydantic keeps them): a dict lookup costs
-    # half an attribute lookup on the model, and this function reads a dozen of them.
-    values = msg.__dict__
-    channel, chat_id, thread_id, msg_peer_kind, carrier, metadata, msg_agent, msg_tenant = _MESSAGE(
-        values
-    )
-    key = _session(agent_key, channel, msg_peer_kind, chat_id, thread_id)
-    run_agent = msg_agent if msg_agent is not None else agent_id
-    run_tenant = msg_tenant if msg_tenant is not None else tenant_id
+    key = _session(agent_key, msg.channel, msg.peer_kind, msg.chat_id, msg.thread_id)
+    run_agent = msg.agent_id if msg.agent_id is not None else agent_id
+    run_tenant = msg.tenant_id if msg.tenant_id is not None else tenant_id
     # After _session(): a message that raises above is never consumed.
     attributed = _attributed(msg, signer, consume)
     if attributed is None:
-        user_id, sender_id, role = values["user_id"], carrier, ""
-        sender_kind, peer_kind = values["sender_kind"], msg_peer_kind
-        kept = _strip(metadata)
+        user_id, sender_id, role = msg.user_id, msg.sender_id, ""
+        sender_kind, peer_kind = msg.sender_kind, msg.peer_kind
+        kept = _strip(msg.metadata)
     else:
         origin, sender_id, user_id, peer_kind = attributed
         # A role is the human's role for one agent of one tenant: an owner of agent A who
@@ -261,23 +210,21 @@ def build_run_request(
         same_agent = origin.agent_id == run_agent and origin.tenant_id == run_tenant
         role = origin.role if same_agent else ""
         sender_kind = SenderKind.USER
-        kept = _verified_metadata(metadata, origin)
-        kept[META_ORIGIN_VIA] = carrier
-    return _trusted_request(
-        {
-            "session_key": key,
-            "user_id": user_id,
-            "sender_id": sender_id,
-            "role": role,
-            "channel": channel,
-            "chat_id": chat_id,
-            "peer_kind": peer_kind,
-            "content": values["content"],
-            "metadata": MappingProxyType(kept),
-            "tenant_id": run_tenant,
-            "agent_id": run_agent,
-            "sender_kind": sender_kind,
-            "thread_id": thread_id,
-            "message_id": values["message_id"],
-        }
+        kept = _verified_metadata(msg.metadata)
+        kept[META_ORIGIN_VIA] = msg.sender_id
+    return RunRequest(
+        session_key=key,
+        user_id=user_id,
+        sender_id=sender_id,
+        role=role,
+        channel=msg.channel,
+        chat_id=msg.chat_id,
+        peer_kind=peer_kind,
+        content=msg.content,
+        metadata=kept,
+        tenant_id=run_tenant,
+        agent_id=run_agent,
+        sender_kind=sender_kind,
+        thread_id=msg.thread_id,
+        message_id=msg.message_id,
     )
