@@ -303,6 +303,14 @@ def test_bad_agent_key_is_the_callers_error() -> None:
         normalize_interaction(load("slash_dm")["d"], agent_key="")
 
 
+def test_bad_agent_key_raises_for_an_ignored_message_too() -> None:
+    """A bad agent key raises before the message is read, even one that is ignored."""
+    data = load("guild_message")["d"]
+    data["type"] = 7  # a system message: ignored
+    with pytest.raises(IdentityError):
+        inspect_message(data, agent_key="a b")
+
+
 def test_malformed_payloads_are_ignored_not_raised() -> None:
     """Missing ids, bad snowflakes and non-mappings are ignored as malformed."""
     data = load("guild_message")["d"]

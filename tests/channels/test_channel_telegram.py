@@ -265,6 +265,15 @@ def test_bad_agent_key_is_the_callers_error() -> None:
         normalize_update(load("group"), agent_key="a:b")
 
 
+@pytest.mark.parametrize("fixture", ["my_chat_member", "service_new_members"])
+def test_bad_agent_key_raises_for_an_ignored_update_too(fixture: str) -> None:
+    """A bad agent key or channel raises before the update is read, even one that is ignored."""
+    with pytest.raises(IdentityError):
+        inspect_update(load(fixture), agent_key="a:b")
+    with pytest.raises(IdentityError):
+        inspect_update(load(fixture), channel="Bad Channel")
+
+
 def test_not_an_update_is_malformed() -> None:
     """Anything but an Update or a mapping is ignored as malformed, not raised."""
     not_an_update: Any = [1, 2]

@@ -141,6 +141,9 @@ def _inspect_message(
     ignore_bots: bool,
     thread_parents: Mapping[int, int] | None,
 ) -> InboundMessage | Ingress:
+    # The caller's agent key, checked before any payload is read: a bad one raises
+    # IdentityError (the caller's error), never taken for a malformed message.
+    session(agent_key, PeerKind.DIRECT, "0", None)
     try:
         me = bot_id if type(bot_id) is int else optional_snowflake(bot_id, "bot id")
         if type(message_or_payload) is _MESSAGE or isinstance(message_or_payload, _MESSAGE):
@@ -151,7 +154,6 @@ def _inspect_message(
             )
         return ignored(IgnoreReason.MALFORMED, f"not a message: {type(message_or_payload)}")
     except Exception as exc:  # an adapter must never let one bad event kill the bot
-        session(agent_key, PeerKind.DIRECT, "0", None)  # a bad agent key is the caller's error
         logger.warning("discord.malformed_message error=%s: %s", type(exc).__name__, exc)
         return ignored(IgnoreReason.MALFORMED, f"{type(exc).__name__}: {exc}")
 

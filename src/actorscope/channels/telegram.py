@@ -164,6 +164,9 @@ def _inspect_any(
     channel: str,
     ignore_bots: bool,
 ) -> InboundMessage | Ingress:
+    # The caller's agent key and channel, checked before any payload is read: a bad one raises
+    # IdentityError (the caller's error), never taken for a malformed update.
+    _session(agent_key, channel, PeerKind.DIRECT, "0", None)
     try:
         if isinstance(update_or_dict, Update):
             update = update_or_dict
@@ -173,7 +176,6 @@ def _inspect_any(
             return ignored(IgnoreReason.MALFORMED, f"not an Update: {type(update_or_dict)}")
         return _inspect(update, agent_key, (bot_username or "").lstrip("@"), channel, ignore_bots)
     except Exception as exc:  # an adapter must never let one bad update kill the bot
-        _session(agent_key, channel, PeerKind.DIRECT, "0", None)  # the caller's error: raise
         logger.warning("telegram.malformed_update error=%s: %s", type(exc).__name__, exc)
         return ignored(IgnoreReason.MALFORMED, f"{type(exc).__name__}: {exc}")
 
