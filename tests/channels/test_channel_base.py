@@ -1,4 +1,4 @@
-"""The shared adapter pieces: the unvalidated fast message equals a validated one."""
+"""The shared adapter pieces: build_inbound gives the same message as the constructor."""
 
 from __future__ import annotations
 

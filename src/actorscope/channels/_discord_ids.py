@@ -5,7 +5,6 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-from actorscope.channels.base import _template
 from actorscope.errors import IdentityError
 from actorscope.identity import (
     DISCORD,
@@ -22,15 +21,15 @@ __all__ = ["optional_snowflake", "person", "session", "snowflake"]
 @lru_cache(maxsize=4096, typed=True)
 def person(
     agent_key: str, sender: int, chat: int, guild: int | None, thread: int | None
-) -> tuple[Identity, str, dict[str, Any]]:
-    """Identity, session key and message template of a person: one cache lookup per message."""
+) -> tuple[Identity, str]:
+    """Identity and session key of a person: one cache lookup per message."""
     if is_placeholder_sender(str(sender)):
         # Telegram's stand-in ids are never identities, on any platform (no real snowflake
         # is that small): the event is treated as malformed.
         raise IdentityError(f"sender id {sender} is a placeholder, not a person")
     identity = discord_identity(sender, chat_id=chat, guild_id=guild)
     key = session(agent_key, identity.peer_kind, identity.chat_id, thread)
-    return identity, key, _template(identity)
+    return identity, key
 
 
 @lru_cache(maxsize=4096, typed=True)

@@ -15,8 +15,7 @@ import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
-from types import MappingProxyType
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from actorscope.errors import PayloadError
 from actorscope.identity import Identity
@@ -166,11 +165,6 @@ def display_name(*candidates: object) -> str:
     return ""
 
 
-_FIELDS_SET = frozenset(InboundMessage.model_fields)
-_set = object.__setattr__
-_new = object.__new__
-
-
 def build_inbound(
     identity: Identity,
     *,
@@ -180,65 +174,32 @@ def build_inbound(
     message_id: str = "",
     media: tuple[Media, ...] = (),
 ) -> InboundMessage:
-    """An :class:`InboundMessage` for ``identity``, without re-validating what is already valid.
+    """An :class:`InboundMessage` for ``identity``: the one way adapters build a message.
 
-    Every value comes from an identity builder or is a ``str`` the adapter produced itself, so
-    pydantic validation would only repeat work (it costs more than the rest of normalisation);
-    the result is equal to, and as frozen as, a validated message. ``metadata`` is copied.
-    Types are checked (cheaply): a value taken unchecked from a payload raises
-    :class:`~actorscope.errors.PayloadError` instead of reaching ``admit()`` or a handler.
+    ``metadata`` is copied. Types are checked first: a value taken unchecked from a payload
+    raises :class:`~actorscope.errors.PayloadError` naming what is wrong instead of reaching
+    ``admit()`` or a handler.
     """
-    copied = dict(metadata)
     if not (type(content) is str and type(thread_id) is str and type(message_id) is str):
         raise PayloadError("build_inbound: content, thread_id and message_id must be text")
-    if not all(type(key) is str and type(value) is str for key, value in copied.items()):
+    if not all(type(key) is str and type(value) is str for key, value in metadata.items()):
         raise PayloadError("build_inbound: metadata keys and values must be text")
     media = tuple(media)
     if not all(isinstance(item, Media) for item in media):
         raise PayloadError("build_inbound: media must be Media items")
-    return _inbound(_template(identity), content, copied, thread_id, message_id, media)
-
-
-def _template(identity: Identity) -> dict[str, Any]:
-    """The identity part of an InboundMessage's fields; adapters cache it with the identity."""
-    return {
-        "channel": identity.channel,
-        "sender_id": identity.sender_id,
-        "chat_id": identity.chat_id,
-        "content": "",
-        "peer_kind": identity.peer_kind,
-        "user_id": identity.user_id,
-        "sender_kind": identity.sender_kind,
-        "metadata": None,
-        "thread_id": "",
-        "message_id": "",
-        "tenant_id": None,
-        "agent_id": None,
-        "media": (),
-    }
-
-
-def _inbound(
-    template: dict[str, Any],
-    content: str,
-    metadata: dict[str, str],
-    thread_id: str,
-    message_id: str,
-    media: tuple[Media, ...],
-) -> InboundMessage:
-    # The adapters' hot path: takes ownership of ``metadata``; keep in step with InboundMessage.
-    values = template.copy()
-    values["content"] = content
-    values["metadata"] = MappingProxyType(metadata)
-    values["thread_id"] = thread_id
-    values["message_id"] = message_id
-    values["media"] = media
-    message = _new(InboundMessage)
-    _set(message, "__dict__", values)
-    _set(message, "__pydantic_fields_set__", set(_FIELDS_SET))
-    _set(message, "__pydantic_extra__", None)
-    _set(message, "__pydantic_private__", None)
-    return message
+    return InboundMessage(
+        channel=identity.channel,
+        sender_id=identity.sender_id,
+        chat_id=identity.chat_id,
+        content=content,
+        peer_kind=identity.peer_kind,
+        user_id=identity.user_id,
+        sender_kind=identity.sender_kind,
+        metadata=metadata,
+        thread_id=thread_id,
+        message_id=message_id,
+        media=media,
+    )
 
 
 def reply_to(message: InboundMessage, content: str) -> OutboundMessage:

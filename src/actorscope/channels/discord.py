@@ -49,8 +49,7 @@ from actorscope.channels.base import (
     Addressed,
     IgnoreReason,
     Ingress,
-    _inbound,
-    _template,
+    build_inbound,
     display_name,
     flag_raised,
     ignored,
@@ -73,12 +72,6 @@ logger = logging.getLogger("actorscope.channels.discord")
 #: Message types a person writes (default, reply, slash and context-menu command); every
 #: other type is a system message.
 CONVERSATION_MESSAGE_TYPES = frozenset({0, 19, 20, 23})
-_MESSAGE = discord.Message
-_THREAD = discord.Thread
-# Enum attribute and ``.value`` lookups are slow enough to show in the benchmark; hoist them.
-_GROUP = PeerKind.GROUP
-_MENTION: str = Addressed.MENTION.value
-_REPLY: str = Addressed.REPLY.value
 
 
 def normalize_message(
@@ -146,7 +139,7 @@ def _inspect_message(
     session(agent_key, PeerKind.DIRECT, "0", None)
     try:
         me = bot_id if type(bot_id) is int else optional_snowflake(bot_id, "bot id")
-        if type(message_or_payload) is _MESSAGE or isinstance(message_or_payload, _MESSAGE):
+        if isinstance(message_or_payload, discord.Message):
             return _from_message_object(message_or_payload, agent_key, me, ignore_bots)
         if isinstance(message_or_payload, Mapping):
             return _from_message_dict(
@@ -162,7 +155,7 @@ def _from_message_object(
     message: discord.Message, agent_key: str, me: int | None, ignore_bots: bool
 ) -> InboundMessage | Ingress:
     channel = message.channel
-    parent = channel.parent_id if isinstance(channel, _THREAD) else None
+    parent = channel.parent_id if isinstance(channel, discord.Thread) else None
     guild = message.guild
     author = message.author
     if flag_raised(author.system):
@@ -292,24 +285,22 @@ def _message(  # positional: this is the per-message hot path
             webhook_id or author_id, chat_id=chat, guild_id=guild_id, sender_kind=kind
         )
         key = session(agent_key, identity.peer_kind, identity.chat_id, thread)
-        template = _template(identity)
     else:
-        identity, key, template = person(agent_key, author_id, chat, guild_id, thread)
+        identity, key = person(agent_key, author_id, chat, guild_id, thread)
     metadata = {META_SESSION_KEY: key, META_EVENT: "message"}
     if identity.sender_id:
         metadata[META_SENDER_NAME] = author_name
     if reply_to is not None:
         metadata[META_REPLY_TO_MESSAGE_ID] = str(reply_to)
-    if me is not None and identity.peer_kind is _GROUP:
+    if me is not None and identity.peer_kind is PeerKind.GROUP:
         if replied_author == me:
-            metadata[META_ADDRESSED] = _REPLY
+            metadata[META_ADDRESSED] = Addressed.REPLY.value
         elif mentioned:
-            metadata[META_ADDRESSED] = _MENTION
-    return _inbound(
-        template,
-        content,
-        metadata,
-        "" if thread is None else str(thread),
-        str(message_id),
-        (),
+            metadata[META_ADDRESSED] = Addressed.MENTION.value
+    return build_inbound(
+        identity,
+        content=content,
+        metadata=metadata,
+        thread_id="" if thread is None else str(thread),
+        message_id=str(message_id),
     )

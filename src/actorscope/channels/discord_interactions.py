@@ -25,7 +25,7 @@ from actorscope.channels.base import (
     Addressed,
     IgnoreReason,
     Ingress,
-    _inbound,
+    build_inbound,
     display_name,
     flag_raised,
     ignored,
@@ -39,8 +39,6 @@ logger = logging.getLogger("actorscope.channels.discord")
 
 _THREAD_CHANNEL_TYPES = frozenset({10, 11, 12})
 _HANDLED_INTERACTIONS = frozenset({2, 3, 5})
-_INTERACTION: str = Addressed.INTERACTION.value
-_THREAD = discord.Thread
 
 
 def normalize_interaction(
@@ -84,7 +82,7 @@ def _from_interaction_object(
     interaction: discord.Interaction[Any], agent_key: str
 ) -> InboundMessage | Ingress:
     channel = interaction.channel
-    parent = channel.parent_id if isinstance(channel, _THREAD) else None
+    parent = channel.parent_id if isinstance(channel, discord.Thread) else None
     data = interaction.data
     user = interaction.user
     refused = _nonperson(user.bot, user.system)
@@ -171,11 +169,11 @@ def _interaction(
         return ignored(IgnoreReason.UNSUPPORTED_EVENT, f"interaction type {interaction_type!r}")
     chat = parent_id or channel_id
     thread = channel_id if parent_id else None
-    _, key, template = person(agent_key, user_id, chat, guild_id, thread)
+    identity, key = person(agent_key, user_id, chat, guild_id, thread)
     metadata = {
         META_SESSION_KEY: key,
         META_EVENT: "interaction",
-        META_ADDRESSED: _INTERACTION,
+        META_ADDRESSED: Addressed.INTERACTION.value,
         META_SENDER_NAME: user_name,
     }
     if interaction_type == 2:
@@ -189,13 +187,12 @@ def _interaction(
     else:
         custom_id = data.get("custom_id")
         content = custom_id if isinstance(custom_id, str) else ""
-    return _inbound(
-        template,
-        content,
-        metadata,
-        "" if thread is None else str(thread),
-        str(interaction_id),
-        (),
+    return build_inbound(
+        identity,
+        content=content,
+        metadata=metadata,
+        thread_id="" if thread is None else str(thread),
+        message_id=str(interaction_id),
     )
 
 

@@ -50,8 +50,7 @@ from actorscope.channels.base import (
     IgnoreReason,
     Ingress,
     ScopeMigration,
-    _inbound,
-    _template,
+    build_inbound,
     display_name,
     flag_raised,
     ignored,
@@ -82,16 +81,6 @@ _ID_LIMIT = 2**63
 # What a text field (text, caption, callback data) may be in a payload: a string or absent.
 _OPTIONAL_TEXT = frozenset({str, type(None)})
 
-# Enum attribute and ``.value`` lookups are slow enough to show in the benchmark; hoist them.
-_GROUP = PeerKind.GROUP
-_USER = SenderKind.USER
-_BOT = SenderKind.BOT
-_MENTION: str = Addressed.MENTION.value
-_REPLY: str = Addressed.REPLY.value
-_COMMAND: str = Addressed.COMMAND.value
-_CALLBACK: str = Addressed.CALLBACK.value
-_INTERACTION: str = Addressed.INTERACTION.value
-
 _MESSAGE_EVENTS = ("message", "edited_message", "channel_post", "edited_channel_post")
 _CONTENT_ATTRS = (
     "photo",
@@ -117,9 +106,8 @@ _FILE_ATTRS = ("document", "voice", "video", "audio", "animation", "video_note",
 @lru_cache(maxsize=4096, typed=True)
 def _identity(
     chat_id: int, chat_type: str, sender: int | None, kind: SenderKind, channel: str
-) -> tuple[Identity, dict[str, Any]]:
-    identity = telegram_identity(chat_id, chat_type, sender, sender_kind=kind, channel=channel)
-    return identity, _template(identity)
+) -> Identity:
+    return telegram_identity(chat_id, chat_type, sender, sender_kind=kind, channel=channel)
 
 
 @lru_cache(maxsize=4096, typed=True)
@@ -270,7 +258,7 @@ def _sender(message: Message, chat_id: int, channel_post: bool) -> tuple[int | N
 
 def _foreign_sender(identity: Identity) -> Ingress | None:
     """``malformed`` for a private chat whose person is not the chat, else ``None``."""
-    if identity.peer_kind is _GROUP or identity.user_id == identity.chat_id:
+    if identity.peer_kind is PeerKind.GROUP or identity.user_id == identity.chat_id:
         return None
     # Scope (the sender) and session/replies (the chat) would belong to two different people.
     logger.warning(
@@ -312,18 +300,20 @@ def _from_message(
         return ignored(IgnoreReason.MALFORMED, f"sender id {sender!r}")
     user = message.from_user
     if (
-        kind is _BOT
+        kind is SenderKind.BOT
         and user is not None
         and bot_username
         and display_name(user.username).lower() == bot_username.lower()
     ):
         return ignored(IgnoreReason.OWN_MESSAGE)
-    identity, template = _identity(chat_id, chat.type, sender, kind, channel)
+    identity = _identity(chat_id, chat.type, sender, kind, channel)
     foreign = _foreign_sender(identity)
     if foreign is not None:
         return foreign
-    if identity.sender_kind is not _USER and ignore_bots:
-        reason = IgnoreReason.BOT_SENDER if kind is _BOT else IgnoreReason.NONPERSON_SENDER
+    if identity.sender_kind is not SenderKind.USER and ignore_bots:
+        reason = (
+            IgnoreReason.BOT_SENDER if kind is SenderKind.BOT else IgnoreReason.NONPERSON_SENDER
+        )
         return ignored(reason, identity.sender_kind.value)
     topic: int | None = None
     if chat.is_forum:
@@ -344,7 +334,7 @@ def _from_message(
         return ignored(IgnoreReason.MALFORMED, f"reply message id {reply.message_id!r}")
     if reply is not None and not (topic is not None and reply.message_id == topic):
         metadata[META_REPLY_TO_MESSAGE_ID] = str(reply.message_id)
-    if identity.peer_kind is _GROUP:
+    if identity.peer_kind is PeerKind.GROUP:
         addressed = _addressed(content, reply, topic, bot_username, metadata)
         if addressed is None:
             return ignored(IgnoreReason.NOT_FOR_THIS_BOT, "command for another bot")
@@ -354,13 +344,13 @@ def _from_message(
         command = command_of(content)
         if command is not None:
             metadata[META_COMMAND] = command[0]
-    return _inbound(
-        template,
-        content,
-        metadata,
-        "" if topic is None else str(topic),
-        str(message.message_id),
-        _media(message) if not message.text else (),
+    return build_inbound(
+        identity,
+        content=content,
+        metadata=metadata,
+        thread_id="" if topic is None else str(topic),
+        message_id=str(message.message_id),
+        media=_media(message) if not message.text else (),
     )
 
 
@@ -378,7 +368,7 @@ def _addressed(
             if command[1] and bot_username and command[1].lower() != bot_username.lower():
                 return None
             metadata[META_COMMAND] = command[0]
-            return _COMMAND
+            return Addressed.COMMAND.value
     if bot_username:
         if (
             reply is not None
@@ -386,9 +376,9 @@ def _addressed(
             and display_name(reply.from_user.username).lower() == bot_username.lower()
             and not (topic is not None and reply.message_id == topic)
         ):
-            return _REPLY
+            return Addressed.REPLY.value
         if "@" in content and mentions_bot(content, username=bot_username):
-            return _MENTION
+            return Addressed.MENTION.value
     return ""
 
 
@@ -410,12 +400,12 @@ def _from_callback(
     topic: int | None = None
     if message is None:
         # An inline-mode message has no chat: the click is a direct context of the clicker.
-        identity, template = _identity(clicker.id, "private", clicker.id, SenderKind.USER, channel)
+        identity = _identity(clicker.id, "private", clicker.id, SenderKind.USER, channel)
     else:
         chat = message.chat
         if not _is_chat_id(chat.id):
             return ignored(IgnoreReason.MALFORMED, f"chat id {chat.id!r}")
-        identity, template = _identity(chat.id, chat.type, clicker.id, SenderKind.USER, channel)
+        identity = _identity(chat.id, chat.type, clicker.id, SenderKind.USER, channel)
         foreign = _foreign_sender(identity)
         if foreign is not None:
             return foreign
@@ -427,22 +417,21 @@ def _from_callback(
             if isinstance(found, Ingress):
                 return found
             topic = found
-    if identity.sender_kind is not _USER and ignore_bots:
+    if identity.sender_kind is not SenderKind.USER and ignore_bots:
         return ignored(IgnoreReason.NONPERSON_SENDER, identity.sender_kind.value)
     metadata = {
         META_SESSION_KEY: _session(agent_key, channel, identity.peer_kind, identity.chat_id, topic),
         META_EVENT: "callback_query",
-        META_ADDRESSED: _CALLBACK,
+        META_ADDRESSED: Addressed.CALLBACK.value,
     }
     if identity.sender_id:
         metadata[META_SENDER_NAME] = display_name(clicker.username, clicker.first_name)
-    return _inbound(
-        template,
-        query.data or query.game_short_name or "",
-        metadata,
-        "" if topic is None else str(topic),
-        query_id,
-        (),
+    return build_inbound(
+        identity,
+        content=query.data or query.game_short_name or "",
+        metadata=metadata,
+        thread_id="" if topic is None else str(topic),
+        message_id=query_id,
     )
 
 
