@@ -169,22 +169,24 @@ def _from_message_object(
     if reference is not None and isinstance(reference.resolved, discord.Message):
         replied_author = reference.resolved.author.id
     return _message(
-        agent_key,
-        me,
-        ignore_bots,
-        message.id,
-        message.type.value,
-        channel.id,
-        parent,
-        guild.id if guild is not None else None,
-        author.id,
-        flag_raised(author.bot),
-        display_name(author.name),
-        message.webhook_id,
-        content,
-        me is not None and guild is not None and any(u.id == me for u in message.mentions),
-        reply_to,
-        replied_author,
+        agent_key=agent_key,
+        me=me,
+        ignore_bots=ignore_bots,
+        message_id=message.id,
+        message_type=message.type.value,
+        channel_id=channel.id,
+        parent_id=parent,
+        guild_id=guild.id if guild is not None else None,
+        author_id=author.id,
+        author_bot=flag_raised(author.bot),
+        author_name=display_name(author.name),
+        webhook_id=message.webhook_id,
+        content=content,
+        mentioned=(
+            me is not None and guild is not None and any(u.id == me for u in message.mentions)
+        ),
+        reply_to=reply_to,
+        replied_author=replied_author,
     )
 
 
@@ -219,23 +221,23 @@ def _from_message_dict(
         return ignored(IgnoreReason.MALFORMED, "message reference is not a JSON object")
     channel_id = snowflake(data["channel_id"], "channel_id")
     return _message(
-        agent_key,
-        me,
-        ignore_bots,
-        snowflake(data["id"], "id"),
-        data.get("type", 0),
-        channel_id,
-        thread_parents.get(channel_id),
-        guild_id,
-        snowflake(author["id"], "author.id"),
-        flag_raised(author.get("bot", False)),
-        display_name(author.get("username")),
-        webhook_id,
-        content,
-        me is not None
+        agent_key=agent_key,
+        me=me,
+        ignore_bots=ignore_bots,
+        message_id=snowflake(data["id"], "id"),
+        message_type=data.get("type", 0),
+        channel_id=channel_id,
+        parent_id=thread_parents.get(channel_id),
+        guild_id=guild_id,
+        author_id=snowflake(author["id"], "author.id"),
+        author_bot=flag_raised(author.get("bot", False)),
+        author_name=display_name(author.get("username")),
+        webhook_id=webhook_id,
+        content=content,
+        mentioned=me is not None
         and any(isinstance(u, Mapping) and str(u.get("id")) == str(me) for u in mentions),
-        optional_snowflake(reference.get("message_id"), "message_reference"),
-        optional_snowflake(replied_by.get("id"), "referenced_message.author.id"),
+        reply_to=optional_snowflake(reference.get("message_id"), "message_reference"),
+        replied_author=optional_snowflake(replied_by.get("id"), "referenced_message.author.id"),
     )
 
 
@@ -247,7 +249,8 @@ def _object(data: Mapping[str, Any], key: str) -> Mapping[str, Any] | None:
     return value if isinstance(value, Mapping) else None
 
 
-def _message(  # positional: this is the per-message hot path
+def _message(
+    *,
     agent_key: str,
     me: int | None,
     ignore_bots: bool,
@@ -264,7 +267,6 @@ def _message(  # positional: this is the per-message hot path
     mentioned: bool,
     reply_to: int | None,
     replied_author: int | None,
-    /,
 ) -> InboundMessage | Ingress:
     if type(message_type) is not int:
         return ignored(IgnoreReason.MALFORMED, f"message type {message_type!r}")
