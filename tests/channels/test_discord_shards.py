@@ -102,6 +102,28 @@ async def test_sharded_runner_builds_an_auto_sharded_client(tmp_path: Path) -> N
                 await runner.client.close()
 
 
+async def test_sharded_client_closes_before_and_after_a_failed_login(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A sharded client closes cleanly when it never logged in and after a refused login."""
+
+    async def refuse(token: str) -> None:
+        raise discord.LoginFailure("Improper token has been passed.")
+
+    async with Database.open(tmp_path / "t.db") as db:
+        config = ChannelConfig(platform="discord")
+        options: dict[str, Any] = {"token": "unused", "bus": MessageBus(), "grants": GrantStore(db)}
+        runner = DiscordRunner(config, sync_commands=False, shards=DiscordShards(2), **options)
+        never = ShardedRunnerClient(runner, sync_commands=False, shards=DiscordShards(2))
+        await never.close()
+        refused = runner.client
+        monkeypatch.setattr(refused.http, "static_login", refuse)  # no network in tests
+        with pytest.raises(discord.LoginFailure):
+            await refused.login("unused")
+        await refused.close()
+        assert refused.is_closed()
+
+
 def test_shard_section_is_parsed(tmp_path: Path) -> None:
     """shard_count / shard_ids in [discord] become the section's shards; absent means none."""
     config = load_bot_config(write_config(tmp_path, GOOD))

@@ -139,17 +139,20 @@ class ShardedRunnerClient(RunnerClient, discord.AutoShardedClient):
         self, runner: DiscordRunner, *, sync_commands: bool, shards: DiscordShards
     ) -> None:
         super().__init__(runner, sync_commands=sync_commands, **shards.client_options())
-        self._set_up = False
+        self._login_started = False
 
-    async def _async_setup_hook(self) -> None:
-        await super()._async_setup_hook()
-        self._set_up = True
+    async def login(self, token: str) -> None:
+        """Log in (discord.py prepares what its sharded close() needs as login begins)."""
+        self._login_started = True
+        await super().login(token)
 
     async def close(self) -> None:
-        """Close; also when it never logged in (discord.py's close needs the login's setup)."""
-        if not self._set_up:
-            await self._async_setup_hook()
-        await super().close()
+        """Close; a client that never began to log in holds no connection, so it is left as is.
+
+        discord.py's sharded close() fails on a client that never logged in.
+        """
+        if self._login_started:
+            await super().close()
 
 
 class _WriterTree(app_commands.CommandTree["RunnerClient"]):
