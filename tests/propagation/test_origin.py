@@ -245,7 +245,7 @@ def test_identity_without_sender_signs_an_empty_origin() -> None:
 
 @pytest.mark.parametrize("size", [MIN_KEY_BYTES, 64, 65, 200])
 def test_mac_is_hmac_sha256(size: int) -> None:
-    """The precomputed-pad MAC equals hmac.new(key, data, sha256) for short and long keys."""
+    """The signer's MAC equals hmac.new(key, data, sha256) for short and long keys."""
     key = bytes(range(256))[:size]
     data = b"actorscope \x00 \xff" * 30
     expected = hmac.new(key, data, hashlib.sha256).hexdigest()
