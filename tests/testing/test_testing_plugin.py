@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
 import pytest
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "scenarios"
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "examples" / "scenarios"
+README = ROOT / "README.md"
 INI = """\
 [pytest]
 asyncio_mode = auto
@@ -50,6 +53,22 @@ async def test_unused_expectation(telegram_sim):
     telegram_sim.should_send(text="hello")
 '''
 
+SYNC_TEST = '''\
+def test_sync_test_uses_the_fixtures(grants, bind, actorscope_agent):
+    """A plain (sync) test may request the kit's fixtures."""
+    assert grants is not None and bind is not None and actorscope_agent.key == "main"
+'''
+
+
+def _readme_testing_example() -> str:
+    """The python example of the README's testing section, verbatim."""
+    text = README.read_text(encoding="utf-8")
+    section = text[text.index("## Testing group permissions") :]
+    match = re.search(r"```python\n(.*?)```", section, re.DOTALL)
+    assert match is not None, "README's testing section has no python example"
+    return match.group(1)
+
+
 GOOD_SCENARIO = """\
 name: a writer and a non-writer
 setup:
@@ -77,12 +96,39 @@ def inner(pytester: pytest.Pytester) -> pytest.Pytester:
     return pytester
 
 
-def test_fixtures_are_available(inner: pytest.Pytester) -> None:
-    """In a fresh process with warnings as errors, the entry point loads and every fixture works."""
-    inner.makeini(INI + "filterwarnings = error\n")
-    inner.makepyfile(test_fixtures=FIXTURE_TEST)
-    result = inner.runpytest_subprocess("-p", "no:cacheprovider", timeout=120)
+def test_readme_example_passes_in_a_fresh_project(pytester: pytest.Pytester) -> None:
+    """The README's testing example, alone in a project with no pytest configuration, passes
+    with warnings as errors (no asyncio_mode, no loop-scope deprecation warning)."""
+    pytester.makepyfile(test_readme=_readme_testing_example())
+    assert sorted(path.name for path in pytester.path.iterdir()) == ["test_readme.py"]
+    result = pytester.runpytest_subprocess("-W", "error", "-p", "no:cacheprovider", timeout=120)
     result.assert_outcomes(passed=1)
+    assert "configfile:" not in result.stdout.str()
+    assert "Warning" not in result.stdout.str() + result.stderr.str()
+
+
+def test_fixtures_and_items_work_without_configuration(pytester: pytest.Pytester) -> None:
+    """With no configuration and warnings as errors, every fixture works in async and sync
+    tests, and scenario files run."""
+    pytester.makepyfile(test_fixtures=FIXTURE_TEST, test_sync=SYNC_TEST)
+    pytester.makefile(".scenario.yaml", writer=GOOD_SCENARIO)
+    result = pytester.runpytest_subprocess("-W", "error", "-p", "no:cacheprovider", timeout=120)
+    result.assert_outcomes(passed=3)
+    assert "configfile:" not in result.stdout.str()
+    assert "Warning" not in result.stdout.str() + result.stderr.str()
+
+
+def test_project_setting_of_the_fixture_loop_scope_wins(pytester: pytest.Pytester) -> None:
+    """The kit only defaults asyncio_default_fixture_loop_scope; a project's value is kept."""
+    pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = module\n")
+    pytester.makepyfile(
+        test_scope='''
+def test_scope(pytestconfig):
+    """The project's value is what pytest-asyncio reads."""
+    assert pytestconfig.getini("asyncio_default_fixture_loop_scope") == "module"
+'''
+    )
+    pytester.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=1)
 
 
 def test_failed_expectation_shows_the_diff(inner: pytest.Pytester) -> None:

@@ -11,11 +11,17 @@ Fixtures, each on a fresh temporary database:
   expectations declared but never used by an event fail at teardown.
 
 It also collects ``*.scenario.yaml`` files as tests.
+
+It works in a project with no pytest configuration: an ``async def`` test that requests one of
+these fixtures runs on pytest-asyncio's loop without ``asyncio_mode = auto`` (the kit marks it
+``asyncio``), and pytest-asyncio's ``asyncio_default_fixture_loop_scope`` defaults to
+``function`` (a project's own setting wins).
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import inspect
+from collections.abc import AsyncIterator, Generator
 from pathlib import Path
 
 import pytest
@@ -37,8 +43,64 @@ __all__ = [
     "discord_sim",
     "grants",
     "pytest_collect_file",
+    "pytest_load_initial_conftests",
+    "pytest_pycollect_makeitem",
     "telegram_sim",
 ]
+
+#: The fixtures this plugin provides: an ``async def`` test requesting one runs on asyncio.
+KIT_FIXTURES = frozenset(
+    (
+        "actorscope_env",
+        "actorscope_db",
+        "actorscope_agent",
+        "grants",
+        "bind",
+        "telegram_sim",
+        "discord_sim",
+    )
+)
+#: What pytest-asyncio will default the loop scope of async fixtures to (pytest-asyncio#924).
+_FIXTURE_LOOP_SCOPE = "function"
+
+
+def pytest_load_initial_conftests(
+    early_config: pytest.Config, parser: pytest.Parser, args: list[str]
+) -> None:
+    """Default pytest-asyncio's ``asyncio_default_fixture_loop_scope`` to ``function``.
+
+    Left unset, pytest-asyncio warns (``PytestDeprecationWarning``) in every project that
+    installs the kit, an error under ``-W error``. The kit's async fixtures are all
+    function-scoped, and ``function`` is the default pytest-asyncio announces, so the kit
+    registers the option again with that default; a value in the project's configuration or
+    ``-o`` still wins. This runs after every plugin's ``pytest_addoption`` and before any
+    ``pytest_configure``, whatever order the plugins were loaded in.
+    """
+    parser.addini(
+        "asyncio_default_fixture_loop_scope",
+        help="default scope of the asyncio event loop used to execute async fixtures",
+        type="string",
+        default=_FIXTURE_LOOP_SCOPE,
+    )
+
+
+@pytest.hookimpl(wrapper=True, trylast=True)
+def pytest_pycollect_makeitem(
+    collector: pytest.Module | pytest.Class, name: str, obj: object
+) -> Generator[None, object, object]:
+    """Mark ``async def`` tests that use the kit's fixtures ``asyncio`` (strict mode runs only
+    marked ones). Innermost wrapper: pytest-asyncio turns marked items into its own next."""
+    result = yield
+    items = result if isinstance(result, list) else [result]
+    for item in items:
+        if (
+            isinstance(item, pytest.Function)
+            and inspect.iscoroutinefunction(item.obj)
+            and KIT_FIXTURES.intersection(item.fixturenames)
+            and item.get_closest_marker("asyncio") is None
+        ):
+            item.add_marker(pytest.mark.asyncio)
+    return result
 
 
 def pytest_collect_file(parent: pytest.Collector, file_path: Path) -> pytest.Collector | None:
