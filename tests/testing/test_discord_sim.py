@@ -110,7 +110,7 @@ async def test_discord_expectation_failure_names_the_event(discord_sim: DiscordS
     discord_sim.should_send(text="yes")
     with pytest.raises(ExpectationError) as failure:
         await discord_sim.message(carol, "write", general)
-    assert "discord message by carol in #general" in str(failure.value)
+    assert "step 1 (discord message by carol in #general)" in str(failure.value)
     assert "text: expected 'yes', got 'no: no_grant'" in str(failure.value)
 
 

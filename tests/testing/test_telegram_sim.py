@@ -61,7 +61,7 @@ async def test_wrong_expectation_fails_with_a_diff(telegram_sim: TelegramSim) ->
     with pytest.raises(ExpectationError) as failure:
         await telegram_sim.message(bob, "write", devs)
     text = str(failure.value)
-    assert "telegram message by @bob in devs" in text
+    assert text.startswith("expectations not met for step 1 (telegram message by @bob in devs):")
     assert "allowed: expected 'true', got 'false'" in text
     assert "text: expected 'ok: granted', got 'no: no_grant'" in text
 

@@ -138,7 +138,7 @@ def test_failed_expectation_shows_the_diff(inner: pytest.Pytester) -> None:
     result.assert_outcomes(failed=1, passed=1, errors=1)
     result.stdout.fnmatch_lines(
         [
-            "*ExpectationError: expectations not met for telegram message by @bob in devs:",
+            "*ExpectationError: expectations not met for step 1 (telegram message by @bob in *",
             "*! #1 expected should_allow(action='file_writer', reason='granted')",
             "*allowed: expected 'true', got 'false'",
             "*reason: expected 'granted', got 'no_grant'",

@@ -145,7 +145,8 @@ class Expectations:
         self.observed = []
 
     def settle(self, label: str) -> list[Observation]:
-        """Check this event's observations against the declared expectations, then clear them."""
+        """Check this event's observations against the declared expectations, then clear them
+        (``label`` names the event in the failure, e.g. ``step 3 (telegram message by @bob)``)."""
         __tracebackhide__ = True  # pytest: the failure is the test's line, not this one
         expected, observed = self.pending, self.observed
         self.pending = []

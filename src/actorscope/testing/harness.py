@@ -212,7 +212,8 @@ class Simulator(ABC):
 
     def _finish(self, event: Event) -> Event:
         __tracebackhide__ = True
-        event.observations = self.expect.settle(event.label)
+        step = f"step {len(self.events) + 1} ({event.label})"
+        event.observations = self.expect.settle(step)
         self.events.append(event)
         return event
 
