@@ -2,9 +2,22 @@
 
 from __future__ import annotations
 
+import inspect
+from pathlib import Path
+
 import pytest
 
 from actorscope.testing.expect import ExpectationError, Expectations, ObservationKind
+
+HERE = Path(__file__).name
+
+
+def _next_line() -> int:
+    """The line number after the caller's current line."""
+    frame = inspect.currentframe()
+    assert frame is not None
+    assert frame.f_back is not None
+    return frame.f_back.f_lineno + 1
 
 
 def test_matching_observations_in_order_pass() -> None:
@@ -43,7 +56,7 @@ def test_missing_and_unexpected_are_reported() -> None:
     expect.should_send(text="b")
     expect.begin()
     expect.record(ObservationKind.SEND, text="a", chat="1", topic="")
-    missing = r"(?s)#2 expected should_send\(text='b'\)\n.*missing"
+    missing = r"(?s)#2 expected should_send\(text='b'\)[^\n]*\n.*missing"
     with pytest.raises(ExpectationError, match=missing):
         expect.settle("e")
     expect.should_send(text="a")
@@ -79,3 +92,29 @@ def test_declared_but_unused_expectations_fail() -> None:
     with pytest.raises(ExpectationError, match="no event followed"):
         expect.verify_done()
     expect.verify_done()  # cleared: a second call passes
+
+
+def test_expectations_remember_the_line_that_declared_them() -> None:
+    """Each should_* records the test's own file:line; a mismatch shows it next to the diff."""
+    expect = Expectations()
+    line = _next_line()
+    expect.should_allow("file_writer")
+    assert expect.pending[0].where.endswith(f"{HERE}:{line}")
+    expect.begin()
+    expect.record(ObservationKind.DECISION, action="file_writer", allowed=False, reason="no_grant")
+    with pytest.raises(
+        ExpectationError,
+        match=rf"should_allow\(action='file_writer'\) \(declared at .*{HERE}:{line}\)",
+    ):
+        expect.settle("step 1 (e)")
+
+
+def test_unused_expectation_names_its_declaring_line() -> None:
+    """An expectation no event met is reported with the file:line that declared it, once."""
+    expect = Expectations()
+    line = _next_line()
+    expect.should_send(text="never")
+    problem = expect.pop_unused()
+    assert problem.startswith("expectations declared but no event followed:")
+    assert f"should_send(text='never') (declared at tests/testing/{HERE}:{line})" in problem
+    assert expect.pop_unused() == ""

@@ -34,7 +34,7 @@ async def test_all_fixtures(actorscope_db, actorscope_agent, grants, bind, teleg
     assert telegram_sim.env.agent.id == discord_sim.env.agent.id == actorscope_agent.id
 '''
 
-FAILING_SIM_TEST = '''
+FAILING_SIM_TEST = '''\
 async def test_denied_member(telegram_sim):
     """A wrong expectation: bob has no grant."""
     bob = telegram_sim.user("bob")
@@ -44,6 +44,7 @@ async def test_denied_member(telegram_sim):
     async def bot(turn):
         await turn.check("file_writer")
 
+    await telegram_sim.message(bob, "hello", devs)
     telegram_sim.should_allow("file_writer", reason="granted")
     await telegram_sim.message(bob, "write", devs)
 
@@ -58,6 +59,13 @@ def test_sync_test_uses_the_fixtures(grants, bind, actorscope_agent):
     """A plain (sync) test may request the kit's fixtures."""
     assert grants is not None and bind is not None and actorscope_agent.key == "main"
 '''
+
+
+def _line_of(source: str, needle: str) -> int:
+    """The 1-based line of ``source`` that contains ``needle`` (exactly one does)."""
+    lines = [number for number, line in enumerate(source.splitlines(), 1) if needle in line]
+    assert len(lines) == 1, (needle, lines)
+    return lines[0]
 
 
 def _readme_testing_example() -> str:
@@ -138,13 +146,29 @@ def test_failed_expectation_shows_the_diff(inner: pytest.Pytester) -> None:
     result.assert_outcomes(failed=1, passed=1, errors=1)
     result.stdout.fnmatch_lines(
         [
-            "*ExpectationError: expectations not met for step 1 (telegram message by @bob in *",
-            "*! #1 expected should_allow(action='file_writer', reason='granted')",
+            "*ExpectationError: expectations not met for step 2 (telegram message by @bob in *",
+            "*! #1 expected should_allow(action='file_writer', reason='granted') (declared at *)",
             "*allowed: expected 'true', got 'false'",
             "*reason: expected 'granted', got 'no_grant'",
         ]
     )
-    result.stdout.fnmatch_lines(["*expectations declared but no event followed:*"])
+
+
+def test_unused_expectation_names_its_declaring_line(pytester: pytest.Pytester) -> None:
+    """An expectation no event met errors at teardown with the line that declared it, and
+    only that message (no traceback through the plugin)."""
+    pytester.makepyfile(test_sim=FAILING_SIM_TEST)
+    result = pytester.runpytest("-p", "no:cacheprovider", "-k", "unused")
+    result.assert_outcomes(passed=1, errors=1)
+    declared = _line_of(FAILING_SIM_TEST, 'should_send(text="hello")')
+    result.stdout.fnmatch_lines(
+        [
+            "*ERROR at teardown of test_unused_expectation*",
+            "expectations declared but no event followed:",
+            f"  should_send(text='hello') (declared at test_sim.py:{declared})",
+        ]
+    )
+    assert "plugin.py" not in result.stdout.str()
 
 
 def test_scenario_files_pass_or_fail_with_file_line_and_diff(inner: pytest.Pytester) -> None:

@@ -5,15 +5,19 @@ permission decision it asks for. Expectations declared before an event
 (:meth:`Expectations.should_send`, :meth:`~Expectations.should_allow`,
 :meth:`~Expectations.should_deny`) are matched against that event's observations **in order**;
 any mismatch, unexpected extra or missing observation fails with :class:`ExpectationError`,
-whose message lists expected and actual side by side. An event with no declared expectations
-is not checked (its observations stay available for plain asserts).
+whose message names the step and lists expected and actual side by side. An event with no
+declared expectations is not checked (its observations stay available for plain asserts).
+Each expectation remembers the ``file:line`` that declared it, so one left unused when the
+test ends is reported at that line.
 """
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
+from pathlib import Path
 
 __all__ = [
     "ExpectationError",
@@ -21,8 +25,13 @@ __all__ = [
     "Expected",
     "Observation",
     "ObservationKind",
+    "declared_at",
     "diff",
 ]
+
+
+#: The kit's own source folder: frames in it are never "where the test declared" something.
+_KIT = Path(__file__).resolve().parent
 
 
 class ObservationKind(StrEnum):
@@ -50,10 +59,12 @@ class Observation:
 
 @dataclass(frozen=True, slots=True)
 class Expected:
-    """An expectation: the kind and only the fields the test cares about."""
+    """An expectation: the kind, only the fields the test cares about, and where it was declared
+    (``file:line``, empty when not declared from code, e.g. by a scenario file)."""
 
     kind: ObservationKind
     fields: Mapping[str, str]
+    where: str = ""
 
     def mismatches(self, observation: Observation) -> list[str]:
         """Why ``observation`` does not satisfy this expectation (empty: it does)."""
@@ -74,6 +85,10 @@ class Expected:
         verb = "should_allow" if allowed == "true" else "should_deny"
         return _describe(verb, rest)
 
+    def declared(self) -> str:
+        """``describe()`` followed by where the test declared it, when known."""
+        return f"{self.describe()} (declared at {self.where})" if self.where else self.describe()
+
 
 class ExpectationError(AssertionError):
     """The bot did not do what the test declared, in that order."""
@@ -82,6 +97,27 @@ class ExpectationError(AssertionError):
 def _describe(name: str, fields: Mapping[str, str]) -> str:
     inner = ", ".join(f"{key}={value!r}" for key, value in fields.items())
     return f"{name}({inner})"
+
+
+def declared_at() -> str:
+    """``file:line`` of the innermost caller outside the testing kit (the test's own line);
+    the path is relative to the working directory when it lies below it."""
+    frame = inspect.currentframe()
+    while frame is not None:  # bounded: the call stack is finite
+        path = Path(frame.f_code.co_filename)
+        if not path.resolve().is_relative_to(_KIT):
+            return f"{_shown(path)}:{frame.f_lineno}"
+        frame = frame.f_back
+    return ""
+
+
+def _shown(path: Path) -> str:
+    here = Path.cwd()
+    return (
+        str(path.relative_to(here))
+        if path.is_absolute() and path.is_relative_to(here)
+        else str(path)
+    )
 
 
 def _text(value: object) -> str:
@@ -107,6 +143,7 @@ class Expectations:
             Expected(
                 ObservationKind.SEND,
                 {key: _text(value) for key, value in wanted.items() if value is not None},
+                declared_at(),
             )
         )
 
@@ -130,6 +167,7 @@ class Expectations:
             Expected(
                 ObservationKind.DECISION,
                 {key: _text(value) for key, value in wanted.items() if value is not None},
+                declared_at(),
             )
         )
 
@@ -156,13 +194,21 @@ class Expectations:
                 raise ExpectationError(f"expectations not met for {label}:\n{problems}")
         return observed
 
+    def pop_unused(self) -> str:
+        """What was declared but never met by an event, one line each with where it was
+        declared; empty when nothing is left. The declarations are cleared."""
+        left, self.pending = self.pending, []
+        if not left:
+            return ""
+        lines = "\n".join(f"  {expected.declared()}" for expected in left)
+        return f"expectations declared but no event followed:\n{lines}"
+
     def verify_done(self) -> None:
         """Fail if expectations were declared but no event came to use them."""
         __tracebackhide__ = True
-        if self.pending:
-            left = "\n".join(f"  {e.describe()}" for e in self.pending)
-            self.pending = []
-            raise ExpectationError(f"expectations declared but no event followed:\n{left}")
+        problem = self.pop_unused()
+        if problem:
+            raise ExpectationError(problem)
 
 
 def diff(expected: list[Expected], observed: list[Observation]) -> str:
@@ -178,7 +224,7 @@ def diff(expected: list[Expected], observed: list[Observation]) -> str:
             why = ["missing" if got is None else "unexpected"]
         mark = "  " if not why else "! "
         failed = failed or bool(why)
-        lines.append(f"{mark}#{index + 1} expected {want.describe() if want else '(nothing)'}")
+        lines.append(f"{mark}#{index + 1} expected {want.declared() if want else '(nothing)'}")
         lines.append(f"{mark}   actual   {got.describe() if got else '(nothing)'}")
         lines.extend(f"{mark}     {problem}" for problem in why)
     return "\n".join(lines) if failed else ""

@@ -8,7 +8,8 @@ Fixtures, each on a fresh temporary database:
 * ``grants`` - :class:`~actorscope.testing.grants.Grants` bound to the agent;
 * ``bind`` - run code as an identity: ``with bind(sender=alice, scope=GROUP): ...``;
 * ``telegram_sim`` / ``discord_sim`` - the simulators, started and stopped around the test;
-  expectations declared but never used by an event fail at teardown.
+  expectations declared but never used by an event fail at teardown, naming the line
+  that declared them.
 
 It also collects ``*.scenario.yaml`` files as tests.
 
@@ -31,7 +32,7 @@ from actorscope.agents import Agent
 from actorscope.store import Database
 from actorscope.testing.discord_sim import DiscordSim
 from actorscope.testing.grants import Binder, Grants, open_env
-from actorscope.testing.harness import AgentEnv
+from actorscope.testing.harness import AgentEnv, Simulator
 from actorscope.testing.scenario.items import ScenarioFile, is_scenario_file
 from actorscope.testing.telegram_sim import TelegramSim
 
@@ -146,7 +147,7 @@ async def telegram_sim(actorscope_env: AgentEnv) -> AsyncIterator[TelegramSim]:
     """A Telegram world with a PTB bot for agent ``main`` (mention not required)."""
     async with TelegramSim(actorscope_env) as sim:
         yield sim
-        sim.expect.verify_done()
+        _fail_if_unused(sim)
 
 
 @pytest_asyncio.fixture
@@ -154,4 +155,12 @@ async def discord_sim(actorscope_env: AgentEnv) -> AsyncIterator[DiscordSim]:
     """A Discord world replayed through discord.py for agent ``main`` (mention not required)."""
     async with DiscordSim(actorscope_env) as sim:
         yield sim
-        sim.expect.verify_done()
+        _fail_if_unused(sim)
+
+
+def _fail_if_unused(sim: Simulator) -> None:
+    """Fail the test, with only the message, when an expectation was declared and not met."""
+    __tracebackhide__ = True
+    problem = sim.expect.pop_unused()
+    if problem:
+        pytest.fail(problem, pytrace=False)
