@@ -7,7 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from actorscope.testing.expect import ExpectationError, Expectations, ObservationKind
+from actorscope.testing.expect import (
+    ExpectationError,
+    Expectations,
+    ObservationKind,
+    hide_on_expectation_failure,
+)
 
 HERE = Path(__file__).name
 
@@ -118,3 +123,12 @@ def test_unused_expectation_names_its_declaring_line() -> None:
     assert problem.startswith("expectations declared but no event followed:")
     assert f"should_send(text='never') (declared at tests/testing/{HERE}:{line})" in problem
     assert expect.pop_unused() == ""
+
+
+def test_kit_frames_are_hidden_only_for_expectation_failures() -> None:
+    """The kit hides its frames for a failed expectation, never for a real error."""
+    failed = pytest.ExceptionInfo.from_exception(ExpectationError("not met"))
+    broken = pytest.ExceptionInfo.from_exception(ValueError("a bug in the kit"))
+    assert hide_on_expectation_failure(failed)
+    assert not hide_on_expectation_failure(broken)
+    assert not hide_on_expectation_failure(None)

@@ -139,19 +139,30 @@ def test_scope(pytestconfig):
     pytester.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=1)
 
 
-def test_failed_expectation_shows_the_diff(inner: pytest.Pytester) -> None:
-    """A wrong should_allow fails with the event and the field diff; unused ones fail too."""
-    inner.makepyfile(test_sim=FAILING_SIM_TEST)
-    result = inner.runpytest("-p", "no:cacheprovider")
-    result.assert_outcomes(failed=1, passed=1, errors=1)
+def test_failed_expectation_names_the_step_and_the_users_line(pytester: pytest.Pytester) -> None:
+    """A wrong should_allow fails with the step, the declaring line and the field diff; the
+    traceback ends at the test's own line, with none of the kit's frames."""
+    pytester.makepyfile(test_sim=FAILING_SIM_TEST)
+    result = pytester.runpytest("-p", "no:cacheprovider", "-k", "denied")
+    result.assert_outcomes(failed=1)
+    declared = _line_of(FAILING_SIM_TEST, "should_allow(")
+    event = _line_of(FAILING_SIM_TEST, '"write", devs)')
     result.stdout.fnmatch_lines(
         [
-            "*ExpectationError: expectations not met for step 2 (telegram message by @bob in *",
-            "*! #1 expected should_allow(action='file_writer', reason='granted') (declared at *)",
+            '>       await telegram_sim.message(bob, "write", devs)',
+            "E       *ExpectationError: expectations not met for "
+            "step 2 (telegram message by @bob in devs):",
+            "E       ! #1 expected should_allow(action='file_writer', reason='granted')"
+            f" (declared at test_sim.py:{declared})",
             "*allowed: expected 'true', got 'false'",
             "*reason: expected 'granted', got 'no_grant'",
+            "",
+            f"test_sim.py:{event}: ExpectationError",
         ]
     )
+    output = result.stdout.str()
+    for internal in ("telegram_sim.py", "harness.py", "expect.py", "def message("):
+        assert internal not in output
 
 
 def test_unused_expectation_names_its_declaring_line(pytester: pytest.Pytester) -> None:

@@ -42,10 +42,13 @@ from actorscope.testing.discord_payloads import (
     interaction_create,
     message_create,
 )
-from actorscope.testing.expect import ObservationKind
+from actorscope.testing.expect import ObservationKind, hide_on_expectation_failure
 from actorscope.testing.harness import AgentEnv, Event, Reply, Simulator
 
 __all__ = ["DiscordSim"]
+
+#: A failed expectation's traceback ends at the test's line, not in this module.
+__tracebackhide__ = hide_on_expectation_failure
 
 UserLike = DiscordUser | int | str
 ChannelLike = DiscordChannel | int | str

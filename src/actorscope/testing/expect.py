@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 
+import pytest
+
 __all__ = [
     "ExpectationError",
     "Expectations",
@@ -27,6 +29,7 @@ __all__ = [
     "ObservationKind",
     "declared_at",
     "diff",
+    "hide_on_expectation_failure",
 ]
 
 
@@ -92,6 +95,16 @@ class Expected:
 
 class ExpectationError(AssertionError):
     """The bot did not do what the test declared, in that order."""
+
+
+def hide_on_expectation_failure(excinfo: pytest.ExceptionInfo[BaseException] | None) -> bool:
+    """pytest's ``__tracebackhide__`` for the kit's modules: when an expectation fails, their
+    frames are left out so the failure ends at the test's own line (real errors keep them)."""
+    return excinfo is not None and excinfo.errisinstance(ExpectationError)
+
+
+#: pytest reads this per frame (locals, then module globals): every frame of this module.
+__tracebackhide__ = hide_on_expectation_failure
 
 
 def _describe(name: str, fields: Mapping[str, str]) -> str:

@@ -38,9 +38,17 @@ from actorscope.propagation import (
     ticker_run,
 )
 from actorscope.store import Database
-from actorscope.testing.expect import Expectations, Observation, ObservationKind
+from actorscope.testing.expect import (
+    Expectations,
+    Observation,
+    ObservationKind,
+    hide_on_expectation_failure,
+)
 
 __all__ = ["AgentEnv", "BotHandler", "Event", "Reply", "Simulator", "Turn"]
+
+#: A failed expectation's traceback ends at the test's line, not in this module.
+__tracebackhide__ = hide_on_expectation_failure
 
 
 @dataclass

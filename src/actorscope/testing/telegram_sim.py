@@ -35,10 +35,13 @@ from actorscope.testing.botapi import (
     RecordedCall,
     User,
 )
-from actorscope.testing.expect import ObservationKind
+from actorscope.testing.expect import ObservationKind, hide_on_expectation_failure
 from actorscope.testing.harness import AgentEnv, Event, Reply, Simulator
 
 __all__ = ["TelegramSim"]
+
+#: A failed expectation's traceback ends at the test's line, not in this module.
+__tracebackhide__ = hide_on_expectation_failure
 
 App = Application[Any, Any, Any, Any, Any, Any]
 UserLike = User | int | str
