@@ -127,8 +127,10 @@ def test_unused_expectation_names_its_declaring_line() -> None:
 
 def test_kit_frames_are_hidden_only_for_expectation_failures() -> None:
     """The kit hides its frames for a failed expectation, never for a real error."""
-    failed = pytest.ExceptionInfo.from_exception(ExpectationError("not met"))
-    broken = pytest.ExceptionInfo.from_exception(ValueError("a bug in the kit"))
+    with pytest.raises(ExpectationError) as failed:
+        raise ExpectationError("not met")
+    with pytest.raises(ValueError, match="bug") as broken:
+        raise ValueError("a bug in the kit")
     assert hide_on_expectation_failure(failed)
     assert not hide_on_expectation_failure(broken)
     assert not hide_on_expectation_failure(None)
