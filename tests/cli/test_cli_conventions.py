@@ -11,6 +11,7 @@ import os
 import socket
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -19,29 +20,14 @@ from actorscope.agents import AgentRegistry
 from actorscope.permissions import GrantStore
 from actorscope.store import Database
 
+#: The ``run_cli`` fixture (tests/cli/conftest.py).
+RunCli = Callable[..., subprocess.CompletedProcess[str]]
+
 ACTORSCOPE = Path(sys.executable).parent / "actorscope"
 TIMEOUT = 60.0
 #: What ``--help``, ``--version`` and ``check`` must not import: platform libraries, the
 #: test kit and its emulator.
 HEAVY = ("telegram", "discord", "actorscope.testing")
-
-
-def run_cli(
-    *args: str, cwd: Path, env: dict[str, str] | None = None, python: tuple[str, ...] = ()
-) -> subprocess.CompletedProcess[str]:
-    """Run the console script (or ``python *python -m actorscope``) and return what it did."""
-    base = {k: v for k, v in os.environ.items() if not k.startswith("ACTORSCOPE_")}
-    command = [sys.executable, *python, "-m", "actorscope"] if python else [str(ACTORSCOPE)]
-    return subprocess.run(  # noqa: S603 - our own console script, arguments from the test
-        [*command, *args],
-        cwd=cwd,
-        env={**base, **(env or {})},
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-        check=False,
-    )
 
 
 def ok(result: subprocess.CompletedProcess[str]) -> str:
@@ -50,7 +36,7 @@ def ok(result: subprocess.CompletedProcess[str]) -> str:
     return result.stdout
 
 
-def test_agents_commands_print_json(tmp_path: Path) -> None:
+def test_agents_commands_print_json(run_cli: RunCli, tmp_path: Path) -> None:
     """agents add, rename and remove print one JSON object each with --json."""
     db = ("--db", "a.db", "--json")
     added = json.loads(ok(run_cli("agents", "add", "bot", *db, cwd=tmp_path)))
@@ -66,7 +52,7 @@ def test_agents_commands_print_json(tmp_path: Path) -> None:
     assert json.loads(ok(run_cli("agents", "list", *db, cwd=tmp_path))) == []
 
 
-def test_agents_commands_keep_their_text_lines(tmp_path: Path) -> None:
+def test_agents_commands_keep_their_text_lines(run_cli: RunCli, tmp_path: Path) -> None:
     """Without --json the agents commands print their one-line summaries."""
     out = ok(run_cli("agents", "add", "bot", "--db", "a.db", cwd=tmp_path))
     assert out.startswith("added bot@default id=")
@@ -74,7 +60,7 @@ def test_agents_commands_keep_their_text_lines(tmp_path: Path) -> None:
     assert out.startswith("renamed bot -> helper@default id=")
 
 
-def test_help_lists_commands_in_order(tmp_path: Path) -> None:
+def test_help_lists_commands_in_order(run_cli: RunCli, tmp_path: Path) -> None:
     """--help lists the first steps first (demo, run, sandbox), admin after, mcp last."""
     out = ok(run_cli("--help", cwd=tmp_path))
     listed = [line.split()[0] for line in out.split("Commands:")[1].splitlines() if line.strip()]
@@ -99,7 +85,9 @@ def _imported(stderr: str) -> set[str]:
         ("check", "--db", "x.db", "--agent", "main", "--scope", "group:x:1", "--sender", "1"),
     ],
 )
-def test_startup_imports_no_platform_library(tmp_path: Path, args: tuple[str, ...]) -> None:
+def test_startup_imports_no_platform_library(
+    run_cli: RunCli, tmp_path: Path, args: tuple[str, ...]
+) -> None:
     """--help, --version and check import no telegram, discord, test kit or emulator."""
     ok(run_cli("agents", "add", "main", "--db", "x.db", cwd=tmp_path))
     if args[0] == "check":
@@ -112,7 +100,7 @@ def test_startup_imports_no_platform_library(tmp_path: Path, args: tuple[str, ..
     assert heavy == []
 
 
-def test_tables_respect_columns(tmp_path: Path) -> None:
+def test_tables_respect_columns(run_cli: RunCli, tmp_path: Path) -> None:
     """A piped table is 400 wide, unless COLUMNS says otherwise."""
     ok(run_cli("agents", "add", "bot", "--db", "a.db", cwd=tmp_path))
     wide = ok(run_cli("agents", "list", "--db", "a.db", cwd=tmp_path, env={"COLUMNS": ""}))
@@ -191,7 +179,7 @@ def test_normalize_says_what_a_wrong_payload_lacks(
     assert "Error" not in line
 
 
-def test_schema_lint_prints_json(tmp_path: Path) -> None:
+def test_schema_lint_prints_json(run_cli: RunCli, tmp_path: Path) -> None:
     """schema lint --json prints one object; exit 1 when there are violations, else 0."""
     bad = {"name": "t", "inputSchema": {"type": "object", "properties": {"a": {}}}}
     good = {
@@ -211,7 +199,7 @@ def test_schema_lint_prints_json(tmp_path: Path) -> None:
     assert clean["violations"] == []
 
 
-def test_grants_remove_prints_json(tmp_path: Path) -> None:
+def test_grants_remove_prints_json(run_cli: RunCli, tmp_path: Path) -> None:
     """grants remove --json prints the removed grant as one object."""
 
     async def setup() -> None:
@@ -237,7 +225,7 @@ def test_grants_remove_prints_json(tmp_path: Path) -> None:
     assert json.loads(ok(run_cli("grants", "list", "--db", "a.db", "--json", cwd=tmp_path))) == []
 
 
-def test_sandbox_on_a_busy_port_is_one_line(tmp_path: Path) -> None:
+def test_sandbox_on_a_busy_port_is_one_line(run_cli: RunCli, tmp_path: Path) -> None:
     """A port already in use: one error line naming it, exit 2, no traceback."""
     with socket.create_server(("127.0.0.1", 0)) as taken:
         port = taken.getsockname()[1]

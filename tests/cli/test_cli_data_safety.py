@@ -9,7 +9,7 @@ import asyncio
 import json
 import os
 import subprocess
-import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -20,8 +20,9 @@ from actorscope.identity import Identity, PeerKind
 from actorscope.permissions import GrantStore, PermissionPolicy
 from actorscope.store import Database, Migration, load_migrations
 
-ACTORSCOPE = Path(sys.executable).parent / "actorscope"
-TIMEOUT = 60.0
+#: The ``run_cli`` fixture (tests/cli/conftest.py).
+RunCli = Callable[..., subprocess.CompletedProcess[str]]
+
 GROUP = "group:telegram:-100200"
 OTHER_GROUP = "group:telegram:-100300"
 CHECK = ("check", "--agent", "main", "--scope", GROUP, "--sender", "43", "--type", "cron")
@@ -31,21 +32,6 @@ READ_ONLY = {
     "agents list": ("agents", "list"),
     "check": CHECK,
 }
-
-
-def run_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    """Run the console script with ``args`` (stdin empty) and return what it did."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ACTORSCOPE_")}
-    return subprocess.run(  # noqa: S603 - our own console script, arguments from the test
-        [str(ACTORSCOPE), *args],
-        cwd=cwd,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-        check=False,
-    )
 
 
 def assert_error(result: subprocess.CompletedProcess[str], expected: str) -> None:
@@ -98,7 +84,7 @@ def _json(result: subprocess.CompletedProcess[str]) -> list[dict[str, str]]:
 
 @pytest.mark.parametrize("command", READ_ONLY)
 def test_a_read_only_command_on_a_missing_path_creates_nothing(
-    tmp_path: Path, command: str
+    run_cli: RunCli, tmp_path: Path, command: str
 ) -> None:
     """A typo'd --db is exit 2 naming the path, and no file (nor -wal/-shm) appears."""
     result = run_cli(*READ_ONLY[command], "--db", "typo.db", cwd=tmp_path)
@@ -107,7 +93,9 @@ def test_a_read_only_command_on_a_missing_path_creates_nothing(
 
 
 @pytest.mark.parametrize("command", READ_ONLY)
-def test_a_read_only_command_on_an_empty_file_is_refused(tmp_path: Path, command: str) -> None:
+def test_a_read_only_command_on_an_empty_file_is_refused(
+    run_cli: RunCli, tmp_path: Path, command: str
+) -> None:
     """An existing empty file is not a database: exit 2, and it stays empty."""
     (tmp_path / "empty.db").touch()
     result = run_cli(*READ_ONLY[command], "--db", "empty.db", cwd=tmp_path)
@@ -118,7 +106,7 @@ def test_a_read_only_command_on_an_empty_file_is_refused(tmp_path: Path, command
 @pytest.mark.parametrize("as_json", [(), ("--json",)])
 @pytest.mark.parametrize("command", READ_ONLY)
 def test_a_read_only_command_leaves_the_database_bytes_unchanged(
-    cli_db: Path, command: str, as_json: tuple[str, ...]
+    run_cli: RunCli, cli_db: Path, command: str, as_json: tuple[str, ...]
 ) -> None:
     """audit, grants list, agents list and a denying check change no byte of the database."""
     before = cli_db.read_bytes()
@@ -129,7 +117,7 @@ def test_a_read_only_command_leaves_the_database_bytes_unchanged(
 
 
 def test_an_older_schema_is_not_migrated_by_a_read(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    run_cli: RunCli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A read on an older schema says how to upgrade; `migrate` does, then the read works."""
     latest = len(load_migrations())
@@ -153,7 +141,7 @@ def test_an_older_schema_is_not_migrated_by_a_read(
     assert _json(run_cli("agents", "list", "--db", "work.db", "--json", cwd=tmp_path))
 
 
-def test_check_writes_no_audit_row(cli_db: Path) -> None:
+def test_check_writes_no_audit_row(run_cli: RunCli, cli_db: Path) -> None:
     """A denying check is a what-if: the audit trail is the same before and after."""
     before = _json(run_cli("audit", "--db", str(cli_db), "--json", cwd=cli_db.parent))
     result = run_cli(*CHECK, "--db", str(cli_db), "--json", cwd=cli_db.parent)
@@ -163,14 +151,16 @@ def test_check_writes_no_audit_row(cli_db: Path) -> None:
 
 
 @pytest.mark.parametrize(("sender", "status"), [("42", 0), ("43", 1)])
-def test_check_exit_code_says_denied(cli_db: Path, sender: str, status: int) -> None:
+def test_check_exit_code_says_denied(
+    run_cli: RunCli, cli_db: Path, sender: str, status: int
+) -> None:
     """--exit-code: exit 0 when allowed, 1 when denied; without it exit 0 either way."""
     args = (*CHECK[:6], sender, *CHECK[7:], "--db", str(cli_db))
     assert run_cli(*args, "--exit-code", cwd=cli_db.parent).returncode == status
     assert run_cli(*args, cwd=cli_db.parent).returncode == 0
 
 
-def test_check_refuses_an_unknown_role(cli_db: Path) -> None:
+def test_check_refuses_an_unknown_role(run_cli: RunCli, cli_db: Path) -> None:
     """--role takes only known roles, and the error names them."""
     result = run_cli(*CHECK, "--db", str(cli_db), "--role", "superuser", cwd=cli_db.parent)
     assert_error(result, "admin, operator, owner")
@@ -179,7 +169,9 @@ def test_check_refuses_an_unknown_role(cli_db: Path) -> None:
 
 
 @pytest.mark.parametrize("command", [("grants", "list"), ("audit",)])
-def test_tenant_filters_grants_and_audit(cli_db: Path, command: tuple[str, ...]) -> None:
+def test_tenant_filters_grants_and_audit(
+    run_cli: RunCli, cli_db: Path, command: tuple[str, ...]
+) -> None:
     """--tenant shows that tenant's rows only; without it every tenant's rows show."""
     where, db = cli_db.parent, str(cli_db)
     every = _json(run_cli(*command, "--db", db, "--json", cwd=where))

@@ -10,7 +10,6 @@ import os
 import re
 import socket
 import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -19,8 +18,9 @@ import pytest
 from actorscope._input import MAX_INPUT_BYTES, MAX_INTEGER_DIGITS, MAX_JSON_DEPTH
 from actorscope.cli import main
 
-ACTORSCOPE = Path(sys.executable).parent / "actorscope"
-TIMEOUT = 60.0
+#: The ``run_cli`` fixture (tests/cli/conftest.py).
+RunCli = Callable[..., subprocess.CompletedProcess[str]]
+
 # A Python exception or warning class name, e.g. ValueError, JSONDecodeError, RecursionError.
 PYTHON_TYPE_NAME = re.compile(r"\b[A-Z]\w*(?:Error|Exception|Warning)\b")
 
@@ -28,21 +28,6 @@ DEEP_JSON = "[" * 100_000 + "]" * 100_000
 BIG_INT_JSON = '{"update_id": ' + "1" * 5000 + "}"
 DEEP_TOML = "handler = " + "[" * 100_000 + "]" * 100_000 + "\n"
 BIG_INT_TOML = "handler = " + "1" * 5000 + "\n"
-
-
-def run_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    """Run the console script with ``args`` (stdin empty) and return what it did."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ACTORSCOPE_")}
-    return subprocess.run(  # noqa: S603 - our own console script, arguments from the test
-        [str(ACTORSCOPE), *args],
-        cwd=cwd,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-        check=False,
-    )
 
 
 def assert_one_error_line(result: subprocess.CompletedProcess[str], expected: str) -> None:
@@ -134,7 +119,7 @@ CASES: dict[str, tuple[Callable[[Path], list[str]], str]] = {
 
 
 @pytest.mark.parametrize("case", list(CASES))
-def test_hostile_input_is_one_line_and_exit_2(case: str, tmp_path: Path) -> None:
+def test_hostile_input_is_one_line_and_exit_2(run_cli: RunCli, case: str, tmp_path: Path) -> None:
     """Each hostile file, path or URL gives one error line, exit 2, no traceback, no hang."""
     make_args, expected = CASES[case]
     assert_one_error_line(run_cli(*make_args(tmp_path), cwd=tmp_path), expected)
@@ -212,7 +197,7 @@ def test_hostile_input_in_process(
     assert_one_error_line(result, expected)
 
 
-def test_schema_lint_prints_lone_surrogates_escaped(tmp_path: Path) -> None:
+def test_schema_lint_prints_lone_surrogates_escaped(run_cli: RunCli, tmp_path: Path) -> None:
     """A tool name spelling a lone surrogate in JSON is printed escaped, not an encoding crash."""
     tools = '[{"name": "\\ud800x", "inputSchema": {"type": "object", "properties": {}}}]'
     result = run_cli(
@@ -227,7 +212,7 @@ def test_schema_lint_prints_lone_surrogates_escaped(tmp_path: Path) -> None:
     assert result.stdout.startswith("\\ud800x: ")
 
 
-def test_mcp_port_in_use_is_one_line(tmp_path: Path) -> None:
+def test_mcp_port_in_use_is_one_line(run_cli: RunCli, tmp_path: Path) -> None:
     """`mcp --transport http` on a port already taken is the CLI's one error line, exit 2."""
     with socket.create_server(("127.0.0.1", 0)) as taken:
         port = str(taken.getsockname()[1])

@@ -6,7 +6,7 @@ import asyncio
 import json
 import os
 import subprocess
-import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -15,6 +15,9 @@ from actorscope.agents import AgentRegistry
 from actorscope.cli import main
 from actorscope.cli._demo import SAMPLES
 from actorscope.store import Database
+
+#: The ``run_cli`` fixture (tests/cli/conftest.py).
+RunCli = Callable[..., subprocess.CompletedProcess[str]]
 
 GROUP = "group:telegram:-1001234567890"
 GUILD = "guild:81234567890123456"
@@ -118,24 +121,6 @@ def test_demo_with_an_unusable_db_is_one_error_line(
 
 # --- data safety (the installed console script, in a subprocess) --------------------------
 
-ACTORSCOPE = Path(sys.executable).parent / "actorscope"
-TIMEOUT = 120.0
-
-
-def run_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    """Run the console script with ``args`` (stdin empty) and return what it did."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ACTORSCOPE_")}
-    return subprocess.run(  # noqa: S603 - our own console script, arguments from the test
-        [str(ACTORSCOPE), *args],
-        cwd=cwd,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-        check=False,
-    )
-
 
 def _with_agents(path: Path, *agents: tuple[str, str]) -> None:
     """Create ``path`` with agents (key, display name) in the default tenant."""
@@ -148,7 +133,7 @@ def _with_agents(path: Path, *agents: tuple[str, str]) -> None:
     asyncio.run(setup())
 
 
-def test_demo_uses_its_own_database_by_default(tmp_path: Path) -> None:
+def test_demo_uses_its_own_database_by_default(run_cli: RunCli, tmp_path: Path) -> None:
     """Without --db the demo writes actorscope-demo.db, never the commands' actorscope.db."""
     result = run_cli("demo", "--no-identities", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
@@ -156,7 +141,7 @@ def test_demo_uses_its_own_database_by_default(tmp_path: Path) -> None:
     assert "actorscope audit --db actorscope-demo.db --agent demo" in result.stdout
 
 
-def test_demo_refuses_a_database_with_other_agents(tmp_path: Path) -> None:
+def test_demo_refuses_a_database_with_other_agents(run_cli: RunCli, tmp_path: Path) -> None:
     """Another agent in --db: exit 2 and no byte changed; --reset plays and leaves it alone."""
     path = tmp_path / "actorscope.db"
     _with_agents(path, ("main", "my bot"))
@@ -176,7 +161,9 @@ def test_demo_refuses_a_database_with_other_agents(tmp_path: Path) -> None:
     assert agents["demo"]["display_name"] == "actorscope demo"
 
 
-def test_demo_never_replaces_an_agent_demo_it_did_not_create(tmp_path: Path) -> None:
+def test_demo_never_replaces_an_agent_demo_it_did_not_create(
+    run_cli: RunCli, tmp_path: Path
+) -> None:
     """A user's own agent 'demo' is refused even with --reset, and stays as it was."""
     path = tmp_path / "mine.db"
     _with_agents(path, ("demo", "production demo bot"))
@@ -188,7 +175,7 @@ def test_demo_never_replaces_an_agent_demo_it_did_not_create(tmp_path: Path) -> 
     assert path.read_bytes() == before
 
 
-def test_demo_denial_count_matches_the_audit_it_names(tmp_path: Path) -> None:
+def test_demo_denial_count_matches_the_audit_it_names(run_cli: RunCli, tmp_path: Path) -> None:
     """After two runs, the printed count equals the check.deny rows the printed command shows."""
     for _ in range(2):
         result = run_cli("demo", "--no-identities", cwd=tmp_path)
@@ -201,7 +188,7 @@ def test_demo_denial_count_matches_the_audit_it_names(tmp_path: Path) -> None:
     assert count == sum(row["action"] == "check.deny" for row in rows) == 5
 
 
-def test_demo_json_and_identity_keys_name_the_demo_agent(tmp_path: Path) -> None:
+def test_demo_json_and_identity_keys_name_the_demo_agent(run_cli: RunCli, tmp_path: Path) -> None:
     """--json prints the turns; the identity table's session keys use the demo's agent key."""
     result = run_cli("demo", "--json", cwd=tmp_path)
     played = json.loads(result.stdout)
