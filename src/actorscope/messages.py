@@ -21,6 +21,7 @@ __all__ = [
     "Metadata",
     "OutboundMessage",
     "RunRequest",
+    "reply_to",
 ]
 
 #: Run requests only: the synthetic sender that carried a *verified* origin (for audit). The
@@ -165,3 +166,18 @@ class RunRequest(_Frozen):
             tenant_id=self.tenant_id,
             agent_id=self.agent_id,
         )
+
+
+def reply_to(source: InboundMessage | RunRequest, content: str) -> OutboundMessage:
+    """A reply to ``source``: same channel, chat and topic/thread, replying to its message.
+
+    The one place a reply is built: the host, the runners' writer-command answers and the
+    testing kit all call it.
+    """
+    return OutboundMessage(
+        channel=source.channel,
+        chat_id=source.chat_id,
+        content=content,
+        thread_id=source.thread_id,
+        reply_to_message_id=source.message_id,
+    )

@@ -19,14 +19,17 @@ from actorscope.bots import (
     current_services,
     load_bot_config,
     load_handler,
-    owner_aware,
     run_bots,
+    with_services,
 )
 from actorscope.cli import main
 from actorscope.context import current_identity
 from actorscope.errors import ConfigError
-from actorscope.messages import RunRequest
+from actorscope.host import Host, MemorySender
+from actorscope.identity import PeerKind
+from actorscope.messages import InboundMessage, RunRequest
 from actorscope.permissions import GrantStore, PermissionPolicy
+from actorscope.propagation import MessageBus, OriginSigner
 from actorscope.store import Database
 from actorscope.tools.workspace import Workspace
 
@@ -137,7 +140,7 @@ def test_config_paths_and_sections(tmp_path: Path) -> None:
     assert config.discord.config.group_policy == "allowlist"
 
 
-async def test_owner_aware_binds_owner_role_and_services(tmp_path: Path) -> None:
+async def test_run_step_gives_owners_their_role_and_binds_services(tmp_path: Path) -> None:
     """Configured owners run with role owner; the handler sees the services and identity."""
     seen: list[tuple[str, str, BotServices]] = []
 
@@ -151,13 +154,24 @@ async def test_owner_aware_binds_owner_role_and_services(tmp_path: Path) -> None
         agent = await AgentRegistry(db).create("main")
         grants = GrantStore(db)
         services = BotServices(db, agent, grants, PermissionPolicy(grants), Workspace(tmp_path))
-        wrapped = owner_aware(handler, frozenset({"42"}), services)
-        base = {"session_key": "agent:main:telegram:group:-1", "channel": "telegram"}
-        for sender in ("42", "7"):
-            request = RunRequest(
-                **base, user_id="group:telegram:-1", sender_id=sender, chat_id="-1"
+        sender = MemorySender()
+        host = Host(
+            with_services(handler, services),
+            bus=MessageBus(),
+            signer=OriginSigner(),
+            senders={"telegram": sender},
+            owners=("42",),
+        )
+        for actor in ("42", "7"):
+            message = InboundMessage(
+                channel="telegram",
+                sender_id=actor,
+                chat_id="-1",
+                content="hi",
+                peer_kind=PeerKind.GROUP,
+                user_id="group:telegram:-1",
             )
-            assert await wrapped(request) == "ok"
+            assert [out.content for out in await host.process(message)] == ["ok"]
     assert [(r, i) for r, i, _ in seen] == [("owner", "owner"), ("", "")]
     assert seen[0][2] is services
     with pytest.raises(ConfigError):

@@ -12,7 +12,15 @@ import pytest
 from actorscope.agents import AgentRegistry
 from actorscope.context import bind_identity, current_identity, sender_id_from_context
 from actorscope.errors import ConfigError
-from actorscope.host import Host, MemorySender, OutboundSender, Reply, reply_to
+from actorscope.host import (
+    Host,
+    MemorySender,
+    OutboundSender,
+    Reply,
+    RunStep,
+    reply_to,
+    role_for,
+)
 from actorscope.identity import Identity, PeerKind
 from actorscope.messages import InboundMessage, OutboundMessage, RunRequest
 from actorscope.permissions import GrantStore, PermissionPolicy, Reason
@@ -363,3 +371,24 @@ async def test_host_checks_the_write_for_the_member_after_a_subagent(
         ("working on it", "7"),
         (expected, "7"),
     ]
+
+
+def test_role_for_prefers_the_request_then_configured_roles_then_owners() -> None:
+    """The one owner→role rule: a request's role wins, then ``roles``, then ``owners``."""
+    assert role_for("42", "admin", owners=("42",)) == "admin"
+    assert role_for("42", owners=("42",), roles={"42": "mod"}) == "mod"
+    assert role_for("42", owners=("42",)) == "owner"
+    assert role_for("7", owners=("42",)) == ""
+    assert role_for("", owners=("",)) == ""
+
+
+async def test_run_step_prepare_is_the_integration_point() -> None:
+    """``RunStep.prepare`` gives the request and the identity ``bound`` binds, owner role set."""
+    step = RunStep(echo, signer=OriginSigner(), owners=("42",), agent_id="a1")
+    prepared = step.prepare(tg("42", message_id="9"))
+    assert prepared is not None
+    assert prepared.identity == prepared.request.identity()
+    assert (prepared.identity.role, prepared.identity.agent_id) == ("owner", "a1")
+    with step.bound(prepared):
+        assert current_identity() is prepared.identity
+    assert current_identity() is None

@@ -1,6 +1,6 @@
 """Running bots: the ``actorscope run`` configuration, runtime, handler services and prompt."""
 
-from actorscope.bots.app import SHUTDOWN_GRACE, owner_aware, run_bots
+from actorscope.bots.app import SHUTDOWN_GRACE, run_bots, with_services
 from actorscope.bots.config import (
     BotConfig,
     ChannelSection,
@@ -20,8 +20,8 @@ __all__ = [
     "current_services",
     "load_bot_config",
     "load_handler",
-    "owner_aware",
     "resolve_token",
     "run_bots",
     "run_in_terminal",
+    "with_services",
 ]

@@ -35,7 +35,6 @@ from actorscope.channels.discord_runner import DiscordRunner
 from actorscope.channels.shared_dedup import SharedDedup, shared_dedup_default
 from actorscope.channels.telegram_runner import IgnoredListener, TelegramRunner
 from actorscope.channels.telegram_webhook import Webhook
-from actorscope.context import bind_identity
 from actorscope.errors import AgentNotFoundError, ConfigError
 from actorscope.host.runtime import Handler, Host, Reply
 from actorscope.messages import RunRequest
@@ -50,7 +49,7 @@ from actorscope.testing.botapi.emulator import BotApiEmulator
 from actorscope.testing.botapi.server import BotApiServer
 from actorscope.tools.workspace import Workspace
 
-__all__ = ["SHUTDOWN_GRACE", "owner_aware", "run_bots"]
+__all__ = ["SHUTDOWN_GRACE", "run_bots", "with_services"]
 
 _log = logging.getLogger("actorscope.bots")
 
@@ -62,13 +61,11 @@ _SANDBOX_WAIT = 10.0
 Output = Callable[[str], None]
 
 
-def owner_aware(handler: Handler, owners: frozenset[str], services: BotServices) -> Handler:
-    """``handler`` with configured owners given role ``owner`` and the services bound."""
+def with_services(handler: Handler, services: BotServices) -> Handler:
+    """``handler`` with the bot's services bound (the run step has bound the identity)."""
 
     async def run(request: RunRequest) -> Reply:
-        if request.sender_id and request.sender_id in owners and not request.role:
-            request = request.model_copy(update={"role": "owner"})
-        with bind_identity(request.identity()), bind_services(services):
+        with bind_services(services):
             return await handler(request)
 
     return run
@@ -209,14 +206,14 @@ async def run_bots(
         AgentRegistry(db).subscribe(workspace.on_agent_changed)
         services = BotServices(db, agent, grants, PermissionPolicy(grants), workspace)
         bus = MessageBus()
-        owners = frozenset(config.owners)
         host = Host(
-            owner_aware(handler, owners, services),
+            with_services(handler, services),
             bus=bus,
             signer=OriginSigner(),
             agent_key=agent.key,
             agent_id=agent.id,
             tenant_id=agent.tenant_id,
+            owners=config.owners,
         )
         common: dict[str, Any] = {
             "bus": bus,

@@ -2,7 +2,11 @@
 
 An adapter turns one platform event into an :class:`Ingress`: either an
 :class:`~actorscope.messages.InboundMessage` or the reason the event is ignored (plus, for a
-Telegram group that became a supergroup, the :class:`ScopeMigration` to apply).
+Telegram group that became a supergroup, the :class:`ScopeMigration` to apply). The same type
+is what admission (:func:`~actorscope.channels.admit`) and the ingress pipeline
+(:class:`~actorscope.channels.Pipeline`) return: its :attr:`Ingress.outcome` says whether the
+event was admitted, ignored (and why), a duplicate, claimed by another worker, or a writer
+command the pipeline answered.
 
 Metadata written by an adapter uses only the fixed keys below. An adapter never copies a
 user-controlled mapping into ``InboundMessage.metadata`` and never writes an ``origin_*`` key,
@@ -19,7 +23,7 @@ from typing import NamedTuple
 
 from actorscope.errors import PayloadError
 from actorscope.identity import Identity
-from actorscope.messages import InboundMessage, Media, OutboundMessage
+from actorscope.messages import InboundMessage, Media, OutboundMessage, reply_to
 
 __all__ = [
     "ADAPTER_METADATA_KEYS",
@@ -33,6 +37,7 @@ __all__ = [
     "Addressed",
     "IgnoreReason",
     "Ingress",
+    "Outcome",
     "ScopeMigration",
     "build_inbound",
     "display_name",
@@ -100,6 +105,7 @@ class IgnoreReason(StrEnum):
     NO_GUILD = "no_guild"
     NOT_FOR_THIS_BOT = "not_for_this_bot"
     DUPLICATE = "duplicate"
+    CLAIMED_ELSEWHERE = "claimed_elsewhere"
     DM_DISABLED = "dm_disabled"
     GROUP_DISABLED = "group_disabled"
     NOT_ALLOWED = "not_allowed"
@@ -117,17 +123,51 @@ class ScopeMigration:
     new_scope: str
 
 
-class Ingress(NamedTuple):
-    """The outcome of normalising one platform event.
+class Outcome(StrEnum):
+    """What became of one event on its way in (stable strings: logs, the sandbox)."""
 
-    ``message`` is set iff the event is for the bot; otherwise ``reason`` says why not.
-    ``migration`` is set for a chat migration (the event itself is then ignored).
+    ADMITTED = "admitted"
+    IGNORED = "ignored"
+    DUPLICATE = "duplicate"
+    CLAIMED_ELSEWHERE = "claimed_elsewhere"
+    WRITER_COMMAND = "writer_command"
+
+
+class Ingress(NamedTuple):
+    """The outcome of one platform event: normalised, admitted, answered or ignored.
+
+    ``message`` is the message as far as it got: the admitted one (mention stripped), the
+    normalised one an admission rule refused, or ``None`` when normalisation found nothing for
+    the bot; ``reason`` says why the event is ignored. ``migration`` is set for a chat
+    migration (the event itself is then ignored). ``command`` names the writer command the
+    pipeline ran and ``answer`` is its reply (``None`` for an edited command, which is not
+    run): such an event never reaches the handler.
     """
 
     message: InboundMessage | None
     reason: IgnoreReason | None = None
     migration: ScopeMigration | None = None
     detail: str = ""
+    command: str = ""
+    answer: OutboundMessage | None = None
+
+    @property
+    def outcome(self) -> Outcome:
+        """Admitted, ignored, duplicate, claimed elsewhere, or a writer command."""
+        if self.reason is IgnoreReason.DUPLICATE:
+            return Outcome.DUPLICATE
+        if self.reason is IgnoreReason.CLAIMED_ELSEWHERE:
+            return Outcome.CLAIMED_ELSEWHERE
+        if self.reason is not None or self.message is None:
+            return Outcome.IGNORED
+        if self.command:
+            return Outcome.WRITER_COMMAND
+        return Outcome.ADMITTED
+
+    @property
+    def admitted(self) -> bool:
+        """True iff the message goes on to the handler."""
+        return self.outcome is Outcome.ADMITTED
 
     @property
     def session_key(self) -> str:
@@ -201,13 +241,3 @@ def build_inbound(
         media=media,
     )
 
-
-def reply_to(message: InboundMessage, content: str) -> OutboundMessage:
-    """A reply that goes back to the same chat and topic/thread as ``message``."""
-    return OutboundMessage(
-        channel=message.channel,
-        chat_id=message.chat_id,
-        content=content,
-        thread_id=message.thread_id,
-        reply_to_message_id=message.message_id,
-    )

@@ -313,7 +313,7 @@ class DiscordRunner(ChannelAdapter):
             metadata = {**inbound.metadata, META_ADDRESSED: Addressed.COMMAND.value}
             inbound = inbound.model_copy(update={"metadata": MappingProxyType(metadata)})
         admission = admit(inbound, self.config, bot_id=bot_id)
-        if admission.message is None:
+        if not admission.admitted:
             _log.debug("discord.not_admitted reason=%s", admission.reason)
             return
         inbound = admission.message
@@ -383,8 +383,9 @@ class DiscordRunner(ChannelAdapter):
         if inbound is None or self.dedup.seen_message(inbound):
             return None
         admission = admit(inbound, self.config)
-        if admission.message is None:
+        if not admission.admitted:
             _log.debug("discord.interaction_not_admitted reason=%s", admission.reason)
+            return None
         return admission.message
 
 

@@ -4,14 +4,14 @@ Order: non-person senders (``ignore_bots``), then the DM or group policy (owners
 allowlist), then the mention gate in groups: a message passes it when the adapter marked it
 addressed (an ``@mention``, a reply to the bot, a ``/command`` not naming another bot, a button
 click, a slash command). An admitted group message has the bot's ``@mention`` stripped from its
-text. A refused one comes back with the :class:`IgnoreReason`.
+text. A refused one comes back with the :class:`IgnoreReason` (and the message it refused).
+The result is an :class:`~actorscope.channels.Ingress`, the one result type of ingress;
+``Admission`` is its old name.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from actorscope.channels.base import META_ADDRESSED, IgnoreReason
+from actorscope.channels.base import META_ADDRESSED, IgnoreReason, Ingress
 from actorscope.channels.config import ChannelConfig, Policy
 from actorscope.channels.mention import strip_mention
 from actorscope.identity import PeerKind, SenderKind
@@ -20,17 +20,8 @@ from actorscope.messages import InboundMessage
 __all__ = ["Admission", "admit"]
 
 
-@dataclass(frozen=True, slots=True)
-class Admission:
-    """The admitted message (mention stripped), or ``None`` and the reason it was refused."""
-
-    message: InboundMessage | None
-    reason: IgnoreReason | None = None
-
-    @property
-    def admitted(self) -> bool:
-        """True iff the bot should handle the message."""
-        return self.message is not None
+#: The old name of the admission result: it is the one ingress result type now.
+Admission = Ingress
 
 
 def _guild_of(message: InboundMessage) -> str:
@@ -46,19 +37,19 @@ def admit(
     *,
     bot_username: str | None = None,
     bot_id: str | None = None,
-) -> Admission:
+) -> Ingress:
     """Apply ``config`` to ``message``: policies, then the mention gate."""
     if message.sender_kind is not SenderKind.USER and config.ignore_bots:
-        return Admission(None, IgnoreReason.NONPERSON_SENDER)
+        return Ingress(message, IgnoreReason.NONPERSON_SENDER)
     sender = message.sender_id
     if message.peer_kind is PeerKind.DIRECT:
         if config.dm_policy is Policy.DISABLED:
-            return Admission(None, IgnoreReason.DM_DISABLED)
+            return Ingress(message, IgnoreReason.DM_DISABLED)
         if config.dm_policy is Policy.ALLOWLIST and not (
             sender and (sender in config.allow_from or sender in config.owners)
         ):
-            return Admission(None, IgnoreReason.NOT_ALLOWED)
-        return Admission(message)
+            return Ingress(message, IgnoreReason.NOT_ALLOWED)
+        return Ingress(message)
     override = config.override_for(message.chat_id, _guild_of(message))
     policy = config.group_policy
     allow_from = config.allow_from
@@ -69,15 +60,15 @@ def admit(
         if override.require_mention is not None:
             require_mention = override.require_mention
     if policy is Policy.DISABLED:
-        return Admission(None, IgnoreReason.GROUP_DISABLED)
+        return Ingress(message, IgnoreReason.GROUP_DISABLED)
     if policy is Policy.ALLOWLIST and not (
         sender and (sender in allow_from or sender in config.owners)
     ):
-        return Admission(None, IgnoreReason.NOT_ALLOWED)
+        return Ingress(message, IgnoreReason.NOT_ALLOWED)
     addressed = message.metadata.get(META_ADDRESSED, "")
     if require_mention and not addressed:
-        return Admission(None, IgnoreReason.NOT_MENTIONED)
+        return Ingress(message, IgnoreReason.NOT_MENTIONED)
     stripped = strip_mention(message.content, username=bot_username, user_id=bot_id)
     if stripped != message.content:
         message = message.model_copy(update={"content": stripped})
-    return Admission(message)
+    return Ingress(message)

@@ -283,7 +283,7 @@ class TelegramRunner(ChannelAdapter):
             self._ignored(update, IgnoreReason.DUPLICATE)
             return
         admission = admit(message, self.config, bot_username=self._bot_username or None)
-        if admission.message is None:
+        if not admission.admitted:
             _log.debug("telegram.not_admitted reason=%s", admission.reason)
             self._ignored(update, admission.reason)
             return

@@ -1,6 +1,16 @@
-"""An embedded agent host: consume the bus, bind the right identity, run the handler, reply."""
+"""An embedded agent host: the run step (the only copy), and a host consuming the bus with it."""
 
-from actorscope.host.runtime import Handler, Host, Reply, reply_to
+from actorscope.host.runtime import Handler, Host, Prepared, Reply, RunStep, reply_to, role_for
 from actorscope.host.sender import MemorySender, OutboundSender
 
-__all__ = ["Handler", "Host", "MemorySender", "OutboundSender", "Reply", "reply_to"]
+__all__ = [
+    "Handler",
+    "Host",
+    "MemorySender",
+    "OutboundSender",
+    "Prepared",
+    "Reply",
+    "RunStep",
+    "reply_to",
+    "role_for",
+]

@@ -1,11 +1,13 @@
-"""A small agent-host runtime: bus consumer -> run request -> handler in the bound context.
+"""The run step, and a small agent-host runtime that consumes the bus with it.
 
-For each inbound message the :class:`Host` builds the run request (attributing a synthesised
-message to its verified origin, which it consumes: a replayed carrier runs synthetic), binds
-the request's identity and run info, awaits the user's handler and routes what it returns to
+:class:`RunStep` is the only copy of the turn: for an admitted message it builds the run
+request (attributing a synthesised message to its verified origin, which it consumes: a
+replayed carrier runs synthetic), gives the sender its role (:func:`role_for`), binds the
+request's identity and run info once, awaits the user's handler and routes what it returns to
 the sender registered for the reply's channel. A handler that raises is logged with the
-identity it ran as; the host keeps going. :meth:`Host.stop` drains the bus (or not) and then
-cancels its workers, every wait bounded.
+identity it ran as; the step returns no reply. :class:`Host` runs the step for each message on
+a :class:`~actorscope.propagation.MessageBus`; :meth:`Host.stop` drains the bus (or not) and
+then cancels its workers, every wait bounded.
 """
 
 from __future__ import annotations
@@ -14,20 +16,23 @@ import asyncio
 import contextvars
 import logging
 import uuid
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
 from types import TracebackType
 
 from actorscope.context import bind_identity
 from actorscope.errors import ActorscopeError, ConfigError
 from actorscope.host.sender import OutboundSender
-from actorscope.messages import InboundMessage, OutboundMessage, RunRequest
+from actorscope.identity import Identity
+from actorscope.messages import InboundMessage, OutboundMessage, RunRequest, reply_to
 from actorscope.propagation.builder import build_run_request
 from actorscope.propagation.bus import MessageBus
 from actorscope.propagation.keys import META_ORIGIN_TRACE_ID
 from actorscope.propagation.origin import OriginSigner
 from actorscope.propagation.run import RunInfo, bind_run
 
-__all__ = ["Handler", "Host", "Reply", "reply_to"]
+__all__ = ["Handler", "Host", "Prepared", "Reply", "RunStep", "reply_to", "role_for"]
 
 #: What a handler may return: text for the chat it ran in, ready messages, or nothing.
 Reply = str | OutboundMessage | Sequence[OutboundMessage] | None
@@ -37,15 +42,24 @@ Handler = Callable[[RunRequest], Awaitable[Reply]]
 _log = logging.getLogger("actorscope.host")
 
 
-def reply_to(request: RunRequest, content: str) -> OutboundMessage:
-    """A reply to ``request``: same channel, chat and topic/thread, replying to its message."""
-    return OutboundMessage(
-        channel=request.channel,
-        chat_id=request.chat_id,
-        content=content,
-        thread_id=request.thread_id,
-        reply_to_message_id=request.message_id,
-    )
+def role_for(
+    sender_id: str,
+    role: str = "",
+    *,
+    owners: Collection[str] = (),
+    roles: Mapping[str, str] | None = None,
+) -> str:
+    """The role a turn runs with: the one the request carries, else the sender's configured
+    role (``roles``), else ``owner`` for a configured owner, else ``""``.
+
+    The only owner→role rule: the host, ``actorscope run`` and the testing kit all use it.
+    """
+    if role or not sender_id:
+        return role
+    configured = (roles or {}).get(sender_id, "")
+    if configured:
+        return configured
+    return "owner" if sender_id in owners else ""
 
 
 def _who(request: RunRequest) -> str:
@@ -55,42 +69,43 @@ def _who(request: RunRequest) -> str:
     )
 
 
-class Host:
-    """Consumes ``bus`` with ``concurrency`` workers and runs ``handler`` for each message."""
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """An admitted message made ready to run: its request and the identity bound for it."""
+
+    request: RunRequest
+    identity: Identity
+    info: RunInfo
+
+
+class RunStep:
+    """``build_run_request`` → role → bind identity (once) → ``handler`` → reply.
+
+    ``owners`` (sender ids) run with role ``owner``; ``roles`` maps sender ids to other roles
+    and is read at each turn (it may change between turns). Replies go to the
+    :class:`OutboundSender` registered for their channel (:meth:`add_sender`).
+    """
 
     def __init__(
         self,
         handler: Handler,
         *,
-        bus: MessageBus,
         signer: OriginSigner,
         senders: Mapping[str, OutboundSender] | None = None,
         agent_key: str = "main",
         agent_id: str | None = None,
         tenant_id: str | None = None,
-        concurrency: int = 4,
+        owners: Collection[str] = (),
+        roles: Mapping[str, str] | None = None,
     ) -> None:
-        if type(concurrency) is not int or concurrency < 1:
-            raise ConfigError(f"concurrency must be a positive integer, got {concurrency!r}")
         self._handler = handler
-        self._bus = bus
         self._signer = signer
         self._senders: dict[str, OutboundSender] = dict(senders or {})
         self._agent_key = agent_key
         self._agent_id = agent_id
         self._tenant_id = tenant_id
-        self._concurrency = concurrency
-        self._workers: list[asyncio.Task[None]] = []
-
-    @property
-    def bus(self) -> MessageBus:
-        """The bus this host consumes."""
-        return self._bus
-
-    @property
-    def running(self) -> bool:
-        """True between :meth:`start` and :meth:`stop`."""
-        return bool(self._workers)
+        self._owners = frozenset(owners)
+        self._roles: Mapping[str, str] = {} if roles is None else roles
 
     def add_sender(self, channel: str, sender: OutboundSender) -> None:
         """Route outbound messages of ``channel`` to ``sender`` (replacing any earlier one)."""
@@ -98,8 +113,15 @@ class Host:
             raise ConfigError(f"a sender must be an OutboundSender, got {type(sender).__name__}")
         self._senders[channel] = sender
 
-    async def process(self, msg: InboundMessage) -> list[OutboundMessage]:
-        """Run one message now (no bus): build, bind, handle, route; return what was routed."""
+    def prepare(self, msg: InboundMessage) -> Prepared | None:
+        """The run request and bound identity for an admitted message, or ``None`` (logged)
+        when the message cannot run (e.g. an invalid carrier).
+
+        This is the integration point for code that keeps its own handlers (the
+        python-telegram-bot and discord.py integrations): call it with the message the
+        :class:`~actorscope.channels.Pipeline` admitted and run your handler inside
+        :meth:`bound`. It consumes a signed origin: call it once per message.
+        """
         try:
             request = build_run_request(
                 msg,
@@ -115,13 +137,31 @@ class Host:
             _log.warning(
                 "dropped a message from %r in chat %r: %s", msg.sender_id, msg.chat_id, exc
             )
-            return []
+            return None
+        role = role_for(request.sender_id, request.role, owners=self._owners, roles=self._roles)
+        if role != request.role:
+            request = request.model_copy(update={"role": role})
         info = RunInfo(
             session_key=request.session_key,
             trace_id=request.metadata.get(META_ORIGIN_TRACE_ID) or uuid.uuid4().hex,
             thread_id=request.thread_id,
         )
-        with bind_identity(request.identity()), bind_run(info):
+        return Prepared(request, request.identity(), info)
+
+    @staticmethod
+    @contextmanager
+    def bound(prepared: Prepared) -> Iterator[Prepared]:
+        """Bind the prepared identity and run info for the block."""
+        with bind_identity(prepared.identity), bind_run(prepared.info):
+            yield prepared
+
+    async def run(self, msg: InboundMessage) -> list[OutboundMessage]:
+        """Run one message now: prepare, bind, handle, route; return what was routed."""
+        prepared = self.prepare(msg)
+        if prepared is None:
+            return []
+        request = prepared.request
+        with self.bound(prepared):
             try:
                 reply = await self._handler(request)
             except Exception:
@@ -155,6 +195,59 @@ class Host:
             await sender.send(out)
         except Exception:
             _log.exception("sending to %r chat %r failed", out.channel, out.chat_id)
+
+
+class Host:
+    """Consumes ``bus`` with ``concurrency`` workers and runs the :class:`RunStep` for each.
+
+    ``owners`` (sender ids) run with role ``owner`` (:func:`role_for`).
+    """
+
+    def __init__(
+        self,
+        handler: Handler,
+        *,
+        bus: MessageBus,
+        signer: OriginSigner,
+        senders: Mapping[str, OutboundSender] | None = None,
+        agent_key: str = "main",
+        agent_id: str | None = None,
+        tenant_id: str | None = None,
+        concurrency: int = 4,
+        owners: Collection[str] = (),
+    ) -> None:
+        if type(concurrency) is not int or concurrency < 1:
+            raise ConfigError(f"concurrency must be a positive integer, got {concurrency!r}")
+        self._bus = bus
+        self.step = RunStep(
+            handler,
+            signer=signer,
+            senders=senders,
+            agent_key=agent_key,
+            agent_id=agent_id,
+            tenant_id=tenant_id,
+            owners=owners,
+        )
+        self._concurrency = concurrency
+        self._workers: list[asyncio.Task[None]] = []
+
+    @property
+    def bus(self) -> MessageBus:
+        """The bus this host consumes."""
+        return self._bus
+
+    @property
+    def running(self) -> bool:
+        """True between :meth:`start` and :meth:`stop`."""
+        return bool(self._workers)
+
+    def add_sender(self, channel: str, sender: OutboundSender) -> None:
+        """Route outbound messages of ``channel`` to ``sender`` (replacing any earlier one)."""
+        self.step.add_sender(channel, sender)
+
+    async def process(self, msg: InboundMessage) -> list[OutboundMessage]:
+        """Run one message now (no bus) through the :class:`RunStep`; return what was routed."""
+        return await self.step.run(msg)
 
     async def _work(self) -> None:
         while True:

@@ -344,7 +344,7 @@ class DiscordSim(Simulator):
             event.ignored = reason
             return
         admission = admit(message, self.config, bot_id=str(self.bot.id))
-        if admission.message is None:
+        if not admission.admitted:
             event.message, event.ignored = message, admission.reason
             return
         event.message = admission.message
