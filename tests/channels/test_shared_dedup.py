@@ -18,6 +18,7 @@ from discord.webhook.async_ import AsyncWebhookAdapter
 from telegram import Update
 
 from actorscope.channels.config import ChannelConfig
+from actorscope.channels.dedup import DedupCache
 from actorscope.channels.discord_runner import DiscordRunner
 from actorscope.channels.shared_dedup import SharedDedup, shared_dedup_default
 from actorscope.channels.telegram_runner import TelegramRunner
@@ -181,8 +182,8 @@ async def test_same_telegram_update_to_two_workers_is_handled_once(
     assert (await buses[0].get()).content == "hello"
     assert (await buses[1].get()).content == "again"
     # Without shared dedup each worker would handle it: the in-memory filter is per process.
-    runners[1].shared_dedup = None
-    runners[1].dedup = type(runners[1].dedup)()
+    runners[1].pipeline.shared_dedup = None
+    runners[1].pipeline.dedup = DedupCache()
     await runners[1].handle_update(Update.de_json(first, runners[1].bot))
     assert buses[1].qsize() == 1
 

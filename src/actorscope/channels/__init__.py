@@ -1,13 +1,16 @@
 """Channel adapters: Telegram and Discord events → scope, actor and session key.
 
 ``telegram.normalize_update`` and ``discord.normalize_message`` / ``normalize_interaction``
-build the :class:`~actorscope.messages.InboundMessage`; :func:`admit` applies a
+build the :class:`~actorscope.messages.InboundMessage`; :class:`Pipeline` takes it the one way
+every event goes (dedup, admission, shared claim, writer command or publish) and returns an
+:class:`Ingress` whose :class:`Outcome` says what became of it; :func:`admit` applies a
 :class:`ChannelConfig` (policies, mention gate); :class:`DedupCache` drops redeliveries, and
 :class:`SharedDedup` does so across workers sharing a database;
 :func:`move_grants` applies a chat migration to the grants.
 The platform modules are imported as ``actorscope.channels.telegram`` / ``.discord``.
 """
 
+from actorscope.channels._pipeline import Pipeline
 from actorscope.channels.adapter import ChannelAdapter
 from actorscope.channels.base import (
     ADAPTER_METADATA_KEYS,
@@ -21,6 +24,7 @@ from actorscope.channels.base import (
     Addressed,
     IgnoreReason,
     Ingress,
+    Outcome,
     ScopeMigration,
     build_inbound,
     reply_to,
@@ -56,6 +60,8 @@ __all__ = [
     "GroupOverride",
     "IgnoreReason",
     "Ingress",
+    "Outcome",
+    "Pipeline",
     "Policy",
     "ScopeMigration",
     "SharedDedup",

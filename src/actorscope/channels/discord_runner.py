@@ -1,15 +1,18 @@
 """A running Discord bot: a ``discord.Client`` gateway session feeding the host's bus.
 
-Messages go through :func:`~actorscope.channels.discord.inspect_message`, the duplicate filter
-and :func:`~actorscope.channels.policy.admit`; ``!addwriter`` / ``!removewriter`` / ``!writers``
-and the slash commands of the same names are answered here; everything else is published.
-Replies go to the message's channel, or its thread. Other slash commands and component clicks
-are acknowledged at once (deferred) and the handler's reply is sent as the follow-up.
+The runner is a transport: messages and interactions are normalised by
+:func:`~actorscope.channels.discord.inspect_message` / ``inspect_interaction`` and handed to the
+channel's :class:`~actorscope.channels.Pipeline` (dedup, admission, shared claim);
+``!addwriter`` / ``!removewriter`` / ``!writers`` and the slash commands of the same names are
+answered there; everything else is published. Replies go to the message's channel, or its
+thread. Other slash commands and component clicks are acknowledged at once (deferred) and the
+handler's reply is sent as the follow-up.
 
 With :class:`~actorscope.channels.discord_shards.DiscordShards` the runner's client is a
 ``discord.AutoShardedClient`` running those shards; with a
 :class:`~actorscope.channels.shared_dedup.SharedDedup` an admitted event is also claimed in the
-shared store, so a worker whose claim loses (another worker got the event) drops it.
+shared store by the pipeline, so a worker whose claim loses (another worker got the event)
+drops it.
 
 **Message content intent.** The client asks for ``Intents.message_content``, which must also be
 enabled for the bot in the Developer Portal (Bot → Privileged Gateway Intents). Without it
@@ -22,17 +25,16 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import OrderedDict
-from types import MappingProxyType
 from typing import Any
 
 import aiohttp
 import discord
 from discord import app_commands
 
+from actorscope.channels._pipeline import Pipeline
 from actorscope.channels.adapter import ChannelAdapter
-from actorscope.channels.base import META_ADDRESSED, Addressed
+from actorscope.channels.base import Ingress, Outcome
 from actorscope.channels.config import ChannelConfig
-from actorscope.channels.dedup import DedupCache
 from actorscope.channels.discord import inspect_interaction, inspect_message
 from actorscope.channels.discord_commands import (
     WriterTarget,
@@ -43,16 +45,11 @@ from actorscope.channels.discord_commands import (
     user_target,
 )
 from actorscope.channels.discord_shards import DiscordShards
-from actorscope.channels.mention import strip_mention
-from actorscope.channels.policy import admit
 from actorscope.channels.shared_dedup import SharedDedup
-from actorscope.channels.writer_commands import (
-    WriterCommand,
-    parse_writer_command,
-    writer_command_named,
-)
+from actorscope.channels.writer_commands import WriterCommand, writer_command_named
 from actorscope.errors import ConfigError
-from actorscope.messages import InboundMessage, OutboundMessage
+from actorscope.identity import Identity
+from actorscope.messages import OutboundMessage
 from actorscope.permissions.grants import GrantStore
 from actorscope.permissions.writers import WriterManager
 from actorscope.propagation.bus import MessageBus
@@ -205,10 +202,7 @@ class DiscordRunner(ChannelAdapter):
         self.name = config.name
         self.config = config
         self._token = token
-        self._bus = bus
         self._agent_key = agent_key
-        self._agent_id = agent_id
-        self._tenant_id = tenant_id
         self.client: RunnerClient = (
             RunnerClient(self, sync_commands=sync_commands)
             if shards is None
@@ -217,10 +211,22 @@ class DiscordRunner(ChannelAdapter):
         self.writers = WriterManager(
             grants, owners=(*config.owners, *owners), is_platform_admin=manage_guild_check
         )
-        self.dedup = DedupCache()
-        self.shared_dedup = shared_dedup
+        self.pipeline = Pipeline(
+            config,
+            writers=self.writers,
+            publish=bus.publish_from_channel,
+            sender=self,
+            agent_id=agent_id,
+            tenant_id=tenant_id,
+            shared_dedup=shared_dedup,
+        )
         self._pending: OrderedDict[str, discord.Interaction[Any]] = OrderedDict()
         self._session: asyncio.Task[None] | None = None
+
+    @property
+    def shared_dedup(self) -> SharedDedup | None:
+        """The pipeline's shared claim store, if any."""
+        return self.pipeline.shared_dedup
 
     @property
     def bot_id(self) -> int | None:
@@ -276,7 +282,10 @@ class DiscordRunner(ChannelAdapter):
         interaction = self._pending.pop(msg.reply_to_message_id, None)
         if interaction is not None:
             for part in parts:
-                await interaction.followup.send(part)
+                if interaction.response.is_done():
+                    await interaction.followup.send(part)
+                else:  # a writer slash command: answered, not deferred
+                    await interaction.response.send_message(part)
             return
         target = int(msg.thread_id or msg.chat_id)
         channel = self.client.get_channel(target) or await self.client.fetch_channel(target)
@@ -295,105 +304,76 @@ class DiscordRunner(ChannelAdapter):
             else:
                 await channel.send(part)
 
-    async def handle_message(self, message: discord.Message) -> None:
-        """Normalise, filter and route one message (what the gateway calls for each)."""
+    async def handle_message(self, message: discord.Message) -> Ingress:
+        """Normalise one message and take it through the pipeline (the gateway calls this)."""
         ingress = inspect_message(
             message,
             agent_key=self._agent_key,
             bot_id=self.bot_id,
             ignore_bots=self.config.ignore_bots,
         )
-        inbound = ingress.message
-        if inbound is None or self.dedup.seen_message(inbound):
-            return
-        bot_id = str(self.bot_id) if self.bot_id is not None else None
-        command = parse_writer_command(strip_mention(inbound.content, user_id=bot_id), prefixes="!")
-        if command is not None and META_ADDRESSED not in inbound.metadata:
-            # A "!" command is addressed to the bot like a Telegram "/" command.
-            metadata = {**inbound.metadata, META_ADDRESSED: Addressed.COMMAND.value}
-            inbound = inbound.model_copy(update={"metadata": MappingProxyType(metadata)})
-        admission = admit(inbound, self.config, bot_id=bot_id)
-        if not admission.admitted:
-            _log.debug("discord.not_admitted reason=%s", admission.reason)
-            return
-        inbound = admission.message
-        if not await self._claim(inbound):
-            return
-        if command is None:
-            await self._bus.publish_from_channel(inbound)
-            return
-        target = mention_target(message.mentions) if command is not WriterCommand.LIST else None
-        text = await handle_discord_writer_command(
-            self.writers,
-            command,
-            inbound.identity(),
-            target=target,
-            manage_guild=member_manages_guild(message.author),
-            agent_id=self._agent_id,
-            tenant_id=self._tenant_id,
-        )
-        await self.send(_reply(inbound, text))
 
-    async def handle_interaction(self, interaction: discord.Interaction[Any]) -> None:
+        async def run_command(command: WriterCommand, identity: Identity) -> str:
+            target = mention_target(message.mentions) if command is not WriterCommand.LIST else None
+            return await handle_discord_writer_command(
+                self.writers,
+                command,
+                identity,
+                target=target,
+                manage_guild=member_manages_guild(message.author),
+                agent_id=identity.agent_id,
+                tenant_id=identity.tenant_id,
+            )
+
+        bot_id = str(self.bot_id) if self.bot_id is not None else None
+        return await self.pipeline.process(
+            ingress, bot_id=bot_id, run_command=run_command, command_prefixes="!"
+        )
+
+    async def handle_interaction(self, interaction: discord.Interaction[Any]) -> Ingress | None:
         """Defer and publish an interaction that is not a writer slash command."""
         data: dict[str, Any] = dict(interaction.data or {})
         if interaction.type is discord.InteractionType.application_command and (
             writer_command_named(str(data.get("name", ""))) is not None
         ):
-            return  # the command tree answers these
-        admitted = self._admit_interaction(interaction)
-        if admitted is None or not await self._claim(admitted):
-            return
-        await interaction.response.defer()
-        self._pending[admitted.message_id] = interaction
-        while len(self._pending) > _MAX_PENDING:
-            self._pending.popitem(last=False)
-        await self._bus.publish_from_channel(admitted)
+            return None  # the command tree answers these
+        ingress = inspect_interaction(interaction, agent_key=self._agent_key)
+
+        async def defer() -> None:
+            await interaction.response.defer()
+            self._remember(interaction)
+
+        return await self.pipeline.process(ingress, acknowledge=defer)
 
     async def writer_interaction(
         self,
         interaction: discord.Interaction[Any],
         command: WriterCommand,
         target: WriterTarget | None,
-    ) -> None:
-        """Answer a writer slash command (the tree calls this)."""
-        admitted = self._admit_interaction(interaction)
-        if admitted is None:
+    ) -> Ingress:
+        """Answer a writer slash command (the tree calls this) through the pipeline."""
+        ingress = inspect_interaction(interaction, agent_key=self._agent_key)
+        manage_guild = interaction.guild_id is not None and interaction.permissions.manage_guild
+
+        async def run_command(command: WriterCommand, identity: Identity) -> str:
+            self._remember(interaction)  # the answer is this interaction's response
+            return await handle_discord_writer_command(
+                self.writers,
+                command,
+                identity,
+                target=target,
+                manage_guild=manage_guild,
+                agent_id=identity.agent_id,
+                tenant_id=identity.tenant_id,
+            )
+
+        result = await self.pipeline.process(ingress, run_command=run_command)
+        if result.outcome is Outcome.IGNORED:
             await interaction.response.send_message("this bot does not take commands here")
-            return
-        if not await self._claim(admitted):
-            return  # another worker answers it
-        text = await handle_discord_writer_command(
-            self.writers,
-            command,
-            admitted.identity(),
-            target=target,
-            manage_guild=interaction.guild_id is not None and interaction.permissions.manage_guild,
-            agent_id=self._agent_id,
-            tenant_id=self._tenant_id,
-        )
-        await interaction.response.send_message(text)
+        return result
 
-    async def _claim(self, inbound: InboundMessage) -> bool:
-        """The shared claim, after the in-memory filter: False when another worker has it."""
-        return self.shared_dedup is None or await self.shared_dedup.claim_message(inbound)
-
-    def _admit_interaction(self, interaction: discord.Interaction[Any]) -> InboundMessage | None:
-        inbound = inspect_interaction(interaction, agent_key=self._agent_key).message
-        if inbound is None or self.dedup.seen_message(inbound):
-            return None
-        admission = admit(inbound, self.config)
-        if not admission.admitted:
-            _log.debug("discord.interaction_not_admitted reason=%s", admission.reason)
-            return None
-        return admission.message
-
-
-def _reply(message: InboundMessage, text: str) -> OutboundMessage:
-    return OutboundMessage(
-        channel=message.channel,
-        chat_id=message.chat_id,
-        content=text,
-        thread_id=message.thread_id,
-        reply_to_message_id=message.message_id,
-    )
+    def _remember(self, interaction: discord.Interaction[Any]) -> None:
+        """Keep ``interaction`` for the reply that names its id (bounded)."""
+        self._pending[str(interaction.id)] = interaction
+        while len(self._pending) > _MAX_PENDING:
+            self._pending.popitem(last=False)

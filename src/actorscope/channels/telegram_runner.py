@@ -1,8 +1,10 @@
 """A running Telegram bot: a python-telegram-bot ``Application`` fed by polling or a webhook.
 
-Each update goes through :func:`~actorscope.channels.telegram.inspect_update`, the duplicate
-filter and :func:`~actorscope.channels.policy.admit`; writer commands are answered here (they
-never reach the handler); everything else is published to the host's bus. Replies
+The runner is a transport: each update is normalised by
+:func:`~actorscope.channels.telegram.inspect_update` and handed to the channel's
+:class:`~actorscope.channels.Pipeline` (dedup, admission, shared claim; writer commands are
+answered there and never reach the handler; a button click is answered before its message is
+published to the host's bus). Replies
 (:meth:`TelegramRunner.send`) go to the message's chat and forum topic. ``base_url`` points the
 bot at another Bot API server (the sandbox emulator); tests can hand in PTB ``BaseRequest``
 objects instead of talking HTTP.
@@ -10,8 +12,9 @@ objects instead of talking HTTP.
 In webhook mode (a :class:`~actorscope.channels.telegram_webhook.Webhook`) a
 :class:`~actorscope.channels.telegram_webhook.WebhookServer` receives the updates and puts them
 on the queue polling would fill, so both modes share one processing path. With a
-:class:`~actorscope.channels.shared_dedup.SharedDedup` an admitted update is also claimed in the
-shared store (after the in-memory filter), so only one of several workers handles it.
+:class:`~actorscope.channels.shared_dedup.SharedDedup` the pipeline also claims an admitted
+update in the shared store (after the in-memory filter), so only one of several workers
+handles it.
 """
 
 from __future__ import annotations
@@ -27,12 +30,10 @@ from telegram.error import TelegramError
 from telegram.ext import Application, ApplicationBuilder, ContextTypes, TypeHandler
 from telegram.request import BaseRequest
 
+from actorscope.channels._pipeline import Pipeline
 from actorscope.channels.adapter import ChannelAdapter
-from actorscope.channels.base import META_COMMAND, IgnoreReason
+from actorscope.channels.base import IgnoreReason, Ingress
 from actorscope.channels.config import ChannelConfig
-from actorscope.channels.dedup import DedupCache
-from actorscope.channels.migration import move_grants
-from actorscope.channels.policy import admit
 from actorscope.channels.shared_dedup import SharedDedup
 from actorscope.channels.telegram import GENERAL_TOPIC_ID, inspect_update
 from actorscope.channels.telegram_commands import (
@@ -40,8 +41,9 @@ from actorscope.channels.telegram_commands import (
     telegram_admin_check,
 )
 from actorscope.channels.telegram_webhook import Fed, Webhook, WebhookServer
-from actorscope.channels.writer_commands import writer_command_named
+from actorscope.channels.writer_commands import WriterCommand
 from actorscope.errors import ConfigError, StoreError
+from actorscope.identity import Identity
 from actorscope.messages import OutboundMessage
 from actorscope.permissions import GrantStore
 from actorscope.permissions.writers import WriterManager
@@ -111,10 +113,7 @@ class TelegramRunner(ChannelAdapter):
             raise ConfigError(f"max_queued must be at least 1, got {max_queued}")
         self.name = config.name
         self.config = config
-        self._bus = bus
         self._agent_key = agent_key
-        self._agent_id = agent_id
-        self._tenant_id = tenant_id
         self._poll_timeout = poll_timeout
         builder = ApplicationBuilder().token(token)
         if base_url is not None:
@@ -133,8 +132,15 @@ class TelegramRunner(ChannelAdapter):
             owners=(*config.owners, *owners),
             is_platform_admin=telegram_admin_check(self.app.bot),
         )
-        self.dedup = DedupCache()
-        self.shared_dedup = shared_dedup
+        self.pipeline = Pipeline(
+            config,
+            writers=self.writers,
+            publish=bus.publish_from_channel,
+            sender=self,
+            agent_id=agent_id,
+            tenant_id=tenant_id,
+            shared_dedup=shared_dedup,
+        )
         self.webhook = webhook
         self.webhook_server: WebhookServer | None = None
         self._max_queued = max_queued
@@ -143,18 +149,30 @@ class TelegramRunner(ChannelAdapter):
         self._started = False
 
     @property
+    def shared_dedup(self) -> SharedDedup | None:
+        """The pipeline's shared claim store, if any."""
+        return self.pipeline.shared_dedup
+
+    @property
     def bot(self) -> Bot:
         """The PTB bot (Bot API calls)."""
         bot: Bot = self.app.bot
         return bot
 
-    async def start(self) -> None:
-        """``getMe``, then start polling or the webhook server; returns once receiving."""
+    async def initialize(self) -> None:
+        """``getMe`` and get ready to take updates (:meth:`handle_update`), not receiving yet.
+
+        :meth:`start` begins with it; the testing kit calls only this and hands updates in.
+        """
         if self._started:
             raise ConfigError("this Telegram runner is already running")
         await self.app.initialize()
         self._started = True
         self._bot_username = self.app.bot.username or ""
+
+    async def start(self) -> None:
+        """``getMe``, then start polling or the webhook server; returns once receiving."""
+        await self.initialize()
         if self.webhook is not None:
             await self._start_webhook(self.webhook)
             return
@@ -263,8 +281,8 @@ class TelegramRunner(ChannelAdapter):
                 reply_parameters=reply if start == 0 else None,
             )
 
-    async def handle_update(self, update: Update) -> None:
-        """Normalise, filter and route one update (what polling calls for each)."""
+    async def handle_update(self, update: Update) -> Ingress:
+        """Normalise one update and take it through the pipeline (what polling calls for each)."""
         ingress = inspect_update(
             update,
             agent_key=self._agent_key,
@@ -272,53 +290,35 @@ class TelegramRunner(ChannelAdapter):
             channel=self.name,
             ignore_bots=self.config.ignore_bots,
         )
-        if ingress.migration is not None:
-            moved = await move_grants(self.writers.store, ingress.migration, moved_by="migration")
-            _log.info("telegram.grants_moved count=%d to %s", moved, ingress.migration.new_scope)
-        message = ingress.message
-        if message is None:
-            self._ignored(update, ingress.reason)
-            return
-        if self.dedup.seen_message(message):
-            self._ignored(update, IgnoreReason.DUPLICATE)
-            return
-        admission = admit(message, self.config, bot_username=self._bot_username or None)
-        if not admission.admitted:
-            _log.debug("telegram.not_admitted reason=%s", admission.reason)
-            self._ignored(update, admission.reason)
-            return
-        message = admission.message
-        if self.shared_dedup is not None and not await self.shared_dedup.claim_message(message):
-            self._ignored(update, IgnoreReason.DUPLICATE)  # another worker claimed it first
-            return
-        command = writer_command_named(message.metadata.get(META_COMMAND, ""))
-        if command is not None:
+
+        async def run_command(command: WriterCommand, identity: Identity) -> str | None:
             if update.message is None:
-                return  # an edited or channel command: act on the original message only
-            text = await handle_telegram_writer_command(
+                return None  # an edited or channel command: act on the original message only
+            return await handle_telegram_writer_command(
                 self.writers,
                 command,
                 update.message,
-                message.identity(),
-                agent_id=self._agent_id,
-                tenant_id=self._tenant_id,
+                identity,
+                agent_id=identity.agent_id,
+                tenant_id=identity.tenant_id,
             )
-            await self.send(
-                OutboundMessage(
-                    channel=message.channel,
-                    chat_id=message.chat_id,
-                    content=text,
-                    thread_id=message.thread_id,
-                    reply_to_message_id=message.message_id,
-                )
-            )
-            return
-        if update.callback_query is not None:
+
+        async def answer_click() -> None:
+            if update.callback_query is None:
+                return
             try:
                 await update.callback_query.answer()  # stops the button's spinner
             except TelegramError as exc:
                 _log.warning("telegram.answer_callback_query failed: %s", exc)
-        await self._bus.publish_from_channel(message)
+
+        result = await self.pipeline.process(
+            ingress,
+            bot_username=self._bot_username or None,
+            run_command=run_command,
+            acknowledge=answer_click,
+        )
+        self._ignored(update, result.reason)
+        return result
 
     def _ignored(self, update: Update, reason: IgnoreReason | None) -> None:
         if self._on_ignored is not None and reason is not None:

@@ -344,7 +344,7 @@ class DiscordSim(Simulator):
             event.ignored = reason
             return
         admission = admit(message, self.config, bot_id=str(self.bot.id))
-        if not admission.admitted:
+        if not admission.admitted or admission.message is None:
             event.message, event.ignored = message, admission.reason
             return
         event.message = admission.message

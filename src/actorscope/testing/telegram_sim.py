@@ -288,7 +288,7 @@ class TelegramSim(Simulator):
             event.ignored = ingress.reason
             return
         admission = admit(ingress.message, self.config, bot_username=self.bot_username)
-        if not admission.admitted:
+        if not admission.admitted or admission.message is None:
             event.message, event.ignored = ingress.message, admission.reason
             return
         await self.ingest(admission.message, event)

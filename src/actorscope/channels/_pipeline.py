@@ -1,0 +1,150 @@
+"""The ingress pipeline: the one path every platform event takes into the bot.
+
+normalised event → chat migration (moves grants) → memory dedup → admission (policies, mention
+gate) → shared claim → writer command (answered here, never handed on) or publish. The
+Telegram and Discord runners, the simulators and the sandbox all feed their normalised events
+to a :class:`Pipeline`; what is platform-specific (who a writer command names and whether the
+invoker is a platform admin, answering a button click, deferring an interaction) comes in as
+the two callables of :meth:`Pipeline.process`.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import replace
+from types import MappingProxyType
+
+from actorscope.channels.base import (
+    META_ADDRESSED,
+    META_COMMAND,
+    Addressed,
+    IgnoreReason,
+    Ingress,
+)
+from actorscope.channels.config import ChannelConfig
+from actorscope.channels.dedup import DedupCache
+from actorscope.channels.mention import strip_mention
+from actorscope.channels.migration import move_grants
+from actorscope.channels.policy import admit
+from actorscope.channels.shared_dedup import SharedDedup
+from actorscope.channels.writer_commands import (
+    WriterCommand,
+    execute_writer_command,
+    parse_writer_command,
+    writer_command_named,
+)
+from actorscope.host.sender import OutboundSender
+from actorscope.identity import Identity
+from actorscope.messages import InboundMessage, reply_to
+from actorscope.permissions.writers import WriterManager
+
+__all__ = ["Acknowledge", "Pipeline", "Publish", "RunWriterCommand"]
+
+_log = logging.getLogger("actorscope.channels")
+
+#: Runs a writer command for the platform (its target, its admin check) as the bound
+#: identity; returns the answer, or ``None`` to leave it unanswered (an edited command).
+RunWriterCommand = Callable[[WriterCommand, Identity], Awaitable[str | None]]
+#: Called for an admitted event just before it is published (answer a click, defer).
+Acknowledge = Callable[[], Awaitable[None]]
+#: Where admitted messages go (the host's bus, from a channel).
+Publish = Callable[[InboundMessage], Awaitable[None]]
+
+
+class Pipeline:
+    """Dedup, admission, shared claim and writer commands for one channel.
+
+    ``publish`` takes each admitted message (``MessageBus.publish_from_channel``);
+    ``sender`` delivers the answers to writer commands.
+    """
+
+    def __init__(
+        self,
+        config: ChannelConfig,
+        *,
+        writers: WriterManager,
+        publish: Publish,
+        sender: OutboundSender,
+        agent_id: str | None = None,
+        tenant_id: str | None = None,
+        shared_dedup: SharedDedup | None = None,
+    ) -> None:
+        self.config = config
+        self.writers = writers
+        self.dedup = DedupCache()
+        self.shared_dedup = shared_dedup
+        self._publish = publish
+        self._sender = sender
+        self._agent_id = agent_id
+        self._tenant_id = tenant_id
+
+    async def process(
+        self,
+        ingress: Ingress,
+        *,
+        bot_username: str | None = None,
+        bot_id: str | None = None,
+        run_command: RunWriterCommand | None = None,
+        acknowledge: Acknowledge | None = None,
+        command_prefixes: str = "",
+    ) -> Ingress:
+        """Take one normalised event the whole way; the result says what became of it.
+
+        A writer command is named by the ``command`` metadata the normaliser sets, or (for
+        ``command_prefixes``, e.g. ``"!"`` for Discord messages) starts the text. Without
+        ``run_command`` a writer command runs with no target (listing works; adding or
+        removing is refused, and audited, for want of a person).
+        """
+        if ingress.migration is not None:
+            moved = await move_grants(self.writers.store, ingress.migration, moved_by="migration")
+            _log.info("channels.grants_moved count=%d to %s", moved, ingress.migration.new_scope)
+        message = ingress.message
+        if message is None or ingress.reason is not None:
+            return ingress
+        if self.dedup.seen_message(message):
+            return Ingress(message, IgnoreReason.DUPLICATE)
+        command = _command(message, bot_id, command_prefixes)
+        if command is not None and META_ADDRESSED not in message.metadata:
+            # A writer command is addressed to the bot (Discord's "!" ones carry no mark).
+            metadata = {**message.metadata, META_ADDRESSED: Addressed.COMMAND.value}
+            message = message.model_copy(update={"metadata": MappingProxyType(metadata)})
+        admission = admit(message, self.config, bot_username=bot_username, bot_id=bot_id)
+        if not admission.admitted or admission.message is None:
+            _log.debug("channels.not_admitted reason=%s", admission.reason)
+            return admission
+        message = admission.message
+        if self.shared_dedup is not None and not await self.shared_dedup.claim_message(message):
+            return Ingress(message, IgnoreReason.CLAIMED_ELSEWHERE)
+        if command is not None:
+            return await self._answer(message, command, run_command)
+        if acknowledge is not None:
+            await acknowledge()
+        await self._publish(message)
+        return Ingress(message)
+
+    async def _answer(
+        self,
+        message: InboundMessage,
+        command: WriterCommand,
+        run_command: RunWriterCommand | None,
+    ) -> Ingress:
+        identity = replace(message.identity(), agent_id=self._agent_id, tenant_id=self._tenant_id)
+        if run_command is None:
+            text: str | None = await execute_writer_command(self.writers, command, identity)
+        else:
+            text = await run_command(command, identity)
+        if text is None:
+            return Ingress(message, command=command.value)
+        answer = reply_to(message, text)
+        await self._sender.send(answer)
+        return Ingress(message, command=command.value, answer=answer)
+
+
+def _command(message: InboundMessage, bot_id: str | None, prefixes: str) -> WriterCommand | None:
+    named = message.metadata.get(META_COMMAND, "")
+    if named:
+        return writer_command_named(named)
+    if not prefixes:
+        return None
+    return parse_writer_command(strip_mention(message.content, user_id=bot_id), prefixes=prefixes)

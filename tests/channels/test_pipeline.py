@@ -1,0 +1,166 @@
+"""The ingress pipeline: one result per event, writer commands answered, claims, clicks."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from actorscope.channels import (
+    ChannelConfig,
+    IgnoreReason,
+    Ingress,
+    Outcome,
+    Pipeline,
+    SharedDedup,
+    WriterCommand,
+)
+from actorscope.channels.telegram import inspect_update
+from actorscope.host import MemorySender
+from actorscope.identity import Identity
+from actorscope.messages import InboundMessage
+from actorscope.permissions import GrantStore
+from actorscope.permissions.writers import WriterManager
+from actorscope.store import Database
+
+CHAT = -1001234567890
+
+
+def update(update_id: int, text: str, *, message_id: int = 0, sender: int = 42) -> Ingress:
+    """A group message update (``message_id`` defaults to ``update_id``), normalised."""
+    payload: dict[str, Any] = {
+        "update_id": update_id,
+        "message": {
+            "message_id": message_id or update_id,
+            "date": 1700000000,
+            "chat": {"id": CHAT, "type": "supergroup", "title": "devs"},
+            "from": {"id": sender, "is_bot": False, "first_name": "Ann", "username": "ann"},
+            "text": text,
+            **(
+                {"entities": [{"type": "bot_command", "offset": 0, "length": len(text)}]}
+                if text.startswith("/")
+                else {}
+            ),
+        },
+    }
+    return inspect_update(payload, bot_username="notes_bot")
+
+
+class Sink:
+    """Collects what the pipeline publishes, and the acknowledgements it makes."""
+
+    def __init__(self) -> None:
+        self.published: list[InboundMessage] = []
+        self.acks = 0
+
+    async def publish(self, message: InboundMessage) -> None:
+        """Take an admitted message."""
+        self.published.append(message)
+
+    async def ack(self) -> None:
+        """Count an acknowledgement (a click answered)."""
+        self.acks += 1
+
+
+@pytest.fixture
+async def db(tmp_path: Path) -> AsyncIterator[Database]:
+    """A fresh SQLite store."""
+    async with Database.open(tmp_path / "p.db") as opened:
+        yield opened
+
+
+def pipeline(db: Database, sink: Sink, sender: MemorySender, **kwargs: Any) -> Pipeline:
+    """A Telegram pipeline publishing into ``sink`` and answering through ``sender``."""
+    return Pipeline(
+        ChannelConfig(platform="telegram", require_mention=False),
+        writers=WriterManager(GrantStore(db)),
+        publish=sink.publish,
+        sender=sender,
+        agent_id="00000000-0000-0000-0000-0000000000a1",
+        **kwargs,
+    )
+
+
+async def test_admitted_then_duplicate(db: Database) -> None:
+    """The first delivery is published and acknowledged; a redelivery is a duplicate."""
+    sink, sender = Sink(), MemorySender()
+    pipe = pipeline(db, sink, sender)
+    first = await pipe.process(update(1, "hello"), acknowledge=sink.ack)
+    again = await pipe.process(update(2, "hello", message_id=1), acknowledge=sink.ack)
+    assert (first.outcome, first.admitted) == (Outcome.ADMITTED, True)
+    assert (again.outcome, again.reason) == (Outcome.DUPLICATE, IgnoreReason.DUPLICATE)
+    assert [m.content for m in sink.published] == ["hello"]
+    assert sink.acks == 1
+
+
+async def test_writer_command_is_answered_never_published(db: Database) -> None:
+    """``/writers`` is answered by the pipeline through the sender; the handler never sees it."""
+    sink, sender = Sink(), MemorySender()
+    seen: list[tuple[WriterCommand, Identity]] = []
+
+    async def run(command: WriterCommand, identity: Identity) -> str:
+        seen.append((command, identity))
+        return "writers: none"
+
+    result = await pipeline(db, sink, sender).process(update(3, "/writers"), run_command=run)
+    assert result.outcome is Outcome.WRITER_COMMAND
+    assert result.answer is not None
+    assert [(o.content, o.reply_to_message_id) for o in sender.sent] == [("writers: none", "3")]
+    assert sink.published == []
+    assert seen[0][0] is WriterCommand.LIST
+    assert seen[0][1].agent_id == "00000000-0000-0000-0000-0000000000a1"
+
+
+async def test_writer_command_without_a_platform_runner_is_still_answered(db: Database) -> None:
+    """No ``run_command``: an add without a target is refused in the chat, not published."""
+    sink, sender = Sink(), MemorySender()
+    result = await pipeline(db, sink, sender).process(update(4, "/addwriter"))
+    assert result.outcome is Outcome.WRITER_COMMAND
+    assert sender.sent[0].content.startswith("refused (")
+    assert sink.published == []
+
+
+async def test_edited_command_is_not_answered(db: Database) -> None:
+    """A runner that leaves a command unanswered (an edit) gets no reply and no publish."""
+    sink, sender = Sink(), MemorySender()
+
+    async def run(command: WriterCommand, identity: Identity) -> None:
+        return None
+
+    result = await pipeline(db, sink, sender).process(update(5, "/writers"), run_command=run)
+    assert (result.outcome, result.answer) == (Outcome.WRITER_COMMAND, None)
+    assert sender.sent == []
+    assert sink.published == []
+
+
+async def test_refused_message_keeps_the_message_and_reason(db: Database) -> None:
+    """Admission's refusal comes back as the same result type, with the refused message."""
+    sink, sender = Sink(), MemorySender()
+    pipe = Pipeline(
+        ChannelConfig(platform="telegram", group_policy="disabled"),
+        writers=WriterManager(GrantStore(db)),
+        publish=sink.publish,
+        sender=sender,
+    )
+    result = await pipe.process(update(6, "hello"), acknowledge=sink.ack)
+    assert (result.outcome, result.reason) == (Outcome.IGNORED, IgnoreReason.GROUP_DISABLED)
+    assert result.message is not None
+    assert result.message.content == "hello"
+    assert sink.acks == 0
+    assert sink.published == []
+
+
+async def test_claim_lost_to_another_worker(db: Database) -> None:
+    """Two pipelines on one store: the second claim loses and says so (not a duplicate)."""
+    sinks = (Sink(), Sink())
+    pipes = [pipeline(db, sink, MemorySender(), shared_dedup=SharedDedup(db)) for sink in sinks]
+    won = await pipes[0].process(update(7, "hi"))
+    lost = await pipes[1].process(update(7, "hi"))
+    assert won.outcome is Outcome.ADMITTED
+    assert (lost.outcome, lost.reason) == (
+        Outcome.CLAIMED_ELSEWHERE,
+        IgnoreReason.CLAIMED_ELSEWHERE,
+    )
+    assert [len(s.published) for s in sinks] == [1, 0]
