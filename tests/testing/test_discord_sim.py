@@ -7,7 +7,7 @@ import logging
 import discord
 import pytest
 
-from actorscope.channels import ChannelConfig, IgnoreReason
+from actorscope.channels import ChannelConfig, IgnoreReason, Outcome
 from actorscope.channels.discord_runner import DiscordRunner
 from actorscope.identity import SenderKind
 from actorscope.propagation import MessageBus
@@ -56,7 +56,13 @@ async def test_slash_command_actor_is_the_invoking_user(discord_sim: DiscordSim)
     assert event.message is not None
     assert event.message.content == "/write file=a.md"
     assert event.message.sender_id == str(dave.id)
-    assert discord_sim.http_calls[-1].path.endswith("/callback")
+    # As in production: deferred at once (type 5), the handler's reply is the follow-up.
+    deferral, follow_up = discord_sim.http_calls[-2:]
+    assert deferral.path.endswith("/callback")
+    assert deferral.json is not None
+    assert deferral.json.get("type") == 5
+    assert follow_up.path.startswith("/webhooks/")
+    assert follow_up.json == {"content": "no: no_grant", "tts": False}
 
 
 async def test_dm_and_dm_slash_are_direct_contexts(discord_sim: DiscordSim) -> None:
@@ -151,3 +157,23 @@ async def test_runner_and_simulator_log_no_voice_warnings(
         pass
     logging.getLogger("discord.client").warning("something else")
     assert [r.getMessage() for r in caplog.records] == ["something else"]
+
+
+async def test_bang_writers_is_answered_by_the_runner_never_the_handler(
+    discord_sim: DiscordSim,
+) -> None:
+    """As in production, ``!writers`` is answered by the pipeline; the bot never runs it."""
+    carol = discord_sim.user("carol")
+    lab = discord_sim.guild("lab", owner=carol)
+    general = discord_sim.channel(lab, "general")
+    turns: list[str] = []
+
+    @discord_sim.handler
+    async def bot(turn: Turn) -> None:
+        turns.append(turn.text)
+
+    discord_sim.should_send(text="no writers yet: a group admin may add the first one")
+    event = await discord_sim.message(carol, "!writers", general)
+    assert event.outcome is Outcome.WRITER_COMMAND
+    assert event.request is None
+    assert turns == []

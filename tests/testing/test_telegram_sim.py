@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-import pytest
+from dataclasses import replace
 
-from actorscope.channels import IgnoreReason
-from actorscope.identity import SenderKind
+import pytest
+from telegram import InlineKeyboardButton, InlineKeyboardMarkup
+
+from actorscope.channels import IgnoreReason, Outcome
+from actorscope.identity import Identity, PeerKind, SenderKind
 from actorscope.testing import ExpectationError, Grants, TelegramSim, Turn
 from actorscope.testing.grants import Binder
 
@@ -125,3 +128,65 @@ async def test_bind_runs_code_as_an_identity(bind: Binder, grants: Grants) -> No
         assert identity.agent_id == grants.agent.id
         assert identity.role == "admin"
     assert current_identity() is None
+
+
+def recording_bot(sim: TelegramSim) -> list[str]:
+    """A silent bot that records the text of every turn it runs."""
+    turns: list[str] = []
+
+    @sim.handler
+    async def bot(turn: Turn) -> None:
+        turns.append(turn.text)
+
+    return turns
+
+
+async def test_addwriter_is_answered_by_the_runner_never_the_handler(
+    telegram_sim: TelegramSim,
+) -> None:
+    """As in production, ``/addwriter`` is answered by the pipeline; the bot never runs it."""
+    alice, bob = telegram_sim.user("alice"), telegram_sim.user("bob")
+    devs = telegram_sim.supergroup("devs")
+    telegram_sim.make_admin(devs, alice)
+    turns = recording_bot(telegram_sim)
+    said = await telegram_sim.message(bob, "hello", devs)
+    telegram_sim.should_send(text=f"added @bob ({bob.id}) as a writer", chat=devs)
+    command = await telegram_sim.message(
+        alice, "/addwriter", devs, reply_to=said.payload["message"]["message_id"]
+    )
+    assert command.outcome is Outcome.WRITER_COMMAND
+    assert command.request is None
+    assert turns == ["hello"]
+    bob_there = Identity(f"group:telegram:{devs.id}", str(bob.id), peer_kind=PeerKind.GROUP)
+    decision = await telegram_sim.env.policy.check_file_writer(
+        replace(bob_there, agent_id=telegram_sim.env.agent.id)
+    )
+    assert decision.allowed
+
+
+async def test_redelivered_update_is_a_duplicate(telegram_sim: TelegramSim) -> None:
+    """A webhook retry of the same update runs no second turn (the runner's dedup)."""
+    alice = telegram_sim.user("alice")
+    turns = recording_bot(telegram_sim)
+    first = await telegram_sim.message(alice, "hi")
+    again = await telegram_sim.redeliver(first)
+    assert (first.outcome, again.outcome) == (Outcome.ADMITTED, Outcome.DUPLICATE)
+    assert again.ignored is IgnoreReason.DUPLICATE
+    assert again.request is None
+    assert turns == ["hi"]
+
+
+async def test_button_click_is_answered(telegram_sim: TelegramSim) -> None:
+    """A click runs a turn and its callback query is answered (the spinner stops)."""
+    alice = telegram_sim.user("alice")
+    devs = telegram_sim.supergroup("devs")
+    turns = recording_bot(telegram_sim)
+    posted = await telegram_sim.app.bot.send_message(
+        chat_id=devs.id,
+        text="choose",
+        reply_markup=InlineKeyboardMarkup([[InlineKeyboardButton("yes", callback_data="yes")]]),
+    )
+    event = await telegram_sim.click(alice, devs, posted.message_id, "yes")
+    assert event.request is not None
+    assert turns == ["yes"]
+    assert len(telegram_sim.emu.calls_to("answerCallbackQuery")) == 1

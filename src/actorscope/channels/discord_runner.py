@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import Any
 
 import aiohttp
@@ -56,6 +57,7 @@ from actorscope.propagation.bus import MessageBus
 
 __all__ = [
     "DiscordRunner",
+    "ResultListener",
     "RunnerClient",
     "ShardedRunnerClient",
     "bot_intents",
@@ -63,6 +65,9 @@ __all__ = [
 ]
 
 _log = logging.getLogger("actorscope.channels.discord")
+
+#: Told the pipeline's result for every message and interaction the runner took in.
+ResultListener = Callable[[Ingress], None]
 
 _MAX_MESSAGE_LENGTH = 2000
 _STOP_TIMEOUT = 10.0
@@ -196,6 +201,7 @@ class DiscordRunner(ChannelAdapter):
         sync_commands: bool = True,
         shards: DiscordShards | None = None,
         shared_dedup: SharedDedup | None = None,
+        on_result: ResultListener | None = None,
     ) -> None:
         if config.platform != "discord":
             raise ConfigError(f"a Discord runner needs a discord config, not {config.platform}")
@@ -220,6 +226,7 @@ class DiscordRunner(ChannelAdapter):
             tenant_id=tenant_id,
             shared_dedup=shared_dedup,
         )
+        self._on_result = on_result
         self._pending: OrderedDict[str, discord.Interaction[Any]] = OrderedDict()
         self._session: asyncio.Task[None] | None = None
 
@@ -288,7 +295,8 @@ class DiscordRunner(ChannelAdapter):
                     await interaction.response.send_message(part)
             return
         target = int(msg.thread_id or msg.chat_id)
-        channel = self.client.get_channel(target) or await self.client.fetch_channel(target)
+        # Sending needs only the id: an uncached channel (a DM, a new thread) costs no fetch.
+        channel = self.client.get_channel(target) or self.client.get_partial_messageable(target)
         if not isinstance(channel, discord.abc.Messageable):
             raise ConfigError(f"discord channel {target} cannot take messages")
         reference = None
@@ -326,8 +334,10 @@ class DiscordRunner(ChannelAdapter):
             )
 
         bot_id = str(self.bot_id) if self.bot_id is not None else None
-        return await self.pipeline.process(
-            ingress, bot_id=bot_id, run_command=run_command, command_prefixes="!"
+        return self._told(
+            await self.pipeline.process(
+                ingress, bot_id=bot_id, run_command=run_command, command_prefixes="!"
+            )
         )
 
     async def handle_interaction(self, interaction: discord.Interaction[Any]) -> Ingress | None:
@@ -343,7 +353,7 @@ class DiscordRunner(ChannelAdapter):
             await interaction.response.defer()
             self._remember(interaction)
 
-        return await self.pipeline.process(ingress, acknowledge=defer)
+        return self._told(await self.pipeline.process(ingress, acknowledge=defer))
 
     async def writer_interaction(
         self,
@@ -370,6 +380,11 @@ class DiscordRunner(ChannelAdapter):
         result = await self.pipeline.process(ingress, run_command=run_command)
         if result.outcome is Outcome.IGNORED:
             await interaction.response.send_message("this bot does not take commands here")
+        return self._told(result)
+
+    def _told(self, result: Ingress) -> Ingress:
+        if self._on_result is not None:
+            self._on_result(result)
         return result
 
     def _remember(self, interaction: discord.Interaction[Any]) -> None:

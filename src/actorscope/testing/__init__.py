@@ -1,11 +1,12 @@
 """The actorscope testing kit: simulators, expectations, scenario files and the pytest plugin.
 
 :class:`TelegramSim` and :class:`DiscordSim` feed realistic platform events through
-python-telegram-bot / discord.py and the channel adapters, run the bot's :class:`Turn` and
-record every API call; ``should_send`` / ``should_allow`` / ``should_deny`` check what the bot
-did, in order. ``*.scenario.yaml`` files (:mod:`actorscope.testing.scenario`) describe the same
-in YAML. The pytest plugin (:mod:`actorscope.testing.plugin`) provides the fixtures. The
-Telegram Bot API emulator lives in :mod:`actorscope.testing.botapi`.
+python-telegram-bot / discord.py and the production runners (the same ingress pipeline and run
+step as ``actorscope run``), run the bot's :class:`Turn` and record every API call;
+``should_send`` / ``should_allow`` / ``should_deny`` check what the bot did, in order.
+``*.scenario.yaml`` files (:mod:`actorscope.testing.scenario`) describe the same in YAML. The
+pytest plugin (:mod:`actorscope.testing.plugin`) provides the fixtures. The Telegram Bot API
+emulator lives in :mod:`actorscope.testing.botapi`.
 """
 
 from __future__ import annotations

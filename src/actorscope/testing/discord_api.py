@@ -28,6 +28,9 @@ from actorscope.testing.discord_payloads import (
 
 __all__ = ["DiscordApi", "HttpCall", "InteractionAdapter", "SendListener"]
 
+#: Interaction callback types that acknowledge without a message (deferred responses).
+_DEFERRALS = frozenset({5, 6})
+
 #: Called with (channel or None, channel id, text) for every message the bot sends.
 SendListener = Callable[[DiscordChannel | None, int, str], None]
 
@@ -84,7 +87,8 @@ class DiscordApi:
             interaction_id = int(route.webhook_id or 0)
             channel = self.interactions[interaction_id]
             text = str((body.get("data") or {}).get("content") or "")
-            self._on_send(channel, channel.id, text)
+            if int(body.get("type", 4)) not in _DEFERRALS:  # a deferral sends nothing yet
+                self._on_send(channel, channel.id, text)
             sent = message_object(self.ids.next(), channel, self.bot, text)
             return {
                 "interaction": {

@@ -1,11 +1,13 @@
-"""Discord simulator: gateway payloads replayed through discord.py and the adapter, offline.
+"""Discord simulator: gateway payloads replayed through discord.py and the production runner.
 
 The world (users, guilds, channels, threads, DMs, webhooks) becomes ``GUILD_CREATE``,
-``MESSAGE_CREATE`` and ``INTERACTION_CREATE`` data fed to a real ``discord.Client``'s own
-``ConnectionState`` parsers; the parsed ``Message`` / ``Interaction`` goes through the adapter
-(``inspect_message`` / ``inspect_interaction``), admission and the bot's turn. The client never
+``MESSAGE_CREATE`` and ``INTERACTION_CREATE`` data fed to the ``ConnectionState`` parsers of
+the production :class:`~actorscope.channels.discord_runner.DiscordRunner`'s own client, which
+dispatches them as the gateway would: to the runner (the ingress pipeline: dedup, admission,
+shared claim; ``!addwriter`` and the writer slash commands answered by the runner, other
+interactions deferred) and then the production run step with the bot's turn. The client never
 opens a socket: its HTTP requests and interaction callbacks are answered here and recorded
-(``sim.http_calls``); a reply is ``channel.send`` (or the interaction response)::
+(``sim.http_calls``); a reply goes out through the runner's ``send``::
 
     carol = discord_sim.user("carol")
     lab = discord_sim.guild("lab")
@@ -28,10 +30,9 @@ with warnings.catch_warnings():
     import discord
     from discord.webhook.async_ import async_context
 
-from actorscope.channels import ChannelConfig, admit
-from actorscope.channels.discord import inspect_interaction, inspect_message
-from actorscope.channels.discord_runner import silence_voice_warnings
-from actorscope.messages import InboundMessage, RunRequest
+from actorscope.channels import ChannelConfig, Ingress
+from actorscope.channels.discord_runner import DiscordRunner
+from actorscope.host import OutboundSender
 from actorscope.testing.discord_api import DiscordApi, HttpCall, InteractionAdapter
 from actorscope.testing.discord_payloads import (
     DiscordChannel,
@@ -43,7 +44,7 @@ from actorscope.testing.discord_payloads import (
     message_create,
 )
 from actorscope.testing.expect import ObservationKind, hide_on_expectation_failure
-from actorscope.testing.harness import AgentEnv, Event, Reply, Simulator
+from actorscope.testing.harness import AgentEnv, Event, Simulator
 
 __all__ = ["DiscordSim"]
 
@@ -52,30 +53,11 @@ __tracebackhide__ = hide_on_expectation_failure
 
 UserLike = DiscordUser | int | str
 ChannelLike = DiscordChannel | int | str
-_WAIT = 5.0  # seconds a parsed event may take to be dispatched (it is usually immediate)
-
-
-class _Client(discord.Client):
-    """A client whose dispatched events land in a queue the simulator reads."""
-
-    def __init__(self) -> None:
-        intents = discord.Intents.default()
-        intents.message_content = True
-        silence_voice_warnings()
-        super().__init__(intents=intents)
-        self.inbox: asyncio.Queue[discord.Message | discord.Interaction[Any]] = asyncio.Queue()
-
-    async def on_message(self, message: discord.Message) -> None:
-        """Hand the parsed message to the simulator."""
-        self.inbox.put_nowait(message)
-
-    async def on_interaction(self, interaction: discord.Interaction[Any]) -> None:
-        """Hand the parsed interaction to the simulator."""
-        self.inbox.put_nowait(interaction)
+_WAIT = 5.0  # seconds a parsed event may take to be handled by the runner (usually at once)
 
 
 class DiscordSim(Simulator):
-    """A Discord world, a discord.py client fed from it, and the bot's turns."""
+    """A Discord world, the production runner's discord.py client fed from it, and turns."""
 
     platform = "discord"
 
@@ -83,10 +65,11 @@ class DiscordSim(Simulator):
         self, env: AgentEnv, *, config: ChannelConfig | None = None, bot_name: str = "actorscope"
     ) -> None:
         super().__init__(env)
-        self.config = config or ChannelConfig(platform="discord", require_mention=False)
+        self._config = config or ChannelConfig(platform="discord", require_mention=False)
         self.ids = Snowflakes()
         self.bot = DiscordUser(self.ids.next(), bot_name, bot=True)
-        self._client: _Client | None = None
+        self._runner: DiscordRunner | None = None
+        self._results: asyncio.Queue[Ingress] = asyncio.Queue()
         self._users: dict[str, DiscordUser] = {}
         self._guilds: dict[str, DiscordGuild] = {}
         self._channels: dict[str, DiscordChannel] = {}
@@ -101,15 +84,48 @@ class DiscordSim(Simulator):
         return self.api.calls
 
     @property
-    def client(self) -> discord.Client:
-        """The discord.py client."""
-        if self._client is None:
+    def config(self) -> ChannelConfig:
+        """The channel configuration the runner admits by (may be replaced between events)."""
+        return self._config
+
+    @config.setter
+    def config(self, config: ChannelConfig) -> None:
+        self._config = config
+        if self._runner is not None:
+            self._runner.config = self._runner.pipeline.config = config
+
+    @property
+    def runner(self) -> DiscordRunner:
+        """The production Discord runner the simulator feeds."""
+        if self._runner is None:
             raise RuntimeError("DiscordSim is not started (use `async with` or start())")
-        return self._client
+        return self._runner
+
+    @property
+    def client(self) -> discord.Client:
+        """The runner's discord.py client."""
+        return self.runner.client
+
+    @property
+    def sender(self) -> OutboundSender:
+        """The runner: it sends the bot's replies."""
+        return self.runner
 
     async def start(self) -> DiscordSim:
-        """Set the client up offline: its own HTTP requests are answered by the simulator."""
-        client = _Client()
+        """Set the runner's client up offline: its HTTP requests are answered by the simulator."""
+        env = self.env
+        runner = DiscordRunner(
+            self.config,
+            token="simulated",  # noqa: S106 - never logs in
+            bus=self.bus,
+            grants=env.store,
+            agent_key=env.agent.key,
+            agent_id=env.agent.id,
+            tenant_id=env.agent.tenant_id,
+            sync_commands=False,
+            on_result=self._results.put_nowait,
+        )
+        client = runner.client
         await client._async_setup_hook()
         client.http.request = self.api.request  # type: ignore[method-assign]
         state = client._connection
@@ -118,14 +134,15 @@ class DiscordSim(Simulator):
             data={**_user_data(self.bot), "bot": True},  # type: ignore[typeddict-item]
         )
         state.application_id = self.bot.id
-        self._client = client
+        self.step.add_sender(runner.name, runner)
+        self._runner = runner
         return self
 
     async def stop(self) -> None:
-        """Close the client."""
-        if self._client is not None:
-            await self._client.close()
-            self._client = None
+        """Close the runner's client."""
+        if self._runner is not None:
+            await self._runner.client.close()
+            self._runner = None
 
     async def __aenter__(self) -> DiscordSim:
         return await self.start()
@@ -286,19 +303,7 @@ class DiscordSim(Simulator):
         self.api.interactions[interaction_id] = where
         data = interaction_create(interaction_id, self.bot.id, where, person, command, options)
         label = f"discord /{command} by {person.name} in #{where.name}"
-        self._start()
-        event = Event(label, data)
-        self.client._connection.parse_interaction_create(data)  # type: ignore[arg-type]
-        parsed = await self._received()
-        if not isinstance(parsed, discord.Interaction):
-            raise TypeError(f"discord.py dispatched {type(parsed).__name__}, not an interaction")
-        ingress = inspect_interaction(parsed, agent_key=self.env.agent.key)
-        token = async_context.set(self._adapter)
-        try:
-            await self._admit(event, ingress.message, ingress.reason, _interaction_reply(parsed))
-        finally:
-            async_context.reset(token)
-        return self._finish(event)
+        return await self._feed("interaction_create", data, label)
 
     def _join(self, channel: DiscordChannel, user: DiscordUser) -> None:
         guild = channel.guild
@@ -314,47 +319,33 @@ class DiscordSim(Simulator):
                 state.parse_guild_create(guild_create(guild))
         self._dirty.clear()
 
-    async def _received(self) -> discord.Message | discord.Interaction[Any]:
-        if self._client is None:
-            raise RuntimeError("DiscordSim is not started (use `async with` or start())")
-        return await asyncio.wait_for(self._client.inbox.get(), _WAIT)
-
     async def _message(self, data: dict[str, Any], label: str) -> Event:
         await self._sync()
+        return await self._feed("message_create", data, label)
+
+    async def _feed(self, kind: str, data: dict[str, Any], label: str) -> Event:
+        """Parse ``data`` as the gateway event ``kind``; the runner's client dispatches it."""
+        __tracebackhide__ = True
         self._start()
         event = Event(label, data)
-        self.client._connection.parse_message_create(data)  # type: ignore[arg-type]
-        parsed = await self._received()
-        if not isinstance(parsed, discord.Message):
-            raise TypeError(f"discord.py dispatched {type(parsed).__name__}, not a message")
-        ingress = inspect_message(
-            parsed,
-            agent_key=self.env.agent.key,
-            bot_id=self.bot.id,
-            ignore_bots=self.config.ignore_bots,
-        )
-        reply = _channel_reply(parsed.channel)
-        await self._admit(event, ingress.message, ingress.reason, reply)
+        state = self.client._connection
+        # Interaction responses made in this event (and the tasks it starts) come back here.
+        token = async_context.set(self._adapter)
+        try:
+            if kind == "message_create":
+                state.parse_message_create(data)  # type: ignore[arg-type]
+            else:
+                state.parse_interaction_create(data)  # type: ignore[arg-type]
+            try:
+                result = await asyncio.wait_for(self._results.get(), _WAIT)
+            except TimeoutError:
+                raise AssertionError(
+                    f"{label}: the runner did not finish with it within {_WAIT:g}s"
+                ) from None
+            await self._deliver(event, result)
+        finally:
+            async_context.reset(token)
         return self._finish(event)
-
-    async def _admit(
-        self, event: Event, message: InboundMessage | None, reason: Any, reply: Reply
-    ) -> None:
-        if message is None:
-            event.ignored = reason
-            return
-        admission = admit(message, self.config, bot_id=str(self.bot.id))
-        if not admission.admitted or admission.message is None:
-            event.message, event.ignored = message, admission.reason
-            return
-        event.message = admission.message
-        event.request = await self.run_turn(admission.message, reply)
-
-    def _default_route(self, request: RunRequest) -> Reply:
-        target = int(request.thread_id or request.chat_id)
-        # A DM channel is not cached by discord.py; a partial messageable sends the same way.
-        channel = self.client.get_channel(target) or self.client.get_partial_messageable(target)
-        return _channel_reply(channel)
 
     def _record_send(self, channel: DiscordChannel | None, channel_id: int, text: str) -> None:
         chat = channel.chat_id if channel is not None else channel_id
@@ -364,20 +355,3 @@ class DiscordSim(Simulator):
 
 def _user_data(user: DiscordUser) -> dict[str, Any]:
     return {"id": str(user.id), "username": user.name, "discriminator": "0", "avatar": None}
-
-
-def _channel_reply(channel: Any) -> Reply:
-    async def send(text: str) -> None:
-        await channel.send(text)
-
-    return send
-
-
-def _interaction_reply(interaction: discord.Interaction[Any]) -> Reply:
-    async def send(text: str) -> None:
-        if interaction.response.is_done():
-            await interaction.followup.send(text)
-        else:
-            await interaction.response.send_message(text)
-
-    return send

@@ -1,37 +1,37 @@
 """What both simulators share: the agent's database, the bot's turn, and the expectations.
 
 :class:`AgentEnv` is a migrated database with one agent, its grant store, a policy and the
-host's origin signer. :class:`Simulator` turns an admitted :class:`InboundMessage` into a run
-the way the host does (``build_run_request``, role from owners/roles, ``bind_identity`` +
-``bind_run``) and calls the test's bot handler with a :class:`Turn`; the turn's ``check`` and
-``reply`` are recorded as observations for ``should_*`` expectations.
+host's origin signer. A :class:`Simulator` drives the production code: the platform runner's
+:class:`~actorscope.channels.Pipeline` publishes what it admits to a bus, and the simulator
+runs each published message through the production :class:`~actorscope.host.RunStep`, whose
+handler calls the test's bot with a :class:`Turn`; the turn's ``check`` and ``reply`` (sent
+through the runner) are recorded as observations for ``should_*`` expectations.
 """
 
 from __future__ import annotations
 
-import uuid
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from actorscope.agents import Agent
-from actorscope.channels import IgnoreReason
+from actorscope.channels import IgnoreReason, Ingress, Outcome
 from actorscope.context import bind_identity
+from actorscope.host import OutboundSender, RunStep
 from actorscope.identity import Identity, PeerKind
-from actorscope.messages import InboundMessage, RunRequest
+from actorscope.messages import InboundMessage, RunRequest, reply_to
 from actorscope.permissions import Decision, GrantStore, PermissionPolicy
 from actorscope.propagation import (
+    MessageBus,
     OriginSigner,
     RunInfo,
     SubagentTask,
     announce_delegate_result,
     announce_subagent_result,
     bind_run,
-    build_run_request,
     create_ticker_job,
     delegate,
-    sanitize_inbound,
     session_send,
     spawn_subagent,
     teammate_dispatch,
@@ -77,6 +77,8 @@ class Event:
     ignored: IgnoreReason | None = None
     request: RunRequest | None = None
     observations: list[Observation] = field(default_factory=list)
+    #: What the pipeline made of the event (``None`` for a synthesised message).
+    outcome: Outcome | None = None
 
     @property
     def admitted(self) -> bool:
@@ -144,7 +146,11 @@ async def _silent(turn: Turn) -> None:
 
 
 class Simulator(ABC):
-    """The platform-independent half of a simulator: runs turns and keeps expectations."""
+    """The platform-independent half of a simulator: runs turns and keeps expectations.
+
+    The platform half builds the production runner over an emulated transport, publishing to
+    :attr:`bus`, and calls :meth:`_deliver` with each event's pipeline result.
+    """
 
     platform = ""
 
@@ -152,7 +158,19 @@ class Simulator(ABC):
         self.env = env
         self.expect = Expectations()
         self.events: list[Event] = []
+        self.bus = MessageBus()
         self._handler: BotHandler = _silent
+        self._event: Event | None = None
+        self._inbound: InboundMessage | None = None
+        self._errors: list[Exception] = []
+        self.step = RunStep(
+            self._turn,
+            signer=env.signer,
+            agent_key=env.agent.key,
+            agent_id=env.agent.id,
+            tenant_id=env.agent.tenant_id,
+            roles=env.roles,
+        )
 
     # -- the bot ---------------------------------------------------------------------------
 
@@ -225,32 +243,47 @@ class Simulator(ABC):
         self.events.append(event)
         return event
 
+    @property
     @abstractmethod
-    def _default_route(self, request: RunRequest) -> Reply:
-        """How a reply to ``request`` reaches its chat and topic/thread on the platform."""
+    def sender(self) -> OutboundSender:
+        """The production runner, which sends the bot's replies on the platform."""
 
-    async def run_turn(self, message: InboundMessage, reply: Reply | None = None) -> RunRequest:
-        """Build the run for ``message`` as the host does, bind it and call the bot."""
-        env = self.env
-        request = build_run_request(
-            message,
-            signer=env.signer,
-            agent_key=env.agent.key,
-            agent_id=env.agent.id,
-            tenant_id=env.agent.tenant_id,
-        )
-        role = request.role or env.role_of(request.sender_id)
-        if role != request.role:
-            request = request.model_copy(update={"role": role})
-        turn = Turn(self, message, request, reply or self._default_route(request))
-        info = RunInfo(
-            session_key=request.session_key,
-            trace_id=uuid.uuid4().hex,
-            thread_id=request.thread_id,
-        )
-        with bind_identity(request.identity()), bind_run(info):
-            await self._handler(turn)
-        return request
+    async def _deliver(self, event: Event, result: Ingress) -> None:
+        """Record the pipeline's ``result`` for ``event`` and run what it published."""
+        __tracebackhide__ = True
+        event.message, event.ignored, event.outcome = result.message, result.reason, result.outcome
+        for _ in range(self.bus.qsize()):  # what this event published, nothing more
+            message = await self.bus.get()
+            self.bus.task_done()
+            await self._run(message, event)
+
+    async def _run(self, message: InboundMessage, event: Event) -> None:
+        """The production run step for ``message``; a bot that raised fails the test."""
+        __tracebackhide__ = True
+        self._event, self._inbound, self._errors = event, message, []
+        try:
+            await self.step.run(message)
+        finally:
+            self._event = self._inbound = None
+        if self._errors:
+            raise self._errors[0]
+
+    async def _turn(self, request: RunRequest) -> None:
+        """The run step's handler: the test's bot, given a :class:`Turn`."""
+        event, message = self._event, self._inbound
+        if event is None or message is None:  # pragma: no cover - only _run runs the step
+            return
+        event.message, event.request = message, request
+        sender = self.sender
+
+        async def reply(text: str) -> None:
+            await sender.send(reply_to(request, text))
+
+        try:
+            await self._handler(Turn(self, message, request, reply))
+        except Exception as exc:
+            self._errors.append(exc)  # the run step logs it; _run raises it in the test
+            raise
 
     async def subagent_announce(
         self, parent: Event, result: str = "done", *, prompt: str = "sub-task"
@@ -341,16 +374,11 @@ class Simulator(ABC):
 
     async def synthetic(self, message: InboundMessage, label: str) -> Event:
         """Run a turn for a message a wrapper synthesised (it bypasses channel ingress)."""
+        __tracebackhide__ = True
         self._start()
         event = Event(label, message.model_dump(mode="json"), message=message)
-        event.request = await self.run_turn(message)
+        await self._run(message, event)
         return self._finish(event)
-
-    async def ingest(self, message: InboundMessage, event: Event) -> Event:
-        """Channel ingress for an adapter's message: strip origins, then run the turn."""
-        event.message = sanitize_inbound(message)
-        event.request = await self.run_turn(event.message)
-        return event
 
     @staticmethod
     def _require_run(parent: Event) -> RunRequest:

@@ -1,11 +1,13 @@
-"""Telegram simulator: realistic updates through python-telegram-bot and the adapter, offline.
+"""Telegram simulator: realistic updates through the production Telegram runner, offline.
 
 Users, basic groups, supergroups with forum topics and channels live in a
 :class:`~actorscope.testing.botapi.BotApiEmulator`; each user action there produces the
-``Update`` JSON Telegram would deliver, which a real PTB ``Application`` (talking to the
-emulator through :class:`~actorscope.testing.botapi.EmulatorRequest`) processes. Its handler
-runs the adapter (``inspect_update``), admission (``admit``) and the bot's turn; the bot's
-replies go back through PTB's ``send_message`` and every Bot API call is recorded
+``Update`` JSON Telegram would deliver, which the production
+:class:`~actorscope.channels.telegram_runner.TelegramRunner` (its PTB ``Application`` talking
+to the emulator through :class:`~actorscope.testing.botapi.EmulatorRequest`) handles as it
+handles a polled update: the ingress pipeline (dedup, admission, shared claim; writer commands
+answered by the runner, button clicks answered) and then the production run step with the
+bot's turn. Replies go back through the runner's ``send`` and every Bot API call is recorded
 (``sim.emu.calls``)::
 
     alice = telegram_sim.user("alice")
@@ -20,11 +22,11 @@ from __future__ import annotations
 from typing import Any
 
 from telegram import Update
-from telegram.ext import Application, ApplicationBuilder, ContextTypes, TypeHandler
+from telegram.ext import Application
 
-from actorscope.channels import ChannelConfig, admit
-from actorscope.channels.telegram import inspect_update
-from actorscope.messages import RunRequest
+from actorscope.channels import ChannelConfig
+from actorscope.channels.telegram_runner import TelegramRunner
+from actorscope.host import OutboundSender
 from actorscope.testing.botapi import (
     BotApiEmulator,
     Chat,
@@ -36,7 +38,7 @@ from actorscope.testing.botapi import (
     User,
 )
 from actorscope.testing.expect import ObservationKind, hide_on_expectation_failure
-from actorscope.testing.harness import AgentEnv, Event, Reply, Simulator
+from actorscope.testing.harness import AgentEnv, Event, Simulator
 
 __all__ = ["TelegramSim"]
 
@@ -50,7 +52,7 @@ TopicLike = ForumTopic | int | str
 
 
 class TelegramSim(Simulator):
-    """A Telegram world, a PTB bot polling it in memory, and the bot's turns."""
+    """A Telegram world, the production runner fed from it in memory, and the bot's turns."""
 
     platform = "telegram"
 
@@ -62,12 +64,10 @@ class TelegramSim(Simulator):
         bot_username: str = "actorscope_bot",
     ) -> None:
         super().__init__(env)
-        self.config = config or ChannelConfig(platform="telegram", require_mention=False)
+        self._config = config or ChannelConfig(platform="telegram", require_mention=False)
         self.emu = BotApiEmulator(bot_username=bot_username, bot_name="actorscope")
         self.emu.add_listener(self._on_call)
-        self._app: App | None = None
-        self._event: Event | None = None
-        self._errors: list[BaseException] = []
+        self._runner: TelegramRunner | None = None
         self._users: dict[str, User] = {}
         self._chats: dict[str, Chat] = {}
 
@@ -77,32 +77,57 @@ class TelegramSim(Simulator):
         return self.emu.bot.username or ""
 
     @property
-    def app(self) -> App:
-        """The running PTB ``Application``."""
-        if self._app is None:
+    def config(self) -> ChannelConfig:
+        """The channel configuration the runner admits by (may be replaced between events)."""
+        return self._config
+
+    @config.setter
+    def config(self, config: ChannelConfig) -> None:
+        self._config = config
+        if self._runner is not None:
+            self._runner.config = self._runner.pipeline.config = config
+
+    @property
+    def runner(self) -> TelegramRunner:
+        """The production Telegram runner the simulator feeds."""
+        if self._runner is None:
             raise RuntimeError("TelegramSim is not started (use `async with` or start())")
-        return self._app
+        return self._runner
+
+    @property
+    def app(self) -> App:
+        """The runner's PTB ``Application``."""
+        return self.runner.app
+
+    @property
+    def sender(self) -> OutboundSender:
+        """The runner: it sends the bot's replies."""
+        return self.runner
 
     async def start(self) -> TelegramSim:
-        """Build and initialise the PTB application (it calls ``getMe`` on the emulator)."""
-        app = (
-            ApplicationBuilder()
-            .token(self.emu.token)
-            .request(EmulatorRequest(self.emu))
-            .get_updates_request(EmulatorRequest(self.emu))
-            .build()
+        """Build the runner on the emulator and initialise it (``getMe``); no polling."""
+        env = self.env
+        runner = TelegramRunner(
+            self.config,
+            token=self.emu.token,
+            bus=self.bus,
+            grants=env.store,
+            agent_key=env.agent.key,
+            agent_id=env.agent.id,
+            tenant_id=env.agent.tenant_id,
+            request=EmulatorRequest(self.emu),
+            get_updates_request=EmulatorRequest(self.emu),
         )
-        app.add_handler(TypeHandler(Update, self._on_update))
-        app.add_error_handler(self._on_error)
-        await app.initialize()
-        self._app = app
+        await runner.initialize()
+        self.step.add_sender(runner.name, runner)
+        self._runner = runner
         return self
 
     async def stop(self) -> None:
-        """Shut the application down."""
-        if self._app is not None:
-            await self._app.shutdown()
-            self._app = None
+        """Shut the runner down."""
+        if self._runner is not None:
+            await self._runner.stop()
+            self._runner = None
         self.emu.close()
 
     async def __aenter__(self) -> TelegramSim:
@@ -251,6 +276,11 @@ class TelegramSim(Simulator):
         update = self.emu.callback_click(person, target, message_id, data)
         return await self._dispatch(update, f"telegram click by {person.display_name}")
 
+    async def redeliver(self, event: Event) -> Event:
+        """Telegram delivers ``event``'s update again (a webhook retry): the same JSON."""
+        update = dict(event.payload)
+        return await self._dispatch(update or None, f"redelivery of {event.label}")
+
     @staticmethod
     def _topic_ref(topic: TopicLike | None) -> int | str | None:
         return topic.thread_id if isinstance(topic, ForumTopic) else topic
@@ -261,50 +291,12 @@ class TelegramSim(Simulator):
         __tracebackhide__ = True
         self._start()
         event = Event(label, update or {})
-        self.emu.queue.drop_pending()  # processed right here, never polled
+        self.emu.queue.drop_pending()  # handed to the runner right here, never polled
         if update is not None:
-            self._event = event
-            self._errors = []
-            try:
-                await self.app.process_update(Update.de_json(update, self.app.bot))
-            finally:
-                self._event = None
-            if self._errors:
-                raise self._errors[0]
+            runner = self.runner
+            result = await runner.handle_update(Update.de_json(update, runner.bot))
+            await self._deliver(event, result)
         return self._finish(event)
-
-    async def _on_update(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-        event = self._event
-        if event is None:
-            return
-        ingress = inspect_update(
-            update,
-            agent_key=self.env.agent.key,
-            bot_username=self.bot_username,
-            channel=self.config.name,
-            ignore_bots=self.config.ignore_bots,
-        )
-        if ingress.message is None:
-            event.ignored = ingress.reason
-            return
-        admission = admit(ingress.message, self.config, bot_username=self.bot_username)
-        if not admission.admitted or admission.message is None:
-            event.message, event.ignored = ingress.message, admission.reason
-            return
-        await self.ingest(admission.message, event)
-
-    async def _on_error(self, update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
-        if context.error is not None:
-            self._errors.append(context.error)
-
-    def _default_route(self, request: RunRequest) -> Reply:
-        chat_id = int(request.chat_id)
-        thread = int(request.thread_id) if request.thread_id not in ("", "1") else None
-
-        async def send(text: str) -> None:
-            await self.app.bot.send_message(chat_id=chat_id, text=text, message_thread_id=thread)
-
-        return send
 
     def _on_call(self, call: RecordedCall) -> None:
         if call.method.lower() != "sendmessage" or not isinstance(call.result, dict):
