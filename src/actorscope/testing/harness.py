@@ -18,7 +18,7 @@ from typing import Any
 from actorscope.agents import Agent
 from actorscope.channels import IgnoreReason, Ingress, Outcome
 from actorscope.context import bind_identity
-from actorscope.host import OutboundSender, RunStep
+from actorscope.host import Handler, OutboundSender, Reply, RunStep
 from actorscope.identity import Identity, PeerKind
 from actorscope.messages import InboundMessage, RunRequest, reply_to
 from actorscope.permissions import Decision, GrantStore, PermissionPolicy
@@ -45,7 +45,7 @@ from actorscope.testing.expect import (
     hide_on_expectation_failure,
 )
 
-__all__ = ["AgentEnv", "BotHandler", "Event", "Reply", "Simulator", "Turn"]
+__all__ = ["AgentEnv", "BotHandler", "Event", "Simulator", "Turn"]
 
 #: A failed expectation's traceback ends at the test's line, not in this module.
 __tracebackhide__ = hide_on_expectation_failure
@@ -101,14 +101,15 @@ class Event:
         return [o for o in self.observations if o.kind is ObservationKind.SEND]
 
 
-Reply = Callable[[str], Awaitable[None]]
-
-
 class Turn:
     """The bot's view of one run: the message, the bound request, ``check`` and ``reply``."""
 
     def __init__(
-        self, sim: Simulator, message: InboundMessage, request: RunRequest, reply: Reply
+        self,
+        sim: Simulator,
+        message: InboundMessage,
+        request: RunRequest,
+        reply: Callable[[str], Awaitable[None]],
     ) -> None:
         self.sim = sim
         self.message = message
@@ -160,6 +161,7 @@ class Simulator(ABC):
         self.events: list[Event] = []
         self.bus = MessageBus()
         self._handler: BotHandler = _silent
+        self._served: Handler | None = None
         self._event: Event | None = None
         self._inbound: InboundMessage | None = None
         self._errors: list[Exception] = []
@@ -176,7 +178,17 @@ class Simulator(ABC):
 
     def handler(self, handler: BotHandler) -> BotHandler:
         """Use ``handler`` as the bot (works as a decorator)."""
-        self._handler = handler
+        self._handler, self._served = handler, None
+        return handler
+
+    def serve(self, handler: Handler) -> Handler:
+        """Use an ``actorscope run`` handler (``RunRequest`` → reply) as the bot.
+
+        It runs exactly as under ``actorscope run``: what it returns is routed by the run step
+        through the runner. Bind its services first if it needs them
+        (:func:`actorscope.bots.with_services`).
+        """
+        self._served = handler
         return handler
 
     async def check(self, action: str, identity: Identity | None = None) -> Decision:
@@ -268,11 +280,11 @@ class Simulator(ABC):
         if self._errors:
             raise self._errors[0]
 
-    async def _turn(self, request: RunRequest) -> None:
-        """The run step's handler: the test's bot, given a :class:`Turn`."""
+    async def _turn(self, request: RunRequest) -> Reply:
+        """The run step's handler: the test's bot, given a :class:`Turn` (or the served one)."""
         event, message = self._event, self._inbound
         if event is None or message is None:  # pragma: no cover - only _run runs the step
-            return
+            return None
         event.message, event.request = message, request
         sender = self.sender
 
@@ -280,10 +292,13 @@ class Simulator(ABC):
             await sender.send(reply_to(request, text))
 
         try:
+            if self._served is not None:
+                return await self._served(request)
             await self._handler(Turn(self, message, request, reply))
         except Exception as exc:
             self._errors.append(exc)  # the run step logs it; _run raises it in the test
             raise
+        return None
 
     async def subagent_announce(
         self, parent: Event, result: str = "done", *, prompt: str = "sub-task"

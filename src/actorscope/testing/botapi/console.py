@@ -10,6 +10,7 @@ Commands (one per line)::
     /click 12 [DATA]                the current speaker clicks a button of message 12
     /anon @devs hi                  an anonymous admin of @devs writes
     /join dave @ops                 dave joins @ops
+    /again                          Telegram delivers the last update again (a retry)
     /chats  /users  /log  /help  /quit
 
 Unknown users and chats are created on first use (chats as supergroups).
@@ -67,6 +68,7 @@ class SandboxConsole:
         self.emu = emu
         self._out = out
         self._where: _Where | None = None
+        self._last: dict[str, Any] | None = None
         emu.add_listener(self._show_bot_call)
 
     def close(self) -> None:
@@ -102,6 +104,8 @@ class SandboxConsole:
             self._reply(rest)
         elif command == "/click":
             self._click(rest)
+        elif command == "/again":
+            self._again()
         elif command == "/anon":
             chat, _, message = rest.partition(" ")
             self._show_update(self.emu.anonymous_admin_message(self._chat(chat), message))
@@ -147,6 +151,13 @@ class SandboxConsole:
         chat = where.chat or self.emu.state.private_chat(where.user)
         data = parts[1] if len(parts) > 1 else None
         self._show_update(self.emu.callback_click(where.user, chat, int(parts[0]), data))
+
+    def _again(self) -> None:
+        last = self._last
+        if last is None:
+            raise BotApiError(400, "no update to deliver again yet")
+        kind = next(key for key in last if key != "update_id")
+        self._show_update(self.emu.queue.push(kind, last[kind]))
 
     def _say(self, where: _Where, text: str, *, reply_to: int | None) -> None:
         topic: int | str | None = where.topic
@@ -209,6 +220,7 @@ class SandboxConsole:
         if update is None:
             self._out("(the bot does not receive this kind of update)")
             return
+        self._last = update
         kind = next(key for key in update if key != "update_id")
         body = update[kind]
         message = body.get("message", body) if kind == "callback_query" else body

@@ -1,0 +1,125 @@
+"""The simulator and production agree: ``actorscope run --sandbox`` and ``telegram_sim``.
+
+One event sequence (a refused message, ``/addwriter`` as a reply, an allowed message, a
+redelivered update) goes through ``actorscope run`` in sandbox mode (the TelegramRunner polling
+the Bot API emulator over loopback, the host, the user's handler) and through the
+``telegram_sim`` fixture serving the same handler. Both must send the same messages, ignore
+the same update, and leave the same audit rows: a path that skipped a stage (the writer
+command, dedup) would differ.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+
+from actorscope.bots import BotServices, load_bot_config, load_handler, run_bots, with_services
+from actorscope.channels import Outcome
+from actorscope.store import Database
+from actorscope.testing import TelegramSim
+from actorscope.testing.botapi.console import SandboxConsole, populate_sandbox
+from actorscope.tools.workspace import Workspace
+
+HANDLER = """
+from actorscope.bots import current_services
+from actorscope.messages import RunRequest
+
+
+async def handle(request: RunRequest) -> str:
+    decision = await current_services().policy.check_file_writer()
+    return f"{request.content}: {'ok' if decision.allowed else 'no'} ({decision.reason})"
+"""
+CONFIG = """
+handler = "agreebot:handle"
+database = "bot.db"
+agent = "main"
+[telegram]
+token_env = "AS_AGREEMENT_UNUSED_TOKEN"
+group_policy = "open"
+require_mention = false
+"""
+AUDIT = "SELECT actor_id, user_id, config_type, action, reason FROM audit_log ORDER BY id"
+_UPDATE = re.compile(r"-> update \d+: message \(message (\d+)\)")
+
+
+def bot_lines(printed: list[str]) -> list[str]:
+    """What the bot sent, as the sandbox prompt shows it."""
+    return [line for line in printed if line.startswith("[bot ")]
+
+
+async def until(printed: list[str], start: int, seen: Callable[[str], bool]) -> str:
+    """Wait (10 s at most) for a printed line after ``start`` that ``seen`` accepts."""
+    async with asyncio.timeout(10):
+        while True:
+            for line in printed[start:]:
+                if seen(line):
+                    return line
+            await asyncio.sleep(0.01)
+
+
+async def sandbox_session(printed: list[str]) -> AsyncIterator[str]:
+    """The sequence typed at the sandbox prompt, each step waiting for the bot's answer."""
+    start = len(printed)
+    yield "/as bob @devs hello"
+    await until(printed, start, lambda line: "hello: no" in line)
+    said = next(m for line in printed[start:] if (m := _UPDATE.search(line)))
+    start = len(printed)
+    yield "/as alice @devs"
+    yield f"/reply {said.group(1)} /addwriter"
+    await until(printed, start, lambda line: "as a writer" in line)
+    start = len(printed)
+    yield "/as bob @devs write"
+    await until(printed, start, lambda line: "write: ok" in line)
+    start = len(printed)
+    yield "/again"
+    await until(printed, start, lambda line: "ignored by the bot" in line)
+
+
+async def test_sandbox_and_telegram_sim_agree(tmp_path: Path, telegram_sim: TelegramSim) -> None:
+    """Same replies, same ignored duplicate, same audit rows through production and the sim."""
+    (tmp_path / "agreebot.py").write_text(HANDLER)
+    (tmp_path / "bot.toml").write_text(CONFIG)
+    config = load_bot_config(tmp_path / "bot.toml")
+    printed: list[str] = []
+    await run_bots(
+        config,
+        sandbox=True,
+        out=printed.append,
+        lines=sandbox_session(printed),
+        handle_signals=False,
+    )
+    assert any(line.endswith("ignored by the bot: duplicate") for line in printed)
+    async with Database.open(config.database) as db:
+        production_audit = await db.fetchall(AUDIT)
+
+    # The same world, the same handler (its services bound as `actorscope run` binds them).
+    assert config.telegram is not None
+    telegram_sim.config = config.telegram.config
+    populate_sandbox(telegram_sim.emu)
+    shown: list[str] = []
+    SandboxConsole(telegram_sim.emu, shown.append)
+    env = telegram_sim.env
+    services = BotServices(env.db, env.agent, env.store, env.policy, Workspace(tmp_path / "ws"))
+    telegram_sim.serve(with_services(load_handler(config.handler, tmp_path), services))
+    state = telegram_sim.emu.state
+    alice, bob, devs = state.user("@alice"), state.user("@bob"), state.chat("@devs")
+    said = await telegram_sim.message(bob, "hello", devs)
+    command = await telegram_sim.message(
+        alice, "/addwriter", devs, reply_to=said.payload["message"]["message_id"]
+    )
+    wrote = await telegram_sim.message(bob, "write", devs)
+    again = await telegram_sim.redeliver(wrote)
+    assert [e.outcome for e in (said, command, wrote, again)] == [
+        Outcome.ADMITTED,
+        Outcome.WRITER_COMMAND,
+        Outcome.ADMITTED,
+        Outcome.DUPLICATE,
+    ]
+    simulated_audit = await env.db.fetchall(AUDIT)
+
+    assert bot_lines(shown) == bot_lines(printed)
+    assert len(bot_lines(shown)) == 3
+    assert [tuple(row) for row in simulated_audit] == [tuple(row) for row in production_audit]
+    assert simulated_audit
