@@ -39,6 +39,7 @@ from pydantic import (
 )
 
 from actorscope.errors import ConfigError
+from actorscope.host.runtime import role_for
 from actorscope.identity import is_placeholder_sender
 
 __all__ = ["ChannelConfig", "GroupOverride", "Policy"]
@@ -176,8 +177,8 @@ class ChannelConfig(_Strict):
         return None
 
     def role_for(self, sender_id: str) -> str:
-        """``"owner"`` for a configured owner, else ``""``."""
-        return "owner" if sender_id and sender_id in self.owners else ""
+        """``"owner"`` for a configured owner, else ``""`` (:func:`actorscope.host.role_for`)."""
+        return role_for(sender_id, owners=self.owners)
 
 
 def _first_problem(exc: ValidationError) -> str:

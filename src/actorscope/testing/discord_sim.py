@@ -64,8 +64,7 @@ class DiscordSim(Simulator):
     def __init__(
         self, env: AgentEnv, *, config: ChannelConfig | None = None, bot_name: str = "actorscope"
     ) -> None:
-        super().__init__(env)
-        self._config = config or ChannelConfig(platform="discord", require_mention=False)
+        super().__init__(env, config or ChannelConfig(platform="discord", require_mention=False))
         self.ids = Snowflakes()
         self.bot = DiscordUser(self.ids.next(), bot_name, bot=True)
         self._runner: DiscordRunner | None = None
@@ -83,14 +82,7 @@ class DiscordSim(Simulator):
         """Every request the bot made to Discord (HTTP API and interaction callbacks), in order."""
         return self.api.calls
 
-    @property
-    def config(self) -> ChannelConfig:
-        """The channel configuration the runner admits by (may be replaced between events)."""
-        return self._config
-
-    @config.setter
-    def config(self, config: ChannelConfig) -> None:
-        self._config = config
+    def _configure(self, config: ChannelConfig) -> None:
         if self._runner is not None:
             self._runner.config = self._runner.pipeline.config = config
 

@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from actorscope.agents import Agent
-from actorscope.channels import IgnoreReason, Ingress, Outcome
+from actorscope.channels import ChannelConfig, IgnoreReason, Ingress, Outcome
 from actorscope.context import bind_identity
-from actorscope.host import Handler, OutboundSender, Reply, RunStep
+from actorscope.host import Handler, OutboundSender, Reply, RunStep, role_for
 from actorscope.identity import Identity, PeerKind
 from actorscope.messages import InboundMessage, RunRequest, reply_to
 from actorscope.permissions import Decision, GrantStore, PermissionPolicy
@@ -64,7 +64,7 @@ class AgentEnv:
 
     def role_of(self, sender_id: str) -> str:
         """The configured role of a sender (``owner``, ``admin`` ...), or ``""``."""
-        return self.roles.get(sender_id, "")
+        return role_for(sender_id, roles=self.roles)
 
 
 @dataclass
@@ -155,11 +155,12 @@ class Simulator(ABC):
 
     platform = ""
 
-    def __init__(self, env: AgentEnv) -> None:
+    def __init__(self, env: AgentEnv, config: ChannelConfig) -> None:
         self.env = env
         self.expect = Expectations()
         self.events: list[Event] = []
         self.bus = MessageBus()
+        self._config = config
         self._handler: BotHandler = _silent
         self._served: Handler | None = None
         self._event: Event | None = None
@@ -259,6 +260,20 @@ class Simulator(ABC):
     @abstractmethod
     def sender(self) -> OutboundSender:
         """The production runner, which sends the bot's replies on the platform."""
+
+    @property
+    def config(self) -> ChannelConfig:
+        """The channel configuration the runner admits by (may be replaced between events)."""
+        return self._config
+
+    @config.setter
+    def config(self, config: ChannelConfig) -> None:
+        self._config = config
+        self._configure(config)
+
+    @abstractmethod
+    def _configure(self, config: ChannelConfig) -> None:
+        """Hand ``config`` to the runner, when it is running."""
 
     async def _deliver(self, event: Event, result: Ingress) -> None:
         """Record the pipeline's ``result`` for ``event`` and run what it published."""

@@ -63,8 +63,7 @@ class TelegramSim(Simulator):
         config: ChannelConfig | None = None,
         bot_username: str = "actorscope_bot",
     ) -> None:
-        super().__init__(env)
-        self._config = config or ChannelConfig(platform="telegram", require_mention=False)
+        super().__init__(env, config or ChannelConfig(platform="telegram", require_mention=False))
         self.emu = BotApiEmulator(bot_username=bot_username, bot_name="actorscope")
         self.emu.add_listener(self._on_call)
         self._runner: TelegramRunner | None = None
@@ -76,14 +75,7 @@ class TelegramSim(Simulator):
         """The bot's username (without ``@``)."""
         return self.emu.bot.username or ""
 
-    @property
-    def config(self) -> ChannelConfig:
-        """The channel configuration the runner admits by (may be replaced between events)."""
-        return self._config
-
-    @config.setter
-    def config(self, config: ChannelConfig) -> None:
-        self._config = config
+    def _configure(self, config: ChannelConfig) -> None:
         if self._runner is not None:
             self._runner.config = self._runner.pipeline.config = config
 
