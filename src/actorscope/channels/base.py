@@ -240,4 +240,3 @@ def build_inbound(
         message_id=message_id,
         media=media,
     )
-
