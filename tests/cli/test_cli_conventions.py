@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -17,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from actorscope.agents import AgentRegistry
+from actorscope.cli import main
 from actorscope.permissions import GrantStore
 from actorscope.store import Database
 
@@ -66,6 +68,42 @@ def test_help_lists_commands_in_order(run_cli: RunCli, tmp_path: Path) -> None:
     listed = [line.split()[0] for line in out.split("Commands:")[1].splitlines() if line.strip()]
     expected = ["demo", "run", "sandbox", "normalize", "agents", "grants", "check", "audit"]
     assert listed == [*expected, "migrate", "schema", "mcp"]
+
+
+#: Every command with options or arguments, as typed after ``actorscope``.
+COMMANDS = (
+    ("demo",),
+    ("run",),
+    ("sandbox",),
+    ("normalize",),
+    ("agents", "add"),
+    ("agents", "list"),
+    ("agents", "rename"),
+    ("agents", "remove"),
+    ("grants", "add"),
+    ("grants", "remove"),
+    ("grants", "list"),
+    ("check",),
+    ("audit",),
+    ("migrate",),
+    ("schema", "lint"),
+    ("mcp",),
+)
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=" ".join)
+def test_help_names_values_in_capitals(
+    command: tuple[str, ...], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Every option's and argument's value is named like FILE or TEXT, never <str> or {file}."""
+    assert main([*command, "--help"]) == 0
+    usage, _, options = capsys.readouterr().out.partition("Options:")
+    assert not re.search(r"\{[a-z_]+\}", usage), usage
+    for line in options.splitlines():
+        column = re.split(r"\s{2,}", line.strip())[0]
+        if column.startswith("--") and " / " not in column:  # a --flag / --no-flag pair
+            for value in column.split()[1:]:
+                assert re.fullmatch(r"[A-Z][A-Z_]*|[a-z-]+(\|[a-z-]+)+", value), line
 
 
 def _imported(stderr: str) -> set[str]:

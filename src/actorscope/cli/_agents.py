@@ -23,14 +23,15 @@ agents_app = typer.Typer(
 )
 app.add_typer(agents_app, name="agents")
 
-TenantOption = Annotated[str, typer.Option("--tenant", help="Tenant slug or UUID.")]
-AgentArgument = Annotated[str, typer.Argument(help="The agent's key or UUID.")]
+TenantOption = Annotated[str, typer.Option("--tenant", help="Tenant slug or UUID.", metavar="SLUG")]
+AgentArgument = Annotated[str, typer.Argument(help="The agent's key or UUID.", metavar="AGENT")]
 WorkspaceOption = Annotated[
     Path | None,
     typer.Option(
         "--workspace",
         help="Workspace root (as given to `actorscope mcp` or a bot's config) whose agent "
         "directory follows the change: moved on rename, archived on remove.",
+        metavar="DIR",
     ),
 ]
 
@@ -65,10 +66,14 @@ def _row(agent_id: str, key: str, tenant: str, display_name: str) -> dict[str, s
 
 @agents_app.command("add")
 def add(
-    key: Annotated[str, typer.Argument(help="The new agent's key, unique in its tenant.")],
+    key: Annotated[
+        str, typer.Argument(help="The new agent's key, unique in its tenant.", metavar="KEY")
+    ],
     db: DbOption = DEFAULT_DB,
     tenant: TenantOption = DEFAULT_TENANT_SLUG,
-    display_name: Annotated[str, typer.Option("--display-name", help="A name for UIs.")] = "",
+    display_name: Annotated[
+        str, typer.Option("--display-name", help="A name for UIs.", metavar="NAME")
+    ] = "",
     create_tenant: Annotated[
         bool, typer.Option("--create-tenant", help="Create the --tenant slug if it is new.")
     ] = False,
@@ -93,7 +98,8 @@ def add(
 def list_agents(
     db: DbOption = DEFAULT_DB,
     tenant: Annotated[
-        str | None, typer.Option("--tenant", help="Only this tenant (slug or UUID).")
+        str | None,
+        typer.Option("--tenant", help="Only this tenant (slug or UUID).", metavar="SLUG"),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print a JSON list.")] = False,
 ) -> None:
@@ -123,7 +129,7 @@ def list_agents(
 @agents_app.command("rename")
 def rename(
     agent: AgentArgument,
-    new_key: Annotated[str, typer.Argument(help="The new key.")],
+    new_key: Annotated[str, typer.Argument(help="The new key.", metavar="KEY")],
     db: DbOption = DEFAULT_DB,
     tenant: TenantOption = DEFAULT_TENANT_SLUG,
     workspace: WorkspaceOption = None,

@@ -32,20 +32,29 @@ MAX_AUDIT_ROWS = 1_000_000
 grants_app = typer.Typer(help="Permission grants of an agent.", add_completion=False)
 app.add_typer(grants_app, name="grants")
 
-AgentOpt = Annotated[str, typer.Option("--agent", help="Agent key or UUID.")]
-TenantOpt = Annotated[str, typer.Option("--tenant", help="Tenant slug or UUID.")]
+AgentOpt = Annotated[str, typer.Option("--agent", help="Agent key or UUID.", metavar="AGENT")]
+TenantOpt = Annotated[str, typer.Option("--tenant", help="Tenant slug or UUID.", metavar="SLUG")]
 FilterTenantOpt = Annotated[
     str | None,
-    typer.Option("--tenant", help="Only this tenant (slug or UUID); also the tenant of --agent."),
+    typer.Option(
+        "--tenant",
+        help="Only this tenant (slug or UUID); also the tenant of --agent.",
+        metavar="SLUG",
+    ),
 ]
 ScopeOpt = Annotated[
-    str, typer.Option("--scope", help="Exact scope, '*', or a prefix ending in ':*'.")
+    str,
+    typer.Option("--scope", help="Exact scope, '*', or a prefix ending in ':*'.", metavar="SCOPE"),
 ]
 SenderOpt = Annotated[
-    str, typer.Option("--sender", help="The sender id (actor) the grant is for, or '*'.")
+    str,
+    typer.Option("--sender", help="The sender id (actor) the grant is for, or '*'.", metavar="ID"),
 ]
 TypeOpt = Annotated[
-    str, typer.Option("--type", help="file_writer, cron, heartbeat, context_files or '*'.")
+    str,
+    typer.Option(
+        "--type", help="file_writer, cron, heartbeat, context_files or '*'.", metavar="TYPE"
+    ),
 ]
 DenyOpt = Annotated[bool, typer.Option("--deny", help="A deny grant instead of an allow.")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON.")]
@@ -89,7 +98,9 @@ def grants_add(
     db: DbOption = DEFAULT_DB,
     deny: DenyOpt = False,
     tenant: TenantOpt = DEFAULT_TENANT_SLUG,
-    granted_by: Annotated[str, typer.Option("--by", help="Who grants (audit).")] = "cli",
+    granted_by: Annotated[
+        str, typer.Option("--by", help="Who grants (audit).", metavar="NAME")
+    ] = "cli",
     as_json: JsonOpt = False,
 ) -> None:
     """Grant (or, with --deny, deny) a config type to a sender in a scope; replaces any grant."""
@@ -130,7 +141,9 @@ def grants_remove(
     db: DbOption = DEFAULT_DB,
     deny: Annotated[bool, typer.Option("--deny", help="Remove only if it is a deny.")] = False,
     tenant: TenantOpt = DEFAULT_TENANT_SLUG,
-    revoked_by: Annotated[str, typer.Option("--by", help="Who revokes (audit).")] = "cli",
+    revoked_by: Annotated[
+        str, typer.Option("--by", help="Who revokes (audit).", metavar="NAME")
+    ] = "cli",
     as_json: JsonOpt = False,
 ) -> None:
     """Remove the grant with this agent, scope, sender and type; exit 2 if there is none."""
@@ -173,7 +186,9 @@ def grants_remove(
 @grants_app.command("list")
 def grants_list(
     db: DbOption = DEFAULT_DB,
-    agent: Annotated[str | None, typer.Option("--agent", help="Agent key or UUID.")] = None,
+    agent: Annotated[
+        str | None, typer.Option("--agent", help="Agent key or UUID.", metavar="AGENT")
+    ] = None,
     tenant: FilterTenantOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -196,14 +211,24 @@ def grants_list(
 @app.command("check")
 def check(
     agent: AgentOpt,
-    scope: Annotated[str, typer.Option("--scope", help="The scope (user_id) of the run.")],
-    sender: Annotated[str, typer.Option("--sender", help="The actor (sender_id); may be ''.")],
+    scope: Annotated[
+        str, typer.Option("--scope", help="The scope (user_id) of the run.", metavar="SCOPE")
+    ],
+    sender: Annotated[
+        str, typer.Option("--sender", help="The actor (sender_id); may be ''.", metavar="ID")
+    ],
     config_type: Annotated[
-        str, typer.Option("--type", help="file_writer, cron, heartbeat or context_files.")
+        str,
+        typer.Option(
+            "--type", help="file_writer, cron, heartbeat or context_files.", metavar="TYPE"
+        ),
     ],
     db: DbOption = DEFAULT_DB,
     role: Annotated[
-        str, typer.Option("--role", help=f"The actor's role: {', '.join(KNOWN_ROLES[1:])}.")
+        str,
+        typer.Option(
+            "--role", help=f"The actor's role: {', '.join(KNOWN_ROLES[1:])}.", metavar="ROLE"
+        ),
     ] = "",
     tenant: TenantOpt = DEFAULT_TENANT_SLUG,
     as_json: JsonOpt = False,
@@ -246,10 +271,15 @@ def check(
 @app.command("audit")
 def audit(
     db: DbOption = DEFAULT_DB,
-    agent: Annotated[str | None, typer.Option("--agent", help="Agent key or UUID.")] = None,
+    agent: Annotated[
+        str | None, typer.Option("--agent", help="Agent key or UUID.", metavar="AGENT")
+    ] = None,
     tenant: FilterTenantOpt = None,
     limit: Annotated[
-        int, typer.Option("--limit", min=1, max=MAX_AUDIT_ROWS, help="At most this many rows.")
+        int,
+        typer.Option(
+            "--limit", min=1, max=MAX_AUDIT_ROWS, help="At most this many rows.", metavar="N"
+        ),
     ] = 100,
     as_json: JsonOpt = False,
 ) -> None:

@@ -130,20 +130,33 @@ async def _serve(
 def mcp(
     db: DbOption = DEFAULT_DB,
     transport: Annotated[
-        Transport, typer.Option("--transport", help="stdio, or streamable HTTP.")
+        Transport,
+        typer.Option("--transport", help="stdio, or streamable HTTP.", metavar="stdio|http"),
     ] = Transport.STDIO,
-    host: Annotated[str, typer.Option("--host", help="HTTP bind address.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option("--port", help="HTTP port.", min=0, max=65535)] = 8000,
+    host: Annotated[
+        str, typer.Option("--host", help="HTTP bind address.", metavar="HOST")
+    ] = "127.0.0.1",
+    port: Annotated[
+        int, typer.Option("--port", help="HTTP port.", min=0, max=65535, metavar="PORT")
+    ] = 8000,
     workspace: Annotated[
         Path | None,
-        typer.Option("--workspace", help="Workspace root (default: 'workspace' beside the DB)."),
+        typer.Option(
+            "--workspace",
+            help="Workspace root (default: 'workspace' beside the DB).",
+            metavar="DIR",
+        ),
     ] = None,
     agent: Annotated[
         str | None,
-        typer.Option("--agent", help="Agent key or UUID for calls whose identity names none."),
+        typer.Option(
+            "--agent",
+            help="Agent key or UUID for calls whose identity names none.",
+            metavar="AGENT",
+        ),
     ] = None,
     tenant: Annotated[
-        str, typer.Option("--tenant", help="Tenant slug or UUID of --agent.")
+        str, typer.Option("--tenant", help="Tenant slug or UUID of --agent.", metavar="SLUG")
     ] = DEFAULT_TENANT_SLUG,
 ) -> None:
     """Serve the built-in tools (workspace, cron, memory, whoami) over MCP."""

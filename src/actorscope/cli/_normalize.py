@@ -92,13 +92,16 @@ def normalize(
     file: Annotated[
         Path,
         typer.Argument(
-            help="A Telegram Update or a Discord gateway dispatch (JSON); '-' reads stdin."
+            help="A Telegram Update or a Discord gateway dispatch (JSON); '-' reads stdin.",
+            metavar="FILE",
         ),
     ],
-    platform: Annotated[str, typer.Option("--platform", help="telegram or discord.")],
-    agent: Annotated[str, typer.Option("--agent", help="The agent key for the session key.")] = (
-        "main"
-    ),
+    platform: Annotated[
+        str, typer.Option("--platform", help="telegram or discord.", metavar="PLATFORM")
+    ],
+    agent: Annotated[
+        str, typer.Option("--agent", help="The agent key for the session key.", metavar="KEY")
+    ] = ("main"),
 ) -> None:
     """Print the scope, actor and session key an adapter derives from FILE."""
     from actorscope.channels.base import IgnoreReason

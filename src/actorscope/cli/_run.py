@@ -14,7 +14,7 @@ __all__ = ["run"]
 
 @app.command("run")
 def run(
-    config: Annotated[Path, typer.Argument(help="The bot configuration (TOML).")],
+    config: Annotated[Path, typer.Argument(help="The bot configuration (TOML).", metavar="CONFIG")],
     sandbox: Annotated[
         bool,
         typer.Option(

@@ -55,9 +55,11 @@ async def _serve(port: int, token: str | None) -> None:
 
 @app.command("sandbox")
 def sandbox(
-    port: int = typer.Option(0, "--port", help="Port on 127.0.0.1 (0: any free port)."),
+    port: int = typer.Option(
+        0, "--port", help="Port on 127.0.0.1 (0: any free port).", metavar="PORT"
+    ),
     token: str | None = typer.Option(
-        None, "--token", help="Bot token to accept (default: a random one)."
+        None, "--token", help="Bot token to accept (default: a random one).", metavar="TOKEN"
     ),
 ) -> None:
     """Run a Telegram Bot API emulator on 127.0.0.1 and type as users in its chats."""

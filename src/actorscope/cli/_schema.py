@@ -32,8 +32,15 @@ class LintTarget(StrEnum):
 
 @schema_app.command("lint")
 def lint(
-    file: Annotated[Path, typer.Argument(help="A tools/list result (JSON) or a list of tools.")],
-    target: Annotated[LintTarget, typer.Option("--target", help="The client to lint for.")],
+    file: Annotated[
+        Path, typer.Argument(help="A tools/list result (JSON) or a list of tools.", metavar="FILE")
+    ],
+    target: Annotated[
+        LintTarget,
+        typer.Option(
+            "--target", help="The client to lint for.", metavar="claude|openai-strict|gemini"
+        ),
+    ],
     as_json: Annotated[
         bool, typer.Option("--json", help="Print one JSON object: tools, target, violations.")
     ] = False,
