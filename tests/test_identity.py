@@ -23,6 +23,8 @@ from actorscope.identity import (
     TELEGRAM_SERVICE_ID,
     Identity,
     PeerKind,
+    Scope,
+    ScopeKind,
     SenderKind,
     discord_identity,
     discord_nonperson_identity,
@@ -775,3 +777,37 @@ def test_system_identity_carries_the_channel_it_inherits() -> None:
     assert system_identity("4242").channel == ""
     with pytest.raises(IdentityError, match="channel name"):
         system_identity("4242", channel="Tele gram")
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "parts", "canonical"),
+    [
+        ("group:telegram:-100", ScopeKind.GROUP, ("telegram", "-100", "", ""), None),
+        ("group:-100", ScopeKind.GROUP, ("telegram", "-100", "", ""), "group:telegram:-100"),
+        ("group:custom:-0100", ScopeKind.GROUP, ("custom", "-100", "", ""), "group:custom:-100"),
+        ("guild:1:user:2", ScopeKind.GUILD_MEMBER, ("discord", "", "1", "2"), None),
+        ("guild:1:webhook:3", ScopeKind.GUILD_WEBHOOK, ("discord", "", "1", "3"), None),
+        ("guild:1:bot:4", ScopeKind.GUILD_BOT, ("discord", "", "1", "4"), None),
+        ("4242", ScopeKind.DIRECT, ("", "4242", "", ""), None),
+    ],
+)
+def test_scope_parse_reads_every_kind(
+    text: str, kind: ScopeKind, parts: tuple[str, str, str, str], canonical: str | None
+) -> None:
+    """Scope.parse names the kind and parts of each scope form; str() gives it back canonical."""
+    scope = Scope.parse(text)
+    assert scope.kind is kind
+    assert (scope.channel, scope.chat_id, scope.guild_id, scope.member_id) == parts
+    assert str(scope) == (canonical or text)
+    assert scope.is_group is (kind is not ScopeKind.DIRECT)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["group:x", "group:a:b:c", "group:Tele:1", "guild:1:2", "guild:01:user:2", "guild:1:admin:2"],
+)
+def test_scope_parse_refuses_malformed_group_scopes(text: str) -> None:
+    """A malformed group or guild scope is one IdentityError from parse, None from try_parse."""
+    with pytest.raises(IdentityError, match="malformed scope"):
+        Scope.parse(text)
+    assert Scope.try_parse(text) is None

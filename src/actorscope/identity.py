@@ -35,6 +35,8 @@ __all__ = [
     "TELEGRAM_SERVICE_ID",
     "Identity",
     "PeerKind",
+    "Scope",
+    "ScopeKind",
     "SenderKind",
     "discord_identity",
     "discord_nonperson_identity",
@@ -308,6 +310,92 @@ def guild_webhook_scope(guild_id: int | str, webhook_id: int | str) -> str:
 def guild_bot_scope(guild_id: int | str, bot_id: int | str) -> str:
     """``guild:<guildID>:bot:<id>``: where a bot author's messages belong."""
     return f"guild:{platform_id(guild_id, 'guild id')}:bot:{platform_id(bot_id, 'bot id')}"
+
+
+class ScopeKind(StrEnum):
+    """What a scope string names (see :class:`Scope`)."""
+
+    DIRECT = "direct"  # one person's (or an HTTP user's) own scope: the id itself
+    GROUP = "group"  # group:<channel>:<chatID> (legacy group:<chatID> is Telegram's)
+    GUILD_MEMBER = "guild-member"  # guild:<guildID>:user:<senderID>
+    GUILD_WEBHOOK = "guild-webhook"  # guild:<guildID>:webhook:<id>
+    GUILD_BOT = "guild-bot"  # guild:<guildID>:bot:<id>
+
+
+_GUILD_KINDS = {
+    "user": ScopeKind.GUILD_MEMBER,
+    "webhook": ScopeKind.GUILD_WEBHOOK,
+    "bot": ScopeKind.GUILD_BOT,
+}
+_GUILD_WORDS = {kind: word for word, kind in _GUILD_KINDS.items()}
+
+
+@dataclass(frozen=True, slots=True)
+class Scope:
+    """A scope string (``user_id``) read into its parts: the one parser of scope strings.
+
+    ``str(scope)`` gives the canonical string back. ``channel`` is the group's channel
+    (``discord`` for every guild scope; ``""`` for a direct scope, whose string does not say);
+    ``chat_id`` is the group's chat (or a direct scope's own id); ``guild_id`` and
+    ``member_id`` are set for guild scopes (``member_id``: the member, webhook or bot id).
+    """
+
+    kind: ScopeKind
+    channel: str = ""
+    chat_id: str = ""
+    guild_id: str = ""
+    member_id: str = ""
+
+    @classmethod
+    def parse(cls, user_id: str) -> Scope:
+        """Read ``user_id``; a ``group:`` or ``guild:`` string that is malformed raises
+        :class:`IdentityError` naming what is wrong. Anything else is a direct scope."""
+        scope = cls.try_parse(user_id)
+        if scope is None:
+            raise IdentityError(
+                f"malformed scope {user_id!r}: expected group:<channel>:<chatID> or "
+                "guild:<guildID>:user|webhook|bot:<id>"
+            )
+        return scope
+
+    @classmethod
+    def try_parse(cls, user_id: str) -> Scope | None:
+        """Like :meth:`parse`, but ``None`` for a malformed group or guild scope."""
+        if user_id.startswith("guild:"):
+            parts = user_id.split(":")
+            kind = _GUILD_KINDS.get(parts[2]) if len(parts) == 4 else None
+            if kind is None or not (
+                _CANONICAL_ID.fullmatch(parts[1]) and _CANONICAL_ID.fullmatch(parts[3])
+            ):
+                return None
+            return cls(kind, channel=DISCORD, guild_id=parts[1], member_id=parts[3])
+        if user_id.startswith("group:"):
+            parts = user_id.split(":")
+            if len(parts) == 2:
+                return cls.try_group(TELEGRAM, parts[1])
+            if len(parts) == 3:
+                return cls.try_group(parts[1], parts[2])
+            return None
+        return cls(ScopeKind.DIRECT, chat_id=user_id)
+
+    @classmethod
+    def try_group(cls, channel: str, chat_id: str) -> Scope | None:
+        """The group scope of ``chat_id`` on ``channel``, or ``None`` if either is malformed."""
+        if not (_CHANNEL_NAME.fullmatch(channel) and _PLATFORM_ID.fullmatch(chat_id)):
+            return None
+        return cls(ScopeKind.GROUP, channel=channel, chat_id=str(int(chat_id)))
+
+    @property
+    def is_group(self) -> bool:
+        """True for a group context: a group or any guild scope."""
+        return self.kind is not ScopeKind.DIRECT
+
+    def __str__(self) -> str:
+        if self.kind is ScopeKind.DIRECT:
+            return self.chat_id
+        if self.kind is ScopeKind.GROUP:
+            return f"group:{self.channel}:{self.chat_id}"
+        return f"guild:{self.guild_id}:{_GUILD_WORDS[self.kind]}:{self.member_id}"
 
 
 def session_key(
