@@ -14,7 +14,7 @@ from __future__ import annotations
 from actorscope.channels.base import META_ADDRESSED, IgnoreReason, Ingress
 from actorscope.channels.config import ChannelConfig, Policy
 from actorscope.channels.mention import strip_mention
-from actorscope.identity import PeerKind, SenderKind
+from actorscope.identity import PeerKind, Scope, SenderKind
 from actorscope.messages import InboundMessage
 
 __all__ = ["Admission", "admit"]
@@ -26,9 +26,8 @@ Admission = Ingress
 
 def _guild_of(message: InboundMessage) -> str:
     # Discord guild scopes are guild:<gid>:...; overrides may name the guild.
-    if message.user_id.startswith("guild:"):
-        return message.user_id.split(":", 2)[1]
-    return ""
+    scope = Scope.try_parse(message.user_id)
+    return scope.guild_id if scope is not None else ""
 
 
 def admit(

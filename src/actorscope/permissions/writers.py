@@ -24,7 +24,7 @@ from enum import StrEnum
 
 from actorscope.agents.types import NIL_UUID, parse_uuid_or_nil
 from actorscope.context import current_identity
-from actorscope.identity import Identity, is_group_scope, normalize_sender_id
+from actorscope.identity import Identity, Scope, is_group_scope, normalize_sender_id
 from actorscope.permissions.audit import AuditAction, AuditEntry
 from actorscope.permissions.grants import GrantStore
 from actorscope.permissions.policy import non_person_reason
@@ -111,8 +111,11 @@ def writer_scope(user_id: str) -> str | None:
     """Where a group's writers are granted, or ``None`` outside a group."""
     if not is_group_scope(user_id):
         return None
-    if user_id.startswith("guild:"):
-        return ":".join(user_id.split(":")[:2]) + ":*"
+    scope = Scope.try_parse(user_id)
+    if scope is None:  # a malformed group scope has no writers
+        return None
+    if scope.guild_id:
+        return f"guild:{scope.guild_id}:*"
     return user_id
 
 
@@ -333,7 +336,7 @@ class WriterManager:
                     found.add(row["sender_id"])
             else:
                 # A member-scoped grant belongs to the member its scope names.
-                member = row["scope"].rsplit(":", 1)[1]
+                member = Scope.parse(row["scope"]).member_id
                 if row["sender_id"] in (member, ANY):
                     found.add(member)
         return sorted(found)

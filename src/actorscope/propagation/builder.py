@@ -13,7 +13,6 @@ as the run it was that human's role in; a delegate to another agent gets the hum
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from functools import lru_cache
 from types import MappingProxyType
@@ -23,9 +22,12 @@ from actorscope.identity import (
     DISCORD,
     SYNTHETIC_SENDER_PREFIXES,
     PeerKind,
+    Scope,
+    ScopeKind,
     SenderKind,
-    group_scope,
+    guild_member_scope,
     identity_problem,
+    is_canonical_platform_id,
     is_group_scope,
     is_placeholder_sender,
     is_synthetic_sender,
@@ -46,8 +48,6 @@ __all__ = ["build_run_request", "origin_scope", "sanitize_inbound", "verified_or
 
 # The keys verify() reads (the agent and tenant ones only when present).
 _FIELD_SET = frozenset((*ORIGIN_FIELD_KEYS, *ORIGIN_AGENT_KEYS))
-_ID = re.compile(r"-?[0-9]{1,32}")
-_CHANNEL = re.compile(r"[a-z0-9][a-z0-9_.-]{0,63}")
 
 
 def _strip(metadata: Mapping[str, str]) -> dict[str, str]:
@@ -82,19 +82,15 @@ def origin_scope(origin: Origin) -> str | None:
 @lru_cache(maxsize=4096)
 def _scope(sender: str, scope: str, peer_kind: PeerKind, channel: str, chat_id: str) -> str | None:
     if scope.startswith("guild:"):
-        parts = scope.split(":")
-        if (
-            len(parts) == 4
-            and parts[2] == "user"
-            and _ID.fullmatch(parts[1])
-            and _ID.fullmatch(sender)
-        ):
-            return f"guild:{int(parts[1])}:user:{int(sender)}"
-        return None
+        parsed = Scope.try_parse(scope)
+        if parsed is None or parsed.kind is not ScopeKind.GUILD_MEMBER:
+            return None
+        if not is_canonical_platform_id(sender):
+            return None
+        return guild_member_scope(parsed.guild_id, sender)
     if peer_kind is PeerKind.GROUP or is_group_scope(scope):
-        if _CHANNEL.fullmatch(channel) and _ID.fullmatch(chat_id):
-            return group_scope(chat_id, channel)
-        return None
+        group = Scope.try_group(channel, chat_id)
+        return str(group) if group is not None else None
     return scope or sender
 
 

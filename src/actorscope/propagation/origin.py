@@ -29,7 +29,7 @@ from types import MappingProxyType
 from typing import NamedTuple
 
 from actorscope.errors import ConfigError
-from actorscope.identity import Identity, PeerKind
+from actorscope.identity import Identity, PeerKind, Scope, ScopeKind
 from actorscope.messages import InboundMessage
 from actorscope.propagation.keys import (
     META_ORIGIN_AGENT_ID,
@@ -109,10 +109,9 @@ class Origin(NamedTuple):
         chat its human acted in, and so does every hop after it.
         """
         channel, chat_id = identity.channel, identity.chat_id
-        if identity.user_id.startswith("group:"):
-            parts = identity.user_id.split(":")
-            if len(parts) == 3:
-                channel, chat_id = parts[1], parts[2]
+        scope = Scope.try_parse(identity.user_id)
+        if scope is not None and scope.kind is ScopeKind.GROUP:
+            channel, chat_id = scope.channel, scope.chat_id
         return cls(
             sender_id=identity.sender_id,
             role=identity.role,
