@@ -144,4 +144,3 @@ class Script:
     def model(self) -> FunctionModel:
         """This script as a PydanticAI model."""
         return FunctionModel(self)
-
