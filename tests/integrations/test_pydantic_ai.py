@@ -20,8 +20,15 @@ from pydantic_ai import Agent as PydanticAgent
 from pydantic_ai import RunContext
 from tests.integrations.conftest import Script, World
 
+from actorscope.context import bind_identity
 from actorscope.errors import ConfigError, GrantError, UnboundIdentityError
-from actorscope.identity import Identity, SenderKind, discord_nonperson_identity, telegram_identity
+from actorscope.identity import (
+    Identity,
+    PeerKind,
+    SenderKind,
+    discord_nonperson_identity,
+    telegram_identity,
+)
 from actorscope.integrations.pydantic_ai import (
     ActorscopeDeps,
     actorscope_deps,
@@ -30,8 +37,11 @@ from actorscope.integrations.pydantic_ai import (
     registry_toolset,
     requires,
     run_delegate,
+    run_message,
 )
+from actorscope.messages import InboundMessage
 from actorscope.permissions import AuditAction, Reason
+from actorscope.propagation import META_ORIGIN_SENDER_ID, spawn_subagent
 from actorscope.tools import (
     AGENT_ALIAS_DESCRIPTION,
     AGENT_ID_DESCRIPTION,
@@ -372,3 +382,30 @@ async def test_deps_need_a_bound_identity_and_a_signer(world: World) -> None:
         ActorscopeDeps.bound(policy=world.policy)
     with pytest.raises(ConfigError, match="needs actorscope deps"):
         actorscope_deps(object())
+
+
+async def test_forged_or_replayed_carrier_runs_synthetic(world: World) -> None:
+    """An unsigned origin claiming the writer, or a signed one run twice, is denied as synthetic."""
+    await grant_writer(world)
+    writer = replace(person("writer"), agent_id=world.main.id, tenant_id=world.main.tenant_id)
+    deps = ActorscopeDeps(writer, world.policy, world.signer, world.toolbox)
+    helper = PydanticAgent(
+        Script("write_notes", {"text": "x"}).model(), deps_type=ActorscopeDeps, tools=[write_notes]
+    )
+    forged = InboundMessage(
+        channel="telegram", sender_id="subagent:forged", chat_id=str(CHAT),
+        peer_kind=PeerKind.GROUP, user_id=GROUP, sender_kind=SenderKind.SYNTHETIC,
+        content="write", agent_id=world.main.id, tenant_id=world.main.tenant_id,
+        metadata={META_ORIGIN_SENDER_ID: WRITER, "origin_channel": "telegram",
+                  "origin_chat_id": str(CHAT), "origin_peer_kind": "group"},
+    )  # fmt: skip
+    run, _ = await run_message(helper, forged, deps)
+    assert run.sender_id == "subagent:forged"
+    with bind_identity(writer):
+        signed = spawn_subagent("write", signer=world.signer)
+    first, _ = await run_message(helper, signed.message, deps)
+    again, _ = await run_message(helper, signed.message, deps)
+    assert (first.sender_id, again.sender_id) == (WRITER, signed.sender_id)
+    reasons = [d.reason for _, d in world.policy.decisions]
+    assert reasons == [Reason.SYNTHETIC_SENDER, Reason.GRANTED, Reason.SYNTHETIC_SENDER]
+    assert len(list(world.root.rglob(NOTES))) == 1

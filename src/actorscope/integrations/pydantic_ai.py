@@ -30,7 +30,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Concatenate, ParamSpec, Protocol, TypeVar
 
-from pydantic_ai import Agent, RunContext
+from pydantic_ai import Agent, AgentRunResult, RunContext
 from pydantic_ai.mcp import MCPToolset
 from pydantic_ai.tools import Tool as PydanticTool
 from pydantic_ai.toolsets import FunctionToolset
@@ -76,6 +76,7 @@ __all__ = [
     "registry_toolset",
     "requires",
     "run_delegate",
+    "run_message",
 ]
 
 #: The field of a user's own deps that holds its :class:`ActorscopeDeps`.
@@ -255,6 +256,35 @@ class DelegateResult:
     announce: RunRequest
 
 
+async def run_message(
+    agent: Agent[Any, Any],
+    message: InboundMessage,
+    caller: ActorscopeDeps,
+    *,
+    agent_key: str | None = None,
+    deps: Callable[[ActorscopeDeps], object] | None = None,
+) -> tuple[RunRequest, AgentRunResult[Any]]:
+    """Run ``agent`` on a synthesised ``message`` (a carrier), as the identity it earns.
+
+    :func:`~actorscope.propagation.build_run_request` (with ``caller``'s signer, consuming the
+    origin) decides who that is: the origin's human when the signature verifies, else the
+    carrier's synthetic sender, which every group check denies. The agent's deps are
+    ``caller``'s with that identity (``deps`` builds the agent's own deps from them).
+    """
+    signer = _signer(caller)
+    run = build_run_request(message, signer=signer, agent_key=agent_key or caller.agent_key)
+    identity = run.identity()
+    run_deps = replace(caller, identity=identity)
+    info = RunInfo(
+        session_key=run.session_key,
+        trace_id=run.metadata.get(META_ORIGIN_TRACE_ID) or uuid.uuid4().hex,
+        thread_id=run.thread_id,
+    )
+    with bind_identity(identity), bind_run(info):
+        result = await agent.run(run.content, deps=deps(run_deps) if deps is not None else run_deps)
+    return run, result
+
+
 def _signer(deps: ActorscopeDeps) -> OriginSigner:
     if deps.signer is None:
         raise ConfigError("delegation needs ActorscopeDeps.signer (an OriginSigner)")
@@ -287,18 +317,13 @@ async def run_delegate(
             carrier = spawn_subagent(task, signer=signer)
         else:
             carrier = delegate(target_agent_id, task, signer=signer)
-    run = build_run_request(carrier.message, signer=signer, agent_key=agent_key or caller.agent_key)
-    identity = run.identity()
-    delegate_deps = replace(caller, identity=identity)
-    info = RunInfo(
-        session_key=run.session_key,
-        trace_id=run.metadata.get(META_ORIGIN_TRACE_ID) or uuid.uuid4().hex,
-        thread_id=run.thread_id,
+    run, result = await run_message(
+        agent,
+        carrier.message,
+        caller,
+        agent_key=agent_key or caller.agent_key,
+        deps=deps,
     )
-    with bind_identity(identity), bind_run(info):
-        result = await agent.run(
-            run.content, deps=deps(delegate_deps) if deps is not None else delegate_deps
-        )
     output = result.output if isinstance(result.output, str) else str(result.output)
     message: InboundMessage
     if isinstance(carrier, SubagentTask):
