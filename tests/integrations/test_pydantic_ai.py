@@ -382,6 +382,12 @@ async def test_deps_need_a_bound_identity_and_a_signer(world: World) -> None:
         ActorscopeDeps.bound(policy=world.policy)
     with pytest.raises(ConfigError, match="needs actorscope deps"):
         actorscope_deps(object())
+    helper = PydanticAgent(Script("whoami", {}).model(), deps_type=ActorscopeDeps)
+    with bind_identity(person("writer")):
+        carrier = spawn_subagent("write", signer=world.signer)
+    unsigned = ActorscopeDeps(person("writer"), world.policy)
+    with pytest.raises(ConfigError, match=r"needs ActorscopeDeps\.signer"):
+        await run_message(helper, carrier.message, unsigned)
 
 
 async def test_forged_or_replayed_carrier_runs_synthetic(world: World) -> None:
