@@ -1,0 +1,46 @@
+"""Point discord.py at a :class:`~actorscope.sandbox.DiscordEmulator` (it has no base-URL option).
+
+discord.py reads two class attributes when it talks to Discord, and nothing else:
+
+- ``discord.http.Route.BASE`` — the REST base (``https://discord.com/api/v10``), read each time
+  a ``Route`` is built (every REST call, interaction callbacks and follow-ups included);
+- ``discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY`` — the gateway a ``discord.Client``
+  opens (an ``AutoShardedClient`` asks ``GET /gateway/bot``, which the emulator answers with
+  its own URL; resumes use READY's ``resume_gateway_url``, also the emulator's).
+
+:func:`discord_pointed_at` sets both for the duration of a ``with`` block and restores the
+previous values on exit. They are process-wide: one emulator at a time per process.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING
+
+import discord.gateway
+import discord.http
+import yarl
+
+if TYPE_CHECKING:
+    from actorscope.sandbox._emulator import DiscordEmulator
+
+__all__ = ["discord_pointed_at"]
+
+
+@contextmanager
+def discord_pointed_at(emulator: DiscordEmulator) -> Iterator[DiscordEmulator]:
+    """Within the block, every discord.py client in this process talks to ``emulator``.
+
+    The emulator must be running (its port is read on entry). Nothing in the bot changes:
+    log in with ``emulator.world.token`` as with a real token.
+    """
+    route_base = discord.http.Route.BASE
+    gateway = discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY
+    discord.http.Route.BASE = emulator.api_url
+    discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY = yarl.URL(emulator.gateway_url)
+    try:
+        yield emulator
+    finally:
+        discord.http.Route.BASE = route_base
+        discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY = gateway

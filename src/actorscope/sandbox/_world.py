@@ -1,0 +1,507 @@
+"""The Discord emulator's world: users, guilds, roles, channels, threads, webhooks, messages.
+
+Plain dataclasses plus the functions that render them as Discord API v10 objects. Snowflakes
+carry a real timestamp part (``id >> 22``), so sharding by guild id works as on Discord.
+"""
+
+from __future__ import annotations
+
+import itertools
+import secrets
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from enum import IntEnum, IntFlag
+from typing import Any
+
+from actorscope.errors import ConfigError
+
+__all__ = [
+    "JSON",
+    "Channel",
+    "ChannelType",
+    "Guild",
+    "Member",
+    "Message",
+    "Permission",
+    "Role",
+    "User",
+    "Webhook",
+    "World",
+]
+
+JSON = dict[str, Any]
+# 2026-01-01T00:00:00Z in Discord's epoch (2015-01-01), milliseconds.
+_EPOCH_OFFSET_MS = 1_767_225_600_000 - 1_420_070_400_000
+
+
+class ChannelType(IntEnum):
+    """The channel types the emulator knows."""
+
+    TEXT = 0
+    DM = 1
+    PUBLIC_THREAD = 11
+
+
+class Permission(IntFlag):
+    """The permission bits the emulator checks or reports."""
+
+    ADMINISTRATOR = 1 << 3
+    MANAGE_CHANNELS = 1 << 4
+    MANAGE_GUILD = 1 << 5
+    ADD_REACTIONS = 1 << 6
+    VIEW_CHANNEL = 1 << 10
+    SEND_MESSAGES = 1 << 11
+    MANAGE_MESSAGES = 1 << 13
+    EMBED_LINKS = 1 << 14
+    READ_MESSAGE_HISTORY = 1 << 16
+    MANAGE_ROLES = 1 << 28
+    CREATE_PUBLIC_THREADS = 1 << 35
+    SEND_MESSAGES_IN_THREADS = 1 << 38
+    USE_APPLICATION_COMMANDS = 1 << 31
+
+
+#: What ``@everyone`` may do in a new guild.
+EVERYONE = (
+    Permission.VIEW_CHANNEL
+    | Permission.SEND_MESSAGES
+    | Permission.ADD_REACTIONS
+    | Permission.EMBED_LINKS
+    | Permission.READ_MESSAGE_HISTORY
+    | Permission.CREATE_PUBLIC_THREADS
+    | Permission.SEND_MESSAGES_IN_THREADS
+    | Permission.USE_APPLICATION_COMMANDS
+)
+_ALL = Permission((1 << 50) - 1)
+
+
+def timestamp() -> str:
+    """Now, as Discord writes it."""
+    return datetime.now(UTC).isoformat(timespec="microseconds")
+
+
+@dataclass(slots=True)
+class User:
+    """A Discord account: a person, unless ``bot``."""
+
+    id: int
+    username: str
+    bot: bool = False
+
+    def to_json(self) -> JSON:
+        """A ``User`` object."""
+        data: JSON = {
+            "id": str(self.id),
+            "username": self.username,
+            "discriminator": "0",
+            "global_name": None if self.bot else self.username.title(),
+            "avatar": None,
+            "public_flags": 0,
+        }
+        if self.bot:
+            data["bot"] = True
+        return data
+
+
+@dataclass(slots=True)
+class Role:
+    """A guild role (the ``@everyone`` role has the guild's id)."""
+
+    id: int
+    name: str
+    permissions: int
+    position: int = 0
+
+    def to_json(self) -> JSON:
+        """A ``Role`` object."""
+        return {
+            "id": str(self.id),
+            "name": self.name,
+            "permissions": str(self.permissions),
+            "position": self.position,
+            "color": 0,
+            "hoist": False,
+            "managed": False,
+            "mentionable": False,
+            "flags": 0,
+        }
+
+
+@dataclass(slots=True)
+class Member:
+    """A user's membership of a guild."""
+
+    user: User
+    roles: list[int] = field(default_factory=list)
+    joined_at: str = field(default_factory=timestamp)
+
+    def to_json(self, *, with_user: bool = True) -> JSON:
+        """A ``GuildMember`` object (without ``user`` where Discord leaves it out)."""
+        data: JSON = {
+            "roles": [str(r) for r in self.roles],
+            "joined_at": self.joined_at,
+            "deaf": False,
+            "mute": False,
+            "flags": 0,
+            "nick": None,
+            "avatar": None,
+        }
+        if with_user:
+            data["user"] = self.user.to_json()
+        return data
+
+
+@dataclass(slots=True)
+class Channel:
+    """A guild text channel, a public thread (``parent_id`` set) or a DM (``guild_id`` None)."""
+
+    id: int
+    name: str
+    type: ChannelType
+    guild_id: int | None = None
+    parent_id: int | None = None
+    owner_id: int | None = None
+    recipient: User | None = None
+    #: Role or member id -> (allow, deny) bits, applied as Discord applies overwrites.
+    overwrites: dict[int, tuple[int, int]] = field(default_factory=dict)
+
+    @property
+    def is_thread(self) -> bool:
+        """Whether this is a thread."""
+        return self.type is ChannelType.PUBLIC_THREAD
+
+    def to_json(self) -> JSON:
+        """A ``Channel`` object."""
+        if self.type is ChannelType.DM:
+            recipients = [self.recipient.to_json()] if self.recipient else []
+            return {"id": str(self.id), "type": 1, "recipients": recipients, "flags": 0}
+        data: JSON = {
+            "id": str(self.id),
+            "type": int(self.type),
+            "guild_id": str(self.guild_id),
+            "name": self.name,
+            "position": 0,
+            "flags": 0,
+            "nsfw": False,
+            "rate_limit_per_user": 0,
+            "topic": None,
+            "last_message_id": None,
+            "permission_overwrites": [
+                {"id": str(target), "type": 0, "allow": str(allow), "deny": str(deny)}
+                for target, (allow, deny) in self.overwrites.items()
+            ],
+        }
+        if self.parent_id is not None:
+            data["parent_id"] = str(self.parent_id)
+        if self.is_thread:
+            data["owner_id"] = str(self.owner_id or 0)
+            data["thread_metadata"] = {
+                "archived": False,
+                "auto_archive_duration": 1440,
+                "archive_timestamp": timestamp(),
+                "locked": False,
+            }
+            data["message_count"] = 0
+            data["member_count"] = 1
+            data["total_message_sent"] = 0
+        return data
+
+
+@dataclass(slots=True)
+class Webhook:
+    """An incoming webhook of a channel."""
+
+    id: int
+    name: str
+    channel_id: int
+    guild_id: int
+    token: str
+
+    def as_author(self) -> User:
+        """The author a webhook message shows (Discord fakes a bot user with the hook's id)."""
+        return User(id=self.id, username=self.name, bot=True)
+
+
+@dataclass(slots=True)
+class Guild:
+    """A guild: roles, channels, threads and members."""
+
+    id: int
+    name: str
+    owner_id: int
+    roles: dict[int, Role] = field(default_factory=dict)
+    members: dict[int, Member] = field(default_factory=dict)
+    channels: dict[int, Channel] = field(default_factory=dict)
+
+    def base_permissions(self, user_id: int) -> int:
+        """A member's guild-wide permissions (owner and administrators: everything)."""
+        member = self.members.get(user_id)
+        if member is None:
+            return 0
+        if user_id == self.owner_id:
+            return int(_ALL)
+        bits = self.roles[self.id].permissions
+        for role_id in member.roles:
+            role = self.roles.get(role_id)
+            if role is not None:
+                bits |= role.permissions
+        return int(_ALL) if bits & Permission.ADMINISTRATOR else bits
+
+    def permissions_in(self, channel: Channel, user_id: int) -> int:
+        """A member's permissions in ``channel`` with overwrites (a thread uses its parent's)."""
+        bits = self.base_permissions(user_id)
+        if bits & Permission.ADMINISTRATOR:
+            return bits
+        source = self.channels.get(channel.parent_id) if channel.parent_id else channel
+        overwrites = source.overwrites if source is not None else {}
+        member = self.members[user_id]
+        for target in (self.id, *member.roles, user_id):
+            allow, deny = overwrites.get(target, (0, 0))
+            bits = (bits & ~deny) | allow
+        return bits
+
+    def to_json(self) -> JSON:
+        """The ``GUILD_CREATE`` data of this guild."""
+        channels = [c for c in self.channels.values() if not c.is_thread]
+        threads = [c for c in self.channels.values() if c.is_thread]
+        return {
+            "id": str(self.id),
+            "name": self.name,
+            "owner_id": str(self.owner_id),
+            "unavailable": False,
+            "icon": None,
+            "roles": [r.to_json() for r in self.roles.values()],
+            "channels": [c.to_json() for c in channels],
+            "threads": [c.to_json() for c in threads],
+            "members": [m.to_json() for m in self.members.values()],
+            "member_count": len(self.members),
+            "large": False,
+            "emojis": [],
+            "stickers": [],
+            "features": [],
+            "voice_states": [],
+            "presences": [],
+            "stage_instances": [],
+            "guild_scheduled_events": [],
+            "soundboard_sounds": [],
+            "joined_at": timestamp(),
+            "preferred_locale": "en-US",
+            "mfa_level": 0,
+            "verification_level": 0,
+            "premium_tier": 0,
+            "nsfw_level": 0,
+        }
+
+
+@dataclass(slots=True)
+class Message:
+    """A message the emulator holds (everything but ``content`` is kept as Discord JSON)."""
+
+    id: int
+    channel: Channel
+    author: User
+    content: str
+    embeds: list[JSON] = field(default_factory=list)
+    components: list[JSON] = field(default_factory=list)
+    mentions: list[User] = field(default_factory=list)
+    webhook_id: int | None = None
+    reference: JSON | None = None
+    interaction_metadata: JSON | None = None
+    reactions: dict[str, set[int]] = field(default_factory=dict)
+    edited: str | None = None
+    created: str = field(default_factory=timestamp)
+    deleted: bool = False
+
+    def to_json(self, guild: Guild | None) -> JSON:
+        """A ``Message`` object; in a guild with ``guild_id`` and the author's ``member``."""
+        data: JSON = {
+            "id": str(self.id),
+            "type": 19 if self.reference else 0,
+            "channel_id": str(self.channel.id),
+            "author": self.author.to_json(),
+            "content": self.content,
+            "timestamp": self.created,
+            "edited_timestamp": self.edited,
+            "tts": False,
+            "mention_everyone": False,
+            "mentions": [u.to_json() for u in self.mentions],
+            "mention_roles": [],
+            "attachments": [],
+            "embeds": self.embeds,
+            "components": self.components,
+            "pinned": False,
+            "flags": 0,
+            "reactions": [
+                {"emoji": {"id": None, "name": e}, "count": len(who), "me": False}
+                for e, who in self.reactions.items()
+                if who
+            ],
+        }
+        if self.webhook_id is not None:
+            data["webhook_id"] = str(self.webhook_id)
+        if self.reference is not None:
+            data["message_reference"] = self.reference
+        if self.interaction_metadata is not None:
+            data["interaction_metadata"] = self.interaction_metadata
+        if guild is not None:
+            data["guild_id"] = str(guild.id)
+            member = guild.members.get(self.author.id)
+            if member is not None and self.webhook_id is None:
+                data["member"] = member.to_json(with_user=False)
+        return data
+
+
+class World:
+    """Everything the emulated Discord knows; names are unique per kind."""
+
+    def __init__(self, *, bot_name: str = "actorscope-bot", token: str | None = None) -> None:
+        self._ids: Iterator[int] = itertools.count(1)
+        self.users: dict[int, User] = {}
+        self.guilds: dict[int, Guild] = {}
+        self.channels: dict[int, Channel] = {}
+        self.webhooks: dict[int, Webhook] = {}
+        self.messages: dict[int, Message] = {}
+        self.bot = self.add_user(bot_name, bot=True)
+        self.application_id = self.bot.id
+        self.token = token or f"{secrets.token_urlsafe(18)}.sandbox.{secrets.token_urlsafe(27)}"
+        #: Privileged intents the application may ask for (Developer Portal switches).
+        self.privileged_intents = (1 << 1) | (1 << 8) | (1 << 15)
+
+    def snowflake(self) -> int:
+        """A fresh, increasing snowflake."""
+        return (_EPOCH_OFFSET_MS + next(self._ids)) << 22
+
+    # -- building -------------------------------------------------------------------------
+
+    def add_user(self, username: str, *, bot: bool = False) -> User:
+        """A new account (a person unless ``bot``)."""
+        if any(u.username == username for u in self.users.values()):
+            raise ConfigError(f"the sandbox already has a user named {username!r}")
+        user = User(self.snowflake(), username, bot=bot)
+        self.users[user.id] = user
+        return user
+
+    def add_guild(self, name: str, *, owner: User) -> Guild:
+        """A guild owned by ``owner``, with ``@everyone`` and the bot as a member."""
+        guild = Guild(self.snowflake(), name, owner.id)
+        guild.roles[guild.id] = Role(guild.id, "@everyone", int(EVERYONE))
+        self.guilds[guild.id] = guild
+        self.join(guild, owner)
+        self.join(guild, self.bot)
+        return guild
+
+    def add_role(self, guild: Guild, name: str, permissions: int = 0) -> Role:
+        """A role in ``guild``."""
+        role = Role(self.snowflake(), name, permissions, position=len(guild.roles))
+        guild.roles[role.id] = role
+        return role
+
+    def join(self, guild: Guild, user: User, *, roles: tuple[Role, ...] = ()) -> Member:
+        """Make ``user`` a member of ``guild``."""
+        member = Member(user, [r.id for r in roles])
+        guild.members[user.id] = member
+        return member
+
+    def add_channel(self, guild: Guild, name: str) -> Channel:
+        """A text channel in ``guild``."""
+        channel = Channel(self.snowflake(), name, ChannelType.TEXT, guild_id=guild.id)
+        guild.channels[channel.id] = channel
+        self.channels[channel.id] = channel
+        return channel
+
+    def add_thread(self, parent: Channel, name: str, *, owner: User) -> Channel:
+        """A public thread under ``parent``."""
+        if parent.guild_id is None or parent.is_thread:
+            raise ConfigError(f"threads live under guild text channels, not #{parent.name}")
+        thread = Channel(
+            self.snowflake(),
+            name,
+            ChannelType.PUBLIC_THREAD,
+            guild_id=parent.guild_id,
+            parent_id=parent.id,
+            owner_id=owner.id,
+        )
+        self.guilds[parent.guild_id].channels[thread.id] = thread
+        self.channels[thread.id] = thread
+        return thread
+
+    def add_webhook(self, channel: Channel, name: str) -> Webhook:
+        """An incoming webhook posting to ``channel``."""
+        if channel.guild_id is None:
+            raise ConfigError("webhooks live in guild channels")
+        hook = Webhook(
+            self.snowflake(), name, channel.id, channel.guild_id, secrets.token_urlsafe(24)
+        )
+        self.webhooks[hook.id] = hook
+        return hook
+
+    def dm_channel(self, user: User) -> Channel:
+        """The bot's DM channel with ``user`` (made on first use)."""
+        for channel in self.channels.values():
+            if channel.type is ChannelType.DM and channel.recipient == user:
+                return channel
+        channel = Channel(self.snowflake(), user.username, ChannelType.DM, recipient=user)
+        self.channels[channel.id] = channel
+        return channel
+
+    # -- lookups --------------------------------------------------------------------------
+
+    def user(self, name: str) -> User:
+        """The user called ``name``."""
+        for user in self.users.values():
+            if user.username == name:
+                return user
+        raise ConfigError(f"the sandbox has no user named {name!r}")
+
+    def guild(self, name: str | None = None) -> Guild:
+        """The guild called ``name`` (or the only one)."""
+        guilds = [g for g in self.guilds.values() if name is None or g.name == name]
+        if len(guilds) != 1:
+            raise ConfigError(f"the sandbox has no single guild named {name!r}")
+        return guilds[0]
+
+    def channel(self, name: str, *, guild: Guild | None = None) -> Channel:
+        """The guild channel or thread called ``name`` (a leading ``#`` is ignored)."""
+        wanted = name.removeprefix("#")
+        found = [
+            c
+            for c in self.channels.values()
+            if c.type is not ChannelType.DM
+            and c.name == wanted
+            and (guild is None or c.guild_id == guild.id)
+        ]
+        if len(found) != 1:
+            raise ConfigError(f"the sandbox has no single channel named #{wanted}")
+        return found[0]
+
+    def webhook(self, name: str) -> Webhook:
+        """The webhook called ``name``."""
+        for hook in self.webhooks.values():
+            if hook.name == name:
+                return hook
+        raise ConfigError(f"the sandbox has no webhook named {name!r}")
+
+    def guild_of(self, channel: Channel) -> Guild | None:
+        """The guild ``channel`` belongs to (None for a DM)."""
+        return self.guilds.get(channel.guild_id) if channel.guild_id is not None else None
+
+
+def sandbox_world(*, token: str | None = None) -> World:
+    """The default world: one guild, #general with a thread, a webhook and a few people.
+
+    alice owns the guild; dave holds a role with Manage Server; bob and carol are members;
+    ``deploy-bot`` is another bot; ``ci`` is a webhook in #general.
+    """
+    world = World(token=token)
+    alice = world.add_user("alice")
+    guild = world.add_guild("sandbox", owner=alice)
+    managers = world.add_role(guild, "managers", int(Permission.MANAGE_GUILD))
+    for name in ("bob", "carol"):
+        world.join(guild, world.add_user(name))
+    world.join(guild, world.add_user("dave"), roles=(managers,))
+    world.join(guild, world.add_user("deploy-bot", bot=True))
+    general = world.add_channel(guild, "general")
+    world.add_channel(guild, "random")
+    world.add_thread(general, "design", owner=alice)
+    world.add_webhook(general, "ci")
+    return world
