@@ -23,7 +23,7 @@ class Api:
 
     async def call(
         self, method: str, path: str, body: object = None, *, token: str | None = None
-    ) -> tuple[int, Any, aiohttp.typedefs.LooseHeaders]:
+    ) -> tuple[int, Any, dict[str, str]]:
         """Status, parsed JSON (or None) and headers of one request."""
         auth = {"Authorization": f"Bot {token or self.emu.world.token}"}
         async with self.session.request(
@@ -34,7 +34,7 @@ class Api:
             timeout=aiohttp.ClientTimeout(total=BOUND),
         ) as response:
             data = await response.json() if response.status != 204 else None
-            return response.status, data, response.headers
+            return response.status, data, dict(response.headers)
 
 
 @pytest.fixture
