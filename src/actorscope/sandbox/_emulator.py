@@ -105,6 +105,8 @@ class DiscordEmulator:
         self.interactions: dict[int, Interaction] = {}
         #: Channels the bot started typing in, in order.
         self.typing: list[Channel] = []
+        #: Called with every new message (the sandbox console prints the bot's).
+        self.listeners: list[Callable[[Message], None]] = []
         #: Application commands the bot synced: ``None`` for global, else a guild id.
         self.commands: dict[int | None, list[JSON]] = {}
 
@@ -416,6 +418,8 @@ class DiscordEmulator:
         )
         self.world.messages[message.id] = message
         self.messages.append(message)
+        for listener in list(self.listeners):
+            listener(message)
         await self._dispatch_message("MESSAGE_CREATE", message, self.world.guild_of(channel))
         await self.changed()
         return message
