@@ -35,6 +35,13 @@ class ReplyBot(discord.Client):
             await message.reply(f"pong: {message.content}")
 
 
+class QuickReidentifyBot(ReplyBot):
+    """ReplyBot without discord.py's 5 s pause before identifying again (a public hook)."""
+
+    async def before_identify_hook(self, shard_id: int | None, *, initial: bool = False) -> None:
+        """Identify at once."""
+
+
 class Raw:
     """A raw gateway client: JSON text frames, every receive bounded."""
 
@@ -234,3 +241,27 @@ async def test_payload_before_identify_closes_with_4003(raw: Raw) -> None:
     """A payload other than heartbeat, identify or resume before IDENTIFY closes with 4003."""
     await raw.send(8, {"guild_id": "1"})
     assert await raw.close_code() == CloseCode.NOT_AUTHENTICATED
+
+
+async def test_invalid_session_makes_discord_py_identify_again(
+    emu: DiscordEmulator, connect: Connect
+) -> None:
+    """After INVALID_SESSION (not resumable) discord.py identifies anew and keeps working."""
+    async with connect(QuickReidentifyBot(intents=content_intents())):
+        (first,) = await emu.wait_connected()
+        await emu.gateway.invalidate_sessions()
+        (second,) = await emu.wait_connected()
+        sent = await emu.say("bob", "general", "again")
+        reply = await emu.wait_for_bot_message(channel="general", after=sent.id)
+    assert second.id != first.id
+    assert reply.content == "pong: again"
+
+
+async def test_etf_encoding_is_refused(emu: DiscordEmulator) -> None:
+    """The gateway speaks JSON only: an ETF client is refused before the upgrade."""
+    async with aiohttp.ClientSession() as session:
+        with pytest.raises(aiohttp.WSServerHandshakeError) as refused:
+            await session.ws_connect(
+                emu.gateway_url + "?encoding=etf", timeout=aiohttp.ClientWSTimeout(ws_close=BOUND)
+            )
+    assert refused.value.status == 400

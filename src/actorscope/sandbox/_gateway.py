@@ -77,7 +77,13 @@ class Intent(IntFlag):
 
 _ALL_INTENTS = (1 << 26) - 1
 _AUTHENTICATED = "Already authenticated."
-_CONTENT_KEYS = {"content": "", "embeds": [], "attachments": [], "components": []}
+# Sessions without a socket kept for RESUME; older idle ones are forgotten first.
+_MAX_IDLE_SESSIONS = 8
+
+
+def _without_content(data: JSON) -> JSON:
+    """A message as a bot without the MESSAGE_CONTENT intent sees it."""
+    return {**data, "content": "", "embeds": [], "attachments": [], "components": []}
 
 
 class _Socket:
@@ -159,7 +165,9 @@ class Gateway:
     # -- serving --------------------------------------------------------------------------
 
     async def handle(self, request: web.Request) -> web.WebSocketResponse:
-        """One gateway connection, from HELLO to close."""
+        """One gateway connection, from HELLO to close (JSON encoding only, as discord.py uses)."""
+        if request.query.get("encoding", "json") != "json":
+            raise web.HTTPBadRequest(text="the sandbox gateway speaks encoding=json only")
         ws = web.WebSocketResponse(max_msg_size=_MAX_PAYLOAD, autoping=True)
         await ws.prepare(request)
         conn = _Socket(ws, request, compress=request.query.get("compress") == "zlib-stream")
@@ -249,6 +257,7 @@ class Gateway:
             await self._close(conn, CloseCode.INVALID_SHARD, "Invalid shard.")
             return None
         session = Session(secrets.token_hex(16), intents, shard)
+        self._forget_idle()
         self.sessions[session.id] = session
         guilds = [g for g in self.world.guilds.values() if session.covers(g.id)]
         self._record(
@@ -275,6 +284,11 @@ class Gateway:
             self._record(session, "GUILD_CREATE", guild.to_json())
         await self._flush(session, conn, after=0)
         return session
+
+    def _forget_idle(self) -> None:
+        idle = [s.id for s in self.sessions.values() if s.socket is None]
+        for session_id in idle[: max(len(idle) - _MAX_IDLE_SESSIONS + 1, 0)]:
+            del self.sessions[session_id]
 
     async def _resume(self, conn: _Socket, data: object) -> Session | None:
         session = None
@@ -364,7 +378,7 @@ class Gateway:
                 and not session.intents & Intent.MESSAGE_CONTENT
                 and self.world.bot.id not in exempt
             ):
-                body = {**data, **_CONTENT_KEYS}
+                body = _without_content(data)
             await self._send(session, self._record(session, event, body))
 
     def drop_connections(self) -> None:

@@ -544,16 +544,15 @@ class Rest:
     # -- interactions and webhooks -----------------------------------------------------------
 
     def _interaction(self, request: web.Request) -> Interaction:
+        """The interaction a callback (by id) or a follow-up (by token) names, token checked."""
         info = request.match_info
-        key = "interaction_id" if "interaction_id" in info else None
-        interaction = None
-        if key is not None:
-            interaction = self.emu.interactions.get(_snowflake(info[key]))
+        token = info["token"]
+        if "interaction_id" in info:
+            interaction = self.emu.interactions.get(_snowflake(info["interaction_id"]))
         else:
-            interaction = next(
-                (i for i in self.emu.interactions.values() if i.token == info["token"]), None
-            )
-        if interaction is None or interaction.token != info["token"]:
+            found = (i for i in self.emu.interactions.values() if i.token == token)
+            interaction = next(found, None)
+        if interaction is None or interaction.token != token:
             raise _unknown("interaction", 10062)
         return interaction
 
