@@ -96,7 +96,10 @@ def sandbox(
         None, "--token", help="Bot token to accept (default: a random one).", metavar="TOKEN"
     ),
     platform: str = typer.Option(
-        "telegram", "--platform", help="Which platform to emulate: telegram or discord."
+        "telegram",
+        "--platform",
+        help="Which platform to emulate: telegram or discord.",
+        metavar="PLATFORM",
     ),
 ) -> None:
     """Run a Telegram Bot API or Discord emulator on 127.0.0.1 and type as people in its chats."""
