@@ -29,7 +29,7 @@ ACTORSCOPE = Path(sys.executable).parent / "actorscope"
 TIMEOUT = 60.0
 #: What ``--help``, ``--version`` and ``check`` must not import: platform libraries, the
 #: test kit and its emulator.
-HEAVY = ("telegram", "discord", "actorscope.testing")
+HEAVY = ("telegram", "discord", "actorscope.testing", "fastapi", "uvicorn")
 
 
 def ok(result: subprocess.CompletedProcess[str]) -> str:
@@ -66,8 +66,8 @@ def test_help_lists_commands_in_order(run_cli: RunCli, tmp_path: Path) -> None:
     """--help lists the first steps first (demo, run, sandbox), admin after, mcp last."""
     out = ok(run_cli("--help", cwd=tmp_path))
     listed = [line.split()[0] for line in out.split("Commands:")[1].splitlines() if line.strip()]
-    expected = ["demo", "run", "sandbox", "normalize", "agents", "grants", "check", "audit"]
-    assert listed == [*expected, "migrate", "schema", "mcp"]
+    expected = ["demo", "run", "sandbox", "serve", "normalize", "agents", "grants", "check"]
+    assert listed == [*expected, "audit", "keys", "migrate", "schema", "mcp"]
 
 
 #: Every command with options or arguments, as typed after ``actorscope``.

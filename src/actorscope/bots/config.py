@@ -21,6 +21,12 @@
     shard_count = 2                   # optional: see actorscope.channels.discord_shards
     shard_ids = [0]
 
+    [http]                            # `actorscope serve`: the HTTP API and operator console
+    host = "127.0.0.1"
+    port = 8080                       # 0: any free port (printed)
+    agent = "notes"                   # the agent messages go to (default: the top-level agent)
+    handler = "http_bot:handle"       # default: the top-level handler
+
 A handler is ``async def handle(request: RunRequest) -> str | OutboundMessage | None``; it runs
 with the request's identity bound. Every problem is one :class:`~actorscope.errors.ConfigError`.
 """
@@ -51,12 +57,20 @@ from actorscope.channels.telegram_webhook import WEBHOOK_KEYS, WebhookConfig
 from actorscope.errors import ConfigError, IdentityError
 from actorscope.host.runtime import Handler
 
-__all__ = ["BotConfig", "ChannelSection", "load_bot_config", "load_handler", "resolve_token"]
+__all__ = [
+    "BotConfig",
+    "ChannelSection",
+    "HttpSection",
+    "load_bot_config",
+    "load_handler",
+    "resolve_token",
+]
 
 _TOP_KEYS = frozenset(
     {"database", "agent", "tenant", "handler", "owners", "workspace", "shared_dedup"}
 )
 _PLATFORMS = ("telegram", "discord")
+_HTTP_KEYS = frozenset({"host", "port", "agent", "handler"})
 _SECTION_KEYS = {
     "telegram": frozenset({"enabled", *ChannelConfig.model_fields, *WEBHOOK_KEYS}),
     "discord": frozenset({"enabled", *ChannelConfig.model_fields, *SHARD_KEYS}),
@@ -82,6 +96,16 @@ class ChannelSection:
 
 
 @dataclass(frozen=True, slots=True)
+class HttpSection:
+    """The ``[http]`` section: where ``actorscope serve`` listens, which agent and handler."""
+
+    agent: str
+    handler: str
+    host: str = "127.0.0.1"
+    port: int = 8080
+
+
+@dataclass(frozen=True, slots=True)
 class BotConfig:
     """A validated ``actorscope run`` configuration (paths already resolved)."""
 
@@ -97,6 +121,8 @@ class BotConfig:
     discord: ChannelSection | None = None
     #: Claim updates in the shared database; ``None``: on for PostgreSQL, off for SQLite.
     shared_dedup: bool | None = None
+    #: The ``[http]`` section (``actorscope serve``), if any.
+    http: HttpSection | None = None
 
     def sections(self) -> list[ChannelSection]:
         """The enabled platform sections, Telegram first."""
@@ -150,17 +176,52 @@ def _section(document: Mapping[str, Any], platform: str, source: str) -> Channel
     return ChannelSection(config, enabled, webhook, shards)
 
 
-def load_bot_config(path: str | Path) -> BotConfig:
-    """Read and validate a run configuration file."""
+def _http(document: Mapping[str, Any], source: str) -> HttpSection | None:
+    raw = document.get("http")
+    if raw is None:
+        return None
+    where = f"{source} [http]"
+    if not isinstance(raw, Mapping):
+        raise ConfigError(f"{where}: must be a table")
+    unknown = sorted(str(key) for key in set(raw) - _HTTP_KEYS)
+    if unknown:
+        raise ConfigError(f"{where}: unknown key {unknown[0]!r}")
+    port = raw.get("port", 8080)
+    if type(port) is not int or not 0 <= port <= 65535:
+        raise ConfigError(f"{where}: port must be an integer from 0 to 65535, got {port!r}")
+    top_agent = document.get("agent", "main")
+    top_handler = document.get("handler", "")
+    handler = _string(raw, "handler", top_handler if isinstance(top_handler, str) else "", where)
+    if not _HANDLER.fullmatch(handler):
+        raise ConfigError(f"{where}: handler must look like module:function, got {handler!r}")
+    return HttpSection(
+        agent=_name(raw, "agent", top_agent if isinstance(top_agent, str) else "main", where),
+        handler=handler,
+        host=_string(raw, "host", "127.0.0.1", where),
+        port=port,
+    )
+
+
+def load_bot_config(path: str | Path, *, require_bots: bool = True) -> BotConfig:
+    """Read and validate a run configuration file.
+
+    ``require_bots=False`` (``actorscope serve``) accepts a file with only an ``[http]``
+    section, whose handler then stands for the top-level one.
+    """
     path = Path(path)
     source = str(path)
     document = parse_toml(read_text_file(path, ConfigError), source, ConfigError)
-    unknown = sorted(set(document) - _TOP_KEYS - set(_PLATFORMS))
+    unknown = sorted(set(document) - _TOP_KEYS - set(_PLATFORMS) - {"http"})
     if unknown:
         raise ConfigError(f"{source}: unknown key {unknown[0]!r}")
-    if "handler" not in document:
+    http = _http(document, source)
+    if "handler" not in document and (require_bots or http is None):
         raise ConfigError(f"{source}: missing key 'handler' (module:function)")
-    handler = _string(document, "handler", "", source)
+    handler = (
+        _string(document, "handler", "", source)
+        if "handler" in document or http is None
+        else http.handler
+    )
     if not _HANDLER.fullmatch(handler):
         raise ConfigError(f"{source}: handler must look like module:function, got {handler!r}")
     owners = ChannelConfig.from_mapping(
@@ -181,9 +242,12 @@ def load_bot_config(path: str | Path) -> BotConfig:
         telegram=_section(document, "telegram", source),
         discord=_section(document, "discord", source),
         shared_dedup=shared_dedup,
+        http=http,
     )
-    if not config.sections():
+    if require_bots and not config.sections():
         raise ConfigError(f"{source}: no enabled [telegram] or [discord] section")
+    if not require_bots and http is None:
+        raise ConfigError(f"{source}: no [http] section (host, port, agent, handler)")
     return config
 
 

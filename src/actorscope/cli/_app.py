@@ -52,11 +52,13 @@ COMMAND_ORDER: tuple[str, ...] = (
     "demo",
     "run",
     "sandbox",
+    "serve",
     "normalize",
     "agents",
     "grants",
     "check",
     "audit",
+    "keys",
     "migrate",
     "schema",
     "mcp",
@@ -127,12 +129,14 @@ def _register() -> None:
         _agents,
         _demo,
         _grants,
+        _keys,
         _mcp,
         _migrate,
         _normalize,
         _run,
         _sandbox,
         _schema,
+        _serve,
     )
 
 

@@ -298,28 +298,66 @@ class AuditLog:
         agent_id: str | None = None,
         actor_id: str | None = None,
         tenant_id: str | None = None,
+        user_id: str | None = None,
+        action: str | None = None,
+        reason: str | None = None,
+        since: str | None = None,
+        before_id: int | None = None,
         limit: int = 100,
     ) -> list[AuditEntry]:
-        """The newest entries first, optionally for one agent UUID, one actor or one tenant UUID.
+        """The newest entries first, matching every filter given (each compared exactly).
 
-        Rows this log has queued are given up to :data:`SETTLE_WAIT` s to be written first.
+        ``agent_id``/``tenant_id`` are UUIDs, ``actor_id`` who acted, ``user_id`` the scope;
+        ``since`` keeps rows created at or after that ISO time; ``before_id`` keeps rows older
+        than that id (a cursor: the last id of the previous page). Rows this log has queued
+        are given up to :data:`SETTLE_WAIT` s to be written first.
         """
-        if self._writer is not None and not self._writer.done():
-            await asyncio.wait({self._writer}, timeout=SETTLE_WAIT)
-        where: list[str] = []
-        params: list[Any] = []
-        if agent_id is not None:
-            where.append("agent_id = ?")
-            params.append(agent_id)
-        if actor_id is not None:
-            where.append("actor_id = ?")
-            params.append(actor_id)
-        if tenant_id is not None:
-            where.append("tenant_id = ?")
-            params.append(tenant_id)
-        clause = f" WHERE {' AND '.join(where)}" if where else ""
+        await self._settle()
+        clause, params = _where(
+            agent_id=agent_id,
+            actor_id=actor_id,
+            tenant_id=tenant_id,
+            user_id=user_id,
+            action=action,
+            reason=reason,
+            since=since,
+            before_id=before_id,
+        )
         rows = await self._db.fetchall(
             f"SELECT {_COLUMNS} FROM audit_log{clause} ORDER BY id DESC LIMIT ?",
             (*params, max(0, limit)),
         )
         return [_entry(row) for row in rows]
+
+    async def count_by_reason(
+        self, *, since: str, tenant_id: str | None = None, agent_id: str | None = None
+    ) -> dict[str, int]:
+        """How many rows each reason has since ``since`` (ISO time), e.g. denials of the day."""
+        await self._settle()
+        clause, params = _where(tenant_id=tenant_id, agent_id=agent_id, since=since)
+        rows = await self._db.fetchall(
+            f"SELECT reason, COUNT(*) AS n FROM audit_log{clause} GROUP BY reason ORDER BY reason",
+            params,
+        )
+        return {str(row["reason"]): int(row["n"]) for row in rows}
+
+    async def _settle(self) -> None:
+        if self._writer is not None and not self._writer.done():
+            await asyncio.wait({self._writer}, timeout=SETTLE_WAIT)
+
+
+def _where(**filters: str | int | None) -> tuple[str, list[Any]]:
+    """The WHERE clause and parameters of the filters given (column = value; two ranges)."""
+    where: list[str] = []
+    params: list[Any] = []
+    for column, value in filters.items():
+        if value is None:
+            continue
+        if column == "since":
+            where.append("created_at >= ?")
+        elif column == "before_id":
+            where.append("id < ?")
+        else:
+            where.append(f"{column} = ?")
+        params.append(value)
+    return (f" WHERE {' AND '.join(where)}" if where else ""), params

@@ -5,6 +5,9 @@ guild-wide at ``guild:<gid>:*``, and removing one also revokes member-scoped gra
 ``guild:<gid>:user:<uid>``. May manage: configured owners, existing writers, and, only while
 the scope has no writer, the group's platform admins (a callback the channel supplies). The
 last writer cannot be removed. Every outcome is a :class:`WriterDecision` with a reason.
+An HTTP operator (an owner, admin or operator API key, whose user id is no platform id) manages
+as ``operator=<user id>``: they may manage like an owner and are recorded as the actor; every
+other rule (valid target, already a writer, last writer) holds for them too.
 
 A *holder* has a ``file_writer`` allow row for the group; a *writer* is a holder whom the
 policy's own precedence (:meth:`GrantStore.check` over :func:`candidate_scopes` of the
@@ -73,6 +76,7 @@ class WriterRole(StrEnum):
     OWNER = "owner"
     WRITER = "writer"
     PLATFORM_ADMIN = "platform_admin"
+    OPERATOR = "operator"
     NONE = "none"
 
 
@@ -105,6 +109,8 @@ class _Request:
     target: str
     writers: _Writers
     role: WriterRole
+    #: Who is recorded as granting or revoking: the requester, or the HTTP operator.
+    actor: str
 
 
 def writer_scope(user_id: str) -> str | None:
@@ -165,10 +171,16 @@ class WriterManager:
         found = await self._writers(identity, agent_id, scope)
         return found.allowed
 
-    async def add_writer(self, target: str, identity: Identity | None = None) -> WriterDecision:
-        """Grant ``target`` file_writer in the identity's group, if the identity may manage."""
+    async def add_writer(
+        self, target: str, identity: Identity | None = None, *, operator: str = ""
+    ) -> WriterDecision:
+        """Grant ``target`` file_writer in the identity's group, if the identity may manage.
+
+        ``operator``: the user id of an HTTP operator acting in the identity's group (the
+        caller has checked the key's role); they manage like an owner.
+        """
         async with self._lock:
-            request = await self._prepare(target, identity)
+            request = await self._prepare(target, identity, operator)
             if isinstance(request, WriterDecision):
                 return request
             scope, target_id, role = request.scope, request.target, request.role
@@ -179,15 +191,20 @@ class WriterManager:
                 scope=scope,
                 config_type=ConfigType.FILE_WRITER,
                 sender_id=target_id,
-                granted_by=normalize_sender_id(request.identity.sender_id),
+                granted_by=request.actor,
                 metadata={"via": "writers", "manager": str(role)},
             )
             return WriterDecision(True, WriterReason.ADDED, scope, target_id, role)
 
-    async def remove_writer(self, target: str, identity: Identity | None = None) -> WriterDecision:
-        """Revoke ``target``'s writer grants in the identity's group, unless they are the last."""
+    async def remove_writer(
+        self, target: str, identity: Identity | None = None, *, operator: str = ""
+    ) -> WriterDecision:
+        """Revoke ``target``'s writer grants in the identity's group, unless they are the last.
+
+        ``operator`` as in :meth:`add_writer`.
+        """
         async with self._lock:
-            request = await self._prepare(target, identity)
+            request = await self._prepare(target, identity, operator)
             if isinstance(request, WriterDecision):
                 return request
             scope, target_id, role = request.scope, request.target, request.role
@@ -196,7 +213,8 @@ class WriterManager:
                 return WriterDecision(True, outcome, scope, target_id, role)
             if outcome is WriterReason.NOT_A_WRITER:
                 return WriterDecision(False, outcome, scope, target_id, role)
-            return await self._refuse(request.identity, outcome, scope, target_id, role)
+            operator = request.actor if role is WriterRole.OPERATOR else ""
+            return await self._refuse(request.identity, outcome, scope, target_id, role, operator)
 
     async def _remove(self, request: _Request) -> WriterReason:
         """Revoke the target's writer grants unless that leaves the group without a writer.
@@ -231,22 +249,25 @@ class WriterManager:
             # A denied holder's stale row may go; the last writer the policy allows may not.
             if writers.allowed == [target]:
                 return WriterReason.LAST_WRITER
-            actor = normalize_sender_id(identity.sender_id)
-            await self.store.revoke_many(keys, revoked_by=actor, tx=tx)
+            await self.store.revoke_many(keys, revoked_by=request.actor, tx=tx)
         return WriterReason.REMOVED
 
-    async def _prepare(self, target: str, identity: Identity | None) -> WriterDecision | _Request:
+    async def _prepare(
+        self, target: str, identity: Identity | None, operator: str = ""
+    ) -> WriterDecision | _Request:
         """The permitted request, or the refusal (audited)."""
         bound = identity if identity is not None else current_identity()
         none = WriterRole.NONE
         scope = writer_scope(bound.user_id) if bound is not None else None
         if bound is None or scope is None:
-            return await self._refuse(bound, WriterReason.NOT_GROUP_CONTEXT, "", target, none)
+            return await self._refuse(
+                bound, WriterReason.NOT_GROUP_CONTEXT, "", target, none, operator
+            )
         agent_id = _agent_uuid(bound)
         if agent_id is None:
-            return await self._refuse(bound, WriterReason.NO_AGENT, scope, target, none)
+            return await self._refuse(bound, WriterReason.NO_AGENT, scope, target, none, operator)
         writers = await self._writers(bound, agent_id, scope)
-        role = await self._role(bound, agent_id, writers)
+        role = WriterRole.OPERATOR if operator else await self._role(bound, agent_id, writers)
         # Authority before the target: someone who may not manage writers learns only that.
         if role is None:
             reason = WriterReason.MANAGER_NOT_A_PERSON
@@ -255,8 +276,11 @@ class WriterManager:
             return await self._refuse(bound, WriterReason.NOT_AUTHORIZED, scope, str(target), none)
         target_id = normalize_sender_id(target) if isinstance(target, str) else ""
         if not target_id or target_id == ANY or grantee_problem(target_id, scope):
-            return await self._refuse(bound, WriterReason.INVALID_TARGET, scope, target, role)
-        return _Request(bound, scope, agent_id, target_id, writers, role)
+            return await self._refuse(
+                bound, WriterReason.INVALID_TARGET, scope, target, role, operator
+            )
+        actor = operator or normalize_sender_id(bound.sender_id)
+        return _Request(bound, scope, agent_id, target_id, writers, role, actor)
 
     async def _role(
         self, identity: Identity, agent_id: str, writers: _Writers
@@ -348,12 +372,14 @@ class WriterManager:
         scope: str,
         target: str,
         role: WriterRole,
+        operator: str = "",
     ) -> WriterDecision:
         decision = WriterDecision(False, reason, scope, target, role)
+        actor = operator or (identity.actor_id if identity is not None else "")
         await self.store.audit.record(
             AuditEntry(
                 action=AuditAction.WRITER_REFUSED,
-                actor_id=identity.actor_id if identity is not None else "",
+                actor_id=actor,
                 user_id=identity.user_id if identity is not None else "",
                 agent_id=_agent_uuid(identity),
                 tenant_id=identity.tenant_id if identity is not None else None,

@@ -1,0 +1,15 @@
+"""HTTP API and operator console (extra ``http``: FastAPI + uvicorn).
+
+``create_app(db, handler=...)`` returns a FastAPI app a host can serve or mount::
+
+    async with Database.open("actorscope.db") as db:
+        app = create_app(db, handler=handle)
+        await uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=8080)).serve()
+
+``actorscope serve CONFIG`` runs it next to the configured bots.
+"""
+
+from actorscope.http._app import create_app
+from actorscope.http._keys import ROLES, ApiKey, ApiKeyStore, NewKey
+
+__all__ = ["ROLES", "ApiKey", "ApiKeyStore", "NewKey", "create_app"]

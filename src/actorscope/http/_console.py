@@ -1,0 +1,355 @@
+"""The operator console (``/console``): server-rendered pages, no JavaScript needed.
+
+Sign-in takes an owner, admin or operator key. The session cookie (HttpOnly, SameSite=Strict)
+holds the key's id, the time it was issued and an HMAC-SHA256 over both; each request reads
+the key's row again, so a revoked key's session ends at its next request. Every form carries a
+CSRF token, an HMAC of the session cookie; the sign-in form a double-submit token.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+import time
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Form, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from jinja2 import Environment, PackageLoader, select_autoescape
+
+from actorscope.errors import ActorscopeError
+from actorscope.http._api import check_key, operations
+from actorscope.http._guard import Problem
+from actorscope.http._keys import ApiKey
+from actorscope.http._ops import AUDIT_PAGE, Operations
+from actorscope.permissions.scopes import CONFIG_TYPES
+
+__all__ = ["SESSION_COOKIE", "SESSION_SECONDS", "error_page", "is_console", "router"]
+
+SESSION_COOKIE = "actorscope_session"
+LOGIN_COOKIE = "actorscope_login"
+#: Seconds a console session lasts.
+SESSION_SECONDS = 12 * 3600
+_PREFIX = "/console"
+
+_templates = Environment(
+    loader=PackageLoader("actorscope.http", "templates"),
+    autoescape=select_autoescape(default=True, default_for_string=True),
+)
+
+router = APIRouter(prefix=_PREFIX, include_in_schema=False)
+
+
+def is_console(request: Request) -> bool:
+    """True for a console page (errors are shown as pages there, not problem documents)."""
+    root = request.scope.get("root_path", "")
+    return request.url.path.removeprefix(root).startswith(_PREFIX)
+
+
+def _mac(secret: bytes, text: str) -> str:
+    return hmac.new(secret, text.encode(), hashlib.sha256).hexdigest()
+
+
+def _secret(request: Request) -> bytes:
+    secret: bytes = request.app.state.session_secret
+    return secret
+
+
+def _csrf(request: Request) -> str:
+    """The CSRF token of the request's session."""
+    return _mac(_secret(request), "csrf:" + request.cookies.get(SESSION_COOKIE, ""))
+
+
+def _render(
+    request: Request, name: str, status: int = 200, key: ApiKey | None = None, **context: Any
+) -> HTMLResponse:
+    root = request.scope.get("root_path", "")
+    page = _templates.get_template(name).render(
+        base=root + _PREFIX,
+        key=key,
+        csrf=_csrf(request) if key is not None else "",
+        request_path=request.url.path,
+        **context,
+    )
+    return HTMLResponse(page, status_code=status)
+
+
+def error_page(request: Request, problem: Problem) -> Response:
+    """A console page for a refused request (sign-in again for 401)."""
+    if problem.status == 401:
+        return _redirect(request, "/login")
+    key: ApiKey | None = getattr(request.state, "api_key", None)
+    response = _render(
+        request, "error.html", problem.status, key=key, problem=problem, title="Refused"
+    )
+    response.headers.update(problem.headers)
+    return response
+
+
+def _redirect(request: Request, path: str) -> RedirectResponse:
+    root = request.scope.get("root_path", "")
+    return RedirectResponse(root + _PREFIX + path, status_code=303)
+
+
+async def signed_in(request: Request) -> ApiKey:
+    """The operator key of the session cookie (dependency); 401 (back to sign-in) otherwise."""
+    cookie = request.cookies.get(SESSION_COOKIE, "")
+    key_id, _, rest = cookie.partition(".")
+    issued, _, mac = rest.partition(".")
+    expected = _mac(_secret(request), f"{key_id}.{issued}")
+    fresh = issued.isdigit() and time.time() - int(issued) < SESSION_SECONDS
+    if not cookie or not hmac.compare_digest(mac.encode(), expected.encode()) or not fresh:
+        raise Problem(401, "sign in with an operator key")
+    ops = operations(request)
+    try:
+        key = await ops.keys.get(key_id)
+    except ActorscopeError:
+        raise Problem(401, "sign in with an operator key") from None
+    if key.revoked_at is not None or not key.operator:
+        raise Problem(401, "sign in with an operator key")
+    request.state.api_key = key
+    return key
+
+
+async def _form_csrf(request: Request, csrf: Annotated[str, Form()] = "") -> None:
+    """403 unless the form's CSRF token is the session's (dependency of every POST)."""
+    if not hmac.compare_digest(csrf.encode(), _csrf(request).encode()):
+        raise Problem(403, "the form's CSRF token is missing or wrong; reload the page")
+
+
+Operator = Annotated[ApiKey, Depends(signed_in)]
+Ops = Annotated[Operations, Depends(operations)]
+Csrf = Depends(_form_csrf)
+
+
+@router.get("")
+async def home(request: Request) -> Response:
+    """To the agents page."""
+    return _redirect(request, "/agents")
+
+
+@router.get("/login")
+async def login_page(request: Request) -> Response:
+    """The sign-in form, with a fresh double-submit token."""
+    token = secrets.token_urlsafe(24)
+    response = _render(request, "login.html", title="Sign in", login_token=token, message="")
+    _set_cookie(request, response, LOGIN_COOKIE, token, 600)
+    return response
+
+
+@router.post("/login")
+async def login(
+    request: Request,
+    key: Annotated[str, Form()] = "",
+    login_token: Annotated[str, Form()] = "",
+) -> Response:
+    """Sign in with an operator key; sets the session cookie."""
+    expected = request.cookies.get(LOGIN_COOKIE, "")
+    if not expected or not hmac.compare_digest(login_token.encode(), expected.encode()):
+        raise Problem(403, "the sign-in form's token is missing or wrong; reload the page")
+    try:
+        found = await check_key(request, key.strip())
+    except Problem as problem:
+        if problem.status != 401:
+            raise
+        return _login_again(request, "That key is not valid.", 401)
+    if not found.operator:
+        return _login_again(request, f"A {found.role} key cannot use the console.", 403)
+    issued = str(int(time.time()))
+    value = f"{found.id}.{issued}.{_mac(_secret(request), f'{found.id}.{issued}')}"
+    response = _redirect(request, "/agents")
+    _set_cookie(request, response, SESSION_COOKIE, value, SESSION_SECONDS)
+    response.delete_cookie(LOGIN_COOKIE, path=_cookie_path(request))
+    return response
+
+
+def _login_again(request: Request, message: str, status: int) -> Response:
+    token = secrets.token_urlsafe(24)
+    response = _render(
+        request, "login.html", status, title="Sign in", login_token=token, message=message
+    )
+    _set_cookie(request, response, LOGIN_COOKIE, token, 600)
+    return response
+
+
+def _cookie_path(request: Request) -> str:
+    root: str = request.scope.get("root_path", "")
+    return root + _PREFIX
+
+
+def _set_cookie(request: Request, response: Response, name: str, value: str, age: int) -> None:
+    response.set_cookie(
+        name,
+        value,
+        max_age=age,
+        path=_cookie_path(request),
+        httponly=True,
+        samesite="strict",
+        secure=request.url.scheme == "https",
+    )
+
+
+@router.post("/logout", dependencies=[Csrf])
+async def logout(request: Request, key: Operator) -> Response:
+    """End the session."""
+    response = _redirect(request, "/login")
+    response.delete_cookie(SESSION_COOKIE, path=_cookie_path(request))
+    return response
+
+
+@router.get("/agents")
+async def agents_page(request: Request, key: Operator, ops: Ops) -> Response:
+    """The agents of the operator's tenant."""
+    agents = await ops.visible_agents(key)
+    return _render(request, "agents.html", key=key, title="Agents", agents=agents)
+
+
+def _blank(value: str | None) -> str | None:
+    return value.strip() or None if value is not None else None
+
+
+@router.get("/grants")
+async def grants_page(
+    request: Request,
+    key: Operator,
+    ops: Ops,
+    agent: str | None = None,
+    scope: str | None = None,
+    sender_id: str | None = None,
+    config_type: str | None = None,
+    message: str = "",
+) -> Response:
+    """Grants, filtered, with forms to add and remove."""
+    filters = {
+        "agent": _blank(agent),
+        "scope": _blank(scope),
+        "sender_id": _blank(sender_id),
+        "config_type": _blank(config_type),
+    }
+    grants = await ops.list_grants(key, **filters)
+    agents = await ops.visible_agents(key)
+    names = {a.id: a.key for a in agents}
+    return _render(
+        request,
+        "grants.html",
+        key=key,
+        title="Grants",
+        grants=grants,
+        names=names,
+        agents=agents,
+        filters={k: v or "" for k, v in filters.items()},
+        config_types=sorted(CONFIG_TYPES),
+        message=message,
+    )
+
+
+@router.post("/grants/add", dependencies=[Csrf])
+async def grants_add(
+    request: Request,
+    key: Operator,
+    ops: Ops,
+    agent: Annotated[str, Form()],
+    scope: Annotated[str, Form()],
+    sender_id: Annotated[str, Form()],
+    config_type: Annotated[str, Form()],
+    permission: Annotated[str, Form()] = "allow",
+) -> Response:
+    """Add (or replace) a grant, then back to the grants page."""
+    await ops.add_grant(
+        key,
+        agent=agent.strip(),
+        scope=scope.strip(),
+        sender_id=sender_id.strip(),
+        config_type=config_type.strip(),
+        permission=permission,
+    )
+    return _redirect(request, "/grants")
+
+
+@router.post("/grants/remove", dependencies=[Csrf])
+async def grants_remove(
+    request: Request,
+    key: Operator,
+    ops: Ops,
+    agent: Annotated[str, Form()],
+    scope: Annotated[str, Form()],
+    sender_id: Annotated[str, Form()],
+    config_type: Annotated[str, Form()],
+) -> Response:
+    """Remove a grant, then back to the grants page."""
+    await ops.remove_grant(
+        key, agent=agent, scope=scope, sender_id=sender_id, config_type=config_type
+    )
+    return _redirect(request, "/grants")
+
+
+@router.get("/writers")
+async def writers_page(request: Request, key: Operator, ops: Ops) -> Response:
+    """Every group with writers, per agent, with forms to add and remove."""
+    groups = await ops.groups(key)
+    agents = await ops.visible_agents(key)
+    return _render(request, "writers.html", key=key, title="Writers", groups=groups, agents=agents)
+
+
+@router.post("/writers/add", dependencies=[Csrf])
+async def writers_add(
+    request: Request,
+    key: Operator,
+    ops: Ops,
+    agent: Annotated[str, Form()],
+    scope: Annotated[str, Form()],
+    sender_id: Annotated[str, Form()],
+) -> Response:
+    """Add a writer to a group, then back to the writers page."""
+    await ops.add_writer(key, agent.strip(), scope.strip(), sender_id.strip())
+    return _redirect(request, "/writers")
+
+
+@router.post("/writers/remove", dependencies=[Csrf])
+async def writers_remove(
+    request: Request,
+    key: Operator,
+    ops: Ops,
+    agent: Annotated[str, Form()],
+    scope: Annotated[str, Form()],
+    sender_id: Annotated[str, Form()],
+) -> Response:
+    """Remove a writer from a group, then back to the writers page."""
+    await ops.remove_writer(key, agent, scope, sender_id)
+    return _redirect(request, "/writers")
+
+
+@router.get("/audit")
+async def audit_page(
+    request: Request,
+    key: Operator,
+    ops: Ops,
+    reason: str | None = None,
+    scope: str | None = None,
+    sender: str | None = None,
+    action: str | None = None,
+    since: str | None = None,
+    cursor: int | None = None,
+) -> Response:
+    """The audit log, filtered, newest first, with the per-reason count of the last day."""
+    filters = {
+        "reason": _blank(reason),
+        "scope": _blank(scope),
+        "sender": _blank(sender),
+        "action": _blank(action),
+        "since": _blank(since),
+    }
+    page = await ops.audit(key, cursor=cursor, limit=AUDIT_PAGE, **filters)
+    counts = await ops.reasons_last_day(key)
+    agents = {a.id: a.key for a in await ops.visible_agents(key)}
+    return _render(
+        request,
+        "audit.html",
+        key=key,
+        title="Audit log",
+        page=page,
+        counts=counts,
+        names=agents,
+        filters={k: v or "" for k, v in filters.items()},
+    )

@@ -1,0 +1,411 @@
+"""What the API and the console do, once: over the store and policy, as an API key's user.
+
+Each operation takes the caller's :class:`ApiKey`, works inside the key's tenant (and its one
+agent, when the key names one), validates everything before writing, records the key's user
+as the actor of every change, and raises :class:`Problem` for what it refuses.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from actorscope.agents import Agent, AgentRegistry
+from actorscope.context import bind_identity
+from actorscope.errors import (
+    ActorscopeError,
+    ConflictError,
+    GrantError,
+    IdentityError,
+    NotFoundError,
+)
+from actorscope.host import Handler, Host, OutboundSender, Reply
+from actorscope.http._guard import Problem
+from actorscope.http._keys import ApiKey, ApiKeyStore
+from actorscope.identity import HTTP, Identity, PeerKind, SenderKind, http_identity
+from actorscope.messages import InboundMessage, OutboundMessage, RunRequest
+from actorscope.permissions import (
+    AuditEntry,
+    Grant,
+    GrantStore,
+    Permission,
+    WriterManager,
+    WriterReason,
+    writer_scope,
+)
+from actorscope.permissions.scopes import (
+    ConfigType,
+    parse_config_type,
+    parse_grant_scope,
+    parse_grantee,
+    parse_permission,
+)
+from actorscope.propagation import MessageBus, OriginSigner
+from actorscope.store import Database
+
+__all__ = ["AUDIT_PAGE", "AuditPage", "Operations", "problem_for"]
+
+#: Audit rows per page unless the caller asks for fewer (at most this many).
+AUDIT_PAGE = 100
+#: The longest message content accepted (characters).
+MAX_CONTENT = 32_000
+
+
+def problem_for(exc: ActorscopeError) -> Problem:
+    """The HTTP problem for an actorscope error: 404, 409, 422, or 503 for the store."""
+    if isinstance(exc, NotFoundError):
+        return Problem(404, str(exc))
+    if isinstance(exc, ConflictError):
+        return Problem(409, str(exc))
+    if isinstance(exc, GrantError | IdentityError):
+        return Problem(422, str(exc))
+    return Problem(503, "the store cannot answer now")
+
+
+@dataclass(frozen=True, slots=True)
+class AuditPage:
+    """One page of the audit log, newest first, and the cursor of the next (or ``None``)."""
+
+    entries: list[AuditEntry]
+    next_cursor: int | None
+
+
+class _Discard(OutboundSender):
+    """The ``http`` channel's sender: replies are answered in the response, not sent."""
+
+    async def send(self, msg: OutboundMessage) -> None:
+        """Nothing to deliver: :meth:`Host.process` returns the replies."""
+
+
+def _with_role(handler: Handler, role: str) -> Handler:
+    """``handler`` run with the API key's role on the request and the bound identity."""
+
+    async def run(request: RunRequest) -> Reply:
+        request = request.model_copy(update={"role": role})
+        with bind_identity(request.identity()):
+            return await handler(request)
+
+    return run
+
+
+def _chat_id(user_id: str, session: str) -> str:
+    """A numeric chat id for the user's session (session keys need one): stable, per user."""
+    digest = hashlib.sha256(f"{user_id}\0{session}".encode()).hexdigest()
+    return str(int(digest[:15], 16) + 1)
+
+
+class Operations:
+    """The API's and the console's operations over one database."""
+
+    def __init__(
+        self,
+        db: Database,
+        *,
+        handler: Handler | None = None,
+        agent: str | None = None,
+        signer: OriginSigner | None = None,
+    ) -> None:
+        self.db = db
+        self.keys = ApiKeyStore(db)
+        self.grants = GrantStore(db)
+        self.agents = AgentRegistry(db)
+        self.writers = WriterManager(self.grants)
+        self.handler = handler
+        self.served_agent = agent
+        self.signer = signer or OriginSigner()
+        self._bus = MessageBus()
+
+    # -- who and which agent -------------------------------------------------------------
+
+    @staticmethod
+    def require_operator(key: ApiKey) -> None:
+        """403 unless the key's role is owner, admin or operator."""
+        if not key.operator:
+            raise Problem(403, f"role {key.role!r} may not use operator endpoints")
+
+    async def agent(self, key: ApiKey, name: str) -> Agent:
+        """The live agent ``name`` (key or UUID) in the key's tenant; 404, or 403 for another
+        agent than the key's own."""
+        try:
+            found = await self.agents.resolve(name, key.tenant_id)
+        except ActorscopeError as exc:
+            raise problem_for(exc) from None
+        if key.agent_id is not None and found.id != key.agent_id:
+            raise Problem(403, f"this key may use only its own agent, not {name!r}")
+        return found
+
+    async def visible_agents(self, key: ApiKey) -> list[Agent]:
+        """The agents the key sees: its tenant's, or only its own agent."""
+        agents = await self.agents.list(key.tenant_id)
+        return [a for a in agents if key.agent_id is None or a.id == key.agent_id]
+
+    # -- messages --------------------------------------------------------------------------
+
+    async def message(
+        self, key: ApiKey, agent_name: str, content: str, session: str = ""
+    ) -> dict[str, Any]:
+        """Run the handler for one message with the key's HTTP identity; its replies."""
+        found = await self.agent(key, agent_name)
+        if self.handler is None:
+            raise Problem(503, "no handler is configured for messages")
+        if self.served_agent is not None and self.served_agent not in (found.key, found.id):
+            raise Problem(404, f"agent {found.key!r} is not served here")
+        if len(content) > MAX_CONTENT:
+            raise Problem(422, f"content is longer than {MAX_CONTENT} characters")
+        identity = http_identity(key.user_id, role=key.role, tenant_id=key.tenant_id)
+        host = Host(
+            _with_role(self.handler, key.role),
+            bus=self._bus,
+            signer=self.signer,
+            senders={HTTP: _Discard()},
+            agent_key=found.key,
+            agent_id=found.id,
+            tenant_id=found.tenant_id,
+        )
+        message_id = uuid.uuid4().hex
+        msg = InboundMessage(
+            channel=HTTP,
+            sender_id=identity.sender_id,
+            chat_id=_chat_id(key.user_id, session),
+            content=content,
+            peer_kind=PeerKind.DIRECT,
+            user_id=identity.user_id,
+            sender_kind=SenderKind.NONE,
+            message_id=message_id,
+            tenant_id=found.tenant_id,
+            agent_id=found.id,
+        )
+        replies = await host.process(msg)
+        return {
+            "agent": found.key,
+            "message_id": message_id,
+            "replies": [{"content": r.content, "metadata": dict(r.metadata)} for r in replies],
+            "reply": replies[0].content if replies else None,
+        }
+
+    # -- grants ------------------------------------------------------------------------------
+
+    async def list_grants(
+        self,
+        key: ApiKey,
+        *,
+        agent: str | None = None,
+        scope: str | None = None,
+        sender_id: str | None = None,
+        config_type: str | None = None,
+    ) -> list[Grant]:
+        """Grants of the key's tenant (and agent) matching the filters."""
+        self.require_operator(key)
+        agent_id: str | None = key.agent_id
+        if agent is not None:
+            agent_id = (await self.agent(key, agent)).id
+        try:
+            return await self.grants.list(
+                agent_id=agent_id,
+                tenant_id=key.tenant_id,
+                scope=scope,
+                sender_id=sender_id,
+                config_type=config_type,
+            )
+        except ActorscopeError as exc:
+            raise problem_for(exc) from None
+
+    async def add_grant(
+        self,
+        key: ApiKey,
+        *,
+        agent: str,
+        scope: str,
+        sender_id: str,
+        config_type: str,
+        permission: str = Permission.ALLOW,
+    ) -> Grant:
+        """Create or replace a grant; audited with the key's user as the actor."""
+        self.require_operator(key)
+        try:
+            parse_grant_scope(scope)
+            parse_config_type(config_type)
+            parse_grantee(sender_id, scope)
+            parse_permission(permission)
+        except ActorscopeError as exc:
+            raise problem_for(exc) from None
+        found = await self.agent(key, agent)
+        return await self.grants.grant(
+            agent_id=found.id,
+            scope=scope,
+            config_type=config_type,
+            sender_id=sender_id,
+            permission=permission,
+            granted_by=key.user_id,
+            metadata={"via": "http"},
+        )
+
+    async def remove_grant(
+        self, key: ApiKey, *, agent: str, scope: str, sender_id: str, config_type: str
+    ) -> Grant:
+        """Remove a grant (404 if there is none); audited with the key's user as the actor."""
+        self.require_operator(key)
+        try:
+            parse_grant_scope(scope)
+            parse_config_type(config_type)
+            grantee = parse_grantee(sender_id, scope)
+        except ActorscopeError as exc:
+            raise problem_for(exc) from None
+        found = await self.agent(key, agent)
+        current = await self.grants.list(
+            agent_id=found.id, scope=scope, config_type=config_type, sender_id=grantee
+        )
+        if not current:
+            raise Problem(404, f"no grant of {config_type} for {grantee} in {scope}")
+        await self.grants.revoke(
+            agent_id=found.id,
+            scope=scope,
+            config_type=config_type,
+            sender_id=grantee,
+            revoked_by=key.user_id,
+        )
+        return current[0]
+
+    # -- writers -----------------------------------------------------------------------------
+
+    @staticmethod
+    def group(scope: str) -> str:
+        """The group a writer scope names (``group:<ch>:<chat>``, ``guild:<gid>:*`` or a member
+        scope of a guild); 422 for anything else."""
+        try:
+            parse_grant_scope(scope)
+        except GrantError as exc:
+            raise Problem(422, f"scope: {exc}") from None
+        where = writer_scope(scope)
+        if where is None or "*" in where.removesuffix(":*"):
+            raise Problem(422, f"scope: {scope!r} is not the scope of one group")
+        return where
+
+    def _group_identity(self, key: ApiKey, agent: Agent, scope: str) -> Identity:
+        return Identity(
+            user_id=scope,
+            sender_id="",
+            channel=HTTP,
+            peer_kind=PeerKind.GROUP,
+            sender_kind=SenderKind.NONE,
+            role=key.role,
+            tenant_id=agent.tenant_id,
+            agent_id=agent.id,
+        )
+
+    async def list_writers(self, key: ApiKey, agent: str, scope: str) -> list[str]:
+        """The writers of one group, as the chat command ``/writers`` lists them."""
+        self.require_operator(key)
+        where = self.group(scope)
+        found = await self.agent(key, agent)
+        return await self.writers.writers(self._group_identity(key, found, where))
+
+    async def add_writer(self, key: ApiKey, agent: str, scope: str, sender_id: str) -> None:
+        """Make ``sender_id`` a writer of the group; 409 if they already are."""
+        self.require_operator(key)
+        where = self.group(scope)
+        try:
+            target = parse_grantee(sender_id, where)
+        except GrantError as exc:
+            raise Problem(422, f"sender_id: {exc}") from None
+        if target == "*":
+            raise Problem(422, "sender_id: a writer is one person, not '*'")
+        found = await self.agent(key, agent)
+        identity = self._group_identity(key, found, where)
+        decision = await self.writers.add_writer(target, identity, operator=key.user_id)
+        if decision.reason is WriterReason.ALREADY_WRITER:
+            raise Problem(409, f"{target} is already a writer of {where}")
+        if not decision.ok:
+            raise Problem(422, f"not added: {decision.reason}")
+
+    async def remove_writer(self, key: ApiKey, agent: str, scope: str, sender_id: str) -> None:
+        """Remove a writer; 404 if not one, 409 for the group's last writer."""
+        self.require_operator(key)
+        where = self.group(scope)
+        try:
+            target = parse_grantee(sender_id, where)
+        except GrantError as exc:
+            raise Problem(422, f"sender_id: {exc}") from None
+        found = await self.agent(key, agent)
+        identity = self._group_identity(key, found, where)
+        decision = await self.writers.remove_writer(target, identity, operator=key.user_id)
+        if decision.reason is WriterReason.NOT_A_WRITER:
+            raise Problem(404, f"{target} is not a writer of {where}")
+        if decision.reason is WriterReason.LAST_WRITER:
+            raise Problem(409, f"{target} is the last writer of {where}; add another first")
+        if not decision.ok:
+            raise Problem(422, f"not removed: {decision.reason}")
+
+    async def groups(self, key: ApiKey) -> list[tuple[Agent, str, list[str]]]:
+        """Every (agent, group, writers) the key sees: groups with a file_writer allow row."""
+        self.require_operator(key)
+        seen: list[tuple[Agent, str, list[str]]] = []
+        for agent in await self.visible_agents(key):
+            rows = await self.grants.list(agent_id=agent.id, config_type=ConfigType.FILE_WRITER)
+            scopes = sorted(
+                {
+                    where
+                    for grant in rows
+                    if grant.permission == Permission.ALLOW
+                    and (where := writer_scope(grant.scope)) is not None
+                    and "*" not in where.removesuffix(":*")
+                }
+            )
+            for where in scopes:
+                identity = self._group_identity(key, agent, where)
+                seen.append((agent, where, await self.writers.writers(identity)))
+        return seen
+
+    # -- audit -------------------------------------------------------------------------------
+
+    async def audit(
+        self,
+        key: ApiKey,
+        *,
+        reason: str | None = None,
+        scope: str | None = None,
+        sender: str | None = None,
+        action: str | None = None,
+        since: str | None = None,
+        cursor: int | None = None,
+        limit: int = AUDIT_PAGE,
+    ) -> AuditPage:
+        """One page of the tenant's (or the key's agent's) audit log, newest first."""
+        self.require_operator(key)
+        since_text = None if since is None else _iso(since)
+        entries = await self.grants.audit.list(
+            tenant_id=key.tenant_id,
+            agent_id=key.agent_id,
+            reason=reason,
+            user_id=scope,
+            actor_id=sender,
+            action=action,
+            since=since_text,
+            before_id=cursor,
+            limit=limit + 1,
+        )
+        more = len(entries) > limit
+        entries = entries[:limit]
+        return AuditPage(entries, entries[-1].id if more and entries else None)
+
+    async def reasons_last_day(self, key: ApiKey) -> dict[str, int]:
+        """How many audit rows each reason has over the last 24 hours."""
+        self.require_operator(key)
+        since = (datetime.now(UTC) - timedelta(days=1)).isoformat(timespec="microseconds")
+        return await self.grants.audit.count_by_reason(
+            since=since, tenant_id=key.tenant_id, agent_id=key.agent_id
+        )
+
+
+def _iso(value: str) -> str:
+    """An ISO 8601 time as stored (UTC, microseconds); 422 for anything else."""
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError:
+        raise Problem(422, f"since: not an ISO 8601 time: {value!r}") from None
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=UTC)
+    return parsed.astimezone(UTC).isoformat(timespec="microseconds")

@@ -1,0 +1,129 @@
+"""``actorscope serve``: the API and console under uvicorn, next to the configured bots.
+
+The caller binds the listening socket (so a busy port is one clear error before anything
+starts); :func:`serve` opens the database, finds (or creates) the ``[http]`` agent, runs
+uvicorn on the socket and, when the file has enabled bot sections, ``run_bots`` beside it,
+until ``stop`` is set (SIGINT / SIGTERM set it when ``handle_signals``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+import socket
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import AsyncExitStack
+
+import uvicorn
+
+from actorscope.agents import Agent, AgentRegistry
+from actorscope.bots.app import owner_aware, run_bots
+from actorscope.bots.config import BotConfig, HttpSection, load_handler
+from actorscope.bots.services import BotServices
+from actorscope.errors import AgentNotFoundError, ConfigError
+from actorscope.http._app import create_app
+from actorscope.permissions import GrantStore, PermissionPolicy
+from actorscope.store import Database
+from actorscope.tools.workspace import Workspace
+
+__all__ = ["STARTUP_WAIT", "bind", "serve"]
+
+#: Seconds uvicorn may take to start answering.
+STARTUP_WAIT = 10.0
+_TICK = 0.02
+
+
+class _Server(uvicorn.Server):
+    """uvicorn's server without its own signal handlers: :func:`serve` owns SIGINT/SIGTERM."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        """Install nothing (uvicorn's public hook; the caller's stop event ends the server)."""
+        yield
+
+
+def bind(section: HttpSection) -> socket.socket:
+    """A listening TCP socket at the section's host and port; ``OSError`` if it cannot be had."""
+    infos = socket.getaddrinfo(section.host, section.port, type=socket.SOCK_STREAM)
+    family, kind, proto, _, address = infos[0]
+    sock = socket.socket(family, kind, proto)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
+        sock.listen(128)
+    except OSError:
+        sock.close()
+        raise
+    sock.setblocking(False)
+    return sock
+
+
+async def _agent(db: Database, section: HttpSection, tenant: str) -> Agent:
+    registry = AgentRegistry(db)
+    try:
+        return await registry.resolve(section.agent, tenant)
+    except AgentNotFoundError:
+        return await registry.create(section.agent, tenant)
+
+
+async def serve(
+    config: BotConfig,
+    sock: socket.socket,
+    *,
+    out: Callable[[str], None] = print,
+    stop: asyncio.Event | None = None,
+    handle_signals: bool = True,
+    env: Mapping[str, str] | None = None,
+    source: str = "",
+) -> None:
+    """Serve the API and console on ``sock`` (and run the bots) until ``stop`` is set."""
+    section = config.http
+    if section is None:
+        raise ConfigError(f"{source or 'the configuration'}: no [http] section")
+    handler = load_handler(section.handler, config.base_dir)
+    stop = stop if stop is not None else asyncio.Event()
+    loop = asyncio.get_running_loop()
+    async with AsyncExitStack() as stack:
+        signals = (signal.SIGINT, signal.SIGTERM) if handle_signals else ()
+        for sig in signals:
+            loop.add_signal_handler(sig, stop.set)
+            stack.callback(loop.remove_signal_handler, sig)
+        db = await stack.enter_async_context(Database.open(config.database))
+        agent = await _agent(db, section, config.tenant)
+        grants = GrantStore(db)
+        workspace = Workspace(config.workspace, legacy_tenant=agent.tenant_id)
+        services = BotServices(db, agent, grants, PermissionPolicy(grants), workspace)
+        app = create_app(db, handler=owner_aware(handler, frozenset(), services), agent=agent.key)
+        server = _Server(uvicorn.Config(app, lifespan="off", log_level="warning"))
+        serving = asyncio.create_task(server.serve(sockets=[sock]))
+        bots = (
+            asyncio.create_task(
+                run_bots(config, env=env, out=out, stop=stop, handle_signals=False, source=source)
+            )
+            if config.sections()
+            else None
+        )
+        try:
+            for _ in range(int(STARTUP_WAIT / _TICK)):
+                if server.started or serving.done():
+                    break
+                await asyncio.sleep(_TICK)
+            host, port = sock.getsockname()[:2]
+            where = f"http://{host}:{port}" if ":" not in host else f"http://[{host}]:{port}"
+            out(f"HTTP API on {where}/v1 (docs {where}/docs), console on {where}/console")
+            out(f"messages go to agent {agent.key!r}; Ctrl-C to stop")
+            waiters: set[asyncio.Task[object]] = {serving, asyncio.create_task(stop.wait())}
+            if bots is not None:
+                waiters.add(bots)
+            await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            stop.set()
+            server.should_exit = True
+            await asyncio.wait({serving})
+            if bots is not None:
+                await asyncio.wait({bots})
+        for task in (serving, bots):
+            if task is not None and task.exception() is not None:
+                raise task.exception()  # type: ignore[misc]  # checked not None just above
+    out("stopped")
