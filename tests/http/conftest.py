@@ -69,3 +69,30 @@ async def row_counts(db: Database) -> dict[str, int]:
     assert used is not None
     counts["api_keys.last_used_at"] = int(used["n"])
     return counts
+
+
+@pytest.fixture
+async def live_server(app: FastAPI) -> AsyncIterator[str]:
+    """The app under a real uvicorn on 127.0.0.1 (a free port); yields its base URL."""
+    import asyncio
+
+    import uvicorn
+
+    from actorscope.bots.config import HttpSection
+    from actorscope.http._serve import bind
+
+    sock = bind(HttpSection(agent="main", handler="x:y", host="127.0.0.1", port=0))
+    server = uvicorn.Server(uvicorn.Config(app, lifespan="off", log_level="warning"))
+    task = asyncio.create_task(server.serve(sockets=[sock]))
+    try:
+        for _ in range(500):  # at most 10 s
+            if server.started or task.done():
+                break
+            await asyncio.sleep(0.02)
+        assert server.started, "uvicorn did not start"
+        host, port = sock.getsockname()[:2]
+        yield f"http://{host}:{port}"
+    finally:
+        server.should_exit = True
+        await asyncio.wait({task}, timeout=10)
+        sock.close()

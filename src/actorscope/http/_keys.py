@@ -236,7 +236,6 @@ class ApiKeyStore:
                 user_id=key.user_id,
                 agent_id=key.agent_id,
                 tenant_id=key.tenant_id,
-                reason=key.role,
                 detail={"key": key.prefix, "role": key.role},
             ),
             tx,

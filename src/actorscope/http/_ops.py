@@ -28,6 +28,7 @@ from actorscope.http._keys import ApiKey, ApiKeyStore
 from actorscope.identity import HTTP, Identity, PeerKind, SenderKind, http_identity
 from actorscope.messages import InboundMessage, OutboundMessage, RunRequest
 from actorscope.permissions import (
+    AuditAction,
     AuditEntry,
     Grant,
     GrantStore,
@@ -50,6 +51,8 @@ __all__ = ["AUDIT_PAGE", "AuditPage", "Operations", "problem_for"]
 
 #: Audit rows per page unless the caller asks for fewer (at most this many).
 AUDIT_PAGE = 100
+#: The audit actions that record a refusal or a fail-open allow (the console counts them).
+REFUSALS = (AuditAction.CHECK_DENY, AuditAction.CHECK_FAIL_OPEN, AuditAction.WRITER_REFUSED)
 #: The longest message content accepted (characters).
 MAX_CONTENT = 32_000
 
@@ -392,11 +395,11 @@ class Operations:
         return AuditPage(entries, entries[-1].id if more and entries else None)
 
     async def reasons_last_day(self, key: ApiKey) -> dict[str, int]:
-        """How many audit rows each reason has over the last 24 hours."""
+        """How many refusals (and fail-open allows) each reason has over the last 24 hours."""
         self.require_operator(key)
         since = (datetime.now(UTC) - timedelta(days=1)).isoformat(timespec="microseconds")
         return await self.grants.audit.count_by_reason(
-            since=since, tenant_id=key.tenant_id, agent_id=key.agent_id
+            since=since, tenant_id=key.tenant_id, agent_id=key.agent_id, actions=REFUSALS
         )
 
 

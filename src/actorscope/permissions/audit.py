@@ -15,7 +15,7 @@ import asyncio
 import json
 import logging
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -330,11 +330,21 @@ class AuditLog:
         return [_entry(row) for row in rows]
 
     async def count_by_reason(
-        self, *, since: str, tenant_id: str | None = None, agent_id: str | None = None
+        self,
+        *,
+        since: str,
+        tenant_id: str | None = None,
+        agent_id: str | None = None,
+        actions: Sequence[str] = (),
     ) -> dict[str, int]:
-        """How many rows each reason has since ``since`` (ISO time), e.g. denials of the day."""
+        """How many rows each reason has since ``since`` (ISO time), of ``actions`` only if
+        given: e.g. the day's denials by reason."""
         await self._settle()
         clause, params = _where(tenant_id=tenant_id, agent_id=agent_id, since=since)
+        if actions:
+            marks = ", ".join("?" * len(actions))
+            clause += f" {'AND' if clause else 'WHERE'} action IN ({marks})"
+            params += [str(action) for action in actions]
         rows = await self._db.fetchall(
             f"SELECT reason, COUNT(*) AS n FROM audit_log{clause} GROUP BY reason ORDER BY reason",
             params,
