@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 
 import httpx
 import pytest
 from fastapi import FastAPI
 
 from actorscope.agents import Agent
+from actorscope.bots.config import HttpSection
 from actorscope.context import current_identity
 from actorscope.http import ROLES, ApiKeyStore, create_app
+from actorscope.http._serve import bind, running, url_of
 from actorscope.messages import RunRequest
 from actorscope.store import Database
 
@@ -74,25 +77,16 @@ async def row_counts(db: Database) -> dict[str, int]:
 @pytest.fixture
 async def live_server(app: FastAPI) -> AsyncIterator[str]:
     """The app under a real uvicorn on 127.0.0.1 (a free port); yields its base URL."""
-    import asyncio
+    async with serving(app) as url:
+        yield url
 
-    import uvicorn
 
-    from actorscope.bots.config import HttpSection
-    from actorscope.http._serve import bind
-
-    sock = bind(HttpSection(agent="main", handler="x:y", host="127.0.0.1", port=0))
-    server = uvicorn.Server(uvicorn.Config(app, lifespan="off", log_level="warning"))
-    task = asyncio.create_task(server.serve(sockets=[sock]))
+@asynccontextmanager
+async def serving(app: FastAPI) -> AsyncIterator[str]:
+    """``app`` under uvicorn on a free port of 127.0.0.1 for the block; its base URL."""
+    sock = bind(HttpSection(agent="main", handler="unused:handler", host="127.0.0.1", port=0))
     try:
-        for _ in range(500):  # at most 10 s
-            if server.started or task.done():
-                break
-            await asyncio.sleep(0.02)
-        assert server.started, "uvicorn did not start"
-        host, port = sock.getsockname()[:2]
-        yield f"http://{host}:{port}"
+        async with running(app, sock):
+            yield url_of(sock)
     finally:
-        server.should_exit = True
-        await asyncio.wait({task}, timeout=10)
         sock.close()

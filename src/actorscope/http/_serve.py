@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 import signal
 import socket
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from contextlib import AsyncExitStack
 
 import uvicorn
@@ -23,11 +23,12 @@ from actorscope.bots.config import BotConfig, HttpSection, load_handler
 from actorscope.bots.services import BotServices
 from actorscope.errors import AgentNotFoundError, ConfigError
 from actorscope.http._app import create_app
+from actorscope.http._guard import ASGIApp
 from actorscope.permissions import GrantStore, PermissionPolicy
 from actorscope.store import Database
 from actorscope.tools.workspace import Workspace
 
-__all__ = ["STARTUP_WAIT", "bind", "serve"]
+__all__ = ["STARTUP_WAIT", "bind", "running", "serve", "url_of"]
 
 #: Seconds uvicorn may take to start answering.
 STARTUP_WAIT = 10.0
@@ -41,6 +42,36 @@ class _Server(uvicorn.Server):
     def capture_signals(self) -> Iterator[None]:
         """Install nothing (uvicorn's public hook; the caller's stop event ends the server)."""
         yield
+
+
+@contextlib.asynccontextmanager
+async def running(app: ASGIApp, sock: socket.socket) -> AsyncIterator[uvicorn.Server]:
+    """``app`` under uvicorn on ``sock`` until the block ends; waits (bounded) until it answers.
+
+    The server installs no signal handlers (its owner stops it); the block's exit stops it
+    and waits up to :data:`STARTUP_WAIT` seconds for it to finish.
+    """
+    server = _Server(uvicorn.Config(app, lifespan="off", log_level="warning"))
+    serving = asyncio.create_task(server.serve(sockets=[sock]))
+    try:
+        for _ in range(int(STARTUP_WAIT / _TICK)):
+            if server.started or serving.done():
+                break
+            await asyncio.sleep(_TICK)
+        if not server.started:
+            if serving.done() and serving.exception() is not None:
+                raise ConfigError(f"the HTTP server did not start: {serving.exception()}")
+            raise ConfigError(f"the HTTP server did not start within {STARTUP_WAIT:g}s")
+        yield server
+    finally:
+        server.should_exit = True
+        await asyncio.wait({serving}, timeout=STARTUP_WAIT)
+
+
+def url_of(sock: socket.socket) -> str:
+    """``http://host:port`` of a listening socket."""
+    host, port = sock.getsockname()[:2]
+    return f"http://{host}:{port}" if ":" not in host else f"http://[{host}]:{port}"
 
 
 def bind(section: HttpSection) -> socket.socket:
@@ -95,8 +126,7 @@ async def serve(
         workspace = Workspace(config.workspace, legacy_tenant=agent.tenant_id)
         services = BotServices(db, agent, grants, PermissionPolicy(grants), workspace)
         app = create_app(db, handler=owner_aware(handler, frozenset(), services), agent=agent.key)
-        server = _Server(uvicorn.Config(app, lifespan="off", log_level="warning"))
-        serving = asyncio.create_task(server.serve(sockets=[sock]))
+        await stack.enter_async_context(running(app, sock))
         bots = (
             asyncio.create_task(
                 run_bots(config, env=env, out=out, stop=stop, handle_signals=False, source=source)
@@ -104,26 +134,21 @@ async def serve(
             if config.sections()
             else None
         )
+        stopping = asyncio.create_task(stop.wait())
         try:
-            for _ in range(int(STARTUP_WAIT / _TICK)):
-                if server.started or serving.done():
-                    break
-                await asyncio.sleep(_TICK)
-            host, port = sock.getsockname()[:2]
-            where = f"http://{host}:{port}" if ":" not in host else f"http://[{host}]:{port}"
+            where = url_of(sock)
             out(f"HTTP API on {where}/v1 (docs {where}/docs), console on {where}/console")
             out(f"messages go to agent {agent.key!r}; Ctrl-C to stop")
-            waiters: set[asyncio.Task[object]] = {serving, asyncio.create_task(stop.wait())}
+            waiters: set[asyncio.Task[object]] = {stopping}
             if bots is not None:
                 waiters.add(bots)
             await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
         finally:
             stop.set()
-            server.should_exit = True
-            await asyncio.wait({serving})
+            stopping.cancel()
             if bots is not None:
                 await asyncio.wait({bots})
-        for task in (serving, bots):
-            if task is not None and task.exception() is not None:
-                raise task.exception()  # type: ignore[misc]  # checked not None just above
+        failed = None if bots is None else bots.exception()
+        if failed is not None:
+            raise failed
     out("stopped")
