@@ -16,6 +16,8 @@ $(STAMP): pyproject.toml
 
 demo: $(STAMP)
 	$(BIN)/actorscope demo
+	@echo "Console on the demo database: $(BIN)/actorscope keys add --db actorscope-demo.db --tenant default --user you --role operator"
+	@echo "  then $(BIN)/actorscope serve examples/console.toml and open http://127.0.0.1:8080/console with that key"
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

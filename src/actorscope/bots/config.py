@@ -25,7 +25,7 @@
     host = "127.0.0.1"
     port = 8080                       # 0: any free port (printed)
     agent = "notes"                   # the agent messages go to (default: the top-level agent)
-    handler = "http_bot:handle"       # default: the top-level handler
+    handler = "http_bot:handle"       # default: the top-level one; none: no messages
 
 A handler is ``async def handle(request: RunRequest) -> str | OutboundMessage | None``; it runs
 with the request's identity bound. Every problem is one :class:`~actorscope.errors.ConfigError`.
@@ -191,8 +191,11 @@ def _http(document: Mapping[str, Any], source: str) -> HttpSection | None:
         raise ConfigError(f"{where}: port must be an integer from 0 to 65535, got {port!r}")
     top_agent = document.get("agent", "main")
     top_handler = document.get("handler", "")
-    handler = _string(raw, "handler", top_handler if isinstance(top_handler, str) else "", where)
-    if not _HANDLER.fullmatch(handler):
+    handler = raw.get("handler", top_handler)
+    if not isinstance(handler, str):
+        raise ConfigError(f"{where}: handler must be a string (module:function)")
+    # No handler at all: the API answers everything but messages (the console needs none).
+    if handler and not _HANDLER.fullmatch(handler):
         raise ConfigError(f"{where}: handler must look like module:function, got {handler!r}")
     return HttpSection(
         agent=_name(raw, "agent", top_agent if isinstance(top_agent, str) else "main", where),
@@ -222,7 +225,7 @@ def load_bot_config(path: str | Path, *, require_bots: bool = True) -> BotConfig
         if "handler" in document or http is None
         else http.handler
     )
-    if not _HANDLER.fullmatch(handler):
+    if (handler or require_bots) and not _HANDLER.fullmatch(handler):
         raise ConfigError(f"{source}: handler must look like module:function, got {handler!r}")
     owners = ChannelConfig.from_mapping(
         {"platform": "telegram", "owners": document.get("owners", [])}, source=source

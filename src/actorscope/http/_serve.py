@@ -112,7 +112,7 @@ async def serve(
     section = config.http
     if section is None:
         raise ConfigError(f"{source or 'the configuration'}: no [http] section")
-    handler = load_handler(section.handler, config.base_dir)
+    handler = load_handler(section.handler, config.base_dir) if section.handler else None
     stop = stop if stop is not None else asyncio.Event()
     loop = asyncio.get_running_loop()
     async with AsyncExitStack() as stack:
@@ -125,7 +125,8 @@ async def serve(
         grants = GrantStore(db)
         workspace = Workspace(config.workspace, legacy_tenant=agent.tenant_id)
         services = BotServices(db, agent, grants, PermissionPolicy(grants), workspace)
-        app = create_app(db, handler=owner_aware(handler, frozenset(), services), agent=agent.key)
+        bound = None if handler is None else owner_aware(handler, frozenset(), services)
+        app = create_app(db, handler=bound, agent=agent.key)
         await stack.enter_async_context(running(app, sock))
         bots = (
             asyncio.create_task(
@@ -138,7 +139,8 @@ async def serve(
         try:
             where = url_of(sock)
             out(f"HTTP API on {where}/v1 (docs {where}/docs), console on {where}/console")
-            out(f"messages go to agent {agent.key!r}; Ctrl-C to stop")
+            target = f"agent {agent.key!r}" if handler is not None else "no handler (503)"
+            out(f"messages go to {target}; Ctrl-C to stop")
             waiters: set[asyncio.Task[object]] = {stopping}
             if bots is not None:
                 waiters.add(bots)

@@ -157,3 +157,14 @@ def test_serve_needs_an_http_section(tmp_path: Path) -> None:
     path.write_text('handler = "m:f"\n')
     with pytest.raises(ConfigError, match=r"no \[http\] section"):
         load_bot_config(path, require_bots=False)
+
+
+def test_the_console_example_serves_the_demo_database_without_a_handler() -> None:
+    """examples/console.toml: [http] only, no handler; `actorscope run` still needs one."""
+    example = Path(__file__).parents[2] / "examples" / "console.toml"
+    config = load_bot_config(example, require_bots=False)
+    assert config.http is not None
+    assert (config.http.handler, config.http.agent, config.http.port) == ("", "demo", 8080)
+    assert config.database.endswith("actorscope-demo.db")
+    with pytest.raises(ConfigError, match="handler"):
+        load_bot_config(example)
