@@ -18,7 +18,7 @@ from contextlib import AsyncExitStack
 import uvicorn
 
 from actorscope.agents import Agent, AgentRegistry
-from actorscope.bots.app import owner_aware, run_bots
+from actorscope.bots.app import run_bots, with_services
 from actorscope.bots.config import BotConfig, HttpSection, load_handler
 from actorscope.bots.services import BotServices
 from actorscope.errors import AgentNotFoundError, ConfigError
@@ -125,7 +125,7 @@ async def serve(
         grants = GrantStore(db)
         workspace = Workspace(config.workspace, legacy_tenant=agent.tenant_id)
         services = BotServices(db, agent, grants, PermissionPolicy(grants), workspace)
-        bound = None if handler is None else owner_aware(handler, frozenset(), services)
+        bound = None if handler is None else with_services(handler, services)
         app = create_app(db, handler=bound, agent=agent.key)
         await stack.enter_async_context(running(app, sock))
         bots = (
