@@ -88,6 +88,10 @@ COMMANDS = (
     ("migrate",),
     ("schema", "lint"),
     ("mcp",),
+    ("serve",),
+    ("keys", "add"),
+    ("keys", "list"),
+    ("keys", "revoke"),
 )
 
 

@@ -22,11 +22,16 @@ _LIST_COLUMNS = ("prefix", "user_id", "role", "agent_id", "created_at", "last_us
 
 @keys_app.command("add")
 def keys_add(
-    tenant: Annotated[str, typer.Option("--tenant", help="Tenant slug or UUID.")],
-    user: Annotated[str, typer.Option("--user", help="The HTTP user id the key acts as.")],
-    role: Annotated[str, typer.Option("--role", help="owner, admin, operator, viewer or member.")],
+    tenant: Annotated[str, typer.Option("--tenant", help="Tenant slug or UUID.", metavar="SLUG")],
+    user: Annotated[
+        str, typer.Option("--user", help="The HTTP user id the key acts as.", metavar="USER")
+    ],
+    role: Annotated[
+        str,
+        typer.Option("--role", help="owner, admin, operator, viewer or member.", metavar="ROLE"),
+    ],
     agent: Annotated[
-        str | None, typer.Option("--agent", help="Only this agent (key or UUID).")
+        str | None, typer.Option("--agent", help="Only this agent (key or UUID).", metavar="AGENT")
     ] = None,
     db: DbOption = DEFAULT_DB,
     as_json: JsonOpt = False,
@@ -59,7 +64,8 @@ def keys_add(
 def keys_list(
     db: DbOption = DEFAULT_DB,
     tenant: Annotated[
-        str | None, typer.Option("--tenant", help="Only this tenant (slug or UUID).")
+        str | None,
+        typer.Option("--tenant", help="Only this tenant (slug or UUID).", metavar="SLUG"),
     ] = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -89,7 +95,9 @@ def keys_list(
 
 @keys_app.command("revoke")
 def keys_revoke(
-    key: Annotated[str, typer.Argument(help="The key's prefix or id (as keys list shows).")],
+    key: Annotated[
+        str, typer.Argument(help="The key's prefix or id (as keys list shows).", metavar="KEY")
+    ],
     db: DbOption = DEFAULT_DB,
     as_json: JsonOpt = False,
 ) -> None:

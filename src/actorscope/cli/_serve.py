@@ -16,7 +16,9 @@ __all__ = ["serve"]
 
 @app.command("serve")
 def serve(
-    config: Annotated[Path, typer.Argument(help="The configuration (TOML), with [http].")],
+    config: Annotated[
+        Path, typer.Argument(help="The configuration (TOML), with [http].", metavar="CONFIG")
+    ],
 ) -> None:
     """Serve the HTTP API and operator console (the [http] section) next to the bots."""
     # Imported here: the web stack and the platform libraries, which `--help` must not load.
