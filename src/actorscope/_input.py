@@ -26,6 +26,7 @@ __all__ = [
     "MAX_JSON_DEPTH",
     "parse_json",
     "parse_toml",
+    "read_file_bytes",
     "read_text_file",
     "shown_path",
 ]
@@ -59,6 +60,20 @@ def read_text_file(
     The file is opened non-blocking, so a FIFO without a writer reads as empty instead of
     hanging; a pipe with a writer (``/dev/stdin``) is read to its end or to the limit.
     """
+    data = read_file_bytes(path, error, limit=limit, what="an input file")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise error(f"{shown_path(path)}: not UTF-8 text (byte {exc.start})") from None
+
+
+def read_file_bytes(
+    path: Path, error: type[ActorscopeError], *, limit: int, what: str = "a file"
+) -> bytes:
+    """The bytes of ``path``, at most ``limit``; else ``error`` saying why (``what`` it is).
+
+    Opened non-blocking, as :func:`read_text_file` does, so a FIFO never hangs the reader.
+    """
     shown = shown_path(path)
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
@@ -71,11 +86,8 @@ def read_text_file(
     except OSError as exc:
         raise error(f"{shown}: cannot read: {exc.strerror or exc}") from None
     if len(data) > limit:
-        raise error(f"{shown}: larger than the {limit}-byte limit for an input file")
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise error(f"{shown}: not UTF-8 text (byte {exc.start})") from None
+        raise error(f"{shown}: larger than the {limit}-byte limit for {what}")
+    return data
 
 
 def _nests_deeper_than(text: str, limit: int) -> bool:

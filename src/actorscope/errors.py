@@ -21,6 +21,7 @@ caller (and the CLI) can catch one class and print one clear line::
     ├── GrantError                    a grant's scope, config type or sender is malformed
     ├── EventRejectedError            a domain event carries an id of the wrong kind
     ├── BotApiError                   the Bot API emulator refused a call (code + description)
+    ├── ReplyError                    a reply's buttons, media or format cannot be sent
     ├── ToolError                     a built-in LLM tool refused a call; ``code`` says why
     └── StoreError                    the database failed or cannot be used
         ├── RowRefusedError           the store refused a row's values (too long, malformed)
@@ -56,6 +57,7 @@ __all__ = [
     "NotFoundError",
     "PayloadError",
     "PermissionDeniedError",
+    "ReplyError",
     "RowRefusedError",
     "ScenarioError",
     "SchemaError",
@@ -102,6 +104,15 @@ class IdentityValidationError(IdentityError):
 
 class UnboundIdentityError(IdentityError):
     """A propagation wrapper was called outside any run: there is no bound identity to carry."""
+
+
+class ReplyError(ActorscopeError):
+    """A reply cannot be sent as built: a button, attachment or format breaks a rule.
+
+    Raised when the reply is built (an empty label, a URL that is not http(s), a path that is
+    not a file) or by the runner before it calls the platform (Telegram's 64-byte callback
+    data, Discord's 100-character custom id and 5 buttons per row).
+    """
 
 
 class PayloadError(ActorscopeError):

@@ -2,24 +2,41 @@
 
 All three are frozen pydantic models; ``metadata`` is a read-only ``str -> str`` mapping, so a
 message cannot be altered after it was built (or signed).
+
+A reply may carry more than text: a :class:`ReplyFormat` (plain, Markdown, HTML), rows of inline
+:class:`Button` s (callback data or a link) and :class:`Attachment` s (a photo or document by
+local path or http(s) URL). They are platform-neutral; each runner renders them (Telegram: an
+``InlineKeyboardMarkup``; Discord: a ``discord.ui.View``) and checks its platform's limits
+before it calls the platform. What is wrong is one :class:`~actorscope.errors.ReplyError`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from enum import StrEnum
+from pathlib import Path
 from types import MappingProxyType
-from typing import Annotated
+from typing import Annotated, Any
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, field_validator
 
+from actorscope._input import read_file_bytes, shown_path
+from actorscope.errors import ReplyError
 from actorscope.identity import Identity, PeerKind, SenderKind
 
 __all__ = [
     "META_ORIGIN_VIA",
+    "Attachment",
+    "AttachmentKind",
+    "Button",
+    "Buttons",
     "InboundMessage",
     "Media",
     "Metadata",
     "OutboundMessage",
+    "ReplyFormat",
+    "RichReply",
     "RunRequest",
     "reply_to",
 ]
@@ -99,8 +116,177 @@ class InboundMessage(_Frozen):
         )
 
 
-class OutboundMessage(_Frozen):
-    """A reply to send: the channel, chat and topic/thread it goes back to."""
+class ReplyFormat(StrEnum):
+    """How a reply's text is marked up; each platform renders its own dialect.
+
+    ``markdown`` is Telegram's MarkdownV2 and Discord's own Markdown; ``html`` is Telegram's
+    HTML subset, sent to Discord as its text with the tags removed.
+    """
+
+    PLAIN = "plain"
+    MARKDOWN = "markdown"
+    HTML = "html"
+
+
+class AttachmentKind(StrEnum):
+    """What an outbound attachment is shown as."""
+
+    PHOTO = "photo"
+    DOCUMENT = "document"
+
+
+def _web_url(url: str, what: str) -> str:
+    """``url`` if it is an http(s) URL with a host; else one :class:`ReplyError`."""
+    parts = urlsplit(url)
+    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+        raise ReplyError(f"{what} {url[:80]!r} is not an http:// or https:// URL")
+    if any(ch.isspace() or ord(ch) < 0x20 for ch in url):
+        raise ReplyError(f"{what} {url[:80]!r} contains whitespace or control characters")
+    return url
+
+
+class Button(_Frozen):
+    """An inline button: its label and either callback ``data`` or a link ``url``.
+
+    A click on a ``data`` button comes back to the handler as a message whose
+    ``metadata["callback_data"]`` (:data:`actorscope.channels.META_CALLBACK_DATA`) is ``data``
+    (and ``content`` too). Telegram allows 64 bytes of data, Discord 100 characters: the
+    runner refuses more before it sends anything.
+    """
+
+    text: str
+    data: str = ""
+    url: str = ""
+
+    def __init__(self, text: str, /, **fields: Any) -> None:
+        super().__init__(text=text, **fields)
+
+    @field_validator("text", mode="after")
+    @classmethod
+    def _label(cls, text: str) -> str:
+        if not text.strip():
+            raise ReplyError("a button needs a non-empty text")
+        return text
+
+    @field_validator("url", mode="after")
+    @classmethod
+    def _link(cls, url: str) -> str:
+        return _web_url(url, "button url") if url else url
+
+    def model_post_init(self, context: Any, /) -> None:
+        """Exactly one of ``data`` and ``url``."""
+        if bool(self.data) == bool(self.url):
+            raise ReplyError(f"button {self.text[:40]!r} needs exactly one of data= and url=")
+
+
+class Attachment(_Frozen):
+    """A photo or document to send: a local file (``path``) or an http(s) ``url``.
+
+    The path is the handler's own: it is taken as given (made absolute, symlinks resolved),
+    never joined to a base directory, and must name an existing regular file.
+    """
+
+    kind: AttachmentKind
+    path: Path | None = None
+    url: str = ""
+
+    @field_validator("path", mode="after")
+    @classmethod
+    def _file(cls, path: Path | None) -> Path | None:
+        if path is None:
+            return None
+        shown = shown_path(path)
+        try:
+            resolved = path.resolve(strict=True)
+        except (OSError, ValueError):
+            raise ReplyError(f"attachment path {shown} does not exist") from None
+        if not resolved.is_file():
+            raise ReplyError(f"attachment path {shown} is not a regular file")
+        return resolved
+
+    @field_validator("url", mode="after")
+    @classmethod
+    def _link(cls, url: str) -> str:
+        return _web_url(url, "attachment url") if url else url
+
+    def model_post_init(self, context: Any, /) -> None:
+        """Exactly one of ``path`` and ``url``."""
+        if (self.path is None) == (not self.url):
+            raise ReplyError(f"a {self.kind.value} attachment needs exactly one of path= and url=")
+
+    @property
+    def name(self) -> str:
+        """The file name shown to users: the path's, else the URL path's last part."""
+        if self.path is not None:
+            return self.path.name
+        return urlsplit(self.url).path.rpartition("/")[2] or self.kind.value
+
+    def read(self, *, limit: int) -> bytes:
+        """The bytes of a ``path`` attachment, at most ``limit``; else one :class:`ReplyError`.
+
+        Read when the reply is sent (the file may have changed since the reply was built).
+        """
+        if self.path is None:
+            raise ReplyError(f"a {self.kind.value} given by URL has no local bytes to read")
+        content = read_file_bytes(self.path, ReplyError, limit=limit, what=f"a {self.kind.value}")
+        if not content:
+            raise ReplyError(f"{shown_path(self.path)}: the {self.kind.value} is empty")
+        return content
+
+    @classmethod
+    def photo(cls, source: str | Path) -> Attachment:
+        """A photo from a local path or an http(s) URL (a ``str`` with ``://`` is a URL)."""
+        return cls._of(AttachmentKind.PHOTO, source)
+
+    @classmethod
+    def document(cls, source: str | Path) -> Attachment:
+        """A document from a local path or an http(s) URL (a ``str`` with ``://`` is a URL)."""
+        return cls._of(AttachmentKind.DOCUMENT, source)
+
+    @classmethod
+    def _of(cls, kind: AttachmentKind, source: str | Path) -> Attachment:
+        if isinstance(source, str) and "://" in source:
+            return cls(kind=kind, url=source)
+        return cls(kind=kind, path=Path(source))
+
+
+#: Rows of buttons, top to bottom.
+Buttons = tuple[tuple[Button, ...], ...]
+
+
+def _rows(value: object) -> object:
+    """A flat sequence of buttons is one row; rows stay rows."""
+    if isinstance(value, Sequence) and value and all(isinstance(b, Button) for b in value):
+        return (tuple(value),)
+    return value
+
+
+class _Rich(_Frozen):
+    """Format, buttons and attachments: what a reply carries besides its text."""
+
+    format: ReplyFormat = ReplyFormat.PLAIN
+    buttons: Buttons = ()
+    media: tuple[Attachment, ...] = ()
+
+    @field_validator("buttons", mode="before")
+    @classmethod
+    def _button_rows(cls, value: object) -> object:
+        return _rows(value)
+
+    @field_validator("buttons", mode="after")
+    @classmethod
+    def _no_empty_row(cls, rows: Buttons) -> Buttons:
+        if any(not row for row in rows):
+            raise ReplyError("a row of buttons is empty")
+        return rows
+
+
+class OutboundMessage(_Rich):
+    """A reply to send: the channel, chat and topic/thread it goes back to.
+
+    Besides ``content`` it may carry a ``format``, rows of ``buttons`` and ``media``
+    (see :class:`RichReply`); a plain text reply leaves them at their defaults.
+    """
 
     channel: str
     chat_id: str
@@ -108,6 +294,20 @@ class OutboundMessage(_Frozen):
     thread_id: str = ""
     reply_to_message_id: str = ""
     metadata: Metadata = Field(default_factory=dict)
+
+
+class RichReply(_Rich):
+    """What a handler may return instead of a ``str``: text with format, buttons and media.
+
+    ``buttons`` is rows of :class:`Button` (a flat list is one row); ``media`` is
+    :class:`Attachment` s sent before the text. The run step turns it into the
+    :class:`OutboundMessage` for the chat the request came from (:func:`reply_to`).
+    """
+
+    text: str = ""
+
+    def __init__(self, text: str = "", /, **fields: Any) -> None:
+        super().__init__(text=text, **fields)
 
 
 class RunRequest(_Frozen):
@@ -168,16 +368,21 @@ class RunRequest(_Frozen):
         )
 
 
-def reply_to(source: InboundMessage | RunRequest, content: str) -> OutboundMessage:
+def reply_to(source: InboundMessage | RunRequest, content: str | RichReply) -> OutboundMessage:
     """A reply to ``source``: same channel, chat and topic/thread, replying to its message.
 
-    The one place a reply is built: the host, the runners' writer-command answers and the
-    testing kit all call it.
+    ``content`` is the text, or a :class:`RichReply` whose format, buttons and media the
+    reply carries. The one place a reply is built: the host, the runners' writer-command
+    answers and the testing kit all call it.
     """
+    rich = content if isinstance(content, RichReply) else RichReply(content)
     return OutboundMessage(
         channel=source.channel,
         chat_id=source.chat_id,
-        content=content,
+        content=rich.text,
+        format=rich.format,
+        buttons=rich.buttons,
+        media=rich.media,
         thread_id=source.thread_id,
         reply_to_message_id=source.message_id,
     )

@@ -4,8 +4,12 @@
 request (attributing a synthesised message to its verified origin, which it consumes: a
 replayed carrier runs synthetic), gives the sender its role (:func:`role_for`), binds the
 request's identity and run info once, awaits the user's handler and routes what it returns to
-the sender registered for the reply's channel. A handler that raises is logged with the
-identity it ran as; the step returns no reply. :class:`Host` runs the step for each message on
+the sender registered for the reply's channel. What a handler returns (:data:`Reply`) becomes
+outbound messages in one place: a ``str`` or a :class:`~actorscope.messages.RichReply` is a
+reply to the request's chat (:func:`~actorscope.messages.reply_to`). A handler that raises is
+logged with the identity it ran as; the step returns no reply. A reply its sender refuses
+(a :class:`~actorscope.errors.ReplyError`: a button or attachment the platform cannot take) is
+logged as one line naming what is wrong. :class:`Host` runs the step for each message on
 a :class:`~actorscope.propagation.MessageBus`; :meth:`Host.stop` drains the bus (or not) and
 then cancels its workers, every wait bounded.
 """
@@ -22,10 +26,10 @@ from dataclasses import dataclass
 from types import TracebackType
 
 from actorscope.context import bind_identity
-from actorscope.errors import ActorscopeError, ConfigError
+from actorscope.errors import ActorscopeError, ConfigError, ReplyError
 from actorscope.host.sender import OutboundSender
 from actorscope.identity import Identity
-from actorscope.messages import InboundMessage, OutboundMessage, RunRequest, reply_to
+from actorscope.messages import InboundMessage, OutboundMessage, RichReply, RunRequest, reply_to
 from actorscope.propagation.builder import build_run_request
 from actorscope.propagation.bus import MessageBus
 from actorscope.propagation.keys import META_ORIGIN_TRACE_ID
@@ -34,8 +38,9 @@ from actorscope.propagation.run import RunInfo, bind_run
 
 __all__ = ["Handler", "Host", "Prepared", "Reply", "RunStep", "reply_to", "role_for"]
 
-#: What a handler may return: text for the chat it ran in, ready messages, or nothing.
-Reply = str | OutboundMessage | Sequence[OutboundMessage] | None
+#: What a handler may return: text (or text with format, buttons and media) for the chat it
+#: ran in, ready messages, or nothing.
+Reply = str | RichReply | OutboundMessage | Sequence[OutboundMessage | RichReply] | None
 #: The user's turn function.
 Handler = Callable[[RunRequest], Awaitable[Reply]]
 
@@ -175,12 +180,14 @@ class RunStep:
     def _outbound(self, request: RunRequest, reply: object) -> list[OutboundMessage]:
         if reply is None:
             return []
-        if isinstance(reply, str):
+        if isinstance(reply, str | RichReply):
             return [reply_to(request, reply)]
         if isinstance(reply, OutboundMessage):
             return [reply]
-        if isinstance(reply, Sequence) and all(isinstance(m, OutboundMessage) for m in reply):
-            return list(reply)
+        if isinstance(reply, Sequence) and all(
+            isinstance(m, OutboundMessage | RichReply) for m in reply
+        ):
+            return [m if isinstance(m, OutboundMessage) else reply_to(request, m) for m in reply]
         _log.error("handler returned %s, not a reply (%s)", type(reply).__name__, _who(request))
         return []
 
@@ -193,6 +200,8 @@ class RunStep:
             return
         try:
             await sender.send(out)
+        except ReplyError as exc:
+            _log.error("refused a reply to %r chat %r: %s", out.channel, out.chat_id, exc)
         except Exception:
             _log.exception("sending to %r chat %r failed", out.channel, out.chat_id)
 
