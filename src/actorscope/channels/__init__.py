@@ -15,6 +15,7 @@ from actorscope.channels.adapter import ChannelAdapter
 from actorscope.channels.base import (
     ADAPTER_METADATA_KEYS,
     META_ADDRESSED,
+    META_CALLBACK_DATA,
     META_COMMAND,
     META_EDIT_DATE,
     META_EVENT,
@@ -46,6 +47,7 @@ from actorscope.channels.writer_commands import (
 __all__ = [
     "ADAPTER_METADATA_KEYS",
     "META_ADDRESSED",
+    "META_CALLBACK_DATA",
     "META_COMMAND",
     "META_EDIT_DATE",
     "META_EVENT",

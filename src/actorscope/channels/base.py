@@ -28,6 +28,7 @@ from actorscope.messages import InboundMessage, Media, OutboundMessage, reply_to
 __all__ = [
     "ADAPTER_METADATA_KEYS",
     "META_ADDRESSED",
+    "META_CALLBACK_DATA",
     "META_COMMAND",
     "META_EDIT_DATE",
     "META_EVENT",
@@ -65,6 +66,10 @@ META_COMMAND = "command"
 META_REPLY_TO_MESSAGE_ID = "reply_to_message_id"
 #: Unix time of an edit, so an edit is not dropped as a duplicate of the original.
 META_EDIT_DATE = "edit_date"
+#: A button click: the clicked button's data (Telegram ``callback_data``, Discord component
+#: ``custom_id``; also the message's ``content``). Absent for anything else. The clicker sent
+#: it: it selects among the bot's own buttons, it is never an identity or a permission.
+META_CALLBACK_DATA = "callback_data"
 
 #: Every key an adapter may put into ``InboundMessage.metadata``.
 ADAPTER_METADATA_KEYS: frozenset[str] = frozenset(
@@ -76,6 +81,7 @@ ADAPTER_METADATA_KEYS: frozenset[str] = frozenset(
         META_COMMAND,
         META_REPLY_TO_MESSAGE_ID,
         META_EDIT_DATE,
+        META_CALLBACK_DATA,
     }
 )
 

@@ -18,6 +18,7 @@ import discord
 from actorscope.channels._discord_ids import optional_snowflake, person, session, snowflake
 from actorscope.channels.base import (
     META_ADDRESSED,
+    META_CALLBACK_DATA,
     META_COMMAND,
     META_EVENT,
     META_SENDER_NAME,
@@ -187,6 +188,8 @@ def _interaction(
     else:
         custom_id = data.get("custom_id")
         content = custom_id if isinstance(custom_id, str) else ""
+        if interaction_type == 3 and content:  # a component (button) click
+            metadata[META_CALLBACK_DATA] = content
     return build_inbound(
         identity,
         content=content,

@@ -40,6 +40,7 @@ from telegram import CallbackQuery, Message, Update
 
 from actorscope.channels.base import (
     META_ADDRESSED,
+    META_CALLBACK_DATA,
     META_COMMAND,
     META_EDIT_DATE,
     META_EVENT,
@@ -426,6 +427,8 @@ def _from_callback(
     }
     if identity.sender_id:
         metadata[META_SENDER_NAME] = display_name(clicker.username, clicker.first_name)
+    if query.data:
+        metadata[META_CALLBACK_DATA] = query.data
     return build_inbound(
         identity,
         content=query.data or query.game_short_name or "",
