@@ -4,10 +4,11 @@ The runner is a transport: each update is normalised by
 :func:`~actorscope.channels.telegram.inspect_update` and handed to the channel's
 :class:`~actorscope.channels.Pipeline` (dedup, admission, shared claim; writer commands are
 answered there and never reach the handler; a button click is answered before its message is
-published to the host's bus). Replies
-(:meth:`TelegramRunner.send`) go to the message's chat and forum topic. ``base_url`` points the
-bot at another Bot API server (the sandbox emulator); tests can hand in PTB ``BaseRequest``
-objects instead of talking HTTP.
+published to the host's bus, with the button's data in ``metadata["callback_data"]``). Replies
+(:meth:`TelegramRunner.send`) go to the message's chat and forum topic, with their format
+(``parse_mode``), buttons (an ``InlineKeyboardMarkup``) and photos or documents. ``base_url``
+points the bot at another Bot API server (the sandbox emulator); tests can hand in PTB
+``BaseRequest`` objects instead of talking HTTP.
 
 In webhook mode (a :class:`~actorscope.channels.telegram_webhook.Webhook`) a
 :class:`~actorscope.channels.telegram_webhook.WebhookServer` receives the updates and puts them
@@ -25,7 +26,15 @@ import logging
 from collections.abc import Callable, Coroutine, Mapping
 from typing import Any
 
-from telegram import Bot, ReplyParameters, Update
+from telegram import (
+    Bot,
+    InlineKeyboardButton,
+    InlineKeyboardMarkup,
+    InputFile,
+    ReplyParameters,
+    Update,
+)
+from telegram.constants import ParseMode
 from telegram.error import TelegramError
 from telegram.ext import Application, ApplicationBuilder, ContextTypes, TypeHandler
 from telegram.request import BaseRequest
@@ -42,26 +51,40 @@ from actorscope.channels.telegram_commands import (
 )
 from actorscope.channels.telegram_webhook import Fed, Webhook, WebhookServer
 from actorscope.channels.writer_commands import WriterCommand
-from actorscope.errors import ConfigError, StoreError
+from actorscope.errors import ConfigError, ReplyError, StoreError
 from actorscope.identity import Identity
-from actorscope.messages import OutboundMessage
+from actorscope.messages import Attachment, AttachmentKind, Buttons, OutboundMessage, ReplyFormat
 from actorscope.permissions import GrantStore
 from actorscope.permissions.writers import WriterManager
 from actorscope.propagation.bus import MessageBus
 
 __all__ = [
     "ALLOWED_UPDATES",
+    "MAX_CALLBACK_DATA_BYTES",
+    "MAX_CAPTION_LENGTH",
     "MAX_MESSAGE_LENGTH",
     "MAX_QUEUED_UPDATES",
     "WEBHOOK_CLAIM_CHANNEL",
     "IgnoredListener",
     "TelegramRunner",
+    "inline_keyboard",
 ]
 
 _log = logging.getLogger("actorscope.channels.telegram")
 
 #: Telegram's limit for one message's text; longer replies are sent in parts.
 MAX_MESSAGE_LENGTH = 4096
+#: Telegram's limit for a photo's or document's caption.
+MAX_CAPTION_LENGTH = 1024
+#: Telegram's limit for a button's callback data (UTF-8 bytes).
+MAX_CALLBACK_DATA_BYTES = 64
+#: The most a bot may upload: 10 MB for a photo, 50 MB for a document.
+_UPLOAD_LIMITS = {AttachmentKind.PHOTO: 10_000_000, AttachmentKind.DOCUMENT: 50_000_000}
+_PARSE_MODES = {
+    ReplyFormat.PLAIN: None,
+    ReplyFormat.MARKDOWN: ParseMode.MARKDOWN_V2,
+    ReplyFormat.HTML: ParseMode.HTML,
+}
 _STOP_TIMEOUT = 10.0
 #: Webhook updates waiting to be processed before more are refused (Telegram retries them).
 MAX_QUEUED_UPDATES = 1000
@@ -80,6 +103,41 @@ ALLOWED_UPDATES = (
 WEBHOOK_CLAIM_CHANNEL = "telegram:set_webhook"
 
 PTBApp = Application[Any, Any, Any, Any, Any, Any]
+
+
+def inline_keyboard(rows: Buttons) -> InlineKeyboardMarkup | None:
+    """The Telegram keyboard of a reply's buttons (``None`` without any).
+
+    :class:`ReplyError` when a button's data is longer than Telegram's 64 bytes.
+    """
+    if not rows:
+        return None
+    keyboard = []
+    for row in rows:
+        line = []
+        for button in row:
+            if button.url:
+                line.append(InlineKeyboardButton(button.text, url=button.url))
+                continue
+            size = len(button.data.encode())
+            if size > MAX_CALLBACK_DATA_BYTES:
+                raise ReplyError(
+                    f"button {button.text[:40]!r}: Telegram allows {MAX_CALLBACK_DATA_BYTES} "
+                    f"bytes of callback data, this has {size}"
+                )
+            line.append(InlineKeyboardButton(button.text, callback_data=button.data))
+        keyboard.append(line)
+    return InlineKeyboardMarkup(keyboard)
+
+
+def _upload(item: Attachment) -> InputFile | str:
+    """A path's bytes (read now, bounded), or the URL for Telegram to fetch."""
+    if item.path is None:
+        return item.url
+    content = item.read(limit=_UPLOAD_LIMITS[item.kind])
+    return InputFile(content, filename=item.name)
+
+
 #: Told ``(update_id, reason)`` for every update that reaches no handler (e.g. the sandbox).
 IgnoredListener = Callable[[int, IgnoreReason], None]
 
@@ -263,7 +321,15 @@ class TelegramRunner(ChannelAdapter):
                 _log.warning("telegram.stop step failed: %r", exc)
 
     async def send(self, msg: OutboundMessage) -> None:
-        """Send to the chat and forum topic (General: no thread id), replying when possible."""
+        """Send to the chat and forum topic (General: no thread id), replying when possible.
+
+        Attachments go first (the last one captioned with the text when it fits), then the
+        text in parts of :data:`MAX_MESSAGE_LENGTH`; the buttons go on the last message.
+        Buttons and files are checked before anything is sent (:class:`ReplyError`).
+        """
+        keyboard = inline_keyboard(msg.buttons)
+        parse_mode = _PARSE_MODES[msg.format]
+        uploads = [(item.kind, _upload(item)) for item in msg.media]
         thread = int(msg.thread_id) if msg.thread_id.isdigit() else None
         if thread == GENERAL_TOPIC_ID:
             thread = None  # the General topic takes no message_thread_id
@@ -272,11 +338,32 @@ class TelegramRunner(ChannelAdapter):
             reply = ReplyParameters(
                 message_id=int(msg.reply_to_message_id), allow_sending_without_reply=True
             )
+        bot = self.app.bot
+        chat = int(msg.chat_id)
+        captioned = bool(uploads) and len(msg.content) <= MAX_CAPTION_LENGTH
+        for index, (kind, upload) in enumerate(uploads):
+            last = captioned and index == len(uploads) - 1
+            send_file = bot.send_photo if kind is AttachmentKind.PHOTO else bot.send_document
+            await send_file(
+                chat,
+                upload,
+                caption=(msg.content or None) if last else None,
+                parse_mode=parse_mode if last else None,
+                reply_markup=keyboard if last else None,
+                message_thread_id=thread,
+                reply_parameters=reply,
+            )
+            reply = None
+        if captioned:
+            return
         text = msg.content or " "
         for start in range(0, len(text), MAX_MESSAGE_LENGTH):
-            await self.app.bot.send_message(
-                chat_id=int(msg.chat_id),
+            last = start + MAX_MESSAGE_LENGTH >= len(text)
+            await bot.send_message(
+                chat_id=chat,
                 text=text[start : start + MAX_MESSAGE_LENGTH],
+                parse_mode=parse_mode,
+                reply_markup=keyboard if last else None,
                 message_thread_id=thread,
                 reply_parameters=reply if start == 0 else None,
             )
