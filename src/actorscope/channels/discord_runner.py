@@ -5,8 +5,9 @@ The runner is a transport: messages and interactions are normalised by
 channel's :class:`~actorscope.channels.Pipeline` (dedup, admission, shared claim);
 ``!addwriter`` / ``!removewriter`` / ``!writers`` and the slash commands of the same names are
 answered there; everything else is published. Replies go to the message's channel, or its
-thread. Other slash commands and component clicks are acknowledged at once (deferred) and the
-handler's reply is sent as the follow-up.
+thread, with their buttons (a ``discord.ui.View``), files and image embeds. Other slash commands
+and component clicks are acknowledged at once (deferred) and the handler's reply is sent as the
+follow-up; a click's ``custom_id`` is in ``metadata["callback_data"]``.
 
 With :class:`~actorscope.channels.discord_shards.DiscordShards` the runner's client is a
 ``discord.AutoShardedClient`` running those shards; with a
@@ -23,9 +24,11 @@ only work as ``@bot !addwriter @user``; slash commands and DMs work either way.
 from __future__ import annotations
 
 import asyncio
+import io
 import logging
 from collections import OrderedDict
 from collections.abc import Callable
+from html.parser import HTMLParser
 from typing import Any
 
 import aiohttp
@@ -48,19 +51,23 @@ from actorscope.channels.discord_commands import (
 from actorscope.channels.discord_shards import DiscordShards
 from actorscope.channels.shared_dedup import SharedDedup
 from actorscope.channels.writer_commands import WriterCommand, writer_command_named
-from actorscope.errors import ConfigError
+from actorscope.errors import ConfigError, ReplyError
 from actorscope.identity import Identity
-from actorscope.messages import OutboundMessage
+from actorscope.messages import AttachmentKind, Buttons, OutboundMessage, ReplyFormat
 from actorscope.permissions.grants import GrantStore
 from actorscope.permissions.writers import WriterManager
 from actorscope.propagation.bus import MessageBus
 
 __all__ = [
+    "MAX_BUTTONS_PER_ROW",
+    "MAX_BUTTON_ROWS",
+    "MAX_CUSTOM_ID_LENGTH",
     "DiscordRunner",
     "ResultListener",
     "RunnerClient",
     "ShardedRunnerClient",
     "bot_intents",
+    "button_view",
     "silence_voice_warnings",
 ]
 
@@ -70,6 +77,14 @@ _log = logging.getLogger("actorscope.channels.discord")
 ResultListener = Callable[[Ingress], None]
 
 _MAX_MESSAGE_LENGTH = 2000
+#: Discord's limits for a message's buttons: a custom id's length, buttons per row, rows.
+MAX_CUSTOM_ID_LENGTH = 100
+MAX_BUTTONS_PER_ROW = 5
+MAX_BUTTON_ROWS = 5
+_MAX_LABEL_LENGTH = 80
+_MAX_FILES = 10
+# What a bot may upload to a server without boosts.
+_UPLOAD_LIMIT = 10 * 1024 * 1024
 _STOP_TIMEOUT = 10.0
 # Interactions waiting for the handler's follow-up; tokens expire after 15 minutes anyway.
 _MAX_PENDING = 256
@@ -108,6 +123,89 @@ def bot_intents() -> discord.Intents:
     intents = discord.Intents.default()
     intents.message_content = True
     return intents
+
+
+def button_view(rows: Buttons) -> discord.ui.View | None:
+    """The Discord components of a reply's buttons (``None`` without any).
+
+    :class:`ReplyError` past Discord's limits: 5 rows of 5 buttons, an 80-character label, a
+    100-character custom id, each custom id once per message. The view is stopped at once:
+    discord.py never dispatches it; clicks come back through the runner's interaction path.
+    """
+    if not rows:
+        return None
+    if len(rows) > MAX_BUTTON_ROWS:
+        raise ReplyError(f"Discord allows {MAX_BUTTON_ROWS} rows of buttons, this has {len(rows)}")
+    view = discord.ui.View(timeout=None)
+    used: set[str] = set()
+    for index, row in enumerate(rows):
+        if len(row) > MAX_BUTTONS_PER_ROW:
+            raise ReplyError(
+                f"button row {index + 1}: Discord allows {MAX_BUTTONS_PER_ROW} buttons per row, "
+                f"this has {len(row)}"
+            )
+        for button in row:
+            label = button.text[:40]
+            if len(button.text) > _MAX_LABEL_LENGTH:
+                raise ReplyError(
+                    f"button {label!r}: Discord allows {_MAX_LABEL_LENGTH} characters of text"
+                )
+            if button.url:
+                view.add_item(discord.ui.Button(label=button.text, url=button.url, row=index))
+                continue
+            if len(button.data) > MAX_CUSTOM_ID_LENGTH:
+                raise ReplyError(
+                    f"button {label!r}: Discord allows {MAX_CUSTOM_ID_LENGTH} characters of "
+                    f"custom id, this has {len(button.data)}"
+                )
+            if button.data in used:
+                raise ReplyError(f"button {label!r}: Discord needs each button's data once")
+            used.add(button.data)
+            view.add_item(discord.ui.Button(label=button.text, custom_id=button.data, row=index))
+    view.stop()
+    return view
+
+
+class _TextOf(HTMLParser):
+    """The text of an HTML fragment (Discord renders no HTML)."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.parts: list[str] = []
+
+    def handle_data(self, data: str) -> None:
+        self.parts.append(data)
+
+
+def _discord_text(msg: OutboundMessage) -> str:
+    """The reply's text as Discord shows it: Markdown as is, HTML without its tags."""
+    if msg.format is not ReplyFormat.HTML:
+        return msg.content
+    parser = _TextOf()
+    parser.feed(msg.content)
+    parser.close()
+    return "".join(parser.parts)
+
+
+def _attachments(msg: OutboundMessage) -> tuple[dict[str, Any], list[str]]:
+    """The files, image embeds and view of a reply (send keywords), and links to add."""
+    extras: dict[str, Any] = {}
+    files, embeds, links = [], [], []
+    for item in msg.media:
+        if item.path is not None:
+            content = item.read(limit=_UPLOAD_LIMIT)
+            files.append(discord.File(io.BytesIO(content), filename=item.name))
+        elif item.kind is AttachmentKind.PHOTO:
+            embeds.append(discord.Embed().set_image(url=item.url))
+        else:
+            links.append(item.url)
+    if len(files) > _MAX_FILES or len(embeds) > _MAX_FILES:
+        raise ReplyError(f"Discord allows {_MAX_FILES} files and {_MAX_FILES} images a message")
+    view = button_view(msg.buttons)
+    for key, value in (("files", files), ("embeds", embeds), ("view", view)):
+        if value:
+            extras[key] = value
+    return extras, links
 
 
 class RunnerClient(discord.Client):
@@ -281,18 +379,25 @@ class DiscordRunner(ChannelAdapter):
             await asyncio.wait({session}, timeout=_STOP_TIMEOUT)
 
     async def send(self, msg: OutboundMessage) -> None:
-        """Follow up a pending interaction, or send to the channel or thread."""
-        text = msg.content or "\u200b"
-        parts = [
+        """Follow up a pending interaction, or send to the channel or thread.
+
+        The text goes in parts of 2000 characters; files, image embeds and buttons go with the
+        last part. Buttons and files are checked before anything is sent (:class:`ReplyError`).
+        """
+        extras, links = _attachments(msg)
+        text = "\n".join([_discord_text(msg), *links]).strip("\n")
+        parts: list[str | None] = [
             text[i : i + _MAX_MESSAGE_LENGTH] for i in range(0, len(text), _MAX_MESSAGE_LENGTH)
-        ]
+        ] or [None if extras else "\u200b"]
+        last = len(parts) - 1
         interaction = self._pending.pop(msg.reply_to_message_id, None)
         if interaction is not None:
-            for part in parts:
+            for index, part in enumerate(parts):
+                more = extras if index == last else {}
                 if interaction.response.is_done():
-                    await interaction.followup.send(part)
+                    await interaction.followup.send(part or "", **more)
                 else:  # a writer slash command: answered, not deferred
-                    await interaction.response.send_message(part)
+                    await interaction.response.send_message(part, **more)
             return
         target = int(msg.thread_id or msg.chat_id)
         # Sending needs only the id: an uncached channel (a DM, a new thread) costs no fetch.
@@ -307,10 +412,11 @@ class DiscordRunner(ChannelAdapter):
                 fail_if_not_exists=False,
             )
         for index, part in enumerate(parts):
+            more = extras if index == last else {}
             if index == 0 and reference is not None:
-                await channel.send(part, reference=reference)
+                await channel.send(part, reference=reference, **more)
             else:
-                await channel.send(part)
+                await channel.send(part, **more)
 
     async def handle_message(self, message: discord.Message) -> Ingress:
         """Normalise one message and take it through the pipeline (the gateway calls this)."""
