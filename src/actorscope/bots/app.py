@@ -204,17 +204,7 @@ async def run_bots(
         workspace = Workspace(config.workspace, legacy_tenant=agent.tenant_id)
         # Renaming or removing an agent in this process moves or archives its files.
         AgentRegistry(db).subscribe(workspace.on_agent_changed)
-        services = BotServices(db, agent, grants, PermissionPolicy(grants), workspace)
         bus = MessageBus()
-        host = Host(
-            with_services(handler, services),
-            bus=bus,
-            signer=OriginSigner(),
-            agent_key=agent.key,
-            agent_id=agent.id,
-            tenant_id=agent.tenant_id,
-            owners=config.owners,
-        )
         common: dict[str, Any] = {
             "bus": bus,
             "grants": grants,
@@ -232,6 +222,18 @@ async def run_bots(
         runners = [
             _runner(section, token, emulated, common, webhook, shown) for section, token in tokens
         ]
+        # The handler reaches each channel's native bot object through its services.
+        channels = {runner.name: runner for runner in runners}
+        services = BotServices(db, agent, grants, PermissionPolicy(grants), workspace, channels)
+        host = Host(
+            with_services(handler, services),
+            bus=bus,
+            signer=OriginSigner(),
+            agent_key=agent.key,
+            agent_id=agent.id,
+            tenant_id=agent.tenant_id,
+            owners=config.owners,
+        )
         for runner in runners:
             host.add_sender(runner.name, runner)
         await host.start()

@@ -1,18 +1,29 @@
-"""What a bot handler may use besides its request: database, grants, policy, workspace.
+"""What a bot handler may use besides its request: database, grants, policy, workspace, and
+the platform's own bot object.
 
 ``actorscope run`` binds one :class:`BotServices` around every handler call (the same way the
 identity is bound), so a handler reaches them with :func:`current_services` instead of a
-global.
+global. For what a reply cannot express, :attr:`BotServices.telegram_bot` is the
+python-telegram-bot ``Bot`` and :attr:`BotServices.discord_client` the ``discord.Client`` of
+the running channel.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import TypeVar
+
+import discord
+from telegram import Bot
 
 from actorscope.agents.models import Agent
+from actorscope.channels.adapter import ChannelAdapter
+from actorscope.channels.discord_runner import DiscordRunner
+from actorscope.channels.telegram_runner import TelegramRunner
+from actorscope.context import current_identity
 from actorscope.errors import ConfigError
 from actorscope.permissions.grants import GrantStore
 from actorscope.permissions.policy import PermissionPolicy
@@ -22,15 +33,48 @@ from actorscope.tools.workspace import Workspace
 __all__ = ["BotServices", "bind_services", "current_services"]
 
 
+_Runner = TypeVar("_Runner", TelegramRunner, DiscordRunner)
+
+
 @dataclass(frozen=True, slots=True)
 class BotServices:
-    """The running bot's agent and stores."""
+    """The running bot's agent and stores, and its channels by name."""
 
     db: Database
     agent: Agent
     grants: GrantStore
     policy: PermissionPolicy
     workspace: Workspace
+    channels: Mapping[str, ChannelAdapter] = field(default_factory=dict)
+
+    @property
+    def telegram_bot(self) -> Bot:
+        """The python-telegram-bot ``Bot`` of the Telegram channel (any Bot API call).
+
+        With several Telegram channels, the one the running request came from.
+        :class:`ConfigError` when no Telegram channel runs.
+        """
+        return self._runner(TelegramRunner, "Telegram").bot
+
+    @property
+    def discord_client(self) -> discord.Client:
+        """The ``discord.Client`` of the Discord channel (any Discord API call).
+
+        With several Discord channels, the one the running request came from.
+        :class:`ConfigError` when no Discord channel runs.
+        """
+        return self._runner(DiscordRunner, "Discord").client
+
+    def _runner(self, kind: type[_Runner], platform: str) -> _Runner:
+        runners = {name: r for name, r in self.channels.items() if isinstance(r, kind)}
+        identity = current_identity()
+        if identity is not None and identity.channel in runners:
+            return runners[identity.channel]
+        if len(runners) == 1:
+            return next(iter(runners.values()))
+        if not runners:
+            raise ConfigError(f"no {platform} channel is running in this bot")
+        raise ConfigError(f"several {platform} channels run here; call this inside a handler")
 
 
 _SERVICES: ContextVar[BotServices | None] = ContextVar("actorscope_bot_services", default=None)
