@@ -11,7 +11,7 @@ import pytest
 
 from actorscope.agents import AgentRegistry
 from actorscope.context import bind_identity, current_identity, sender_id_from_context
-from actorscope.errors import ConfigError
+from actorscope.errors import ConfigError, ReplyError
 from actorscope.host import (
     Host,
     MemorySender,
@@ -22,7 +22,14 @@ from actorscope.host import (
     role_for,
 )
 from actorscope.identity import Identity, PeerKind
-from actorscope.messages import InboundMessage, OutboundMessage, RunRequest
+from actorscope.messages import (
+    Button,
+    InboundMessage,
+    OutboundMessage,
+    ReplyFormat,
+    RichReply,
+    RunRequest,
+)
 from actorscope.permissions import GrantStore, PermissionPolicy, Reason
 from actorscope.propagation import (
     META_ORIGIN_SENDER_ID,
@@ -99,6 +106,44 @@ async def test_explicit_outbound_messages_are_routed_by_their_channel() -> None:
     assert [m.channel for m in routed] == ["discord", "telegram"]
     assert [(m.chat_id, m.thread_id) for m in discord.sent] == [("1", "2")]
     assert [(m.chat_id, m.thread_id) for m in telegram.sent] == [(CHAT, "3")]
+
+
+async def test_rich_replies_become_outbound_messages_in_one_place() -> None:
+    """A RichReply, alone or beside ready messages, is a reply to the request's chat."""
+
+    async def rich(request: RunRequest) -> Reply:
+        buttons = [Button("Yes", data="y")]
+        if request.content == "one":
+            return RichReply("*a*", format="markdown", buttons=buttons)
+        return [RichReply("b"), OutboundMessage(channel="discord", chat_id="1", content="c")]
+
+    host, telegram, discord = host_for(rich)
+    await host.process(tg("42", "one", topic="7", message_id="99"))
+    await host.process(tg("42", "two"))
+    first, second = telegram.sent
+    assert (first.content, first.format, first.thread_id) == ("*a*", ReplyFormat.MARKDOWN, "7")
+    assert (first.reply_to_message_id, first.buttons[0][0].data) == ("99", "y")
+    assert (second.content, second.chat_id) == ("b", CHAT)
+    assert [m.content for m in discord.sent] == ["c"]
+
+
+async def test_a_reply_the_sender_refuses_is_one_log_line(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A sender's ReplyError (a platform limit) is logged as its message, without a traceback."""
+
+    class Strict(OutboundSender):
+        async def send(self, msg: OutboundMessage) -> None:
+            raise ReplyError("button 'Go': too long")
+
+    host, _, _ = host_for(echo)
+    host.add_sender("telegram", Strict())
+    with caplog.at_level(logging.ERROR, logger="actorscope.host"):
+        await host.process(tg("42", "x"))
+    (record,) = caplog.records
+    expected = f"refused a reply to 'telegram' chat '{CHAT}': button 'Go': too long"
+    assert record.getMessage() == expected
+    assert record.exc_info is None
 
 
 async def test_unknown_channel_failing_sender_and_bad_reply_are_logged(
