@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import json
+import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -13,12 +15,25 @@ import pytest
 from discord.webhook.async_ import AsyncWebhookAdapter
 
 from actorscope.agents import AgentRegistry
+from actorscope.bots.app import with_services
+from actorscope.bots.services import BotServices, current_services
+from actorscope.channels import META_CALLBACK_DATA
 from actorscope.channels.config import ChannelConfig
 from actorscope.channels.discord_runner import DiscordRunner
-from actorscope.messages import InboundMessage, OutboundMessage
-from actorscope.permissions import GrantStore
-from actorscope.propagation import MessageBus
+from actorscope.errors import ConfigError, ReplyError
+from actorscope.host import Reply, RunStep
+from actorscope.messages import (
+    Attachment,
+    Button,
+    InboundMessage,
+    OutboundMessage,
+    RichReply,
+    RunRequest,
+)
+from actorscope.permissions import GrantStore, PermissionPolicy
+from actorscope.propagation import MessageBus, OriginSigner
 from actorscope.store import Database
+from actorscope.tools.workspace import Workspace
 
 GUILD, TEXT, THREAD, MOD_ROLE = (
     71000000000000001,
@@ -169,6 +184,30 @@ def slash(interaction_id: int, invoker: int, name: str, target: int | None) -> d
     }
 
 
+def component_click(interaction_id: int, clicker: int, custom_id: str) -> dict[str, Any]:
+    """INTERACTION_CREATE for a click on a button with ``custom_id`` of a bot message."""
+    payload = slash(interaction_id, clicker, "", None)
+    payload["type"] = 3
+    payload["data"] = {"custom_id": custom_id, "component_type": 2}
+    payload["message"] = message_create(interaction_id - 1, BOT, "pick") | {
+        "channel_id": str(THREAD)
+    }
+    return payload
+
+
+def body(kwargs: dict[str, Any], json_key: str, form_key: str) -> Any:
+    """The JSON body of a recorded request: plain, or the ``payload_json`` of a multipart form."""
+    if kwargs.get(json_key) is not None:
+        return kwargs[json_key]
+    form = kwargs.get(form_key) or []
+    for part in form:
+        if part["name"] == "payload_json":
+            data = json.loads(part["value"])
+            data["files"] = [f.filename for f in kwargs.get("files") or []]
+            return data
+    return None
+
+
 @dataclass
 class Replay:
     """A runner whose client parsed GUILD_CREATE; HTTP is recorded, never sent."""
@@ -176,6 +215,7 @@ class Replay:
     runner: DiscordRunner
     bus: MessageBus
     grants: GrantStore
+    services: BotServices
     http: list[tuple[str, str, Any]] = field(default_factory=list)
     next_id: int = 72000000000000000
 
@@ -233,22 +273,28 @@ async def replay(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterat
             tenant_id=agent.tenant_id,
             sync_commands=False,
         )
-        result = Replay(runner, bus, grants)
+        workspace = Workspace(tmp_path / "ws")
+        services = BotServices(
+            db, agent, grants, PermissionPolicy(grants), workspace, {"discord": runner}
+        )
+        result = Replay(runner, bus, grants, services)
         client = runner.client
         await client._async_setup_hook()
 
         async def http_request(route: Any, **kwargs: Any) -> Any:
-            result.http.append((route.method, route.path, kwargs.get("json")))
+            sent = body(kwargs, "json", "form")
+            result.http.append((route.method, route.path, sent))
             if route.method == "POST" and route.path.endswith("/messages"):
                 result.next_id += 1
-                return message_create(result.next_id, BOT, kwargs["json"].get("content", ""))
+                return message_create(result.next_id, BOT, sent.get("content") or "")
             return {}
 
         async def webhook_request(self: Any, route: Any, session: Any, **kwargs: Any) -> Any:
-            result.http.append((route.method, route.path, kwargs.get("payload")))
+            sent = body(kwargs, "payload", "multipart")
+            result.http.append((route.method, route.path, sent))
             if route.path.startswith("/webhooks/"):  # a follow-up message
                 result.next_id += 1
-                reply = message_create(result.next_id, BOT, kwargs["payload"]["content"])
+                reply = message_create(result.next_id, BOT, sent.get("content") or "")
                 return reply | {"channel_id": str(THREAD), "webhook_id": str(BOT)}
             return {"interaction": {"id": "1", "type": 2}}
 
@@ -356,3 +402,141 @@ async def test_other_slash_command_is_deferred_and_followed_up(replay: Replay) -
     ]
     assert replay.http[0][2]["type"] == 5  # deferred channel message
     assert replay.http[1][2]["content"] == "answer"
+
+
+def run_step(replay: Replay, turn: Any) -> RunStep:
+    """A run step with ``turn`` as the handler (services bound), replying through the runner."""
+    return RunStep(
+        with_services(turn, replay.services),
+        signer=OriginSigner(),
+        senders={"discord": replay.runner},
+        agent_id=replay.services.agent.id,
+        tenant_id=replay.services.agent.tenant_id,
+    )
+
+
+async def test_rich_reply_renders_buttons_files_and_a_click_comes_back(
+    replay: Replay, tmp_path: Path
+) -> None:
+    """Markdown + two buttons + a photo: one message with components; a click returns its id."""
+    photo = tmp_path / "chart.png"
+    photo.write_bytes(b"\x89PNG fake")
+
+    async def turn(request: RunRequest) -> Reply:
+        if request.metadata.get(META_CALLBACK_DATA) == "yes":
+            return f"you chose {request.content}"
+        return RichReply(
+            "**Ship it?**",
+            format="markdown",
+            buttons=[Button("Yes", data="yes"), Button("Docs", url="https://example.org/docs")],
+            media=[Attachment.photo(photo), Attachment.photo("https://example.org/p.png")],
+        )
+
+    step = run_step(replay, turn)
+    await replay.message(ANN, "<@71000000000000009> ship", mentions=(BOT,), tries=0)
+    inbound: InboundMessage = await asyncio.wait_for(replay.bus.get(), 1)
+    replay.bus.task_done()
+    await step.run(inbound)
+    method, path, sent = replay.http[-1]
+    assert (method, path) == ("POST", "/channels/{channel_id}/messages")
+    assert sent["content"] == "**Ship it?**"
+    assert sent["files"] == ["chart.png"]
+    assert [e["image"]["url"] for e in sent["embeds"]] == ["https://example.org/p.png"]
+    (row,) = sent["components"]
+    assert [(b["label"], b.get("custom_id"), b.get("url")) for b in row["components"]] == [
+        ("Yes", "yes", None),
+        ("Docs", None, "https://example.org/docs"),
+    ]
+    replay.next_id += 2
+    click: Any = component_click(replay.next_id, BEN, "yes")
+    replay.runner.client._connection.parse_interaction_create(click)
+    clicked: InboundMessage = await asyncio.wait_for(replay.bus.get(), 1)
+    replay.bus.task_done()
+    assert (clicked.sender_id, clicked.content) == (str(BEN), "yes")
+    assert clicked.metadata[META_CALLBACK_DATA] == "yes"
+    await step.run(clicked)
+    routes = [(method, path) for method, path, _ in replay.http[-2:]]
+    assert routes == [
+        ("POST", "/interactions/{webhook_id}/{webhook_token}/callback"),
+        ("POST", "/webhooks/{webhook_id}/{webhook_token}"),
+    ]
+    assert replay.http[-1][2]["content"] == "you chose yes"
+
+
+async def test_handler_uses_the_native_discord_client(replay: Replay) -> None:
+    """current_services().discord_client is the runner's discord.Client, with its cache."""
+
+    async def turn(request: RunRequest) -> Reply:
+        channel = current_services().discord_client.get_channel(int(request.chat_id))
+        assert isinstance(channel, discord.TextChannel)
+        return f"in #{channel.name}"
+
+    await replay.message(ANN, "<@71000000000000009> where", mentions=(BOT,), tries=0)
+    inbound: InboundMessage = await asyncio.wait_for(replay.bus.get(), 1)
+    replay.bus.task_done()
+    await run_step(replay, turn).run(inbound)
+    assert replay.http[-1][2]["content"] == "in #general"
+    with pytest.raises(ConfigError, match="no Telegram channel is running"):
+        _ = replay.services.telegram_bot
+
+
+async def test_html_reply_is_sent_as_its_text(replay: Replay) -> None:
+    """Discord renders no HTML: an HTML reply goes out as its text, entities decoded."""
+    await replay.runner.send(
+        OutboundMessage(
+            channel="discord", chat_id=str(TEXT), content="<b>a</b> &amp; <i>b</i>", format="html"
+        )
+    )
+    assert replay.http[-1][2]["content"] == "a & b"
+
+
+def _reply(buttons: Any) -> OutboundMessage:
+    return OutboundMessage(channel="discord", chat_id=str(TEXT), content="x", buttons=buttons)
+
+
+@pytest.mark.parametrize(
+    ("buttons", "message"),
+    [
+        (
+            [Button(str(i), data=str(i)) for i in range(6)],
+            "button row 1: Discord allows 5 buttons per row, this has 6",
+        ),
+        (
+            [[Button(str(i), data=str(i))] for i in range(6)],
+            "Discord allows 5 rows of buttons, this has 6",
+        ),
+        (
+            [Button("Long", data="d" * 101)],
+            "button 'Long': Discord allows 100 characters of custom id, this has 101",
+        ),
+        ([Button("A", data="same"), Button("B", data="same")], "button 'B': Discord needs each"),
+        ([Button("x" * 81, data="d")], "Discord allows 80 characters of text"),
+    ],
+)
+async def test_discord_limits_are_refused_before_any_call(
+    replay: Replay, buttons: Any, message: str
+) -> None:
+    """Past Discord's button limits: one ReplyError naming the limit, nothing sent."""
+    with pytest.raises(ReplyError) as caught:
+        await replay.runner.send(_reply(buttons))
+    assert message in str(caught.value)
+    assert replay.http == []
+
+
+async def test_refused_reply_through_the_run_step_is_one_log_line(
+    replay: Replay, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The run step logs a refused reply as its reason, with no traceback, and sends nothing."""
+
+    async def turn(request: RunRequest) -> Reply:
+        return RichReply("pick", buttons=[Button("Long", data="d" * 101)])
+
+    await replay.message(ANN, "<@71000000000000009> pick", mentions=(BOT,), tries=0)
+    inbound: InboundMessage = await asyncio.wait_for(replay.bus.get(), 1)
+    replay.bus.task_done()
+    with caplog.at_level(logging.ERROR, logger="actorscope.host"):
+        assert await run_step(replay, turn).run(inbound) != []
+    (record,) = caplog.records
+    assert "Discord allows 100 characters of custom id" in record.getMessage()
+    assert record.exc_info is None
+    assert replay.http == []
