@@ -48,6 +48,24 @@ def test_reply_to_carries_format_buttons_and_media(tmp_path: Path) -> None:
     )
 
 
+def test_a_rich_outbound_message_survives_a_json_round_trip(tmp_path: Path) -> None:
+    """Buttons and media serialise and validate back to an equal message (keyword or not)."""
+    (tmp_path / "a.txt").write_text("a")
+    out = OutboundMessage(
+        channel="telegram",
+        chat_id="1",
+        content="x",
+        format="html",
+        buttons=[Button("a", data="b")],
+        media=[Attachment.document(tmp_path / "a.txt"), Attachment.photo("https://x.org/p.png")],
+    )
+    again = OutboundMessage.model_validate_json(out.model_dump_json())
+    assert again == out
+    assert hash(again) == hash(out)
+    assert Button(text="a", data="b") == Button("a", data="b")
+    assert RichReply(text="hi") == RichReply("hi")
+
+
 def test_url_attachments_and_rows_of_buttons() -> None:
     """A str with :// is a URL; rows of buttons stay rows; a link button has no data."""
     doc = Attachment.document("https://example.org/r.pdf")

@@ -158,8 +158,10 @@ class Button(_Frozen):
     data: str = ""
     url: str = ""
 
-    def __init__(self, text: str, /, **fields: Any) -> None:
-        super().__init__(text=text, **fields)
+    def __init__(self, text: str = "", /, **fields: Any) -> None:
+        # Button("Go", data="go"); pydantic itself passes text= (JSON, nested validation).
+        fields.setdefault("text", text)
+        super().__init__(**fields)
 
     @field_validator("text", mode="after")
     @classmethod
@@ -307,7 +309,8 @@ class RichReply(_Rich):
     text: str = ""
 
     def __init__(self, text: str = "", /, **fields: Any) -> None:
-        super().__init__(text=text, **fields)
+        fields.setdefault("text", text)  # RichReply("hi", ...) or RichReply(text="hi", ...)
+        super().__init__(**fields)
 
 
 class RunRequest(_Frozen):
