@@ -188,7 +188,10 @@ def _discord_text(msg: OutboundMessage) -> str:
 
 
 def _attachments(msg: OutboundMessage) -> tuple[dict[str, Any], list[str]]:
-    """The files, image embeds and view of a reply (send keywords), and links to add."""
+    """The files and image embeds of a reply (send keywords), and links to add to its text.
+
+    Reads the files: call it off the event loop.
+    """
     extras: dict[str, Any] = {}
     files, embeds, links = [], [], []
     for item in msg.media:
@@ -201,8 +204,7 @@ def _attachments(msg: OutboundMessage) -> tuple[dict[str, Any], list[str]]:
             links.append(item.url)
     if len(files) > _MAX_FILES or len(embeds) > _MAX_FILES:
         raise ReplyError(f"Discord allows {_MAX_FILES} files and {_MAX_FILES} images a message")
-    view = button_view(msg.buttons)
-    for key, value in (("files", files), ("embeds", embeds), ("view", view)):
+    for key, value in (("files", files), ("embeds", embeds)):
         if value:
             extras[key] = value
     return extras, links
@@ -384,7 +386,10 @@ class DiscordRunner(ChannelAdapter):
         The text goes in parts of 2000 characters; files, image embeds and buttons go with the
         last part. Buttons and files are checked before anything is sent (:class:`ReplyError`).
         """
-        extras, links = _attachments(msg)
+        view = button_view(msg.buttons)  # checked first: a refused button reads no file
+        extras, links = await asyncio.to_thread(_attachments, msg)
+        if view is not None:
+            extras["view"] = view
         text = "\n".join([_discord_text(msg), *links]).strip("\n")
         parts: list[str | None] = [
             text[i : i + _MAX_MESSAGE_LENGTH] for i in range(0, len(text), _MAX_MESSAGE_LENGTH)

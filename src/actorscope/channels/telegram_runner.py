@@ -329,7 +329,8 @@ class TelegramRunner(ChannelAdapter):
         """
         keyboard = inline_keyboard(msg.buttons)
         parse_mode = _PARSE_MODES[msg.format]
-        uploads = [(item.kind, _upload(item)) for item in msg.media]
+        # Files are read off the event loop (up to 50 MB each), all before the first call.
+        uploads = [(item.kind, await asyncio.to_thread(_upload, item)) for item in msg.media]
         thread = int(msg.thread_id) if msg.thread_id.isdigit() else None
         if thread == GENERAL_TOPIC_ID:
             thread = None  # the General topic takes no message_thread_id
