@@ -83,6 +83,7 @@ def test_url_attachments_and_rows_of_buttons() -> None:
         (lambda: Button("  ", data="g"), "a button needs a non-empty text"),
         (lambda: Button("Go", url="javascript:alert(1)"), "is not an http:// or https:// URL"),
         (lambda: Button("Go", url="https://"), "is not an http:// or https:// URL"),
+        (lambda: Button("Go", url="http://[::1"), "is not an http:// or https:// URL"),
         (lambda: Button("Go", url="https://x.org/a b"), "whitespace or control characters"),
         (lambda: Attachment.document("ftp://x.org/f"), "is not an http:// or https:// URL"),
         (lambda: Attachment.photo("file:///etc/passwd"), "is not an http:// or https:// URL"),

@@ -137,8 +137,12 @@ class AttachmentKind(StrEnum):
 
 def _web_url(url: str, what: str) -> str:
     """``url`` if it is an http(s) URL with a host; else one :class:`ReplyError`."""
-    parts = urlsplit(url)
-    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+    try:
+        parts = urlsplit(url)
+        web = parts.scheme.lower() in ("http", "https") and bool(parts.hostname)
+    except ValueError:  # urlsplit's only error: a malformed [IPv6] host
+        web = False
+    if not web:
         raise ReplyError(f"{what} {url[:80]!r} is not an http:// or https:// URL")
     if any(ch.isspace() or ord(ch) < 0x20 for ch in url):
         raise ReplyError(f"{what} {url[:80]!r} contains whitespace or control characters")
