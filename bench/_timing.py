@@ -1,9 +1,10 @@
-"""Timing helpers shared by the benchmarks: best-of-N per-call cost, and a ratio line."""
+"""Timing helpers for the benchmarks: per-call costs, ratio lines, goal lines (median, min-max)."""
 
 from __future__ import annotations
 
+import statistics
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 
 
 def per_call(fn: Callable[[], object], *, number: int = 20_000, repeat: int = 5) -> float:
@@ -40,3 +41,19 @@ def report(label: str, ours: float, baseline: float, baseline_label: str, goal: 
     if goal:
         line += f"  (goal {goal})"
     print(line)
+
+
+def spread(samples: Sequence[float]) -> tuple[float, float, float]:
+    """Median, min and max of ``samples`` (one per run)."""
+    return statistics.median(samples), min(samples), max(samples)
+
+
+def goal_line(label: str, ratios: Sequence[float], goal: float, *, at_least: bool = False) -> None:
+    """One goal line: the median ratio of several runs, their min-max, the goal, met or not."""
+    median, low, high = spread(ratios)
+    met = median >= goal if at_least else median <= goal
+    sign = ">=" if at_least else "<="
+    print(
+        f"{label:<58} ratio {median:7.3f} (min-max {low:.3f}-{high:.3f}, {len(ratios)} runs)"
+        f"  goal {sign} {goal:g}: {'met' if met else 'NOT met'}"
+    )
