@@ -107,6 +107,7 @@ async def test_unaudited_fail_open_is_logged_at_error_and_audited_later(
 
     async with writes_locked(db_target, backend):
         monkeypatch.setattr(db, "fetchall", broken)
+        monkeypatch.setattr(db, "lookup", broken)
         with caplog.at_level(logging.WARNING):
             started = time.monotonic()
             decision = await PermissionPolicy(store).check_file_writer(member(agent))

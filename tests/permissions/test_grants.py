@@ -345,11 +345,22 @@ async def test_check_is_one_indexed_query(
     """A cold check runs exactly one query, and it searches the lookup index (no table scan)."""
     await store.grant(agent_id=agent.id, scope="group:*", config_type="file_writer", sender_id="42")
     seen: list[tuple[str, tuple[object, ...]]] = []
-    real_fetchall, real_fetchone = db.fetchall, db.fetchone
+    real_fetchall, real_fetchone, real_lookup = db.fetchall, db.fetchone, db.lookup
+
+    in_lookup: list[bool] = []  # a backend's lookup may read through fetchall: one query
 
     async def fetchall(sql: str, params: Sequence[object] = ()) -> list[Row]:
-        seen.append((sql, tuple(params)))
+        if not in_lookup:
+            seen.append((sql, tuple(params)))
         return await real_fetchall(sql, params)
+
+    async def lookup(sql: str, params: Sequence[object] = ()) -> list[Row]:
+        seen.append((sql, tuple(params)))
+        in_lookup.append(True)
+        try:
+            return await real_lookup(sql, params)
+        finally:
+            in_lookup.pop()
 
     async def fetchone(sql: str, params: Sequence[object] = ()) -> Row | None:
         seen.append((sql, tuple(params)))
@@ -358,6 +369,7 @@ async def test_check_is_one_indexed_query(
     await db.watch_changes()  # the first cached check starts the change feed: not measured here
     monkeypatch.setattr(db, "fetchall", fetchall)
     monkeypatch.setattr(db, "fetchone", fetchone)
+    monkeypatch.setattr(db, "lookup", lookup)
     identity = Identity(user_id=GROUP, sender_id="42", agent_id=agent.id)
     assert (await PermissionPolicy(store).check_cron(identity)).reason is Reason.GRANTED
     monkeypatch.undo()

@@ -394,6 +394,7 @@ async def test_warm_check_does_not_touch_the_database(
         raise AssertionError("the warm path read the database")
 
     monkeypatch.setattr(db, "fetchall", poisoned)
+    monkeypatch.setattr(db, "lookup", poisoned)
     monkeypatch.setattr(db, "fetchone", poisoned)
     warm = await policy.check_file_writer(ident("42"))
     assert warm is cold
@@ -455,6 +456,7 @@ async def test_store_failure_fails_open_with_warning_and_audit(
         raise StoreError("database read failed: disk I/O error")
 
     monkeypatch.setattr(db, "fetchall", broken)
+    monkeypatch.setattr(db, "lookup", broken)
     with caplog.at_level(logging.WARNING, logger="actorscope.permissions"):
         decision = await policy.check_file_writer(ident("42"))
     assert (decision.allowed, decision.reason) == (True, Reason.STORE_ERROR_FAIL_OPEN)
@@ -479,6 +481,7 @@ async def test_fail_open_is_never_cached(
         raise StoreError("database read failed")
 
     monkeypatch.setattr(db, "fetchall", broken)
+    monkeypatch.setattr(db, "lookup", broken)
     assert (await policy.check_file_writer(ident("42"))).reason is Reason.STORE_ERROR_FAIL_OPEN
     monkeypatch.undo()
     assert (await policy.check_file_writer(ident("42"))).reason is Reason.NO_GRANT
@@ -493,6 +496,7 @@ async def test_strict_policy_denies_on_store_failure(
         raise StoreError("database read failed")
 
     monkeypatch.setattr(db, "fetchall", broken)
+    monkeypatch.setattr(db, "lookup", broken)
     decision = await PermissionPolicy(store, strict=True).check_cron(ident("42"))
     assert (decision.allowed, decision.reason) == (False, Reason.STORE_ERROR_FAIL_CLOSED)
     monkeypatch.undo()
@@ -543,6 +547,7 @@ async def test_a_what_if_policy_does_not_audit_a_fail_open(
         raise StoreError("database read failed: disk I/O error")
 
     monkeypatch.setattr(db, "fetchall", broken)
+    monkeypatch.setattr(db, "lookup", broken)
     decision = await PermissionPolicy(store, audit=False).check_file_writer(ident("42"))
     assert decision.reason is Reason.STORE_ERROR_FAIL_OPEN
     monkeypatch.undo()

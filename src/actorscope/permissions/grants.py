@@ -299,7 +299,8 @@ class GrantStore:
         """
         marks = ", ".join("?" * len(scopes))
         type_marks = ", ".join("?" * len(config_types))
-        rows = await self.read(
+        lookup = self.db.lookup if tx is None else tx.fetchall
+        rows = await lookup(
             "SELECT sender_id, permission FROM config_permissions "
             f"WHERE agent_id = ? AND scope IN ({marks}) AND config_type IN ({type_marks}) "
             "AND sender_id IN (?, '*') AND tenant_id = COALESCE(?, tenant_id) "
@@ -307,7 +308,6 @@ class GrantStore:
             "AND EXISTS (SELECT 1 FROM agents AS a "
             "WHERE a.id = config_permissions.agent_id AND a.deleted_at IS NULL)",
             (agent_id, *scopes, *config_types, sender_id, tenant_id),
-            tx=tx,
         )
         return precedence(rows)
 
