@@ -209,6 +209,7 @@ async def test_an_oversized_custom_channel_sender_is_denied_and_blocks_nothing(
     for _ in range(3):
         assert (await policy.check_file_writer(normal)).reason is Reason.NO_GRANT
     assert time.monotonic() - started < 3 * QUICK
+    await store.audit.settle()
     assert store.audit.queued == 0
     actors = [e.actor_id for e in await store.audit.list()]
     assert actors[:3] == ["alice"] * 3

@@ -356,6 +356,7 @@ async def test_every_deny_is_audited_and_warm_allows_write_nothing(
     for _ in range(2):
         assert not (await policy.check_file_writer(ident("43"))).allowed
     assert not (await policy.check_file_writer(ident("subagent:x"))).allowed
+    await store.audit.settle()  # denials commit in groups
     assert await audit_count(db, "check.deny") == 3
     entries = await store.audit.list(actor_id="43")
     assert [e.reason for e in entries] == ["no_grant", "no_grant"]
@@ -532,6 +533,7 @@ async def test_a_what_if_policy_decides_alike_and_audits_nothing(
     identities = [ident("42"), ident("43"), ident(""), ident("42", agent_id=None)]
     for identity in identities * 2:  # the second round hits the cache
         expected = await audited.check_file_writer(identity)
+        await store.audit.settle()  # its denial's row, written before counting
         before = await audit_count(db)
         assert await what_if.check_file_writer(identity) == expected
         assert await audit_count(db) == before

@@ -80,6 +80,7 @@ async def test_unstorable_identity_is_denied_and_audited_on_every_backend(
     member = Identity(user_id=scope, sender_id=sender, peer_kind=PeerKind.GROUP, agent_id=agent_id)
     decision = await policy.check_file_writer(member)
     assert (decision.allowed, decision.reason) == (False, Reason.INVALID_IDENTITY), backend
+    await policy.store.audit.settle()  # the denial commits with its group
     rows = await db.fetchall(
         "SELECT actor_id, user_id, reason, detail FROM audit_log WHERE action = 'check.deny'"
     )
@@ -99,6 +100,7 @@ async def test_unstorable_tenant_is_denied_on_every_backend(backend: str, db: Da
     )  # fmt: skip
     decision = await policy.check_file_writer(member)
     assert (decision.allowed, decision.reason) == (False, Reason.INVALID_IDENTITY), backend
+    await policy.store.audit.settle()  # the denial commits with its group
     row = await db.fetchone("SELECT tenant_id FROM audit_log WHERE reason = 'invalid_identity'")
     assert row is not None
     assert row["tenant_id"] == "t\\x00"

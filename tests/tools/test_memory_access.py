@@ -127,11 +127,12 @@ async def test_memory_changes_are_audited_with_actor_scope_and_entry(
 
 
 async def test_a_refused_change_by_another_member_is_audited(
-    db: Database, agent: Agent, registry: ToolRegistry
+    db: Database, agent: Agent, store: GrantStore, registry: ToolRegistry
 ) -> None:
     """The file_writer check that refuses another member writes its denial row."""
     entry = await _owned_entry(registry)
     await reflect(registry, member(OTHER), action="forget", target=entry)
+    await store.audit.settle()  # the denial commits with its group
     newest = (await AuditLog(db).list(agent_id=agent.id))[0]
     assert (newest.action, newest.actor_id, newest.reason) == ("check.deny", OTHER, "no_grant")
 

@@ -2,16 +2,20 @@
 
 Grant changes are written inside the transaction of the change (they commit together).
 Decisions are recorded through a bounded in-memory queue that one background task writes, in
-order: a decision waits for its row at most :data:`RECORD_WAIT` seconds, so a locked or
-unreachable store never holds a check up, and rows that could not be written yet are retried
-until the store answers again (closing the database flushes what it can). Rows that do not fit
-in the queue, or are still queued when the database closes, are counted and logged at ERROR.
-A failing audit write never turns a decision into an exception.
+order and in groups: rows queued within :data:`GROUP_DELAY` seconds of each other (up to
+:data:`BATCH` of them) commit in one transaction, so a flood of denials costs a few writes, not
+one each. A denial does not wait for its row; a fail-open allow waits for it at most
+:data:`RECORD_WAIT` seconds (and is written at once, without the group delay), so a locked or
+unreachable store never holds a check up. Rows that could not be written yet are retried until
+the store answers again; closing the database flushes the queue. Rows that do not fit in the
+queue, or are still queued when the database closes, are counted and logged at ERROR. A failing
+audit write never turns a decision into an exception.
 """
 
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import logging
 from collections import deque
@@ -27,7 +31,15 @@ from actorscope.errors import ConflictError, RowRefusedError, StoreError
 from actorscope.identity import MAX_SCOPE_CHARS
 from actorscope.store import Database, Row, Transaction, utc_now
 
-__all__ = ["MAX_QUEUED", "RECORD_WAIT", "AuditAction", "AuditEntry", "AuditLog"]
+__all__ = [
+    "BATCH",
+    "GROUP_DELAY",
+    "MAX_QUEUED",
+    "RECORD_WAIT",
+    "AuditAction",
+    "AuditEntry",
+    "AuditLog",
+]
 
 _log = logging.getLogger("actorscope.permissions.audit")
 
@@ -52,7 +64,10 @@ RECORD_WAIT = 0.1
 MAX_QUEUED = 1000
 #: Seconds :meth:`AuditLog.list` waits for this log's queued rows before reading.
 SETTLE_WAIT = 1.0
-_BATCH = 100
+#: Seconds the writer gathers decision rows before committing them together (<= 100 ms).
+GROUP_DELAY = 0.05
+#: Decision rows committed in one transaction at most; a full group is written at once.
+BATCH = 100
 _RETRY_FIRST = 0.05
 _RETRY_MAX = 1.0
 
@@ -156,10 +171,13 @@ class AuditLog:
         self._db = db
         self._max_queued = max_queued
         self._wait = wait
-        self._queue: deque[tuple[AuditEntry, asyncio.Future[bool]]] = deque()
+        # Each row with the future its caller waits on (None: nobody waits for it).
+        self._queue: deque[tuple[AuditEntry, asyncio.Future[bool] | None]] = deque()
         self._dropped = 0
         self._writer: asyncio.Task[None] | None = None
         self._closing = asyncio.Event()
+        # Set when the writer must stop gathering: a full group, a waiting caller, closing.
+        self._wake = asyncio.Event()
 
     @property
     def queued(self) -> int:
@@ -173,11 +191,13 @@ class AuditLog:
         else:
             await self._db.execute(_INSERT, _params(entry))
 
-    async def record(self, entry: AuditEntry) -> bool:
-        """Queue one decision row; wait for it at most :data:`RECORD_WAIT` s. True if written.
+    async def record(self, entry: AuditEntry, *, wait: bool = True) -> bool:
+        """Queue one decision row; with ``wait``, wait for it at most :data:`RECORD_WAIT` s.
 
-        A row not written in time stays queued and is written as soon as the store answers;
-        a full queue drops it (counted, logged at ERROR). Never raises for a store failure.
+        True if written (with ``wait``) or queued (without: the row is committed with its group
+        within :data:`GROUP_DELAY` s). A row not written in time stays queued and is written as
+        soon as the store answers; a full queue drops it (counted, logged at ERROR). Never
+        raises for a store failure.
         """
         if len(self._queue) >= self._max_queued:
             if self._dropped == 0:
@@ -187,9 +207,16 @@ class AuditLog:
                 )
             self._dropped += 1
             return False
+        if not wait:
+            self._queue.append((entry, None))
+            self._start_writer()
+            if len(self._queue) >= BATCH:
+                self._wake.set()
+            return True
         written: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
         self._queue.append((entry, written))
         self._start_writer()
+        self._wake.set()
         done, _ = await asyncio.wait({written}, timeout=self._wait)
         return written in done and written.result()
 
@@ -199,24 +226,30 @@ class AuditLog:
         Run when the database closes; each attempt is bounded by the store's own timeouts.
         """
         self._closing.set()
+        self._wake.set()
         if self._writer is not None:
             await asyncio.wait({self._writer})
 
     def _start_writer(self) -> None:
         if self._writer is None or self._writer.done():
             self._closing.clear()
+            self._wake.clear()
             self._writer = asyncio.get_running_loop().create_task(self._write_queued())
             # Held by the database while rows wait, so closing it writes them first.
             self._db.add_close_hook(self.flush)
 
     async def _write_queued(self) -> None:
-        """Write queued rows in order, in batches, retrying with backoff while the store fails."""
+        """Write queued rows in order, in groups, retrying with backoff while the store fails."""
         delay = _RETRY_FIRST
         failed = written = 0
-        batch_size = _BATCH
+        batch_size = BATCH
         try:
             while self._queue:
-                batch = [entry for entry, _ in list(self._queue)[:batch_size]]
+                if not (self._wake.is_set() or self._closing.is_set()):
+                    # Gather the group: rows queued meanwhile commit with this one.
+                    await self._pause(GROUP_DELAY, self._wake)
+                self._wake.clear()
+                batch = [entry for entry, _ in itertools.islice(self._queue, batch_size)]
                 try:
                     async with self._db.transaction() as tx:
                         await tx.executemany(_INSERT_DECISION, [_decision_params(e) for e in batch])
@@ -225,6 +258,7 @@ class AuditLog:
                     if len(batch) == 1:
                         self._drop_head(f"refused by the table: {exc}")
                     batch_size = 1
+                    self._wake.set()  # these rows waited for their group already
                     continue
                 except (StoreError, ValueError) as exc:
                     # ValueError: aiosqlite's "no active connection" if closed mid-statement.
@@ -240,22 +274,24 @@ class AuditLog:
                         )
                     if self._closing.is_set() or self._db.closed:
                         break
-                    await self._pause(delay)
+                    await self._pause(delay, self._closing)
                     delay = min(delay * 2, _RETRY_MAX)
                     continue
                 for _ in batch:
                     _, done = self._queue.popleft()
-                    if not done.done():
+                    if done is not None and not done.done():
                         done.set_result(True)
                 written += len(batch)
-                delay, batch_size = _RETRY_FIRST, _BATCH
+                delay, batch_size = _RETRY_FIRST, BATCH
+                if len(self._queue) >= BATCH:
+                    self._wake.set()  # a full group is written without delay
         finally:
             # Also when cancelled (the event loop shutting down): what is left is lost; say so.
             self._finish(failed, written)
 
     def _drop_head(self, why: str) -> None:
         entry, done = self._queue.popleft()
-        if not done.done():
+        if done is not None and not done.done():
             done.set_result(False)
         self._dropped += 1
         _log.error(
@@ -271,7 +307,7 @@ class AuditLog:
         lost = len(self._queue)
         while self._queue:
             _, done = self._queue.popleft()
-            if not done.done():
+            if done is not None and not done.done():
                 done.set_result(False)
         if failed and not lost:
             _log.warning("audit store answers again: %d queued rows written", written)
@@ -286,11 +322,21 @@ class AuditLog:
             )
         self._db.remove_close_hook(self.flush)
 
-    async def _pause(self, seconds: float) -> None:
-        """Wait before the next retry; cut short when the database starts closing."""
-        closing = asyncio.ensure_future(self._closing.wait())
-        await asyncio.wait({closing}, timeout=seconds)
-        closing.cancel()
+    async def _pause(self, seconds: float, until: asyncio.Event) -> None:
+        """Wait ``seconds``, cut short by ``until`` (a full group, a waiting caller, closing)."""
+        wake = asyncio.ensure_future(until.wait())
+        await asyncio.wait({wake}, timeout=seconds)
+        wake.cancel()
+
+    async def settle(self) -> None:
+        """Give the rows queued so far up to :data:`SETTLE_WAIT` s to be written, at once.
+
+        For a reader that wants to see the decisions just made (their groups are committed
+        now, without the group delay).
+        """
+        if self._writer is not None and not self._writer.done():
+            self._wake.set()
+            await asyncio.wait({self._writer}, timeout=SETTLE_WAIT)
 
     async def list(
         self,
@@ -312,7 +358,7 @@ class AuditLog:
         than that id (a cursor: the last id of the previous page). Rows this log has queued
         are given up to :data:`SETTLE_WAIT` s to be written first.
         """
-        await self._settle()
+        await self.settle()
         clause, params = _where(
             agent_id=agent_id,
             actor_id=actor_id,

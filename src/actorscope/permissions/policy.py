@@ -306,6 +306,8 @@ class PermissionPolicy:
             return
         agent_id = identity.agent_id if is_uuid(identity.agent_id) else None
         # No tenant given: the audit insert takes the agent's (no read on the decision path).
+        # A denial does not wait for its row: it commits with its group (a flood of denials
+        # costs a few transactions and never slows the checks).
         await self.store.audit.record(
             AuditEntry(
                 action=AuditAction.CHECK_DENY,
@@ -316,5 +318,6 @@ class PermissionPolicy:
                 config_type=decision.config_type,
                 reason=decision.reason,
                 detail={"sender_id": decision.sender_id},
-            )
+            ),
+            wait=False,
         )
