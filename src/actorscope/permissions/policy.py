@@ -180,9 +180,10 @@ class PermissionPolicy:
             warm = self._warm(config_type, identity)
             if warm is not None:
                 return warm
-        if identity.agent_id is not None and looks_like_uuid(identity.agent_id):
+        agent_id = identity.agent_id
+        if agent_id is not None and not agent_id.islower() and looks_like_uuid(agent_id):
             # Stored ids are lowercase; an uppercase spelling must name the same agent.
-            identity = replace(identity, agent_id=identity.agent_id.lower())
+            identity = replace(identity, agent_id=agent_id.lower())
         scope = identity.user_id
         if not is_group_scope(scope):
             return Decision(True, Reason.NOT_GROUP_CONTEXT, scope, identity.sender_id, config_type)
