@@ -154,23 +154,46 @@ async def _nothing() -> None:
 
 async def _lag_under_writer(path: Path, agent: Agent) -> tuple[list[float], list[float]]:
     """Loop-lag p99s of cold checks and of an idle loop, while another process writes."""
-    # Bench setup, before any check runs: blocking the loop here measures nothing.
-    writer = subprocess.Popen(  # noqa: S603, ASYNC220 -- our interpreter, the script above
-        [sys.executable, "-c", _WRITER, str(path)], stdout=subprocess.PIPE, text=True
-    )
-    try:
-        assert writer.stdout is not None
-        assert writer.stdout.readline().strip() == "writing"
-        async with Database.open(path) as db:
+    async with Database.open(path) as db:
+        # Bench setup, before any check runs: blocking the loop here measures nothing.
+        writer = subprocess.Popen(  # noqa: S603, ASYNC220 -- our interpreter, the script above
+            [sys.executable, "-c", _WRITER, str(path)], stdout=subprocess.PIPE, text=True
+        )
+        try:
+            assert writer.stdout is not None
+            assert writer.stdout.readline().strip() == "writing"
             cold = _cold_check(GrantStore(db), agent)
             checks, idle = [], []
             for _ in range(3):
                 checks.append(await _loop_lag(cold))
                 idle.append(await _loop_lag(_nothing))
             return checks, idle
-    finally:
-        writer.kill()
-        writer.wait()
+        finally:
+            writer.kill()
+            writer.wait()
+
+
+async def _flood(path: Path, agent: Agent, runs: int = 5) -> list[float]:
+    """Per run: checks/s of 1,000 denials of one sender with audit on, over audit off."""
+    ratios = []
+    async with Database.open(path) as db:
+        store = GrantStore(db)
+        identity = Identity(
+            user_id=GROUP, sender_id="666", peer_kind=PeerKind.GROUP, agent_id=agent.id
+        )
+        audited, silent = PermissionPolicy(store), PermissionPolicy(store, audit=False)
+
+        async def flood(policy: PermissionPolicy) -> float:
+            start = time.perf_counter()
+            for _ in range(1_000):
+                await policy.check_file_writer(identity)
+            await store.audit.settle()  # timed: the rows are committed, not only queued
+            return time.perf_counter() - start
+
+        for _ in range(runs):
+            on, off = await flood(audited), await flood(silent)
+            ratios.append(off / on)
+    return ratios
 
 
 async def _run() -> None:
@@ -201,6 +224,13 @@ async def _run() -> None:
                 "dict.get of the same key",
                 "<= 10x",
             )
+
+        goal_line(
+            "denial flood: checks/s audit on / audit off",
+            await _flood(small, agent),
+            0.5,
+            at_least=True,
+        )
 
         async with Database.open(small) as db, aiosqlite.connect(small) as conn:
             cold_small = _cold_check(GrantStore(db), agent)
