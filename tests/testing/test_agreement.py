@@ -117,6 +117,7 @@ async def test_sandbox_and_telegram_sim_agree(tmp_path: Path, telegram_sim: Tele
         Outcome.ADMITTED,
         Outcome.DUPLICATE,
     ]
+    await env.store.audit.settle()  # denials' rows are group-committed
     simulated_audit = await env.db.fetchall(AUDIT)
 
     assert bot_lines(shown) == bot_lines(printed)

@@ -385,7 +385,7 @@ class AuditLog:
     ) -> dict[str, int]:
         """How many rows each reason has since ``since`` (ISO time), of ``actions`` only if
         given: e.g. the day's denials by reason."""
-        await self._settle()
+        await self.settle()
         clause, params = _where(tenant_id=tenant_id, agent_id=agent_id, since=since)
         if actions:
             marks = ", ".join("?" * len(actions))
@@ -396,10 +396,6 @@ class AuditLog:
             params,
         )
         return {str(row["reason"]): int(row["n"]) for row in rows}
-
-    async def _settle(self) -> None:
-        if self._writer is not None and not self._writer.done():
-            await asyncio.wait({self._writer}, timeout=SETTLE_WAIT)
 
 
 def _where(**filters: str | int | None) -> tuple[str, list[Any]]:
