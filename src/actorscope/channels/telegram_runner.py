@@ -68,6 +68,7 @@ __all__ = [
     "IgnoredListener",
     "TelegramRunner",
     "inline_keyboard",
+    "send_outbound",
 ]
 
 _log = logging.getLogger("actorscope.channels.telegram")
@@ -140,6 +141,57 @@ def _upload(item: Attachment) -> InputFile | str:
 
 #: Told ``(update_id, reason)`` for every update that reaches no handler (e.g. the sandbox).
 IgnoredListener = Callable[[int, IgnoreReason], None]
+
+
+async def send_outbound(bot: Bot, msg: OutboundMessage) -> None:
+    """Send ``msg`` with ``bot``: to its chat and forum topic (General: no thread id), replying
+    to ``reply_to_message_id`` when possible.
+
+    Attachments go first (the last one captioned with the text when it fits), then the text
+    in parts of :data:`MAX_MESSAGE_LENGTH`; the buttons go on the last message. Buttons and
+    files are checked before anything is sent (:class:`ReplyError`). The one way actorscope
+    sends a reply on Telegram (the runner, the PTB integration).
+    """
+    keyboard = inline_keyboard(msg.buttons)
+    parse_mode = _PARSE_MODES[msg.format]
+    # Files are read off the event loop (up to 50 MB each), all before the first call.
+    uploads = [(item.kind, await asyncio.to_thread(_upload, item)) for item in msg.media]
+    thread = int(msg.thread_id) if msg.thread_id.isdigit() else None
+    if thread == GENERAL_TOPIC_ID:
+        thread = None  # the General topic takes no message_thread_id
+    reply = None
+    if msg.reply_to_message_id.isdigit():
+        reply = ReplyParameters(
+            message_id=int(msg.reply_to_message_id), allow_sending_without_reply=True
+        )
+    chat = int(msg.chat_id)
+    captioned = bool(uploads) and len(msg.content) <= MAX_CAPTION_LENGTH
+    for index, (kind, upload) in enumerate(uploads):
+        last = captioned and index == len(uploads) - 1
+        send_file = bot.send_photo if kind is AttachmentKind.PHOTO else bot.send_document
+        await send_file(
+            chat,
+            upload,
+            caption=(msg.content or None) if last else None,
+            parse_mode=parse_mode if last else None,
+            reply_markup=keyboard if last else None,
+            message_thread_id=thread,
+            reply_parameters=reply,
+        )
+        reply = None
+    if captioned:
+        return
+    text = msg.content or " "
+    for start in range(0, len(text), MAX_MESSAGE_LENGTH):
+        last = start + MAX_MESSAGE_LENGTH >= len(text)
+        await bot.send_message(
+            chat_id=chat,
+            text=text[start : start + MAX_MESSAGE_LENGTH],
+            parse_mode=parse_mode,
+            reply_markup=keyboard if last else None,
+            message_thread_id=thread,
+            reply_parameters=reply if start == 0 else None,
+        )
 
 
 class TelegramRunner(ChannelAdapter):
@@ -321,53 +373,8 @@ class TelegramRunner(ChannelAdapter):
                 _log.warning("telegram.stop step failed: %r", exc)
 
     async def send(self, msg: OutboundMessage) -> None:
-        """Send to the chat and forum topic (General: no thread id), replying when possible.
-
-        Attachments go first (the last one captioned with the text when it fits), then the
-        text in parts of :data:`MAX_MESSAGE_LENGTH`; the buttons go on the last message.
-        Buttons and files are checked before anything is sent (:class:`ReplyError`).
-        """
-        keyboard = inline_keyboard(msg.buttons)
-        parse_mode = _PARSE_MODES[msg.format]
-        # Files are read off the event loop (up to 50 MB each), all before the first call.
-        uploads = [(item.kind, await asyncio.to_thread(_upload, item)) for item in msg.media]
-        thread = int(msg.thread_id) if msg.thread_id.isdigit() else None
-        if thread == GENERAL_TOPIC_ID:
-            thread = None  # the General topic takes no message_thread_id
-        reply = None
-        if msg.reply_to_message_id.isdigit():
-            reply = ReplyParameters(
-                message_id=int(msg.reply_to_message_id), allow_sending_without_reply=True
-            )
-        bot = self.app.bot
-        chat = int(msg.chat_id)
-        captioned = bool(uploads) and len(msg.content) <= MAX_CAPTION_LENGTH
-        for index, (kind, upload) in enumerate(uploads):
-            last = captioned and index == len(uploads) - 1
-            send_file = bot.send_photo if kind is AttachmentKind.PHOTO else bot.send_document
-            await send_file(
-                chat,
-                upload,
-                caption=(msg.content or None) if last else None,
-                parse_mode=parse_mode if last else None,
-                reply_markup=keyboard if last else None,
-                message_thread_id=thread,
-                reply_parameters=reply,
-            )
-            reply = None
-        if captioned:
-            return
-        text = msg.content or " "
-        for start in range(0, len(text), MAX_MESSAGE_LENGTH):
-            last = start + MAX_MESSAGE_LENGTH >= len(text)
-            await bot.send_message(
-                chat_id=chat,
-                text=text[start : start + MAX_MESSAGE_LENGTH],
-                parse_mode=parse_mode,
-                reply_markup=keyboard if last else None,
-                message_thread_id=thread,
-                reply_parameters=reply if start == 0 else None,
-            )
+        """Send to the chat and forum topic (General: no thread id), replying when possible."""
+        await send_outbound(self.app.bot, msg)
 
     async def handle_update(self, update: Update) -> Ingress:
         """Normalise one update and take it through the pipeline (what polling calls for each)."""
