@@ -249,3 +249,11 @@ async def test_create_rejects_bad_keys_and_duplicates(registry: AgentRegistry) -
     with pytest.raises(ConflictError):
         await registry.create("bot")
     assert [a.key for a in await registry.list()] == ["bot"]
+
+
+async def test_ensure_creates_once_then_resolves(registry: AgentRegistry) -> None:
+    """ensure() creates a missing agent by key, then returns that same agent by key or UUID."""
+    created = await registry.ensure("notes")
+    assert await registry.ensure("notes") == created
+    assert await registry.ensure(created.id) == created
+    assert [agent.key for agent in await registry.list()] == ["notes"]

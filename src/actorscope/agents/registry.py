@@ -183,6 +183,16 @@ class AgentRegistry:
             )
         return self._remember(agent)
 
+    async def ensure(self, key_or_uuid: str, tenant: str = DEFAULT_TENANT_SLUG) -> Agent:
+        """The live agent named by UUID or key within ``tenant``, created (by key) if missing.
+
+        What a bot does at start: ``actorscope run`` and the PTB integration both call it.
+        """
+        try:
+            return await self.resolve(key_or_uuid, tenant)
+        except AgentNotFoundError:
+            return await self.create(key_or_uuid, tenant)
+
     async def get(self, agent_id: str) -> Agent:
         """The live agent with this UUID, in any tenant."""
         canonical = parse_uuid(agent_id, "agent id")

@@ -35,7 +35,7 @@ from actorscope.channels.discord_runner import DiscordRunner
 from actorscope.channels.shared_dedup import SharedDedup, shared_dedup_default
 from actorscope.channels.telegram_runner import IgnoredListener, TelegramRunner
 from actorscope.channels.telegram_webhook import Webhook
-from actorscope.errors import AgentNotFoundError, ConfigError
+from actorscope.errors import ConfigError
 from actorscope.host.runtime import Handler, Host, Reply
 from actorscope.messages import RunRequest
 from actorscope.permissions.grants import GrantStore
@@ -72,11 +72,7 @@ def with_services(handler: Handler, services: BotServices) -> Handler:
 
 
 async def _agent(db: Database, config: BotConfig) -> Agent:
-    registry = AgentRegistry(db)
-    try:
-        return await registry.resolve(config.agent, config.tenant)
-    except AgentNotFoundError:
-        return await registry.create(config.agent, config.tenant)
+    return await AgentRegistry(db).ensure(config.agent, config.tenant)
 
 
 def _tokens(
