@@ -21,6 +21,7 @@ handles it.
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import logging
 from collections.abc import Callable, Coroutine, Mapping
@@ -67,6 +68,7 @@ __all__ = [
     "WEBHOOK_CLAIM_CHANNEL",
     "IgnoredListener",
     "TelegramRunner",
+    "answer_click",
     "inline_keyboard",
     "send_outbound",
 ]
@@ -192,6 +194,19 @@ async def send_outbound(bot: Bot, msg: OutboundMessage) -> None:
             message_thread_id=thread,
             reply_parameters=reply if start == 0 else None,
         )
+
+
+async def answer_click(update: Update) -> None:
+    """Answer the button click ``update`` carries, if any (stops the button's spinner).
+
+    What the pipeline's ``acknowledge`` step does on Telegram; a failure is only logged.
+    """
+    if update.callback_query is None:
+        return
+    try:
+        await update.callback_query.answer()
+    except TelegramError as exc:
+        _log.warning("telegram.answer_callback_query failed: %s", exc)
 
 
 class TelegramRunner(ChannelAdapter):
@@ -398,19 +413,11 @@ class TelegramRunner(ChannelAdapter):
                 tenant_id=identity.tenant_id,
             )
 
-        async def answer_click() -> None:
-            if update.callback_query is None:
-                return
-            try:
-                await update.callback_query.answer()  # stops the button's spinner
-            except TelegramError as exc:
-                _log.warning("telegram.answer_callback_query failed: %s", exc)
-
         result = await self.pipeline.process(
             ingress,
             bot_username=self._bot_username or None,
             run_command=run_command,
-            acknowledge=answer_click,
+            acknowledge=functools.partial(answer_click, update),
         )
         self._ignored(update, result.reason)
         return result
