@@ -195,6 +195,11 @@ class Simulator(ABC):
     async def check(self, action: str, identity: Identity | None = None) -> Decision:
         """Decide ``action`` for ``identity`` (default: the bound one) and record it."""
         decision = await self.env.policy.check(action, identity)
+        self.record_decision(action, decision)
+        return decision
+
+    def record_decision(self, action: str, decision: Decision) -> None:
+        """Record a permission decision the bot made, for ``should_allow`` / ``should_deny``."""
         self.expect.record(
             ObservationKind.DECISION,
             action=action,
@@ -203,7 +208,6 @@ class Simulator(ABC):
             sender=decision.sender_id,
             scope=decision.scope,
         )
-        return decision
 
     # -- expectations ----------------------------------------------------------------------
 

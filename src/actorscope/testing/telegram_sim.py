@@ -15,6 +15,12 @@ bot's turn. Replies go back through the runner's ``send`` and every Bot API call
     telegram_sim.topic(devs, "ideas")
     telegram_sim.should_deny("file_writer", reason="no_grant")
     await telegram_sim.message(alice, "write notes.txt", devs, topic="ideas")
+
+A PTB ``Application`` built with :func:`actorscope.integrations.ptb.install` can be the bot
+instead: build it from :meth:`TelegramSim.application_builder` and hand it to
+:meth:`TelegramSim.serve_application`; each event is then processed by that application (its
+gate runs the same pipeline and run step) and the decisions its ``requires`` checks make are
+recorded for ``should_allow`` / ``should_deny``.
 """
 
 from __future__ import annotations
@@ -22,11 +28,13 @@ from __future__ import annotations
 from typing import Any
 
 from telegram import Update
-from telegram.ext import Application
+from telegram.ext import Application, ApplicationBuilder, CallbackContext
 
-from actorscope.channels import ChannelConfig
+from actorscope.channels import ChannelConfig, Ingress
 from actorscope.channels.telegram_runner import TelegramRunner
-from actorscope.host import OutboundSender
+from actorscope.host import OutboundSender, Prepared
+from actorscope.integrations.ptb import Gate, gate
+from actorscope.permissions import Decision
 from actorscope.testing.botapi import (
     BotApiEmulator,
     Chat,
@@ -67,6 +75,9 @@ class TelegramSim(Simulator):
         self.emu = BotApiEmulator(bot_username=bot_username, bot_name="actorscope")
         self.emu.add_listener(self._on_call)
         self._runner: TelegramRunner | None = None
+        self._application: App | None = None
+        self._app_event: Event | None = None
+        self._app_errors: list[Exception] = []
         self._users: dict[str, User] = {}
         self._chats: dict[str, Chat] = {}
 
@@ -115,8 +126,58 @@ class TelegramSim(Simulator):
         self._runner = runner
         return self
 
+    def application_builder(self) -> ApplicationBuilder[Any, Any, Any, Any, Any, Any]:
+        """An ``ApplicationBuilder`` for this world's bot (its token, the emulator as
+        transport): build the application under test with it."""
+        return (
+            ApplicationBuilder()
+            .token(self.emu.token)
+            .request(EmulatorRequest(self.emu))
+            .get_updates_request(EmulatorRequest(self.emu))
+        )
+
+    async def serve_application(self, application: App) -> Gate:
+        """Make ``application`` (built with ``install``) the bot; return its gate.
+
+        It is initialised and started as ``run_polling`` would (``post_init`` too) and stopped
+        with the simulator; each event goes to ``application.process_update``. A handler that
+        raises fails the test.
+        """
+        if self._application is not None:
+            raise RuntimeError("this simulator already serves an application")
+        the_gate = gate(application)
+        the_gate.observe(_Recorder(self))
+        application.add_error_handler(self._on_app_error)
+        await application.initialize()
+        self._application = application
+        if application.post_init is not None:
+            await application.post_init(application)
+        await application.start()
+        return the_gate
+
+    async def _on_app_error(
+        self, update: object, context: CallbackContext[Any, Any, Any, Any]
+    ) -> None:
+        if context.error is not None:
+            self._app_errors.append(context.error)
+
+    async def _stop_application(self) -> None:
+        app, self._application = self._application, None
+        if app is None:
+            return
+        try:
+            if app.running:
+                await app.stop()
+        finally:
+            try:
+                if app.post_shutdown is not None:
+                    await app.post_shutdown(app)
+            finally:
+                await app.shutdown()
+
     async def stop(self) -> None:
-        """Shut the runner down."""
+        """Shut the served application and the runner down."""
+        await self._stop_application()
         if self._runner is not None:
             await self._runner.stop()
             self._runner = None
@@ -284,11 +345,34 @@ class TelegramSim(Simulator):
         self._start()
         event = Event(label, update or {})
         self.emu.queue.drop_pending()  # handed to the runner right here, never polled
-        if update is not None:
+        if update is not None and self._application is not None:
+            await self._process(self._application, update, event)
+        elif update is not None:
             runner = self.runner
             result = await runner.handle_update(Update.de_json(update, runner.bot))
             await self._deliver(event, result)
         return self._finish(event)
+
+    async def _process(self, app: App, update: dict[str, Any], event: Event) -> None:
+        """The served application processes ``update``; what its gate did goes to ``event``."""
+        __tracebackhide__ = True
+        self._app_event, self._app_errors = event, []
+        try:
+            await app.process_update(Update.de_json(update, app.bot))
+        finally:
+            self._app_event = None
+        if self._app_errors:
+            raise self._app_errors[0]
+
+    def _on_ingress(self, result: Ingress, prepared: Prepared | None) -> None:
+        event = self._app_event
+        if event is not None:
+            event.message, event.ignored, event.outcome = (
+                result.message,
+                result.reason,
+                result.outcome,
+            )
+            event.request = None if prepared is None else prepared.request
 
     def _on_call(self, call: RecordedCall) -> None:
         if call.method.lower() != "sendmessage" or not isinstance(call.result, dict):
@@ -301,3 +385,16 @@ class TelegramSim(Simulator):
         self.expect.record(
             ObservationKind.SEND, text=sent.get("text", ""), chat=chat["id"], topic=topic
         )
+
+
+class _Recorder:
+    """Hears the served application's gate: its pipeline results and decisions."""
+
+    def __init__(self, sim: TelegramSim) -> None:
+        self._sim = sim
+
+    def on_ingress(self, update: Update, result: Ingress, prepared: Prepared | None) -> None:
+        self._sim._on_ingress(result, prepared)
+
+    def on_decision(self, config_type: str, decision: Decision) -> None:
+        self._sim.record_decision(config_type, decision)

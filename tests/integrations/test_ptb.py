@@ -1,0 +1,332 @@
+"""actorscope.integrations.ptb: the PTB notes bot (examples/ptb_notes_bot.py) through the kit."""
+
+from __future__ import annotations
+
+import asyncio
+import runpy
+import time
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Update
+from telegram.ext import (
+    Application,
+    ApplicationBuilder,
+    CallbackQueryHandler,
+    CommandHandler,
+    ContextTypes,
+    ConversationHandler,
+    MessageHandler,
+    filters,
+)
+
+from actorscope.channels import ChannelConfig, IgnoreReason, Outcome
+from actorscope.context import current_identity
+from actorscope.errors import ConfigError
+from actorscope.integrations.ptb import (
+    ActorscopeContext,
+    Gate,
+    bound,
+    context_types,
+    identity,
+    install,
+    requires,
+    run_request,
+    run_sandbox,
+)
+from actorscope.permissions import GrantStore
+from actorscope.store import Database
+from actorscope.testing import Grants, TelegramSim
+from actorscope.testing.botapi import BotApiEmulator, EmulatorRequest
+from actorscope.testing.harness import AgentEnv
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "ptb_notes_bot.py"
+App = Application[Any, Any, Any, Any, Any, Any]
+Builder = Callable[..., App]
+ASK_TITLE = 1
+
+
+@pytest.fixture(scope="module")
+def build_application() -> Builder:
+    """The example's ``build_application``."""
+    namespace = runpy.run_path(str(EXAMPLE), run_name="ptb_notes_bot")
+    build: Builder = namespace["build_application"]
+    return build
+
+
+@pytest.fixture
+async def app(
+    telegram_sim: TelegramSim, actorscope_env: AgentEnv, build_application: Builder, tmp_path: Path
+) -> App:
+    """The example bot on the sim's world and database, agent ``main``, workspace in tmp."""
+    return build_application(
+        telegram_sim.application_builder(),
+        database=actorscope_env.db,
+        agent=actorscope_env.agent.key,
+        workspace=tmp_path / "workspace",
+    )
+
+
+async def _serve(sim: TelegramSim, application: App) -> Gate:
+    return await sim.serve_application(application)
+
+
+def _notes(root: Path) -> str:
+    return "".join(p.read_text() for p in sorted(root.rglob("notes.md")))
+
+
+async def test_writer_is_allowed_and_the_note_is_saved(
+    telegram_sim: TelegramSim, app: App, grants: Grants, tmp_path: Path
+) -> None:
+    """A writer's /note in a group is allowed (granted), saved in the group's notes, answered."""
+    alice = telegram_sim.user("alice")
+    devs = telegram_sim.supergroup("devs")
+    await grants.allow(f"group:telegram:{devs.id}", alice)
+    await _serve(telegram_sim, app)
+    telegram_sim.should_allow("file_writer", reason="granted", sender=alice)
+    telegram_sim.should_send(text="saved", chat=devs)
+    event = await telegram_sim.message(alice, "/note ship it", devs)
+    assert event.outcome is Outcome.ADMITTED
+    assert event.identity is not None
+    assert event.identity.user_id == f"group:telegram:{devs.id}"
+    assert event.identity.sender_id == str(alice.id)
+    assert f"- ship it (by {alice.id})" in _notes(tmp_path / "workspace")
+
+
+async def test_non_writer_is_denied_with_the_reason(
+    telegram_sim: TelegramSim, app: App, tmp_path: Path
+) -> None:
+    """A member without a grant is denied (no_grant) and told so; nothing is written."""
+    bob = telegram_sim.user("bob")
+    devs = telegram_sim.supergroup("devs")
+    await _serve(telegram_sim, app)
+    telegram_sim.should_deny("file_writer", reason="no_grant", sender=bob)
+    telegram_sim.should_send(text="denied: no_grant", chat=devs)
+    await telegram_sim.message(bob, "/note sneaky", devs)
+    assert _notes(tmp_path / "workspace") == ""
+
+
+async def test_non_persons_never_reach_the_handlers(telegram_sim: TelegramSim, app: App) -> None:
+    """Anonymous admin, a post as a channel, a channel post and a bot are stopped in group -1."""
+    seen: list[int] = []
+
+    async def anything(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        seen.append(update.update_id)
+
+    app.add_handler(MessageHandler(filters.ALL, anything), group=1)
+    devs = telegram_sim.supergroup("devs")
+    news = telegram_sim.channel("news")
+    robot = telegram_sim.emu.state.add_user("Robot", username="robot_bot", is_bot=True)
+    await _serve(telegram_sim, app)
+    events = [
+        await telegram_sim.anonymous_admin(devs, "/note anon"),
+        await telegram_sim.as_channel(news, devs, "/note as channel"),
+        await telegram_sim.channel_post(news, "/note post"),
+        await telegram_sim.message(robot, "/note beep", devs),
+    ]
+    assert [e.ignored for e in events] == [IgnoreReason.NONPERSON_SENDER] * 3 + [
+        IgnoreReason.BOT_SENDER
+    ]
+    assert seen == []
+    assert all(e.decisions == [] and e.request is None for e in events)
+    assert telegram_sim.emu.sent_messages() == []
+
+
+async def test_addwriter_by_a_platform_admin_then_the_writer_saves(
+    telegram_sim: TelegramSim, app: App
+) -> None:
+    """An admin's /addwriter (a reply) is answered by the CommandHandler; then bob may write."""
+    seen: list[str] = []
+
+    async def anything(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        seen.append(update.effective_message.text or "" if update.effective_message else "")
+
+    app.add_handler(MessageHandler(filters.ALL, anything), group=1)
+    alice, bob = telegram_sim.user("alice"), telegram_sim.user("bob")
+    devs = telegram_sim.supergroup("devs")
+    telegram_sim.make_admin(devs, alice)
+    await _serve(telegram_sim, app)
+    first = await telegram_sim.message(bob, "hi all @actorscope_bot", devs)
+    telegram_sim.should_send(text=f"added @bob ({bob.id}) as a writer", chat=devs)
+    added = await telegram_sim.message(
+        alice, "/addwriter", devs, reply_to=first.payload["message"]["message_id"]
+    )
+    assert added.outcome is Outcome.WRITER_COMMAND
+    assert seen == ["hi all @actorscope_bot"]  # the writer command stopped after its answer
+    telegram_sim.should_allow("file_writer", reason="granted", sender=bob)
+    telegram_sim.should_send(text="saved", chat=devs)
+    await telegram_sim.message(bob, "/note mine", devs)
+
+
+async def test_conversation_handler_reply_markup_and_clicks_still_work(
+    telegram_sim: TelegramSim, app: App
+) -> None:
+    """A ConversationHandler with an inline keyboard and a button click run as in plain PTB."""
+    identities: list[str] = []
+
+    @bound
+    async def start(update: Update, context: ContextTypes.DEFAULT_TYPE) -> int:
+        who = current_identity()
+        identities.append(who.sender_id if who is not None else "")
+        keyboard = InlineKeyboardMarkup([[InlineKeyboardButton("keep", callback_data="keep")]])
+        assert update.effective_message is not None
+        await update.effective_message.reply_text("new title?", reply_markup=keyboard)
+        return ASK_TITLE
+
+    async def title(update: Update, context: ContextTypes.DEFAULT_TYPE) -> int:
+        assert update.effective_message is not None
+        identities.append(identity(update, context).sender_id)
+        await update.effective_message.reply_text(f"renamed to {update.effective_message.text}")
+        return ConversationHandler.END
+
+    async def clicked(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        assert update.callback_query is not None
+        identities.append(run_request(update, context).sender_id)
+        await context.bot.send_message(update.callback_query.from_user.id, "kept")
+
+    app.add_handler(
+        ConversationHandler(
+            entry_points=[CommandHandler("rename", start)],
+            states={ASK_TITLE: [MessageHandler(filters.TEXT & ~filters.COMMAND, title)]},
+            fallbacks=[],
+        )
+    )
+    app.add_handler(CallbackQueryHandler(clicked))
+    alice = telegram_sim.user("alice")
+    await _serve(telegram_sim, app)
+    await telegram_sim.message(alice, "/rename")
+    asked = telegram_sim.emu.sent_messages()[-1]
+    assert asked["reply_markup"]["inline_keyboard"][0][0]["callback_data"] == "keep"
+    telegram_sim.should_send(text="renamed to Plans")
+    await telegram_sim.message(alice, "Plans")
+    telegram_sim.should_send(text="kept")
+    await telegram_sim.click(alice, telegram_sim.chat_id(alice), asked["message_id"], "keep")
+    assert identities == [str(alice.id)] * 3
+    assert [c.method for c in telegram_sim.emu.bot_calls()].count("answerCallbackQuery") == 1
+
+
+async def test_revoke_elsewhere_is_seen_within_one_second(
+    telegram_sim: TelegramSim, app: App, grants: Grants, actorscope_env: AgentEnv
+) -> None:
+    """A grant revoked through another connection denies within 1 s (the Database's feed)."""
+    alice = telegram_sim.user("alice")
+    devs = telegram_sim.supergroup("devs")
+    scope = f"group:telegram:{devs.id}"
+    await grants.allow(scope, alice)
+    await _serve(telegram_sim, app)
+    event = await telegram_sim.message(alice, "/note one", devs)
+    assert [d.fields["allowed"] for d in event.decisions] == ["true"]
+    async with Database.open(actorscope_env.db.path) as other:
+        await GrantStore(other).revoke(
+            agent_id=actorscope_env.agent.id,
+            scope=scope,
+            config_type="file_writer",
+            sender_id=str(alice.id),
+        )
+    revoked = time.monotonic()
+    for _ in range(40):  # bounded: 40 x 50 ms
+        event = await telegram_sim.message(alice, "/note again", devs)
+        if event.decisions[-1].fields["allowed"] == "false":
+            break
+        await asyncio.sleep(0.05)
+    assert event.decisions[-1].fields["reason"] == "no_grant"
+    assert time.monotonic() - revoked < 1.0
+
+
+async def test_allows_filter_passes_only_writers(
+    telegram_sim: TelegramSim, app: App, grants: Grants
+) -> None:
+    """gate.allows("file_writer") lets a writer's update through and holds a non-writer's."""
+    gate = app.bot_data["actorscope"]
+    passed: list[str] = []
+
+    async def echo(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        passed.append(identity(update, context).sender_id)
+
+    app.add_handler(MessageHandler(filters.TEXT & gate.allows("file_writer"), echo), group=1)
+    alice, bob = telegram_sim.user("alice"), telegram_sim.user("bob")
+    devs = telegram_sim.supergroup("devs")
+    await grants.allow(f"group:telegram:{devs.id}", alice)
+    await _serve(telegram_sim, app)
+    telegram_sim.should_allow("file_writer", reason="granted", sender=alice)
+    await telegram_sim.message(alice, "hello @actorscope_bot", devs)
+    telegram_sim.should_deny("file_writer", reason="no_grant", sender=bob)
+    await telegram_sim.message(bob, "hello @actorscope_bot", devs)
+    assert passed == [str(alice.id)]
+
+
+async def test_actorscope_context_carries_the_identity(actorscope_env: AgentEnv) -> None:
+    """With context_types() the handler reads context.identity; install/shutdown leave no task."""
+    emu = BotApiEmulator()
+    before = asyncio.all_tasks()
+    application = (
+        ApplicationBuilder()
+        .token(emu.token)
+        .request(EmulatorRequest(emu))
+        .get_updates_request(EmulatorRequest(emu))
+        .context_types(context_types())
+        .build()
+    )
+    install(application, database=actorscope_env.db.path, owners=["7"])
+    seen: list[tuple[str, str]] = []
+
+    async def hello(update: Update, context: ActorscopeContext) -> None:
+        assert context.identity is not None
+        assert context.run_request is not None
+        seen.append((context.identity.sender_id, context.identity.role))
+
+    application.add_handler(CommandHandler("hello", hello))
+    owner = emu.state.add_user("Owner", username="owner", user_id=7)
+    await application.initialize()
+    assert application.post_init is not None
+    assert application.post_shutdown is not None
+    await application.post_init(application)
+    await application.start()
+    update = emu.user_message(owner, "/hello")
+    assert update is not None
+    await application.process_update(Update.de_json(update, application.bot))
+    await application.stop()
+    await application.post_shutdown(application)
+    await application.shutdown()
+    emu.close()
+    assert seen == [("7", "owner")]
+    assert asyncio.all_tasks() == before
+
+
+async def test_bad_install_arguments_are_one_clear_error(actorscope_env: AgentEnv) -> None:
+    """install() and requires() refuse bad input with a ConfigError naming the problem."""
+    application = ApplicationBuilder().token("1:x").build()
+    with pytest.raises(ConfigError, match="Application"):
+        install(object(), database="x.db")  # type: ignore[arg-type]  # the wrong type on purpose
+    with pytest.raises(ConfigError, match="owners"):
+        install(application, database="x.db", owners="42")
+    with pytest.raises(ConfigError, match="telegram config"):
+        install(application, database="x.db", config=ChannelConfig(platform="discord"))
+    install(application, database=actorscope_env.db)
+    with pytest.raises(ConfigError, match="already installed"):
+        install(application, database=actorscope_env.db)
+    with pytest.raises(ConfigError, match="permission name"):
+        requires("")
+
+
+def test_example_runs_offline_in_the_sandbox(
+    tmp_path: Path, build_application: Builder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """python examples/ptb_notes_bot.py --sandbox: a writer-less group denies, a DM saves."""
+    monkeypatch.chdir(tmp_path)
+    lines = ["/as bob @devs /note hi", "/anon @devs /note x", "/as bob /note private"]
+
+    async def typed() -> AsyncIterator[str]:
+        for line in lines:
+            yield line
+
+    out: list[str] = []
+    status = run_sandbox(build_application, lines=typed(), out=out.append)
+    text = "\n".join(out)
+    assert status == 0
+    assert "denied: no_grant" in text
+    assert "ignored by the bot: nonperson_sender" in text
+    assert "saved" in text
+    assert "private" in _notes(tmp_path / "workspace")
