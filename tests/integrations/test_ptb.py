@@ -24,7 +24,7 @@ from telegram.ext import (
 
 from actorscope.channels import ChannelConfig, IgnoreReason, Outcome
 from actorscope.context import current_identity
-from actorscope.errors import ConfigError
+from actorscope.errors import ConfigError, IdentityError
 from actorscope.integrations.ptb import (
     ActorscopeContext,
     Gate,
@@ -36,6 +36,7 @@ from actorscope.integrations.ptb import (
     run_request,
     run_sandbox,
 )
+from actorscope.integrations.ptb import gate as ptb_gate
 from actorscope.permissions import GrantStore
 from actorscope.store import Database
 from actorscope.testing import Grants, TelegramSim
@@ -239,7 +240,7 @@ async def test_allows_filter_passes_only_writers(
     telegram_sim: TelegramSim, app: App, grants: Grants
 ) -> None:
     """gate.allows("file_writer") lets a writer's update through and holds a non-writer's."""
-    gate = app.bot_data["actorscope"]
+    gate = ptb_gate(app)
     passed: list[str] = []
 
     async def echo(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -302,6 +303,8 @@ async def test_bad_install_arguments_are_one_clear_error(actorscope_env: AgentEn
         install(object(), database="x.db")  # type: ignore[arg-type]  # the wrong type on purpose
     with pytest.raises(ConfigError, match="owners"):
         install(application, database="x.db", owners="42")
+    with pytest.raises(IdentityError):
+        install(application, database="x.db", agent="not a key!")
     with pytest.raises(ConfigError, match="telegram config"):
         install(application, database="x.db", config=ChannelConfig(platform="discord"))
     install(application, database=actorscope_env.db)

@@ -56,6 +56,7 @@ from telegram.ext import (
 )
 
 from actorscope.agents import Agent, AgentRegistry
+from actorscope.agents.types import parse_agent_key
 from actorscope.bots.services import BotServices, bind_services
 from actorscope.channels import ChannelConfig, Ingress, Outcome, Pipeline, SharedDedup
 from actorscope.channels.telegram import inspect_update
@@ -77,7 +78,6 @@ from actorscope.tools.workspace import Workspace
 
 __all__ = [
     "GATE_GROUP",
-    "GATE_KEY",
     "ActorscopeContext",
     "Gate",
     "GateObserver",
@@ -95,8 +95,6 @@ _log = logging.getLogger("actorscope.integrations.ptb")
 
 #: The handler group of the gate: before every group of yours (0 and up).
 GATE_GROUP = -1
-#: Where :func:`install` keeps the :class:`Gate` in ``application.bot_data``.
-GATE_KEY = "actorscope"
 #: Admitted updates remembered for their handlers (oldest dropped first).
 _REMEMBERED = 4096
 _SANDBOX_WAIT = 10.0
@@ -316,7 +314,6 @@ class Gate(OutboundSender):
 
     async def _on_update(self, update: Update, context: AnyContext) -> None:
         """Group -1: the pipeline for ``update``; not admitted → ``ApplicationHandlerStop``."""
-        self._admitted.pop(update.update_id, None)
         if self._open is None:
             _log.error("ptb.update_dropped update=%d: actorscope is not open", update.update_id)
             raise ApplicationHandlerStop
@@ -379,6 +376,16 @@ class Gate(OutboundSender):
 async def _admitted(message: InboundMessage) -> None:
     """The pipeline's publish step: an admitted message goes on to the application's handlers
     (the gate reads it from the pipeline's result)."""
+
+
+class _GateHandler(TypeHandler[Update, Any, None]):
+    """The gate's group -1 handler; :func:`gate` finds the gate through it."""
+
+    __slots__ = ("gate",)
+
+    def __init__(self, the_gate: Gate) -> None:
+        super().__init__(Update, the_gate._on_update)
+        self.gate = the_gate
 
 
 class _Allows(filters.UpdateFilter):
@@ -465,11 +472,9 @@ def install(
         raise ConfigError(
             f"install() takes a python-telegram-bot Application, got {type(application).__name__}"
         )
-    bot_data = application.bot_data
-    if not isinstance(bot_data, dict):
-        raise ConfigError("install() needs the application's bot_data to be a dict")
-    if GATE_KEY in bot_data:
+    if _installed(application) is not None:
         raise ConfigError("actorscope is already installed in this application")
+    parse_agent_key(agent)
     if not isinstance(database, str | os.PathLike | Database):
         raise ConfigError("database must be a path, a database URL or an open Database")
     if isinstance(owners, str) or not all(isinstance(o, str) and o for o in owners):
@@ -490,7 +495,6 @@ def install(
         shared_dedup=shared_dedup,
         signer=signer if signer is not None else OriginSigner(),
     )
-    bot_data[GATE_KEY] = the_gate
     their_init, their_shutdown = application.post_init, application.post_shutdown
 
     async def post_init(app: PTBApp) -> None:
@@ -507,7 +511,7 @@ def install(
 
     application.post_init = post_init
     application.post_shutdown = post_shutdown
-    application.add_handler(TypeHandler(Update, the_gate._on_update), group=GATE_GROUP)
+    application.add_handler(_GateHandler(the_gate), group=GATE_GROUP)
     for command in WriterCommand:
         application.add_handler(
             CommandHandler(
@@ -524,10 +528,17 @@ def install(
 def gate(context: AnyContext | PTBApp) -> Gate:
     """The :class:`Gate` :func:`install` put into the application of ``context``."""
     application = context if isinstance(context, Application) else context.application
-    found = application.bot_data.get(GATE_KEY) if isinstance(application.bot_data, dict) else None
-    if not isinstance(found, Gate):
+    found = _installed(application)
+    if found is None:
         raise ConfigError("actorscope is not installed in this application: call install(app)")
     return found
+
+
+def _installed(application: PTBApp) -> Gate | None:
+    for handler in application.handlers.get(GATE_GROUP, ()):
+        if isinstance(handler, _GateHandler):
+            return handler.gate
+    return None
 
 
 def _prepared(update: object, context: AnyContext) -> Prepared:
