@@ -70,6 +70,15 @@ async def app(
     )
 
 
+def _bare_builder(emu: BotApiEmulator) -> ApplicationBuilder[Any, Any, Any, Any, Any, Any]:
+    return (
+        ApplicationBuilder()
+        .token(emu.token)
+        .request(EmulatorRequest(emu))
+        .get_updates_request(EmulatorRequest(emu))
+    )
+
+
 async def _serve(sim: TelegramSim, application: App) -> Gate:
     return await sim.serve_application(application)
 
@@ -262,14 +271,7 @@ async def test_actorscope_context_carries_the_identity(actorscope_env: AgentEnv)
     """With context_types() the handler reads context.identity; install/shutdown leave no task."""
     emu = BotApiEmulator()
     before = asyncio.all_tasks()
-    application = (
-        ApplicationBuilder()
-        .token(emu.token)
-        .request(EmulatorRequest(emu))
-        .get_updates_request(EmulatorRequest(emu))
-        .context_types(context_types())
-        .build()
-    )
+    application = _bare_builder(emu).context_types(context_types()).build()
     install(application, database=actorscope_env.db.path, owners=["7"])
     seen: list[tuple[str, str]] = []
 
@@ -294,6 +296,41 @@ async def test_actorscope_context_carries_the_identity(actorscope_env: AgentEnv)
     emu.close()
     assert seen == [("7", "owner")]
     assert asyncio.all_tasks() == before
+
+
+async def test_a_redelivery_during_processing_keeps_the_original_identity(
+    actorscope_env: AgentEnv,
+) -> None:
+    """A duplicate of an update still being handled is dropped without unbinding the original."""
+    emu = BotApiEmulator()
+    application = _bare_builder(emu).build()
+    install(application, database=actorscope_env.db)
+    entered, release = asyncio.Event(), asyncio.Event()
+    seen: list[str] = []
+
+    async def hello(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        entered.set()
+        await release.wait()
+        seen.append(identity(update, context).sender_id)
+
+    application.add_handler(CommandHandler("hello", hello))
+    alice = emu.state.add_user("Alice", username="alice")
+    payload = emu.user_message(alice, "/hello")
+    assert payload is not None
+    async with application:
+        assert application.post_init is not None
+        await application.post_init(application)
+        first = asyncio.create_task(
+            application.process_update(Update.de_json(payload, application.bot))
+        )
+        await asyncio.wait_for(entered.wait(), 5)
+        await application.process_update(Update.de_json(payload, application.bot))
+        release.set()
+        await asyncio.wait_for(first, 5)
+        assert application.post_shutdown is not None
+        await application.post_shutdown(application)
+    emu.close()
+    assert seen == [str(alice.id)]
 
 
 async def test_bad_install_arguments_are_one_clear_error(actorscope_env: AgentEnv) -> None:
