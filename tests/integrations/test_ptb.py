@@ -370,3 +370,14 @@ def test_example_runs_offline_in_the_sandbox(
     assert "ignored by the bot: nonperson_sender" in text
     assert "saved" in text
     assert "private" in _notes(tmp_path / "workspace")
+
+
+def test_example_without_a_token_says_so(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The example with no TELEGRAM_BOT_TOKEN exits 2 with one line naming the variable."""
+    monkeypatch.delenv("TELEGRAM_BOT_TOKEN", raising=False)
+    main = runpy.run_path(str(EXAMPLE), run_name="ptb_notes_bot")["main"]
+    assert main([]) == 2
+    err = capsys.readouterr().err
+    assert err == "ptb_notes_bot: error: set TELEGRAM_BOT_TOKEN (or use --sandbox)\n"
