@@ -62,12 +62,15 @@ __all__ = [
     "MAX_BUTTONS_PER_ROW",
     "MAX_BUTTON_ROWS",
     "MAX_CUSTOM_ID_LENGTH",
+    "NOT_TAKING_COMMANDS",
+    "WRITER_DESCRIPTIONS",
     "DiscordRunner",
     "ResultListener",
     "RunnerClient",
     "ShardedRunnerClient",
     "bot_intents",
     "button_view",
+    "send_outbound",
     "silence_voice_warnings",
 ]
 
@@ -88,11 +91,14 @@ _UPLOAD_LIMIT = 10 * 1024 * 1024
 _STOP_TIMEOUT = 10.0
 # Interactions waiting for the handler's follow-up; tokens expire after 15 minutes anyway.
 _MAX_PENDING = 256
-_DESCRIPTIONS = {
+#: What Discord shows for the writer slash commands.
+WRITER_DESCRIPTIONS = {
     WriterCommand.ADD: "Let a member write this server's files",
     WriterCommand.REMOVE: "Stop a member writing this server's files",
     WriterCommand.LIST: "List who may write this server's files",
 }
+#: The answer to a writer slash command where the bot takes no commands (not admitted).
+NOT_TAKING_COMMANDS = "this bot does not take commands here"
 
 
 # What discord.client logs (at WARNING, once per process) when a voice library is missing.
@@ -210,6 +216,53 @@ def _attachments(msg: OutboundMessage) -> tuple[dict[str, Any], list[str]]:
     return extras, links
 
 
+async def send_outbound(
+    client: discord.Client, msg: OutboundMessage, interaction: discord.Interaction[Any] | None
+) -> None:
+    """Send ``msg`` as ``interaction``'s answer (or follow-up, once deferred) when given, else
+    to its channel or thread, replying to the message it names.
+
+    The text goes in parts of 2000 characters; files, image embeds and buttons go with the
+    last part. Buttons and files are checked before anything is sent (:class:`ReplyError`).
+    The one way actorscope sends a reply on Discord (the runner, the discord.py Cog).
+    """
+    view = button_view(msg.buttons)  # checked first: a refused button reads no file
+    extras, links = await asyncio.to_thread(_attachments, msg)
+    if view is not None:
+        extras["view"] = view
+    text = "\n".join([_discord_text(msg), *links]).strip("\n")
+    parts: list[str | None] = [
+        text[i : i + _MAX_MESSAGE_LENGTH] for i in range(0, len(text), _MAX_MESSAGE_LENGTH)
+    ] or [None if extras else "\u200b"]
+    last = len(parts) - 1
+    if interaction is not None:
+        for index, part in enumerate(parts):
+            more = extras if index == last else {}
+            if interaction.response.is_done():
+                await interaction.followup.send(part or "", **more)
+            else:  # a writer slash command: answered, not deferred
+                await interaction.response.send_message(part, **more)
+        return
+    target = int(msg.thread_id or msg.chat_id)
+    # Sending needs only the id: an uncached channel (a DM, a new thread) costs no fetch.
+    channel = client.get_channel(target) or client.get_partial_messageable(target)
+    if not isinstance(channel, discord.abc.Messageable):
+        raise ConfigError(f"discord channel {target} cannot take messages")
+    reference = None
+    if msg.reply_to_message_id.isdigit():
+        reference = discord.MessageReference(
+            message_id=int(msg.reply_to_message_id),
+            channel_id=target,
+            fail_if_not_exists=False,
+        )
+    for index, part in enumerate(parts):
+        more = extras if index == last else {}
+        if index == 0 and reference is not None:
+            await channel.send(part, reference=reference, **more)
+        else:
+            await channel.send(part, **more)
+
+
 class RunnerClient(discord.Client):
     """The ``discord.Client`` of a :class:`DiscordRunner`: forwards events to it."""
 
@@ -262,17 +315,21 @@ class _WriterTree(app_commands.CommandTree["RunnerClient"]):
         super().__init__(client)
         runner = client.runner
 
-        @self.command(name=WriterCommand.ADD.value, description=_DESCRIPTIONS[WriterCommand.ADD])
+        @self.command(
+            name=WriterCommand.ADD.value, description=WRITER_DESCRIPTIONS[WriterCommand.ADD]
+        )
         async def addwriter(interaction: discord.Interaction[Any], user: discord.User) -> None:
             await runner.writer_interaction(interaction, WriterCommand.ADD, user_target(user))
 
         @self.command(
-            name=WriterCommand.REMOVE.value, description=_DESCRIPTIONS[WriterCommand.REMOVE]
+            name=WriterCommand.REMOVE.value, description=WRITER_DESCRIPTIONS[WriterCommand.REMOVE]
         )
         async def removewriter(interaction: discord.Interaction[Any], user: discord.User) -> None:
             await runner.writer_interaction(interaction, WriterCommand.REMOVE, user_target(user))
 
-        @self.command(name=WriterCommand.LIST.value, description=_DESCRIPTIONS[WriterCommand.LIST])
+        @self.command(
+            name=WriterCommand.LIST.value, description=WRITER_DESCRIPTIONS[WriterCommand.LIST]
+        )
         async def writers(interaction: discord.Interaction[Any]) -> None:
             await runner.writer_interaction(interaction, WriterCommand.LIST, None)
 
@@ -381,47 +438,9 @@ class DiscordRunner(ChannelAdapter):
             await asyncio.wait({session}, timeout=_STOP_TIMEOUT)
 
     async def send(self, msg: OutboundMessage) -> None:
-        """Follow up a pending interaction, or send to the channel or thread.
-
-        The text goes in parts of 2000 characters; files, image embeds and buttons go with the
-        last part. Buttons and files are checked before anything is sent (:class:`ReplyError`).
-        """
-        view = button_view(msg.buttons)  # checked first: a refused button reads no file
-        extras, links = await asyncio.to_thread(_attachments, msg)
-        if view is not None:
-            extras["view"] = view
-        text = "\n".join([_discord_text(msg), *links]).strip("\n")
-        parts: list[str | None] = [
-            text[i : i + _MAX_MESSAGE_LENGTH] for i in range(0, len(text), _MAX_MESSAGE_LENGTH)
-        ] or [None if extras else "\u200b"]
-        last = len(parts) - 1
+        """Follow up a pending interaction, or send to the channel or thread."""
         interaction = self._pending.pop(msg.reply_to_message_id, None)
-        if interaction is not None:
-            for index, part in enumerate(parts):
-                more = extras if index == last else {}
-                if interaction.response.is_done():
-                    await interaction.followup.send(part or "", **more)
-                else:  # a writer slash command: answered, not deferred
-                    await interaction.response.send_message(part, **more)
-            return
-        target = int(msg.thread_id or msg.chat_id)
-        # Sending needs only the id: an uncached channel (a DM, a new thread) costs no fetch.
-        channel = self.client.get_channel(target) or self.client.get_partial_messageable(target)
-        if not isinstance(channel, discord.abc.Messageable):
-            raise ConfigError(f"discord channel {target} cannot take messages")
-        reference = None
-        if msg.reply_to_message_id.isdigit():
-            reference = discord.MessageReference(
-                message_id=int(msg.reply_to_message_id),
-                channel_id=target,
-                fail_if_not_exists=False,
-            )
-        for index, part in enumerate(parts):
-            more = extras if index == last else {}
-            if index == 0 and reference is not None:
-                await channel.send(part, reference=reference, **more)
-            else:
-                await channel.send(part, **more)
+        await send_outbound(self.client, msg, interaction)
 
     async def handle_message(self, message: discord.Message) -> Ingress:
         """Normalise one message and take it through the pipeline (the gateway calls this)."""
@@ -490,7 +509,7 @@ class DiscordRunner(ChannelAdapter):
 
         result = await self.pipeline.process(ingress, run_command=run_command)
         if result.outcome is Outcome.IGNORED:
-            await interaction.response.send_message("this bot does not take commands here")
+            await interaction.response.send_message(NOT_TAKING_COMMANDS)
         return self._told(result)
 
     def _told(self, result: Ingress) -> Ingress:
