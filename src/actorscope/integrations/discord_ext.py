@@ -1,0 +1,581 @@
+"""discord.py, natively: actorscope as a Cog in your own ``commands.Bot``.
+
+::
+
+    bot = commands.Bot(command_prefix="!", intents=bot_intents())
+    await bot.add_cog(ActorscopeCog(bot, database="bot.db", agent="notes", owners=[4242]))
+
+    @bot.command()
+    @requires("file_writer")
+    async def note(ctx: commands.Context[commands.Bot], *, text: str) -> None:
+        who = await identity(ctx)          # scope and actor of this command
+        async with bound(ctx):             # ... bound for tools that read the context
+            ...
+
+:class:`ActorscopeCog` opens the database in ``cog_load`` (finds or creates the agent, starts
+the grant change feed) and closes it in ``cog_unload``. Every command invocation takes the
+one ingress :class:`~actorscope.channels.Pipeline` (dedup, admission, shared claim) and the
+:class:`~actorscope.host.RunStep`'s ``prepare`` (run request, owner → role): a prefix command
+in the Cog's global check, before any other check runs; an application command when it first
+asks (:func:`requires`, :func:`identity`, :func:`bound`). A message or interaction the
+pipeline does not admit runs no command (:class:`Refused` / :class:`AppRefused`).
+
+The writer commands are the Cog's: ``!addwriter @user``, ``!removewriter @user``,
+``!writers`` and the slash commands ``/addwriter user:``, ``/removewriter user:``,
+``/writers``, answered by the pipeline with the same writer-command code as ``actorscope run``
+(members with *Manage Server* may add the first writer). :func:`requires` is a check for
+both kinds of command: it decides the action for the actor with the
+:class:`~actorscope.permissions.PermissionPolicy` and answers a denial with its reason
+(ephemeral for an interaction). Webhooks, bots and other non-persons never pass it.
+
+A refused check raises a ``CheckFailure`` subclass after answering; an ``on_command_error``
+(and ``@bot.tree.error``) may ignore :class:`Refused` / :class:`AppRefused`.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Callable, Iterable
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, TypeVar
+
+with warnings.catch_warnings():
+    # discord.py imports the deprecated stdlib ``audioop`` for voice, which a text bot never uses.
+    warnings.filterwarnings("ignore", "'audioop' is deprecated", DeprecationWarning)
+    import discord
+    from discord import app_commands
+    from discord.ext import commands
+
+from actorscope.agents.registry import AgentRegistry
+from actorscope.bots.services import BotServices
+from actorscope.channels._pipeline import Pipeline
+from actorscope.channels.base import META_ADDRESSED, META_COMMAND, Addressed, Ingress, Outcome
+from actorscope.channels.config import ChannelConfig
+from actorscope.channels.discord import inspect_interaction, inspect_message
+from actorscope.channels.discord_commands import (
+    WriterTarget,
+    handle_discord_writer_command,
+    manage_guild_check,
+    member_manages_guild,
+    mention_target,
+    user_target,
+)
+from actorscope.channels.discord_runner import (
+    NOT_TAKING_COMMANDS,
+    WRITER_DESCRIPTIONS,
+    bot_intents,
+    send_outbound,
+)
+from actorscope.channels.shared_dedup import SharedDedup, shared_dedup_default
+from actorscope.channels.writer_commands import WriterCommand, writer_command_named
+from actorscope.errors import ConfigError
+from actorscope.host.runtime import Prepared, RunStep
+from actorscope.host.sender import OutboundSender
+from actorscope.identity import Identity, SenderKind
+from actorscope.messages import InboundMessage, OutboundMessage, RunRequest
+from actorscope.permissions.grants import GrantStore
+from actorscope.permissions.policy import Decision, PermissionPolicy, Reason, non_person_reason
+from actorscope.permissions.scopes import parse_check_type
+from actorscope.permissions.watch import GrantChangeWatcher
+from actorscope.permissions.writers import WriterManager
+from actorscope.propagation.origin import OriginSigner
+from actorscope.store import DEFAULT_TENANT_SLUG, Database
+from actorscope.tools.workspace import Workspace
+
+__all__ = [
+    "COG_NAME",
+    "ActorscopeCog",
+    "AppRefused",
+    "DecisionListener",
+    "IngressListener",
+    "Refused",
+    "bot_intents",
+    "bound",
+    "denial_text",
+    "identity",
+    "requires",
+    "services",
+]
+
+#: The Cog's name (``bot.get_cog(COG_NAME)``).
+COG_NAME = "actorscope"
+#: Told every decision a :func:`requires` check makes: (action, decision).
+DecisionListener = Callable[[str, Decision], None]
+#: Told what the pipeline made of every message / interaction a command took in, and the
+#: prepared run for an admitted one.
+IngressListener = Callable[[Ingress, Prepared | None], None]
+
+Source = commands.Context[Any] | discord.Interaction[Any]
+_T = TypeVar("_T")
+# Invocations remembered between the global check and the command (one task; kept bounded).
+_MAX_REMEMBERED = 256
+
+
+class Refused(commands.CheckFailure):
+    """A prefix command the Cog refused (already answered, or ignored on purpose).
+
+    ``reason`` is the decision's reason or why the pipeline ignored the message;
+    ``decision`` is the denial, when a :func:`requires` check made one.
+    """
+
+    def __init__(self, reason: str, decision: Decision | None = None) -> None:
+        super().__init__(f"actorscope refused the command: {reason}")
+        self.reason = reason
+        self.decision = decision
+
+
+class AppRefused(app_commands.CheckFailure):
+    """An application command the Cog refused (answered, ephemeral, where it could be)."""
+
+    def __init__(self, reason: str, decision: Decision | None = None) -> None:
+        super().__init__(f"actorscope refused the command: {reason}")
+        self.reason = reason
+        self.decision = decision
+
+
+def denial_text(decision: Decision) -> str:
+    """What a denied actor is told: ``denied: <reason>``."""
+    return f"denied: {decision.reason}"
+
+
+@dataclass(frozen=True, slots=True)
+class _Invocation:
+    """What the pipeline made of one command's message or interaction."""
+
+    result: Ingress
+    prepared: Prepared | None
+
+    def refusal(self) -> str:
+        return str(self.result.reason or self.result.outcome)
+
+
+@dataclass(frozen=True, slots=True)
+class _Loaded:
+    services: BotServices
+    pipeline: Pipeline
+    step: RunStep
+    stack: AsyncExitStack
+
+
+async def _no_turn(request: RunRequest) -> None:
+    """The Cog's run step only prepares: the bot's commands are its handlers."""
+
+
+class ActorscopeCog(commands.Cog, name=COG_NAME):
+    """The ingress pipeline, the run step's identity and the writer commands for a bot.
+
+    ``database`` is a path or URL (opened in ``cog_load``, closed in ``cog_unload``) or an
+    open :class:`~actorscope.store.Database` (left open). ``agent`` (key or UUID) of
+    ``tenant`` is found or created; ``owners`` (Discord user ids) run with role ``owner``
+    and manage writers. ``config`` sets policies and the mention gate for messages
+    (a prefix command counts as addressed to the bot); ``workspace`` is where
+    :attr:`services` keeps the scopes' files.
+    """
+
+    def __init__(
+        self,
+        bot: commands.Bot,
+        *,
+        database: str | os.PathLike[str] | Database,
+        agent: str = "main",
+        tenant: str = DEFAULT_TENANT_SLUG,
+        owners: Iterable[int | str] = (),
+        config: ChannelConfig | None = None,
+        workspace: str | os.PathLike[str] = "workspace",
+        shared_dedup: bool | None = None,
+        signer: OriginSigner | None = None,
+    ) -> None:
+        if not isinstance(bot, commands.Bot):
+            raise ConfigError(f"ActorscopeCog needs a commands.Bot, got {type(bot).__name__}")
+        base = config or ChannelConfig(platform="discord")
+        if base.platform != "discord":
+            raise ConfigError(f"ActorscopeCog needs a discord config, not {base.platform}")
+        extra = ChannelConfig(platform="discord", owners=tuple(owners)).owners  # validated ids
+        self.bot = bot
+        self.config = base.model_copy(update={"owners": (*base.owners, *extra)})
+        self._database = database
+        self._agent = agent
+        self._tenant = tenant
+        self._workspace = Path(workspace)
+        self._shared_dedup = shared_dedup
+        self._signer = signer or OriginSigner()
+        self._loaded: _Loaded | None = None
+        self._remembered: OrderedDict[str, _Invocation] = OrderedDict()
+        self._answering: dict[str, discord.Interaction[Any]] = {}
+        self._decision_listeners: list[DecisionListener] = []
+        self._ingress_listeners: list[IngressListener] = []
+        self._sender = _AnswerSender(bot, self._answering)
+
+    # -- lifecycle -------------------------------------------------------------------------
+
+    async def cog_load(self) -> None:
+        """Open the database, find or create the agent, start the grant change feed."""
+        if self._loaded is not None:
+            raise ConfigError("this ActorscopeCog is already loaded")
+        stack = AsyncExitStack()
+        try:
+            db = self._database
+            if not isinstance(db, Database):
+                db = await stack.enter_async_context(Database.open(os.fspath(db)))
+            agent = await AgentRegistry(db).resolve_or_create(self._agent, self._tenant)
+            grants = GrantStore(db)
+            # A grant changed by another process (`actorscope grants ...`) reaches this cache.
+            await stack.enter_async_context(GrantChangeWatcher(grants))
+            workspace = Workspace(self._workspace, legacy_tenant=agent.tenant_id)
+            services = BotServices(db, agent, grants, PermissionPolicy(grants), workspace)
+            owners = self.config.owners
+            shared = self._shared_dedup
+            if shared is None:
+                shared = shared_dedup_default(db)
+            pipeline = Pipeline(
+                self.config,
+                writers=WriterManager(grants, owners=owners, is_platform_admin=manage_guild_check),
+                publish=self._admitted,
+                sender=self._sender,
+                agent_id=agent.id,
+                tenant_id=agent.tenant_id,
+                shared_dedup=SharedDedup(db) if shared else None,
+            )
+            step = RunStep(
+                _no_turn,
+                signer=self._signer,
+                agent_key=agent.key,
+                agent_id=agent.id,
+                tenant_id=agent.tenant_id,
+                owners=owners,
+            )
+        except BaseException:
+            await stack.aclose()
+            raise
+        self._loaded = _Loaded(services, pipeline, step, stack)
+
+    async def cog_unload(self) -> None:
+        """Stop the change feed and close the database the Cog opened."""
+        loaded, self._loaded = self._loaded, None
+        self._remembered.clear()
+        if loaded is not None:
+            await loaded.stack.aclose()
+
+    @classmethod
+    def of(cls, bot: discord.Client) -> ActorscopeCog:
+        """The bot's loaded ActorscopeCog; :class:`ConfigError` when it has none."""
+        cog = bot.get_cog(COG_NAME) if isinstance(bot, commands.Bot) else None
+        if not isinstance(cog, cls):
+            raise ConfigError(
+                "this bot has no ActorscopeCog: await bot.add_cog(ActorscopeCog(...))"
+            )
+        return cog
+
+    @property
+    def services(self) -> BotServices:
+        """The agent, database, grants, policy and workspace (once loaded)."""
+        return self._require().services
+
+    def _require(self) -> _Loaded:
+        if self._loaded is None:
+            raise ConfigError("the ActorscopeCog is not loaded: await bot.add_cog(cog) first")
+        return self._loaded
+
+    def add_decision_listener(self, listener: DecisionListener) -> None:
+        """Tell ``listener`` every decision :func:`requires` makes (the testing kit does)."""
+        self._decision_listeners.append(listener)
+
+    def add_ingress_listener(self, listener: IngressListener) -> None:
+        """Tell ``listener`` what the pipeline made of each command's event."""
+        self._ingress_listeners.append(listener)
+
+    # -- the pipeline ----------------------------------------------------------------------
+
+    async def _admitted(self, message: InboundMessage) -> None:
+        """The pipeline's publish: nothing to queue, the invoked command is the handler."""
+
+    async def bot_check_once(self, ctx: commands.Context[Any]) -> bool:
+        """Take a prefix command's message through the pipeline before any check runs."""
+        command = ctx.command
+        if (
+            command is not None
+            and command.cog is self
+            and writer_command_named(command.name) is not None
+        ):
+            return True  # the writer commands take their message through the pipeline
+        invocation = await self.invocation(ctx)
+        if invocation.prepared is None:
+            raise Refused(invocation.refusal())
+        return True
+
+    async def invocation(self, source: Source) -> _Invocation:
+        """What the pipeline made of ``source``'s message or interaction (once per event)."""
+        key = _key(source)
+        remembered = self._remembered.get(key)
+        if remembered is not None:
+            return remembered
+        loaded = self._require()
+        if isinstance(source, commands.Context):
+            result = await loaded.pipeline.process(
+                self._message_ingress(source, None), bot_id=self._bot_id()
+            )
+        else:
+            result = await loaded.pipeline.process(
+                inspect_interaction(source, agent_key=loaded.services.agent.key)
+            )
+        prepared = None
+        if result.outcome is Outcome.ADMITTED and result.message is not None:
+            prepared = loaded.step.prepare(result.message)
+        return self._remember(key, _Invocation(result, prepared))
+
+    def _remember(self, key: str, invocation: _Invocation) -> _Invocation:
+        self._remembered[key] = invocation
+        while len(self._remembered) > _MAX_REMEMBERED:
+            self._remembered.popitem(last=False)
+        for listener in self._ingress_listeners:
+            listener(invocation.result, invocation.prepared)
+        return invocation
+
+    def _bot_id(self) -> str | None:
+        user = self.bot.user
+        return str(user.id) if user is not None else None
+
+    def _message_ingress(self, ctx: commands.Context[Any], writer: WriterCommand | None) -> Ingress:
+        """The normalised message; discord.py found a command in it, so it is addressed to
+        the bot, and a writer command is named as the normalisers name commands."""
+        ingress = inspect_message(
+            ctx.message,
+            agent_key=self._require().services.agent.key,
+            bot_id=self._bot_id(),
+            ignore_bots=self.config.ignore_bots,
+        )
+        message = ingress.message
+        if message is None or ingress.reason is not None:
+            return ingress
+        metadata = dict(message.metadata)
+        metadata.setdefault(META_ADDRESSED, Addressed.COMMAND.value)
+        if writer is not None:
+            metadata[META_COMMAND] = writer.value
+        update = {"metadata": MappingProxyType(metadata)}
+        return ingress._replace(message=message.model_copy(update=update))
+
+    # -- checks ----------------------------------------------------------------------------
+
+    async def check(self, action: str, source: Source) -> Decision | None:
+        """Decide ``action`` for the actor of ``source``; ``None`` when the pipeline did not
+        admit the event (no command runs for it). Non-persons are denied before the policy."""
+        parse_check_type(action)
+        prepared = (await self.invocation(source)).prepared
+        if prepared is None:
+            return None
+        who = prepared.identity
+        refusal = non_person_reason(who)
+        if refusal is not None or who.sender_kind is not SenderKind.USER:
+            reason = refusal or Reason.EMPTY_SENDER
+            decision = Decision(False, reason, who.user_id, who.sender_id, action)
+        else:
+            decision = await self._require().services.policy.check(action, who)
+        for listener in self._decision_listeners:
+            listener(action, decision)
+        return decision
+
+    # -- writer commands -------------------------------------------------------------------
+
+    @commands.command(name=WriterCommand.ADD.value, help=WRITER_DESCRIPTIONS[WriterCommand.ADD])
+    async def addwriter_message(self, ctx: commands.Context[Any]) -> None:
+        """``!addwriter @user``."""
+        await self._writer_message(ctx, WriterCommand.ADD)
+
+    @commands.command(
+        name=WriterCommand.REMOVE.value, help=WRITER_DESCRIPTIONS[WriterCommand.REMOVE]
+    )
+    async def removewriter_message(self, ctx: commands.Context[Any]) -> None:
+        """``!removewriter @user``."""
+        await self._writer_message(ctx, WriterCommand.REMOVE)
+
+    @commands.command(name=WriterCommand.LIST.value, help=WRITER_DESCRIPTIONS[WriterCommand.LIST])
+    async def writers_message(self, ctx: commands.Context[Any]) -> None:
+        """``!writers``."""
+        await self._writer_message(ctx, WriterCommand.LIST)
+
+    @app_commands.command(
+        name=WriterCommand.ADD.value, description=WRITER_DESCRIPTIONS[WriterCommand.ADD]
+    )
+    async def addwriter_slash(
+        self, interaction: discord.Interaction[Any], user: discord.User
+    ) -> None:
+        """``/addwriter user:``."""
+        await self._writer_interaction(interaction, WriterCommand.ADD, user_target(user))
+
+    @app_commands.command(
+        name=WriterCommand.REMOVE.value, description=WRITER_DESCRIPTIONS[WriterCommand.REMOVE]
+    )
+    async def removewriter_slash(
+        self, interaction: discord.Interaction[Any], user: discord.User
+    ) -> None:
+        """``/removewriter user:``."""
+        await self._writer_interaction(interaction, WriterCommand.REMOVE, user_target(user))
+
+    @app_commands.command(
+        name=WriterCommand.LIST.value, description=WRITER_DESCRIPTIONS[WriterCommand.LIST]
+    )
+    async def writers_slash(self, interaction: discord.Interaction[Any]) -> None:
+        """``/writers``."""
+        await self._writer_interaction(interaction, WriterCommand.LIST, None)
+
+    async def _writer_message(self, ctx: commands.Context[Any], command: WriterCommand) -> None:
+        loaded = self._require()
+        message = ctx.message
+        target = mention_target(message.mentions) if command is not WriterCommand.LIST else None
+        manage_guild = member_manages_guild(message.author)
+
+        async def run_command(command: WriterCommand, identity: Identity) -> str:
+            return await handle_discord_writer_command(
+                loaded.pipeline.writers,
+                command,
+                identity,
+                target=target,
+                manage_guild=manage_guild,
+                agent_id=identity.agent_id,
+                tenant_id=identity.tenant_id,
+            )
+
+        result = await loaded.pipeline.process(
+            self._message_ingress(ctx, command), bot_id=self._bot_id(), run_command=run_command
+        )
+        self._remember(_key(ctx), _Invocation(result, None))
+
+    async def _writer_interaction(
+        self,
+        interaction: discord.Interaction[Any],
+        command: WriterCommand,
+        target: WriterTarget | None,
+    ) -> None:
+        loaded = self._require()
+        manage_guild = interaction.guild_id is not None and interaction.permissions.manage_guild
+        key = str(interaction.id)
+
+        async def run_command(command: WriterCommand, identity: Identity) -> str:
+            self._answering[key] = interaction  # the answer is this interaction's response
+            return await handle_discord_writer_command(
+                loaded.pipeline.writers,
+                command,
+                identity,
+                target=target,
+                manage_guild=manage_guild,
+                agent_id=identity.agent_id,
+                tenant_id=identity.tenant_id,
+            )
+
+        ingress = inspect_interaction(interaction, agent_key=loaded.services.agent.key)
+        try:
+            result = await loaded.pipeline.process(ingress, run_command=run_command)
+        finally:
+            self._answering.pop(key, None)
+        if result.outcome is Outcome.IGNORED:
+            await interaction.response.send_message(NOT_TAKING_COMMANDS, ephemeral=True)
+        self._remember(_key(interaction), _Invocation(result, None))
+
+
+class _AnswerSender(OutboundSender):
+    """The pipeline's sender for writer command answers: the interaction's response, or a
+    reply in the channel (a Cog cannot be an ``OutboundSender`` itself: metaclasses)."""
+
+    def __init__(self, bot: commands.Bot, answering: dict[str, discord.Interaction[Any]]) -> None:
+        self._bot = bot
+        self._answering = answering
+
+    async def send(self, msg: OutboundMessage) -> None:
+        """Deliver ``msg``."""
+        await send_outbound(self._bot, msg, self._answering.pop(msg.reply_to_message_id, None))
+
+
+def _key(source: Source) -> str:
+    if isinstance(source, commands.Context):
+        return f"message:{source.message.id}"
+    return f"interaction:{source.id}"
+
+
+def _client(source: Source) -> discord.Client:
+    client: object = source.bot if isinstance(source, commands.Context) else source.client
+    if not isinstance(client, discord.Client):
+        raise ConfigError(f"{type(source).__name__} carries no discord.py client")
+    return client
+
+
+# -- what commands use ---------------------------------------------------------------------
+
+
+async def identity(source: Source) -> Identity:
+    """The identity (scope and actor) ``source``'s command runs as.
+
+    :class:`Refused` / :class:`AppRefused` when the pipeline did not admit the event.
+    """
+    invocation = await ActorscopeCog.of(_client(source)).invocation(source)
+    if invocation.prepared is None:
+        raise _refused(source, invocation.refusal())
+    return invocation.prepared.identity
+
+
+@asynccontextmanager
+async def bound(source: Source) -> AsyncIterator[Identity]:
+    """Bind ``source``'s identity and run info for the block (the run step's one binding)."""
+    invocation = await ActorscopeCog.of(_client(source)).invocation(source)
+    if invocation.prepared is None:
+        raise _refused(source, invocation.refusal())
+    with RunStep.bound(invocation.prepared) as prepared:
+        yield prepared.identity
+
+
+def services(source: Source) -> BotServices:
+    """The bot's agent, database, grants, policy and workspace (from its ActorscopeCog)."""
+    return ActorscopeCog.of(_client(source)).services
+
+
+def _refused(source: Source, reason: str, decision: Decision | None = None) -> Exception:
+    if isinstance(source, commands.Context):
+        return Refused(reason, decision)
+    return AppRefused(reason, decision)
+
+
+def requires(action: str) -> Callable[[_T], _T]:
+    """A check for prefix and application commands: the actor may ``action``
+    (``file_writer``, ``cron``, ``context_files``).
+
+    Put it under ``@bot.command()`` / ``@commands.command()`` or
+    ``@app_commands.command()`` (or above, on the command object). A denial is answered with
+    its reason (ephemeral for an interaction) and raises :class:`Refused` / :class:`AppRefused`.
+    """
+    parse_check_type(action)
+
+    async def message_check(ctx: commands.Context[Any]) -> bool:
+        decision = await ActorscopeCog.of(ctx.bot).check(action, ctx)
+        if decision is None:
+            raise Refused("not admitted")
+        if not decision.allowed:
+            await ctx.reply(denial_text(decision), mention_author=False)
+            raise Refused(str(decision.reason), decision)
+        return True
+
+    async def interaction_check(interaction: discord.Interaction[Any]) -> bool:
+        cog = ActorscopeCog.of(interaction.client)
+        decision = await cog.check(action, interaction)
+        if decision is None:
+            invocation = await cog.invocation(interaction)
+            if invocation.result.outcome is Outcome.IGNORED:
+                await interaction.response.send_message(NOT_TAKING_COMMANDS, ephemeral=True)
+            raise AppRefused(invocation.refusal())
+        if not decision.allowed:
+            await interaction.response.send_message(denial_text(decision), ephemeral=True)
+            raise AppRefused(str(decision.reason), decision)
+        return True
+
+    def decorate(func: _T) -> _T:
+        if isinstance(func, commands.Command):
+            return commands.check(message_check)(func)
+        if isinstance(func, app_commands.Command):
+            return app_commands.check(interaction_check)(func)
+        both = app_commands.check(interaction_check)(func)
+        return commands.check(message_check)(both)
+
+    return decorate
