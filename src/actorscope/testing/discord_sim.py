@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import warnings
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 with warnings.catch_warnings():
@@ -28,11 +28,13 @@ with warnings.catch_warnings():
     # a project's ``filterwarnings = error`` must not make loading the pytest plugin fail.
     warnings.filterwarnings("ignore", "'audioop' is deprecated", DeprecationWarning)
     import discord
+    from discord.ext import commands
     from discord.webhook.async_ import async_context
 
 from actorscope.channels import ChannelConfig, Ingress
 from actorscope.channels.discord_runner import DiscordRunner
-from actorscope.host import OutboundSender
+from actorscope.host import OutboundSender, Prepared
+from actorscope.integrations.discord_ext import ActorscopeCog
 from actorscope.testing.discord_api import DiscordApi, HttpCall, InteractionAdapter
 from actorscope.testing.discord_payloads import (
     DiscordChannel,
@@ -68,6 +70,8 @@ class DiscordSim(Simulator):
         self.ids = Snowflakes()
         self.bot = DiscordUser(self.ids.next(), bot_name, bot=True)
         self._runner: DiscordRunner | None = None
+        self._bot: commands.Bot | None = None
+        self._bot_results: list[tuple[Ingress, Prepared | None]] = []
         self._results: asyncio.Queue[Ingress] = asyncio.Queue()
         self._users: dict[str, DiscordUser] = {}
         self._guilds: dict[str, DiscordGuild] = {}
@@ -95,8 +99,8 @@ class DiscordSim(Simulator):
 
     @property
     def client(self) -> discord.Client:
-        """The runner's discord.py client."""
-        return self.runner.client
+        """The discord.py client fed the events: the served bot, else the runner's client."""
+        return self._bot if self._bot is not None else self.runner.client
 
     @property
     def sender(self) -> OutboundSender:
@@ -117,7 +121,13 @@ class DiscordSim(Simulator):
             sync_commands=False,
             on_result=self._results.put_nowait,
         )
-        client = runner.client
+        await self._offline(runner.client)
+        self.step.add_sender(runner.name, runner)
+        self._runner = runner
+        return self
+
+    async def _offline(self, client: discord.Client) -> None:
+        """What logging in sets up, without a socket: the simulator answers HTTP requests."""
         await client._async_setup_hook()
         client.http.request = self.api.request  # type: ignore[method-assign]
         state = client._connection
@@ -126,12 +136,32 @@ class DiscordSim(Simulator):
             data={**_user_data(self.bot), "bot": True},  # type: ignore[typeddict-item]
         )
         state.application_id = self.bot.id
-        self.step.add_sender(runner.name, runner)
-        self._runner = runner
-        return self
+
+    async def serve_bot(self, bot: commands.Bot) -> commands.Bot:
+        """Feed the events to your own ``commands.Bot`` built with
+        :class:`~actorscope.integrations.discord_ext.ActorscopeCog` instead of the built-in bot.
+
+        Its ``setup_hook`` runs as at login (add the Cog there, or before); its commands,
+        checks and replies run as in production, and the decisions its ``requires`` checks
+        make are recorded for ``should_allow`` / ``should_deny``. Give the Cog this
+        simulator's database and agent (``sim.env.db``, ``sim.env.agent.key``). The bot is
+        closed (its Cogs unloaded) when the simulator stops.
+        """
+        if self._bot is not None:
+            raise RuntimeError("DiscordSim already serves a bot")
+        await self._offline(bot)
+        await bot.setup_hook()
+        cog = ActorscopeCog.of(bot)
+        cog.add_decision_listener(self.record_decision)
+        cog.add_ingress_listener(self._bot_result)
+        self._bot = bot
+        return bot
 
     async def stop(self) -> None:
-        """Close the runner's client."""
+        """Close the served bot and the runner's client."""
+        bot, self._bot = self._bot, None
+        if bot is not None:
+            await bot.close()
         if self._runner is not None:
             await self._runner.client.close()
             self._runner = None
@@ -246,15 +276,27 @@ class DiscordSim(Simulator):
     # -- events ----------------------------------------------------------------------------
 
     async def message(
-        self, user: UserLike, text: str, channel: ChannelLike, *, mention_bot: bool = False
+        self,
+        user: UserLike,
+        text: str,
+        channel: ChannelLike,
+        *,
+        mention_bot: bool = False,
+        mentions: Sequence[UserLike] = (),
     ) -> Event:
-        """``user`` writes ``text`` in a guild channel or thread (``mention_bot``: @the bot)."""
+        """``user`` writes ``text`` in a guild channel or thread (``mention_bot``: @the bot).
+
+        ``mentions`` are the users Discord resolved in the text (write ``<@id>`` for each).
+        """
         author, where = self.find_user(user), self.find_channel(channel)
         self._join(where, author)
-        mentions = (self.bot,) if mention_bot else ()
+        mentioned = tuple(self.find_user(person) for person in mentions)
+        for person in mentioned:
+            self._join(where, person)
+        mentions_sent = ((self.bot,) if mention_bot else ()) + mentioned
         if mention_bot:
             text = f"<@{self.bot.id}> {text}"
-        data = message_create(self.ids.next(), where, author, text, mentions=mentions)
+        data = message_create(self.ids.next(), where, author, text, mentions=mentions_sent)
         return await self._message(data, f"discord message by {author.name} in #{where.name}")
 
     async def dm(self, user: UserLike, text: str) -> Event:
@@ -324,10 +366,16 @@ class DiscordSim(Simulator):
         # Interaction responses made in this event (and the tasks it starts) come back here.
         token = async_context.set(self._adapter)
         try:
+            before = asyncio.all_tasks()
             if kind == "message_create":
                 state.parse_message_create(data)  # type: ignore[arg-type]
             else:
                 state.parse_interaction_create(data)  # type: ignore[arg-type]
+            if self._bot is not None:
+                # The tasks discord.py started for this event (listeners, the command tree).
+                await self._handled(asyncio.all_tasks() - before, label)
+                await self._deliver_bot(event)
+                return self._finish(event)
             try:
                 result = await asyncio.wait_for(self._results.get(), _WAIT)
             except TimeoutError:
@@ -338,6 +386,30 @@ class DiscordSim(Simulator):
         finally:
             async_context.reset(token)
         return self._finish(event)
+
+    async def _handled(self, tasks: set[asyncio.Task[Any]], label: str) -> None:
+        __tracebackhide__ = True
+        if not tasks:
+            return
+        _, pending = await asyncio.wait(tasks, timeout=_WAIT)
+        for task in pending:
+            task.cancel()
+        if pending:
+            await asyncio.wait(pending, timeout=_WAIT)
+            raise AssertionError(f"{label}: the bot did not finish with it within {_WAIT:g}s")
+
+    def _bot_result(self, result: Ingress, prepared: Prepared | None) -> None:
+        self._bot_results.append((result, prepared))
+
+    async def _deliver_bot(self, event: Event) -> None:
+        """Record what the served bot's Cog made of the event (its last command's result)."""
+        results, self._bot_results = self._bot_results, []
+        if not results:
+            return  # discord.py found no command in it (or the author is a bot)
+        result, prepared = results[-1]
+        event.message, event.ignored, event.outcome = result.message, result.reason, result.outcome
+        if prepared is not None:
+            event.request = prepared.request
 
     def _record_send(self, channel: DiscordChannel | None, channel_id: int, text: str) -> None:
         chat = channel.chat_id if channel is not None else channel_id
