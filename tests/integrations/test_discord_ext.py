@@ -1,0 +1,259 @@
+"""discord.py, natively: the notes bot as a ``commands.Bot`` with the ActorscopeCog, via the kit."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import discord
+import pytest
+from discord.ext import commands
+
+from actorscope.channels import ChannelConfig, Outcome
+from actorscope.context import current_identity, role_from_context
+from actorscope.errors import ConfigError, GrantError
+from actorscope.integrations.discord_ext import (
+    COG_NAME,
+    ActorscopeCog,
+    Refused,
+    bot_intents,
+    bound,
+    requires,
+)
+from actorscope.testing import DiscordSim, Grants
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "dpy_notes_bot.py"
+EPHEMERAL = 64
+
+
+def load_example() -> ModuleType:
+    """The example module, loaded from its file (examples/ is not a package)."""
+    spec = importlib.util.spec_from_file_location("dpy_notes_bot", EXAMPLE)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture
+async def notes_bot(discord_sim: DiscordSim, tmp_path: Path) -> Any:
+    """The example's NotesBot on the simulator's database and agent."""
+    example = load_example()
+    bot = example.NotesBot(
+        database=discord_sim.env.db,
+        agent=discord_sim.env.agent.key,
+        workspace=tmp_path / "workspace",
+    )
+    await discord_sim.serve_bot(bot)
+    return bot
+
+
+def notes_of(bot: Any, guild: int, user: int) -> str:
+    """The text of a member's notes file, or "" when there is none."""
+    cog = ActorscopeCog.of(bot)
+    root = Path(cog.services.workspace.root)
+    found = [p for p in root.rglob("notes.md") if f"{guild}" in str(p) and f"{user}" in str(p)]
+    return found[0].read_text() if found else ""
+
+
+async def test_writer_note_is_allowed_and_saved(
+    discord_sim: DiscordSim, notes_bot: Any, grants: Grants
+) -> None:
+    """A guild writer's !note passes requires("file_writer") (granted) and is saved."""
+    carol = discord_sim.user("carol")
+    lab = discord_sim.guild("lab", owner=carol)
+    general = discord_sim.channel(lab, "general")
+    await grants.allow(f"guild:{lab.id}:*", carol)
+    discord_sim.should_allow("file_writer", reason="granted", sender=carol)
+    discord_sim.should_send(text="saved", chat=general)
+    event = await discord_sim.message(carol, "!note buy milk", general)
+    assert event.outcome is Outcome.ADMITTED
+    assert event.identity is not None
+    assert event.identity.user_id == f"guild:{lab.id}:user:{carol.id}"
+    assert f"- buy milk (by {carol.id})" in notes_of(notes_bot, lab.id, carol.id)
+
+
+async def test_non_writer_is_denied_with_the_reason(
+    discord_sim: DiscordSim, notes_bot: Any
+) -> None:
+    """A member without a grant is denied (no_grant), told why, and nothing is written."""
+    carol, dave = discord_sim.user("carol"), discord_sim.user("dave")
+    lab = discord_sim.guild("lab", owner=carol)
+    general = discord_sim.channel(lab, "general")
+    discord_sim.should_deny("file_writer", reason="no_grant", sender=dave)
+    discord_sim.should_send(text="denied: no_grant", chat=general)
+    await discord_sim.message(dave, "!note hack", general)
+    assert notes_of(notes_bot, lab.id, dave.id) == ""
+
+
+async def test_webhook_and_bot_messages_run_no_command(
+    discord_sim: DiscordSim, notes_bot: Any
+) -> None:
+    """A webhook's and another bot's !note run nothing: no decision, no reply."""
+    carol = discord_sim.user("carol")
+    other = discord_sim.user("otherbot", bot=True)
+    lab = discord_sim.guild("lab", owner=carol)
+    general = discord_sim.channel(lab, "general")
+    hooked = await discord_sim.webhook(general, "!note from a hook")
+    botted = await discord_sim.bot_message(other, "!note from a bot", general)
+    for event in (hooked, botted):
+        assert not event.admitted
+        assert event.decisions == []
+        assert event.sent == []
+
+
+async def test_non_person_never_passes_a_check_even_when_bots_are_admitted(
+    discord_sim: DiscordSim, tmp_path: Path
+) -> None:
+    """With ignore_bots off and a bot that runs commands for bots, a webhook is still denied."""
+
+    class EveryAuthorBot(commands.Bot):
+        """Runs commands whoever wrote them (discord.py skips bot authors by default)."""
+
+        async def on_message(self, message: discord.Message, /) -> None:
+            """Invoke the command in ``message``, bot author or not."""
+            await self.invoke(await self.get_context(message))
+
+        async def on_command_error(
+            self, context: commands.Context[Any], exception: commands.CommandError, /
+        ) -> None:
+            """Refusals are answered by actorscope; anything else fails as usual."""
+            if not isinstance(exception, Refused):
+                await super().on_command_error(context, exception)
+
+    bot = EveryAuthorBot(command_prefix="!", intents=bot_intents())
+    config = ChannelConfig(platform="discord", ignore_bots=False, require_mention=False)
+    cog = ActorscopeCog(
+        bot, database=discord_sim.env.db, config=config, workspace=tmp_path / "workspace"
+    )
+    await bot.add_cog(cog)
+
+    @bot.command(name="note")
+    @requires("file_writer")
+    async def note(ctx: commands.Context[Any], *, text: str = "") -> None:
+        await ctx.reply("saved")
+
+    await discord_sim.serve_bot(bot)
+    lab = discord_sim.guild("lab")
+    general = discord_sim.channel(lab, "general")
+    discord_sim.should_deny("file_writer", reason="empty_sender")
+    discord_sim.should_send(text="denied: empty_sender", chat=general)
+    event = await discord_sim.webhook(general, "!note from a hook")
+    assert event.message is not None
+    assert event.message.sender_id == ""
+
+
+async def test_slash_command_actor_is_the_invoking_user(
+    discord_sim: DiscordSim, notes_bot: Any, grants: Grants
+) -> None:
+    """/note runs as the member who invoked it; a denial is answered ephemerally."""
+    carol, dave = discord_sim.user("carol"), discord_sim.user("dave")
+    lab = discord_sim.guild("lab", owner=carol)
+    general = discord_sim.channel(lab, "general")
+    await grants.allow(f"guild:{lab.id}:*", carol)
+    discord_sim.should_deny("file_writer", reason="no_grant", sender=dave)
+    discord_sim.should_send(text="denied: no_grant", chat=general)
+    denied = await discord_sim.slash(dave, "note", general, options={"text": "hack"})
+    assert denied.identity is not None
+    assert denied.identity.sender_id == str(dave.id)
+    assert denied.identity.user_id == f"guild:{lab.id}:user:{dave.id}"
+    answer = discord_sim.http_calls[-1]
+    assert answer.path.endswith("/callback")
+    assert answer.json is not None
+    assert answer.json["data"]["flags"] & EPHEMERAL
+    discord_sim.should_allow("file_writer", reason="granted", sender=carol)
+    discord_sim.should_send(text="saved", chat=general)
+    allowed = await discord_sim.slash(carol, "note", general, options={"text": "ok"})
+    assert allowed.identity is not None
+    assert allowed.identity.sender_id == str(carol.id)
+    assert f"- ok (by {carol.id})" in notes_of(notes_bot, lab.id, carol.id)
+
+
+async def test_addwriter_by_a_manage_server_member_makes_a_writer(
+    discord_sim: DiscordSim, notes_bot: Any
+) -> None:
+    """!addwriter @dave by the guild owner (Manage Server) adds dave; his !note then passes."""
+    carol, dave = discord_sim.user("carol"), discord_sim.user("dave")
+    lab = discord_sim.guild("lab", owner=carol)
+    general = discord_sim.channel(lab, "general")
+    discord_sim.should_send(text=f"added @dave ({dave.id}) as a writer", chat=general)
+    added = await discord_sim.message(carol, f"!addwriter <@{dave.id}>", general, mentions=[dave])
+    assert added.outcome is Outcome.WRITER_COMMAND
+    discord_sim.should_send(text=f"writers: {dave.id}", chat=general)
+    await discord_sim.slash(carol, "writers", general)
+    discord_sim.should_allow("file_writer", reason="granted", sender=dave)
+    discord_sim.should_send(text="saved", chat=general)
+    await discord_sim.message(dave, "!note mine", general)
+
+
+async def test_addwriter_by_a_plain_member_is_refused(
+    discord_sim: DiscordSim, notes_bot: Any
+) -> None:
+    """!addwriter by a member without Manage Server (and no writers yet) is refused."""
+    carol, dave, erin = (discord_sim.user(n) for n in ("carol", "dave", "erin"))
+    lab = discord_sim.guild("lab", owner=carol)
+    general = discord_sim.channel(lab, "general")
+    refused = (
+        "refused (not_authorized): only owners and writers may manage writers; "
+        "group admins may add the first writer only"
+    )
+    discord_sim.should_send(text=refused, chat=general)
+    await discord_sim.message(dave, f"!addwriter <@{erin.id}>", general, mentions=[erin])
+
+
+async def test_owner_runs_with_role_owner_and_the_identity_is_bound(
+    discord_sim: DiscordSim, tmp_path: Path
+) -> None:
+    """A configured owner passes requires() by role_bypass; bound() binds the identity."""
+    carol = discord_sim.user("carol")
+    bot = commands.Bot(command_prefix="!", intents=bot_intents())
+    owners = [carol.id]
+    await bot.add_cog(
+        ActorscopeCog(
+            bot, database=discord_sim.env.db, owners=owners, workspace=tmp_path / "workspace"
+        )
+    )
+
+    @bot.command(name="whoami")
+    @requires("file_writer")
+    async def whoami(ctx: commands.Context[Any]) -> None:
+        outside = current_identity()
+        async with bound(ctx) as who:
+            bound_now = current_identity()
+            await ctx.reply(f"{who.sender_id} {role_from_context()} {bound_now == who}")
+        await ctx.reply(f"after: {current_identity() == outside}")
+
+    await discord_sim.serve_bot(bot)
+    lab = discord_sim.guild("lab")
+    general = discord_sim.channel(lab, "general")
+    discord_sim.should_allow("file_writer", reason="role_bypass", sender=carol)
+    discord_sim.should_send(text=f"{carol.id} owner True", chat=general)
+    discord_sim.should_send(text="after: True", chat=general)
+    await discord_sim.message(carol, "!whoami", general)
+
+
+async def test_cog_load_and_unload_leave_no_tasks(tmp_path: Path) -> None:
+    """Adding the Cog opens the database and starts the change feed; removing it stops both."""
+    bot = commands.Bot(command_prefix="!", intents=bot_intents())
+    cog = ActorscopeCog(bot, database=tmp_path / "bot.db", agent="notes")
+    before = asyncio.all_tasks()
+    await bot.add_cog(cog)
+    assert cog.services.agent.key == "notes"
+    assert ActorscopeCog.of(bot) is cog
+    await bot.remove_cog(COG_NAME)
+    assert asyncio.all_tasks() - before == set()
+    with pytest.raises(ConfigError, match="not loaded"):
+        _ = cog.services
+    with pytest.raises(ConfigError, match="no ActorscopeCog"):
+        ActorscopeCog.of(bot)
+    await bot.close()
+
+
+def test_requires_names_a_bad_action() -> None:
+    """requires() with an unknown action fails at decoration time with the valid ones."""
+    with pytest.raises(GrantError, match="file_writer"):
+        requires("write_files")
