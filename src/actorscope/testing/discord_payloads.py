@@ -98,6 +98,10 @@ class DiscordGuild:
     members: list[DiscordUser] = field(default_factory=list)
 
 
+#: Administrator (1 << 3) and Manage Server (1 << 5): what an owner's permissions must say.
+_OWNER_PERMISSIONS = str((1 << 3) | (1 << 5))
+
+
 def user_object(user: DiscordUser) -> JSON:
     """A Discord ``User`` object."""
     data: JSON = {
@@ -237,9 +241,12 @@ def interaction_create(
     channel: DiscordChannel,
     user: DiscordUser,
     command: str,
-    options: Mapping[str, str | int | bool] | None = None,
+    options: Mapping[str, str | int | bool | DiscordUser] | None = None,
 ) -> JSON:
-    """``INTERACTION_CREATE`` data of a slash command (``/command opt=value``)."""
+    """``INTERACTION_CREATE`` data of a slash command (``/command opt=value``); a
+    :class:`DiscordUser` value is a user option, resolved as Discord resolves it."""
+    given = dict(options or {})
+    people = {name: value for name, value in given.items() if isinstance(value, DiscordUser)}
     data: JSON = {
         "id": str(interaction_id),
         "application_id": str(application_id),
@@ -253,7 +260,10 @@ def interaction_create(
             "name": command,
             "type": 1,
             "options": [
-                {"name": name, "type": 3, "value": value} for name, value in (options or {}).items()
+                {"name": name, "type": 6, "value": str(value.id)}
+                if isinstance(value, DiscordUser)
+                else {"name": name, "type": 3, "value": value}
+                for name, value in given.items()
             ],
         },
         "locale": "en-US",
@@ -261,12 +271,24 @@ def interaction_create(
         "entitlements": [],
         "attachment_size_limit": 26214400,
     }
+    if people:
+        data["data"]["resolved"] = {
+            "users": {str(p.id): user_object(p) for p in people.values()},
+            **(
+                {"members": {str(p.id): _member() for p in people.values()}}
+                if channel.guild is not None
+                else {}
+            ),
+        }
     if channel.guild is not None:
         data["guild_id"] = str(channel.guild.id)
         data["guild_locale"] = "en-US"
         data["context"] = 0
         data["authorizing_integration_owners"] = {"0": str(channel.guild.id)}
-        data["member"] = _member(user) | {"permissions": "0"}
+        # What Discord computed for the invoker: a guild owner holds every permission
+        # (Administrator and Manage Server among them), a plain member none here.
+        owner = user.id == channel.guild.owner.id
+        data["member"] = _member(user) | {"permissions": _OWNER_PERMISSIONS if owner else "0"}
     else:
         data["user"] = user_object(user)
         data["context"] = 1

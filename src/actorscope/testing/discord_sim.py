@@ -326,12 +326,18 @@ class DiscordSim(Simulator):
         command: str,
         channel: ChannelLike | None = None,
         *,
-        options: Mapping[str, str | int | bool] | None = None,
+        options: Mapping[str, str | int | bool | DiscordUser] | None = None,
     ) -> Event:
-        """``user`` runs ``/command`` in ``channel`` (default: their DM with the bot)."""
+        """``user`` runs ``/command`` in ``channel`` (default: their DM with the bot).
+
+        An option given as a :class:`DiscordUser` is a user option (``/addwriter user:``).
+        """
         person = self.find_user(user)
         where = self.dm_channel(person) if channel is None else self.find_channel(channel)
         self._join(where, person)
+        for value in (options or {}).values():
+            if isinstance(value, DiscordUser):
+                self._join(where, value)
         await self._sync()
         interaction_id = self.ids.next()
         self.api.interactions[interaction_id] = where
