@@ -12,7 +12,7 @@ import discord
 import pytest
 from discord.ext import commands
 
-from actorscope.channels import ChannelConfig, Outcome
+from actorscope.channels import ChannelConfig, IgnoreReason, Outcome
 from actorscope.context import current_identity, role_from_context
 from actorscope.errors import ConfigError, GrantError
 from actorscope.integrations.discord_ext import (
@@ -188,6 +188,53 @@ async def test_addwriter_by_a_manage_server_member_makes_a_writer(
     discord_sim.should_allow("file_writer", reason="granted", sender=dave)
     discord_sim.should_send(text="saved", chat=general)
     await discord_sim.message(dave, "!note mine", general)
+
+
+async def test_slash_addwriter_and_removewriter_answer_the_interaction(
+    discord_sim: DiscordSim, notes_bot: Any
+) -> None:
+    """/addwriter user: by a Manage Server member, then /removewriter, answer the interaction."""
+    carol, dave, erin = (discord_sim.user(n) for n in ("carol", "dave", "erin"))
+    lab = discord_sim.guild("lab", owner=carol)
+    general = discord_sim.channel(lab, "general")
+    discord_sim.should_send(text=f"added @dave ({dave.id}) as a writer", chat=general)
+    added = await discord_sim.slash(carol, "addwriter", general, options={"user": dave})
+    assert added.outcome is Outcome.WRITER_COMMAND
+    assert discord_sim.http_calls[-1].path.endswith("/callback")
+    discord_sim.should_send(text=f"added @erin ({erin.id}) as a writer", chat=general)
+    await discord_sim.slash(dave, "addwriter", general, options={"user": erin})
+    discord_sim.should_send(text=f"removed @dave ({dave.id}) from the writers", chat=general)
+    await discord_sim.slash(erin, "removewriter", general, options={"user": dave})
+
+
+async def test_a_group_the_config_disables_runs_no_command(
+    discord_sim: DiscordSim, tmp_path: Path
+) -> None:
+    """A prefix command in a guild the config disables is ignored: no check, no reply."""
+    bot = commands.Bot(command_prefix="!", intents=bot_intents())
+    config = ChannelConfig(platform="discord", group_policy="disabled")
+    cog = ActorscopeCog(
+        bot, database=discord_sim.env.db, config=config, workspace=tmp_path / "workspace"
+    )
+    await bot.add_cog(cog)
+
+    @bot.command(name="note")
+    @requires("file_writer")
+    async def note(ctx: commands.Context[Any], *, text: str = "") -> None:
+        await ctx.reply("saved")
+
+    async def quiet(ctx: commands.Context[Any], error: commands.CommandError, /) -> None:
+        assert isinstance(error, Refused)
+
+    bot.on_command_error = quiet  # type: ignore[method-assign]  # the test's own bot
+    await discord_sim.serve_bot(bot)
+    carol = discord_sim.user("carol")
+    lab = discord_sim.guild("lab", owner=carol)
+    general = discord_sim.channel(lab, "general")
+    event = await discord_sim.message(carol, "!note hi", general)
+    assert event.ignored is IgnoreReason.GROUP_DISABLED
+    assert event.decisions == []
+    assert event.sent == []
 
 
 async def test_addwriter_by_a_plain_member_is_refused(
