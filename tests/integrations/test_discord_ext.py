@@ -18,6 +18,7 @@ from actorscope.errors import ConfigError, GrantError
 from actorscope.integrations.discord_ext import (
     COG_NAME,
     ActorscopeCog,
+    AppRefused,
     Refused,
     bot_intents,
     bound,
@@ -281,6 +282,46 @@ async def test_owner_runs_with_role_owner_and_the_identity_is_bound(
     discord_sim.should_send(text=f"{carol.id} owner True", chat=general)
     discord_sim.should_send(text="after: True", chat=general)
     await discord_sim.message(carol, "!whoami", general)
+
+
+async def test_hybrid_command_as_slash_runs_as_the_interaction_user(
+    discord_sim: DiscordSim, grants: Grants, tmp_path: Path
+) -> None:
+    """A hybrid command run as /note takes the pipeline once, as the invoking user: a writer
+    passes, a non-writer is denied ephemerally."""
+    bot = commands.Bot(command_prefix="!", intents=bot_intents())
+    await bot.add_cog(
+        ActorscopeCog(bot, database=discord_sim.env.db, workspace=tmp_path / "workspace")
+    )
+
+    # discord.py types the hybrid callback as a union over a ParamSpec mypy cannot solve.
+    @commands.hybrid_command(name="note", description="Save a note")  # type: ignore[arg-type]
+    @requires("file_writer")
+    async def note(ctx: commands.Context[commands.Bot], text: str) -> None:
+        await ctx.send("saved")
+
+    bot.add_command(note)
+
+    @bot.tree.error
+    async def quiet(interaction: discord.Interaction[Any], error: Exception) -> None:
+        assert isinstance(error, Refused | AppRefused)
+
+    await discord_sim.serve_bot(bot)
+    carol, dave = discord_sim.user("carol"), discord_sim.user("dave")
+    lab = discord_sim.guild("lab", owner=carol)
+    general = discord_sim.channel(lab, "general")
+    discord_sim.should_deny("file_writer", reason="no_grant", sender=dave)
+    discord_sim.should_send(text="denied: no_grant", chat=general)
+    event = await discord_sim.slash(dave, "note", general, options={"text": "hi"})
+    assert event.identity is not None
+    assert event.identity.sender_id == str(dave.id)
+    answer = discord_sim.http_calls[-1].json
+    assert answer is not None
+    assert answer["data"]["flags"] & EPHEMERAL
+    await grants.allow(f"guild:{lab.id}:*", carol)
+    discord_sim.should_allow("file_writer", reason="granted", sender=carol)
+    discord_sim.should_send(text="saved", chat=general)
+    await discord_sim.slash(carol, "note", general, options={"text": "ok"})
 
 
 async def test_cog_load_and_unload_leave_no_tasks(tmp_path: Path) -> None:

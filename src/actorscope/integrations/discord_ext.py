@@ -39,7 +39,7 @@ import warnings
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import AsyncExitStack, asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, TypeVar
@@ -149,6 +149,9 @@ class _Invocation:
 
     result: Ingress
     prepared: Prepared | None
+    #: Decided so far, by action: a hybrid command run as a slash command passes both its
+    #: application and its prefix checks, and must be decided (and recorded) once.
+    decisions: dict[str, Decision] = field(default_factory=dict)
 
     def refusal(self) -> str:
         return str(self.result.reason or self.result.outcome)
@@ -309,7 +312,12 @@ class ActorscopeCog(commands.Cog, name=COG_NAME):
         return True
 
     async def invocation(self, source: Source) -> _Invocation:
-        """What the pipeline made of ``source``'s message or interaction (once per event)."""
+        """What the pipeline made of ``source``'s message or interaction (once per event).
+
+        A hybrid command invoked as a slash command is its interaction.
+        """
+        if isinstance(source, commands.Context) and source.interaction is not None:
+            source = source.interaction
         key = _key(source)
         remembered = self._remembered.get(key)
         if remembered is not None:
@@ -365,9 +373,13 @@ class ActorscopeCog(commands.Cog, name=COG_NAME):
         """Decide ``action`` for the actor of ``source``; ``None`` when the pipeline did not
         admit the event (no command runs for it). Non-persons are denied before the policy."""
         parse_check_type(action)
-        prepared = (await self.invocation(source)).prepared
+        invocation = await self.invocation(source)
+        prepared = invocation.prepared
         if prepared is None:
             return None
+        decided = invocation.decisions.get(action)
+        if decided is not None:
+            return decided
         who = prepared.identity
         refusal = non_person_reason(who)
         if refusal is not None or who.sender_kind is not SenderKind.USER:
@@ -375,6 +387,7 @@ class ActorscopeCog(commands.Cog, name=COG_NAME):
             decision = Decision(False, reason, who.user_id, who.sender_id, action)
         else:
             decision = await self._require().services.policy.check(action, who)
+        invocation.decisions[action] = decision
         for listener in self._decision_listeners:
             listener(action, decision)
         return decision
@@ -553,7 +566,10 @@ def requires(action: str) -> Callable[[_T], _T]:
         if decision is None:
             raise Refused("not admitted")
         if not decision.allowed:
-            await ctx.reply(denial_text(decision), mention_author=False)
+            if ctx.interaction is not None:  # a hybrid command run as a slash command
+                await ctx.send(denial_text(decision), ephemeral=True)
+            else:
+                await ctx.reply(denial_text(decision), mention_author=False)
             raise Refused(str(decision.reason), decision)
         return True
 
