@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
+import subprocess
+import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -339,6 +341,27 @@ async def test_cog_load_and_unload_leave_no_tasks(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="no ActorscopeCog"):
         ActorscopeCog.of(bot)
     await bot.close()
+
+
+async def test_bad_cog_arguments_are_one_clear_error(tmp_path: Path) -> None:
+    """A non-numeric owner or a database that is no path is a ConfigError naming it."""
+    bot = commands.Bot(command_prefix="!", intents=bot_intents())
+    with pytest.raises(ConfigError, match="ActorscopeCog: owners"):
+        ActorscopeCog(bot, database=tmp_path / "bot.db", owners=["bob"])
+    with pytest.raises(ConfigError, match="database must be"):
+        ActorscopeCog(bot, database=42)  # type: ignore[arg-type]  # the wrong type on purpose
+    await bot.close()
+
+
+def test_the_integration_imports_first_in_a_fresh_interpreter() -> None:
+    """Importing discord_ext before anything else works (no cycle through the bots runtime)."""
+    done = subprocess.run(
+        [sys.executable, "-c", "import actorscope.integrations.discord_ext"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
 
 
 def test_requires_names_a_bad_action() -> None:

@@ -195,10 +195,19 @@ class ActorscopeCog(commands.Cog, name=COG_NAME):
     ) -> None:
         if not isinstance(bot, commands.Bot):
             raise ConfigError(f"ActorscopeCog needs a commands.Bot, got {type(bot).__name__}")
+        if not isinstance(database, str | os.PathLike | Database):
+            raise ConfigError("ActorscopeCog: database must be a path, a URL or a Database")
         base = config or ChannelConfig(platform="discord")
         if base.platform != "discord":
             raise ConfigError(f"ActorscopeCog needs a discord config, not {base.platform}")
-        extra = ChannelConfig(platform="discord", owners=tuple(owners)).owners  # validated ids
+        given: object = owners
+        if isinstance(owners, str | int):
+            given = [owners]  # one id, not its characters
+        elif isinstance(owners, Iterable):
+            given = list(owners)
+        extra = ChannelConfig.from_mapping(
+            {"platform": "discord", "owners": given}, source="ActorscopeCog"
+        ).owners
         self.bot = bot
         self.config = base.model_copy(update={"owners": (*base.owners, *extra)})
         self._database = database

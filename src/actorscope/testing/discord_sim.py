@@ -34,7 +34,6 @@ with warnings.catch_warnings():
 from actorscope.channels import ChannelConfig, Ingress
 from actorscope.channels.discord_runner import DiscordRunner
 from actorscope.host import OutboundSender, Prepared
-from actorscope.integrations.discord_ext import ActorscopeCog
 from actorscope.testing.discord_api import DiscordApi, HttpCall, InteractionAdapter
 from actorscope.testing.discord_payloads import (
     DiscordChannel,
@@ -147,6 +146,10 @@ class DiscordSim(Simulator):
         simulator's database and agent (``sim.env.db``, ``sim.env.agent.key``). The bot is
         closed (its Cogs unloaded) when the simulator stops.
         """
+        # Imported here: the integration imports actorscope.bots, whose runtime imports this
+        # package (the sandbox console), so a module-level import would be a cycle.
+        from actorscope.integrations.discord_ext import ActorscopeCog
+
         if self._bot is not None:
             raise RuntimeError("DiscordSim already serves a bot")
         await self._offline(bot)
