@@ -364,6 +364,15 @@ def test_the_integration_imports_first_in_a_fresh_interpreter() -> None:
     assert done.returncode == 0, done.stderr
 
 
+def test_example_without_a_token_says_so(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The example's main() without DISCORD_BOT_TOKEN: one line on stderr, exit 2."""
+    monkeypatch.delenv("DISCORD_BOT_TOKEN", raising=False)
+    assert load_example().main() == 2
+    assert capsys.readouterr().err == "dpy_notes_bot: error: set DISCORD_BOT_TOKEN\n"
+
+
 def test_requires_names_a_bad_action() -> None:
     """requires() with an unknown action fails at decoration time with the valid ones."""
     with pytest.raises(GrantError, match="file_writer"):
