@@ -93,6 +93,26 @@ async def test_non_writer_is_denied_with_the_reason(
     assert notes_of(notes_bot, lab.id, dave.id) == ""
 
 
+async def test_grant_changes_by_the_test_reach_the_cog_at_once(
+    discord_sim: DiscordSim, notes_bot: Any, grants: Grants
+) -> None:
+    """The Cog's checks see a grant, then a deny, made between two events (no stale cache)."""
+    carol, dave = discord_sim.user("carol"), discord_sim.user("dave")
+    lab = discord_sim.guild("lab", owner=carol)
+    general = discord_sim.channel(lab, "general")
+    discord_sim.should_deny("file_writer", reason="no_grant", sender=dave)
+    discord_sim.should_send(text="denied: no_grant")
+    await discord_sim.message(dave, "!note a", general)
+    await grants.allow(f"guild:{lab.id}:*", dave)
+    discord_sim.should_allow("file_writer", reason="granted", sender=dave)
+    discord_sim.should_send(text="saved")
+    await discord_sim.message(dave, "!note b", general)
+    await grants.deny(f"guild:{lab.id}:*", dave)
+    discord_sim.should_deny("file_writer", reason="denied_by_grant", sender=dave)
+    discord_sim.should_send(text="denied: denied_by_grant")
+    await discord_sim.message(dave, "!note c", general)
+
+
 async def test_webhook_and_bot_messages_run_no_command(
     discord_sim: DiscordSim, notes_bot: Any
 ) -> None:
