@@ -93,6 +93,7 @@ __all__ = [
     "AppRefused",
     "DecisionListener",
     "IngressListener",
+    "Invocation",
     "Refused",
     "bot_intents",
     "bound",
@@ -144,8 +145,9 @@ def denial_text(decision: Decision) -> str:
 
 
 @dataclass(frozen=True, slots=True)
-class _Invocation:
-    """What the pipeline made of one command's message or interaction."""
+class Invocation:
+    """What the pipeline made of one command's message or interaction: its result, and the
+    prepared run (request, identity, run info) when it was admitted."""
 
     result: Ingress
     prepared: Prepared | None
@@ -154,6 +156,7 @@ class _Invocation:
     decisions: dict[str, Decision] = field(default_factory=dict)
 
     def refusal(self) -> str:
+        """Why no command runs for it (the ignore reason or the outcome)."""
         return str(self.result.reason or self.result.outcome)
 
 
@@ -217,7 +220,7 @@ class ActorscopeCog(commands.Cog, name=COG_NAME):
         self._shared_dedup = shared_dedup
         self._signer = signer or OriginSigner()
         self._loaded: _Loaded | None = None
-        self._remembered: OrderedDict[str, _Invocation] = OrderedDict()
+        self._remembered: OrderedDict[str, Invocation] = OrderedDict()
         self._answering: dict[str, discord.Interaction[Any]] = {}
         self._decision_listeners: list[DecisionListener] = []
         self._ingress_listeners: list[IngressListener] = []
@@ -320,7 +323,7 @@ class ActorscopeCog(commands.Cog, name=COG_NAME):
             raise Refused(invocation.refusal())
         return True
 
-    async def invocation(self, source: Source) -> _Invocation:
+    async def invocation(self, source: Source) -> Invocation:
         """What the pipeline made of ``source``'s message or interaction (once per event).
 
         A hybrid command invoked as a slash command is its interaction.
@@ -343,9 +346,9 @@ class ActorscopeCog(commands.Cog, name=COG_NAME):
         prepared = None
         if result.outcome is Outcome.ADMITTED and result.message is not None:
             prepared = loaded.step.prepare(result.message)
-        return self._remember(key, _Invocation(result, prepared))
+        return self._remember(key, Invocation(result, prepared))
 
-    def _remember(self, key: str, invocation: _Invocation) -> _Invocation:
+    def _remember(self, key: str, invocation: Invocation) -> Invocation:
         self._remembered[key] = invocation
         while len(self._remembered) > _MAX_REMEMBERED:
             self._remembered.popitem(last=False)
@@ -465,7 +468,7 @@ class ActorscopeCog(commands.Cog, name=COG_NAME):
         result = await loaded.pipeline.process(
             self._message_ingress(ctx, command), bot_id=self._bot_id(), run_command=run_command
         )
-        self._remember(_key(ctx), _Invocation(result, None))
+        self._remember(_key(ctx), Invocation(result, None))
 
     async def _writer_interaction(
         self,
@@ -496,7 +499,7 @@ class ActorscopeCog(commands.Cog, name=COG_NAME):
             self._answering.pop(key, None)
         if result.outcome is Outcome.IGNORED:
             await interaction.response.send_message(NOT_TAKING_COMMANDS, ephemeral=True)
-        self._remember(_key(interaction), _Invocation(result, None))
+        self._remember(_key(interaction), Invocation(result, None))
 
 
 class _AnswerSender(OutboundSender):
