@@ -237,7 +237,7 @@ class ActorscopeCog(commands.Cog, name=COG_NAME):
             db = self._database
             if not isinstance(db, Database):
                 db = await stack.enter_async_context(Database.open(os.fspath(db)))
-            agent = await AgentRegistry(db).resolve_or_create(self._agent, self._tenant)
+            agent = await AgentRegistry(db).ensure(self._agent, self._tenant)
             grants = GrantStore(db)
             # A grant changed by another process (`actorscope grants ...`) reaches this cache.
             await stack.enter_async_context(GrantChangeWatcher(grants))
