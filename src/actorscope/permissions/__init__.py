@@ -7,6 +7,7 @@ from actorscope.permissions.ownership import owner_for_new_row, owns
 from actorscope.permissions.policy import (
     BYPASS_ROLES,
     Decision,
+    DecisionObserver,
     PermissionPolicy,
     Reason,
     non_person_reason,
@@ -32,6 +33,7 @@ __all__ = [
     "ConfigType",
     "Decision",
     "DecisionCache",
+    "DecisionObserver",
     "Grant",
     "GrantChangeWatcher",
     "GrantKey",

@@ -14,6 +14,7 @@ writes its audit row.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from enum import StrEnum
 
@@ -41,7 +42,14 @@ from actorscope.permissions.scopes import (
     parse_check_type,
 )
 
-__all__ = ["BYPASS_ROLES", "Decision", "PermissionPolicy", "Reason", "non_person_reason"]
+__all__ = [
+    "BYPASS_ROLES",
+    "Decision",
+    "DecisionObserver",
+    "PermissionPolicy",
+    "Reason",
+    "non_person_reason",
+]
 
 _log = logging.getLogger("actorscope.permissions")
 
@@ -102,6 +110,9 @@ class Decision:
     config_type: str
 
 
+#: Told every :class:`Decision` a policy returns (the testing kit records them).
+DecisionObserver = Callable[[Decision], None]
+
 _LOOKUP_REASON = {
     GrantLookup.ALLOW: Reason.GRANTED,
     GrantLookup.DENY: Reason.DENIED_BY_GRANT,
@@ -120,26 +131,47 @@ class PermissionPolicy:
     """Checks over a :class:`GrantStore`. ``strict=True`` denies when the store fails.
 
     ``audit=False`` decides exactly the same way but writes no audit row (a what-if, such as
-    ``actorscope check``); a policy that guards real actions keeps the default.
+    ``actorscope check``); a policy that guards real actions keeps the default. ``observer``
+    is called with every decision a check returns, warm or cold (the testing kit records
+    them for ``should_allow`` / ``should_deny``); without one a check pays a single test.
     """
 
-    def __init__(self, store: GrantStore, *, strict: bool = False, audit: bool = True) -> None:
+    def __init__(
+        self,
+        store: GrantStore,
+        *,
+        strict: bool = False,
+        audit: bool = True,
+        observer: DecisionObserver | None = None,
+    ) -> None:
         self.store = store
         self.strict = strict
         self.audit = audit
+        self.observer = observer
         self._cache = store.cache
 
     async def check_file_writer(self, identity: Identity | None = None) -> Decision:
         """May the actor write the agent's files here? (``file_writer``)."""
-        return self._warm(_FILE_WRITER, identity) or await self._decide(_FILE_WRITER, identity)
+        decision = self._warm(_FILE_WRITER, identity) or await self._decide(_FILE_WRITER, identity)
+        if self.observer is not None:
+            self.observer(decision)
+        return decision
 
     async def check_cron(self, identity: Identity | None = None) -> Decision:
         """May the actor manage cron jobs here? (``cron`` or ``file_writer``)."""
-        return self._warm(_CRON, identity) or await self._decide(_CRON, identity)
+        decision = self._warm(_CRON, identity) or await self._decide(_CRON, identity)
+        if self.observer is not None:
+            self.observer(decision)
+        return decision
 
     async def check_context_files(self, identity: Identity | None = None) -> Decision:
         """May the actor change context files here? (``context_files`` or ``file_writer``)."""
-        return self._warm(_CONTEXT_FILES, identity) or await self._decide(_CONTEXT_FILES, identity)
+        decision = self._warm(_CONTEXT_FILES, identity) or await self._decide(
+            _CONTEXT_FILES, identity
+        )
+        if self.observer is not None:
+            self.observer(decision)
+        return decision
 
     async def check(self, config_type: str, identity: Identity | None = None) -> Decision:
         """Decide ``config_type`` for ``identity`` (default: the bound one).
@@ -149,7 +181,10 @@ class PermissionPolicy:
         """
         if config_type not in CHECK_TYPES:
             parse_check_type(config_type)  # raises the one clear GrantError
-        return self._warm(config_type, identity) or await self._decide(config_type, identity)
+        decision = self._warm(config_type, identity) or await self._decide(config_type, identity)
+        if self.observer is not None:
+            self.observer(decision)
+        return decision
 
     def _warm(self, config_type: str, identity: Identity | None) -> Decision | None:
         """A cached allow, without awaiting anything; ``None`` sends the check the long way.
