@@ -7,9 +7,21 @@ loader ``actorscope run`` uses), with ``current_services()`` bound; ``should_all
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
+
+from actorscope.bots import current_services
+from actorscope.channels import Outcome
+from actorscope.errors import ConfigError
+from actorscope.identity import Identity
+from actorscope.messages import RunRequest
 from actorscope.permissions import Decision, PermissionPolicy, Reason
-from actorscope.testing import AgentEnv, Grants
+from actorscope.testing import AgentEnv, DiscordSim, Grants, TelegramSim
 from actorscope.testing.grants import Binder
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+NOTES_BOT = "telegram_bot:handle"
 
 
 async def test_policy_observer_sees_every_decision_warm_or_cold(
@@ -37,3 +49,94 @@ async def test_policy_observer_sees_every_decision_warm_or_cold(
         ("context_files", Reason.GRANTED),
         ("file_writer", Reason.NO_GRANT),
     ]
+
+
+async def test_notes_bot_served_by_its_handler_string(
+    telegram_sim: TelegramSim, grants: Grants, actorscope_env: AgentEnv
+) -> None:
+    """The notes bot by "telegram_bot:handle": writer saves, non-writer denied with reason,
+    an admin's /addwriter makes them a writer; the decisions are its own policy's."""
+    telegram_sim.serve(NOTES_BOT, search_dir=EXAMPLES)
+    alice, bob, carol = (telegram_sim.user(n) for n in ("alice", "bob", "carol"))
+    devs = telegram_sim.supergroup("devs")
+    telegram_sim.make_admin(devs, carol)
+    await grants.allow(f"group:telegram:{devs.id}", alice)
+
+    telegram_sim.should_allow("file_writer", reason="granted", sender=alice)
+    telegram_sim.should_send(text="saved", chat=devs)
+    await telegram_sim.message(alice, "/note buy milk", devs)
+
+    telegram_sim.should_deny("file_writer", reason="no_grant", sender=bob)
+    telegram_sim.should_send(text="denied: no_grant", chat=devs)
+    asked = await telegram_sim.message(bob, "/note me too", devs)
+
+    telegram_sim.should_send(text=f"refused (not_authorized): {_NOT_AUTHORIZED}", chat=devs)
+    refused = await telegram_sim.message(
+        carol, "/addwriter", devs, reply_to=asked.payload["message"]["message_id"]
+    )
+    assert refused.outcome is Outcome.WRITER_COMMAND  # an admin adds the first writer only
+
+    await grants.revoke(f"group:telegram:{devs.id}", alice)
+    telegram_sim.should_send(text=f"added @bob ({bob.id}) as a writer", chat=devs)
+    await telegram_sim.message(
+        carol, "/addwriter", devs, reply_to=asked.payload["message"]["message_id"]
+    )
+
+    telegram_sim.should_allow("file_writer", reason="granted", sender=bob)
+    telegram_sim.should_send(text="saved", chat=devs)
+    await telegram_sim.message(bob, "/note me too", devs)
+
+    assert actorscope_env.workspace is not None
+    notes = actorscope_env.workspace.directory(
+        actorscope_env.agent, Identity(user_id=f"group:telegram:{devs.id}", sender_id="")
+    )
+    assert (notes / "notes.md").read_text(encoding="utf-8") == (
+        f"- buy milk (by {alice.id})\n- me too (by {bob.id})\n"
+    )
+
+
+_NOT_AUTHORIZED = (
+    "only owners and writers may manage writers; group admins may add the first writer only"
+)
+
+
+async def test_served_handler_on_discord_records_its_decisions(discord_sim: DiscordSim) -> None:
+    """The same handler string on Discord: the member's denial is recorded with its reason."""
+    discord_sim.serve(NOTES_BOT, search_dir=EXAMPLES)
+    erin = discord_sim.user("erin")
+    lab = discord_sim.guild("lab")
+    general = discord_sim.channel(lab, "general")
+    discord_sim.should_deny("file_writer", reason="no_grant", sender=erin)
+    discord_sim.should_send(text="denied: no_grant", chat=general)
+    await discord_sim.message(erin, "!note hi", general)
+
+
+async def test_served_function_gets_the_sims_services(telegram_sim: TelegramSim) -> None:
+    """A handler passed as a function also runs with current_services() bound to the sim's."""
+    seen: list[PermissionPolicy] = []
+
+    @telegram_sim.serve
+    async def handle(request: RunRequest) -> str:
+        seen.append(current_services().policy)
+        return "ok"
+
+    telegram_sim.should_send(text="ok")
+    await telegram_sim.message(telegram_sim.user("alice"), "hi")
+    assert seen == [telegram_sim.policy]
+
+
+@pytest.mark.parametrize(
+    ("spec", "problem"),
+    [
+        ("nosuchmodule_xyz:handle", "handler module 'nosuchmodule_xyz' not found"),
+        ("telegram_bot:nothing", "module telegram_bot has no 'nothing'"),
+        ("telegram_bot:note_text", "is not an async function"),
+        ("no colon", "handler must look like module:function"),
+    ],
+)
+async def test_a_bad_handler_string_is_one_config_error(
+    telegram_sim: TelegramSim, spec: str, problem: str
+) -> None:
+    """A handler string that names nothing usable is one ConfigError saying what is wrong."""
+    with pytest.raises(ConfigError, match=problem):
+        telegram_sim.serve(spec, search_dir=EXAMPLES)

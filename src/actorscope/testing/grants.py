@@ -18,6 +18,7 @@ from actorscope.permissions import Grant, GrantStore, Permission, PermissionPoli
 from actorscope.propagation import OriginSigner
 from actorscope.store import Database
 from actorscope.testing.harness import AgentEnv
+from actorscope.tools.workspace import Workspace
 
 __all__ = ["Binder", "Grants", "open_env", "sender_of"]
 
@@ -134,8 +135,16 @@ class Binder:
 async def open_env(
     path: Path, *, agent_key: str = "main", signer: OriginSigner | None = None
 ) -> AsyncIterator[AgentEnv]:
-    """A migrated database at ``path`` with the default tenant and agent ``agent_key``."""
+    """A migrated database at ``path`` with the default tenant and agent ``agent_key``; the
+    served handler's workspace is the folder ``workspace`` beside it."""
     async with Database.open(path) as db:
         agent = await AgentRegistry(db).create(agent_key)
         store = GrantStore(db)
-        yield AgentEnv(db, agent, store, PermissionPolicy(store), signer or OriginSigner())
+        yield AgentEnv(
+            db,
+            agent,
+            store,
+            PermissionPolicy(store),
+            signer or OriginSigner(),
+            workspace=Workspace(path.parent / "workspace"),
+        )

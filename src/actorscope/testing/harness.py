@@ -13,11 +13,17 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from actorscope.agents import Agent
+
+# The modules, not the package face: actorscope.bots imports the kit's Bot API emulator.
+from actorscope.bots.config import load_handler
+from actorscope.bots.services import BotServices, bind_services
 from actorscope.channels import ChannelConfig, IgnoreReason, Ingress, Outcome
 from actorscope.context import bind_identity
+from actorscope.errors import ConfigError
 from actorscope.host import Handler, OutboundSender, Reply, RunStep, role_for
 from actorscope.identity import Identity, PeerKind
 from actorscope.messages import InboundMessage, RunRequest, reply_to
@@ -44,6 +50,7 @@ from actorscope.testing.expect import (
     ObservationKind,
     hide_on_expectation_failure,
 )
+from actorscope.tools.workspace import Workspace
 
 __all__ = ["AgentEnv", "BotHandler", "Event", "Simulator", "Turn"]
 
@@ -53,7 +60,12 @@ __tracebackhide__ = hide_on_expectation_failure
 
 @dataclass
 class AgentEnv:
-    """One database, the agent the bot runs as, its grants, a policy and the origin signer."""
+    """One database, the agent the bot runs as, its grants, a policy and the origin signer.
+
+    ``roles`` maps sender ids to roles; those with role ``owner`` are also the owners the
+    simulators' writer managers know (read when a simulator starts). ``workspace`` is where a
+    served ``actorscope run`` handler writes its files.
+    """
 
     db: Database
     agent: Agent
@@ -61,10 +73,16 @@ class AgentEnv:
     policy: PermissionPolicy
     signer: OriginSigner = field(default_factory=OriginSigner)
     roles: dict[str, str] = field(default_factory=dict)
+    workspace: Workspace | None = None
 
     def role_of(self, sender_id: str) -> str:
         """The configured role of a sender (``owner``, ``admin`` ...), or ``""``."""
         return role_for(sender_id, roles=self.roles)
+
+    @property
+    def owners(self) -> tuple[str, ...]:
+        """The senders whose role is ``owner`` (they may always manage writers)."""
+        return tuple(sender for sender, role in self.roles.items() if role == "owner")
 
 
 @dataclass
@@ -161,8 +179,13 @@ class Simulator(ABC):
         self.events: list[Event] = []
         self.bus = MessageBus()
         self._config = config
+        #: The policy of the bot's turns (the kit's and a served handler's): every decision it
+        #: makes is recorded for ``should_allow`` / ``should_deny``.
+        self.policy = PermissionPolicy(
+            env.store, strict=env.policy.strict, audit=env.policy.audit, observer=self._decided
+        )
         self._handler: BotHandler = _silent
-        self._served: Handler | None = None
+        self._served: tuple[Handler, BotServices] | None = None
         self._event: Event | None = None
         self._inbound: InboundMessage | None = None
         self._errors: list[Exception] = []
@@ -182,21 +205,38 @@ class Simulator(ABC):
         self._handler, self._served = handler, None
         return handler
 
-    def serve(self, handler: Handler) -> Handler:
+    def serve(self, handler: Handler | str, *, search_dir: Path | None = None) -> Handler:
         """Use an ``actorscope run`` handler (``RunRequest`` → reply) as the bot.
 
-        It runs exactly as under ``actorscope run``: what it returns is routed by the run step
-        through the runner. Bind its services first if it needs them
-        (:func:`actorscope.bots.with_services`).
+        ``handler`` is the function or its ``module:function`` string as ``handler = "..."``
+        in ``bot.toml`` says it, imported by the same loader (a top-level module in
+        ``search_dir`` wins over ``sys.path``; a problem is one
+        :class:`~actorscope.errors.ConfigError`). It runs exactly as under ``actorscope run``:
+        identity bound by the run step, :func:`~actorscope.bots.current_services` bound to
+        :attr:`services`, and what it returns routed through the runner. Every decision its
+        policy makes is recorded. Returns the handler (works as a decorator).
         """
-        self._served = handler
-        return handler
+        loaded = load_handler(handler, search_dir) if isinstance(handler, str) else handler
+        self._served = (loaded, self.services)
+        return loaded
+
+    @property
+    def services(self) -> BotServices:
+        """What a served handler gets from ``current_services()``: the env's database, agent,
+        grants and workspace, and this simulator's recording :attr:`policy`."""
+        env = self.env
+        if env.workspace is None:
+            raise ConfigError("the AgentEnv has no workspace: a served handler needs one")
+        return BotServices(env.db, env.agent, env.store, self.policy, env.workspace)
 
     async def check(self, action: str, identity: Identity | None = None) -> Decision:
-        """Decide ``action`` for ``identity`` (default: the bound one) and record it."""
-        decision = await self.env.policy.check(action, identity)
-        self.record_decision(action, decision)
-        return decision
+        """Decide ``action`` for ``identity`` (default: the bound one); recorded through the
+        policy's observer."""
+        return await self.policy.check(action, identity)
+
+    def _decided(self, decision: Decision) -> None:
+        """The policy's observer: record ``decision`` for the expectations."""
+        self.record_decision(decision.config_type, decision)
 
     def record_decision(self, action: str, decision: Decision) -> None:
         """Record a permission decision the bot made, for ``should_allow`` / ``should_deny``."""
@@ -312,7 +352,9 @@ class Simulator(ABC):
 
         try:
             if self._served is not None:
-                return await self._served(request)
+                served, services = self._served
+                with bind_services(services):
+                    return await served(request)
             await self._handler(Turn(self, message, request, reply))
         except Exception as exc:
             self._errors.append(exc)  # the run step logs it; _run raises it in the test
