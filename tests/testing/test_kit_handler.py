@@ -100,6 +100,21 @@ _NOT_AUTHORIZED = (
 )
 
 
+async def test_owners_of_the_env_manage_writers_in_the_sim(
+    actorscope_env: AgentEnv, grants: Grants
+) -> None:
+    """A sender with role owner in the env is an owner of the runner's writer manager too."""
+    actorscope_env.roles["7001"] = "owner"
+    async with TelegramSim(actorscope_env) as sim:
+        dave, bob = sim.user("dave", user_id=7001), sim.user("bob")
+        devs = sim.supergroup("devs")
+        await grants.allow(f"group:telegram:{devs.id}", "4242")  # a writer exists already
+        said = await sim.message(bob, "hello", devs)
+        sim.should_send(text=f"added @bob ({bob.id}) as a writer", chat=devs)
+        await sim.message(dave, "/addwriter", devs, reply_to=said.payload["message"]["message_id"])
+        sim.expect.verify_done()
+
+
 async def test_served_handler_on_discord_records_its_decisions(discord_sim: DiscordSim) -> None:
     """The same handler string on Discord: the member's denial is recorded with its reason."""
     discord_sim.serve(NOTES_BOT, search_dir=EXAMPLES)

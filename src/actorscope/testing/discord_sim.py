@@ -117,6 +117,7 @@ class DiscordSim(Simulator):
             agent_key=env.agent.key,
             agent_id=env.agent.id,
             tenant_id=env.agent.tenant_id,
+            owners=env.owners,
             sync_commands=False,
             on_result=self._results.put_nowait,
         )

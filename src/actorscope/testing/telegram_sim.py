@@ -118,6 +118,7 @@ class TelegramSim(Simulator):
             agent_key=env.agent.key,
             agent_id=env.agent.id,
             tenant_id=env.agent.tenant_id,
+            owners=env.owners,
             request=EmulatorRequest(self.emu),
             get_updates_request=EmulatorRequest(self.emu),
         )

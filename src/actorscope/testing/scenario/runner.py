@@ -15,7 +15,7 @@ from actorscope.errors import ScenarioError
 from actorscope.identity import Identity, http_identity
 from actorscope.messages import RunRequest
 from actorscope.testing.expect import Expected, ObservationKind, diff
-from actorscope.testing.grants import Grants, open_env
+from actorscope.testing.grants import open_env
 from actorscope.testing.harness import AgentEnv, Event, Simulator, Turn
 from actorscope.testing.scenario.loader import LoadedScenario
 from actorscope.testing.scenario.model import Expect, HttpStep, Step
@@ -231,7 +231,6 @@ async def run_scenario_in(
     """Play ``loaded`` against an open :class:`AgentEnv`; every step is checked as it runs."""
     outcomes: list[StepOutcome] = []
     async with World(loaded, env) as world:
-        await world.apply_setup(Grants(env.store, env.agent))
         player = _Player(loaded, world)
         for index, step in enumerate(loaded.scenario.steps):
             if step.http is not None:

@@ -54,11 +54,13 @@ class World:
         self.agents: dict[str, str] = {setup.agent: env.agent.id}
 
     async def __aenter__(self) -> World:
-        await self.telegram.start()
         try:
+            # Setup first: the runners' writer managers take the owners when they start.
+            await self.apply_setup(Grants(self.env.store, self.env.agent))
+            await self.telegram.start()
             await self.discord.start()
         except BaseException:
-            await self.telegram.stop()
+            await self.__aexit__()
             raise
         return self
 
@@ -75,7 +77,9 @@ class World:
     # -- setup -----------------------------------------------------------------------------
 
     async def apply_setup(self, grants: Grants) -> None:
-        """Create users, chats, guilds; set roles; write grants."""
+        """Create users, chats, guilds; set roles (owners also manage writers); write grants.
+
+        Runs when the world is entered, before the simulators start."""
         setup = self.loaded.scenario.setup
         self._telegram_world(setup)
         self._discord_world(setup)
