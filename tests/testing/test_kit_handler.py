@@ -13,11 +13,18 @@ import pytest
 
 from actorscope.bots import current_services
 from actorscope.channels import Outcome
-from actorscope.errors import ConfigError
+from actorscope.errors import ConfigError, ScenarioError
 from actorscope.identity import Identity
 from actorscope.messages import RunRequest
 from actorscope.permissions import Decision, PermissionPolicy, Reason
-from actorscope.testing import AgentEnv, DiscordSim, Grants, TelegramSim
+from actorscope.testing import (
+    AgentEnv,
+    DiscordSim,
+    Grants,
+    TelegramSim,
+    load_scenario,
+    run_scenario,
+)
 from actorscope.testing.grants import Binder
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -155,3 +162,54 @@ async def test_a_bad_handler_string_is_one_config_error(
     """A handler string that names nothing usable is one ConfigError saying what is wrong."""
     with pytest.raises(ConfigError, match=problem):
         telegram_sim.serve(spec, search_dir=EXAMPLES)
+
+
+REPLY_TO = """\
+setup:
+  telegram:
+    users: {alice: 4242}
+    chats: {devs: {type: supergroup, id: -100123}}
+steps:
+  - http: {user: u}
+  - telegram: {from: alice, chat: devs, text: hello}
+  - telegram: {from: alice, text: hi, reply_to: NUMBER}
+"""
+
+
+@pytest.mark.parametrize(
+    ("number", "problem"),
+    [
+        (4, "must name an earlier step (1..2), got 4"),
+        (1, "step 1 is no Telegram message"),
+        (2, "step 2 was in another chat"),
+    ],
+)
+async def test_reply_to_names_an_earlier_telegram_message_of_the_chat(
+    tmp_path: Path, number: int, problem: str
+) -> None:
+    """A reply_to that names no earlier message of the same chat is one ScenarioError."""
+    path = tmp_path / "reply.scenario.yaml"
+    path.write_text(REPLY_TO.replace("NUMBER", str(number)), encoding="utf-8")
+    with pytest.raises(ScenarioError) as failure:
+        await run_scenario(load_scenario(path), tmp_path / "s.db")
+    assert str(failure.value) == f"{path}:8: reply_to: {problem}"
+
+
+async def test_scenario_owners_manage_writers(tmp_path: Path) -> None:
+    """setup.owners are owners of the runners' writer managers, not only a run-step role."""
+    text = """\
+setup:
+  owners: [dave]
+  grants: [{chat: devs, sender: alice}]
+  telegram:
+    users: {alice: 4242, bob: 5151, dave: 7171}
+    chats: {devs: {type: supergroup, id: -100123}}
+steps:
+  - telegram: {from: bob, chat: devs, text: hello}
+  - telegram: {from: dave, chat: devs, text: /addwriter, reply_to: 1}
+    expect: {replies: [{text: "added @bob (5151) as a writer"}]}
+"""
+    path = tmp_path / "owners.scenario.yaml"
+    path.write_text(text, encoding="utf-8")
+    outcomes = await run_scenario(load_scenario(path), tmp_path / "s.db")
+    assert outcomes[1].decision == "writer command"

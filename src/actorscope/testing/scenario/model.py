@@ -36,6 +36,8 @@
         action: file_writer                                  # session_send, ticker
       - telegram: {kind: click, from: bob, chat: devs, button: approve}
         action: file_writer
+      - telegram: {from: carol, chat: devs, text: /addwriter, reply_to: 1}  # to step 1's message
+        expect: {replies: [{text: "added @alice (4242) as a writer"}]}
 """
 
 from __future__ import annotations
@@ -183,7 +185,8 @@ class Setup(_Strict):
 class TelegramStep(_Strict):
     """A Telegram event: a message (private chat when ``chat`` is omitted), an anonymous admin,
     a post as a channel, a channel post, or a click on an inline ``button`` (its callback data)
-    of a message the bot posts just before (``text``, default "choose")."""
+    of a message the bot posts just before (``text``, default "choose"). A message may reply
+    to the message of an earlier step (``reply_to``: its number), as ``/addwriter`` needs."""
 
     kind: Literal["message", "anonymous_admin", "as_channel", "channel_post", "click"] = "message"
     sender: str | None = Field(None, alias="from")
@@ -192,9 +195,12 @@ class TelegramStep(_Strict):
     channel: str | None = None
     text: str = ""
     button: str | None = None
+    reply_to: int | None = Field(None, ge=1)
 
     @model_validator(mode="after")
     def _fields_for_kind(self) -> TelegramStep:
+        if self.kind != "message" and self.reply_to is not None:
+            raise ValueError("only a message can reply_to")
         if self.kind in ("message", "click") and self.sender is None:
             raise ValueError(f"a {self.kind} needs from")
         if self.kind == "click" and (self.chat is None or self.button is None):

@@ -7,10 +7,12 @@ result is also returned as a :class:`StepOutcome` (the demo prints them as a tab
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
+from actorscope.channels import Outcome
 from actorscope.errors import ScenarioError
 from actorscope.identity import Identity, http_identity
 from actorscope.messages import RunRequest
@@ -94,7 +96,7 @@ class _Player:
         parent = self._parent(index, step)  # its errors already name their file:line
         self.step = step
         try:
-            event, sim = await self.world.event(step, parent)
+            event, sim = await self.world.event(step, parent, self._replied(index, step))
         except ScenarioError as exc:
             raise ScenarioError(f"{self.loaded.at('steps', index, step.kind)}: {exc}") from None
         finally:
@@ -139,6 +141,20 @@ class _Player:
             raise self.fail(index, step.kind, f"step {number} ran no turn to propagate from")
         return parent
 
+    def _replied(self, index: int, step: Step) -> Mapping[str, Any] | None:
+        """The Telegram message of the earlier step a message step replies to."""
+        spec = step.telegram
+        if spec is None or spec.reply_to is None:
+            return None
+        number = spec.reply_to
+        if number > index:
+            raise ScenarioError(f"reply_to: must name an earlier step (1..{index}), got {number}")
+        event = self.events[number - 1]
+        message = None if event is None else event.payload.get("message")
+        if not isinstance(message, Mapping) or "message_id" not in message:
+            raise ScenarioError(f"reply_to: step {number} is no Telegram message")
+        return message
+
     def check(self, index: int, expect: Expect, event: Event, sim: Simulator) -> None:
         label = event.label
         if expect.ignored is not None:
@@ -147,8 +163,13 @@ class _Player:
                 actual = f"ignored ({got})" if got else "handled by the bot"
                 raise self.fail(index, label, f"expected ignored ({expect.ignored}), {actual}")
             return
-        if event.request is None and (expect.identity or expect.decision or expect.replies):
-            raise self.fail(index, label, f"was ignored ({event.ignored}), expected a turn")
+        # A writer command is answered by the runner: replies, but no turn.
+        answered = event.outcome is Outcome.WRITER_COMMAND
+        if event.request is None and (
+            expect.identity or expect.decision or (expect.replies and not answered)
+        ):
+            what = "was a writer command" if answered else f"was ignored ({event.ignored})"
+            raise self.fail(index, label, f"{what}, expected a turn")
         if expect.identity is not None and event.request is not None:
             request = event.request
             fields: dict[str, str] = {
@@ -184,6 +205,8 @@ class _Player:
         decided = event.decisions[0].fields if event.decisions else {}
         if decided:
             verdict = "allowed" if decided.get("allowed") == "true" else "denied"
+        elif event.outcome is Outcome.WRITER_COMMAND:
+            verdict = "writer command"
         else:
             verdict = f"ignored ({event.ignored})" if event.ignored else "-"
         request = event.request

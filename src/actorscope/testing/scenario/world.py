@@ -6,6 +6,7 @@ unknown name is a :class:`~actorscope.errors.ScenarioError` pointing at the key 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, TypeVar
 
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup
@@ -171,10 +172,13 @@ class World:
 
     # -- steps -----------------------------------------------------------------------------
 
-    async def event(self, step: Step, parent: Event | None) -> tuple[Event, Simulator]:
-        """Play one step's event; returns it and the simulator that played it."""
+    async def event(
+        self, step: Step, parent: Event | None, replied: Mapping[str, Any] | None = None
+    ) -> tuple[Event, Simulator]:
+        """Play one step's event (a Telegram message may reply to the earlier message
+        ``replied``); returns it and the simulator that played it."""
         if step.telegram is not None:
-            return await self._telegram(step.telegram), self.telegram
+            return await self._telegram(step.telegram, replied), self.telegram
         if step.discord is not None:
             return await self._discord(step.discord), self.discord
         parent = _need(parent, "the parent step")
@@ -217,7 +221,7 @@ class World:
         if name is not None and name not in names:
             raise ScenarioError(f"{kind}: unknown name {name!r}")
 
-    async def _telegram(self, spec: TelegramStep) -> Event:
+    async def _telegram(self, spec: TelegramStep, replied: Mapping[str, Any] | None) -> Event:
         setup = self.loaded.scenario.setup.telegram
         sim = self.telegram
         self._known("from", spec.sender, setup.users)
@@ -233,7 +237,12 @@ class World:
         if spec.kind == "click":
             return await self._click(spec)
         sender = _need(spec.sender, "from")
-        return await sim.message(sender, spec.text, spec.chat, topic=spec.topic)
+        reply_to = None
+        if replied is not None:
+            if str(replied["chat"]["id"]) != sim.chat_id(spec.chat or sender):
+                raise ScenarioError(f"reply_to: step {spec.reply_to} was in another chat")
+            reply_to = int(replied["message_id"])
+        return await sim.message(sender, spec.text, spec.chat, topic=spec.topic, reply_to=reply_to)
 
     async def _click(self, spec: TelegramStep) -> Event:
         # The bot first posts the message that carries the button, as a real bot would.
