@@ -7,6 +7,7 @@ loader ``actorscope run`` uses), with ``current_services()`` bound; ``should_all
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -162,6 +163,67 @@ async def test_a_bad_handler_string_is_one_config_error(
     """A handler string that names nothing usable is one ConfigError saying what is wrong."""
     with pytest.raises(ConfigError, match=problem):
         telegram_sim.serve(spec, search_dir=EXAMPLES)
+
+
+SCENARIO = """\
+setup:
+  handler: HANDLER
+  telegram:
+    users: {alice: 4242}
+    chats:
+      devs: {type: supergroup, id: -100123}
+steps:
+  - telegram: {from: alice, chat: devs, text: /note hi}
+    expect:
+      decision: {allowed: false, reason: no_grant}
+      replies: [{text: "denied: no_grant"}]
+"""
+
+
+def scenario_in(folder: Path, text: str) -> Path:
+    """``text`` as ``notes.scenario.yaml`` in ``folder``, with the notes bot beside it."""
+    shutil.copy(EXAMPLES / "telegram_bot.py", folder / "telegram_bot.py")
+    path = folder / "notes.scenario.yaml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+async def test_scenario_runs_the_handler_of_setup(tmp_path: Path) -> None:
+    """setup.handler runs the user's handler; the step's decision is the handler's own."""
+    path = scenario_in(tmp_path, SCENARIO.replace("HANDLER", NOTES_BOT))
+    outcomes = await run_scenario(load_scenario(path), tmp_path / "s.db")
+    assert [(o.action, o.decision, o.reason) for o in outcomes] == [
+        ("file_writer", "denied", "no_grant")
+    ]
+
+
+@pytest.mark.parametrize(
+    ("handler", "problem"),
+    [
+        ("absent_notes_module:handle", "notes.scenario.yaml:2: setup.handler: handler module"),
+        ("broken_notes:handle", "notes.scenario.yaml:2: setup.handler: handler 'broken_notes:h"),
+        ("telegram_bot:missing", "notes.scenario.yaml:2: setup.handler: handler 'telegram_bot:m"),
+    ],
+    ids=["missing-module", "import-fails", "missing-function"],
+)
+async def test_a_missing_or_broken_scenario_handler_names_file_and_line(
+    tmp_path: Path, handler: str, problem: str
+) -> None:
+    """A setup.handler that cannot be loaded is one ScenarioError at the handler's line."""
+    (tmp_path / "broken_notes.py").write_text("raise RuntimeError('boom')\n", encoding="utf-8")
+    path = scenario_in(tmp_path, SCENARIO.replace("HANDLER", handler))
+    with pytest.raises(ScenarioError) as failure:
+        await run_scenario(load_scenario(path), tmp_path / "s.db")
+    assert str(failure.value).startswith(f"{tmp_path}/{problem}"), str(failure.value)
+
+
+def test_a_scenario_with_a_handler_scripts_no_stub(tmp_path: Path) -> None:
+    """With setup.handler a step's action (or reply) is an error naming its line."""
+    text = SCENARIO.replace("HANDLER", NOTES_BOT).replace(
+        "    expect:\n", "    action: file_writer\n    expect:\n"
+    )
+    with pytest.raises(ScenarioError, match=r"notes.scenario.yaml:9: steps\[0\].action: setup"):
+        load_scenario(scenario_in(tmp_path, text))
 
 
 REPLY_TO = """\

@@ -250,11 +250,17 @@ def test_malformed_scenarios_fail_with_file_line(inner: pytest.Pytester) -> None
 
 
 def test_example_scenarios_pass(inner: pytest.Pytester) -> None:
-    """Every scenario in examples/scenarios passes (the identity table, the sub-agent write)."""
+    """Every scenario in examples/scenarios passes (the identity table, the sub-agent write,
+    the notes bot run by its own handler, copied beside it as in a bot's project)."""
     files = sorted(EXAMPLES.glob("*.scenario.yaml"))
     names = {path.name for path in files}
-    assert {"subagent_write.scenario.yaml", "telegram_identity.scenario.yaml"} <= names
+    assert {
+        "subagent_write.scenario.yaml",
+        "telegram_identity.scenario.yaml",
+        "notes_bot.scenario.yaml",
+    } <= names
     for path in files:
         shutil.copy(path, inner.path / path.name)
+    shutil.copy(EXAMPLES.parent / "telegram_bot.py", inner.path / "telegram_bot.py")
     result = inner.runpytest("-p", "no:cacheprovider", "-v")
     result.assert_outcomes(passed=len(files))

@@ -112,7 +112,27 @@ def parse_scenario(text: str, path: Path) -> LoadedScenario:
         raise ScenarioError(
             f"{source}:{_line(lines, loc)}: {where(loc) or 'top level'}: {message}"
         ) from None
+    _check_bot_keys(scenario, lines, source)
     return LoadedScenario(scenario, path, lines)
+
+
+def _check_bot_keys(scenario: Scenario, lines: Lines, source: str) -> None:
+    """A step's ``action`` and ``reply`` script the built-in stub bot; a ``setup.handler``
+    decides for itself, so with one they are errors, and without one a decision needs them."""
+    served = scenario.setup.handler is not None
+    for index, step in enumerate(scenario.steps):
+        for key in ("action", "reply") if served else ():
+            if getattr(step, key) is not None:
+                at: tuple[Key, ...] = ("steps", index, key)
+                raise ScenarioError(
+                    f"{source}:{_line(lines, at)}: {where(at)}: setup.handler runs the bot; "
+                    f"{key} scripts only the built-in one"
+                )
+        if not served and step.expect.decision is not None and step.action is None:
+            at = ("steps", index)
+            raise ScenarioError(
+                f"{source}:{_line(lines, at)}: {where(at)}: expect.decision needs the step's action"
+            )
 
 
 def load_scenario(path: str | Path) -> LoadedScenario:

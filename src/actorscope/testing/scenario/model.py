@@ -5,6 +5,8 @@
     name: a group member asks for a write
     setup:
       agent: main                     # the agent the bot runs as (default main)
+      handler: telegram_bot:handle    # optional: the user's `actorscope run` handler instead
+                                      # of the stub bot (then steps have no action / reply)
       agents: [helper]                # more agents of the tenant, for grants: agent: helper
       owners: [alice]                 # sender names or ids: role owner
       roles: {bob: viewer}
@@ -168,6 +170,9 @@ class Setup(_Strict):
     """Agent, roles, grants and the two platforms' worlds."""
 
     agent: str = "main"
+    #: ``module:function`` of an ``actorscope run`` handler (as in ``bot.toml``; the scenario's
+    #: folder is searched first) that runs instead of the built-in stub bot.
+    handler: str | None = None
     agents: list[str] = []
     owners: list[str] = []
     roles: dict[str, str] = {}
@@ -358,8 +363,6 @@ class Step(_Strict):
         given = [kind for kind in _EVENT_KINDS if getattr(self, kind) is not None]
         if len(given) != 1:
             raise ValueError(f"a step has exactly one of {', '.join(_EVENT_KINDS)}")
-        if self.expect.decision is not None and self.action is None:
-            raise ValueError("expect.decision needs the step's action")
         if self.expect.ignored is not None and (self.expect.decision or self.expect.replies):
             raise ValueError("an ignored event has no decision or replies to expect")
         return self

@@ -12,8 +12,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from actorscope.bots.config import load_handler
 from actorscope.channels import Outcome
-from actorscope.errors import ScenarioError
+from actorscope.errors import ConfigError, ScenarioError
 from actorscope.identity import Identity, http_identity
 from actorscope.messages import RunRequest
 from actorscope.testing.expect import Expected, ObservationKind, diff
@@ -76,8 +77,17 @@ class _Player:
         self.events: list[Event | None] = []
         self.places: list[tuple[str, str, str]] = []
         self.step: Step | None = None
-        world.telegram.handler(self._bot)
-        world.discord.handler(self._bot)
+        spec = loaded.scenario.setup.handler
+        if spec is None:
+            world.telegram.handler(self._bot)
+            world.discord.handler(self._bot)
+            return
+        try:
+            handler = load_handler(spec, loaded.path.parent)
+        except ConfigError as exc:
+            raise ScenarioError(f"{loaded.at('setup', 'handler')}: setup.handler: {exc}") from None
+        world.telegram.serve(handler)
+        world.discord.serve(handler)
 
     async def _bot(self, turn: Turn) -> None:
         step = self.step
@@ -227,7 +237,7 @@ class _Player:
             who=who,
             scope=scope,
             actor=actor,
-            action=step.action or "-",
+            action=step.action or decided.get("action", "-"),
             decision=verdict,
             reason=decided.get("reason", ""),
         )
