@@ -15,12 +15,11 @@ import re
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
-from actorscope.bots import BotServices, load_bot_config, load_handler, run_bots, with_services
+from actorscope.bots import load_bot_config, run_bots
 from actorscope.channels import Outcome
 from actorscope.store import Database
 from actorscope.testing import TelegramSim
 from actorscope.testing.botapi.console import SandboxConsole, populate_sandbox
-from actorscope.tools.workspace import Workspace
 
 HANDLER = """
 from actorscope.bots import current_services
@@ -94,15 +93,15 @@ async def test_sandbox_and_telegram_sim_agree(tmp_path: Path, telegram_sim: Tele
     async with Database.open(config.database) as db:
         production_audit = await db.fetchall(AUDIT)
 
-    # The same world, the same handler (its services bound as `actorscope run` binds them).
+    # The same world, the same handler by the same string (services bound as `actorscope run`
+    # binds them).
     assert config.telegram is not None
     telegram_sim.config = config.telegram.config
     populate_sandbox(telegram_sim.emu)
     shown: list[str] = []
     SandboxConsole(telegram_sim.emu, shown.append)
     env = telegram_sim.env
-    services = BotServices(env.db, env.agent, env.store, env.policy, Workspace(tmp_path / "ws"))
-    telegram_sim.serve(with_services(load_handler(config.handler, tmp_path), services))
+    telegram_sim.serve(config.handler, search_dir=config.base_dir)
     state = telegram_sim.emu.state
     alice, bob, devs = state.user("@alice"), state.user("@bob"), state.chat("@devs")
     said = await telegram_sim.message(bob, "hello", devs)
@@ -119,6 +118,13 @@ async def test_sandbox_and_telegram_sim_agree(tmp_path: Path, telegram_sim: Tele
     ]
     await env.store.audit.settle()  # denials' rows are group-committed
     simulated_audit = await env.db.fetchall(AUDIT)
+    # The sim saw the handler's own decisions: those its replies report in both runs.
+    decided = [
+        (d.fields["allowed"], d.fields["reason"])
+        for event in (said, command, wrote, again)
+        for d in event.decisions
+    ]
+    assert decided == [("false", "no_grant"), ("true", "granted")]
 
     assert bot_lines(shown) == bot_lines(printed)
     assert len(bot_lines(shown)) == 3
