@@ -4,8 +4,10 @@
 host's origin signer. A :class:`Simulator` drives the production code: the platform runner's
 :class:`~actorscope.channels.Pipeline` publishes what it admits to a bus, and the simulator
 runs each published message through the production :class:`~actorscope.host.RunStep`, whose
-handler calls the test's bot with a :class:`Turn`; the turn's ``check`` and ``reply`` (sent
-through the runner) are recorded as observations for ``should_*`` expectations.
+handler calls the test's bot with a :class:`Turn`, or the user's own ``actorscope run``
+handler (:meth:`Simulator.serve`, by function or ``module:function``, services bound). What
+the bot sends through the runner, and every decision of the simulator's policy (its observer),
+are recorded as observations for ``should_*`` expectations.
 """
 
 from __future__ import annotations
