@@ -11,6 +11,7 @@ import pytest
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Update
 
 from actorscope.agents import AgentRegistry
+from actorscope.channels import IgnoreReason, Outcome
 from actorscope.channels.config import ChannelConfig
 from actorscope.channels.telegram_runner import TelegramRunner
 from actorscope.context import current_identity
@@ -38,6 +39,7 @@ class Bot:
     runner: TelegramRunner
     agent_id: str
     seen: list[tuple[RunRequest, Identity | None]] = field(default_factory=list)
+    ignored: dict[int, IgnoreReason] = field(default_factory=dict)
 
 
 @pytest.fixture
@@ -60,6 +62,7 @@ async def bot(emu: BotApiEmulator, tmp_path: Path) -> AsyncIterator[Bot]:
     async with Database.open(tmp_path / "t.db") as db:
         agent = await AgentRegistry(db).create("main")
         bus = MessageBus()
+        ignored: dict[int, IgnoreReason] = {}
         runner = TelegramRunner(
             ChannelConfig(platform="telegram"),
             token=emu.token,
@@ -70,8 +73,9 @@ async def bot(emu: BotApiEmulator, tmp_path: Path) -> AsyncIterator[Bot]:
             request=EmulatorRequest(emu),
             get_updates_request=EmulatorRequest(emu),
             poll_timeout=1,
+            on_ignored=ignored.__setitem__,
         )
-        state = Bot(emu, runner, agent.id)
+        state = Bot(emu, runner, agent.id, ignored=ignored)
 
         async def handler(request: RunRequest) -> str:
             state.seen.append((request, current_identity()))
@@ -138,8 +142,8 @@ async def test_unaddressed_group_message_and_duplicates_are_dropped(bot: Bot) ->
     update = emu.user_message("bob", "hello", None)  # private chat: always addressed
     assert update is not None
     await wait_until(lambda: len(emu.sent_messages()) == 1)
-    await bot.runner.handle_update(Update.de_json(update, bot.runner.bot))  # delivered again
-    await asyncio.sleep(0.05)
+    again = await bot.runner.handle_update(Update.de_json(update, bot.runner.bot))
+    assert again.outcome is Outcome.DUPLICATE  # delivered again: never published
     ((request, bound),) = bot.seen
     assert bound is not None
     bob = str(emu.state.user("bob").id)
@@ -150,10 +154,12 @@ async def test_unaddressed_group_message_and_duplicates_are_dropped(bot: Bot) ->
 async def test_anonymous_admin_is_ignored_by_default(bot: Bot) -> None:
     """An anonymous admin's command never reaches the handler (ignore_bots defaults on)."""
     emu = bot.emu
-    emu.anonymous_admin_message("@ops", "/start")
+    admin = emu.anonymous_admin_message("@ops", "/start")
+    assert admin is not None
+    await wait_until(lambda: admin["update_id"] in bot.ignored)  # the marker: decided
+    assert bot.ignored[admin["update_id"]] is IgnoreReason.NONPERSON_SENDER
     emu.user_message("bob", "/start", "@ops")
     await wait_until(lambda: len(emu.sent_messages()) == 1)
-    await asyncio.sleep(0.05)
     assert [request.sender_id for request, _ in bot.seen] == [str(emu.state.user("bob").id)]
 
 

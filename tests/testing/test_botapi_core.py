@@ -362,7 +362,7 @@ async def test_get_updates_offset_limit_and_negative_offset(emu: BotApiEmulator)
 async def test_long_poll_returns_when_an_update_arrives(emu: BotApiEmulator) -> None:
     """A waiting getUpdates returns promptly once a user writes."""
     poll = asyncio.create_task(emu.call("getUpdates", {"timeout": 10}))
-    await asyncio.sleep(0.05)
+    await asyncio.wait_for(emu.queue.first_poll(), 2.0)  # the poll is waiting now
     assert not poll.done()
     started = time.monotonic()
     emu.user_message("bob", "wake up")
@@ -391,7 +391,7 @@ async def test_long_poll_wait_is_capped_by_the_emulator() -> None:
 async def test_newer_poll_conflicts_and_close_ends_polls(emu: BotApiEmulator) -> None:
     """A second getUpdates ends the first with 409; close() ends waiting polls at once."""
     first = asyncio.create_task(emu.call("getUpdates", {"timeout": 60}))
-    await asyncio.sleep(0.05)
+    await asyncio.wait_for(emu.queue.first_poll(), 2.0)  # the first poll is waiting now
     second = asyncio.create_task(emu.call("getUpdates", {"timeout": 60}))
     conflict = await asyncio.wait_for(first, 2.0)
     assert conflict.status == 409
