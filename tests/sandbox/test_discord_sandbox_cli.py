@@ -82,3 +82,28 @@ async def test_console_types_as_people_and_shows_the_bot(
         console.close()
     assert any(p.endswith("echo carol: hi there") for p in printed)
     assert any(p.endswith("echo carol: in a thread") for p in printed)
+
+
+async def test_console_writes_at_names_as_mentions_and_settles_each_event(
+    emu: DiscordEmulator,
+) -> None:
+    """@bot and @NAME become mentions (unknown names stay text); settle gets each event's id."""
+    printed: list[str] = []
+    settled: list[int] = []
+
+    async def settle(event: int) -> None:
+        settled.append(event)
+
+    console = DiscordConsole(emu, printed.append, settle=settle)
+    try:
+        assert await console.handle("/as dave")
+        assert await console.handle("@bot !addwriter @carol and @nobody, mail a@b")
+        assert await console.handle("/help")
+        assert await console.handle("/webhook ci built")
+    finally:
+        console.close()
+    said, hooked = emu.messages[-2:]
+    bot, carol = emu.world.bot.id, emu.world.user("carol").id
+    assert said.content == f"<@{bot}> !addwriter <@{carol}> and @nobody, mail a@b"
+    assert settled == [said.id, hooked.id]
+    assert any("@bot the bot" in line for line in printed)

@@ -5,7 +5,8 @@ Lines are commands or text: text is posted as the current person in the current 
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+import re
+from collections.abc import AsyncIterator, Awaitable, Callable
 
 from actorscope.errors import ActorscopeError, ConfigError
 from actorscope.sandbox._emulator import DiscordEmulator
@@ -22,16 +23,38 @@ commands:
   /slash CMD k:v ...    run the bot's slash command CMD with options
   /click CUSTOM_ID      click that button on the bot's latest message that has it
   /who                  people, channels, threads and webhooks
+  /help                 this help
   /quit                 stop
-anything else is a message from the current person in the current channel"""
+anything else is a message from the current person in the current channel;
+in it @NAME mentions that person and @bot the bot (in guilds the bot answers mentions)"""
+
+# ``@name`` typed at the prompt (not inside a ``<@id>`` mention already).
+_AT_NAME = re.compile(r"(?<![<\w])@([A-Za-z0-9_-]+)")
+
+
+#: Awaited with the id of each event a line sent (a message's or an interaction's id).
+Settle = Callable[[int], Awaitable[None]]
 
 
 class DiscordConsole:
-    """One prompt session: who types where; prints what the bot posts."""
+    """One prompt session: who types where; prints what the bot posts.
 
-    def __init__(self, emulator: DiscordEmulator, echo: Callable[[str], None]) -> None:
+    ``settle``, when given, is awaited after each line that sent the bot an event, with that
+    event's id: ``actorscope run --sandbox`` waits there until its runner has taken the event
+    in (and says when the bot ignored it), so the next line, or the end of the input, never
+    overtakes it.
+    """
+
+    def __init__(
+        self,
+        emulator: DiscordEmulator,
+        echo: Callable[[str], None],
+        *,
+        settle: Settle | None = None,
+    ) -> None:
         self.emu = emulator
         self.echo = echo
+        self._settle = settle
         world = emulator.world
         people = [u for u in world.users.values() if not u.bot]
         self.who: User = people[0]
@@ -59,12 +82,16 @@ class DiscordConsole:
         if text == "/quit":
             return False
         try:
-            await self._dispatch(text)
+            event = await self._dispatch(text)
         except ActorscopeError as exc:
             self.echo(f"error: {exc}")
+            return True
+        if event is not None and self._settle is not None:
+            await self._settle(event)
         return True
 
-    async def _dispatch(self, text: str) -> None:
+    async def _dispatch(self, text: str) -> int | None:
+        """Act on ``text``; the id of the event it sent the bot, if any."""
         command, _, rest = text.partition(" ")
         rest = rest.strip()
         world = self.emu.world
@@ -79,7 +106,7 @@ class DiscordConsole:
             self.echo(f"opened thread #{self.where.name}")
         elif command == "/webhook":
             name, _, body = rest.partition(" ")
-            await self.emu.webhook_post(name, body)
+            return (await self.emu.webhook_post(name, body)).id
         elif command == "/slash":
             name, *pairs = rest.split() or [""]
             if not name:
@@ -88,14 +115,29 @@ class DiscordConsole:
             for pair in pairs:
                 key, _, value = pair.partition(":")
                 options[key] = value
-            await self.emu.slash(self.who, self.where, name, **options)
+            return (await self.emu.slash(self.who, self.where, name, **options)).id
         elif command == "/click":
             message = self._latest_with(rest)
-            await self.emu.click(self.who, message, rest)
+            return (await self.emu.click(self.who, message, rest)).id
         elif command == "/who":
             self._who()
+        elif command == "/help":
+            self.echo(DISCORD_HELP)
         else:
-            await self.emu.say(self.who, self.where, text)
+            return (await self.emu.say(self.who, self.where, self._mentions(text))).id
+        return None
+
+    def _mentions(self, text: str) -> str:
+        """``text`` with ``@bot`` and ``@NAME`` of a known user written as Discord mentions."""
+        world = self.emu.world
+        ids = {user.username: user.id for user in world.users.values()}
+        ids.setdefault("bot", world.bot.id)
+
+        def mention(match: re.Match[str]) -> str:
+            found = ids.get(match.group(1))
+            return match.group(0) if found is None else f"<@{found}>"
+
+        return _AT_NAME.sub(mention, text)
 
     def _latest_with(self, custom_id: str) -> Message:
         for message in reversed(self.emu.messages):
