@@ -4,7 +4,10 @@
 :class:`~actorscope.host.Host` with the user's handler and one runner per enabled platform, and
 runs until ``stop`` is set (SIGINT / SIGTERM set it when ``handle_signals``). In sandbox mode
 the Telegram runner talks to a Bot API emulator on 127.0.0.1 and a prompt lets you type as
-users; the session ends with the prompt (``/quit`` or end of input) too.
+users; the session ends with the prompt (``/quit`` or end of input) too. With ``[discord]``
+enabled, the Discord runner connects to a Discord emulator on 127.0.0.1 as well (through
+:func:`~actorscope.sandbox.discord_pointed_at`), and the same prompt types as its guild
+members after ``/discord`` (``/telegram`` switches back; ``/discord LINE`` sends one line).
 
 Scale-out: a Telegram section in webhook mode runs a webhook receiver instead of polling, a
 Discord section with shards runs them on an ``AutoShardedClient``, and with shared dedup (the
@@ -21,6 +24,7 @@ import os
 import signal
 from collections.abc import AsyncIterator, Callable, Coroutine, Mapping
 from contextlib import AsyncExitStack
+from dataclasses import dataclass
 from typing import Any
 
 from telegram.error import InvalidToken, TelegramError
@@ -30,6 +34,7 @@ from actorscope.agents.registry import AgentRegistry
 from actorscope.bots.config import BotConfig, ChannelSection, load_handler, resolve_token
 from actorscope.bots.services import BotServices, bind_services
 from actorscope.channels.adapter import ChannelAdapter
+from actorscope.channels.base import IgnoreReason, Ingress
 from actorscope.channels.config import ChannelConfig
 from actorscope.channels.discord_runner import DiscordRunner
 from actorscope.channels.shared_dedup import SharedDedup, shared_dedup_default
@@ -43,8 +48,10 @@ from actorscope.permissions.policy import PermissionPolicy
 from actorscope.permissions.watch import GrantChangeWatcher
 from actorscope.propagation.bus import MessageBus
 from actorscope.propagation.origin import OriginSigner
+from actorscope.sandbox import DiscordEmulator, discord_pointed_at, sandbox_world
+from actorscope.sandbox._console import DISCORD_HELP, DiscordConsole
 from actorscope.store import Database
-from actorscope.testing.botapi.console import HELP, SandboxConsole, populate_sandbox, run_console
+from actorscope.testing.botapi.console import HELP, SandboxConsole, populate_sandbox
 from actorscope.testing.botapi.emulator import BotApiEmulator
 from actorscope.testing.botapi.server import BotApiServer
 from actorscope.tools.workspace import Workspace
@@ -79,8 +86,10 @@ def _tokens(
     config: BotConfig, env: Mapping[str, str], sandbox: bool, source: str
 ) -> list[tuple[ChannelSection, str]]:
     if sandbox:
+        # The emulators hand out the tokens; Discord runs only when its section is enabled.
         section = config.telegram or ChannelSection(ChannelConfig(platform="telegram"))
-        return [(section, "")]
+        discord = [config.discord] if config.discord is not None and config.discord.enabled else []
+        return [(s, "") for s in (section, *discord)]
     return [(section, resolve_token(section, env, source)) for section in config.sections()]
 
 
@@ -95,45 +104,150 @@ def _webhook(
     return section.webhook.resolve(env, where)
 
 
-async def _sandbox(
-    stack: AsyncExitStack, config: BotConfig, out: Output
-) -> tuple[BotApiEmulator, str]:
-    """A populated emulator served on 127.0.0.1 until ``stack`` closes, and its base URL."""
+@dataclass(slots=True)
+class _Emulated:
+    """The sandbox's emulators: Telegram's (and its base URL) always, Discord's when enabled."""
+
+    telegram: BotApiEmulator
+    base_url: str
+    discord: DiscordEmulator | None
+
+
+async def _sandbox(stack: AsyncExitStack, config: BotConfig, out: Output) -> _Emulated:
+    """Populated emulators served on 127.0.0.1 until ``stack`` closes."""
     emulator = BotApiEmulator()
     populate_sandbox(emulator)
     server = await stack.enter_async_context(BotApiServer(emulator))
     out("actorscope run --sandbox: Telegram Bot API emulator (offline)")
     out(f"base_url: {server.base_url}")
     out(f"bot:      @{emulator.bot.username}")
+    discord: DiscordEmulator | None = None
     if config.discord is not None and config.discord.enabled:
-        out("discord:  not started in --sandbox")
+        discord = await stack.enter_async_context(
+            DiscordEmulator(sandbox_world(), wait_timeout=_SANDBOX_WAIT)
+        )
+        # Process-wide until the session ends: the Discord runner's client talks to it.
+        stack.enter_context(discord_pointed_at(discord))
+        out(f"discord:  gateway + REST emulator on {discord.base_url} (offline)")
+        out(f"discord bot: {discord.world.bot.username} (id {discord.world.bot.id})")
     if config.telegram is not None and config.telegram.webhook is not None:
         out("webhook:  not used in --sandbox (the emulator is polled)")
-    out(HELP)
-    return emulator, server.base_url
+    out(HELP if discord is None else _BOTH_HELP)
+    return _Emulated(emulator, server.base_url, discord)
 
 
 def _runner(
     section: ChannelSection,
     token: str,
-    sandbox: tuple[BotApiEmulator, str] | None,
+    sandbox: _Emulated | None,
     common: Mapping[str, Any],
     webhook: Webhook | None = None,
     on_ignored: IgnoredListener | None = None,
+    on_result: Callable[[Ingress], None] | None = None,
 ) -> ChannelAdapter:
     if section.config.platform == "discord":
-        return DiscordRunner(section.config, token=token, shards=section.shards, **common)
+        if sandbox is not None and sandbox.discord is not None:
+            token = sandbox.discord.world.token
+        # One session sees every guild of the emulator: shards are for real deployments.
+        shards = None if sandbox is not None else section.shards
+        return DiscordRunner(
+            section.config, token=token, shards=shards, on_result=on_result, **common
+        )
     if sandbox is None:
         return TelegramRunner(section.config, token=token, webhook=webhook, **common)
-    emulator, base_url = sandbox
     return TelegramRunner(
         section.config,
-        token=emulator.token,
-        base_url=base_url,
+        token=sandbox.telegram.token,
+        base_url=sandbox.base_url,
         poll_timeout=1,
         on_ignored=on_ignored,
         **common,
     )
+
+
+_BOTH_HELP = f"""\
+one prompt, two platforms: lines go to Telegram until you switch
+  /discord              type on Discord from now on (/telegram switches back)
+  /discord LINE         one line on Discord (/telegram LINE: one line on Telegram)
+  /help                 this help
+Telegram:
+{HELP}
+Discord:
+{DISCORD_HELP}"""
+
+
+class _Taken:
+    """The Discord runner's results, so the prompt waits until the bot has taken an event in.
+
+    The prompt sends one event at a time and waits here, so the first result that is not the
+    bot's own message belongs to it (a result without a message, such as a webhook's, too).
+    """
+
+    def __init__(self, out: Output) -> None:
+        self._out = out
+        self._results: asyncio.Queue[Ingress] = asyncio.Queue()
+
+    def told(self, result: Ingress) -> None:
+        """The runner's listener: every event's result."""
+        if result.reason is not IgnoreReason.OWN_MESSAGE:
+            self._results.put_nowait(result)
+
+    async def settle(self, event_id: int) -> None:
+        """Wait (bounded) for the result of event ``event_id``; say when the bot ignored it."""
+        try:
+            result = await asyncio.wait_for(self._match(str(event_id)), _SANDBOX_WAIT)
+        except TimeoutError:
+            _log.warning("sandbox: the Discord bot has not taken event %s in", event_id)
+            return
+        if result.reason is not None:
+            self._out(f"  <- discord event {event_id} ignored by the bot: {result.reason}")
+
+    async def _match(self, event_id: str) -> Ingress:
+        # Bounded by settle's timeout; an earlier event's late result is skipped.
+        while True:
+            result = await self._results.get()
+            if result.message is None or result.message.message_id == event_id:
+                return result
+
+
+class _Prompt:
+    """The sandbox prompt: Telegram's console, and Discord's after ``/discord``."""
+
+    def __init__(self, telegram: SandboxConsole, discord: DiscordConsole | None, out: Output):
+        self._telegram = telegram
+        self._discord = discord
+        self._out = out
+        self._on_discord = False
+
+    async def handle(self, line: str) -> bool:
+        """Run one line; ``False`` when the session should end."""
+        if self._discord is None:
+            return self._telegram.handle(line)
+        command, _, rest = line.strip().partition(" ")
+        if command == "/help":
+            self._out(_BOTH_HELP)
+            return True
+        if command in ("/discord", "/telegram"):
+            on_discord = command == "/discord"
+            if rest.strip():
+                return await self._to(on_discord, rest)
+            self._on_discord = on_discord
+            where = self._discord.prompt() if on_discord else "use /as to say who you are"
+            self._out(f"now typing on {command[1:]} ({where})")
+            return True
+        return await self._to(self._on_discord, line)
+
+    async def _to(self, on_discord: bool, line: str) -> bool:
+        if on_discord and self._discord is not None:
+            return await self._discord.handle(line)
+        return self._telegram.handle(line)
+
+
+async def _run_prompt(prompt: _Prompt, lines: AsyncIterator[str]) -> None:
+    """Feed ``lines`` to the prompt until ``/quit`` or the end of the input."""
+    async for line in lines:
+        if not await prompt.handle(line):
+            break
 
 
 async def _start(runner: ChannelAdapter) -> None:
@@ -151,6 +265,12 @@ async def _bounded(waiting: Coroutine[Any, Any, None], late: str) -> None:
         await asyncio.wait_for(waiting, _SANDBOX_WAIT)
     except TimeoutError:
         _log.warning("sandbox: %s after %gs", late, _SANDBOX_WAIT)
+
+
+async def _discord_ready(emulator: DiscordEmulator) -> None:
+    """The runner's gateway session is open and its writer slash commands are synced."""
+    await emulator.wait_connected()
+    await emulator.wait_for(lambda: emulator.commands.get(None))
 
 
 async def _wait(stop: asyncio.Event, console: asyncio.Task[None] | None) -> None:
@@ -211,12 +331,19 @@ async def run_bots(
             "shared_dedup": SharedDedup(db) if shared else None,
         }
         emulated = await _sandbox(stack, config, out) if sandbox else None
-        console = None if emulated is None else SandboxConsole(emulated[0], out)
+        console = None if emulated is None else SandboxConsole(emulated.telegram, out)
         if console is not None:
             stack.callback(console.close)  # after the drain below: its replies are shown
+        taken = _Taken(out) if emulated is not None and emulated.discord is not None else None
+        guild_console = None
+        if emulated is not None and emulated.discord is not None and taken is not None:
+            guild_console = DiscordConsole(emulated.discord, out, settle=taken.settle)
+            stack.callback(guild_console.close)
         shown = None if console is None else console.show_ignored
+        told = None if taken is None else taken.told
         runners = [
-            _runner(section, token, emulated, common, webhook, shown) for section, token in tokens
+            _runner(section, token, emulated, common, webhook, shown, told)
+            for section, token in tokens
         ]
         # The handler reaches each channel's native bot object through its services.
         channels = {runner.name: runner for runner in runners}
@@ -243,9 +370,16 @@ async def run_bots(
             await _start(runner)
         console_task: asyncio.Task[None] | None = None
         if emulated is not None and console is not None:
-            await _bounded(emulated[0].queue.first_poll(), "the bot has not polled the emulator")
+            await _bounded(
+                emulated.telegram.queue.first_poll(), "the bot has not polled the emulator"
+            )
+            if emulated.discord is not None:
+                await _bounded(
+                    _discord_ready(emulated.discord), "the Discord bot has not connected"
+                )
             if lines is not None:
-                console_task = asyncio.create_task(run_console(console, lines))
+                prompt = _Prompt(console, guild_console, out)
+                console_task = asyncio.create_task(_run_prompt(prompt, lines))
         for runner in runners:
             if isinstance(runner, TelegramRunner) and runner.webhook_server is not None:
                 out(f"{runner.name}: webhook receiver on {runner.webhook_server.local_url}")
@@ -254,7 +388,7 @@ async def run_bots(
         try:
             await _wait(stop, console_task)
             if emulated is not None and console_task is not None and console_task.done():
-                await _bounded(emulated[0].queue.fetched(), "the bot left updates unfetched")
+                await _bounded(emulated.telegram.queue.fetched(), "the bot left updates unfetched")
         finally:
             # A second SIGINT / SIGTERM during the (bounded) shutdown acts at once, as usual.
             for sig in signals:
