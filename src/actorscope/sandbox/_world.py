@@ -371,19 +371,29 @@ class World:
         """A fresh, increasing snowflake."""
         return (_EPOCH_OFFSET_MS + next(self._ids)) << 22
 
+    def _fresh(self, wanted: int | None) -> int:
+        """``wanted`` (a declared id) if no user, guild or channel has it yet, else a new one."""
+        if wanted is None:
+            return self.snowflake()
+        if wanted <= 0:
+            raise ConfigError(f"a Discord id must be a positive integer, not {wanted}")
+        if wanted in self.users or wanted in self.guilds or wanted in self.channels:
+            raise ConfigError(f"the Discord id {wanted} is used twice")
+        return wanted
+
     # -- building -------------------------------------------------------------------------
 
-    def add_user(self, username: str, *, bot: bool = False) -> User:
+    def add_user(self, username: str, *, bot: bool = False, user_id: int | None = None) -> User:
         """A new account (a person unless ``bot``)."""
         if any(u.username == username for u in self.users.values()):
             raise ConfigError(f"the sandbox already has a user named {username!r}")
-        user = User(self.snowflake(), username, bot=bot)
+        user = User(self._fresh(user_id), username, bot=bot)
         self.users[user.id] = user
         return user
 
-    def add_guild(self, name: str, *, owner: User) -> Guild:
+    def add_guild(self, name: str, *, owner: User, guild_id: int | None = None) -> Guild:
         """A guild owned by ``owner``, with ``@everyone`` and the bot as a member."""
-        guild = Guild(self.snowflake(), name, owner.id)
+        guild = Guild(self._fresh(guild_id), name, owner.id)
         guild.roles[guild.id] = Role(guild.id, "@everyone", int(EVERYONE))
         self.guilds[guild.id] = guild
         self.join(guild, owner)
@@ -402,19 +412,21 @@ class World:
         guild.members[user.id] = member
         return member
 
-    def add_channel(self, guild: Guild, name: str) -> Channel:
+    def add_channel(self, guild: Guild, name: str, *, channel_id: int | None = None) -> Channel:
         """A text channel in ``guild``."""
-        channel = Channel(self.snowflake(), name, ChannelType.TEXT, guild_id=guild.id)
+        channel = Channel(self._fresh(channel_id), name, ChannelType.TEXT, guild_id=guild.id)
         guild.channels[channel.id] = channel
         self.channels[channel.id] = channel
         return channel
 
-    def add_thread(self, parent: Channel, name: str, *, owner: User) -> Channel:
+    def add_thread(
+        self, parent: Channel, name: str, *, owner: User, thread_id: int | None = None
+    ) -> Channel:
         """A public thread under ``parent``."""
         if parent.guild_id is None or parent.is_thread:
             raise ConfigError(f"threads live under guild text channels, not #{parent.name}")
         thread = Channel(
-            self.snowflake(),
+            self._fresh(thread_id),
             name,
             ChannelType.PUBLIC_THREAD,
             guild_id=parent.guild_id,
