@@ -10,10 +10,14 @@ an ordinary ``discord.Client`` or ``commands.Bot`` connects to it inside
             ...
             await emu.say("carol", "general", "hello")
 
+:func:`declared_world` builds the world from a scenario's ``setup.discord`` (the testing kit's
+vocabulary: users, bots, guilds with channels, threads, roles, members and webhooks).
+
 This package never imports pytest or ``actorscope.testing``.
 """
 
 from actorscope.sandbox._connect import discord_pointed_at
+from actorscope.sandbox._declare import declared_world
 from actorscope.sandbox._emulator import DiscordEmulator, Interaction
 from actorscope.sandbox._gateway import CloseCode, Intent
 from actorscope.sandbox._rest import RateLimit
@@ -27,6 +31,7 @@ __all__ = [
     "Permission",
     "RateLimit",
     "World",
+    "declared_world",
     "discord_pointed_at",
     "sandbox_world",
 ]
