@@ -286,3 +286,18 @@ async def test_run_bots_in_process_stops_on_event_and_on_quit(tmp_path: Path) ->
     async with Database.open(config.database) as db:
         agent = await AgentRegistry(db).resolve("main")
     assert agent.key == "main"
+
+
+async def test_a_failing_prompt_input_is_raised_after_a_clean_shutdown(tmp_path: Path) -> None:
+    """A sandbox input that fails ends the session, and run_bots raises its error."""
+    config = load_bot_config(write_config(tmp_path, GOOD))
+    printed: list[str] = []
+
+    async def broken() -> AsyncIterator[str]:
+        yield "/users\n"
+        raise TimeoutError("the script waited too long")
+
+    async with asyncio.timeout(20):
+        with pytest.raises(TimeoutError, match="the script waited too long"):
+            await run_bots(config, sandbox=True, out=printed.append, lines=broken())
+    assert any(line.startswith("@alice") for line in printed)  # the line before it ran

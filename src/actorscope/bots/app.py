@@ -389,6 +389,10 @@ async def run_bots(
             await _wait(stop, console_task)
             if emulated is not None and console_task is not None and console_task.done():
                 await _bounded(emulated.telegram.queue.fetched(), "the bot left updates unfetched")
+            if console_task is not None and console_task.done():
+                # The prompt's input (a test's script) failed: the caller sees why, after
+                # the shutdown, instead of a session that ended early without a word.
+                console_task.result()
         finally:
             # A second SIGINT / SIGTERM during the (bounded) shutdown acts at once, as usual.
             for sig in signals:
