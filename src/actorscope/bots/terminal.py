@@ -31,8 +31,9 @@ def run_in_terminal(config: BotConfig, *, sandbox: bool = False, source: str = "
     """Run ``config`` until SIGINT / SIGTERM (sandbox: or the end of stdin); the exit status.
 
     Warnings are logged on stderr (``actorscope: WARNING ...``) unless logging is already
-    configured. With ``sandbox`` Telegram runs against a Bot API emulator on 127.0.0.1 and
-    the prompt reads stdin: what is typed becomes updates from people in groups, and the
+    configured. With ``sandbox`` Telegram runs against a Bot API emulator on 127.0.0.1 (and
+    an enabled Discord bot against a Discord emulator) and the prompt reads stdin: what is
+    typed becomes updates from people in groups (guild members after ``/discord``), and the
     bot's replies and why it ignored an update are printed on stdout. ``source`` (the
     configuration's path) names the file in error messages. Returns 0, or 130 when a second
     Ctrl-C interrupted the shutdown (said on stderr). An invalid configuration or a rejected
