@@ -14,8 +14,8 @@ Goals: <= 0.05 (Telegram) and <= 0.20 (Discord).
 The single-update lines below them are secondary: one update repeated (warm caches), and the
 same with the caches cleared on every call (a never-seen chat and sender).
 
-Whole-pipeline throughput (``actorscope run`` against bare PTB / discord.py) belongs in
-``bench/pipeline.py`` once the ingress pipeline rewrite lands.
+Whole-pipeline throughput (``actorscope run`` against bare PTB / discord.py) is in
+``bench/pipeline.py``.
 """
 
 from __future__ import annotations
