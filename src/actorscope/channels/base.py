@@ -228,11 +228,13 @@ def build_inbound(
     """
     if not (type(content) is str and type(thread_id) is str and type(message_id) is str):
         raise PayloadError("build_inbound: content, thread_id and message_id must be text")
-    if not all(type(key) is str and type(value) is str for key, value in metadata.items()):
-        raise PayloadError("build_inbound: metadata keys and values must be text")
+    for key, value in metadata.items():  # a plain loop: no generator frame per message
+        if type(key) is not str or type(value) is not str:
+            raise PayloadError("build_inbound: metadata keys and values must be text")
     media = tuple(media)
-    if not all(isinstance(item, Media) for item in media):
-        raise PayloadError("build_inbound: media must be Media items")
+    for item in media:
+        if not isinstance(item, Media):
+            raise PayloadError("build_inbound: media must be Media items")
     return InboundMessage(
         channel=identity.channel,
         sender_id=identity.sender_id,
