@@ -490,6 +490,22 @@ async def test_html_reply_is_sent_as_its_text(replay: Replay) -> None:
     assert replay.http[-1][2]["content"] == "a & b"
 
 
+async def test_text_reply_sends_without_a_thread_hop(
+    replay: Replay, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A reply without media is sent on the loop: no worker-thread round trip per reply."""
+    hops: list[object] = []
+
+    async def to_thread(func: Any, /, *args: Any, **kwargs: Any) -> Any:
+        hops.append(func)
+        return func(*args, **kwargs)
+
+    monkeypatch.setattr(asyncio, "to_thread", to_thread)
+    await replay.runner.send(OutboundMessage(channel="discord", chat_id=str(TEXT), content="hi"))
+    assert replay.http[-1][2]["content"] == "hi"
+    assert hops == []
+
+
 def _reply(buttons: Any) -> OutboundMessage:
     return OutboundMessage(channel="discord", chat_id=str(TEXT), content="x", buttons=buttons)
 

@@ -227,7 +227,8 @@ async def send_outbound(
     The one way actorscope sends a reply on Discord (the runner, the discord.py Cog).
     """
     view = button_view(msg.buttons)  # checked first: a refused button reads no file
-    extras, links = await asyncio.to_thread(_attachments, msg)
+    # Files are read off the event loop; a reply without media makes no thread hop.
+    extras, links = await asyncio.to_thread(_attachments, msg) if msg.media else ({}, [])
     if view is not None:
         extras["view"] = view
     text = "\n".join([_discord_text(msg), *links]).strip("\n")
