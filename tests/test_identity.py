@@ -1,4 +1,4 @@
-"""The identity table of DESIGN.md, builder by builder, plus the sender classifiers."""
+"""The identity table of docs/design.md, builder by builder, plus the sender classifiers."""
 
 from __future__ import annotations
 
@@ -219,7 +219,7 @@ def test_discord_identity_refuses_nonperson_kinds(kind: SenderKind) -> None:
 
 @pytest.mark.parametrize("guild", [GUILD, None])
 def test_discord_identity_refuses_a_bot_author(guild: int | None) -> None:
-    """A Discord bot author is a non-person (DESIGN): discord_identity refuses it."""
+    """A Discord bot author is a non-person (docs/design.md): discord_identity refuses it."""
     with pytest.raises(IdentityError):
         discord_identity(CAROL, chat_id=GUILD_CHANNEL, guild_id=guild, sender_kind=SenderKind.BOT)
 

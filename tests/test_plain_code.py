@@ -1,4 +1,4 @@
-"""Plain code on the security path: a read of the source finds no tricks (DESIGN).
+"""Plain code on the security path: a read of the source finds no tricks (docs/design.md).
 
 The identity, propagation, channel and permission modules are parsed with :mod:`ast` and must
 not reach into another module's or library's private names, build objects behind their

@@ -1,4 +1,4 @@
-"""``actorscope grants``, ``check`` and ``audit``: the DESIGN CLI contract."""
+"""``actorscope grants``, ``check`` and ``audit``: the CLI contract of docs/design.md."""
 
 from __future__ import annotations
 
@@ -67,7 +67,7 @@ def test_add_check_remove_round_trip(
 def test_check_reasons_and_role(
     capsys: pytest.CaptureFixture[str], cli_db: tuple[str, Agent]
 ) -> None:
-    """check reports the DESIGN reasons: DM, role bypass, synthetic, empty sender, deny grant."""
+    """check reports docs/design.md's reasons: DM, role bypass, synthetic, empty sender, deny."""
     db, agent = cli_db
     assert check(capsys, db, "--scope", "42", "--sender", "42", "--type", "cron") == {
         "allowed": True,

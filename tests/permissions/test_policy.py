@@ -1,4 +1,4 @@
-"""PermissionPolicy: the DESIGN decision table row by row, precedence, caching, store failure."""
+"""PermissionPolicy: docs/design.md's decision order row by row, precedence, caching, failure."""
 
 from __future__ import annotations
 

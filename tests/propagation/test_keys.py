@@ -13,7 +13,7 @@ from actorscope.propagation import (
 
 
 def test_documented_key_names() -> None:
-    """The origin fields are the DESIGN names, in canonical order."""
+    """The origin fields are the names of docs/design.md, in canonical order."""
     assert META_ORIGIN_SENDER_ID == "origin_sender_id"
     assert ORIGIN_FIELD_KEYS == (
         "origin_sender_id",

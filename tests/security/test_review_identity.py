@@ -32,7 +32,7 @@ def test_http_identity_refuses_a_group_shaped_user_id(user: str) -> None:
 
 @pytest.mark.parametrize("placeholder", ["1087968824", "136817688", "777000"])
 def test_discord_identity_never_gives_a_placeholder_a_sender_id(placeholder: str) -> None:
-    """DESIGN: the Telegram placeholder ids are never identities, anywhere (Discord builder too)."""
+    """docs/design.md: Telegram placeholder ids are never identities (Discord builder too)."""
     try:
         identity = discord_identity(placeholder, chat_id=5, guild_id=9)
     except IdentityError:

@@ -46,7 +46,7 @@ def test_origin_moved_onto_other_message_id_is_not_honoured() -> None:
 
 
 def test_exact_replay_of_a_signed_carrier_is_not_honoured_twice() -> None:
-    """DESIGN: a replayed origin is ignored; the same signed carrier must attribute only once."""
+    """docs/design.md: a replayed origin is ignored; a signed carrier attributes only once."""
     signer = OriginSigner()
     message = _signed_task_message(signer)
     first = build_run_request(message, signer=signer)

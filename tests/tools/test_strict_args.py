@@ -100,7 +100,7 @@ async def test_a_strict_call_runs_end_to_end(registry: ToolRegistry) -> None:
 async def test_a_null_identity_or_required_property_is_still_an_error(
     registry: ToolRegistry,
 ) -> None:
-    """Null stays an error for agent_id, agent and required properties (DESIGN tool boundary)."""
+    """Null stays an error for agent_id, agent and required properties (docs/design.md)."""
     with bind_identity(DM):
         alias = await registry.call("memory_search", {"agent_id": "p", "agent": None})
         canonical = await registry.call("memory_search", {"agent_id": None, "agent": "p"})

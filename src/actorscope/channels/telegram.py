@@ -5,7 +5,7 @@ for what a bot ignores; :func:`inspect_update` returns the :class:`Ingress` with
 (and the :class:`ScopeMigration` when a group became a supergroup). Neither ever raises on a
 platform event: a malformed update is ignored with reason ``malformed`` and logged.
 
-Who acted, case by case (DESIGN's identity table):
+Who acted, case by case (the identity table of docs/design.md):
 
 * private chat: scope and actor are the sender, who must be the chat (a sender other than
   the chat would get their own scope but the chat's session and replies: ``malformed``, logged);

@@ -1,4 +1,4 @@
-"""Permission checks: the DESIGN decision order, fail-closed in groups, one ``Decision`` each.
+"""Permission checks: docs/design.md's decision order, fail-closed in groups, one ``Decision`` each.
 
 1. not a group context → allow; 2. role owner/admin/operator → allow; 3. no agent → deny;
 4. empty sender → deny; 5. synthetic, placeholder or look-alike sender (``invalid_identity``)
@@ -58,7 +58,7 @@ BYPASS_ROLES: frozenset[str] = frozenset({"owner", "admin", "operator"})
 
 
 class Reason(StrEnum):
-    """Why a check decided as it did; the values are the DESIGN contract."""
+    """Why a check decided as it did; the values are the contract of docs/design.md."""
 
     NOT_GROUP_CONTEXT = "not_group_context"
     ROLE_BYPASS = "role_bypass"

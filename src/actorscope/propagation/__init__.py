@@ -2,7 +2,7 @@
 
 Wrappers read the origin from the calling run's bound identity and sign it onto the message
 they synthesise; :func:`build_run_request` gives the next turn that human as its sender only
-when the origin verifies. See DESIGN.md, "Propagation".
+when the origin verifies. See docs/design.md, "Propagation".
 """
 
 from actorscope.propagation.builder import (

@@ -131,7 +131,7 @@ def _attributed(
     origin = signer.verify(msg, consume=consume)
     if origin is None:
         return None
-    # A legacy ``id|name`` origin sender is its id, as it is in a direct check (DESIGN).
+    # A legacy ``id|name`` origin sender is its id, as it is in a direct check (docs/design.md).
     sender = normalize_sender_id(origin.sender_id)
     scope = _person_scope(sender, origin.user_id, origin.peer_kind, origin.channel, origin.chat_id)
     return None if scope is None else (origin, sender, *scope)

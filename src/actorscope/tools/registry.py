@@ -101,7 +101,7 @@ class Tool(Generic[M]):
         Raises :class:`IdentityValidationError` or pydantic's ``ValidationError``. A ``null``
         for an optional property means "not given" (the OpenAI strict form sends every
         property: :func:`~actorscope.tools.lint.to_openai_strict`), except for the identity
-        arguments, whose null is always an error (DESIGN, tool boundary).
+        arguments, whose null is always an error (docs/design.md, "Tool boundary").
         """
         namespace = ""
         if self.agent_namespace:

@@ -1,11 +1,11 @@
 """Storage keys: which files and which memory rows a run's scope reaches.
 
-The scope string is the DESIGN table's (``user_id``); the storage key adds what the scope
-string leaves out. A group or guild scope already names its channel (``group:telegram:-100``),
-so it is its own key. A direct scope is only the person's id on some channel, and ids of
-different channels collide (HTTP user ``"4242"``, Telegram user 4242), so its key includes
-the channel: ``direct:<channel>:<user id>``, the channel with ``%`` and ``:`` escaped so the
-key splits one way only.
+The scope string is the identity table's (docs/design.md, ``user_id``); the storage key adds
+what the scope string leaves out. A group or guild scope already names its channel
+(``group:telegram:-100``), so it is its own key. A direct scope is only the person's id on
+some channel, and ids of different channels collide (HTTP user ``"4242"``, Telegram user
+4242), so its key includes the channel: ``direct:<channel>:<user id>``, the channel with ``%``
+and ``:`` escaped so the key splits one way only.
 
 A direct scope without a channel (a system run that did not say which channel it inherits)
 has no key: it is refused as ``no_scope`` rather than share ``direct::<id>`` with every other

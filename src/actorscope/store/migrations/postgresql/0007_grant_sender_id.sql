@@ -1,5 +1,5 @@
 -- A grant names its actor `sender_id`, as every other actor in actorscope; `user_id` means the
--- scope everywhere (DESIGN, "one word per concept"). PostgreSQL follows the rename in the
+-- scope everywhere (docs/design.md). PostgreSQL follows the rename in the
 -- CHECK and UNIQUE constraints and in config_permissions_lookup; grant_epoch_bump() reads
 -- only agent_id, so the NOTIFY triggers are untouched. The two constraints keep the names
 -- generated from the old column, so they are renamed to what a table created with
