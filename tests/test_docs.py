@@ -1,0 +1,206 @@
+"""The documentation site cannot drift: its code blocks run or compile, its configs and
+scenarios load, its examples are the tested files, and the CLI page is the CLI's own help.
+
+Python blocks run in a temporary directory unless a ``<!-- fragment: why -->`` line precedes
+them (a handler body, a test module, names the reader supplies): those are compiled (top-level
+``await`` allowed) and their imports resolved. A block that is only ``--8<-- "FILE"`` shows a
+file that its own tests run; it is compiled and its imports resolved here.
+
+``ACTORSCOPE_WRITE_DOCS=1 pytest tests/test_docs.py`` rewrites ``docs/reference/cli.md``.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import os
+import re
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+import typer
+import typer.core
+import typer.main
+import yaml
+
+from actorscope.bots import load_bot_config
+from actorscope.cli import app, main
+from actorscope.testing import load_scenario
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs"
+CLI_PAGE = DOCS / "reference" / "cli.md"
+FENCE = re.compile(
+    r"^```(?P<lang>[\w-]*)[^\n]*\n(?P<body>.*?)^```[ \t]*$", re.MULTILINE | re.DOTALL
+)
+SNIPPET = re.compile(r'^--8<-- "(?P<path>[^"]+)"[ \t]*$', re.MULTILINE)
+FRAGMENT = re.compile(r"<!-- fragment: [^>]+ -->\n\Z")
+#: A bot.toml needs a handler; a TOML block showing sections only is loaded with this one.
+SECTION_HANDLER = 'handler = "docs_example:handle"\n'
+
+
+@dataclass(frozen=True, slots=True)
+class Block:
+    """One fenced code block of a page, with its ``--8<--`` includes expanded."""
+
+    page: Path
+    line: int
+    lang: str
+    body: str
+    fragment: bool
+    included: bool
+
+    @property
+    def where(self) -> str:
+        """``docs/<page>:<line>``, the block's id in test names and failures."""
+        return f"{self.page.relative_to(ROOT)}:{self.line}"
+
+
+def _expand(body: str) -> str:
+    def include(match: re.Match[str]) -> str:
+        return (ROOT / match["path"]).read_text(encoding="utf-8")
+
+    return SNIPPET.sub(include, body)
+
+
+def _blocks() -> list[Block]:
+    blocks: list[Block] = []
+    for page in sorted(DOCS.rglob("*.md")):
+        text = page.read_text(encoding="utf-8")
+        for match in FENCE.finditer(text):
+            body = match["body"]
+            blocks.append(
+                Block(
+                    page=page,
+                    line=text.count("\n", 0, match.start()) + 1,
+                    lang=match["lang"],
+                    body=_expand(body),
+                    fragment=FRAGMENT.search(text, 0, match.start()) is not None,
+                    included=SNIPPET.fullmatch(body.strip()) is not None,
+                )
+            )
+    return blocks
+
+
+BLOCKS = _blocks()
+
+
+def _of(*langs: str) -> list[object]:
+    return [pytest.param(b, id=b.where) for b in BLOCKS if b.lang in langs]
+
+
+def _resolve_imports(tree: ast.AST, where: str) -> None:
+    """Every ``import`` of the block names a module, and every ``from`` import a name in it."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                importlib.import_module(alias.name)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            module = importlib.import_module(node.module)
+            for alias in node.names:
+                if not hasattr(module, alias.name):
+                    importlib.import_module(f"{node.module}.{alias.name}")
+
+
+def test_the_docs_have_code_blocks_of_each_kind() -> None:
+    """The collection below sees python, toml and yaml blocks (a broken FENCE would pass all)."""
+    langs = {block.lang for block in BLOCKS}
+    assert {"python", "toml", "yaml"} <= langs
+    assert any(block.included for block in BLOCKS)
+    assert any(not block.fragment and not block.included for block in _python())
+
+
+def _python() -> list[Block]:
+    return [block for block in BLOCKS if block.lang == "python"]
+
+
+@pytest.mark.parametrize("block", _of("python"))
+def test_python_block(block: Block, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A python block compiles with its imports resolved, and runs unless it is a fragment."""
+    flags = ast.PyCF_ALLOW_TOP_LEVEL_AWAIT if block.fragment else 0
+    code = compile(block.body, block.where, "exec", flags=flags | ast.PyCF_ONLY_AST)
+    _resolve_imports(code, block.where)
+    compiled = compile(code, block.where, "exec", flags=flags)
+    if block.fragment or block.included:
+        return
+    monkeypatch.chdir(tmp_path)
+    exec(compiled, {"__name__": "docs_example"})  # noqa: S102  # the docs' own example code
+
+
+@pytest.mark.parametrize("block", _of("toml"))
+def test_toml_block(block: Block, tmp_path: Path) -> None:
+    """A TOML block parses; one with a bot section or a handler loads as a bot config."""
+    document = tomllib.loads(block.body)
+    if not {"handler", "telegram", "discord", "http"} & set(document):
+        return
+    text = block.body if "handler" in document else SECTION_HANDLER + block.body
+    path = tmp_path / "bot.toml"
+    path.write_text(text, encoding="utf-8")
+    config = load_bot_config(path, require_bots=bool({"telegram", "discord"} & set(document)))
+    assert config.handler or config.http is not None
+
+
+@pytest.mark.parametrize("block", _of("yaml", "yml"))
+def test_yaml_block(block: Block, tmp_path: Path) -> None:
+    """A YAML block parses; a scenario (it has steps) validates as a scenario file."""
+    document = yaml.safe_load(block.body)
+    if isinstance(document, dict) and "steps" in document:
+        path = tmp_path / "docs.scenario.yaml"
+        path.write_text(block.body, encoding="utf-8")
+        assert load_scenario(path).scenario.steps
+
+
+def _commands(group: typer.core.TyperGroup, path: tuple[str, ...]) -> list[tuple[str, ...]]:
+    ctx = typer.Context(group, info_name=" ".join(path))
+    found = [path]
+    for name in group.list_commands(ctx):
+        command = group.get_command(ctx, name)
+        if isinstance(command, typer.core.TyperGroup):
+            found += _commands(command, (*path, name))
+        elif command is not None:
+            found.append((*path, name))
+    return found
+
+
+def _cli_page(capsys: pytest.CaptureFixture[str]) -> str:
+    assert main(["--help"]) == 0  # registers every command on the app
+    capsys.readouterr()
+    root = typer.main.get_command(app)
+    assert isinstance(root, typer.core.TyperGroup)
+    parts = [
+        "# Command line\n",
+        "Generated from `actorscope --help` by `tests/test_docs.py`, which fails when this page",
+        "and the CLI differ (`ACTORSCOPE_WRITE_DOCS=1 pytest tests/test_docs.py` rewrites it).",
+        "Bad input gets one line on stderr and exit status 2; `--db` defaults to",
+        "`./actorscope.db`. The rules every command keeps are in the",
+        "[design](../design.md#cli-contract).\n",
+    ]
+    for path in _commands(root, ()):
+        assert main([*path, "--help"]) == 0
+        help_text = capsys.readouterr().out.rstrip()
+        parts += [f"## actorscope {' '.join(path)}".rstrip() + "\n", "```text", help_text, "```\n"]
+    return "\n".join(parts)
+
+
+def test_cli_reference_is_the_cli_help(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """docs/reference/cli.md is every command's --help, as the CLI prints it now."""
+    monkeypatch.setenv("COLUMNS", "80")
+    page = _cli_page(capsys)
+    if os.environ.get("ACTORSCOPE_WRITE_DOCS") == "1":
+        CLI_PAGE.write_text(page, encoding="utf-8")
+    assert CLI_PAGE.read_text(encoding="utf-8") == page, (
+        "docs/reference/cli.md differs from the CLI's help: run "
+        "ACTORSCOPE_WRITE_DOCS=1 pytest tests/test_docs.py and commit it"
+    )
+
+
+def test_readme_starts_with_the_two_commands_and_links_the_docs() -> None:
+    """README.md starts with exactly `make demo` and `make test`, and points to the docs."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert readme.startswith("```sh\nmake demo\nmake test\n```\n")
+    assert "docs/" in readme
+    assert "make docs" in readme
