@@ -10,7 +10,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples" / "scenarios"
-README = ROOT / "README.md"
+TESTING_GUIDE = ROOT / "docs" / "guides" / "testing.md"
 INI = """\
 [pytest]
 asyncio_mode = auto
@@ -68,12 +68,12 @@ def _line_of(source: str, needle: str) -> int:
     return lines[0]
 
 
-def _readme_testing_example() -> str:
-    """The python example of the README's testing section, verbatim."""
-    text = README.read_text(encoding="utf-8")
+def _guide_testing_example() -> str:
+    """The python example of the testing guide's first section, verbatim."""
+    text = TESTING_GUIDE.read_text(encoding="utf-8")
     section = text[text.index("## Testing group permissions") :]
     match = re.search(r"```python\n(.*?)```", section, re.DOTALL)
-    assert match is not None, "README's testing section has no python example"
+    assert match is not None, "the testing guide's first section has no python example"
     return match.group(1)
 
 
@@ -104,11 +104,11 @@ def inner(pytester: pytest.Pytester) -> pytest.Pytester:
     return pytester
 
 
-def test_readme_example_passes_in_a_fresh_project(pytester: pytest.Pytester) -> None:
-    """The README's testing example, alone in a project with no pytest configuration, passes
-    with warnings as errors (no asyncio_mode, no loop-scope deprecation warning)."""
-    pytester.makepyfile(test_readme=_readme_testing_example())
-    assert sorted(path.name for path in pytester.path.iterdir()) == ["test_readme.py"]
+def test_guide_example_passes_in_a_fresh_project(pytester: pytest.Pytester) -> None:
+    """The testing guide's example (docs/guides/testing.md), alone in a project with no pytest
+    configuration, passes with warnings as errors (no asyncio_mode, no loop-scope warning)."""
+    pytester.makepyfile(test_guide=_guide_testing_example())
+    assert sorted(path.name for path in pytester.path.iterdir()) == ["test_guide.py"]
     result = pytester.runpytest_subprocess("-W", "error", "-p", "no:cacheprovider", timeout=120)
     result.assert_outcomes(passed=1)
     assert "configfile:" not in result.stdout.str()
