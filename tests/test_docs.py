@@ -27,6 +27,7 @@ import yaml
 
 from actorscope.bots import load_bot_config
 from actorscope.cli import app, main
+from actorscope.permissions import Reason
 from actorscope.testing import load_scenario
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -204,3 +205,34 @@ def test_readme_starts_with_the_two_commands_and_links_the_docs() -> None:
     assert readme.startswith("```sh\nmake demo\nmake test\n```\n")
     assert "docs/" in readme
     assert "make docs" in readme
+
+
+DOTTED = re.compile(r"`(?P<name>actorscope(?:\.[A-Za-z_][A-Za-z0-9_]*)+)")
+
+
+def _exists(dotted: str) -> bool:
+    """Whether ``dotted`` is a module, or a name that a module has (``module.Name``)."""
+    module, _, name = dotted.rpartition(".")
+    for candidate, attribute in ((dotted, ""), (module, name)):
+        try:
+            found = importlib.import_module(candidate)
+        except ImportError:
+            continue
+        return not attribute or hasattr(found, attribute)
+    return False
+
+
+@pytest.mark.parametrize("page", sorted(DOCS.rglob("*.md")), ids=lambda p: str(p.relative_to(DOCS)))
+def test_dotted_names_in_the_docs_exist(page: Path) -> None:
+    """Every `actorscope.x.y` the prose names is a module or a public name of one."""
+    names = {m["name"] for m in DOTTED.finditer(page.read_text(encoding="utf-8"))}
+    missing = sorted(name for name in names if not _exists(name))
+    assert not missing, f"{page.relative_to(ROOT)} names what does not exist: {missing}"
+
+
+@pytest.mark.parametrize("page", ["design.md", "concepts.md"])
+def test_every_reason_is_documented(page: str) -> None:
+    """The decision order on the page names every Reason value (a new reason is documented)."""
+    text = (DOCS / page).read_text(encoding="utf-8")
+    missing = [reason.value for reason in Reason if f"`{reason.value}`" not in text]
+    assert not missing, f"docs/{page} does not name {missing}"
