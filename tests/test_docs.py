@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import importlib.util
 import os
 import re
 import tomllib
@@ -236,3 +237,14 @@ def test_every_reason_is_documented(page: str) -> None:
     text = (DOCS / page).read_text(encoding="utf-8")
     missing = [reason.value for reason in Reason if f"`{reason.value}`" not in text]
     assert not missing, f"docs/{page} does not name {missing}"
+
+
+def test_the_reference_shows_sphinx_roles_as_code() -> None:
+    """docs/griffe_roles.py turns :class:`~a.B` into `B` and :func:`a.f` into `a.f`."""
+    spec = importlib.util.spec_from_file_location("griffe_roles", DOCS / "griffe_roles.py")
+    assert spec is not None
+    assert spec.loader is not None
+    roles = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(roles)
+    text = "see :class:`~actorscope.host.RunStep` and :func:`actorscope.identity.is_group_scope`"
+    assert roles.without_roles(text) == "see `RunStep` and `actorscope.identity.is_group_scope`"
