@@ -28,7 +28,9 @@ import yaml
 
 from actorscope.bots import load_bot_config
 from actorscope.cli import app, main
+from actorscope.http import create_app
 from actorscope.permissions import Reason
+from actorscope.store import Database
 from actorscope.testing import load_scenario
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -248,3 +250,25 @@ def test_the_reference_shows_sphinx_roles_as_code() -> None:
     spec.loader.exec_module(roles)
     text = "see :class:`~actorscope.host.RunStep` and :func:`actorscope.identity.is_group_scope`"
     assert roles.without_roles(text) == "see `RunStep` and `actorscope.identity.is_group_scope`"
+
+
+#: ``GET /v1/...`` or ``GET|POST /v1/...`` in the HTTP guide, the path up to ``?`` or a space.
+HTTP_ROUTE = re.compile(
+    r"`(?P<methods>(?:GET|POST|DELETE)(?:\|(?:GET|POST|DELETE))*) (?P<path>/v1/[^`?\s]*)"
+)
+
+
+async def test_the_http_guide_names_real_routes(tmp_path: Path) -> None:
+    """Every `METHOD /v1/...` of the HTTP guide is a route of create_app's OpenAPI document."""
+    text = (DOCS / "guides" / "http.md").read_text(encoding="utf-8")
+    routes = [(m["methods"].split("|"), m["path"]) for m in HTTP_ROUTE.finditer(text)]
+    assert len(routes) >= 6
+    async with Database.open(tmp_path / "http.db") as db:
+        paths = create_app(db).openapi()["paths"]
+    missing = [
+        f"{method} {path}"
+        for methods, path in routes
+        for method in methods
+        if method.lower() not in paths.get(path, {})
+    ]
+    assert not missing, f"docs/guides/http.md names routes the API does not have: {missing}"
