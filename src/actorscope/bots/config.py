@@ -214,7 +214,8 @@ def load_bot_config(path: str | Path, *, require_bots: bool = True) -> BotConfig
     path = Path(path)
     source = str(path)
     document = parse_toml(read_text_file(path, ConfigError), source, ConfigError)
-    unknown = sorted(set(document) - _TOP_KEYS - set(_PLATFORMS) - {"http"})
+    # [probe] is read by `actorscope probe` (its commands); `run` has no use for it.
+    unknown = sorted(set(document) - _TOP_KEYS - set(_PLATFORMS) - {"http", "probe"})
     if unknown:
         raise ConfigError(f"{source}: unknown key {unknown[0]!r}")
     http = _http(document, source)

@@ -51,6 +51,7 @@ DEFAULT_DB = "actorscope.db"
 COMMAND_ORDER: tuple[str, ...] = (
     "demo",
     "run",
+    "probe",
     "sandbox",
     "serve",
     "normalize",
@@ -133,6 +134,7 @@ def _register() -> None:
         _mcp,
         _migrate,
         _normalize,
+        _probe,
         _run,
         _sandbox,
         _schema,

@@ -322,6 +322,21 @@ class TelegramSim(Simulator):
         update = self.emu.channel_post(target, text)
         return await self._dispatch(update, f"telegram channel post in {target.label}")
 
+    async def automatic_forward(self, channel: ChatLike, message_id: int, chat: ChatLike) -> Event:
+        """Telegram copies channel post ``message_id`` into its discussion group ``chat``."""
+        source, target = self.find_chat(channel), self.find_chat(chat)
+        update = self.emu.automatic_forward(source, message_id, target)
+        return await self._dispatch(update, f"telegram automatic forward into {target.label}")
+
+    async def edit(self, event: Event, text: str) -> Event:
+        """The author of ``event``'s message edits it to ``text`` (an ``edited_message``)."""
+        original = event.payload.get("message")
+        if not isinstance(original, dict):
+            raise ValueError(f"{event.label} was not a user's message: nothing to edit")
+        edited = {**original, "text": text, "edit_date": int(original["date"]) + 1}
+        update = self.emu.queue.push("edited_message", edited)
+        return await self._dispatch(update, f"edit of {event.label}")
+
     async def click(
         self, user: UserLike, chat: ChatLike, message_id: int, data: str | None = None
     ) -> Event:

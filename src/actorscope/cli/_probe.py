@@ -1,0 +1,97 @@
+"""``actorscope probe CONFIG [--json] [--out DIR]``: hostile senders at the configured bot.
+
+Runs the ``handler`` of ``CONFIG`` (the ``actorscope run`` TOML) in the Telegram simulator on a
+throwaway database and workspace, sends every probe event x every command (the writer commands
+and ``[probe] commands``) and prints the matrix: ✓ held, ✗ leak, - not applicable. Exit 1 on
+any leak, 2 on bad input.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from actorscope._input import parse_toml, read_text_file
+from actorscope.cli._app import app, console_for_tables
+from actorscope.errors import ConfigError
+
+__all__ = ["probe_command", "probe_commands"]
+
+_MARKS = {
+    "held": "✓",
+    "leak": "✗",
+    "hung": "⌛",
+    "error": "!",
+    "skipped": "?",
+    "n/a": "\N{EN DASH}",
+}
+
+
+def probe_commands(config: Path) -> list[str]:
+    """The ``[probe] commands`` of ``config`` (one ConfigError when malformed)."""
+    source = str(config)
+    document = parse_toml(read_text_file(config, ConfigError), source, ConfigError)
+    section = document.get("probe", {})
+    if not isinstance(section, dict):
+        raise ConfigError(f"{source}: [probe] must be a table")
+    unknown = sorted(set(section) - {"commands"})
+    if unknown:
+        raise ConfigError(f"{source}: [probe]: unknown key {unknown[0]!r}")
+    commands = section.get("commands", [])
+    if not isinstance(commands, list) or not all(
+        isinstance(c, str) and c.strip() for c in commands
+    ):
+        raise ConfigError(f"{source}: [probe] commands must be a list of non-empty strings")
+    return [c.strip() for c in commands]
+
+
+@app.command("probe")
+def probe_command(
+    config: Annotated[Path, typer.Argument(help="The bot configuration (TOML).", metavar="CONFIG")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", help="Write a reproduction per leak into DIR.", metavar="DIR"),
+    ] = None,
+) -> None:
+    """Send every hostile sender x command to the configured bot; exit 1 on any leak."""
+    # Imported here: the kit loads the platform libraries, which `--help` must not.
+    from actorscope.bots import load_bot_config
+    from actorscope.testing.probe import probe, write_repros
+
+    bot = load_bot_config(config)
+    commands = probe_commands(config)
+    telegram = bot.telegram.config if bot.telegram is not None else None
+    report = asyncio.run(
+        probe(
+            bot.handler,
+            search_dir=bot.base_dir,
+            commands=commands,
+            config=telegram,
+            owners=bot.owners,
+            agent=bot.agent,
+        )
+    )
+    if out is not None:
+        write_repros(report, out, handler=bot.handler)
+    if as_json:
+        typer.echo(report.to_json())
+    else:
+        table = Table(title=f"actorscope probe {config}")
+        table.add_column("event")
+        for command in report.commands:
+            table.add_column(command, justify="center")
+        for event in report.events:
+            marks = [_MARKS[str(report.case(event, c).status)] for c in report.commands]
+            table.add_row(event, *marks)
+        console = console_for_tables()
+        console.print(table)
+        for case in report.leaks:
+            console.print(f"✗ {case.event} x {case.command}: {'; '.join(case.problems)}")
+        console.print(f"{len(report.leaks)} leak(s) in {len(report.cases)} cases")
+    if report.leaks:
+        raise typer.Exit(1)

@@ -1,0 +1,625 @@
+"""``actorscope probe``: hostile senders x the bot's commands, and every permission leak.
+
+:func:`probe` serves a user's ``actorscope run`` handler in the Telegram simulator on a
+throwaway database and workspace (a temporary folder, removed afterwards) seeded with one writer
+per group, and sends every probe event (:data:`EVENTS`: a non-writer, another group's writer,
+an anonymous admin, a post as a channel, a channel post, an automatic forward, another bot, a
+click, runs started by a non-writer, forged / unsigned / replayed origins, look-alike ids, an
+edit, text naming the writer's id, the writer's DM) with every command. A **leak** is an allowed
+decision for an actor that is not a writer of the scope (other than ``not_group_context`` in the
+writer's own DM), or a change to the workspace or the grants. A case that outlives its deadline
+is reported as hung, not waited on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import secrets
+import tempfile
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field, replace
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+import yaml
+from telegram import InlineKeyboardButton, InlineKeyboardMarkup
+
+from actorscope.channels import ChannelConfig
+from actorscope.context import bind_identity
+from actorscope.host import Handler
+from actorscope.identity import Identity, PeerKind, SenderKind, telegram_identity
+from actorscope.messages import InboundMessage
+from actorscope.permissions.audit import AuditLog
+from actorscope.propagation import (
+    Origin,
+    OriginSigner,
+    RunInfo,
+    bind_run,
+    create_ticker_job,
+    delegate,
+    spawn_subagent,
+    ticker_run,
+)
+from actorscope.testing.grants import Grants, open_env
+from actorscope.testing.harness import AgentEnv, Event
+from actorscope.testing.telegram_sim import TelegramSim
+
+__all__ = [
+    "DEFAULT_COMMANDS",
+    "EVENTS",
+    "ProbeCase",
+    "ProbeReport",
+    "Status",
+    "probe",
+    "write_repros",
+]
+
+#: The writer commands every bot has (answered by the runner, never by the handler).
+DEFAULT_COMMANDS: tuple[str, ...] = ("/addwriter", "/removewriter", "/writers")
+#: How long one event x command may take before it is reported as hung.
+DEFAULT_DEADLINE = 10.0
+#: How long a hung case's cancellation is given before the probe moves on.
+_CANCEL_WAIT = 1.0
+#: The placeholder accounts Telegram puts in ``from`` for non-persons.
+_PLACEHOLDERS = ("1087968824", "136817688", "777000")
+#: The files a marker is planted in, in the other scopes.
+_PLANTED_FILES = ("notes.md", "memory.md")
+_WRITER_ID = 4242
+_OTHER_WRITER_ID = 5151
+_MEMBER_ID = 6161
+
+
+class Status(StrEnum):
+    """What one event x command came to."""
+
+    HELD = "held"
+    LEAK = "leak"
+    HUNG = "hung"
+    ERROR = "error"
+    SKIPPED = "skipped"
+    NOT_APPLICABLE = "n/a"
+
+
+_FAILED = frozenset({Status.LEAK, Status.HUNG, Status.ERROR, Status.SKIPPED})
+
+
+@dataclass
+class ProbeCase:
+    """One event x command: its status, why, the decisions and audit rows it produced."""
+
+    event: str
+    command: str
+    status: Status = Status.HELD
+    problems: list[str] = field(default_factory=list)
+    decisions: list[dict[str, str]] = field(default_factory=list)
+    audit: list[dict[str, Any]] = field(default_factory=list)
+    repro: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        """The case as JSON-ready data."""
+        return {
+            "event": self.event,
+            "command": self.command,
+            "status": str(self.status),
+            "problems": self.problems,
+            "decisions": self.decisions,
+            "audit": self.audit,
+            "repro": self.repro,
+        }
+
+
+@dataclass
+class ProbeReport:
+    """Every case of a probe, in event-major order."""
+
+    events: list[str]
+    commands: list[str]
+    cases: list[ProbeCase]
+
+    @property
+    def leaks(self) -> list[ProbeCase]:
+        """The cases that leaked, hung, failed or were skipped after a hang."""
+        return [c for c in self.cases if c.status in _FAILED]
+
+    def case(self, event: str, command: str) -> ProbeCase:
+        """The case of ``event`` x ``command``."""
+        for found in self.cases:
+            if found.event == event and found.command == command:
+                return found
+        raise KeyError(f"no probe case {event!r} x {command!r}")
+
+    def as_dict(self) -> dict[str, Any]:
+        """The report as JSON-ready data."""
+        return {
+            "events": self.events,
+            "commands": self.commands,
+            "leaks": len(self.leaks),
+            "cases": [c.as_dict() for c in self.cases],
+        }
+
+    def to_json(self) -> str:
+        """The report as indented JSON."""
+        return json.dumps(self.as_dict(), indent=2, ensure_ascii=False)
+
+
+@dataclass
+class _World:
+    """The probe's Telegram world: two groups (one a forum), a channel, the people."""
+
+    sim: TelegramSim
+    env: AgentEnv
+    writers: dict[str, str]  # group scope → its one writer
+    #: chat id → a marker planted in that scope's workspace: no reply elsewhere may carry it.
+    secrets: dict[str, str] = field(default_factory=dict)
+
+
+_Send = Callable[[_World, str, str], Awaitable[list[Event]]]
+
+
+def _scope(chat_id: int) -> str:
+    return telegram_identity(chat_id, "supergroup", None).user_id
+
+
+_GROUP_ID = -1001000000001
+_FORUM_ID = -1001000000002
+_OTHER_ID = -1001000000003
+_CHANNEL_ID = -1001000000004
+
+
+async def _build(sim: TelegramSim, env: AgentEnv) -> _World:
+    sim.user("writer", user_id=_WRITER_ID)
+    sim.user("otherwriter", user_id=_OTHER_WRITER_ID)
+    sim.user("member", user_id=_MEMBER_ID)
+    sim.emu.state.add_user("helperbot", username="helper_bot", user_id=7171, is_bot=True)
+    sim.supergroup("group", chat_id=_GROUP_ID)
+    sim.supergroup("forum", chat_id=_FORUM_ID, forum=True)
+    sim.topic("forum", "ideas")
+    sim.supergroup("elsewhere", chat_id=_OTHER_ID)
+    sim.channel("news", chat_id=_CHANNEL_ID)
+    grants = Grants(env.store, env.agent)
+    writers = {
+        _scope(_GROUP_ID): str(_WRITER_ID),
+        _scope(_FORUM_ID): str(_WRITER_ID),
+        _scope(_OTHER_ID): str(_OTHER_WRITER_ID),
+    }
+    for scope, writer in writers.items():
+        await grants.allow(scope, writer, by="probe")
+    secrets = {
+        str(_OTHER_ID): _plant(env, telegram_identity(_OTHER_ID, "supergroup", None)),
+        str(_WRITER_ID): _plant(env, telegram_identity(_WRITER_ID, "private", _WRITER_ID)),
+    }
+    return _World(sim, env, writers, secrets)
+
+
+def _plant(env: AgentEnv, identity: Identity) -> str:
+    """Write a marker into ``identity``'s scope's notes (every file name the bot may read)."""
+    marker = f"probe-secret-{secrets.token_hex(8)}"
+    bound = replace(identity, agent_id=env.agent.id, tenant_id=env.agent.tenant_id)
+    if env.workspace is not None:
+        for name in _PLANTED_FILES:
+            env.workspace.write(env.agent, bound, name, f"{marker}\n")
+    return marker
+
+
+# -- the probe events ---------------------------------------------------------------------------
+# Each sends ``command`` as its hostile sender in ``where`` ("group" or "forum" topic "ideas").
+
+
+def _topic(where: str) -> str | None:
+    return "ideas" if where == "forum" else None
+
+
+async def _non_writer(w: _World, where: str, command: str) -> list[Event]:
+    return [await w.sim.message("member", command, where, topic=_topic(where))]
+
+
+async def _other_group_writer(w: _World, where: str, command: str) -> list[Event]:
+    return [await w.sim.message("otherwriter", command, where, topic=_topic(where))]
+
+
+async def _anonymous_admin(w: _World, where: str, command: str) -> list[Event]:
+    return [await w.sim.anonymous_admin(where, command, topic=_topic(where))]
+
+
+async def _as_channel(w: _World, where: str, command: str) -> list[Event]:
+    return [await w.sim.as_channel("news", where, command)]
+
+
+async def _channel_post(w: _World, where: str, command: str) -> list[Event]:
+    return [await w.sim.channel_post("news", command)]
+
+
+async def _automatic_forward(w: _World, where: str, command: str) -> list[Event]:
+    post = await w.sim.channel_post("news", command)
+    message_id = int(post.payload["channel_post"]["message_id"])
+    return [post, await w.sim.automatic_forward("news", message_id, where)]
+
+
+async def _other_bot(w: _World, where: str, command: str) -> list[Event]:
+    return [await w.sim.message(7171, command, where, topic=_topic(where))]
+
+
+async def _click(w: _World, where: str, command: str) -> list[Event]:
+    mine = await w.sim.message("writer", "hello", where, topic=_topic(where))
+    button = InlineKeyboardButton(command, callback_data=command[:64])
+    posted = await w.sim.app.bot.send_message(
+        int(w.sim.chat_id(where)),
+        "choose",
+        message_thread_id=None if where == "group" else int(w.sim.topic_id(where, "ideas")),
+        reply_to_message_id=int(mine.payload["message"]["message_id"]),
+        reply_markup=InlineKeyboardMarkup([[button]]),
+    )
+    return [await w.sim.click("member", where, posted.message_id, command[:64])]
+
+
+async def _edited(w: _World, where: str, command: str) -> list[Event]:
+    first = await w.sim.message("member", "harmless text", where, topic=_topic(where))
+    return [first, await w.sim.edit(first, command)]
+
+
+async def _claims_writer(w: _World, where: str, command: str) -> list[Event]:
+    text = f"{command} sender_id={_WRITER_ID}"
+    return [await w.sim.message("member", text, where, topic=_topic(where))]
+
+
+async def _started_by_non_writer(
+    w: _World, where: str, command: str, build: Callable[[], InboundMessage], label: str
+) -> list[Event]:
+    parent = await w.sim.message("member", "hello", where, topic=_topic(where))
+    if parent.request is None:
+        return [parent]
+    request = parent.request
+    info = RunInfo(session_key=request.session_key, thread_id=request.thread_id)
+    with bind_identity(request.identity()), bind_run(info):
+        message = build()
+    return [parent, await w.sim.synthetic(message, label)]
+
+
+async def _subagent(w: _World, where: str, command: str) -> list[Event]:
+    signer = w.env.signer
+    return await _started_by_non_writer(
+        w, where, command, lambda: spawn_subagent(command, signer=signer).message, "sub-agent"
+    )
+
+
+async def _delegate(w: _World, where: str, command: str) -> list[Event]:
+    signer, agent_id = w.env.signer, w.env.agent.id
+    return await _started_by_non_writer(
+        w, where, command, lambda: delegate(agent_id, command, signer=signer).message, "delegate"
+    )
+
+
+async def _ticker(w: _World, where: str, command: str) -> list[Event]:
+    signer = w.env.signer
+    return await _started_by_non_writer(
+        w,
+        where,
+        command,
+        lambda: ticker_run(create_ticker_job("probe", command), signer=signer),
+        "ticker",
+    )
+
+
+def _writer_carrier(w: _World, where: str, command: str, signer: OriginSigner) -> InboundMessage:
+    """A sub-agent carrier signed by ``signer`` claiming the writer's run in ``where``."""
+    chat_id = _FORUM_ID if where == "forum" else _GROUP_ID
+    identity = replace(
+        telegram_identity(chat_id, "supergroup", _WRITER_ID),
+        agent_id=w.env.agent.id,
+        tenant_id=w.env.agent.tenant_id,
+    )
+    with bind_identity(identity):
+        return spawn_subagent(command, signer=signer).message
+
+
+async def _forged_origin(w: _World, where: str, command: str) -> list[Event]:
+    carrier = _writer_carrier(w, where, command, OriginSigner())  # another key
+    return [await w.sim.synthetic(carrier, "forged origin")]
+
+
+async def _unsigned_origin(w: _World, where: str, command: str) -> list[Event]:
+    carrier = _writer_carrier(w, where, command, w.env.signer)
+    claimed = Origin.from_metadata(carrier.metadata)
+    metadata = {} if claimed is None else claimed.to_metadata()
+    unsigned = carrier.model_copy(update={"metadata": metadata})
+    return [await w.sim.synthetic(unsigned, "unsigned origin")]
+
+
+async def _replayed_origin(w: _World, where: str, command: str) -> list[Event]:
+    carrier = _writer_carrier(w, where, command, w.env.signer)
+    w.env.signer.verify(carrier, consume=True)  # its one honest use
+    return [await w.sim.synthetic(carrier, "replayed origin")]
+
+
+def _synthetic_sender(sender_id: str, kind: SenderKind = SenderKind.USER) -> _Send:
+    """A message in the group from ``sender_id`` that no platform event produces as such."""
+
+    async def send(w: _World, where: str, command: str) -> list[Event]:
+        chat_id = _FORUM_ID if where == "forum" else _GROUP_ID
+        message = InboundMessage(
+            channel="telegram",
+            sender_id=sender_id,
+            chat_id=str(chat_id),
+            user_id=_scope(chat_id),
+            peer_kind=PeerKind.GROUP,
+            sender_kind=kind,
+            content=command,
+            thread_id="" if where == "group" else str(w.sim.topic_id("forum", "ideas")),
+        )
+        return [await w.sim.synthetic(message, f"sender {sender_id!r}")]
+
+    return send
+
+
+async def _writer_dm(w: _World, where: str, command: str) -> list[Event]:
+    return [await w.sim.message("writer", command)]
+
+
+#: The probe events: name → (sender, whether it is the writer's own DM).
+EVENTS: dict[str, tuple[_Send, bool]] = {
+    "non-writer member": (_non_writer, False),
+    "writer of another group": (_other_group_writer, False),
+    "anonymous admin": (_anonymous_admin, False),
+    "user posting as a channel": (_as_channel, False),
+    "channel post": (_channel_post, False),
+    "automatic forward": (_automatic_forward, False),
+    "another bot": (_other_bot, False),
+    "button click by a non-writer": (_click, False),
+    "edited message": (_edited, False),
+    "text naming the writer's sender_id": (_claims_writer, False),
+    "sub-agent started by a non-writer": (_subagent, False),
+    "delegate started by a non-writer": (_delegate, False),
+    "ticker started by a non-writer": (_ticker, False),
+    "forged origin claiming the writer": (_forged_origin, False),
+    "unsigned origin claiming the writer": (_unsigned_origin, False),
+    "replayed origin of the writer": (_replayed_origin, False),
+    "message with no sender": (_synthetic_sender("", SenderKind.NONE), False),
+    "look-alike id of the writer (0-prefixed)": (_synthetic_sender(f"0{_WRITER_ID}"), False),
+    **{
+        f"look-alike id of placeholder {p}": (_synthetic_sender(f"0{p}"), False)
+        for p in _PLACEHOLDERS
+    },
+    "the writer's DM": (_writer_dm, True),
+}
+#: Where each event is sent: a supergroup and a forum topic (channel posts and DMs: once).
+_WHERES: dict[str, tuple[str, ...]] = {
+    "channel post": ("group",),
+    "the writer's DM": ("group",),
+    "user posting as a channel": ("group",),
+}
+
+
+@dataclass(frozen=True)
+class _Snapshot:
+    files: dict[str, str]
+    grants: frozenset[tuple[str, ...]]
+
+
+async def _snapshot(env: AgentEnv) -> _Snapshot:
+    files: dict[str, str] = {}
+    root = env.workspace.root if env.workspace is not None else None
+    if root is not None and root.exists():
+        for path in sorted(root.rglob("*")):
+            if path.is_file():
+                digest = hashlib.sha256(path.read_bytes()).hexdigest()
+                files[str(path.relative_to(root))] = digest
+    grants = await env.store.list(agent_id=env.agent.id)
+    return _Snapshot(
+        files,
+        frozenset((g.scope, g.config_type, g.sender_id, g.permission) for g in grants),
+    )
+
+
+def _changes(before: _Snapshot, after: _Snapshot, *, group_only: set[str] | None) -> list[str]:
+    problems: list[str] = []
+    for name in sorted(set(before.files) | set(after.files)):
+        if before.files.get(name) == after.files.get(name) or name.endswith(".agent.json"):
+            continue
+        if group_only is not None and not any(seg in name for seg in group_only):
+            continue
+        problems.append(f"workspace file {name} changed")
+    for grant in sorted(before.grants ^ after.grants):
+        problems.append(f"grant {' '.join(grant)} changed")
+    return problems
+
+
+def _decision_leaks(
+    events: Sequence[Event], writers: dict[str, str], dm: bool
+) -> tuple[list[str], list[dict[str, str]]]:
+    problems: list[str] = []
+    decisions: list[dict[str, str]] = []
+    for event in events:
+        for observed in event.decisions:
+            fields = dict(observed.fields)
+            decisions.append(fields)
+            if fields.get("allowed") != "true":
+                continue
+            if dm and fields.get("reason") == "not_group_context":
+                continue
+            if writers.get(fields.get("scope", "")) == fields.get("sender") and not dm:
+                # the seeded writer, in their group: a hostile event must still never get here
+                problems.append(f"allowed {fields.get('action')} as the writer ({event.label})")
+                continue
+            problems.append(
+                f"allowed {fields.get('action')} for sender {fields.get('sender')!r} "
+                f"in {fields.get('scope')} ({fields.get('reason')})"
+            )
+    return problems, decisions
+
+
+async def _run_case(
+    world: _World, audit: AuditLog, case: ProbeCase, send: _Send, where: str, dm: bool
+) -> None:
+    env = world.env
+    before = await _snapshot(env)
+    seen = await audit.list(agent_id=env.agent.id, limit=1)
+    last_id = seen[0].id if seen else 0
+    events = await send(world, where, case.command)
+    problems, case.decisions = _decision_leaks(events[-1:], world.writers, dm)
+    after = await _snapshot(env)
+    groups = None
+    if dm and env.workspace is not None:
+        groups = {
+            env.workspace.directory(env.agent, _group_identity(env, chat)).name
+            for chat in (_GROUP_ID, _FORUM_ID, _OTHER_ID)
+        }
+    problems += _changes(before, after, group_only=groups)
+    problems += _cross_scope(events, world.secrets)
+    rows = await audit.list(agent_id=env.agent.id, limit=100)
+    case.audit = [r.as_dict() for r in rows if r.id > last_id]
+    case.problems = problems
+    if problems:
+        case.status = Status.LEAK
+    elif events[-1].ignored is not None and not case.decisions:
+        case.status = Status.NOT_APPLICABLE
+
+
+def _cross_scope(events: Sequence[Event], planted: dict[str, str]) -> list[str]:
+    """Replies carrying a marker planted in another chat's scope."""
+    problems: list[str] = []
+    for event in events:
+        for sent in event.sent:
+            chat, text = sent.fields.get("chat", ""), sent.fields.get("text", "")
+            problems += [
+                f"reply in chat {chat} carries content of chat {owner}'s scope"
+                for owner, marker in planted.items()
+                if owner != chat and marker in text
+            ]
+    return problems
+
+
+def _group_identity(env: AgentEnv, chat_id: int) -> Identity:
+    return replace(
+        telegram_identity(chat_id, "supergroup", None),
+        agent_id=env.agent.id,
+        tenant_id=env.agent.tenant_id,
+    )
+
+
+async def _bounded(
+    world: _World,
+    audit: AuditLog,
+    case: ProbeCase,
+    how: tuple[_Send, str, bool],
+    deadline: float,
+    cases: Sequence[ProbeCase],
+) -> None:
+    """Run ``case`` within ``deadline``; after any case hung, the rest are skipped."""
+    if any(c.status is Status.HUNG for c in cases):
+        case.status = Status.SKIPPED
+        case.problems.append("not run: an earlier case hung")
+        return
+    send, where, dm = how
+    task = asyncio.ensure_future(_run_case(world, audit, case, send, where, dm))
+    done, _ = await asyncio.wait({task}, timeout=deadline)
+    if not done:
+        task.cancel()
+        await asyncio.wait({task}, timeout=_CANCEL_WAIT)
+        case.status = Status.HUNG
+        case.problems.append(f"no answer within {deadline:g} s: the handler hangs")
+        return
+    error = task.exception()
+    if error is not None:
+        case.status = Status.ERROR
+        case.problems.append(f"the handler failed: {type(error).__name__}: {error}")
+
+
+async def probe(
+    handler: Handler | str,
+    *,
+    search_dir: Path | None = None,
+    commands: Sequence[str] = (),
+    config: ChannelConfig | None = None,
+    owners: Sequence[str] = (),
+    deadline: float = DEFAULT_DEADLINE,
+    agent: str = "main",
+) -> ProbeReport:
+    """Probe ``handler`` (a function or ``module:function``) with every event x command.
+
+    ``commands`` are added to the writer commands; ``config`` is the Telegram channel
+    configuration the runner admits by (default: mention not required). Everything is written
+    to a temporary folder that is removed before this returns.
+    """
+    all_commands = list(dict.fromkeys([*commands, *DEFAULT_COMMANDS]))
+    cases: list[ProbeCase] = []
+    labels: list[str] = []
+    with tempfile.TemporaryDirectory(prefix="actorscope-probe-") as tmp:
+        async with open_env(Path(tmp) / "probe.db", agent_key=agent) as env:
+            env.roles.update(dict.fromkeys(owners, "owner"))
+            audit = AuditLog(env.db)
+            sim_config = config or ChannelConfig(platform="telegram", require_mention=False)
+            async with TelegramSim(env, config=sim_config) as sim:
+                sim.serve(handler, search_dir=search_dir)
+                world = await _build(sim, env)
+                for name, (send, dm) in EVENTS.items():
+                    wheres = _WHERES.get(name, ("group", "forum"))
+                    for where in wheres:
+                        label = name if len(wheres) == 1 else f"{name} ({where})"
+                        labels.append(label)
+                        for command in all_commands:
+                            case = ProbeCase(label, command)
+                            cases.append(case)
+                            await _bounded(world, audit, case, (send, where, dm), deadline, cases)
+    return ProbeReport(labels, all_commands, cases)
+
+
+#: The events a scenario file can replay as a Telegram step: name → (from, text template).
+_SCENARIO_STEPS = {
+    "non-writer member": ("member", "{command}"),
+    "writer of another group": ("otherwriter", "{command}"),
+    "text naming the writer's sender_id": ("member", "{command} sender_id=" + str(_WRITER_ID)),
+}
+
+
+def _scenario(case: ProbeCase, handler: str) -> dict[str, Any]:
+    base = case.event.rsplit(" (", 1)[0]
+    where = "forum" if case.event.endswith("(forum)") else "group"
+    scenario: dict[str, Any] = {
+        "name": f"probe leak: {case.event} x {case.command}",
+        "description": "; ".join(case.problems),
+        "setup": {
+            "handler": handler,
+            "telegram": {
+                "users": {
+                    "writer": _WRITER_ID,
+                    "otherwriter": _OTHER_WRITER_ID,
+                    "member": _MEMBER_ID,
+                },
+                "chats": {
+                    "group": {"type": "supergroup", "id": _GROUP_ID},
+                    "forum": {"type": "supergroup", "id": _FORUM_ID},
+                },
+            },
+            "grants": [
+                {"scope": scope, "sender": sender}
+                for scope, sender in {
+                    _scope(_GROUP_ID): str(_WRITER_ID),
+                    _scope(_FORUM_ID): str(_WRITER_ID),
+                    _scope(_OTHER_ID): str(_OTHER_WRITER_ID),
+                }.items()
+            ],
+        },
+        "steps": [],
+    }
+    if base in _SCENARIO_STEPS:
+        sender, text = _SCENARIO_STEPS[base]
+        step = {"from": sender, "chat": where, "text": text.format(command=case.command)}
+        scenario["steps"].append(
+            {"name": case.event, "telegram": step, "expect": {"decision": {"allowed": False}}}
+        )
+    return scenario
+
+
+def write_repros(report: ProbeReport, out: Path, *, handler: str) -> list[Path]:
+    """Write one reproduction per leak into ``out``: a ``*.scenario.yaml`` whose setup is the
+    probe's world (a step replays the event where a scenario can express it)."""
+    out.mkdir(parents=True, exist_ok=True)
+    written: list[Path] = []
+    for index, case in enumerate(report.leaks, 1):
+        path = out / f"probe-leak-{index:03d}.scenario.yaml"
+        path.write_text(yaml.safe_dump(_scenario(case, handler), sort_keys=False), "utf-8")
+        written.append(path)
+    return written
