@@ -9,6 +9,7 @@ any leak, 2 on bad input.
 from __future__ import annotations
 
 import asyncio
+import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -66,16 +67,21 @@ def probe_command(
     bot = load_bot_config(config)
     commands = probe_commands(config)
     telegram = bot.telegram.config if bot.telegram is not None else None
-    report = asyncio.run(
-        probe(
-            bot.handler,
-            search_dir=bot.base_dir,
-            commands=commands,
-            config=telegram,
-            owners=bot.owners,
-            agent=bot.agent,
+    # The probe writes nothing beside CONFIG: not even the handler module's __pycache__.
+    writes_bytecode, sys.dont_write_bytecode = sys.dont_write_bytecode, True
+    try:
+        report = asyncio.run(
+            probe(
+                bot.handler,
+                search_dir=bot.base_dir,
+                commands=commands,
+                config=telegram,
+                owners=bot.owners,
+                agent=bot.agent,
+            )
         )
-    )
+    finally:
+        sys.dont_write_bytecode = writes_bytecode
     if out is not None:
         write_repros(report, out, handler=bot.handler)
     if as_json:

@@ -9,7 +9,10 @@ Fixtures, each on a fresh temporary database:
 * ``bind`` - run code as an identity: ``with bind(sender=alice, scope=GROUP): ...``;
 * ``telegram_sim`` / ``discord_sim`` - the simulators, started and stopped around the test;
   expectations declared but never used by an event fail at teardown, naming the line
-  that declared them.
+  that declared them;
+* ``actorscope_probe`` - :func:`~actorscope.testing.probe.probe`, as ``actorscope probe``
+  runs it: ``report = await actorscope_probe("bot:handle", commands=["/note x"])`` and
+  ``assert not report.leaks`` (it makes its own throwaway database and workspace).
 
 It also collects ``*.scenario.yaml`` files as tests.
 
@@ -33,6 +36,7 @@ from actorscope.store import Database
 from actorscope.testing.discord_sim import DiscordSim
 from actorscope.testing.grants import Binder, Grants, open_env
 from actorscope.testing.harness import AgentEnv, Simulator
+from actorscope.testing.probe import Prober, probe
 from actorscope.testing.scenario.items import ScenarioFile, is_scenario_file
 from actorscope.testing.telegram_sim import TelegramSim
 
@@ -40,6 +44,7 @@ __all__ = [
     "actorscope_agent",
     "actorscope_db",
     "actorscope_env",
+    "actorscope_probe",
     "bind",
     "discord_sim",
     "grants",
@@ -59,6 +64,7 @@ KIT_FIXTURES = frozenset(
         "bind",
         "telegram_sim",
         "discord_sim",
+        "actorscope_probe",
     )
 )
 #: What pytest-asyncio will default the loop scope of async fixtures to (pytest-asyncio#924).
@@ -156,6 +162,12 @@ async def discord_sim(actorscope_env: AgentEnv) -> AsyncIterator[DiscordSim]:
     async with DiscordSim(actorscope_env) as sim:
         yield sim
         _fail_if_unused(sim)
+
+
+@pytest.fixture
+def actorscope_probe() -> Prober:
+    """``await actorscope_probe(handler, commands=[...])``: the probe's :class:`ProbeReport`."""
+    return probe
 
 
 def _fail_if_unused(sim: Simulator) -> None:

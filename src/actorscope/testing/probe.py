@@ -18,11 +18,11 @@ import hashlib
 import json
 import secrets
 import tempfile
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import yaml
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup
@@ -52,6 +52,7 @@ __all__ = [
     "EVENTS",
     "ProbeCase",
     "ProbeReport",
+    "Prober",
     "Status",
     "probe",
     "write_repros",
@@ -154,9 +155,36 @@ class _World:
     writers: dict[str, str]  # group scope → its one writer
     #: chat id → a marker planted in that scope's workspace: no reply elsewhere may carry it.
     secrets: dict[str, str] = field(default_factory=dict)
+    #: where → a message of the non-writer there, which hostile commands reply to (so that
+    #: ``/addwriter`` names someone, as it must).
+    targets: dict[str, int] = field(default_factory=dict)
+
+    async def say(self, who: str | int, text: str, where: str) -> Event:
+        """``who`` writes ``text`` in ``where``, replying to the non-writer's message there."""
+        return await self.sim.message(
+            who, text, where, topic=_topic(where), reply_to=self.targets.get(where)
+        )
 
 
 _Send = Callable[[_World, str, str], Awaitable[list[Event]]]
+
+
+class Prober(Protocol):
+    """:func:`probe`'s signature (what the ``actorscope_probe`` fixture gives)."""
+
+    def __call__(
+        self,
+        handler: Handler | str,
+        *,
+        search_dir: Path | None = ...,
+        commands: Sequence[str] = ...,
+        config: ChannelConfig | None = ...,
+        owners: Sequence[str] = ...,
+        deadline: float = ...,
+        agent: str = ...,
+    ) -> Coroutine[Any, Any, ProbeReport]:
+        """Probe ``handler``."""
+        ...
 
 
 def _scope(chat_id: int) -> str:
@@ -191,7 +219,11 @@ async def _build(sim: TelegramSim, env: AgentEnv) -> _World:
         str(_OTHER_ID): _plant(env, telegram_identity(_OTHER_ID, "supergroup", None)),
         str(_WRITER_ID): _plant(env, telegram_identity(_WRITER_ID, "private", _WRITER_ID)),
     }
-    return _World(sim, env, writers, secrets)
+    world = _World(sim, env, writers, secrets)
+    for where in ("group", "forum"):
+        said = await sim.message("member", "hello", where, topic=_topic(where))
+        world.targets[where] = int(said.payload["message"]["message_id"])
+    return world
 
 
 def _plant(env: AgentEnv, identity: Identity) -> str:
@@ -213,11 +245,11 @@ def _topic(where: str) -> str | None:
 
 
 async def _non_writer(w: _World, where: str, command: str) -> list[Event]:
-    return [await w.sim.message("member", command, where, topic=_topic(where))]
+    return [await w.say("member", command, where)]
 
 
 async def _other_group_writer(w: _World, where: str, command: str) -> list[Event]:
-    return [await w.sim.message("otherwriter", command, where, topic=_topic(where))]
+    return [await w.say("otherwriter", command, where)]
 
 
 async def _anonymous_admin(w: _World, where: str, command: str) -> list[Event]:
@@ -239,7 +271,7 @@ async def _automatic_forward(w: _World, where: str, command: str) -> list[Event]
 
 
 async def _other_bot(w: _World, where: str, command: str) -> list[Event]:
-    return [await w.sim.message(7171, command, where, topic=_topic(where))]
+    return [await w.say(7171, command, where)]
 
 
 async def _click(w: _World, where: str, command: str) -> list[Event]:
@@ -262,7 +294,7 @@ async def _edited(w: _World, where: str, command: str) -> list[Event]:
 
 async def _claims_writer(w: _World, where: str, command: str) -> list[Event]:
     text = f"{command} sender_id={_WRITER_ID}"
-    return [await w.sim.message("member", text, where, topic=_topic(where))]
+    return [await w.say("member", text, where)]
 
 
 async def _started_by_non_writer(
@@ -549,7 +581,7 @@ async def probe(
     with tempfile.TemporaryDirectory(prefix="actorscope-probe-") as tmp:
         async with open_env(Path(tmp) / "probe.db", agent_key=agent) as env:
             env.roles.update(dict.fromkeys(owners, "owner"))
-            audit = AuditLog(env.db)
+            audit = env.store.audit
             sim_config = config or ChannelConfig(platform="telegram", require_mention=False)
             async with TelegramSim(env, config=sim_config) as sim:
                 sim.serve(handler, search_dir=search_dir)

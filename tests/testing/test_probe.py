@@ -1,0 +1,165 @@
+"""``actorscope probe``: the notes bot probes clean; each broken variant is caught by its event."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from actorscope.cli import main
+from actorscope.testing import load_scenario, run_scenario
+from actorscope.testing.probe import Prober, Status
+from actorscope.testing.scenario import ScenarioFailure
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "examples"
+FIXTURES = ROOT / "tests" / "fixtures"
+NOTE = ["/note probe"]
+
+
+def _leaking_events(report_events: set[str]) -> set[str]:
+    """The event names without their ``(group)`` / ``(forum)`` suffix."""
+    return {event.rsplit(" (", 1)[0] for event in report_events}
+
+
+async def test_notes_bot_probes_clean(actorscope_probe: Prober) -> None:
+    """The notes bot holds against every probe event x command, and its denials are recorded."""
+    report = await actorscope_probe("telegram_bot:handle", search_dir=EXAMPLES, commands=NOTE)
+    assert report.leaks == []
+    denied = report.case("non-writer member (group)", "/note probe")
+    assert denied.status is Status.HELD
+    assert [d["reason"] for d in denied.decisions] == ["no_grant"]
+    assert any(row["reason"] == "no_grant" for row in denied.audit)
+    assert report.case("anonymous admin (group)", "/note probe").status is Status.NOT_APPLICABLE
+    dm = report.case("the writer's DM", "/note probe")
+    assert [d["reason"] for d in dm.decisions] == ["not_group_context"]
+
+
+@pytest.mark.parametrize(
+    ("variant", "events"),
+    [
+        ("trusts_text_sender", {"text naming the writer's sender_id"}),
+        ("skips_edits", {"edited message"}),
+        ("allows_empty_sender", {"message with no sender"}),
+    ],
+)
+async def test_broken_variant_is_caught_by_its_event(
+    actorscope_probe: Prober, variant: str, events: set[str]
+) -> None:
+    """Each broken notes bot leaks exactly under the event that exposes its mistake."""
+    report = await actorscope_probe(f"probe_bots:{variant}", search_dir=FIXTURES, commands=NOTE)
+    leaks = {case.event for case in report.leaks}
+    assert _leaking_events(leaks) == events
+    assert leaks == {f"{event} ({where})" for event in events for where in ("group", "forum")}
+    assert all(case.command == "/note probe" for case in report.leaks)
+    assert all(any("notes.md changed" in p for p in case.problems) for case in report.leaks)
+
+
+async def test_scope_instead_of_actor_is_caught_by_a_non_writer(actorscope_probe: Prober) -> None:
+    """A bot asking the policy as the scope's writer leaks to a plain non-writer member."""
+    report = await actorscope_probe(
+        "probe_bots:scope_not_actor", search_dir=FIXTURES, commands=NOTE
+    )
+    case = report.case("non-writer member (group)", "/note probe")
+    assert case.status is Status.LEAK
+    assert "allowed file_writer as the writer" in case.problems[0]
+    assert report.case("the writer's DM", "/note probe").status is Status.HELD
+
+
+async def test_reply_with_another_scopes_content_is_a_leak(actorscope_probe: Prober) -> None:
+    """A reply carrying notes planted in another group's scope is reported as a leak."""
+    report = await actorscope_probe(
+        "probe_bots:leaks_other_scope", search_dir=FIXTURES, commands=NOTE
+    )
+    case = report.case("non-writer member (group)", "/note probe")
+    assert case.status is Status.LEAK
+    assert any("carries content of chat" in p for p in case.problems)
+
+
+async def test_hanging_handler_is_reported_not_waited_on(actorscope_probe: Prober) -> None:
+    """A handler that never answers is reported hung at its deadline; the rest are skipped."""
+    report = await actorscope_probe(
+        "probe_bots:hangs", search_dir=FIXTURES, commands=NOTE, deadline=0.5
+    )
+    first = report.case("non-writer member (group)", "/note probe")
+    assert first.status is Status.HUNG
+    assert "the handler hangs" in first.problems[0]
+    assert {c.status for c in report.cases[1:]} == {Status.SKIPPED}
+
+
+def _bot_dir(tmp_path: Path, handler: str) -> Path:
+    """A copy of examples/bot.toml whose handler is ``handler`` (bot modules beside it)."""
+    folder = tmp_path / "bot"
+    folder.mkdir()
+    shutil.copy(EXAMPLES / "telegram_bot.py", folder)
+    shutil.copy(FIXTURES / "probe_bots.py", folder)
+    toml = (EXAMPLES / "bot.toml").read_text("utf-8")
+    (folder / "bot.toml").write_text(toml.replace("telegram_bot:handle", handler), "utf-8")
+    return folder
+
+
+def _tree(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+
+
+def test_cli_clean_matrix_and_nothing_written_beside_the_config(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`actorscope probe bot.toml`: a clean matrix, exit 0, its folder left as it was."""
+    folder = _bot_dir(tmp_path, "telegram_bot:handle")
+    before = _tree(folder)
+    assert main(["probe", str(folder / "bot.toml")]) == 0
+    out = capsys.readouterr().out
+    assert "/note probe" in out
+    assert "non-writer member (forum)" in out
+    assert "0 leak(s)" in out
+    assert "✗" not in out
+    assert _tree(folder) == before
+
+
+def test_cli_leak_exits_1_with_json_and_a_reproduction(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A leak: exit 1, --json names the event, --out DIR gets a scenario that reproduces it."""
+    folder = _bot_dir(tmp_path, "probe_bots:scope_not_actor")
+    out_dir = tmp_path / "repro"
+    assert main(["probe", str(folder / "bot.toml"), "--json", "--out", str(out_dir)]) == 1
+    report = json.loads(capsys.readouterr().out)
+    leaking = {case["event"] for case in report["cases"] if case["status"] == "leak"}
+    assert "non-writer member (group)" in leaking
+    scenario = out_dir / "probe-leak-001.scenario.yaml"
+    loaded = load_scenario(scenario)
+    assert loaded.scenario.setup.handler == "probe_bots:scope_not_actor"
+
+
+async def test_reproduction_scenario_fails_as_the_probe_did(
+    tmp_path: Path, actorscope_probe: Prober
+) -> None:
+    """The scenario written for a non-writer's leak fails when played (the leak reproduces)."""
+    from actorscope.testing.probe import write_repros
+
+    report = await actorscope_probe(
+        "probe_bots:scope_not_actor", search_dir=FIXTURES, commands=NOTE
+    )
+    written = write_repros(report, tmp_path / "repro", handler="probe_bots:scope_not_actor")
+    first = load_scenario(written[0])
+    assert first.scenario.steps, "a non-writer's message is replayable as a step"
+    with pytest.raises(ScenarioFailure):
+        await run_scenario(first, tmp_path / "replay.db")
+
+
+def test_cli_bad_probe_section_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A malformed [probe] section exits 2 with one line naming it."""
+    folder = _bot_dir(tmp_path, "telegram_bot:handle")
+    config = folder / "bot.toml"
+    config.write_text(
+        config.read_text("utf-8").replace('commands = ["/note probe"]', "commands = 3"), "utf-8"
+    )
+    assert main(["probe", str(config)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert "[probe] commands must be a list of non-empty strings" in err
