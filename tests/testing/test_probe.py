@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -163,3 +164,14 @@ def test_cli_bad_probe_section_is_one_line(
     err = capsys.readouterr().err
     assert err.count("\n") == 1
     assert "[probe] commands must be a list of non-empty strings" in err
+
+
+def test_guide_probe_example_passes_in_a_fresh_project(pytester: pytest.Pytester) -> None:
+    """The probe guide's actorscope_probe example, verbatim, passes beside the notes bot."""
+    text = (ROOT / "docs" / "guides" / "probe.md").read_text("utf-8")
+    match = re.search(r"```python\n(.*?)```", text, re.DOTALL)
+    assert match is not None, "the probe guide has no python example"
+    pytester.makepyfile(test_probe_readme=match.group(1))
+    (pytester.path / "bot.py").write_text((EXAMPLES / "telegram_bot.py").read_text("utf-8"))
+    result = pytester.runpytest_subprocess("-W", "error", "-p", "no:cacheprovider", timeout=120)
+    result.assert_outcomes(passed=1)
