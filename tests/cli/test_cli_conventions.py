@@ -63,10 +63,20 @@ def test_agents_commands_keep_their_text_lines(run_cli: RunCli, tmp_path: Path) 
 
 
 def test_help_lists_commands_in_order(run_cli: RunCli, tmp_path: Path) -> None:
-    """--help lists the first steps first (demo, run, sandbox), admin after, mcp last."""
+    """--help lists the first steps first (demo, run, probe, sandbox), admin after, mcp last."""
     out = ok(run_cli("--help", cwd=tmp_path))
     listed = [line.split()[0] for line in out.split("Commands:")[1].splitlines() if line.strip()]
-    expected = ["demo", "run", "sandbox", "serve", "normalize", "agents", "grants", "check"]
+    expected = [
+        "demo",
+        "run",
+        "probe",
+        "sandbox",
+        "serve",
+        "normalize",
+        "agents",
+        "grants",
+        "check",
+    ]
     assert listed == [*expected, "audit", "keys", "migrate", "schema", "mcp"]
 
 
@@ -74,6 +84,7 @@ def test_help_lists_commands_in_order(run_cli: RunCli, tmp_path: Path) -> None:
 COMMANDS = (
     ("demo",),
     ("run",),
+    ("probe",),
     ("sandbox",),
     ("normalize",),
     ("agents", "add"),

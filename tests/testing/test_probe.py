@@ -88,6 +88,9 @@ async def test_hanging_handler_is_reported_not_waited_on(actorscope_probe: Probe
     assert first.status is Status.HUNG
     assert "the handler hangs" in first.problems[0]
     assert {c.status for c in report.cases[1:]} == {Status.SKIPPED}
+    assert report.leaks == []
+    assert len(report.failures) == len(report.cases)
+    assert report.summary().startswith("0 leak(s), 1 hung, 0 error(s),")
 
 
 def _bot_dir(tmp_path: Path, handler: str) -> Path:
@@ -115,7 +118,7 @@ def test_cli_clean_matrix_and_nothing_written_beside_the_config(
     out = capsys.readouterr().out
     assert "/note probe" in out
     assert "non-writer member (forum)" in out
-    assert "0 leak(s)" in out
+    assert "0 leak(s), 0 hung, 0 error(s), 0 skipped in" in out
     assert "✗" not in out
     assert _tree(folder) == before
 

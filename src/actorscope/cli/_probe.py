@@ -96,8 +96,9 @@ def probe_command(
             table.add_row(event, *marks)
         console = console_for_tables()
         console.print(table)
-        for case in report.leaks:
-            console.print(f"✗ {case.event} x {case.command}: {'; '.join(case.problems)}")
-        console.print(f"{len(report.leaks)} leak(s) in {len(report.cases)} cases")
-    if report.leaks:
+        for case in report.failures:
+            repro = f" (reproduce: {case.repro})" if case.repro else ""
+            console.print(f"✗ {case.event} x {case.command}: {'; '.join(case.problems)}{repro}")
+        console.print(report.summary())
+    if report.failures:
         raise typer.Exit(1)

@@ -122,8 +122,22 @@ class ProbeReport:
 
     @property
     def leaks(self) -> list[ProbeCase]:
-        """The cases that leaked, hung, failed or were skipped after a hang."""
+        """The cases that leaked."""
+        return [c for c in self.cases if c.status is Status.LEAK]
+
+    @property
+    def failures(self) -> list[ProbeCase]:
+        """The cases that did not hold: leaked, hung, failed, or skipped after a hang."""
         return [c for c in self.cases if c.status in _FAILED]
+
+    def summary(self) -> str:
+        """``2 leak(s), 1 hung, 0 error(s), 0 skipped in 164 cases``."""
+        count = {status: sum(c.status is status for c in self.cases) for status in Status}
+        return (
+            f"{count[Status.LEAK]} leak(s), {count[Status.HUNG]} hung, "
+            f"{count[Status.ERROR]} error(s), {count[Status.SKIPPED]} skipped "
+            f"in {len(self.cases)} cases"
+        )
 
     def case(self, event: str, command: str) -> ProbeCase:
         """The case of ``event`` x ``command``."""
@@ -138,6 +152,8 @@ class ProbeReport:
             "events": self.events,
             "commands": self.commands,
             "leaks": len(self.leaks),
+            "failures": len(self.failures),
+            "summary": self.summary(),
             "cases": [c.as_dict() for c in self.cases],
         }
 
@@ -646,12 +662,14 @@ def _scenario(case: ProbeCase, handler: str) -> dict[str, Any]:
 
 
 def write_repros(report: ProbeReport, out: Path, *, handler: str) -> list[Path]:
-    """Write one reproduction per leak into ``out``: a ``*.scenario.yaml`` whose setup is the
-    probe's world (a step replays the event where a scenario can express it)."""
+    """Write one reproduction per leak or hang into ``out``: a ``*.scenario.yaml`` whose setup
+    is the probe's world (a step replays the event where a scenario can express it)."""
     out.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
-    for index, case in enumerate(report.leaks, 1):
+    reproducible = [c for c in report.cases if c.status in (Status.LEAK, Status.HUNG)]
+    for index, case in enumerate(reproducible, 1):
         path = out / f"probe-leak-{index:03d}.scenario.yaml"
         path.write_text(yaml.safe_dump(_scenario(case, handler), sort_keys=False), "utf-8")
+        case.repro = str(path)
         written.append(path)
     return written
