@@ -178,3 +178,16 @@ def test_guide_probe_example_passes_in_a_fresh_project(pytester: pytest.Pytester
     (pytester.path / "bot.py").write_text((EXAMPLES / "telegram_bot.py").read_text("utf-8"))
     result = pytester.runpytest_subprocess("-W", "error", "-p", "no:cacheprovider", timeout=120)
     result.assert_outcomes(passed=1)
+
+
+async def test_cron_job_added_for_a_non_writer_is_a_leak(actorscope_probe: Prober) -> None:
+    """A bot that schedules for anyone leaks: the cron_jobs change is named in the problem."""
+    report = await actorscope_probe(
+        "probe_bots:schedules_unchecked", search_dir=FIXTURES, commands=["/remind stand-up"]
+    )
+    case = report.case("non-writer member (group)", "/remind stand-up")
+    assert case.status is Status.LEAK
+    assert any(p.startswith("cron_jobs row changed") for p in case.problems)
+    assert (
+        report.case("anonymous admin (group)", "/remind stand-up").status is Status.NOT_APPLICABLE
+    )
