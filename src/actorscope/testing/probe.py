@@ -22,7 +22,7 @@ from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Generic, Protocol, TypeVar
 
 import yaml
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup
@@ -44,7 +44,7 @@ from actorscope.propagation import (
     ticker_run,
 )
 from actorscope.testing.grants import Grants, open_env
-from actorscope.testing.harness import AgentEnv, Event
+from actorscope.testing.harness import AgentEnv, Event, Simulator
 from actorscope.testing.telegram_sim import TelegramSim
 
 __all__ = [
@@ -84,6 +84,7 @@ class Status(StrEnum):
     NOT_APPLICABLE = "n/a"
 
 
+SimT = TypeVar("SimT", bound=Simulator)
 _FAILED = frozenset({Status.LEAK, Status.HUNG, Status.ERROR, Status.SKIPPED})
 
 
@@ -163,10 +164,10 @@ class ProbeReport:
 
 
 @dataclass
-class _World:
-    """The probe's Telegram world: two groups (one a forum), a channel, the people."""
+class _World(Generic[SimT]):
+    """A probe's world on one platform: its groups, the people, the planted markers."""
 
-    sim: TelegramSim
+    sim: SimT
     env: AgentEnv
     writers: dict[str, str]  # group scope → its one writer
     #: chat id → a marker planted in that scope's workspace: no reply elsewhere may carry it.
@@ -174,15 +175,18 @@ class _World:
     #: where → a message of the non-writer there, which hostile commands reply to (so that
     #: ``/addwriter`` names someone, as it must).
     targets: dict[str, int] = field(default_factory=dict)
-
-    async def say(self, who: str | int, text: str, where: str) -> Event:
-        """``who`` writes ``text`` in ``where``, replying to the non-writer's message there."""
-        return await self.sim.message(
-            who, text, where, topic=_topic(where), reply_to=self.targets.get(where)
-        )
+    #: The groups' scopes and workspace folder names: what the writer's DM must not change.
+    groups: set[str] = field(default_factory=set)
 
 
-_Send = Callable[[_World, str, str], Awaitable[list[Event]]]
+_Send = Callable[[_World[SimT], str, str], Awaitable[list[Event]]]
+_TgWorld = _World[TelegramSim]
+_TgSend = _Send[TelegramSim]
+
+
+async def _say(w: _TgWorld, who: str | int, text: str, where: str) -> Event:
+    """``who`` writes ``text`` in ``where``, replying to the non-writer's message there."""
+    return await w.sim.message(who, text, where, topic=_topic(where), reply_to=w.targets.get(where))
 
 
 class Prober(Protocol):
@@ -213,7 +217,15 @@ _OTHER_ID = -1001000000003
 _CHANNEL_ID = -1001000000004
 
 
-async def _build(sim: TelegramSim, env: AgentEnv) -> _World:
+def _group_names(env: AgentEnv, identities: Sequence[Identity]) -> set[str]:
+    """The scopes of ``identities`` and their workspace folders' names."""
+    names = {i.user_id for i in identities}
+    if env.workspace is not None:
+        names |= {env.workspace.directory(env.agent, i).name for i in identities}
+    return names
+
+
+async def _build(sim: TelegramSim, env: AgentEnv) -> _TgWorld:
     sim.user("writer", user_id=_WRITER_ID)
     sim.user("otherwriter", user_id=_OTHER_WRITER_ID)
     sim.user("member", user_id=_MEMBER_ID)
@@ -236,6 +248,15 @@ async def _build(sim: TelegramSim, env: AgentEnv) -> _World:
         str(_WRITER_ID): _plant(env, telegram_identity(_WRITER_ID, "private", _WRITER_ID)),
     }
     world = _World(sim, env, writers, secrets)
+    identities = [
+        replace(
+            telegram_identity(chat, "supergroup", None),
+            agent_id=env.agent.id,
+            tenant_id=env.agent.tenant_id,
+        )
+        for chat in (_GROUP_ID, _FORUM_ID, _OTHER_ID)
+    ]
+    world.groups = _group_names(env, identities)
     for where in ("group", "forum"):
         said = await sim.message("member", "hello", where, topic=_topic(where))
         world.targets[where] = int(said.payload["message"]["message_id"])
@@ -260,37 +281,37 @@ def _topic(where: str) -> str | None:
     return "ideas" if where == "forum" else None
 
 
-async def _non_writer(w: _World, where: str, command: str) -> list[Event]:
-    return [await w.say("member", command, where)]
+async def _non_writer(w: _TgWorld, where: str, command: str) -> list[Event]:
+    return [await _say(w, "member", command, where)]
 
 
-async def _other_group_writer(w: _World, where: str, command: str) -> list[Event]:
-    return [await w.say("otherwriter", command, where)]
+async def _other_group_writer(w: _TgWorld, where: str, command: str) -> list[Event]:
+    return [await _say(w, "otherwriter", command, where)]
 
 
-async def _anonymous_admin(w: _World, where: str, command: str) -> list[Event]:
+async def _anonymous_admin(w: _TgWorld, where: str, command: str) -> list[Event]:
     return [await w.sim.anonymous_admin(where, command, topic=_topic(where))]
 
 
-async def _as_channel(w: _World, where: str, command: str) -> list[Event]:
+async def _as_channel(w: _TgWorld, where: str, command: str) -> list[Event]:
     return [await w.sim.as_channel("news", where, command)]
 
 
-async def _channel_post(w: _World, where: str, command: str) -> list[Event]:
+async def _channel_post(w: _TgWorld, where: str, command: str) -> list[Event]:
     return [await w.sim.channel_post("news", command)]
 
 
-async def _automatic_forward(w: _World, where: str, command: str) -> list[Event]:
+async def _automatic_forward(w: _TgWorld, where: str, command: str) -> list[Event]:
     post = await w.sim.channel_post("news", command)
     message_id = int(post.payload["channel_post"]["message_id"])
     return [post, await w.sim.automatic_forward("news", message_id, where)]
 
 
-async def _other_bot(w: _World, where: str, command: str) -> list[Event]:
-    return [await w.say(7171, command, where)]
+async def _other_bot(w: _TgWorld, where: str, command: str) -> list[Event]:
+    return [await _say(w, 7171, command, where)]
 
 
-async def _click(w: _World, where: str, command: str) -> list[Event]:
+async def _click(w: _TgWorld, where: str, command: str) -> list[Event]:
     mine = await w.sim.message("writer", "hello", where, topic=_topic(where))
     button = InlineKeyboardButton(command, callback_data=command[:64])
     posted = await w.sim.app.bot.send_message(
@@ -303,18 +324,18 @@ async def _click(w: _World, where: str, command: str) -> list[Event]:
     return [await w.sim.click("member", where, posted.message_id, command[:64])]
 
 
-async def _edited(w: _World, where: str, command: str) -> list[Event]:
+async def _edited(w: _TgWorld, where: str, command: str) -> list[Event]:
     first = await w.sim.message("member", "harmless text", where, topic=_topic(where))
     return [first, await w.sim.edit(first, command)]
 
 
-async def _claims_writer(w: _World, where: str, command: str) -> list[Event]:
+async def _claims_writer(w: _TgWorld, where: str, command: str) -> list[Event]:
     text = f"{command} sender_id={_WRITER_ID}"
-    return [await w.say("member", text, where)]
+    return [await _say(w, "member", text, where)]
 
 
 async def _started_by_non_writer(
-    w: _World, where: str, command: str, build: Callable[[], InboundMessage], label: str
+    w: _TgWorld, where: str, command: str, build: Callable[[], InboundMessage], label: str
 ) -> list[Event]:
     parent = await w.sim.message("member", "hello", where, topic=_topic(where))
     if parent.request is None:
@@ -326,21 +347,21 @@ async def _started_by_non_writer(
     return [parent, await w.sim.synthetic(message, label)]
 
 
-async def _subagent(w: _World, where: str, command: str) -> list[Event]:
+async def _subagent(w: _TgWorld, where: str, command: str) -> list[Event]:
     signer = w.env.signer
     return await _started_by_non_writer(
         w, where, command, lambda: spawn_subagent(command, signer=signer).message, "sub-agent"
     )
 
 
-async def _delegate(w: _World, where: str, command: str) -> list[Event]:
+async def _delegate(w: _TgWorld, where: str, command: str) -> list[Event]:
     signer, agent_id = w.env.signer, w.env.agent.id
     return await _started_by_non_writer(
         w, where, command, lambda: delegate(agent_id, command, signer=signer).message, "delegate"
     )
 
 
-async def _ticker(w: _World, where: str, command: str) -> list[Event]:
+async def _ticker(w: _TgWorld, where: str, command: str) -> list[Event]:
     signer = w.env.signer
     return await _started_by_non_writer(
         w,
@@ -351,7 +372,7 @@ async def _ticker(w: _World, where: str, command: str) -> list[Event]:
     )
 
 
-def _writer_carrier(w: _World, where: str, command: str, signer: OriginSigner) -> InboundMessage:
+def _writer_carrier(w: _TgWorld, where: str, command: str, signer: OriginSigner) -> InboundMessage:
     """A sub-agent carrier signed by ``signer`` claiming the writer's run in ``where``."""
     chat_id = _FORUM_ID if where == "forum" else _GROUP_ID
     identity = replace(
@@ -363,12 +384,12 @@ def _writer_carrier(w: _World, where: str, command: str, signer: OriginSigner) -
         return spawn_subagent(command, signer=signer).message
 
 
-async def _forged_origin(w: _World, where: str, command: str) -> list[Event]:
+async def _forged_origin(w: _TgWorld, where: str, command: str) -> list[Event]:
     carrier = _writer_carrier(w, where, command, OriginSigner())  # another key
     return [await w.sim.synthetic(carrier, "forged origin")]
 
 
-async def _unsigned_origin(w: _World, where: str, command: str) -> list[Event]:
+async def _unsigned_origin(w: _TgWorld, where: str, command: str) -> list[Event]:
     carrier = _writer_carrier(w, where, command, w.env.signer)
     claimed = Origin.from_metadata(carrier.metadata)
     metadata = {} if claimed is None else claimed.to_metadata()
@@ -376,16 +397,16 @@ async def _unsigned_origin(w: _World, where: str, command: str) -> list[Event]:
     return [await w.sim.synthetic(unsigned, "unsigned origin")]
 
 
-async def _replayed_origin(w: _World, where: str, command: str) -> list[Event]:
+async def _replayed_origin(w: _TgWorld, where: str, command: str) -> list[Event]:
     carrier = _writer_carrier(w, where, command, w.env.signer)
     w.env.signer.verify(carrier, consume=True)  # its one honest use
     return [await w.sim.synthetic(carrier, "replayed origin")]
 
 
-def _synthetic_sender(sender_id: str, kind: SenderKind = SenderKind.USER) -> _Send:
+def _synthetic_sender(sender_id: str, kind: SenderKind = SenderKind.USER) -> _TgSend:
     """A message in the group from ``sender_id`` that no platform event produces as such."""
 
-    async def send(w: _World, where: str, command: str) -> list[Event]:
+    async def send(w: _TgWorld, where: str, command: str) -> list[Event]:
         chat_id = _FORUM_ID if where == "forum" else _GROUP_ID
         message = InboundMessage(
             channel="telegram",
@@ -402,12 +423,12 @@ def _synthetic_sender(sender_id: str, kind: SenderKind = SenderKind.USER) -> _Se
     return send
 
 
-async def _writer_dm(w: _World, where: str, command: str) -> list[Event]:
+async def _writer_dm(w: _TgWorld, where: str, command: str) -> list[Event]:
     return [await w.sim.message("writer", command)]
 
 
 #: The probe events: name → (sender, whether it is the writer's own DM).
-EVENTS: dict[str, tuple[_Send, bool]] = {
+EVENTS: dict[str, tuple[_TgSend, bool]] = {
     "non-writer member": (_non_writer, False),
     "writer of another group": (_other_group_writer, False),
     "anonymous admin": (_anonymous_admin, False),
@@ -524,7 +545,12 @@ def _decision_leaks(
 
 
 async def _run_case(
-    world: _World, audit: AuditLog, case: ProbeCase, send: _Send, where: str, dm: bool
+    world: _World[SimT],
+    audit: AuditLog,
+    case: ProbeCase,
+    send: _Send[SimT],
+    where: str,
+    dm: bool,
 ) -> None:
     env = world.env
     before = await _snapshot(env)
@@ -533,13 +559,7 @@ async def _run_case(
     events = await send(world, where, case.command)
     problems, case.decisions = _decision_leaks(events[-1:], world.writers, dm)
     after = await _snapshot(env)
-    groups = None
-    if dm and env.workspace is not None:
-        identities = [_group_identity(env, chat) for chat in (_GROUP_ID, _FORUM_ID, _OTHER_ID)]
-        groups = {i.user_id for i in identities} | {
-            env.workspace.directory(env.agent, i).name for i in identities
-        }
-    problems += _changes(before, after, groups=groups)
+    problems += _changes(before, after, groups=world.groups if dm else None)
     problems += _cross_scope(events, world.secrets)
     rows = await audit.list(agent_id=env.agent.id, limit=100)
     case.audit = [r.as_dict() for r in rows if r.id > last_id]
@@ -564,19 +584,11 @@ def _cross_scope(events: Sequence[Event], planted: dict[str, str]) -> list[str]:
     return problems
 
 
-def _group_identity(env: AgentEnv, chat_id: int) -> Identity:
-    return replace(
-        telegram_identity(chat_id, "supergroup", None),
-        agent_id=env.agent.id,
-        tenant_id=env.agent.tenant_id,
-    )
-
-
 async def _bounded(
-    world: _World,
+    world: _World[SimT],
     audit: AuditLog,
     case: ProbeCase,
-    how: tuple[_Send, str, bool],
+    how: tuple[_Send[SimT], str, bool],
     deadline: float,
     cases: Sequence[ProbeCase],
 ) -> None:
