@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from actorscope.channels import ChannelConfig
 from actorscope.cli import main
 from actorscope.testing import load_scenario, run_scenario
 from actorscope.testing.probe import Prober, Status
@@ -191,3 +192,23 @@ async def test_cron_job_added_for_a_non_writer_is_a_leak(actorscope_probe: Probe
     assert (
         report.case("anonymous admin (group)", "/remind stand-up").status is Status.NOT_APPLICABLE
     )
+
+
+async def test_discord_phase_probes_clean_and_catches_a_discord_only_mistake(
+    actorscope_probe: Prober,
+) -> None:
+    """With a Discord config the Discord events run too; a Discord-only skip is caught there."""
+    discord = ChannelConfig(platform="discord", require_mention=True)
+    clean = await actorscope_probe(
+        "telegram_bot:handle", search_dir=EXAMPLES, commands=NOTE, discord=discord
+    )
+    assert clean.failures == []
+    held = clean.case("discord: non-writer member (ideas)", "/note probe")
+    assert [d["reason"] for d in held.decisions] == ["no_grant"]
+    assert clean.case("discord: webhook (general)", "/note probe").status is Status.NOT_APPLICABLE
+    broken = await actorscope_probe(
+        "probe_bots:trusts_discord", search_dir=FIXTURES, commands=NOTE, discord=discord
+    )
+    leaks = {case.event for case in broken.leaks}
+    assert "discord: non-writer member (general)" in leaks
+    assert all(event.startswith("discord: ") for event in leaks)

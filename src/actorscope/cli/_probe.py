@@ -1,9 +1,9 @@
 """``actorscope probe CONFIG [--json] [--out DIR]``: hostile senders at the configured bot.
 
-Runs the ``handler`` of ``CONFIG`` (the ``actorscope run`` TOML) in the Telegram simulator on a
-throwaway database and workspace, sends every probe event x every command (the writer commands
-and ``[probe] commands``) and prints the matrix: ✓ held, ✗ leak, - not applicable. Exit 1 on
-any leak, 2 on bad input.
+Runs the ``handler`` of ``CONFIG`` (the ``actorscope run`` TOML) in the Telegram simulator (and
+the Discord one when ``[discord]`` is enabled) on a throwaway database and workspace, sends
+every probe event x every command (the writer commands and ``[probe] commands``) and prints the
+matrix: ✓ held, ✗ leak, - not applicable. Exit 1 on any leak, 2 on bad input.
 """
 
 from __future__ import annotations
@@ -67,6 +67,7 @@ def probe_command(
     bot = load_bot_config(config)
     commands = probe_commands(config)
     telegram = bot.telegram.config if bot.telegram is not None else None
+    discord = bot.discord.config if bot.discord is not None and bot.discord.enabled else None
     # The probe writes nothing beside CONFIG: not even the handler module's __pycache__.
     writes_bytecode, sys.dont_write_bytecode = sys.dont_write_bytecode, True
     try:
@@ -76,6 +77,7 @@ def probe_command(
                 search_dir=bot.base_dir,
                 commands=commands,
                 config=telegram,
+                discord=discord,
                 owners=bot.owners,
                 agent=bot.agent,
             )

@@ -27,11 +27,19 @@ from typing import Any, Generic, Protocol, TypeVar
 import yaml
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup
 
-from actorscope.channels import ChannelConfig
+from actorscope.channels import ChannelConfig, IgnoreReason
 from actorscope.context import bind_identity
 from actorscope.host import Handler
-from actorscope.identity import Identity, PeerKind, SenderKind, telegram_identity
+from actorscope.identity import (
+    Identity,
+    PeerKind,
+    SenderKind,
+    discord_identity,
+    guild_member_scope,
+    telegram_identity,
+)
 from actorscope.messages import InboundMessage
+from actorscope.permissions import writer_scope
 from actorscope.permissions.audit import AuditLog
 from actorscope.propagation import (
     Origin,
@@ -43,12 +51,14 @@ from actorscope.propagation import (
     spawn_subagent,
     ticker_run,
 )
+from actorscope.testing.discord_sim import DiscordSim
 from actorscope.testing.grants import Grants, open_env
 from actorscope.testing.harness import AgentEnv, Event, Simulator
 from actorscope.testing.telegram_sim import TelegramSim
 
 __all__ = [
     "DEFAULT_COMMANDS",
+    "DISCORD_EVENTS",
     "EVENTS",
     "ProbeCase",
     "ProbeReport",
@@ -199,6 +209,7 @@ class Prober(Protocol):
         search_dir: Path | None = ...,
         commands: Sequence[str] = ...,
         config: ChannelConfig | None = ...,
+        discord: ChannelConfig | None = ...,
         owners: Sequence[str] = ...,
         deadline: float = ...,
         agent: str = ...,
@@ -612,12 +623,35 @@ async def _bounded(
         case.problems.append(f"the handler failed: {type(error).__name__}: {error}")
 
 
+async def _play(
+    world: _World[SimT],
+    events: dict[str, tuple[_Send[SimT], bool]],
+    wheres: dict[str, tuple[str, ...]],
+    commands: Sequence[str],
+    deadline: float,
+    report: ProbeReport,
+    prefix: str = "",
+) -> None:
+    """Every event of ``events`` x every command, in each of its places, into ``report``."""
+    audit = world.env.store.audit
+    for name, (send, dm) in events.items():
+        places = wheres[name]
+        for where in places:
+            label = prefix + (name if len(places) == 1 else f"{name} ({where})")
+            report.events.append(label)
+            for command in commands:
+                case = ProbeCase(label, command)
+                report.cases.append(case)
+                await _bounded(world, audit, case, (send, where, dm), deadline, report.cases)
+
+
 async def probe(
     handler: Handler | str,
     *,
     search_dir: Path | None = None,
     commands: Sequence[str] = (),
     config: ChannelConfig | None = None,
+    discord: ChannelConfig | None = None,
     owners: Sequence[str] = (),
     deadline: float = DEFAULT_DEADLINE,
     agent: str = "main",
@@ -625,30 +659,130 @@ async def probe(
     """Probe ``handler`` (a function or ``module:function``) with every event x command.
 
     ``commands`` are added to the writer commands; ``config`` is the Telegram channel
-    configuration the runner admits by (default: mention not required). Everything is written
-    to a temporary folder that is removed before this returns.
+    configuration the runner admits by (default: mention not required); with ``discord``
+    (the Discord one) the Discord events are sent too, labelled ``discord: ...``. Everything
+    is written to a temporary folder that is removed before this returns.
     """
     all_commands = list(dict.fromkeys([*commands, *DEFAULT_COMMANDS]))
-    cases: list[ProbeCase] = []
-    labels: list[str] = []
+    report = ProbeReport([], all_commands, [])
     with tempfile.TemporaryDirectory(prefix="actorscope-probe-") as tmp:
         async with open_env(Path(tmp) / "probe.db", agent_key=agent) as env:
             env.roles.update(dict.fromkeys(owners, "owner"))
-            audit = env.store.audit
-            sim_config = config or ChannelConfig(platform="telegram", require_mention=False)
-            async with TelegramSim(env, config=sim_config) as sim:
+            telegram = config or ChannelConfig(platform="telegram", require_mention=False)
+            async with TelegramSim(env, config=telegram) as sim:
                 sim.serve(handler, search_dir=search_dir)
                 world = await _build(sim, env)
-                for name, (send, dm) in EVENTS.items():
-                    wheres = _WHERES.get(name, ("group", "forum"))
-                    for where in wheres:
-                        label = name if len(wheres) == 1 else f"{name} ({where})"
-                        labels.append(label)
-                        for command in all_commands:
-                            case = ProbeCase(label, command)
-                            cases.append(case)
-                            await _bounded(world, audit, case, (send, where, dm), deadline, cases)
-    return ProbeReport(labels, all_commands, cases)
+                wheres = {name: _WHERES.get(name, ("group", "forum")) for name in EVENTS}
+                await _play(world, EVENTS, wheres, all_commands, deadline, report)
+            if discord is not None:
+                async with DiscordSim(env, config=discord) as dsim:
+                    dsim.serve(handler, search_dir=search_dir)
+                    dworld = await _build_discord(dsim, env)
+                    await _play(
+                        dworld,
+                        DISCORD_EVENTS,
+                        _DISCORD_WHERES,
+                        all_commands,
+                        deadline,
+                        report,
+                        prefix="discord: ",
+                    )
+    return report
+
+
+# -- Discord ------------------------------------------------------------------------------------
+_DcWorld = _World[DiscordSim]
+_DcSend = _Send[DiscordSim]
+_D_WRITER, _D_OTHER_WRITER, _D_MEMBER, _D_BOT = (
+    424200000000000001,
+    515100000000000002,
+    616100000000000003,
+    717100000000000004,
+)
+
+
+async def _build_discord(sim: DiscordSim, env: AgentEnv) -> _DcWorld:
+    """Guild ``guild`` (#general, thread ideas) with its writer; guild ``elsewhere`` with its
+    own; a member, another bot; markers planted in the other guild and the writer's DM."""
+    writer = sim.user("writer", user_id=_D_WRITER)
+    other = sim.user("otherwriter", user_id=_D_OTHER_WRITER)
+    sim.user("member", user_id=_D_MEMBER)
+    sim.user("helperbot", user_id=_D_BOT, bot=True)
+    guild, elsewhere = sim.guild("guild"), sim.guild("elsewhere")
+    general = sim.channel(guild, "general")
+    sim.thread(general, "ideas")
+    lobby = sim.channel(elsewhere, "lobby")
+    grants = Grants(env.store, env.agent)
+    writers: dict[str, str] = {}
+    for where, person in ((guild, writer), (elsewhere, other)):
+        scope = writer_scope(guild_member_scope(where.id, person.id)) or ""
+        writers[scope] = str(person.id)
+        await grants.allow(scope, person, by="probe")
+    dm = sim.dm_channel(writer)
+    planted = {
+        str(lobby.id): discord_identity(other.id, chat_id=lobby.id, guild_id=elsewhere.id),
+        str(dm.id): discord_identity(writer.id, chat_id=dm.id),
+    }
+    world = _World(sim, env, writers, {chat: _plant(env, i) for chat, i in planted.items()})
+    world.groups = _group_names(
+        env,
+        [
+            replace(
+                discord_identity(person, chat_id=general.id, guild_id=g.id),
+                agent_id=env.agent.id,
+                tenant_id=env.agent.tenant_id,
+            )
+            for g in (guild, elsewhere)
+            for person in (_D_WRITER, _D_OTHER_WRITER, _D_MEMBER)
+        ],
+    ) | set(writers)
+    return world
+
+
+async def _d_non_writer(w: _DcWorld, where: str, command: str) -> list[Event]:
+    return [await w.sim.message("member", command, where, mention_bot=True)]
+
+
+async def _d_other_writer(w: _DcWorld, where: str, command: str) -> list[Event]:
+    return [await w.sim.message("otherwriter", command, where, mention_bot=True)]
+
+
+async def _d_webhook(w: _DcWorld, where: str, command: str) -> list[Event]:
+    return [await w.sim.webhook(where, command)]
+
+
+async def _d_bot(w: _DcWorld, where: str, command: str) -> list[Event]:
+    return [await w.sim.bot_message("helperbot", command, where)]
+
+
+async def _d_slash(w: _DcWorld, where: str, command: str) -> list[Event]:
+    name = command.lstrip("/!").split(" ", 1)[0].split("@", 1)[0].lower()
+    if name not in _DISCORD_SLASH:
+        return [Event(f"no slash command {name!r}", {}, ignored=IgnoreReason.NOT_FOR_THIS_BOT)]
+    # /addwriter and /removewriter name someone: the non-writer names themself.
+    person = w.sim.find_user("member")
+    options = {"user": person} if name != "writers" else None
+    return [await w.sim.slash(person, name, where, options=options)]
+
+
+async def _d_writer_dm(w: _DcWorld, where: str, command: str) -> list[Event]:
+    return [await w.sim.dm("writer", command)]
+
+
+#: The slash commands the Discord runner registers (the writer commands).
+_DISCORD_SLASH = frozenset({"addwriter", "removewriter", "writers"})
+#: The Discord probe events: name → (sender, whether it is the writer's own DM).
+DISCORD_EVENTS: dict[str, tuple[_DcSend, bool]] = {
+    "non-writer member": (_d_non_writer, False),
+    "writer of another guild": (_d_other_writer, False),
+    "webhook": (_d_webhook, False),
+    "another bot": (_d_bot, False),
+    "slash command by a non-writer": (_d_slash, False),
+    "the writer's DM": (_d_writer_dm, True),
+}
+_DISCORD_WHERES: dict[str, tuple[str, ...]] = {
+    name: ("general",) if dm else ("general", "ideas") for name, (_, dm) in DISCORD_EVENTS.items()
+}
 
 
 #: The events a scenario file can replay as a Telegram step: name → (from, text template).
