@@ -5,10 +5,12 @@ throwaway database and workspace (a temporary folder, removed afterwards) seeded
 per group, and sends every probe event (:data:`EVENTS`: a non-writer, another group's writer,
 an anonymous admin, a post as a channel, a channel post, an automatic forward, another bot, a
 click, runs started by a non-writer, forged / unsigned / replayed origins, look-alike ids, an
-edit, text naming the writer's id, the writer's DM) with every command. A **leak** is an allowed
-decision for an actor that is not a writer of the scope (other than ``not_group_context`` in the
-writer's own DM), or a change to the workspace or the grants. A case that outlives its deadline
-is reported as hung, not waited on.
+edit, text naming the writer's id, the writer's DM) with every command; with a Discord
+configuration the Discord simulator's events (:data:`DISCORD_EVENTS`) too. A **leak** is an
+allowed decision for an actor that is not a writer of the scope (other than
+``not_group_context`` in the writer's own DM), a change to the workspace, the grants, the cron
+jobs or the memory entries, or a reply carrying a marker planted in another scope. A case that
+outlives its deadline is reported as hung, not waited on.
 """
 
 from __future__ import annotations
@@ -81,6 +83,7 @@ _PLANTED_FILES = ("notes.md", "memory.md")
 _WRITER_ID = 4242
 _OTHER_WRITER_ID = 5151
 _MEMBER_ID = 6161
+_BOT_ID = 7171
 
 
 class Status(StrEnum):
@@ -229,18 +232,23 @@ _CHANNEL_ID = -1001000000004
 
 
 def _group_names(env: AgentEnv, identities: Sequence[Identity]) -> set[str]:
-    """The scopes of ``identities`` and their workspace folders' names."""
+    """The scopes of ``identities`` and their workspace folders' names (for the env's agent)."""
     names = {i.user_id for i in identities}
     if env.workspace is not None:
-        names |= {env.workspace.directory(env.agent, i).name for i in identities}
+        names |= {env.workspace.directory(env.agent, _of_agent(env, i)).name for i in identities}
     return names
+
+
+def _of_agent(env: AgentEnv, identity: Identity) -> Identity:
+    """``identity`` as a run of the env's agent."""
+    return replace(identity, agent_id=env.agent.id, tenant_id=env.agent.tenant_id)
 
 
 async def _build(sim: TelegramSim, env: AgentEnv) -> _TgWorld:
     sim.user("writer", user_id=_WRITER_ID)
     sim.user("otherwriter", user_id=_OTHER_WRITER_ID)
     sim.user("member", user_id=_MEMBER_ID)
-    sim.emu.state.add_user("helperbot", username="helper_bot", user_id=7171, is_bot=True)
+    sim.emu.state.add_user("helperbot", username="helper_bot", user_id=_BOT_ID, is_bot=True)
     sim.supergroup("group", chat_id=_GROUP_ID)
     sim.supergroup("forum", chat_id=_FORUM_ID, forum=True)
     sim.topic("forum", "ideas")
@@ -254,20 +262,15 @@ async def _build(sim: TelegramSim, env: AgentEnv) -> _TgWorld:
     }
     for scope, writer in writers.items():
         await grants.allow(scope, writer, by="probe")
-    secrets = {
+    planted = {
         str(_OTHER_ID): _plant(env, telegram_identity(_OTHER_ID, "supergroup", None)),
         str(_WRITER_ID): _plant(env, telegram_identity(_WRITER_ID, "private", _WRITER_ID)),
     }
-    world = _World(sim, env, writers, secrets)
-    identities = [
-        replace(
-            telegram_identity(chat, "supergroup", None),
-            agent_id=env.agent.id,
-            tenant_id=env.agent.tenant_id,
-        )
-        for chat in (_GROUP_ID, _FORUM_ID, _OTHER_ID)
-    ]
-    world.groups = _group_names(env, identities)
+    world = _World(sim, env, writers, planted)
+    world.groups = _group_names(
+        env,
+        [telegram_identity(chat, "supergroup", None) for chat in (_GROUP_ID, _FORUM_ID, _OTHER_ID)],
+    )
     for where in ("group", "forum"):
         said = await sim.message("member", "hello", where, topic=_topic(where))
         world.targets[where] = int(said.payload["message"]["message_id"])
@@ -277,7 +280,7 @@ async def _build(sim: TelegramSim, env: AgentEnv) -> _TgWorld:
 def _plant(env: AgentEnv, identity: Identity) -> str:
     """Write a marker into ``identity``'s scope's notes (every file name the bot may read)."""
     marker = f"probe-secret-{secrets.token_hex(8)}"
-    bound = replace(identity, agent_id=env.agent.id, tenant_id=env.agent.tenant_id)
+    bound = _of_agent(env, identity)
     if env.workspace is not None:
         for name in _PLANTED_FILES:
             env.workspace.write(env.agent, bound, name, f"{marker}\n")
@@ -319,7 +322,7 @@ async def _automatic_forward(w: _TgWorld, where: str, command: str) -> list[Even
 
 
 async def _other_bot(w: _TgWorld, where: str, command: str) -> list[Event]:
-    return [await _say(w, 7171, command, where)]
+    return [await _say(w, _BOT_ID, command, where)]
 
 
 async def _click(w: _TgWorld, where: str, command: str) -> list[Event]:
@@ -386,11 +389,7 @@ async def _ticker(w: _TgWorld, where: str, command: str) -> list[Event]:
 def _writer_carrier(w: _TgWorld, where: str, command: str, signer: OriginSigner) -> InboundMessage:
     """A sub-agent carrier signed by ``signer`` claiming the writer's run in ``where``."""
     chat_id = _FORUM_ID if where == "forum" else _GROUP_ID
-    identity = replace(
-        telegram_identity(chat_id, "supergroup", _WRITER_ID),
-        agent_id=w.env.agent.id,
-        tenant_id=w.env.agent.tenant_id,
-    )
+    identity = _of_agent(w.env, telegram_identity(chat_id, "supergroup", _WRITER_ID))
     with bind_identity(identity):
         return spawn_subagent(command, signer=signer).message
 
@@ -727,11 +726,7 @@ async def _build_discord(sim: DiscordSim, env: AgentEnv) -> _DcWorld:
     world.groups = _group_names(
         env,
         [
-            replace(
-                discord_identity(person, chat_id=general.id, guild_id=g.id),
-                agent_id=env.agent.id,
-                tenant_id=env.agent.tenant_id,
-            )
+            discord_identity(person, chat_id=general.id, guild_id=g.id)
             for g in (guild, elsewhere)
             for person in (_D_WRITER, _D_OTHER_WRITER, _D_MEMBER)
         ],
