@@ -6,8 +6,9 @@ with *Manage Server* adds the first one. The bot needs the privileged *Message C
 (Developer Portal → Bot) for ``!`` commands in messages that do not mention it.
 
 Run: ``DISCORD_BOT_TOKEN=... python examples/discord_bot.py`` (uses ``bot.toml``'s
-``[discord]`` section, with this module's handler). Discord has no sandbox yet: ``--sandbox``
-says so (exit 2); ``python examples/telegram_bot.py --sandbox`` runs the notes bot offline.
+``[discord]`` section, with this module's handler), or offline with ``--sandbox``: the bot runs
+against the Discord emulator on 127.0.0.1 and you type as guild members (``/discord`` on the
+prompt, then ``/as carol``, ``/in #general``, ``@bot !note hi``; ``/help`` lists the rest).
 """
 
 from __future__ import annotations
@@ -24,10 +25,6 @@ from actorscope.messages import RunRequest
 
 CONFIG = Path(__file__).with_name("bot.toml")
 NOTES_FILE = "notes.md"
-NO_SANDBOX = (
-    "Discord has no sandbox yet; `python examples/telegram_bot.py --sandbox` runs this notes "
-    "bot on a Telegram emulator"
-)
 
 
 async def handle(request: RunRequest) -> str | None:
@@ -53,10 +50,10 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(
         prog="discord_bot.py", description="The notes bot on the [discord] section of bot.toml."
     )
-    parser.add_argument("--sandbox", action="store_true", help="Not available for Discord yet.")
-    if parser.parse_args(argv).sandbox:
-        print(f"discord_bot: error: {NO_SANDBOX}", file=sys.stderr)
-        return 2
+    parser.add_argument(
+        "--sandbox", action="store_true", help="Run against the Discord emulator on 127.0.0.1."
+    )
+    sandbox = parser.parse_args(argv).sandbox
     try:
         config = load_bot_config(CONFIG)
         if config.discord is None:
@@ -68,7 +65,7 @@ def main(argv: list[str]) -> int:
             telegram=None,
             discord=ChannelSection(config.discord.config, enabled=True),
         )
-        return run_in_terminal(config, source=str(CONFIG))
+        return run_in_terminal(config, sandbox=sandbox, source=str(CONFIG))
     except ActorscopeError as exc:
         print(f"discord_bot: error: {exc}", file=sys.stderr)
         return 2

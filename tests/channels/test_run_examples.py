@@ -104,16 +104,19 @@ async def test_telegram_example_sandbox_prints_what_actorscope_run_prints(tmp_pa
         assert notes.read_text() == "- buy milk (by 700000001)\n"
 
 
-async def test_discord_example_sandbox_says_there_is_none(tmp_path: Path) -> None:
-    """`python discord_bot.py --sandbox`: one line on stderr, exit 2, no database created."""
+async def test_discord_example_sandbox_runs_the_notes_bot_offline(tmp_path: Path) -> None:
+    """`python discord_bot.py --sandbox`: typed as a guild member, a non-writer's note is denied."""
     folder = copy_examples(tmp_path / "example")
     status, out, err = await run_process(
-        [sys.executable, "discord_bot.py", "--sandbox"], folder, ""
+        [sys.executable, "discord_bot.py", "--sandbox"],
+        folder,
+        "/discord\n/as carol\n/in #general\n@bot !note hi\n/quit\n",
     )
-    assert (status, out) == (2, "")
-    assert err.count("\n") == 1
-    assert err.startswith("discord_bot: error: Discord has no sandbox yet")
-    assert not (folder / "bot.db").exists()
+    assert status == 0, err
+    assert "now typing as carol in #general" in out
+    assert "denied: no_grant" in out
+    assert out.endswith("stopped\n")
+    assert not list(folder.glob("workspace/**/notes.md"))
 
 
 def test_telegram_example_without_a_token_names_the_file(
