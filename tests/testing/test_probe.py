@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -122,6 +124,23 @@ def test_cli_clean_matrix_and_nothing_written_beside_the_config(
     assert "0 leak(s), 0 hung, 0 error(s), 0 skipped in" in out
     assert "✗" not in out
     assert _tree(folder) == before
+
+
+def test_cli_reports_a_handler_that_swallows_cancellation_and_exits(tmp_path: Path) -> None:
+    """A handler that never stops, even when cancelled: reported hung, exit 1, no hang."""
+    folder = _bot_dir(tmp_path, "probe_bots:stubborn")
+    result = subprocess.run(
+        [sys.executable, "-m", "actorscope", "probe", "bot.toml", "--deadline", "0.5"],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 1, result.stderr[-2000:]
+    said = " ".join(result.stdout.split())  # rich may fold the long lines
+    assert "no answer within 0.5 s: the handler hangs" in said
+    assert "0 leak(s), 1 hung" in said
 
 
 def test_cli_leak_exits_1_with_json_and_a_reproduction(

@@ -9,6 +9,7 @@ matrix: ✓ held, ✗ leak, - not applicable. Exit 1 on any leak, 2 on bad input
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -50,6 +51,10 @@ def probe_commands(config: Path) -> list[str]:
     return [c.strip() for c in commands]
 
 
+#: The exit status when a case leaked, hung, failed or was skipped.
+EXIT_FAILED = 1
+
+
 @app.command("probe")
 def probe_command(
     config: Annotated[Path, typer.Argument(help="The bot configuration (TOML).", metavar="CONFIG")],
@@ -58,11 +63,21 @@ def probe_command(
         Path | None,
         typer.Option("--out", help="Write a reproduction per leak into DIR.", metavar="DIR"),
     ] = None,
+    deadline: Annotated[
+        float,
+        typer.Option(
+            "--deadline",
+            min=0.1,
+            max=600,
+            help="Seconds each case may take before the handler counts as hung.",
+            metavar="SECONDS",
+        ),
+    ] = 10.0,
 ) -> None:
     """Send every hostile sender x command to the configured bot; exit 1 on any leak."""
     # Imported here: the kit loads the platform libraries, which `--help` must not.
     from actorscope.bots import load_bot_config
-    from actorscope.testing.probe import probe, write_repros
+    from actorscope.testing.probe import Status, probe, write_repros
 
     bot = load_bot_config(config)
     commands = probe_commands(config)
@@ -70,8 +85,11 @@ def probe_command(
     discord = bot.discord.config if bot.discord is not None and bot.discord.enabled else None
     # The probe writes nothing beside CONFIG: not even the handler module's __pycache__.
     writes_bytecode, sys.dont_write_bytecode = sys.dont_write_bytecode, True
+    # A loop of our own, not asyncio.run: after a case hung, run() would wait for the hung
+    # handler's task to finish cancelling, which a handler that swallows cancellation never does.
+    loop = asyncio.new_event_loop()
     try:
-        report = asyncio.run(
+        report = loop.run_until_complete(
             probe(
                 bot.handler,
                 search_dir=bot.base_dir,
@@ -80,10 +98,16 @@ def probe_command(
                 discord=discord,
                 owners=bot.owners,
                 agent=bot.agent,
+                deadline=deadline,
             )
         )
     finally:
         sys.dont_write_bytecode = writes_bytecode
+    hung = any(case.status is Status.HUNG for case in report.cases)
+    if not hung:
+        loop.run_until_complete(loop.shutdown_asyncgens())
+        loop.run_until_complete(loop.shutdown_default_executor())
+        loop.close()
     if out is not None:
         write_repros(report, out, handler=bot.handler)
     if as_json:
@@ -102,5 +126,11 @@ def probe_command(
             repro = f" (reproduce: {case.repro})" if case.repro else ""
             console.print(f"✗ {case.event} x {case.command}: {'; '.join(case.problems)}{repro}")
         console.print(report.summary())
+    if hung:
+        # The report is out; a hung handler (cancellation swallowed, a blocked worker thread)
+        # must not keep the process alive, so leave without waiting for it.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(EXIT_FAILED)
     if report.failures:
-        raise typer.Exit(1)
+        raise typer.Exit(EXIT_FAILED)

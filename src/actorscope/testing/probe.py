@@ -567,7 +567,7 @@ async def _run_case(
     seen = await audit.list(agent_id=env.agent.id, limit=1)
     last_id = seen[0].id if seen else 0
     events = await send(world, where, case.command)
-    problems, case.decisions = _decision_leaks(events[-1:], world.writers, dm)
+    problems, case.decisions = _decision_leaks(events, world.writers, dm)
     after = await _snapshot(env)
     problems += _changes(before, after, groups=world.groups if dm else None)
     problems += _cross_scope(events, world.secrets)
