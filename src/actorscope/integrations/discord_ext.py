@@ -517,7 +517,11 @@ class _AnswerSender(OutboundSender):
 
 def _key(source: Source) -> str:
     if isinstance(source, commands.Context):
-        return f"message:{source.message.id}"
+        # An edit is a new message to judge (its text, and the grants of that moment): a bot
+        # that runs commands from on_message_edit must never get the original's result back.
+        edited = source.message.edited_at
+        version = f":{edited.timestamp()}" if edited is not None else ""
+        return f"message:{source.message.id}{version}"
     return f"interaction:{source.id}"
 
 
