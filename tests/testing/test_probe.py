@@ -122,7 +122,9 @@ def test_cli_clean_matrix_and_nothing_written_beside_the_config(
     assert "/note probe" in out
     assert "non-writer member (forum)" in out
     assert "0 leak(s), 0 hung, 0 error(s), 0 skipped in" in out
-    assert "✗" not in out
+    rows_and_findings = [line for line in out.splitlines() if "│" in line or line[:1] == "✗"]
+    assert not [line for line in rows_and_findings if "✗" in line]
+    assert "✓ held  ✗ leak  ⌛ hung" in out  # the legend
     assert _tree(folder) == before
 
 

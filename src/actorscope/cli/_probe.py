@@ -3,7 +3,8 @@
 Runs the ``handler`` of ``CONFIG`` (the ``actorscope run`` TOML) in the Telegram simulator (and
 the Discord one when ``[discord]`` is enabled) on a throwaway database and workspace, sends
 every probe event x every command (the writer commands and ``[probe] commands``) and prints the
-matrix: ✓ held, ✗ leak, - not applicable. Exit 1 on any leak, 2 on bad input.
+matrix: ✓ held, ✗ leak, ⌛ hung, ! handler error, ? skipped, en dash: not applicable. Exit 1 on any
+leak, hang, error or skip; 2 on bad input.
 """
 
 from __future__ import annotations
@@ -74,7 +75,7 @@ def probe_command(
         ),
     ] = 10.0,
 ) -> None:
-    """Send every hostile sender x command to the configured bot; exit 1 on any leak."""
+    """Send every hostile sender x command to the configured bot; exit 1 on any leak or hang."""
     # Imported here: the kit loads the platform libraries, which `--help` must not.
     from actorscope.bots import load_bot_config
     from actorscope.testing.probe import Status, probe, write_repros
@@ -126,6 +127,9 @@ def probe_command(
             repro = f" (reproduce: {case.repro})" if case.repro else ""
             console.print(f"✗ {case.event} x {case.command}: {'; '.join(case.problems)}{repro}")
         console.print(report.summary())
+        console.print(
+            f"✓ held  ✗ leak  ⌛ hung  ! handler error  ? skipped  {_MARKS['n/a']} not applicable"
+        )
     if hung:
         # The report is out; a hung handler (cancellation swallowed, a blocked worker thread)
         # must not keep the process alive, so leave without waiting for it.
