@@ -6,7 +6,7 @@ Telegram: the realistic stream (``bench/_streams.py``) goes, update by update, t
 :class:`~actorscope.host.Host` with the production run step, a handler that returns a reply,
 sent through the runner) and (b) a bare PTB ``Application`` whose handler sends the same reply
 (``send_message`` to the chat and topic, replying). Both talk to an in-process Bot API
-emulator (:class:`~actorscope.testing.botapi.EmulatorRequest`, as the testing kit's
+emulator (:class:`~actorscope.sandbox.EmulatorRequest`, as the testing kit's
 ``TelegramSim`` does) populated with the stream's chats and topics.
 
 Discord: the Discord stream's ``MESSAGE_CREATE`` payloads go through discord.py's gateway
@@ -41,8 +41,8 @@ from actorscope.host import Host
 from actorscope.messages import RunRequest
 from actorscope.permissions import GrantStore
 from actorscope.propagation import MessageBus, OriginSigner
+from actorscope.sandbox import BotApiEmulator, ChatType, EmulatorRequest, RecordedCall
 from actorscope.store import Database
-from actorscope.testing.botapi import BotApiEmulator, ChatType, EmulatorRequest, RecordedCall
 from bench._streams import BOT_USERNAME, DiscordStream, discord_stream, telegram_stream
 from bench._timing import goal_line
 

@@ -26,8 +26,8 @@ from actorscope.errors import ConfigError
 from actorscope.messages import InboundMessage
 from actorscope.permissions import GrantStore
 from actorscope.propagation import MessageBus
+from actorscope.sandbox import BotApiEmulator, EmulatorRequest
 from actorscope.store import Database
-from actorscope.testing.botapi import BotApiEmulator, EmulatorRequest
 
 
 class Clock:

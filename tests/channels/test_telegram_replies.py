@@ -23,8 +23,8 @@ from actorscope.host import Host, Reply
 from actorscope.messages import Attachment, Button, RichReply, RunRequest
 from actorscope.permissions import GrantStore, PermissionPolicy
 from actorscope.propagation import MessageBus, OriginSigner
+from actorscope.sandbox import BotApiEmulator, EmulatorRequest, MemberStatus
 from actorscope.store import Database
-from actorscope.testing.botapi import BotApiEmulator, EmulatorRequest, MemberStatus
 from actorscope.tools.workspace import Workspace
 
 Turn = Callable[[RunRequest], Awaitable[Reply]]

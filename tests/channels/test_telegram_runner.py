@@ -20,8 +20,8 @@ from actorscope.identity import Identity, PeerKind, SenderKind
 from actorscope.messages import OutboundMessage, RunRequest
 from actorscope.permissions import GrantStore
 from actorscope.propagation import MessageBus, OriginSigner
+from actorscope.sandbox import BotApiEmulator, EmulatorRequest, MemberStatus
 from actorscope.store import Database
-from actorscope.testing.botapi import BotApiEmulator, EmulatorRequest, MemberStatus
 
 
 async def wait_until(predicate: Callable[[], bool], seconds: float = 5.0) -> None:

@@ -29,8 +29,8 @@ from actorscope.cli import main
 from actorscope.errors import ConfigError
 from actorscope.permissions import GrantStore
 from actorscope.propagation import MessageBus
+from actorscope.sandbox import BotApiEmulator, EmulatorRequest
 from actorscope.store import Database
-from actorscope.testing.botapi import BotApiEmulator, EmulatorRequest
 
 SECRET = "s3cret_Token-1"  # noqa: S105 - a test secret
 URL = "https://bots.example.com/tg"

@@ -23,8 +23,8 @@ from actorscope.host import Host
 from actorscope.messages import RunRequest
 from actorscope.permissions import GrantStore, WriterDecision, WriterReason, WriterRole
 from actorscope.propagation import MessageBus, OriginSigner
+from actorscope.sandbox import BotApiEmulator, EmulatorRequest, MemberStatus
 from actorscope.store import Database
-from actorscope.testing.botapi import BotApiEmulator, EmulatorRequest, MemberStatus
 
 
 def test_parse_writer_command() -> None:

@@ -38,9 +38,9 @@ from actorscope.integrations.ptb import (
 )
 from actorscope.integrations.ptb import gate as ptb_gate
 from actorscope.permissions import GrantStore
+from actorscope.sandbox import BotApiEmulator, EmulatorRequest
 from actorscope.store import Database
 from actorscope.testing import Grants, TelegramSim
-from actorscope.testing.botapi import BotApiEmulator, EmulatorRequest
 from actorscope.testing.harness import AgentEnv
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "ptb_notes_bot.py"

@@ -17,9 +17,9 @@ from pathlib import Path
 
 from actorscope.bots import load_bot_config, run_bots
 from actorscope.channels import Outcome
+from actorscope.sandbox._telegram.console import SandboxConsole, populate_sandbox
 from actorscope.store import Database
 from actorscope.testing import TelegramSim
-from actorscope.testing.botapi.console import SandboxConsole, populate_sandbox
 
 HANDLER = """
 from actorscope.bots import current_services

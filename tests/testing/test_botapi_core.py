@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from actorscope.errors import BotApiError
-from actorscope.testing.botapi import (
+from actorscope.sandbox import (
     ANONYMOUS_ADMIN_ID,
     CHANNEL_BOT_ID,
     SERVICE_USER_ID,
@@ -18,7 +18,7 @@ from actorscope.testing.botapi import (
     MemberStatus,
     make_token,
 )
-from actorscope.testing.botapi.entities import parse_entities
+from actorscope.sandbox._telegram.entities import parse_entities
 
 JSON = dict[str, Any]
 

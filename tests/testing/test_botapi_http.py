@@ -14,7 +14,7 @@ from telegram import Update
 from telegram.ext import ApplicationBuilder, ContextTypes, MessageHandler, filters
 
 from actorscope.errors import BotApiError
-from actorscope.testing.botapi import BotApiEmulator, BotApiServer, MemberStatus
+from actorscope.sandbox import BotApiEmulator, BotApiServer, MemberStatus
 
 
 async def wait_until(predicate: Callable[[], bool], seconds: float = 5.0) -> None:
@@ -144,7 +144,7 @@ async def test_client_gone_mid_body_is_no_server_error(
     await writer.drain()
     writer.close()
     await writer.wait_closed()
-    handled = {"actorscope.testing.botapi.server", "aiohttp.server"}
+    handled = {"actorscope.sandbox._telegram.server", "aiohttp.server"}
     await wait_until(lambda: any(r.name in handled for r in caplog.records))
     assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == []
 

@@ -32,7 +32,7 @@ from telegram.constants import ChatAction
 from telegram.error import BadRequest
 from telegram.ext import ApplicationBuilder, ContextTypes, MessageHandler, filters
 
-from actorscope.testing.botapi import (
+from actorscope.sandbox import (
     BotApiEmulator,
     BotApiServer,
     EmulatorRequest,

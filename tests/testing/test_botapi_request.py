@@ -20,9 +20,9 @@ from telegram.ext import (
 from telegram.request import RequestData
 from telegram.request._requestparameter import RequestParameter
 
-from actorscope.testing.botapi import BotApiEmulator, EmulatorRequest, MemberStatus
-from actorscope.testing.botapi.files import Upload
-from actorscope.testing.botapi.request import decode_request_data, split_bot_url
+from actorscope.sandbox import BotApiEmulator, EmulatorRequest, MemberStatus
+from actorscope.sandbox._telegram.files import Upload
+from actorscope.sandbox._telegram.request import decode_request_data, split_bot_url
 
 Seen = list[tuple[str, str]]
 

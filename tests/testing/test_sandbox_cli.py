@@ -18,14 +18,14 @@ from telegram.ext import ApplicationBuilder, CommandHandler, ContextTypes
 
 from actorscope.bots import load_bot_config, run_bots
 from actorscope.cli import main
-from actorscope.testing.botapi import BotApiEmulator
-from actorscope.testing.botapi.console import (
+from actorscope.sandbox import BotApiEmulator
+from actorscope.sandbox._telegram.console import (
     SandboxConsole,
     populate_sandbox,
     read_lines,
     run_console,
 )
-from actorscope.testing.botapi.files import Upload
+from actorscope.sandbox._telegram.files import Upload
 
 
 async def lines_of(*lines: str) -> AsyncIterator[str]:

@@ -50,10 +50,10 @@ from actorscope.propagation.bus import MessageBus
 from actorscope.propagation.origin import OriginSigner
 from actorscope.sandbox import DiscordEmulator, discord_pointed_at, sandbox_world
 from actorscope.sandbox._console import DISCORD_HELP, DiscordConsole
+from actorscope.sandbox._telegram.console import HELP, SandboxConsole, populate_sandbox
+from actorscope.sandbox._telegram.emulator import BotApiEmulator
+from actorscope.sandbox._telegram.server import BotApiServer
 from actorscope.store import Database
-from actorscope.testing.botapi.console import HELP, SandboxConsole, populate_sandbox
-from actorscope.testing.botapi.emulator import BotApiEmulator
-from actorscope.testing.botapi.server import BotApiServer
 from actorscope.tools.workspace import Workspace
 
 __all__ = ["SHUTDOWN_GRACE", "run_bots", "with_services"]

@@ -13,7 +13,7 @@ import sys
 
 from actorscope.bots.app import run_bots
 from actorscope.bots.config import BotConfig
-from actorscope.testing.botapi.console import read_lines
+from actorscope.sandbox._telegram.console import read_lines
 
 __all__ = ["run_in_terminal"]
 

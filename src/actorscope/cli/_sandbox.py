@@ -20,15 +20,15 @@ __all__ = ["sandbox"]
 
 async def _serve(port: int, token: str | None) -> None:
     # Imported here: the emulator (and PTB's types) must not load for every command.
-    from actorscope.testing.botapi.console import (
+    from actorscope.sandbox._telegram.console import (
         HELP,
         SandboxConsole,
         populate_sandbox,
         read_lines,
         run_console,
     )
-    from actorscope.testing.botapi.emulator import BotApiEmulator
-    from actorscope.testing.botapi.server import BotApiServer
+    from actorscope.sandbox._telegram.emulator import BotApiEmulator
+    from actorscope.sandbox._telegram.server import BotApiServer
 
     emu = BotApiEmulator(token)
     populate_sandbox(emu)
@@ -58,7 +58,7 @@ async def _serve_discord(port: int, token: str | None) -> None:
     # Imported here: discord.py must not load for every command.
     from actorscope.sandbox import DiscordEmulator, sandbox_world
     from actorscope.sandbox._console import DISCORD_HELP, DiscordConsole, run_discord_console
-    from actorscope.testing.botapi.console import read_lines
+    from actorscope.sandbox._telegram.console import read_lines
 
     emu = DiscordEmulator(sandbox_world(token=token), port=port)
     try:

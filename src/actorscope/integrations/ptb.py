@@ -627,7 +627,7 @@ def run_sandbox(
     # Imported here: only the sandbox needs the emulator.
     import sys
 
-    from actorscope.testing.botapi.console import read_lines
+    from actorscope.sandbox._telegram.console import read_lines
 
     asyncio.run(_sandbox(build, lines if lines is not None else read_lines(sys.stdin), out))
     return 0
@@ -657,8 +657,8 @@ async def _sandbox(
     lines: AsyncIterator[str],
     out: Callable[[str], None],
 ) -> None:
-    from actorscope.testing.botapi import BotApiEmulator, BotApiServer
-    from actorscope.testing.botapi.console import (
+    from actorscope.sandbox import BotApiEmulator, BotApiServer
+    from actorscope.sandbox._telegram.console import (
         HELP,
         SandboxConsole,
         populate_sandbox,

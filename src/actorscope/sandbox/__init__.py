@@ -1,5 +1,14 @@
 """Sandboxes: emulated chat platforms on 127.0.0.1 that unmodified bots connect to.
 
+The Telegram Bot API emulator: :class:`BotApiEmulator` is the core (state, update queue, call
+log, user actions, with :class:`Chat`, :class:`User`, :class:`ForumTopic` and
+:class:`MemberStatus` describing its world); :class:`EmulatorRequest` plugs it into
+python-telegram-bot without sockets; :class:`BotApiServer` serves it over loopback HTTP::
+
+    emu = BotApiEmulator()
+    async with BotApiServer(emu) as server:
+        ...  # point the bot at server.base_url, then emu.user_message("alice", "hi", "@devs")
+
 The Discord emulator serves a gateway (websocket) and REST ``/api/v10`` on one loopback port;
 an ordinary ``discord.Client`` or ``commands.Bot`` connects to it inside
 :func:`discord_pointed_at`::
@@ -21,17 +30,49 @@ from actorscope.sandbox._declare import declared_world
 from actorscope.sandbox._emulator import DiscordEmulator, Interaction
 from actorscope.sandbox._gateway import CloseCode, Intent
 from actorscope.sandbox._rest import RateLimit
+from actorscope.sandbox._telegram import (
+    ANONYMOUS_ADMIN_ID,
+    CHANNEL_BOT_ID,
+    GENERAL_TOPIC_ID,
+    SERVICE_USER_ID,
+    ApiResponse,
+    BotApiEmulator,
+    BotApiServer,
+    Chat,
+    ChatType,
+    EmulatorRequest,
+    ForumTopic,
+    MemberStatus,
+    RecordedCall,
+    User,
+    make_token,
+)
 from actorscope.sandbox._world import Permission, World, sandbox_world
 
 __all__ = [
+    "ANONYMOUS_ADMIN_ID",
+    "CHANNEL_BOT_ID",
+    "GENERAL_TOPIC_ID",
+    "SERVICE_USER_ID",
+    "ApiResponse",
+    "BotApiEmulator",
+    "BotApiServer",
+    "Chat",
+    "ChatType",
     "CloseCode",
     "DiscordEmulator",
+    "EmulatorRequest",
+    "ForumTopic",
     "Intent",
     "Interaction",
+    "MemberStatus",
     "Permission",
     "RateLimit",
+    "RecordedCall",
+    "User",
     "World",
     "declared_world",
     "discord_pointed_at",
+    "make_token",
     "sandbox_world",
 ]

@@ -6,12 +6,12 @@ step as ``actorscope run``), run the bot's :class:`Turn` and record every API ca
 ``should_send`` / ``should_allow`` / ``should_deny`` check what the bot did, in order.
 ``*.scenario.yaml`` files (:mod:`actorscope.testing.scenario`) describe the same in YAML. The
 pytest plugin (:mod:`actorscope.testing.plugin`) provides the fixtures. The Telegram Bot API
-emulator lives in :mod:`actorscope.testing.botapi`.
+emulator lives in :mod:`actorscope.sandbox`.
 """
 
 from __future__ import annotations
 
-from actorscope.testing.botapi import (
+from actorscope.sandbox import (
     ApiResponse,
     BotApiEmulator,
     BotApiServer,

@@ -1,10 +1,10 @@
 """Telegram simulator: realistic updates through the production Telegram runner, offline.
 
 Users, basic groups, supergroups with forum topics and channels live in a
-:class:`~actorscope.testing.botapi.BotApiEmulator`; each user action there produces the
+:class:`~actorscope.sandbox.BotApiEmulator`; each user action there produces the
 ``Update`` JSON Telegram would deliver, which the production
 :class:`~actorscope.channels.telegram_runner.TelegramRunner` (its PTB ``Application`` talking
-to the emulator through :class:`~actorscope.testing.botapi.EmulatorRequest`) handles as it
+to the emulator through :class:`~actorscope.sandbox.EmulatorRequest`) handles as it
 handles a polled update: the ingress pipeline (dedup, admission, shared claim; writer commands
 answered by the runner, button clicks answered) and then the production run step with the
 bot's turn. Replies go back through the runner's ``send`` and every Bot API call is recorded
@@ -35,7 +35,7 @@ from actorscope.channels.telegram_runner import TelegramRunner
 from actorscope.host import OutboundSender, Prepared
 from actorscope.integrations.ptb import Gate, gate
 from actorscope.permissions import Decision
-from actorscope.testing.botapi import (
+from actorscope.sandbox import (
     BotApiEmulator,
     Chat,
     ChatType,

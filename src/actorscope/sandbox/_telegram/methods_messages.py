@@ -5,13 +5,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from actorscope.errors import BotApiError
-from actorscope.testing.botapi.entities import parse_entities, utf16_len
-from actorscope.testing.botapi.models import Chat, ChatType
-from actorscope.testing.botapi.params import Params
-from actorscope.testing.botapi.payloads import build_message, resolve_thread
+from actorscope.sandbox._telegram.entities import parse_entities, utf16_len
+from actorscope.sandbox._telegram.models import Chat, ChatType
+from actorscope.sandbox._telegram.params import Params
+from actorscope.sandbox._telegram.payloads import build_message, resolve_thread
 
 if TYPE_CHECKING:
-    from actorscope.testing.botapi.emulator import BotApiEmulator
+    from actorscope.sandbox._telegram.emulator import BotApiEmulator
 
 __all__ = [
     "MAX_CAPTION_LENGTH",

@@ -18,8 +18,8 @@ from aiohttp import web
 
 from actorscope._aio import Site
 from actorscope.errors import BotApiError
-from actorscope.testing.botapi.emulator import ApiResponse, BotApiEmulator
-from actorscope.testing.botapi.files import Upload
+from actorscope.sandbox._telegram.emulator import ApiResponse, BotApiEmulator
+from actorscope.sandbox._telegram.files import Upload
 
 __all__ = ["LOOPBACK_HOST", "BotApiServer"]
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from actorscope.errors import BotApiError
-from actorscope.testing.botapi.methods_messages import bot_message, target_chat
-from actorscope.testing.botapi.models import Chat, ChatType, MemberStatus, User
-from actorscope.testing.botapi.params import Params
-from actorscope.testing.botapi.payloads import build_message, quoted
+from actorscope.sandbox._telegram.methods_messages import bot_message, target_chat
+from actorscope.sandbox._telegram.models import Chat, ChatType, MemberStatus, User
+from actorscope.sandbox._telegram.params import Params
+from actorscope.sandbox._telegram.payloads import build_message, quoted
 
 if TYPE_CHECKING:
-    from actorscope.testing.botapi.emulator import BotApiEmulator
+    from actorscope.sandbox._telegram.emulator import BotApiEmulator
 
 __all__ = [
     "TOPIC_ICON_COLORS",

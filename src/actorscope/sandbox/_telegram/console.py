@@ -28,8 +28,8 @@ from dataclasses import dataclass
 from typing import Any, TextIO
 
 from actorscope.errors import BotApiError
-from actorscope.testing.botapi.emulator import BotApiEmulator, RecordedCall
-from actorscope.testing.botapi.models import Chat, ChatType, MemberStatus, User
+from actorscope.sandbox._telegram.emulator import BotApiEmulator, RecordedCall
+from actorscope.sandbox._telegram.models import Chat, ChatType, MemberStatus, User
 
 __all__ = ["HELP", "SandboxConsole", "populate_sandbox", "read_lines", "run_console"]
 

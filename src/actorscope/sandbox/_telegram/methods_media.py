@@ -5,13 +5,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from actorscope.errors import BotApiError
-from actorscope.testing.botapi.files import MAX_DOWNLOAD_SIZE, image_size
-from actorscope.testing.botapi.methods_messages import caption, post, target_chat
-from actorscope.testing.botapi.models import ChatType
-from actorscope.testing.botapi.params import Params
+from actorscope.sandbox._telegram.files import MAX_DOWNLOAD_SIZE, image_size
+from actorscope.sandbox._telegram.methods_messages import caption, post, target_chat
+from actorscope.sandbox._telegram.models import ChatType
+from actorscope.sandbox._telegram.params import Params
 
 if TYPE_CHECKING:
-    from actorscope.testing.botapi.emulator import BotApiEmulator
+    from actorscope.sandbox._telegram.emulator import BotApiEmulator
 
 __all__ = [
     "CHAT_ACTIONS",

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from actorscope.errors import BotApiError
-from actorscope.testing.botapi.files import Upload
+from actorscope.sandbox._telegram.files import Upload
 
 __all__ = ["Params"]
 

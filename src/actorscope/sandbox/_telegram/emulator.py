@@ -17,13 +17,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from actorscope.errors import BotApiError
-from actorscope.testing.botapi import methods_bot, methods_chats, methods_media, methods_messages
-from actorscope.testing.botapi.actions import UserActions
-from actorscope.testing.botapi.files import FileStore, StoredFile
-from actorscope.testing.botapi.models import User
-from actorscope.testing.botapi.params import Params
-from actorscope.testing.botapi.state import BotApiState
-from actorscope.testing.botapi.updates import UpdateQueue
+from actorscope.sandbox._telegram import methods_bot, methods_chats, methods_media, methods_messages
+from actorscope.sandbox._telegram.actions import UserActions
+from actorscope.sandbox._telegram.files import FileStore, StoredFile
+from actorscope.sandbox._telegram.models import User
+from actorscope.sandbox._telegram.params import Params
+from actorscope.sandbox._telegram.state import BotApiState
+from actorscope.sandbox._telegram.updates import UpdateQueue
 
 __all__ = ["ApiResponse", "BotApiEmulator", "RecordedCall", "make_token"]
 

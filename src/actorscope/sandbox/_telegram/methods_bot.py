@@ -7,11 +7,11 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from actorscope.errors import BotApiError
-from actorscope.testing.botapi.models import ChatType
-from actorscope.testing.botapi.params import Params
+from actorscope.sandbox._telegram.models import ChatType
+from actorscope.sandbox._telegram.params import Params
 
 if TYPE_CHECKING:
-    from actorscope.testing.botapi.emulator import BotApiEmulator
+    from actorscope.sandbox._telegram.emulator import BotApiEmulator
 
 __all__ = [
     "close",

@@ -11,9 +11,9 @@ from __future__ import annotations
 from typing import Any
 
 from actorscope.errors import BotApiError
-from actorscope.testing.botapi.entities import parse_entities
-from actorscope.testing.botapi.models import GENERAL_TOPIC_ID, Chat, ChatType, ForumTopic, User
-from actorscope.testing.botapi.state import BotApiState
+from actorscope.sandbox._telegram.entities import parse_entities
+from actorscope.sandbox._telegram.models import GENERAL_TOPIC_ID, Chat, ChatType, ForumTopic, User
+from actorscope.sandbox._telegram.state import BotApiState
 
 __all__ = ["build_message", "quoted", "resolve_thread", "topic_created_message"]
 

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from actorscope.errors import BotApiError
-from actorscope.testing.botapi.models import (
+from actorscope.sandbox._telegram.models import (
     Chat,
     ChatType,
     ForumTopic,
@@ -21,9 +21,9 @@ from actorscope.testing.botapi.models import (
     channel_bot_user,
     service_user,
 )
-from actorscope.testing.botapi.payloads import build_message, resolve_thread
-from actorscope.testing.botapi.state import BotApiState, ChatRef, UserRef
-from actorscope.testing.botapi.updates import UpdateQueue
+from actorscope.sandbox._telegram.payloads import build_message, resolve_thread
+from actorscope.sandbox._telegram.state import BotApiState, ChatRef, UserRef
+from actorscope.sandbox._telegram.updates import UpdateQueue
 
 __all__ = ["UserActions"]
 
@@ -32,7 +32,7 @@ TopicRef = int | str
 
 
 class UserActions:
-    """Mixin for :class:`~actorscope.testing.botapi.emulator.BotApiEmulator`: user actions."""
+    """Mixin for :class:`~actorscope.sandbox._telegram.emulator.BotApiEmulator`: user actions."""
 
     state: BotApiState
     queue: UpdateQueue

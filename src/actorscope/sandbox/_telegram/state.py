@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from actorscope.errors import BotApiError
-from actorscope.testing.botapi.models import (
+from actorscope.sandbox._telegram.models import (
     GENERAL_TOPIC_ID,
     Chat,
     ChatType,

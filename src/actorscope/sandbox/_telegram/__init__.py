@@ -1,4 +1,4 @@
-"""An offline Telegram Bot API emulator for tests, simulators and the sandbox.
+"""An offline Telegram Bot API emulator (its face is :mod:`actorscope.sandbox`).
 
 :class:`BotApiEmulator` is the core (state, update queue, call log, user actions);
 :class:`EmulatorRequest` plugs it into python-telegram-bot without sockets;
@@ -7,8 +7,13 @@
 
 from __future__ import annotations
 
-from actorscope.testing.botapi.emulator import ApiResponse, BotApiEmulator, RecordedCall, make_token
-from actorscope.testing.botapi.models import (
+from actorscope.sandbox._telegram.emulator import (
+    ApiResponse,
+    BotApiEmulator,
+    RecordedCall,
+    make_token,
+)
+from actorscope.sandbox._telegram.models import (
     ANONYMOUS_ADMIN_ID,
     CHANNEL_BOT_ID,
     GENERAL_TOPIC_ID,
@@ -19,8 +24,8 @@ from actorscope.testing.botapi.models import (
     MemberStatus,
     User,
 )
-from actorscope.testing.botapi.request import EmulatorRequest
-from actorscope.testing.botapi.server import BotApiServer
+from actorscope.sandbox._telegram.request import EmulatorRequest
+from actorscope.sandbox._telegram.server import BotApiServer
 
 __all__ = [
     "ANONYMOUS_ADMIN_ID",
