@@ -1,4 +1,4 @@
-"""actorscope.sandbox is runtime code: it imports neither pytest nor actorscope.testing."""
+"""actorscope.sandbox (both emulators) is runtime code: no pytest, no actorscope.testing."""
 
 from __future__ import annotations
 
@@ -11,10 +11,12 @@ FORBIDDEN = ("pytest", "actorscope.testing")
 
 
 def test_sandbox_imports_no_test_code() -> None:
-    """No module of the sandbox package imports pytest or the testing kit."""
+    """No module of the sandbox package or its subpackages imports pytest or the testing kit."""
     package = Path(actorscope.sandbox.__file__).parent
     found: list[str] = []
-    for path in sorted(package.glob("*.py")):
+    paths = sorted(package.rglob("*.py"))
+    assert package / "_telegram" / "emulator.py" in paths
+    for path in paths:
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             names = []
             if isinstance(node, ast.Import):
@@ -22,7 +24,7 @@ def test_sandbox_imports_no_test_code() -> None:
             elif isinstance(node, ast.ImportFrom) and node.module:
                 names = [node.module]
             found += [
-                f"{path.name}: {n}"
+                f"{path.relative_to(package)}: {n}"
                 for n in names
                 if n.split(".")[0] == "pytest" or n.startswith(FORBIDDEN[1])
             ]
