@@ -5,9 +5,28 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import actorscope
 import actorscope.sandbox
 
 FORBIDDEN = ("pytest", "actorscope.testing")
+#: The runtime modules that may import the testing kit, lazily (inside a function or under
+#: ``TYPE_CHECKING``): ``actorscope demo`` replays scenario files through the kit's
+#: ``AgentEnv`` and ``actorscope probe`` runs the kit's probe; both are the kit at work.
+KIT_COMMANDS = frozenset({"cli/_demo.py", "cli/_probe.py"})
+
+
+def _imported(node: ast.AST) -> list[str]:
+    """The module names one node imports (absolute imports only; the package uses no others)."""
+    if isinstance(node, ast.Import):
+        return [alias.name for alias in node.names]
+    if isinstance(node, ast.ImportFrom) and node.module:
+        return [node.module]
+    return []
+
+
+def _is_kit(name: str) -> bool:
+    """Whether a module name is the testing kit or one of its modules."""
+    return name == FORBIDDEN[1] or name.startswith(FORBIDDEN[1] + ".")
 
 
 def test_sandbox_imports_no_test_code() -> None:
@@ -18,14 +37,30 @@ def test_sandbox_imports_no_test_code() -> None:
     assert package / "_telegram" / "emulator.py" in paths
     for path in paths:
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            names = []
-            if isinstance(node, ast.Import):
-                names = [alias.name for alias in node.names]
-            elif isinstance(node, ast.ImportFrom) and node.module:
-                names = [node.module]
             found += [
                 f"{path.relative_to(package)}: {n}"
-                for n in names
-                if n.split(".")[0] == "pytest" or n.startswith(FORBIDDEN[1])
+                for n in _imported(node)
+                if n.split(".")[0] == FORBIDDEN[0] or _is_kit(n)
             ]
     assert found == []
+
+
+def test_runtime_imports_the_testing_kit_only_lazily_in_kit_commands() -> None:
+    """Outside testing/, only the demo and probe commands import the kit, never at import time."""
+    src = Path(actorscope.__file__).parent
+    eager: list[str] = []
+    lazy: set[str] = set()
+    for path in sorted(src.rglob("*.py")):
+        name = path.relative_to(src).as_posix()
+        if name.startswith("testing/"):
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        top = set(map(id, tree.body))
+        for node in ast.walk(tree):
+            for module in filter(_is_kit, _imported(node)):
+                if id(node) in top:
+                    eager.append(f"{name}: {module}")
+                else:
+                    lazy.add(name)
+    assert eager == []
+    assert lazy <= KIT_COMMANDS
