@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 import actorscope
@@ -64,3 +66,16 @@ def test_runtime_imports_the_testing_kit_only_lazily_in_kit_commands() -> None:
                     lazy.add(name)
     assert eager == []
     assert lazy <= KIT_COMMANDS
+
+
+def test_importing_the_sandbox_loads_no_discord() -> None:
+    """The pytest plugin imports the sandbox (Telegram); that must not load discord.py."""
+    code = "import sys, actorscope.sandbox; print('discord' in sys.modules)"
+    done = subprocess.run(  # noqa: S603 - our own interpreter and a constant script
+        [sys.executable, "-W", "error", "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert (done.returncode, done.stdout.strip()) == (0, "False"), done.stderr

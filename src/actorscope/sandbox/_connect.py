@@ -18,8 +18,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-import discord.gateway
-import discord.http
 import yarl
 
 if TYPE_CHECKING:
@@ -35,6 +33,11 @@ def discord_pointed_at(emulator: DiscordEmulator) -> Iterator[DiscordEmulator]:
     The emulator must be running (its port is read on entry). Nothing in the bot changes:
     log in with ``emulator.world.token`` as with a real token.
     """
+    # Imported here: the testing kit's pytest plugin imports this package (for the Telegram
+    # emulator) in every pytest run, which must not load discord.py (it warns on import).
+    import discord.gateway
+    import discord.http
+
     route_base = discord.http.Route.BASE
     gateway = discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY
     discord.http.Route.BASE = emulator.api_url
