@@ -13,6 +13,7 @@ import pytest
 
 from actorscope.channels import ChannelConfig
 from actorscope.cli import main
+from actorscope.errors import ConfigError
 from actorscope.testing import load_scenario, run_scenario
 from actorscope.testing.probe import Prober, Status
 from actorscope.testing.scenario import ScenarioFailure
@@ -233,3 +234,34 @@ async def test_discord_phase_probes_clean_and_catches_a_discord_only_mistake(
     leaks = {case.event for case in broken.leaks}
     assert "discord: non-writer member (general)" in leaks
     assert all(event.startswith("discord: ") for event in leaks)
+
+
+async def test_ptb_notes_bot_probes_clean(actorscope_probe: Prober) -> None:
+    """The PTB notes bot (built by the probe against its emulator) holds everywhere."""
+    report = await actorscope_probe(
+        application="ptb_notes_bot:build_application", search_dir=EXAMPLES, commands=NOTE
+    )
+    assert report.failures == []
+    denied = report.case("non-writer member (group)", "/note probe")
+    assert [d["reason"] for d in denied.decisions] == ["no_grant"]
+
+
+async def test_ptb_bot_without_check_is_caught_on_its_registered_command(
+    actorscope_probe: Prober,
+) -> None:
+    """A PTB bot missing its check leaks on /note, which the probe took from setMyCommands."""
+    report = await actorscope_probe(application="probe_ptb_bots:no_check", search_dir=FIXTURES)
+    assert "/note" in report.commands
+    case = report.case("non-writer member (group)", "/note")
+    assert case.status is Status.LEAK
+    assert any("notes.md changed" in p for p in case.problems)
+
+
+async def test_probe_takes_a_handler_or_an_application(actorscope_probe: Prober) -> None:
+    """Neither or both of handler and application is one clear ConfigError."""
+    with pytest.raises(ConfigError, match="exactly one"):
+        await actorscope_probe()
+    with pytest.raises(ConfigError, match="Application already built"):
+        await actorscope_probe(application="probe_ptb_bots:ALREADY_BUILT", search_dir=FIXTURES)
+    with pytest.raises(ConfigError, match="building it failed: TypeError"):
+        await actorscope_probe(application="probe_ptb_bots:note", search_dir=FIXTURES)

@@ -63,6 +63,7 @@ __all__ = [
     "HttpSection",
     "load_bot_config",
     "load_handler",
+    "load_object",
     "resolve_token",
 ]
 
@@ -282,9 +283,18 @@ def _database(base: Path, value: str) -> str:
 
 def load_handler(spec: str, search_dir: Path | None = None) -> Handler:
     """Import ``module:function``; a top-level module in ``search_dir`` wins over ``sys.path``."""
+    function = load_object(spec, search_dir)
+    if not inspect.iscoroutinefunction(function):
+        raise ConfigError(f"handler {spec!r} is not an async function")
+    return cast(Handler, function)
+
+
+def load_object(spec: str, search_dir: Path | None = None, *, what: str = "handler") -> Any:
+    """Import ``module:attribute`` (as :func:`load_handler` does); one ConfigError naming
+    ``what`` when the spec, the module or the attribute is wrong."""
     match = _HANDLER.fullmatch(spec)
     if match is None:
-        raise ConfigError(f"handler must look like module:function, got {spec!r}")
+        raise ConfigError(f"{what} must look like module:function, got {spec!r}")
     module_name, attr = match.groups()
     try:
         module = _import(module_name, search_dir)
@@ -292,14 +302,12 @@ def load_handler(spec: str, search_dir: Path | None = None) -> Handler:
         raise
     except Exception as exc:  # any import-time failure of user code is a config problem
         raise ConfigError(
-            f"handler {spec!r}: importing {module_name} failed: {type(exc).__name__}: {exc}"
+            f"{what} {spec!r}: importing {module_name} failed: {type(exc).__name__}: {exc}"
         ) from None
-    function = getattr(module, attr, None)
-    if function is None:
-        raise ConfigError(f"handler {spec!r}: module {module_name} has no {attr!r}")
-    if not inspect.iscoroutinefunction(function):
-        raise ConfigError(f"handler {spec!r} is not an async function")
-    return cast(Handler, function)
+    found = getattr(module, attr, None)
+    if found is None:
+        raise ConfigError(f"{what} {spec!r}: module {module_name} has no {attr!r}")
+    return found
 
 
 def _import(module_name: str, search_dir: Path | None) -> Any:

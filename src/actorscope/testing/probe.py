@@ -28,9 +28,12 @@ from typing import Any, Generic, Protocol, TypeVar
 
 import yaml
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup
+from telegram.ext import Application, ApplicationBuilder
 
+from actorscope.bots.config import load_object
 from actorscope.channels import ChannelConfig, IgnoreReason
 from actorscope.context import bind_identity
+from actorscope.errors import ConfigError
 from actorscope.host import Handler
 from actorscope.identity import (
     Identity,
@@ -62,6 +65,7 @@ __all__ = [
     "DEFAULT_COMMANDS",
     "DISCORD_EVENTS",
     "EVENTS",
+    "AppFactory",
     "ProbeCase",
     "ProbeReport",
     "Prober",
@@ -98,6 +102,11 @@ class Status(StrEnum):
 
 
 SimT = TypeVar("SimT", bound=Simulator)
+_App = Application[Any, Any, Any, Any, Any, Any]
+#: A PTB bot to probe: called with the simulator's ``ApplicationBuilder`` and keyword
+#: overrides for :func:`~actorscope.integrations.ptb.install` (``database``, ``agent``,
+#: ``workspace``, ``owners``, ``config``, ``signer``), it returns the built application.
+AppFactory = Callable[..., _App]
 _FAILED = frozenset({Status.LEAK, Status.HUNG, Status.ERROR, Status.SKIPPED})
 
 
@@ -207,8 +216,9 @@ class Prober(Protocol):
 
     def __call__(
         self,
-        handler: Handler | str,
+        handler: Handler | str | None = ...,
         *,
+        application: AppFactory | str | None = ...,
         search_dir: Path | None = ...,
         commands: Sequence[str] = ...,
         config: ChannelConfig | None = ...,
@@ -644,9 +654,47 @@ async def _play(
                 await _bounded(world, audit, case, (send, where, dm), deadline, report.cases)
 
 
+def _registered(sim: TelegramSim) -> list[str]:
+    """The commands the bot registered with ``setMyCommands`` (every scope and language)."""
+    return [f"/{c['command']}" for listed in sim.emu.commands.values() for c in listed]
+
+
+def _application(
+    factory: AppFactory | str,
+    search_dir: Path | None,
+    builder: ApplicationBuilder[Any, Any, Any, Any, Any, Any],
+    **overrides: Any,
+) -> _App:
+    """The application ``factory`` builds against the simulator (one ConfigError otherwise)."""
+    spec = factory if isinstance(factory, str) else getattr(factory, "__name__", "application")
+    found = (
+        load_object(factory, search_dir, what="application")
+        if isinstance(factory, str)
+        else factory
+    )
+    if isinstance(found, Application):
+        raise ConfigError(
+            f"application {spec!r} is an Application already built: name a function that takes "
+            "an ApplicationBuilder and install()'s keyword arguments and builds it, so that the "
+            "probe can build it against its emulator"
+        )
+    if not callable(found):
+        raise ConfigError(f"application {spec!r} is not a function")
+    try:
+        built = found(builder, **overrides)
+    except Exception as exc:  # any failure of the user's factory is a config problem
+        raise ConfigError(
+            f"application {spec!r}: building it failed: {type(exc).__name__}: {exc}"
+        ) from None
+    if not isinstance(built, Application):
+        raise ConfigError(f"application {spec!r} did not return a python-telegram-bot Application")
+    return built
+
+
 async def probe(
-    handler: Handler | str,
+    handler: Handler | str | None = None,
     *,
+    application: AppFactory | str | None = None,
     search_dir: Path | None = None,
     commands: Sequence[str] = (),
     config: ChannelConfig | None = None,
@@ -657,11 +705,16 @@ async def probe(
 ) -> ProbeReport:
     """Probe ``handler`` (a function or ``module:function``) with every event x command.
 
-    ``commands`` are added to the writer commands; ``config`` is the Telegram channel
-    configuration the runner admits by (default: mention not required); with ``discord``
-    (the Discord one) the Discord events are sent too, labelled ``discord: ...``. Everything
-    is written to a temporary folder that is removed before this returns.
+    Or, with ``application`` (an :data:`AppFactory` or its ``module:function``), the PTB bot it
+    builds (with :func:`~actorscope.integrations.ptb.install`) against the Telegram simulator.
+    ``commands`` are added to the writer commands and the commands the bot registers with
+    ``setMyCommands``; ``config`` is the Telegram channel configuration the runner admits by
+    (default: mention not required); with ``discord`` (the Discord one) the Discord events are
+    sent too, labelled ``discord: ...`` (not with ``application``). Everything is written to a
+    temporary folder that is removed before this returns.
     """
+    if (handler is None) == (application is None):
+        raise ConfigError("probe takes a handler or an application, exactly one")
     all_commands = list(dict.fromkeys([*commands, *DEFAULT_COMMANDS]))
     report = ProbeReport([], all_commands, [])
     with tempfile.TemporaryDirectory(prefix="actorscope-probe-") as tmp:
@@ -669,11 +722,27 @@ async def probe(
             env.roles.update(dict.fromkeys(owners, "owner"))
             telegram = config or ChannelConfig(platform="telegram", require_mention=False)
             async with TelegramSim(env, config=telegram) as sim:
-                sim.serve(handler, search_dir=search_dir)
+                if application is not None:
+                    workspace = env.workspace.root if env.workspace is not None else None
+                    built = _application(
+                        application,
+                        search_dir,
+                        sim.application_builder(),
+                        database=env.db,
+                        agent=env.agent.key,
+                        workspace=workspace or Path(tmp) / "workspace",
+                        owners=list(owners),
+                        config=telegram,
+                        signer=env.signer,
+                    )
+                    await sim.serve_application(built)
+                elif handler is not None:
+                    sim.serve(handler, search_dir=search_dir)
+                all_commands[:] = dict.fromkeys([*all_commands, *_registered(sim)])
                 world = await _build(sim, env)
                 wheres = {name: _WHERES.get(name, ("group", "forum")) for name in EVENTS}
                 await _play(world, EVENTS, wheres, all_commands, deadline, report)
-            if discord is not None:
+            if discord is not None and handler is not None:
                 async with DiscordSim(env, config=discord) as dsim:
                     dsim.serve(handler, search_dir=search_dir)
                     dworld = await _build_discord(dsim, env)
