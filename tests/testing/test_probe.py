@@ -265,3 +265,19 @@ async def test_probe_takes_a_handler_or_an_application(actorscope_probe: Prober)
         await actorscope_probe(application="probe_ptb_bots:ALREADY_BUILT", search_dir=FIXTURES)
     with pytest.raises(ConfigError, match="building it failed: TypeError"):
         await actorscope_probe(application="probe_ptb_bots:note", search_dir=FIXTURES)
+
+
+def test_cli_probes_a_ptb_application_by_module_function(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`actorscope probe module:function`: the PTB notes bot clean, the unchecked one exit 1."""
+    monkeypatch.chdir(EXAMPLES)
+    assert main(["probe", "ptb_notes_bot:build_application", "--command", "/note x"]) == 0
+    assert "0 leak(s), 0 hung, 0 error(s), 0 skipped in" in capsys.readouterr().out
+    monkeypatch.chdir(FIXTURES)
+    assert main(["probe", "probe_ptb_bots:no_check", "--json"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert "/note" in report["commands"]
+    assert report["leaks"] > 0
+    assert main(["probe", "probe_ptb_bots:no_check", "--out", "x"]) == 2
+    assert "not a PTB application" in capsys.readouterr().err

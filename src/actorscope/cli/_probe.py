@@ -1,8 +1,11 @@
 """``actorscope probe CONFIG [--json] [--out DIR]``: hostile senders at the configured bot.
 
 Runs the ``handler`` of ``CONFIG`` (the ``actorscope run`` TOML) in the Telegram simulator (and
-the Discord one when ``[discord]`` is enabled) on a throwaway database and workspace, sends
-every probe event x every command (the writer commands and ``[probe] commands``) and prints the
+the Discord one when ``[discord]`` is enabled) on a throwaway database and workspace, or, when
+``CONFIG`` is ``module:function`` (imported from the current folder first), the PTB application
+that function builds from the simulator's ``ApplicationBuilder``; sends every probe event x
+every command (the writer commands, ``[probe] commands`` or ``--command``, and the commands
+the bot registers with ``setMyCommands``) and prints the
 matrix: ✓ held, ✗ leak, ⌛ hung, ! handler error, ? skipped, en dash: not applicable. Exit 1 on any
 leak, hang, error or skip; 2 on bad input.
 """
@@ -58,7 +61,13 @@ EXIT_FAILED = 1
 
 @app.command("probe")
 def probe_command(
-    config: Annotated[Path, typer.Argument(help="The bot configuration (TOML).", metavar="CONFIG")],
+    config: Annotated[
+        Path,
+        typer.Argument(
+            help="The bot configuration (TOML), or module:function building a PTB application.",
+            metavar="CONFIG",
+        ),
+    ],
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
     out: Annotated[
         Path | None,
@@ -74,16 +83,31 @@ def probe_command(
             metavar="SECONDS",
         ),
     ] = 10.0,
+    extra: Annotated[
+        list[str] | None,
+        typer.Option("--command", help="A command to send too (repeatable).", metavar="COMMAND"),
+    ] = None,
 ) -> None:
     """Send every hostile sender x command to the configured bot; exit 1 on any leak or hang."""
     # Imported here: the kit loads the platform libraries, which `--help` must not.
     from actorscope.bots import load_bot_config
     from actorscope.testing.probe import Status, probe, write_repros
 
-    bot = load_bot_config(config)
-    commands = probe_commands(config)
-    telegram = bot.telegram.config if bot.telegram is not None else None
-    discord = bot.discord.config if bot.discord is not None and bot.discord.enabled else None
+    spec = str(config)
+    # No such file but a colon: module:function (load_object names what is wrong with it).
+    is_app = not config.exists() and ":" in spec
+    if is_app and out is not None:
+        raise ConfigError(
+            "--out: a reproduction is a scenario file serving a handler, not a PTB application"
+        )
+    bot = None if is_app else load_bot_config(config)
+    commands = [*([] if is_app else probe_commands(config)), *(extra or [])]
+    telegram = bot.telegram.config if bot is not None and bot.telegram is not None else None
+    discord = (
+        bot.discord.config
+        if bot is not None and bot.discord is not None and bot.discord.enabled
+        else None
+    )
     # The probe writes nothing beside CONFIG: not even the handler module's __pycache__.
     writes_bytecode, sys.dont_write_bytecode = sys.dont_write_bytecode, True
     # A loop of our own, not asyncio.run: after a case hung, run() would wait for the hung
@@ -92,13 +116,14 @@ def probe_command(
     try:
         report = loop.run_until_complete(
             probe(
-                bot.handler,
-                search_dir=bot.base_dir,
+                None if bot is None else bot.handler,
+                application=spec if bot is None else None,
+                search_dir=Path.cwd() if bot is None else bot.base_dir,
                 commands=commands,
                 config=telegram,
                 discord=discord,
-                owners=bot.owners,
-                agent=bot.agent,
+                owners=() if bot is None else bot.owners,
+                agent="main" if bot is None else bot.agent,
                 deadline=deadline,
             )
         )
@@ -109,7 +134,7 @@ def probe_command(
         loop.run_until_complete(loop.shutdown_asyncgens())
         loop.run_until_complete(loop.shutdown_default_executor())
         loop.close()
-    if out is not None:
+    if out is not None and bot is not None:
         write_repros(report, out, handler=bot.handler)
     if as_json:
         typer.echo(report.to_json())
