@@ -13,7 +13,7 @@ import pytest
 
 from actorscope.channels import ChannelConfig
 from actorscope.cli import main
-from actorscope.errors import ConfigError
+from actorscope.errors import ConfigError, ScenarioError
 from actorscope.testing import load_scenario, run_scenario
 from actorscope.testing.probe import Prober, Status
 from actorscope.testing.scenario import ScenarioFailure
@@ -281,3 +281,46 @@ def test_cli_probes_a_ptb_application_by_module_function(
     assert report["leaks"] > 0
     assert main(["probe", "probe_ptb_bots:no_check", "--out", "x"]) == 2
     assert "not a PTB application" in capsys.readouterr().err
+
+
+def _probe_scenario(folder: Path, handler: str, probe: bool = True) -> Path:
+    """A scenario serving ``handler`` whose one step a non-writer's /note is denied in."""
+    path = folder / "probed.scenario.yaml"
+    setup = (
+        f"setup:\n  handler: {handler}\n"
+        + ("  probe: true\n" if probe else "")
+        + "  telegram:\n    users: {bob: 5}\n    chats: {devs: {type: supergroup, id: -1009}}\n"
+    )
+    steps = (
+        "steps:\n  - telegram: {from: bob, chat: devs, text: /note probe}\n"
+        "    expect: {decision: {allowed: false}}\n"
+    )
+    path.write_text(f"name: probed\n{setup}{steps}", "utf-8")
+    return path
+
+
+async def test_scenario_probe_true_holds_for_the_notes_bot(tmp_path: Path) -> None:
+    """probe: true with the notes bot: the steps pass and the probe finds nothing."""
+    folder = _bot_dir(tmp_path, "telegram_bot:handle")
+    loaded = load_scenario(_probe_scenario(folder, "telegram_bot:handle"))
+    await run_scenario(loaded, tmp_path / "s.db")
+
+
+async def test_scenario_probe_true_fails_on_a_leak(tmp_path: Path) -> None:
+    """probe: true fails a scenario whose steps pass when the probe finds a leak, naming it."""
+    folder = _bot_dir(tmp_path, "probe_bots:allows_empty_sender")
+    path = _probe_scenario(folder, "probe_bots:allows_empty_sender")
+    with pytest.raises(ScenarioFailure, match=r"probed.scenario.yaml:4: setup.probe: 2 leak") as e:
+        await run_scenario(load_scenario(path), tmp_path / "s.db")
+    assert "message with no sender" in str(e.value)
+    unprobed = _probe_scenario(folder, "probe_bots:allows_empty_sender", probe=False)
+    await run_scenario(load_scenario(unprobed), tmp_path / "t.db")  # the steps alone pass
+
+
+def test_scenario_probe_needs_a_handler(tmp_path: Path) -> None:
+    """probe: true without setup.handler is one clear ScenarioError at its line."""
+    path = tmp_path / "x.scenario.yaml"
+    text = "name: x\nsetup:\n  probe: true\nsteps:\n  - telegram: {from: bob, text: hi}\n"
+    path.write_text(text, "utf-8")
+    with pytest.raises(ScenarioError, match=r"x.scenario.yaml:3: setup.probe: probe: true needs"):
+        load_scenario(path)

@@ -120,10 +120,16 @@ def _check_bot_keys(scenario: Scenario, lines: Lines, source: str) -> None:
     """A step's ``action`` and ``reply`` script the built-in stub bot; a ``setup.handler``
     decides for itself, so with one they are errors, and without one a decision needs them."""
     served = scenario.setup.handler is not None
+    if scenario.setup.probe and not served:
+        at: tuple[Key, ...] = ("setup", "probe")
+        raise ScenarioError(
+            f"{source}:{_line(lines, at)}: {where(at)}: probe: true needs setup.handler "
+            "(the bot to probe)"
+        )
     for index, step in enumerate(scenario.steps):
         for key in ("action", "reply") if served else ():
             if getattr(step, key) is not None:
-                at: tuple[Key, ...] = ("steps", index, key)
+                at = ("steps", index, key)
                 raise ScenarioError(
                     f"{source}:{_line(lines, at)}: {where(at)}: setup.handler runs the bot; "
                     f"{key} scripts only the built-in one"

@@ -7,6 +7,7 @@
       agent: main                     # the agent the bot runs as (default main)
       handler: telegram_bot:handle    # optional: the user's `actorscope run` handler instead
                                       # of the stub bot (then steps have no action / reply)
+      probe: true                     # with handler: probe it too; any leak fails the file
       agents: [helper]                # more agents of the tenant, for grants: agent: helper
       owners: [alice]                 # sender names or ids: role owner
       roles: {bob: viewer}
@@ -173,6 +174,9 @@ class Setup(_Strict):
     #: ``module:function`` of an ``actorscope run`` handler (as in ``bot.toml``; the scenario's
     #: folder is searched first) that runs instead of the built-in stub bot.
     handler: str | None = None
+    #: After the steps, run ``actorscope probe`` on ``handler`` (commands: the steps' telegram
+    #: texts that start with ``/``); any leak, hang or handler error fails the scenario.
+    probe: bool = False
     agents: list[str] = []
     owners: list[str] = []
     roles: dict[str, str] = {}

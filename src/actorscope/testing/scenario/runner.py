@@ -283,4 +283,27 @@ async def run_scenario(
 ) -> list[StepOutcome]:
     """Play ``loaded`` on a new database at ``db_path`` (its agent is the scenario's)."""
     async with open_env(db_path, agent_key=loaded.scenario.setup.agent) as env:
-        return await run_scenario_in(loaded, env, on_step)
+        outcomes = await run_scenario_in(loaded, env, on_step)
+    await _probe(loaded)
+    return outcomes
+
+
+async def _probe(loaded: LoadedScenario) -> None:
+    """With ``setup.probe``: probe ``setup.handler``; any case that did not hold fails."""
+    setup = loaded.scenario.setup
+    if not setup.probe or setup.handler is None:
+        return
+    # Imported here: importing actorscope.testing (which the probe does) imports this module.
+    from actorscope.testing.probe import probe
+
+    texts = [s.telegram.text for s in loaded.scenario.steps if s.telegram is not None]
+    commands = [t for t in texts if t and t.startswith("/")]
+    report = await probe(
+        setup.handler, search_dir=loaded.path.parent, commands=commands, agent=setup.agent
+    )
+    if report.failures:
+        first = report.failures[0]
+        raise ScenarioFailure(
+            f"{loaded.at('setup', 'probe')}: setup.probe: {report.summary()}; first: "
+            f"{first.event} x {first.command}: {'; '.join(first.problems)}"
+        )
