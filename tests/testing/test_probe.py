@@ -281,6 +281,8 @@ def test_cli_probes_a_ptb_application_by_module_function(
     assert report["leaks"] > 0
     assert main(["probe", "probe_ptb_bots:no_check", "--out", "x"]) == 2
     assert "not a PTB application" in capsys.readouterr().err
+    assert main(["probe", "absent_bot_module:build"]) == 2
+    assert "application module 'absent_bot_module' not found" in capsys.readouterr().err
 
 
 def _probe_scenario(folder: Path, handler: str, probe: bool = True) -> Path:

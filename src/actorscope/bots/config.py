@@ -297,7 +297,7 @@ def load_object(spec: str, search_dir: Path | None = None, *, what: str = "handl
         raise ConfigError(f"{what} must look like module:function, got {spec!r}")
     module_name, attr = match.groups()
     try:
-        module = _import(module_name, search_dir)
+        module = _import(module_name, search_dir, what)
     except ConfigError:
         raise
     except Exception as exc:  # any import-time failure of user code is a config problem
@@ -310,7 +310,7 @@ def load_object(spec: str, search_dir: Path | None = None, *, what: str = "handl
     return found
 
 
-def _import(module_name: str, search_dir: Path | None) -> Any:
+def _import(module_name: str, search_dir: Path | None, what: str) -> Any:
     if search_dir is not None and "." not in module_name and module_name not in sys.modules:
         spec = importlib.machinery.PathFinder.find_spec(module_name, [str(search_dir)])
         if spec is not None and spec.loader is not None:
@@ -326,5 +326,5 @@ def _import(module_name: str, search_dir: Path | None) -> Any:
         return importlib.import_module(module_name)
     except ModuleNotFoundError as exc:
         if exc.name and module_name.startswith(exc.name):
-            raise ConfigError(f"handler module {module_name!r} not found") from None
+            raise ConfigError(f"{what} module {module_name!r} not found") from None
         raise

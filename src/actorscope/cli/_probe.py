@@ -55,6 +55,13 @@ def probe_commands(config: Path) -> list[str]:
     return [c.strip() for c in commands]
 
 
+def _close(loop: asyncio.AbstractEventLoop) -> None:
+    """Finish ``loop``'s async generators and executor, then close it."""
+    loop.run_until_complete(loop.shutdown_asyncgens())
+    loop.run_until_complete(loop.shutdown_default_executor())
+    loop.close()
+
+
 #: The exit status when a case leaked, hung, failed or was skipped.
 EXIT_FAILED = 1
 
@@ -127,13 +134,14 @@ def probe_command(
                 deadline=deadline,
             )
         )
+    except BaseException:
+        _close(loop)  # e.g. a ConfigError about the bot: the loop must not outlive it
+        raise
     finally:
         sys.dont_write_bytecode = writes_bytecode
     hung = any(case.status is Status.HUNG for case in report.cases)
     if not hung:
-        loop.run_until_complete(loop.shutdown_asyncgens())
-        loop.run_until_complete(loop.shutdown_default_executor())
-        loop.close()
+        _close(loop)
     if out is not None and bot is not None:
         write_repros(report, out, handler=bot.handler)
     if as_json:
