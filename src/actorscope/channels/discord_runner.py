@@ -245,10 +245,9 @@ async def send_outbound(
                 await interaction.response.send_message(part, **more)
         return
     target = int(msg.thread_id or msg.chat_id)
-    # Sending needs only the id: an uncached channel (a DM, a new thread) costs no fetch.
-    channel = client.get_channel(target) or client.get_partial_messageable(target)
-    if not isinstance(channel, discord.abc.Messageable):
-        raise ConfigError(f"discord channel {target} cannot take messages")
+    # Sending needs only the id: a partial messageable costs no fetch for an uncached channel
+    # (a DM, a new thread) and no walk over every guild, as get_channel does per reply.
+    channel = client.get_partial_messageable(target)
     reference = None
     if msg.reply_to_message_id.isdigit():
         reference = discord.MessageReference(
