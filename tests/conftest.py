@@ -14,14 +14,18 @@ PostgreSQL cases are deselected and the report header says why, once; with
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import secrets
-from collections.abc import AsyncIterator, Iterator
+import socket
+from collections.abc import AsyncIterator, Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 import pytest
+import uvicorn
 
 from actorscope.agents import Agent, AgentRegistry
 from actorscope.permissions import GrantStore
@@ -163,3 +167,31 @@ async def agent(db: Database) -> Agent:
 def store(db: Database) -> GrantStore:
     """A grant store over the database."""
     return GrantStore(db)
+
+
+#: ``async with serve(server) as port:`` runs a uvicorn server on a loopback port of its own.
+ServeOnLoopback = Callable[[uvicorn.Server], AbstractAsyncContextManager[int]]
+
+
+@contextlib.asynccontextmanager
+async def _on_loopback(server: uvicorn.Server) -> AsyncIterator[int]:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        task = asyncio.create_task(server.serve(sockets=[sock]))
+        try:
+            for _ in range(1000):  # uvicorn offers a flag, not an event: poll it, 10 s at most
+                if server.started:
+                    break
+                await asyncio.sleep(0.01)
+            assert server.started, "uvicorn did not start"
+            yield int(sock.getsockname()[1])
+        finally:
+            server.should_exit = True
+            async with asyncio.timeout(10):
+                await task
+
+
+@pytest.fixture
+def serve_on_loopback() -> ServeOnLoopback:
+    """Run a configured uvicorn server on a free 127.0.0.1 port for a block; yields the port."""
+    return _on_loopback

@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
-import socket
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import anyio
 import pytest
 from pydantic_ai.messages import (
     ModelMessage,
@@ -88,29 +85,15 @@ async def world(db: Database, agent: Agent, store: GrantStore, tmp_path: Path) -
 
 
 @pytest.fixture
-async def mcp_url(world: World) -> AsyncIterator[str]:
+async def mcp_url(world: World, serve_on_loopback: Callable[..., Any]) -> AsyncIterator[str]:
     """actorscope's built-in tools over streamable HTTP on loopback, identity from the header."""
     server = http_server(
         create_mcp_server(builtin_tools(world.toolbox), header_identity(world.signer)),
         host="127.0.0.1",
         port=0,
     )
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    task = asyncio.create_task(server.serve(sockets=[sock]))
-    try:
-        for _ in range(1000):  # uvicorn offers a flag, not an event: poll it, 10 s at most
-            if server.started:
-                break
-            await asyncio.sleep(0.01)
-        assert server.started, "uvicorn did not start"
+    async with serve_on_loopback(server) as port:
         yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        server.should_exit = True
-        with anyio.fail_after(10):
-            await task
-        sock.close()
 
 
 def answer_text(part: object) -> str:

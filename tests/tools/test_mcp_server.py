@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
-import socket
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import replace
 from pathlib import Path
@@ -208,27 +206,15 @@ async def test_invalid_namespace_is_an_is_error_result_over_mcp(
 
 
 @pytest.fixture
-async def http_url(registry: ToolRegistry) -> AsyncIterator[str]:
+async def http_url(
+    registry: ToolRegistry, serve_on_loopback: Callable[..., Any]
+) -> AsyncIterator[str]:
     """The built-in tools served over streamable HTTP on a loopback port of this process."""
     server = http_server(
         create_mcp_server(registry, header_identity(OriginSigner(KEY))), host="127.0.0.1", port=0
     )
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    task = asyncio.create_task(server.serve(sockets=[sock]))
-    try:
-        for _ in range(1000):  # uvicorn offers a flag, not an event: poll it, 10 s at most
-            if server.started:
-                break
-            await asyncio.sleep(0.01)
-        assert server.started, "uvicorn did not start"
+    async with serve_on_loopback(server) as port:
         yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        server.should_exit = True
-        with anyio.fail_after(10):
-            await task
-        sock.close()
 
 
 async def _http_call(url: str, host_token: str | None, name: str, args: dict[str, Any]) -> Any:
