@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import asyncio
-import os
 import re
 import runpy
 import shutil
 import sys
-from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
+from tests._process import run_process
 
 import actorscope.bots
 
@@ -42,27 +41,6 @@ def copy_examples(target: Path) -> Path:
     for name in ("bot.toml", "telegram_bot.py", "discord_bot.py"):
         shutil.copy(EXAMPLES / name, target / name)
     return target
-
-
-async def run_process(args: Sequence[str], cwd: Path, stdin: str) -> tuple[int, str, str]:
-    """Run ``args`` with ``stdin`` as its whole input (20 s at most): status, stdout, stderr."""
-    env = {k: v for k, v in os.environ.items() if not k.endswith("_BOT_TOKEN")}
-    proc = await asyncio.create_subprocess_exec(
-        *args,
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        env=env,
-        cwd=cwd,
-    )
-    try:
-        out, err = await asyncio.wait_for(proc.communicate(stdin.encode()), 20.0)
-    finally:
-        if proc.returncode is None:
-            proc.kill()
-            await proc.wait()
-    assert proc.returncode is not None
-    return proc.returncode, out.decode(), err.decode()
 
 
 def normalized(output: str) -> list[str]:

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
-import os
 import shutil
 import sys
 from pathlib import Path
 
 import pytest
+from tests._process import run_process
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 ALICE = "700000001"  # the sandbox's first user
@@ -29,26 +28,9 @@ _DROPPED = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "ACTORSCOPE_MODEL")
 
 async def run_example(folder: Path, stdin: str) -> tuple[int, str, str]:
     """Run the example in ``folder`` with ``stdin`` as its whole input (60 s at most)."""
-    env = {
-        k: v for k, v in os.environ.items() if not k.endswith("_BOT_TOKEN") and k not in _DROPPED
-    }
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "pydantic_ai_bot.py",
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        env=env,
-        cwd=folder,
+    return await run_process(
+        [sys.executable, "pydantic_ai_bot.py"], folder, stdin, seconds=60.0, drop_env=_DROPPED
     )
-    try:
-        out, err = await asyncio.wait_for(proc.communicate(stdin.encode()), 60.0)
-    finally:
-        if proc.returncode is None:
-            proc.kill()
-            await proc.wait()
-    assert proc.returncode is not None
-    return proc.returncode, out.decode(), err.decode()
 
 
 @pytest.fixture

@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from tests.channels.test_run_examples import CONSOLE_SCRIPT, copy_examples, run_process
+from tests._process import run_process
+from tests.channels.test_run_examples import CONSOLE_SCRIPT, copy_examples
 
 # carol (no writer) is denied; bob (no Manage Server) may not add writers; dave (Manage
 # Server) adds the first writer, carol, with !addwriter; carol, a writer now, adds bob with
