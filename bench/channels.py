@@ -30,8 +30,8 @@ from telegram import Update
 
 from actorscope.channels import _discord_ids as discord_ids
 from actorscope.channels import telegram as telegram_adapter
+from actorscope.channels._discord_interactions import normalize_interaction
 from actorscope.channels.discord import normalize_message
-from actorscope.channels.discord_interactions import normalize_interaction
 from actorscope.channels.telegram import normalize_update
 from bench._ptb import topic_update
 from bench._streams import BOT_USERNAME, discord_stream, telegram_stream

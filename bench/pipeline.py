@@ -2,7 +2,7 @@
 
 Telegram: the realistic stream (``bench/_streams.py``) goes, update by update, through
 ``Update.de_json`` and ``Application.process_update`` of (a) the production
-:class:`~actorscope.channels.telegram_runner.TelegramRunner` (ingress pipeline, bus,
+:class:`~actorscope.channels._telegram_runner.TelegramRunner` (ingress pipeline, bus,
 :class:`~actorscope.host.Host` with the production run step, a handler that returns a reply,
 sent through the runner) and (b) a bare PTB ``Application`` whose handler sends the same reply
 (``send_message`` to the chat and topic, replying). Both talk to an in-process Bot API
@@ -11,7 +11,7 @@ emulator (:class:`~actorscope.sandbox.EmulatorRequest`, as the testing kit's
 
 Discord: the Discord stream's ``MESSAGE_CREATE`` payloads go through discord.py's gateway
 parser (``ConnectionState.parse_message_create``) of (a) the production
-:class:`~actorscope.channels.discord_runner.DiscordRunner` (its ``on_message``, the pipeline,
+:class:`~actorscope.channels._discord_runner.DiscordRunner` (its ``on_message``, the pipeline,
 the host, the reply sent through the runner) and (b) a bare ``discord.Client`` whose
 ``on_message`` sends the same reply; sends go to an in-memory HTTP stub.
 
@@ -35,8 +35,8 @@ from telegram.ext import Application, ApplicationBuilder, ContextTypes, TypeHand
 
 from actorscope.agents import AgentRegistry
 from actorscope.channels import ChannelConfig
-from actorscope.channels.discord_runner import DiscordRunner
-from actorscope.channels.telegram_runner import TelegramRunner
+from actorscope.channels._discord_runner import DiscordRunner
+from actorscope.channels._telegram_runner import TelegramRunner
 from actorscope.host import Host
 from actorscope.messages import RunRequest
 from actorscope.permissions import GrantStore

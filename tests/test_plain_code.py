@@ -128,7 +128,7 @@ def test_every_checked_place_exists() -> None:
         "values = msg.__dict__",
         "object.__setattr__(message, '__pydantic_fields_set__', set())",
         "_set = object.__setattr__",
-        "from actorscope.channels.base import _inbound",
+        "from actorscope.channels._base import _inbound",
         "slots = BaseModel.__dict__['__pydantic_extra__']",
     ],
 )

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from actorscope.channels.base import Ingress, build_inbound, reply_to
+from actorscope.channels._base import Ingress, build_inbound, reply_to
 from actorscope.errors import PayloadError
 from actorscope.identity import discord_identity, telegram_identity
 from actorscope.messages import InboundMessage

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from actorscope.channels.base import META_ADDRESSED, META_SESSION_KEY, IgnoreReason
-from actorscope.channels.config import ChannelConfig, Policy
-from actorscope.channels.dedup import DedupCache
-from actorscope.channels.mention import command_of, mentions_bot, strip_mention
-from actorscope.channels.policy import admit
+from actorscope.channels._base import META_ADDRESSED, META_SESSION_KEY, IgnoreReason
+from actorscope.channels._config import ChannelConfig, Policy
+from actorscope.channels._dedup import DedupCache
+from actorscope.channels._mention import command_of, mentions_bot, strip_mention
+from actorscope.channels._policy import admit
 from actorscope.errors import ConfigError
 from actorscope.identity import PeerKind, SenderKind
 from actorscope.messages import InboundMessage

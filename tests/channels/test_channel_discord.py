@@ -11,7 +11,7 @@ from typing import Any
 import discord
 import pytest
 
-from actorscope.channels.base import ADAPTER_METADATA_KEYS, META_ADDRESSED, IgnoreReason
+from actorscope.channels._base import ADAPTER_METADATA_KEYS, META_ADDRESSED, IgnoreReason
 from actorscope.channels.discord import (
     inspect_dispatch,
     inspect_interaction,

@@ -7,7 +7,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from actorscope.agents import AgentRegistry
-from actorscope.channels.migration import move_grants
+from actorscope.channels._migration import move_grants
 from actorscope.channels.telegram import chat_migration
 from actorscope.identity import telegram_identity
 from actorscope.permissions import GrantStore, PermissionPolicy, Reason

@@ -11,7 +11,7 @@ from telegram import Update
 from telegram.ext import Application, ApplicationBuilder, ContextTypes, TypeHandler
 from telegram.request import BaseRequest, RequestData
 
-from actorscope.channels.base import (
+from actorscope.channels._base import (
     ADAPTER_METADATA_KEYS,
     META_ADDRESSED,
     META_EDIT_DATE,

@@ -18,8 +18,8 @@ from actorscope.agents import AgentRegistry
 from actorscope.bots.app import with_services
 from actorscope.bots.services import BotServices, current_services
 from actorscope.channels import META_CALLBACK_DATA
-from actorscope.channels.config import ChannelConfig
-from actorscope.channels.discord_runner import DiscordRunner
+from actorscope.channels._config import ChannelConfig
+from actorscope.channels._discord_runner import DiscordRunner
 from actorscope.errors import ConfigError, ReplyError
 from actorscope.host import Reply, RunStep
 from actorscope.messages import (

@@ -11,10 +11,10 @@ import discord
 import pytest
 
 from actorscope.bots import load_bot_config, run_bots
-from actorscope.channels.config import ChannelConfig
-from actorscope.channels.discord_runner import DiscordRunner, RunnerClient, ShardedRunnerClient
-from actorscope.channels.discord_shards import DiscordShards
-from actorscope.channels.shared_dedup import SharedDedup
+from actorscope.channels._config import ChannelConfig
+from actorscope.channels._discord_runner import DiscordRunner, RunnerClient, ShardedRunnerClient
+from actorscope.channels._discord_shards import DiscordShards
+from actorscope.channels._shared_dedup import SharedDedup
 from actorscope.cli import main
 from actorscope.errors import ConfigError
 from actorscope.permissions import GrantStore

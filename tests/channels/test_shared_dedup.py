@@ -17,11 +17,11 @@ import pytest
 from discord.webhook.async_ import AsyncWebhookAdapter
 from telegram import Update
 
-from actorscope.channels.config import ChannelConfig
-from actorscope.channels.dedup import DedupCache
-from actorscope.channels.discord_runner import DiscordRunner
-from actorscope.channels.shared_dedup import SharedDedup, shared_dedup_default
-from actorscope.channels.telegram_runner import TelegramRunner
+from actorscope.channels._config import ChannelConfig
+from actorscope.channels._dedup import DedupCache
+from actorscope.channels._discord_runner import DiscordRunner
+from actorscope.channels._shared_dedup import SharedDedup, shared_dedup_default
+from actorscope.channels._telegram_runner import TelegramRunner
 from actorscope.errors import ConfigError
 from actorscope.messages import InboundMessage
 from actorscope.permissions import GrantStore
@@ -139,7 +139,7 @@ async def test_claim_message_without_id_or_on_store_failure_processes(
         assert await dedup.claim_message(numbered) is True
         assert await dedup.claim_message(numbered) is False
         await db.execute("DROP TABLE processed_updates")
-        with caplog.at_level(logging.WARNING, logger="actorscope.channels.dedup"):
+        with caplog.at_level(logging.WARNING, logger="actorscope.channels._dedup"):
             assert await dedup.claim_message(numbered) is True
         assert "dedup.shared_claim_failed" in caplog.text
 

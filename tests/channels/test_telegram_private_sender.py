@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from actorscope.channels.base import IgnoreReason
+from actorscope.channels._base import IgnoreReason
 from actorscope.channels.telegram import inspect_update
 
 

@@ -17,8 +17,8 @@ from actorscope.agents import AgentRegistry
 from actorscope.bots.app import with_services
 from actorscope.bots.services import BotServices, current_services
 from actorscope.channels import META_CALLBACK_DATA
-from actorscope.channels.config import ChannelConfig
-from actorscope.channels.telegram_runner import TelegramRunner
+from actorscope.channels._config import ChannelConfig
+from actorscope.channels._telegram_runner import TelegramRunner
 from actorscope.host import Host, Reply
 from actorscope.messages import Attachment, Button, RichReply, RunRequest
 from actorscope.permissions import GrantStore, PermissionPolicy

@@ -12,8 +12,8 @@ from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Update
 
 from actorscope.agents import AgentRegistry
 from actorscope.channels import IgnoreReason, Outcome
-from actorscope.channels.config import ChannelConfig
-from actorscope.channels.telegram_runner import TelegramRunner
+from actorscope.channels._config import ChannelConfig
+from actorscope.channels._telegram_runner import TelegramRunner
 from actorscope.context import current_identity
 from actorscope.host import Host
 from actorscope.identity import Identity, PeerKind, SenderKind

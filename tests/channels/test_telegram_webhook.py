@@ -15,10 +15,10 @@ import pytest
 
 from actorscope.bots import app as bots_app
 from actorscope.bots import load_bot_config, run_bots
-from actorscope.channels.config import ChannelConfig
-from actorscope.channels.shared_dedup import SharedDedup
-from actorscope.channels.telegram_runner import ALLOWED_UPDATES, TelegramRunner
-from actorscope.channels.telegram_webhook import (
+from actorscope.channels._config import ChannelConfig
+from actorscope.channels._shared_dedup import SharedDedup
+from actorscope.channels._telegram_runner import ALLOWED_UPDATES, TelegramRunner
+from actorscope.channels._telegram_webhook import (
     SECRET_HEADER,
     Fed,
     Webhook,

@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from actorscope.agents import AgentRegistry
-from actorscope.channels.config import ChannelConfig
-from actorscope.channels.telegram_runner import TelegramRunner
-from actorscope.channels.writer_commands import (
+from actorscope.channels._config import ChannelConfig
+from actorscope.channels._telegram_runner import TelegramRunner
+from actorscope.channels._writer_commands import (
     WriterCommand,
     describe_decision,
     parse_writer_command,

@@ -11,8 +11,8 @@ import yaml
 from tests.sandbox.conftest import BOUND
 
 from actorscope.agents import AgentRegistry
-from actorscope.channels.config import ChannelConfig
-from actorscope.channels.discord_runner import DiscordRunner, silence_voice_warnings
+from actorscope.channels._config import ChannelConfig
+from actorscope.channels._discord_runner import DiscordRunner, silence_voice_warnings
 from actorscope.errors import ConfigError
 from actorscope.permissions import GrantStore
 from actorscope.propagation import MessageBus

@@ -11,8 +11,8 @@ import pytest
 from tests.sandbox.conftest import BOUND
 
 from actorscope.agents import AgentRegistry
-from actorscope.channels.config import ChannelConfig
-from actorscope.channels.discord_runner import DiscordRunner
+from actorscope.channels._config import ChannelConfig
+from actorscope.channels._discord_runner import DiscordRunner
 from actorscope.permissions import GrantStore
 from actorscope.propagation import MessageBus
 from actorscope.sandbox import DiscordEmulator, discord_pointed_at

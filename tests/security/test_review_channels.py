@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from actorscope.channels.base import IgnoreReason
-from actorscope.channels.config import ChannelConfig
+from actorscope.channels._base import IgnoreReason
+from actorscope.channels._config import ChannelConfig
+from actorscope.channels._policy import admit
 from actorscope.channels.discord import inspect_dispatch
-from actorscope.channels.policy import admit
 from actorscope.channels.telegram import inspect_update, normalize_update
 
 

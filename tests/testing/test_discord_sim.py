@@ -8,7 +8,7 @@ import discord
 import pytest
 
 from actorscope.channels import ChannelConfig, IgnoreReason, Outcome
-from actorscope.channels.discord_runner import DiscordRunner
+from actorscope.channels._discord_runner import DiscordRunner
 from actorscope.identity import SenderKind
 from actorscope.propagation import MessageBus
 from actorscope.testing import AgentEnv, DiscordSim, ExpectationError, Grants, Turn

@@ -33,13 +33,13 @@ from actorscope.agents.models import Agent
 from actorscope.agents.registry import AgentRegistry
 from actorscope.bots.config import BotConfig, ChannelSection, load_handler, resolve_token
 from actorscope.bots.services import BotServices, bind_services
-from actorscope.channels.adapter import ChannelAdapter
-from actorscope.channels.base import IgnoreReason, Ingress
-from actorscope.channels.config import ChannelConfig
-from actorscope.channels.discord_runner import DiscordRunner
-from actorscope.channels.shared_dedup import SharedDedup, shared_dedup_default
-from actorscope.channels.telegram_runner import IgnoredListener, TelegramRunner
-from actorscope.channels.telegram_webhook import Webhook
+from actorscope.channels._adapter import ChannelAdapter
+from actorscope.channels._base import IgnoreReason, Ingress
+from actorscope.channels._config import ChannelConfig
+from actorscope.channels._discord_runner import DiscordRunner
+from actorscope.channels._shared_dedup import SharedDedup, shared_dedup_default
+from actorscope.channels._telegram_runner import IgnoredListener, TelegramRunner
+from actorscope.channels._telegram_webhook import Webhook
 from actorscope.errors import ConfigError
 from actorscope.host.runtime import Handler, Host, Reply
 from actorscope.messages import RunRequest

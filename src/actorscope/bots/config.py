@@ -13,12 +13,12 @@
     [telegram]                        # any ChannelConfig field, plus token_env and enabled
     token_env = "TELEGRAM_BOT_TOKEN"
     group_policy = "open"
-    mode = "polling"                  # or "webhook": see actorscope.channels.telegram_webhook
+    mode = "polling"                  # or "webhook": see actorscope.channels._telegram_webhook
 
     [discord]
     token_env = "DISCORD_BOT_TOKEN"
     enabled = true
-    shard_count = 2                   # optional: see actorscope.channels.discord_shards
+    shard_count = 2                   # optional: see actorscope.channels._discord_shards
     shard_ids = [0]
 
     [http]                            # `actorscope serve`: the HTTP API and operator console
@@ -51,9 +51,9 @@ from actorscope.agents.types import (
     parse_tenant_slug,
     parse_uuid,
 )
-from actorscope.channels.config import ChannelConfig
-from actorscope.channels.discord_shards import SHARD_KEYS, DiscordShards
-from actorscope.channels.telegram_webhook import WEBHOOK_KEYS, WebhookConfig
+from actorscope.channels._config import ChannelConfig
+from actorscope.channels._discord_shards import SHARD_KEYS, DiscordShards
+from actorscope.channels._telegram_webhook import WEBHOOK_KEYS, WebhookConfig
 from actorscope.errors import ConfigError, IdentityError
 from actorscope.host.runtime import Handler
 

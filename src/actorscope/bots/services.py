@@ -20,9 +20,9 @@ import discord
 from telegram import Bot
 
 from actorscope.agents.models import Agent
-from actorscope.channels.adapter import ChannelAdapter
-from actorscope.channels.discord_runner import DiscordRunner
-from actorscope.channels.telegram_runner import TelegramRunner
+from actorscope.channels._adapter import ChannelAdapter
+from actorscope.channels._discord_runner import DiscordRunner
+from actorscope.channels._telegram_runner import TelegramRunner
 from actorscope.context import current_identity
 from actorscope.errors import ConfigError
 from actorscope.permissions.grants import GrantStore

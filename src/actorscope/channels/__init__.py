@@ -10,9 +10,8 @@ every event goes (dedup, admission, shared claim, writer command or publish) and
 The platform modules are imported as ``actorscope.channels.telegram`` / ``.discord``.
 """
 
-from actorscope.channels._pipeline import Pipeline
-from actorscope.channels.adapter import ChannelAdapter
-from actorscope.channels.base import (
+from actorscope.channels._adapter import ChannelAdapter
+from actorscope.channels._base import (
     ADAPTER_METADATA_KEYS,
     META_ADDRESSED,
     META_CALLBACK_DATA,
@@ -30,13 +29,14 @@ from actorscope.channels.base import (
     build_inbound,
     reply_to,
 )
-from actorscope.channels.config import ChannelConfig, GroupOverride, Policy
-from actorscope.channels.dedup import DedupCache, dedup_key
-from actorscope.channels.mention import command_of, mentions_bot, strip_mention
-from actorscope.channels.migration import move_grants
-from actorscope.channels.policy import Admission, admit
-from actorscope.channels.shared_dedup import SharedDedup
-from actorscope.channels.writer_commands import (
+from actorscope.channels._config import ChannelConfig, GroupOverride, Policy
+from actorscope.channels._dedup import DedupCache, dedup_key
+from actorscope.channels._mention import command_of, mentions_bot, strip_mention
+from actorscope.channels._migration import move_grants
+from actorscope.channels._pipeline import Pipeline
+from actorscope.channels._policy import Admission, admit
+from actorscope.channels._shared_dedup import SharedDedup
+from actorscope.channels._writer_commands import (
     WriterCommand,
     describe_decision,
     execute_writer_command,

@@ -15,20 +15,20 @@ from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from types import MappingProxyType
 
-from actorscope.channels.base import (
+from actorscope.channels._base import (
     META_ADDRESSED,
     META_COMMAND,
     Addressed,
     IgnoreReason,
     Ingress,
 )
-from actorscope.channels.config import ChannelConfig
-from actorscope.channels.dedup import DedupCache
-from actorscope.channels.mention import strip_mention
-from actorscope.channels.migration import move_grants
-from actorscope.channels.policy import admit
-from actorscope.channels.shared_dedup import SharedDedup
-from actorscope.channels.writer_commands import (
+from actorscope.channels._config import ChannelConfig
+from actorscope.channels._dedup import DedupCache
+from actorscope.channels._mention import strip_mention
+from actorscope.channels._migration import move_grants
+from actorscope.channels._policy import admit
+from actorscope.channels._shared_dedup import SharedDedup
+from actorscope.channels._writer_commands import (
     WriterCommand,
     execute_writer_command,
     parse_writer_command,

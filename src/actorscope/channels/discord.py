@@ -39,8 +39,7 @@ from typing import Any
 
 import discord
 
-from actorscope.channels._discord_ids import optional_snowflake, person, session, snowflake
-from actorscope.channels.base import (
+from actorscope.channels._base import (
     META_ADDRESSED,
     META_EVENT,
     META_REPLY_TO_MESSAGE_ID,
@@ -54,7 +53,8 @@ from actorscope.channels.base import (
     flag_raised,
     ignored,
 )
-from actorscope.channels.discord_interactions import inspect_interaction, normalize_interaction
+from actorscope.channels._discord_ids import optional_snowflake, person, session, snowflake
+from actorscope.channels._discord_interactions import inspect_interaction, normalize_interaction
 from actorscope.identity import PeerKind, SenderKind, discord_nonperson_identity
 from actorscope.messages import InboundMessage
 

@@ -26,7 +26,7 @@ Who acted, case by case (the identity table of docs/design.md):
   anything else is ``malformed``. A name that is not a string is no name.
 * service messages, ``my_chat_member`` / ``chat_member``: ignored; a migration
   (``migrate_to_chat_id`` / ``migrate_from_chat_id``) is ignored *with* a ``ScopeMigration``
-  (apply it with :func:`actorscope.channels.migration.move_grants`).
+  (apply it with :func:`actorscope.channels._migration.move_grants`).
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from typing import Any, TypeGuard
 
 from telegram import CallbackQuery, Message, Update
 
-from actorscope.channels.base import (
+from actorscope.channels._base import (
     META_ADDRESSED,
     META_CALLBACK_DATA,
     META_COMMAND,
@@ -56,7 +56,7 @@ from actorscope.channels.base import (
     flag_raised,
     ignored,
 )
-from actorscope.channels.mention import command_of, mentions_bot
+from actorscope.channels._mention import command_of, mentions_bot
 from actorscope.identity import (
     TELEGRAM,
     Identity,

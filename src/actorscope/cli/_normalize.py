@@ -15,7 +15,7 @@ from actorscope.errors import ConfigError, PayloadError
 from actorscope.identity import DISCORD, TELEGRAM, PeerKind, session_key
 
 if TYPE_CHECKING:  # the adapters load the platform libraries: imported where they run
-    from actorscope.channels.base import Ingress
+    from actorscope.channels._base import Ingress
 
 __all__ = ["ingress_json", "normalize"]
 
@@ -24,7 +24,7 @@ _PLATFORMS = (TELEGRAM, DISCORD)
 
 def ingress_json(ingress: Ingress) -> dict[str, Any]:
     """The CLI's JSON object for an ingress: the identity fields, or ``ignored`` and why."""
-    from actorscope.channels.base import IgnoreReason
+    from actorscope.channels._base import IgnoreReason
 
     message = ingress.message
     if message is None:
@@ -104,7 +104,7 @@ def normalize(
     ] = ("main"),
 ) -> None:
     """Print the scope, actor and session key an adapter derives from FILE."""
-    from actorscope.channels.base import IgnoreReason
+    from actorscope.channels._base import IgnoreReason
     from actorscope.channels.discord import inspect_dispatch
     from actorscope.channels.telegram import inspect_update
 

@@ -53,11 +53,9 @@ with warnings.catch_warnings():
 
 from actorscope.agents.registry import AgentRegistry
 from actorscope.bots.services import BotServices
-from actorscope.channels._pipeline import Pipeline
-from actorscope.channels.base import META_ADDRESSED, META_COMMAND, Addressed, Ingress, Outcome
-from actorscope.channels.config import ChannelConfig
-from actorscope.channels.discord import inspect_interaction, inspect_message
-from actorscope.channels.discord_commands import (
+from actorscope.channels._base import META_ADDRESSED, META_COMMAND, Addressed, Ingress, Outcome
+from actorscope.channels._config import ChannelConfig
+from actorscope.channels._discord_commands import (
     WriterTarget,
     handle_discord_writer_command,
     manage_guild_check,
@@ -65,14 +63,16 @@ from actorscope.channels.discord_commands import (
     mention_target,
     user_target,
 )
-from actorscope.channels.discord_runner import (
+from actorscope.channels._discord_runner import (
     NOT_TAKING_COMMANDS,
     WRITER_DESCRIPTIONS,
     bot_intents,
     send_outbound,
 )
-from actorscope.channels.shared_dedup import SharedDedup, shared_dedup_default
-from actorscope.channels.writer_commands import WriterCommand, writer_command_named
+from actorscope.channels._pipeline import Pipeline
+from actorscope.channels._shared_dedup import SharedDedup, shared_dedup_default
+from actorscope.channels._writer_commands import WriterCommand, writer_command_named
+from actorscope.channels.discord import inspect_interaction, inspect_message
 from actorscope.errors import ConfigError
 from actorscope.host.runtime import Prepared, RunStep
 from actorscope.host.sender import OutboundSender

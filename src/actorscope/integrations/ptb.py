@@ -59,13 +59,13 @@ from actorscope.agents import Agent, AgentRegistry
 from actorscope.agents.types import parse_agent_key
 from actorscope.bots.services import BotServices, bind_services
 from actorscope.channels import ChannelConfig, Ingress, Outcome, Pipeline, SharedDedup
-from actorscope.channels.telegram import inspect_update
-from actorscope.channels.telegram_commands import (
+from actorscope.channels._telegram_commands import (
     handle_telegram_writer_command,
     telegram_admin_check,
 )
-from actorscope.channels.telegram_runner import ALLOWED_UPDATES, answer_click, send_outbound
-from actorscope.channels.writer_commands import WriterCommand
+from actorscope.channels._telegram_runner import ALLOWED_UPDATES, answer_click, send_outbound
+from actorscope.channels._writer_commands import WriterCommand
+from actorscope.channels.telegram import inspect_update
 from actorscope.errors import ConfigError
 from actorscope.host import OutboundSender, Prepared, RunStep
 from actorscope.identity import Identity

@@ -2,7 +2,7 @@
 
 The world (users, guilds, channels, threads, DMs, webhooks) becomes ``GUILD_CREATE``,
 ``MESSAGE_CREATE`` and ``INTERACTION_CREATE`` data fed to the ``ConnectionState`` parsers of
-the production :class:`~actorscope.channels.discord_runner.DiscordRunner`'s own client, which
+the production :class:`~actorscope.channels._discord_runner.DiscordRunner`'s own client, which
 dispatches them as the gateway would: to the runner (the ingress pipeline: dedup, admission,
 shared claim; ``!addwriter`` and the writer slash commands answered by the runner, other
 interactions deferred) and then the production run step with the bot's turn. The client never
@@ -32,7 +32,7 @@ with warnings.catch_warnings():
     from discord.webhook.async_ import async_context
 
 from actorscope.channels import ChannelConfig, Ingress
-from actorscope.channels.discord_runner import DiscordRunner
+from actorscope.channels._discord_runner import DiscordRunner
 from actorscope.host import OutboundSender, Prepared
 from actorscope.testing.discord_api import DiscordApi, HttpCall, InteractionAdapter
 from actorscope.testing.discord_payloads import (

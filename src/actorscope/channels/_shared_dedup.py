@@ -1,7 +1,7 @@
 """Dropping duplicate deliveries across workers: a unique row per (channel, chat, message).
 
 Several bot workers behind one Telegram webhook URL, or a Discord gateway resume, can deliver
-the same update to two processes; the in-memory :class:`~actorscope.channels.dedup.DedupCache`
+the same update to two processes; the in-memory :class:`~actorscope.channels._dedup.DedupCache`
 only sees its own. :class:`SharedDedup` claims the key in the ``processed_updates`` table of
 the shared store with ``INSERT ... ON CONFLICT DO NOTHING``: the one insert that changes a row
 wins, every other worker's claim changes nothing and loses. Rows older than ``ttl`` (Telegram
@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 
-from actorscope.channels.dedup import dedup_key
+from actorscope.channels._dedup import dedup_key
 from actorscope.errors import ConfigError, StoreError
 from actorscope.messages import InboundMessage
 from actorscope.store import Database

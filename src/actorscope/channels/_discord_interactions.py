@@ -15,8 +15,7 @@ from typing import Any
 
 import discord
 
-from actorscope.channels._discord_ids import optional_snowflake, person, session, snowflake
-from actorscope.channels.base import (
+from actorscope.channels._base import (
     META_ADDRESSED,
     META_CALLBACK_DATA,
     META_COMMAND,
@@ -31,6 +30,7 @@ from actorscope.channels.base import (
     flag_raised,
     ignored,
 )
+from actorscope.channels._discord_ids import optional_snowflake, person, session, snowflake
 from actorscope.identity import PeerKind
 from actorscope.messages import InboundMessage
 

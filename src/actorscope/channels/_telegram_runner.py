@@ -10,10 +10,10 @@ published to the host's bus, with the button's data in ``metadata["callback_data
 points the bot at another Bot API server (the sandbox emulator); tests can hand in PTB
 ``BaseRequest`` objects instead of talking HTTP.
 
-In webhook mode (a :class:`~actorscope.channels.telegram_webhook.Webhook`) a
-:class:`~actorscope.channels.telegram_webhook.WebhookServer` receives the updates and puts them
+In webhook mode (a :class:`~actorscope.channels._telegram_webhook.Webhook`) a
+:class:`~actorscope.channels._telegram_webhook.WebhookServer` receives the updates and puts them
 on the queue polling would fill, so both modes share one processing path. With a
-:class:`~actorscope.channels.shared_dedup.SharedDedup` the pipeline also claims an admitted
+:class:`~actorscope.channels._shared_dedup.SharedDedup` the pipeline also claims an admitted
 update in the shared store (after the in-memory filter), so only one of several workers
 handles it.
 """
@@ -40,18 +40,18 @@ from telegram.error import TelegramError
 from telegram.ext import Application, ApplicationBuilder, ContextTypes, TypeHandler
 from telegram.request import BaseRequest
 
+from actorscope.channels._adapter import ChannelAdapter
+from actorscope.channels._base import IgnoreReason, Ingress
+from actorscope.channels._config import ChannelConfig
 from actorscope.channels._pipeline import Pipeline
-from actorscope.channels.adapter import ChannelAdapter
-from actorscope.channels.base import IgnoreReason, Ingress
-from actorscope.channels.config import ChannelConfig
-from actorscope.channels.shared_dedup import SharedDedup
-from actorscope.channels.telegram import GENERAL_TOPIC_ID, inspect_update
-from actorscope.channels.telegram_commands import (
+from actorscope.channels._shared_dedup import SharedDedup
+from actorscope.channels._telegram_commands import (
     handle_telegram_writer_command,
     telegram_admin_check,
 )
-from actorscope.channels.telegram_webhook import Fed, Webhook, WebhookServer
-from actorscope.channels.writer_commands import WriterCommand
+from actorscope.channels._telegram_webhook import Fed, Webhook, WebhookServer
+from actorscope.channels._writer_commands import WriterCommand
+from actorscope.channels.telegram import GENERAL_TOPIC_ID, inspect_update
 from actorscope.errors import ConfigError, ReplyError, StoreError
 from actorscope.identity import Identity
 from actorscope.messages import Attachment, AttachmentKind, Buttons, OutboundMessage, ReplyFormat

@@ -1,6 +1,6 @@
 """Moving a chat's grants when the chat changes id (Telegram group → supergroup).
 
-The adapter reports the move as a :class:`~actorscope.channels.base.ScopeMigration`;
+The adapter reports the move as a :class:`~actorscope.channels._base.ScopeMigration`;
 :func:`move_grants` applies it to a :class:`~actorscope.permissions.GrantStore`.
 """
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from actorscope.channels.base import ScopeMigration
+from actorscope.channels._base import ScopeMigration
 from actorscope.permissions import GrantKey, GrantStore
 
 __all__ = ["move_grants"]

@@ -14,7 +14,7 @@ from dataclasses import replace
 from telegram import Bot, ChatMember, Message
 from telegram.error import TelegramError
 
-from actorscope.channels.writer_commands import WriterCommand, execute_writer_command
+from actorscope.channels._writer_commands import WriterCommand, execute_writer_command
 from actorscope.identity import Identity, is_placeholder_sender
 from actorscope.permissions.writers import PlatformAdminCheck, WriterManager
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 
 import discord
 
-from actorscope.channels.writer_commands import WriterCommand, execute_writer_command
+from actorscope.channels._writer_commands import WriterCommand, execute_writer_command
 from actorscope.identity import Identity
 from actorscope.permissions.writers import WriterManager
 

@@ -11,7 +11,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 
-from actorscope.channels.base import META_EDIT_DATE, META_EVENT
+from actorscope.channels._base import META_EDIT_DATE, META_EVENT
 from actorscope.errors import ConfigError
 from actorscope.messages import InboundMessage
 

@@ -11,9 +11,9 @@ The result is an :class:`~actorscope.channels.Ingress`, the one result type of i
 
 from __future__ import annotations
 
-from actorscope.channels.base import META_ADDRESSED, IgnoreReason, Ingress
-from actorscope.channels.config import ChannelConfig, Policy
-from actorscope.channels.mention import strip_mention
+from actorscope.channels._base import META_ADDRESSED, IgnoreReason, Ingress
+from actorscope.channels._config import ChannelConfig, Policy
+from actorscope.channels._mention import strip_mention
 from actorscope.identity import PeerKind, Scope, SenderKind
 from actorscope.messages import InboundMessage
 
