@@ -22,7 +22,7 @@ from actorscope.host import MemorySender
 from actorscope.identity import Identity
 from actorscope.messages import InboundMessage
 from actorscope.permissions import GrantStore
-from actorscope.permissions.writers import WriterManager
+from actorscope.permissions._writers import WriterManager
 from actorscope.store import Database
 
 CHAT = -1001234567890

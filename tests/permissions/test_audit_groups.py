@@ -10,7 +10,7 @@ import pytest
 from actorscope.agents import Agent
 from actorscope.identity import Identity, PeerKind
 from actorscope.permissions import GrantStore, PermissionPolicy, Reason
-from actorscope.permissions.audit import BATCH
+from actorscope.permissions._audit import BATCH
 from actorscope.store import Database, Transaction
 
 GROUP = "group:telegram:-100200"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from actorscope.errors import GrantError
-from actorscope.permissions.scopes import (
+from actorscope.permissions._scopes import (
     accepted_types,
     candidate_scopes,
     grantee_problem,

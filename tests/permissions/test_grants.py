@@ -19,7 +19,7 @@ from actorscope.errors import (
 )
 from actorscope.identity import Identity
 from actorscope.permissions import GrantKey, GrantLookup, GrantStore, PermissionPolicy, Reason
-from actorscope.permissions.audit import AuditLog
+from actorscope.permissions._audit import AuditLog
 from actorscope.store import Database, Row
 
 GROUP = "group:telegram:-100200"

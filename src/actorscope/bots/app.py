@@ -43,9 +43,9 @@ from actorscope.channels._telegram_webhook import Webhook
 from actorscope.errors import ConfigError
 from actorscope.host.runtime import Handler, Host, Reply
 from actorscope.messages import RunRequest
-from actorscope.permissions.grants import GrantStore
-from actorscope.permissions.policy import PermissionPolicy
-from actorscope.permissions.watch import GrantChangeWatcher
+from actorscope.permissions._grants import GrantStore
+from actorscope.permissions._policy import PermissionPolicy
+from actorscope.permissions._watch import GrantChangeWatcher
 from actorscope.propagation.bus import MessageBus
 from actorscope.propagation.origin import OriginSigner
 from actorscope.sandbox import DiscordEmulator, discord_pointed_at, sandbox_world

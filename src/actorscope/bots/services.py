@@ -25,8 +25,8 @@ from actorscope.channels._discord_runner import DiscordRunner
 from actorscope.channels._telegram_runner import TelegramRunner
 from actorscope.context import current_identity
 from actorscope.errors import ConfigError
-from actorscope.permissions.grants import GrantStore
-from actorscope.permissions.policy import PermissionPolicy
+from actorscope.permissions._grants import GrantStore
+from actorscope.permissions._policy import PermissionPolicy
 from actorscope.store import Database
 from actorscope.tools.workspace import Workspace
 

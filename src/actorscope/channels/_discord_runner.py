@@ -54,8 +54,8 @@ from actorscope.channels.discord import inspect_interaction, inspect_message
 from actorscope.errors import ConfigError, ReplyError
 from actorscope.identity import Identity
 from actorscope.messages import AttachmentKind, Buttons, OutboundMessage, ReplyFormat
-from actorscope.permissions.grants import GrantStore
-from actorscope.permissions.writers import WriterManager
+from actorscope.permissions._grants import GrantStore
+from actorscope.permissions._writers import WriterManager
 from actorscope.propagation.bus import MessageBus
 
 __all__ = [

@@ -37,7 +37,7 @@ from actorscope.channels._writer_commands import (
 from actorscope.host.sender import OutboundSender
 from actorscope.identity import Identity
 from actorscope.messages import InboundMessage, reply_to
-from actorscope.permissions.writers import WriterManager
+from actorscope.permissions._writers import WriterManager
 
 __all__ = ["Acknowledge", "Pipeline", "Publish", "RunWriterCommand"]
 

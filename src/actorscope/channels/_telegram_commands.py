@@ -16,7 +16,7 @@ from telegram.error import TelegramError
 
 from actorscope.channels._writer_commands import WriterCommand, execute_writer_command
 from actorscope.identity import Identity, is_placeholder_sender
-from actorscope.permissions.writers import PlatformAdminCheck, WriterManager
+from actorscope.permissions._writers import PlatformAdminCheck, WriterManager
 
 __all__ = [
     "TELEGRAM_WRITER_USAGE",

@@ -56,7 +56,7 @@ from actorscope.errors import ConfigError, ReplyError, StoreError
 from actorscope.identity import Identity
 from actorscope.messages import Attachment, AttachmentKind, Buttons, OutboundMessage, ReplyFormat
 from actorscope.permissions import GrantStore
-from actorscope.permissions.writers import WriterManager
+from actorscope.permissions._writers import WriterManager
 from actorscope.propagation.bus import MessageBus
 
 __all__ = [

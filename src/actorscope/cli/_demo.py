@@ -45,7 +45,7 @@ from actorscope.identity import (
     telegram_identity,
 )
 from actorscope.permissions import GrantStore, PermissionPolicy
-from actorscope.permissions.audit import AuditAction
+from actorscope.permissions._audit import AuditAction
 from actorscope.propagation import OriginSigner
 from actorscope.store import DEFAULT_TENANT_SLUG, Database
 

@@ -15,7 +15,7 @@ from actorscope.cli._app import DEFAULT_DB, DbOption, app, console_for_tables
 from actorscope.errors import ConfigError, NotFoundError
 from actorscope.identity import Identity, PeerKind, is_group_scope
 from actorscope.permissions import BYPASS_ROLES, GrantStore, PermissionPolicy
-from actorscope.permissions.scopes import (
+from actorscope.permissions._scopes import (
     Permission,
     parse_check_type,
     parse_config_type,

@@ -23,7 +23,7 @@ from actorscope.http._api import check_key, operations
 from actorscope.http._guard import Problem
 from actorscope.http._keys import ApiKey
 from actorscope.http._ops import AUDIT_PAGE, Operations
-from actorscope.permissions.scopes import CONFIG_TYPES
+from actorscope.permissions._scopes import CONFIG_TYPES
 
 __all__ = ["SESSION_COOKIE", "SESSION_SECONDS", "error_page", "is_console", "router"]
 

@@ -37,7 +37,7 @@ from actorscope.permissions import (
     WriterReason,
     writer_scope,
 )
-from actorscope.permissions.scopes import (
+from actorscope.permissions._scopes import (
     ConfigType,
     parse_config_type,
     parse_grant_scope,

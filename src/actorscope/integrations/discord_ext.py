@@ -78,11 +78,11 @@ from actorscope.host.runtime import Prepared, RunStep
 from actorscope.host.sender import OutboundSender
 from actorscope.identity import Identity, SenderKind
 from actorscope.messages import InboundMessage, OutboundMessage, RunRequest
-from actorscope.permissions.grants import GrantStore
-from actorscope.permissions.policy import Decision, PermissionPolicy, Reason, non_person_reason
-from actorscope.permissions.scopes import parse_check_type
-from actorscope.permissions.watch import GrantChangeWatcher
-from actorscope.permissions.writers import WriterManager
+from actorscope.permissions._grants import GrantStore
+from actorscope.permissions._policy import Decision, PermissionPolicy, Reason, non_person_reason
+from actorscope.permissions._scopes import parse_check_type
+from actorscope.permissions._watch import GrantChangeWatcher
+from actorscope.permissions._writers import WriterManager
 from actorscope.propagation.origin import OriginSigner
 from actorscope.store import DEFAULT_TENANT_SLUG, Database
 from actorscope.tools.workspace import Workspace

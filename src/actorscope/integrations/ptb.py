@@ -71,7 +71,7 @@ from actorscope.host import OutboundSender, Prepared, RunStep
 from actorscope.identity import Identity
 from actorscope.messages import InboundMessage, OutboundMessage, RunRequest, reply_to
 from actorscope.permissions import Decision, GrantStore, PermissionPolicy
-from actorscope.permissions.writers import WriterManager
+from actorscope.permissions._writers import WriterManager
 from actorscope.propagation import OriginSigner
 from actorscope.store import Database
 from actorscope.tools.workspace import Workspace

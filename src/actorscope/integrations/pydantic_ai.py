@@ -40,7 +40,7 @@ from actorscope.errors import ConfigError, UnboundIdentityError
 from actorscope.identity import Identity
 from actorscope.messages import InboundMessage, RunRequest
 from actorscope.permissions import Decision
-from actorscope.permissions.scopes import parse_check_type
+from actorscope.permissions._scopes import parse_check_type
 from actorscope.propagation import (
     META_ORIGIN_TRACE_ID,
     DelegateTask,

@@ -1,10 +1,10 @@
 """Permissions: grants per tenant and agent, fail-closed group checks, writers, audit."""
 
-from actorscope.permissions.audit import AuditAction, AuditEntry, AuditLog
-from actorscope.permissions.cache import DecisionCache
-from actorscope.permissions.grants import GrantStore
-from actorscope.permissions.ownership import owner_for_new_row, owns
-from actorscope.permissions.policy import (
+from actorscope.permissions._audit import AuditAction, AuditEntry, AuditLog
+from actorscope.permissions._cache import DecisionCache
+from actorscope.permissions._grants import GrantStore
+from actorscope.permissions._ownership import owner_for_new_row, owns
+from actorscope.permissions._policy import (
     BYPASS_ROLES,
     Decision,
     DecisionObserver,
@@ -12,10 +12,10 @@ from actorscope.permissions.policy import (
     Reason,
     non_person_reason,
 )
-from actorscope.permissions.records import Grant, GrantKey, GrantLookup
-from actorscope.permissions.scopes import ConfigType, Permission, candidate_scopes
-from actorscope.permissions.watch import DEFAULT_WATCH_INTERVAL, GrantChangeWatcher
-from actorscope.permissions.writers import (
+from actorscope.permissions._records import Grant, GrantKey, GrantLookup
+from actorscope.permissions._scopes import ConfigType, Permission, candidate_scopes
+from actorscope.permissions._watch import DEFAULT_WATCH_INTERVAL, GrantChangeWatcher
+from actorscope.permissions._writers import (
     PlatformAdminCheck,
     WriterDecision,
     WriterManager,

@@ -45,7 +45,7 @@ from actorscope.identity import (
 )
 from actorscope.messages import InboundMessage
 from actorscope.permissions import writer_scope
-from actorscope.permissions.audit import AuditLog
+from actorscope.permissions._audit import AuditLog
 from actorscope.propagation import (
     Origin,
     OriginSigner,

@@ -19,9 +19,9 @@ from typing import Any
 from actorscope.agents import Agent, AgentRegistry
 from actorscope.agents.types import looks_like_uuid, parse_uuid
 from actorscope.errors import GrantError, StoreError
-from actorscope.permissions.audit import AuditAction, AuditEntry, AuditLog
-from actorscope.permissions.cache import DEFAULT_MAX_ENTRIES, DecisionCache
-from actorscope.permissions.records import (
+from actorscope.permissions._audit import AuditAction, AuditEntry, AuditLog
+from actorscope.permissions._cache import DEFAULT_MAX_ENTRIES, DecisionCache
+from actorscope.permissions._records import (
     Grant,
     GrantKey,
     GrantLookup,
@@ -30,7 +30,7 @@ from actorscope.permissions.records import (
     metadata_json,
     precedence,
 )
-from actorscope.permissions.scopes import (
+from actorscope.permissions._scopes import (
     Permission,
     parse_config_type,
     parse_grant_scope,

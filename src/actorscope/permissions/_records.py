@@ -10,7 +10,7 @@ from typing import Any
 
 from actorscope.agents.types import parse_uuid
 from actorscope.errors import GrantError
-from actorscope.permissions.scopes import (
+from actorscope.permissions._scopes import (
     ANY,
     Permission,
     parse_config_type,

@@ -18,7 +18,7 @@ import contextlib
 from types import TracebackType
 
 from actorscope.errors import ConfigError
-from actorscope.permissions.grants import GrantStore
+from actorscope.permissions._grants import GrantStore
 
 __all__ = ["DEFAULT_WATCH_INTERVAL", "GrantChangeWatcher"]
 

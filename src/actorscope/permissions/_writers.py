@@ -28,11 +28,11 @@ from enum import StrEnum
 from actorscope.agents.types import NIL_UUID, parse_uuid_or_nil
 from actorscope.context import current_identity
 from actorscope.identity import Identity, Scope, is_group_scope, normalize_sender_id
-from actorscope.permissions.audit import AuditAction, AuditEntry
-from actorscope.permissions.grants import GrantStore
-from actorscope.permissions.policy import non_person_reason
-from actorscope.permissions.records import GrantKey, GrantLookup
-from actorscope.permissions.scopes import (
+from actorscope.permissions._audit import AuditAction, AuditEntry
+from actorscope.permissions._grants import GrantStore
+from actorscope.permissions._policy import non_person_reason
+from actorscope.permissions._records import GrantKey, GrantLookup
+from actorscope.permissions._scopes import (
     ANY,
     ConfigType,
     Permission,

@@ -31,10 +31,10 @@ from actorscope.identity import (
     is_synthetic_sender,
     normalize_sender_id,
 )
-from actorscope.permissions.audit import AuditAction, AuditEntry
-from actorscope.permissions.grants import GrantStore
-from actorscope.permissions.records import GrantLookup
-from actorscope.permissions.scopes import (
+from actorscope.permissions._audit import AuditAction, AuditEntry
+from actorscope.permissions._grants import GrantStore
+from actorscope.permissions._records import GrantLookup
+from actorscope.permissions._scopes import (
     CHECK_TYPES,
     ConfigType,
     accepted_types,
