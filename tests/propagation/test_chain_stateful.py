@@ -45,7 +45,7 @@ from actorscope.propagation import (
     teammate_dispatch,
     ticker_run,
 )
-from actorscope.propagation.wrappers import TickerJob
+from actorscope.propagation._wrappers import TickerJob
 
 HUMANS = ("1001", "1002", "1003")
 ROLES = {"1001": "admin", "1002": "", "1003": ""}

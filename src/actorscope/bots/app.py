@@ -46,8 +46,8 @@ from actorscope.messages import RunRequest
 from actorscope.permissions._grants import GrantStore
 from actorscope.permissions._policy import PermissionPolicy
 from actorscope.permissions._watch import GrantChangeWatcher
-from actorscope.propagation.bus import MessageBus
-from actorscope.propagation.origin import OriginSigner
+from actorscope.propagation._bus import MessageBus
+from actorscope.propagation._origin import OriginSigner
 from actorscope.sandbox import DiscordEmulator, discord_pointed_at, sandbox_world
 from actorscope.sandbox._console import DISCORD_HELP, DiscordConsole
 from actorscope.sandbox._telegram.console import HELP, SandboxConsole, populate_sandbox

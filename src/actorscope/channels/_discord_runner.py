@@ -56,7 +56,7 @@ from actorscope.identity import Identity
 from actorscope.messages import AttachmentKind, Buttons, OutboundMessage, ReplyFormat
 from actorscope.permissions._grants import GrantStore
 from actorscope.permissions._writers import WriterManager
-from actorscope.propagation.bus import MessageBus
+from actorscope.propagation._bus import MessageBus
 
 __all__ = [
     "MAX_BUTTONS_PER_ROW",

@@ -57,7 +57,7 @@ from actorscope.identity import Identity
 from actorscope.messages import Attachment, AttachmentKind, Buttons, OutboundMessage, ReplyFormat
 from actorscope.permissions import GrantStore
 from actorscope.permissions._writers import WriterManager
-from actorscope.propagation.bus import MessageBus
+from actorscope.propagation._bus import MessageBus
 
 __all__ = [
     "ALLOWED_UPDATES",

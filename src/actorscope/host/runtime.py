@@ -30,11 +30,11 @@ from actorscope.errors import ActorscopeError, ConfigError, ReplyError
 from actorscope.host.sender import OutboundSender
 from actorscope.identity import Identity
 from actorscope.messages import InboundMessage, OutboundMessage, RichReply, RunRequest, reply_to
-from actorscope.propagation.builder import build_run_request
-from actorscope.propagation.bus import MessageBus
-from actorscope.propagation.keys import META_ORIGIN_TRACE_ID
-from actorscope.propagation.origin import OriginSigner
-from actorscope.propagation.run import RunInfo, bind_run
+from actorscope.propagation._builder import build_run_request
+from actorscope.propagation._bus import MessageBus
+from actorscope.propagation._keys import META_ORIGIN_TRACE_ID
+from actorscope.propagation._origin import OriginSigner
+from actorscope.propagation._run import RunInfo, bind_run
 
 __all__ = ["Handler", "Host", "Prepared", "Reply", "RunStep", "reply_to", "role_for"]
 

@@ -83,7 +83,7 @@ from actorscope.permissions._policy import Decision, PermissionPolicy, Reason, n
 from actorscope.permissions._scopes import parse_check_type
 from actorscope.permissions._watch import GrantChangeWatcher
 from actorscope.permissions._writers import WriterManager
-from actorscope.propagation.origin import OriginSigner
+from actorscope.propagation._origin import OriginSigner
 from actorscope.store import DEFAULT_TENANT_SLUG, Database
 from actorscope.tools.workspace import Workspace
 

@@ -5,14 +5,14 @@ they synthesise; :func:`build_run_request` gives the next turn that human as its
 when the origin verifies. See docs/design.md, "Propagation".
 """
 
-from actorscope.propagation.builder import (
+from actorscope.propagation._builder import (
     build_run_request,
     origin_scope,
     sanitize_inbound,
     verified_origin,
 )
-from actorscope.propagation.bus import DEFAULT_BUS_SIZE, MessageBus
-from actorscope.propagation.keys import (
+from actorscope.propagation._bus import DEFAULT_BUS_SIZE, MessageBus
+from actorscope.propagation._keys import (
     META_ORIGIN_AGENT_ID,
     META_ORIGIN_CHANNEL,
     META_ORIGIN_CHAT_ID,
@@ -32,16 +32,16 @@ from actorscope.propagation.keys import (
     ORIGIN_PREFIX,
     is_origin_key,
 )
-from actorscope.propagation.origin import (
+from actorscope.propagation._origin import (
     DEFAULT_KEY_ENV,
     DEFAULT_MAX_AGE,
     MIN_KEY_BYTES,
     Origin,
     OriginSigner,
 )
-from actorscope.propagation.replay import DEFAULT_REPLAY_CAPACITY, ReplayGuard
-from actorscope.propagation.run import RunInfo, bind_run, current_run
-from actorscope.propagation.wrappers import (
+from actorscope.propagation._replay import DEFAULT_REPLAY_CAPACITY, ReplayGuard
+from actorscope.propagation._run import RunInfo, bind_run, current_run
+from actorscope.propagation._wrappers import (
     SESSION_SEND_SENDER,
     DelegateTask,
     Route,

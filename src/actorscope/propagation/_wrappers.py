@@ -20,9 +20,9 @@ from actorscope.context import current_identity
 from actorscope.errors import IdentityError, PayloadError, UnboundIdentityError
 from actorscope.identity import Identity, PeerKind, SenderKind, platform_id
 from actorscope.messages import InboundMessage
-from actorscope.propagation.keys import is_origin_key
-from actorscope.propagation.origin import Origin, OriginSigner
-from actorscope.propagation.run import RunInfo, current_run
+from actorscope.propagation._keys import is_origin_key
+from actorscope.propagation._origin import Origin, OriginSigner
+from actorscope.propagation._run import RunInfo, current_run
 
 __all__ = [
     "SESSION_SEND_SENDER",

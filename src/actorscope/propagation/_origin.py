@@ -7,7 +7,7 @@ included), the carrying message (its synthetic sender and sender kind, routing f
 id and text) and a timestamp. :meth:`OriginSigner.verify` gives the origin back only when the
 signature, the key, every field and the age check out; anything else is ``None`` - never an
 exception, because a forged origin is simply ignored. With ``consume=True`` it also records the
-signature in the signer's :class:`~actorscope.propagation.replay.ReplayGuard`, so the same
+signature in the signer's :class:`~actorscope.propagation._replay.ReplayGuard`, so the same
 signed carrier verifies that way only once (per signer, per process).
 
 There is no process-wide signer: the host and the wrappers are handed one. By default it holds
@@ -31,7 +31,7 @@ from typing import NamedTuple
 from actorscope.errors import ConfigError
 from actorscope.identity import Identity, PeerKind, Scope, ScopeKind
 from actorscope.messages import InboundMessage
-from actorscope.propagation.keys import (
+from actorscope.propagation._keys import (
     META_ORIGIN_AGENT_ID,
     META_ORIGIN_CHANNEL,
     META_ORIGIN_CHAT_ID,
@@ -47,7 +47,7 @@ from actorscope.propagation.keys import (
     ORIGIN_FIELD_KEYS,
     is_origin_key,
 )
-from actorscope.propagation.replay import DEFAULT_REPLAY_CAPACITY, ReplayGuard
+from actorscope.propagation._replay import DEFAULT_REPLAY_CAPACITY, ReplayGuard
 
 __all__ = [
     "DEFAULT_KEY_ENV",

@@ -35,14 +35,14 @@ from actorscope.identity import (
     session_key,
 )
 from actorscope.messages import InboundMessage, RunRequest
-from actorscope.propagation.keys import (
+from actorscope.propagation._keys import (
     META_ORIGIN_SIGNATURE,
     META_ORIGIN_VIA,
     ORIGIN_AGENT_KEYS,
     ORIGIN_FIELD_KEYS,
     is_origin_key,
 )
-from actorscope.propagation.origin import Origin, OriginSigner
+from actorscope.propagation._origin import Origin, OriginSigner
 
 __all__ = ["build_run_request", "origin_scope", "sanitize_inbound", "verified_origin"]
 
