@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from actorscope.agents import AGENTS_DIR, sanitise_key, workspace_path
-from actorscope.agents.paths import archived_workspace_path, tenant_workspace_path
+from actorscope.agents._paths import archived_workspace_path, tenant_workspace_path
 from actorscope.errors import IdentityError, UnsafeKeyError
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from actorscope.agents import Agent
-from actorscope.agents.types import AgentKey, AgentUUID, TenantUUID
+from actorscope.agents._types import AgentKey, AgentUUID, TenantUUID
 from actorscope.errors import ToolError
 from actorscope.identity import telegram_identity
 from actorscope.tools.workspace import Workspace

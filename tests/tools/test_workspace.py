@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from actorscope.agents import Agent, AgentRegistry
-from actorscope.agents.types import AgentKey, AgentUUID, TenantUUID
+from actorscope.agents._types import AgentKey, AgentUUID, TenantUUID
 from actorscope.errors import ToolError
 from actorscope.identity import Identity, telegram_identity
 from actorscope.permissions import GrantStore, PermissionPolicy

@@ -1,6 +1,6 @@
 """Agent and tenant identity: UUIDs for the system, keys for people."""
 
-from actorscope.agents.events import (
+from actorscope.agents._events import (
     NON_UUID_AGENT_ID,
     NON_UUID_TENANT_ID,
     DomainEvent,
@@ -9,13 +9,13 @@ from actorscope.agents.events import (
     EventHandler,
     check_event,
 )
-from actorscope.agents.logs import AgentLogger, agent_label, agent_logger
-from actorscope.agents.models import Agent, AgentListener, Team, TeamMember, Tenant
-from actorscope.agents.paths import AGENTS_DIR, sanitise_key, workspace_path
-from actorscope.agents.prompt import SystemPromptConfig
-from actorscope.agents.registry import AgentRegistry
-from actorscope.agents.router import AgentRouter, RouterEntry, cache_key
-from actorscope.agents.types import (
+from actorscope.agents._logs import AgentLogger, agent_label, agent_logger
+from actorscope.agents._models import Agent, AgentListener, Team, TeamMember, Tenant
+from actorscope.agents._paths import AGENTS_DIR, sanitise_key, workspace_path
+from actorscope.agents._prompt import SystemPromptConfig
+from actorscope.agents._registry import AgentRegistry
+from actorscope.agents._router import AgentRouter, RouterEntry, cache_key
+from actorscope.agents._types import (
     NIL_UUID,
     AgentKey,
     AgentUUID,

@@ -12,7 +12,7 @@ import weakref
 from collections.abc import Callable
 from typing import TypeVar
 
-from actorscope.agents.models import Agent, AgentListener, Tenant
+from actorscope.agents._models import Agent, AgentListener, Tenant
 from actorscope.store import Database
 
 __all__ = ["AgentCache", "cache_for"]

@@ -29,8 +29,8 @@ from typing import Any
 
 from telegram.error import InvalidToken, TelegramError
 
-from actorscope.agents.models import Agent
-from actorscope.agents.registry import AgentRegistry
+from actorscope.agents._models import Agent
+from actorscope.agents._registry import AgentRegistry
 from actorscope.bots.config import BotConfig, ChannelSection, load_handler, resolve_token
 from actorscope.bots.services import BotServices, bind_services
 from actorscope.channels._adapter import ChannelAdapter

@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from actorscope._input import parse_toml, read_text_file
-from actorscope.agents.types import (
+from actorscope.agents._types import (
     looks_like_uuid,
     parse_agent_key,
     parse_tenant_slug,

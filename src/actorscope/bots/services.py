@@ -19,7 +19,7 @@ from typing import TypeVar
 import discord
 from telegram import Bot
 
-from actorscope.agents.models import Agent
+from actorscope.agents._models import Agent
 from actorscope.channels._adapter import ChannelAdapter
 from actorscope.channels._discord_runner import DiscordRunner
 from actorscope.channels._telegram_runner import TelegramRunner

@@ -51,7 +51,7 @@ with warnings.catch_warnings():
     from discord import app_commands
     from discord.ext import commands
 
-from actorscope.agents.registry import AgentRegistry
+from actorscope.agents._registry import AgentRegistry
 from actorscope.bots.services import BotServices
 from actorscope.channels._base import META_ADDRESSED, META_COMMAND, Addressed, Ingress, Outcome
 from actorscope.channels._config import ChannelConfig

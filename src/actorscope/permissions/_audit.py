@@ -26,7 +26,7 @@ from typing import Any
 
 from actorscope._input import shown_path
 from actorscope._text import escape_unstorable
-from actorscope.agents.types import NIL_UUID
+from actorscope.agents._types import NIL_UUID
 from actorscope.errors import ConflictError, RowRefusedError, StoreError
 from actorscope.identity import MAX_SCOPE_CHARS
 from actorscope.store import Database, Row, Transaction, utc_now

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from actorscope.agents import Agent, AgentRegistry
-from actorscope.agents.types import looks_like_uuid, parse_uuid
+from actorscope.agents._types import looks_like_uuid, parse_uuid
 from actorscope.errors import GrantError, StoreError
 from actorscope.permissions._audit import AuditAction, AuditEntry, AuditLog
 from actorscope.permissions._cache import DEFAULT_MAX_ENTRIES, DecisionCache

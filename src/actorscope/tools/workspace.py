@@ -49,8 +49,8 @@ import threading
 from pathlib import Path, PurePosixPath, PureWindowsPath
 
 from actorscope._text import has_lone_surrogate
-from actorscope.agents.models import Agent
-from actorscope.agents.paths import (
+from actorscope.agents._models import Agent
+from actorscope.agents._paths import (
     archived_workspace_path,
     tenant_workspace_path,
     workspace_path,

@@ -10,8 +10,8 @@ import logging
 from collections.abc import MutableMapping
 from typing import Any
 
-from actorscope.agents.models import Agent, Tenant
-from actorscope.agents.types import parse_agent_key, parse_tenant_slug
+from actorscope.agents._models import Agent, Tenant
+from actorscope.agents._types import parse_agent_key, parse_tenant_slug
 from actorscope.errors import IdentityError
 
 __all__ = ["AgentLogger", "agent_label", "agent_logger"]

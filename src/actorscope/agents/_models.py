@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from actorscope.agents.types import AgentKey, AgentUUID, TeamUUID, TenantUUID
+from actorscope.agents._types import AgentKey, AgentUUID, TeamUUID, TenantUUID
 from actorscope.store import Row
 
 __all__ = ["Agent", "AgentListener", "Team", "TeamMember", "Tenant", "agent_from_row"]

@@ -16,7 +16,7 @@ from dataclasses import replace
 from typing import Protocol
 
 from actorscope.agents._cache import cache_for
-from actorscope.agents.models import (
+from actorscope.agents._models import (
     Agent,
     AgentListener,
     Team,
@@ -24,7 +24,7 @@ from actorscope.agents.models import (
     Tenant,
     agent_from_row,
 )
-from actorscope.agents.types import (
+from actorscope.agents._types import (
     AgentKey,
     AgentUUID,
     TeamUUID,

@@ -16,7 +16,7 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, replace
 
-from actorscope.agents.types import NIL_UUID, AgentUUID, TenantUUID, looks_like_uuid, parse_uuid
+from actorscope.agents._types import NIL_UUID, AgentUUID, TenantUUID, looks_like_uuid, parse_uuid
 from actorscope.errors import EventRejectedError
 from actorscope.store import utc_now
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from actorscope.agents.models import Agent, Tenant
-from actorscope.agents.registry import DEFAULT_CACHE_TTL, AgentRegistry
-from actorscope.agents.types import (
+from actorscope.agents._models import Agent, Tenant
+from actorscope.agents._registry import DEFAULT_CACHE_TTL, AgentRegistry
+from actorscope.agents._types import (
     AgentKey,
     TenantUUID,
     looks_like_uuid,
