@@ -33,7 +33,7 @@ from actorscope.messages import (
 from actorscope.permissions import GrantStore, PermissionPolicy
 from actorscope.propagation import MessageBus, OriginSigner
 from actorscope.store import Database
-from actorscope.tools.workspace import Workspace
+from actorscope.tools._workspace import Workspace
 
 GUILD, TEXT, THREAD, MOD_ROLE = (
     71000000000000001,

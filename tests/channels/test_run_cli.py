@@ -31,7 +31,7 @@ from actorscope.messages import InboundMessage, RunRequest
 from actorscope.permissions import GrantStore, PermissionPolicy
 from actorscope.propagation import MessageBus, OriginSigner
 from actorscope.store import Database
-from actorscope.tools.workspace import Workspace
+from actorscope.tools._workspace import Workspace
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 GOOD = """

@@ -25,7 +25,7 @@ from actorscope.permissions import GrantStore, PermissionPolicy
 from actorscope.propagation import MessageBus, OriginSigner
 from actorscope.sandbox import BotApiEmulator, EmulatorRequest, MemberStatus
 from actorscope.store import Database
-from actorscope.tools.workspace import Workspace
+from actorscope.tools._workspace import Workspace
 
 Turn = Callable[[RunRequest], Awaitable[Reply]]
 

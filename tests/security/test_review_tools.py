@@ -11,7 +11,7 @@ from actorscope.agents import Agent
 from actorscope.agents._types import AgentKey, AgentUUID, TenantUUID
 from actorscope.errors import ToolError
 from actorscope.identity import telegram_identity
-from actorscope.tools.workspace import Workspace
+from actorscope.tools._workspace import Workspace
 
 GROUP = telegram_identity(-100200, "supergroup", 42)
 MAIN = Agent(AgentUUID(str(uuid.uuid4())), AgentKey("main"), TenantUUID(str(uuid.uuid4())))

@@ -11,8 +11,8 @@ import pytest
 
 from actorscope.errors import ConflictError, DatabaseOpenError, SchemaTooNewError, StoreError
 from actorscope.store import Database, load_migrations, numbered_placeholders, utc_now
-from actorscope.tools.cron import CronStore
-from actorscope.tools.memory import MemoryKey, SqliteMemory
+from actorscope.tools._cron import CronStore
+from actorscope.tools._memory import MemoryKey, SqliteMemory
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ from actorscope.agents import Agent, AgentRegistry
 from actorscope.errors import ConflictError, NotFoundError, ToolError
 from actorscope.store import Database
 from actorscope.tools import CronStore
-from actorscope.tools.cron import parse_job_name, parse_schedule
+from actorscope.tools._cron import parse_job_name, parse_schedule
 
 GROUP = "group:telegram:-100200300"
 OTHER = "group:telegram:-100999"

@@ -8,7 +8,7 @@ from actorscope.agents import Agent, AgentRegistry
 from actorscope.errors import NotFoundError
 from actorscope.store import Database
 from actorscope.tools import MemoryEntry, MemoryKey, SqliteMemory
-from actorscope.tools.memory import rank_entries
+from actorscope.tools._memory import rank_entries
 
 GROUP = "group:telegram:-100200300"
 

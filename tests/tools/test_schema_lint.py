@@ -19,7 +19,7 @@ from actorscope.tools import (
     lint_tool_schema,
     to_openai_strict,
 )
-from actorscope.tools.builtin import (
+from actorscope.tools._builtin import (
     CronAddInput,
     CronListInput,
     CronRemoveInput,

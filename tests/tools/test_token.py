@@ -18,7 +18,7 @@ from actorscope.tools import (
     encode_identity_token,
     identity_from_token,
 )
-from actorscope.tools.token import TOKEN_PURPOSE
+from actorscope.tools._token import TOKEN_PURPOSE
 
 KEY = b"k" * 32
 MEMBER = replace(

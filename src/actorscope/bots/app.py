@@ -54,7 +54,7 @@ from actorscope.sandbox._telegram.console import HELP, SandboxConsole, populate_
 from actorscope.sandbox._telegram.emulator import BotApiEmulator
 from actorscope.sandbox._telegram.server import BotApiServer
 from actorscope.store import Database
-from actorscope.tools.workspace import Workspace
+from actorscope.tools._workspace import Workspace
 
 __all__ = ["SHUTDOWN_GRACE", "run_bots", "with_services"]
 

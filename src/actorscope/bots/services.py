@@ -28,7 +28,7 @@ from actorscope.errors import ConfigError
 from actorscope.permissions._grants import GrantStore
 from actorscope.permissions._policy import PermissionPolicy
 from actorscope.store import Database
-from actorscope.tools.workspace import Workspace
+from actorscope.tools._workspace import Workspace
 
 __all__ = ["BotServices", "bind_services", "current_services"]
 

@@ -30,9 +30,9 @@ from actorscope.errors import ConfigError
 from actorscope.permissions import GrantStore, PermissionPolicy
 from actorscope.propagation import DEFAULT_KEY_ENV, OriginSigner
 from actorscope.store import DEFAULT_TENANT_SLUG, Database
-from actorscope.tools.builtin import builtin_tools
-from actorscope.tools.token import IDENTITY_TOKEN_ENV, identity_from_token
-from actorscope.tools.toolbox import Toolbox
+from actorscope.tools._builtin import builtin_tools
+from actorscope.tools._token import IDENTITY_TOKEN_ENV, identity_from_token
+from actorscope.tools._toolbox import Toolbox
 
 __all__ = ["Transport", "mcp"]
 

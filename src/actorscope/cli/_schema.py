@@ -13,8 +13,8 @@ from actorscope._input import parse_json, read_text_file
 from actorscope._text import escape_unstorable
 from actorscope.cli._app import app
 from actorscope.errors import SchemaError
-from actorscope.tools.catalog import tools_from_json
-from actorscope.tools.lint import lint_tool_schema
+from actorscope.tools._catalog import tools_from_json
+from actorscope.tools._lint import lint_tool_schema
 
 __all__ = ["LintTarget", "lint"]
 

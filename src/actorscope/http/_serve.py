@@ -26,7 +26,7 @@ from actorscope.http._app import create_app
 from actorscope.http._guard import ASGIApp
 from actorscope.permissions import GrantStore, PermissionPolicy
 from actorscope.store import Database
-from actorscope.tools.workspace import Workspace
+from actorscope.tools._workspace import Workspace
 
 __all__ = ["STARTUP_WAIT", "bind", "running", "serve", "url_of"]
 

@@ -85,7 +85,7 @@ from actorscope.permissions._watch import GrantChangeWatcher
 from actorscope.permissions._writers import WriterManager
 from actorscope.propagation._origin import OriginSigner
 from actorscope.store import DEFAULT_TENANT_SLUG, Database
-from actorscope.tools.workspace import Workspace
+from actorscope.tools._workspace import Workspace
 
 __all__ = [
     "COG_NAME",

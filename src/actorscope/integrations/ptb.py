@@ -74,7 +74,7 @@ from actorscope.permissions import Decision, GrantStore, PermissionPolicy
 from actorscope.permissions._writers import WriterManager
 from actorscope.propagation import OriginSigner
 from actorscope.store import Database
-from actorscope.tools.workspace import Workspace
+from actorscope.tools._workspace import Workspace
 
 __all__ = [
     "GATE_GROUP",

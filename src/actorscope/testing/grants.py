@@ -18,7 +18,7 @@ from actorscope.permissions import Grant, GrantStore, Permission, PermissionPoli
 from actorscope.propagation import OriginSigner
 from actorscope.store import Database
 from actorscope.testing.harness import AgentEnv
-from actorscope.tools.workspace import Workspace
+from actorscope.tools._workspace import Workspace
 
 __all__ = ["Binder", "Grants", "open_env", "sender_of"]
 

@@ -52,7 +52,7 @@ from actorscope.testing.expect import (
     ObservationKind,
     hide_on_expectation_failure,
 )
-from actorscope.tools.workspace import Workspace
+from actorscope.tools._workspace import Workspace
 
 __all__ = ["AgentEnv", "BotHandler", "Event", "Simulator", "Turn"]
 

@@ -4,30 +4,30 @@ The MCP server is ``actorscope.tools.mcp_server`` (extra ``mcp``), imported only
 """
 
 from actorscope.errors import IdentityValidationError
-from actorscope.tools.builtin import BUILTIN_TOOL_NAMES, builtin_tools
-from actorscope.tools.catalog import ToolDefinition, tools_from_json
-from actorscope.tools.cron import CronJob, CronStore
-from actorscope.tools.identity_args import (
+from actorscope.tools._builtin import BUILTIN_TOOL_NAMES, builtin_tools
+from actorscope.tools._catalog import ToolDefinition, tools_from_json
+from actorscope.tools._cron import CronJob, CronStore
+from actorscope.tools._identity_args import (
     AGENT_ALIAS_DESCRIPTION,
     AGENT_ID_DESCRIPTION,
     CANONICAL_FIELD,
     DEPRECATED_FIELD,
     resolve_agent_identity,
 )
-from actorscope.tools.lint import TARGETS, Target, Violation, lint_tool_schema, to_openai_strict
-from actorscope.tools.memory import MemoryBackend, MemoryEntry, MemoryKey, SqliteMemory
-from actorscope.tools.registry import EMPTY_IDENTITY, Tool, ToolCall, ToolRegistry, ToolResult
-from actorscope.tools.schema import flat_schema
-from actorscope.tools.storage import storage_scope
-from actorscope.tools.token import (
+from actorscope.tools._lint import TARGETS, Target, Violation, lint_tool_schema, to_openai_strict
+from actorscope.tools._memory import MemoryBackend, MemoryEntry, MemoryKey, SqliteMemory
+from actorscope.tools._registry import EMPTY_IDENTITY, Tool, ToolCall, ToolRegistry, ToolResult
+from actorscope.tools._schema import flat_schema
+from actorscope.tools._storage import storage_scope
+from actorscope.tools._token import (
     IDENTITY_HEADER,
     IDENTITY_TOKEN_ENV,
     decode_identity_token,
     encode_identity_token,
     identity_from_token,
 )
-from actorscope.tools.toolbox import Toolbox
-from actorscope.tools.workspace import FileMissingError, UnsafePathError, Workspace, scope_segment
+from actorscope.tools._toolbox import Toolbox
+from actorscope.tools._workspace import FileMissingError, UnsafePathError, Workspace, scope_segment
 
 __all__ = [
     "AGENT_ALIAS_DESCRIPTION",

@@ -1,4 +1,4 @@
-"""An MCP server for a :class:`~actorscope.tools.registry.ToolRegistry` (extra ``mcp``).
+"""An MCP server for a :class:`~actorscope.tools._registry.ToolRegistry` (extra ``mcp``).
 
 It advertises each tool's flat input schema exactly as built (the low-level SDK server, so
 nothing rewrites it) and returns every tool failure as an ``isError`` result with the
@@ -27,8 +27,8 @@ from actorscope._version import __version__
 from actorscope.context import bind_identity
 from actorscope.identity import Identity
 from actorscope.propagation import OriginSigner
-from actorscope.tools.registry import ToolRegistry, ToolResult
-from actorscope.tools.token import IDENTITY_HEADER, identity_from_token
+from actorscope.tools._registry import ToolRegistry, ToolResult
+from actorscope.tools._token import IDENTITY_HEADER, identity_from_token
 
 __all__ = [
     "DEFAULT_HTTP_PATH",

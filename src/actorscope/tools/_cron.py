@@ -1,6 +1,6 @@
 """Cron jobs of the built-in tools: each belongs to one agent and one storage key.
 
-The key is the run's :func:`~actorscope.tools.storage.storage_scope`, as for memory and files:
+The key is the run's :func:`~actorscope.tools._storage.storage_scope`, as for memory and files:
 a direct scope's key names its channel, so HTTP user ``"4242"`` and Telegram user 4242 never
 see each other's jobs. A job also keeps the run's real ``scope`` (``user_id``), for whatever
 runs it. A job's ``created_by`` is the person who added it (never the scope, never a tool

@@ -37,10 +37,10 @@ from actorscope.permissions import (
     owns,
 )
 from actorscope.store import Database
-from actorscope.tools.cron import CronStore
-from actorscope.tools.memory import MemoryBackend, MemoryEntry, SqliteMemory
-from actorscope.tools.storage import require_scope
-from actorscope.tools.workspace import Workspace
+from actorscope.tools._cron import CronStore
+from actorscope.tools._memory import MemoryBackend, MemoryEntry, SqliteMemory
+from actorscope.tools._storage import require_scope
+from actorscope.tools._workspace import Workspace
 
 __all__ = [
     "MEMORY_CONFIG_TYPE",
@@ -111,7 +111,7 @@ class Toolbox:
         """A toolbox whose stores live in ``db`` (memory too, unless another backend is given).
 
         ``legacy_tenant`` (a tenant UUID) adopts workspaces of the layout before tenants; see
-        :class:`~actorscope.tools.workspace.Workspace`.
+        :class:`~actorscope.tools._workspace.Workspace`.
         """
         registry = agents or AgentRegistry(db)
         workspace = Workspace(workspace_root, legacy_tenant=legacy_tenant)

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
 from actorscope.errors import SchemaError
-from actorscope.tools.identity_args import (
+from actorscope.tools._identity_args import (
     AGENT_ID_STRICT_DESCRIPTION,
     CANONICAL_FIELD,
     DEPRECATED_FIELD,

@@ -6,7 +6,7 @@ same key the tool server is configured with) and passes the token in the
 of a stdio server. Shape: ``ast1.<base64url JSON of the identity>.<signed_at>.<signature>``.
 
 A missing, malformed, forged or expired token gives
-:data:`~actorscope.tools.registry.EMPTY_IDENTITY` (no scope, no sender): the call still runs,
+:data:`~actorscope.tools._registry.EMPTY_IDENTITY` (no scope, no sender): the call still runs,
 and every group write is denied.
 """
 
@@ -20,7 +20,7 @@ import logging
 from actorscope.errors import IdentityError
 from actorscope.identity import Identity, PeerKind, SenderKind
 from actorscope.propagation import OriginSigner
-from actorscope.tools.registry import EMPTY_IDENTITY
+from actorscope.tools._registry import EMPTY_IDENTITY
 
 __all__ = [
     "IDENTITY_HEADER",

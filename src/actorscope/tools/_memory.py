@@ -1,8 +1,8 @@
 """Memory of the built-in tools: short texts keyed by agent, namespace and scope.
 
 The namespace is the tool call's ``agent_id`` / ``agent`` argument exactly as validated by
-:func:`~actorscope.tools.identity_args.resolve_agent_identity`; the scope is the run's storage
-key (:func:`~actorscope.tools.storage.storage_scope`: the ``user_id``, with the channel for a
+:func:`~actorscope.tools._identity_args.resolve_agent_identity`; the scope is the run's storage
+key (:func:`~actorscope.tools._storage.storage_scope`: the ``user_id``, with the channel for a
 direct scope other than a Telegram private chat, whose rows keep the bare id they always had).
 A :class:`MemoryBackend` never validates the namespace itself: the tool boundary has done that
 before any backend call, and the backend stores what it is given byte for byte.

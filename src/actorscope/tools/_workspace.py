@@ -2,7 +2,7 @@
 
 Every path names the agent's tenant, so tenants sharing a root never share a directory, and
 nothing outside the scope's directory is reachable. A scope's directory is named by
-:func:`scope_segment` of its storage key (:func:`~actorscope.tools.storage.storage_scope`: a
+:func:`scope_segment` of its storage key (:func:`~actorscope.tools._storage.storage_scope`: a
 direct scope's key includes its channel), an injective, portable encoding
 (``group:telegram:-100`` and ``group_telegram_-100`` never share a directory). A path a model
 gives is relative to that directory: absolute paths, ``..`` and anything that resolves outside
@@ -57,7 +57,7 @@ from actorscope.agents._paths import (
 )
 from actorscope.errors import ToolError
 from actorscope.identity import Identity
-from actorscope.tools.storage import storage_scope
+from actorscope.tools._storage import storage_scope
 
 __all__ = [
     "AGENT_MARKER",

@@ -3,7 +3,7 @@
 Every tool acts as the run's bound identity: files and memory live in its scope, permission
 checks and ``created_by`` use its actor. No tool takes an actor, a scope or a sender as an
 argument; ``agent_id`` / ``agent`` on the memory tools is a memory namespace, validated at the
-boundary (:class:`~actorscope.tools.registry.ToolRegistry`) before any backend call.
+boundary (:class:`~actorscope.tools._registry.ToolRegistry`) before any backend call.
 """
 
 from __future__ import annotations
@@ -17,12 +17,12 @@ from pydantic import BaseModel, ConfigDict, Field
 from actorscope._text import has_lone_surrogate
 from actorscope.errors import ToolError
 from actorscope.permissions import owner_for_new_row
-from actorscope.tools.cron import MAX_JOB_MESSAGE_CHARS, parse_job_name, parse_schedule
-from actorscope.tools.identity_args import AGENT_ALIAS_DESCRIPTION, AGENT_ID_DESCRIPTION
-from actorscope.tools.memory import MAX_MEMORY_TEXT_CHARS, MemoryKey
-from actorscope.tools.registry import Tool, ToolCall, ToolRegistry
-from actorscope.tools.storage import storage_scope
-from actorscope.tools.toolbox import Toolbox, require_scope
+from actorscope.tools._cron import MAX_JOB_MESSAGE_CHARS, parse_job_name, parse_schedule
+from actorscope.tools._identity_args import AGENT_ALIAS_DESCRIPTION, AGENT_ID_DESCRIPTION
+from actorscope.tools._memory import MAX_MEMORY_TEXT_CHARS, MemoryKey
+from actorscope.tools._registry import Tool, ToolCall, ToolRegistry
+from actorscope.tools._storage import storage_scope
+from actorscope.tools._toolbox import Toolbox, require_scope
 
 __all__ = [
     "BUILTIN_TOOL_NAMES",

@@ -1,7 +1,7 @@
 """A small registry of LLM tools, and the one boundary every tool call goes through.
 
 A :class:`Tool` is a name, a description, a pydantic input model (advertised as its
-:func:`~actorscope.tools.schema.flat_schema`) and an async handler. :meth:`ToolRegistry.call`
+:func:`~actorscope.tools._schema.flat_schema`) and an async handler. :meth:`ToolRegistry.call`
 is the boundary: it takes the identity from the bound run (never from the arguments),
 validates the ``agent_id`` / ``agent`` namespace of tools that take one *before* anything
 else runs, validates the rest of the arguments, runs the handler, and turns every failure
@@ -28,8 +28,8 @@ from actorscope.errors import (
     ToolError,
 )
 from actorscope.identity import Identity, SenderKind
-from actorscope.tools.identity_args import IDENTITY_FIELDS, resolve_agent_identity
-from actorscope.tools.schema import flat_schema
+from actorscope.tools._identity_args import IDENTITY_FIELDS, resolve_agent_identity
+from actorscope.tools._schema import flat_schema
 
 __all__ = [
     "EMPTY_IDENTITY",
@@ -100,7 +100,7 @@ class Tool(Generic[M]):
 
         Raises :class:`IdentityValidationError` or pydantic's ``ValidationError``. A ``null``
         for an optional property means "not given" (the OpenAI strict form sends every
-        property: :func:`~actorscope.tools.lint.to_openai_strict`), except for the identity
+        property: :func:`~actorscope.tools._lint.to_openai_strict`), except for the identity
         arguments, whose null is always an error (docs/design.md, "Tool boundary").
         """
         namespace = ""
