@@ -41,7 +41,7 @@ from actorscope.channels._shared_dedup import SharedDedup, shared_dedup_default
 from actorscope.channels._telegram_runner import IgnoredListener, TelegramRunner
 from actorscope.channels._telegram_webhook import Webhook
 from actorscope.errors import ConfigError
-from actorscope.host.runtime import Handler, Host, Reply
+from actorscope.host._runtime import Handler, Host, Reply
 from actorscope.messages import RunRequest
 from actorscope.permissions._grants import GrantStore
 from actorscope.permissions._policy import PermissionPolicy

@@ -55,7 +55,7 @@ from actorscope.channels._config import ChannelConfig
 from actorscope.channels._discord_shards import SHARD_KEYS, DiscordShards
 from actorscope.channels._telegram_webhook import WEBHOOK_KEYS, WebhookConfig
 from actorscope.errors import ConfigError, IdentityError
-from actorscope.host.runtime import Handler
+from actorscope.host._runtime import Handler
 
 __all__ = [
     "BotConfig",

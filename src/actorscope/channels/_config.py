@@ -39,7 +39,7 @@ from pydantic import (
 )
 
 from actorscope.errors import ConfigError
-from actorscope.host.runtime import role_for
+from actorscope.host._runtime import role_for
 from actorscope.identity import is_placeholder_sender
 
 __all__ = ["ChannelConfig", "GroupOverride", "Policy"]

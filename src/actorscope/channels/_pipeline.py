@@ -34,7 +34,7 @@ from actorscope.channels._writer_commands import (
     parse_writer_command,
     writer_command_named,
 )
-from actorscope.host.sender import OutboundSender
+from actorscope.host._sender import OutboundSender
 from actorscope.identity import Identity
 from actorscope.messages import InboundMessage, reply_to
 from actorscope.permissions._writers import WriterManager

@@ -1,7 +1,7 @@
 """An embedded agent host: the run step (the only copy), and a host consuming the bus with it."""
 
-from actorscope.host.runtime import Handler, Host, Prepared, Reply, RunStep, reply_to, role_for
-from actorscope.host.sender import MemorySender, OutboundSender
+from actorscope.host._runtime import Handler, Host, Prepared, Reply, RunStep, reply_to, role_for
+from actorscope.host._sender import MemorySender, OutboundSender
 
 __all__ = [
     "Handler",

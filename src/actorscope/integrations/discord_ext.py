@@ -74,8 +74,8 @@ from actorscope.channels._shared_dedup import SharedDedup, shared_dedup_default
 from actorscope.channels._writer_commands import WriterCommand, writer_command_named
 from actorscope.channels.discord import inspect_interaction, inspect_message
 from actorscope.errors import ConfigError
-from actorscope.host.runtime import Prepared, RunStep
-from actorscope.host.sender import OutboundSender
+from actorscope.host._runtime import Prepared, RunStep
+from actorscope.host._sender import OutboundSender
 from actorscope.identity import Identity, SenderKind
 from actorscope.messages import InboundMessage, OutboundMessage, RunRequest
 from actorscope.permissions._grants import GrantStore

@@ -27,7 +27,7 @@ from types import TracebackType
 
 from actorscope.context import bind_identity
 from actorscope.errors import ActorscopeError, ConfigError, ReplyError
-from actorscope.host.sender import OutboundSender
+from actorscope.host._sender import OutboundSender
 from actorscope.identity import Identity
 from actorscope.messages import InboundMessage, OutboundMessage, RichReply, RunRequest, reply_to
 from actorscope.propagation._builder import build_run_request
