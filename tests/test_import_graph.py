@@ -1,0 +1,194 @@
+"""The import graph of ``src/``: no cycle between packages and no import up the layer order.
+
+Only imports that run when a module is imported count: the module's top level, including
+``try``/``except`` and ordinary ``if`` blocks. Imports inside functions and under
+``if TYPE_CHECKING:`` are lazy and left out. The layer order is written down once, here, and in
+docs/design.md ("Layout").
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator, Mapping, Sequence, Set
+from pathlib import Path
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+ROOT = "actorscope"
+
+# Lowest first; a unit may import its own layer and the ones below, never one above.
+# A unit is a top-level module or subpackage of actorscope; "actorscope" is the root face.
+LAYERS: tuple[frozenset[str], ...] = (
+    frozenset({"_aio", "_input", "_text", "_version", "errors", "identity", "context", "messages"}),
+    frozenset({"store"}),
+    frozenset({ROOT}),
+    frozenset({"agents"}),
+    frozenset({"permissions", "propagation"}),
+    frozenset({"host", "tools"}),
+    frozenset({"channels", "sandbox"}),
+    frozenset({"bots"}),
+    frozenset({"http", "integrations"}),
+    frozenset({"testing"}),
+    frozenset({"cli", "__main__"}),
+)
+
+Graph = Mapping[str, Mapping[str, str]]
+"""unit -> {imported unit: the first ``file:line`` that imports it}."""
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def _eager_statements(body: Sequence[ast.stmt]) -> Iterator[ast.stmt]:
+    """The statements that run on import: the top level, ``try`` and non-TYPE_CHECKING ``if``."""
+    for node in body:
+        if isinstance(node, ast.If):
+            if not _is_type_checking(node.test):
+                yield from _eager_statements(node.body)
+            yield from _eager_statements(node.orelse)
+        elif isinstance(node, ast.Try):
+            for block in (node.body, node.orelse, node.finalbody):
+                yield from _eager_statements(block)
+            for handler in node.handlers:
+                yield from _eager_statements(handler.body)
+        else:
+            yield node
+
+
+def module_name(path: Path, src: Path) -> str:
+    """The dotted name of the module at ``path`` under ``src``."""
+    parts = list(path.relative_to(src).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def eager_imports(source: str, module: str, is_package: bool) -> Iterator[tuple[str, int]]:
+    """Each module imported when ``module`` is imported, with the line; relative ones resolved."""
+    package = module if is_package else module.rpartition(".")[0]
+    for node in _eager_statements(ast.parse(source).body):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield alias.name, node.lineno
+        elif isinstance(node, ast.ImportFrom):
+            base = package.split(".")
+            if node.level:
+                base = base[: len(base) - node.level + 1]
+                target = ".".join([*base, node.module] if node.module else base)
+            else:
+                target = node.module or ""
+            yield target, node.lineno
+
+
+def unit_of(module: str, root: str) -> str | None:
+    """The layer unit of a module under ``root`` (its first segment below it), else None."""
+    parts = module.split(".")
+    if parts[0] != root:
+        return None
+    return parts[1] if len(parts) > 1 else root
+
+
+def package_graph(src: Path, root: str) -> dict[str, dict[str, str]]:
+    """The eager imports between the units of package ``root`` under ``src``."""
+    graph: dict[str, dict[str, str]] = {}
+    for path in sorted((src / root).rglob("*.py")):
+        module = module_name(path, src)
+        source_unit = unit_of(module, root)
+        assert source_unit is not None
+        edges = graph.setdefault(source_unit, {})
+        imports = eager_imports(path.read_text(), module, path.name == "__init__.py")
+        for target, line in imports:
+            target_unit = unit_of(target, root)
+            if target_unit is not None and target_unit != source_unit:
+                edges.setdefault(target_unit, f"{path.relative_to(src)}:{line}")
+    return graph
+
+
+def find_cycle(graph: Graph) -> list[str]:
+    """One import cycle as ``[a, b, ..., a]``, or ``[]`` when the graph has none."""
+    done: set[str] = set()
+    for start in sorted(graph):
+        if start in done:
+            continue
+        path = [start]
+        branches = [iter(sorted(graph.get(start, {})))]
+        while branches:
+            step = next(branches[-1], None)
+            if step is None:
+                done.add(path.pop())
+                branches.pop()
+            elif step in path:
+                return [*path[path.index(step) :], step]
+            elif step not in done:
+                path.append(step)
+                branches.append(iter(sorted(graph.get(step, {}))))
+    return []
+
+
+def layering_violations(graph: Graph, layers: Sequence[Set[str]]) -> list[str]:
+    """Every unit in no layer, and every import of a unit in a higher layer than the importer."""
+    level = {unit: index for index, layer in enumerate(layers) for unit in layer}
+    units = set(graph) | {target for edges in graph.values() for target in edges}
+    found = [f"{unit} is in no layer" for unit in sorted(units - set(level))]
+    for source in sorted(graph):
+        for target, where in sorted(graph[source].items()):
+            if source in level and target in level and level[target] > level[source]:
+                found.append(f"{where}: {source} imports {target}, a higher layer")
+    return found
+
+
+def test_src_has_no_cycle_between_packages() -> None:
+    """No two units of src/actorscope import each other, directly or around a loop."""
+    assert find_cycle(package_graph(SRC, ROOT)) == []
+
+
+def test_src_imports_only_down_the_layer_order() -> None:
+    """Every unit is in a layer, and no eager import reaches a higher layer."""
+    assert layering_violations(package_graph(SRC, ROOT), LAYERS) == []
+
+
+def test_the_layers_name_each_unit_once() -> None:
+    """No unit is written into two layers."""
+    names = [unit for layer in LAYERS for unit in layer]
+    assert len(names) == len(set(names))
+
+
+def _write(root: Path, relative: str, source: str) -> None:
+    path = root / relative
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(source)
+
+
+def test_checker_finds_a_cycle_and_an_upward_import_and_skips_lazy_ones(tmp_path: Path) -> None:
+    """On a tiny synthetic package the checker reports the cycle and the upward edge only."""
+    _write(tmp_path, "toy/__init__.py", "")
+    _write(tmp_path, "toy/low/__init__.py", "from toy.high import thing\n")
+    _write(tmp_path, "toy/high/__init__.py", "from ..low import base\n")
+    _write(
+        tmp_path,
+        "toy/mid.py",
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n    from toy import top\n"
+        "def later() -> None:\n    import toy.top\n"
+        "try:\n    import toy.low.impl\nexcept ImportError:\n    pass\n",
+    )
+    _write(tmp_path, "toy/top.py", "import toy.mid\n")
+    graph = package_graph(tmp_path, "toy")
+    assert graph["mid"] == {"low": "toy/mid.py:7"}
+    assert graph["top"] == {"mid": "toy/top.py:1"}
+    assert find_cycle(graph) == ["high", "low", "high"]
+    layers = (frozenset({"low", "toy"}), frozenset({"high", "mid"}), frozenset({"top"}))
+    assert layering_violations(graph, layers) == [
+        "toy/low/__init__.py:1: low imports high, a higher layer"
+    ]
+    assert layering_violations(graph, layers[:2]) == [
+        "top is in no layer",
+        "toy/low/__init__.py:1: low imports high, a higher layer",
+    ]
+
+
+def test_find_cycle_is_empty_on_a_chain() -> None:
+    """A graph that only goes one way has no cycle."""
+    assert find_cycle({"a": {"b": "x"}, "b": {"c": "y"}, "c": {}}) == []
