@@ -12,7 +12,6 @@ The platform modules are imported as ``actorscope.channels.telegram`` / ``.disco
 
 from actorscope.channels._adapter import ChannelAdapter
 from actorscope.channels._base import (
-    ADAPTER_METADATA_KEYS,
     META_ADDRESSED,
     META_CALLBACK_DATA,
     META_COMMAND,
@@ -26,26 +25,17 @@ from actorscope.channels._base import (
     Ingress,
     Outcome,
     ScopeMigration,
-    build_inbound,
     reply_to,
 )
 from actorscope.channels._config import ChannelConfig, GroupOverride, Policy
-from actorscope.channels._dedup import DedupCache, dedup_key
-from actorscope.channels._mention import command_of, mentions_bot, strip_mention
+from actorscope.channels._dedup import DedupCache
 from actorscope.channels._migration import move_grants
 from actorscope.channels._pipeline import Pipeline
 from actorscope.channels._policy import Admission, admit
 from actorscope.channels._shared_dedup import SharedDedup
-from actorscope.channels._writer_commands import (
-    WriterCommand,
-    describe_decision,
-    execute_writer_command,
-    parse_writer_command,
-    writer_command_named,
-)
+from actorscope.channels._writer_commands import WriterCommand, writer_command_named
 
 __all__ = [
-    "ADAPTER_METADATA_KEYS",
     "META_ADDRESSED",
     "META_CALLBACK_DATA",
     "META_COMMAND",
@@ -69,15 +59,7 @@ __all__ = [
     "SharedDedup",
     "WriterCommand",
     "admit",
-    "build_inbound",
-    "command_of",
-    "dedup_key",
-    "describe_decision",
-    "execute_writer_command",
-    "mentions_bot",
     "move_grants",
-    "parse_writer_command",
     "reply_to",
-    "strip_mention",
     "writer_command_named",
 ]
