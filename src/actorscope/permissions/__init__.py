@@ -13,8 +13,8 @@ from actorscope.permissions._policy import (
     non_person_reason,
 )
 from actorscope.permissions._records import Grant, GrantKey, GrantLookup
-from actorscope.permissions._scopes import ConfigType, Permission, candidate_scopes
-from actorscope.permissions._watch import DEFAULT_WATCH_INTERVAL, GrantChangeWatcher
+from actorscope.permissions._scopes import ConfigType, Permission
+from actorscope.permissions._watch import GrantChangeWatcher
 from actorscope.permissions._writers import (
     PlatformAdminCheck,
     WriterDecision,
@@ -26,7 +26,6 @@ from actorscope.permissions._writers import (
 
 __all__ = [
     "BYPASS_ROLES",
-    "DEFAULT_WATCH_INTERVAL",
     "AuditAction",
     "AuditEntry",
     "AuditLog",
@@ -47,7 +46,6 @@ __all__ = [
     "WriterManager",
     "WriterReason",
     "WriterRole",
-    "candidate_scopes",
     "non_person_reason",
     "owner_for_new_row",
     "owns",
