@@ -19,14 +19,12 @@ from actorscope.propagation import (
     META_ORIGIN_TRACE_ID,
     META_ORIGIN_VIA,
     MIN_KEY_BYTES,
-    ORIGIN_FIELD_KEYS,
     Origin,
     OriginSigner,
     build_run_request,
-    origin_scope,
-    sanitize_inbound,
-    verified_origin,
 )
+from actorscope.propagation._builder import origin_scope, sanitize_inbound, verified_origin
+from actorscope.propagation._keys import ORIGIN_FIELD_KEYS
 
 GROUP_ORIGIN = Origin(
     sender_id="4242",

@@ -39,12 +39,12 @@ from actorscope.propagation import (
     build_run_request,
     create_ticker_job,
     delegate,
-    sanitize_inbound,
     session_send,
     spawn_subagent,
     teammate_dispatch,
     ticker_run,
 )
+from actorscope.propagation._builder import sanitize_inbound
 from actorscope.propagation._wrappers import TickerJob
 
 HUMANS = ("1001", "1002", "1003")

@@ -6,10 +6,9 @@ from actorscope.propagation import (
     META_ORIGIN_SENDER_ID,
     META_ORIGIN_SIGNATURE,
     META_ORIGIN_SIGNED_AT,
-    ORIGIN_FIELD_KEYS,
     ORIGIN_KEYS,
-    is_origin_key,
 )
+from actorscope.propagation._keys import ORIGIN_FIELD_KEYS, is_origin_key
 
 
 def test_documented_key_names() -> None:

@@ -16,10 +16,10 @@ from actorscope.propagation import (
     META_ORIGIN_SIGNATURE,
     META_ORIGIN_SIGNED_AT,
     MIN_KEY_BYTES,
-    ORIGIN_FIELD_KEYS,
     Origin,
     OriginSigner,
 )
+from actorscope.propagation._keys import ORIGIN_FIELD_KEYS
 
 KEY = b"k" * MIN_KEY_BYTES
 NOW = 1_800_000_000.0

@@ -17,8 +17,6 @@ from actorscope.propagation import (
     META_ORIGIN_SIGNED_AT,
     META_ORIGIN_TENANT_ID,
     MIN_KEY_BYTES,
-    ORIGIN_AGENT_KEYS,
-    ORIGIN_FIELD_KEYS,
     ORIGIN_KEYS,
     Origin,
     OriginSigner,
@@ -28,6 +26,7 @@ from actorscope.propagation import (
     spawn_subagent,
     teammate_dispatch,
 )
+from actorscope.propagation._keys import ORIGIN_AGENT_KEYS, ORIGIN_FIELD_KEYS
 
 KEY = b"o" * MIN_KEY_BYTES
 HOME = "00000000-0000-4000-8000-00000000000a"

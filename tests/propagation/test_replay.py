@@ -12,7 +12,6 @@ from actorscope.errors import ConfigError
 from actorscope.identity import SenderKind, telegram_identity
 from actorscope.messages import InboundMessage
 from actorscope.propagation import (
-    DEFAULT_REPLAY_CAPACITY,
     META_ORIGIN_SIGNATURE,
     MIN_KEY_BYTES,
     OriginSigner,
@@ -20,8 +19,9 @@ from actorscope.propagation import (
     announce_subagent_result,
     build_run_request,
     spawn_subagent,
-    verified_origin,
 )
+from actorscope.propagation._builder import verified_origin
+from actorscope.propagation._replay import DEFAULT_REPLAY_CAPACITY
 
 KEY = b"r" * MIN_KEY_BYTES
 NOW = 1_800_000_000.0

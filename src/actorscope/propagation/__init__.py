@@ -5,13 +5,8 @@ they synthesise; :func:`build_run_request` gives the next turn that human as its
 when the origin verifies. See docs/design.md, "Propagation".
 """
 
-from actorscope.propagation._builder import (
-    build_run_request,
-    origin_scope,
-    sanitize_inbound,
-    verified_origin,
-)
-from actorscope.propagation._bus import DEFAULT_BUS_SIZE, MessageBus
+from actorscope.propagation._builder import build_run_request
+from actorscope.propagation._bus import MessageBus
 from actorscope.propagation._keys import (
     META_ORIGIN_AGENT_ID,
     META_ORIGIN_CHANNEL,
@@ -26,23 +21,12 @@ from actorscope.propagation._keys import (
     META_ORIGIN_TRACE_ID,
     META_ORIGIN_USER_ID,
     META_ORIGIN_VIA,
-    ORIGIN_AGENT_KEYS,
-    ORIGIN_FIELD_KEYS,
     ORIGIN_KEYS,
-    ORIGIN_PREFIX,
-    is_origin_key,
 )
-from actorscope.propagation._origin import (
-    DEFAULT_KEY_ENV,
-    DEFAULT_MAX_AGE,
-    MIN_KEY_BYTES,
-    Origin,
-    OriginSigner,
-)
-from actorscope.propagation._replay import DEFAULT_REPLAY_CAPACITY, ReplayGuard
+from actorscope.propagation._origin import DEFAULT_KEY_ENV, MIN_KEY_BYTES, Origin, OriginSigner
+from actorscope.propagation._replay import ReplayGuard
 from actorscope.propagation._run import RunInfo, bind_run, current_run
 from actorscope.propagation._wrappers import (
-    SESSION_SEND_SENDER,
     DelegateTask,
     Route,
     SubagentTask,
@@ -58,10 +42,7 @@ from actorscope.propagation._wrappers import (
 )
 
 __all__ = [
-    "DEFAULT_BUS_SIZE",
     "DEFAULT_KEY_ENV",
-    "DEFAULT_MAX_AGE",
-    "DEFAULT_REPLAY_CAPACITY",
     "META_ORIGIN_AGENT_ID",
     "META_ORIGIN_CHANNEL",
     "META_ORIGIN_CHAT_ID",
@@ -76,11 +57,7 @@ __all__ = [
     "META_ORIGIN_USER_ID",
     "META_ORIGIN_VIA",
     "MIN_KEY_BYTES",
-    "ORIGIN_AGENT_KEYS",
-    "ORIGIN_FIELD_KEYS",
     "ORIGIN_KEYS",
-    "ORIGIN_PREFIX",
-    "SESSION_SEND_SENDER",
     "DelegateTask",
     "MessageBus",
     "Origin",
@@ -97,12 +74,8 @@ __all__ = [
     "create_ticker_job",
     "current_run",
     "delegate",
-    "is_origin_key",
-    "origin_scope",
-    "sanitize_inbound",
     "session_send",
     "spawn_subagent",
     "teammate_dispatch",
     "ticker_run",
-    "verified_origin",
 ]
