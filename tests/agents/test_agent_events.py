@@ -9,8 +9,6 @@ import pytest
 
 from actorscope.agents import (
     NIL_UUID,
-    NON_UUID_AGENT_ID,
-    NON_UUID_TENANT_ID,
     AgentUUID,
     DomainEvent,
     EventBus,
@@ -18,6 +16,7 @@ from actorscope.agents import (
     TenantUUID,
     check_event,
 )
+from actorscope.agents._events import NON_UUID_AGENT_ID, NON_UUID_TENANT_ID
 from actorscope.errors import EventRejectedError
 
 

@@ -7,8 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from actorscope.agents import AGENTS_DIR, sanitise_key, workspace_path
-from actorscope.agents._paths import archived_workspace_path, tenant_workspace_path
+from actorscope.agents._paths import (
+    AGENTS_DIR,
+    archived_workspace_path,
+    sanitise_key,
+    tenant_workspace_path,
+    workspace_path,
+)
 from actorscope.errors import IdentityError, UnsafeKeyError
 
 

@@ -6,7 +6,8 @@ import gc
 
 import pytest
 
-from actorscope.agents import AgentRegistry, AgentRouter, cache_key
+from actorscope.agents import AgentRegistry, AgentRouter
+from actorscope.agents._router import cache_key
 from actorscope.errors import AgentNotFoundError, IdentityError
 from actorscope.store import Database
 

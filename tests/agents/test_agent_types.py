@@ -7,7 +7,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from actorscope.agents import NIL_UUID, parse_uuid, parse_uuid_or_nil, uuid_or_null, validate_uuids
+from actorscope.agents import NIL_UUID, parse_uuid, parse_uuid_or_nil
+from actorscope.agents._types import uuid_or_null, validate_uuids
 from actorscope.errors import InvalidUUIDError
 
 
