@@ -42,16 +42,9 @@ from actorscope.integrations.pydantic_ai import (
 from actorscope.messages import InboundMessage
 from actorscope.permissions import AuditAction, Reason
 from actorscope.propagation import META_ORIGIN_SENDER_ID, spawn_subagent
-from actorscope.tools import (
-    AGENT_ALIAS_DESCRIPTION,
-    AGENT_ID_DESCRIPTION,
-    TARGETS,
-    Tool,
-    ToolCall,
-    ToolRegistry,
-    lint_tool_schema,
-    to_openai_strict,
-)
+from actorscope.tools import Tool, ToolCall, ToolRegistry, lint_tool_schema, to_openai_strict
+from actorscope.tools._identity_args import AGENT_ALIAS_DESCRIPTION, AGENT_ID_DESCRIPTION
+from actorscope.tools._lint import TARGETS
 
 CHAT = -1001234567890
 GROUP = f"group:telegram:{CHAT}"

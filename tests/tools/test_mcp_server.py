@@ -22,13 +22,13 @@ from actorscope.propagation import OriginSigner
 from actorscope.store import Database
 from actorscope.tools import (
     IDENTITY_HEADER,
-    TARGETS,
     ToolRegistry,
     encode_identity_token,
     identity_from_token,
     lint_tool_schema,
     to_openai_strict,
 )
+from actorscope.tools._lint import TARGETS
 from actorscope.tools.mcp_server import (
     create_mcp_server,
     fixed_identity,

@@ -12,7 +12,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from actorscope.context import bind_identity
 from actorscope.errors import ConflictError, NotFoundError, StoreError
 from actorscope.identity import Identity, telegram_identity
-from actorscope.tools import EMPTY_IDENTITY, Tool, ToolCall, ToolRegistry, ToolResult
+from actorscope.tools import Tool, ToolCall, ToolRegistry, ToolResult
+from actorscope.tools._registry import EMPTY_IDENTITY
 
 
 class Echo(BaseModel):

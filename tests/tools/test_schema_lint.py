@@ -11,14 +11,7 @@ from pydantic import BaseModel, Field
 
 from actorscope.cli import main
 from actorscope.errors import SchemaError
-from actorscope.tools import (
-    AGENT_ALIAS_DESCRIPTION,
-    AGENT_ID_DESCRIPTION,
-    BUILTIN_TOOL_NAMES,
-    flat_schema,
-    lint_tool_schema,
-    to_openai_strict,
-)
+from actorscope.tools import BUILTIN_TOOL_NAMES, flat_schema, lint_tool_schema, to_openai_strict
 from actorscope.tools._builtin import (
     CronAddInput,
     CronListInput,
@@ -29,6 +22,7 @@ from actorscope.tools._builtin import (
     WorkspaceReadInput,
     WorkspaceWriteInput,
 )
+from actorscope.tools._identity_args import AGENT_ALIAS_DESCRIPTION, AGENT_ID_DESCRIPTION
 
 
 class Place(BaseModel):

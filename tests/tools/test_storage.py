@@ -6,7 +6,7 @@ import pytest
 
 from actorscope.errors import ToolError
 from actorscope.identity import Identity, system_identity, telegram_identity
-from actorscope.tools import storage_scope
+from actorscope.tools._storage import storage_scope
 
 
 @pytest.mark.parametrize(

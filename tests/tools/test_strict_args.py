@@ -10,13 +10,12 @@ from actorscope.context import bind_identity
 from actorscope.identity import telegram_identity
 from actorscope.tools import (
     BUILTIN_TOOL_NAMES,
-    CANONICAL_FIELD,
-    DEPRECATED_FIELD,
     ToolRegistry,
     lint_tool_schema,
     resolve_agent_identity,
     to_openai_strict,
 )
+from actorscope.tools._identity_args import CANONICAL_FIELD, DEPRECATED_FIELD
 
 DM = telegram_identity(4242, "private", 4242)
 

@@ -12,12 +12,8 @@ import pytest
 from actorscope.identity import Identity, PeerKind, SenderKind, telegram_identity
 from actorscope.messages import InboundMessage
 from actorscope.propagation import Origin, OriginSigner
-from actorscope.tools import (
-    EMPTY_IDENTITY,
-    decode_identity_token,
-    encode_identity_token,
-    identity_from_token,
-)
+from actorscope.tools import decode_identity_token, encode_identity_token, identity_from_token
+from actorscope.tools._registry import EMPTY_IDENTITY
 from actorscope.tools._token import TOKEN_PURPOSE
 
 KEY = b"k" * 32

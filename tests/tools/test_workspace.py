@@ -18,8 +18,13 @@ from actorscope.errors import ToolError
 from actorscope.identity import Identity, telegram_identity
 from actorscope.permissions import GrantStore, PermissionPolicy
 from actorscope.store import Database, utc_now
-from actorscope.tools import Toolbox, Workspace, scope_segment
-from actorscope.tools._workspace import MAX_FILE_BYTES, FileMissingError, UnsafePathError
+from actorscope.tools import Toolbox, Workspace
+from actorscope.tools._workspace import (
+    MAX_FILE_BYTES,
+    FileMissingError,
+    UnsafePathError,
+    scope_segment,
+)
 
 SCOPE = "group:telegram:-100200300"
 GROUP = telegram_identity(-100200300, "supergroup", 4242)

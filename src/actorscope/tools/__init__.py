@@ -7,18 +7,11 @@ from actorscope.errors import IdentityValidationError
 from actorscope.tools._builtin import BUILTIN_TOOL_NAMES, builtin_tools
 from actorscope.tools._catalog import ToolDefinition, tools_from_json
 from actorscope.tools._cron import CronJob, CronStore
-from actorscope.tools._identity_args import (
-    AGENT_ALIAS_DESCRIPTION,
-    AGENT_ID_DESCRIPTION,
-    CANONICAL_FIELD,
-    DEPRECATED_FIELD,
-    resolve_agent_identity,
-)
-from actorscope.tools._lint import TARGETS, Target, Violation, lint_tool_schema, to_openai_strict
-from actorscope.tools._memory import MemoryBackend, MemoryEntry, MemoryKey, SqliteMemory
-from actorscope.tools._registry import EMPTY_IDENTITY, Tool, ToolCall, ToolRegistry, ToolResult
+from actorscope.tools._identity_args import resolve_agent_identity
+from actorscope.tools._lint import Target, Violation, lint_tool_schema, to_openai_strict
+from actorscope.tools._memory import MemoryEntry, MemoryKey, SqliteMemory
+from actorscope.tools._registry import Tool, ToolCall, ToolRegistry, ToolResult
 from actorscope.tools._schema import flat_schema
-from actorscope.tools._storage import storage_scope
 from actorscope.tools._token import (
     IDENTITY_HEADER,
     IDENTITY_TOKEN_ENV,
@@ -27,23 +20,16 @@ from actorscope.tools._token import (
     identity_from_token,
 )
 from actorscope.tools._toolbox import Toolbox
-from actorscope.tools._workspace import FileMissingError, UnsafePathError, Workspace, scope_segment
+from actorscope.tools._workspace import FileMissingError, UnsafePathError, Workspace
 
 __all__ = [
-    "AGENT_ALIAS_DESCRIPTION",
-    "AGENT_ID_DESCRIPTION",
     "BUILTIN_TOOL_NAMES",
-    "CANONICAL_FIELD",
-    "DEPRECATED_FIELD",
-    "EMPTY_IDENTITY",
     "IDENTITY_HEADER",
     "IDENTITY_TOKEN_ENV",
-    "TARGETS",
     "CronJob",
     "CronStore",
     "FileMissingError",
     "IdentityValidationError",
-    "MemoryBackend",
     "MemoryEntry",
     "MemoryKey",
     "SqliteMemory",
@@ -64,8 +50,6 @@ __all__ = [
     "identity_from_token",
     "lint_tool_schema",
     "resolve_agent_identity",
-    "scope_segment",
-    "storage_scope",
     "to_openai_strict",
     "tools_from_json",
 ]
