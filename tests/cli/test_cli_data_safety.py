@@ -127,7 +127,7 @@ def test_an_older_schema_is_not_migrated_by_a_read(
 
     async def create_older() -> None:
         with monkeypatch.context() as patched:
-            patched.setattr("actorscope.store._database.load_migrations", older)
+            patched.setattr("actorscope.store._sqlite.load_migrations", older)
             async with Database.open(tmp_path / "work.db") as db:
                 await AgentRegistry(db).create("main")
 

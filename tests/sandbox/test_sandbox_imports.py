@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests._imports import imported
+
 import actorscope
 import actorscope.sandbox
 
@@ -15,15 +17,6 @@ FORBIDDEN = ("pytest", "actorscope.testing")
 #: ``TYPE_CHECKING``): ``actorscope demo`` replays scenario files through the kit's
 #: ``AgentEnv`` and ``actorscope probe`` runs the kit's probe; both are the kit at work.
 KIT_COMMANDS = frozenset({"cli/_demo.py", "cli/_probe.py"})
-
-
-def _imported(node: ast.AST) -> list[str]:
-    """The module names one node imports (absolute imports only; the package uses no others)."""
-    if isinstance(node, ast.Import):
-        return [alias.name for alias in node.names]
-    if isinstance(node, ast.ImportFrom) and node.module:
-        return [node.module]
-    return []
 
 
 def _is_kit(name: str) -> bool:
@@ -41,7 +34,7 @@ def test_sandbox_imports_no_test_code() -> None:
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             found += [
                 f"{path.relative_to(package)}: {n}"
-                for n in _imported(node)
+                for n in imported(node)
                 if n.split(".")[0] == FORBIDDEN[0] or _is_kit(n)
             ]
     assert found == []
@@ -59,7 +52,7 @@ def test_runtime_imports_the_testing_kit_only_lazily_in_kit_commands() -> None:
         tree = ast.parse(path.read_text(encoding="utf-8"))
         top = set(map(id, tree.body))
         for node in ast.walk(tree):
-            for module in filter(_is_kit, _imported(node)):
+            for module in filter(_is_kit, imported(node)):
                 if id(node) in top:
                     eager.append(f"{name}: {module}")
                 else:

@@ -134,7 +134,7 @@ async def test_a_failing_migration_applies_nothing(
 ) -> None:
     """A failing migration raises MigrationError and rolls back every migration of the run."""
     broken = Migration(version=len(MIGRATIONS) + 1, name="broken", statements=("NOT SQL",))
-    monkeypatch.setattr("actorscope.store._database.load_migrations", lambda: (*MIGRATIONS, broken))
+    monkeypatch.setattr("actorscope.store._sqlite.load_migrations", lambda: (*MIGRATIONS, broken))
     with pytest.raises(MigrationError, match="broken"):
         await Database.connect(db_path)
     with closing(sqlite3.connect(db_path)) as conn:

@@ -59,7 +59,7 @@ async def test_grants_written_before_the_rename_survive_under_sender_id(
 ) -> None:
     """0006 rows keep their sender under sender_id; the key, lookup and epoch trigger still work."""
     older = _before_the_rename(load_migrations)
-    monkeypatch.setattr("actorscope.store._database.load_migrations", older)
+    monkeypatch.setattr("actorscope.store._sqlite.load_migrations", older)
     monkeypatch.setattr("actorscope.store._postgres.load_migrations", older)
     async with Database.open(db_target) as old:
         assert {"user_id"} <= await _columns(old)

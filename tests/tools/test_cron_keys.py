@@ -98,7 +98,7 @@ async def test_jobs_stored_before_the_key_stay_the_telegram_users(
     """A job under the bare id from before the migration is the Telegram user's, not HTTP's."""
     assert KEY_MIGRATION in [m.name for m in load_migrations()]
     older = _before_the_key(load_migrations)
-    monkeypatch.setattr("actorscope.store._database.load_migrations", older)
+    monkeypatch.setattr("actorscope.store._sqlite.load_migrations", older)
     monkeypatch.setattr("actorscope.store._postgres.load_migrations", older)
     async with Database.open(db_target) as old:
         agent = await AgentRegistry(old).create("main")

@@ -1,9 +1,10 @@
-"""The project database interface, chosen by URL: SQLite (the embedded default) or PostgreSQL.
+"""The project database interface: SQLite (the embedded default) or PostgreSQL behind it.
 
 ``Database.open(target)`` takes a plain path or ``sqlite:///path`` (SQLite, through aiosqlite)
-or ``postgresql://user@host:port/db`` (PostgreSQL, through asyncpg; the ``postgres`` extra).
-Both backends have the same public API and the same schema; SQL in the code base is written
-once with ``?`` placeholders and portable syntax, and rows are read by column name or index.
+or ``postgresql://user@host:port/db`` (PostgreSQL, through asyncpg; the ``postgres`` extra);
+:mod:`._open` picks the backend; this module names none. Both backends have the same public
+API and the same schema; SQL in the code base is written once with ``?`` placeholders and
+portable syntax, and rows are read by column name or index.
 """
 
 from __future__ import annotations
@@ -11,15 +12,13 @@ from __future__ import annotations
 import abc
 import asyncio
 import os
-import re
-import sqlite3
 import weakref
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from datetime import UTC, datetime
 from typing import Any, ClassVar, Protocol
 
-from actorscope.errors import DatabaseOpenError, StoreError
+from actorscope.errors import StoreError
 
 __all__ = [
     "DEFAULT_TENANT_SLUG",
@@ -34,13 +33,23 @@ __all__ = [
 ]
 
 DEFAULT_TENANT_SLUG = "default"
-#: A result row: read it by column name or by index (``sqlite3.Row`` or ``asyncpg.Record``).
-Row = sqlite3.Row
 Params = Sequence[Any]
 
-_URL = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*)://")
-_SQLITE_PREFIX = "sqlite:///"
-_POSTGRES_SCHEMES = ("postgresql", "postgres")
+
+class Row(Protocol):
+    """A result row: read it by column name or by index (each backend returns its own type)."""
+
+    def __getitem__(self, key: int | str, /) -> Any:
+        """The value of column ``key`` (its name, or its index from 0)."""
+
+    def __iter__(self) -> Iterator[Any]:
+        """The values, in column order."""
+
+    def __len__(self) -> int:
+        """How many columns the row has."""
+
+    def keys(self) -> Iterable[str]:
+        """The column names, in order."""
 
 
 def utc_now() -> str:
@@ -201,33 +210,11 @@ class Database(abc.ABC):
         ``busy_timeout`` is how long (seconds) a write waits for another writer; ``create``
         as in :meth:`open`.
         """
-        text = os.fspath(target)
-        match = _URL.match(text)
-        if match is None or text.startswith(_SQLITE_PREFIX):
-            # Imported here: each backend module imports this one.
-            from actorscope.store._database import SqliteDatabase
+        # Imported here, not at the top: the dispatcher imports the backends, and each backend
+        # imports this interface (so the interface itself names no backend).
+        from actorscope.store._open import connect_database
 
-            path = text.removeprefix(_SQLITE_PREFIX) if match is not None else text
-            return await SqliteDatabase.connect_sqlite(
-                path, busy_timeout=busy_timeout, create=create
-            )
-        if match["scheme"].lower() in _POSTGRES_SCHEMES:
-            try:
-                from actorscope.store._postgres import PostgresDatabase
-            except ModuleNotFoundError as exc:
-                if exc.name != "asyncpg":
-                    raise
-                raise DatabaseOpenError(
-                    "PostgreSQL needs asyncpg: pip install 'actorscope[postgres]'"
-                ) from exc
-
-            return await PostgresDatabase.connect_url(
-                text, busy_timeout=busy_timeout, create=create
-            )
-        raise DatabaseOpenError(
-            f"unsupported database URL scheme {match['scheme']!r}: use a file path, "
-            "sqlite:///path or postgresql://user@host:port/db"
-        )
+        return await connect_database(target, busy_timeout=busy_timeout, create=create)
 
     @abc.abstractmethod
     async def close(self) -> None:
