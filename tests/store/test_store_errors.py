@@ -89,3 +89,20 @@ async def test_statements_on_a_closed_database_are_store_errors(db_target: str) 
         await database.fetchall("SELECT 1")
     with pytest.raises(StoreError, match="is closed"):
         await database.execute("DELETE FROM audit_log")
+
+
+async def _write_after_close(database: Database) -> None:
+    """Close ``database`` inside one of its write transactions, then write in it."""
+    async with database.transaction() as tx:
+        await database.close()
+        with pytest.raises(StoreError, match="database write failed"):
+            await tx.execute("DELETE FROM audit_log")
+
+
+async def test_a_statement_on_a_database_closed_under_its_transaction_is_a_store_error(
+    tmp_path: Path,
+) -> None:
+    """aiosqlite's ValueError for a connection closed under a transaction leaves as StoreError."""
+    database = await Database.connect(tmp_path / "closing.db")
+    with pytest.raises(StoreError, match="commit failed"):
+        await _write_after_close(database)

@@ -260,8 +260,7 @@ class AuditLog:
                     batch_size = 1
                     self._wake.set()  # these rows waited for their group already
                     continue
-                except (StoreError, ValueError) as exc:
-                    # ValueError: aiosqlite's "no active connection" if closed mid-statement.
+                except StoreError as exc:  # also a database closed under the statement
                     failed += 1
                     if failed == 1:
                         _log.warning(

@@ -256,9 +256,7 @@ class PermissionPolicy:
                 sender_id=sender,
                 tenant_id=identity.tenant_id or None,
             )
-        except (StoreError, ValueError) as exc:
-            # The store wraps its backend's errors; ValueError: aiosqlite's "no active
-            # connection" when the database closes in the middle of the lookup.
+        except StoreError as exc:  # the store wraps its backend's errors, a closed one's too
             return await self._store_failed(identity, sender, config_type, exc)
         reason = _LOOKUP_REASON[lookup]
         decision = Decision(lookup is GrantLookup.ALLOW, reason, scope, sender, str(config_type))

@@ -63,9 +63,13 @@ _SQLITE_HEADER = b"SQLite format 3\x00"
 # Primary result codes of a read that would have to wait (the low byte of an extended code).
 _WAIT_CODES = frozenset({sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED})
 _MEMORY = ":memory:"
+# What a statement can raise: SQLite's errors, and aiosqlite's ValueError ("Connection closed",
+# "no active connection") once the connection is closed under a statement. Both leave this
+# module as a StoreError: nothing above the store names the backend's exceptions.
+_FAILURES = (sqlite3.Error, ValueError)
 
 
-def _store_error(exc: sqlite3.Error, what: str) -> StoreError | ConflictError:
+def _store_error(exc: Exception, what: str) -> StoreError | ConflictError:
     if isinstance(exc, sqlite3.IntegrityError):
         return ConflictError(f"{what}: {exc}")
     if isinstance(exc, sqlite3.DataError):  # a value too big for SQLite ("string or blob too big")
@@ -85,7 +89,7 @@ class SqliteTransaction(Transaction):
         """Run one statement; return the number of rows it changed."""
         try:
             cursor = await self._conn.execute(sql, params)
-        except sqlite3.Error as exc:
+        except _FAILURES as exc:
             raise _store_error(exc, "database write failed") from exc
         rowcount = cursor.rowcount
         await cursor.close()
@@ -95,14 +99,14 @@ class SqliteTransaction(Transaction):
         """Run one statement for each parameter row."""
         try:
             await self._conn.executemany(sql, rows)
-        except sqlite3.Error as exc:
+        except _FAILURES as exc:
             raise _store_error(exc, "database write failed") from exc
 
     async def fetchall(self, sql: str, params: Params = ()) -> list[Row]:
         """Read every row, seeing this transaction's own uncommitted writes."""
         try:
             rows = await self._conn.execute_fetchall(sql, params)
-        except sqlite3.Error as exc:
+        except _FAILURES as exc:
             raise _store_error(exc, "database read failed") from exc
         return list(rows)
 
@@ -146,8 +150,7 @@ class EpochFeed:
         """
         try:
             row = await self._db.fetchone(_EPOCH)
-        except (StoreError, ValueError) as exc:
-            # ValueError: aiosqlite's "no active connection" once the database is closed.
+        except StoreError as exc:
             if self._subscribers.live:
                 _log.warning("store.epoch_poll_failed error=%s; permission caches bypassed", exc)
             self._epoch = None
@@ -349,7 +352,7 @@ class SqliteDatabase(Database):
             self._check_open()
             try:
                 await self._writer.execute("BEGIN IMMEDIATE")
-            except sqlite3.Error as exc:
+            except _FAILURES as exc:
                 raise _store_error(exc, "cannot start a write transaction") from exc
             try:
                 yield SqliteTransaction(self._writer)
@@ -358,7 +361,7 @@ class SqliteDatabase(Database):
                 raise
             try:
                 await self._writer.execute("COMMIT")
-            except sqlite3.Error as exc:
+            except _FAILURES as exc:
                 await self._rollback()
                 raise _store_error(exc, "commit failed") from exc
 
@@ -377,11 +380,10 @@ class SqliteDatabase(Database):
         error): a second ROLLBACK would raise "no transaction is active" and hide the cause.
         A ROLLBACK that fails is logged, never raised over the error that caused it.
         """
-        if not self._writer.in_transaction:
-            return
         try:
-            await self._writer.execute("ROLLBACK")
-        except sqlite3.Error as exc:
+            if self._writer.in_transaction:
+                await self._writer.execute("ROLLBACK")
+        except _FAILURES as exc:  # the connection may be closed already (ValueError)
             _log.error("rollback failed on %r: %s", self.path, exc)
 
     async def fetchall(self, sql: str, params: Params = ()) -> list[Row]:
@@ -393,7 +395,7 @@ class SqliteDatabase(Database):
         self._check_open()
         try:
             rows = await self._reader.execute_fetchall(sql, params)
-        except sqlite3.Error as exc:
+        except _FAILURES as exc:
             raise _store_error(exc, "database read failed") from exc
         return list(rows)
 
@@ -413,7 +415,7 @@ class SqliteDatabase(Database):
         except sqlite3.OperationalError as exc:
             if exc.sqlite_errorcode & 0xFF not in _WAIT_CODES:
                 raise _store_error(exc, "database read failed") from exc
-        except sqlite3.Error as exc:
+        except _FAILURES as exc:
             raise _store_error(exc, "database read failed") from exc
         return await self.fetchall(sql, params)
 
