@@ -482,3 +482,43 @@ async def test_a_look_alike_grantee_is_refused_in_a_platform_group(
               "sender_id": grantee}]
         )  # fmt: skip
     assert await store.list() == []
+
+
+async def test_holders_names_allow_grantees_and_guild_members(
+    store: GrantStore, agent: Agent
+) -> None:
+    """holders(): allow rows at the scope (no '*', no deny) and, with a prefix, member rows."""
+    guild, member = "guild:9:*", "guild:9:user:"
+    for scope, sender, permission in [
+        (guild, "1", "allow"),
+        (guild, "2", "deny"),
+        (guild, "*", "allow"),
+        (member + "3", "3", "allow"),
+        (member + "4", "*", "allow"),
+        (member + "5", "6", "allow"),  # names someone else: the member does not hold it
+        ("guild:10:*", "7", "allow"),
+    ]:
+        await store.grant(
+            agent_id=agent.id,
+            scope=scope,
+            config_type="file_writer",
+            sender_id=sender,
+            permission=permission,
+        )
+    found = await store.holders(agent_id=agent.id, scope=guild, config_type="file_writer")
+    assert found == ("1",)
+    with_members = await store.holders(
+        agent_id=agent.id, scope=guild, config_type="file_writer", member_prefix=member
+    )
+    assert with_members == ("1", "3", "4")
+    async with store.changing([agent.id]) as tx:
+        await tx.execute("DELETE FROM config_permissions WHERE sender_id = '1'")
+        inside = await store.holders(
+            agent_id=agent.id, scope=guild, config_type="file_writer", member_prefix=member, tx=tx
+        )
+        assert inside == ("3", "4")
+
+
+def test_grant_store_has_no_raw_sql_door() -> None:
+    """GrantStore offers named queries only: the read(sql) method is gone."""
+    assert not hasattr(GrantStore, "read")

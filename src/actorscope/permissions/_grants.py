@@ -19,6 +19,7 @@ from typing import Any
 from actorscope.agents import Agent, AgentRegistry
 from actorscope.agents._types import looks_like_uuid, parse_uuid
 from actorscope.errors import GrantError, StoreError
+from actorscope.identity import Scope
 from actorscope.permissions._audit import AuditAction, AuditEntry, AuditLog
 from actorscope.permissions._cache import DEFAULT_MAX_ENTRIES, DecisionCache
 from actorscope.permissions._records import (
@@ -31,13 +32,14 @@ from actorscope.permissions._records import (
     precedence,
 )
 from actorscope.permissions._scopes import (
+    ANY,
     Permission,
     parse_config_type,
     parse_grant_scope,
     parse_grantee,
     parse_permission,
 )
-from actorscope.store import DEFAULT_TENANT_SLUG, Database, Row, Transaction, utc_now
+from actorscope.store import DEFAULT_TENANT_SLUG, Database, Transaction, utc_now
 
 __all__ = ["GrantStore"]
 
@@ -273,7 +275,7 @@ class GrantStore:
                 where.append(f"{column} = ?")
                 params.append(value)
         clause = f" WHERE {' AND '.join(where)}" if where else ""
-        rows = await self.read(
+        rows = await self.db.fetchall(
             f"SELECT {_COLUMNS} FROM config_permissions{clause} "
             "ORDER BY tenant_id, agent_id, scope, config_type, sender_id",
             params,
@@ -311,13 +313,40 @@ class GrantStore:
         )
         return precedence(rows)
 
-    async def read(
-        self, sql: str, params: Sequence[Any] = (), *, tx: Transaction | None = None
-    ) -> Sequence[Row]:
-        """Every row of one query on committed data (or inside ``tx``, seeing its writes)."""
-        if tx is not None:
-            return await tx.fetchall(sql, params)
-        return await self.db.fetchall(sql, params)
+    async def holders(
+        self,
+        *,
+        agent_id: str,
+        scope: str,
+        config_type: str,
+        member_prefix: str | None = None,
+        tx: Transaction | None = None,
+    ) -> tuple[str, ...]:
+        """Who holds an allow grant of ``config_type`` at ``scope``, sorted (``*`` names no one).
+
+        With ``member_prefix`` (``guild:<gid>:user:``) a member also holds one through an allow
+        grant at their own member scope that names them or ``*``. With ``tx`` it reads inside
+        that write transaction (a rule decided on it holds until the commit).
+        """
+        low, high = ("", "") if member_prefix is None else (member_prefix, member_prefix[:-1] + ";")
+        sql = (
+            "SELECT scope, sender_id FROM config_permissions "
+            "WHERE agent_id = ? AND config_type = ? AND permission = ? "
+            "AND (scope = ? OR (scope >= ? AND scope < ?))"
+        )
+        params = (agent_id, config_type, Permission.ALLOW, scope, low, high)
+        rows = await (self.db.fetchall if tx is None else tx.fetchall)(sql, params)
+        found: set[str] = set()
+        for row in rows:
+            if row["scope"] == scope:
+                if row["sender_id"] != ANY:
+                    found.add(row["sender_id"])
+            else:
+                # A member-scoped grant belongs to the member its scope names.
+                member = Scope.parse(row["scope"]).member_id
+                if row["sender_id"] in (member, ANY):
+                    found.add(member)
+        return tuple(sorted(found))
 
     async def _tenants(self, agent_ids: Iterable[str]) -> dict[str, str]:
         tenants: dict[str, str] = {}

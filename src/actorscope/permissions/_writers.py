@@ -35,7 +35,6 @@ from actorscope.permissions._records import GrantKey, GrantLookup
 from actorscope.permissions._scopes import (
     ANY,
     ConfigType,
-    Permission,
     accepted_types,
     candidate_scopes,
     grantee_problem,
@@ -95,7 +94,7 @@ class WriterDecision:
 class _Writers:
     """Who holds an allow row for the group, and which of them the policy allows (both sorted)."""
 
-    holders: list[str]
+    holders: tuple[str, ...]
     allowed: list[str]
 
 
@@ -331,8 +330,14 @@ class WriterManager:
     async def _writers(
         self, identity: Identity, agent_id: str, scope: str, tx: Transaction | None = None
     ) -> _Writers:
-        holders = await self._holders(agent_id, scope, tx)
         prefix = _member_prefix(scope)
+        holders = await self.store.holders(
+            agent_id=agent_id,
+            scope=scope,
+            config_type=ConfigType.FILE_WRITER,
+            member_prefix=prefix,
+            tx=tx,
+        )
         allowed = [
             holder
             for holder in holders
@@ -342,28 +347,6 @@ class WriterManager:
             )
         ]
         return _Writers(holders, allowed)
-
-    async def _holders(self, agent_id: str, scope: str, tx: Transaction | None = None) -> list[str]:
-        prefix = _member_prefix(scope)
-        low, high = (prefix, prefix[:-1] + ";") if prefix is not None else ("", "")
-        rows = await self.store.read(
-            "SELECT scope, sender_id FROM config_permissions "
-            "WHERE agent_id = ? AND config_type = ? AND permission = ? "
-            "AND (scope = ? OR (scope >= ? AND scope < ?))",
-            (agent_id, ConfigType.FILE_WRITER, Permission.ALLOW, scope, low, high),
-            tx=tx,
-        )
-        found: set[str] = set()
-        for row in rows:
-            if row["scope"] == scope:
-                if row["sender_id"] != ANY:
-                    found.add(row["sender_id"])
-            else:
-                # A member-scoped grant belongs to the member its scope names.
-                member = Scope.parse(row["scope"]).member_id
-                if row["sender_id"] in (member, ANY):
-                    found.add(member)
-        return sorted(found)
 
     async def _refuse(
         self,
