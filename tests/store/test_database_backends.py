@@ -12,7 +12,7 @@ import pytest
 from actorscope.errors import ConflictError, DatabaseOpenError, SchemaTooNewError, StoreError
 from actorscope.store import Database, load_migrations, numbered_placeholders, utc_now
 from actorscope.tools._cron import CronStore
-from actorscope.tools._memory import MemoryKey, SqliteMemory
+from actorscope.tools._memory import DatabaseMemory, MemoryKey
 
 
 @pytest.fixture
@@ -194,7 +194,7 @@ async def test_reads_after_close_fail_cleanly(db_target: str) -> None:
 async def test_tool_storage_works_on_every_backend(db: Database) -> None:
     """Memory entries (INSERT ... RETURNING) and cron jobs store and read back the same."""
     agent = await _agent(db)
-    memory = SqliteMemory(db)
+    memory = DatabaseMemory(db)
     key = MemoryKey(agent_id=agent, namespace=" __shared__ ", scope="group:telegram:-1")
     first = await memory.add(key, "buy milk", created_by="42")
     second = await memory.add(key, "call bob", created_by="43")

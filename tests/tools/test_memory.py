@@ -1,13 +1,15 @@
-"""SQLite memory: entries keyed by agent, namespace and scope; simple ranked search."""
+"""Database memory: entries keyed by agent, namespace and scope; simple ranked search."""
 
 from __future__ import annotations
 
 import pytest
 
+import actorscope.tools
+import actorscope.tools._memory
 from actorscope.agents import Agent, AgentRegistry
 from actorscope.errors import NotFoundError
 from actorscope.store import Database
-from actorscope.tools import MemoryEntry, MemoryKey, SqliteMemory
+from actorscope.tools import DatabaseMemory, MemoryEntry, MemoryKey
 from actorscope.tools._memory import rank_entries
 
 GROUP = "group:telegram:-100200300"
@@ -19,7 +21,7 @@ def _key(agent: Agent, namespace: str = "project", scope: str = GROUP) -> Memory
 
 async def test_add_update_pin_forget_round_trip(db: Database, agent: Agent) -> None:
     """Each action changes the one entry and returns it as stored."""
-    memory = SqliteMemory(db)
+    memory = DatabaseMemory(db)
     key = _key(agent)
     added = await memory.add(key, "likes tea", created_by="42")
     assert (added.key, added.text, added.pinned, added.created_by) == (
@@ -46,7 +48,7 @@ async def test_other_keys_cannot_see_or_touch_an_entry(
     db: Database, agent: Agent, namespace: str, scope: str
 ) -> None:
     """Namespaces match byte for byte and scopes exactly: another key finds nothing."""
-    memory = SqliteMemory(db)
+    memory = DatabaseMemory(db)
     entry = await memory.add(_key(agent), "secret", created_by="42")
     other = _key(agent, namespace, scope)
     assert await memory.search(other, "secret", 10) == []
@@ -63,7 +65,7 @@ async def test_unicode_and_shared_namespaces_are_stored_as_given(
     db: Database, agent: Agent
 ) -> None:
     """'__shared__' and non-ASCII namespaces round-trip exactly."""
-    memory = SqliteMemory(db)
+    memory = DatabaseMemory(db)
     for namespace in ("__shared__", "proyecto-東京-🧠"):
         await memory.add(_key(agent, namespace), f"in {namespace}", created_by="42")
         found = await memory.search(_key(agent, namespace), "", 10)
@@ -72,7 +74,7 @@ async def test_unicode_and_shared_namespaces_are_stored_as_given(
 
 async def test_search_ranks_phrase_then_terms_then_pinned(db: Database, agent: Agent) -> None:
     """The whole phrase beats more terms, more terms beat fewer; non-matches are left out."""
-    memory = SqliteMemory(db)
+    memory = DatabaseMemory(db)
     key = _key(agent)
     one_term = await memory.add(key, "Tea in the morning", created_by="42")
     both_apart = await memory.add(key, "green leaves, and tea", created_by="42")
@@ -86,7 +88,7 @@ async def test_search_ranks_phrase_then_terms_then_pinned(db: Database, agent: A
 
 async def test_empty_query_lists_pinned_then_recent(db: Database, agent: Agent) -> None:
     """Without a query, pinned entries come first, then the most recently updated."""
-    memory = SqliteMemory(db)
+    memory = DatabaseMemory(db)
     key = _key(agent)
     first = await memory.add(key, "first", created_by="42")
     second = await memory.add(key, "second", created_by="42")
@@ -97,7 +99,7 @@ async def test_empty_query_lists_pinned_then_recent(db: Database, agent: Agent) 
 
 async def test_entries_go_with_their_agent(db: Database, agent: Agent) -> None:
     """Purging the agent deletes its memory (foreign key, ON DELETE CASCADE)."""
-    await SqliteMemory(db).add(_key(agent), "x", created_by="42")
+    await DatabaseMemory(db).add(_key(agent), "x", created_by="42")
     await AgentRegistry(db).remove(agent.id, purge=True)
     row = await db.fetchone("SELECT COUNT(*) FROM memory_entries")
     assert row is not None
@@ -111,3 +113,10 @@ def test_rank_entries_is_case_insensitive() -> None:
     assert rank_entries(entries, "straße", 5) == entries
     assert rank_entries(entries, "strasse", 5) == entries
     assert rank_entries(entries, "street", 5) == []
+
+
+def test_the_memory_backend_is_named_for_the_database_not_sqlite() -> None:
+    """DatabaseMemory runs on either backend; the old SqliteMemory name is gone (no alias)."""
+    assert "DatabaseMemory" in actorscope.tools.__all__
+    assert not hasattr(actorscope.tools, "SqliteMemory")
+    assert not hasattr(actorscope.tools._memory, "SqliteMemory")

@@ -13,7 +13,7 @@ from actorscope.context import bind_identity
 from actorscope.identity import Identity, PeerKind, SenderKind, telegram_identity
 from actorscope.permissions import AuditLog, GrantStore, PermissionPolicy
 from actorscope.store import Database
-from actorscope.tools import MemoryKey, SqliteMemory, ToolRegistry
+from actorscope.tools import DatabaseMemory, MemoryKey, ToolRegistry
 
 GrantWriter = Callable[[str, str], Awaitable[None]]
 CHAT = -100200300
@@ -153,7 +153,7 @@ async def test_telegram_dm_rows_stored_under_the_bare_id_stay_readable(
     db: Database, agent: Agent, registry: ToolRegistry
 ) -> None:
     """A row written before channels were in the key (scope "4242") is still the Telegram user's."""
-    await SqliteMemory(db).add(MemoryKey(agent.id, "p", "4242"), "old note", created_by="4242")
+    await DatabaseMemory(db).add(MemoryKey(agent.id, "p", "4242"), "old note", created_by="4242")
     with bind_identity(telegram_identity(4242, "private", 4242)):
         found = await registry.call("memory_search", {"agent_id": "p"})
     assert [e["text"] for e in found.payload["entries"]] == ["old note"]

@@ -9,7 +9,7 @@ from actorscope.tools._catalog import ToolDefinition, tools_from_json
 from actorscope.tools._cron import CronJob, CronStore
 from actorscope.tools._identity_args import resolve_agent_identity
 from actorscope.tools._lint import Target, Violation, lint_tool_schema, to_openai_strict
-from actorscope.tools._memory import MemoryEntry, MemoryKey, SqliteMemory
+from actorscope.tools._memory import DatabaseMemory, MemoryEntry, MemoryKey
 from actorscope.tools._registry import Tool, ToolCall, ToolRegistry, ToolResult
 from actorscope.tools._schema import flat_schema
 from actorscope.tools._token import (
@@ -28,11 +28,11 @@ __all__ = [
     "IDENTITY_TOKEN_ENV",
     "CronJob",
     "CronStore",
+    "DatabaseMemory",
     "FileMissingError",
     "IdentityValidationError",
     "MemoryEntry",
     "MemoryKey",
-    "SqliteMemory",
     "Target",
     "Tool",
     "ToolCall",

@@ -19,10 +19,10 @@ from actorscope.store import Database, Row, utc_now
 __all__ = [
     "MAX_MEMORY_TEXT_CHARS",
     "SEARCH_WINDOW",
+    "DatabaseMemory",
     "MemoryBackend",
     "MemoryEntry",
     "MemoryKey",
-    "SqliteMemory",
     "rank_entries",
 ]
 
@@ -134,8 +134,8 @@ def _params(key: MemoryKey) -> tuple[str, str, str]:
     return (key.agent_id, key.namespace, key.scope)
 
 
-class SqliteMemory:
-    """:class:`MemoryBackend` over the project database (table ``memory_entries``)."""
+class DatabaseMemory:
+    """:class:`MemoryBackend` over the project database (``memory_entries``), on either backend."""
 
     def __init__(self, db: Database) -> None:
         self._db = db

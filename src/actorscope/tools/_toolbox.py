@@ -38,7 +38,7 @@ from actorscope.permissions import (
 )
 from actorscope.store import Database
 from actorscope.tools._cron import CronStore
-from actorscope.tools._memory import MemoryBackend, MemoryEntry, SqliteMemory
+from actorscope.tools._memory import DatabaseMemory, MemoryBackend, MemoryEntry
 from actorscope.tools._storage import require_scope
 from actorscope.tools._workspace import Workspace
 
@@ -121,7 +121,7 @@ class Toolbox:
             agents=registry,
             policy=policy,
             workspace=workspace,
-            memory=memory if memory is not None else SqliteMemory(db),
+            memory=memory if memory is not None else DatabaseMemory(db),
             crons=CronStore(db),
             audit=AuditLog(db),
             default_agent=default_agent,
