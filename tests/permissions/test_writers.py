@@ -23,18 +23,6 @@ GID = "81234567890123456"
 MakeIdentity = Callable[..., Identity]
 
 
-class Admins:
-    """A platform-admin callback that says yes for some ids and records who was asked."""
-
-    def __init__(self, *ids: str) -> None:
-        self.ids = set(ids)
-        self.asked: list[str] = []
-
-    async def __call__(self, identity: Identity) -> bool:
-        self.asked.append(identity.sender_id)
-        return identity.sender_id in self.ids
-
-
 def member(agent: Agent, sender: str) -> Identity:
     """A Discord guild member's identity for ``agent``."""
     return Identity(
@@ -86,17 +74,28 @@ async def test_existing_writer_may_add_and_stranger_may_not(
 async def test_platform_admin_only_for_the_first_writer(
     store: GrantStore, ident: MakeIdentity
 ) -> None:
-    """A platform admin may add the first writer only; after that the callback is not consulted."""
-    check = Admins("7")
-    manager = WriterManager(store, is_platform_admin=check)
-    refused_stranger = await manager.add_writer("42", ident("8"))
+    """A platform admin (platform_admin=True) may add the first writer only, a non-admin none."""
+    manager = WriterManager(store)
+    refused_stranger = await manager.add_writer("42", ident("8"), platform_admin=False)
     assert refused_stranger.reason is WriterReason.NOT_AUTHORIZED
-    first = await manager.add_writer("42", ident("7"))
+    assert await store.list() == []
+    first = await manager.add_writer("42", ident("7"), platform_admin=True)
     assert (first.ok, first.manager) == (True, WriterRole.PLATFORM_ADMIN)
-    asked_before = list(check.asked)
-    second = await manager.add_writer("43", ident("7"))
+    assert await manager.writers(ident("7")) == ["42"]
+    second = await manager.add_writer("43", ident("7"), platform_admin=True)
     assert (second.ok, second.reason) == (False, WriterReason.NOT_AUTHORIZED)
-    assert check.asked == asked_before == ["8", "7"]
+    assert await manager.writers(ident("7")) == ["42"]
+
+
+async def test_a_platform_admin_removing_in_an_empty_group_finds_no_writer(
+    store: GrantStore, ident: MakeIdentity
+) -> None:
+    """remove_writer takes platform_admin too: an admin learns not_a_writer, others no more."""
+    manager = WriterManager(store)
+    admin = await manager.remove_writer("42", ident("7"), platform_admin=True)
+    assert (admin.reason, admin.manager) == (WriterReason.NOT_A_WRITER, WriterRole.PLATFORM_ADMIN)
+    stranger = await manager.remove_writer("42", ident("8"))
+    assert stranger.reason is WriterReason.NOT_AUTHORIZED
 
 
 async def test_last_writer_cannot_be_removed(store: GrantStore, ident: MakeIdentity) -> None:
@@ -203,11 +202,10 @@ async def test_member_scoped_writer_counts_for_the_last_writer_rule(
 async def test_a_look_alike_sender_cannot_manage_writers(
     store: GrantStore, ident: MakeIdentity
 ) -> None:
-    """A platform admin answering yes for "042" does not make it a manager: it is no person."""
-    admins = Admins("042", "42\u200b")
-    manager = WriterManager(store, owners=["1"], is_platform_admin=admins)
+    """A platform saying "042" is an admin does not make it a manager: it is no person."""
+    manager = WriterManager(store, owners=["1"])
     for sender in ("042", "42\u200b"):
-        refused = await manager.add_writer("43", ident(sender))
+        refused = await manager.add_writer("43", ident(sender), platform_admin=True)
         assert (refused.ok, refused.reason) == (False, WriterReason.MANAGER_NOT_A_PERSON)
     assert await store.list() == []
 

@@ -12,17 +12,13 @@ from actorscope.store import Database
 GROUP = "group:telegram:-100200"
 
 
-async def _always_admin(identity: Identity) -> bool:
-    return True
-
-
 async def test_uppercase_agent_uuid_does_not_reopen_admin_bootstrap(tmp_path: Path) -> None:
     """An agent UUID in upper case (is_uuid accepts it) must still see the group's writers."""
     async with Database.open(tmp_path / "t.db") as db:
         agent = await AgentRegistry(db).create("main")
         store = GrantStore(db)
         await store.grant(agent_id=agent.id, scope=GROUP, config_type="file_writer", sender_id="42")
-        manager = WriterManager(store, is_platform_admin=_always_admin)
+        manager = WriterManager(store)
         admin = Identity(
             user_id=GROUP,
             sender_id="7",
@@ -32,7 +28,7 @@ async def test_uppercase_agent_uuid_does_not_reopen_admin_bootstrap(tmp_path: Pa
             agent_id=agent.id.upper(),
         )
         assert await manager.writers(admin) == ["42"]
-        decision = await manager.add_writer("8", admin)
+        decision = await manager.add_writer("8", admin, platform_admin=True)
         assert not decision.ok, f"admin managed writers of a group that has one: {decision}"
 
 

@@ -5,17 +5,13 @@ user Discord resolved (the message's ``mentions``, the option's resolved user), 
 id parsed from text. Platform admin means the invoking member has *Manage Guild*: for a
 message, ``author.guild_permissions``; for an interaction, ``interaction.permissions`` (what
 Discord computed for the member). Writers are guild-wide (``guild:<gid>:*``).
-
-:func:`manage_guild_check` is the :data:`~actorscope.permissions.PlatformAdminCheck` to give the
-:class:`~actorscope.permissions.WriterManager`: it answers for the invoker of the command being
-run, which :func:`handle_discord_writer_command` records in a context variable for the call.
+:func:`handle_discord_writer_command` passes that to the
+:class:`~actorscope.permissions.WriterManager` as ``platform_admin``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 import discord
@@ -28,7 +24,6 @@ __all__ = [
     "DISCORD_WRITER_USAGE",
     "WriterTarget",
     "handle_discord_writer_command",
-    "manage_guild_check",
     "member_manages_guild",
     "mention_target",
     "user_target",
@@ -43,35 +38,6 @@ class WriterTarget:
 
     user_id: str
     name: str
-
-
-@dataclass(frozen=True, slots=True)
-class _Invoker:
-    sender_id: str
-    manage_guild: bool
-
-
-_INVOKER: ContextVar[_Invoker | None] = ContextVar("actorscope_discord_invoker", default=None)
-
-
-@contextmanager
-def _invoked_by(invoker: _Invoker) -> Iterator[None]:
-    token = _INVOKER.set(invoker)
-    try:
-        yield
-    finally:
-        _INVOKER.reset(token)
-
-
-async def manage_guild_check(identity: Identity) -> bool:
-    """True iff ``identity`` is the invoker of the running command and has Manage Guild."""
-    invoker = _INVOKER.get()
-    return (
-        invoker is not None
-        and bool(identity.sender_id)
-        and invoker.sender_id == identity.sender_id
-        and invoker.manage_guild
-    )
 
 
 def member_manages_guild(author: discord.abc.User) -> bool:
@@ -106,12 +72,12 @@ async def handle_discord_writer_command(
 ) -> str:
     """Run a writer command by ``identity`` (its Manage Guild given); return the reply text."""
     bound = replace(identity, agent_id=agent_id, tenant_id=tenant_id)
-    with _invoked_by(_Invoker(identity.sender_id, manage_guild)):
-        return await execute_writer_command(
-            manager,
-            command,
-            bound,
-            target=target.user_id if target else "",
-            target_name=target.name if target else "",
-            usage=DISCORD_WRITER_USAGE,
-        )
+    return await execute_writer_command(
+        manager,
+        command,
+        bound,
+        target=target.user_id if target else "",
+        target_name=target.name if target else "",
+        usage=DISCORD_WRITER_USAGE,
+        platform_admin=manage_guild,
+    )

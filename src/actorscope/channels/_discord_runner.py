@@ -41,7 +41,6 @@ from actorscope.channels._config import ChannelConfig
 from actorscope.channels._discord_commands import (
     WriterTarget,
     handle_discord_writer_command,
-    manage_guild_check,
     member_manages_guild,
     mention_target,
     user_target,
@@ -371,9 +370,7 @@ class DiscordRunner(ChannelAdapter):
             if shards is None
             else ShardedRunnerClient(self, sync_commands=sync_commands, shards=shards)
         )
-        self.writers = WriterManager(
-            grants, owners=(*config.owners, *owners), is_platform_admin=manage_guild_check
-        )
+        self.writers = WriterManager(grants, owners=(*config.owners, *owners))
         self.pipeline = Pipeline(
             config,
             writers=self.writers,

@@ -43,8 +43,9 @@ __all__ = ["Acknowledge", "Pipeline", "Publish", "RunWriterCommand"]
 
 _log = logging.getLogger("actorscope.channels")
 
-#: Runs a writer command for the platform (its target, its admin check) as the bound
-#: identity; returns the answer, or ``None`` to leave it unanswered (an edited command).
+#: Runs a writer command for the platform (its target, whether the invoker is a platform admin,
+#: passed to the manager as ``platform_admin``) as the bound identity; returns the answer, or
+#: ``None`` to leave it unanswered (an edited command).
 RunWriterCommand = Callable[[WriterCommand, Identity], Awaitable[str | None]]
 #: Called for an admitted event just before it is published (answer a click, defer).
 Acknowledge = Callable[[], Awaitable[None]]

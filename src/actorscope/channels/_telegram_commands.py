@@ -3,7 +3,8 @@
 The target is the sender of the message the command replies to, never a ``@username`` argument
 (usernames change hands, and anyone can type one). A reply to an anonymous admin, a channel, a
 bot or the root of a forum topic names nobody and is refused. Platform admin means
-``getChatMember`` status ``administrator`` or ``creator``.
+``getChatMember`` status ``administrator`` or ``creator``, asked for adding and removing (a
+listing needs no authority) and passed to the manager as ``platform_admin``.
 """
 
 from __future__ import annotations
@@ -16,12 +17,12 @@ from telegram.error import TelegramError
 
 from actorscope.channels._writer_commands import WriterCommand, execute_writer_command
 from actorscope.identity import Identity, is_placeholder_sender
-from actorscope.permissions._writers import PlatformAdminCheck, WriterManager
+from actorscope.permissions._writers import WriterManager
 
 __all__ = [
     "TELEGRAM_WRITER_USAGE",
     "handle_telegram_writer_command",
-    "telegram_admin_check",
+    "is_telegram_admin",
     "telegram_writer_target",
 ]
 
@@ -31,21 +32,17 @@ TELEGRAM_WRITER_USAGE = "reply to a message of the person with /addwriter or /re
 _ADMIN_STATUSES = frozenset({ChatMember.ADMINISTRATOR, ChatMember.OWNER})
 
 
-def telegram_admin_check(bot: Bot) -> PlatformAdminCheck:
-    """A :data:`PlatformAdminCheck` asking the Bot API (``getChatMember``) about the sender."""
-
-    async def is_admin(identity: Identity) -> bool:
-        if not identity.sender_id or not identity.chat_id:
-            return False
-        try:
-            member = await bot.get_chat_member(int(identity.chat_id), int(identity.sender_id))
-        except (TelegramError, ValueError) as exc:
-            # Unknown means "not an admin": writer management fails closed.
-            _log.warning("telegram.get_chat_member failed chat=%s: %s", identity.chat_id, exc)
-            return False
-        return member.status in _ADMIN_STATUSES
-
-    return is_admin
+async def is_telegram_admin(bot: Bot, identity: Identity) -> bool:
+    """Whether the Bot API (``getChatMember``) says the sender administers the chat."""
+    if not identity.sender_id or not identity.chat_id:
+        return False
+    try:
+        member = await bot.get_chat_member(int(identity.chat_id), int(identity.sender_id))
+    except (TelegramError, ValueError) as exc:
+        # Unknown means "not an admin": writer management fails closed.
+        _log.warning("telegram.get_chat_member failed chat=%s: %s", identity.chat_id, exc)
+        return False
+    return member.status in _ADMIN_STATUSES
 
 
 def telegram_writer_target(message: Message) -> tuple[str, str] | None:
@@ -70,12 +67,17 @@ async def handle_telegram_writer_command(
     message: Message,
     identity: Identity,
     *,
+    bot: Bot,
     agent_id: str | None,
     tenant_id: str | None = None,
 ) -> str:
-    """Run a writer command sent as ``message`` by ``identity``; return the reply text."""
+    """Run a writer command sent as ``message`` by ``identity``; return the reply text.
+
+    ``bot`` asks ``getChatMember`` whether the sender administers the group (not for a listing).
+    """
     bound = replace(identity, agent_id=agent_id, tenant_id=tenant_id)
-    target = telegram_writer_target(message) if command is not WriterCommand.LIST else None
+    listing = command is WriterCommand.LIST
+    target = None if listing else telegram_writer_target(message)
     return await execute_writer_command(
         manager,
         command,
@@ -83,4 +85,5 @@ async def handle_telegram_writer_command(
         target=target[0] if target else "",
         target_name=target[1] if target else "",
         usage=TELEGRAM_WRITER_USAGE,
+        platform_admin=not listing and await is_telegram_admin(bot, identity),
     )

@@ -47,7 +47,6 @@ from actorscope.channels._pipeline import Pipeline
 from actorscope.channels._shared_dedup import SharedDedup
 from actorscope.channels._telegram_commands import (
     handle_telegram_writer_command,
-    telegram_admin_check,
 )
 from actorscope.channels._telegram_webhook import Fed, Webhook, WebhookServer
 from actorscope.channels._writer_commands import WriterCommand
@@ -252,11 +251,7 @@ class TelegramRunner(ChannelAdapter):
         self.app: PTBApp = builder.build()
         self.app.add_handler(TypeHandler(Update, self._on_update))
         self.app.add_error_handler(self._on_error)
-        self.writers = WriterManager(
-            grants,
-            owners=(*config.owners, *owners),
-            is_platform_admin=telegram_admin_check(self.app.bot),
-        )
+        self.writers = WriterManager(grants, owners=(*config.owners, *owners))
         self.pipeline = Pipeline(
             config,
             writers=self.writers,
@@ -409,6 +404,7 @@ class TelegramRunner(ChannelAdapter):
                 command,
                 update.message,
                 identity,
+                bot=self.app.bot,
                 agent_id=identity.agent_id,
                 tenant_id=identity.tenant_id,
             )

@@ -84,10 +84,13 @@ async def execute_writer_command(
     target: str = "",
     target_name: str = "",
     usage: str = "",
+    platform_admin: bool = False,
 ) -> str:
     """Run ``command`` as ``identity`` (agent bound in it) and return the reply text.
 
     An empty ``target`` for add/remove still goes to the manager, so the refusal is audited.
+    ``platform_admin``: the platform says ``identity`` administers the group (see
+    :meth:`~actorscope.permissions.WriterManager.add_writer`).
     """
     if command is WriterCommand.LIST:
         if not identity.is_group:
@@ -99,7 +102,7 @@ async def execute_writer_command(
             return "no writers yet: a group admin may add the first one"
         return "writers: " + ", ".join(writers)
     if command is WriterCommand.ADD:
-        decision = await manager.add_writer(target, identity)
+        decision = await manager.add_writer(target, identity, platform_admin=platform_admin)
     else:
-        decision = await manager.remove_writer(target, identity)
+        decision = await manager.remove_writer(target, identity, platform_admin=platform_admin)
     return describe_decision(decision, target_name=target_name, usage=usage)

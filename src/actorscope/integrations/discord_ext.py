@@ -58,7 +58,6 @@ from actorscope.channels._config import ChannelConfig
 from actorscope.channels._discord_commands import (
     WriterTarget,
     handle_discord_writer_command,
-    manage_guild_check,
     member_manages_guild,
     mention_target,
     user_target,
@@ -249,7 +248,7 @@ class ActorscopeCog(commands.Cog, name=COG_NAME):
                 shared = shared_dedup_default(db)
             pipeline = Pipeline(
                 self.config,
-                writers=WriterManager(grants, owners=owners, is_platform_admin=manage_guild_check),
+                writers=WriterManager(grants, owners=owners),
                 publish=self._admitted,
                 sender=self._sender,
                 agent_id=agent.id,

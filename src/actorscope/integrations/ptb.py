@@ -61,7 +61,6 @@ from actorscope.bots.services import BotServices, bind_services
 from actorscope.channels import ChannelConfig, Ingress, Outcome, Pipeline, SharedDedup
 from actorscope.channels._telegram_commands import (
     handle_telegram_writer_command,
-    telegram_admin_check,
 )
 from actorscope.channels._telegram_runner import ALLOWED_UPDATES, answer_click, send_outbound
 from actorscope.channels._writer_commands import WriterCommand
@@ -211,11 +210,7 @@ class Gate(OutboundSender):
         agent = await AgentRegistry(db).ensure(self._agent_key, self._tenant)
         store = GrantStore(db)
         policy = PermissionPolicy(store, strict=self._strict)
-        writers = WriterManager(
-            store,
-            owners=(*self.config.owners, *self._owners),
-            is_platform_admin=telegram_admin_check(self.application.bot),
-        )
+        writers = WriterManager(store, owners=(*self.config.owners, *self._owners))
         pipeline = Pipeline(
             self.config,
             writers=writers,
@@ -366,6 +361,7 @@ class Gate(OutboundSender):
             command,
             update.message,
             who,
+            bot=self.application.bot,
             agent_id=who.agent_id,
             tenant_id=who.tenant_id,
         )

@@ -16,7 +16,6 @@ from actorscope.permissions._records import Grant, GrantKey, GrantLookup
 from actorscope.permissions._scopes import ConfigType, Permission
 from actorscope.permissions._watch import GrantChangeWatcher
 from actorscope.permissions._writers import (
-    PlatformAdminCheck,
     WriterDecision,
     WriterManager,
     WriterReason,
@@ -40,7 +39,6 @@ __all__ = [
     "GrantStore",
     "Permission",
     "PermissionPolicy",
-    "PlatformAdminCheck",
     "Reason",
     "WriterDecision",
     "WriterManager",

@@ -3,8 +3,9 @@
 Telegram writers are granted at the group scope (``group:<channel>:<chat>``); Discord writers
 guild-wide at ``guild:<gid>:*``, and removing one also revokes member-scoped grants
 ``guild:<gid>:user:<uid>``. May manage: configured owners, existing writers, and, only while
-the scope has no writer, the group's platform admins (a callback the channel supplies). The
-last writer cannot be removed. Every outcome is a :class:`WriterDecision` with a reason.
+the scope has no writer, the group's platform admins (the platform layer says whether the
+requester is one, as ``platform_admin=True``). The last writer cannot be removed. Every
+outcome is a :class:`WriterDecision` with a reason.
 An HTTP operator (an owner, admin or operator API key, whose user id is no platform id) manages
 as ``operator=<user id>``: they may manage like an owner and are recorded as the actor; every
 other rule (valid target, already a writer, last writer) holds for them too.
@@ -21,7 +22,7 @@ removed (revoking the stale row), and adding a holder again reports ``already_wr
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -42,16 +43,12 @@ from actorscope.permissions._scopes import (
 from actorscope.store import Transaction
 
 __all__ = [
-    "PlatformAdminCheck",
     "WriterDecision",
     "WriterManager",
     "WriterReason",
     "WriterRole",
     "writer_scope",
 ]
-
-#: Supplied by a channel: is this identity an admin of its group on the platform?
-PlatformAdminCheck = Callable[[Identity], Awaitable[bool]]
 
 
 class WriterReason(StrEnum):
@@ -149,11 +146,9 @@ class WriterManager:
         store: GrantStore,
         *,
         owners: Iterable[str] = (),
-        is_platform_admin: PlatformAdminCheck | None = None,
     ) -> None:
         self.store = store
         self.owners = frozenset(normalize_sender_id(owner) for owner in owners if owner)
-        self._is_platform_admin = is_platform_admin
         # Serialises this manager's requests; the last-writer rule itself is decided inside
         # the database's write transaction, which serialises every worker (see _remove).
         self._lock = asyncio.Lock()
@@ -171,15 +166,22 @@ class WriterManager:
         return found.allowed
 
     async def add_writer(
-        self, target: str, identity: Identity | None = None, *, operator: str = ""
+        self,
+        target: str,
+        identity: Identity | None = None,
+        *,
+        operator: str = "",
+        platform_admin: bool = False,
     ) -> WriterDecision:
         """Grant ``target`` file_writer in the identity's group, if the identity may manage.
 
         ``operator``: the user id of an HTTP operator acting in the identity's group (the
-        caller has checked the key's role); they manage like an owner.
+        caller has checked the key's role); they manage like an owner. ``platform_admin``:
+        the platform says the requester administers the group (Telegram ``getChatMember``,
+        Discord *Manage Guild*); that lets them add the first writer only.
         """
         async with self._lock:
-            request = await self._prepare(target, identity, operator)
+            request = await self._prepare(target, identity, operator, platform_admin)
             if isinstance(request, WriterDecision):
                 return request
             scope, target_id, role = request.scope, request.target, request.role
@@ -196,14 +198,19 @@ class WriterManager:
             return WriterDecision(True, WriterReason.ADDED, scope, target_id, role)
 
     async def remove_writer(
-        self, target: str, identity: Identity | None = None, *, operator: str = ""
+        self,
+        target: str,
+        identity: Identity | None = None,
+        *,
+        operator: str = "",
+        platform_admin: bool = False,
     ) -> WriterDecision:
         """Revoke ``target``'s writer grants in the identity's group, unless they are the last.
 
-        ``operator`` as in :meth:`add_writer`.
+        ``operator`` and ``platform_admin`` as in :meth:`add_writer`.
         """
         async with self._lock:
-            request = await self._prepare(target, identity, operator)
+            request = await self._prepare(target, identity, operator, platform_admin)
             if isinstance(request, WriterDecision):
                 return request
             scope, target_id, role = request.scope, request.target, request.role
@@ -252,7 +259,7 @@ class WriterManager:
         return WriterReason.REMOVED
 
     async def _prepare(
-        self, target: str, identity: Identity | None, operator: str = ""
+        self, target: str, identity: Identity | None, operator: str, platform_admin: bool
     ) -> WriterDecision | _Request:
         """The permitted request, or the refusal (audited)."""
         bound = identity if identity is not None else current_identity()
@@ -266,7 +273,11 @@ class WriterManager:
         if agent_id is None:
             return await self._refuse(bound, WriterReason.NO_AGENT, scope, target, none, operator)
         writers = await self._writers(bound, agent_id, scope)
-        role = WriterRole.OPERATOR if operator else await self._role(bound, agent_id, writers)
+        role = (
+            WriterRole.OPERATOR
+            if operator
+            else await self._role(bound, agent_id, writers, platform_admin=platform_admin)
+        )
         # Authority before the target: someone who may not manage writers learns only that.
         if role is None:
             reason = WriterReason.MANAGER_NOT_A_PERSON
@@ -282,7 +293,7 @@ class WriterManager:
         return _Request(bound, scope, agent_id, target_id, writers, role, actor)
 
     async def _role(
-        self, identity: Identity, agent_id: str, writers: _Writers
+        self, identity: Identity, agent_id: str, writers: _Writers, *, platform_admin: bool
     ) -> WriterRole | None:
         """The requester's authority; ``None`` if the requester is not a person at all."""
         if non_person_reason(identity) is not None:  # the policy's own person rule
@@ -293,8 +304,7 @@ class WriterManager:
         if await self._is_writer(identity, agent_id, writers):
             return WriterRole.WRITER
         # Platform admins bootstrap a group only: once it has a writer, writers decide.
-        admin_check = self._is_platform_admin
-        if not writers.holders and admin_check is not None and await admin_check(identity):
+        if platform_admin and not writers.holders:
             return WriterRole.PLATFORM_ADMIN
         return WriterRole.NONE
 
