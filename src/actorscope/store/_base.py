@@ -18,7 +18,7 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from datetime import UTC, datetime
 from typing import Any, ClassVar, Protocol
 
-from actorscope.errors import StoreError
+from actorscope.errors import SchemaTooNewError, StoreError
 
 __all__ = [
     "DEFAULT_TENANT_SLUG",
@@ -29,6 +29,7 @@ __all__ = [
     "Row",
     "Transaction",
     "outdated_schema",
+    "refuse_newer_schema",
     "utc_now",
 ]
 
@@ -55,6 +56,15 @@ class Row(Protocol):
 def utc_now() -> str:
     """The current time as an ISO 8601 UTC string with microseconds (sorts as text)."""
     return datetime.now(UTC).isoformat(timespec="microseconds")
+
+
+def refuse_newer_schema(target: str, version: int, known: int) -> None:
+    """Raise SchemaTooNewError for a database a newer actorscope migrated past ``known``."""
+    if version > known:
+        raise SchemaTooNewError(
+            f"database {target!r} has schema version {version}, newer than this "
+            f"actorscope knows ({known}); upgrade actorscope"
+        )
 
 
 def outdated_schema(target: str, version: int, known: int) -> str:

@@ -28,7 +28,6 @@ from actorscope.errors import (
     MigrationError,
     NotADatabaseError,
     RowRefusedError,
-    SchemaTooNewError,
     StoreError,
 )
 from actorscope.store._base import (
@@ -38,6 +37,7 @@ from actorscope.store._base import (
     Row,
     Transaction,
     outdated_schema,
+    refuse_newer_schema,
     utc_now,
 )
 from actorscope.store._listen import ChangeFeed
@@ -284,11 +284,7 @@ async def _existing(pool: Any, known: int, target: str) -> tuple[int, str]:
         version = int(
             await conn.fetchval("SELECT COALESCE(MAX(version), 0) FROM schema_migrations")
         )
-        if version > known:
-            raise SchemaTooNewError(
-                f"database {target!r} has schema version {version}, newer than this "
-                f"actorscope knows ({known}); upgrade actorscope"
-            )
+        refuse_newer_schema(target, version, known)
         if version < known:
             raise DatabaseOpenError(outdated_schema(target, version, known))
         tenant_id = await conn.fetchval(
@@ -311,11 +307,7 @@ async def _migrate(pool: Any, migrations: Sequence[Migration], target: str) -> t
         current = int(
             await conn.fetchval("SELECT COALESCE(MAX(version), 0) FROM schema_migrations")
         )
-        if current > len(migrations):
-            raise SchemaTooNewError(
-                f"database {target!r} has schema version {current}, newer than this "
-                f"actorscope knows ({len(migrations)}); upgrade actorscope"
-            )
+        refuse_newer_schema(target, current, len(migrations))
         for migration in migrations[current:]:
             for statement in migration.statements:
                 try:

@@ -36,7 +36,6 @@ from actorscope.errors import (
     MigrationError,
     NotADatabaseError,
     RowRefusedError,
-    SchemaTooNewError,
     StoreError,
 )
 from actorscope.store._base import (
@@ -47,6 +46,7 @@ from actorscope.store._base import (
     Row,
     Transaction,
     outdated_schema,
+    refuse_newer_schema,
     utc_now,
 )
 from actorscope.store._migrations import Migration, load_migrations
@@ -291,11 +291,7 @@ class SqliteDatabase(Database):
             raise DatabaseOpenError(f"cannot open database {target!r}: {exc}") from exc
         try:
             version = await _schema_version(writer)
-            if version > len(migrations):
-                raise SchemaTooNewError(
-                    f"database {target!r} has schema version {version}, newer than this "
-                    f"actorscope knows ({len(migrations)}); upgrade actorscope"
-                )
+            refuse_newer_schema(target, version, len(migrations))
             if create:
                 if target != _MEMORY:
                     await writer.execute("PRAGMA journal_mode = WAL")
@@ -440,13 +436,19 @@ async def _existing(conn: aiosqlite.Connection, target: str, version: int, known
         raise NotADatabaseError(f"{target!r} is an SQLite file without actorscope's tables")
     if version < known:
         raise DatabaseOpenError(outdated_schema(target, version, known))
+    tenant_id = await _default_tenant(conn)
+    if tenant_id is None:
+        raise NotADatabaseError(f"database {target!r} has no default tenant")
+    return tenant_id
+
+
+async def _default_tenant(conn: aiosqlite.Connection) -> str | None:
+    """The id of the default tenant, or ``None`` if there is none."""
     async with conn.execute(
         "SELECT id FROM tenants WHERE slug = ?", (DEFAULT_TENANT_SLUG,)
     ) as cursor:
         row = await cursor.fetchone()
-    if row is None:
-        raise NotADatabaseError(f"database {target!r} has no default tenant")
-    return str(row[0])
+    return None if row is None else str(row[0])
 
 
 async def _migrate(
@@ -461,11 +463,7 @@ async def _migrate(
         )
         # Re-read inside the lock: another process may have migrated since we looked.
         current = await _schema_version(conn)
-        if current > len(migrations):
-            raise SchemaTooNewError(
-                f"database {target!r} has schema version {current}, newer than this "
-                f"actorscope knows ({len(migrations)}); upgrade actorscope"
-            )
+        refuse_newer_schema(target, current, len(migrations))
         for migration in migrations[current:]:
             for statement in migration.statements:
                 try:
@@ -483,14 +481,11 @@ async def _migrate(
             "ON CONFLICT (slug) DO NOTHING",
             (str(uuid.uuid4()), DEFAULT_TENANT_SLUG, "Default tenant", utc_now()),
         )
-        async with conn.execute(
-            "SELECT id FROM tenants WHERE slug = ?", (DEFAULT_TENANT_SLUG,)
-        ) as cursor:
-            row = await cursor.fetchone()
-        if row is None:
+        tenant_id = await _default_tenant(conn)
+        if tenant_id is None:
             raise MigrationError(f"database {target!r}: the default tenant could not be created")
         await conn.execute("COMMIT")
     except BaseException:
         await conn.execute("ROLLBACK")
         raise
-    return len(migrations), str(row[0])
+    return len(migrations), tenant_id
