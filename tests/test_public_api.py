@@ -131,13 +131,10 @@ DOCUMENTED: dict[str, tuple[str, ...]] = {
     "actorscope.store": ("Database",),
 }
 PUBLIC = [*FACES, *CONTRACT_MODULES]
+
+
 # Faces that still leak a third-party name; strict, so the fix turns the xfail into a failure
 # that removes the entry.
-LEAKING = {
-    "actorscope.store": "store.Row is sqlite3.Row; the store reshape (issue #16) names no sqlite3",
-}
-
-
 def _natural(name: str) -> list[str | int]:
     return [int(part) if i % 2 else part for i, part in enumerate(re.split(r"([0-9]+)", name))]
 
@@ -203,15 +200,7 @@ def test_all_resolves_and_is_sorted_and_unique(name: str) -> None:
     assert exported == sorted(exported, key=_isort_key), f"{name}.__all__ is not sorted"
 
 
-@pytest.mark.parametrize(
-    "name",
-    [
-        pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=LEAKING[name]))
-        if name in LEAKING
-        else name
-        for name in PUBLIC
-    ],
-)
+@pytest.mark.parametrize("name", PUBLIC)
 def test_exported_classes_and_functions_are_actorscope_own(name: str) -> None:
     """No third-party class or function leaks through a face: each comes from actorscope."""
     module = importlib.import_module(name)
