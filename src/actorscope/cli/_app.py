@@ -7,6 +7,7 @@ traceback.
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 from collections.abc import Sequence
@@ -30,6 +31,7 @@ __all__ = [
     "cannot_listen",
     "console_for_tables",
     "main",
+    "require_testing_extra",
 ]
 
 EXIT_BAD_INPUT = 2
@@ -97,6 +99,23 @@ def console_for_tables() -> Console:
 def cannot_listen(where: str, exc: OSError) -> ConfigError:
     """The one line for an address a server cannot bind (in use, unknown host, no access)."""
     return ConfigError(f"cannot listen on {where}: {exc.strerror or exc}")
+
+
+#: What the testing kit needs beyond the base install (the ``testing`` extra).
+_TESTING_EXTRA = ("pytest", "pytest_asyncio")
+
+
+def require_testing_extra(command: str) -> None:
+    """Import pytest and pytest-asyncio, or raise one :class:`ConfigError` naming the
+    ``testing`` extra: ``command`` runs the testing kit, which a base install lacks."""
+    try:
+        for name in _TESTING_EXTRA:
+            importlib.import_module(name)
+    except ModuleNotFoundError as exc:
+        raise ConfigError(
+            f"actorscope {command} runs the testing kit, which needs the testing extra "
+            f"({exc.name} is missing): pip install 'actorscope[testing]'"
+        ) from None
 
 
 def _print_version(value: bool) -> None:

@@ -29,7 +29,7 @@ from rich.table import Table
 from rich.text import Text
 
 from actorscope.agents import Agent, AgentRegistry, agent_label
-from actorscope.cli._app import app, console_for_tables
+from actorscope.cli._app import app, console_for_tables, require_testing_extra
 from actorscope.errors import ConflictError
 from actorscope.identity import (
     DISCORD,
@@ -244,6 +244,7 @@ def demo(
     ] = False,
 ) -> None:
     """Play a scripted group conversation offline and print each turn's permission decision."""
+    require_testing_extra("demo")
     # First: a bad --db must print nothing but the error.
     played = asyncio.run(play_demo(db, reset=reset))
     denied = played.audited_denials

@@ -22,7 +22,7 @@ import typer
 from rich.table import Table
 
 from actorscope._input import parse_toml, read_text_file
-from actorscope.cli._app import app, console_for_tables
+from actorscope.cli._app import app, console_for_tables, require_testing_extra
 from actorscope.errors import ConfigError
 
 __all__ = ["probe_command", "probe_commands"]
@@ -96,6 +96,7 @@ def probe_command(
     ] = None,
 ) -> None:
     """Send every hostile sender x command to the configured bot; exit 1 on any leak or hang."""
+    require_testing_extra("probe")
     # Imported here: the kit loads the platform libraries, which `--help` must not.
     from actorscope.bots import load_bot_config
     from actorscope.testing.probe import Status, probe, write_repros
