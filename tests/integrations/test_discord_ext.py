@@ -64,13 +64,13 @@ def notes_of(bot: Any, guild: int, user: int) -> str:
 
 
 async def test_writer_note_is_allowed_and_saved(
-    discord_sim: DiscordSim, notes_bot: Any, grants: Grants
+    discord_sim: DiscordSim, notes_bot: Any, actorscope_grants: Grants
 ) -> None:
     """A guild writer's !note passes requires("file_writer") (granted) and is saved."""
     carol = discord_sim.user("carol")
     lab = discord_sim.guild("lab", owner=carol)
     general = discord_sim.channel(lab, "general")
-    await grants.allow(f"guild:{lab.id}:*", carol)
+    await actorscope_grants.allow(f"guild:{lab.id}:*", carol)
     discord_sim.should_allow("file_writer", reason="granted", sender=carol)
     discord_sim.should_send(text="saved", chat=general)
     event = await discord_sim.message(carol, "!note buy milk", general)
@@ -94,7 +94,7 @@ async def test_non_writer_is_denied_with_the_reason(
 
 
 async def test_grant_changes_by_the_test_reach_the_cog_at_once(
-    discord_sim: DiscordSim, notes_bot: Any, grants: Grants
+    discord_sim: DiscordSim, notes_bot: Any, actorscope_grants: Grants
 ) -> None:
     """The Cog's checks see a grant, then a deny, made between two events (no stale cache)."""
     carol, dave = discord_sim.user("carol"), discord_sim.user("dave")
@@ -103,11 +103,11 @@ async def test_grant_changes_by_the_test_reach_the_cog_at_once(
     discord_sim.should_deny("file_writer", reason="no_grant", sender=dave)
     discord_sim.should_send(text="denied: no_grant")
     await discord_sim.message(dave, "!note a", general)
-    await grants.allow(f"guild:{lab.id}:*", dave)
+    await actorscope_grants.allow(f"guild:{lab.id}:*", dave)
     discord_sim.should_allow("file_writer", reason="granted", sender=dave)
     discord_sim.should_send(text="saved")
     await discord_sim.message(dave, "!note b", general)
-    await grants.deny(f"guild:{lab.id}:*", dave)
+    await actorscope_grants.deny(f"guild:{lab.id}:*", dave)
     discord_sim.should_deny("file_writer", reason="denied_by_grant", sender=dave)
     discord_sim.should_send(text="denied: denied_by_grant")
     await discord_sim.message(dave, "!note c", general)
@@ -171,13 +171,13 @@ async def test_non_person_never_passes_a_check_even_when_bots_are_admitted(
 
 
 async def test_slash_command_actor_is_the_invoking_user(
-    discord_sim: DiscordSim, notes_bot: Any, grants: Grants
+    discord_sim: DiscordSim, notes_bot: Any, actorscope_grants: Grants
 ) -> None:
     """/note runs as the member who invoked it; a denial is answered ephemerally."""
     carol, dave = discord_sim.user("carol"), discord_sim.user("dave")
     lab = discord_sim.guild("lab", owner=carol)
     general = discord_sim.channel(lab, "general")
-    await grants.allow(f"guild:{lab.id}:*", carol)
+    await actorscope_grants.allow(f"guild:{lab.id}:*", carol)
     discord_sim.should_deny("file_writer", reason="no_grant", sender=dave)
     discord_sim.should_send(text="denied: no_grant", chat=general)
     denied = await discord_sim.slash(dave, "note", general, options={"text": "hack"})
@@ -307,7 +307,7 @@ async def test_owner_runs_with_role_owner_and_the_identity_is_bound(
 
 
 async def test_hybrid_command_as_slash_runs_as_the_interaction_user(
-    discord_sim: DiscordSim, grants: Grants, tmp_path: Path
+    discord_sim: DiscordSim, actorscope_grants: Grants, tmp_path: Path
 ) -> None:
     """A hybrid command run as /note takes the pipeline once, as the invoking user: a writer
     passes, a non-writer is denied ephemerally."""
@@ -340,7 +340,7 @@ async def test_hybrid_command_as_slash_runs_as_the_interaction_user(
     answer = discord_sim.http_calls[-1].json
     assert answer is not None
     assert answer["data"]["flags"] & EPHEMERAL
-    await grants.allow(f"guild:{lab.id}:*", carol)
+    await actorscope_grants.allow(f"guild:{lab.id}:*", carol)
     discord_sim.should_allow("file_writer", reason="granted", sender=carol)
     discord_sim.should_send(text="saved", chat=general)
     await discord_sim.slash(carol, "note", general, options={"text": "ok"})

@@ -88,12 +88,12 @@ def _notes(root: Path) -> str:
 
 
 async def test_writer_is_allowed_and_the_note_is_saved(
-    telegram_sim: TelegramSim, app: App, grants: Grants, tmp_path: Path
+    telegram_sim: TelegramSim, app: App, actorscope_grants: Grants, tmp_path: Path
 ) -> None:
     """A writer's /note in a group is allowed (granted), saved in the group's notes, answered."""
     alice = telegram_sim.user("alice")
     devs = telegram_sim.supergroup("devs")
-    await grants.allow(f"group:telegram:{devs.id}", alice)
+    await actorscope_grants.allow(f"group:telegram:{devs.id}", alice)
     await _serve(telegram_sim, app)
     telegram_sim.should_allow("file_writer", reason="granted", sender=alice)
     telegram_sim.should_send(text="saved", chat=devs)
@@ -218,13 +218,13 @@ async def test_conversation_handler_reply_markup_and_clicks_still_work(
 
 
 async def test_revoke_elsewhere_is_seen_within_one_second(
-    telegram_sim: TelegramSim, app: App, grants: Grants, actorscope_env: AgentEnv
+    telegram_sim: TelegramSim, app: App, actorscope_grants: Grants, actorscope_env: AgentEnv
 ) -> None:
     """A grant revoked through another connection denies within 1 s (the Database's feed)."""
     alice = telegram_sim.user("alice")
     devs = telegram_sim.supergroup("devs")
     scope = f"group:telegram:{devs.id}"
-    await grants.allow(scope, alice)
+    await actorscope_grants.allow(scope, alice)
     await _serve(telegram_sim, app)
     event = await telegram_sim.message(alice, "/note one", devs)
     assert [d.fields["allowed"] for d in event.decisions] == ["true"]
@@ -246,7 +246,7 @@ async def test_revoke_elsewhere_is_seen_within_one_second(
 
 
 async def test_allows_filter_passes_only_writers(
-    telegram_sim: TelegramSim, app: App, grants: Grants
+    telegram_sim: TelegramSim, app: App, actorscope_grants: Grants
 ) -> None:
     """gate.allows("file_writer") lets a writer's update through and holds a non-writer's."""
     gate = ptb_gate(app)
@@ -258,7 +258,7 @@ async def test_allows_filter_passes_only_writers(
     app.add_handler(MessageHandler(filters.TEXT & gate.allows("file_writer"), echo), group=1)
     alice, bob = telegram_sim.user("alice"), telegram_sim.user("bob")
     devs = telegram_sim.supergroup("devs")
-    await grants.allow(f"group:telegram:{devs.id}", alice)
+    await actorscope_grants.allow(f"group:telegram:{devs.id}", alice)
     await _serve(telegram_sim, app)
     telegram_sim.should_allow("file_writer", reason="granted", sender=alice)
     await telegram_sim.message(alice, "hello @actorscope_bot", devs)

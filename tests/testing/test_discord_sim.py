@@ -24,14 +24,14 @@ def writer_bot(sim: DiscordSim) -> None:
 
 
 async def test_thread_message_scope_is_per_member_and_reply_lands_in_the_thread(
-    discord_sim: DiscordSim, grants: Grants
+    discord_sim: DiscordSim, actorscope_grants: Grants
 ) -> None:
     """A guild writer in a thread: member scope, thread session key, reply sent to the thread."""
     carol = discord_sim.user("carol")
     lab = discord_sim.guild("lab", owner=carol)
     general = discord_sim.channel(lab, "general")
     design = discord_sim.thread(general, "design")
-    await grants.allow(f"guild:{lab.id}:*", carol)
+    await actorscope_grants.allow(f"guild:{lab.id}:*", carol)
     writer_bot(discord_sim)
     discord_sim.should_allow("file_writer", reason="granted", sender=carol)
     discord_sim.should_send(text="ok: granted", chat=general, topic=design)
@@ -90,14 +90,14 @@ async def test_webhooks_and_bots_are_ignored(discord_sim: DiscordSim) -> None:
 
 
 async def test_webhook_opted_in_is_denied_with_empty_sender(
-    discord_sim: DiscordSim, grants: Grants
+    discord_sim: DiscordSim, actorscope_grants: Grants
 ) -> None:
     """With ignore_bots off a webhook reaches the bot, and is denied every group permission."""
     discord_sim.config = discord_sim.config.model_copy(update={"ignore_bots": False})
     carol = discord_sim.user("carol")
     lab = discord_sim.guild("lab", owner=carol)
     general = discord_sim.channel(lab, "general")
-    await grants.allow(f"guild:{lab.id}:*", "*")
+    await actorscope_grants.allow(f"guild:{lab.id}:*", "*")
     writer_bot(discord_sim)
     discord_sim.should_deny(reason="empty_sender")
     discord_sim.should_send(text="no: empty_sender", chat=general)
@@ -121,13 +121,13 @@ async def test_discord_expectation_failure_names_the_event(discord_sim: DiscordS
 
 
 async def test_subagent_announce_in_a_guild_is_judged_for_the_member(
-    discord_sim: DiscordSim, grants: Grants
+    discord_sim: DiscordSim, actorscope_grants: Grants
 ) -> None:
     """A sub-agent announce from a guild member's run is checked for that member."""
     carol, dave = discord_sim.user("carol"), discord_sim.user("dave")
     lab = discord_sim.guild("lab", owner=carol)
     general = discord_sim.channel(lab, "general")
-    await grants.allow(f"guild:{lab.id}:*", carol)
+    await actorscope_grants.allow(f"guild:{lab.id}:*", carol)
     asked = await discord_sim.message(dave, "write", general)
     writer_bot(discord_sim)
     discord_sim.should_deny("file_writer", reason="no_grant", sender=dave)

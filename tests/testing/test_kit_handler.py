@@ -33,21 +33,21 @@ NOTES_BOT = "telegram_bot:handle"
 
 
 async def test_policy_observer_sees_every_decision_warm_or_cold(
-    actorscope_env: AgentEnv, grants: Grants, bind: Binder
+    actorscope_env: AgentEnv, actorscope_grants: Grants, actorscope_bind: Binder
 ) -> None:
     """A policy's observer is told each decision: direct, cold group, warm group, each check."""
     seen: list[Decision] = []
     policy = PermissionPolicy(actorscope_env.store, observer=seen.append)
     scope = "group:telegram:-100123"
-    await grants.allow(scope, "4242")
-    with bind(sender="4242"):
+    await actorscope_grants.allow(scope, "4242")
+    with actorscope_bind(sender="4242"):
         await policy.check_file_writer()
-    with bind(sender="4242", scope=scope):
+    with actorscope_bind(sender="4242", scope=scope):
         await policy.check_file_writer()  # cold: the lookup
         await policy.check_file_writer()  # warm: from the cache
         await policy.check_cron()
         await policy.check_context_files()
-    with bind(sender="5151", scope=scope):
+    with actorscope_bind(sender="5151", scope=scope):
         await policy.check("file_writer")
     assert [(d.config_type, d.reason) for d in seen] == [
         ("file_writer", Reason.NOT_GROUP_CONTEXT),
@@ -60,7 +60,7 @@ async def test_policy_observer_sees_every_decision_warm_or_cold(
 
 
 async def test_notes_bot_served_by_its_handler_string(
-    telegram_sim: TelegramSim, grants: Grants, actorscope_env: AgentEnv
+    telegram_sim: TelegramSim, actorscope_grants: Grants, actorscope_env: AgentEnv
 ) -> None:
     """The notes bot by "telegram_bot:handle": writer saves, non-writer denied with reason,
     an admin's /addwriter makes them a writer; the decisions are its own policy's."""
@@ -68,7 +68,7 @@ async def test_notes_bot_served_by_its_handler_string(
     alice, bob, carol = (telegram_sim.user(n) for n in ("alice", "bob", "carol"))
     devs = telegram_sim.supergroup("devs")
     telegram_sim.make_admin(devs, carol)
-    await grants.allow(f"group:telegram:{devs.id}", alice)
+    await actorscope_grants.allow(f"group:telegram:{devs.id}", alice)
 
     telegram_sim.should_allow("file_writer", reason="granted", sender=alice)
     telegram_sim.should_send(text="saved", chat=devs)
@@ -84,7 +84,7 @@ async def test_notes_bot_served_by_its_handler_string(
     )
     assert refused.outcome is Outcome.WRITER_COMMAND  # an admin adds the first writer only
 
-    await grants.revoke(f"group:telegram:{devs.id}", alice)
+    await actorscope_grants.revoke(f"group:telegram:{devs.id}", alice)
     telegram_sim.should_send(text=f"added @bob ({bob.id}) as a writer", chat=devs)
     await telegram_sim.message(
         carol, "/addwriter", devs, reply_to=asked.payload["message"]["message_id"]
@@ -109,14 +109,15 @@ _NOT_AUTHORIZED = (
 
 
 async def test_owners_of_the_env_manage_writers_in_the_sim(
-    actorscope_env: AgentEnv, grants: Grants
+    actorscope_env: AgentEnv, actorscope_grants: Grants
 ) -> None:
     """A sender with role owner in the env is an owner of the runner's writer manager too."""
     actorscope_env.roles["7001"] = "owner"
     async with TelegramSim(actorscope_env) as sim:
         dave, bob = sim.user("dave", user_id=7001), sim.user("bob")
         devs = sim.supergroup("devs")
-        await grants.allow(f"group:telegram:{devs.id}", "4242")  # a writer exists already
+        # a writer exists already
+        await actorscope_grants.allow(f"group:telegram:{devs.id}", "4242")
         said = await sim.message(bob, "hello", devs)
         sim.should_send(text=f"added @bob ({bob.id}) as a writer", chat=devs)
         await sim.message(dave, "/addwriter", devs, reply_to=said.payload["message"]["message_id"])

@@ -23,13 +23,13 @@ def writer_bot(sim: TelegramSim) -> None:
 
 
 async def test_forum_topic_member_writes_and_reply_lands_in_the_topic(
-    telegram_sim: TelegramSim, grants: Grants
+    telegram_sim: TelegramSim, actorscope_grants: Grants
 ) -> None:
     """A writer in a forum topic is allowed; the reply goes to the same chat and topic."""
     alice = telegram_sim.user("alice")
     devs = telegram_sim.supergroup("devs", forum=True)
     ideas = telegram_sim.topic(devs, "ideas")
-    await grants.allow(f"group:telegram:{devs.id}", alice)
+    await actorscope_grants.allow(f"group:telegram:{devs.id}", alice)
     writer_bot(telegram_sim)
     telegram_sim.should_allow("file_writer", reason="granted", sender=alice)
     telegram_sim.should_send(text="ok: granted", chat="devs", topic="ideas")
@@ -43,11 +43,13 @@ async def test_forum_topic_member_writes_and_reply_lands_in_the_topic(
     assert [c.method for c in telegram_sim.emu.bot_calls()] == ["getMe", "sendMessage"]
 
 
-async def test_basic_group_non_writer_is_denied(telegram_sim: TelegramSim, grants: Grants) -> None:
+async def test_basic_group_non_writer_is_denied(
+    telegram_sim: TelegramSim, actorscope_grants: Grants
+) -> None:
     """In a basic group a member without a grant is denied (no_grant), judged as themselves."""
     alice, bob = telegram_sim.user("alice"), telegram_sim.user("bob")
     family = telegram_sim.group("family")
-    await grants.allow(f"group:telegram:{family.id}", alice)
+    await actorscope_grants.allow(f"group:telegram:{family.id}", alice)
     writer_bot(telegram_sim)
     telegram_sim.should_deny("file_writer", reason="no_grant", sender=bob)
     telegram_sim.should_send(text="no: no_grant", chat=family)
@@ -98,13 +100,13 @@ async def test_private_chat_is_a_direct_context(telegram_sim: TelegramSim) -> No
 
 
 async def test_subagent_announce_is_judged_for_the_member(
-    telegram_sim: TelegramSim, grants: Grants
+    telegram_sim: TelegramSim, actorscope_grants: Grants
 ) -> None:
     """A sub-agent's announce runs as the member who asked: writer allowed, non-writer denied."""
     alice, bob = telegram_sim.user("alice"), telegram_sim.user("bob")
     devs = telegram_sim.supergroup("devs", forum=True)
     telegram_sim.topic(devs, "ideas")
-    await grants.allow(f"group:telegram:{devs.id}", alice)
+    await actorscope_grants.allow(f"group:telegram:{devs.id}", alice)
     asked_alice = await telegram_sim.message(alice, "write", devs, topic="ideas")
     asked_bob = await telegram_sim.message(bob, "write", devs, topic="ideas")
     writer_bot(telegram_sim)
@@ -119,13 +121,15 @@ async def test_subagent_announce_is_judged_for_the_member(
     assert announced.decisions[0].fields["scope"] == f"group:telegram:{devs.id}"
 
 
-async def test_bind_runs_code_as_an_identity(bind: Binder, grants: Grants) -> None:
-    """bind(sender=..., scope=...) binds an identity of the test's agent for the block."""
+async def test_bind_runs_code_as_an_identity(
+    actorscope_bind: Binder, actorscope_grants: Grants
+) -> None:
+    """actorscope_bind(sender=..., scope=...) binds an identity of the test's agent in the block."""
     from actorscope.context import current_identity
 
-    with bind(sender="4242", scope="group:telegram:-100123", role="admin") as identity:
+    with actorscope_bind(sender="4242", scope="group:telegram:-100123", role="admin") as identity:
         assert current_identity() == identity
-        assert identity.agent_id == grants.agent.id
+        assert identity.agent_id == actorscope_grants.agent.id
         assert identity.role == "admin"
     assert current_identity() is None
 

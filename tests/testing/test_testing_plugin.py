@@ -21,15 +21,15 @@ FIXTURE_TEST = '''
 from actorscope.context import current_identity
 
 
-async def test_all_fixtures(actorscope_db, actorscope_agent, grants, bind, telegram_sim,
-                            discord_sim):
+async def test_all_fixtures(actorscope_db, actorscope_agent, actorscope_grants, actorscope_bind,
+                            telegram_sim, discord_sim):
     """Every fixture of the plugin is available and wired to the same agent."""
     row = await actorscope_db.fetchone("SELECT agent_key FROM agents WHERE id = ?",
                                        (actorscope_agent.id,))
     assert row["agent_key"] == "main"
-    await grants.allow("group:telegram:-100123", "4242")
-    assert [g.sender_id for g in await grants.list()] == ["4242"]
-    with bind(sender="4242", scope="group:telegram:-100123") as identity:
+    await actorscope_grants.allow("group:telegram:-100123", "4242")
+    assert [g.sender_id for g in await actorscope_grants.list()] == ["4242"]
+    with actorscope_bind(sender="4242", scope="group:telegram:-100123") as identity:
         assert current_identity() == identity
     assert telegram_sim.env.agent.id == discord_sim.env.agent.id == actorscope_agent.id
 '''
@@ -55,9 +55,10 @@ async def test_unused_expectation(telegram_sim):
 '''
 
 SYNC_TEST = '''\
-def test_sync_test_uses_the_fixtures(grants, bind, actorscope_agent):
+def test_sync_test_uses_the_fixtures(actorscope_grants, actorscope_bind, actorscope_agent):
     """A plain (sync) test may request the kit's fixtures."""
-    assert grants is not None and bind is not None and actorscope_agent.key == "main"
+    assert actorscope_grants is not None and actorscope_bind is not None
+    assert actorscope_agent.key == "main"
 '''
 
 
@@ -124,6 +125,27 @@ def test_fixtures_and_items_work_without_configuration(pytester: pytest.Pytester
     result.assert_outcomes(passed=3)
     assert "configfile:" not in result.stdout.str()
     assert "Warning" not in result.stdout.str() + result.stderr.str()
+
+
+def test_every_kit_fixture_is_prefixed_but_the_simulators(pytester: pytest.Pytester) -> None:
+    """`pytest --fixtures` lists only actorscope_* names (and the two sims) from the plugin."""
+    result = pytester.runpytest("--fixtures", "-p", "no:cacheprovider")
+    assert result.ret == 0
+    section = re.split(
+        r"-+ fixtures defined from actorscope\.testing\.\S+ -+\n", result.stdout.str()
+    )
+    assert len(section) == 2, result.stdout.str()
+    listed = set(re.findall(r"^(\w+)(?: \[[^]]*\])? -- ", section[1].split("\n---")[0], re.M))
+    assert listed == {
+        "actorscope_agent",
+        "actorscope_bind",
+        "actorscope_db",
+        "actorscope_env",
+        "actorscope_grants",
+        "actorscope_probe",
+        "discord_sim",
+        "telegram_sim",
+    }
 
 
 def test_project_setting_of_the_fixture_loop_scope_wins(pytester: pytest.Pytester) -> None:

@@ -1,6 +1,7 @@
 """Grant helpers bound to one agent, and the builder of a test's :class:`AgentEnv`.
 
-``await grants.allow("group:telegram:-100123", alice)`` grants ``file_writer`` to a sender in
+``await actorscope_grants.allow("group:telegram:-100123", alice)`` (the fixture) grants
+``file_writer`` to a sender in
 a scope; ``deny``, ``revoke`` and ``writers`` are the same shape. Senders may be given as ids,
 or as objects with an ``id`` (simulator users), so tests read like the chat they describe.
 """
@@ -86,7 +87,8 @@ class Grants:
 
 
 class Binder:
-    """Run code as an identity of the test's agent: ``with bind(sender=..., scope=...):``."""
+    """Run code as an identity of the test's agent (the ``actorscope_bind`` fixture):
+    ``with actorscope_bind(sender=..., scope=...):``."""
 
     def __init__(self, agent: Agent) -> None:
         self.agent = agent

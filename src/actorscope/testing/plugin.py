@@ -5,14 +5,18 @@ Fixtures, each on a fresh temporary database:
 * ``actorscope_env`` - the :class:`~actorscope.testing.harness.AgentEnv` the others share;
 * ``actorscope_db`` - the migrated :class:`~actorscope.store.Database` (default tenant, agent
   ``main``); ``actorscope_agent`` - that agent;
-* ``grants`` - :class:`~actorscope.testing.grants.Grants` bound to the agent;
-* ``bind`` - run code as an identity: ``with bind(sender=alice, scope=GROUP): ...``;
+* ``actorscope_grants`` - :class:`~actorscope.testing.grants.Grants` bound to the agent;
+* ``actorscope_bind`` - run code as an identity:
+  ``with actorscope_bind(sender=alice, scope=GROUP): ...``;
 * ``telegram_sim`` / ``discord_sim`` - the simulators, started and stopped around the test;
   expectations declared but never used by an event fail at teardown, naming the line
   that declared them;
 * ``actorscope_probe`` - :func:`~actorscope.testing.probe.probe`, as ``actorscope probe``
   runs it: ``report = await actorscope_probe("bot:handle", commands=["/note x"])`` and
   ``assert not report.leaks`` (it makes its own throwaway database and workspace).
+
+Every fixture name is prefixed ``actorscope_`` (the simulators excepted): the plugin loads in
+every pytest run of an environment with the kit, so it takes no generic name from a project.
 
 It also collects ``*.scenario.yaml`` files as tests.
 
@@ -42,12 +46,12 @@ from actorscope.testing.telegram_sim import TelegramSim
 
 __all__ = [
     "actorscope_agent",
+    "actorscope_bind",
     "actorscope_db",
     "actorscope_env",
+    "actorscope_grants",
     "actorscope_probe",
-    "bind",
     "discord_sim",
-    "grants",
     "pytest_collect_file",
     "pytest_load_initial_conftests",
     "pytest_pycollect_makeitem",
@@ -60,8 +64,8 @@ KIT_FIXTURES = frozenset(
         "actorscope_env",
         "actorscope_db",
         "actorscope_agent",
-        "grants",
-        "bind",
+        "actorscope_grants",
+        "actorscope_bind",
         "telegram_sim",
         "discord_sim",
         "actorscope_probe",
@@ -137,14 +141,15 @@ def actorscope_agent(actorscope_env: AgentEnv) -> Agent:
 
 
 @pytest.fixture
-def grants(actorscope_env: AgentEnv) -> Grants:
+def actorscope_grants(actorscope_env: AgentEnv) -> Grants:
     """Grant / deny / revoke helpers bound to agent ``main``."""
     return Grants(actorscope_env.store, actorscope_env.agent)
 
 
 @pytest.fixture
-def bind(actorscope_env: AgentEnv) -> Binder:
-    """``with bind(sender=..., scope=..., role=...):`` runs the block as that identity."""
+def actorscope_bind(actorscope_env: AgentEnv) -> Binder:
+    """``with actorscope_bind(sender=..., scope=..., role=...):`` runs the block as that
+    identity."""
     return Binder(actorscope_env.agent)
 
 
