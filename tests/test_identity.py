@@ -811,3 +811,17 @@ def test_scope_parse_refuses_malformed_group_scopes(text: str) -> None:
     with pytest.raises(IdentityError, match="malformed scope"):
         Scope.parse(text)
     assert Scope.try_parse(text) is None
+
+
+@pytest.mark.parametrize("user", ["group:telegram:-100200", "guild:81234567890123456:user:42"])
+def test_http_identity_refuses_a_group_shaped_user_id(user: str) -> None:
+    """An HTTP user id shaped like a group scope is refused, never that group's scope."""
+    with pytest.raises(IdentityError, match="must not look like a group scope"):
+        http_identity(user)
+
+
+@pytest.mark.parametrize("placeholder", ["1087968824", "136817688", "777000"])
+def test_discord_identity_refuses_a_telegram_placeholder_sender(placeholder: str) -> None:
+    """docs/design.md: Telegram placeholder ids are never identities (Discord builder too)."""
+    with pytest.raises(IdentityError, match="Telegram placeholder id, never a Discord person"):
+        discord_identity(placeholder, chat_id=5, guild_id=9)

@@ -332,3 +332,67 @@ def test_placeholder_ids_are_never_discord_senders() -> None:
     interaction = load("slash_dm")["d"]
     interaction["user"]["id"] = "777000"
     assert inspect_interaction(interaction).reason is IgnoreReason.MALFORMED
+
+
+# --- impossible or malformed ids never become identities ------------------------------------
+
+
+def _guild_message(author_id: str) -> dict[str, Any]:
+    """A gateway MESSAGE_CREATE in a guild channel by ``author_id``."""
+    return {
+        "op": 0,
+        "t": "MESSAGE_CREATE",
+        "d": {
+            "id": "1200000000000000001",
+            "channel_id": "1200000000000000002",
+            "guild_id": "1200000000000000003",
+            "author": {"id": author_id, "username": "zero"},
+            "content": "hello",
+            "type": 0,
+        },
+    }
+
+
+@pytest.mark.parametrize("raw", ["0", "000"])
+def test_discord_author_id_zero_is_malformed_not_a_person(raw: str) -> None:
+    """A snowflake of 0 (or "000") is not a user id: the message is ignored as malformed."""
+    ingress = inspect_dispatch(_guild_message(raw))
+    assert (ingress.message, ingress.reason) == (None, IgnoreReason.MALFORMED)
+
+
+def test_discord_interaction_user_id_zero_is_malformed() -> None:
+    """An interaction whose user id is 0 yields no actor: ignored as malformed."""
+    payload = {
+        "op": 0,
+        "t": "INTERACTION_CREATE",
+        "d": {
+            "id": "1200000000000000009",
+            "type": 2,
+            "channel_id": "1200000000000000002",
+            "guild_id": "1200000000000000003",
+            "member": {"user": {"id": "0", "username": "zero"}},
+            "data": {"name": "ask"},
+        },
+    }
+    ingress = inspect_dispatch(payload)
+    assert (ingress.message, ingress.reason) == (None, IgnoreReason.MALFORMED)
+
+
+def test_discord_author_bot_one_is_not_a_person() -> None:
+    """``author.bot: 1`` (a truthy integer, not ``true``) is a bot, as ``true`` is."""
+    payload = _guild_message("1200000000000000004")
+    payload["d"]["author"]["bot"] = 1
+    assert inspect_dispatch(payload).reason is IgnoreReason.BOT_SENDER
+    opted_in = inspect_dispatch(payload, ignore_bots=False).message
+    assert opted_in is not None
+    assert opted_in.sender_id == ""
+    assert opted_in.user_id == "guild:1200000000000000003:bot:1200000000000000004"
+
+
+def test_discord_message_with_member_but_no_guild_id_is_not_a_dm() -> None:
+    """A guild-shaped message (``member``) without ``guild_id`` is malformed, never a DM scope."""
+    payload = _guild_message("1200000000000000004")
+    del payload["d"]["guild_id"]
+    payload["d"]["member"] = {"roles": [], "joined_at": "2024-01-01T00:00:00+00:00"}
+    ingress = inspect_dispatch(payload)
+    assert (ingress.message, ingress.reason) == (None, IgnoreReason.MALFORMED)

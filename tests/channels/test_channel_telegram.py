@@ -299,3 +299,42 @@ def test_media_messages_carry_caption_and_file_ids() -> None:
         ("document", "doc"),
     ]
     assert normalized.media[1].mime_type == "text/plain"
+
+
+# --- button presses: bot accounts and malformed data ----------------------------------------
+
+
+def _callback(clicker: dict[str, Any], data: Any = "vote:yes") -> dict[str, Any]:
+    """A supergroup button press by ``clicker`` carrying ``data``."""
+    return {
+        "update_id": 2,
+        "callback_query": {
+            "id": "4382",
+            "chat_instance": "ci",
+            "data": data,
+            "from": clicker,
+            "message": {
+                "message_id": 60,
+                "date": 1,
+                "chat": {"id": -1001234567890, "type": "supergroup", "title": "devs"},
+                "text": "vote?",
+            },
+        },
+    }
+
+
+def test_telegram_callback_query_from_a_bot_is_not_a_person() -> None:
+    """A button press whose ``from`` is a bot account never yields a person sender."""
+    for is_bot in (True, 1, "true"):
+        clicker = {"id": 5151, "is_bot": is_bot, "first_name": "spam_bot"}
+        for ignore_bots in (True, False):
+            ingress = inspect_update(_callback(clicker), ignore_bots=ignore_bots)
+            assert (ingress.message, ingress.reason) == (None, IgnoreReason.BOT_SENDER), is_bot
+
+
+def test_non_string_callback_data_is_malformed() -> None:
+    """Integer or list ``callback_data`` is malformed: no message, so admit() never sees it."""
+    clicker = {"id": 5151, "is_bot": False, "first_name": "Bob"}
+    for data in (12345, ["vote"], {"v": 1}):
+        ingress = inspect_update(_callback(clicker, data))
+        assert (ingress.message, ingress.reason) == (None, IgnoreReason.MALFORMED), data

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from actorscope.channels._base import IgnoreReason
-from actorscope.channels.telegram import inspect_update
+from actorscope.channels.telegram import inspect_update, normalize_update
 
 
 def _message(chat_id: int, sender_id: int) -> dict[str, Any]:
@@ -65,3 +65,8 @@ def test_private_message_and_click_by_the_chat_itself_pass() -> None:
         assert message is not None
         assert (message.user_id, message.sender_id, message.chat_id) == ("42", "42", "42")
         assert message.metadata["session_key"] == "agent:main:telegram:direct:42"
+
+
+def test_normalize_update_drops_a_private_message_from_another_person() -> None:
+    """normalize_update gives nothing for chat 99 with sender 42: no scope/session split."""
+    assert normalize_update(_message(99, 42)) is None

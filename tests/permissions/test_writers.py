@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
-from actorscope.agents import Agent
+from actorscope.agents import Agent, AgentRegistry
 from actorscope.context import bind_identity
 from actorscope.identity import Identity, PeerKind
 from actorscope.permissions import (
@@ -17,6 +18,7 @@ from actorscope.permissions import (
     WriterRole,
     writer_scope,
 )
+from actorscope.store import Database
 
 GROUP = "group:telegram:-100200"
 GID = "81234567890123456"
@@ -217,3 +219,23 @@ async def test_a_look_alike_target_is_refused(store: GrantStore, ident: MakeIden
         refused = await manager.add_writer(target, ident("1"))
         assert (refused.ok, refused.reason) == (False, WriterReason.INVALID_TARGET), target
     assert await store.list() == []
+
+
+async def test_uppercase_agent_uuid_does_not_reopen_admin_bootstrap(tmp_path: Path) -> None:
+    """An agent UUID in upper case (is_uuid accepts it) must still see the group's writers."""
+    async with Database.open(tmp_path / "t.db") as db:
+        agent = await AgentRegistry(db).create("main")
+        store = GrantStore(db)
+        await store.grant(agent_id=agent.id, scope=GROUP, config_type="file_writer", sender_id="42")
+        manager = WriterManager(store, is_platform_admin=Admins("7"))
+        admin = Identity(
+            user_id=GROUP,
+            sender_id="7",
+            channel="telegram",
+            chat_id="-100200",
+            peer_kind=PeerKind.GROUP,
+            agent_id=agent.id.upper(),
+        )
+        assert await manager.writers(admin) == ["42"]
+        decision = await manager.add_writer("8", admin)
+        assert not decision.ok, f"admin managed writers of a group that has one: {decision}"

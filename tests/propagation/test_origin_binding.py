@@ -5,12 +5,15 @@ from __future__ import annotations
 import hashlib
 import hmac
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
+from actorscope.agents import AgentRegistry
 from actorscope.context import bind_identity
-from actorscope.identity import Identity, PeerKind, telegram_identity
+from actorscope.identity import Identity, PeerKind, SenderKind, telegram_identity
 from actorscope.messages import InboundMessage
+from actorscope.permissions import GrantStore, PermissionPolicy, Reason
 from actorscope.propagation import (
     META_ORIGIN_AGENT_ID,
     META_ORIGIN_SIGNATURE,
@@ -27,6 +30,7 @@ from actorscope.propagation import (
     teammate_dispatch,
 )
 from actorscope.propagation._keys import ORIGIN_AGENT_KEYS, ORIGIN_FIELD_KEYS
+from actorscope.store import Database
 
 KEY = b"o" * MIN_KEY_BYTES
 HOME = "00000000-0000-4000-8000-00000000000a"
@@ -206,3 +210,32 @@ def test_a_v1_signature_no_longer_verifies() -> None:
     v1 = b"actorscope.origin.v1.nul|" + bytes([0b11]) + "\x00".join(parts).encode()
     old = retag(msg, **{META_ORIGIN_SIGNATURE: hmac.new(KEY, v1, hashlib.sha256).hexdigest()})
     assert signer.verify(old) is None
+
+
+@pytest.mark.parametrize(
+    ("field", "value"), [("peer_kind", PeerKind.DIRECT), ("message_id", "999")]
+)
+def test_origin_moved_onto_another_carrier_runs_synthetic(field: str, value: object) -> None:
+    """A carrier moved to a DM or another message id keeps neither the human nor the role."""
+    signer = OriginSigner(KEY)
+    with bind_identity(owner()):
+        msg = spawn_subagent("summarise the thread", signer=signer).message
+    request = build_run_request(msg.model_copy(update={field: value}), signer=signer)
+    assert (request.sender_id, request.sender_kind, request.role) == (
+        msg.sender_id, SenderKind.SYNTHETIC, "",
+    )  # fmt: skip
+
+
+async def test_owner_role_of_one_agent_does_not_carry_into_a_delegate(tmp_path: Path) -> None:
+    """An owner of agent A who delegates to agent B does not bypass B's group checks."""
+    async with Database.open(tmp_path / "t.db") as db:
+        registry = AgentRegistry(db)
+        home = await registry.create("home")
+        other = await registry.create("other")
+        signer = OriginSigner()
+        with bind_identity(owner(home.id, home.tenant_id)):
+            task = delegate(other.id, "rewrite the group's files", signer=signer)
+        request = build_run_request(task.message, signer=signer)
+        assert (request.agent_id, request.sender_id, request.role) == (other.id, "42", "")
+        decision = await PermissionPolicy(GrantStore(db)).check_file_writer(request.identity())
+        assert (decision.allowed, decision.reason) == (False, Reason.NO_GRANT)

@@ -197,3 +197,14 @@ def test_guard_is_per_signer() -> None:
     assert build_run_request(carrier, signer=first).sender_id == "42"
     assert build_run_request(carrier, signer=second).sender_id == "42"
     assert build_run_request(carrier, signer=second).sender_id != "42"
+
+
+def test_exact_replay_of_a_spawned_task_is_not_honoured_twice() -> None:
+    """docs/design.md: a replayed origin is ignored; a signed task carrier attributes only once."""
+    signer = OriginSigner()
+    with bind_identity(telegram_identity(-100200, "supergroup", 42)):
+        message = spawn_subagent("summarise the thread", signer=signer).message
+    first = build_run_request(message, signer=signer)
+    again = build_run_request(message, signer=signer)
+    assert (first.sender_id, again.sender_id) == ("42", message.sender_id)
+    assert again.sender_kind is SenderKind.SYNTHETIC

@@ -485,3 +485,20 @@ async def test_a_toolbox_workspace_follows_its_registry(tmp_path: Path) -> None:
         await registry.remove("helper")
         assert not box.workspace.agent_directory(renamed).exists()
         assert box.workspace.agent_directory(renamed).with_name(f"helper~{agent.id}").is_dir()
+
+
+@pytest.mark.parametrize("path", ["\ud800", "notes/\ud83d.txt"])
+def test_workspace_write_rejects_unencodable_path_cleanly(ws: Workspace, path: str) -> None:
+    """A path with a lone surrogate (valid in MCP JSON) is path_rejected, not a crash."""
+    with pytest.raises(ToolError) as refused:
+        ws.write(MAIN, GROUP, path, "content")
+    assert _code(refused) == "path_rejected"
+
+
+@pytest.mark.parametrize("path", ["\ud800", "notes/\ud83d.txt"])
+def test_workspace_read_rejects_unencodable_path_cleanly(ws: Workspace, path: str) -> None:
+    """Reading a lone-surrogate path is path_rejected, not UnicodeEncodeError."""
+    ws.write(MAIN, GROUP, "seed.txt", "x")  # the scope directory exists
+    with pytest.raises(ToolError) as refused:
+        ws.read(MAIN, GROUP, path)
+    assert _code(refused) == "path_rejected"
