@@ -77,7 +77,7 @@ def test_pytest_is_the_testing_extra_not_a_base_dependency() -> None:
     assert not {name for name in _requirement_names(project["dependencies"]) if "pytest" in name}
     assert _requirement_names(extras["testing"]) == {"pytest", "pytest-asyncio"}
     assert "actorscope[testing]" in extras["test"]
-    assert project["entry-points"]["pytest11"] == {"actorscope": "actorscope.testing.plugin"}
+    assert project["entry-points"]["pytest11"] == {"actorscope": "actorscope._pytest_plugin"}
 
 
 def test_the_blocker_hides_pytest(no_pytest: dict[str, str], tmp_path: Path) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 from pathlib import Path
@@ -146,6 +147,36 @@ def test_every_kit_fixture_is_prefixed_but_the_simulators(pytester: pytest.Pytes
         "discord_sim",
         "telegram_sim",
     }
+
+
+def test_without_pytest_asyncio_pytest_starts_and_the_kit_stays_out(
+    pytester: pytest.Pytester,
+    tmp_path_factory: pytest.TempPathFactory,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """pytest + actorscope without the testing extra: the run starts, the kit loads nothing."""
+    shadow = tmp_path_factory.mktemp("no-pytest-asyncio")
+    (shadow / "pytest_asyncio").mkdir()
+    (shadow / "pytest_asyncio" / "__init__.py").write_text(
+        'raise ModuleNotFoundError("No module named \'pytest_asyncio\'", name="pytest_asyncio")\n'
+    )
+    monkeypatch.setenv(
+        "PYTHONPATH", os.pathsep.join(filter(None, [str(shadow), os.environ.get("PYTHONPATH")]))
+    )
+    pytester.makepyfile(
+        test_plain='''
+def test_plain():
+    """A test of a project that uses no kit fixture."""
+
+
+def test_kit(actorscope_db):
+    """The kit's fixtures are not there without the extra."""
+'''
+    )
+    # -p no:asyncio: pytest-asyncio's own entry point would fail to load under the shadow.
+    result = pytester.runpytest_subprocess("-p", "no:asyncio", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1, errors=1)
+    result.stdout.fnmatch_lines(["*fixture 'actorscope_db' not found*"])
 
 
 def test_project_setting_of_the_fixture_loop_scope_wins(pytester: pytest.Pytester) -> None:
