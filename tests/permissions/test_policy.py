@@ -652,16 +652,21 @@ LOOKALIKES: list[tuple[str, str, str, Reason]] = [
 ]
 
 
+def _group_member(scope: str, sender: str, channel: str, agent_id: str) -> Identity:
+    """``sender`` in the group ``scope`` on ``channel``, for ``agent_id``."""
+    return Identity(
+        user_id=scope, sender_id=sender, channel=channel, peer_kind=PeerKind.GROUP,
+        agent_id=agent_id,
+    )  # fmt: skip
+
+
 @pytest.mark.parametrize(("scope", "channel", "sender", "reason"), LOOKALIKES)
 async def test_lookalike_sender_is_denied_even_under_a_wildcard_allow(
     db: Database, scope: str, channel: str, sender: str, reason: Reason
 ) -> None:
     """A look-alike of a person, placeholder or synthetic id is never checked as a person."""
     policy, agent_id = await _policy_with_everyone_allowed(db)
-    member = Identity(
-        user_id=scope, sender_id=sender, channel=channel, peer_kind=PeerKind.GROUP,
-        agent_id=agent_id,
-    )  # fmt: skip
+    member = _group_member(scope, sender, channel, agent_id)
     decision = await policy.check_file_writer(member)
     assert (decision.allowed, decision.reason) == (False, reason)
 
@@ -694,10 +699,7 @@ async def test_well_formed_senders_still_reach_the_lookup(
 ) -> None:
     """Canonical Telegram/Discord ids, legacy ``id|name`` and custom-channel ids are granted."""
     policy, agent_id = await _policy_with_everyone_allowed(db)
-    member = Identity(
-        user_id=scope, sender_id=sender, channel=channel, peer_kind=PeerKind.GROUP,
-        agent_id=agent_id,
-    )  # fmt: skip
+    member = _group_member(scope, sender, channel, agent_id)
     assert (await policy.check_file_writer(member)).reason is Reason.GRANTED
 
 

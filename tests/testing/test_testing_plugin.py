@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from actorscope.testing.plugin import KIT_FIXTURES
+
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples" / "scenarios"
 TESTING_GUIDE = ROOT / "docs" / "guides" / "testing.md"
@@ -137,13 +139,8 @@ def test_every_kit_fixture_is_prefixed_but_the_simulators(pytester: pytest.Pytes
     )
     assert len(section) == 2, result.stdout.str()
     listed = set(re.findall(r"^(\w+)(?: \[[^]]*\])? -- ", section[1].split("\n---")[0], re.M))
-    assert listed == {
-        "actorscope_agent",
-        "actorscope_bind",
-        "actorscope_db",
-        "actorscope_env",
-        "actorscope_grants",
-        "actorscope_probe",
+    assert listed == KIT_FIXTURES
+    assert {name for name in listed if not name.startswith("actorscope_")} == {
         "discord_sim",
         "telegram_sim",
     }
