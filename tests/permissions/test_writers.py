@@ -227,7 +227,7 @@ async def test_uppercase_agent_uuid_does_not_reopen_admin_bootstrap(tmp_path: Pa
         agent = await AgentRegistry(db).create("main")
         store = GrantStore(db)
         await store.grant(agent_id=agent.id, scope=GROUP, config_type="file_writer", sender_id="42")
-        manager = WriterManager(store, is_platform_admin=Admins("7"))
+        manager = WriterManager(store)
         admin = Identity(
             user_id=GROUP,
             sender_id="7",
@@ -237,5 +237,5 @@ async def test_uppercase_agent_uuid_does_not_reopen_admin_bootstrap(tmp_path: Pa
             agent_id=agent.id.upper(),
         )
         assert await manager.writers(admin) == ["42"]
-        decision = await manager.add_writer("8", admin)
+        decision = await manager.add_writer("8", admin, platform_admin=True)
         assert not decision.ok, f"admin managed writers of a group that has one: {decision}"
