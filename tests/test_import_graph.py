@@ -27,7 +27,7 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"channels", "sandbox"}),
     frozenset({"bots"}),
     frozenset({"http", "integrations"}),
-    frozenset({"testing"}),
+    frozenset({"testing", "_pytest_plugin"}),
     frozenset({"cli", "__main__"}),
 )
 
