@@ -14,11 +14,10 @@ prompt, then ``/as carol``, ``/in #general``, ``@bot !note hi``; ``/help`` lists
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import sys
 from pathlib import Path
 
-from actorscope.bots import ChannelSection, current_services, load_bot_config, run_in_terminal
+from actorscope.bots import current_services, load_bot_config, run_in_terminal
 from actorscope.context import current_identity
 from actorscope.errors import ActorscopeError
 from actorscope.messages import RunRequest
@@ -59,11 +58,9 @@ def main(argv: list[str]) -> int:
         if config.discord is None:
             print("discord_bot: error: bot.toml has no [discord] section", file=sys.stderr)
             return 2
-        config = dataclasses.replace(
-            config,
-            handler="discord_bot:handle",
-            telegram=None,
-            discord=ChannelSection(config.discord.config, enabled=True),
+        discord = config.discord.model_copy(update={"enabled": True})
+        config = config.model_copy(
+            update={"handler": "discord_bot:handle", "telegram": None, "discord": discord}
         )
         return run_in_terminal(config, sandbox=sandbox, source=str(CONFIG))
     except ActorscopeError as exc:

@@ -15,8 +15,11 @@ import os
 import re
 import sys
 import tomllib
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+from pydantic import ValidationError
 
 from actorscope.errors import ActorscopeError
 
@@ -24,11 +27,15 @@ __all__ = [
     "MAX_INPUT_BYTES",
     "MAX_INTEGER_DIGITS",
     "MAX_JSON_DEPTH",
+    "key_path",
+    "non_empty_text",
     "parse_json",
     "parse_toml",
     "read_file_bytes",
     "read_text_file",
     "shown_path",
+    "toml_line",
+    "validation_problems",
 ]
 
 #: The most an input file may hold (a Telegram update or a tools/list is a few KiB).
@@ -42,6 +49,20 @@ _SHOWN_CHARS = 120
 # A JSON string, or the rest of the text after an unterminated one: always linear to match.
 _JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"?', re.DOTALL)
 _JSON_BRACKET = re.compile(r"[\[\]{}]")
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
+# A TOML table header ([a.b] or [[a.b]]) and a key at the start of a line (key = ...).
+_TOML_HEADER = re.compile(r"\s*\[\[?([^\[\]]+)\]\]?\s*(#.*)?$")
+_TOML_KEY = re.compile(r"""\s*("[^"]*"|'[^']*'|[A-Za-z0-9_-]+)\s*=""")
+_TOML_PART = re.compile(r""""([^"]*)"|'([^']*)'|([A-Za-z0-9_-]+)""")
+_SHOWN_INPUT = 60
+#: pydantic error types said in words (the others keep pydantic's message, which names none).
+_REASONS = {
+    "extra_forbidden": "unknown key",
+    "missing": "missing",
+    "model_type": "must be a table",
+    "model_attributes_type": "must be a table",
+    "dict_type": "must be a table",
+}
 
 
 def shown_path(path: str | os.PathLike[str]) -> str:
@@ -132,3 +153,84 @@ def parse_toml(text: str, source: str, error: type[ActorscopeError]) -> dict[str
         # longer than the interpreter's conversion limit.
         limit = sys.get_int_max_str_digits()
         raise error(f"{shown}: not valid TOML: an integer is longer than {limit} digits") from None
+
+
+Location = tuple[str | int, ...]
+
+
+def non_empty_text(value: Any) -> str:
+    """``value`` stripped, if it is a string with more than blanks; a ValueError if not."""
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError(f"must be a non-empty string, got {value!r}")
+    return value.strip()
+
+
+def key_path(loc: Sequence[str | int]) -> str:
+    """A validation error's location as a TOML key path: ``telegram.port``, ``owners[0]``."""
+    text = ""
+    for part in loc:
+        if isinstance(part, int):
+            text += f"[{part}]"
+        else:
+            text += "." + (part if _BARE_KEY.fullmatch(part) else json.dumps(part))
+    return text.lstrip(".")
+
+
+def _got(value: Any) -> str:
+    if not isinstance(value, str | int | float | bool):
+        return ""
+    shown = repr(value)
+    if len(shown) > _SHOWN_INPUT:
+        shown = f"{shown[: _SHOWN_INPUT - 1]}…"
+    return f", got {shown}"
+
+
+def validation_problems(exc: ValidationError) -> list[tuple[Location, str]]:
+    """Every error of ``exc``: its location and one line ``key.path: what is wrong``.
+
+    The line names no pydantic type, URL or input type. A validator's message that starts
+    with its key's name (``owners[0] = '@bob' is a username``) is joined to the parent's path.
+    """
+    problems: list[tuple[Location, str]] = []
+    for error in exc.errors(include_url=False, include_context=False):
+        loc = tuple(error["loc"])
+        kind = error["type"]
+        if kind == "value_error":
+            reason = str(error["msg"]).removeprefix("Value error, ")
+        else:
+            reason = _REASONS.get(kind) or f"{error['msg']}{_got(error.get('input'))}"
+        name = str(loc[-1]) if loc else ""
+        if kind == "value_error" and name and reason.startswith(f"{name}["):
+            parent = key_path(loc[:-1])
+            problems.append((loc, f"{parent}.{reason}" if parent else reason))
+        else:
+            problems.append((loc, f"{key_path(loc)}: {reason}" if loc else reason))
+    return problems
+
+
+def _toml_parts(text: str) -> tuple[str, ...]:
+    return tuple(next(g for g in m.groups() if g is not None) for m in _TOML_PART.finditer(text))
+
+
+def toml_line(text: str, loc: Sequence[str | int]) -> int | None:
+    """The line (from 1) of the deepest key or table header of ``loc`` written in TOML ``text``.
+
+    A plain scan: ``[table]`` headers and ``key =`` lines; dotted keys, inline tables and
+    list items are found through their nearest enclosing key or header, if any.
+    """
+    found: dict[tuple[str, ...], int] = {}
+    table: tuple[str, ...] = ()
+    for number, line in enumerate(text.splitlines(), start=1):
+        header = _TOML_HEADER.match(line)
+        if header is not None:
+            table = _toml_parts(header.group(1))
+            found.setdefault(table, number)
+            continue
+        key = _TOML_KEY.match(line)
+        if key is not None:
+            found.setdefault((*table, *_toml_parts(key.group(1))), number)
+    path = tuple(part for part in loc if isinstance(part, str))
+    for end in range(len(path), 0, -1):
+        if path[:end] in found:
+            return found[path[:end]]
+    return None

@@ -98,17 +98,17 @@ def test_allow_from_rejects_non_numeric_entries(tmp_path: Path, entry: str, why:
 def test_group_override_allow_from_is_checked_too(tmp_path: Path) -> None:
     """Overrides validate their allow_from the same way and name the group."""
     path = write(tmp_path, 'platform = "telegram"\n[groups."-100"]\nallow_from = ["@bob"]\n')
-    with pytest.raises(ConfigError, match=r"groups.-100: allow_from\[0\] = '@bob' is a username"):
+    with pytest.raises(ConfigError, match=r"groups.-100.allow_from\[0\] = '@bob' is a username"):
         ChannelConfig.from_toml(path)
 
 
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ('platform = "telegram"\ntokn_env = "X"\n', "unknown key 'tokn_env'"),
+        ('platform = "telegram"\ntokn_env = "X"\n', "tokn_env: unknown key"),
         (
             'platform = "telegram"\n[groups."-100"]\nmention = true\n',
-            "unknown key 'groups.-100.mention'",
+            "groups.-100.mention: unknown key",
         ),
         ('platform = "telegram"\ndm_policy = "maybe"\n', "dm_policy"),
         ('platform = "irc"\n', "platform"),

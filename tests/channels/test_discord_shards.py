@@ -140,16 +140,19 @@ def test_shard_section_is_parsed(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("change", "message"),
     [
-        (("shard_count = 4\n", ""), "shard_ids needs shard_count"),
-        (("shard_count = 4", "shard_count = 0"), "shard_count must be an integer from 1"),
-        (("shard_count = 4", 'shard_count = "4"'), "shard_count must be an integer"),
-        (("[0, 2]", "[0, 4]"), "shard_ids entry 4 is not a shard of shard_count = 4"),
-        (("[0, 2]", "[2, 2]"), "shard_ids lists a shard twice"),
-        (("[0, 2]", "[]"), "shard_ids must name at least one shard"),
-        (("[0, 2]", "2"), "shard_ids must be a list of integers"),
-        (("shard_ids", "shard_id"), "unknown key 'shard_id'"),
-        (("shard_count = 4", 'shard_count = 4\nmode = "webhook"'), "unknown key 'mode'"),
-        (('database = "bot.db"', 'shared_dedup = "yes"'), "shared_dedup must be true or false"),
+        (("shard_count = 4\n", ""), "discord.shard_ids: needs shard_count"),
+        (("shard_count = 4", "shard_count = 0"), "discord.shard_count: must be an integer from 1"),
+        (("shard_count = 4", 'shard_count = "4"'), "discord.shard_count: must be an integer"),
+        (("[0, 2]", "[0, 4]"), "discord.shard_ids: entry 4 is not a shard of shard_count = 4"),
+        (("[0, 2]", "[2, 2]"), "discord.shard_ids: lists a shard twice"),
+        (("[0, 2]", "[]"), "discord.shard_ids: must name at least one shard"),
+        (("[0, 2]", "2"), "discord.shard_ids: must be a list of integers"),
+        (("shard_ids", "shard_id"), "discord.shard_id: unknown key"),
+        (("shard_count = 4", 'shard_count = 4\nmode = "webhook"'), "discord.mode: unknown key"),
+        (
+            ('database = "bot.db"', 'shared_dedup = "yes"'),
+            "shared_dedup: must be true or false, got 'yes'",
+        ),
     ],
 )
 def test_shard_config_errors_exit_2_with_one_line(

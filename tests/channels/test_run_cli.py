@@ -71,8 +71,8 @@ def run_cli(path: Path, capsys: pytest.CaptureFixture[str], *extra: str) -> tupl
     ("text", "env", "message"),
     [
         (GOOD, {}, "environment variable AS_TEST_TELEGRAM_TOKEN is not set"),
-        (GOOD + "colour = 1\n", {}, "unknown key 'colour'"),
-        (GOOD.replace("token_env", "tokn_env"), {}, "unknown key 'tokn_env'"),
+        (GOOD + "colour = 1\n", {}, "telegram.colour: unknown key"),
+        (GOOD.replace("token_env", "tokn_env"), {}, "telegram.tokn_env: unknown key"),
         ("handler = [", {}, "not valid TOML"),
         (GOOD.replace("mybot:handle", "nosuchmodule:handle"), {"x": "1"}, "not found"),
         (GOOD.replace("mybot:handle", "mybot:missing"), {"x": "1"}, "has no 'missing'"),

@@ -107,7 +107,7 @@ def test_telegram_example_without_a_token_names_the_file(
     assert example["main"]([]) == 2
     err = capsys.readouterr().err
     assert err == (
-        f"telegram_bot: error: {folder / 'bot.toml'} [telegram]: environment variable "
+        f"telegram_bot: error: {folder / 'bot.toml'}: telegram: environment variable "
         "TELEGRAM_BOT_TOKEN is not set (the bot token)\n"
     )
     assert not (folder / "bot.db").exists()

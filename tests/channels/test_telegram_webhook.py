@@ -346,20 +346,41 @@ def test_webhook_section_is_parsed_with_defaults(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("change", "message"),
     [
-        (('mode = "webhook"', 'mode = "push"'), 'mode must be "polling" or "webhook"'),
-        (('mode = "webhook"', 'mode = "polling"'), 'webhook_url needs mode = "webhook"'),
-        (("webhook_url", "webhook_uri"), "unknown key 'webhook_uri'"),
-        (('webhook_url = "https://bots.example.com/tg/hook"\n', ""), "needs webhook_url"),
-        (("https://bots", "http://bots"), "webhook_url must be an https:// URL"),
-        (('secret_token_env = "AS_TEST_WEBHOOK_SECRET"\n', ""), "needs secret_token_env"),
-        (('"AS_TEST_WEBHOOK_SECRET"', '"1BAD NAME"'), "is not a variable name"),
-        (("port = 8081\n", ""), "needs port"),
-        (("port = 8081", "port = 70000"), "port must be an integer from 0 to 65535"),
-        (("port = 8081", 'port = "8081"'), "port must be an integer"),
-        (("port = 8081", 'port = 8081\npath = "no-slash"'), "path must start with '/'"),
-        (("port = 8081", 'port = 8081\nlisten = "bad host!"'), "listen must be an IP address"),
-        (("port = 8081", 'port = 8081\nset_webhook = "yes"'), "set_webhook must be true or false"),
-        (("port = 8081", "port = 8081\nshard_count = 2"), "unknown key 'shard_count'"),
+        (
+            ('mode = "webhook"', 'mode = "push"'),
+            "telegram.mode: Input should be 'polling' or 'webhook', got 'push'",
+        ),
+        (('mode = "webhook"', 'mode = "polling"'), 'telegram: webhook_url needs mode = "webhook"'),
+        (("webhook_url", "webhook_uri"), "telegram.webhook_uri: unknown key"),
+        (
+            ('webhook_url = "https://bots.example.com/tg/hook"\n', ""),
+            'telegram: mode = "webhook" needs webhook_url',
+        ),
+        (("https://bots", "http://bots"), "telegram.webhook_url: must be an https:// URL"),
+        (
+            ('secret_token_env = "AS_TEST_WEBHOOK_SECRET"\n', ""),
+            'telegram: mode = "webhook" needs secret_token_env',
+        ),
+        (
+            ('"AS_TEST_WEBHOOK_SECRET"', '"1BAD NAME"'),
+            "telegram.secret_token_env: '1BAD NAME' is not a variable name",
+        ),
+        (("port = 8081\n", ""), 'telegram: mode = "webhook" needs port'),
+        (
+            ("port = 8081", "port = 70000"),
+            "telegram.port: must be an integer from 0 to 65535, got 70000",
+        ),
+        (("port = 8081", 'port = "8081"'), "telegram.port: must be an integer"),
+        (("port = 8081", 'port = 8081\npath = "no-slash"'), "telegram.path: must start with '/'"),
+        (
+            ("port = 8081", 'port = 8081\nlisten = "bad host!"'),
+            "telegram.listen: must be an IP address",
+        ),
+        (
+            ("port = 8081", 'port = 8081\nset_webhook = "yes"'),
+            "telegram.set_webhook: must be true or false",
+        ),
+        (("port = 8081", "port = 8081\nshard_count = 2"), "telegram.shard_count: unknown key"),
     ],
 )
 def test_webhook_config_errors_exit_2_with_one_line(
@@ -380,7 +401,7 @@ def test_webhook_config_errors_exit_2_with_one_line(
     assert status == 2
     assert err.count("\n") == 1, err
     assert err.startswith("actorscope: error: ")
-    assert "[telegram]" in err
+    assert "telegram" in err
     assert message in err
     assert not (tmp_path / "bot.db").exists()
 

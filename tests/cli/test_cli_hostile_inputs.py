@@ -160,7 +160,7 @@ IN_PROCESS: dict[str, tuple[Callable[[Path], list[str]], str]] = {
     ),
     "newline-in-file-name": (
         lambda p: ["run", write(p, "a\nb.toml", "")],
-        "b.toml: missing key 'handler'",
+        "b.toml: handler: missing",
     ),
     "non-utf8-argument": (
         lambda p: [

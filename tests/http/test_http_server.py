@@ -136,9 +136,9 @@ def test_serve_on_a_busy_port_is_one_error_line(
 @pytest.mark.parametrize(
     ("section", "message"),
     [
-        ("port = 70000", "port must be an integer from 0 to 65535"),
-        ("bogus = 1", "unknown key 'bogus'"),
-        ('handler = "nope"', "handler must look like module:function"),
+        ("port = 70000", "http.port: must be an integer from 0 to 65535, got 70000"),
+        ("bogus = 1", "http.bogus: unknown key"),
+        ('handler = "nope"', "http.handler: must look like module:function"),
         ('agent = "bad key!"', "agent"),
     ],
 )

@@ -31,11 +31,17 @@ from telegram.error import InvalidToken, TelegramError
 
 from actorscope.agents._models import Agent
 from actorscope.agents._registry import AgentRegistry
-from actorscope.bots.config import BotConfig, ChannelSection, load_handler, resolve_token
+from actorscope.bots.config import (
+    BotConfig,
+    ChannelSection,
+    DiscordSection,
+    TelegramSection,
+    load_handler,
+    resolve_token,
+)
 from actorscope.bots.services import BotServices, bind_services
 from actorscope.channels._adapter import ChannelAdapter
 from actorscope.channels._base import IgnoreReason, Ingress
-from actorscope.channels._config import ChannelConfig
 from actorscope.channels._discord_runner import DiscordRunner
 from actorscope.channels._shared_dedup import SharedDedup, shared_dedup_default
 from actorscope.channels._telegram_runner import IgnoredListener, TelegramRunner
@@ -87,9 +93,10 @@ def _tokens(
 ) -> list[tuple[ChannelSection, str]]:
     if sandbox:
         # The emulators hand out the tokens; Discord runs only when its section is enabled.
-        section = config.telegram or ChannelSection(ChannelConfig(platform="telegram"))
+        section = config.telegram or TelegramSection()
         discord = [config.discord] if config.discord is not None and config.discord.enabled else []
-        return [(s, "") for s in (section, *discord)]
+        emulated: list[ChannelSection] = [section, *discord]
+        return [(s, "") for s in emulated]
     return [(section, resolve_token(section, env, source)) for section in config.sections()]
 
 
@@ -100,7 +107,7 @@ def _webhook(
     section = config.telegram
     if sandbox or section is None or not section.enabled or section.webhook is None:
         return None
-    where = f"{source} [telegram]" if source else "[telegram]"
+    where = f"{source}: telegram" if source else "telegram"
     return section.webhook.resolve(env, where)
 
 
@@ -145,7 +152,7 @@ def _runner(
     on_ignored: IgnoredListener | None = None,
     on_result: Callable[[Ingress], None] | None = None,
 ) -> ChannelAdapter:
-    if section.config.platform == "discord":
+    if isinstance(section, DiscordSection):
         if sandbox is not None and sandbox.discord is not None:
             token = sandbox.discord.world.token
         # One session sees every guild of the emulator: shards are for real deployments.

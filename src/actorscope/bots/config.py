@@ -40,218 +40,377 @@ import inspect
 import re
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import Annotated, Any, Literal, Self, TypeAlias, cast
 
-from actorscope._input import parse_toml, read_text_file
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
+from pydantic.json_schema import SkipJsonSchema
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    SettingsError,
+)
+
+from actorscope._input import (
+    non_empty_text,
+    parse_toml,
+    read_text_file,
+    toml_line,
+    validation_problems,
+)
 from actorscope.agents._types import (
     looks_like_uuid,
     parse_agent_key,
     parse_tenant_slug,
     parse_uuid,
 )
-from actorscope.channels._config import ChannelConfig
-from actorscope.channels._discord_shards import SHARD_KEYS, DiscordShards
-from actorscope.channels._telegram_webhook import WEBHOOK_KEYS, WebhookConfig
+from actorscope.channels._config import ChannelConfig, EnvName, sender_ids
+from actorscope.channels._discord_shards import DiscordShards, count_problem, ids_problem
+from actorscope.channels._telegram_webhook import (
+    DEFAULT_LISTEN,
+    HttpsUrl,
+    ListenHost,
+    Mode,
+    Port,
+    UrlPath,
+    WebhookConfig,
+    default_path,
+)
 from actorscope.errors import ConfigError, IdentityError
 from actorscope.host._runtime import Handler
 
 __all__ = [
+    "ENV_PREFIX",
     "BotConfig",
     "ChannelSection",
+    "DiscordSection",
     "HttpSection",
+    "ProbeSection",
+    "TelegramSection",
     "load_bot_config",
     "load_handler",
     "load_object",
     "resolve_token",
 ]
 
-_TOP_KEYS = frozenset(
-    {"database", "agent", "tenant", "handler", "owners", "workspace", "shared_dedup"}
-)
-_PLATFORMS = ("telegram", "discord")
-_HTTP_KEYS = frozenset({"host", "port", "agent", "handler"})
-_SECTION_KEYS = {
-    "telegram": frozenset({"enabled", *ChannelConfig.model_fields, *WEBHOOK_KEYS}),
-    "discord": frozenset({"enabled", *ChannelConfig.model_fields, *SHARD_KEYS}),
-}
-_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+#: Environment variables ``ACTORSCOPE_<KEY>`` (``ACTORSCOPE_<SECTION>__<KEY>``) override the file.
+ENV_PREFIX = "ACTORSCOPE_"
 _HANDLER = re.compile(r"([A-Za-z_][A-Za-z0-9_.]*):([A-Za-z_][A-Za-z0-9_]*)")
 #: A Telegram bot token as @BotFather issues it: the bot's numeric id, ':', ~35 URL-safe chars.
 TELEGRAM_TOKEN = re.compile(r"[0-9]{1,20}:[A-Za-z0-9_-]{30,64}")
+_WEBHOOK_KEYS = ("webhook_url", "secret_token_env", "listen", "port", "path", "set_webhook")
+_WEBHOOK_NEEDS = (
+    ("webhook_url", "the public https URL"),
+    ("secret_token_env", "the variable holding the webhook secret token"),
+    ("port", "where this worker listens"),
+)
 
 
-@dataclass(frozen=True, slots=True)
-class ChannelSection:
-    """One platform section: its admission config, whether to run it, how to connect.
+def _flag(value: Any) -> bool:
+    # "true" / "false": how an environment variable spells a TOML boolean.
+    if isinstance(value, bool):
+        return value
+    if value in ("true", "false"):
+        return bool(value == "true")
+    raise ValueError(f"must be true or false, got {value!r}")
 
-    ``webhook`` is set for a Telegram section in webhook mode; ``shards`` for a sharded
-    Discord section.
+
+def _handler_spec(value: Any) -> str:
+    if not isinstance(value, str) or not _HANDLER.fullmatch(value):
+        raise ValueError(f"must look like module:function, got {value!r}")
+    return value
+
+
+def _optional_handler(value: Any) -> str:
+    # [http] handler = "": the API answers everything but messages (the console needs none).
+    return "" if value == "" else _handler_spec(value)
+
+
+def _name(value: Any, kind: Literal["agent", "tenant"]) -> str:
+    """An agent key or tenant slug (or either's UUID), checked before any database."""
+    text = non_empty_text(value)
+    try:
+        if looks_like_uuid(text):
+            parse_uuid(text, kind)
+        elif kind == "agent":
+            parse_agent_key(text)
+        else:
+            parse_tenant_slug(text)
+    except IdentityError as exc:
+        raise ValueError(str(exc)) from None
+    return text
+
+
+Flag = Annotated[bool, BeforeValidator(_flag)]
+HandlerSpec = Annotated[str, BeforeValidator(_handler_spec)]
+AgentName = Annotated[str, BeforeValidator(lambda value: _name(value, "agent"))]
+TenantName = Annotated[str, BeforeValidator(lambda value: _name(value, "tenant"))]
+Text = Annotated[str, BeforeValidator(non_empty_text)]
+
+
+class TelegramSection(ChannelConfig):
+    """``[telegram]``: the :class:`ChannelConfig` keys, ``enabled``, and webhook mode.
+
+    ``mode = "webhook"`` needs ``webhook_url``, ``secret_token_env`` and ``port`` (see
+    :mod:`actorscope.channels._telegram_webhook`); in polling mode those keys are errors.
     """
 
-    config: ChannelConfig
-    enabled: bool = True
-    webhook: WebhookConfig | None = None
-    shards: DiscordShards | None = None
+    platform: Literal["telegram"] = "telegram"
+    enabled: Flag = True
+    mode: Mode = "polling"
+    webhook_url: HttpsUrl | None = None
+    secret_token_env: EnvName | None = None
+    listen: ListenHost | None = None
+    port: Port | None = None
+    path: UrlPath | None = None
+    set_webhook: Flag | None = None
+
+    @model_validator(mode="after")
+    def _webhook_keys(self) -> Self:
+        if self.mode == "polling":
+            given = [key for key in _WEBHOOK_KEYS if key in self.model_fields_set]
+            if given:
+                raise ValueError(f'{given[0]} needs mode = "webhook"')
+        else:
+            for key, what in _WEBHOOK_NEEDS:
+                if key not in self.model_fields_set:
+                    raise ValueError(f'mode = "webhook" needs {key} ({what})')
+        return self
+
+    @property
+    def config(self) -> ChannelConfig:
+        """The admission settings (the section is a :class:`ChannelConfig`)."""
+        return self
+
+    @property
+    def webhook(self) -> WebhookConfig | None:
+        """The webhook settings in webhook mode, else ``None`` (polling)."""
+        if self.webhook_url is None or self.secret_token_env is None or self.port is None:
+            return None
+        return WebhookConfig(
+            url=self.webhook_url,
+            secret_token_env=self.secret_token_env,
+            port=self.port,
+            listen=self.listen or DEFAULT_LISTEN,
+            path=self.path or default_path(self.webhook_url),
+            set_webhook=self.set_webhook,
+        )
 
 
-@dataclass(frozen=True, slots=True)
-class HttpSection:
-    """The ``[http]`` section: where ``actorscope serve`` listens, which agent and handler."""
+class DiscordSection(ChannelConfig):
+    """``[discord]``: the :class:`ChannelConfig` keys, ``enabled``, and sharding.
 
-    agent: str
-    handler: str
-    host: str = "127.0.0.1"
-    port: int = 8080
+    ``shard_count`` (with ``shard_ids``, the ones this worker runs) selects
+    ``discord.AutoShardedClient``; see :mod:`actorscope.channels._discord_shards`.
+    """
+
+    platform: Literal["discord"] = "discord"
+    enabled: Flag = True
+    shard_count: int | None = None
+    shard_ids: tuple[int, ...] | None = None
+
+    @field_validator("shard_count", mode="before")
+    @classmethod
+    def _shard_count(cls, value: Any) -> Any:
+        problem = count_problem(value)
+        if problem:
+            raise ValueError(problem)
+        return value
+
+    @field_validator("shard_ids", mode="before")
+    @classmethod
+    def _shard_ids(cls, value: Any, info: ValidationInfo) -> Any:
+        if not isinstance(value, list | tuple):
+            raise ValueError(f"must be a list of integers, got {value!r}")
+        if "shard_count" not in info.data:
+            return value  # shard_count is wrong, and said so
+        count = info.data["shard_count"]
+        problem = "needs shard_count (the bot's total shards)" if count is None else ""
+        problem = problem or ids_problem(value, count)
+        if problem:
+            raise ValueError(problem)
+        return value
+
+    @property
+    def config(self) -> ChannelConfig:
+        """The admission settings (the section is a :class:`ChannelConfig`)."""
+        return self
+
+    @property
+    def shards(self) -> DiscordShards | None:
+        """The shards this worker runs, when ``shard_count`` is set."""
+        if self.shard_count is None:
+            return None
+        return DiscordShards(self.shard_count, self.shard_ids)
 
 
-@dataclass(frozen=True, slots=True)
-class BotConfig:
-    """A validated ``actorscope run`` configuration (paths already resolved)."""
+#: One platform section.
+ChannelSection: TypeAlias = TelegramSection | DiscordSection
 
-    handler: str
-    base_dir: Path
+
+class HttpSection(BaseModel):
+    """``[http]``: where ``actorscope serve`` listens, which agent and handler.
+
+    ``agent`` and ``handler`` default to the top-level ones; ``handler = ""``: no messages.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    agent: AgentName = "main"
+    handler: Annotated[str, BeforeValidator(_optional_handler)] = ""
+    host: Text = "127.0.0.1"
+    port: Port = 8080
+
+
+class ProbeSection(BaseModel):
+    """``[probe]``: what ``actorscope probe`` sends besides the writer commands."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    commands: tuple[Text, ...] = ()
+
+
+def _base_dir(value: Any) -> Path:
+    # Set by load_bot_config (the file's directory); a file or variable cannot set it.
+    if not isinstance(value, Path):
+        raise ValueError("unknown key (paths are relative to the file's directory)")
+    return value
+
+
+class BotConfig(BaseSettings):
+    """A validated ``bot.toml``: top-level keys and one model per section.
+
+    Relative ``database`` and ``workspace`` paths are resolved against ``base_dir`` (the
+    file's directory). ``ACTORSCOPE_<KEY>`` / ``ACTORSCOPE_<SECTION>__<KEY>`` environment
+    variables win over the file (see the configuration reference).
+    """
+
+    model_config = SettingsConfigDict(
+        env_prefix=ENV_PREFIX,
+        env_nested_delimiter="__",
+        extra="forbid",
+        frozen=True,
+        # A default is valid as written (handler = "": not configured); paths say otherwise.
+        validate_default=False,
+    )
+
+    #: The file's directory: where the handler module is searched first.
+    base_dir: SkipJsonSchema[Annotated[Path, BeforeValidator(_base_dir)]] = Field(
+        default_factory=Path.cwd, exclude=True
+    )
+    #: ``module:function``; this file's directory is searched first.
+    handler: HandlerSpec = ""
     #: A file path (made relative to the config file) or a URL such as ``postgresql://...``.
-    database: str
-    workspace: Path
-    agent: str = "main"
-    tenant: str = "default"
+    database: str = Field(default="actorscope.db", validate_default=True)
+    #: The file workspace root (relative to the config file).
+    workspace: Path = Field(default=Path("workspace"), validate_default=True)
+    #: The agent key or UUID (created on first run).
+    agent: AgentName = "main"
+    #: The tenant slug or UUID.
+    tenant: TenantName = "default"
+    #: Numeric sender ids that run with role owner, on every platform.
     owners: tuple[str, ...] = ()
-    telegram: ChannelSection | None = None
-    discord: ChannelSection | None = None
     #: Claim updates in the shared database; ``None``: on for PostgreSQL, off for SQLite.
-    shared_dedup: bool | None = None
+    shared_dedup: Flag | None = None
+    telegram: TelegramSection | None = None
+    discord: DiscordSection | None = None
     #: The ``[http]`` section (``actorscope serve``), if any.
     http: HttpSection | None = None
+    #: The ``[probe]`` section (``actorscope probe``), if any.
+    probe: ProbeSection | None = None
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        """The environment wins over the file (whose keys arrive as init arguments)."""
+        return env_settings, init_settings
+
+    @model_validator(mode="before")
+    @classmethod
+    def _http_defaults(cls, data: Any) -> Any:
+        if not isinstance(data, Mapping) or not isinstance(data.get("http"), Mapping):
+            return data
+        top = {key: data[key] for key in ("agent", "handler") if key in data}
+        return {**data, "http": {**top, **data["http"]}}
+
+    @field_validator("database", mode="before")
+    @classmethod
+    def _database(cls, value: Any, info: ValidationInfo) -> str:
+        text = non_empty_text(value)
+        # A URL names a server (or an explicit sqlite:/// path) and is kept as written.
+        base = info.data.get("base_dir", Path.cwd())
+        return text if "://" in text else str(base / text)
+
+    @field_validator("workspace", mode="before")
+    @classmethod
+    def _workspace(cls, value: Any, info: ValidationInfo) -> Path:
+        text = value if isinstance(value, Path) else Path(non_empty_text(value))
+        return Path(info.data.get("base_dir", Path.cwd())) / text
+
+    @field_validator("owners", mode="before")
+    @classmethod
+    def _owners(cls, value: Any) -> tuple[str, ...]:
+        return sender_ids(value, "owners")
 
     def sections(self) -> list[ChannelSection]:
         """The enabled platform sections, Telegram first."""
         return [s for s in (self.telegram, self.discord) if s is not None and s.enabled]
 
 
-def _string(document: Mapping[str, Any], key: str, default: str, source: str) -> str:
-    value = document.get(key, default)
-    if not isinstance(value, str) or not value.strip():
-        raise ConfigError(f"{source}: {key} must be a non-empty string, got {value!r}")
-    return value
+def _at(source: str, text: str, loc: tuple[str | int, ...]) -> str:
+    line = toml_line(text, loc)
+    return source if line is None else f"{source}:{line}"
 
 
-def _name(document: Mapping[str, Any], key: str, default: str, source: str) -> str:
-    """``agent`` (a key or UUID) or ``tenant`` (a slug or UUID), checked before any database."""
-    value = _string(document, key, default, source)
+def _validated(document: dict[str, Any], text: str, source: str, base: Path) -> BotConfig:
+    """The model of ``document``; every problem one line of one ConfigError."""
     try:
-        if looks_like_uuid(value):
-            parse_uuid(value, key)
-        elif key == "agent":
-            parse_agent_key(value)
-        else:
-            parse_tenant_slug(value)
-    except IdentityError as exc:
-        raise ConfigError(f"{source}: {key}: {exc}") from None
-    return value
-
-
-def _section(document: Mapping[str, Any], platform: str, source: str) -> ChannelSection | None:
-    raw = document.get(platform)
-    if raw is None:
-        return None
-    where = f"{source} [{platform}]"
-    if not isinstance(raw, Mapping):
-        raise ConfigError(f"{where}: must be a table")
-    data = dict(raw)
-    # A misspelt key is named as such, not reported as a missing one.
-    unknown = sorted(str(key) for key in set(data) - _SECTION_KEYS[platform])
-    if unknown:
-        raise ConfigError(f"{where}: unknown key {unknown[0]!r}")
-    enabled = data.pop("enabled", True)
-    if not isinstance(enabled, bool):
-        raise ConfigError(f"{where}: enabled must be true or false, got {enabled!r}")
-    if data.setdefault("platform", platform) != platform:
-        raise ConfigError(f"{where}: platform must be {platform!r}, got {data['platform']!r}")
-    webhook = WebhookConfig.pop_from(data, where) if platform == "telegram" else None
-    shards = DiscordShards.pop_from(data, where) if platform == "discord" else None
-    config = ChannelConfig.from_mapping(data, source=where)
-    if config.token_env and not _ENV_NAME.fullmatch(config.token_env):
-        raise ConfigError(f"{where}: token_env {config.token_env!r} is not a variable name")
-    return ChannelSection(config, enabled, webhook, shards)
-
-
-def _http(document: Mapping[str, Any], source: str) -> HttpSection | None:
-    raw = document.get("http")
-    if raw is None:
-        return None
-    where = f"{source} [http]"
-    if not isinstance(raw, Mapping):
-        raise ConfigError(f"{where}: must be a table")
-    unknown = sorted(str(key) for key in set(raw) - _HTTP_KEYS)
-    if unknown:
-        raise ConfigError(f"{where}: unknown key {unknown[0]!r}")
-    port = raw.get("port", 8080)
-    if type(port) is not int or not 0 <= port <= 65535:
-        raise ConfigError(f"{where}: port must be an integer from 0 to 65535, got {port!r}")
-    top_agent = document.get("agent", "main")
-    top_handler = document.get("handler", "")
-    handler = raw.get("handler", top_handler)
-    if not isinstance(handler, str):
-        raise ConfigError(f"{where}: handler must be a string (module:function)")
-    # No handler at all: the API answers everything but messages (the console needs none).
-    if handler and not _HANDLER.fullmatch(handler):
-        raise ConfigError(f"{where}: handler must look like module:function, got {handler!r}")
-    return HttpSection(
-        agent=_name(raw, "agent", top_agent if isinstance(top_agent, str) else "main", where),
-        handler=handler,
-        host=_string(raw, "host", "127.0.0.1", where),
-        port=port,
-    )
+        # The file's own `base_dir` key (a string) comes last and is refused as unknown.
+        return BotConfig(**{"base_dir": base, **document})
+    except ValidationError as exc:
+        lines = [
+            f"{_at(source, text, loc)}: {problem}" for loc, problem in validation_problems(exc)
+        ]
+        raise ConfigError("\n".join(lines)) from None
+    except SettingsError as exc:
+        # An ACTORSCOPE_<SECTION> variable that is not JSON for a table or list.
+        raise ConfigError(f"{source}: environment: {exc}") from None
 
 
 def load_bot_config(path: str | Path, *, require_bots: bool = True) -> BotConfig:
-    """Read and validate a run configuration file.
+    """Read and validate a run configuration file; environment overrides applied.
 
     ``require_bots=False`` (``actorscope serve``) accepts a file with only an ``[http]``
     section, whose handler then stands for the top-level one.
     """
     path = Path(path)
     source = str(path)
-    document = parse_toml(read_text_file(path, ConfigError), source, ConfigError)
-    # [probe] is read by `actorscope probe` (its commands); `run` has no use for it.
-    unknown = sorted(set(document) - _TOP_KEYS - set(_PLATFORMS) - {"http", "probe"})
-    if unknown:
-        raise ConfigError(f"{source}: unknown key {unknown[0]!r}")
-    http = _http(document, source)
-    if "handler" not in document and (require_bots or http is None):
-        raise ConfigError(f"{source}: missing key 'handler' (module:function)")
-    handler = (
-        _string(document, "handler", "", source)
-        if "handler" in document or http is None
-        else http.handler
-    )
-    if (handler or require_bots) and not _HANDLER.fullmatch(handler):
-        raise ConfigError(f"{source}: handler must look like module:function, got {handler!r}")
-    owners = ChannelConfig.from_mapping(
-        {"platform": "telegram", "owners": document.get("owners", [])}, source=source
-    ).owners
-    shared_dedup = document.get("shared_dedup")
-    if shared_dedup is not None and not isinstance(shared_dedup, bool):
-        raise ConfigError(f"{source}: shared_dedup must be true or false, got {shared_dedup!r}")
-    base = path.resolve().parent
-    config = BotConfig(
-        handler=handler,
-        base_dir=base,
-        database=_database(base, _string(document, "database", "actorscope.db", source)),
-        workspace=base / _string(document, "workspace", "workspace", source),
-        agent=_name(document, "agent", "main", source),
-        tenant=_name(document, "tenant", "default", source),
-        owners=owners,
-        telegram=_section(document, "telegram", source),
-        discord=_section(document, "discord", source),
-        shared_dedup=shared_dedup,
-        http=http,
-    )
+    text = read_text_file(path, ConfigError)
+    document = parse_toml(text, source, ConfigError)
+    config = _validated(document, text, source, path.resolve().parent)
+    if "handler" not in config.model_fields_set:
+        if require_bots or config.http is None:
+            raise ConfigError(f"{source}: handler: missing (module:function)")
+        config = config.model_copy(update={"handler": config.http.handler})
     if require_bots and not config.sections():
         raise ConfigError(f"{source}: no enabled [telegram] or [discord] section")
-    if not require_bots and http is None:
+    if not require_bots and config.http is None:
         raise ConfigError(f"{source}: no [http] section (host, port, agent, handler)")
     return config
 
@@ -259,9 +418,9 @@ def load_bot_config(path: str | Path, *, require_bots: bool = True) -> BotConfig
 def resolve_token(section: ChannelSection, env: Mapping[str, str], source: str = "") -> str:
     """The token from the environment variable the section names; one clear error if unset."""
     config = section.config
-    where = f"{source} [{config.platform}]" if source else f"[{config.platform}]"
+    where = f"{source}: {config.platform}" if source else config.platform
     if not config.token_env:
-        raise ConfigError(f"{where}: token_env is not set (the variable holding the token)")
+        raise ConfigError(f"{where}.token_env: missing (the variable holding the token)")
     token = env.get(config.token_env, "").strip()
     if not token:
         raise ConfigError(
@@ -274,11 +433,6 @@ def resolve_token(section: ChannelSection, env: Mapping[str, str], source: str =
             "token (<bot id>:<secret> as @BotFather gives it, e.g. 123456789:AAH...)"
         )
     return token
-
-
-def _database(base: Path, value: str) -> str:
-    # A URL names a server (or an explicit sqlite:/// path) and is kept as written.
-    return value if "://" in value else str(base / value)
 
 
 def load_handler(spec: str, search_dir: Path | None = None) -> Handler:

@@ -27,10 +27,11 @@ import tomllib
 from collections.abc import Mapping
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, Literal, Self
+from typing import Annotated, Any, Literal, Self
 
 from pydantic import (
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     ValidationError,
     ValidationInfo,
@@ -38,14 +39,27 @@ from pydantic import (
     model_validator,
 )
 
+from actorscope._input import validation_problems
 from actorscope.errors import ConfigError
 from actorscope.host._runtime import role_for
 from actorscope.identity import is_placeholder_sender
 
-__all__ = ["ChannelConfig", "GroupOverride", "Policy"]
+__all__ = ["ChannelConfig", "EnvName", "GroupOverride", "Policy", "env_name", "sender_ids"]
 
 _SENDER_ID = re.compile(r"[0-9]{1,32}")
 _CHAT_ID = re.compile(r"-?[0-9]{1,32}")
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def env_name(value: Any) -> str:
+    """The name of an environment variable (``TELEGRAM_BOT_TOKEN``); a ValueError if not one."""
+    if not isinstance(value, str) or not _ENV_NAME.fullmatch(value.strip()):
+        raise ValueError(f"{value!r} is not a variable name")
+    return value.strip()
+
+
+#: A ``*_env`` key's value: the name of the environment variable holding a secret.
+EnvName = Annotated[str, BeforeValidator(env_name)]
 
 
 class Policy(StrEnum):
@@ -56,7 +70,8 @@ class Policy(StrEnum):
     DISABLED = "disabled"
 
 
-def _sender_ids(value: Any, field: str) -> tuple[str, ...]:
+def sender_ids(value: Any, field: str) -> tuple[str, ...]:
+    """``field``'s numeric sender ids, canonical; a ValueError naming the first bad entry."""
     if value is None:
         return ()
     if isinstance(value, (str, int)):
@@ -100,7 +115,7 @@ class GroupOverride(_Strict):
     @field_validator("allow_from", mode="before")
     @classmethod
     def _allow_from(cls, value: Any) -> tuple[str, ...] | None:
-        return None if value is None else _sender_ids(value, "allow_from")
+        return None if value is None else sender_ids(value, "allow_from")
 
 
 class ChannelConfig(_Strict):
@@ -120,7 +135,13 @@ class ChannelConfig(_Strict):
     @field_validator("allow_from", "owners", mode="before")
     @classmethod
     def _ids(cls, value: Any, info: ValidationInfo) -> tuple[str, ...]:
-        return _sender_ids(value, info.field_name or "ids")
+        return sender_ids(value, info.field_name or "ids")
+
+    @field_validator("token_env", mode="before")
+    @classmethod
+    def _token_env(cls, value: Any) -> str:
+        # "" (the default) means not set; resolve_token says so when a token is needed.
+        return value if value == "" else env_name(value)
 
     @field_validator("groups", mode="before")
     @classmethod
@@ -148,7 +169,7 @@ class ChannelConfig(_Strict):
         try:
             return cls.model_validate(dict(data))
         except ValidationError as exc:
-            raise ConfigError(f"{source}: {_first_problem(exc)}") from None
+            raise ConfigError(f"{source}: {validation_problems(exc)[0][1]}") from None
 
     @classmethod
     def from_toml(cls, path: str | Path, *, table: str = "") -> Self:
@@ -179,17 +200,3 @@ class ChannelConfig(_Strict):
     def role_for(self, sender_id: str) -> str:
         """``"owner"`` for a configured owner, else ``""`` (:func:`actorscope.host.role_for`)."""
         return role_for(sender_id, owners=self.owners)
-
-
-def _first_problem(exc: ValidationError) -> str:
-    error = exc.errors(include_url=False)[0]
-    where = "".join(
-        f"[{part}]" if isinstance(part, int) else f".{part}" for part in error["loc"]
-    ).lstrip(".")
-    if error["type"] == "extra_forbidden":
-        return f"unknown key {where!r}"
-    message = str(error["msg"]).removeprefix("Value error, ")
-    if error["type"] == "value_error":
-        parent = where.rpartition(".")[0] if len(error["loc"]) > 1 else ""
-        return f"{parent}: {message}" if parent else message
-    return f"{where}: {message}" if where else message

@@ -13,40 +13,38 @@ each a disjoint ``shard_ids`` list under the same ``shard_count``.
 
 from __future__ import annotations
 
-from collections.abc import MutableMapping
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from actorscope.errors import ConfigError
 
-__all__ = ["MAX_SHARDS", "SHARD_KEYS", "DiscordShards"]
+__all__ = ["MAX_SHARDS", "DiscordShards", "count_problem", "ids_problem"]
 
 #: More shards than any bot needs; a bigger count is a typo, not a plan.
 MAX_SHARDS = 65_536
-#: The ``[discord]`` keys this module reads (besides the ChannelConfig ones).
-SHARD_KEYS = frozenset({"shard_count", "shard_ids"})
 
 
 def _integer(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _problem(count: Any, ids: tuple[Any, ...] | None) -> str:
-    """What is wrong with a shard count and id list (``""`` when nothing is)."""
+def count_problem(count: Any) -> str:
+    """What is wrong with a ``shard_count`` (``""`` when nothing is)."""
     if not _integer(count) or not 1 <= count <= MAX_SHARDS:
-        return f"shard_count must be an integer from 1 to {MAX_SHARDS}, got {count!r}"
-    if ids is None:
-        return ""
+        return f"must be an integer from 1 to {MAX_SHARDS}, got {count!r}"
+    return ""
+
+
+def ids_problem(ids: Sequence[Any], count: int) -> str:
+    """What is wrong with a ``shard_ids`` list under a valid ``count`` (``""`` when nothing is)."""
     if not ids:
-        return "shard_ids must name at least one shard (omit it to run all)"
+        return "must name at least one shard (omit it to run all)"
     for shard in ids:
         if not _integer(shard) or not 0 <= shard < count:
-            return (
-                f"shard_ids entry {shard!r} is not a shard of shard_count = {count} "
-                f"(0 to {count - 1})"
-            )
+            return f"entry {shard!r} is not a shard of shard_count = {count} (0 to {count - 1})"
     if len(set(ids)) != len(ids):
-        return f"shard_ids lists a shard twice: {list(ids)}"
+        return f"lists a shard twice: {list(ids)}"
     return ""
 
 
@@ -58,28 +56,12 @@ class DiscordShards:
     shard_ids: tuple[int, ...] | None = None
 
     def __post_init__(self) -> None:
-        problem = _problem(self.shard_count, self.shard_ids)
+        problem = count_problem(self.shard_count)
         if problem:
-            raise ConfigError(problem)
-
-    @classmethod
-    def pop_from(cls, data: MutableMapping[str, Any], where: str) -> DiscordShards | None:
-        """Remove ``shard_count`` / ``shard_ids`` from ``data``; the shards when either is set."""
-        count = data.pop("shard_count", None)
-        raw_ids = data.pop("shard_ids", None)
-        if count is None and raw_ids is None:
-            return None
-        if count is None:
-            raise ConfigError(f"{where}: shard_ids needs shard_count (the bot's total shards)")
-        ids: tuple[int, ...] | None = None
-        if raw_ids is not None:
-            if not isinstance(raw_ids, list):
-                raise ConfigError(f"{where}: shard_ids must be a list of integers, got {raw_ids!r}")
-            ids = tuple(raw_ids)
-        problem = _problem(count, ids)
+            raise ConfigError(f"shard_count {problem}")
+        problem = "" if self.shard_ids is None else ids_problem(self.shard_ids, self.shard_count)
         if problem:
-            raise ConfigError(f"{where}: {problem}")
-        return cls(count, ids)
+            raise ConfigError(f"shard_ids {problem}")
 
     def client_options(self) -> dict[str, Any]:
         """Keyword arguments for ``discord.AutoShardedClient``."""

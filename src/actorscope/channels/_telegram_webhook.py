@@ -27,27 +27,37 @@ import ipaddress
 import json
 import logging
 import re
-from collections.abc import Awaitable, Callable, Mapping, MutableMapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from types import TracebackType
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
 from aiohttp import web
+from pydantic import BeforeValidator
 
 from actorscope._aio import Site
+from actorscope._input import non_empty_text
 from actorscope.errors import ConfigError
 
 __all__ = [
     "DEFAULT_LISTEN",
     "SECRET_HEADER",
-    "WEBHOOK_KEYS",
     "Fed",
+    "HttpsUrl",
+    "ListenHost",
+    "Mode",
+    "Port",
+    "UrlPath",
     "Webhook",
     "WebhookConfig",
     "WebhookServer",
-    "telegram_mode",
+    "default_path",
+    "https_url",
+    "listen_host",
+    "port_number",
+    "url_path",
 ]
 
 _log = logging.getLogger("actorscope.channels.telegram")
@@ -57,11 +67,6 @@ DEFAULT_LISTEN = "127.0.0.1"
 SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"  # noqa: S105 - a header name
 Mode = Literal["polling", "webhook"]
 
-_MODES: tuple[Mode, ...] = ("polling", "webhook")
-_KEYS = ("webhook_url", "secret_token_env", "listen", "port", "path", "set_webhook")
-#: The ``[telegram]`` keys this module reads (besides the ChannelConfig ones).
-WEBHOOK_KEYS = frozenset({"mode", *_KEYS})
-_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _SECRET = re.compile(r"[A-Za-z0-9_-]{1,256}")
 _HOSTNAME = re.compile(r"[A-Za-z0-9]([A-Za-z0-9.-]{0,251}[A-Za-z0-9])?")
 _PATH = re.compile(r"/[A-Za-z0-9._~!$&'()*+,;=:@%/-]*")
@@ -80,73 +85,51 @@ _STATUS = {Fed.ACCEPTED: 200, Fed.NOT_AN_UPDATE: 400, Fed.BUSY: 503}
 Feed = Callable[[Mapping[str, Any]], Awaitable[Fed]]
 
 
-def telegram_mode(data: Mapping[str, Any], where: str) -> Mode:
-    """The section's ``mode`` (``polling`` when absent)."""
-    mode = data.get("mode", "polling")
-    if mode not in _MODES:
-        raise ConfigError(f'{where}: mode must be "polling" or "webhook", got {mode!r}')
-    return "webhook" if mode == "webhook" else "polling"
-
-
-def _text(data: Mapping[str, Any], key: str, where: str) -> str:
-    value = data[key]
-    if not isinstance(value, str) or not value.strip():
-        raise ConfigError(f"{where}: {key} must be a non-empty string, got {value!r}")
-    return value.strip()
-
-
-def _url(data: Mapping[str, Any], where: str) -> str:
-    if "webhook_url" not in data:
-        raise ConfigError(f'{where}: mode = "webhook" needs webhook_url (the public https URL)')
-    url = _text(data, "webhook_url", where)
+def https_url(value: Any) -> str:
+    """``webhook_url``: a public ``https://`` URL with a host and no fragment."""
+    url = non_empty_text(value)
     parts = urlsplit(url)
     if parts.scheme != "https" or not parts.hostname or parts.fragment:
-        raise ConfigError(f"{where}: webhook_url must be an https:// URL, got {url!r}")
+        raise ValueError(f"must be an https:// URL, got {url!r}")
     return url
 
 
-def _secret_env(data: Mapping[str, Any], where: str) -> str:
-    if "secret_token_env" not in data:
-        raise ConfigError(
-            f'{where}: mode = "webhook" needs secret_token_env (the variable holding the '
-            "webhook secret token)"
-        )
-    name = _text(data, "secret_token_env", where)
-    if not _ENV_NAME.fullmatch(name):
-        raise ConfigError(f"{where}: secret_token_env {name!r} is not a variable name")
-    return name
-
-
-def _listen(data: Mapping[str, Any], where: str) -> str:
-    if "listen" not in data:
-        return DEFAULT_LISTEN
-    host = _text(data, "listen", where)
+def listen_host(value: Any) -> str:
+    """``listen``: an IP address or a host name."""
+    host = non_empty_text(value)
     try:
         ipaddress.ip_address(host)
     except ValueError:
         if not _HOSTNAME.fullmatch(host):
-            raise ConfigError(
-                f"{where}: listen must be an IP address or host name, got {host!r}"
-            ) from None
+            raise ValueError(f"must be an IP address or host name, got {host!r}") from None
     return host
 
 
-def _port(data: Mapping[str, Any], where: str) -> int:
-    if "port" not in data:
-        raise ConfigError(f'{where}: mode = "webhook" needs port (where this worker listens)')
-    port = data["port"]
-    if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
-        raise ConfigError(f"{where}: port must be an integer from 0 to 65535, got {port!r}")
-    return port
+def port_number(value: Any) -> int:
+    """A TCP port: an integer from 0 (any free port) to 65535."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 65535:
+        raise ValueError(f"must be an integer from 0 to 65535, got {value!r}")
+    return value
 
 
-def _path(data: Mapping[str, Any], url: str, where: str) -> str:
-    if "path" not in data:
-        return urlsplit(url).path or "/"
-    path = _text(data, "path", where)
+def url_path(value: Any) -> str:
+    """``path``: a URL path starting with ``/``."""
+    path = non_empty_text(value)
     if not _PATH.fullmatch(path):
-        raise ConfigError(f"{where}: path must start with '/' and be a URL path, got {path!r}")
+        raise ValueError(f"must start with '/' and be a URL path, got {path!r}")
     return path
+
+
+#: ``webhook_url``, ``listen``, ``port`` and ``path`` as pydantic types.
+HttpsUrl = Annotated[str, BeforeValidator(https_url)]
+ListenHost = Annotated[str, BeforeValidator(listen_host)]
+Port = Annotated[int, BeforeValidator(port_number)]
+UrlPath = Annotated[str, BeforeValidator(url_path)]
+
+
+def default_path(url: str) -> str:
+    """Where the receiver listens when ``path`` is not given: the path of ``url``."""
+    return urlsplit(url).path or "/"
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,30 +155,7 @@ class WebhookConfig:
     path: str = "/"
     set_webhook: bool | None = None
 
-    @classmethod
-    def pop_from(cls, data: MutableMapping[str, Any], where: str) -> WebhookConfig | None:
-        """Remove ``mode`` and the webhook keys from ``data``; the config in webhook mode."""
-        mode = telegram_mode(data, where)
-        data.pop("mode", None)
-        given = {key: data.pop(key) for key in _KEYS if key in data}
-        if mode == "polling":
-            if given:
-                raise ConfigError(f'{where}: {next(iter(given))} needs mode = "webhook"')
-            return None
-        set_webhook = given.get("set_webhook")
-        if set_webhook is not None and not isinstance(set_webhook, bool):
-            raise ConfigError(f"{where}: set_webhook must be true or false, got {set_webhook!r}")
-        url = _url(given, where)
-        return cls(
-            url=url,
-            secret_token_env=_secret_env(given, where),
-            port=_port(given, where),
-            listen=_listen(given, where),
-            path=_path(given, url, where),
-            set_webhook=set_webhook,
-        )
-
-    def resolve(self, env: Mapping[str, str], where: str = "[telegram]") -> Webhook:
+    def resolve(self, env: Mapping[str, str], where: str = "telegram") -> Webhook:
         """The settings with the secret read from the environment; one clear error if unset."""
         secret = env.get(self.secret_token_env, "").strip()
         if not secret:

@@ -1,0 +1,136 @@
+"""bot.toml as one model: every problem one line with its key path and line, env overrides."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from actorscope.bots import load_bot_config, resolve_token
+from actorscope.cli import main
+from actorscope.errors import ConfigError
+
+HANDLER = 'handler = "mybot:handle"\n'
+TELEGRAM = '[telegram]\ntoken_env = "AS_TEST_TELEGRAM_TOKEN"\n'
+
+
+def write_config(tmp_path: Path, text: str) -> Path:
+    """``bot.toml`` (and the handler module ``mybot.py``) in ``tmp_path``."""
+    (tmp_path / "mybot.py").write_text("async def handle(request):\n    return None\n")
+    path = tmp_path / "bot.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        pytest.param(
+            HANDLER + "colour = 1\n" + TELEGRAM, ["2: colour: unknown key"], id="unknown-key"
+        ),
+        pytest.param(
+            HANDLER + TELEGRAM + "dm_policy = 3\n",
+            ["4: telegram.dm_policy: Input should be 'open', 'allowlist' or 'disabled', got 3"],
+            id="wrong-type",
+        ),
+        pytest.param(
+            HANDLER + TELEGRAM + '[http]\nport = "80"\n',
+            ["5: http.port: must be an integer from 0 to 65535, got '80'"],
+            id="wrong-type-port",
+        ),
+        pytest.param(
+            HANDLER
+            + TELEGRAM
+            + 'mode = "webhook"\nwebhook_url = "http://bots.example.com/tg"\n'
+            + 'secret_token_env = "S"\nport = 8081\n',
+            ["5: telegram.webhook_url: must be an https:// URL, got 'http://bots.example.com/tg'"],
+            id="bad-webhook-url",
+        ),
+        pytest.param(
+            HANDLER + TELEGRAM + 'mode = "webhook"\nport = 8081\n',
+            ['2: telegram: mode = "webhook" needs webhook_url (the public https URL)'],
+            id="webhook-without-url",
+        ),
+        pytest.param(
+            HANDLER + '[discord]\ntoken_env = "D"\nshard_count = 4\nshard_ids = [0, 4]\n',
+            ["5: discord.shard_ids: entry 4 is not a shard of shard_count = 4 (0 to 3)"],
+            id="shard-id-out-of-range",
+        ),
+        pytest.param(
+            HANDLER + TELEGRAM + '[telegram.groups."-100"]\npolicy = "closed"\n',
+            [
+                "5: telegram.groups.-100.policy: Input should be 'open', 'allowlist' or "
+                "'disabled', got 'closed'"
+            ],
+            id="nested-table",
+        ),
+        pytest.param(
+            HANDLER + "owners = ['@bob']\n" + TELEGRAM,
+            [
+                "2: owners[0] = '@bob' is a username; use the numeric sender id instead, "
+                "because usernames change hands"
+            ],
+            id="owner-username",
+        ),
+        pytest.param(
+            'agent = "bad key!"\n' + HANDLER + TELEGRAM + "[telegram.groups]\nx = 1\n",
+            [
+                "1: agent: agent key must be 1-64 letters, digits, '_' or '-' (starting with "
+                "a letter or digit), got 'bad key!'",
+                "5: telegram.groups: groups key 'x' is not a numeric chat or guild id",
+            ],
+            id="two-problems-two-lines",
+        ),
+        pytest.param(
+            'base_dir = "/etc"\n' + HANDLER + TELEGRAM,
+            ["1: base_dir: unknown key (paths are relative to the file's directory)"],
+            id="base-dir-is-not-a-key",
+        ),
+        pytest.param(TELEGRAM, [": handler: missing (module:function)"], id="missing-handler"),
+    ],
+)
+def test_bad_files_are_one_config_error_with_key_paths_and_lines(
+    tmp_path: Path, text: str, expected: list[str]
+) -> None:
+    """Each problem is one line: file:line, the TOML key path, what is wrong (nothing Pythonic)."""
+    path = write_config(tmp_path, text)
+    with pytest.raises(ConfigError) as caught:
+        load_bot_config(path)
+    separator = "" if expected[0].startswith(":") else ":"
+    assert str(caught.value).splitlines() == [f"{path}{separator}{line}" for line in expected]
+
+
+def test_bad_toml_syntax_names_its_line(tmp_path: Path) -> None:
+    """A file that is not TOML is one error naming the line and column."""
+    path = write_config(tmp_path, HANDLER + "[telegram\n")
+    with pytest.raises(ConfigError) as caught:
+        load_bot_config(path)
+    assert str(caught.value) == (
+        f"{str(path)!r}: not valid TOML: Expected ']' at the end of a table declaration "
+        "(at line 2, column 10)"
+    )
+
+
+def test_missing_token_is_one_error_naming_the_variable(tmp_path: Path) -> None:
+    """An unset token variable is named with its section (the token itself never is)."""
+    config = load_bot_config(write_config(tmp_path, HANDLER + TELEGRAM))
+    assert config.telegram is not None
+    with pytest.raises(ConfigError) as caught:
+        resolve_token(config.telegram, {}, "bot.toml")
+    assert str(caught.value) == (
+        "bot.toml: telegram: environment variable AS_TEST_TELEGRAM_TOKEN is not set (the bot token)"
+    )
+
+
+def test_run_with_a_bad_file_prints_one_line_and_exits_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`actorscope run bad.toml`: exactly one stderr line with the key path, exit 2."""
+    monkeypatch.delitem(sys.modules, "mybot", raising=False)
+    path = write_config(tmp_path, HANDLER + TELEGRAM + "port = 70000\n")
+    assert main(["run", str(path)]) == 2
+    assert capsys.readouterr().err == (
+        f"actorscope: error: {path}:4: telegram.port: must be an integer from 0 to 65535, "
+        "got 70000\n"
+    )
