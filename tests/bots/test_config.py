@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import sys
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
-from actorscope.bots import load_bot_config, resolve_token
+from actorscope.bots import load_bot_config, resolve_token, run_bots
 from actorscope.cli import main
 from actorscope.errors import ConfigError
 
@@ -134,3 +136,39 @@ def test_run_with_a_bad_file_prints_one_line_and_exits_2(
         f"actorscope: error: {path}:4: telegram.port: must be an integer from 0 to 65535, "
         "got 70000\n"
     )
+
+
+STRICT_HANDLER = """
+from pathlib import Path
+
+from actorscope.bots import current_services
+
+
+async def handle(request):
+    Path(__file__).with_name("strict.txt").write_text(str(current_services().policy.strict))
+    return "seen"
+"""
+
+
+async def lines_of(*lines: str) -> AsyncIterator[str]:
+    """An in-memory sandbox prompt input."""
+    for line in lines:
+        yield line + "\n"
+
+
+@pytest.mark.parametrize(("setting", "strict"), [("", False), ("strict = true\n", True)])
+async def test_strict_makes_run_build_a_fail_closed_policy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, setting: str, strict: bool
+) -> None:
+    """strict = true: the handler's PermissionPolicy denies when the grant store fails."""
+    monkeypatch.delitem(sys.modules, "strictbot", raising=False)
+    (tmp_path / "strictbot.py").write_text(STRICT_HANDLER)
+    path = tmp_path / "bot.toml"
+    path.write_text(setting + 'handler = "strictbot:handle"\ndatabase = "bot.db"\n' + TELEGRAM)
+    config = load_bot_config(path)
+    assert config.strict is strict
+    printed: list[str] = []
+    lines = lines_of("/as bob hello", "/quit")
+    async with asyncio.timeout(20):
+        await run_bots(config, sandbox=True, out=printed.append, lines=lines)
+    assert (tmp_path / "strict.txt").read_text() == str(strict), printed

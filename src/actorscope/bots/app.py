@@ -354,7 +354,9 @@ async def run_bots(
         ]
         # The handler reaches each channel's native bot object through its services.
         channels = {runner.name: runner for runner in runners}
-        services = BotServices(db, agent, grants, PermissionPolicy(grants), workspace, channels)
+        # strict = true in the file: a failing grant store denies instead of allowing.
+        policy = PermissionPolicy(grants, strict=config.strict)
+        services = BotServices(db, agent, grants, policy, workspace, channels)
         host = Host(
             with_services(handler, services),
             bus=bus,

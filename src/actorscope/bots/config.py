@@ -9,6 +9,7 @@
     owners = [4242]                   # numeric sender ids, on every platform
     workspace = "workspace"           # files the handler writes, one directory per scope
     shared_dedup = true               # claim updates in the database (default: on PostgreSQL)
+    strict = true                     # deny when the grant store fails (default: allow, logged)
 
     [telegram]                        # any ChannelConfig field, plus token_env and enabled
     token_env = "TELEGRAM_BOT_TOKEN"
@@ -322,6 +323,8 @@ class BotConfig(BaseSettings):
     owners: tuple[str, ...] = ()
     #: Claim updates in the shared database; ``None``: on for PostgreSQL, off for SQLite.
     shared_dedup: Flag | None = None
+    #: Fail closed: a permission check whose grant store fails denies (``PermissionPolicy``).
+    strict: Flag = False
     telegram: TelegramSection | None = None
     discord: DiscordSection | None = None
     #: The ``[http]`` section (``actorscope serve``), if any.
