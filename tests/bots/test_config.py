@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
-from actorscope.bots import load_bot_config, resolve_token, run_bots
+from actorscope.bots import BotConfig, load_bot_config, resolve_token, run_bots
 from actorscope.cli import main
 from actorscope.errors import ConfigError
 
@@ -172,3 +173,45 @@ async def test_strict_makes_run_build_a_fail_closed_policy(
     async with asyncio.timeout(20):
         await run_bots(config, sandbox=True, out=printed.append, lines=lines)
     assert (tmp_path / "strict.txt").read_text() == str(strict), printed
+
+
+def test_environment_wins_over_the_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """ACTORSCOPE_<KEY> / ACTORSCOPE_<SECTION>__<KEY> override the file; other keys stay."""
+    text = (
+        'strict = false\ndatabase = "bot.db"\n'
+        + HANDLER
+        + TELEGRAM
+        + 'group_policy = "allowlist"\n'
+    )
+    path = write_config(tmp_path, text)
+    monkeypatch.setenv("ACTORSCOPE_DATABASE", "postgresql://bot@127.0.0.1:5432/bots")
+    monkeypatch.setenv("ACTORSCOPE_WORKSPACE", "elsewhere")
+    monkeypatch.setenv("ACTORSCOPE_STRICT", "true")
+    monkeypatch.setenv("ACTORSCOPE_TELEGRAM__TOKEN_ENV", "OTHER_TELEGRAM_TOKEN")
+    monkeypatch.setenv("ACTORSCOPE_DISCORD", '{"token_env": "D", "shard_count": 2}')
+    config = load_bot_config(path)
+    assert config.database == "postgresql://bot@127.0.0.1:5432/bots"
+    assert config.workspace == tmp_path.resolve() / "elsewhere"  # relative to the file
+    assert config.strict is True
+    assert config.telegram is not None
+    assert (config.telegram.token_env, config.telegram.group_policy) == (
+        "OTHER_TELEGRAM_TOKEN",
+        "allowlist",
+    )
+    assert config.discord is not None
+    assert config.discord.shards is not None
+    assert config.discord.shards.shard_count == 2
+    monkeypatch.setenv("ACTORSCOPE_STRICT", "yes")
+    with pytest.raises(ConfigError, match=r"^[^\n]*bot\.toml:1: strict: must be true or false"):
+        load_bot_config(path)
+
+
+def test_schema_config_prints_the_models_json_schema(capsys: pytest.CaptureFixture[str]) -> None:
+    """`actorscope schema config` is BotConfig's JSON Schema: every section, no base_dir."""
+    assert main(["schema", "config"]) == 0
+    schema = json.loads(capsys.readouterr().out)
+    assert schema == BotConfig.model_json_schema()
+    assert {"strict", "telegram", "discord", "http", "probe"} <= set(schema["properties"])
+    assert "base_dir" not in schema["properties"]
+    assert schema["additionalProperties"] is False
+    assert "webhook_url" in schema["$defs"]["TelegramSection"]["properties"]

@@ -11,7 +11,7 @@
     shared_dedup = true               # claim updates in the database (default: on PostgreSQL)
     strict = true                     # deny when the grant store fails (default: allow, logged)
 
-    [telegram]                        # any ChannelConfig field, plus token_env and enabled
+    [telegram]                        # any ChannelConfig field, plus enabled
     token_env = "TELEGRAM_BOT_TOKEN"
     group_policy = "open"
     mode = "polling"                  # or "webhook": see actorscope.channels._telegram_webhook
@@ -29,7 +29,13 @@
     handler = "http_bot:handle"       # default: the top-level one; none: no messages
 
 A handler is ``async def handle(request: RunRequest) -> str | OutboundMessage | None``; it runs
-with the request's identity bound. Every problem is one :class:`~actorscope.errors.ConfigError`.
+with the request's identity bound.
+
+The file is one model, :class:`BotConfig` (pydantic-settings), with a model per section.
+Environment variables ``ACTORSCOPE_<KEY>`` and ``ACTORSCOPE_<SECTION>__<KEY>`` win over the
+file (``ACTORSCOPE_DATABASE``, ``ACTORSCOPE_TELEGRAM__TOKEN_ENV``, ...); tokens themselves are
+only ever read from the variables the sections name. Every problem is one line of one
+:class:`~actorscope.errors.ConfigError`: ``file:line: key.path: what is wrong``.
 """
 
 from __future__ import annotations

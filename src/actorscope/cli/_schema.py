@@ -1,4 +1,5 @@
-"""``actorscope schema lint FILE --target T``: one line per violation, exit 1 if any."""
+"""``actorscope schema lint FILE --target T``: one line per violation, exit 1 if any;
+``actorscope schema config``: the JSON Schema of ``bot.toml``."""
 
 from __future__ import annotations
 
@@ -16,9 +17,9 @@ from actorscope.errors import SchemaError
 from actorscope.tools._catalog import tools_from_json
 from actorscope.tools._lint import lint_tool_schema
 
-__all__ = ["LintTarget", "lint"]
+__all__ = ["LintTarget", "config_schema", "lint"]
 
-schema_app = typer.Typer(help="Tool input schemas.", add_completion=False)
+schema_app = typer.Typer(help="Tool input schemas; the bot.toml schema.", add_completion=False)
 app.add_typer(schema_app, name="schema")
 
 
@@ -64,3 +65,12 @@ def lint(
         typer.echo(f"ok: {len(tools)} tool(s) clean for {target.value}")
     if violations:
         raise typer.Exit(1)
+
+
+@schema_app.command("config")
+def config_schema() -> None:
+    """Print the JSON Schema of bot.toml (actorscope run / serve / probe) as one JSON object."""
+    # Imported here: the configuration model loads the channel modules, which `--help` must not.
+    from actorscope.bots.config import BotConfig
+
+    typer.echo(json.dumps(BotConfig.model_json_schema(), indent=2, sort_keys=True))
