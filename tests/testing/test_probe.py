@@ -189,7 +189,7 @@ def test_cli_bad_probe_section_is_one_line(
     assert main(["probe", str(config)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1
-    assert "[probe] commands must be a list of non-empty strings" in err
+    assert "probe.commands: must be a list of non-empty strings, got 3" in err
 
 
 def test_guide_probe_example_passes_in_a_fresh_project(pytester: pytest.Pytester) -> None:

@@ -284,7 +284,16 @@ class ProbeSection(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    commands: tuple[Text, ...] = ()
+    commands: tuple[str, ...] = ()
+
+    @field_validator("commands", mode="before")
+    @classmethod
+    def _commands(cls, value: Any) -> tuple[str, ...]:
+        if not isinstance(value, list | tuple) or not all(
+            isinstance(command, str) and command.strip() for command in value
+        ):
+            raise ValueError(f"must be a list of non-empty strings, got {value!r}")
+        return tuple(command.strip() for command in value)
 
 
 def _base_dir(value: Any) -> Path:

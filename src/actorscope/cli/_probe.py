@@ -21,11 +21,10 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from actorscope._input import parse_toml, read_text_file
 from actorscope.cli._app import app, console_for_tables, require_testing_extra
 from actorscope.errors import ConfigError
 
-__all__ = ["probe_command", "probe_commands"]
+__all__ = ["probe_command"]
 
 _MARKS = {
     "held": "✓",
@@ -35,24 +34,6 @@ _MARKS = {
     "skipped": "?",
     "n/a": "\N{EN DASH}",
 }
-
-
-def probe_commands(config: Path) -> list[str]:
-    """The ``[probe] commands`` of ``config`` (one ConfigError when malformed)."""
-    source = str(config)
-    document = parse_toml(read_text_file(config, ConfigError), source, ConfigError)
-    section = document.get("probe", {})
-    if not isinstance(section, dict):
-        raise ConfigError(f"{source}: [probe] must be a table")
-    unknown = sorted(set(section) - {"commands"})
-    if unknown:
-        raise ConfigError(f"{source}: [probe]: unknown key {unknown[0]!r}")
-    commands = section.get("commands", [])
-    if not isinstance(commands, list) or not all(
-        isinstance(c, str) and c.strip() for c in commands
-    ):
-        raise ConfigError(f"{source}: [probe] commands must be a list of non-empty strings")
-    return [c.strip() for c in commands]
 
 
 def _close(loop: asyncio.AbstractEventLoop) -> None:
@@ -109,7 +90,8 @@ def probe_command(
             "--out: a reproduction is a scenario file serving a handler, not a PTB application"
         )
     bot = None if is_app else load_bot_config(config)
-    commands = [*([] if is_app else probe_commands(config)), *(extra or [])]
+    listed = bot.probe.commands if bot is not None and bot.probe is not None else ()
+    commands = [*listed, *(extra or [])]
     telegram = bot.telegram.config if bot is not None and bot.telegram is not None else None
     discord = (
         bot.discord.config
