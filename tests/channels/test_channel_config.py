@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -121,6 +122,13 @@ def test_bad_config_is_one_config_error(tmp_path: Path, text: str, message: str)
     """Unknown keys, bad values and bad TOML each raise a ConfigError naming the problem."""
     with pytest.raises(ConfigError, match=message):
         ChannelConfig.from_toml(write(tmp_path, text))
+
+
+def test_fifo_is_read_with_bounds_not_blocking(tmp_path: Path) -> None:
+    """A FIFO without a writer is an empty file (one ConfigError), not a read that never ends."""
+    os.mkfifo(tmp_path / "channel.toml")
+    with pytest.raises(ConfigError, match="platform: missing"):
+        ChannelConfig.from_toml(tmp_path / "channel.toml")
 
 
 def test_missing_file_is_a_config_error(tmp_path: Path) -> None:

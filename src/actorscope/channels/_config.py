@@ -23,7 +23,6 @@ numeric sender id (an ``@username``, a placeholder such as ``1087968824``, a cha
 from __future__ import annotations
 
 import re
-import tomllib
 from collections.abc import Mapping
 from enum import StrEnum
 from pathlib import Path
@@ -39,7 +38,7 @@ from pydantic import (
     model_validator,
 )
 
-from actorscope._input import validation_problems
+from actorscope._input import parse_toml, read_text_file, validation_problems
 from actorscope.errors import ConfigError
 from actorscope.host._runtime import role_for
 from actorscope.identity import is_placeholder_sender
@@ -175,13 +174,9 @@ class ChannelConfig(_Strict):
     def from_toml(cls, path: str | Path, *, table: str = "") -> Self:
         """Load from a TOML file: the whole document, or the dotted ``table`` inside it."""
         path = Path(path)
-        try:
-            document: Any = tomllib.loads(path.read_text(encoding="utf-8"))
-        except OSError as exc:
-            raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-            raise ConfigError(f"{path}: not valid TOML: {exc}") from None
         source = str(path)
+        # Read with bounds (a FIFO or /dev/zero neither hangs nor exhausts memory).
+        document: Any = parse_toml(read_text_file(path, ConfigError), source, ConfigError)
         for part in filter(None, table.split(".")):
             document = document.get(part) if isinstance(document, dict) else None
             if not isinstance(document, dict):
