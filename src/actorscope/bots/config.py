@@ -165,7 +165,18 @@ TenantName = Annotated[str, BeforeValidator(lambda value: _name(value, "tenant")
 Text = Annotated[str, BeforeValidator(non_empty_text)]
 
 
-class TelegramSection(ChannelConfig):
+class _PlatformSection(ChannelConfig):
+    """What both platform sections add to :class:`ChannelConfig`: ``enabled``."""
+
+    enabled: Flag = True
+
+    @property
+    def config(self) -> ChannelConfig:
+        """The admission settings (the section is a :class:`ChannelConfig`)."""
+        return self
+
+
+class TelegramSection(_PlatformSection):
     """``[telegram]``: the :class:`ChannelConfig` keys, ``enabled``, and webhook mode.
 
     ``mode = "webhook"`` needs ``webhook_url``, ``secret_token_env`` and ``port`` (see
@@ -173,7 +184,6 @@ class TelegramSection(ChannelConfig):
     """
 
     platform: Literal["telegram"] = "telegram"
-    enabled: Flag = True
     mode: Mode = "polling"
     webhook_url: HttpsUrl | None = None
     secret_token_env: EnvName | None = None
@@ -195,11 +205,6 @@ class TelegramSection(ChannelConfig):
         return self
 
     @property
-    def config(self) -> ChannelConfig:
-        """The admission settings (the section is a :class:`ChannelConfig`)."""
-        return self
-
-    @property
     def webhook(self) -> WebhookConfig | None:
         """The webhook settings in webhook mode, else ``None`` (polling)."""
         if self.webhook_url is None or self.secret_token_env is None or self.port is None:
@@ -214,7 +219,7 @@ class TelegramSection(ChannelConfig):
         )
 
 
-class DiscordSection(ChannelConfig):
+class DiscordSection(_PlatformSection):
     """``[discord]``: the :class:`ChannelConfig` keys, ``enabled``, and sharding.
 
     ``shard_count`` (with ``shard_ids``, the ones this worker runs) selects
@@ -222,7 +227,6 @@ class DiscordSection(ChannelConfig):
     """
 
     platform: Literal["discord"] = "discord"
-    enabled: Flag = True
     shard_count: int | None = None
     shard_ids: tuple[int, ...] | None = None
 
@@ -247,11 +251,6 @@ class DiscordSection(ChannelConfig):
         if problem:
             raise ValueError(problem)
         return value
-
-    @property
-    def config(self) -> ChannelConfig:
-        """The admission settings (the section is a :class:`ChannelConfig`)."""
-        return self
 
     @property
     def shards(self) -> DiscordShards | None:
