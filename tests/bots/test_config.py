@@ -77,6 +77,16 @@ def write_config(tmp_path: Path, text: str) -> Path:
             id="owner-username",
         ),
         pytest.param(
+            HANDLER + "owners = {a = 1}\n" + TELEGRAM,
+            ["2: owners: must be a list of numeric sender ids"],
+            id="owners-not-a-list",
+        ),
+        pytest.param(
+            HANDLER + "telegram = 5\n",
+            ["2: telegram: must be a table"],
+            id="section-not-a-table",
+        ),
+        pytest.param(
             'agent = "bad key!"\n' + HANDLER + TELEGRAM + "[telegram.groups]\nx = 1\n",
             [
                 "1: agent: agent key must be 1-64 letters, digits, '_' or '-' (starting with "

@@ -76,7 +76,7 @@ def sender_ids(value: Any, field: str) -> tuple[str, ...]:
     if isinstance(value, (str, int)):
         value = [value]
     if not isinstance(value, (list, tuple)):
-        raise ValueError(f"{field} must be a list of numeric sender ids")
+        raise ValueError("must be a list of numeric sender ids")
     ids: list[str] = []
     for index, entry in enumerate(value):
         where = f"{field}[{index}] = {entry!r}"
