@@ -158,17 +158,17 @@ def _name(value: Any, kind: Literal["agent", "tenant"]) -> str:
     return text
 
 
-Flag = Annotated[bool, BeforeValidator(_flag)]
-HandlerSpec = Annotated[str, BeforeValidator(_handler_spec)]
-AgentName = Annotated[str, BeforeValidator(lambda value: _name(value, "agent"))]
-TenantName = Annotated[str, BeforeValidator(lambda value: _name(value, "tenant"))]
-Text = Annotated[str, BeforeValidator(non_empty_text)]
+_Flag = Annotated[bool, BeforeValidator(_flag)]
+_HandlerSpec = Annotated[str, BeforeValidator(_handler_spec)]
+_AgentName = Annotated[str, BeforeValidator(lambda value: _name(value, "agent"))]
+_TenantName = Annotated[str, BeforeValidator(lambda value: _name(value, "tenant"))]
+_Text = Annotated[str, BeforeValidator(non_empty_text)]
 
 
 class _PlatformSection(ChannelConfig):
     """What both platform sections add to :class:`ChannelConfig`: ``enabled``."""
 
-    enabled: Flag = True
+    enabled: _Flag = True
 
     @property
     def config(self) -> ChannelConfig:
@@ -190,7 +190,7 @@ class TelegramSection(_PlatformSection):
     listen: ListenHost | None = None
     port: Port | None = None
     path: UrlPath | None = None
-    set_webhook: Flag | None = None
+    set_webhook: _Flag | None = None
 
     @model_validator(mode="after")
     def _webhook_keys(self) -> Self:
@@ -272,9 +272,9 @@ class HttpSection(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    agent: AgentName = "main"
+    agent: _AgentName = "main"
     handler: Annotated[str, BeforeValidator(_optional_handler)] = ""
-    host: Text = "127.0.0.1"
+    host: _Text = "127.0.0.1"
     port: Port = 8080
 
 
@@ -324,21 +324,21 @@ class BotConfig(BaseSettings):
         default_factory=Path.cwd, exclude=True
     )
     #: ``module:function``; this file's directory is searched first.
-    handler: HandlerSpec = ""
+    handler: _HandlerSpec = ""
     #: A file path (made relative to the config file) or a URL such as ``postgresql://...``.
     database: str = Field(default="actorscope.db", validate_default=True)
     #: The file workspace root (relative to the config file).
     workspace: Path = Field(default=Path("workspace"), validate_default=True)
     #: The agent key or UUID (created on first run).
-    agent: AgentName = "main"
+    agent: _AgentName = "main"
     #: The tenant slug or UUID.
-    tenant: TenantName = "default"
+    tenant: _TenantName = "default"
     #: Numeric sender ids that run with role owner, on every platform.
     owners: tuple[str, ...] = ()
     #: Claim updates in the shared database; ``None``: on for PostgreSQL, off for SQLite.
-    shared_dedup: Flag | None = None
+    shared_dedup: _Flag | None = None
     #: Fail closed: a permission check whose grant store fails denies (``PermissionPolicy``).
-    strict: Flag = False
+    strict: _Flag = False
     telegram: TelegramSection | None = None
     discord: DiscordSection | None = None
     #: The ``[http]`` section (``actorscope serve``), if any.
