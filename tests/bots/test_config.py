@@ -225,3 +225,5 @@ def test_schema_config_prints_the_models_json_schema(capsys: pytest.CaptureFixtu
     assert "base_dir" not in schema["properties"]
     assert schema["additionalProperties"] is False
     assert "webhook_url" in schema["$defs"]["TelegramSection"]["properties"]
+    # TOML writes sender ids as integers (owners = [4242]): the schema must accept them.
+    assert schema["properties"]["owners"]["items"] == {"type": ["integer", "string"]}

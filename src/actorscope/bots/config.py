@@ -81,7 +81,7 @@ from actorscope.agents._types import (
     parse_tenant_slug,
     parse_uuid,
 )
-from actorscope.channels._config import ChannelConfig, EnvName, sender_ids
+from actorscope.channels._config import ChannelConfig, EnvName, SenderIds, sender_ids
 from actorscope.channels._discord_shards import DiscordShards, count_problem, ids_problem
 from actorscope.channels._telegram_webhook import (
     DEFAULT_LISTEN,
@@ -334,7 +334,7 @@ class BotConfig(BaseSettings):
     #: The tenant slug or UUID.
     tenant: _TenantName = "default"
     #: Numeric sender ids that run with role owner, on every platform.
-    owners: tuple[str, ...] = ()
+    owners: SenderIds = ()
     #: Claim updates in the shared database; ``None``: on for PostgreSQL, off for SQLite.
     shared_dedup: _Flag | None = None
     #: Fail closed: a permission check whose grant store fails denies (``PermissionPolicy``).

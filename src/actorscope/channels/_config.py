@@ -34,6 +34,7 @@ from pydantic import (
     ConfigDict,
     ValidationError,
     ValidationInfo,
+    WithJsonSchema,
     field_validator,
     model_validator,
 )
@@ -43,7 +44,15 @@ from actorscope.errors import ConfigError
 from actorscope.host._runtime import role_for
 from actorscope.identity import is_placeholder_sender
 
-__all__ = ["ChannelConfig", "EnvName", "GroupOverride", "Policy", "env_name", "sender_ids"]
+__all__ = [
+    "ChannelConfig",
+    "EnvName",
+    "GroupOverride",
+    "Policy",
+    "SenderIds",
+    "env_name",
+    "sender_ids",
+]
 
 _SENDER_ID = re.compile(r"[0-9]{1,32}")
 _CHAT_ID = re.compile(r"-?[0-9]{1,32}")
@@ -57,6 +66,11 @@ def env_name(value: Any) -> str:
     return value.strip()
 
 
+#: Sender ids as a schema shows them: TOML writes them as integers or strings.
+SenderIds = Annotated[
+    tuple[str, ...],
+    WithJsonSchema({"type": "array", "items": {"type": ["integer", "string"]}}),
+]
 #: A ``*_env`` key's value: the name of the environment variable holding a secret.
 EnvName = Annotated[str, BeforeValidator(env_name)]
 
@@ -108,7 +122,7 @@ class GroupOverride(_Strict):
     """Settings for one group (chat, guild or channel id) that replace the channel's own."""
 
     policy: Policy | None = None
-    allow_from: tuple[str, ...] | None = None
+    allow_from: SenderIds | None = None
     require_mention: bool | None = None
 
     @field_validator("allow_from", mode="before")
@@ -125,8 +139,8 @@ class ChannelConfig(_Strict):
     token_env: str = ""
     dm_policy: Policy = Policy.OPEN
     group_policy: Policy = Policy.OPEN
-    allow_from: tuple[str, ...] = ()
-    owners: tuple[str, ...] = ()
+    allow_from: SenderIds = ()
+    owners: SenderIds = ()
     require_mention: bool = True
     ignore_bots: bool = True
     groups: dict[str, GroupOverride] = {}
