@@ -11,10 +11,12 @@ import pytest
 from actorscope._input import (
     MAX_INTEGER_DIGITS,
     MAX_JSON_DEPTH,
+    key_path,
     parse_json,
     parse_toml,
     read_text_file,
     shown_path,
+    toml_line,
 )
 from actorscope.errors import ConfigError, PayloadError
 
@@ -110,3 +112,44 @@ def test_shown_path_quotes_escapes_and_shortens() -> None:
     shown = shown_path("x" * 1000)
     assert shown.endswith("… (1000 characters)")
     assert len(shown) < 100
+
+
+TOML_LINES = """\
+handler = "m:f"
+a.b = 1
+[telegram]   # the bot
+port = 1
+"quoted key" = 2
+[telegram.groups."-100"]
+policy = "open"
+[[probe]]
+commands = []
+"""
+
+
+@pytest.mark.parametrize(
+    ("loc", "line"),
+    [
+        (("handler",), 1),
+        (("telegram",), 3),
+        (("telegram", "port"), 4),
+        (("telegram", "quoted key"), 5),
+        (("telegram", "missing"), 3),
+        (("telegram", "groups", "-100", "policy"), 7),
+        (("telegram", "groups", "-100", "allow_from", 0), 6),
+        (("probe", "commands"), 9),
+        (("a", "b"), None),
+        (("http", "port"), None),
+    ],
+)
+def test_toml_line_finds_the_key_or_its_table(loc: tuple[str | int, ...], line: int | None) -> None:
+    """The line of a key, else of its nearest written table; None when neither is written."""
+    assert toml_line(TOML_LINES, loc) == line
+
+
+def test_key_path_quotes_what_is_not_a_bare_key() -> None:
+    """List indexes go in brackets; a key TOML must quote is quoted."""
+    assert key_path(("telegram", "groups", "-100", "allow_from", 0)) == (
+        "telegram.groups.-100.allow_from[0]"
+    )
+    assert key_path(("http", "a b")) == 'http."a b"'
