@@ -11,7 +11,7 @@ import aiohttp
 import pytest
 from tests.sandbox.conftest import BOUND
 
-from actorscope.sandbox import DiscordEmulator, Permission, RateLimit
+from actorscope.sandbox import DiscordEmulator, HttpCall, Permission, RateLimit
 
 
 class Api:
@@ -84,6 +84,19 @@ async def test_empty_message_is_400(emu: DiscordEmulator, api: Api) -> None:
     status, data, _ = await api.call("POST", f"/channels/{general.id}/messages", {})
     assert status == 400
     assert data["code"] == 50006
+
+
+async def test_every_request_is_logged_with_its_body_and_status(
+    emu: DiscordEmulator, api: Api
+) -> None:
+    """The REST log keeps method, path below /api/v10, the JSON body read and the status."""
+    general = emu.world.channel("general")
+    await api.call("POST", f"/channels/{general.id}/messages", {"content": "hi"})
+    await api.call("GET", "/nowhere")
+    assert list(emu.requests) == [
+        HttpCall("POST", f"/channels/{general.id}/messages", {"content": "hi"}, 200),
+        HttpCall("GET", "/nowhere", None, 404),
+    ]
 
 
 async def test_burst_gets_429_with_bucket_headers() -> None:

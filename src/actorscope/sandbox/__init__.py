@@ -19,6 +19,9 @@ an ordinary ``discord.Client`` or ``commands.Bot`` connects to it inside
             ...
             await emu.say("carol", "general", "hello")
 
+Its world's objects are exported as :class:`DiscordUser`, :class:`DiscordGuild`,
+:class:`DiscordChannel` (text channel, thread or DM) and :class:`DiscordMessage`.
+
 :func:`declared_world` builds the world from a scenario's ``setup.discord`` (the testing kit's
 vocabulary: users, bots, guilds with channels, threads, roles, members and webhooks).
 
@@ -29,7 +32,7 @@ from actorscope.sandbox._connect import discord_pointed_at
 from actorscope.sandbox._declare import declared_world
 from actorscope.sandbox._emulator import DiscordEmulator, Interaction
 from actorscope.sandbox._gateway import CloseCode, Intent
-from actorscope.sandbox._rest import RateLimit
+from actorscope.sandbox._rest import HttpCall, RateLimit
 from actorscope.sandbox._telegram import (
     ANONYMOUS_ADMIN_ID,
     CHANNEL_BOT_ID,
@@ -47,7 +50,11 @@ from actorscope.sandbox._telegram import (
     User,
     make_token,
 )
+from actorscope.sandbox._world import Channel as DiscordChannel
+from actorscope.sandbox._world import Guild as DiscordGuild
+from actorscope.sandbox._world import Message as DiscordMessage
 from actorscope.sandbox._world import Permission, World, sandbox_world
+from actorscope.sandbox._world import User as DiscordUser
 
 __all__ = [
     "ANONYMOUS_ADMIN_ID",
@@ -60,9 +67,14 @@ __all__ = [
     "Chat",
     "ChatType",
     "CloseCode",
+    "DiscordChannel",
     "DiscordEmulator",
+    "DiscordGuild",
+    "DiscordMessage",
+    "DiscordUser",
     "EmulatorRequest",
     "ForumTopic",
+    "HttpCall",
     "Intent",
     "Interaction",
     "MemberStatus",

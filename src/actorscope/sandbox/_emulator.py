@@ -2,8 +2,9 @@
 
 Tests and the sandbox console act as people through :class:`DiscordEmulator`'s methods
 (``say``, ``slash``, ``click``, ``select``, ``webhook_post``, ``open_thread``, ``add_member``,
-``give_role``); what the bot does is recorded (``messages``, ``interactions``, ``typing``) and
-waited for with :meth:`DiscordEmulator.wait_for`, always with a timeout.
+``give_role``, ``sync_guild``); what the bot does is recorded (``messages``, ``interactions``,
+``typing``, every REST request in ``requests``) and waited for with
+:meth:`DiscordEmulator.wait_for`, always with a timeout.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import re
 import secrets
+from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from types import TracebackType
@@ -21,7 +23,7 @@ from aiohttp import web
 from actorscope._aio import Site
 from actorscope.errors import ConfigError
 from actorscope.sandbox._gateway import Gateway, Intent, Session
-from actorscope.sandbox._rest import RateLimit, Rest
+from actorscope.sandbox._rest import HttpCall, RateLimit, Rest
 from actorscope.sandbox._world import (
     JSON,
     Channel,
@@ -41,6 +43,8 @@ __all__ = ["DiscordEmulator", "Interaction"]
 _T = TypeVar("_T")
 LOOPBACK_HOST = "127.0.0.1"
 _SHUTDOWN_TIMEOUT = 2.0
+#: REST requests kept in ``DiscordEmulator.requests`` (the oldest are dropped first).
+_REQUEST_LOG = 10_000
 _MENTION = re.compile(r"<@!?(\d+)>")
 # Application command option types the emulator converts (others pass as strings).
 _STRING, _INTEGER, _BOOLEAN, _USER, _NUMBER = 3, 4, 5, 6, 10
@@ -109,6 +113,8 @@ class DiscordEmulator:
         self.listeners: list[Callable[[Message], None]] = []
         #: Application commands the bot synced: ``None`` for global, else a guild id.
         self.commands: dict[int | None, list[JSON]] = {}
+        #: The REST requests the bot made, in order (the last ten thousand).
+        self.requests: deque[HttpCall] = deque(maxlen=_REQUEST_LOG)
 
     # -- lifecycle ------------------------------------------------------------------------
 
@@ -322,10 +328,19 @@ class DiscordEmulator:
             intent=Intent.GUILD_MEMBERS,
         )
 
+    async def sync_guild(self, guild: Guild) -> None:
+        """Send ``guild`` as it is now (GUILD_CREATE), as Discord does when the bot joins one:
+        for guilds, channels, threads, members and roles added after the bot connected."""
+        await self.gateway.dispatch(
+            "GUILD_CREATE", guild.to_json(), guild_id=guild.id, intent=Intent.GUILDS
+        )
+
     async def slash(
-        self, who: User | str, where: Channel | str, name: str, **options: object
+        self, who: User | str, where: Channel | str, name: str, /, **options: object
     ) -> Interaction:
-        """``who`` runs ``/name`` with ``options`` (types taken from the synced command)."""
+        """``who`` runs ``/name`` with ``options``: types taken from the synced command, else
+        from the value (a :class:`User` is a user option, an ``int`` an integer, a ``bool`` a
+        boolean, anything else a string)."""
         user, channel = self._user(who), self._channel(where)
         command = self._command(name, channel)
         data: JSON = {"id": str(command.get("id", 0)), "name": name, "type": 1}
@@ -334,7 +349,7 @@ class DiscordEmulator:
         rendered = []
         guild = self.world.guild_of(channel)
         for key, value in options.items():
-            kind = int(specs.get(key, {}).get("type", _STRING))
+            kind = int(specs.get(key, {}).get("type", _option_type(value)))
             if kind == _USER:
                 target = self._user(value) if isinstance(value, User | str) else None
                 if target is None:
@@ -508,3 +523,12 @@ class DiscordEmulator:
             intent=Intent(0),
         )
         return interaction
+
+
+def _option_type(value: object) -> int:
+    """The option type a value of an unsynced command has."""
+    if isinstance(value, User):
+        return _USER
+    if isinstance(value, bool):
+        return _BOOLEAN
+    return _INTEGER if isinstance(value, int) else _STRING

@@ -4,6 +4,7 @@ Errors have Discord's shapes: ``{"message": ..., "code": ...}`` (401, 403 Missin
 Permissions, 404 Unknown Channel / Message / ...) and 400 ``Invalid Form Body`` with field
 errors. Every route answers with Discord's rate-limit headers; a burst past the bucket gets
 429 with ``retry_after`` (and ``Via``, which discord.py reads to tell Discord from Cloudflare).
+Every request is logged as an :class:`HttpCall` (``DiscordEmulator.requests``).
 """
 
 from __future__ import annotations
@@ -11,9 +12,9 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
@@ -23,11 +24,24 @@ from actorscope.sandbox._world import JSON, Channel, Guild, Message, Permission
 if TYPE_CHECKING:
     from actorscope.sandbox._emulator import DiscordEmulator, Interaction
 
-__all__ = ["DiscordHTTPError", "RateLimit", "Rest"]
+__all__ = ["DiscordHTTPError", "HttpCall", "RateLimit", "Rest"]
 
 _MAX_CONTENT = 2000
 _MAX_EMBEDS = 10
 _Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+#: Where a handler leaves the JSON body it read, for the request log.
+_BODY = web.RequestKey("actorscope_body", dict[str, Any])
+
+
+@dataclass(frozen=True, slots=True)
+class HttpCall:
+    """One REST request the bot made: method, path below ``/api/v10``, the JSON body it sent
+    (``payload_json`` of a multipart body; ``None`` when the route read none) and the status."""
+
+    method: str
+    path: str
+    json: Mapping[str, Any] | None
+    status: int
 
 
 class DiscordHTTPError(Exception):
@@ -112,9 +126,11 @@ class Rest:
         self.emu = emulator
         self.world = emulator.world
         self._buckets = _Buckets(rate_limit)
+        self._prefix = ""
 
     def install(self, router: web.UrlDispatcher, prefix: str) -> None:
         """Add every route under ``prefix``."""
+        self._prefix = prefix
         bot = True
         routes: list[tuple[str, str, _Handler, bool]] = [
             ("GET", "/gateway", self.get_gateway, False),
@@ -214,12 +230,19 @@ class Rest:
             except DiscordHTTPError as exc:
                 response = exc.response()
             response.headers.update(headers)
+            self._log(request, response.status)
             return response
 
         return route
 
     async def _not_found(self, request: web.Request) -> web.Response:
+        self._log(request, 404)
         return DiscordHTTPError(404, 0, "404: Not Found").response()
+
+    def _log(self, request: web.Request, status: int) -> None:
+        body = request.get(_BODY)
+        path = request.path.removeprefix(self._prefix)
+        self.emu.requests.append(HttpCall(request.method, path, body, status))
 
     # -- helpers ----------------------------------------------------------------------------
 
@@ -239,7 +262,9 @@ class Rest:
             raise DiscordHTTPError(400, 50109, "The request body contains invalid JSON.") from None
         if not isinstance(body, dict | list):
             raise DiscordHTTPError(400, 50109, "The request body contains invalid JSON.")
-        return body if isinstance(body, dict) else {"_list": body}
+        parsed = body if isinstance(body, dict) else {"_list": body}
+        request[_BODY] = parsed
+        return parsed
 
     def _channel(self, request: web.Request) -> Channel:
         channel = self.world.channels.get(_snowflake(request.match_info["channel_id"]))
