@@ -3,9 +3,10 @@
 One event sequence (a refused message, ``!addwriter`` by the guild's owner, an allowed message,
 the ``/writers`` slash command, a webhook's post) goes through ``actorscope run`` in sandbox
 mode (the DiscordRunner on a gateway session with the Discord emulator over loopback, the host,
-the user's handler) and through the ``discord_sim`` fixture (discord.py's parsers fed in
-process) serving the same handler in a world with the same ids. Both must send the same
-replies, see the same decisions, ignore the same event and leave the same audit rows.
+the user's handler) and through the ``discord_sim`` fixture (the same runner on its own
+emulator, the testing kit's run step) serving the same handler in a world with the same ids.
+Both must send the same replies, see the same decisions, ignore the same event and leave the
+same audit rows.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 First the identity table (scope vs actor for sample events), then a conversation played by the
 testing kit's simulators: Telegram through python-telegram-bot and the Bot API emulator,
-Discord through discord.py's gateway parsers, a sub-agent announce through propagation, and a
+Discord through discord.py and the Discord emulator, a sub-agent announce through propagation, and a
 permission check per turn on an embedded SQLite database (``--db``, by default its own
 ``actorscope-demo.db``), which stays so that ``actorscope audit --db ...`` shows the denials
 afterwards. The script is ``demo.scenario.yaml`` next to this module; its expectations are

@@ -16,10 +16,10 @@ from actorscope.sandbox import (
     BotApiEmulator,
     BotApiServer,
     EmulatorRequest,
+    HttpCall,
     RecordedCall,
     make_token,
 )
-from actorscope.testing.discord_api import HttpCall
 from actorscope.testing.discord_sim import DiscordSim
 from actorscope.testing.expect import (
     ExpectationError,

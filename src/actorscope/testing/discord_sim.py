@@ -1,26 +1,32 @@
-"""Discord simulator: gateway payloads replayed through discord.py and the production runner.
+"""Discord simulator: the production runner connected to the Discord emulator over loopback.
 
-The world (users, guilds, channels, threads, DMs, webhooks) becomes ``GUILD_CREATE``,
-``MESSAGE_CREATE`` and ``INTERACTION_CREATE`` data fed to the ``ConnectionState`` parsers of
-the production :class:`~actorscope.channels._discord_runner.DiscordRunner`'s own client, which
-dispatches them as the gateway would: to the runner (the ingress pipeline: dedup, admission,
-shared claim; ``!addwriter`` and the writer slash commands answered by the runner, other
-interactions deferred) and then the production run step with the bot's turn. The client never
-opens a socket: its HTTP requests and interaction callbacks are answered here and recorded
-(``sim.http_calls``); a reply goes out through the runner's ``send``::
+Each simulator starts a :class:`~actorscope.sandbox.DiscordEmulator` on 127.0.0.1 and logs the
+production :class:`~actorscope.channels._discord_runner.DiscordRunner`'s own discord.py client
+in to it (:func:`~actorscope.sandbox.discord_pointed_at`): a real gateway session and real REST
+calls. The world (users, guilds, channels, threads, DMs, webhooks) is the emulator's; events are
+sent as its people (messages, DMs, edits, webhook and bot posts, slash commands). The runner
+takes each through the ingress pipeline (dedup, admission, shared claim; ``!addwriter`` and
+the writer slash commands answered by the runner, other interactions deferred) and the
+production run step runs the bot's turn; its replies are the messages the emulator received,
+and every REST request the bot made is in :attr:`DiscordSim.http_calls`::
 
     carol = discord_sim.user("carol")
     lab = discord_sim.guild("lab")
     general = discord_sim.channel(lab, "general")
     design = discord_sim.thread(general, "design")
     await discord_sim.slash(carol, "ask", design, options={"q": "hi"})
+
+An event is finished when the client received it, the tasks it started (the runner's
+handling, the turn, the reply) are done and the reply is recorded; every wait is bounded.
+``discord_pointed_at`` is process-wide: one simulator (or emulator) at a time per process.
 """
 
 from __future__ import annotations
 
 import asyncio
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from contextlib import ExitStack
 from typing import Any
 
 with warnings.catch_warnings():
@@ -29,21 +35,17 @@ with warnings.catch_warnings():
     warnings.filterwarnings("ignore", "'audioop' is deprecated", DeprecationWarning)
     import discord
     from discord.ext import commands
-    from discord.webhook.async_ import async_context
 
 from actorscope.channels import ChannelConfig, Ingress
+from actorscope.channels._discord_commands import WriterTarget
 from actorscope.channels._discord_runner import DiscordRunner
+from actorscope.channels._writer_commands import WriterCommand
 from actorscope.host import OutboundSender, Prepared
-from actorscope.testing.discord_api import DiscordApi, HttpCall, InteractionAdapter
-from actorscope.testing.discord_payloads import (
-    DiscordChannel,
-    DiscordGuild,
-    DiscordUser,
-    Snowflakes,
-    guild_create,
-    interaction_create,
-    message_create,
-)
+from actorscope.sandbox import DiscordChannel as Channel
+from actorscope.sandbox import DiscordEmulator, HttpCall, World, discord_pointed_at
+from actorscope.sandbox import DiscordGuild as Guild
+from actorscope.sandbox import DiscordMessage as Message
+from actorscope.sandbox import DiscordUser as User
 from actorscope.testing.expect import ObservationKind, hide_on_expectation_failure
 from actorscope.testing.harness import AgentEnv, Event, Simulator
 
@@ -52,38 +54,91 @@ __all__ = ["DiscordSim"]
 #: A failed expectation's traceback ends at the test's line, not in this module.
 __tracebackhide__ = hide_on_expectation_failure
 
-UserLike = DiscordUser | int | str
-ChannelLike = DiscordChannel | int | str
-_WAIT = 5.0  # seconds a parsed event may take to be handled by the runner (usually at once)
+UserLike = User | int | str
+ChannelLike = Channel | int | str
+GuildLike = Guild | int | str
+_WAIT = 10.0  # seconds an event may take to reach the bot, and the bot to finish with it
+#: The names of the tasks discord.py starts to handle an event: the listeners it dispatches
+#: to (``on_message``, a Cog's listeners) and the app command tree's invocation. Its other
+#: tasks (the READY delay, heartbeats) are the session's, never an event's.
+_HANDLING = ("discord.py: ", "CommandTree-invoker")
+
+
+class _Runner(DiscordRunner):
+    """The production runner, telling the simulator what the pipeline made of each event."""
+
+    def __init__(self, sim: DiscordSim, config: ChannelConfig, **options: Any) -> None:
+        super().__init__(config, **options)
+        self._sim = sim
+
+    async def handle_message(self, message: discord.Message) -> Ingress:
+        """The production handling; the result is kept for the event with the message's id."""
+        result = await super().handle_message(message)
+        self._sim._got(message.id, result)
+        return result
+
+    async def handle_interaction(self, interaction: discord.Interaction[Any]) -> Ingress | None:
+        """The production handling; the result is kept for the event with the interaction's id."""
+        result = await super().handle_interaction(interaction)
+        if result is not None:  # a writer command: writer_interaction has the result
+            self._sim._got(interaction.id, result)
+        return result
+
+    async def writer_interaction(
+        self,
+        interaction: discord.Interaction[Any],
+        command: WriterCommand,
+        target: WriterTarget | None,
+    ) -> Ingress:
+        """The production handling; the result is kept for the event with the interaction's id."""
+        result = await super().writer_interaction(interaction, command, target)
+        self._sim._got(interaction.id, result)
+        return result
 
 
 class DiscordSim(Simulator):
-    """A Discord world, the production runner's discord.py client fed from it, and turns."""
+    """A Discord emulator, the production runner's client connected to it, and turns."""
 
     platform = "discord"
 
     def __init__(
-        self, env: AgentEnv, *, config: ChannelConfig | None = None, bot_name: str = "actorscope"
+        self,
+        env: AgentEnv,
+        *,
+        config: ChannelConfig | None = None,
+        bot_name: str = "actorscope",
+        world: World | None = None,
     ) -> None:
         super().__init__(env, config or ChannelConfig(platform="discord", require_mention=False))
-        self.ids = Snowflakes()
-        self.bot = DiscordUser(self.ids.next(), bot_name, bot=True)
-        self._runner: DiscordRunner | None = None
+        #: The emulator's world (``world``, e.g. from :func:`~actorscope.sandbox.declared_world`,
+        #: else an empty one with the bot called ``bot_name``).
+        self.world = world if world is not None else World(bot_name=bot_name)
+        self.emulator = DiscordEmulator(self.world, wait_timeout=_WAIT)
+        self.emulator.listeners.append(self._posted)
+        #: What the runner's pipeline made of each event, by message or interaction id.
+        self._handled: dict[int, Ingress] = {}
+        self._runner: _Runner | None = None
         self._bot: commands.Bot | None = None
+        self._bot_session: asyncio.Task[None] | None = None
         self._bot_results: list[tuple[Ingress, Prepared | None]] = []
-        self._results: asyncio.Queue[Ingress] = asyncio.Queue()
-        self._users: dict[str, DiscordUser] = {}
-        self._guilds: dict[str, DiscordGuild] = {}
-        self._channels: dict[str, DiscordChannel] = {}
-        self._by_id: dict[int, DiscordChannel] = {}
+        self._pointing = ExitStack()
+        self._live = False
         self._dirty: set[int] = set()
-        self.api = DiscordApi(self.ids, self.bot, self._by_id, self._record_send)
-        self._adapter = InteractionAdapter(self.api)
+        self._channels: dict[str, Channel] = {}
+        for guild in self.world.guilds.values():
+            for channel in guild.channels.values():
+                self._index(guild, channel)
+
+    @property
+    def bot(self) -> User:
+        """The bot's own account."""
+        return self.world.bot
 
     @property
     def http_calls(self) -> list[HttpCall]:
-        """Every request the bot made to Discord (HTTP API and interaction callbacks), in order."""
-        return self.api.calls
+        """Every REST request the bot made to the emulator (interaction callbacks and
+        follow-ups included), in order."""
+        return list(self.emulator.requests)
 
     def _configure(self, config: ChannelConfig) -> None:
         if self._runner is not None:
@@ -91,14 +146,14 @@ class DiscordSim(Simulator):
 
     @property
     def runner(self) -> DiscordRunner:
-        """The production Discord runner the simulator feeds."""
+        """The production Discord runner connected to the emulator."""
         if self._runner is None:
             raise RuntimeError("DiscordSim is not started (use `async with` or start())")
         return self._runner
 
     @property
     def client(self) -> discord.Client:
-        """The discord.py client fed the events: the served bot, else the runner's client."""
+        """The discord.py client the events reach: the served bot, else the runner's client."""
         return self._bot if self._bot is not None else self.runner.client
 
     @property
@@ -107,45 +162,58 @@ class DiscordSim(Simulator):
         return self.runner
 
     async def start(self) -> DiscordSim:
-        """Set the runner's client up offline: its HTTP requests are answered by the simulator."""
+        """Start the emulator and connect the runner to it (a gateway session, real REST)."""
         env = self.env
-        runner = DiscordRunner(
-            self.config,
-            token="simulated",  # noqa: S106 - never logs in
-            bus=self.bus,
-            grants=env.store,
-            agent_key=env.agent.key,
-            agent_id=env.agent.id,
-            tenant_id=env.agent.tenant_id,
-            owners=env.owners,
-            sync_commands=False,
-            on_result=self._results.put_nowait,
-        )
-        await self._offline(runner.client)
-        self.step.add_sender(runner.name, runner)
-        self._runner = runner
+        await self.emulator.start()
+        try:
+            self._pointing.enter_context(discord_pointed_at(self.emulator))
+            self._runner = _Runner(
+                self,
+                self.config,
+                token=self.world.token,
+                bus=self.bus,
+                grants=env.store,
+                agent_key=env.agent.key,
+                agent_id=env.agent.id,
+                tenant_id=env.agent.tenant_id,
+                owners=env.owners,
+            )
+            self.step.add_sender(self._runner.name, self._runner)
+            await self._connected(self._runner.client, self._runner.start)
+        except BaseException:
+            await self.stop()
+            raise
         return self
 
-    async def _offline(self, client: discord.Client) -> None:
-        """What logging in sets up, without a socket: the simulator answers HTTP requests."""
-        await client._async_setup_hook()
-        client.http.request = self.api.request  # type: ignore[method-assign]
-        state = client._connection
-        state.user = discord.ClientUser(
-            state=state,
-            data={**_user_data(self.bot), "bot": True},  # type: ignore[typeddict-item]
-        )
-        state.application_id = self.bot.id
+    async def _connected(
+        self, client: discord.Client, login: Callable[[], Awaitable[None]]
+    ) -> None:
+        """Run ``login`` (it logs in, then starts the gateway session in a task) and wait
+        until ``client`` has parsed its session's READY; bounded."""
+        await login()
+        # Registered before the session task's first step: READY comes after a handshake.
+        ready = asyncio.create_task(client.wait_for("connect", timeout=_WAIT))
+        try:
+            await ready
+        except TimeoutError:
+            raise RuntimeError(
+                f"the Discord client did not connect to the emulator within {_WAIT:g}s"
+            ) from None
+        finally:
+            ready.cancel()
+        self._live = True
+        self._dirty.clear()
 
     async def serve_bot(self, bot: commands.Bot) -> commands.Bot:
-        """Feed the events to your own ``commands.Bot`` built with
+        """Connect your own ``commands.Bot`` built with
         :class:`~actorscope.integrations.discord_ext.ActorscopeCog` instead of the built-in bot.
 
-        Its ``setup_hook`` runs as at login (add the Cog there, or before); its commands,
-        checks and replies run as in production, and the decisions its ``requires`` checks
-        make are recorded for ``should_allow`` / ``should_deny``. Give the Cog this
-        simulator's database and agent (``sim.env.db``, ``sim.env.agent.key``). The bot is
-        closed (its Cogs unloaded) when the simulator stops.
+        The runner's session is closed and ``bot`` logs in to the emulator: its ``setup_hook``
+        runs as at login (add the Cog there, or before); its commands, checks and replies run
+        as in production, and the decisions its ``requires`` checks make are recorded for
+        ``should_allow`` / ``should_deny``. Give the Cog this simulator's database and agent
+        (``sim.env.db``, ``sim.env.agent.key``). The bot is closed (its Cogs unloaded) when the
+        simulator stops.
         """
         # Imported here: the integration imports actorscope.bots, whose runtime imports this
         # package (the sandbox console), so a module-level import would be a cycle.
@@ -153,22 +221,33 @@ class DiscordSim(Simulator):
 
         if self._bot is not None:
             raise RuntimeError("DiscordSim already serves a bot")
-        await self._offline(bot)
-        await bot.setup_hook()
+        await self.runner.stop()
+        self._bot = bot
+
+        async def login() -> None:
+            await bot.login(self.world.token)
+            self._bot_session = asyncio.create_task(bot.connect(), name="discord-sim-bot")
+
+        await self._connected(bot, login)
         cog = ActorscopeCog.of(bot)
         cog.add_decision_listener(self.record_decision)
         cog.add_ingress_listener(self._bot_result)
-        self._bot = bot
         return bot
 
     async def stop(self) -> None:
-        """Close the served bot and the runner's client."""
+        """Close the served bot and the runner's client, then the emulator; bounded."""
         bot, self._bot = self._bot, None
+        session, self._bot_session = self._bot_session, None
         if bot is not None:
-            await bot.close()
+            await asyncio.wait_for(bot.close(), _WAIT)
+        if session is not None:
+            await asyncio.wait({session}, timeout=_WAIT)
         if self._runner is not None:
-            await self._runner.client.close()
+            await self._runner.stop()
             self._runner = None
+        self._pointing.close()
+        self._live = False
+        await self.emulator.stop()
 
     async def __aenter__(self) -> DiscordSim:
         return await self.start()
@@ -178,104 +257,99 @@ class DiscordSim(Simulator):
 
     # -- the world -------------------------------------------------------------------------
 
-    def user(self, name: str, *, user_id: int | None = None, bot: bool = False) -> DiscordUser:
+    def user(self, name: str, *, user_id: int | None = None, bot: bool = False) -> User:
         """A person (or, with ``bot``, another bot) called ``name``."""
-        if name not in self._users:
-            self._users[name] = DiscordUser(user_id or self.ids.next(), name, bot=bot)
-        return self._users[name]
+        for known in self.world.users.values():
+            if known.username == name:
+                return known
+        return self.world.add_user(name, bot=bot, user_id=user_id)
 
     def guild(
         self, name: str, *, guild_id: int | None = None, owner: UserLike | None = None
-    ) -> DiscordGuild:
+    ) -> Guild:
         """A guild the bot is in (owner: ``owner`` or the bot)."""
+        for known in self.world.guilds.values():
+            if known.name == name:
+                return known
         boss = self.find_user(owner) if owner is not None else self.bot
-        guild = DiscordGuild(guild_id or self.ids.next(), name, boss, members=[self.bot])
-        if boss is not self.bot:
-            guild.members.append(boss)
-        self._guilds[name] = guild
+        guild = self.world.add_guild(name, owner=boss, guild_id=guild_id)
         self._dirty.add(guild.id)
         return guild
 
-    def channel(
-        self, guild: DiscordGuild | str, name: str, *, channel_id: int | None = None
-    ) -> DiscordChannel:
+    def channel(self, guild: GuildLike, name: str, *, channel_id: int | None = None) -> Channel:
         """A text channel of ``guild``."""
         owner = self.find_guild(guild)
-        return self._add(DiscordChannel(channel_id or self.ids.next(), name, guild=owner))
+        return self._add(owner, self.world.add_channel(owner, name, channel_id=channel_id))
 
-    def thread(
-        self, channel: ChannelLike, name: str, *, thread_id: int | None = None
-    ) -> DiscordChannel:
+    def thread(self, channel: ChannelLike, name: str, *, thread_id: int | None = None) -> Channel:
         """A public thread under a text channel."""
         parent = self.find_channel(channel)
-        created = DiscordChannel(thread_id or self.ids.next(), name, guild=parent.guild)
-        created.parent = parent
-        return self._add(created)
+        created = self.world.add_thread(parent, name, owner=self.bot, thread_id=thread_id)
+        return self._add(self._guild_of(parent), created)
 
-    def _add(self, channel: DiscordChannel) -> DiscordChannel:
-        guild = channel.guild
-        if guild is None:
-            raise LookupError(f"channel {channel.name!r} belongs to no guild")
-        guild.channels.append(channel)
-        self._channels.setdefault(channel.name, channel)
-        self._channels[f"{guild.name}/{channel.name}"] = channel
-        self._by_id[channel.id] = channel
+    def _add(self, guild: Guild, channel: Channel) -> Channel:
+        self._index(guild, channel)
         self._dirty.add(guild.id)
         return channel
 
-    def dm_channel(self, user: UserLike) -> DiscordChannel:
-        """The DM channel between ``user`` and the bot."""
-        person = self.find_user(user)
-        key = f"dm/{person.name}"
-        if key not in self._channels:
-            channel = DiscordChannel(self.ids.next(), key, recipient=person)
-            self._channels[key] = channel
-            self._by_id[channel.id] = channel
-        return self._channels[key]
+    def _index(self, guild: Guild, channel: Channel) -> None:
+        self._channels.setdefault(channel.name, channel)
+        self._channels[f"{guild.name}/{channel.name}"] = channel
 
-    def find_guild(self, guild: DiscordGuild | int | str) -> DiscordGuild:
+    def dm_channel(self, user: UserLike) -> Channel:
+        """The DM channel between ``user`` and the bot."""
+        return self.world.dm_channel(self.find_user(user))
+
+    def find_guild(self, guild: GuildLike) -> Guild:
         """A guild by sim name, id or object."""
-        if isinstance(guild, DiscordGuild):
+        if isinstance(guild, Guild):
             return guild
-        for found in self._guilds.values():
+        for found in self.world.guilds.values():
             if guild in (found.name, found.id, str(found.id)):
                 return found
         raise LookupError(f"no Discord guild {guild!r} in the simulator")
 
-    def find_user(self, user: UserLike) -> DiscordUser:
+    def find_user(self, user: UserLike) -> User:
         """A user by sim name, id or object."""
-        if isinstance(user, DiscordUser):
+        if isinstance(user, User):
             return user
-        for person in self._users.values():
-            if user in (person.name, person.id, str(person.id)):
+        for person in self.world.users.values():
+            if user in (person.username, person.id, str(person.id)):
                 return person
         raise LookupError(f"no Discord user {user!r} in the simulator")
 
-    def find_channel(self, channel: ChannelLike) -> DiscordChannel:
+    def find_channel(self, channel: ChannelLike) -> Channel:
         """A channel or thread by name (``guild/name`` when ambiguous), id or object."""
-        if isinstance(channel, DiscordChannel):
+        if isinstance(channel, Channel):
             return channel
         if isinstance(channel, str) and channel in self._channels:
             return self._channels[channel]
-        if str(channel).isdigit() and int(channel) in self._by_id:
-            return self._by_id[int(channel)]
+        if str(channel).isdigit() and int(channel) in self.world.channels:
+            return self.world.channels[int(channel)]
         raise LookupError(f"no Discord channel {channel!r} in the simulator")
+
+    def _guild_of(self, channel: Channel) -> Guild:
+        guild = self.world.guild_of(channel)
+        if guild is None:
+            raise LookupError(f"channel {channel.name!r} belongs to no guild")
+        return guild
 
     def chat_id(self, chat: object) -> str:
         """The identity's chat id: the parent channel for a thread."""
-        if isinstance(chat, DiscordChannel | int | str):
-            return str(self.find_channel(chat).chat_id)
+        if isinstance(chat, Channel | int | str):
+            found = self.find_channel(chat)
+            return str(found.parent_id or found.id)
         return str(chat)
 
     def topic_id(self, chat: object, topic: object) -> str:
         """A thread's id."""
-        if isinstance(topic, DiscordChannel | int | str):
+        if isinstance(topic, Channel | int | str):
             return str(self.find_channel(topic).id)
         return str(topic)
 
     def user_id(self, user: object) -> str:
         """A user's snowflake."""
-        return str(self.find_user(user).id) if isinstance(user, DiscordUser | str) else str(user)
+        return str(self.find_user(user).id) if isinstance(user, User | str) else str(user)
 
     # -- events ----------------------------------------------------------------------------
 
@@ -290,39 +364,66 @@ class DiscordSim(Simulator):
     ) -> Event:
         """``user`` writes ``text`` in a guild channel or thread (``mention_bot``: @the bot).
 
-        ``mentions`` are the users Discord resolved in the text (write ``<@id>`` for each).
+        ``mentions`` are the users the text mentions (write ``<@id>`` for each; the emulator
+        resolves them): they become members of the guild, as the author does.
         """
         author, where = self.find_user(user), self.find_channel(channel)
-        self._join(where, author)
-        mentioned = tuple(self.find_user(person) for person in mentions)
-        for person in mentioned:
+        for person in (author, *(self.find_user(p) for p in mentions)):
             self._join(where, person)
-        mentions_sent = ((self.bot,) if mention_bot else ()) + mentioned
         if mention_bot:
             text = f"<@{self.bot.id}> {text}"
-        data = message_create(self.ids.next(), where, author, text, mentions=mentions_sent)
-        return await self._message(data, f"discord message by {author.name} in #{where.name}")
+        label = f"discord message by {author.username} in #{where.name}"
+        return await self._message(label, self.emulator.say(author, where, text))
 
     async def dm(self, user: UserLike, text: str) -> Event:
         """``user`` writes ``text`` to the bot in a DM."""
         author = self.find_user(user)
-        data = message_create(self.ids.next(), self.dm_channel(author), author, text)
-        return await self._message(data, f"discord DM from {author.name}")
+        return await self._message(
+            f"discord DM from {author.username}", self.emulator.dm(author, text)
+        )
 
     async def webhook(self, channel: ChannelLike, text: str, *, name: str = "hook") -> Event:
-        """A webhook posts ``text`` in ``channel``."""
+        """A webhook called ``name`` (made on first use) posts ``text`` in ``channel``."""
         where = self.find_channel(channel)
-        if where.webhook_id is None:
-            where.webhook_id = self.ids.next()
-        author = DiscordUser(where.webhook_id, name, bot=True)
-        data = message_create(self.ids.next(), where, author, text, webhook_id=where.webhook_id)
-        return await self._message(data, f"discord webhook {name!r} in #{where.name}")
+        hook = next(
+            (
+                h
+                for h in self.world.webhooks.values()
+                if h.channel_id == where.id and h.name == name
+            ),
+            None,
+        ) or self.world.add_webhook(where, name)
+        label = f"discord webhook {name!r} in #{where.name}"
+        return await self._message(label, self.emulator.webhook_post(hook, text))
 
     async def bot_message(self, bot: UserLike, text: str, channel: ChannelLike) -> Event:
         """Another bot account writes in ``channel``."""
         author, where = self.find_user(bot), self.find_channel(channel)
-        data = message_create(self.ids.next(), where, author, text)
-        return await self._message(data, f"discord bot {author.name} in #{where.name}")
+        self._join(where, author)
+        label = f"discord bot {author.username} in #{where.name}"
+        return await self._message(label, self.emulator.say(author, where, text))
+
+    async def edit(self, message: Event | Message, text: str) -> Event:
+        """The author edits ``message`` (an earlier event's message) to ``text``
+        (MESSAGE_UPDATE). The built-in runner ignores edits, as in production; a served
+        bot's ``on_message_edit`` sees them."""
+        target = (
+            message
+            if isinstance(message, Message)
+            else self.world.messages.get(int(message.payload.get("id", 0)))
+        )
+        if target is None:
+            raise LookupError(f"no Discord message for {message!r} in the simulator")
+        label = f"discord edit by {target.author.username} in #{target.channel.name}"
+
+        def received(raw: discord.RawMessageUpdateEvent) -> bool:
+            return raw.message_id == target.id
+
+        async def send() -> dict[str, Any]:
+            edited = await self.emulator.edit(target, text)
+            return edited.to_json(self.world.guild_of(edited.channel))
+
+        return await self._play(label, send, "raw_message_edit", received)
 
     async def slash(
         self,
@@ -330,83 +431,126 @@ class DiscordSim(Simulator):
         command: str,
         channel: ChannelLike | None = None,
         *,
-        options: Mapping[str, str | int | bool | DiscordUser] | None = None,
+        options: Mapping[str, str | int | bool | User] | None = None,
     ) -> Event:
         """``user`` runs ``/command`` in ``channel`` (default: their DM with the bot).
 
-        An option given as a :class:`DiscordUser` is a user option (``/addwriter user:``).
+        An option given as a :class:`~actorscope.sandbox.User` is a user option
+        (``/addwriter user:``).
         """
         person = self.find_user(user)
         where = self.dm_channel(person) if channel is None else self.find_channel(channel)
-        self._join(where, person)
-        for value in (options or {}).values():
-            if isinstance(value, DiscordUser):
+        values = dict(options or {})
+        for value in (person, *values.values()):
+            if isinstance(value, User):
                 self._join(where, value)
-        await self._sync()
-        interaction_id = self.ids.next()
-        self.api.interactions[interaction_id] = where
-        data = interaction_create(interaction_id, self.bot.id, where, person, command, options)
-        label = f"discord /{command} by {person.name} in #{where.name}"
-        return await self._feed("interaction_create", data, label)
 
-    def _join(self, channel: DiscordChannel, user: DiscordUser) -> None:
-        guild = channel.guild
-        if guild is not None and user not in guild.members:
-            guild.members.append(user)
+        async def send() -> dict[str, Any]:
+            done = await self.emulator.slash(person, where, command, **values)
+            return {"id": str(done.id), "type": done.type, "data": done.data}
+
+        def received(interaction: discord.Interaction[Any]) -> bool:
+            return interaction.user.id == person.id
+
+        label = f"discord /{command} by {person.username} in #{where.name}"
+        return await self._play(label, send, "interaction", received)
+
+    async def click(
+        self,
+        user: UserLike,
+        channel: ChannelLike,
+        custom_id: str,
+        *,
+        message: Message | None = None,
+    ) -> Event:
+        """``user`` clicks the button ``custom_id`` of ``message`` (default: a message the
+        bot posted in ``channel`` just before, carrying that one button)."""
+        person, where = self.find_user(user), self.find_channel(channel)
+        self._join(where, person)
+        await self._sync()
+        if message is None:
+            button = {"type": 2, "style": 1, "label": custom_id, "custom_id": custom_id}
+            components = [{"type": 1, "components": [button]}]
+            message = await self.emulator.post(self.bot, where, "choose", components=components)
+        clicked = message
+
+        async def send() -> dict[str, Any]:
+            done = await self.emulator.click(person, clicked, custom_id)
+            return {"id": str(done.id), "type": done.type, "data": done.data}
+
+        def received(interaction: discord.Interaction[Any]) -> bool:
+            return interaction.user.id == person.id
+
+        label = f"discord click {custom_id!r} by {person.username} in #{where.name}"
+        return await self._play(label, send, "interaction", received)
+
+    def _join(self, channel: Channel, user: User) -> None:
+        guild = self.world.guild_of(channel)
+        if guild is not None and user.id not in guild.members:
+            self.world.join(guild, user)
             self._dirty.add(guild.id)
 
     async def _sync(self) -> None:
-        """Replay ``GUILD_CREATE`` for every guild that changed since the last event."""
-        state = self.client._connection
-        for guild in self._guilds.values():
-            if guild.id in self._dirty:
-                state.parse_guild_create(guild_create(guild))
-        self._dirty.clear()
+        """Send the guilds that changed since the last event, as Discord would have."""
+        if self._live:
+            for guild_id in sorted(self._dirty):
+                await self.emulator.sync_guild(self.world.guilds[guild_id])
+            self._dirty.clear()
 
-    async def _message(self, data: dict[str, Any], label: str) -> Event:
-        await self._sync()
-        return await self._feed("message_create", data, label)
+    async def _message(self, label: str, send: Awaitable[Message]) -> Event:
+        async def sent() -> dict[str, Any]:
+            message = await send
+            return message.to_json(self.world.guild_of(message.channel))
 
-    async def _feed(self, kind: str, data: dict[str, Any], label: str) -> Event:
-        """Parse ``data`` as the gateway event ``kind``; the runner's client dispatches it."""
+        def received(message: discord.Message) -> bool:
+            return message.author.id != self.bot.id
+
+        return await self._play(label, sent, "message", received)
+
+    async def _play(
+        self,
+        label: str,
+        send: Callable[[], Awaitable[dict[str, Any]]],
+        kind: str,
+        received: Callable[..., bool],
+    ) -> Event:
+        """Send an event and wait until the client got it (``kind`` dispatched and
+        ``received`` by the check) and the handling tasks it started are done; bounded. Then the
+        runner's result for it is delivered (the turn runs, its reply is recorded)."""
         __tracebackhide__ = True
         self._start()
-        event = Event(label, data)
-        state = self.client._connection
-        # Interaction responses made in this event (and the tasks it starts) come back here.
-        token = async_context.set(self._adapter)
+        await self._sync()
+        before = asyncio.all_tasks()
+        arrival = asyncio.create_task(self.client.wait_for(kind, check=received, timeout=_WAIT))
         try:
-            before = asyncio.all_tasks()
-            if kind == "message_create":
-                state.parse_message_create(data)  # type: ignore[arg-type]
-            else:
-                state.parse_interaction_create(data)  # type: ignore[arg-type]
-            if self._bot is not None:
-                # The tasks discord.py started for this event (listeners, the command tree).
-                await self._handled(asyncio.all_tasks() - before, label)
-                await self._deliver_bot(event)
-                return self._finish(event)
-            try:
-                result = await asyncio.wait_for(self._results.get(), _WAIT)
-            except TimeoutError:
-                raise AssertionError(
-                    f"{label}: the runner did not finish with it within {_WAIT:g}s"
-                ) from None
-            await self._deliver(event, result)
+            payload = await send()
+            got = await arrival
+        except TimeoutError:
+            raise AssertionError(f"{label}: the bot did not receive it within {_WAIT:g}s") from None
         finally:
-            async_context.reset(token)
+            arrival.cancel()
+        started = {t for t in asyncio.all_tasks() - before if t.get_name().startswith(_HANDLING)}
+        if started:
+            _, pending = await asyncio.wait(started, timeout=_WAIT)
+            for task in pending:
+                task.cancel()
+            if pending:
+                await asyncio.wait(pending, timeout=_WAIT)
+                raise AssertionError(f"{label}: the bot did not finish with it within {_WAIT:g}s")
+        got_id = got.message_id if kind == "raw_message_edit" else got.id
+        event = Event(label, payload)
+        if self._bot is not None:
+            await self._deliver_bot(event)
+        else:
+            result = self._handled.pop(got_id, None)
+            if result is not None:
+                await self._deliver(event, result)
+        self._handled.clear()  # the bot's own messages, which the runner saw meanwhile
         return self._finish(event)
 
-    async def _handled(self, tasks: set[asyncio.Task[Any]], label: str) -> None:
-        __tracebackhide__ = True
-        if not tasks:
-            return
-        _, pending = await asyncio.wait(tasks, timeout=_WAIT)
-        for task in pending:
-            task.cancel()
-        if pending:
-            await asyncio.wait(pending, timeout=_WAIT)
-            raise AssertionError(f"{label}: the bot did not finish with it within {_WAIT:g}s")
+    def _got(self, event_id: int, result: Ingress) -> None:
+        """The runner's result for the message or interaction ``event_id``."""
+        self._handled[event_id] = result
 
     def _bot_result(self, result: Ingress, prepared: Prepared | None) -> None:
         self._bot_results.append((result, prepared))
@@ -421,11 +565,14 @@ class DiscordSim(Simulator):
         if prepared is not None:
             event.request = prepared.request
 
-    def _record_send(self, channel: DiscordChannel | None, channel_id: int, text: str) -> None:
-        chat = channel.chat_id if channel is not None else channel_id
-        topic = str(channel.id) if channel is not None and channel.is_thread else ""
-        self.expect.record(ObservationKind.SEND, text=text, chat=chat, topic=topic)
-
-
-def _user_data(user: DiscordUser) -> dict[str, Any]:
-    return {"id": str(user.id), "username": user.name, "discriminator": "0", "avatar": None}
+    def _posted(self, message: Message) -> None:
+        """The emulator's listener: a message the bot sent is a SEND observation."""
+        if message.author.id != self.bot.id:
+            return
+        channel = message.channel
+        self.expect.record(
+            ObservationKind.SEND,
+            text=message.content,
+            chat=str(channel.parent_id or channel.id),
+            topic=str(channel.id) if channel.is_thread else "",
+        )
