@@ -11,7 +11,13 @@ from typing import Any
 import discord
 import pytest
 
-from actorscope.channels._base import ADAPTER_METADATA_KEYS, META_ADDRESSED, IgnoreReason
+from actorscope.channels._base import (
+    ADAPTER_METADATA_KEYS,
+    META_ADDRESSED,
+    META_EDIT_DATE,
+    IgnoreReason,
+)
+from actorscope.channels._dedup import dedup_key
 from actorscope.channels.discord import (
     inspect_dispatch,
     inspect_interaction,
@@ -396,3 +402,16 @@ def test_discord_message_with_member_but_no_guild_id_is_not_a_dm() -> None:
     payload["d"]["member"] = {"roles": [], "joined_at": "2024-01-01T00:00:00+00:00"}
     ingress = inspect_dispatch(payload)
     assert (ingress.message, ingress.reason) == (None, IgnoreReason.MALFORMED)
+
+
+def test_an_edit_is_not_a_duplicate_of_the_original() -> None:
+    """An edited message carries its edit time, so dedup keys it apart from the original."""
+    data = load("guild_message")["d"]
+    original = normalize_message(data)
+    edited = normalize_message({**data, "edited_timestamp": "2026-01-01T00:01:00.250000+00:00"})
+    assert original is not None
+    assert edited is not None
+    assert META_EDIT_DATE not in original.metadata
+    assert edited.metadata[META_EDIT_DATE] == "1767225660.25"
+    assert dedup_key(edited) != dedup_key(original)
+    assert inspect_message({**data, "edited_timestamp": 7}).reason is IgnoreReason.MALFORMED

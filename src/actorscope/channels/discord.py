@@ -35,12 +35,14 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
+from datetime import datetime
 from typing import Any
 
 import discord
 
 from actorscope.channels._base import (
     META_ADDRESSED,
+    META_EDIT_DATE,
     META_EVENT,
     META_REPLY_TO_MESSAGE_ID,
     META_SENDER_NAME,
@@ -187,6 +189,7 @@ def _from_message_object(
         ),
         reply_to=reply_to,
         replied_author=replied_author,
+        edited=message.edited_at,
     )
 
 
@@ -238,7 +241,17 @@ def _from_message_dict(
         and any(isinstance(u, Mapping) and str(u.get("id")) == str(me) for u in mentions),
         reply_to=optional_snowflake(reference.get("message_id"), "message_reference"),
         replied_author=optional_snowflake(replied_by.get("id"), "referenced_message.author.id"),
+        edited=_edit_time(data.get("edited_timestamp")),
     )
+
+
+def _edit_time(value: object) -> datetime | None:
+    """A message's ``edited_timestamp`` (``None`` when it was never edited)."""
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise TypeError("edited_timestamp is not a string")
+    return datetime.fromisoformat(value)
 
 
 def _object(data: Mapping[str, Any], key: str) -> Mapping[str, Any] | None:
@@ -267,6 +280,7 @@ def _message(
     mentioned: bool,
     reply_to: int | None,
     replied_author: int | None,
+    edited: datetime | None = None,
 ) -> InboundMessage | Ingress:
     if type(message_type) is not int:
         return ignored(IgnoreReason.MALFORMED, f"message type {message_type!r}")
@@ -294,6 +308,8 @@ def _message(
         metadata[META_SENDER_NAME] = author_name
     if reply_to is not None:
         metadata[META_REPLY_TO_MESSAGE_ID] = str(reply_to)
+    if edited is not None:  # an edit is a new event, never a duplicate of the original
+        metadata[META_EDIT_DATE] = str(edited.timestamp())
     if me is not None and identity.peer_kind is PeerKind.GROUP:
         if replied_author == me:
             metadata[META_ADDRESSED] = Addressed.REPLY.value
