@@ -346,6 +346,44 @@ async def test_hybrid_command_as_slash_runs_as_the_interaction_user(
     await discord_sim.slash(carol, "note", general, options={"text": "ok"})
 
 
+async def test_an_edited_command_is_judged_afresh(
+    discord_sim: DiscordSim, grants: Grants, tmp_path: Path
+) -> None:
+    """An edit (MESSAGE_UPDATE through the emulator) is judged anew: a command denied before a
+    grant passes when edited after it, never getting the original's result back."""
+    bot = commands.Bot(command_prefix="!", intents=bot_intents())
+    await bot.add_cog(
+        ActorscopeCog(bot, database=discord_sim.env.db, workspace=tmp_path / "workspace")
+    )
+
+    @bot.command(name="note")
+    @requires("file_writer")
+    async def note(ctx: commands.Context[commands.Bot], *, text: str) -> None:
+        await ctx.send(f"saved {text}")
+
+    @bot.listen()
+    async def on_message_edit(before: discord.Message, after: discord.Message) -> None:
+        await bot.process_commands(after)
+
+    @bot.event
+    async def on_command_error(ctx: commands.Context[commands.Bot], error: Exception) -> None:
+        if not isinstance(error, Refused):
+            raise error
+
+    await discord_sim.serve_bot(bot)
+    carol = discord_sim.user("carol")
+    lab = discord_sim.guild("lab")
+    general = discord_sim.channel(lab, "general")
+    discord_sim.should_deny("file_writer", reason="no_grant", sender=carol)
+    discord_sim.should_send(text="denied: no_grant", chat=general)
+    first = await discord_sim.message(carol, "!note a", general)
+    await grants.allow(f"guild:{lab.id}:*", carol)
+    discord_sim.should_allow("file_writer", reason="granted", sender=carol)
+    discord_sim.should_send(text="saved b", chat=general)
+    edited = await discord_sim.edit(first, "!note b")
+    assert edited.outcome is Outcome.ADMITTED
+
+
 async def test_cog_load_and_unload_leave_no_tasks(tmp_path: Path) -> None:
     """Adding the Cog opens the database and starts the change feed; removing it stops both."""
     bot = commands.Bot(command_prefix="!", intents=bot_intents())
