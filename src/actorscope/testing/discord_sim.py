@@ -382,18 +382,14 @@ class DiscordSim(Simulator):
             f"discord DM from {author.username}", self.emulator.dm(author, text)
         )
 
-    async def webhook(self, channel: ChannelLike, text: str, *, name: str = "hook") -> Event:
-        """A webhook called ``name`` (made on first use) posts ``text`` in ``channel``."""
+    async def webhook(self, channel: ChannelLike, text: str, *, name: str | None = None) -> Event:
+        """A webhook of ``channel`` posts ``text``: the one called ``name`` (made on first
+        use), by default the channel's first (a declared one), else a new one called "hook"."""
         where = self.find_channel(channel)
-        hook = next(
-            (
-                h
-                for h in self.world.webhooks.values()
-                if h.channel_id == where.id and h.name == name
-            ),
-            None,
-        ) or self.world.add_webhook(where, name)
-        label = f"discord webhook {name!r} in #{where.name}"
+        hooks = [h for h in self.world.webhooks.values() if h.channel_id == where.id]
+        wanted = [h for h in hooks if name is None or h.name == name]
+        hook = wanted[0] if wanted else self.world.add_webhook(where, name or "hook")
+        label = f"discord webhook {hook.name!r} in #{where.name}"
         return await self._message(label, self.emulator.webhook_post(hook, text))
 
     async def bot_message(self, bot: UserLike, text: str, channel: ChannelLike) -> Event:

@@ -151,12 +151,20 @@ class ThreadSpec(_Strict):
 
 
 class DiscordGuildSpec(_Strict):
-    """A Discord guild: channels (name → id or null) and threads."""
+    """A Discord guild: channels (name → id or null), threads, roles (name → permission names,
+    e.g. ``manage_guild``), members' roles (user → role names) and webhooks (name → channel).
+
+    The Discord emulator's vocabulary: :func:`~actorscope.sandbox.declared_world` builds the
+    world from it and names what is wrong.
+    """
 
     id: int | None = None
     owner: str | None = None
     channels: dict[str, int | None] = {}
     threads: dict[str, ThreadSpec] = {}
+    roles: dict[str, list[str]] = {}
+    members: dict[str, list[str]] = {}
+    webhooks: dict[str, str] = {}
 
 
 class DiscordSetup(_Strict):

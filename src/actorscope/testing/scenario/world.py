@@ -13,8 +13,10 @@ from telegram import InlineKeyboardButton, InlineKeyboardMarkup
 
 from actorscope.agents import AgentRegistry
 from actorscope.channels import ChannelConfig
-from actorscope.errors import ScenarioError
+from actorscope.errors import ConfigError, ScenarioError
 from actorscope.identity import group_scope
+from actorscope.sandbox import World as DiscordWorld
+from actorscope.sandbox import declared_world
 from actorscope.testing.discord_sim import DiscordSim
 from actorscope.testing.grants import Grants
 from actorscope.testing.harness import AgentEnv, Event, Simulator
@@ -33,6 +35,8 @@ from actorscope.testing.telegram_sim import TelegramSim
 __all__ = ["World"]
 
 T = TypeVar("T")
+#: The bot's account name in a scenario's Discord world.
+DISCORD_BOT = "actorscope"
 
 
 def _need(value: T | None, what: str) -> T:
@@ -50,7 +54,9 @@ class World:
         self.env = env
         setup = loaded.scenario.setup
         self.telegram = TelegramSim(env, config=_config("telegram", setup))
-        self.discord = DiscordSim(env, config=_config("discord", setup))
+        self.discord = DiscordSim(
+            env, config=_config("discord", setup), world=self._discord_world(setup)
+        )
         #: Agent key → id, of the bot's agent and ``setup.agents`` (filled by apply_setup).
         self.agents: dict[str, str] = {setup.agent: env.agent.id}
 
@@ -83,7 +89,6 @@ class World:
         Runs when the world is entered, before the simulators start."""
         setup = self.loaded.scenario.setup
         self._telegram_world(setup)
-        self._discord_world(setup)
         for index, name in enumerate(setup.owners):
             self.env.roles[self._sender(name, ("setup", "owners", index))] = "owner"
         for name, role in setup.roles.items():
@@ -128,25 +133,12 @@ class World:
             for topic, thread_id in chat.topics.items():
                 sim.topic(title, topic, thread_id=thread_id)
 
-    def _discord_world(self, setup: Setup) -> None:
-        sim = self.discord
-        for name, user_id in setup.discord.users.items():
-            sim.user(name, user_id=user_id)
-        for name, user_id in setup.discord.bots.items():
-            sim.user(name, user_id=user_id, bot=True)
-        for name, guild in setup.discord.guilds.items():
-            path = ("setup", "discord", "guilds", name)
-            if guild.owner is not None and guild.owner not in setup.discord.users:
-                raise self._error((*path, "owner"), f"unknown Discord user {guild.owner!r}")
-            created = sim.guild(name, guild_id=guild.id, owner=guild.owner)
-            for channel, channel_id in guild.channels.items():
-                sim.channel(created, channel, channel_id=channel_id)
-            for thread, spec in guild.threads.items():
-                if spec.parent not in guild.channels:
-                    raise self._error(
-                        (*path, "threads", thread, "parent"), f"unknown channel {spec.parent!r}"
-                    )
-                sim.thread(f"{name}/{spec.parent}", thread, thread_id=spec.id)
+    def _discord_world(self, setup: Setup) -> DiscordWorld:
+        """The Discord emulator's world ``setup.discord`` declares (one vocabulary)."""
+        try:
+            return declared_world(setup.discord.model_dump(), bot_name=DISCORD_BOT)
+        except ConfigError as exc:
+            raise ScenarioError(f"{self.loaded.at('setup', 'discord')}: {exc}") from None
 
     def _sender(self, name: str, path: tuple[str | int, ...]) -> str:
         setup = self.loaded.scenario.setup
