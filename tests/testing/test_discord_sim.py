@@ -1,4 +1,4 @@
-"""The Discord simulator: gateway payloads through discord.py's parsers, the adapter, replies."""
+"""The Discord simulator: the production runner over the Discord emulator, replies, REST calls."""
 
 from __future__ import annotations
 
