@@ -347,7 +347,7 @@ async def test_hybrid_command_as_slash_runs_as_the_interaction_user(
 
 
 async def test_an_edited_command_is_judged_afresh(
-    discord_sim: DiscordSim, grants: Grants, tmp_path: Path
+    discord_sim: DiscordSim, actorscope_grants: Grants, tmp_path: Path
 ) -> None:
     """An edit (MESSAGE_UPDATE through the emulator) is judged anew: a command denied before a
     grant passes when edited after it, never getting the original's result back."""
@@ -377,7 +377,7 @@ async def test_an_edited_command_is_judged_afresh(
     discord_sim.should_deny("file_writer", reason="no_grant", sender=carol)
     discord_sim.should_send(text="denied: no_grant", chat=general)
     first = await discord_sim.message(carol, "!note a", general)
-    await grants.allow(f"guild:{lab.id}:*", carol)
+    await actorscope_grants.allow(f"guild:{lab.id}:*", carol)
     discord_sim.should_allow("file_writer", reason="granted", sender=carol)
     discord_sim.should_send(text="saved b", chat=general)
     edited = await discord_sim.edit(first, "!note b")

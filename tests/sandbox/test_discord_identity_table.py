@@ -88,7 +88,9 @@ ROWS = {
 
 
 @pytest.mark.parametrize("row", ROWS.values(), ids=list(ROWS))
-async def test_identity_table_row(discord_sim: DiscordSim, grants: Grants, row: Row) -> None:
+async def test_identity_table_row(
+    discord_sim: DiscordSim, actorscope_grants: Grants, row: Row
+) -> None:
     """Each Discord sender kind gets the table's scope, actor, kinds and decision."""
     discord_sim.config = discord_sim.config.model_copy(update={"ignore_bots": False})
     carol = discord_sim.user("carol")
@@ -96,7 +98,7 @@ async def test_identity_table_row(discord_sim: DiscordSim, grants: Grants, row: 
     deploy = discord_sim.user("deploy-bot", bot=True)
     lab = discord_sim.guild("lab")
     general = discord_sim.channel(lab, "general")
-    await grants.allow(f"guild:{lab.id}:*", carol)
+    await actorscope_grants.allow(f"guild:{lab.id}:*", carol)
 
     @discord_sim.handler
     async def bot(turn: Turn) -> None:
