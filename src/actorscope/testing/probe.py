@@ -58,7 +58,7 @@ from actorscope.propagation import (
 )
 from actorscope.testing.discord_sim import DiscordSim
 from actorscope.testing.grants import Grants, open_env
-from actorscope.testing.harness import AgentEnv, Event, Simulator
+from actorscope.testing.harness import AgentEnv, Event
 from actorscope.testing.telegram_sim import TelegramSim
 
 __all__ = [
@@ -101,7 +101,7 @@ class Status(StrEnum):
     NOT_APPLICABLE = "n/a"
 
 
-SimT = TypeVar("SimT", bound=Simulator)
+SimT = TypeVar("SimT")
 _App = Application[Any, Any, Any, Any, Any, Any]
 #: A PTB bot to probe: called with the simulator's ``ApplicationBuilder`` and keyword
 #: overrides for :func:`~actorscope.integrations.ptb.install` (``database``, ``agent``,
@@ -770,33 +770,42 @@ _D_WRITER, _D_OTHER_WRITER, _D_MEMBER, _D_BOT = (
 
 
 async def _build_discord(sim: DiscordSim, env: AgentEnv) -> _DcWorld:
-    """Guild ``guild`` (#general, thread ideas) with its writer; guild ``elsewhere`` with its
-    own; a member, another bot; markers planted in the other guild and the writer's DM."""
+    """Guild ``guild`` (#general, thread ideas) with its writer; guild ``elsewhere`` (#lobby)
+    with its own; a member, another bot."""
     writer = sim.user("writer", user_id=_D_WRITER)
-    other = sim.user("otherwriter", user_id=_D_OTHER_WRITER)
+    sim.user("otherwriter", user_id=_D_OTHER_WRITER)
     sim.user("member", user_id=_D_MEMBER)
     sim.user("helperbot", user_id=_D_BOT, bot=True)
     guild, elsewhere = sim.guild("guild"), sim.guild("elsewhere")
     general = sim.channel(guild, "general")
     sim.thread(general, "ideas")
     lobby = sim.channel(elsewhere, "lobby")
+    dm = sim.dm_channel(writer)
+    return await seed_discord(sim, env, (guild.id, elsewhere.id), general.id, lobby.id, dm.id)
+
+
+async def seed_discord(
+    sim: SimT, env: AgentEnv, guilds: tuple[int, int], general: int, lobby: int, dm: int
+) -> _World[SimT]:
+    """The Discord probe world of ``sim``: the writer granted guild-wide in the first guild,
+    the other writer in the second; markers planted in the second guild's ``lobby`` channel
+    and the writer's ``dm`` channel; what the writer's DM must not change."""
     grants = Grants(env.store, env.agent)
     writers: dict[str, str] = {}
-    for where, person in ((guild, writer), (elsewhere, other)):
-        scope = writer_scope(guild_member_scope(where.id, person.id)) or ""
-        writers[scope] = str(person.id)
-        await grants.allow(scope, person, by="probe")
-    dm = sim.dm_channel(writer)
+    for guild, person in zip(guilds, (_D_WRITER, _D_OTHER_WRITER), strict=True):
+        scope = writer_scope(guild_member_scope(guild, person)) or ""
+        writers[scope] = str(person)
+        await grants.allow(scope, str(person), by="probe")
     planted = {
-        str(lobby.id): discord_identity(other.id, chat_id=lobby.id, guild_id=elsewhere.id),
-        str(dm.id): discord_identity(writer.id, chat_id=dm.id),
+        str(lobby): discord_identity(_D_OTHER_WRITER, chat_id=lobby, guild_id=guilds[1]),
+        str(dm): discord_identity(_D_WRITER, chat_id=dm),
     }
     world = _World(sim, env, writers, {chat: _plant(env, i) for chat, i in planted.items()})
     world.groups = _group_names(
         env,
         [
-            discord_identity(person, chat_id=general.id, guild_id=g.id)
-            for g in (guild, elsewhere)
+            discord_identity(person, chat_id=general, guild_id=guild)
+            for guild in guilds
             for person in (_D_WRITER, _D_OTHER_WRITER, _D_MEMBER)
         ],
     ) | set(writers)
