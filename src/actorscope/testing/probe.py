@@ -781,10 +781,10 @@ async def _build_discord(sim: DiscordSim, env: AgentEnv) -> _DcWorld:
     sim.thread(general, "ideas")
     lobby = sim.channel(elsewhere, "lobby")
     dm = sim.dm_channel(writer)
-    return await seed_discord(sim, env, (guild.id, elsewhere.id), general.id, lobby.id, dm.id)
+    return await _seed_discord(sim, env, (guild.id, elsewhere.id), general.id, lobby.id, dm.id)
 
 
-async def seed_discord(
+async def _seed_discord(
     sim: SimT, env: AgentEnv, guilds: tuple[int, int], general: int, lobby: int, dm: int
 ) -> _World[SimT]:
     """The Discord probe world of ``sim``: the writer granted guild-wide in the first guild,
