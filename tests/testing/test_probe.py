@@ -268,19 +268,20 @@ async def test_probe_takes_a_handler_or_an_application(actorscope_probe: Prober)
 
 
 def test_cli_probes_a_ptb_application_by_module_function(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """`actorscope probe module:function`: the PTB notes bot clean, the unchecked one exit 1."""
+    """`actorscope probe module:function`: the PTB notes bot clean, the unchecked one exit 1
+    with a pytest file per leak in --out."""
     monkeypatch.chdir(EXAMPLES)
     assert main(["probe", "ptb_notes_bot:build_application", "--command", "/note x"]) == 0
     assert "0 leak(s), 0 hung, 0 error(s), 0 skipped in" in capsys.readouterr().out
     monkeypatch.chdir(FIXTURES)
-    assert main(["probe", "probe_ptb_bots:no_check", "--json"]) == 1
+    out = tmp_path / "repro"
+    assert main(["probe", "probe_ptb_bots:no_check", "--json", "--out", str(out)]) == 1
     report = json.loads(capsys.readouterr().out)
     assert "/note" in report["commands"]
     assert report["leaks"] > 0
-    assert main(["probe", "probe_ptb_bots:no_check", "--out", "x"]) == 2
-    assert "not a PTB application" in capsys.readouterr().err
+    assert len(list(out.glob("test_probe_leak_*.py"))) == report["leaks"]
     assert main(["probe", "absent_bot_module:build"]) == 2
     assert "application module 'absent_bot_module' not found" in capsys.readouterr().err
 

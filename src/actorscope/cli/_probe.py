@@ -2,12 +2,15 @@
 
 Runs the ``handler`` of ``CONFIG`` (the ``actorscope run`` TOML) in the Telegram simulator (and
 the Discord one when ``[discord]`` is enabled) on a throwaway database and workspace, or, when
-``CONFIG`` is ``module:function`` (imported from the current folder first), the PTB application
-that function builds from the simulator's ``ApplicationBuilder``; sends every probe event x
-every command (the writer commands, ``[probe] commands`` or ``--command``, and the commands
-the bot registers with ``setMyCommands``) and prints the
-matrix: ✓ held, ✗ leak, ⌛ hung, ! handler error, ? skipped, en dash: not applicable. Exit 1 on any
-leak, hang, error or skip; 2 on bad input.
+``CONFIG`` is ``module:attribute`` (imported from the current folder first), the PTB application
+that function builds from the simulator's ``ApplicationBuilder``, or the discord.py bot that
+class or keyword-only function builds, run against the Discord emulator; sends every probe
+event x every command (the writer commands, ``[probe] commands`` or ``--command``, and the
+commands the bot registers: ``setMyCommands``, synced application commands, a
+``commands.Bot``'s text commands) and prints the matrix: ✓ held, ✗ leak, ⌛ hung, ! handler
+error, ? skipped, en dash: not applicable. ``--out DIR`` writes a reproduction per leak: a
+scenario file for a handler, a pytest file for a PTB application or a discord.py bot. Exit 1
+on any leak, hang, error or skip; 2 on bad input.
 """
 
 from __future__ import annotations
@@ -52,7 +55,10 @@ def probe_command(
     config: Annotated[
         Path,
         typer.Argument(
-            help="The bot configuration (TOML), or module:function building a PTB application.",
+            help=(
+                "The bot configuration (TOML), or module:attribute: a function building a "
+                "PTB application, or a discord.py bot's class or factory."
+            ),
             metavar="CONFIG",
         ),
     ],
@@ -80,15 +86,13 @@ def probe_command(
     require_testing_extra("probe")
     # Imported here: the kit loads the platform libraries, which `--help` must not.
     from actorscope.bots import load_bot_config
+    from actorscope.bots.config import load_object
+    from actorscope.testing._probe_dpy import is_bot_factory
     from actorscope.testing.probe import Status, probe, write_repros
 
     spec = str(config)
     # No such file but a colon: module:function (load_object names what is wrong with it).
     is_app = not config.exists() and ":" in spec
-    if is_app and out is not None:
-        raise ConfigError(
-            "--out: a reproduction is a scenario file serving a handler, not a PTB application"
-        )
     bot = None if is_app else load_bot_config(config)
     listed = bot.probe.commands if bot is not None and bot.probe is not None else ()
     commands = [*listed, *(extra or [])]
@@ -100,26 +104,32 @@ def probe_command(
     )
     # The probe writes nothing beside CONFIG: not even the handler module's __pycache__.
     writes_bytecode, sys.dont_write_bytecode = sys.dont_write_bytecode, True
-    # A loop of our own, not asyncio.run: after a case hung, run() would wait for the hung
-    # handler's task to finish cancelling, which a handler that swallows cancellation never does.
-    loop = asyncio.new_event_loop()
     try:
-        report = loop.run_until_complete(
-            probe(
-                None if bot is None else bot.handler,
-                application=spec if bot is None else None,
-                search_dir=Path.cwd() if bot is None else bot.base_dir,
-                commands=commands,
-                config=telegram,
-                discord=discord,
-                owners=() if bot is None else bot.owners,
-                agent="main" if bot is None else bot.agent,
-                deadline=deadline,
+        # module:attribute names a discord.py bot (or its factory) or a PTB application factory.
+        found = load_object(spec, Path.cwd(), what="application") if is_app else None
+        is_dpy = found is not None and is_bot_factory(found)
+        # A loop of our own, not asyncio.run: after a case hung, run() would wait for the hung
+        # handler's task to finish cancelling, which a handler that swallows cancellation
+        # never does.
+        loop = asyncio.new_event_loop()
+        try:
+            report = loop.run_until_complete(
+                probe(
+                    None if bot is None else bot.handler,
+                    application=spec if is_app and not is_dpy else None,
+                    bot=spec if is_dpy else None,
+                    search_dir=Path.cwd() if bot is None else bot.base_dir,
+                    commands=commands,
+                    config=telegram,
+                    discord=discord,
+                    owners=() if bot is None else bot.owners,
+                    agent="main" if bot is None else bot.agent,
+                    deadline=deadline,
+                )
             )
-        )
-    except BaseException:
-        _close(loop)  # e.g. a ConfigError about the bot: the loop must not outlive it
-        raise
+        except BaseException:
+            _close(loop)  # e.g. a ConfigError about the bot: the loop must not outlive it
+            raise
     finally:
         sys.dont_write_bytecode = writes_bytecode
     hung = any(case.status is Status.HUNG for case in report.cases)
@@ -127,6 +137,14 @@ def probe_command(
         _close(loop)
     if out is not None and bot is not None:
         write_repros(report, out, handler=bot.handler)
+    elif out is not None:
+        write_repros(
+            report,
+            out,
+            application=None if is_dpy else spec,
+            bot=spec if is_dpy else None,
+            search_dir=Path.cwd(),
+        )
     if as_json:
         typer.echo(report.to_json())
     else:

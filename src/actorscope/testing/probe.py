@@ -20,7 +20,7 @@ import hashlib
 import json
 import secrets
 import tempfile
-from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from collections.abc import Awaitable, Callable, Collection, Coroutine, Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
@@ -219,6 +219,7 @@ class Prober(Protocol):
         handler: Handler | str | None = ...,
         *,
         application: AppFactory | str | None = ...,
+        bot: Callable[..., Any] | str | None = ...,
         search_dir: Path | None = ...,
         commands: Sequence[str] = ...,
         config: ChannelConfig | None = ...,
@@ -226,6 +227,7 @@ class Prober(Protocol):
         owners: Sequence[str] = ...,
         deadline: float = ...,
         agent: str = ...,
+        events: Sequence[str] = ...,
     ) -> Coroutine[Any, Any, ProbeReport]:
         """Probe ``handler``."""
         ...
@@ -640,13 +642,17 @@ async def _play(
     deadline: float,
     report: ProbeReport,
     prefix: str = "",
+    only: Collection[str] = (),
 ) -> None:
-    """Every event of ``events`` x every command, in each of its places, into ``report``."""
+    """Every event of ``events`` x every command, in each of its places, into ``report``
+    (with ``only``: just the events labelled so)."""
     audit = world.env.store.audit
     for name, (send, dm) in events.items():
         places = wheres[name]
         for where in places:
             label = prefix + (name if len(places) == 1 else f"{name} ({where})")
+            if only and label not in only:
+                continue
             report.events.append(label)
             for command in commands:
                 case = ProbeCase(label, command)
@@ -695,6 +701,7 @@ async def probe(
     handler: Handler | str | None = None,
     *,
     application: AppFactory | str | None = None,
+    bot: Callable[..., Any] | str | None = None,
     search_dir: Path | None = None,
     commands: Sequence[str] = (),
     config: ChannelConfig | None = None,
@@ -702,6 +709,7 @@ async def probe(
     owners: Sequence[str] = (),
     deadline: float = DEFAULT_DEADLINE,
     agent: str = "main",
+    events: Sequence[str] = (),
 ) -> ProbeReport:
     """Probe ``handler`` (a function or ``module:function``) with every event x command.
 
@@ -710,16 +718,27 @@ async def probe(
     ``commands`` are added to the writer commands and the commands the bot registers with
     ``setMyCommands``; ``config`` is the Telegram channel configuration the runner admits by
     (default: mention not required); with ``discord`` (the Discord one) the Discord events are
-    sent too, labelled ``discord: ...`` (not with ``application``). Everything is written to a
-    temporary folder that is removed before this returns.
+    sent too, labelled ``discord: ...`` (not with ``application``). Or, with ``bot`` (a
+    discord.py bot's class or factory, or its ``module:attribute``: see
+    :data:`~actorscope.testing._probe_dpy.BotFactory`), that bot against the Discord emulator.
+    ``events`` limits the run to the events labelled so (as in the report). Everything is
+    written to a temporary folder that is removed before this returns.
     """
-    if (handler is None) == (application is None):
-        raise ConfigError("probe takes a handler or an application, exactly one")
+    if sum(given is not None for given in (handler, application, bot)) != 1:
+        raise ConfigError("probe takes a handler, an application or a bot, exactly one")
     all_commands = list(dict.fromkeys([*commands, *DEFAULT_COMMANDS]))
     report = ProbeReport([], all_commands, [])
     with tempfile.TemporaryDirectory(prefix="actorscope-probe-") as tmp:
         async with open_env(Path(tmp) / "probe.db", agent_key=agent) as env:
             env.roles.update(dict.fromkeys(owners, "owner"))
+            if bot is not None:
+                # Imported here: the discord.py mode builds on this module.
+                from actorscope.testing._probe_dpy import probe_bot
+
+                await probe_bot(
+                    bot, search_dir, env, report, owners=owners, deadline=deadline, events=events
+                )
+                return report
             telegram = config or ChannelConfig(platform="telegram", require_mention=False)
             async with TelegramSim(env, config=telegram) as sim:
                 if application is not None:
@@ -741,7 +760,7 @@ async def probe(
                 all_commands[:] = dict.fromkeys([*all_commands, *_registered(sim)])
                 world = await _build(sim, env)
                 wheres = {name: _WHERES.get(name, ("group", "forum")) for name in EVENTS}
-                await _play(world, EVENTS, wheres, all_commands, deadline, report)
+                await _play(world, EVENTS, wheres, all_commands, deadline, report, only=events)
             if discord is not None and handler is not None:
                 async with DiscordSim(env, config=discord) as dsim:
                     dsim.serve(handler, search_dir=search_dir)
@@ -754,6 +773,7 @@ async def probe(
                         deadline,
                         report,
                         prefix="discord: ",
+                        only=events,
                     )
     return report
 
@@ -905,15 +925,79 @@ def _scenario(case: ProbeCase, handler: str) -> dict[str, Any]:
     return scenario
 
 
-def write_repros(report: ProbeReport, out: Path, *, handler: str) -> list[Path]:
-    """Write one reproduction per leak or hang into ``out``: a ``*.scenario.yaml`` whose setup
-    is the probe's world (a step replays the event where a scenario can express it)."""
+#: A reproduction for a PTB application or a discord.py bot: a pytest file probing the case.
+_REPRO_TEST = '''\
+"""A leak `actorscope probe` found; this test fails while the bot still leaks.
+
+Run it with pytest: the actorscope testing kit gives the actorscope_probe fixture.
+"""
+
+from pathlib import Path
+
+from actorscope.testing.probe import Prober, Status
+
+# {title}
+# {problems}
+
+
+async def test_probe_leak_{index:03d}(actorscope_probe: Prober) -> None:
+    """The probe's case above holds."""
+    report = await actorscope_probe(
+        {kind}={spec!r},
+        search_dir=Path({search_dir!r}),
+        commands=[{command!r}],
+        events=[{event!r}],
+    )
+    case = report.case({event!r}, {command!r})
+    assert case.status is Status.HELD, "; ".join(case.problems)
+'''
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def write_repros(
+    report: ProbeReport,
+    out: Path,
+    *,
+    handler: str | None = None,
+    application: str | None = None,
+    bot: str | None = None,
+    search_dir: Path | None = None,
+) -> list[Path]:
+    """Write one reproduction per leak or hang into ``out``.
+
+    For a ``handler``: a ``*.scenario.yaml`` whose setup is the probe's world (a step replays
+    the event where a scenario can express it). For a PTB ``application`` or a discord.py
+    ``bot`` (as ``module:attribute``, found in ``search_dir``), which a scenario cannot serve:
+    a ``test_probe_leak_NNN.py`` that probes that one event x command with the
+    ``actorscope_probe`` fixture and fails while the case does not hold.
+    """
+    given = [(k, v) for k, v in (("application", application), ("bot", bot)) if v is not None]
+    if len(given) + (handler is not None) != 1:
+        raise ConfigError("write_repros takes a handler, an application or a bot, exactly one")
     out.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
     reproducible = [c for c in report.cases if c.status in (Status.LEAK, Status.HUNG)]
     for index, case in enumerate(reproducible, 1):
-        path = out / f"probe-leak-{index:03d}.scenario.yaml"
-        path.write_text(yaml.safe_dump(_scenario(case, handler), sort_keys=False), "utf-8")
+        if handler is not None:
+            path = out / f"probe-leak-{index:03d}.scenario.yaml"
+            text = yaml.safe_dump(_scenario(case, handler), sort_keys=False)
+        else:
+            [(kind, spec)] = given
+            path = out / f"test_probe_leak_{index:03d}.py"
+            text = _REPRO_TEST.format(
+                title=_one_line(f"{case.event} x {case.command}"),
+                problems=_one_line("; ".join(case.problems)),
+                index=index,
+                kind=kind,
+                spec=spec,
+                search_dir=str((search_dir or Path.cwd()).resolve()),
+                command=case.command,
+                event=case.event,
+            )
+        path.write_text(text, "utf-8")
         case.repro = str(path)
         written.append(path)
     return written
