@@ -90,14 +90,7 @@ class _Hosted:
 
     def decided(self, action: str, decision: Decision) -> None:
         """The Cog's decision listener."""
-        self.expect.record(
-            ObservationKind.DECISION,
-            action=action,
-            allowed=decision.allowed,
-            reason=str(decision.reason),
-            sender=decision.sender_id,
-            scope=decision.scope,
-        )
+        self.expect.record_decision(action, decision)
 
     def took(self, result: Ingress, prepared: Prepared | None) -> None:
         """The Cog's ingress listener."""

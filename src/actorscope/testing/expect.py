@@ -18,8 +18,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from actorscope.permissions.policy import Decision
 
 __all__ = [
     "ExpectationError",
@@ -190,6 +194,17 @@ class Expectations:
         self.observed.append(observation)
         self.history.append(observation)
         return observation
+
+    def record_decision(self, action: str, decision: Decision) -> Observation:
+        """Record a permission decision the bot made (for ``should_allow`` / ``should_deny``)."""
+        return self.record(
+            ObservationKind.DECISION,
+            action=action,
+            allowed=decision.allowed,
+            reason=str(decision.reason),
+            sender=decision.sender_id,
+            scope=decision.scope,
+        )
 
     def begin(self) -> None:
         """Start a new event: forget the previous event's observations."""

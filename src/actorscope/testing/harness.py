@@ -242,14 +242,7 @@ class Simulator(ABC):
 
     def record_decision(self, action: str, decision: Decision) -> None:
         """Record a permission decision the bot made, for ``should_allow`` / ``should_deny``."""
-        self.expect.record(
-            ObservationKind.DECISION,
-            action=action,
-            allowed=decision.allowed,
-            reason=str(decision.reason),
-            sender=decision.sender_id,
-            scope=decision.scope,
-        )
+        self.expect.record_decision(action, decision)
 
     # -- expectations ----------------------------------------------------------------------
 
