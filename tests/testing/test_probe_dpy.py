@@ -102,7 +102,8 @@ async def test_dpy_bot_checking_the_scope_is_caught_by_a_non_writer(
 
 
 async def test_dpy_bot_factory_function_and_what_is_refused(actorscope_probe: Prober) -> None:
-    """A keyword-only factory function is probed; a bot built already and a bad one are refused."""
+    """A keyword-only factory is probed; a bot built already, a bad one, one failing to start are
+    each one ConfigError."""
     found = await actorscope_probe(
         bot="probe_dpy_bots:build_skips_edits",
         search_dir=FIXTURES,
@@ -113,6 +114,8 @@ async def test_dpy_bot_factory_function_and_what_is_refused(actorscope_probe: Pr
         await actorscope_probe(bot="probe_dpy_bots:ALREADY_BUILT", search_dir=FIXTURES)
     with pytest.raises(ConfigError, match=r"did not return a discord\.py Client"):
         await actorscope_probe(bot=lambda **_: "not a bot")
+    with pytest.raises(ConfigError, match=r"did not start: FileNotFoundError: settings\.json"):
+        await actorscope_probe(bot="probe_dpy_bots:FailsToStart", search_dir=FIXTURES)
     with pytest.raises(ConfigError, match="a handler, an application or a bot, exactly one"):
         await actorscope_probe("bot:handle", bot="probe_dpy_bots:SkipsEdits")
 

@@ -152,7 +152,7 @@ async def _hosted(bot: discord.Client, emu: DiscordEmulator) -> AsyncIterator[_H
                 task = asyncio.ensure_future(bot.connect(reconnect=False))
                 await emu.wait_connected()
                 await asyncio.wait_for(bot.wait_until_ready(), _START_WAIT)
-            except (TimeoutError, discord.DiscordException) as exc:
+            except Exception as exc:  # any failure of the user's bot while starting is theirs
                 raise ConfigError(f"the bot did not start: {type(exc).__name__}: {exc}") from None
             hosted = _Hosted(emu, bot)
             cog = bot.get_cog(COG_NAME) if isinstance(bot, commands.Bot) else None
@@ -374,7 +374,11 @@ async def _writer_dm(w: _DpyWorld, where: str, command: str) -> list[Event]:
     writer = emu.world.user("writer")
     dm = emu.world.dm_channel(writer)
     event, _ = await _observed(
-        w, "the writer's DM", "message", _by(writer.id, dm.id), lambda: emu.dm(writer, command)
+        w,
+        "the writer's DM",
+        "message",
+        _by(writer.id, dm.id),
+        lambda: emu.dm(writer, _text(command)),
     )
     return [event]
 
