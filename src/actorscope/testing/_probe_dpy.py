@@ -210,9 +210,9 @@ async def _observed(
     hosted.expect.begin()
     hosted.results.clear()
     first = len(hosted.emu.messages)
+    # Client.wait_for registers its listener when called, before the event goes out.
     dispatched = asyncio.ensure_future(hosted.bot.wait_for(marker, check=check))
     try:
-        await asyncio.sleep(0)  # wait_for registers its listener on its first step
         before = asyncio.all_tasks()
         acted = await act()
         await dispatched
