@@ -101,6 +101,16 @@ async def test_dpy_bot_checking_the_scope_is_caught_by_a_non_writer(
     assert report.case("edited message (general)", "!note").status is Status.HELD
 
 
+async def test_commands_after_a_mention_of_the_bot_are_probed(actorscope_probe: Prober) -> None:
+    """A bot whose prefix is a mention of it is sent its commands that way, and caught."""
+    event = "non-writer member (general)"
+    report = await actorscope_probe(
+        bot="probe_dpy_bots:MentionedScopeNotActor", search_dir=FIXTURES, events=[event]
+    )
+    [note] = [c for c in report.commands if c.startswith("<@") and c.endswith("> note")]
+    assert report.case(event, note).status is Status.LEAK
+
+
 async def test_dpy_bot_factory_function_and_what_is_refused(actorscope_probe: Prober) -> None:
     """A keyword-only factory is probed; a bot built already, a bad one, one failing to start are
     each one ConfigError."""

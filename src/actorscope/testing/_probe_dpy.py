@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -77,6 +78,8 @@ _DECLARED: dict[str, Any] = {
 }
 # Application command option types the probe fills in (others are left out).
 _STRING, _INTEGER, _BOOLEAN, _USER, _NUMBER = 3, 4, 5, 6, 10
+#: A mention of the bot before a command (the prefix of ``commands.when_mentioned``).
+_MENTION = re.compile(r"^\s*<@!?\d+>\s*")
 
 
 @dataclass
@@ -180,20 +183,22 @@ def _commands(hosted: _Hosted) -> list[str]:
     return [*synced, *(f"{prefix}{c.name}" for c in bot.commands)]
 
 
+def _parts(command: str) -> tuple[str, str]:
+    """``!note x`` -> (``note``, ``x``); a leading mention of the bot is skipped."""
+    head, _, rest = _MENTION.sub("", command).strip().partition(" ")
+    return head.lstrip("/!$.?-+").lower(), rest.strip()
+
+
 def _text(command: str) -> str:
     """What is sent for ``command``: a writer command names the non-writer, another command
     without an argument gets one."""
-    if " " in command.strip():
+    name, rest = _parts(command)
+    if rest:
         return command
-    named = writer_command_named(_name(command))
+    named = writer_command_named(name)
     if named in (WriterCommand.ADD, WriterCommand.REMOVE):
         return f"{command} <@{_D_MEMBER}>"
     return command if named is not None else f"{command} probe"
-
-
-def _name(command: str) -> str:
-    """The command's name: ``!note x`` -> ``note``."""
-    return command.strip().split(" ", 1)[0].split(">")[-1].lstrip("/!$.?-+").lower()
 
 
 async def _observed(
@@ -279,7 +284,7 @@ async def _webhook(w: _DpyWorld, where: str, command: str) -> list[Event]:
 def _options(spec: dict[str, Any], command: str) -> dict[str, object]:
     """Values for the synced command's options: the non-writer for a user, the command's
     argument (or ``probe``) for a string, 1 for a number, true for a boolean."""
-    rest = command.strip().split(" ", 1)[1] if " " in command.strip() else "probe"
+    rest = _parts(command)[1] or "probe"
     values: dict[int, object] = {
         _STRING: rest,
         _INTEGER: 1,
@@ -296,7 +301,7 @@ def _options(spec: dict[str, Any], command: str) -> dict[str, object]:
 
 async def _slash(w: _DpyWorld, where: str, command: str) -> list[Event]:
     emu = w.sim.emu
-    name = _name(command)
+    name = _parts(command)[0]
     channel = emu.world.channel(where)
     synced = [
         c
