@@ -246,17 +246,23 @@ async def _observed(
     return event, acted
 
 
-def _by(author_id: int, channel_id: int) -> Callable[[discord.Message], bool]:
-    return lambda m: m.author.id == author_id and m.channel.id == channel_id
+async def _posted(
+    w: _DpyWorld, label: str, author_id: int, channel_id: int, post: Callable[[], Awaitable[_T]]
+) -> tuple[Event, _T]:
+    """A message ``post`` makes, by ``author_id`` in ``channel_id``, as the bot handled it."""
+
+    def picks(message: discord.Message) -> bool:
+        return message.author.id == author_id and message.channel.id == channel_id
+
+    return await _observed(w, label, "message", picks, post)
 
 
 async def _say(w: _DpyWorld, who: str, where: str, text: str) -> tuple[Event, Any]:
     """``who`` posts ``text`` in ``where``: the event and the emulator's message."""
     emu = w.sim.emu
     author, channel = emu.world.user(who), emu.world.channel(where)
-    label = f"{who} in #{where}"
-    return await _observed(
-        w, label, "message", _by(author.id, channel.id), lambda: emu.say(author, channel, text)
+    return await _posted(
+        w, f"{who} in #{where}", author.id, channel.id, lambda: emu.say(author, channel, text)
     )
 
 
@@ -271,12 +277,8 @@ def _as(who: str) -> _DpySend:
 async def _webhook(w: _DpyWorld, where: str, command: str) -> list[Event]:
     emu = w.sim.emu
     hook = emu.world.webhook("hook")
-    event, _ = await _observed(
-        w,
-        "webhook",
-        "message",
-        _by(hook.id, hook.channel_id),
-        lambda: emu.webhook_post(hook, _text(command)),
+    event, _ = await _posted(
+        w, "webhook", hook.id, hook.channel_id, lambda: emu.webhook_post(hook, _text(command))
     )
     return [event]
 
@@ -336,11 +338,11 @@ async def _click(w: _DpyWorld, where: str, command: str) -> list[Event]:
     custom_id = command[:100]
     button = {"type": 2, "style": 1, "label": command[:80], "custom_id": custom_id}
     bot = emu.world.bot
-    _, posted = await _observed(
+    _, posted = await _posted(
         w,
         "the bot's buttons",
-        "message",
-        _by(bot.id, channel.id),
+        bot.id,
+        channel.id,
         lambda: emu.post(
             bot,
             channel,
@@ -378,12 +380,8 @@ async def _writer_dm(w: _DpyWorld, where: str, command: str) -> list[Event]:
     emu = w.sim.emu
     writer = emu.world.user("writer")
     dm = emu.world.dm_channel(writer)
-    event, _ = await _observed(
-        w,
-        "the writer's DM",
-        "message",
-        _by(writer.id, dm.id),
-        lambda: emu.dm(writer, _text(command)),
+    event, _ = await _posted(
+        w, "the writer's DM", writer.id, dm.id, lambda: emu.dm(writer, _text(command))
     )
     return [event]
 
