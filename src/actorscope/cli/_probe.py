@@ -25,7 +25,6 @@ import typer
 from rich.table import Table
 
 from actorscope.cli._app import app, console_for_tables, require_testing_extra
-from actorscope.errors import ConfigError
 
 __all__ = ["probe_command"]
 

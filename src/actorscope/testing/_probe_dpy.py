@@ -29,12 +29,12 @@ from discord.ext import commands
 
 from actorscope.bots.config import load_object
 from actorscope.channels import IgnoreReason, Ingress
-from actorscope.channels.discord_runner import silence_voice_warnings
-from actorscope.channels.writer_commands import WriterCommand, writer_command_named
+from actorscope.channels._discord_runner import silence_voice_warnings
+from actorscope.channels._writer_commands import WriterCommand, writer_command_named
 from actorscope.errors import ConfigError
 from actorscope.host import Prepared
 from actorscope.integrations.discord_ext import COG_NAME, ActorscopeCog
-from actorscope.permissions.policy import Decision
+from actorscope.permissions._policy import Decision
 from actorscope.sandbox import DiscordEmulator, declared_world, discord_pointed_at
 from actorscope.testing.expect import Expectations, ObservationKind
 from actorscope.testing.harness import AgentEnv, Event

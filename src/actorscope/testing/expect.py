@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:
-    from actorscope.permissions.policy import Decision
+    from actorscope.permissions._policy import Decision
 
 __all__ = [
     "ExpectationError",
