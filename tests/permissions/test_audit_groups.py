@@ -11,7 +11,7 @@ from actorscope.agents import Agent
 from actorscope.identity import Identity, PeerKind
 from actorscope.permissions import GrantStore, PermissionPolicy, Reason
 from actorscope.permissions._audit import BATCH
-from actorscope.store import Database, Transaction
+from actorscope.store import Database, Transaction, utc_now
 
 GROUP = "group:telegram:-100200"
 FLOOD = 1000
@@ -66,3 +66,18 @@ async def test_a_denial_returns_before_its_row_and_the_row_follows(
     assert store.audit.queued == 1
     entries = await store.audit.list(actor_id="43")  # waits for the group, bounded
     assert [e.reason for e in entries] == ["no_grant"]
+
+
+async def test_a_queued_denial_is_stamped_when_decided_not_when_written(
+    db: Database, agent: Agent, store: GrantStore
+) -> None:
+    """A denial's row keeps the time of the check, though the writer builds it later."""
+    policy = PermissionPolicy(store)
+    identity = Identity(user_id=GROUP, sender_id="44", peer_kind=PeerKind.GROUP, agent_id=agent.id)
+    before = utc_now()
+    assert not (await policy.check_file_writer(identity)).allowed
+    after = utc_now()
+    (entry,) = await store.audit.list(actor_id="44")  # the group is written after `after`
+    assert before <= entry.created_at <= after
+    assert (entry.agent_id, entry.tenant_id) == (agent.id, agent.tenant_id)
+    assert (entry.config_type, dict(entry.detail)) == ("file_writer", {"sender_id": "44"})

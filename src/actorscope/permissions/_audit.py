@@ -4,7 +4,9 @@ Grant changes are written inside the transaction of the change (they commit toge
 Decisions are recorded through a bounded in-memory queue that one background task writes, in
 order and in groups: rows queued within :data:`GROUP_DELAY` seconds of each other (up to
 :data:`BATCH` of them) commit in one transaction, so a flood of denials costs a few writes, not
-one each. A denial does not wait for its row; a fail-open allow waits for it at most
+one each. A denial does not wait for its row: :meth:`AuditLog.deny_later` queues the few values
+it needs (the time, the identity, the type, the reason) and the writer builds the rows, so a
+denied check pays for an append, not a row. A fail-open allow waits for its row at most
 :data:`RECORD_WAIT` seconds (and is written at once, without the group delay), so a locked or
 unreachable store never holds a check up. Rows that could not be written yet are retried until
 the store answers again; closing the database flushes the queue. Rows that do not fit in the
@@ -18,6 +20,7 @@ import asyncio
 import itertools
 import json
 import logging
+import time
 from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -26,10 +29,10 @@ from typing import Any
 
 from actorscope._input import shown_path
 from actorscope._text import escape_unstorable
-from actorscope.agents._types import NIL_UUID
+from actorscope.agents._types import NIL_UUID, is_uuid
 from actorscope.errors import ConflictError, RowRefusedError, StoreError
-from actorscope.identity import MAX_SCOPE_CHARS
-from actorscope.store import Database, Row, Transaction, utc_now
+from actorscope.identity import MAX_SCOPE_CHARS, Identity
+from actorscope.store import Database, Row, Transaction, utc_at, utc_now
 
 __all__ = [
     "BATCH",
@@ -114,6 +117,30 @@ class AuditEntry:
         }
 
 
+#: A denial as :meth:`AuditLog.deny_later` queues it: ``time.time()`` when it was decided, the
+#: identity checked, the config type, the reason and the (normalized) sender checked.
+_Denial = tuple[float, Identity, str, str, str]
+
+
+def _built(row: AuditEntry | _Denial) -> AuditEntry:
+    """The row a queued denial stands for (an entry queued whole is returned as it is)."""
+    if isinstance(row, AuditEntry):
+        return row
+    decided, identity, config_type, reason, sender_id = row
+    return AuditEntry(
+        action=AuditAction.CHECK_DENY,
+        actor_id=identity.actor_id,
+        user_id=identity.user_id,
+        agent_id=identity.agent_id if is_uuid(identity.agent_id) else None,
+        # No tenant given: the insert takes the agent's (no read on the decision path).
+        tenant_id=identity.tenant_id or None,
+        config_type=config_type,
+        reason=reason,
+        detail={"sender_id": sender_id},
+        created_at=utc_at(decided),
+    )
+
+
 def _storable(text: str | None) -> str | None:
     # An attacker-supplied id no store can hold (NUL, lone surrogate) must still leave its
     # audit row; a row no store can take would also block the retry queue behind it.
@@ -171,8 +198,9 @@ class AuditLog:
         self._db = db
         self._max_queued = max_queued
         self._wait = wait
-        # Each row with the future its caller waits on (None: nobody waits for it).
-        self._queue: deque[tuple[AuditEntry, asyncio.Future[bool] | None]] = deque()
+        # Each row (or the denial it is built from) with the future its caller waits on
+        # (None: nobody waits for it).
+        self._queue: deque[tuple[AuditEntry | _Denial, asyncio.Future[bool] | None]] = deque()
         self._dropped = 0
         self._writer: asyncio.Task[None] | None = None
         self._closing = asyncio.Event()
@@ -199,26 +227,46 @@ class AuditLog:
         soon as the store answers; a full queue drops it (counted, logged at ERROR). Never
         raises for a store failure.
         """
-        if len(self._queue) >= self._max_queued:
-            if self._dropped == 0:
-                _log.error(
-                    "audit queue full (%d rows): dropping new audit rows until the store answers",
-                    self._max_queued,
-                )
-            self._dropped += 1
-            return False
         if not wait:
-            self._queue.append((entry, None))
-            self._start_writer()
-            if len(self._queue) >= BATCH:
-                self._wake.set()
-            return True
+            return self._append(entry)
+        if self._full():
+            return False
         written: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
         self._queue.append((entry, written))
         self._start_writer()
         self._wake.set()
         done, _ = await asyncio.wait({written}, timeout=self._wait)
         return written in done and written.result()
+
+    def deny_later(self, identity: Identity, config_type: str, reason: str, sender_id: str) -> bool:
+        """Queue one ``check.deny`` row for ``identity``; the writer builds and commits it.
+
+        The row's time is now; it is committed with its group within :data:`GROUP_DELAY` s.
+        False if the queue is full (the row is dropped, counted, logged at ERROR).
+        """
+        return self._append((time.time(), identity, config_type, reason, sender_id))
+
+    def _append(self, row: AuditEntry | _Denial) -> bool:
+        """Queue a row nobody waits for; a full group wakes the writer."""
+        if self._full():
+            return False
+        self._queue.append((row, None))
+        self._start_writer()
+        if len(self._queue) >= BATCH:
+            self._wake.set()
+        return True
+
+    def _full(self) -> bool:
+        """True (and the row counted as dropped) when the queue holds ``max_queued`` rows."""
+        if len(self._queue) < self._max_queued:
+            return False
+        if self._dropped == 0:
+            _log.error(
+                "audit queue full (%d rows): dropping new audit rows until the store answers",
+                self._max_queued,
+            )
+        self._dropped += 1
+        return True
 
     async def flush(self) -> None:
         """Write every queued row now, waiting for the store once more; drop (and log) the rest.
@@ -249,7 +297,7 @@ class AuditLog:
                     # Gather the group: rows queued meanwhile commit with this one.
                     await self._pause(GROUP_DELAY, self._wake)
                 self._wake.clear()
-                batch = [entry for entry, _ in itertools.islice(self._queue, batch_size)]
+                batch = [_built(row) for row, _ in itertools.islice(self._queue, batch_size)]
                 try:
                     async with self._db.transaction() as tx:
                         await tx.executemany(_INSERT_DECISION, [_decision_params(e) for e in batch])
@@ -289,10 +337,11 @@ class AuditLog:
             self._finish(failed, written)
 
     def _drop_head(self, why: str) -> None:
-        entry, done = self._queue.popleft()
+        row, done = self._queue.popleft()
         if done is not None and not done.done():
             done.set_result(False)
         self._dropped += 1
+        entry = _built(row)
         _log.error(
             "audit row dropped (%s for %s in %s): %s",
             entry.action,

@@ -210,7 +210,7 @@ class PermissionPolicy:
         if identity is None:
             bound = current_identity()
             if bound is None:
-                return await self._deny(_NO_IDENTITY, Reason.EMPTY_SENDER, "", config_type)
+                return self._deny(_NO_IDENTITY, Reason.EMPTY_SENDER, "", config_type)
             identity = bound
             warm = self._warm(config_type, identity)
             if warm is not None:
@@ -226,13 +226,13 @@ class PermissionPolicy:
             return Decision(True, Reason.ROLE_BYPASS, scope, identity.sender_id, config_type)
         agent_id = identity.agent_id
         if agent_id is None:
-            return await self._deny(identity, Reason.NO_AGENT, identity.sender_id, config_type)
+            return self._deny(identity, Reason.NO_AGENT, identity.sender_id, config_type)
         cached: Decision | None = self._cache.get(
             (agent_id, identity.tenant_id, scope, identity.sender_id, identity.channel, config_type)
         )
         if cached is not None:
             if not cached.allowed:
-                await self._audit_deny(identity, cached)  # every denial is audited, warm or not
+                self._audit_deny(identity, cached)  # every denial is audited, warm or not
             return cached
         return await self._cold(identity, agent_id, config_type)
 
@@ -241,12 +241,12 @@ class PermissionPolicy:
         sender = normalize_sender_id(identity.sender_id)
         not_person = non_person_reason(identity)
         if not_person is not None:
-            return await self._deny(identity, not_person, sender, config_type)
+            return self._deny(identity, not_person, sender, config_type)
         if not is_uuid(agent_id) or agent_id == NIL_UUID:
-            return await self._deny(identity, Reason.NO_AGENT, sender, config_type)
+            return self._deny(identity, Reason.NO_AGENT, sender, config_type)
         scope = identity.user_id
         if has_unstorable(identity.tenant_id or ""):
-            return await self._deny(identity, Reason.INVALID_IDENTITY, sender, config_type)
+            return self._deny(identity, Reason.INVALID_IDENTITY, sender, config_type)
         generation = await self.store.cache_generation(agent_id)  # starts the change feed
         try:
             lookup = await self.store.check(
@@ -273,7 +273,7 @@ class PermissionPolicy:
             generation,
         )
         if not decision.allowed:
-            await self._audit_deny(identity, decision)
+            self._audit_deny(identity, decision)
         return decision
 
     async def _store_failed(
@@ -288,7 +288,7 @@ class PermissionPolicy:
                 identity.agent_id,
                 exc,
             )
-            return await self._deny(identity, Reason.STORE_ERROR_FAIL_CLOSED, sender, config_type)
+            return self._deny(identity, Reason.STORE_ERROR_FAIL_CLOSED, sender, config_type)
         _log.warning(
             "permission store failed; allowing %s for sender %s in %s (agent %s): %s",
             config_type,
@@ -328,30 +328,15 @@ class PermissionPolicy:
             )
         return decision
 
-    async def _deny(
-        self, identity: Identity, reason: Reason, sender: str, config_type: str
-    ) -> Decision:
+    def _deny(self, identity: Identity, reason: Reason, sender: str, config_type: str) -> Decision:
         decision = Decision(False, reason, identity.user_id, sender, str(config_type))
-        await self._audit_deny(identity, decision)
+        self._audit_deny(identity, decision)
         return decision
 
-    async def _audit_deny(self, identity: Identity, decision: Decision) -> None:
-        if not self.audit:
-            return
-        agent_id = identity.agent_id if is_uuid(identity.agent_id) else None
-        # No tenant given: the audit insert takes the agent's (no read on the decision path).
-        # A denial does not wait for its row: it commits with its group (a flood of denials
-        # costs a few transactions and never slows the checks).
-        await self.store.audit.record(
-            AuditEntry(
-                action=AuditAction.CHECK_DENY,
-                actor_id=identity.actor_id,
-                user_id=identity.user_id,
-                agent_id=agent_id,
-                tenant_id=identity.tenant_id or None,
-                config_type=decision.config_type,
-                reason=decision.reason,
-                detail={"sender_id": decision.sender_id},
-            ),
-            wait=False,
-        )
+    def _audit_deny(self, identity: Identity, decision: Decision) -> None:
+        # A denial does not wait for its row: the audit writer builds it and commits it with
+        # its group (a flood of denials costs a few transactions and never slows the checks).
+        if self.audit:
+            self.store.audit.deny_later(
+                identity, decision.config_type, decision.reason, decision.sender_id
+            )

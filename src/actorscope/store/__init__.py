@@ -7,6 +7,7 @@ from actorscope.store._base import (
     Database,
     Row,
     Transaction,
+    utc_at,
     utc_now,
 )
 from actorscope.store._migrations import DIALECTS, Migration, load_migrations
@@ -23,5 +24,6 @@ __all__ = [
     "Transaction",
     "load_migrations",
     "numbered_placeholders",
+    "utc_at",
     "utc_now",
 ]

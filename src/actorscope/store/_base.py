@@ -12,6 +12,7 @@ from __future__ import annotations
 import abc
 import asyncio
 import os
+import time
 import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
@@ -55,7 +56,12 @@ class Row(Protocol):
 
 def utc_now() -> str:
     """The current time as an ISO 8601 UTC string with microseconds (sorts as text)."""
-    return datetime.now(UTC).isoformat(timespec="microseconds")
+    return utc_at(time.time())
+
+
+def utc_at(timestamp: float) -> str:
+    """A ``time.time()`` value as :func:`utc_now` writes it (for a time taken earlier)."""
+    return datetime.fromtimestamp(timestamp, UTC).isoformat(timespec="microseconds")
 
 
 def refuse_newer_schema(target: str, version: int, known: int) -> None:
