@@ -301,15 +301,19 @@ class GrantStore:
         """
         marks = ", ".join("?" * len(scopes))
         type_marks = ", ".join("?" * len(config_types))
+        # No tenant given: no tenant condition at all (each condition costs the point read).
+        tenant, tenant_params = (
+            ("", ()) if tenant_id is None else (" AND tenant_id = ?", (tenant_id,))
+        )
         lookup = self.db.lookup if tx is None else tx.fetchall
         rows = await lookup(
             "SELECT sender_id, permission FROM config_permissions "
             f"WHERE agent_id = ? AND scope IN ({marks}) AND config_type IN ({type_marks}) "
-            "AND sender_id IN (?, '*') AND tenant_id = COALESCE(?, tenant_id) "
+            f"AND sender_id IN (?, '*'){tenant} "
             # A soft-deleted agent keeps its grant rows for the record; they grant nothing.
-            "AND EXISTS (SELECT 1 FROM agents AS a "
-            "WHERE a.id = config_permissions.agent_id AND a.deleted_at IS NULL)",
-            (agent_id, *scopes, *config_types, sender_id, tenant_id),
+            # The agent is one row, read once per lookup (not once per grant row).
+            "AND EXISTS (SELECT 1 FROM agents WHERE id = ? AND deleted_at IS NULL)",
+            (agent_id, *scopes, *config_types, sender_id, *tenant_params, agent_id),
         )
         return precedence(rows)
 

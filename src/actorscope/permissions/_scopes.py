@@ -202,6 +202,10 @@ def parse_grantee(value: object, scope: str = "") -> str:
 
 def candidate_scopes(scope: str) -> tuple[str, ...]:
     """Every grant scope that matches ``scope``: itself, each ``<prefix>:*``, and ``*``."""
-    segments = scope.split(":")
-    prefixes = tuple(":".join(segments[:k]) + ":*" for k in range(1, len(segments)))
-    return (scope, *prefixes, ANY)
+    found = [scope]
+    colon = scope.find(":")
+    while colon != -1:  # one prefix per colon, shortest first
+        found.append(scope[:colon] + ":*")
+        colon = scope.find(":", colon + 1)
+    found.append(ANY)
+    return tuple(found)
