@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
+import uuid
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -437,3 +439,23 @@ async def test_run_step_prepare_is_the_integration_point() -> None:
     with step.bound(prepared):
         assert current_identity() is prepared.identity
     assert current_identity() is None
+
+
+async def test_each_run_gets_its_own_trace_id_without_uuid4(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Trace ids are 32 hex digits, distinct per run and per step, and cost no uuid4 call."""
+
+    def no_uuid4() -> uuid.UUID:
+        raise AssertionError("uuid4 reads os.urandom on every run")
+
+    monkeypatch.setattr(uuid, "uuid4", no_uuid4)
+    steps = [RunStep(echo, signer=OriginSigner(), agent_id="a1") for _ in range(2)]
+    ids = []
+    for step in steps:
+        for n in range(3):
+            prepared = step.prepare(tg("42", message_id=str(n + 1)))
+            assert prepared is not None
+            ids.append(prepared.info.trace_id)
+    assert all(re.fullmatch("[0-9a-f]{32}", trace) for trace in ids), ids
+    assert len(set(ids)) == len(ids)

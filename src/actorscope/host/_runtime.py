@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import itertools
 import logging
-import uuid
+import secrets
 from collections.abc import Awaitable, Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -111,6 +112,10 @@ class RunStep:
         self._tenant_id = tenant_id
         self._owners = frozenset(owners)
         self._roles: Mapping[str, str] = {} if roles is None else roles
+        # A new trace id per run without a system call each (uuid4 reads os.urandom): a
+        # random 64-bit prefix per step, then a counter; the same 32 hex digits as uuid4.hex.
+        self._trace_prefix = secrets.token_hex(8)
+        self._traces = itertools.count()
 
     def add_sender(self, channel: str, sender: OutboundSender) -> None:
         """Route outbound messages of ``channel`` to ``sender`` (replacing any earlier one)."""
@@ -148,10 +153,13 @@ class RunStep:
             request = request.model_copy(update={"role": role})
         info = RunInfo(
             session_key=request.session_key,
-            trace_id=request.metadata.get(META_ORIGIN_TRACE_ID) or uuid.uuid4().hex,
+            trace_id=request.metadata.get(META_ORIGIN_TRACE_ID) or self._new_trace_id(),
             thread_id=request.thread_id,
         )
         return Prepared(request, request.identity(), info)
+
+    def _new_trace_id(self) -> str:
+        return f"{self._trace_prefix}{next(self._traces):016x}"
 
     @staticmethod
     @contextmanager
