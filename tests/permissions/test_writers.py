@@ -89,6 +89,18 @@ async def test_platform_admin_only_for_the_first_writer(
     assert await manager.writers(ident("7")) == ["42"]
 
 
+async def test_the_platform_is_asked_only_while_the_group_has_no_writer(
+    store: GrantStore, ident: MakeIdentity
+) -> None:
+    """needs_platform_admin: a stranger in an empty group only; never an owner or a writer."""
+    manager = WriterManager(store, owners=["1"])
+    assert await manager.needs_platform_admin(ident("8"))
+    assert not await manager.needs_platform_admin(ident("1"))
+    assert (await manager.add_writer("42", ident("1"))).ok
+    assert not await manager.needs_platform_admin(ident("8"))
+    assert not await manager.needs_platform_admin(ident("42"))
+
+
 async def test_a_platform_admin_removing_in_an_empty_group_finds_no_writer(
     store: GrantStore, ident: MakeIdentity
 ) -> None:

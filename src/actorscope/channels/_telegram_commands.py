@@ -4,7 +4,8 @@ The target is the sender of the message the command replies to, never a ``@usern
 (usernames change hands, and anyone can type one). A reply to an anonymous admin, a channel, a
 bot or the root of a forum topic names nobody and is refused. Platform admin means
 ``getChatMember`` status ``administrator`` or ``creator``, asked for adding and removing (a
-listing needs no authority) and passed to the manager as ``platform_admin``.
+listing needs no authority) only while the group has no writer, and passed to the manager as
+``platform_admin``.
 """
 
 from __future__ import annotations
@@ -73,10 +74,16 @@ async def handle_telegram_writer_command(
 ) -> str:
     """Run a writer command sent as ``message`` by ``identity``; return the reply text.
 
-    ``bot`` asks ``getChatMember`` whether the sender administers the group (not for a listing).
+    ``bot`` asks ``getChatMember`` whether the sender administers the group, only when that
+    can matter (:meth:`~actorscope.permissions.WriterManager.needs_platform_admin`).
     """
     bound = replace(identity, agent_id=agent_id, tenant_id=tenant_id)
     listing = command is WriterCommand.LIST
+    admin = (
+        not listing
+        and await manager.needs_platform_admin(bound)
+        and await is_telegram_admin(bot, identity)
+    )
     target = None if listing else telegram_writer_target(message)
     return await execute_writer_command(
         manager,
@@ -85,5 +92,5 @@ async def handle_telegram_writer_command(
         target=target[0] if target else "",
         target_name=target[1] if target else "",
         usage=TELEGRAM_WRITER_USAGE,
-        platform_admin=not listing and await is_telegram_admin(bot, identity),
+        platform_admin=admin,
     )

@@ -165,6 +165,24 @@ class WriterManager:
         found = await self._writers(identity, agent_id, scope)
         return found.allowed
 
+    async def needs_platform_admin(self, identity: Identity | None = None) -> bool:
+        """Would the platform's word that the requester administers the group matter here?
+
+        Only for a person who is neither an owner nor a writer, in a group with no writer
+        yet (the bootstrap case): callers ask the platform (a Bot API call on Telegram) only
+        then, so members cannot make the bot spend a platform call per writer command.
+        """
+        bound = identity if identity is not None else current_identity()
+        scope = writer_scope(bound.user_id) if bound is not None else None
+        agent_id = _agent_uuid(bound) if bound is not None else None
+        if bound is None or scope is None or agent_id is None:
+            return False
+        writers = await self._writers(bound, agent_id, scope)
+        if writers.holders:
+            return False
+        role = await self._role(bound, agent_id, writers, platform_admin=False)
+        return role is WriterRole.NONE
+
     async def add_writer(
         self,
         target: str,
