@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -212,8 +213,56 @@ def test_environment_wins_over_the_file(tmp_path: Path, monkeypatch: pytest.Monk
     assert config.discord.shards is not None
     assert config.discord.shards.shard_count == 2
     monkeypatch.setenv("ACTORSCOPE_STRICT", "yes")
-    with pytest.raises(ConfigError, match=r"^[^\n]*bot\.toml:1: strict: must be true or false"):
+    # A bad value from the environment is blamed on its variable, not on the file's line.
+    with pytest.raises(ConfigError) as bad:
         load_bot_config(path)
+    assert str(bad.value) == (
+        "environment ACTORSCOPE_STRICT: strict: must be true or false, got 'yes'"
+    )
+
+
+def test_the_environment_cannot_turn_strict_off(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """strict = true in the file is one-way: ACTORSCOPE_STRICT=false is refused, no downgrade."""
+    path = write_config(tmp_path, "strict = true\n" + HANDLER + TELEGRAM)
+    monkeypatch.setenv("ACTORSCOPE_STRICT", "false")
+    with pytest.raises(ConfigError) as refused:
+        load_bot_config(path)
+    assert str(refused.value) == (
+        f"environment ACTORSCOPE_STRICT: cannot turn off strict = true set in {path}"
+    )
+
+
+def test_an_override_of_a_permission_key_is_logged(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Owners, policies and allow lists from the environment are named (never their values)."""
+    path = write_config(tmp_path, 'database = "bot.db"\n' + HANDLER + TELEGRAM)
+    monkeypatch.setenv("ACTORSCOPE_OWNERS", '["5"]')
+    monkeypatch.setenv("ACTORSCOPE_TELEGRAM__GROUP_POLICY", "open")
+    monkeypatch.setenv("ACTORSCOPE_DATABASE", "other.db")
+    with caplog.at_level(logging.WARNING, logger="actorscope.bots.config"):
+        config = load_bot_config(path)
+    assert config.owners == ("5",)
+    assert [r.getMessage() for r in caplog.records] == [
+        f"{path}: the environment overrides permission settings: "
+        "ACTORSCOPE_OWNERS, ACTORSCOPE_TELEGRAM__GROUP_POLICY"
+    ]
+
+
+def test_a_list_variable_that_is_not_json_names_the_variable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ACTORSCOPE_OWNERS=abc: one line naming the variable and the JSON form, no class names."""
+    path = write_config(tmp_path, HANDLER + TELEGRAM)
+    monkeypatch.setenv("ACTORSCOPE_OWNERS", "abc")
+    with pytest.raises(ConfigError) as bad:
+        load_bot_config(path)
+    assert str(bad.value) == (
+        "environment ACTORSCOPE_OWNERS: not JSON (a list or a table is written as JSON, "
+        'e.g. ["4242"] or {"port": 8082})'
+    )
 
 
 def test_schema_config_prints_the_models_json_schema(capsys: pytest.CaptureFixture[str]) -> None:

@@ -44,6 +44,8 @@ import importlib
 import importlib.machinery
 import importlib.util
 import inspect
+import logging
+import os
 import re
 import sys
 from collections.abc import Mapping
@@ -390,7 +392,39 @@ class BotConfig(BaseSettings):
         return [s for s in (self.telegram, self.discord) if s is not None and s.enabled]
 
 
+logger = logging.getLogger(__name__)
+
+#: Keys that decide who may do what: an environment override of one is logged at WARNING.
+_SECURITY_KEYS = frozenset(
+    {"owners", "strict", "allow_from", "dm_policy", "group_policy", "groups", "ignore_bots"}
+)
+
+
+def _env_variable(loc: tuple[str | int, ...], environ: Mapping[str, str]) -> str | None:
+    """The ``ACTORSCOPE_`` variable that supplied the value at ``loc``, if one did."""
+    names = {name.upper() for name in environ}
+    for end in range(len(loc), 0, -1):
+        name = ENV_PREFIX + "__".join(str(part) for part in loc[:end]).upper()
+        if name in names:
+            return name
+    return None
+
+
+def _env_overrides(environ: Mapping[str, str]) -> list[str]:
+    """The ``ACTORSCOPE_`` variables that override a configuration key, sorted."""
+    fields = {name.upper() for name in BotConfig.model_fields}
+    return sorted(
+        name.upper()
+        for name in environ
+        if name.upper().startswith(ENV_PREFIX)
+        and name.upper()[len(ENV_PREFIX) :].split("__")[0] in fields
+    )
+
+
 def _at(source: str, text: str, loc: tuple[str | int, ...]) -> str:
+    variable = _env_variable(loc, os.environ)
+    if variable is not None:
+        return f"environment {variable}"
     line = toml_line(text, loc)
     return source if line is None else f"{source}:{line}"
 
@@ -406,8 +440,13 @@ def _validated(document: dict[str, Any], text: str, source: str, base: Path) -> 
         ]
         raise ConfigError("\n".join(lines)) from None
     except SettingsError as exc:
-        # An ACTORSCOPE_<SECTION> variable that is not JSON for a table or list.
-        raise ConfigError(f"{source}: environment: {exc}") from None
+        # An ACTORSCOPE_<KEY> variable for a table or a list that is not JSON.
+        field = re.search(r'field "([^"]+)"', str(exc))
+        name = ENV_PREFIX + field.group(1).upper() if field else f"an {ENV_PREFIX} variable"
+        raise ConfigError(
+            f"environment {name}: not JSON (a list or a table is written as JSON, "
+            'e.g. ["4242"] or {"port": 8082})'
+        ) from None
 
 
 def load_bot_config(path: str | Path, *, require_bots: bool = True) -> BotConfig:
@@ -421,6 +460,22 @@ def load_bot_config(path: str | Path, *, require_bots: bool = True) -> BotConfig
     text = read_text_file(path, ConfigError)
     document = parse_toml(text, source, ConfigError)
     config = _validated(document, text, source, path.resolve().parent)
+    if document.get("strict") is True and not config.strict:
+        # Fail-closed is one-way: a stray variable must not turn it off behind the file.
+        raise ConfigError(
+            f"environment {ENV_PREFIX}STRICT: cannot turn off strict = true set in {source}"
+        )
+    overrides = _env_overrides(os.environ)
+    security = [
+        name
+        for name in overrides
+        if _SECURITY_KEYS & set(name[len(ENV_PREFIX) :].lower().split("__"))
+        or name[len(ENV_PREFIX) :] in ("TELEGRAM", "DISCORD")
+    ]
+    if security:
+        logger.warning(
+            "%s: the environment overrides permission settings: %s", source, ", ".join(security)
+        )
     if "handler" not in config.model_fields_set:
         if require_bots or config.http is None:
             raise ConfigError(f"{source}: handler: missing (module:function)")
