@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests._imports import imported
+from tests._imports import imported, imports_of
 
 import actorscope
 import actorscope.sandbox
@@ -17,6 +17,8 @@ FORBIDDEN = ("pytest", "actorscope.testing")
 #: ``TYPE_CHECKING``): ``actorscope demo`` replays scenario files through the kit's
 #: ``AgentEnv`` and ``actorscope probe`` runs the kit's probe; both are the kit at work.
 KIT_COMMANDS = frozenset({"cli/_demo.py", "cli/_probe.py"})
+#: The Bot API emulator's module, which the method modules never import (they take its context).
+EMULATOR = "actorscope.sandbox._telegram.emulator"
 
 
 def _is_kit(name: str) -> bool:
@@ -72,3 +74,17 @@ def test_importing_the_sandbox_loads_no_discord() -> None:
         check=False,
     )
     assert (done.returncode, done.stdout.strip()) == (0, "False"), done.stderr
+
+
+def test_bot_api_methods_take_the_context_not_the_emulator() -> None:
+    """No Bot API method module (nor their context) imports the emulator, even for typing."""
+    package = Path(actorscope.sandbox.__file__).parent / "_telegram"
+    modules = [*sorted(package.glob("methods_*.py")), package / "context.py"]
+    assert len(modules) == 5
+    found = [
+        f"{path.name}: {name}"
+        for path in modules
+        for name in imports_of(path)
+        if name == EMULATOR or name.startswith(EMULATOR + ".")
+    ]
+    assert found == []

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from actorscope.errors import BotApiError
+from actorscope.sandbox._telegram.context import MethodContext
 from actorscope.sandbox._telegram.models import (
     Chat,
     ChatType,
@@ -36,10 +37,7 @@ class UserActions:
 
     state: BotApiState
     queue: UpdateQueue
-    callback_answers: dict[str, JSON | None]
-    inline_answers: dict[str, JSON | None]
-    bot_messages: set[tuple[int, int]]
-    privacy_mode: bool
+    context: MethodContext
     _query_ids: Iterator[int]
 
     def user_message(
@@ -173,7 +171,7 @@ class UserActions:
         elif data not in choices:
             raise BotApiError(400, f"Bad Request: no button with callback data {data!r}")
         query_id = str(next(self._query_ids))
-        self.callback_answers[query_id] = None
+        self.context.outbox.callback_answers[query_id] = None
         query: JSON = {
             "id": query_id,
             "from": person.to_json(),
@@ -189,7 +187,7 @@ class UserActions:
         if len(query) > 256:
             raise BotApiError(400, "Bad Request: an inline query is at most 256 characters")
         query_id = str(next(self._query_ids))
-        self.inline_answers[query_id] = None
+        self.context.outbox.inline_answers[query_id] = None
         update: JSON = {"id": query_id, "from": person.to_json(), "query": query, "offset": offset}
         return self.queue.push("inline_query", update)
 
@@ -261,7 +259,7 @@ class UserActions:
 
     def _bot_sees(self, chat: Chat, message: JSON) -> bool:
         """Privacy mode: in groups a non-admin bot sees commands and replies to itself only."""
-        if not self.privacy_mode or not chat.is_group:
+        if not self.context.privacy_mode or not chat.is_group:
             return True
         if self.state.status(chat, self.state.bot).is_admin:
             return True
@@ -270,7 +268,7 @@ class UserActions:
         replied = message.get("reply_to_message")
         if replied is None or replied.get("forum_topic_created"):
             return False
-        return (chat.id, replied["message_id"]) in self.bot_messages
+        return (chat.id, replied["message_id"]) in self.context.outbox.messages
 
     def _topic(self, chat: Chat, topic: TopicRef) -> ForumTopic:
         if not chat.is_forum:

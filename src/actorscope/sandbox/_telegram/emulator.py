@@ -19,6 +19,7 @@ from typing import Any
 from actorscope.errors import BotApiError
 from actorscope.sandbox._telegram import methods_bot, methods_chats, methods_media, methods_messages
 from actorscope.sandbox._telegram.actions import UserActions
+from actorscope.sandbox._telegram.context import BotSetup, MethodContext, Outbox
 from actorscope.sandbox._telegram.files import FileStore, StoredFile
 from actorscope.sandbox._telegram.models import User
 from actorscope.sandbox._telegram.params import Params
@@ -28,7 +29,7 @@ from actorscope.sandbox._telegram.updates import UpdateQueue
 __all__ = ["ApiResponse", "BotApiEmulator", "RecordedCall", "make_token"]
 
 JSON = dict[str, Any]
-Handler = Callable[["BotApiEmulator", Params], Awaitable[Any]]
+Handler = Callable[[MethodContext, Params], Awaitable[Any]]
 CallListener = Callable[["RecordedCall"], None]
 
 # Method names are case-insensitive on Telegram, so the table is keyed in lower case.
@@ -133,24 +134,50 @@ class BotApiEmulator(UserActions):
         if not sep or not bot_id.isdigit():
             raise BotApiError(401, "Unauthorized: a token looks like <bot id>:<secret>")
         self.bot = User(int(bot_id), bot_name, username=bot_username, is_bot=True)
-        self.privacy_mode = privacy_mode
         self.state = BotApiState(self.bot) if clock is None else BotApiState(self.bot, clock=clock)
         self.queue = UpdateQueue(max_timeout=max_poll_timeout)
         self.calls: list[RecordedCall] = []
-        self.commands: dict[str, list[dict[str, str]]] = {}
-        self.callback_answers: dict[str, JSON | None] = {}
-        #: Each inline query's answer (``None`` until answered).
-        self.inline_answers: dict[str, JSON | None] = {}
-        #: The bot's reactions, by ``(chat id, message id)``.
-        self.reactions: dict[tuple[int, int], list[JSON]] = {}
-        #: Files uploaded by the bot (``file_id``, ``getFile`` paths, bytes).
-        self.files = FileStore()
-        self.poll_ids = itertools.count(5_000_000_000_000_001)
-        #: What the bot's last ``setWebhook`` asked for (empty while it polls).
-        self.webhook: JSON = {}
-        self.bot_messages: set[tuple[int, int]] = set()
+        #: What the method handlers see: built once, shared with the user actions.
+        self.context = MethodContext(
+            state=self.state,
+            updates=self.queue,
+            files=FileStore(),
+            outbox=Outbox(),
+            setup=BotSetup(),
+            privacy_mode=privacy_mode,
+        )
         self._query_ids = itertools.count(4_000_000_000_000_001)
         self._listeners: list[CallListener] = []
+
+    @property
+    def privacy_mode(self) -> bool:
+        """Whether the bot runs with privacy mode on (in groups it sees commands and replies)."""
+        return self.context.privacy_mode
+
+    @property
+    def commands(self) -> dict[str, list[dict[str, str]]]:
+        """The bot's command lists, by scope and language."""
+        return self.context.setup.commands
+
+    @property
+    def webhook(self) -> JSON:
+        """What the bot's last ``setWebhook`` asked for (empty while it polls)."""
+        return self.context.setup.webhook
+
+    @property
+    def callback_answers(self) -> dict[str, JSON | None]:
+        """Each callback query's answer (``None`` until answered)."""
+        return self.context.outbox.callback_answers
+
+    @property
+    def inline_answers(self) -> dict[str, JSON | None]:
+        """Each inline query's answer (``None`` until answered)."""
+        return self.context.outbox.inline_answers
+
+    @property
+    def reactions(self) -> dict[tuple[int, int], list[JSON]]:
+        """The bot's reactions, by ``(chat id, message id)``."""
+        return self.context.outbox.reactions
 
     async def call(
         self, method: str, params: Mapping[str, Any] | None = None, *, token: str | None = None
@@ -166,7 +193,7 @@ class BotApiEmulator(UserActions):
             response = ApiResponse.failure(BotApiError(404, "Not Found: method not found"))
         else:
             try:
-                response = ApiResponse.success(await handler(self, decoded))
+                response = ApiResponse.success(await handler(self.context, decoded))
             except BotApiError as exc:
                 response = ApiResponse.failure(exc)
         record.response = response
@@ -198,7 +225,7 @@ class BotApiEmulator(UserActions):
         """The file at ``/file/bot<token>/<file_path>``; 401 for a wrong token, else 404."""
         if token != self.token:
             raise BotApiError(401, "Unauthorized")
-        stored = self.files.by_path(file_path)
+        stored = self.context.files.by_path(file_path)
         if stored is None:
             raise BotApiError(404, "Not Found")
         return stored

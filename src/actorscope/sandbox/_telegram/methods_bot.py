@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import json
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from actorscope.errors import BotApiError
+from actorscope.sandbox._telegram.context import MethodContext
 from actorscope.sandbox._telegram.models import ChatType
 from actorscope.sandbox._telegram.params import Params
-
-if TYPE_CHECKING:
-    from actorscope.sandbox._telegram.emulator import BotApiEmulator
 
 __all__ = [
     "close",
@@ -41,21 +39,21 @@ _SCOPES = frozenset(
 )
 
 
-async def get_me(emu: BotApiEmulator, p: Params) -> Any:
+async def get_me(ctx: MethodContext, p: Params) -> Any:
     """The bot's own ``User`` with the capability flags ``getMe`` adds."""
     return {
-        **emu.bot.to_json(),
+        **ctx.state.bot.to_json(),
         "can_join_groups": True,
-        "can_read_all_group_messages": not emu.privacy_mode,
+        "can_read_all_group_messages": not ctx.privacy_mode,
         "supports_inline_queries": True,
         "can_connect_to_business": False,
         "has_main_web_app": False,
     }
 
 
-async def get_updates(emu: BotApiEmulator, p: Params) -> Any:
+async def get_updates(ctx: MethodContext, p: Params) -> Any:
     """Long polling: pending updates after ``offset``, waiting up to ``timeout`` seconds."""
-    if emu.webhook.get("url"):
+    if ctx.setup.webhook.get("url"):
         raise BotApiError(
             409,
             "Conflict: can't use getUpdates method while webhook is active; use deleteWebhook "
@@ -65,15 +63,15 @@ async def get_updates(emu: BotApiEmulator, p: Params) -> Any:
     if allowed is not None:
         if not all(isinstance(kind, str) for kind in allowed):
             raise BotApiError(400, "Bad Request: allowed_updates must be a list of strings")
-        emu.queue.set_allowed(allowed)
-    return await emu.queue.poll(
+        ctx.updates.set_allowed(allowed)
+    return await ctx.updates.poll(
         offset=p.get_int("offset"),
         limit=p.get_int("limit", 100) or 0,
         wait=p.get_number("timeout", 0.0) or 0.0,
     )
 
 
-def _scope(emu: BotApiEmulator, p: Params) -> dict[str, Any]:
+def _scope(ctx: MethodContext, p: Params) -> dict[str, Any]:
     """The command scope, its chat (and member) resolved to ids, so @name and id match."""
     scope = p.get_object("scope") or {"type": "default"}
     kind = scope.get("type")
@@ -81,26 +79,26 @@ def _scope(emu: BotApiEmulator, p: Params) -> dict[str, Any]:
         raise BotApiError(400, "Bad Request: BOT_COMMAND_SCOPE_INVALID")
     if kind not in ("chat", "chat_administrators", "chat_member"):
         return {"type": kind}
-    chat = emu.state.chat(Params(scope).chat_id())
+    chat = ctx.state.chat(Params(scope).chat_id())
     if kind != "chat_member":
         return {"type": kind, "chat_id": chat.id}
     if chat.type is ChatType.PRIVATE:
         raise BotApiError(400, "Bad Request: can't use chat_member scope in private chats")
-    user = emu.state.user(Params(scope).require_int("user_id"))
-    if not emu.state.status(chat, user).is_present:
+    user = ctx.state.user(Params(scope).require_int("user_id"))
+    if not ctx.state.status(chat, user).is_present:
         raise BotApiError(400, "Bad Request: user not found")
     return {"type": kind, "chat_id": chat.id, "user_id": user.id}
 
 
-def _commands_key(emu: BotApiEmulator, p: Params) -> str:
-    scope = _scope(emu, p)
+def _commands_key(ctx: MethodContext, p: Params) -> str:
+    scope = _scope(ctx, p)
     language = p.get_str("language_code", "") or ""
     if language and not re.fullmatch(r"[a-z]{2}", language):
         raise BotApiError(400, "Bad Request: LANG_CODE_INVALID")
     return json.dumps([scope, language], sort_keys=True)
 
 
-async def set_my_commands(emu: BotApiEmulator, p: Params) -> Any:
+async def set_my_commands(ctx: MethodContext, p: Params) -> Any:
     """Store the command list for a scope and language (validated like Telegram does)."""
     commands = p.get_array("commands", required=True) or []
     if len(commands) > 100:
@@ -115,22 +113,22 @@ async def set_my_commands(emu: BotApiEmulator, p: Params) -> Any:
         if not isinstance(description, str) or not 1 <= len(description.strip()) <= 256:
             raise BotApiError(400, "Bad Request: BOT_COMMAND_DESCRIPTION_INVALID")
         cleaned.append({"command": command, "description": description})
-    emu.commands[_commands_key(emu, p)] = cleaned
+    ctx.setup.commands[_commands_key(ctx, p)] = cleaned
     return True
 
 
-async def get_my_commands(emu: BotApiEmulator, p: Params) -> Any:
+async def get_my_commands(ctx: MethodContext, p: Params) -> Any:
     """The command list stored for a scope and language (empty when none)."""
-    return list(emu.commands.get(_commands_key(emu, p), []))
+    return list(ctx.setup.commands.get(_commands_key(ctx, p), []))
 
 
-async def delete_my_commands(emu: BotApiEmulator, p: Params) -> Any:
+async def delete_my_commands(ctx: MethodContext, p: Params) -> Any:
     """Forget the command list of a scope and language."""
-    emu.commands.pop(_commands_key(emu, p), None)
+    ctx.setup.commands.pop(_commands_key(ctx, p), None)
     return True
 
 
-async def set_webhook(emu: BotApiEmulator, p: Params) -> Any:
+async def set_webhook(ctx: MethodContext, p: Params) -> Any:
     """Remember the webhook (an empty url removes it); nothing is POSTed to it.
 
     Tests deliver updates to a webhook receiver themselves; ``emu.webhook`` says what the bot
@@ -138,7 +136,7 @@ async def set_webhook(emu: BotApiEmulator, p: Params) -> Any:
     """
     url = p.get_str("url", "") or ""
     if not url:
-        emu.webhook = {}
+        ctx.setup.webhook = {}
         return True
     if not url.startswith("https://"):
         raise BotApiError(
@@ -149,36 +147,36 @@ async def set_webhook(emu: BotApiEmulator, p: Params) -> Any:
         raise BotApiError(400, "Bad Request: secret token contains unallowed characters")
     allowed = p.get_array("allowed_updates")
     if p.get_bool("drop_pending_updates"):
-        emu.queue.drop_pending()
-    emu.webhook = {"url": url, "secret_token": secret, "allowed_updates": allowed}
+        ctx.updates.drop_pending()
+    ctx.setup.webhook = {"url": url, "secret_token": secret, "allowed_updates": allowed}
     return True
 
 
-async def delete_webhook(emu: BotApiEmulator, p: Params) -> Any:
+async def delete_webhook(ctx: MethodContext, p: Params) -> Any:
     """Forget the webhook; optionally drop the pending updates."""
-    emu.webhook = {}
+    ctx.setup.webhook = {}
     if p.get_bool("drop_pending_updates"):
-        emu.queue.drop_pending()
+        ctx.updates.drop_pending()
     return True
 
 
-async def get_webhook_info(emu: BotApiEmulator, p: Params) -> Any:
+async def get_webhook_info(ctx: MethodContext, p: Params) -> Any:
     """The webhook's url (``""`` when polling), and how many updates are waiting."""
     info: dict[str, Any] = {
-        "url": emu.webhook.get("url", ""),
+        "url": ctx.setup.webhook.get("url", ""),
         "has_custom_certificate": False,
-        "pending_update_count": len(emu.queue.pending()),
+        "pending_update_count": len(ctx.updates.pending()),
     }
-    if emu.webhook.get("allowed_updates") is not None:
-        info["allowed_updates"] = emu.webhook["allowed_updates"]
+    if ctx.setup.webhook.get("allowed_updates") is not None:
+        info["allowed_updates"] = ctx.setup.webhook["allowed_updates"]
     return info
 
 
-async def close(emu: BotApiEmulator, p: Params) -> Any:
+async def close(ctx: MethodContext, p: Params) -> Any:
     """Accepted: there is no server instance to close."""
     return True
 
 
-async def log_out(emu: BotApiEmulator, p: Params) -> Any:
+async def log_out(ctx: MethodContext, p: Params) -> Any:
     """Accepted: there is no cloud server to log out from."""
     return True

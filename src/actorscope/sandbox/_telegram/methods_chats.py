@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from actorscope.errors import BotApiError
+from actorscope.sandbox._telegram.context import MethodContext
 from actorscope.sandbox._telegram.methods_messages import bot_message, target_chat
 from actorscope.sandbox._telegram.models import Chat, ChatType, MemberStatus, User
 from actorscope.sandbox._telegram.params import Params
 from actorscope.sandbox._telegram.payloads import build_message, quoted
-
-if TYPE_CHECKING:
-    from actorscope.sandbox._telegram.emulator import BotApiEmulator
 
 __all__ = [
     "TOPIC_ICON_COLORS",
@@ -61,10 +59,10 @@ def chat_member_json(chat: Chat, user: User, status: MemberStatus) -> JSON:
     return data
 
 
-async def get_chat(emu: BotApiEmulator, p: Params) -> Any:
+async def get_chat(ctx: MethodContext, p: Params) -> Any:
     """The ``ChatFullInfo`` of a chat the bot knows (with its latest pinned message)."""
-    chat = emu.state.chat(p.chat_id())
-    pinned = emu.state.message(chat, chat.pinned[-1]) if chat.pinned else None
+    chat = ctx.state.chat(p.chat_id())
+    pinned = ctx.state.message(chat, chat.pinned[-1]) if chat.pinned else None
     return {
         **chat.to_json(),
         **({"pinned_message": quoted(pinned)} if pinned is not None else {}),
@@ -80,51 +78,51 @@ async def get_chat(emu: BotApiEmulator, p: Params) -> Any:
     }
 
 
-async def get_chat_member(emu: BotApiEmulator, p: Params) -> Any:
+async def get_chat_member(ctx: MethodContext, p: Params) -> Any:
     """A user's membership: creator, administrator, member or left."""
-    chat = emu.state.chat(p.chat_id())
-    user = emu.state.user(p.require_int("user_id"))
+    chat = ctx.state.chat(p.chat_id())
+    user = ctx.state.user(p.require_int("user_id"))
     if chat.type is ChatType.PRIVATE:
-        if user.id not in (chat.id, emu.bot.id):
+        if user.id not in (chat.id, ctx.state.bot.id):
             raise BotApiError(400, "Bad Request: user not found")
         return chat_member_json(chat, user, MemberStatus.MEMBER)
-    return chat_member_json(chat, user, emu.state.status(chat, user))
+    return chat_member_json(chat, user, ctx.state.status(chat, user))
 
 
-async def get_chat_administrators(emu: BotApiEmulator, p: Params) -> Any:
+async def get_chat_administrators(ctx: MethodContext, p: Params) -> Any:
     """The creator and administrators of a group, supergroup or channel."""
-    chat = emu.state.chat(p.chat_id())
+    chat = ctx.state.chat(p.chat_id())
     if chat.type is ChatType.PRIVATE:
         raise BotApiError(400, "Bad Request: there are no administrators in the private chat")
     return [
         chat_member_json(chat, user, status)
-        for user, status in emu.state.members(chat)
+        for user, status in ctx.state.members(chat)
         if status.is_admin
     ]
 
 
-def _may_pin(emu: BotApiEmulator, chat: Chat) -> None:
-    if chat.type is not ChatType.PRIVATE and not emu.state.status(chat, emu.bot).is_admin:
+def _may_pin(ctx: MethodContext, chat: Chat) -> None:
+    if chat.type is not ChatType.PRIVATE and not ctx.state.status(chat, ctx.state.bot).is_admin:
         raise BotApiError(400, _PIN_RIGHTS)
 
 
-async def pin_chat_message(emu: BotApiEmulator, p: Params) -> Any:
+async def pin_chat_message(ctx: MethodContext, p: Params) -> Any:
     """Pin a message (the bot must be an admin outside private chats); groups get a notice."""
-    chat, message = bot_message(emu, p, action="pin")
-    _may_pin(emu, chat)
+    chat, message = bot_message(ctx, p, action="pin")
+    _may_pin(ctx, chat)
     message_id = message["message_id"]
     if message_id in chat.pinned:
         chat.pinned.remove(message_id)
     chat.pinned.append(message_id)
     if chat.is_group:
-        build_message(emu.state, chat, emu.bot, extra={"pinned_message": quoted(message)})
+        build_message(ctx.state, chat, ctx.state.bot, extra={"pinned_message": quoted(message)})
     return True
 
 
-async def unpin_chat_message(emu: BotApiEmulator, p: Params) -> Any:
+async def unpin_chat_message(ctx: MethodContext, p: Params) -> Any:
     """Unpin ``message_id``, or without it the most recently pinned message."""
-    chat = target_chat(emu, p)
-    _may_pin(emu, chat)
+    chat = target_chat(ctx, p)
+    _may_pin(ctx, chat)
     message_id = p.get_int("message_id")
     if message_id is None and chat.pinned:
         message_id = chat.pinned[-1]
@@ -134,12 +132,12 @@ async def unpin_chat_message(emu: BotApiEmulator, p: Params) -> Any:
     return True
 
 
-async def create_forum_topic(emu: BotApiEmulator, p: Params) -> Any:
+async def create_forum_topic(ctx: MethodContext, p: Params) -> Any:
     """Open a topic in a forum where the bot is an admin; answers the ``ForumTopic``."""
-    chat = target_chat(emu, p)
+    chat = target_chat(ctx, p)
     if not chat.is_forum:
         raise BotApiError(400, "Bad Request: the chat is not a forum")
-    if not emu.state.status(chat, emu.bot).is_admin:
+    if not ctx.state.status(chat, ctx.state.bot).is_admin:
         raise BotApiError(400, "Bad Request: not enough rights to create a topic")
     name = (p.get_str("name") or "").strip()
     if not 1 <= len(name) <= 128:
@@ -147,6 +145,6 @@ async def create_forum_topic(emu: BotApiEmulator, p: Params) -> Any:
     color = p.get_int("icon_color", 7322096)
     if color not in TOPIC_ICON_COLORS:
         raise BotApiError(400, "Bad Request: invalid icon_color specified")
-    topic = emu.state.add_topic(chat, name, creator=emu.bot)
+    topic = ctx.state.add_topic(chat, name, creator=ctx.state.bot)
     topic.icon_color = color
     return {"message_thread_id": topic.thread_id, "name": topic.name, "icon_color": color}

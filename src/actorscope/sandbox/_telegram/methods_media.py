@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from actorscope.errors import BotApiError
+from actorscope.sandbox._telegram.context import MethodContext
 from actorscope.sandbox._telegram.files import MAX_DOWNLOAD_SIZE, image_size
 from actorscope.sandbox._telegram.methods_messages import caption, post, target_chat
 from actorscope.sandbox._telegram.models import ChatType
 from actorscope.sandbox._telegram.params import Params
-
-if TYPE_CHECKING:
-    from actorscope.sandbox._telegram.emulator import BotApiEmulator
 
 __all__ = [
     "CHAT_ACTIONS",
@@ -44,21 +42,21 @@ _MAX_POLL_OPTIONS = 12
 _POLL_TYPES = frozenset({"regular", "quiz"})
 
 
-async def send_chat_action(emu: BotApiEmulator, p: Params) -> Any:
+async def send_chat_action(ctx: MethodContext, p: Params) -> Any:
     """Show "typing…" (or another action) in a chat; the call log keeps it for assertions."""
-    chat = target_chat(emu, p)
+    chat = target_chat(ctx, p)
     if p.get_str("action") not in CHAT_ACTIONS:
         raise BotApiError(400, "Bad Request: wrong parameter action in request")
     thread = p.get_int("message_thread_id")
     if thread is not None and chat.is_forum:
-        emu.state.topic(chat, thread)
+        ctx.state.topic(chat, thread)
     return True
 
 
-async def send_photo(emu: BotApiEmulator, p: Params) -> Any:
+async def send_photo(ctx: MethodContext, p: Params) -> Any:
     """Post a photo (an upload or the ``file_id`` of one sent before), with a caption."""
-    chat = target_chat(emu, p)
-    stored = emu.files.resolve(p.get_file("photo"), "photos")
+    chat = target_chat(ctx, p)
+    stored = ctx.files.resolve(p.get_file("photo"), "photos")
     width, height = image_size(stored.content)
     size = {
         "file_id": stored.file_id,
@@ -67,25 +65,25 @@ async def send_photo(emu: BotApiEmulator, p: Params) -> Any:
         "width": width,
         "height": height,
     }
-    return post(emu, p, {"photo": [size], **caption(p)}, chat=chat)
+    return post(ctx, p, {"photo": [size], **caption(p)}, chat=chat)
 
 
-async def send_document(emu: BotApiEmulator, p: Params) -> Any:
+async def send_document(ctx: MethodContext, p: Params) -> Any:
     """Post a document (an upload or a ``file_id``), with a caption."""
-    chat = target_chat(emu, p)
-    stored = emu.files.resolve(p.get_file("document"), "documents")
+    chat = target_chat(ctx, p)
+    stored = ctx.files.resolve(p.get_file("document"), "documents")
     document: JSON = {"file_id": stored.file_id, "file_unique_id": stored.file_unique_id}
     if stored.file_name:
         document["file_name"] = stored.file_name
     if stored.mime_type:
         document["mime_type"] = stored.mime_type
     document["file_size"] = len(stored.content)
-    return post(emu, p, {"document": document, **caption(p)}, chat=chat)
+    return post(ctx, p, {"document": document, **caption(p)}, chat=chat)
 
 
-async def get_file(emu: BotApiEmulator, p: Params) -> Any:
+async def get_file(ctx: MethodContext, p: Params) -> Any:
     """The ``File`` of a ``file_id``: its ``file_path`` under ``/file/bot<token>/``."""
-    stored = emu.files.get(p.require_str("file_id"))
+    stored = ctx.files.get(p.require_str("file_id"))
     if len(stored.content) > MAX_DOWNLOAD_SIZE:
         raise BotApiError(400, "Bad Request: file is too big")
     return stored.file_json()
@@ -118,9 +116,9 @@ def _correct_options(p: Params, count: int) -> list[int]:
     return sorted(given)
 
 
-async def send_poll(emu: BotApiEmulator, p: Params) -> Any:
+async def send_poll(ctx: MethodContext, p: Params) -> Any:
     """Post a regular poll or a quiz."""
-    chat = target_chat(emu, p)
+    chat = target_chat(ctx, p)
     question = p.get_str("question") or ""
     if not question.strip():
         raise BotApiError(400, "Bad Request: poll question must be non-empty")
@@ -134,7 +132,7 @@ async def send_poll(emu: BotApiEmulator, p: Params) -> Any:
     if not anonymous and chat.type is ChatType.CHANNEL:
         raise BotApiError(400, "Bad Request: non-anonymous polls can't be sent to channel chats")
     poll: JSON = {
-        "id": str(next(emu.poll_ids)),
+        "id": str(next(ctx.outbox.poll_ids)),
         "question": question,
         "options": options,
         "total_voter_count": 0,
@@ -150,4 +148,4 @@ async def send_poll(emu: BotApiEmulator, p: Params) -> Any:
         poll["correct_option_ids"] = correct
         if explanation := p.get_str("explanation"):
             poll["explanation"] = explanation
-    return post(emu, p, {"poll": poll}, chat=chat)
+    return post(ctx, p, {"poll": poll}, chat=chat)

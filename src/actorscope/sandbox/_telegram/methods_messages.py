@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from actorscope.errors import BotApiError
+from actorscope.sandbox._telegram.context import MethodContext
 from actorscope.sandbox._telegram.entities import parse_entities, utf16_len
 from actorscope.sandbox._telegram.models import Chat, ChatType
 from actorscope.sandbox._telegram.params import Params
 from actorscope.sandbox._telegram.payloads import build_message, resolve_thread
-
-if TYPE_CHECKING:
-    from actorscope.sandbox._telegram.emulator import BotApiEmulator
 
 __all__ = [
     "MAX_CAPTION_LENGTH",
@@ -56,14 +54,14 @@ _NOT_MODIFIED = (
 )
 
 
-def target_chat(emu: BotApiEmulator, p: Params) -> Chat:
+def target_chat(ctx: MethodContext, p: Params) -> Chat:
     ref = p.chat_id()
-    chat = emu.state.find_chat(ref)
+    chat = ctx.state.find_chat(ref)
     if chat is None:
-        if isinstance(ref, int) and ref > 0 and emu.state.find_user(ref) is not None:
+        if isinstance(ref, int) and ref > 0 and ctx.state.find_user(ref) is not None:
             raise BotApiError(403, "Forbidden: bot can't initiate conversation with a user")
         raise BotApiError(400, "Bad Request: chat not found")
-    if chat.type is not ChatType.PRIVATE and not emu.state.status(chat, emu.bot).is_present:
+    if chat.type is not ChatType.PRIVATE and not ctx.state.status(chat, ctx.state.bot).is_present:
         raise BotApiError(403, f"Forbidden: bot is not a member of the {chat.type.value} chat")
     return chat
 
@@ -92,7 +90,7 @@ def inline_markup(p: Params) -> JSON | None:
     return {"inline_keyboard": rows}
 
 
-def _reply_target(emu: BotApiEmulator, p: Params, chat: Chat) -> JSON | None:
+def _reply_target(ctx: MethodContext, p: Params, chat: Chat) -> JSON | None:
     params = p.get_object("reply_parameters")
     if params is not None:
         message_id = Params(params).get_int("message_id")
@@ -106,24 +104,24 @@ def _reply_target(emu: BotApiEmulator, p: Params, chat: Chat) -> JSON | None:
         lenient = p.get_bool("allow_sending_without_reply")
     if message_id is None:
         return None
-    target = emu.state.message(chat, message_id)
+    target = ctx.state.message(chat, message_id)
     if target is None and not lenient:
         raise BotApiError(400, "Bad Request: message to be replied not found")
     return target
 
 
-def post(emu: BotApiEmulator, p: Params, content: JSON, *, chat: Chat | None = None) -> JSON:
+def post(ctx: MethodContext, p: Params, content: JSON, *, chat: Chat | None = None) -> JSON:
     """Post the bot's message with ``content`` (text, photo, ...); replies, topics, keyboards."""
-    chat = target_chat(emu, p) if chat is None else chat
-    reply_to = _reply_target(emu, p, chat)
-    topic = resolve_thread(emu.state, chat, p.get_int("message_thread_id"), reply_to)
+    chat = target_chat(ctx, p) if chat is None else chat
+    reply_to = _reply_target(ctx, p, chat)
+    topic = resolve_thread(ctx.state, chat, p.get_int("message_thread_id"), reply_to)
     markup = inline_markup(p)
     channel = chat.type is ChatType.CHANNEL
     text = content.pop("text", None)
     message = build_message(
-        emu.state,
+        ctx.state,
         chat,
-        None if channel else emu.bot,
+        None if channel else ctx.state.bot,
         sender_chat=chat if channel else None,
         text=text,
         topic=topic,
@@ -131,7 +129,7 @@ def post(emu: BotApiEmulator, p: Params, content: JSON, *, chat: Chat | None = N
         entities=content.pop("entities", None) if text is not None else None,
         extra={**content, "reply_markup": markup} if markup else content,
     )
-    emu.bot_messages.add((chat.id, message["message_id"]))
+    ctx.outbox.messages.add((chat.id, message["message_id"]))
     return message
 
 
@@ -147,33 +145,33 @@ def caption(p: Params) -> JSON:
     return {"caption": text, "caption_entities": entities} if entities else {"caption": text}
 
 
-def bot_message(emu: BotApiEmulator, p: Params, *, action: str) -> tuple[Chat, JSON]:
+def bot_message(ctx: MethodContext, p: Params, *, action: str) -> tuple[Chat, JSON]:
     """The chat and stored message a call names; ``message to <action> not found`` if none."""
     if p.has("inline_message_id"):
         raise BotApiError(400, "Bad Request: MESSAGE_ID_INVALID")
-    chat = target_chat(emu, p)
-    message = emu.state.message(chat, p.require_int("message_id"))
+    chat = target_chat(ctx, p)
+    message = ctx.state.message(chat, p.require_int("message_id"))
     if message is None:
         raise BotApiError(400, f"Bad Request: message to {action} not found")
     return chat, message
 
 
-async def send_message(emu: BotApiEmulator, p: Params) -> Any:
+async def send_message(ctx: MethodContext, p: Params) -> Any:
     """Post the bot's text message; replies, forum topics and inline keyboards included."""
-    chat = target_chat(emu, p)
-    return post(emu, p, {"text": _text(p), "entities": p.get_array("entities")}, chat=chat)
+    chat = target_chat(ctx, p)
+    return post(ctx, p, {"text": _text(p), "entities": p.get_array("entities")}, chat=chat)
 
 
-def _editable(emu: BotApiEmulator, p: Params) -> JSON:
-    chat, message = bot_message(emu, p, action="edit")
-    if (chat.id, message["message_id"]) not in emu.bot_messages:
+def _editable(ctx: MethodContext, p: Params) -> JSON:
+    chat, message = bot_message(ctx, p, action="edit")
+    if (chat.id, message["message_id"]) not in ctx.outbox.messages:
         raise BotApiError(400, "Bad Request: message can't be edited")
     return message
 
 
-async def edit_message_text(emu: BotApiEmulator, p: Params) -> Any:
+async def edit_message_text(ctx: MethodContext, p: Params) -> Any:
     """Replace the text (and inline keyboard) of one of the bot's messages."""
-    message = _editable(emu, p)
+    message = _editable(ctx, p)
     text = _text(p)
     markup = inline_markup(p)
     if message.get("text") == text and message.get("reply_markup") == markup:
@@ -183,49 +181,49 @@ async def edit_message_text(emu: BotApiEmulator, p: Params) -> Any:
     message.pop("entities", None)
     if entities := parse_entities(text) if entities is None else entities:
         message["entities"] = entities
-    return _edited(emu, message, markup)
+    return _edited(ctx, message, markup)
 
 
-def _edited(emu: BotApiEmulator, message: JSON, markup: JSON | None) -> JSON:
+def _edited(ctx: MethodContext, message: JSON, markup: JSON | None) -> JSON:
     """Give ``message`` its new inline keyboard (or none) and an ``edit_date``."""
     message.pop("reply_markup", None)
     if markup:
         message["reply_markup"] = markup
-    message["edit_date"] = emu.state.now()
+    message["edit_date"] = ctx.state.now()
     return message
 
 
-async def edit_message_reply_markup(emu: BotApiEmulator, p: Params) -> Any:
+async def edit_message_reply_markup(ctx: MethodContext, p: Params) -> Any:
     """Replace (or, without ``reply_markup``, remove) the inline keyboard of a bot message."""
-    message = _editable(emu, p)
+    message = _editable(ctx, p)
     markup = inline_markup(p)
     if message.get("reply_markup") == markup:
         raise BotApiError(400, _NOT_MODIFIED)
-    return _edited(emu, message, markup)
+    return _edited(ctx, message, markup)
 
 
-async def delete_message(emu: BotApiEmulator, p: Params) -> Any:
+async def delete_message(ctx: MethodContext, p: Params) -> Any:
     """Delete a message: the bot's own or, in private chats and as an admin, anyone's."""
-    chat, message = bot_message(emu, p, action="delete")
+    chat, message = bot_message(ctx, p, action="delete")
     allowed = (
-        (chat.id, message["message_id"]) in emu.bot_messages
+        (chat.id, message["message_id"]) in ctx.outbox.messages
         or chat.type is ChatType.PRIVATE
-        or emu.state.status(chat, emu.bot).is_admin
+        or ctx.state.status(chat, ctx.state.bot).is_admin
     )
     if not allowed or message.get("forum_topic_created"):
         raise BotApiError(400, "Bad Request: message can't be deleted")
-    if emu.state.now() - message["date"] > DELETE_WINDOW:
+    if ctx.state.now() - message["date"] > DELETE_WINDOW:
         raise BotApiError(400, "Bad Request: message can't be deleted for everyone")
-    emu.state.delete_message(chat, message["message_id"])
-    emu.bot_messages.discard((chat.id, message["message_id"]))
+    ctx.state.delete_message(chat, message["message_id"])
+    ctx.outbox.messages.discard((chat.id, message["message_id"]))
     return True
 
 
-def _source(emu: BotApiEmulator, p: Params, action: str, done: str) -> JSON:
-    source_chat = emu.state.find_chat(p.chat_id("from_chat_id"))
+def _source(ctx: MethodContext, p: Params, action: str, done: str) -> JSON:
+    source_chat = ctx.state.find_chat(p.chat_id("from_chat_id"))
     if source_chat is None:
         raise BotApiError(400, "Bad Request: chat not found")
-    message = emu.state.message(source_chat, p.require_int("message_id"))
+    message = ctx.state.message(source_chat, p.require_int("message_id"))
     if message is None:
         raise BotApiError(400, f"Bad Request: message to {action} not found")
     if not any(key in message for key in _CONTENT_KEYS):
@@ -254,27 +252,27 @@ def _content(message: JSON) -> JSON:
     return {key: message[key] for key in _CONTENT_KEYS if key in message}
 
 
-async def forward_message(emu: BotApiEmulator, p: Params) -> Any:
+async def forward_message(ctx: MethodContext, p: Params) -> Any:
     """Forward a message: its content with a ``forward_origin`` naming where it came from."""
-    chat = target_chat(emu, p)
-    source = _source(emu, p, "forward", "forwarded")
-    return post(emu, p, {**_content(source), "forward_origin": _origin(source)}, chat=chat)
+    chat = target_chat(ctx, p)
+    source = _source(ctx, p, "forward", "forwarded")
+    return post(ctx, p, {**_content(source), "forward_origin": _origin(source)}, chat=chat)
 
 
-async def copy_message(emu: BotApiEmulator, p: Params) -> Any:
+async def copy_message(ctx: MethodContext, p: Params) -> Any:
     """Send a copy of a message (optionally with a new caption); answers its ``MessageId``."""
-    chat = target_chat(emu, p)
-    content = _content(_source(emu, p, "copy", "copied"))
+    chat = target_chat(ctx, p)
+    content = _content(_source(ctx, p, "copy", "copied"))
     if p.has("caption") and ("photo" in content or "document" in content):
         content.pop("caption", None)
         content.pop("caption_entities", None)
         content.update(caption(p))
-    return {"message_id": post(emu, p, content, chat=chat)["message_id"]}
+    return {"message_id": post(ctx, p, content, chat=chat)["message_id"]}
 
 
-async def set_message_reaction(emu: BotApiEmulator, p: Params) -> Any:
+async def set_message_reaction(ctx: MethodContext, p: Params) -> Any:
     """Set the bot's reaction to a message (one emoji at most; an empty list removes it)."""
-    chat, message = bot_message(emu, p, action="react")
+    chat, message = bot_message(ctx, p, action="react")
     reactions = p.get_array("reaction") or []
     if len(reactions) > 1:
         raise BotApiError(400, "Bad Request: REACTIONS_TOO_MANY")
@@ -283,16 +281,17 @@ async def set_message_reaction(emu: BotApiEmulator, p: Params) -> Any:
             raise BotApiError(400, "Bad Request: REACTION_INVALID")
         if reaction.get("emoji") not in REACTION_EMOJI:
             raise BotApiError(400, "Bad Request: REACTION_INVALID")
-    emu.reactions[(chat.id, message["message_id"])] = [dict(r) for r in reactions]
+    ctx.outbox.reactions[(chat.id, message["message_id"])] = [dict(r) for r in reactions]
     return True
 
 
-async def answer_callback_query(emu: BotApiEmulator, p: Params) -> Any:
+async def answer_callback_query(ctx: MethodContext, p: Params) -> Any:
     """Answer a callback query once; the answer is kept for assertions."""
     query_id = p.require_str("callback_query_id")
-    if query_id not in emu.callback_answers or emu.callback_answers[query_id] is not None:
+    answers = ctx.outbox.callback_answers
+    if query_id not in answers or answers[query_id] is not None:
         raise BotApiError(400, _QUERY_INVALID)
-    emu.callback_answers[query_id] = {
+    answers[query_id] = {
         "text": p.get_str("text", "") or "",
         "show_alert": p.get_bool("show_alert"),
         "url": p.get_str("url"),
@@ -300,10 +299,11 @@ async def answer_callback_query(emu: BotApiEmulator, p: Params) -> Any:
     return True
 
 
-async def answer_inline_query(emu: BotApiEmulator, p: Params) -> Any:
+async def answer_inline_query(ctx: MethodContext, p: Params) -> Any:
     """Answer an inline query once (50 results at most, unique ids); kept for assertions."""
     query_id = p.require_str("inline_query_id")
-    if query_id not in emu.inline_answers or emu.inline_answers[query_id] is not None:
+    answers = ctx.outbox.inline_answers
+    if query_id not in answers or answers[query_id] is not None:
         raise BotApiError(400, _QUERY_INVALID)
     results = p.get_array("results", required=True) or []
     if len(results) > _MAX_INLINE_RESULTS:
@@ -318,7 +318,7 @@ async def answer_inline_query(emu: BotApiEmulator, p: Params) -> Any:
         if result_id in ids:
             raise BotApiError(400, "Bad Request: RESULT_ID_DUPLICATE")
         ids.add(result_id)
-    emu.inline_answers[query_id] = {
+    answers[query_id] = {
         "results": results,
         "cache_time": p.get_int("cache_time", 300),
         "is_personal": p.get_bool("is_personal"),
