@@ -170,7 +170,6 @@ async def test_audit_filters_and_cursor_pagination(
             tenant_id=agent.tenant_id, agent_id=agent.id,
         )  # fmt: skip
         assert not (await policy.check_file_writer(identity)).allowed
-    await store.audit.settle()  # denials' rows are group-committed; the API reads the table
     headers = bearer(keys["owner"])
     seen: list[str] = []
     params: dict[str, Any] = {"reason": "no_grant", "scope": GROUP, "limit": 2}

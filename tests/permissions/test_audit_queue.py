@@ -152,6 +152,29 @@ async def test_closing_the_database_writes_queued_rows(db_target: str, backend: 
         assert await rows(db, "check.deny") == 1
 
 
+async def test_the_database_settles_the_rows_of_every_audit_log_on_it(
+    db: Database, agent: Agent
+) -> None:
+    """db.settle_audit() writes the denials queued by two policies' separate audit logs."""
+    first, second = PermissionPolicy(GrantStore(db)), PermissionPolicy(GrantStore(db))
+    assert not (await first.check_file_writer(member(agent, "43"))).allowed
+    assert not (await second.check_file_writer(member(agent, "44"))).allowed
+    await db.settle_audit()
+    assert await rows(db, "check.deny") == 2
+
+
+async def test_a_listing_sees_the_denials_another_audit_log_queued(
+    db: Database, agent: Agent, store: GrantStore
+) -> None:
+    """A reader's own AuditLog (the API's, the CLI's) lists the denials just queued elsewhere."""
+    policy = PermissionPolicy(store)
+    assert not (await policy.check_file_writer(member(agent, "43"))).allowed
+    assert [e.actor_id for e in await AuditLog(db).list(action="check.deny")] == ["43"]
+    assert not (await policy.check_file_writer(member(agent, "44"))).allowed
+    counts = await AuditLog(db).count_by_reason(since="2000-01-01", actions=["check.deny"])
+    assert counts == {"no_grant": 2}
+
+
 async def test_rows_still_locked_out_at_close_are_counted_as_lost(
     db_target: str, backend: str, caplog: pytest.LogCaptureFixture
 ) -> None:

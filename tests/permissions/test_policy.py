@@ -358,7 +358,7 @@ async def test_every_deny_is_audited_and_warm_allows_write_nothing(
     for _ in range(2):
         assert not (await policy.check_file_writer(ident("43"))).allowed
     assert not (await policy.check_file_writer(ident("subagent:x"))).allowed
-    await store.audit.settle()  # denials commit in groups
+    await db.settle_audit()  # denials commit in groups
     assert await audit_count(db, "check.deny") == 3
     entries = await store.audit.list(actor_id="43")
     assert [e.reason for e in entries] == ["no_grant", "no_grant"]
@@ -535,7 +535,7 @@ async def test_a_what_if_policy_decides_alike_and_audits_nothing(
     identities = [ident("42"), ident("43"), ident(""), ident("42", agent_id=None)]
     for identity in identities * 2:  # the second round hits the cache
         expected = await audited.check_file_writer(identity)
-        await store.audit.settle()  # its denial's row, written before counting
+        await db.settle_audit()  # its denial's row, written before counting
         before = await audit_count(db)
         assert await what_if.check_file_writer(identity) == expected
         assert await audit_count(db) == before
@@ -595,7 +595,7 @@ async def test_unstorable_identity_is_denied_and_audited_on_every_backend(
     member = Identity(user_id=scope, sender_id=sender, peer_kind=PeerKind.GROUP, agent_id=agent_id)
     decision = await policy.check_file_writer(member)
     assert (decision.allowed, decision.reason) == (False, Reason.INVALID_IDENTITY), backend
-    await policy.store.audit.settle()  # the denial commits with its group
+    await db.settle_audit()  # the denial commits with its group
     rows = await db.fetchall(
         "SELECT actor_id, user_id, reason, detail FROM audit_log WHERE action = 'check.deny'"
     )
@@ -615,7 +615,7 @@ async def test_unstorable_tenant_is_denied_on_every_backend(backend: str, db: Da
     )  # fmt: skip
     decision = await policy.check_file_writer(member)
     assert (decision.allowed, decision.reason) == (False, Reason.INVALID_IDENTITY), backend
-    await policy.store.audit.settle()  # the denial commits with its group
+    await db.settle_audit()  # the denial commits with its group
     row = await db.fetchone("SELECT tenant_id FROM audit_log WHERE reason = 'invalid_identity'")
     assert row is not None
     assert row["tenant_id"] == "t\\x00"

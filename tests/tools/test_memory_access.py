@@ -132,7 +132,6 @@ async def test_a_refused_change_by_another_member_is_audited(
     """The file_writer check that refuses another member writes its denial row."""
     entry = await _owned_entry(registry)
     await reflect(registry, member(OTHER), action="forget", target=entry)
-    await store.audit.settle()  # the denial commits with its group
     newest = (await AuditLog(db).list(agent_id=agent.id))[0]
     assert (newest.action, newest.actor_id, newest.reason) == ("check.deny", OTHER, "no_grant")
 

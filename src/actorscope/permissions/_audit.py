@@ -9,7 +9,8 @@ it needs (the time, the identity, the type, the reason) and the writer builds th
 denied check pays for an append, not a row. A fail-open allow waits for its row at most
 :data:`RECORD_WAIT` seconds (and is written at once, without the group delay), so a locked or
 unreachable store never holds a check up. Rows that could not be written yet are retried until
-the store answers again; closing the database flushes the queue. Rows that do not fit in the
+the store answers again; :meth:`Database.settle_audit` writes the queues of every log on the
+database now, and closing the database flushes them. Rows that do not fit in the
 queue, or are still queued when the database closes, are counted and logged at ERROR. A failing
 audit write never turns a decision into an exception.
 """
@@ -65,7 +66,7 @@ _INSERT_DECISION = (
 RECORD_WAIT = 0.1
 #: Decision rows an :class:`AuditLog` keeps while the store does not answer; more are dropped.
 MAX_QUEUED = 1000
-#: Seconds :meth:`AuditLog.list` waits for this log's queued rows before reading.
+#: Seconds :meth:`AuditLog.settle` waits for this log's queued rows to be written.
 SETTLE_WAIT = 1.0
 #: Seconds the writer gathers decision rows before committing them together (<= 100 ms).
 GROUP_DELAY = 0.05
@@ -283,8 +284,8 @@ class AuditLog:
             self._closing.clear()
             self._wake.clear()
             self._writer = asyncio.get_running_loop().create_task(self._write_queued())
-            # Held by the database while rows wait, so closing it writes them first.
-            self._db.add_close_hook(self.flush)
+            # Known to the database while rows wait: it settles them, and writes them on close.
+            self._db.add_queued_writer(self)
 
     async def _write_queued(self) -> None:
         """Write queued rows in order, in groups, retrying with backoff while the store fails."""
@@ -368,7 +369,7 @@ class AuditLog:
                 dropped - lost,
                 lost,
             )
-        self._db.remove_close_hook(self.flush)
+        self._db.remove_queued_writer(self)
 
     async def _pause(self, seconds: float, until: asyncio.Event) -> None:
         """Wait ``seconds``, cut short by ``until`` (a full group, a waiting caller, closing)."""
@@ -379,8 +380,8 @@ class AuditLog:
     async def settle(self) -> None:
         """Give the rows queued so far up to :data:`SETTLE_WAIT` s to be written, at once.
 
-        For a reader that wants to see the decisions just made (their groups are committed
-        now, without the group delay).
+        For a reader that wants to see this log's decisions just made (their groups are
+        committed now, without the group delay); :meth:`Database.settle_audit` settles every log.
         """
         if self._writer is not None and not self._writer.done():
             self._wake.set()
@@ -403,10 +404,10 @@ class AuditLog:
 
         ``agent_id``/``tenant_id`` are UUIDs, ``actor_id`` who acted, ``user_id`` the scope;
         ``since`` keeps rows created at or after that ISO time; ``before_id`` keeps rows older
-        than that id (a cursor: the last id of the previous page). Rows this log has queued
-        are given up to :data:`SETTLE_WAIT` s to be written first.
+        than that id (a cursor: the last id of the previous page). Rows queued in this process
+        on this database (by any audit log) are written first (:meth:`Database.settle_audit`).
         """
-        await self.settle()
+        await self._db.settle_audit()
         clause, params = _where(
             agent_id=agent_id,
             actor_id=actor_id,
@@ -432,8 +433,8 @@ class AuditLog:
         actions: Sequence[str] = (),
     ) -> dict[str, int]:
         """How many rows each reason has since ``since`` (ISO time), of ``actions`` only if
-        given: e.g. the day's denials by reason."""
-        await self.settle()
+        given: e.g. the day's denials by reason; rows queued in this process are written first."""
+        await self._db.settle_audit()
         clause, params = _where(tenant_id=tenant_id, agent_id=agent_id, since=since)
         if actions:
             marks = ", ".join("?" * len(actions))

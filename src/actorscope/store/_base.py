@@ -14,7 +14,7 @@ import asyncio
 import os
 import time
 import weakref
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Sequence
+from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from datetime import UTC, datetime
 from typing import Any, ClassVar, Protocol
@@ -27,6 +27,7 @@ __all__ = [
     "ChangeSubscribers",
     "Database",
     "Params",
+    "QueuedWriter",
     "Row",
     "Transaction",
     "outdated_schema",
@@ -131,6 +132,16 @@ class ChangeSubscribers:
             listener.on_feed_restored()
 
 
+class QueuedWriter(Protocol):
+    """A background writer of rows queued in this process (the audit trail's decisions)."""
+
+    async def settle(self) -> None:
+        """Write the rows queued so far now; the wait is bounded."""
+
+    async def flush(self) -> None:
+        """Write every queued row before the database closes; each attempt is bounded."""
+
+
 class Transaction(abc.ABC):
     """Statements inside one open write transaction (see :meth:`Database.transaction`)."""
 
@@ -171,23 +182,34 @@ class Database(abc.ABC):
         self._feed_lock = asyncio.Lock()
         self._feed_started = False
         self._closed = False
-        self._close_hooks: list[Callable[[], Awaitable[None]]] = []
+        self._writers: list[QueuedWriter] = []
 
-    def add_close_hook(self, hook: Callable[[], Awaitable[None]]) -> None:
-        """Await ``hook`` when the database closes, before its connections do (queued writes)."""
-        if hook not in self._close_hooks:
-            self._close_hooks.append(hook)
+    def add_queued_writer(self, writer: QueuedWriter) -> None:
+        """Know ``writer`` while it holds queued rows: :meth:`settle_audit` settles it and
+        :meth:`close` flushes it first, while statements still run."""
+        if writer not in self._writers:
+            self._writers.append(writer)
 
-    def remove_close_hook(self, hook: Callable[[], Awaitable[None]]) -> None:
-        """Forget a hook given to :meth:`add_close_hook` (nothing if it is not there)."""
-        if hook in self._close_hooks:
-            self._close_hooks.remove(hook)
+    def remove_queued_writer(self, writer: QueuedWriter) -> None:
+        """Forget a writer given to :meth:`add_queued_writer` (nothing if it is not there)."""
+        if writer in self._writers:
+            self._writers.remove(writer)
 
-    async def _run_close_hooks(self) -> None:
-        """Await every close hook once (each bounds its own waits), while statements still run."""
-        hooks, self._close_hooks = self._close_hooks, []
-        for hook in hooks:
-            await hook()
+    async def settle_audit(self) -> None:
+        """Write the audit rows this process has queued on this database so far, now.
+
+        Denials' rows are committed in groups, within 50 ms; a reader of ``audit_log`` that
+        must see the decisions just made (a test, a listing) awaits this first. Every
+        :class:`~actorscope.permissions.AuditLog` on this database is settled, each waiting
+        for the store at most 1 s. Rows queued by other processes are theirs to write.
+        """
+        await asyncio.gather(*(writer.settle() for writer in list(self._writers)))
+
+    async def _flush_writers(self) -> None:
+        """Flush every queued writer once (each bounds its own waits), while statements run."""
+        writers, self._writers = self._writers, []
+        for writer in writers:
+            await writer.flush()
 
     @property
     def closed(self) -> bool:

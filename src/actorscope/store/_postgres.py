@@ -204,7 +204,7 @@ class PostgresDatabase(Database):
         """Stop listening and close the pool. Safe to call twice."""
         if self._closed:
             return
-        await self._run_close_hooks()
+        await self._flush_writers()
         self._closed = True
         await self._feed.close()
         try:

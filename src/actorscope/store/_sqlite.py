@@ -332,7 +332,7 @@ class SqliteDatabase(Database):
         """Close both connections. Safe to call twice."""
         if self._closed:
             return
-        await self._run_close_hooks()
+        await self._flush_writers()
         self._closed = True
         await self._feed.close()
         if self._quick is not None:
