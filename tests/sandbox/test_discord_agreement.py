@@ -41,7 +41,11 @@ token_env = "AS_AGREEMENT_UNUSED_TOKEN"
 token_env = "AS_AGREEMENT_UNUSED_DISCORD_TOKEN"
 require_mention = false
 """
-AUDIT = "SELECT actor_id, user_id, config_type, action, reason FROM audit_log ORDER BY id"
+# In the order things happened: a denial's row carries its check's time but is group-committed,
+# so a grant change made meanwhile may take a lower id (production) or not (the kit settles).
+AUDIT = (
+    "SELECT actor_id, user_id, config_type, action, reason FROM audit_log ORDER BY created_at, id"
+)
 _BOT_LINE = re.compile(r"^\[bot -> #(\S+) msg \d+\] (.*)$", re.DOTALL)
 
 
@@ -130,7 +134,6 @@ async def test_sandbox_and_discord_sim_agree(tmp_path: Path, discord_sim: Discor
         Outcome.IGNORED,
     ]
     assert hooked.ignored is IgnoreReason.NONPERSON_SENDER
-    await discord_sim.env.store.audit.settle()  # denials' rows are group-committed
     simulated_audit = await discord_sim.env.db.fetchall(AUDIT)
     decided = [(d.fields["allowed"], d.fields["reason"]) for e in events for d in e.decisions]
     assert decided == [("false", "no_grant"), ("true", "granted")]

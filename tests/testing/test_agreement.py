@@ -39,7 +39,11 @@ token_env = "AS_AGREEMENT_UNUSED_TOKEN"
 group_policy = "open"
 require_mention = false
 """
-AUDIT = "SELECT actor_id, user_id, config_type, action, reason FROM audit_log ORDER BY id"
+# In the order things happened: a denial's row carries its check's time but is group-committed,
+# so a grant change made meanwhile may take a lower id (production) or not (the kit settles).
+AUDIT = (
+    "SELECT actor_id, user_id, config_type, action, reason FROM audit_log ORDER BY created_at, id"
+)
 _UPDATE = re.compile(r"-> update \d+: message \(message (\d+)\)")
 
 
@@ -116,7 +120,6 @@ async def test_sandbox_and_telegram_sim_agree(tmp_path: Path, telegram_sim: Tele
         Outcome.ADMITTED,
         Outcome.DUPLICATE,
     ]
-    await env.store.audit.settle()  # denials' rows are group-committed
     simulated_audit = await env.db.fetchall(AUDIT)
     # The sim saw the handler's own decisions: those its replies report in both runs.
     decided = [

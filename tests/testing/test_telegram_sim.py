@@ -56,6 +56,19 @@ async def test_basic_group_non_writer_is_denied(
     await telegram_sim.message(bob, "write", family)
 
 
+async def test_a_denied_event_has_its_audit_row_when_it_returns(telegram_sim: TelegramSim) -> None:
+    """The kit settles the audit queue on event finish: the denial's row is read right after."""
+    bob, devs = telegram_sim.user("bob"), telegram_sim.supergroup("devs")
+    writer_bot(telegram_sim)
+    await telegram_sim.message(bob, "write", devs)
+    rows = await telegram_sim.env.db.fetchall(
+        "SELECT actor_id, user_id, reason FROM audit_log WHERE action = 'check.deny'"
+    )
+    assert [(r["actor_id"], r["user_id"], r["reason"]) for r in rows] == [
+        (str(bob.id), f"group:telegram:{devs.id}", "no_grant")
+    ]
+
+
 async def test_wrong_expectation_fails_with_a_diff(telegram_sim: TelegramSim) -> None:
     """Expecting an allow where the bot is denied fails, naming the event and the field."""
     bob = telegram_sim.user("bob")

@@ -542,7 +542,7 @@ class DiscordSim(Simulator):
             if result is not None:
                 await self._deliver(event, result)
         self._handled.clear()  # the bot's own messages, which the runner saw meanwhile
-        return self._finish(event)
+        return await self._finish(event)
 
     def _got(self, event_id: int, result: Ingress) -> None:
         """The runner's result for the message or interaction ``event_id``."""

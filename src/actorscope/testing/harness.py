@@ -7,7 +7,8 @@ runs each published message through the production :class:`~actorscope.host.RunS
 handler calls the test's bot with a :class:`Turn`, or the user's own ``actorscope run``
 handler (:meth:`Simulator.serve`, by function or ``module:function``, services bound). What
 the bot sends through the runner, and every decision of the simulator's policy (its observer),
-are recorded as observations for ``should_*`` expectations.
+are recorded as observations for ``should_*`` expectations. An event returns once the audit
+rows it queued are written, so a test reads ``audit_log`` (or ``actorscope audit``) right after.
 """
 
 from __future__ import annotations
@@ -288,8 +289,11 @@ class Simulator(ABC):
     def _start(self) -> None:
         self.expect.begin()
 
-    def _finish(self, event: Event) -> Event:
+    async def _finish(self, event: Event) -> Event:
+        """Close ``event``: its audit rows are written (a test reads ``audit_log`` next), and
+        what it did is checked against the expectations."""
         __tracebackhide__ = True
+        await self.env.db.settle_audit()
         step = f"step {len(self.events) + 1} ({event.label})"
         event.observations = self.expect.settle(step)
         self.events.append(event)
@@ -449,7 +453,7 @@ class Simulator(ABC):
         self._start()
         event = Event(label, message.model_dump(mode="json"), message=message)
         await self._run(message, event)
-        return self._finish(event)
+        return await self._finish(event)
 
     @staticmethod
     def _require_run(parent: Event) -> RunRequest:

@@ -367,7 +367,7 @@ class TelegramSim(Simulator):
             runner = self.runner
             result = await runner.handle_update(Update.de_json(update, runner.bot))
             await self._deliver(event, result)
-        return self._finish(event)
+        return await self._finish(event)
 
     async def _process(self, app: App, update: dict[str, Any], event: Event) -> None:
         """The served application processes ``update``; what its gate did goes to ``event``."""

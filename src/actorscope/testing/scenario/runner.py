@@ -130,6 +130,7 @@ class _Player:
         event = Event(f"http call by {http.user}", {"user": http.user})
         if step.action is not None:
             await sim.check(step.action, identity)
+        await env.db.settle_audit()  # as every kit event: its audit rows are written
         event.observations = sim.expect.settle(event.label)
         event.request = _http_request(identity)
         self.events.append(event)
