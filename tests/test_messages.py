@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, get_type_hints
 
 import pytest
 from hypothesis import given, settings
@@ -269,3 +269,69 @@ def test_json_round_trip_property(
         again = type(message).model_validate_json(message.model_dump_json())
         assert again == message
         assert dict(again.metadata) == dict(message.metadata)
+
+
+def _declaring(name: str) -> set[type]:
+    """The classes of both message models' bases whose own body annotates ``name``."""
+    bases = {*InboundMessage.__mro__, *RunRequest.__mro__}
+    return {cls for cls in bases if name in vars(cls).get("__annotations__", {})}
+
+
+def test_shared_fields_are_declared_once() -> None:
+    """Every field InboundMessage and RunRequest share comes from one class body, alike on both."""
+    shared = InboundMessage.model_fields.keys() & RunRequest.model_fields.keys()
+    assert {"user_id", "sender_id", "channel", "chat_id", "peer_kind", "sender_kind"} <= shared
+    assert {"tenant_id", "agent_id", "thread_id", "message_id", "content", "metadata"} <= shared
+    for name in shared:
+        declaring = _declaring(name)
+        assert len(declaring) == 1, f"{name} is declared in {sorted(c.__name__ for c in declaring)}"
+        (owner,) = declaring
+        assert issubclass(InboundMessage, owner)
+        assert issubclass(RunRequest, owner)
+        inbound, run = InboundMessage.model_fields[name], RunRequest.model_fields[name]
+        assert inbound.annotation == run.annotation, name
+        assert inbound.get_default() == run.get_default(), name
+        assert inbound.is_required() is run.is_required(), name
+
+
+def test_field_order_is_the_inbound_message_order() -> None:
+    """Serialised fields keep InboundMessage's order; RunRequest's own follow the shared ones."""
+    assert list(InboundMessage.model_fields) == [
+        "channel",
+        "sender_id",
+        "chat_id",
+        "content",
+        "peer_kind",
+        "user_id",
+        "sender_kind",
+        "metadata",
+        "thread_id",
+        "message_id",
+        "tenant_id",
+        "agent_id",
+        "media",
+    ]
+    assert list(RunRequest.model_fields) == [
+        *list(InboundMessage.model_fields)[:-1],
+        "session_key",
+        "role",
+    ]
+    assert list(RUN.model_dump()) == list(RunRequest.model_fields)
+
+
+def test_shared_names_mean_the_same_on_identity() -> None:
+    """A field name Identity shares with the message models carries the same annotation."""
+    hints = get_type_hints(Identity)
+    shared = hints.keys() & InboundMessage.model_fields.keys()
+    assert shared == {
+        "user_id",
+        "sender_id",
+        "channel",
+        "chat_id",
+        "peer_kind",
+        "sender_kind",
+        "tenant_id",
+        "agent_id",
+    }
+    for name in shared:
+        assert hints[name] == InboundMessage.model_fields[name].annotation, name

@@ -81,10 +81,15 @@ class Media(_Frozen):
     file_name: str = ""
 
 
-class InboundMessage(_Frozen):
-    """A message that arrived from a channel or was synthesised by a wrapper.
+class _MessageFields(_Frozen):
+    """The fields :class:`InboundMessage` and :class:`RunRequest` share, declared once.
 
-    ``user_id`` is the scope, ``sender_id`` the actor (``""`` when no person sent it).
+    Who acted where (the scope ``user_id``, the actor ``sender_id`` and its kind, channel,
+    chat, peer kind, topic/thread, the message id, the agent and tenant) plus the text and the
+    metadata. Both models inherit them, so a field added here is on both with one annotation
+    and default; :func:`~actorscope.propagation.build_run_request` and
+    :func:`~actorscope.channels.build_inbound` derive what they copy from ``model_fields``.
+    The order below is :class:`InboundMessage`'s field order (its JSON and ``model_dump``).
     """
 
     channel: str
@@ -99,10 +104,9 @@ class InboundMessage(_Frozen):
     message_id: str = ""
     tenant_id: str | None = None
     agent_id: str | None = None
-    media: tuple[Media, ...] = ()
 
-    def identity(self, *, role: str = "") -> Identity:
-        """The identity of this message's own sender (no origin is consulted)."""
+    def _identity_with(self, role: str) -> Identity:
+        # The one mapping of these fields onto an Identity (both models' identity()).
         return Identity(
             user_id=self.user_id,
             sender_id=self.sender_id,
@@ -114,6 +118,19 @@ class InboundMessage(_Frozen):
             tenant_id=self.tenant_id,
             agent_id=self.agent_id,
         )
+
+
+class InboundMessage(_MessageFields):
+    """A message that arrived from a channel or was synthesised by a wrapper.
+
+    ``user_id`` is the scope, ``sender_id`` the actor (``""`` when no person sent it).
+    """
+
+    media: tuple[Media, ...] = ()
+
+    def identity(self, *, role: str = "") -> Identity:
+        """The identity of this message's own sender (no origin is consulted)."""
+        return self._identity_with(role)
 
 
 class ReplyFormat(StrEnum):
@@ -317,7 +334,7 @@ class RichReply(_Rich):
         super().__init__(**fields)
 
 
-class RunRequest(_Frozen):
+class RunRequest(_MessageFields):
     """One agent turn: what to run, in which session, on behalf of whom.
 
     ``user_id`` is the scope, ``sender_id`` the actor (``""`` when no person acts), as on
@@ -334,19 +351,7 @@ class RunRequest(_Frozen):
     """
 
     session_key: str
-    user_id: str
-    sender_id: str
     role: str = ""
-    channel: str
-    chat_id: str
-    peer_kind: PeerKind = PeerKind.DIRECT
-    content: str = ""
-    metadata: Metadata = Field(default_factory=dict)
-    tenant_id: str | None = None
-    agent_id: str | None = None
-    sender_kind: SenderKind = SenderKind.USER
-    thread_id: str = ""
-    message_id: str = ""
 
     @property
     def propagated(self) -> bool:
@@ -362,17 +367,7 @@ class RunRequest(_Frozen):
 
     def identity(self) -> Identity:
         """The identity the host binds while this request runs."""
-        return Identity(
-            user_id=self.user_id,
-            sender_id=self.sender_id,
-            channel=self.channel,
-            chat_id=self.chat_id,
-            peer_kind=self.peer_kind,
-            sender_kind=self.sender_kind,
-            role=self.role,
-            tenant_id=self.tenant_id,
-            agent_id=self.agent_id,
-        )
+        return self._identity_with(self.role)
 
 
 def reply_to(source: InboundMessage | RunRequest, content: str | RichReply) -> OutboundMessage:
