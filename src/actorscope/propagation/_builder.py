@@ -49,6 +49,30 @@ __all__ = ["build_run_request", "origin_scope", "sanitize_inbound", "verified_or
 # The keys verify() reads (the agent and tenant ones only when present).
 _FIELD_SET = frozenset((*ORIGIN_FIELD_KEYS, *ORIGIN_AGENT_KEYS))
 
+# What build_run_request decides for itself: the request's own fields, and the scope, actor,
+# kinds, metadata, agent and tenant that attribution to a verified origin (or the host's
+# defaults) may change. Every other field a message and its request share (both inherit them
+# from one declaration in actorscope.messages) is carried over as it is: the list is derived,
+# so a field added there reaches the request without an edit here.
+_DECIDED = frozenset(
+    {
+        "session_key",
+        "role",
+        "user_id",
+        "sender_id",
+        "sender_kind",
+        "peer_kind",
+        "metadata",
+        "tenant_id",
+        "agent_id",
+    }
+)
+_CARRIED = tuple(
+    name
+    for name in RunRequest.model_fields
+    if name in InboundMessage.model_fields and name not in _DECIDED
+)
+
 
 def _strip(metadata: Mapping[str, str]) -> dict[str, str]:
     return {key: value for key, value in metadata.items() if not is_origin_key(key)}
@@ -208,19 +232,17 @@ def build_run_request(
         sender_kind = SenderKind.USER
         kept = _verified_metadata(msg.metadata)
         kept[META_ORIGIN_VIA] = msg.sender_id
-    return RunRequest(
-        session_key=key,
-        user_id=user_id,
-        sender_id=sender_id,
-        role=role,
-        channel=msg.channel,
-        chat_id=msg.chat_id,
-        peer_kind=peer_kind,
-        content=msg.content,
-        metadata=kept,
-        tenant_id=run_tenant,
-        agent_id=run_agent,
-        sender_kind=sender_kind,
-        thread_id=msg.thread_id,
-        message_id=msg.message_id,
-    )
+    fields: dict[str, object] = {
+        "session_key": key,
+        "user_id": user_id,
+        "sender_id": sender_id,
+        "role": role,
+        "peer_kind": peer_kind,
+        "metadata": kept,
+        "tenant_id": run_tenant,
+        "agent_id": run_agent,
+        "sender_kind": sender_kind,
+    }
+    for name in _CARRIED:  # a plain loop: no generator frame per request
+        fields[name] = getattr(msg, name)
+    return RunRequest(**fields)
