@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+from dataclasses import fields, replace
 from typing import Any
 
 import pytest
 from pydantic import ValidationError
 
-from actorscope.channels._base import Ingress, build_inbound, reply_to
+from actorscope.channels._base import _FROM_IDENTITY, Ingress, build_inbound, reply_to
 from actorscope.errors import PayloadError
-from actorscope.identity import discord_identity, telegram_identity
+from actorscope.identity import Identity, discord_identity, telegram_identity
 from actorscope.messages import InboundMessage
 
 
@@ -77,3 +78,13 @@ def test_build_inbound_refuses_values_that_are_not_text() -> None:
     media: Any = ("photo",)
     with pytest.raises(PayloadError, match="media"):
         build_inbound(identity, content="", metadata={}, media=media)
+
+
+def test_build_inbound_fills_every_identity_field_but_agent_and_tenant() -> None:
+    """build_inbound copies what Identity and the message share, but the host's agent and tenant."""
+    shared = {field.name for field in fields(Identity)} & InboundMessage.model_fields.keys()
+    assert set(_FROM_IDENTITY) == shared - {"agent_id", "tenant_id"}
+    assert {"user_id", "sender_id", "channel", "chat_id", "peer_kind", "sender_kind"} <= shared
+    identity = replace(telegram_identity(-100, "supergroup", 42), agent_id="a", tenant_id="t")
+    message = build_inbound(identity, content="", metadata={})
+    assert message.identity() == replace(identity, agent_id=None, tenant_id=None)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from enum import StrEnum
 from typing import NamedTuple
 
@@ -46,6 +46,17 @@ __all__ = [
     "ignored",
     "reply_to",
 ]
+
+# The message fields an adapter's Identity fills in (scope, actor and its kind, channel, chat,
+# peer kind): every field the two declare alike but the agent and tenant, which the host
+# assigns (build_run_request), never a platform event. Derived, so a new shared field needs no
+# edit here.
+_HOST_ASSIGNED = frozenset({"agent_id", "tenant_id"})
+_FROM_IDENTITY = tuple(
+    field.name
+    for field in fields(Identity)
+    if field.name in InboundMessage.model_fields and field.name not in _HOST_ASSIGNED
+)
 
 logger = logging.getLogger("actorscope.channels")
 # A library logs, the application decides where to: without this, Python's last-resort handler
@@ -222,8 +233,10 @@ def build_inbound(
 ) -> InboundMessage:
     """An :class:`InboundMessage` for ``identity``: the one way adapters build a message.
 
-    ``metadata`` is copied. Types are checked first: a value taken unchecked from a payload
-    raises :class:`~actorscope.errors.PayloadError` naming what is wrong instead of reaching
+    The message takes the identity's scope, actor and sender kind, channel, chat and peer
+    kind; never its agent or tenant, which the host assigns. ``metadata`` is copied. Types
+    are checked first: a value taken unchecked from a payload raises
+    :class:`~actorscope.errors.PayloadError` naming what is wrong instead of reaching
     ``admit()`` or a handler.
     """
     if not (type(content) is str and type(thread_id) is str and type(message_id) is str):
@@ -235,16 +248,13 @@ def build_inbound(
     for item in media:
         if not isinstance(item, Media):
             raise PayloadError("build_inbound: media must be Media items")
-    return InboundMessage(
-        channel=identity.channel,
-        sender_id=identity.sender_id,
-        chat_id=identity.chat_id,
-        content=content,
-        peer_kind=identity.peer_kind,
-        user_id=identity.user_id,
-        sender_kind=identity.sender_kind,
-        metadata=metadata,
-        thread_id=thread_id,
-        message_id=message_id,
-        media=media,
-    )
+    message: dict[str, object] = {
+        "content": content,
+        "metadata": metadata,
+        "thread_id": thread_id,
+        "message_id": message_id,
+        "media": media,
+    }
+    for name in _FROM_IDENTITY:  # a plain loop: no generator frame per message
+        message[name] = getattr(identity, name)
+    return InboundMessage(**message)
