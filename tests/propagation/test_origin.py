@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+from typing import get_type_hints
 
 import pytest
 
@@ -19,7 +20,7 @@ from actorscope.propagation import (
     Origin,
     OriginSigner,
 )
-from actorscope.propagation._keys import ORIGIN_FIELD_KEYS
+from actorscope.propagation._keys import ORIGIN_AGENT_KEYS, ORIGIN_FIELD_KEYS, ORIGIN_PREFIX
 
 KEY = b"k" * MIN_KEY_BYTES
 NOW = 1_800_000_000.0
@@ -284,3 +285,21 @@ def test_signature_bytes_are_stable(message: InboundMessage, origin: Origin, exp
     signed = signer().attach(message, origin)
     assert signed.metadata[META_ORIGIN_SIGNATURE] == expected
     assert signer().verify(signed) == origin
+
+
+def test_origin_fields_name_their_keys_and_mean_what_the_message_fields_mean() -> None:
+    """Each origin key is origin_ + an Origin field, in signed order; shared names share a type."""
+    hints = get_type_hints(Origin)
+    assert (*ORIGIN_FIELD_KEYS, *ORIGIN_AGENT_KEYS) == tuple(ORIGIN_PREFIX + name for name in hints)
+    shared = hints.keys() & InboundMessage.model_fields.keys()
+    assert shared == {
+        "sender_id",
+        "channel",
+        "chat_id",
+        "user_id",
+        "peer_kind",
+        "agent_id",
+        "tenant_id",
+    }
+    for name in shared:
+        assert hints[name] == InboundMessage.model_fields[name].annotation, name

@@ -83,6 +83,11 @@ class Origin(NamedTuple):
     """Who started a chain of runs, and where: the fields that travel as ``origin_*`` metadata.
 
     Immutable; a named tuple rather than a dataclass because one is built per verified message.
+    Its fields are not inherited from the messages' declaration of the identity fields: they
+    are the signed wire format (``origin.v2``). The first eight are signed in this order and
+    every field travels as ``origin_`` + its name, so a field added to the messages must not
+    change them. The names it shares with :class:`~actorscope.messages.InboundMessage`
+    (sender, channel, chat, scope, peer kind, agent, tenant) have the same types there.
     """
 
     sender_id: str
