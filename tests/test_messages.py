@@ -11,6 +11,7 @@ from pydantic import BaseModel, ValidationError
 
 from actorscope.identity import Identity, PeerKind, SenderKind
 from actorscope.messages import InboundMessage, Media, OutboundMessage, RunRequest
+from actorscope.propagation import Origin
 
 INBOUND = InboundMessage(
     channel="telegram",
@@ -319,19 +320,14 @@ def test_field_order_is_the_inbound_message_order() -> None:
     assert list(RUN.model_dump()) == list(RunRequest.model_fields)
 
 
-def test_shared_names_mean_the_same_on_identity() -> None:
-    """A field name Identity shares with the message models carries the same annotation."""
-    hints = get_type_hints(Identity)
-    shared = hints.keys() & InboundMessage.model_fields.keys()
-    assert shared == {
-        "user_id",
-        "sender_id",
-        "channel",
-        "chat_id",
-        "peer_kind",
-        "sender_kind",
-        "tenant_id",
-        "agent_id",
-    }
-    for name in shared:
+@pytest.mark.parametrize(
+    ("holder", "own"),
+    [(Identity, {"role"}), (Origin, {"role", "session_key", "trace_id"})],
+    ids=["Identity", "Origin"],
+)
+def test_shared_names_mean_the_same_elsewhere(holder: type, own: set[str]) -> None:
+    """Identity's and Origin's fields are the messages' (same type) but for their own few."""
+    hints = get_type_hints(holder)
+    assert hints.keys() - InboundMessage.model_fields.keys() == own
+    for name in hints.keys() - own:
         assert hints[name] == InboundMessage.model_fields[name].annotation, name
