@@ -34,7 +34,8 @@ FACES = sorted(
     ]
 )
 # The modules docs/design.md ("Public names") names as modules, plus the MCP server, which needs
-# the extra ``mcp`` and is therefore imported by name like the integrations.
+# the extra ``mcp`` and is therefore imported by name like the integrations, and the testing
+# kit's pytest plugin (its ``pytest11`` entry point names it) and scenario-file package.
 CONTRACT_MODULES = (
     "actorscope.channels.discord",
     "actorscope.channels.telegram",
@@ -45,6 +46,8 @@ CONTRACT_MODULES = (
     "actorscope.integrations.ptb",
     "actorscope.integrations.pydantic_ai",
     "actorscope.messages",
+    "actorscope.testing.plugin",
+    "actorscope.testing.scenario",
     "actorscope.tools.mcp_server",
 )
 # docs/design.md, "Public names": where each documented name is imported from.
@@ -129,6 +132,25 @@ DOCUMENTED: dict[str, tuple[str, ...]] = {
         "EmulatorRequest",
     ),
     "actorscope.store": ("Database",),
+    "actorscope.testing": (
+        "TelegramSim",
+        "DiscordSim",
+        "Grants",
+        "Turn",
+        "load_scenario",
+        "run_scenario",
+        "probe",
+        "Prober",
+        "Status",
+    ),
+    "actorscope.testing.plugin": (
+        "actorscope_db",
+        "actorscope_grants",
+        "actorscope_bind",
+        "actorscope_probe",
+        "telegram_sim",
+        "discord_sim",
+    ),
 }
 PUBLIC = [*FACES, *CONTRACT_MODULES]
 

@@ -40,8 +40,7 @@ from actorscope.integrations.ptb import gate as ptb_gate
 from actorscope.permissions import GrantStore
 from actorscope.sandbox import BotApiEmulator, EmulatorRequest
 from actorscope.store import Database
-from actorscope.testing import Grants, TelegramSim
-from actorscope.testing.harness import AgentEnv
+from actorscope.testing import AgentEnv, Grants, TelegramSim
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "ptb_notes_bot.py"
 App = Application[Any, Any, Any, Any, Any, Any]

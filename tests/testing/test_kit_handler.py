@@ -20,13 +20,13 @@ from actorscope.messages import RunRequest
 from actorscope.permissions import Decision, PermissionPolicy, Reason
 from actorscope.testing import (
     AgentEnv,
+    Binder,
     DiscordSim,
     Grants,
     TelegramSim,
     load_scenario,
     run_scenario,
 )
-from actorscope.testing.grants import Binder
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 NOTES_BOT = "telegram_bot:handle"

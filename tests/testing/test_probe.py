@@ -14,8 +14,7 @@ import pytest
 from actorscope.channels import ChannelConfig
 from actorscope.cli import main
 from actorscope.errors import ConfigError, ScenarioError
-from actorscope.testing import load_scenario, run_scenario
-from actorscope.testing.probe import Prober, Status
+from actorscope.testing import Prober, Status, load_scenario, run_scenario
 from actorscope.testing.scenario import ScenarioFailure
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -165,7 +164,7 @@ async def test_reproduction_scenario_fails_as_the_probe_did(
     tmp_path: Path, actorscope_probe: Prober
 ) -> None:
     """The scenario written for a non-writer's leak fails when played (the leak reproduces)."""
-    from actorscope.testing.probe import write_repros
+    from actorscope.testing import write_repros
 
     report = await actorscope_probe(
         "probe_bots:scope_not_actor", search_dir=FIXTURES, commands=NOTE

@@ -13,7 +13,7 @@ import pytest
 
 from actorscope.cli import main
 from actorscope.errors import ConfigError
-from actorscope.testing.probe import Prober, Status, write_repros
+from actorscope.testing import Prober, Status, write_repros
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"

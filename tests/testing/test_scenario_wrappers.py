@@ -10,7 +10,7 @@ from actorscope.errors import ScenarioError
 from actorscope.propagation import META_ORIGIN_VIA
 from actorscope.testing import TelegramSim
 from actorscope.testing.scenario import parse_scenario, run_scenario
-from actorscope.testing.scenario.model import CHAIN_KINDS
+from actorscope.testing.scenario._model import CHAIN_KINDS
 
 BASE = """\
 name: wrappers

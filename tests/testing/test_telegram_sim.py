@@ -9,8 +9,7 @@ from telegram import InlineKeyboardButton, InlineKeyboardMarkup
 
 from actorscope.channels import IgnoreReason, Outcome
 from actorscope.identity import Identity, PeerKind, SenderKind
-from actorscope.testing import ExpectationError, Grants, TelegramSim, Turn
-from actorscope.testing.grants import Binder
+from actorscope.testing import Binder, ExpectationError, Grants, TelegramSim, Turn
 
 
 def writer_bot(sim: TelegramSim) -> None:

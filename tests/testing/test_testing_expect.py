@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from actorscope.testing.expect import (
+from actorscope.testing._expect import (
     ExpectationError,
     Expectations,
     ObservationKind,

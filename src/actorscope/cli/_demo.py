@@ -207,7 +207,7 @@ async def play_demo(db_path: Path, *, reset: bool = False) -> DemoRun:
     Refuses (:class:`~actorscope.errors.ConflictError`) a database holding agents the demo
     did not create, unless ``reset``; those agents are never changed.
     """
-    from actorscope.testing.harness import AgentEnv
+    from actorscope.testing import AgentEnv
     from actorscope.testing.scenario import parse_scenario, run_scenario_in
 
     script = resources.files("actorscope.cli").joinpath("demo.scenario.yaml")

@@ -86,8 +86,7 @@ def probe_command(
     # Imported here: the kit loads the platform libraries, which `--help` must not.
     from actorscope.bots import load_bot_config
     from actorscope.bots.config import load_object
-    from actorscope.testing._probe_dpy import is_bot_factory
-    from actorscope.testing.probe import Status, probe, write_repros
+    from actorscope.testing import Status, is_bot_factory, probe, write_repros
 
     spec = str(config)
     # No such file but a colon: module:function (load_object names what is wrong with it).

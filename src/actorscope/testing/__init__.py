@@ -4,9 +4,11 @@
 python-telegram-bot / discord.py and the production runners (the same ingress pipeline and run
 step as ``actorscope run``), run the bot's :class:`Turn` and record every API call;
 ``should_send`` / ``should_allow`` / ``should_deny`` check what the bot did, in order.
-``*.scenario.yaml`` files (:mod:`actorscope.testing.scenario`) describe the same in YAML. The
-pytest plugin (:mod:`actorscope.testing.plugin`) provides the fixtures. The Telegram Bot API
-emulator lives in :mod:`actorscope.sandbox`.
+``*.scenario.yaml`` files (:mod:`actorscope.testing.scenario`) describe the same in YAML.
+:func:`probe` (``actorscope probe``, the ``actorscope_probe`` fixture) sends hostile senders x
+the bot's commands and reports every permission leak. The pytest plugin
+(:mod:`actorscope.testing.plugin`) provides the fixtures. The Telegram Bot API emulator lives in
+:mod:`actorscope.sandbox`.
 """
 
 from __future__ import annotations
@@ -20,16 +22,19 @@ from actorscope.sandbox import (
     RecordedCall,
     make_token,
 )
-from actorscope.testing.discord_sim import DiscordSim
-from actorscope.testing.expect import (
+from actorscope.testing._discord_sim import DiscordSim
+from actorscope.testing._expect import (
     ExpectationError,
     Expectations,
     Expected,
     Observation,
     ObservationKind,
 )
-from actorscope.testing.grants import Binder, Grants, open_env
-from actorscope.testing.harness import AgentEnv, BotHandler, Event, Simulator, Turn
+from actorscope.testing._grants import Binder, Grants, open_env
+from actorscope.testing._harness import AgentEnv, BotHandler, Event, Simulator, Turn
+from actorscope.testing._probe import ProbeCase, Prober, ProbeReport, Status, probe, write_repros
+from actorscope.testing._probe_dpy import is_bot_factory
+from actorscope.testing._telegram_sim import TelegramSim
 from actorscope.testing.scenario import (
     LoadedScenario,
     ScenarioFailure,
@@ -37,7 +42,6 @@ from actorscope.testing.scenario import (
     load_scenario,
     run_scenario,
 )
-from actorscope.testing.telegram_sim import TelegramSim
 
 __all__ = [
     "AgentEnv",
@@ -57,14 +61,21 @@ __all__ = [
     "LoadedScenario",
     "Observation",
     "ObservationKind",
+    "ProbeCase",
+    "ProbeReport",
+    "Prober",
     "RecordedCall",
     "ScenarioFailure",
     "Simulator",
+    "Status",
     "StepOutcome",
     "TelegramSim",
     "Turn",
+    "is_bot_factory",
     "load_scenario",
     "make_token",
     "open_env",
+    "probe",
     "run_scenario",
+    "write_repros",
 ]

@@ -28,25 +28,24 @@ import discord
 from discord.ext import commands
 
 from actorscope.bots.config import load_object
-from actorscope.channels import IgnoreReason, Ingress
+from actorscope.channels import IgnoreReason, Ingress, WriterCommand, writer_command_named
 from actorscope.channels._discord_runner import silence_voice_warnings
-from actorscope.channels._writer_commands import WriterCommand, writer_command_named
 from actorscope.errors import ConfigError
 from actorscope.host import Prepared
 from actorscope.integrations.discord_ext import COG_NAME, ActorscopeCog
-from actorscope.permissions._policy import Decision
+from actorscope.permissions import Decision
 from actorscope.sandbox import DiscordEmulator, declared_world, discord_pointed_at
-from actorscope.testing.expect import Expectations, ObservationKind
-from actorscope.testing.harness import AgentEnv, Event
-from actorscope.testing.probe import (
-    _D_BOT,
-    _D_MEMBER,
-    _D_OTHER_WRITER,
-    _D_WRITER,
+from actorscope.testing._expect import Expectations, ObservationKind
+from actorscope.testing._harness import AgentEnv, Event
+from actorscope.testing._probe import (
+    D_BOT,
+    D_MEMBER,
+    D_OTHER_WRITER,
+    D_WRITER,
     ProbeReport,
-    _play,
-    _seed_discord,
-    _World,
+    ProbeWorld,
+    play,
+    seed_discord,
 )
 
 __all__ = ["BOT_EVENTS", "BotFactory", "is_bot_factory", "probe_bot"]
@@ -57,16 +56,16 @@ BotFactory = Callable[..., discord.Client]
 #: How long the bot may take to log in, sync and connect.
 _START_WAIT = 30.0
 #: A look-alike of the writer: the writer's digits and one more.
-_D_LOOKALIKE = int(f"{_D_WRITER}0")
+_D_LOOKALIKE = int(f"{D_WRITER}0")
 #: The probe's Discord world, in the sandbox's scenario vocabulary.
 _DECLARED: dict[str, Any] = {
     "users": {
-        "writer": _D_WRITER,
-        "otherwriter": _D_OTHER_WRITER,
-        "member": _D_MEMBER,
+        "writer": D_WRITER,
+        "otherwriter": D_OTHER_WRITER,
+        "member": D_MEMBER,
         "writer.": _D_LOOKALIKE,
     },
-    "bots": {"helperbot": _D_BOT},
+    "bots": {"helperbot": D_BOT},
     "guilds": {
         "guild": {
             "channels": {"general": None},
@@ -100,7 +99,7 @@ class _Hosted:
         self.results.append((result, prepared))
 
 
-_DpyWorld = _World[_Hosted]
+_DpyWorld = ProbeWorld[_Hosted]
 _T = TypeVar("_T")
 _DpySend = Callable[[_DpyWorld, str, str], Awaitable[list[Event]]]
 
@@ -197,7 +196,7 @@ def _text(command: str) -> str:
         return command
     named = writer_command_named(name)
     if named in (WriterCommand.ADD, WriterCommand.REMOVE):
-        return f"{command} <@{_D_MEMBER}>"
+        return f"{command} <@{D_MEMBER}>"
     return command if named is not None else f"{command} probe"
 
 
@@ -432,5 +431,5 @@ async def probe_bot(
         guilds = (world.guild("guild").id, world.guild("elsewhere").id)
         general, lobby = world.channel("general").id, world.channel("lobby").id
         dm = world.dm_channel(world.user("writer")).id
-        probed = await _seed_discord(hosted, env, guilds, general, lobby, dm)
-        await _play(probed, BOT_EVENTS, _BOT_WHERES, report.commands, deadline, report, only=events)
+        probed = await seed_discord(hosted, env, guilds, general, lobby, dm)
+        await play(probed, BOT_EVENTS, _BOT_WHERES, report.commands, deadline, report, only=events)

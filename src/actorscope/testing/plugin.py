@@ -2,16 +2,16 @@
 
 Fixtures, each on a fresh temporary database:
 
-* ``actorscope_env`` - the :class:`~actorscope.testing.harness.AgentEnv` the others share;
+* ``actorscope_env`` - the :class:`~actorscope.testing.AgentEnv` the others share;
 * ``actorscope_db`` - the migrated :class:`~actorscope.store.Database` (default tenant, agent
   ``main``); ``actorscope_agent`` - that agent;
-* ``actorscope_grants`` - :class:`~actorscope.testing.grants.Grants` bound to the agent;
+* ``actorscope_grants`` - :class:`~actorscope.testing.Grants` bound to the agent;
 * ``actorscope_bind`` - run code as an identity:
   ``with actorscope_bind(sender=alice, scope=GROUP): ...``;
 * ``telegram_sim`` / ``discord_sim`` - the simulators, started and stopped around the test;
   expectations declared but never used by an event fail at teardown, naming the line
   that declared them;
-* ``actorscope_probe`` - :func:`~actorscope.testing.probe.probe`, as ``actorscope probe``
+* ``actorscope_probe`` - :func:`~actorscope.testing.probe`, as ``actorscope probe``
   runs it: ``report = await actorscope_probe("bot:handle", commands=["/note x"])`` and
   ``assert not report.leaks`` (it makes its own throwaway database and workspace).
 
@@ -37,12 +37,12 @@ import pytest_asyncio
 
 from actorscope.agents import Agent
 from actorscope.store import Database
-from actorscope.testing.discord_sim import DiscordSim
-from actorscope.testing.grants import Binder, Grants, open_env
-from actorscope.testing.harness import AgentEnv, Simulator
-from actorscope.testing.probe import Prober, probe
-from actorscope.testing.scenario.items import ScenarioFile, is_scenario_file
-from actorscope.testing.telegram_sim import TelegramSim
+from actorscope.testing._discord_sim import DiscordSim
+from actorscope.testing._grants import Binder, Grants, open_env
+from actorscope.testing._harness import AgentEnv, Simulator
+from actorscope.testing._probe import Prober, probe
+from actorscope.testing._telegram_sim import TelegramSim
+from actorscope.testing.scenario._items import ScenarioFile, is_scenario_file
 
 __all__ = [
     "actorscope_agent",

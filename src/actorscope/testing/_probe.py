@@ -44,8 +44,7 @@ from actorscope.identity import (
     telegram_identity,
 )
 from actorscope.messages import InboundMessage
-from actorscope.permissions import writer_scope
-from actorscope.permissions._audit import AuditLog
+from actorscope.permissions import AuditLog, writer_scope
 from actorscope.propagation import (
     Origin,
     OriginSigner,
@@ -56,10 +55,10 @@ from actorscope.propagation import (
     spawn_subagent,
     ticker_run,
 )
-from actorscope.testing.discord_sim import DiscordSim
-from actorscope.testing.grants import Grants, open_env
-from actorscope.testing.harness import AgentEnv, Event
-from actorscope.testing.telegram_sim import TelegramSim
+from actorscope.testing._discord_sim import DiscordSim
+from actorscope.testing._grants import Grants, open_env
+from actorscope.testing._harness import AgentEnv, Event
+from actorscope.testing._telegram_sim import TelegramSim
 
 __all__ = [
     "DEFAULT_COMMANDS",
@@ -186,7 +185,7 @@ class ProbeReport:
 
 
 @dataclass
-class _World(Generic[SimT]):
+class ProbeWorld(Generic[SimT]):
     """A probe's world on one platform: its groups, the people, the planted markers."""
 
     sim: SimT
@@ -201,8 +200,8 @@ class _World(Generic[SimT]):
     groups: set[str] = field(default_factory=set)
 
 
-_Send = Callable[[_World[SimT], str, str], Awaitable[list[Event]]]
-_TgWorld = _World[TelegramSim]
+_Send = Callable[[ProbeWorld[SimT], str, str], Awaitable[list[Event]]]
+_TgWorld = ProbeWorld[TelegramSim]
 _TgSend = _Send[TelegramSim]
 
 
@@ -278,7 +277,7 @@ async def _build(sim: TelegramSim, env: AgentEnv) -> _TgWorld:
         str(_OTHER_ID): _plant(env, telegram_identity(_OTHER_ID, "supergroup", None)),
         str(_WRITER_ID): _plant(env, telegram_identity(_WRITER_ID, "private", _WRITER_ID)),
     }
-    world = _World(sim, env, writers, planted)
+    world = ProbeWorld(sim, env, writers, planted)
     world.groups = _group_names(
         env,
         [telegram_identity(chat, "supergroup", None) for chat in (_GROUP_ID, _FORUM_ID, _OTHER_ID)],
@@ -567,7 +566,7 @@ def _decision_leaks(
 
 
 async def _run_case(
-    world: _World[SimT],
+    world: ProbeWorld[SimT],
     audit: AuditLog,
     case: ProbeCase,
     send: _Send[SimT],
@@ -607,7 +606,7 @@ def _cross_scope(events: Sequence[Event], planted: dict[str, str]) -> list[str]:
 
 
 async def _bounded(
-    world: _World[SimT],
+    world: ProbeWorld[SimT],
     audit: AuditLog,
     case: ProbeCase,
     how: tuple[_Send[SimT], str, bool],
@@ -634,8 +633,8 @@ async def _bounded(
         case.problems.append(f"the handler failed: {type(error).__name__}: {error}")
 
 
-async def _play(
-    world: _World[SimT],
+async def play(
+    world: ProbeWorld[SimT],
     events: dict[str, tuple[_Send[SimT], bool]],
     wheres: dict[str, tuple[str, ...]],
     commands: Sequence[str],
@@ -719,8 +718,8 @@ async def probe(
     ``setMyCommands``; ``config`` is the Telegram channel configuration the runner admits by
     (default: mention not required); with ``discord`` (the Discord one) the Discord events are
     sent too, labelled ``discord: ...`` (not with ``application``). Or, with ``bot`` (a
-    discord.py bot's class or factory, or its ``module:attribute``: see
-    :data:`~actorscope.testing._probe_dpy.BotFactory`), that bot against the Discord emulator.
+    discord.py bot's class or factory, called with ``database``, ``agent``, ``workspace`` and
+    ``owners``, or its ``module:attribute``), that bot against the Discord emulator.
     ``events`` limits the run to the events labelled so (as in the report). Everything is
     written to a temporary folder that is removed before this returns.
     """
@@ -760,12 +759,12 @@ async def probe(
                 all_commands[:] = dict.fromkeys([*all_commands, *_registered(sim)])
                 world = await _build(sim, env)
                 wheres = {name: _WHERES.get(name, ("group", "forum")) for name in EVENTS}
-                await _play(world, EVENTS, wheres, all_commands, deadline, report, only=events)
+                await play(world, EVENTS, wheres, all_commands, deadline, report, only=events)
             if discord is not None and handler is not None:
                 async with DiscordSim(env, config=discord) as dsim:
                     dsim.serve(handler, search_dir=search_dir)
                     dworld = await _build_discord(dsim, env)
-                    await _play(
+                    await play(
                         dworld,
                         DISCORD_EVENTS,
                         _DISCORD_WHERES,
@@ -779,9 +778,9 @@ async def probe(
 
 
 # -- Discord ------------------------------------------------------------------------------------
-_DcWorld = _World[DiscordSim]
+_DcWorld = ProbeWorld[DiscordSim]
 _DcSend = _Send[DiscordSim]
-_D_WRITER, _D_OTHER_WRITER, _D_MEMBER, _D_BOT = (
+D_WRITER, D_OTHER_WRITER, D_MEMBER, D_BOT = (
     424200000000000001,
     515100000000000002,
     616100000000000003,
@@ -792,41 +791,41 @@ _D_WRITER, _D_OTHER_WRITER, _D_MEMBER, _D_BOT = (
 async def _build_discord(sim: DiscordSim, env: AgentEnv) -> _DcWorld:
     """Guild ``guild`` (#general, thread ideas) with its writer; guild ``elsewhere`` (#lobby)
     with its own; a member, another bot."""
-    writer = sim.user("writer", user_id=_D_WRITER)
-    sim.user("otherwriter", user_id=_D_OTHER_WRITER)
-    sim.user("member", user_id=_D_MEMBER)
-    sim.user("helperbot", user_id=_D_BOT, bot=True)
+    writer = sim.user("writer", user_id=D_WRITER)
+    sim.user("otherwriter", user_id=D_OTHER_WRITER)
+    sim.user("member", user_id=D_MEMBER)
+    sim.user("helperbot", user_id=D_BOT, bot=True)
     guild, elsewhere = sim.guild("guild"), sim.guild("elsewhere")
     general = sim.channel(guild, "general")
     sim.thread(general, "ideas")
     lobby = sim.channel(elsewhere, "lobby")
     dm = sim.dm_channel(writer)
-    return await _seed_discord(sim, env, (guild.id, elsewhere.id), general.id, lobby.id, dm.id)
+    return await seed_discord(sim, env, (guild.id, elsewhere.id), general.id, lobby.id, dm.id)
 
 
-async def _seed_discord(
+async def seed_discord(
     sim: SimT, env: AgentEnv, guilds: tuple[int, int], general: int, lobby: int, dm: int
-) -> _World[SimT]:
+) -> ProbeWorld[SimT]:
     """The Discord probe world of ``sim``: the writer granted guild-wide in the first guild,
     the other writer in the second; markers planted in the second guild's ``lobby`` channel
     and the writer's ``dm`` channel; what the writer's DM must not change."""
     grants = Grants(env.store, env.agent)
     writers: dict[str, str] = {}
-    for guild, person in zip(guilds, (_D_WRITER, _D_OTHER_WRITER), strict=True):
+    for guild, person in zip(guilds, (D_WRITER, D_OTHER_WRITER), strict=True):
         scope = writer_scope(guild_member_scope(guild, person)) or ""
         writers[scope] = str(person)
         await grants.allow(scope, str(person), by="probe")
     planted = {
-        str(lobby): discord_identity(_D_OTHER_WRITER, chat_id=lobby, guild_id=guilds[1]),
-        str(dm): discord_identity(_D_WRITER, chat_id=dm),
+        str(lobby): discord_identity(D_OTHER_WRITER, chat_id=lobby, guild_id=guilds[1]),
+        str(dm): discord_identity(D_WRITER, chat_id=dm),
     }
-    world = _World(sim, env, writers, {chat: _plant(env, i) for chat, i in planted.items()})
+    world = ProbeWorld(sim, env, writers, {chat: _plant(env, i) for chat, i in planted.items()})
     world.groups = _group_names(
         env,
         [
             discord_identity(person, chat_id=general, guild_id=guild)
             for guild in guilds
-            for person in (_D_WRITER, _D_OTHER_WRITER, _D_MEMBER)
+            for person in (D_WRITER, D_OTHER_WRITER, D_MEMBER)
         ],
     ) | set(writers)
     return world
@@ -934,7 +933,7 @@ Run it with pytest: the actorscope testing kit gives the actorscope_probe fixtur
 
 from pathlib import Path
 
-from actorscope.testing.probe import Prober, Status
+from actorscope.testing import Prober, Status
 
 # {title}
 # {problems}

@@ -15,7 +15,7 @@ import yaml
 from pydantic import ValidationError
 
 from actorscope.errors import ScenarioError
-from actorscope.testing.scenario.model import Scenario
+from actorscope.testing.scenario._model import Scenario
 
 __all__ = ["Lines", "LoadedScenario", "load_scenario", "parse_scenario", "where"]
 

@@ -47,7 +47,7 @@ from actorscope.propagation import (
     ticker_run,
 )
 from actorscope.store import Database
-from actorscope.testing.expect import (
+from actorscope.testing._expect import (
     Expectations,
     Observation,
     ObservationKind,

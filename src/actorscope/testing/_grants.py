@@ -18,7 +18,7 @@ from actorscope.identity import Identity, PeerKind, SenderKind, is_group_scope
 from actorscope.permissions import Grant, GrantStore, Permission, PermissionPolicy
 from actorscope.propagation import OriginSigner
 from actorscope.store import Database
-from actorscope.testing.harness import AgentEnv
+from actorscope.testing._harness import AgentEnv
 from actorscope.tools._workspace import Workspace
 
 __all__ = ["Binder", "Grants", "open_env", "sender_of"]

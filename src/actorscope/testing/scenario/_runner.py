@@ -17,12 +17,12 @@ from actorscope.channels import Outcome
 from actorscope.errors import ConfigError, ScenarioError
 from actorscope.identity import Identity, http_identity
 from actorscope.messages import RunRequest
-from actorscope.testing.expect import Expected, ObservationKind, diff
-from actorscope.testing.grants import open_env
-from actorscope.testing.harness import AgentEnv, Event, Simulator, Turn
-from actorscope.testing.scenario.loader import LoadedScenario
-from actorscope.testing.scenario.model import Expect, HttpStep, Step
-from actorscope.testing.scenario.world import World
+from actorscope.testing._expect import Expected, ObservationKind, diff
+from actorscope.testing._grants import open_env
+from actorscope.testing._harness import AgentEnv, Event, Simulator, Turn
+from actorscope.testing.scenario._loader import LoadedScenario
+from actorscope.testing.scenario._model import Expect, HttpStep, Step
+from actorscope.testing.scenario._world import World
 
 __all__ = ["ScenarioFailure", "StepOutcome", "run_scenario", "run_scenario_in"]
 
@@ -295,7 +295,7 @@ async def _probe(loaded: LoadedScenario) -> None:
     if not setup.probe or setup.handler is None:
         return
     # Imported here: importing actorscope.testing (which the probe does) imports this module.
-    from actorscope.testing.probe import probe
+    from actorscope.testing._probe import probe
 
     texts = [s.telegram.text for s in loaded.scenario.steps if s.telegram is not None]
     commands = [t for t in texts if t and t.startswith("/")]

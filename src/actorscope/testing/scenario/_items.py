@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from actorscope.errors import ScenarioError
-from actorscope.testing.expect import ExpectationError
-from actorscope.testing.scenario.loader import load_scenario
-from actorscope.testing.scenario.runner import ScenarioFailure, run_scenario
+from actorscope.testing._expect import ExpectationError
+from actorscope.testing.scenario._loader import load_scenario
+from actorscope.testing.scenario._runner import ScenarioFailure, run_scenario
 
 __all__ = ["SCENARIO_SUFFIX", "ScenarioFile", "ScenarioItem", "is_scenario_file"]
 

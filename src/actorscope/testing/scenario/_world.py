@@ -17,11 +17,12 @@ from actorscope.errors import ConfigError, ScenarioError
 from actorscope.identity import group_scope
 from actorscope.sandbox import World as DiscordWorld
 from actorscope.sandbox import declared_world
-from actorscope.testing.discord_sim import DiscordSim
-from actorscope.testing.grants import Grants
-from actorscope.testing.harness import AgentEnv, Event, Simulator
-from actorscope.testing.scenario.loader import LoadedScenario
-from actorscope.testing.scenario.model import (
+from actorscope.testing._discord_sim import DiscordSim
+from actorscope.testing._grants import Grants
+from actorscope.testing._harness import AgentEnv, Event, Simulator
+from actorscope.testing._telegram_sim import TelegramSim
+from actorscope.testing.scenario._loader import LoadedScenario
+from actorscope.testing.scenario._model import (
     DiscordStep,
     GrantSpec,
     ReplyExpect,
@@ -30,7 +31,6 @@ from actorscope.testing.scenario.model import (
     Step,
     TelegramStep,
 )
-from actorscope.testing.telegram_sim import TelegramSim
 
 __all__ = ["World"]
 

@@ -36,18 +36,17 @@ with warnings.catch_warnings():
     import discord
     from discord.ext import commands
 
-from actorscope.channels import ChannelConfig, Ingress
+from actorscope.channels import ChannelConfig, Ingress, WriterCommand
 from actorscope.channels._discord_commands import WriterTarget
 from actorscope.channels._discord_runner import DiscordRunner
-from actorscope.channels._writer_commands import WriterCommand
 from actorscope.host import OutboundSender, Prepared
 from actorscope.sandbox import DiscordChannel as Channel
 from actorscope.sandbox import DiscordEmulator, HttpCall, World, discord_pointed_at
 from actorscope.sandbox import DiscordGuild as Guild
 from actorscope.sandbox import DiscordMessage as Message
 from actorscope.sandbox import DiscordUser as User
-from actorscope.testing.expect import ObservationKind, hide_on_expectation_failure
-from actorscope.testing.harness import AgentEnv, Event, Simulator
+from actorscope.testing._expect import ObservationKind, hide_on_expectation_failure
+from actorscope.testing._harness import AgentEnv, Event, Simulator
 
 __all__ = ["DiscordSim"]
 

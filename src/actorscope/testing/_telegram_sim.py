@@ -45,8 +45,8 @@ from actorscope.sandbox import (
     RecordedCall,
     User,
 )
-from actorscope.testing.expect import ObservationKind, hide_on_expectation_failure
-from actorscope.testing.harness import AgentEnv, Event, Simulator
+from actorscope.testing._expect import ObservationKind, hide_on_expectation_failure
+from actorscope.testing._harness import AgentEnv, Event, Simulator
 
 __all__ = ["TelegramSim"]
 

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:
-    from actorscope.permissions._policy import Decision
+    from actorscope.permissions import Decision
 
 __all__ = [
     "ExpectationError",
