@@ -15,7 +15,7 @@ from pathlib import Path
 import httpx
 
 from actorscope.agents import AgentRegistry
-from actorscope.bots.config import HttpSection
+from actorscope.bots import HttpSection
 from actorscope.http import ApiKeyStore, create_app
 from actorscope.http._serve import bind, running, url_of
 from actorscope.messages import RunRequest

@@ -15,8 +15,7 @@ import pytest
 from discord.webhook.async_ import AsyncWebhookAdapter
 
 from actorscope.agents import AgentRegistry
-from actorscope.bots.app import with_services
-from actorscope.bots.services import BotServices, current_services
+from actorscope.bots import BotServices, current_services, with_services
 from actorscope.channels import META_CALLBACK_DATA
 from actorscope.channels._config import ChannelConfig
 from actorscope.channels._discord_runner import DiscordRunner

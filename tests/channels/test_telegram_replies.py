@@ -14,8 +14,7 @@ from typing import Any
 import pytest
 
 from actorscope.agents import AgentRegistry
-from actorscope.bots.app import with_services
-from actorscope.bots.services import BotServices, current_services
+from actorscope.bots import BotServices, current_services, with_services
 from actorscope.channels import META_CALLBACK_DATA
 from actorscope.channels._config import ChannelConfig
 from actorscope.channels._telegram_runner import TelegramRunner

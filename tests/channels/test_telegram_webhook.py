@@ -13,7 +13,7 @@ from typing import Any
 import aiohttp
 import pytest
 
-from actorscope.bots import app as bots_app
+from actorscope.bots import _app as bots_app
 from actorscope.bots import load_bot_config, run_bots
 from actorscope.channels._config import ChannelConfig
 from actorscope.channels._shared_dedup import SharedDedup

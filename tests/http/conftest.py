@@ -10,7 +10,7 @@ import pytest
 from fastapi import FastAPI
 
 from actorscope.agents import Agent
-from actorscope.bots.config import HttpSection
+from actorscope.bots import HttpSection
 from actorscope.context import current_identity
 from actorscope.http import ROLES, ApiKeyStore, create_app
 from actorscope.http._serve import bind, running, url_of

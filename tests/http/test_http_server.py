@@ -13,7 +13,7 @@ import pytest
 from tests.http.conftest import bearer, serving
 
 from actorscope.agents import Agent
-from actorscope.bots.config import load_bot_config
+from actorscope.bots import load_bot_config
 from actorscope.cli import main
 from actorscope.errors import ConfigError
 from actorscope.http import ApiKeyStore, create_app

@@ -1,25 +1,35 @@
 """Running bots: the ``actorscope run`` configuration, runtime, handler services and prompt."""
 
-from actorscope.bots.app import SHUTDOWN_GRACE, run_bots, with_services
-from actorscope.bots.config import (
+from actorscope.bots._app import SHUTDOWN_GRACE, run_bots, with_services
+from actorscope.bots._config import (
     BotConfig,
     ChannelSection,
+    DiscordSection,
+    HttpSection,
+    ProbeSection,
+    TelegramSection,
     load_bot_config,
     load_handler,
+    load_object,
     resolve_token,
 )
-from actorscope.bots.services import BotServices, bind_services, current_services
-from actorscope.bots.terminal import run_in_terminal
+from actorscope.bots._services import BotServices, bind_services, current_services
+from actorscope.bots._terminal import run_in_terminal
 
 __all__ = [
     "SHUTDOWN_GRACE",
     "BotConfig",
     "BotServices",
     "ChannelSection",
+    "DiscordSection",
+    "HttpSection",
+    "ProbeSection",
+    "TelegramSection",
     "bind_services",
     "current_services",
     "load_bot_config",
     "load_handler",
+    "load_object",
     "resolve_token",
     "run_bots",
     "run_in_terminal",

@@ -84,8 +84,7 @@ def probe_command(
     """Send every hostile sender x command to the configured bot; exit 1 on any leak or hang."""
     require_testing_extra("probe")
     # Imported here: the kit loads the platform libraries, which `--help` must not.
-    from actorscope.bots import load_bot_config
-    from actorscope.bots.config import load_object
+    from actorscope.bots import load_bot_config, load_object
     from actorscope.testing import Status, is_bot_factory, probe, write_repros
 
     spec = str(config)

@@ -71,6 +71,6 @@ def lint(
 def config_schema() -> None:
     """Print the JSON Schema of bot.toml (actorscope run / serve / probe) as one JSON object."""
     # Imported here: the configuration model loads the channel modules, which `--help` must not.
-    from actorscope.bots.config import BotConfig
+    from actorscope.bots import BotConfig
 
     typer.echo(json.dumps(BotConfig.model_json_schema(), indent=2, sort_keys=True))

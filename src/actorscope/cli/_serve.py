@@ -22,7 +22,7 @@ def serve(
 ) -> None:
     """Serve the HTTP API and operator console (the [http] section) next to the bots."""
     # Imported here: the web stack and the platform libraries, which `--help` must not load.
-    from actorscope.bots.config import load_bot_config
+    from actorscope.bots import load_bot_config
 
     loaded = load_bot_config(config, require_bots=False)
     section = loaded.http

@@ -18,9 +18,14 @@ from contextlib import AsyncExitStack
 import uvicorn
 
 from actorscope.agents import Agent, AgentRegistry
-from actorscope.bots.app import run_bots, with_services
-from actorscope.bots.config import BotConfig, HttpSection, load_handler
-from actorscope.bots.services import BotServices
+from actorscope.bots import (
+    BotConfig,
+    BotServices,
+    HttpSection,
+    load_handler,
+    run_bots,
+    with_services,
+)
 from actorscope.errors import AgentNotFoundError, ConfigError
 from actorscope.http._app import create_app
 from actorscope.http._guard import ASGIApp

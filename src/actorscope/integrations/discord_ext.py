@@ -52,7 +52,7 @@ with warnings.catch_warnings():
     from discord.ext import commands
 
 from actorscope.agents._registry import AgentRegistry
-from actorscope.bots.services import BotServices
+from actorscope.bots import BotServices
 from actorscope.channels._base import META_ADDRESSED, META_COMMAND, Addressed, Ingress, Outcome
 from actorscope.channels._config import ChannelConfig
 from actorscope.channels._discord_commands import (

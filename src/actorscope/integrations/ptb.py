@@ -57,7 +57,7 @@ from telegram.ext import (
 
 from actorscope.agents import Agent, AgentRegistry
 from actorscope.agents._types import parse_agent_key
-from actorscope.bots.services import BotServices, bind_services
+from actorscope.bots import BotServices, bind_services
 from actorscope.channels import ChannelConfig, Ingress, Outcome, Pipeline, SharedDedup
 from actorscope.channels._telegram_commands import (
     handle_telegram_writer_command,

@@ -20,10 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from actorscope.agents import Agent
-
-# The modules, not the package face: actorscope.bots imports the kit's Bot API emulator.
-from actorscope.bots.config import load_handler
-from actorscope.bots.services import BotServices, bind_services
+from actorscope.bots import BotServices, bind_services, load_handler
 from actorscope.channels import ChannelConfig, IgnoreReason, Ingress, Outcome
 from actorscope.context import bind_identity
 from actorscope.errors import ConfigError

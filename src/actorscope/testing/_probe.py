@@ -30,7 +30,7 @@ import yaml
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup
 from telegram.ext import Application, ApplicationBuilder
 
-from actorscope.bots.config import load_object
+from actorscope.bots import load_object
 from actorscope.channels import ChannelConfig, IgnoreReason
 from actorscope.context import bind_identity
 from actorscope.errors import ConfigError

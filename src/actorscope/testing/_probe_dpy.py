@@ -27,7 +27,7 @@ from typing import Any, TypeVar
 import discord
 from discord.ext import commands
 
-from actorscope.bots.config import load_object
+from actorscope.bots import load_object
 from actorscope.channels import IgnoreReason, Ingress, WriterCommand, writer_command_named
 from actorscope.channels._discord_runner import silence_voice_warnings
 from actorscope.errors import ConfigError

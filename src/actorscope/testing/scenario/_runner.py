@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from actorscope.bots.config import load_handler
+from actorscope.bots import load_handler
 from actorscope.channels import Outcome
 from actorscope.errors import ConfigError, ScenarioError
 from actorscope.identity import Identity, http_identity

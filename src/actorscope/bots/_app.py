@@ -31,7 +31,7 @@ from telegram.error import InvalidToken, TelegramError
 
 from actorscope.agents._models import Agent
 from actorscope.agents._registry import AgentRegistry
-from actorscope.bots.config import (
+from actorscope.bots._config import (
     BotConfig,
     ChannelSection,
     DiscordSection,
@@ -39,7 +39,7 @@ from actorscope.bots.config import (
     load_handler,
     resolve_token,
 )
-from actorscope.bots.services import BotServices, bind_services
+from actorscope.bots._services import BotServices, bind_services
 from actorscope.channels._adapter import ChannelAdapter
 from actorscope.channels._base import IgnoreReason, Ingress
 from actorscope.channels._discord_runner import DiscordRunner

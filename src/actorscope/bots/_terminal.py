@@ -11,8 +11,8 @@ import asyncio
 import logging
 import sys
 
-from actorscope.bots.app import run_bots
-from actorscope.bots.config import BotConfig
+from actorscope.bots._app import run_bots
+from actorscope.bots._config import BotConfig
 from actorscope.sandbox._telegram.console import read_lines
 
 __all__ = ["run_in_terminal"]
