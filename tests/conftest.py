@@ -26,6 +26,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 import uvicorn
+from tests._wait import wait_until
 
 from actorscope.agents import Agent, AgentRegistry
 from actorscope.permissions import GrantStore
@@ -179,11 +180,8 @@ async def _on_loopback(server: uvicorn.Server) -> AsyncIterator[int]:
         sock.bind(("127.0.0.1", 0))
         task = asyncio.create_task(server.serve(sockets=[sock]))
         try:
-            for _ in range(1000):  # uvicorn offers a flag, not an event: poll it, 10 s at most
-                if server.started:
-                    break
-                await asyncio.sleep(0.01)
-            assert server.started, "uvicorn did not start"
+            # uvicorn offers a flag, not an event: poll it, 10 s at most.
+            await wait_until(lambda: server.started, 10)
             yield int(sock.getsockname()[1])
         finally:
             server.should_exit = True

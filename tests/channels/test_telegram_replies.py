@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import struct
 import zlib
@@ -12,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests._wait import wait_until
 
 from actorscope.agents import AgentRegistry
 from actorscope.bots import BotServices, current_services, with_services
@@ -27,13 +27,6 @@ from actorscope.store import Database
 from actorscope.tools._workspace import Workspace
 
 Turn = Callable[[RunRequest], Awaitable[Reply]]
-
-
-async def wait_until(predicate: Callable[[], bool], seconds: float = 5.0) -> None:
-    """Poll ``predicate`` every 10 ms; fail after ``seconds``."""
-    async with asyncio.timeout(seconds):
-        while not predicate():  # noqa: ASYNC110 - the state changes in the bot's own tasks
-            await asyncio.sleep(0.01)
 
 
 _POSTING = frozenset({"sendmessage", "sendphoto", "senddocument"})

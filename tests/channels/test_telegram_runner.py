@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Update
+from tests._wait import wait_until
 
 from actorscope.agents import AgentRegistry
 from actorscope.channels import IgnoreReason, Outcome
@@ -22,13 +22,6 @@ from actorscope.permissions import GrantStore
 from actorscope.propagation import MessageBus, OriginSigner
 from actorscope.sandbox import BotApiEmulator, EmulatorRequest, MemberStatus
 from actorscope.store import Database
-
-
-async def wait_until(predicate: Callable[[], bool], seconds: float = 5.0) -> None:
-    """Poll ``predicate`` every 10 ms; fail after ``seconds``."""
-    async with asyncio.timeout(seconds):
-        while not predicate():  # noqa: ASYNC110 - the state changes in the bot's own tasks
-            await asyncio.sleep(0.01)
 
 
 @dataclass

@@ -12,6 +12,7 @@ from typing import Any
 
 import aiohttp
 import pytest
+from tests._wait import wait_until
 
 from actorscope.bots import _app as bots_app
 from actorscope.bots import load_bot_config, run_bots
@@ -483,16 +484,13 @@ async def test_run_bots_in_webhook_mode_end_to_end(
     config = load_bot_config(path)
     task = asyncio.create_task(run_bots(config, env=env, out=out, stop=stop, handle_signals=False))
     try:
-        async with asyncio.timeout(10):
-            while not receivers:  # noqa: ASYNC110 - run_bots prints it while starting
-                await asyncio.sleep(0.01)
-            (receiver,) = receivers
-            assert receiver.startswith("http://127.0.0.1:")
-            assert receiver.endswith("/tg/hook")
-            assert await post(receiver, update(emu, "ping"), "wrong") == 403
-            assert await post(receiver, update(emu, "ping")) == 200
-            while not emu.sent_messages():  # noqa: ASYNC110 - the host replies in its task
-                await asyncio.sleep(0.01)
+        await wait_until(lambda: bool(receivers), 10)  # run_bots prints it while starting
+        (receiver,) = receivers
+        assert receiver.startswith("http://127.0.0.1:")
+        assert receiver.endswith("/tg/hook")
+        assert await post(receiver, update(emu, "ping"), "wrong") == 403
+        assert await post(receiver, update(emu, "ping")) == 200
+        await wait_until(lambda: bool(emu.sent_messages()), 10)  # the host replies in its task
     finally:
         stop.set()
         await asyncio.wait_for(task, 10)

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
+from tests._wait import wait_until
 
 from actorscope.agents import AgentRegistry
 from actorscope.channels._config import ChannelConfig
@@ -80,9 +80,7 @@ class Chat:
         """``user`` sends a command; returns the bot's reply (which must land in "ideas")."""
         before = len(self.emu.sent_messages())
         await self.say(user, text, reply_to=reply_to)
-        async with asyncio.timeout(5):
-            while len(self.emu.sent_messages()) == before:  # noqa: ASYNC110 - bot's own tasks
-                await asyncio.sleep(0.01)
+        await wait_until(lambda: len(self.emu.sent_messages()) > before)
         sent: dict[str, Any] = self.emu.sent_messages()[-1]
         assert sent["chat"]["id"] == self.emu.state.chat("@devs").id
         assert sent["message_thread_id"] == 2

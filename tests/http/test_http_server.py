@@ -10,6 +10,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from tests._wait import wait_until
 from tests.http.conftest import bearer, serving
 
 from actorscope.agents import Agent
@@ -98,10 +99,7 @@ async def test_serve_runs_the_configured_handler_and_prints_its_address(tmp_path
         serve(config, sock, out=lines.append, stop=stop, handle_signals=False)
     )
     try:
-        for _ in range(500):
-            if lines or running.done():
-                break
-            await asyncio.sleep(0.02)
+        await wait_until(lambda: bool(lines) or running.done(), 10)
         host, port = sock.getsockname()[:2]
         assert f"http://{host}:{port}/console" in lines[0]
         async with Database.open(str(tmp_path / "bot.db"), create=False) as db:

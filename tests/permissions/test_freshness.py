@@ -17,6 +17,7 @@ from typing import Any
 
 import asyncpg
 import pytest
+from tests._wait import wait_until
 
 from actorscope.agents import Agent
 from actorscope.errors import StoreError
@@ -34,9 +35,7 @@ async def _until(condition: Callable[[], bool], within: float) -> float:
     """Wait (bounded) until ``condition()`` holds; return the seconds it took."""
     loop = asyncio.get_running_loop()
     start = loop.time()
-    while not condition():
-        assert loop.time() - start < within, "condition not reached in time"
-        await asyncio.sleep(0.005)
+    await wait_until(condition, within)
     return loop.time() - start
 
 

@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 
 import asyncpg
 import pytest
+from tests._wait import wait_until
 
 from actorscope.agents import Agent, AgentRegistry
 from actorscope.identity import Identity, PeerKind
@@ -166,13 +167,6 @@ async def test_four_workers_concurrent_checks_and_changes_lose_nothing(
         assert {r["action"]: r["n"] for r in rows} == {"grant.add": 100, "grant.remove": 20}
 
 
-async def _until(condition: Callable[[], bool], within: float) -> None:
-    deadline = asyncio.get_running_loop().time() + within
-    while not condition():
-        assert asyncio.get_running_loop().time() < deadline, "condition not reached in time"
-        await asyncio.sleep(0.01)
-
-
 async def _allow_connections(server: str, name: str, allow: bool) -> None:
     conn = await asyncpg.connect(server, timeout=10)
     try:
@@ -216,7 +210,7 @@ async def test_killed_listener_flushes_and_bypasses_the_cache(
         await _allow_connections(postgres_server_url, name, False)
         try:
             await theirs.fetchall("SELECT pg_terminate_backend(?)", (pid,))
-            await _until(lambda: not ours.listening, 10)
+            await wait_until(lambda: not ours.listening, 10)
             assert len(store.cache) == 0
             async with GrantChangeWatcher(store) as watcher:
                 assert await watcher.apoll()  # the one entry point reports the outage too
@@ -227,7 +221,7 @@ async def test_killed_listener_flushes_and_bypasses_the_cache(
             assert len(store.cache) == 0  # every check went to the database
         finally:
             await _allow_connections(postgres_server_url, name, True)
-        await _until(lambda: ours.listening, 15)
+        await wait_until(lambda: ours.listening, 15)
         await _cached_allow(policy, store, member)  # caching again
         await elsewhere.revoke(**key)
         for _ in range(1000):

@@ -6,23 +6,16 @@ import asyncio
 import json
 import logging
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 
 import httpx
 import pytest
 from telegram import Update
 from telegram.ext import ApplicationBuilder, ContextTypes, MessageHandler, filters
+from tests._wait import wait_until
 
 from actorscope.errors import BotApiError
 from actorscope.sandbox import BotApiEmulator, BotApiServer, MemberStatus
-
-
-async def wait_until(predicate: Callable[[], bool], seconds: float = 5.0) -> None:
-    """Poll ``predicate`` every 10 ms; fail after ``seconds``."""
-    async with asyncio.timeout(seconds):
-        # The state changes in the bot\'s own tasks; polling it is simplest and bounded.
-        while not predicate():  # noqa: ASYNC110
-            await asyncio.sleep(0.01)
 
 
 @pytest.fixture

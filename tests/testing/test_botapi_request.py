@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 
 import pytest
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup, InputFile, Update
@@ -19,20 +19,13 @@ from telegram.ext import (
 )
 from telegram.request import RequestData
 from telegram.request._requestparameter import RequestParameter
+from tests._wait import wait_until
 
 from actorscope.sandbox import BotApiEmulator, EmulatorRequest, MemberStatus
 from actorscope.sandbox._telegram.files import Upload
 from actorscope.sandbox._telegram.request import decode_request_data, split_bot_url
 
 Seen = list[tuple[str, str]]
-
-
-async def wait_until(predicate: Callable[[], bool], seconds: float = 3.0) -> None:
-    """Poll ``predicate`` every 10 ms; fail after ``seconds``."""
-    async with asyncio.timeout(seconds):
-        # The state changes in the bot\'s own tasks; polling it is simplest and bounded.
-        while not predicate():  # noqa: ASYNC110
-            await asyncio.sleep(0.01)
 
 
 @pytest.fixture
