@@ -242,7 +242,7 @@ def test_an_override_of_a_permission_key_is_logged(
     monkeypatch.setenv("ACTORSCOPE_OWNERS", '["5"]')
     monkeypatch.setenv("ACTORSCOPE_TELEGRAM__GROUP_POLICY", "open")
     monkeypatch.setenv("ACTORSCOPE_DATABASE", "other.db")
-    with caplog.at_level(logging.WARNING, logger="actorscope.bots.config"):
+    with caplog.at_level(logging.WARNING, logger="actorscope.bots"):
         config = load_bot_config(path)
     assert config.owners == ("5",)
     assert [r.getMessage() for r in caplog.records] == [

@@ -392,7 +392,7 @@ class BotConfig(BaseSettings):
         return [s for s in (self.telegram, self.discord) if s is not None and s.enabled]
 
 
-logger = logging.getLogger(__name__)
+logger = logging.getLogger("actorscope.bots")  # the public name operators filter on
 
 #: Keys that decide who may do what: an environment override of one is logged at WARNING.
 _SECURITY_KEYS = frozenset(
