@@ -75,7 +75,15 @@ class ActorscopeError(Exception):
 
 
 class ConfigError(ActorscopeError):
-    """A setting, configuration file or environment variable is wrong."""
+    """A setting, configuration file or environment variable is wrong.
+
+    ``problems``: one line per problem when a file has several (the message joins them with
+    newlines); the CLI prints each as its own ``actorscope: error:`` line.
+    """
+
+    def __init__(self, message: str, *, problems: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.problems = problems or (message,)
 
 
 class IdentityError(ActorscopeError):

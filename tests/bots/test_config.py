@@ -150,6 +150,20 @@ def test_run_with_a_bad_file_prints_one_line_and_exits_2(
     )
 
 
+def test_run_with_two_problems_prints_one_line_each(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two problems in the file: two `actorscope: error:` lines, each with its key path."""
+    monkeypatch.delitem(sys.modules, "mybot", raising=False)
+    path = write_config(tmp_path, "bogus = 1\n" + HANDLER + TELEGRAM + "port = 70000\n")
+    assert main(["run", str(path)]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        f"actorscope: error: {path}:1: bogus: unknown key",
+        f"actorscope: error: {path}:5: telegram.port: must be an integer from 0 to 65535, "
+        "got 70000",
+    ]
+
+
 STRICT_HANDLER = """
 from pathlib import Path
 

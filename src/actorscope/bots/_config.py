@@ -435,10 +435,11 @@ def _validated(document: dict[str, Any], text: str, source: str, base: Path) -> 
         # The file's own `base_dir` key (a string) comes last and is refused as unknown.
         return BotConfig(**{"base_dir": base, **document})
     except ValidationError as exc:
-        lines = [
-            f"{_at(source, text, loc)}: {problem}" for loc, problem in validation_problems(exc)
-        ]
-        raise ConfigError("\n".join(lines)) from None
+        found = validation_problems(exc)
+        # In the file's order; what has no line (the environment, a missing key) comes last.
+        found.sort(key=lambda item: toml_line(text, item[0]) or len(text))
+        lines = [f"{_at(source, text, loc)}: {problem}" for loc, problem in found]
+        raise ConfigError("\n".join(lines), problems=tuple(lines)) from None
     except SettingsError as exc:
         # An ACTORSCOPE_<KEY> variable for a table or a list that is not JSON.
         field = re.search(r'field "([^"]+)"', str(exc))

@@ -191,6 +191,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         # Usage errors (unknown flag, bad value) carry exit code 2; print them on one line.
         _error(exc.format_message())
         return exc.exit_code
+    except ConfigError as exc:
+        for problem in exc.problems:
+            _error(problem)
+        return EXIT_BAD_INPUT
     except ActorscopeError as exc:
         _error(str(exc))
         return EXIT_BAD_INPUT
