@@ -54,7 +54,7 @@ async def test_non_uuid_agent_id_is_observed_and_rejected(
     bus.subscribe(handler)
     event = DomainEvent("agent.renamed", AgentUUID("support-bot"))
     with (
-        caplog.at_level(logging.WARNING, logger="actorscope.agents._events"),
+        caplog.at_level(logging.WARNING, logger="actorscope.agents.events"),
         pytest.raises(EventRejectedError, match="support-bot"),
     ):
         await bus.publish(event)
@@ -84,7 +84,7 @@ async def test_uppercase_uuid_is_delivered_canonical(caplog: pytest.LogCaptureFi
     handler = Recorder()
     bus.subscribe(handler)
     agent_id = str(uuid.uuid4())
-    with caplog.at_level(logging.WARNING, logger="actorscope.agents._events"):
+    with caplog.at_level(logging.WARNING, logger="actorscope.agents.events"):
         await bus.publish(DomainEvent("agent.created", AgentUUID(agent_id.upper())))
     assert [e.agent_id for e in handler.seen] == [agent_id]
     assert caplog.records == []
@@ -118,7 +118,7 @@ async def test_non_uuid_tenant_id_is_observed_and_rejected_like_agent_id(
     bus.subscribe(handler)
     event = DomainEvent("agent.renamed", AgentUUID(str(uuid.uuid4())), TenantUUID("acme"))
     with (
-        caplog.at_level(logging.WARNING, logger="actorscope.agents._events"),
+        caplog.at_level(logging.WARNING, logger="actorscope.agents.events"),
         pytest.raises(EventRejectedError, match="tenant_id 'acme' is not a UUID"),
     ):
         await bus.publish(event)
@@ -157,7 +157,7 @@ async def test_both_ids_bad_logs_each_under_its_own_key(caplog: pytest.LogCaptur
     """An event with a bad agent and a bad tenant logs two records, each value under non_uuid_*."""
     bus = EventBus()
     with (
-        caplog.at_level(logging.WARNING, logger="actorscope.agents._events"),
+        caplog.at_level(logging.WARNING, logger="actorscope.agents.events"),
         pytest.raises(EventRejectedError, match="agent_id 'main'"),
     ):
         await bus.publish(DomainEvent("x", AgentUUID("main"), TenantUUID("acme")))

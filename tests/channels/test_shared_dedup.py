@@ -139,7 +139,7 @@ async def test_claim_message_without_id_or_on_store_failure_processes(
         assert await dedup.claim_message(numbered) is True
         assert await dedup.claim_message(numbered) is False
         await db.execute("DROP TABLE processed_updates")
-        with caplog.at_level(logging.WARNING, logger="actorscope.channels._dedup"):
+        with caplog.at_level(logging.WARNING, logger="actorscope.channels.dedup"):
             assert await dedup.claim_message(numbered) is True
         assert "dedup.shared_claim_failed" in caplog.text
 

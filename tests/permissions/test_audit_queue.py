@@ -125,7 +125,7 @@ async def test_a_full_queue_drops_new_rows_and_says_how_many(
 ) -> None:
     """Rows beyond the queue bound are dropped; once written, the log says how many were lost."""
     audit = AuditLog(db, max_queued=2)
-    with caplog.at_level(logging.WARNING, logger="actorscope.permissions._audit"):
+    with caplog.at_level(logging.WARNING, logger="actorscope.permissions.audit"):
         async with writes_locked(db_target, backend):
             results = [
                 await audit.record(AuditEntry(action="check.deny", actor_id=str(n)))
@@ -179,7 +179,7 @@ async def test_rows_still_locked_out_at_close_are_counted_as_lost(
     db_target: str, backend: str, caplog: pytest.LogCaptureFixture
 ) -> None:
     """Closing while the store stays locked tries once more, then logs how many rows are lost."""
-    with caplog.at_level(logging.ERROR, logger="actorscope.permissions._audit"):
+    with caplog.at_level(logging.ERROR, logger="actorscope.permissions.audit"):
         async with Database.open(db_target, busy_timeout=0.2) as db:
             audit = AuditLog(db)
             async with writes_locked(db_target, backend):
@@ -204,7 +204,7 @@ async def test_a_row_the_table_refuses_is_dropped_alone(
 ) -> None:
     """A row breaking a constraint is dropped and logged; the rows queued with it are written."""
     audit = AuditLog(db)
-    with caplog.at_level(logging.ERROR, logger="actorscope.permissions._audit"):
+    with caplog.at_level(logging.ERROR, logger="actorscope.permissions.audit"):
         results = await asyncio.gather(
             audit.record(AuditEntry(action="check.deny", actor_id="41")),
             audit.record(AuditEntry(action="", actor_id="42")),
@@ -246,7 +246,7 @@ async def test_a_row_the_store_refuses_for_its_values_is_dropped_once_not_retrie
     """PostgreSQL refuses a NUL in the action (a data error): that row alone goes, logged cut."""
     audit = AuditLog(db)
     long_actor = "z" * 4000
-    with caplog.at_level(logging.WARNING, logger="actorscope.permissions._audit"):
+    with caplog.at_level(logging.WARNING, logger="actorscope.permissions.audit"):
         results = await asyncio.gather(
             audit.record(AuditEntry(action="check.deny\x00", actor_id=long_actor)),
             audit.record(AuditEntry(action="check.deny", actor_id="43")),

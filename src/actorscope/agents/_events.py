@@ -35,7 +35,7 @@ NON_UUID_AGENT_ID = "eventbus.non_uuid_agent_id"
 #: The same for a bad tenant id.
 NON_UUID_TENANT_ID = "eventbus.non_uuid_tenant_id"
 
-logger = logging.getLogger(__name__)
+logger = logging.getLogger("actorscope.agents.events")
 
 EventHandler = Callable[["DomainEvent"], Awaitable[None]]
 

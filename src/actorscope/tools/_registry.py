@@ -39,7 +39,7 @@ __all__ = [
     "ToolResult",
 ]
 
-logger = logging.getLogger(__name__)
+logger = logging.getLogger("actorscope.tools.registry")
 
 #: The identity of a call with no bound run: no scope, no sender. Every group write is denied
 #: to it, and tools that need a scope refuse it.

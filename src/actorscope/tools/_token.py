@@ -32,7 +32,7 @@ __all__ = [
     "identity_from_token",
 ]
 
-logger = logging.getLogger(__name__)
+logger = logging.getLogger("actorscope.tools.token")
 
 IDENTITY_HEADER = "X-Actorscope-Identity"
 IDENTITY_TOKEN_ENV = "ACTORSCOPE_IDENTITY_TOKEN"  # noqa: S105 - a variable name, not a secret

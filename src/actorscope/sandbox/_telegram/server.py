@@ -23,7 +23,7 @@ from actorscope.sandbox._telegram.files import Upload
 
 __all__ = ["LOOPBACK_HOST", "BotApiServer"]
 
-_log = logging.getLogger(__name__)
+_log = logging.getLogger("actorscope.sandbox.telegram")
 
 LOOPBACK_HOST = "127.0.0.1"
 # Long polls are ended by emulator.close() before cleanup, so shutdown never waits this long.
