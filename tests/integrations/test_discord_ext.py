@@ -401,6 +401,21 @@ async def test_cog_load_and_unload_leave_no_tasks(tmp_path: Path) -> None:
     await bot.close()
 
 
+@pytest.mark.parametrize("strict", [False, True])
+async def test_the_cog_builds_a_fail_closed_policy_when_strict(
+    tmp_path: Path, strict: bool
+) -> None:
+    """ActorscopeCog(strict=True) fails closed like bot.toml's strict; the default stays open."""
+    bot = commands.Bot(command_prefix="!", intents=bot_intents())
+    cog = ActorscopeCog(bot, database=tmp_path / "bot.db", strict=strict)
+    await bot.add_cog(cog)
+    try:
+        assert cog.services.policy.strict is strict
+    finally:
+        await bot.remove_cog(COG_NAME)
+        await bot.close()
+
+
 async def test_bad_cog_arguments_are_one_clear_error(tmp_path: Path) -> None:
     """A non-numeric owner or a database that is no path is a ConfigError naming it."""
     bot = commands.Bot(command_prefix="!", intents=bot_intents())

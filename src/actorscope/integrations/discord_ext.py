@@ -179,7 +179,8 @@ class ActorscopeCog(commands.Cog, name=COG_NAME):
     ``tenant`` is found or created; ``owners`` (Discord user ids) run with role ``owner``
     and manage writers. ``config`` sets policies and the mention gate for messages
     (a prefix command counts as addressed to the bot); ``workspace`` is where
-    :attr:`services` keeps the scopes' files.
+    :attr:`services` keeps the scopes' files; ``strict`` makes the policy fail closed (a
+    check whose grant store fails denies, as ``strict = true`` in ``bot.toml``).
     """
 
     def __init__(
@@ -194,6 +195,7 @@ class ActorscopeCog(commands.Cog, name=COG_NAME):
         workspace: str | os.PathLike[str] = "workspace",
         shared_dedup: bool | None = None,
         signer: OriginSigner | None = None,
+        strict: bool = False,
     ) -> None:
         if not isinstance(bot, commands.Bot):
             raise ConfigError(f"ActorscopeCog needs a commands.Bot, got {type(bot).__name__}")
@@ -218,6 +220,7 @@ class ActorscopeCog(commands.Cog, name=COG_NAME):
         self._workspace = Path(workspace)
         self._shared_dedup = shared_dedup
         self._signer = signer or OriginSigner()
+        self._strict = strict
         self._loaded: _Loaded | None = None
         self._remembered: OrderedDict[str, Invocation] = OrderedDict()
         self._answering: dict[str, discord.Interaction[Any]] = {}
@@ -241,7 +244,8 @@ class ActorscopeCog(commands.Cog, name=COG_NAME):
             # A grant changed by another process (`actorscope grants ...`) reaches this cache.
             await stack.enter_async_context(GrantChangeWatcher(grants))
             workspace = Workspace(self._workspace, legacy_tenant=agent.tenant_id)
-            services = BotServices(db, agent, grants, PermissionPolicy(grants), workspace)
+            policy = PermissionPolicy(grants, strict=self._strict)
+            services = BotServices(db, agent, grants, policy, workspace)
             owners = self.config.owners
             shared = self._shared_dedup
             if shared is None:
