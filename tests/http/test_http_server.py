@@ -150,11 +150,12 @@ def test_bad_http_sections_are_one_clear_error(tmp_path: Path, section: str, mes
 
 
 def test_serve_needs_an_http_section(tmp_path: Path) -> None:
-    """A file without [http] is refused by serve with one line."""
+    """A file without [http] is refused by serve with one line, with or without a handler."""
     path = tmp_path / "bot.toml"
-    path.write_text('handler = "m:f"\n')
-    with pytest.raises(ConfigError, match=r"no \[http\] section"):
-        load_bot_config(path, require_bots=False)
+    for text in ('handler = "m:f"\n', 'database = "bot.db"\n'):
+        path.write_text(text)
+        with pytest.raises(ConfigError, match=r"no \[http\] section"):
+            load_bot_config(path, require_bots=False)
 
 
 def test_the_console_example_serves_the_demo_database_without_a_handler() -> None:

@@ -477,14 +477,14 @@ def load_bot_config(path: str | Path, *, require_bots: bool = True) -> BotConfig
         logger.warning(
             "%s: the environment overrides permission settings: %s", source, ", ".join(security)
         )
+    if not require_bots and config.http is None:
+        raise ConfigError(f"{source}: no [http] section (host, port, agent, handler)")
     if "handler" not in config.model_fields_set:
-        if require_bots or config.http is None:
+        if config.http is None or require_bots:
             raise ConfigError(f"{source}: handler: missing (module:function)")
         config = config.model_copy(update={"handler": config.http.handler})
     if require_bots and not config.sections():
         raise ConfigError(f"{source}: no enabled [telegram] or [discord] section")
-    if not require_bots and config.http is None:
-        raise ConfigError(f"{source}: no [http] section (host, port, agent, handler)")
     return config
 
 
