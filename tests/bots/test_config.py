@@ -101,6 +101,14 @@ def write_config(tmp_path: Path, text: str) -> Path:
             ["1: base_dir: unknown key (paths are relative to the file's directory)"],
             id="base-dir-is-not-a-key",
         ),
+        pytest.param(
+            HANDLER + TELEGRAM + 'require_mention = "off"\nignore_bots = 0\n',
+            [
+                "4: telegram.require_mention: must be true or false, got 'off'",
+                "5: telegram.ignore_bots: must be true or false, got 0",
+            ],
+            id="flags-are-true-or-false",
+        ),
         pytest.param(TELEGRAM, [": handler: missing (module:function)"], id="missing-handler"),
     ],
 )

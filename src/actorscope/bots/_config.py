@@ -83,7 +83,7 @@ from actorscope.agents._types import (
     parse_tenant_slug,
     parse_uuid,
 )
-from actorscope.channels._config import ChannelConfig, EnvName, SenderIds, sender_ids
+from actorscope.channels._config import ChannelConfig, EnvName, Flag, SenderIds, sender_ids
 from actorscope.channels._discord_shards import DiscordShards, count_problem, ids_problem
 from actorscope.channels._telegram_webhook import (
     DEFAULT_LISTEN,
@@ -125,15 +125,6 @@ _WEBHOOK_NEEDS = (
 )
 
 
-def _flag(value: Any) -> bool:
-    # "true" / "false": how an environment variable spells a TOML boolean.
-    if isinstance(value, bool):
-        return value
-    if value in ("true", "false"):
-        return bool(value == "true")
-    raise ValueError(f"must be true or false, got {value!r}")
-
-
 def _handler_spec(value: Any) -> str:
     if not isinstance(value, str) or not _HANDLER.fullmatch(value):
         raise ValueError(f"must look like module:function, got {value!r}")
@@ -160,7 +151,6 @@ def _name(value: Any, kind: Literal["agent", "tenant"]) -> str:
     return text
 
 
-_Flag = Annotated[bool, BeforeValidator(_flag)]
 _HandlerSpec = Annotated[str, BeforeValidator(_handler_spec)]
 _AgentName = Annotated[str, BeforeValidator(lambda value: _name(value, "agent"))]
 _TenantName = Annotated[str, BeforeValidator(lambda value: _name(value, "tenant"))]
@@ -170,7 +160,7 @@ _Text = Annotated[str, BeforeValidator(non_empty_text)]
 class _PlatformSection(ChannelConfig):
     """What both platform sections add to :class:`ChannelConfig`: ``enabled``."""
 
-    enabled: _Flag = True
+    enabled: Flag = True
 
     @property
     def config(self) -> ChannelConfig:
@@ -192,7 +182,7 @@ class TelegramSection(_PlatformSection):
     listen: ListenHost | None = None
     port: Port | None = None
     path: UrlPath | None = None
-    set_webhook: _Flag | None = None
+    set_webhook: Flag | None = None
 
     @model_validator(mode="after")
     def _webhook_keys(self) -> Self:
@@ -338,9 +328,9 @@ class BotConfig(BaseSettings):
     #: Numeric sender ids that run with role owner, on every platform.
     owners: SenderIds = ()
     #: Claim updates in the shared database; ``None``: on for PostgreSQL, off for SQLite.
-    shared_dedup: _Flag | None = None
+    shared_dedup: Flag | None = None
     #: Fail closed: a permission check whose grant store fails denies (``PermissionPolicy``).
-    strict: _Flag = False
+    strict: Flag = False
     telegram: TelegramSection | None = None
     discord: DiscordSection | None = None
     #: The ``[http]`` section (``actorscope serve``), if any.

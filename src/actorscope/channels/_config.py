@@ -66,6 +66,17 @@ def env_name(value: Any) -> str:
     return value.strip()
 
 
+def flag(value: Any) -> bool:
+    """A TOML boolean, or ``"true"`` / ``"false"`` as an environment variable spells one."""
+    if isinstance(value, bool):
+        return value
+    if value in ("true", "false"):
+        return bool(value == "true")
+    raise ValueError(f"must be true or false, got {value!r}")
+
+
+#: A yes/no key: ``true`` or ``false`` only (``"off"`` or ``0`` is a mistake, not ``False``).
+Flag = Annotated[bool, BeforeValidator(flag)]
 #: Sender ids as a schema shows them: TOML writes them as integers or strings.
 SenderIds = Annotated[
     tuple[str, ...],
@@ -123,7 +134,7 @@ class GroupOverride(_Strict):
 
     policy: Policy | None = None
     allow_from: SenderIds | None = None
-    require_mention: bool | None = None
+    require_mention: Flag | None = None
 
     @field_validator("allow_from", mode="before")
     @classmethod
@@ -141,8 +152,8 @@ class ChannelConfig(_Strict):
     group_policy: Policy = Policy.OPEN
     allow_from: SenderIds = ()
     owners: SenderIds = ()
-    require_mention: bool = True
-    ignore_bots: bool = True
+    require_mention: Flag = True
+    ignore_bots: Flag = True
     groups: dict[str, GroupOverride] = {}
 
     @field_validator("allow_from", "owners", mode="before")
