@@ -147,6 +147,13 @@ def test_toml_line_finds_the_key_or_its_table(loc: tuple[str | int, ...], line: 
     assert toml_line(TOML_LINES, loc) == line
 
 
+def test_toml_line_skips_keys_inside_multi_line_strings() -> None:
+    """A `strict = 1` line inside a triple-quoted value is text: the real key's line wins."""
+    text = "note = \"\"\"\nstrict = 1\n\"\"\"\nother = '''\nstrict = 2\n'''\nstrict = 3\n"
+    assert toml_line(text, ("strict",)) == 7
+    assert toml_line('a = """one line"""\nstrict = 1\n', ("strict",)) == 2
+
+
 def test_key_path_quotes_what_is_not_a_bare_key() -> None:
     """List indexes go in brackets; a key TOML must quote is quoted."""
     assert key_path(("telegram", "groups", "-100", "allow_from", 0)) == (

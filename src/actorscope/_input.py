@@ -216,11 +216,18 @@ def toml_line(text: str, loc: Sequence[str | int]) -> int | None:
     """The line (from 1) of the deepest key or table header of ``loc`` written in TOML ``text``.
 
     A plain scan: ``[table]`` headers and ``key =`` lines; dotted keys, inline tables and
-    list items are found through their nearest enclosing key or header, if any.
+    list items are found through their nearest enclosing key or header, if any. Lines inside
+    a multi-line string (``\"\"\"`` or ``'''``) are text, not keys.
     """
     found: dict[tuple[str, ...], int] = {}
     table: tuple[str, ...] = ()
+    inside: str | None = None  # the delimiter of the multi-line string being read
     for number, line in enumerate(text.splitlines(), start=1):
+        if inside is not None:
+            if line.count(inside) % 2 == 1:
+                inside = None
+            continue
+        inside = next((quote for quote in ('"""', "'''") if line.count(quote) % 2 == 1), None)
         header = _TOML_HEADER.match(line)
         if header is not None:
             table = _toml_parts(header.group(1))
