@@ -15,7 +15,8 @@ import os
 import re
 import sys
 import tomllib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from datetime import date, time
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +35,7 @@ __all__ = [
     "read_file_bytes",
     "read_text_file",
     "shown_path",
+    "shown_value",
     "toml_line",
     "validation_problems",
 ]
@@ -176,13 +178,28 @@ def key_path(loc: Sequence[str | int]) -> str:
     return text.lstrip(".")
 
 
-def _got(value: Any) -> str:
+def shown_value(value: Any) -> str:
+    """``value`` as an error message shows it: a short repr of a scalar, else what it is.
+
+    Bounded (a long value is cut with …) and never a Python type name: a TOML table, list
+    or date is named as such.
+    """
+    if isinstance(value, Mapping):
+        return "a table"
+    if isinstance(value, list | tuple):
+        return "a list"
     if not isinstance(value, str | int | float | bool):
-        return ""
+        return "a date or time" if isinstance(value, date | time) else "a value of another kind"
     shown = repr(value)
     if len(shown) > _SHOWN_INPUT:
         shown = f"{shown[: _SHOWN_INPUT - 1]}…"
-    return f", got {shown}"
+    return shown
+
+
+def _got(value: Any) -> str:
+    if not isinstance(value, str | int | float | bool):
+        return ""
+    return f", got {shown_value(value)}"
 
 
 def validation_problems(exc: ValidationError) -> list[tuple[Location, str]]:

@@ -109,6 +109,14 @@ def write_config(tmp_path: Path, text: str) -> Path:
             ],
             id="flags-are-true-or-false",
         ),
+        pytest.param(
+            HANDLER + TELEGRAM + "port = 1979-05-27\nrequire_mention = '" + "x" * 5000 + "'\n",
+            [
+                "4: telegram.port: must be an integer from 0 to 65535, got a date or time",
+                "5: telegram.require_mention: must be true or false, got '" + "x" * 58 + "…",
+            ],
+            id="values-shown-short-and-typeless",
+        ),
         pytest.param(TELEGRAM, [": handler: missing (module:function)"], id="missing-handler"),
     ],
 )

@@ -74,6 +74,7 @@ from actorscope._input import (
     non_empty_text,
     parse_toml,
     read_text_file,
+    shown_value,
     toml_line,
     validation_problems,
 )
@@ -127,7 +128,7 @@ _WEBHOOK_NEEDS = (
 
 def _handler_spec(value: Any) -> str:
     if not isinstance(value, str) or not _HANDLER.fullmatch(value):
-        raise ValueError(f"must look like module:function, got {value!r}")
+        raise ValueError(f"must look like module:function, got {shown_value(value)}")
     return value
 
 
@@ -234,7 +235,7 @@ class DiscordSection(_PlatformSection):
     @classmethod
     def _shard_ids(cls, value: Any, info: ValidationInfo) -> Any:
         if not isinstance(value, list | tuple):
-            raise ValueError(f"must be a list of integers, got {value!r}")
+            raise ValueError(f"must be a list of integers, got {shown_value(value)}")
         if "shard_count" not in info.data:
             return value  # shard_count is wrong, and said so
         count = info.data["shard_count"]
@@ -283,7 +284,7 @@ class ProbeSection(BaseModel):
         if not isinstance(value, list | tuple) or not all(
             isinstance(command, str) and command.strip() for command in value
         ):
-            raise ValueError(f"must be a list of non-empty strings, got {value!r}")
+            raise ValueError(f"must be a list of non-empty strings, got {shown_value(value)}")
         return tuple(command.strip() for command in value)
 
 

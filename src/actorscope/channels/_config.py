@@ -39,7 +39,7 @@ from pydantic import (
     model_validator,
 )
 
-from actorscope._input import parse_toml, read_text_file, validation_problems
+from actorscope._input import parse_toml, read_text_file, shown_value, validation_problems
 from actorscope.errors import ConfigError
 from actorscope.host._runtime import role_for
 from actorscope.identity import is_placeholder_sender
@@ -62,7 +62,7 @@ _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 def env_name(value: Any) -> str:
     """The name of an environment variable (``TELEGRAM_BOT_TOKEN``); a ValueError if not one."""
     if not isinstance(value, str) or not _ENV_NAME.fullmatch(value.strip()):
-        raise ValueError(f"{value!r} is not a variable name")
+        raise ValueError(f"{shown_value(value)} is not a variable name")
     return value.strip()
 
 
@@ -72,7 +72,7 @@ def flag(value: Any) -> bool:
         return value
     if value in ("true", "false"):
         return bool(value == "true")
-    raise ValueError(f"must be true or false, got {value!r}")
+    raise ValueError(f"must be true or false, got {shown_value(value)}")
 
 
 #: A yes/no key: ``true`` or ``false`` only (``"off"`` or ``0`` is a mistake, not ``False``).

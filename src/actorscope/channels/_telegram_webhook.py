@@ -38,7 +38,7 @@ from aiohttp import web
 from pydantic import BeforeValidator
 
 from actorscope._aio import Site
-from actorscope._input import non_empty_text
+from actorscope._input import non_empty_text, shown_value
 from actorscope.errors import ConfigError
 
 __all__ = [
@@ -108,7 +108,7 @@ def listen_host(value: Any) -> str:
 def port_number(value: Any) -> int:
     """A TCP port: an integer from 0 (any free port) to 65535."""
     if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 65535:
-        raise ValueError(f"must be an integer from 0 to 65535, got {value!r}")
+        raise ValueError(f"must be an integer from 0 to 65535, got {shown_value(value)}")
     return value
 
 
