@@ -339,10 +339,15 @@ async def test_schema_constraints_refuse_bad_rows(db: Database, agent: Agent) ->
         await db.execute(insert, (agent.tenant_id, agent.id, "cron", "deny"))
 
 
+@pytest.mark.parametrize("with_tenant", [False, True], ids=["no-tenant", "tenant"])
 async def test_check_is_one_indexed_query(
-    db: Database, store: GrantStore, agent: Agent, monkeypatch: pytest.MonkeyPatch
+    db: Database,
+    store: GrantStore,
+    agent: Agent,
+    monkeypatch: pytest.MonkeyPatch,
+    with_tenant: bool,
 ) -> None:
-    """A cold check runs one query: it searches the lookup index and reads the agent once."""
+    """A cold check runs one query: it reads only the covering index and the agent once."""
     await store.grant(agent_id=agent.id, scope="group:*", config_type="file_writer", sender_id="42")
     seen: list[tuple[str, tuple[object, ...]]] = []
     real_fetchall, real_fetchone, real_lookup = db.fetchall, db.fetchone, db.lookup
@@ -370,7 +375,8 @@ async def test_check_is_one_indexed_query(
     monkeypatch.setattr(db, "fetchall", fetchall)
     monkeypatch.setattr(db, "fetchone", fetchone)
     monkeypatch.setattr(db, "lookup", lookup)
-    identity = Identity(user_id=GROUP, sender_id="42", agent_id=agent.id)
+    tenant = agent.tenant_id if with_tenant else None
+    identity = Identity(user_id=GROUP, sender_id="42", agent_id=agent.id, tenant_id=tenant)
     assert (await PermissionPolicy(store).check_cron(identity)).reason is Reason.GRANTED
     monkeypatch.undo()
     assert len(seen) == 1
@@ -381,12 +387,18 @@ async def test_check_is_one_indexed_query(
             await tx.execute("SET LOCAL enable_seqscan = off")
             plan = await tx.fetchall(f"EXPLAIN {sql}", params)
         text = " ".join(str(r[0]) for r in plan)
-        assert "config_permissions_lookup" in text
+        assert "config_permissions_check" in text
         assert "Seq Scan on config_permissions" not in text
+        (index,) = await db.fetchall(
+            "SELECT indexdef FROM pg_indexes WHERE indexname = 'config_permissions_check'"
+            " AND schemaname = current_schema()"
+        )
+        assert "INCLUDE (permission, tenant_id)" in index["indexdef"]  # index-only scans
         return
     plan = await db.fetchall(f"EXPLAIN QUERY PLAN {sql}", params)
     detail = " ".join(str(r["detail"]) for r in plan)
-    assert "SEARCH config_permissions USING INDEX config_permissions_lookup" in detail
+    # COVERING: the index holds every column the check reads, no table row is read.
+    assert "SEARCH config_permissions USING COVERING INDEX config_permissions_check" in detail
     assert "SCAN" not in detail
     assert "CORRELATED" not in detail  # the deleted-agent test runs once, not once per row
 
