@@ -20,7 +20,14 @@ from actorscope.identity import (
     Identity,
     PeerKind,
 )
-from actorscope.permissions import Decision, GrantStore, PermissionPolicy, Reason
+from actorscope.permissions import (
+    Decision,
+    GrantStore,
+    PermissionPolicy,
+    Reason,
+    non_person_reason,
+)
+from actorscope.permissions import _policy as policy_module
 from actorscope.store import Database
 
 GROUP = "group:telegram:-100200"
@@ -669,6 +676,25 @@ async def test_lookalike_sender_is_denied_even_under_a_wildcard_allow(
     member = _group_member(scope, sender, channel, agent_id)
     decision = await policy.check_file_writer(member)
     assert (decision.allowed, decision.reason) == (False, reason)
+
+
+def test_non_person_rules_run_once_per_scope_sender_and_channel(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A repeated non_person_reason is answered from its bounded cache, a look-alike is not."""
+    folds: list[str] = []
+    real = policy_module.is_synthetic_sender
+
+    def counting(sender: str) -> bool:
+        folds.append(sender)
+        return real(sender)
+
+    monkeypatch.setattr(policy_module, "is_synthetic_sender", counting)
+    person = Identity(user_id=GROUP, sender_id="4242424217", channel="telegram")
+    assert [non_person_reason(person) for _ in range(3)] == [None] * 3
+    assert folds == ["4242424217"]  # the rules ran once
+    lookalike = Identity(user_id=GROUP, sender_id="\uff14242424217", channel="telegram")
+    assert non_person_reason(lookalike) is Reason.INVALID_IDENTITY
 
 
 async def test_leading_zero_no_longer_escapes_a_deny(db: Database) -> None:

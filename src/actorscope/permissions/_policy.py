@@ -17,6 +17,7 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from enum import StrEnum
+from functools import lru_cache
 
 from actorscope._input import shown_path
 from actorscope._text import has_unstorable
@@ -87,14 +88,22 @@ def non_person_reason(identity: Identity) -> Reason | None:
     :func:`~actorscope.identity.identity_problem` refuses: one no store can hold, or in a
     Telegram/Discord group a sender that is not a canonical id (``"042"``, ``"42\u200b"``).
     """
-    sender = normalize_sender_id(identity.sender_id)
+    return _non_person(identity.user_id, identity.sender_id, identity.channel)
+
+
+# A pure function of three strings, asked again for every cold check of the same sender in the
+# same scope: the look-alike folding, placeholder parsing and identity rules behind it cost
+# ~1.5 us, a cache hit ~0.1 us. Bounded; typed, so a str subclass never shares an answer.
+@lru_cache(maxsize=4096, typed=True)
+def _non_person(scope: str, sender_id: str, channel: str) -> Reason | None:
+    sender = normalize_sender_id(sender_id)
     if not sender:
         return Reason.EMPTY_SENDER
     if is_synthetic_sender(sender):
         return Reason.SYNTHETIC_SENDER
     if is_placeholder_sender(sender):
         return Reason.PLACEHOLDER_SENDER
-    if identity_problem(identity.user_id, identity.sender_id, identity.channel) is not None:
+    if identity_problem(scope, sender_id, channel) is not None:
         return Reason.INVALID_IDENTITY
     return None
 
