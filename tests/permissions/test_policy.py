@@ -19,6 +19,7 @@ from actorscope.identity import (
     TELEGRAM_SERVICE_ID,
     Identity,
     PeerKind,
+    is_synthetic_sender,
 )
 from actorscope.permissions import (
     Decision,
@@ -27,7 +28,6 @@ from actorscope.permissions import (
     Reason,
     non_person_reason,
 )
-from actorscope.permissions import _policy as policy_module
 from actorscope.store import Database
 
 GROUP = "group:telegram:-100200"
@@ -683,13 +683,13 @@ def test_non_person_rules_run_once_per_scope_sender_and_channel(
 ) -> None:
     """A repeated non_person_reason is answered from its bounded cache, a look-alike is not."""
     folds: list[str] = []
-    real = policy_module.is_synthetic_sender
+    real = is_synthetic_sender
 
     def counting(sender: str) -> bool:
         folds.append(sender)
         return real(sender)
 
-    monkeypatch.setattr(policy_module, "is_synthetic_sender", counting)
+    monkeypatch.setattr("actorscope.permissions._policy.is_synthetic_sender", counting)
     person = Identity(user_id=GROUP, sender_id="4242424217", channel="telegram")
     assert [non_person_reason(person) for _ in range(3)] == [None] * 3
     assert folds == ["4242424217"]  # the rules ran once
