@@ -403,6 +403,41 @@ async def test_check_is_one_indexed_query(
     assert "CORRELATED" not in detail  # the deleted-agent test runs once, not once per row
 
 
+async def test_check_sql_is_built_once_per_shape(
+    db: Database, store: GrantStore, agent: Agent, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Checks of one shape send the very same SQL text (built at init), with every value bound."""
+    seen: list[tuple[str, tuple[object, ...]]] = []
+    real_lookup = db.lookup
+
+    async def lookup(sql: str, params: Sequence[object] = ()) -> list[Row]:
+        seen.append((sql, tuple(params)))
+        return await real_lookup(sql, params)
+
+    monkeypatch.setattr(db, "lookup", lookup)
+    for sender in ("42", "43"):
+        await store.check(
+            agent_id=agent.id, scopes=(GROUP, "*"), config_types=("cron", "*"), sender_id=sender
+        )
+    (first, first_params), (second, second_params) = seen
+    assert first is second
+    assert (first_params[-2], second_params[-2]) == ("42", "43")  # the sender, bound
+    assert "42" not in first
+
+
+async def test_check_of_a_shape_beyond_the_prebuilt_ones_still_answers(
+    store: GrantStore, agent: Agent
+) -> None:
+    """A scope with more candidate scopes than any prebuilt shape builds its SQL on the spot."""
+    await store.grant(agent_id=agent.id, scope=GROUP, config_type="cron", sender_id="42")
+    scopes = (*(f"group:x{i}:*" for i in range(12)), GROUP)
+    keys: dict[str, Any] = {"agent_id": agent.id, "config_types": ("cron",), "scopes": scopes}
+    assert await store.check(**keys, sender_id="42") is GrantLookup.ALLOW
+    assert await store.check(**keys, sender_id="43") is GrantLookup.NONE
+    tenant = agent.tenant_id
+    assert await store.check(**keys, sender_id="42", tenant_id=tenant) is GrantLookup.ALLOW
+
+
 async def test_soft_deleted_agent_grants_nothing(
     db: Database, store: GrantStore, agent: Agent
 ) -> None:

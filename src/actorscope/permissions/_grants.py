@@ -56,6 +56,27 @@ _UPSERT = (
 )
 
 
+#: Check shapes whose SQL text each store builds up front: candidate scopes (a scope's colons
+#: plus two) and accepted types (``*`` included) up to these counts, with and without a tenant.
+_SHAPE_SCOPES = 8
+_SHAPE_TYPES = 4
+
+
+def _check_sql(scopes: int, types: int, tenant: bool) -> str:
+    """The check's query for ``scopes`` candidate scopes and ``types`` types (all bound)."""
+    scope_marks = ", ".join("?" * scopes)
+    type_marks = ", ".join("?" * types)
+    return (
+        "SELECT sender_id, permission FROM config_permissions "
+        f"WHERE agent_id = ? AND scope IN ({scope_marks}) AND config_type IN ({type_marks}) "
+        # No tenant given: no tenant condition at all (each condition costs the point read).
+        f"AND sender_id IN (?, '*'){' AND tenant_id = ?' if tenant else ''} "
+        # A soft-deleted agent keeps its grant rows for the record; they grant nothing.
+        # The agent is one row, read once per lookup (not once per grant row).
+        "AND EXISTS (SELECT 1 FROM agents WHERE id = ? AND deleted_at IS NULL)"
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class _Write:
     key: GrantKey
@@ -71,6 +92,13 @@ class GrantStore:
         self.db = db
         self.audit = AuditLog(db)
         self.cache: DecisionCache[Any] = DecisionCache(max_cached)
+        # The check's SQL text per shape, built once: a check only picks its text and binds.
+        self._check_sqls: dict[tuple[int, int, bool], str] = {
+            (scopes, types, tenant): _check_sql(scopes, types, tenant)
+            for scopes in range(1, _SHAPE_SCOPES + 1)
+            for types in range(1, _SHAPE_TYPES + 1)
+            for tenant in (False, True)
+        }
         self._agents = AgentRegistry(db)
         # A renamed or removed agent (through any registry on this database) must not keep
         # answering from cached decisions.
@@ -299,21 +327,14 @@ class GrantStore:
         :class:`~actorscope.errors.StoreError` when the store fails. With ``tx`` it reads
         inside that write transaction.
         """
-        marks = ", ".join("?" * len(scopes))
-        type_marks = ", ".join("?" * len(config_types))
-        # No tenant given: no tenant condition at all (each condition costs the point read).
-        tenant, tenant_params = (
-            ("", ()) if tenant_id is None else (" AND tenant_id = ?", (tenant_id,))
-        )
+        shape = (len(scopes), len(config_types), tenant_id is not None)
+        sql = self._check_sqls.get(shape)
+        if sql is None:  # a scope with more colons than any prebuilt shape
+            sql = _check_sql(*shape)
+        tenant_params = () if tenant_id is None else (tenant_id,)
         lookup = self.db.lookup if tx is None else tx.fetchall
         rows = await lookup(
-            "SELECT sender_id, permission FROM config_permissions "
-            f"WHERE agent_id = ? AND scope IN ({marks}) AND config_type IN ({type_marks}) "
-            f"AND sender_id IN (?, '*'){tenant} "
-            # A soft-deleted agent keeps its grant rows for the record; they grant nothing.
-            # The agent is one row, read once per lookup (not once per grant row).
-            "AND EXISTS (SELECT 1 FROM agents WHERE id = ? AND deleted_at IS NULL)",
-            (agent_id, *scopes, *config_types, sender_id, *tenant_params, agent_id),
+            sql, (agent_id, *scopes, *config_types, sender_id, *tenant_params, agent_id)
         )
         return precedence(rows)
 
