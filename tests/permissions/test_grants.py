@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import itertools
 import uuid
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,6 +22,7 @@ from actorscope.errors import (
 from actorscope.identity import Identity
 from actorscope.permissions import GrantKey, GrantLookup, GrantStore, PermissionPolicy, Reason
 from actorscope.permissions._audit import AuditLog
+from actorscope.permissions._grants import _check_sql
 from actorscope.store import Database, Row
 
 GROUP = "group:telegram:-100200"
@@ -397,8 +400,13 @@ async def test_check_is_one_indexed_query(
         return
     plan = await db.fetchall(f"EXPLAIN QUERY PLAN {sql}", params)
     detail = " ".join(str(r["detail"]) for r in plan)
-    # COVERING: the index holds every column the check reads, no table row is read.
-    assert "SEARCH config_permissions USING COVERING INDEX config_permissions_check" in detail
+    # COVERING: the index holds every column the check reads, no table row is read; one
+    # point search per candidate scope (4 for GROUP), with type and sender as filters.
+    search = (
+        "SEARCH config_permissions USING COVERING INDEX config_permissions_check "
+        "(agent_id=? AND scope=?)"
+    )
+    assert detail.count(search) == 4
     assert "SCAN" not in detail
     assert "CORRELATED" not in detail  # the deleted-agent test runs once, not once per row
 
@@ -421,8 +429,41 @@ async def test_check_sql_is_built_once_per_shape(
         )
     (first, first_params), (second, second_params) = seen
     assert first is second
-    assert (first_params[-2], second_params[-2]) == ("42", "43")  # the sender, bound
+    # The agent, the two types, then the sender: bound, never in the text.
+    assert (first_params[3], second_params[3]) == ("42", "43")
     assert "42" not in first
+
+
+async def test_sqlite_check_finds_the_rows_the_portable_form_finds(
+    tmp_path: Path,
+) -> None:
+    """SQLite's per-scope UNION ALL check returns exactly the rows of the IN form."""
+    async with Database.open(tmp_path / "forms.db") as db:
+        agent = await AgentRegistry(db).create("main")
+        store = GrantStore(db)
+        scopes = ("group:telegram:1", "group:telegram:*", "group:*", "*")
+        for n, (scope, config_type, sender) in enumerate(
+            itertools.product(scopes, ("cron", "file_writer", "*"), ("42", "43", "*"))
+        ):
+            permission = "deny" if n % 3 == 0 else "allow"
+            await store.grant(
+                agent_id=agent.id,
+                scope=scope,
+                config_type=config_type,
+                sender_id=sender,
+                permission=permission,
+            )
+        for count, types, tenant in itertools.product(
+            range(1, 5), (("cron",), ("cron", "file_writer", "*")), (None, agent.tenant_id)
+        ):
+            picked = scopes[:count]
+            tenant_params = () if tenant is None else (tenant,)
+            params = (agent.id, *types, "42", *picked, *tenant_params, agent.id)
+            shape = (count, len(types), tenant is not None)
+            ours = await db.fetchall(_check_sql("sqlite", *shape), params)
+            portable = await db.fetchall(_check_sql("postgresql", *shape), params)
+            assert sorted(map(tuple, ours)) == sorted(map(tuple, portable))
+            assert ours  # every shape here matches some grant
 
 
 async def test_check_of_a_shape_beyond_the_prebuilt_ones_still_answers(
