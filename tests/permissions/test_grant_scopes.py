@@ -36,6 +36,13 @@ def test_candidate_scopes_of_a_guild_member() -> None:
     )
 
 
+def test_candidate_scopes_are_computed_once_per_scope() -> None:
+    """A repeated scope gets the very tuple computed for it before (a bounded cache)."""
+    scope = "group:telegram:-100987654"
+    assert candidate_scopes(scope) is candidate_scopes(scope)
+    assert candidate_scopes(scope)[0] == scope
+
+
 def test_accepted_types() -> None:
     """cron and context_files accept file_writer; every type accepts '*'."""
     assert accepted_types("cron") == ("cron", "file_writer", "*")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from enum import StrEnum
+from functools import lru_cache
 
 from actorscope.errors import GrantError
 from actorscope.identity import (
@@ -200,6 +201,9 @@ def parse_grantee(value: object, scope: str = "") -> str:
     return normalize_sender_id(str(value))
 
 
+# A pure function of the scope, asked by every cold check in the same group again: bounded;
+# typed, so a str subclass never shares an answer.
+@lru_cache(maxsize=4096, typed=True)
 def candidate_scopes(scope: str) -> tuple[str, ...]:
     """Every grant scope that matches ``scope``: itself, each ``<prefix>:*``, and ``*``."""
     found = [scope]
