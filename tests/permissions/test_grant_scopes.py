@@ -43,6 +43,12 @@ def test_candidate_scopes_are_computed_once_per_scope() -> None:
     assert candidate_scopes(scope)[0] == scope
 
 
+def test_accepted_types_are_plain_strings() -> None:
+    """The types a check binds are plain str (a str subclass costs the driver an adapter lookup)."""
+    for check in ("file_writer", "cron", "heartbeat", "context_files"):
+        assert {type(found) for found in accepted_types(check)} == {str}
+
+
 def test_accepted_types() -> None:
     """cron and context_files accept file_writer; every type accepts '*'."""
     assert accepted_types("cron") == ("cron", "file_writer", "*")
