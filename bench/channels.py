@@ -28,10 +28,9 @@ from typing import Any
 import discord
 from telegram import Update
 
-from actorscope.channels import _discord_ids as discord_ids
+from actorscope.channels import discord as discord_adapter
 from actorscope.channels import telegram as telegram_adapter
-from actorscope.channels._discord_interactions import normalize_interaction
-from actorscope.channels.discord import normalize_message
+from actorscope.channels.discord import normalize_interaction, normalize_message
 from actorscope.channels.telegram import normalize_update
 from bench._ptb import topic_update
 from bench._streams import BOT_USERNAME, discord_stream, telegram_stream
@@ -118,13 +117,8 @@ def _warm_and_cold(
 
 
 def _clear_caches() -> None:
-    for cache_clear in (
-        telegram_adapter._identity.cache_clear,
-        telegram_adapter._session.cache_clear,
-        discord_ids.person.cache_clear,
-        discord_ids.session.cache_clear,
-    ):
-        cache_clear()
+    telegram_adapter.clear_caches()
+    discord_adapter.clear_caches()
 
 
 def _timed(fn: Callable[[], object]) -> float:
@@ -232,7 +226,7 @@ def main() -> None:
         ptb,
         "Update.de_json",
         "",
-        (telegram_adapter._identity.cache_clear, telegram_adapter._session.cache_clear),
+        (telegram_adapter.clear_caches,),
     )
 
     _client, state = discord_state()
@@ -255,5 +249,5 @@ def main() -> None:
         dpy,
         "discord.Message(...)",
         "",
-        (discord_ids.person.cache_clear, discord_ids.session.cache_clear),
+        (discord_adapter.clear_caches,),
     )

@@ -19,6 +19,7 @@ from actorscope.channels._base import (
 )
 from actorscope.channels._dedup import dedup_key
 from actorscope.channels.discord import (
+    clear_caches,
     inspect_dispatch,
     inspect_interaction,
     inspect_message,
@@ -282,6 +283,20 @@ def test_spoofed_names_change_nothing() -> None:
     assert (message.sender_id, message.sender_kind) == ("9001", SenderKind.USER)
     assert set(message.metadata) <= ADAPTER_METADATA_KEYS
     assert not any(key.startswith("origin_") for key in message.metadata)
+
+
+def test_clear_caches_forgets_the_memoised_session_keys() -> None:
+    """clear_caches() (for benchmarks) drops the memo: the next message builds an equal key anew."""
+    payload = load("guild_message")["d"]
+    first, again = (normalize_message(payload, bot_id=BOT_ID, agent_key="memo") for _ in range(2))
+    assert first is not None
+    assert again is not None
+    assert first.metadata["session_key"] is again.metadata["session_key"]  # memoised
+    clear_caches()
+    fresh = normalize_message(payload, bot_id=BOT_ID, agent_key="memo")
+    assert fresh is not None
+    assert fresh.metadata["session_key"] == first.metadata["session_key"]
+    assert fresh.metadata["session_key"] is not first.metadata["session_key"]
 
 
 def test_dispatch_envelope_and_bare_data() -> None:

@@ -18,7 +18,12 @@ from actorscope.channels._base import (
     META_EVENT,
     IgnoreReason,
 )
-from actorscope.channels.telegram import chat_migration, inspect_update, normalize_update
+from actorscope.channels.telegram import (
+    chat_migration,
+    clear_caches,
+    inspect_update,
+    normalize_update,
+)
 from actorscope.errors import IdentityError
 from actorscope.identity import PLACEHOLDER_SENDER_IDS, SenderKind
 from actorscope.messages import InboundMessage
@@ -257,6 +262,19 @@ def test_custom_channel_name_and_agent_key() -> None:
     assert message is not None
     assert message.user_id == f"group:tg-work:{GROUP}"
     assert message.metadata["session_key"] == f"agent:helper:tg-work:group:{GROUP}"
+
+
+def test_clear_caches_forgets_the_memoised_session_keys() -> None:
+    """clear_caches() (for benchmarks) drops the memo: the next update builds an equal key anew."""
+    first, again = (normalize_update(load("group"), agent_key="memo") for _ in range(2))
+    assert first is not None
+    assert again is not None
+    assert first.metadata["session_key"] is again.metadata["session_key"]  # memoised
+    clear_caches()
+    fresh = normalize_update(load("group"), agent_key="memo")
+    assert fresh is not None
+    assert fresh.metadata["session_key"] == first.metadata["session_key"]
+    assert fresh.metadata["session_key"] is not first.metadata["session_key"]
 
 
 def test_bad_agent_key_is_the_callers_error() -> None:

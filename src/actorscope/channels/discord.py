@@ -62,6 +62,7 @@ from actorscope.messages import InboundMessage
 
 __all__ = [
     "CONVERSATION_MESSAGE_TYPES",
+    "clear_caches",
     "inspect_dispatch",
     "inspect_interaction",
     "inspect_message",
@@ -74,6 +75,15 @@ logger = logging.getLogger("actorscope.channels.discord")
 #: Message types a person writes (default, reply, slash and context-menu command); every
 #: other type is a system message.
 CONVERSATION_MESSAGE_TYPES = frozenset({0, 19, 20, 23})
+
+
+def clear_caches() -> None:
+    """Forget the memoised identities and session keys (a benchmark's never-seen events).
+
+    Never needed for correctness: both are pure functions of the ids they are keyed by.
+    """
+    person.cache_clear()
+    session.cache_clear()
 
 
 def normalize_message(

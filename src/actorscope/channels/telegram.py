@@ -70,7 +70,13 @@ from actorscope.identity import (
 )
 from actorscope.messages import InboundMessage, Media
 
-__all__ = ["GENERAL_TOPIC_ID", "chat_migration", "inspect_update", "normalize_update"]
+__all__ = [
+    "GENERAL_TOPIC_ID",
+    "chat_migration",
+    "clear_caches",
+    "inspect_update",
+    "normalize_update",
+]
 
 logger = logging.getLogger("actorscope.channels.telegram")
 
@@ -114,6 +120,15 @@ def _identity(
 @lru_cache(maxsize=4096, typed=True)
 def _session(agent_key: str, channel: str, peer: PeerKind, chat_id: str, topic: int | None) -> str:
     return session_key(agent_key, channel, peer, chat_id, topic_id=topic)
+
+
+def clear_caches() -> None:
+    """Forget the memoised identities and session keys (a benchmark's never-seen updates).
+
+    Never needed for correctness: both are pure functions of the ids they are keyed by.
+    """
+    _identity.cache_clear()
+    _session.cache_clear()
 
 
 def normalize_update(
