@@ -479,6 +479,24 @@ async def test_check_of_a_shape_beyond_the_prebuilt_ones_still_answers(
     assert await store.check(**keys, sender_id="42", tenant_id=tenant) is GrantLookup.ALLOW
 
 
+async def test_cache_generation_starts_the_feed_once_then_awaits_nothing(
+    db: Database, store: GrantStore, agent: Agent, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Only the first cache_generation awaits watch_changes (a no-op once it has returned)."""
+    calls: list[bool] = []
+    real = db.watch_changes
+
+    async def watch_changes() -> None:
+        calls.append(True)
+        await real()
+
+    monkeypatch.setattr(db, "watch_changes", watch_changes)
+    generations = [await store.cache_generation(agent.id) for _ in range(3)]
+    assert calls == [True]
+    assert db.listening
+    assert len(set(generations)) == 1
+
+
 async def test_soft_deleted_agent_grants_nothing(
     db: Database, store: GrantStore, agent: Agent
 ) -> None:

@@ -130,6 +130,7 @@ class GrantStore:
             for tenant in (False, True)
         }
         self._agents = AgentRegistry(db)
+        self._watching = False  # True once db.watch_changes() has returned (cache_generation)
         # A renamed or removed agent (through any registry on this database) must not keep
         # answering from cached decisions.
         self._agents.subscribe(self._agent_changed)
@@ -153,7 +154,9 @@ class GrantStore:
         Starts the database's change feed with the first such read (a no-op afterwards), so
         any process that caches decisions hears other processes' grant changes.
         """
-        await self.db.watch_changes()
+        if not self._watching:  # db.watch_changes() is a no-op once it has returned
+            await self.db.watch_changes()
+            self._watching = True
         return self.cache.generation(agent_id)
 
     async def _agent_ref(self, agent: str, tenant: str) -> str:
