@@ -5,17 +5,17 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import closing, contextmanager
 from pathlib import Path
 
 import pytest
 
-from actorscope.agents import AgentRegistry
+from actorscope.agents import Agent, AgentRegistry
 from actorscope.errors import StoreError
 from actorscope.identity import Identity
 from actorscope.permissions import GrantStore, PermissionPolicy, Reason
-from actorscope.store import Database
+from actorscope.store import Database, Row
 
 GROUP = "group:telegram:-100200"
 _COUNT = "SELECT COUNT(*) FROM tenants"
@@ -111,3 +111,22 @@ async def test_an_in_memory_database_looks_up_through_its_one_connection() -> No
     """``:memory:`` has one private connection: the lookup reads through it."""
     async with Database.open(":memory:") as db:
         assert (await db.lookup(_COUNT))[0][0] == 1
+
+
+async def test_postgres_checks_keep_the_async_driver(
+    db: Database, store: GrantStore, agent: Agent, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """PostgreSQL reads a check through the awaited driver; only SQLite reads it on the loop."""
+    await store.grant(agent_id=agent.id, scope=GROUP, config_type="cron", sender_id="42")
+    awaited: list[str] = []
+    real = db.fetchall
+
+    async def fetchall(sql: str, params: Sequence[object] = ()) -> list[Row]:
+        awaited.append(sql)
+        return await real(sql, params)
+
+    monkeypatch.setattr(db, "fetchall", fetchall)
+    identity = Identity(user_id=GROUP, sender_id="42", agent_id=agent.id)
+    assert (await PermissionPolicy(store).check_cron(identity)).reason is Reason.GRANTED
+    checks = [sql for sql in awaited if "config_permissions" in sql]
+    assert len(checks) == (1 if db.dialect == "postgresql" else 0)
