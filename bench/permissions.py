@@ -1,5 +1,9 @@
 """Permission checks: warm vs ``dict.get``, cold vs bare queries, 1M vs 1k grants, loop lag.
 
+The cold goal line repeats one member (its decision dropped before each call, so the lookup
+runs; the per-string memos of the identity rules stay warm); the line below it asks about a
+never-seen sender each call, where no memo helps.
+
 The loop-lag line runs cold checks while another process writes grants continuously, and a
 ticker task measures how late the event loop wakes it (p99 of the lateness).
 """
@@ -7,6 +11,7 @@ ticker task measures how late the event loop wakes it (p99 of the lateness).
 from __future__ import annotations
 
 import asyncio
+import itertools
 import sqlite3
 import subprocess
 import sys
@@ -103,6 +108,24 @@ def _cold_check(store: GrantStore, agent: Agent) -> Callable[[], Awaitable[Decis
     async def cold() -> Decision:
         store.invalidate(agent.id)
         return await policy.check_file_writer(identity)
+
+    return cold
+
+
+def _new_sender_check(store: GrantStore, agent: Agent) -> Callable[[], Awaitable[Decision]]:
+    """A cold check of a sender no check asked about before (no grant: a silent denial).
+
+    No per-sender memo helps it (the identity rules run in full); audit off, so the line
+    measures the check, not the audit queue.
+    """
+    policy = PermissionPolicy(store, audit=False)
+    senders = itertools.count(5_000_000_000)
+
+    async def cold() -> Decision:
+        member = Identity(
+            user_id=GROUP, sender_id=str(next(senders)), peer_kind=PeerKind.GROUP, agent_id=agent.id
+        )
+        return await policy.check_file_writer(member)
 
     return cold
 
@@ -283,10 +306,13 @@ async def _run() -> None:
                 for _ in range(5):
                     ours, base = await _paired(cold_large, bare_sync, rounds=4)
                     ratios.append(ours / base)
-                floor.close()
                 goal_line(
                     f"cold check (1M) / bare sync sqlite3 query ({ours * 1e6:.1f} us)", ratios, 3.0
                 )
+                new_sender = _new_sender_check(GrantStore(big), large_agent)
+                ours, base = await _paired(new_sender, bare_sync, rounds=4)
+                report("  same, a never-seen sender each call", ours, base, "bare sync query")
+                floor.close()
             lags, idle = await _lag_under_writer(large, large_agent)
             median = sorted(lags)[1]
             print(
