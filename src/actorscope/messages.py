@@ -377,14 +377,19 @@ def reply_to(source: InboundMessage | RunRequest, content: str | RichReply) -> O
     reply carries. The one place a reply is built: the host, the runners' writer-command
     answers and the testing kit all call it.
     """
-    rich = content if isinstance(content, RichReply) else RichReply(content)
+    # Plain text is the content itself: no RichReply is built (and validated) to unwrap it.
+    carried: dict[str, Any] = {"content": content}
+    if isinstance(content, RichReply):
+        carried = {
+            "content": content.text,
+            "format": content.format,
+            "buttons": content.buttons,
+            "media": content.media,
+        }
     return OutboundMessage(
         channel=source.channel,
         chat_id=source.chat_id,
-        content=rich.text,
-        format=rich.format,
-        buttons=rich.buttons,
-        media=rich.media,
         thread_id=source.thread_id,
         reply_to_message_id=source.message_id,
+        **carried,
     )
