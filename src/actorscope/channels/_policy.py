@@ -49,7 +49,8 @@ def admit(
         ):
             return Ingress(message, IgnoreReason.NOT_ALLOWED)
         return Ingress(message)
-    override = config.override_for(message.chat_id, _guild_of(message))
+    # Without overrides there is nothing to look up: no scope is parsed for the guild id.
+    override = config.override_for(message.chat_id, _guild_of(message)) if config.groups else None
     policy = config.group_policy
     allow_from = config.allow_from
     require_mention = config.require_mention
