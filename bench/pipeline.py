@@ -15,6 +15,13 @@ parser (``ConnectionState.parse_message_create``) of (a) the production
 the host, the reply sent through the runner) and (b) a bare ``discord.Client`` whose
 ``on_message`` sends the same reply; sends go to an in-memory HTTP stub.
 
+Same work on both sides: every update either side gets is one the other could answer the same
+way. Writer commands (``/addwriter``, ``/writers``: about 3 % of the Telegram stream) are left
+out of both sides' feed: ``actorscope run`` answers them in the pipeline from the grant store (a
+permission check and an audit row, what the permission lines measure), which a bare bot has
+no counterpart for. The bare PTB bot, like any group bot, does not answer a command addressed
+to another bot (``/status@other_bot``), which the pipeline ignores as not for this bot.
+
 Each run times the whole stream (until the last reply is sent) on both sides, alternating;
 the line shows the median ratio ours/bare in updates per second and its min-max. Goal >= 0.85.
 """
@@ -37,6 +44,7 @@ from actorscope.agents import AgentRegistry
 from actorscope.channels import ChannelConfig
 from actorscope.channels._discord_runner import DiscordRunner
 from actorscope.channels._telegram_runner import TelegramRunner
+from actorscope.channels._writer_commands import parse_writer_command
 from actorscope.host import Host
 from actorscope.messages import RunRequest
 from actorscope.permissions import GrantStore
@@ -102,6 +110,18 @@ async def _timed_feed(app: PTBApp, payloads: list[dict[str, Any]]) -> float:
     return time.perf_counter() - start
 
 
+def _for_another_bot(text: str) -> bool:
+    """True for a ``/command@name`` whose ``name`` is not this bot's."""
+    command = text.split(maxsplit=1)[0] if text.startswith("/") else ""
+    _, at, name = command.partition("@")
+    return bool(at) and name.lower() != BOT_USERNAME.lower()
+
+
+def _not_a_writer_command(payload: dict[str, Any]) -> bool:
+    """False for an update whose text is a writer command (answered from the grant store)."""
+    return parse_writer_command(payload["message"].get("text", "")) is None
+
+
 async def _bare_ptb(emu: BotApiEmulator) -> PTBApp:
     """A bare PTB application replying to every message from a person."""
     app: PTBApp = (
@@ -116,7 +136,7 @@ async def _bare_ptb(emu: BotApiEmulator) -> PTBApp:
         message = update.message
         if message is None or message.sender_chat is not None or message.from_user is None:
             return
-        if message.from_user.is_bot:
+        if message.from_user.is_bot or _for_another_bot(message.text or ""):
             return
         thread = message.message_thread_id if message.is_topic_message else None
         await context.bot.send_message(
@@ -195,7 +215,7 @@ async def _telegram_run(db: Database, payloads: list[dict[str, Any]]) -> tuple[f
 
 
 async def _telegram(runs: int) -> tuple[list[float], float, str]:
-    payloads = telegram_stream()[:UPDATES]
+    payloads = [p for p in telegram_stream() if _not_a_writer_command(p)][:UPDATES]
     ratios, rates, counts = [], [], ""
     with tempfile.TemporaryDirectory() as tmp:
         async with Database.open(Path(tmp) / "bench.db") as db:
