@@ -127,7 +127,8 @@ def main() -> None:
         per_call(lambda: build_run_request(announce, signer=signer, consume=False)),
         baseline,
         label,
-        "<= 0.05",
+        # Secondary, no goal: issue #17 retired the 5 % goal of one repeated update (it pushed
+        # the security path into tricks); the goals are the stream and pipeline lines.
     )
     number, repeat = 5_000, 5
     fresh = _distinct_announces(signer, number * repeat + 1)
