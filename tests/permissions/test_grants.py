@@ -19,7 +19,7 @@ from actorscope.errors import (
     InvalidUUIDError,
     StoreError,
 )
-from actorscope.identity import Identity
+from actorscope.identity import Identity, PeerKind
 from actorscope.permissions import GrantKey, GrantLookup, GrantStore, PermissionPolicy, Reason
 from actorscope.permissions._audit import AuditLog
 from actorscope.permissions._grants import _check_sql
@@ -477,6 +477,24 @@ async def test_check_of_a_shape_beyond_the_prebuilt_ones_still_answers(
     assert await store.check(**keys, sender_id="43") is GrantLookup.NONE
     tenant = agent.tenant_id
     assert await store.check(**keys, sender_id="42", tenant_id=tenant) is GrantLookup.ALLOW
+
+
+async def test_a_scope_of_hundreds_of_colons_is_still_judged_by_its_grants(
+    store: GrantStore, agent: Agent
+) -> None:
+    """A 506-colon group scope (under the length cap) is denied by a group:* deny, not by luck:
+    the check must answer it, not fail (SQLite allows 500 selects in one compound query)."""
+    await store.grant(
+        agent_id=agent.id, scope="group:*", config_type="file_writer", sender_id="42",
+        permission="deny",
+    )  # fmt: skip
+    scope = "group:" + ":" * 506
+    identity = Identity(
+        user_id=scope, sender_id="42", channel="custom", chat_id="1", agent_id=agent.id,
+        peer_kind=PeerKind.GROUP,
+    )  # fmt: skip
+    decision = await PermissionPolicy(store).check_file_writer(identity)
+    assert decision.reason is Reason.DENIED_BY_GRANT, decision
 
 
 async def test_cache_generation_starts_the_feed_once_then_awaits_nothing(
