@@ -55,6 +55,10 @@ class Row(Protocol):
         """The column names, in order."""
 
 
+#: How many times closing flushes writers that registered during the previous flush.
+_FLUSH_ROUNDS = 8
+
+
 def utc_now() -> str:
     """The current time as an ISO 8601 UTC string with microseconds (sorts as text)."""
     return utc_at(time.time())
@@ -206,10 +210,18 @@ class Database(abc.ABC):
         await asyncio.gather(*(writer.settle() for writer in list(self._writers)))
 
     async def _flush_writers(self) -> None:
-        """Flush every queued writer once (each bounds its own waits), while statements run."""
-        writers, self._writers = self._writers, []
-        for writer in writers:
-            await writer.flush()
+        """Flush every queued writer (each bounds its own waits), while statements run.
+
+        Until none is left: a writer that queues its first row while another is being flushed
+        registers anew and is flushed in the next round (at most ``_FLUSH_ROUNDS`` rounds, so
+        a flood that never stops cannot hold the close).
+        """
+        for _ in range(_FLUSH_ROUNDS):
+            writers, self._writers = self._writers, []
+            if not writers:
+                return
+            for writer in writers:
+                await writer.flush()
 
     @property
     def closed(self) -> bool:
