@@ -423,6 +423,8 @@ async def test_bad_cog_arguments_are_one_clear_error(tmp_path: Path) -> None:
         ActorscopeCog(bot, database=tmp_path / "bot.db", owners=["bob"])
     with pytest.raises(ConfigError, match="database must be"):
         ActorscopeCog(bot, database=42)  # type: ignore[arg-type]  # the wrong type on purpose
+    with pytest.raises(ConfigError, match="strict must be True or False"):
+        ActorscopeCog(bot, database=tmp_path / "bot.db", strict="false")  # type: ignore[arg-type]  # a string on purpose
     await bot.close()
 
 

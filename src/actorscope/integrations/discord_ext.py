@@ -199,6 +199,8 @@ class ActorscopeCog(commands.Cog, name=COG_NAME):
     ) -> None:
         if not isinstance(bot, commands.Bot):
             raise ConfigError(f"ActorscopeCog needs a commands.Bot, got {type(bot).__name__}")
+        if not isinstance(strict, bool):
+            raise ConfigError("ActorscopeCog: strict must be True or False")
         if not isinstance(database, str | os.PathLike | Database):
             raise ConfigError("ActorscopeCog: database must be a path, a URL or a Database")
         base = config or ChannelConfig(platform="discord")
