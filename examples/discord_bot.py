@@ -8,7 +8,7 @@ with *Manage Server* adds the first one. The bot needs the privileged *Message C
 Run: ``DISCORD_BOT_TOKEN=... python examples/discord_bot.py`` (uses ``bot.toml``'s
 ``[discord]`` section, with this module's handler), or offline with ``--sandbox``: the bot runs
 against the Discord emulator on 127.0.0.1 and you type as guild members (``/discord`` on the
-prompt, then ``/as carol``, ``/in #general``, ``@bot !note hi``; ``/help`` lists the rest).
+prompt, then ``/as carol @general @bot !note hi``; ``/help`` lists the rest).
 """
 
 from __future__ import annotations

@@ -88,10 +88,10 @@ async def test_discord_example_sandbox_runs_the_notes_bot_offline(tmp_path: Path
     status, out, err = await run_process(
         [sys.executable, "discord_bot.py", "--sandbox"],
         folder,
-        "/discord\n/as carol\n/in #general\n@bot !note hi\n/quit\n",
+        "/discord\n/as carol @general\n@bot !note hi\n/quit\n",
     )
     assert status == 0, err
-    assert "now typing as carol in #general" in out
+    assert "now speaking as carol in #general" in out
     assert "denied: no_grant" in out
     assert out.endswith("stopped\n")
     assert not list(folder.glob("workspace/**/notes.md"))

@@ -84,7 +84,7 @@ async def sandbox_session(printed: Printed) -> AsyncIterator[str]:
         ("bob", "/slash writers", "writers: "),
     ):
         start = len(printed.lines)
-        yield f"/as {who}"
+        yield f"/as {who} @general"
         yield line
         await printed.until(start, answer)
     start = len(printed.lines)

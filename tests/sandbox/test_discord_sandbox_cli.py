@@ -63,15 +63,14 @@ def test_unknown_platform_is_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
 async def test_console_types_as_people_and_shows_the_bot(
     emu: DiscordEmulator, connect: Connect
 ) -> None:
-    """/as, /in, /thread and plain lines post as people; the bot's answers are printed."""
+    """/as with a channel, /thread and plain lines post as people; the bot's answers print."""
     printed: list[str] = []
     console = DiscordConsole(emu, printed.append)
     intents = discord.Intents.default()
     intents.message_content = True
     try:
         async with connect(EchoBot(intents=intents)):
-            assert await console.handle("/as carol")
-            assert await console.handle("/in #random")
+            assert await console.handle("/as carol @random")
             assert await console.handle("hi there")
             await emu.wait_for(lambda: any("[bot -> #random" in p for p in printed) or None)
             assert await console.handle("/thread ideas")
@@ -96,7 +95,7 @@ async def test_console_writes_at_names_as_mentions_and_settles_each_event(
 
     console = DiscordConsole(emu, printed.append, settle=settle)
     try:
-        assert await console.handle("/as dave")
+        assert await console.handle("/as dave @general")
         assert await console.handle("@bot !addwriter @carol and @nobody, mail a@b")
         assert await console.handle("/help")
         assert await console.handle("/webhook ci built")

@@ -14,19 +14,15 @@ from tests.channels.test_run_examples import CONSOLE_SCRIPT, copy_examples
 # Telegram on the same prompt in between.
 SCRIPT = """\
 /discord
-/as carol
-@bot /note too early
-/as bob
+/as carol @general @bot /note too early
+/as bob @general
 /slash addwriter user:bob
-/as dave
-@bot !addwriter @carol
+/as dave @general @bot !addwriter @carol
 /telegram /as alice @devs hello
-/as carol
+/as carol @general
 /slash addwriter user:bob
 @bot /note from carol
-/in #design
-/as bob
-@bot /note from bob in the thread
+/as bob @general#design @bot /note from bob in the thread
 /webhook ci @bot /note from a webhook
 /quit
 """
@@ -59,7 +55,7 @@ async def test_run_sandbox_types_as_guild_members_and_the_writer_gate_works(
         "[bot -> #design msg N] saved",
         "  <- discord event N ignored by the bot: nonperson_sender",
         "  -> update 1: message (message 4)",
-        "now typing on discord (alice in #general)",
+        "now typing on discord (use /as to say who you are)",
     ):
         assert expected in lines, out
     assert any(x.startswith("[bot -> #general msg N] refused (not_authorized)") for x in lines)

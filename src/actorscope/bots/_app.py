@@ -229,7 +229,7 @@ class _Prompt:
     async def handle(self, line: str) -> bool:
         """Run one line; ``False`` when the session should end."""
         if self._discord is None:
-            return self._telegram.handle(line)
+            return await self._telegram.handle(line)
         command, _, rest = line.strip().partition(" ")
         if command == "/help":
             self._out(_BOTH_HELP)
@@ -239,7 +239,8 @@ class _Prompt:
             if rest.strip():
                 return await self._to(on_discord, rest)
             self._on_discord = on_discord
-            where = self._discord.prompt() if on_discord else "use /as to say who you are"
+            prompt = self._discord if on_discord else self._telegram
+            where = prompt.here() if prompt.speaking else "use /as to say who you are"
             self._out(f"now typing on {command[1:]} ({where})")
             return True
         return await self._to(self._on_discord, line)
@@ -247,7 +248,7 @@ class _Prompt:
     async def _to(self, on_discord: bool, line: str) -> bool:
         if on_discord and self._discord is not None:
             return await self._discord.handle(line)
-        return self._telegram.handle(line)
+        return await self._telegram.handle(line)
 
 
 async def _run_prompt(prompt: _Prompt, lines: AsyncIterator[str]) -> None:

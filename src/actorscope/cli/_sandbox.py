@@ -57,8 +57,8 @@ async def _serve(port: int, token: str | None) -> None:
 async def _serve_discord(port: int, token: str | None) -> None:
     # Imported here: discord.py must not load for every command.
     from actorscope.sandbox import DiscordEmulator, sandbox_world
-    from actorscope.sandbox._console import DISCORD_HELP, DiscordConsole, run_discord_console
-    from actorscope.sandbox._telegram.console import read_lines
+    from actorscope.sandbox._console import DISCORD_HELP, DiscordConsole
+    from actorscope.sandbox._prompt import read_lines, run_console
 
     emu = DiscordEmulator(sandbox_world(token=token), port=port)
     try:
@@ -79,7 +79,7 @@ async def _serve_discord(port: int, token: str | None) -> None:
         typer.echo(DISCORD_HELP)
         console = DiscordConsole(emu, typer.echo)
         try:
-            await run_discord_console(console, read_lines(sys.stdin))
+            await run_console(console, read_lines(sys.stdin))
         finally:
             console.close()
     finally:

@@ -1,43 +1,36 @@
-"""The prompt behind ``actorscope sandbox --platform discord``: type as people into the emulator.
+"""The Discord sandbox prompt: type as people into the Discord emulator, watch the bot.
 
-Lines are commands or text: text is posted as the current person in the current channel.
+The grammar both prompts share is in :mod:`actorscope.sandbox._prompt`; for example::
+
+    /as carol @general hello        carol writes "hello" in #general
+    /as carol @general#design hi    ... in its thread "design" (or #<thread id>)
+    /as dave hi                     dave writes to the bot in a DM
+    /as bob @random                 speak as bob in #random from now on
+    /click show                     the speaker presses the button "show" of the bot's
+                                    latest message here that has it
+
+In a line, ``@bot`` mentions the bot and ``@NAME`` that person (in guilds the bot answers
+mentions); a channel of another guild is ``@GUILD/CHANNEL``.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, ClassVar
 
-from actorscope.errors import ActorscopeError, ConfigError
-from actorscope.sandbox._emulator import DiscordEmulator
-from actorscope.sandbox._world import Channel, Message, User
+from actorscope.errors import ConfigError
+from actorscope.sandbox._emulator import DiscordEmulator, button_ids
+from actorscope.sandbox._prompt import Command, Output, Prompt, Settle, Speak
+from actorscope.sandbox._world import Channel, ChannelType, Message, User
 
-__all__ = ["DISCORD_HELP", "DiscordConsole", "run_discord_console"]
-
-DISCORD_HELP = """\
-commands:
-  /as NAME              type as NAME (a guild member)
-  /in #CHANNEL          type in a channel or thread
-  /thread NAME          open a thread here and move into it
-  /webhook NAME TEXT    post TEXT as the webhook NAME
-  /slash CMD k:v ...    run the bot's slash command CMD with options
-  /click CUSTOM_ID      click that button on the bot's latest message that has it
-  /who                  people, channels, threads and webhooks
-  /help                 this help
-  /quit                 stop
-anything else is a message from the current person in the current channel;
-in it @NAME mentions that person and @bot the bot (in guilds the bot answers mentions)"""
+__all__ = ["DISCORD_HELP", "DiscordConsole"]
 
 # ``@name`` typed at the prompt (not inside a ``<@id>`` mention already).
 _AT_NAME = re.compile(r"(?<![<\w])@([A-Za-z0-9_-]+)")
 
 
-#: Awaited with the id of each event a line sent (a message's or an interaction's id).
-Settle = Callable[[int], Awaitable[None]]
-
-
-class DiscordConsole:
-    """One prompt session: who types where; prints what the bot posts.
+class DiscordConsole(Prompt):
+    """One prompt session on the Discord emulator: who types where; prints what the bot posts.
 
     ``settle``, when given, is awaited after each line that sent the bot an event, with that
     event's id: ``actorscope run --sandbox`` waits there until its runner has taken the event
@@ -45,20 +38,24 @@ class DiscordConsole:
     overtakes it.
     """
 
+    PLACE = "@CHANNEL[#THREAD]"
+    BUTTON = "custom id"
+    PRIVATE = "a DM"
+    NOTE = (
+        "in a line @NAME mentions that person and @bot the bot (in guilds the bot answers mentions)"
+    )
+
     def __init__(
         self,
         emulator: DiscordEmulator,
-        echo: Callable[[str], None],
+        echo: Output,
         *,
         settle: Settle | None = None,
     ) -> None:
+        super().__init__(echo, settle=settle)
         self.emu = emulator
-        self.echo = echo
-        self._settle = settle
-        world = emulator.world
-        people = [u for u in world.users.values() if not u.bot]
-        self.who: User = people[0]
-        self.where: Channel = next(c for c in world.channels.values() if c.guild_id is not None)
+        self.who: User | None = None
+        self.where: Channel | None = None
         emulator.listeners.append(self._show)
 
     def close(self) -> None:
@@ -68,64 +65,112 @@ class DiscordConsole:
 
     def _show(self, message: Message) -> None:
         if message.author.id == self.emu.world.bot.id:
-            self.echo(f"[bot -> #{message.channel.name} msg {message.id}] {message.content}")
+            place = _place(message.channel)
+            buttons = " ".join(f"[{b}]" for b in button_ids(message))
+            shown = f"[bot -> {place} msg {message.id}] {message.content}"
+            self.out(f"{shown}  {buttons}" if buttons else shown)
 
-    def prompt(self) -> str:
-        """Where the next line goes."""
-        return f"{self.who.username} in #{self.where.name}"
+    # -- the shared grammar -------------------------------------------------------------
 
-    async def handle(self, line: str) -> bool:
-        """Act on one line; False after ``/quit``. Mistakes print one line and change nothing."""
-        text = line.strip()
-        if not text:
-            return True
-        if text == "/quit":
-            return False
-        try:
-            event = await self._dispatch(text)
-        except ActorscopeError as exc:
-            self.echo(f"error: {exc}")
-            return True
-        if event is not None and self._settle is not None:
-            await self._settle(event)
-        return True
+    @property
+    def speaking(self) -> bool:
+        """Whether someone speaks (after the first ``/as``)."""
+        return self.who is not None
 
-    async def _dispatch(self, text: str) -> int | None:
-        """Act on ``text``; the id of the event it sent the bot, if any."""
-        command, _, rest = text.partition(" ")
-        rest = rest.strip()
+    def here(self) -> str:
+        """``carol in #general``."""
+        who, where = self._speaker()
+        return f"{who.username} in {_place(where)}"
+
+    async def become(self, speak: Speak) -> None:
+        """Speak as ``speak.name`` in a channel, a thread of it, or a DM with the bot."""
         world = self.emu.world
-        if command == "/as":
-            self.who = world.user(rest)
-            self.echo(f"now typing as {self.prompt()}")
-        elif command == "/in":
-            self.where = world.channel(rest)
-            self.echo(f"now typing as {self.prompt()}")
-        elif command == "/thread":
-            self.where = await self.emu.open_thread(self.who, self.where, rest)
-            self.echo(f"opened thread #{self.where.name}")
-        elif command == "/webhook":
-            name, _, body = rest.partition(" ")
-            return (await self.emu.webhook_post(name, body)).id
-        elif command == "/slash":
-            name, *pairs = rest.split() or [""]
-            if not name:
-                raise ConfigError("usage: /slash CMD key:value ...")
-            options: dict[str, object] = {}
-            for pair in pairs:
-                key, _, value = pair.partition(":")
-                options[key] = value
-            return (await self.emu.slash(self.who, self.where, name, **options)).id
-        elif command == "/click":
-            message = self._latest_with(rest)
-            return (await self.emu.click(self.who, message, rest)).id
-        elif command == "/who":
-            self._who()
-        elif command == "/help":
-            self.echo(DISCORD_HELP)
+        who = world.user(speak.name)
+        if who.bot:
+            raise ConfigError(f"{who.username} is a bot: the prompt types as people")
+        self.who, self.where = who, self._channel(who, speak.place, speak.topic)
+
+    def _channel(self, who: User, place: str | None, topic: str | None) -> Channel:
+        world = self.emu.world
+        if place is None:
+            return world.dm_channel(who)
+        guild_name, _, name = place.rpartition("/")
+        guild = world.guild(guild_name) if guild_name else None
+        channel = world.channel(name, guild=guild)
+        if topic is None:
+            return channel
+        for thread in world.channels.values():
+            if thread.parent_id == channel.id and topic in (thread.name, str(thread.id)):
+                return thread
+        raise ConfigError(f"#{channel.name} has no thread {topic!r}")
+
+    async def say(self, text: str) -> int | None:
+        """The speaker writes ``text`` (``@bot``, ``@NAME`` become mentions)."""
+        who, where = self._speaker()
+        return (await self.emu.say(who, where, self._mentions(text))).id
+
+    async def press(self, message: int | None, button: str | None) -> int | None:
+        """The speaker clicks ``button`` of the bot's ``message`` (or its latest with it)."""
+        who, where = self._speaker()
+        if message is None:
+            target = self.emu.latest_with_button(where, button)
         else:
-            return (await self.emu.say(self.who, self.where, self._mentions(text))).id
+            found = self.emu.world.messages.get(message)
+            if found is None or found.deleted or found.channel.id != where.id:
+                raise ConfigError(f"no message {message} in {_place(where)}")
+            target = found
+        buttons = button_ids(target)
+        if not buttons:
+            raise ConfigError(f"message {target.id} has no buttons")
+        return (await self.emu.click(who, target, button or buttons[0])).id
+
+    def _speaker(self) -> tuple[User, Channel]:
+        if self.who is None or self.where is None:
+            raise ConfigError("say who you are first: /as NAME [@CHANNEL] TEXT  (see /help)")
+        return self.who, self.where
+
+    # -- the Discord commands -----------------------------------------------------------
+
+    async def _thread(self, rest: str) -> int | None:
+        who, where = self._speaker()
+        if not rest:
+            raise ConfigError("usage: /thread NAME")
+        self.where = await self.emu.open_thread(who, where, rest)
+        self.out(f"opened thread #{self.where.name}")
         return None
+
+    async def _webhook(self, rest: str) -> int | None:
+        name, _, body = rest.partition(" ")
+        if not name or not body.strip():
+            raise ConfigError("usage: /webhook NAME TEXT")
+        return (await self.emu.webhook_post(name, body.strip())).id
+
+    async def _slash(self, rest: str) -> int | None:
+        who, where = self._speaker()
+        name, *pairs = rest.split() or [""]
+        if not name:
+            raise ConfigError("usage: /slash CMD key:value ...")
+        options: dict[str, object] = {}
+        for pair in pairs:
+            key, _, value = pair.partition(":")
+            options[key] = value
+        return (await self.emu.slash(who, where, name, **options)).id
+
+    async def _who(self, rest: str) -> int | None:
+        world = self.emu.world
+        self.out("people: " + ", ".join(u.username for u in world.users.values() if not u.bot))
+        self.out("bots:   " + ", ".join(u.username for u in world.users.values() if u.bot))
+        names = [_place(c) for c in world.channels.values() if c.guild_id is not None]
+        self.out("channels: " + ", ".join(names))
+        self.out("webhooks: " + ", ".join(h.name for h in world.webhooks.values()))
+        return None
+
+    COMMANDS: ClassVar[tuple[Command[Any], ...]] = (
+        Command("/thread", "/thread NAME", "open a thread here and move into it", _thread),
+        Command("/webhook", "/webhook NAME TEXT", "the webhook NAME posts TEXT", _webhook),
+        Command("/slash", "/slash CMD k:v ...", "run the bot's slash command CMD", _slash),
+        Command("/who", "/who", "people, channels, threads and webhooks", _who),
+    )
 
     def _mentions(self, text: str) -> str:
         """``text`` with ``@bot`` and ``@NAME`` of a known user written as Discord mentions."""
@@ -139,24 +184,13 @@ class DiscordConsole:
 
         return _AT_NAME.sub(mention, text)
 
-    def _latest_with(self, custom_id: str) -> Message:
-        for message in reversed(self.emu.messages):
-            for row in message.components:
-                if any(c.get("custom_id") == custom_id for c in row.get("components", [])):
-                    return message
-        raise ConfigError(f"no message has a button {custom_id!r}")
 
-    def _who(self) -> None:
-        world = self.emu.world
-        self.echo("people: " + ", ".join(u.username for u in world.users.values() if not u.bot))
-        self.echo("bots:   " + ", ".join(u.username for u in world.users.values() if u.bot))
-        names = [f"#{c.name}" for c in world.channels.values() if c.guild_id is not None]
-        self.echo("channels: " + ", ".join(names))
-        self.echo("webhooks: " + ", ".join(h.name for h in world.webhooks.values()))
+def _place(channel: Channel) -> str:
+    """``#general``, or ``DM with carol``."""
+    if channel.type is ChannelType.DM and channel.recipient is not None:
+        return f"DM with {channel.recipient.username}"
+    return f"#{channel.name}"
 
 
-async def run_discord_console(console: DiscordConsole, lines: AsyncIterator[str]) -> None:
-    """Feed ``lines`` to the console until ``/quit`` or the end of the input."""
-    async for line in lines:
-        if not await console.handle(line):
-            break
+#: The prompt's help, as /help prints it.
+DISCORD_HELP = DiscordConsole.help_text()

@@ -38,7 +38,7 @@ from actorscope.sandbox._world import (
     timestamp,
 )
 
-__all__ = ["DiscordEmulator", "Interaction"]
+__all__ = ["DiscordEmulator", "Interaction", "button_ids"]
 
 _T = TypeVar("_T")
 LOOPBACK_HOST = "127.0.0.1"
@@ -386,6 +386,22 @@ class DiscordEmulator:
         }
         return await self._interact(3, self._user(who), message.channel, data, message=message)
 
+    def latest_with_button(self, channel: Channel | str, custom_id: str | None = None) -> Message:
+        """The bot's latest message in ``channel`` that has the button ``custom_id`` (any
+        button when ``None``); a ConfigError names what is missing."""
+        where = self._channel(channel)
+        for message in reversed(self.messages):
+            if (
+                message.author.id == self.world.bot.id
+                and message.channel.id == where.id
+                and not message.deleted
+                and (buttons := button_ids(message))
+                and (custom_id is None or custom_id in buttons)
+            ):
+                return message
+        button = "a button" if custom_id is None else f"a button {custom_id!r}"
+        raise ConfigError(f"no message of the bot in #{where.name} has {button}")
+
     async def wait_for_reply(self, interaction: Interaction) -> Message:
         """The bot's first message answering ``interaction`` (a reply or a follow-up)."""
         return await self.wait_for(lambda: interaction.replies[0] if interaction.replies else None)
@@ -523,6 +539,16 @@ class DiscordEmulator:
             intent=Intent(0),
         )
         return interaction
+
+
+def button_ids(message: Message) -> list[str]:
+    """The custom ids of ``message``'s buttons, in order."""
+    return [
+        str(component["custom_id"])
+        for row in message.components
+        for component in row.get("components", [])
+        if component.get("type") == 2 and "custom_id" in component
+    ]
 
 
 def _option_type(value: object) -> int:

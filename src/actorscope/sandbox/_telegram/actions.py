@@ -154,18 +154,28 @@ class UserActions:
         return self.queue.push("channel_post", message)
 
     def callback_click(
-        self, user: UserRef, chat: ChatRef, message_id: int, data: str | None = None
+        self,
+        user: UserRef,
+        chat: ChatRef,
+        message_id: int | None = None,
+        data: str | None = None,
     ) -> JSON | None:
-        """``user`` clicks an inline button of a bot message (default: its first callback)."""
+        """``user`` clicks the inline button ``data`` (default: the first) of the bot's message
+        ``message_id`` (default: its latest message in ``chat`` that has that button)."""
         person = self.state.user(user)
         target = self.state.chat(chat)
-        message = self.state.message(target, message_id)
+        message = (
+            self._latest_with_button(target, data)
+            if message_id is None
+            else self.state.message(target, message_id)
+        )
         if message is None:
             raise BotApiError(400, f"Bad Request: message {message_id} not found")
-        rows = message.get("reply_markup", {}).get("inline_keyboard", [])
-        choices = [b["callback_data"] for row in rows for b in row if "callback_data" in b]
+        choices = _callback_data(message)
         if not choices:
-            raise BotApiError(400, f"Bad Request: message {message_id} has no callback buttons")
+            raise BotApiError(
+                400, f"Bad Request: message {message['message_id']} has no callback buttons"
+            )
         if data is None:
             data = choices[0]
         elif data not in choices:
@@ -180,6 +190,16 @@ class UserActions:
             "data": data,
         }
         return self.queue.push("callback_query", query)
+
+    def _latest_with_button(self, chat: Chat, data: str | None) -> JSON:
+        """The bot's latest message in ``chat`` with the callback button ``data`` (any)."""
+        for message in reversed(self.state.messages(chat)):
+            sender = message.get("from", {}).get("id")
+            choices = _callback_data(message)
+            if sender == self.state.bot.id and choices and (data is None or data in choices):
+                return message
+        button = "a button" if data is None else f"a button with callback data {data!r}"
+        raise BotApiError(400, f"Bad Request: no message of the bot in this chat has {button}")
 
     def inline_query(self, user: UserRef, query: str, *, offset: str = "") -> JSON | None:
         """``user`` types ``@bot query`` in a chat: an ``inline_query`` to answer once."""
@@ -279,3 +299,9 @@ class UserActions:
         bot_status = self.state.status(chat, self.state.bot)
         if chat.type is not ChatType.PRIVATE and not bot_status.is_present:
             raise BotApiError(403, f"Forbidden: the bot is not a member of {chat.label}")
+
+
+def _callback_data(message: JSON) -> list[str]:
+    """The callback data of a message's inline buttons, in order."""
+    rows = message.get("reply_markup", {}).get("inline_keyboard", [])
+    return [str(b["callback_data"]) for row in rows for b in row if "callback_data" in b]

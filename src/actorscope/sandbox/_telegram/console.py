@@ -1,39 +1,32 @@
-"""The sandbox prompt: type as different users in different chats, watch the bot answer.
+"""The Telegram sandbox prompt: type as different users in different chats, watch the bot.
 
-Commands (one per line)::
+The grammar both prompts share is in :mod:`actorscope.sandbox._prompt`; for example::
 
     /as alice @devs hello           alice writes "hello" in @devs
     /as alice @devs#ideas hi        ... in the forum topic "ideas" (or #<thread id>)
     /as bob hello                   bob writes in his private chat with the bot
     /as carol @ops                  speak as carol in @ops from now on; plain lines go there
-    /reply 12 thanks                the current speaker replies to message 12
-    /click 12 [DATA]                the current speaker clicks a button of message 12
-    /anon @devs hi                  an anonymous admin of @devs writes
-    /join dave @ops                 dave joins @ops
-    /again                          Telegram delivers the last update again (a retry)
-    /chats  /users  /log  /help  /quit
+    /click ok                       the speaker presses the button "ok" of the bot's latest
+                                    message here that has it (/click 12 ok: of message 12)
 
 Unknown users and chats are created on first use (chats as supergroups).
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
-import shlex
-import threading
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TextIO
+from typing import Any, ClassVar
 
 from actorscope.errors import BotApiError
+from actorscope.sandbox._prompt import Command, Prompt, Speak, read_lines, run_console
 from actorscope.sandbox._telegram.emulator import BotApiEmulator, RecordedCall
 from actorscope.sandbox._telegram.models import Chat, ChatType, MemberStatus, User
 
 __all__ = ["HELP", "SandboxConsole", "populate_sandbox", "read_lines", "run_console"]
 
-HELP = (__doc__ or "").split("::", 1)[1].split("Unknown users", 1)[0].strip("\n")
 _NAME = re.compile(r"^@?[A-Za-z][A-Za-z0-9_]{2,31}$")
 Output = Callable[[str], None]
 
@@ -61,12 +54,16 @@ class _Where:
     topic: str | None
 
 
-class SandboxConsole:
-    """Interprets prompt lines against an emulator and prints what the bot does."""
+class SandboxConsole(Prompt):
+    """Interprets prompt lines against a Bot API emulator and prints what the bot does."""
+
+    PLACE = "@CHAT[#TOPIC]"
+    BUTTON = "callback data"
+    NOTE = "unknown users and chats are created on first use (chats as supergroups)"
 
     def __init__(self, emu: BotApiEmulator, out: Output) -> None:
+        super().__init__(out)
         self.emu = emu
-        self._out = out
         self._where: _Where | None = None
         self._last: dict[str, Any] | None = None
         emu.add_listener(self._show_bot_call)
@@ -75,89 +72,67 @@ class SandboxConsole:
         """Stop printing the bot's calls."""
         self.emu.remove_listener(self._show_bot_call)
 
-    def handle(self, line: str) -> bool:
-        """Run one line; ``False`` when the session should end."""
-        text = line.strip()
-        if not text:
-            return True
-        command, _, rest = text.partition(" ")
-        try:
-            return self._dispatch(command.lower(), rest.strip(), text)
-        except BotApiError as exc:
-            self._out(f"error: {exc.description}")
-            return True
+    # -- the shared grammar -------------------------------------------------------------
 
-    def _dispatch(self, command: str, rest: str, text: str) -> bool:
-        if command in ("/quit", "/exit"):
-            return False
-        simple: dict[str, Callable[[], None]] = {
-            "/help": lambda: self._out(HELP),
-            "/chats": self._chats,
-            "/users": self._users,
-            "/log": self._log,
-        }
-        if command in simple:
-            simple[command]()
-        elif command == "/as":
-            self._as(rest)
-        elif command == "/reply":
-            self._reply(rest)
-        elif command == "/click":
-            self._click(rest)
-        elif command == "/again":
-            self._again()
-        elif command == "/anon":
-            chat, _, message = rest.partition(" ")
-            self._show_update(self.emu.anonymous_admin_message(self._chat(chat), message))
-        elif command == "/join":
-            user, _, chat = rest.partition(" ")
-            self._show_update(self.emu.member_joins(self._user(user), self._chat(chat.strip())))
-        elif self._where is None:
-            self._out("say who you are first: /as NAME [@CHAT] TEXT  (see /help)")
-        else:
-            self._say(self._where, text, reply_to=None)
-        return True
+    @property
+    def speaking(self) -> bool:
+        """Whether someone speaks (after the first ``/as``)."""
+        return self._where is not None
 
-    # -- commands -----------------------------------------------------------------------
+    def here(self) -> str:
+        """``@carol in @ops``."""
+        where = self._need_where()
+        return f"{where.user.display_name} in {self._place(where)}"
 
-    def _as(self, rest: str) -> None:
-        name, _, tail = rest.partition(" ")
-        if not name:
-            raise BotApiError(400, "usage: /as NAME [@CHAT[#TOPIC]] [TEXT]")
-        user = self._user(name)
-        chat_ref, topic = None, None
-        if tail.startswith("@"):
-            chat_ref, _, tail = tail.partition(" ")
-            chat_ref, _, topic_ref = chat_ref.partition("#")
-            topic = topic_ref or None
-        chat = None if chat_ref is None else self._chat(chat_ref)
-        self._where = _Where(user, chat, topic)
-        if tail.strip():
-            self._say(self._where, tail.strip(), reply_to=None)
-        else:
-            self._out(f"now speaking as {user.display_name} in {self._place(self._where)}")
+    async def become(self, speak: Speak) -> None:
+        """Speak as ``speak.name`` (created on first use) in a chat (created too) or topic."""
+        user = self._user(speak.name)
+        chat = None if speak.place is None else self._chat(f"@{speak.place}")
+        self._where = _Where(user, chat, speak.topic)
 
-    def _reply(self, rest: str) -> None:
-        message_id, _, text = rest.partition(" ")
-        if self._where is None or not message_id.isdigit() or not text.strip():
-            raise BotApiError(400, "usage (after /as): /reply MESSAGE_ID TEXT")
-        self._say(self._where, text.strip(), reply_to=int(message_id))
+    async def say(self, text: str) -> int | None:
+        """The speaker writes ``text``."""
+        self._say(self._need_where(), text, reply_to=None)
+        return None
 
-    def _click(self, rest: str) -> None:
-        parts = shlex.split(rest)
-        if self._where is None or not parts or not parts[0].isdigit():
-            raise BotApiError(400, "usage (after /as): /click MESSAGE_ID [DATA]")
-        where = self._where
+    async def press(self, message: int | None, button: str | None) -> int | None:
+        """The speaker clicks ``button`` of the bot's ``message`` (or its latest with it)."""
+        where = self._need_where()
         chat = where.chat or self.emu.state.private_chat(where.user)
-        data = parts[1] if len(parts) > 1 else None
-        self._show_update(self.emu.callback_click(where.user, chat, int(parts[0]), data))
+        self._show_update(self.emu.callback_click(where.user, chat, message, button))
+        return None
 
-    def _again(self) -> None:
+    def _need_where(self) -> _Where:
+        if self._where is None:
+            raise BotApiError(400, "say who you are first: /as NAME [@CHAT] TEXT  (see /help)")
+        return self._where
+
+    # -- the Telegram commands -----------------------------------------------------------
+
+    async def _reply(self, rest: str) -> int | None:
+        message_id, _, text = rest.partition(" ")
+        if not message_id.isdigit() or not text.strip():
+            raise BotApiError(400, "usage (after /as): /reply MESSAGE TEXT")
+        self._say(self._need_where(), text.strip(), reply_to=int(message_id))
+        return None
+
+    async def _anon(self, rest: str) -> int | None:
+        chat, _, message = rest.partition(" ")
+        self._show_update(self.emu.anonymous_admin_message(self._chat(chat), message))
+        return None
+
+    async def _join(self, rest: str) -> int | None:
+        user, _, chat = rest.partition(" ")
+        self._show_update(self.emu.member_joins(self._user(user), self._chat(chat.strip())))
+        return None
+
+    async def _again(self, rest: str) -> int | None:
         last = self._last
         if last is None:
             raise BotApiError(400, "no update to deliver again yet")
         kind = next(key for key in last if key != "update_id")
         self._show_update(self.emu.queue.push(kind, last[kind]))
+        return None
 
     def _say(self, where: _Where, text: str, *, reply_to: int | None) -> None:
         topic: int | str | None = where.topic
@@ -166,7 +141,7 @@ class SandboxConsole:
         update = self.emu.user_message(where.user, text, where.chat, topic=topic, reply_to=reply_to)
         self._show_update(update)
 
-    def _chats(self) -> None:
+    async def _chats(self, rest: str) -> int | None:
         for chat in self.emu.state.chats():
             members = ", ".join(
                 f"{user.display_name}({status.value})"
@@ -175,19 +150,22 @@ class SandboxConsole:
             )
             topics = ", ".join(f"#{t.name}={t.thread_id}" for t in chat.topics.values())
             line = f"{chat.label:<16} {chat.type.value:<10} id={chat.id}"
-            self._out(line + (f"  topics: {topics}" if topics else "") + f"  members: {members}")
+            self.out(line + (f"  topics: {topics}" if topics else "") + f"  members: {members}")
+        return None
 
-    def _users(self) -> None:
+    async def _users(self, rest: str) -> int | None:
         for user in self.emu.state.users():
-            self._out(f"{user.display_name:<16} id={user.id}  {user.first_name}")
+            self.out(f"{user.display_name:<16} id={user.id}  {user.first_name}")
+        return None
 
-    def _log(self) -> None:
+    async def _log(self, rest: str) -> int | None:
         calls = self.emu.bot_calls()
         if not calls:
-            self._out("(the bot has made no calls yet, apart from polling)")
+            self.out("(the bot has made no calls yet, apart from polling)")
         for call in calls:
             status = "pending" if call.response is None else call.response.status
-            self._out(f"{call.method} {json.dumps(call.params, ensure_ascii=False)} -> {status}")
+            self.out(f"{call.method} {json.dumps(call.params, ensure_ascii=False)} -> {status}")
+        return None
 
     # -- lookups that create on first use ------------------------------------------------
 
@@ -218,36 +196,50 @@ class SandboxConsole:
 
     def _show_update(self, update: dict[str, Any] | None) -> None:
         if update is None:
-            self._out("(the bot does not receive this kind of update)")
+            self.out("(the bot does not receive this kind of update)")
             return
         self._last = update
         kind = next(key for key in update if key != "update_id")
         body = update[kind]
         message = body.get("message", body) if kind == "callback_query" else body
         mid = message.get("message_id", "?")
-        self._out(f"  -> update {update['update_id']}: {kind} (message {mid})")
+        self.out(f"  -> update {update['update_id']}: {kind} (message {mid})")
 
     def show_ignored(self, update_id: int, reason: str) -> None:
         """Say that the bot ignored an update, and why (an ``IgnoreReason`` value)."""
-        self._out(f"  <- update {update_id} ignored by the bot: {reason}")
+        self.out(f"  <- update {update_id} ignored by the bot: {reason}")
 
     def _show_bot_call(self, call: RecordedCall) -> None:
         if call.response is None or call.method.lower() == "getupdates":
             return
         if not call.response.ok:
-            self._out(f"[bot {call.method} failed: {call.response.body.get('description')}]")
+            self.out(f"[bot {call.method} failed: {call.response.body.get('description')}]")
             return
         result = call.result
         method = call.method.lower()
         if isinstance(result, dict) and "chat" in result and "message_id" in result:
-            self._out(f"[bot -> {_message_place(result)}] {_summary(result)}{_buttons(result)}")
+            self.out(f"[bot -> {_message_place(result)}] {_summary(result)}{_buttons(result)}")
         elif method == "answercallbackquery":
-            self._out(f"[bot answers the click] {call.params.get('text', '')}")
+            self.out(f"[bot answers the click] {call.params.get('text', '')}")
         elif method in _SHOWN_ACTIONS:
             chat = self.emu.state.find_chat(call.params.get("chat_id", ""))
             place = chat.label if chat is not None else call.params.get("chat_id")
             detail = call.params.get("action") or call.params.get("message_id", "")
-            self._out(f"[bot {_SHOWN_ACTIONS[method]} {detail} in {place}]")
+            self.out(f"[bot {_SHOWN_ACTIONS[method]} {detail} in {place}]")
+
+    COMMANDS: ClassVar[tuple[Command[Any], ...]] = (
+        Command("/reply", "/reply MESSAGE TEXT", "the speaker replies to MESSAGE", _reply),
+        Command("/anon", "/anon @CHAT TEXT", "an anonymous admin of CHAT writes", _anon),
+        Command("/join", "/join NAME @CHAT", "NAME joins CHAT", _join),
+        Command("/again", "/again", "Telegram delivers the last update again (a retry)", _again),
+        Command("/chats", "/chats", "the chats, their topics and members", _chats),
+        Command("/users", "/users", "the users", _users),
+        Command("/log", "/log", "the calls the bot made", _log),
+    )
+
+
+#: The prompt's help, as /help prints it.
+HELP = SandboxConsole.help_text()
 
 
 # Calls without a message result that the prompt still shows: what the bot did, in words.
@@ -283,37 +275,3 @@ def _buttons(message: dict[str, Any]) -> str:
     rows = message.get("reply_markup", {}).get("inline_keyboard", [])
     labels = [f"[{b['text']}:{b.get('callback_data', '')}]" for row in rows for b in row]
     return ("  " + " ".join(labels)) if labels else ""
-
-
-async def run_console(console: SandboxConsole, lines: AsyncIterator[str]) -> None:
-    """Feed ``lines`` to the console until ``/quit`` or the end of the input."""
-    async for line in lines:
-        if not console.handle(line):
-            break
-
-
-async def read_lines(stream: TextIO) -> AsyncIterator[str]:
-    """Lines of a blocking stream (stdin), read on a daemon thread so the event loop keeps running.
-
-    A daemon thread (not the loop's executor) because a ``readline`` blocked on a terminal
-    cannot be cancelled, and ``asyncio.run`` would wait for an executor thread at exit.
-    """
-    loop = asyncio.get_running_loop()
-    queue: asyncio.Queue[str | None] = asyncio.Queue()
-
-    def post(item: str | None) -> bool:
-        try:
-            loop.call_soon_threadsafe(queue.put_nowait, item)
-        except RuntimeError:  # the loop is closed: nobody is listening any more
-            return False
-        return True
-
-    def pump() -> None:
-        for line in stream:
-            if not post(line):
-                return
-        post(None)
-
-    threading.Thread(target=pump, name="sandbox-stdin", daemon=True).start()
-    while (line := await queue.get()) is not None:
-        yield line
