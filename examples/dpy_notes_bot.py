@@ -1,6 +1,7 @@
 """The notes bot, written the discord.py way: your ``commands.Bot``, actorscope as a Cog.
 
-``!note <text>`` or ``/note text:`` appends to the member's notes, for writers only. In a guild
+``!note <text>`` or ``/note text:`` appends to the member's notes, for writers only (others are
+told ``denied: <reason>``; the Cog logs one INFO line, no ``on_command_error`` needed). In a guild
 the scope is per member (``guild:<gid>:user:<uid>``) and writers are granted guild-wide with
 ``!addwriter @user`` or ``/addwriter`` (the Cog's commands); a member with *Manage Server* adds
 the first one. The same bot as ``discord_bot.py`` (an ``actorscope run`` handler), as code
@@ -13,7 +14,6 @@ workspace from ``bot.toml``). The bot needs the privileged *Message Content* int
 
 from __future__ import annotations
 
-import logging
 import os
 import sys
 from collections.abc import Iterable
@@ -28,8 +28,6 @@ from actorscope.bots import load_bot_config
 from actorscope.errors import ActorscopeError
 from actorscope.integrations.discord_ext import (
     ActorscopeCog,
-    AppRefused,
-    Refused,
     bot_intents,
     bound,
     requires,
@@ -39,8 +37,6 @@ from actorscope.store import Database
 
 CONFIG = Path(__file__).with_name("bot.toml")
 NOTES_FILE = "notes.md"
-
-_log = logging.getLogger("dpy_notes_bot")
 
 
 async def save_note(source: commands.Context[Any] | discord.Interaction[Any], text: str) -> str:
@@ -87,27 +83,12 @@ class NotesBot(commands.Bot):
         self.actorscope = ActorscopeCog(
             self, database=database, agent=agent, tenant=tenant, owners=owners, workspace=workspace
         )
-        self.tree.error(self.on_app_command_error)
 
     async def setup_hook(self) -> None:
         """Add the Cogs (the actorscope one opens the database) and register slash commands."""
         await self.add_cog(self.actorscope)
         await self.add_cog(Notes())
         await self.tree.sync()
-
-    async def on_command_error(
-        self, context: commands.Context[Any], exception: commands.CommandError, /
-    ) -> None:
-        """actorscope has answered (or ignored on purpose) what it refused."""
-        if not isinstance(exception, Refused):
-            await super().on_command_error(context, exception)
-
-    async def on_app_command_error(
-        self, interaction: discord.Interaction[Any], error: app_commands.AppCommandError
-    ) -> None:
-        """As :meth:`on_command_error`, for slash commands."""
-        if not isinstance(error, AppRefused):
-            _log.error("slash command failed", exc_info=error)
 
 
 def main() -> int:

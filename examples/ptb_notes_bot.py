@@ -1,11 +1,12 @@
 """The notes bot the python-telegram-bot way: ``/note <text>`` appends to the chat's notes.md.
 
-A plain PTB bot (``ApplicationBuilder``, ``CommandHandler``, ``run_polling``) plus the gate:
-``install`` runs every update through actorscope (non-persons and other bots' commands never
-reach ``note``; ``/addwriter``, ``/removewriter``, ``/writers`` manage the writers) and
-``@requires("file_writer")`` lets only writers (anyone in a private chat) save a note; the
-others get ``denied: <reason>``. The note goes to the workspace of the *scope* (the whole
-group shares one); the permission is decided for the *actor*.
+A plain PTB bot (``ApplicationBuilder``, ``CommandHandler``, ``CallbackQueryHandler``,
+``run_polling``) plus the gate: ``install`` attaches the scope and the actor to every update
+and changes nothing else until it denies (``/addwriter``, ``/removewriter``, ``/writers``
+manage the writers); ``@requires("file_writer")`` lets only writers (anyone in a private chat)
+save a note, and the others (anonymous admins and channels too) get ``denied: <reason>``. The
+note goes to the workspace of the *scope* (the whole group shares one); the permission is
+decided for the *actor*. The "show notes" button answers its click itself, as PTB asks.
 
 ``TELEGRAM_BOT_TOKEN=... python examples/ptb_notes_bot.py``, or offline against a Bot API
 emulator: ``python examples/ptb_notes_bot.py --sandbox`` (type ``/as alice @devs /note hi``).
@@ -18,13 +19,21 @@ import os
 import sys
 from typing import Any
 
-from telegram import Update
-from telegram.ext import Application, ApplicationBuilder, CommandHandler, ContextTypes
+from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Update
+from telegram.ext import (
+    Application,
+    ApplicationBuilder,
+    CallbackQueryHandler,
+    CommandHandler,
+    ContextTypes,
+)
 
 from actorscope.bots import current_services
-from actorscope.integrations.ptb import identity, install, requires, run_sandbox
+from actorscope.integrations.ptb import bound, identity, install, requires, run_sandbox
+from actorscope.tools import FileMissingError
 
 NOTES_FILE = "notes.md"
+SHOW = "show"
 App = Application[Any, Any, Any, Any, Any, Any]
 
 
@@ -41,7 +50,23 @@ async def note(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     who, services = identity(update, context), current_services()
     line = f"- {text} (by {who.sender_id or who.user_id})\n"
     services.workspace.append(services.agent, who, NOTES_FILE, line)
-    await message.reply_text("saved")
+    keyboard = InlineKeyboardMarkup([[InlineKeyboardButton("show notes", callback_data=SHOW)]])
+    await message.reply_text("saved", reply_markup=keyboard)
+
+
+@bound
+async def show(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """The "show notes" button: anyone in the chat may read the chat's notes."""
+    query = update.callback_query
+    if query is None:
+        return
+    await query.answer()  # the click is yours to answer: actorscope answers only a denial
+    who, services = identity(update, context), current_services()
+    try:
+        notes = services.workspace.read(services.agent, who, NOTES_FILE)
+    except FileMissingError:
+        notes = "no notes yet"
+    await query.edit_message_text(notes)
 
 
 def build_application(
@@ -54,6 +79,7 @@ def build_application(
     app = builder.build()
     install(app, **{"database": "notes.db", "agent": "notes", **actorscope})
     app.add_handler(CommandHandler("note", note))
+    app.add_handler(CallbackQueryHandler(show, pattern=f"^{SHOW}$"))
     return app
 
 

@@ -125,6 +125,8 @@ def test_python_block(block: Block, tmp_path: Path, monkeypatch: pytest.MonkeyPa
     """A python block compiles with its imports resolved, and runs unless it is a fragment."""
     flags = ast.PyCF_ALLOW_TOP_LEVEL_AWAIT if block.fragment else 0
     code = compile(block.body, block.where, "exec", flags=flags | ast.PyCF_ONLY_AST)
+    # A test module of the guides sits beside an example bot: it imports it by its name.
+    monkeypatch.syspath_prepend(str(ROOT / "examples"))
     _resolve_imports(code, block.where)
     compiled = compile(code, block.where, "exec", flags=flags)
     if block.fragment or block.included:

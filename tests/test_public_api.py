@@ -130,6 +130,7 @@ DOCUMENTED: dict[str, tuple[str, ...]] = {
         "run_bots",
     ),
     "actorscope.http": ("create_app",),
+    "actorscope.integrations": ("Adoption", "Opened", "adopting", "adoption_in_force"),
     "actorscope.integrations.ptb": ("install", "requires", "bound", "identity", "gate"),
     "actorscope.integrations.discord_ext": ("ActorscopeCog", "requires", "bound", "services"),
     "actorscope.integrations.pydantic_ai": ("ActorscopeDeps", "requires", "run_delegate"),

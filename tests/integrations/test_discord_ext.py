@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
+import logging
 import subprocess
 import sys
 from pathlib import Path
@@ -43,14 +44,13 @@ def load_example() -> ModuleType:
 
 
 @pytest.fixture
-async def notes_bot(discord_sim: DiscordSim, tmp_path: Path) -> Any:
-    """The example's NotesBot on the simulator's database and agent."""
-    example = load_example()
-    bot = example.NotesBot(
-        database=discord_sim.env.db,
-        agent=discord_sim.env.agent.key,
-        workspace=tmp_path / "workspace",
-    )
+async def notes_bot(
+    discord_sim: DiscordSim, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Any:
+    """The example's NotesBot as the guide builds it, run from ``tmp_path``: served, its Cog
+    is adopted onto the simulator's database, agent and workspace."""
+    monkeypatch.chdir(tmp_path)
+    bot = load_example().NotesBot(database="notes.db")
     await discord_sim.serve_bot(bot)
     return bot
 
@@ -452,3 +452,97 @@ def test_requires_names_a_bad_action() -> None:
     """requires() with an unknown action fails at decoration time with the valid ones."""
     with pytest.raises(GrantError, match="file_writer"):
         requires("write_files")
+
+
+async def test_the_guides_two_lines_judge_on_the_tests_grants_and_write_no_bot_file(
+    discord_sim: DiscordSim, notes_bot: Any, actorscope_grants: Grants, tmp_path: Path
+) -> None:
+    """``NotesBot(database="notes.db")`` served as is: the Cog loaded on the test's database,
+    agent and workspace, the test's grant decides, and no notes.db exists."""
+    cog = ActorscopeCog.of(notes_bot)
+    assert cog.opened.database is discord_sim.env.db
+    assert cog.opened.agent.id == discord_sim.env.agent.id
+    assert cog.opened.adopted is not None
+    carol = discord_sim.user("carol")
+    lab = discord_sim.guild("lab", owner=carol)
+    general = discord_sim.channel(lab, "general")
+    await actorscope_grants.allow(f"guild:{lab.id}:*", carol)
+    discord_sim.should_allow("file_writer", reason="granted", sender=carol)
+    discord_sim.should_send(text="saved", chat=general)
+    await discord_sim.message(carol, "!note adopted", general)
+    assert not (tmp_path / "notes.db").exists()
+    assert "adopted" in notes_of(notes_bot, lab.id, carol.id)
+
+
+async def test_a_denied_command_logs_one_info_line_and_no_traceback(
+    discord_sim: DiscordSim, notes_bot: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A denied !note and /note (the example has no on_command_error) are answered and logged
+    as one INFO line each; nothing is logged with a traceback."""
+    carol, dave = discord_sim.user("carol"), discord_sim.user("dave")
+    lab = discord_sim.guild("lab", owner=carol)
+    general = discord_sim.channel(lab, "general")
+    caplog.set_level(logging.DEBUG)
+    discord_sim.should_deny("file_writer", reason="no_grant", sender=dave)
+    discord_sim.should_send(text="denied: no_grant", chat=general)
+    await discord_sim.message(dave, "!note hack", general)
+    discord_sim.should_deny("file_writer", reason="no_grant", sender=dave)
+    discord_sim.should_send(text="denied: no_grant", chat=general)
+    await discord_sim.slash(dave, "note", general, options={"text": "hack"})
+    assert [r for r in caplog.records if r.exc_info or r.levelno >= logging.WARNING] == []
+    denials = [r.getMessage() for r in caplog.records if "discord.denied" in r.getMessage()]
+    line = (
+        f"discord.denied command=note file_writer sender={dave.id} "
+        f"scope=guild:{lab.id}:user:{dave.id} reason=no_grant"
+    )
+    assert denials == [line, line]
+
+
+class EveryAuthorBot(commands.Bot):
+    """Runs commands whoever wrote them (discord.py skips bot authors by default); its Cog
+    is added in setup_hook, the way the guide does, with ``cog`` options."""
+
+    def __init__(self, workspace: Path, **cog: Any) -> None:
+        super().__init__(command_prefix="!", intents=bot_intents())
+        self.cog = ActorscopeCog(self, database="bot.db", workspace=workspace, **cog)
+
+    async def setup_hook(self) -> None:
+        """Add the Cog (adopted by the simulator) and ``!note``."""
+        await self.add_cog(self.cog)
+
+        @self.command(name="note")
+        @requires("file_writer")
+        async def note(ctx: commands.Context[Any], *, text: str = "") -> None:
+            await ctx.reply("saved")
+
+    async def on_message(self, message: discord.Message, /) -> None:
+        """Invoke the command in ``message``, bot author or not."""
+        await self.invoke(await self.get_context(message))
+
+
+async def test_a_webhooks_command_reaches_the_bot_and_requires_denies_it(
+    discord_sim: DiscordSim, tmp_path: Path
+) -> None:
+    """By default the Cog drops no non-person: a webhook's !note reaches a bot that runs
+    such commands, with its identity (no sender), and requires denies it."""
+    await discord_sim.serve_bot(EveryAuthorBot(tmp_path))
+    lab = discord_sim.guild("lab")
+    general = discord_sim.channel(lab, "general")
+    discord_sim.should_deny("file_writer", reason="empty_sender")
+    discord_sim.should_send(text="denied: empty_sender", chat=general)
+    event = await discord_sim.webhook(general, "!note from a hook")
+    assert event.ignored is None
+
+
+async def test_drop_non_persons_is_an_option_of_the_cog(
+    discord_sim: DiscordSim, tmp_path: Path
+) -> None:
+    """ActorscopeCog(drop_non_persons=True) refuses a webhook's command before any check,
+    without a reply."""
+    await discord_sim.serve_bot(EveryAuthorBot(tmp_path, drop_non_persons=True))
+    lab = discord_sim.guild("lab")
+    general = discord_sim.channel(lab, "general")
+    event = await discord_sim.webhook(general, "!note from a hook")
+    assert event.ignored is IgnoreReason.NONPERSON_SENDER
+    assert event.decisions == []
+    assert event.sent == []

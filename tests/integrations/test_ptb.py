@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import runpy
 import time
 from collections.abc import AsyncIterator, Callable
@@ -18,6 +19,7 @@ from telegram.ext import (
     CommandHandler,
     ContextTypes,
     ConversationHandler,
+    Defaults,
     MessageHandler,
     filters,
 )
@@ -38,9 +40,9 @@ from actorscope.integrations.ptb import (
 )
 from actorscope.integrations.ptb import gate as ptb_gate
 from actorscope.permissions import GrantStore
-from actorscope.sandbox import BotApiEmulator, EmulatorRequest
+from actorscope.sandbox import BotApiEmulator, Chat, EmulatorRequest
 from actorscope.store import Database
-from actorscope.testing import AgentEnv, Grants, TelegramSim
+from actorscope.testing import AgentEnv, Event, Grants, TelegramSim
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "ptb_notes_bot.py"
 App = Application[Any, Any, Any, Any, Any, Any]
@@ -58,15 +60,15 @@ def build_application() -> Builder:
 
 @pytest.fixture
 async def app(
-    telegram_sim: TelegramSim, actorscope_env: AgentEnv, build_application: Builder, tmp_path: Path
+    telegram_sim: TelegramSim,
+    build_application: Builder,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> App:
-    """The example bot on the sim's world and database, agent ``main``, workspace in tmp."""
-    return build_application(
-        telegram_sim.application_builder(),
-        database=actorscope_env.db,
-        agent=actorscope_env.agent.key,
-        workspace=tmp_path / "workspace",
-    )
+    """The example bot as the guide builds it (no overrides), run from ``tmp_path``: served,
+    it is adopted onto the sim's database, agent ``main`` and workspace (``tmp/workspace``)."""
+    monkeypatch.chdir(tmp_path)
+    return build_application(telegram_sim.application_builder())
 
 
 def _bare_builder(emu: BotApiEmulator) -> ApplicationBuilder[Any, Any, Any, Any, Any, Any]:
@@ -117,30 +119,164 @@ async def test_non_writer_is_denied_with_the_reason(
     assert _notes(tmp_path / "workspace") == ""
 
 
-async def test_non_persons_never_reach_the_handlers(telegram_sim: TelegramSim, app: App) -> None:
-    """Anonymous admin, a post as a channel, a channel post and a bot are stopped in group -1."""
+async def _non_person_events(
+    telegram_sim: TelegramSim, expect: Callable[[Chat], None] | None = None
+) -> list[Event]:
+    """An anonymous admin, a post as a channel, a channel post and a bot, each ``/note``;
+    ``expect`` declares what each /note in a group brings, before it is sent."""
+    devs = telegram_sim.supergroup("devs")
+    news = telegram_sim.channel("news")
+    robot = telegram_sim.emu.state.add_user("Robot", username="robot_bot", is_bot=True)
+    events = []
+    for send in (
+        functools.partial(telegram_sim.anonymous_admin, devs, "/note anon"),
+        functools.partial(telegram_sim.as_channel, news, devs, "/note as channel"),
+        functools.partial(telegram_sim.message, robot, "/note beep", devs),
+    ):
+        if expect is not None:
+            expect(devs)
+        events.append(await send())
+    # A channel post is no message of a CommandHandler's: nothing is checked for it.
+    events.append(await telegram_sim.channel_post(news, "/note post"))
+    return events
+
+
+async def test_non_persons_reach_the_handlers_and_requires_denies_them(
+    telegram_sim: TelegramSim, app: App, tmp_path: Path
+) -> None:
+    """install() drops no non-person: each reaches the bot's handlers with its identity (no
+    sender, its kind), and ``requires`` denies them (empty_sender); nothing is written."""
+    seen: list[tuple[str, str]] = []
+
+    async def anything(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        who = identity(update, context)
+        seen.append((who.sender_id, who.sender_kind.value))
+
+    def denied(devs: Chat) -> None:
+        telegram_sim.should_deny("file_writer", reason="empty_sender")
+        telegram_sim.should_send(text="denied: empty_sender", chat=devs)
+
+    app.add_handler(MessageHandler(filters.ALL, anything), group=1)
+    await _serve(telegram_sim, app)
+    events = await _non_person_events(telegram_sim, denied)
+    assert [e.ignored for e in events] == [None] * 4
+    assert seen == [("", "anonymous_admin"), ("", "channel"), ("", "bot"), ("", "channel")]
+    assert _notes(tmp_path / "workspace") == ""
+
+
+async def test_drop_non_persons_is_an_option(
+    telegram_sim: TelegramSim, actorscope_env: AgentEnv, build_application: Builder
+) -> None:
+    """install(drop_non_persons=True) stops non-persons in group -1: no handler sees them."""
+    app = build_application(telegram_sim.application_builder(), drop_non_persons=True)
     seen: list[int] = []
 
     async def anything(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         seen.append(update.update_id)
 
     app.add_handler(MessageHandler(filters.ALL, anything), group=1)
-    devs = telegram_sim.supergroup("devs")
-    news = telegram_sim.channel("news")
-    robot = telegram_sim.emu.state.add_user("Robot", username="robot_bot", is_bot=True)
     await _serve(telegram_sim, app)
-    events = [
-        await telegram_sim.anonymous_admin(devs, "/note anon"),
-        await telegram_sim.as_channel(news, devs, "/note as channel"),
-        await telegram_sim.channel_post(news, "/note post"),
-        await telegram_sim.message(robot, "/note beep", devs),
-    ]
-    assert [e.ignored for e in events] == [IgnoreReason.NONPERSON_SENDER] * 3 + [
-        IgnoreReason.BOT_SENDER
+    events = await _non_person_events(telegram_sim)
+    assert [e.ignored for e in events] == [
+        IgnoreReason.NONPERSON_SENDER,
+        IgnoreReason.NONPERSON_SENDER,
+        IgnoreReason.BOT_SENDER,
+        IgnoreReason.NONPERSON_SENDER,
     ]
     assert seen == []
     assert all(e.decisions == [] and e.request is None for e in events)
     assert telegram_sim.emu.sent_messages() == []
+
+
+async def test_unmentioned_group_text_reaches_a_group_text_handler(
+    telegram_sim: TelegramSim, app: App
+) -> None:
+    """A bot's MessageHandler(filters.TEXT & filters.ChatType.GROUPS) still sees group text
+    that does not mention the bot after install(), with the identity attached."""
+    heard: list[tuple[str, str]] = []
+
+    async def chatter(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        assert update.effective_message is not None
+        heard.append((update.effective_message.text or "", identity(update, context).sender_id))
+
+    app.add_handler(MessageHandler(filters.TEXT & filters.ChatType.GROUPS, chatter))
+    alice = telegram_sim.user("alice")
+    devs = telegram_sim.supergroup("devs")
+    await _serve(telegram_sim, app)
+    event = await telegram_sim.message(alice, "lunch at noon?", devs)
+    assert heard == [("lunch at noon?", str(alice.id))]
+    assert event.outcome is Outcome.ADMITTED
+
+
+async def test_require_mention_is_an_option(
+    telegram_sim: TelegramSim, build_application: Builder
+) -> None:
+    """install(require_mention=True) stops un-addressed group text, as `actorscope run` does;
+    a mention still gets through."""
+    app = build_application(telegram_sim.application_builder(), require_mention=True)
+    heard: list[str] = []
+
+    async def chatter(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        assert update.effective_message is not None
+        heard.append(update.effective_message.text or "")
+
+    app.add_handler(MessageHandler(filters.TEXT & filters.ChatType.GROUPS, chatter))
+    alice = telegram_sim.user("alice")
+    devs = telegram_sim.supergroup("devs")
+    await _serve(telegram_sim, app)
+    quiet = await telegram_sim.message(alice, "lunch at noon?", devs)
+    await telegram_sim.message(alice, "lunch @actorscope_bot?", devs)
+    assert quiet.ignored is IgnoreReason.NOT_MENTIONED
+    assert heard == ["lunch @actorscope_bot?"]
+
+
+async def test_the_show_button_answers_its_own_click(
+    telegram_sim: TelegramSim, app: App, actorscope_grants: Grants
+) -> None:
+    """The example's button handler calls ``await query.answer()`` (PTB's pattern): the gate
+    leaves an allowed click unanswered, so it works, once, and the notes are shown."""
+    alice, bob = telegram_sim.user("alice"), telegram_sim.user("bob")
+    devs = telegram_sim.supergroup("devs")
+    await actorscope_grants.allow(f"group:telegram:{devs.id}", alice)
+    await _serve(telegram_sim, app)
+    await telegram_sim.message(alice, "/note ship it", devs)
+    saved = telegram_sim.emu.sent_messages()[-1]
+    assert saved["reply_markup"]["inline_keyboard"][0][0]["callback_data"] == "show"
+    event = await telegram_sim.click(bob, devs, saved["message_id"], "show")
+    answers = [c for c in telegram_sim.emu.bot_calls() if c.method == "answerCallbackQuery"]
+    assert len(answers) == 1
+    assert answers[0].response is not None
+    assert answers[0].response.ok
+    assert event.identity is not None
+    assert event.identity.sender_id == str(bob.id)
+    edits = [c for c in telegram_sim.emu.bot_calls() if c.method == "editMessageText"]
+    assert [c.params["text"] for c in edits] == [f"- ship it (by {alice.id})\n"]
+
+
+async def test_a_denied_click_is_answered_with_the_reason_as_an_alert(
+    telegram_sim: TelegramSim, app: App
+) -> None:
+    """``requires`` on a button handler answers a denied click itself: ``denied: <reason>``
+    as an alert, and the handler does not run."""
+    ran: list[str] = []
+
+    @requires("file_writer")
+    async def wipe(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        ran.append("wipe")
+
+    app.add_handler(CallbackQueryHandler(wipe, pattern="^wipe$"))
+    bob = telegram_sim.user("bob")
+    devs = telegram_sim.supergroup("devs")
+    await _serve(telegram_sim, app)
+    keyboard = InlineKeyboardMarkup([[InlineKeyboardButton("wipe", callback_data="wipe")]])
+    message = await app.bot.send_message(devs.id, "danger", reply_markup=keyboard)
+    telegram_sim.should_deny("file_writer", reason="no_grant", sender=bob)
+    await telegram_sim.click(bob, devs, message.message_id, "wipe")
+    answers = [c for c in telegram_sim.emu.bot_calls() if c.method == "answerCallbackQuery"]
+    assert [(c.params.get("text"), c.params.get("show_alert")) for c in answers] == [
+        ("denied: no_grant", True)
+    ]
+    assert ran == []
 
 
 async def test_addwriter_by_a_platform_admin_then_the_writer_saves(
@@ -213,7 +349,8 @@ async def test_conversation_handler_reply_markup_and_clicks_still_work(
     telegram_sim.should_send(text="kept")
     await telegram_sim.click(alice, telegram_sim.chat_id(alice), asked["message_id"], "keep")
     assert identities == [str(alice.id)] * 3
-    assert [c.method for c in telegram_sim.emu.bot_calls()].count("answerCallbackQuery") == 1
+    # The click is the handler's to answer (it does not here): the gate answers none.
+    assert [c.method for c in telegram_sim.emu.bot_calls()].count("answerCallbackQuery") == 0
 
 
 async def test_revoke_elsewhere_is_seen_within_one_second(
@@ -366,7 +503,7 @@ def test_example_runs_offline_in_the_sandbox(
     text = "\n".join(out)
     assert status == 0
     assert "denied: no_grant" in text
-    assert "ignored by the bot: nonperson_sender" in text
+    assert "denied: empty_sender" in text  # the anonymous admin reached note(): requires
     assert "saved" in text
     assert "private" in _notes(tmp_path / "workspace")
 
@@ -380,3 +517,100 @@ def test_example_without_a_token_says_so(
     assert main([]) == 2
     err = capsys.readouterr().err
     assert err == "ptb_notes_bot: error: set TELEGRAM_BOT_TOKEN (or use --sandbox)\n"
+
+
+async def test_the_guides_two_lines_judge_on_the_tests_grants_and_write_no_bot_file(
+    telegram_sim: TelegramSim,
+    actorscope_grants: Grants,
+    actorscope_env: AgentEnv,
+    build_application: Builder,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``app = build_application(telegram_sim.application_builder())`` and
+    ``serve_application(app)``, no overrides: the gate is adopted onto the test's database,
+    agent and workspace, the test's grant decides, and no notes.db is created."""
+    monkeypatch.chdir(tmp_path)
+    app = build_application(telegram_sim.application_builder())
+    alice = telegram_sim.user("alice")
+    devs = telegram_sim.supergroup("devs")
+    await actorscope_grants.allow(f"group:telegram:{devs.id}", alice)
+    gate = await telegram_sim.serve_application(app)
+    opened = gate.opened
+    assert opened.database is actorscope_env.db
+    assert opened.agent.id == actorscope_env.agent.id
+    assert opened.adopted is not None
+    assert opened.workspace == tmp_path / "workspace"
+    telegram_sim.should_allow("file_writer", reason="granted", sender=alice)
+    telegram_sim.should_send(text="saved", chat=devs)
+    await telegram_sim.message(alice, "/note adopted", devs)
+    assert not (tmp_path / "notes.db").exists()
+    assert "adopted" in _notes(tmp_path / "workspace")
+
+
+async def test_a_test_keeps_the_apps_own_database_only_when_it_says_so(
+    telegram_sim: TelegramSim,
+    actorscope_grants: Grants,
+    build_application: Builder,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``serve_application(app, adopt=False)`` opens the app's own notes.db, where the test's
+    grant does not exist: the writer is denied there."""
+    monkeypatch.chdir(tmp_path)
+    app = build_application(telegram_sim.application_builder())
+    alice = telegram_sim.user("alice")
+    devs = telegram_sim.supergroup("devs")
+    await actorscope_grants.allow(f"group:telegram:{devs.id}", alice)
+    gate = await telegram_sim.serve_application(app, adopt=False)
+    assert gate.opened.adopted is None
+    assert gate.opened.url == "notes.db"  # the app's own, relative to its directory
+    telegram_sim.should_deny("file_writer", reason="no_grant", sender=alice)
+    telegram_sim.should_send(text="denied: no_grant", chat=devs)
+    await telegram_sim.message(alice, "/note mine", devs)
+
+
+async def test_an_application_started_before_serving_is_refused(
+    telegram_sim: TelegramSim, app: App
+) -> None:
+    """A gate opened before serve_application cannot be adopted: one clear error."""
+    assert app.post_init is not None
+    await app.initialize()
+    await app.post_init(app)
+    try:
+        with pytest.raises(RuntimeError, match="open already"):
+            await telegram_sim.serve_application(app)
+    finally:
+        assert app.post_shutdown is not None
+        await app.post_shutdown(app)
+        await app.shutdown()
+
+
+async def test_the_gate_holds_in_a_non_blocking_application(
+    telegram_sim: TelegramSim, actorscope_grants: Grants, build_application: Builder
+) -> None:
+    """Under ``Defaults(block=False)`` the gate still runs first and its stops hold: a writer
+    is allowed, a duplicate and a writer command never reach handlers in groups 0 and 1."""
+    builder = telegram_sim.application_builder().defaults(Defaults(block=False))
+    app = build_application(builder, drop_non_persons=True)
+    seen: list[str] = []
+
+    async def anything(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        message = update.effective_message
+        seen.append(message.text or "" if message is not None else "")
+
+    app.add_handler(MessageHandler(filters.ALL, anything), group=1)
+    alice, bob = telegram_sim.user("alice"), telegram_sim.user("bob")
+    devs = telegram_sim.supergroup("devs")
+    await actorscope_grants.allow(f"group:telegram:{devs.id}", alice)
+    await _serve(telegram_sim, app)
+    telegram_sim.should_allow("file_writer", reason="granted", sender=alice)
+    telegram_sim.should_send(text="saved", chat=devs)
+    first = await telegram_sim.message(alice, "/note fast", devs)
+    again = await telegram_sim.redeliver(first)
+    anonymous = await telegram_sim.anonymous_admin(devs, "/note anon")
+    telegram_sim.should_send(text="writers: " + str(alice.id), chat=devs)
+    await telegram_sim.message(bob, "/writers", devs)
+    assert again.outcome is Outcome.DUPLICATE
+    assert anonymous.ignored is IgnoreReason.NONPERSON_SENDER
+    assert seen == ["/note fast"]

@@ -314,3 +314,32 @@ def test_example_scenarios_pass(inner: pytest.Pytester) -> None:
     shutil.copy(EXAMPLES.parent / "telegram_bot.py", inner.path / "telegram_bot.py")
     result = inner.runpytest("-p", "no:cacheprovider", "-v")
     result.assert_outcomes(passed=len(files))
+
+
+def _guide_fragment(marker: str) -> str:
+    """The python block of the testing guide that follows the fragment comment ``marker``."""
+    text = TESTING_GUIDE.read_text(encoding="utf-8")
+    section = text[text.index(marker) :]
+    match = re.search(r"```python\n(.*?)```", section, re.DOTALL)
+    assert match is not None, f"no python block after {marker!r}"
+    return match.group(1)
+
+
+@pytest.mark.parametrize(
+    ("example", "marker"),
+    [
+        ("ptb_notes_bot.py", "beside examples/ptb_notes_bot.py"),
+        ("dpy_notes_bot.py", "beside examples/dpy_notes_bot.py"),
+    ],
+)
+def test_the_guides_bot_tests_pass_and_write_no_bot_file(
+    pytester: pytest.Pytester, example: str, marker: str
+) -> None:
+    """The guide's two-line test of a real bot (PTB, discord.py), beside the example in a
+    project with no pytest configuration, passes on the test's grant and creates no notes.db."""
+    pytester.makepyfile(test_bot=_guide_fragment(marker))
+    shutil.copy(ROOT / "examples" / example, pytester.path / example)
+    result = pytester.runpytest_subprocess("-W", "error", "-p", "no:cacheprovider", timeout=120)
+    result.assert_outcomes(passed=1)
+    assert not (pytester.path / "notes.db").exists()
+    assert sorted(p.name for p in pytester.path.iterdir() if p.suffix == ".db") == []

@@ -34,6 +34,7 @@ A refused check raises a ``CheckFailure`` subclass after answering; an ``on_comm
 
 from __future__ import annotations
 
+import logging
 import os
 import warnings
 from collections import OrderedDict
@@ -76,6 +77,8 @@ from actorscope.errors import ConfigError
 from actorscope.host._runtime import Prepared, RunStep
 from actorscope.host._sender import OutboundSender
 from actorscope.identity import Identity, SenderKind
+from actorscope.integrations._adoption import Opened, adoption_in_force
+from actorscope.integrations._invisible import gate_config, stops
 from actorscope.messages import InboundMessage, OutboundMessage, RunRequest
 from actorscope.permissions._grants import GrantStore
 from actorscope.permissions._policy import Decision, PermissionPolicy, Reason, non_person_reason
@@ -104,6 +107,9 @@ __all__ = [
 
 #: The Cog's name (``bot.get_cog(COG_NAME)``).
 COG_NAME = "actorscope"
+#: Where discord.py logs a failed command with its traceback when nothing else handles it.
+_DISCORD_ERROR_LOGGERS = ("discord.ext.commands.bot", "discord.app_commands.tree")
+_log = logging.getLogger("actorscope.integrations.discord")
 #: Told every decision a :func:`requires` check makes: (action, decision).
 DecisionListener = Callable[[str, Decision], None]
 #: Told what the pipeline made of every message / interaction a command took in, and the
@@ -127,6 +133,17 @@ class Refused(commands.CheckFailure):
         super().__init__(f"actorscope refused the command: {reason}")
         self.reason = reason
         self.decision = decision
+
+
+class _QuietRefusals(logging.Filter):
+    """Keeps discord.py's default error handlers from logging a refusal of the Cog's as a
+    failure with a traceback: the Cog answered it and logged one INFO line already. Every
+    other error is logged as before."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        """False for a record about a :class:`Refused` / :class:`AppRefused`."""
+        error = record.exc_info[1] if record.exc_info else None
+        return not isinstance(error, Refused | AppRefused)
 
 
 class AppRefused(app_commands.CheckFailure):
@@ -165,6 +182,7 @@ class _Loaded:
     pipeline: Pipeline
     step: RunStep
     stack: AsyncExitStack
+    opened: Opened
 
 
 async def _no_turn(request: RunRequest) -> None:
@@ -196,16 +214,28 @@ class ActorscopeCog(commands.Cog, name=COG_NAME):
         shared_dedup: bool | None = None,
         signer: OriginSigner | None = None,
         strict: bool = False,
+        require_mention: bool = False,
+        drop_non_persons: bool | None = None,
     ) -> None:
         if not isinstance(bot, commands.Bot):
             raise ConfigError(f"ActorscopeCog needs a commands.Bot, got {type(bot).__name__}")
-        if not isinstance(strict, bool):
-            raise ConfigError("ActorscopeCog: strict must be True or False")
+        for name, flag in (("strict", strict), ("require_mention", require_mention)):
+            if not isinstance(flag, bool):
+                raise ConfigError(f"ActorscopeCog: {name} must be True or False")
+        if drop_non_persons is not None and not isinstance(drop_non_persons, bool):
+            raise ConfigError("ActorscopeCog: drop_non_persons must be True or False")
         if not isinstance(database, str | os.PathLike | Database):
             raise ConfigError("ActorscopeCog: database must be a path, a URL or a Database")
-        base = config or ChannelConfig(platform="discord")
-        if base.platform != "discord":
-            raise ConfigError(f"ActorscopeCog needs a discord config, not {base.platform}")
+        if config is not None and (
+            not isinstance(config, ChannelConfig) or config.platform != "discord"
+        ):
+            raise ConfigError(f"ActorscopeCog needs a discord config, not {config!r}")
+        base = gate_config(
+            config,
+            platform="discord",
+            require_mention=require_mention,
+            drop_non_persons=drop_non_persons,
+        )
         given: object = owners
         if isinstance(owners, str | int):
             given = [owners]  # one id, not its characters
@@ -223,6 +253,7 @@ class ActorscopeCog(commands.Cog, name=COG_NAME):
         self._shared_dedup = shared_dedup
         self._signer = signer or OriginSigner()
         self._strict = strict
+        self._mention_commands = require_mention
         self._loaded: _Loaded | None = None
         self._remembered: OrderedDict[str, Invocation] = OrderedDict()
         self._answering: dict[str, discord.Interaction[Any]] = {}
@@ -233,22 +264,33 @@ class ActorscopeCog(commands.Cog, name=COG_NAME):
     # -- lifecycle -------------------------------------------------------------------------
 
     async def cog_load(self) -> None:
-        """Open the database, find or create the agent, start the grant change feed."""
+        """Open the database, find or create the agent, start the grant change feed.
+
+        Inside :func:`~actorscope.integrations.adopting`: the adoption's database, agent,
+        workspace and signer (owners added), whatever the Cog was given.
+        """
         if self._loaded is not None:
             raise ConfigError("this ActorscopeCog is already loaded")
+        adoption = adoption_in_force()
+        key, tenant, root = self._agent, self._tenant, self._workspace
+        signer, owners = self._signer, self.config.owners
+        given: str | os.PathLike[str] | Database = self._database
+        if adoption is not None:
+            given, key, tenant = adoption.database, adoption.agent, adoption.tenant
+            root, signer = Path(adoption.workspace), adoption.signer or signer
+            owners = (*owners, *adoption.owners)
         stack = AsyncExitStack()
         try:
-            db = self._database
+            db = given
             if not isinstance(db, Database):
                 db = await stack.enter_async_context(Database.open(os.fspath(db)))
-            agent = await AgentRegistry(db).ensure(self._agent, self._tenant)
+            agent = await AgentRegistry(db).ensure(key, tenant)
             grants = GrantStore(db)
             # A grant changed by another process (`actorscope grants ...`) reaches this cache.
             await stack.enter_async_context(GrantChangeWatcher(grants))
-            workspace = Workspace(self._workspace, legacy_tenant=agent.tenant_id)
+            workspace = Workspace(root, legacy_tenant=agent.tenant_id)
             policy = PermissionPolicy(grants, strict=self._strict)
             services = BotServices(db, agent, grants, policy, workspace)
-            owners = self.config.owners
             shared = self._shared_dedup
             if shared is None:
                 shared = shared_dedup_default(db)
@@ -263,16 +305,21 @@ class ActorscopeCog(commands.Cog, name=COG_NAME):
             )
             step = RunStep(
                 _no_turn,
-                signer=self._signer,
+                signer=signer,
                 agent_key=agent.key,
                 agent_id=agent.id,
                 tenant_id=agent.tenant_id,
                 owners=owners,
             )
+            quiet = _QuietRefusals()
+            for name in _DISCORD_ERROR_LOGGERS:
+                logging.getLogger(name).addFilter(quiet)
+                stack.callback(logging.getLogger(name).removeFilter, quiet)
         except BaseException:
             await stack.aclose()
             raise
-        self._loaded = _Loaded(services, pipeline, step, stack)
+        opened = Opened(db, agent, root, adoption)
+        self._loaded = _Loaded(services, pipeline, step, stack, opened)
 
     async def cog_unload(self) -> None:
         """Stop the change feed and close the database the Cog opened."""
@@ -295,6 +342,11 @@ class ActorscopeCog(commands.Cog, name=COG_NAME):
     def services(self) -> BotServices:
         """The agent, database, grants, policy and workspace (once loaded)."""
         return self._require().services
+
+    @property
+    def opened(self) -> Opened:
+        """What the Cog opened (database, agent, workspace root, the adoption if any)."""
+        return self._require().opened
 
     def _require(self) -> _Loaded:
         if self._loaded is None:
@@ -324,9 +376,10 @@ class ActorscopeCog(commands.Cog, name=COG_NAME):
         ):
             return True  # the writer commands take their message through the pipeline
         invocation = await self.invocation(ctx)
-        if invocation.prepared is None:
+        if invocation.prepared is None and stops(invocation.result, self.config):
+            _log.info("discord.refused command=%s reason=%s", ctx.command, invocation.refusal())
             raise Refused(invocation.refusal())
-        return True
+        return True  # with an identity, or none to attach (requires denies it)
 
     async def invocation(self, source: Source) -> Invocation:
         """What the pipeline made of ``source``'s message or interaction (once per event).
@@ -378,7 +431,8 @@ class ActorscopeCog(commands.Cog, name=COG_NAME):
         if message is None or ingress.reason is not None:
             return ingress
         metadata = dict(message.metadata)
-        metadata.setdefault(META_ADDRESSED, Addressed.COMMAND.value)
+        if not self._mention_commands:
+            metadata.setdefault(META_ADDRESSED, Addressed.COMMAND.value)
         if writer is not None:
             metadata[META_COMMAND] = writer.value
         update = {"metadata": MappingProxyType(metadata)}
@@ -572,6 +626,22 @@ def _refused(source: Source, reason: str, decision: Decision | None = None) -> E
     return AppRefused(reason, decision)
 
 
+def _log_denial(action: str, command: object, decision: Decision | None) -> None:
+    """The one INFO line of a denial (no traceback: it is an answer, not a failure)."""
+    name = getattr(command, "qualified_name", None) or "?"
+    if decision is None:
+        _log.info("discord.denied command=%s %s: it carries no identity", name, action)
+        return
+    _log.info(
+        "discord.denied command=%s %s sender=%s scope=%s reason=%s",
+        name,
+        action,
+        decision.sender_id or '""',
+        decision.scope,
+        decision.reason,
+    )
+
+
 def requires(action: str) -> Callable[[_T], _T]:
     """A check for prefix and application commands: the actor may ``action``
     (``file_writer``, ``cron``, ``context_files``).
@@ -584,14 +654,15 @@ def requires(action: str) -> Callable[[_T], _T]:
 
     async def message_check(ctx: commands.Context[Any]) -> bool:
         decision = await ActorscopeCog.of(ctx.bot).check(action, ctx)
-        if decision is None:
-            raise Refused("not admitted")
-        if not decision.allowed:
+        if decision is None or not decision.allowed:
+            reason = "no identity" if decision is None else str(decision.reason)
+            _log_denial(action, ctx.command, decision)
+            text = f"denied: {reason}"
             if ctx.interaction is not None:  # a hybrid command run as a slash command
-                await ctx.send(denial_text(decision), ephemeral=True)
+                await ctx.send(text, ephemeral=True)
             else:
-                await ctx.reply(denial_text(decision), mention_author=False)
-            raise Refused(str(decision.reason), decision)
+                await ctx.reply(text, mention_author=False)
+            raise Refused(reason, decision)
         return True
 
     async def interaction_check(interaction: discord.Interaction[Any]) -> bool:
@@ -599,10 +670,12 @@ def requires(action: str) -> Callable[[_T], _T]:
         decision = await cog.check(action, interaction)
         if decision is None:
             invocation = await cog.invocation(interaction)
+            _log_denial(action, interaction.command, None)
             if invocation.result.outcome is Outcome.IGNORED:
                 await interaction.response.send_message(NOT_TAKING_COMMANDS, ephemeral=True)
             raise AppRefused(invocation.refusal())
         if not decision.allowed:
+            _log_denial(action, interaction.command, decision)
             await interaction.response.send_message(denial_text(decision), ephemeral=True)
             raise AppRefused(str(decision.reason), decision)
         return True

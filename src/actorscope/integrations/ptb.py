@@ -7,28 +7,36 @@
     app.add_handler(CommandHandler("note", note))  # note is decorated @requires("file_writer")
     app.run_polling()
 
-:func:`install` adds to the application:
+:func:`install` changes nothing your handlers received until it denies. It adds to the
+application:
 
 * ``post_init`` / ``post_shutdown`` hooks (run before / after the ones the builder set): open
   the database (or take an open :class:`~actorscope.store.Database`, which stays open), get or
   create the agent (:meth:`~actorscope.agents.AgentRegistry.ensure`), start the database's
   change feed, so a grant revoked anywhere is seen within a second; close what was opened.
-* in group :data:`GATE_GROUP` (-1) a handler that takes every Telegram update through the one
-  ingress :class:`~actorscope.channels.Pipeline` (dedup, admission, shared claim) and the run
-  step's :meth:`~actorscope.host.RunStep.prepare`. An update the pipeline does not admit
-  (anonymous admins, channel posts, bots, duplicates, messages not for this bot ...) raises
-  ``ApplicationHandlerStop``: none of your handlers sees it. Handlers in groups below -1 would
-  run before this gate: do not add any.
+  Inside :func:`~actorscope.integrations.adopting` (the testing kit, ``actorscope probe``)
+  it opens the adoption's database, agent and workspace instead (:attr:`Gate.opened`).
+* in group :data:`GATE_GROUP` (-1) a blocking handler (whatever the application's
+  ``Defaults``) that takes every Telegram update through the one ingress
+  :class:`~actorscope.channels.Pipeline` (dedup, admission, shared claim) and the run step's
+  :meth:`~actorscope.host.RunStep.prepare`, and attaches the identity. Every update goes on
+  to your handlers, un-mentioned group text, channel posts and anonymous admins included,
+  except duplicates and what your own settings refuse (a DM or group policy, and the options
+  ``require_mention`` and ``drop_non_persons``): those raise ``ApplicationHandlerStop``. An
+  update the gate cannot judge (its store failed) is stopped too. Button clicks reach your
+  handlers unanswered (``await query.answer()`` works); the gate answers a click only when
+  it stops it. Handlers in groups below -1 would run before this gate: do not add any.
 * ``/addwriter``, ``/removewriter`` and ``/writers`` as ``CommandHandler`` s (group
   ``writer_commands_group``, default 0: call :func:`install` before adding your handlers)
   running the same writer-command code as ``actorscope run``; they answer and stop the update.
 
-Your handlers reach the admitted update's identity with :func:`identity` /
-:func:`run_request` (or ``context.identity`` with :class:`ActorscopeContext`, see
-:func:`context_types`). :func:`bound` runs a callback with the identity, run info and
-:class:`~actorscope.bots.BotServices` bound (``current_identity()``, ``current_services()``
-work inside it); :func:`requires` also checks the actor with the policy first and answers a
-denial with its reason; :meth:`Gate.allows` is the same check as a filter.
+Your handlers reach the update's identity with :func:`identity` / :func:`run_request` (or
+``context.identity`` with :class:`ActorscopeContext`, see :func:`context_types`). :func:`bound`
+runs a callback with the identity, run info and :class:`~actorscope.bots.BotServices` bound
+(``current_identity()``, ``current_services()`` work inside it); :func:`requires` also checks
+the actor with the policy first and answers a denial with its reason (fail-closed: non-persons,
+empty and synthetic senders and updates without an identity are denied); :meth:`Gate.allows`
+is the same check as a filter.
 """
 
 from __future__ import annotations
@@ -40,9 +48,11 @@ import os
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Collection, Coroutine, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from telegram import Update
+from telegram.error import TelegramError
 from telegram.ext import (
     Application,
     ApplicationBuilder,
@@ -62,12 +72,14 @@ from actorscope.channels import ChannelConfig, Ingress, Outcome, Pipeline, Share
 from actorscope.channels._telegram_commands import (
     handle_telegram_writer_command,
 )
-from actorscope.channels._telegram_runner import ALLOWED_UPDATES, answer_click, send_outbound
+from actorscope.channels._telegram_runner import ALLOWED_UPDATES, send_outbound
 from actorscope.channels._writer_commands import WriterCommand
 from actorscope.channels.telegram import inspect_update
 from actorscope.errors import ConfigError
 from actorscope.host import OutboundSender, Prepared, RunStep
 from actorscope.identity import Identity
+from actorscope.integrations._adoption import Adoption, Opened, adoption_in_force
+from actorscope.integrations._invisible import gate_config, stops
 from actorscope.messages import InboundMessage, OutboundMessage, RunRequest, reply_to
 from actorscope.permissions import Decision, GrantStore, PermissionPolicy
 from actorscope.permissions._writers import WriterManager
@@ -136,6 +148,7 @@ class _Open:
     pipeline: Pipeline
     step: RunStep
     services: BotServices
+    opened: Opened
 
 
 async def _no_turn(request: RunRequest) -> None:
@@ -192,13 +205,18 @@ class Gate(OutboundSender):
         return self._open
 
     async def open(self) -> None:
-        """Open the database, get or create the agent, start the change feed (``post_init``)."""
+        """Open the database, get or create the agent, start the change feed (``post_init``).
+
+        Inside :func:`~actorscope.integrations.adopting` the gate opens on the adoption's
+        database, agent, workspace and signer instead of its own (see :attr:`opened`).
+        """
         if self._open is not None:
             return
-        given = self._database
+        adoption = adoption_in_force()
+        given = self._database if adoption is None else adoption.database
         db = given if isinstance(given, Database) else await Database.connect(given)
         try:
-            self._open = await self._build(db)
+            self._open = await self._build(db, adoption)
             await db.watch_changes()
         except BaseException:
             self._open = None
@@ -206,11 +224,17 @@ class Gate(OutboundSender):
                 await db.close()
             raise
 
-    async def _build(self, db: Database) -> _Open:
-        agent = await AgentRegistry(db).ensure(self._agent_key, self._tenant)
+    async def _build(self, db: Database, adoption: Adoption | None) -> _Open:
+        key, tenant, root = self._agent_key, self._tenant, self._workspace
+        signer, owners = self._signer, (*self.config.owners, *self._owners)
+        if adoption is not None:
+            key, tenant, root = adoption.agent, adoption.tenant, adoption.workspace
+            signer = adoption.signer or signer
+            owners = (*owners, *adoption.owners)
+        agent = await AgentRegistry(db).ensure(key, tenant)
         store = GrantStore(db)
         policy = PermissionPolicy(store, strict=self._strict)
-        writers = WriterManager(store, owners=(*self.config.owners, *self._owners))
+        writers = WriterManager(store, owners=owners)
         pipeline = Pipeline(
             self.config,
             writers=writers,
@@ -222,25 +246,31 @@ class Gate(OutboundSender):
         )
         step = RunStep(
             _no_turn,
-            signer=self._signer,
+            signer=signer,
             agent_key=agent.key,
             agent_id=agent.id,
             tenant_id=agent.tenant_id,
-            owners=(*self.config.owners, *self._owners),
+            owners=owners,
             roles=self._roles,
         )
-        workspace = Workspace(self._workspace, legacy_tenant=agent.tenant_id)
+        workspace = Workspace(root, legacy_tenant=agent.tenant_id)
         services = BotServices(db, agent, store, policy, workspace)
-        return _Open(db, agent, policy, writers, pipeline, step, services)
+        opened = Opened(db, agent, Path(root), adoption)
+        return _Open(db, agent, policy, writers, pipeline, step, services, opened)
 
     async def close(self) -> None:
         """Forget admitted updates; close the database if :meth:`open` opened it."""
         state, self._open = self._open, None
         self._admitted.clear()
-        if state is not None and state.db is not self._database:
+        if state is not None and state.opened.adopted is None and state.db is not self._database:
             await state.db.close()
 
     # -- what handlers use -----------------------------------------------------------------
+
+    @property
+    def opened(self) -> Opened:
+        """What the gate opened (database, agent, workspace root, the adoption if any)."""
+        return self._state().opened
 
     @property
     def agent(self) -> Agent:
@@ -307,12 +337,35 @@ class Gate(OutboundSender):
         while len(self._admitted) > _REMEMBERED:
             self._admitted.popitem(last=False)
 
+    def stops(self, result: Ingress) -> bool:
+        """Whether the gate stops an update the pipeline made ``result`` of: duplicates, and
+        what the bot's own settings refuse (policies, ``require_mention``,
+        ``drop_non_persons``). Everything else reaches the handlers."""
+        return stops(result, self.config)
+
     async def _on_update(self, update: Update, context: AnyContext) -> None:
-        """Group -1: the pipeline for ``update``; not admitted → ``ApplicationHandlerStop``."""
+        """Group -1: the pipeline for ``update``; stopped → ``ApplicationHandlerStop``.
+
+        A gate that cannot judge an update (the store failed while moving a migrated chat's
+        grants, claiming it, ...) stops it: it never reaches the handlers unjudged.
+        """
         if self._open is None:
             _log.error("ptb.update_dropped update=%d: actorscope is not open", update.update_id)
             raise ApplicationHandlerStop
-        state = self._open
+        try:
+            await self._judge(self._open, update, context)
+        except ApplicationHandlerStop:
+            raise
+        except Exception as exc:  # any failure to judge stops the update: fail closed
+            _log.error(
+                "ptb.update_stopped update=%d: the gate could not judge it: %s: %s",
+                update.update_id,
+                type(exc).__name__,
+                exc,
+            )
+            raise ApplicationHandlerStop from None
+
+    async def _judge(self, state: _Open, update: Update, context: AnyContext) -> None:
         username = context.bot.username or None
         ingress = inspect_update(
             update,
@@ -327,24 +380,33 @@ class Gate(OutboundSender):
             if ingress.message is not None:  # answered by the writer CommandHandler
                 admitted.writer = (command, identity, ingress.message)
 
+        # No acknowledge: an allowed click reaches the handlers unanswered (query.answer()).
         result = await state.pipeline.process(
-            ingress,
-            bot_username=username,
-            run_command=defer_command,
-            acknowledge=functools.partial(answer_click, update),
+            ingress, bot_username=username, run_command=defer_command
         )
         if result.outcome is Outcome.ADMITTED and result.message is not None:
             admitted.prepared = state.step.prepare(result.message)
         self._tell(update, result, admitted.prepared)
-        if admitted.prepared is None and (admitted.writer is None or update.message is None):
-            raise ApplicationHandlerStop  # ignored, or an edited writer command (not run)
+        if admitted.writer is not None:
+            if update.message is None:
+                raise ApplicationHandlerStop  # an edited writer command is not run
+            self._remember(admitted)
+            return
+        if admitted.prepared is None:
+            if self.stops(result):
+                await _refuse_click(update, f"denied: {result.reason or result.outcome}")
+                raise ApplicationHandlerStop
+            # No identity to attach (an inline query, a member update ...): it goes on, and
+            # ``requires`` denies it; a redelivery of the very same update is still dropped.
+            if state.pipeline.dedup.seen(f"{self.config.name}:update", "", str(update.update_id)):
+                raise ApplicationHandlerStop
+            return
         self._remember(admitted)
-        if admitted.prepared is not None:
-            if isinstance(context, ActorscopeContext):
-                context.admit(admitted.prepared)
-            for config_type in sorted(self._allow_filters):
-                identity = admitted.prepared.identity
-                admitted.decisions[config_type] = await self.check(config_type, identity)
+        if isinstance(context, ActorscopeContext):
+            context.admit(admitted.prepared)
+        for config_type in sorted(self._allow_filters):
+            identity = admitted.prepared.identity
+            admitted.decisions[config_type] = await self.check(config_type, identity)
 
     def _tell(self, update: Update, result: Ingress, prepared: Prepared | None) -> None:
         for observer in self._observers:
@@ -374,13 +436,27 @@ async def _admitted(message: InboundMessage) -> None:
     (the gate reads it from the pipeline's result)."""
 
 
+async def _refuse_click(update: Update, text: str) -> bool:
+    """Answer the click ``update`` carries with ``text`` as an alert; False if it is none."""
+    query = update.callback_query
+    if query is None:
+        return False
+    try:
+        await query.answer(text, show_alert=True)
+    except TelegramError as exc:
+        _log.warning("ptb.answer_callback_query failed: %s", exc)
+    return True
+
+
 class _GateHandler(TypeHandler[Update, Any, None]):
     """The gate's group -1 handler; :func:`gate` finds the gate through it."""
 
     __slots__ = ("gate",)
 
     def __init__(self, the_gate: Gate) -> None:
-        super().__init__(Update, the_gate._on_update)
+        # block=True whatever the application's Defaults: a non-blocking gate would run as a
+        # task beside the handlers, and its stop would stop nothing.
+        super().__init__(Update, the_gate._on_update, block=True)
         self.gate = the_gate
 
 
@@ -454,15 +530,22 @@ def install(
     shared_dedup: bool = False,
     signer: OriginSigner | None = None,
     writer_commands_group: int = 0,
+    require_mention: bool | None = None,
+    drop_non_persons: bool | None = None,
 ) -> Gate:
     """Put actorscope into ``application`` (see the module documentation); return the gate.
 
     ``database``: a path, ``sqlite:///`` or ``postgresql://`` URL (opened at ``post_init``,
     closed at ``post_shutdown``) or an open :class:`~actorscope.store.Database` (left open).
     ``owners`` (sender ids) run with role ``owner`` and always manage writers; ``config`` is
-    the channel configuration the pipeline admits by (default: Telegram, mention required in
-    groups); ``shared_dedup`` claims each update in the database (several workers);
-    ``workspace`` is the root of the files :class:`~actorscope.bots.BotServices` hands out.
+    the channel configuration the pipeline admits by (policies, allowlists, group overrides);
+    ``shared_dedup`` claims each update in the database (several workers); ``workspace`` is
+    the root of the files :class:`~actorscope.bots.BotServices` hands out.
+
+    The gate stops only duplicates and what these settings refuse. Two options, off unless
+    given here (or set explicitly in ``config``): ``require_mention`` stops group messages
+    not addressed to the bot (no ``@mention``, reply or command), as ``actorscope run`` does;
+    ``drop_non_persons`` stops anonymous admins, channel posts, posts as a channel and bots.
     """
     if not isinstance(application, Application):
         raise ConfigError(
@@ -475,9 +558,22 @@ def install(
         raise ConfigError("database must be a path, a database URL or an open Database")
     if isinstance(owners, str) or not all(isinstance(o, str) and o for o in owners):
         raise ConfigError("owners must be a list of sender ids as strings, e.g. ['42']")
-    config = config if config is not None else ChannelConfig(platform="telegram")
-    if config.platform != "telegram":
-        raise ConfigError(f"a PTB application needs a telegram config, not {config.platform}")
+    if config is not None and (
+        not isinstance(config, ChannelConfig) or config.platform != "telegram"
+    ):
+        raise ConfigError(f"a PTB application needs a telegram config, not {config!r}")
+    for name, flag in (
+        ("require_mention", require_mention),
+        ("drop_non_persons", drop_non_persons),
+    ):
+        if flag is not None and not isinstance(flag, bool):
+            raise ConfigError(f"install(): {name} must be True or False")
+    config = gate_config(
+        config,
+        platform="telegram",
+        require_mention=require_mention,
+        drop_non_persons=drop_non_persons,
+    )
     the_gate = Gate(
         application,
         database=database,
@@ -511,7 +607,10 @@ def install(
     for command in WriterCommand:
         application.add_handler(
             CommandHandler(
-                command.value, the_gate._writer_command, filters=filters.UpdateType.MESSAGE
+                command.value,
+                the_gate._writer_command,
+                filters=filters.UpdateType.MESSAGE,
+                block=True,  # its stop must hold under Defaults(block=False) too
             ),
             group=writer_commands_group,
         )
@@ -579,8 +678,10 @@ def requires(
     """Check the actor for ``config_type`` before ``callback``; answer a denial with its reason.
 
     The callback runs bound (see :func:`bound`) only when the policy allows; otherwise the
-    chat gets ``denied: <reason>`` and the wrapper returns ``denied`` (for a
-    ``ConversationHandler`` state, e.g. ``ConversationHandler.END``).
+    chat gets ``denied: <reason>`` (a button click gets it as an alert) and the wrapper
+    returns ``denied`` (for a ``ConversationHandler`` state, e.g.
+    ``ConversationHandler.END``). An update without an identity (the gate could name no
+    person: an inline query, a member update ...) is denied too.
     """
     if not isinstance(config_type, str) or not config_type.strip():
         raise ConfigError("requires() takes a permission name such as 'file_writer'")
@@ -591,12 +692,22 @@ def requires(
             the_gate = gate(context)
             prepared = the_gate.prepared(update)
             if prepared is None:
-                _log.warning("ptb.denied update=%s: not admitted by the gate", update.update_id)
+                _log.info("ptb.denied update=%s: it carries no identity", update.update_id)
+                await _refuse_click(update, "denied: no identity")
                 return denied
             with RunStep.bound(prepared), bind_services(the_gate.services):
                 decision = await the_gate.check(config_type, prepared.identity)
                 if not decision.allowed:
-                    await the_gate.send(reply_to(prepared.request, f"denied: {decision.reason}"))
+                    _log.info(
+                        "ptb.denied %s sender=%s scope=%s reason=%s",
+                        config_type,
+                        decision.sender_id or '""',
+                        decision.scope,
+                        decision.reason,
+                    )
+                    text = f"denied: {decision.reason}"
+                    if not await _refuse_click(update, text):
+                        await the_gate.send(reply_to(prepared.request, text))
                     return denied
                 return await callback(update, context)
 
@@ -630,11 +741,14 @@ def run_sandbox(
 
 
 class _ShowIgnored:
-    def __init__(self, show: Callable[[int, str], None]) -> None:
+    """Shows the updates the gate stops (the others reach the bot's handlers)."""
+
+    def __init__(self, the_gate: Gate, show: Callable[[int, str], None]) -> None:
+        self._gate = the_gate
         self._show = show
 
     def on_ingress(self, update: Update, result: Ingress, prepared: Prepared | None) -> None:
-        if result.reason is not None:
+        if result.reason is not None and self._gate.stops(result):
             self._show(update.update_id, result.reason.value)
 
     def on_decision(self, config_type: str, decision: Decision) -> None:
@@ -673,7 +787,8 @@ async def _sandbox(
         )
         app = build(builder)
         console = SandboxConsole(emulator, out)
-        gate(app).observe(_ShowIgnored(console.show_ignored))
+        the_gate = gate(app)
+        the_gate.observe(_ShowIgnored(the_gate, console.show_ignored))
         out("PTB sandbox: Telegram Bot API emulator (offline)")
         out(f"bot: @{emulator.bot.username}")
         out(HELP)

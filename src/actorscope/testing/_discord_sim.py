@@ -26,7 +26,7 @@ from __future__ import annotations
 import asyncio
 import warnings
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from contextlib import ExitStack
+from contextlib import ExitStack, nullcontext
 from typing import Any
 
 with warnings.catch_warnings():
@@ -40,6 +40,7 @@ from actorscope.channels import ChannelConfig, Ingress, WriterCommand
 from actorscope.channels._discord_commands import WriterTarget
 from actorscope.channels._discord_runner import DiscordRunner
 from actorscope.host import OutboundSender, Prepared
+from actorscope.integrations import adopting
 from actorscope.sandbox import DiscordChannel as Channel
 from actorscope.sandbox import DiscordEmulator, HttpCall, World, discord_pointed_at
 from actorscope.sandbox import DiscordGuild as Guild
@@ -203,16 +204,18 @@ class DiscordSim(Simulator):
         self._live = True
         self._dirty.clear()
 
-    async def serve_bot(self, bot: commands.Bot) -> commands.Bot:
+    async def serve_bot(self, bot: commands.Bot, *, adopt: bool = True) -> commands.Bot:
         """Connect your own ``commands.Bot`` built with
         :class:`~actorscope.integrations.discord_ext.ActorscopeCog` instead of the built-in bot.
 
         The runner's session is closed and ``bot`` logs in to the emulator: its ``setup_hook``
-        runs as at login (add the Cog there, or before); its commands, checks and replies run
-        as in production, and the decisions its ``requires`` checks make are recorded for
-        ``should_allow`` / ``should_deny``. Give the Cog this simulator's database and agent
-        (``sim.env.db``, ``sim.env.agent.key``). The bot is closed (its Cogs unloaded) when the
-        simulator stops.
+        runs as at login (add the Cog there); its commands, checks and replies run as in
+        production, and the decisions its ``requires`` checks make are recorded for
+        ``should_allow`` / ``should_deny``. The Cog is *adopted*
+        (:func:`~actorscope.integrations.adopting`): it loads on this simulator's database,
+        agent, workspace and signer whatever it was given, so the test's grants decide and no
+        file of the bot's is written; ``adopt=False`` keeps the bot's own database. The bot is
+        closed (its Cogs unloaded) when the simulator stops.
         """
         # Imported here: the integration imports actorscope.bots, whose runtime imports this
         # package (the sandbox console), so a module-level import would be a cycle.
@@ -223,12 +226,22 @@ class DiscordSim(Simulator):
         await self.runner.stop()
         self._bot = bot
 
+        adoption = self.env.adoption() if adopt else None
+
         async def login() -> None:
-            await bot.login(self.world.token)
-            self._bot_session = asyncio.create_task(bot.connect(), name="discord-sim-bot")
+            # The session task is started inside the adoption too: a Cog added later loads
+            # on it as well.
+            with adopting(adoption) if adoption is not None else nullcontext():
+                await bot.login(self.world.token)
+                self._bot_session = asyncio.create_task(bot.connect(), name="discord-sim-bot")
 
         await self._connected(bot, login)
         cog = ActorscopeCog.of(bot)
+        if adoption is not None and cog.opened.database is not adoption.database:
+            raise RuntimeError(
+                "the bot's ActorscopeCog was loaded before serve_bot, on its own database: "
+                "add it in setup_hook"
+            )
         cog.add_decision_listener(self.record_decision)
         cog.add_ingress_listener(self._bot_result)
         return bot

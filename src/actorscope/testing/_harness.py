@@ -26,6 +26,7 @@ from actorscope.context import bind_identity
 from actorscope.errors import ConfigError
 from actorscope.host import Handler, OutboundSender, Reply, RunStep, role_for
 from actorscope.identity import Identity, PeerKind
+from actorscope.integrations import Adoption
 from actorscope.messages import InboundMessage, RunRequest, reply_to
 from actorscope.permissions import Decision, GrantStore, PermissionPolicy
 from actorscope.propagation import (
@@ -83,6 +84,20 @@ class AgentEnv:
     def owners(self) -> tuple[str, ...]:
         """The senders whose role is ``owner`` (they may always manage writers)."""
         return tuple(sender for sender, role in self.roles.items() if role == "owner")
+
+    def adoption(self) -> Adoption:
+        """This database, agent, workspace, signer and owners, for a served bot's gate to
+        open on (:func:`~actorscope.integrations.adopting`)."""
+        if self.workspace is None:
+            raise ConfigError("the AgentEnv has no workspace: a served bot needs one")
+        return Adoption(
+            database=self.db,
+            workspace=self.workspace.root,
+            agent=self.agent.id,
+            tenant=self.agent.tenant_id,
+            signer=self.signer,
+            owners=self.owners,
+        )
 
 
 @dataclass

@@ -25,6 +25,8 @@ recorded for ``should_allow`` / ``should_deny``.
 
 from __future__ import annotations
 
+import asyncio
+from contextlib import nullcontext
 from typing import Any
 
 from telegram import Update
@@ -33,6 +35,7 @@ from telegram.ext import Application, ApplicationBuilder, CallbackContext
 from actorscope.channels import ChannelConfig, Ingress
 from actorscope.channels._telegram_runner import TelegramRunner
 from actorscope.host import OutboundSender, Prepared
+from actorscope.integrations import adopting
 from actorscope.integrations.ptb import Gate, gate
 from actorscope.permissions import Decision
 from actorscope.sandbox import (
@@ -54,6 +57,10 @@ __all__ = ["TelegramSim"]
 __tracebackhide__ = hide_on_expectation_failure
 
 App = Application[Any, Any, Any, Any, Any, Any]
+#: How python-telegram-bot names the tasks it starts for an update (non-blocking handlers,
+#: error handlers).
+_APP_TASKS = "Application:"
+_WAIT = 10.0  # seconds the application's non-blocking handlers may take for one event
 UserLike = User | int | str
 ChatLike = Chat | int | str
 TopicLike = ForumTopic | int | str
@@ -137,23 +144,38 @@ class TelegramSim(Simulator):
             .get_updates_request(EmulatorRequest(self.emu))
         )
 
-    async def serve_application(self, application: App) -> Gate:
+    async def serve_application(self, application: App, *, adopt: bool = True) -> Gate:
         """Make ``application`` (built with ``install``) the bot; return its gate.
 
-        It is initialised and started as ``run_polling`` would (``post_init`` too) and stopped
-        with the simulator; each event goes to ``application.process_update``. A handler that
-        raises fails the test.
+        The gate is *adopted* (:func:`~actorscope.integrations.adopting`): it opens on this
+        simulator's database, agent, workspace and signer whatever ``install()`` was given,
+        so the test's grants decide and no file of the bot's is written. ``adopt=False``
+        keeps the application's own database (the test says so). It is initialised and
+        started as ``run_polling`` would (``post_init`` too) and stopped with the simulator;
+        each event goes to ``application.process_update``. A handler that raises fails the
+        test.
         """
         if self._application is not None:
             raise RuntimeError("this simulator already serves an application")
         the_gate = gate(application)
+        adoption = self.env.adoption() if adopt else None
+        if adoption is not None and the_gate.is_open:
+            if the_gate.opened.database is not adoption.database:
+                raise RuntimeError(
+                    "the application's gate is open already, on its own database: hand it "
+                    "to serve_application before initialising it"
+                )
+            adoption = None  # opened on the test's database by the test itself
         the_gate.observe(_Recorder(self))
-        application.add_error_handler(self._on_app_error)
-        await application.initialize()
-        self._application = application
-        if application.post_init is not None:
-            await application.post_init(application)
-        await application.start()
+        application.add_error_handler(self._on_app_error, block=True)
+        with adopting(adoption) if adoption is not None else nullcontext():
+            await application.initialize()
+            self._application = application
+            if application.post_init is not None:
+                await application.post_init(application)
+            await application.start()
+        if adoption is not None and the_gate.opened.adopted is not adoption:
+            raise RuntimeError("the application's gate did not open on the test's database")
         return the_gate
 
     async def _on_app_error(
@@ -373,8 +395,21 @@ class TelegramSim(Simulator):
         """The served application processes ``update``; what its gate did goes to ``event``."""
         __tracebackhide__ = True
         self._app_event, self._app_errors = event, []
+        before = asyncio.all_tasks()
         try:
             await app.process_update(Update.de_json(update, app.bot))
+            # Handlers run non-blocking (block=False, Defaults(block=False)) are tasks of
+            # the application's: the event is finished when they are.
+            started = {
+                t for t in asyncio.all_tasks() - before if t.get_name().startswith(_APP_TASKS)
+            }
+            if started:
+                _, pending = await asyncio.wait(started, timeout=_WAIT)
+                if pending:
+                    raise AssertionError(
+                        f"{event.label}: the application's handlers did not finish within "
+                        f"{_WAIT:g}s"
+                    )
         finally:
             self._app_event = None
         if self._app_errors:

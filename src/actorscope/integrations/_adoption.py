@@ -1,0 +1,90 @@
+"""Adoption: putting an app's gate on another database, agent and workspace before it starts.
+
+A tool that runs a user's bot as written (the testing kit's ``serve_application`` /
+``serve_bot``, ``actorscope probe``) must judge it on the tool's grants and keep it off the
+bot's own storage, whatever the bot's code passed to ``install()`` or ``ActorscopeCog``. It
+does so by *adopting* the bot: every gate that opens inside :func:`adopting` opens on the
+:class:`Adoption` instead of its own settings. A gate opens at the framework's start hook
+(PTB ``post_init``, discord.py ``cog_load``, aiogram ``startup``), so a tool wraps the bot's
+start in ``with adopting(...)``; a gate that opened before is not moved (the tool sees that
+in :class:`Opened` and refuses to go on). Each gate exposes what it actually opened as
+:class:`Opened` (``Gate.opened``, ``ActorscopeCog.opened``), so a tool proves its reach
+before it trusts a clean result.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
+from pathlib import Path
+
+from actorscope.agents import Agent
+from actorscope.errors import ConfigError
+from actorscope.propagation import OriginSigner
+from actorscope.store import DEFAULT_TENANT_SLUG, Database
+
+__all__ = ["Adoption", "Opened", "adopting", "adoption_in_force"]
+
+
+@dataclass(frozen=True, slots=True)
+class Adoption:
+    """Where an adopted gate runs instead of where its bot said.
+
+    ``database`` is open and stays open (the gate never closes it); ``agent`` (a key or
+    UUID) of ``tenant`` is found or created in it; ``workspace`` is the root of the files
+    the gate's services hand out; ``signer`` signs and verifies origins (the tool's, so what
+    it signs verifies); ``owners`` (sender ids) are added to the bot's own owners.
+    """
+
+    database: Database
+    workspace: Path
+    agent: str = "main"
+    tenant: str = DEFAULT_TENANT_SLUG
+    signer: OriginSigner | None = None
+    owners: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.database, Database):
+            raise ConfigError("Adoption needs an open Database")
+        if not isinstance(self.workspace, str | os.PathLike):
+            raise ConfigError("Adoption needs a workspace folder")
+
+
+@dataclass(frozen=True, slots=True)
+class Opened:
+    """What a gate actually opened: the database, the agent and the workspace root, and the
+    adoption it opened on (``None``: the bot's own settings)."""
+
+    database: Database
+    agent: Agent
+    workspace: Path
+    adopted: Adoption | None = None
+
+    @property
+    def url(self) -> str:
+        """The database's path or URL, as the bot's operator would name it."""
+        return self.database.path
+
+
+_ADOPTION: ContextVar[Adoption | None] = ContextVar("actorscope_adoption", default=None)
+
+
+@contextmanager
+def adopting(adoption: Adoption) -> Iterator[Adoption]:
+    """Every actorscope gate that opens inside the block (and in tasks started from it)
+    opens on ``adoption``; the previous adoption, if any, returns on exit."""
+    if not isinstance(adoption, Adoption):
+        raise ConfigError(f"adopting() takes an Adoption, got {type(adoption).__name__}")
+    token = _ADOPTION.set(adoption)
+    try:
+        yield adoption
+    finally:
+        _ADOPTION.reset(token)
+
+
+def adoption_in_force() -> Adoption | None:
+    """The adoption a gate opening now must use, or ``None`` (its own settings)."""
+    return _ADOPTION.get()
