@@ -48,12 +48,15 @@ def spread(samples: Sequence[float]) -> tuple[float, float, float]:
     return statistics.median(samples), min(samples), max(samples)
 
 
-def goal_line(label: str, ratios: Sequence[float], goal: float, *, at_least: bool = False) -> None:
-    """One goal line: the median ratio of several runs, their min-max, the goal, met or not."""
+def goal_line(
+    label: str, ratios: Sequence[float], goal: float | None, *, at_least: bool = False
+) -> None:
+    """One ratio line: the median of several runs, their min-max, and the goal, met or not
+    (``goal=None``: a line printed for comparison, without a goal)."""
     median, low, high = spread(ratios)
-    met = median >= goal if at_least else median <= goal
-    sign = ">=" if at_least else "<="
-    print(
-        f"{label:<58} ratio {median:7.3f} (min-max {low:.3f}-{high:.3f}, {len(ratios)} runs)"
-        f"  goal {sign} {goal:g}: {'met' if met else 'NOT met'}"
-    )
+    line = f"{label:<58} ratio {median:7.3f} (min-max {low:.3f}-{high:.3f}, {len(ratios)} runs)"
+    if goal is not None:
+        met = median >= goal if at_least else median <= goal
+        sign = ">=" if at_least else "<="
+        line += f"  goal {sign} {goal:g}: {'met' if met else 'NOT met'}"
+    print(line)

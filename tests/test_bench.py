@@ -1,0 +1,37 @@
+"""The benchmarks run end to end on a few updates each, so ``make bench`` cannot rot.
+
+Timings are never asserted: only that every line is printed with its goal and that both
+sides of a throughput line did the same work (the harness refuses a line otherwise).
+"""
+
+from __future__ import annotations
+
+import pytest
+from bench import pipeline
+from bench._stubs import Sends, same_work
+
+UPDATES, RUNS = 30, 1
+
+
+def _lines(out: str, text: str) -> list[str]:
+    return [line for line in out.splitlines() if text in line]
+
+
+def test_same_work_refuses_sides_that_answered_differently() -> None:
+    """Two sides whose replies differ make no line: a ratio of different work is refused."""
+    sent: Sends = [(1, None, 7, "noted")]
+    assert same_work("a", sent, "b", list(sent)) == "replies 1/1"
+    with pytest.raises(AssertionError, match="did not send the same replies"):
+        same_work("a", sent, "b", [(1, 9, 7, "noted")])
+
+
+async def test_pipeline_bench_prints_both_goal_lines(capsys: pytest.CaptureFixture[str]) -> None:
+    """The Telegram and Discord pipeline lines, each with its goal and equal replies."""
+    await pipeline.run(updates=UPDATES, runs=RUNS)
+    out = capsys.readouterr().out
+    assert _lines(out, "telegram pipeline / bare PTB, stub")[0].endswith(
+        ("goal >= 0.85: met", "goal >= 0.85: NOT met")
+    )
+    assert "goal >= 0.6: " in _lines(out, "discord pipeline / bare discord.py, stub")[0]
+    assert len(_lines(out, "replies ")) == 2
+    assert "python-telegram-bot 22." in out
