@@ -7,7 +7,7 @@ sides of a throughput line did the same work (the harness refuses a line otherwi
 from __future__ import annotations
 
 import pytest
-from bench import pipeline
+from bench import integrations, pipeline
 from bench._stubs import Sends, same_work
 
 UPDATES, RUNS = 30, 1
@@ -35,3 +35,14 @@ async def test_pipeline_bench_prints_both_goal_lines(capsys: pytest.CaptureFixtu
     assert "goal >= 0.6: " in _lines(out, "discord pipeline / bare discord.py, stub")[0]
     assert len(_lines(out, "replies ")) == 2
     assert "python-telegram-bot 22." in out
+
+
+async def test_integrations_bench_prints_each_gate(capsys: pytest.CaptureFixture[str]) -> None:
+    """The PTB gate and the discord.py Cog lines, each against the same bot without it."""
+    await integrations.run(updates=UPDATES, runs=RUNS)
+    out = capsys.readouterr().out
+    assert "goal >= 0.85: " in _lines(out, "PTB gate: install() + requires / bare")[0]
+    assert "goal >= 0.85: " in _lines(out, "discord.py gate: ActorscopeCog + requires")[0]
+    for line in _lines(out, "replies "):
+        count = int(line.split("replies ")[1].split("/")[0])
+        assert count > 0, line
