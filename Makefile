@@ -4,6 +4,9 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# aiogram caps pydantic below the project's: the bench measures it in an environment of its own.
+AIOGRAM_VENV := $(VENV)/aiogram
+AIOGRAM_STAMP := $(AIOGRAM_VENV)/.installed
 
 .PHONY: demo test lint docs bench clean
 
@@ -11,7 +14,7 @@ $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "actorscope needs Python >= 3.11; set PYTHON=python3.11")'
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --upgrade pip
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test,dev,docs]'
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test,dev,docs,bench]'
 	@touch $(STAMP)
 
 demo: $(STAMP)
@@ -34,8 +37,16 @@ test: lint
 	@echo "coverage, total % (fails under the floor in pyproject.toml):"
 	@$(BIN)/python -m coverage report --format=total
 
-bench: $(STAMP)
+$(AIOGRAM_STAMP): pyproject.toml $(STAMP)
+	@test -x $(AIOGRAM_VENV)/bin/python || $(PYTHON) -m venv $(AIOGRAM_VENV)
+	$(AIOGRAM_VENV)/bin/python -m pip install --quiet --disable-pip-version-check --upgrade pip
+	$(AIOGRAM_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -e '.[bench-aiogram]'
+	@touch $(AIOGRAM_STAMP)
+
+bench: $(STAMP) $(AIOGRAM_STAMP)
 	$(BIN)/python -m bench
+	@echo "(again in $(AIOGRAM_VENV), for aiogram: aiogram 3.31 requires pydantic < 2.14)"
+	$(AIOGRAM_VENV)/bin/python -m bench peers
 
 clean:
 	rm -rf $(VENV) site .mypy_cache .ruff_cache .pytest_cache .hypothesis .coverage

@@ -6,8 +6,10 @@ sides of a throughput line did the same work (the harness refuses a line otherwi
 
 from __future__ import annotations
 
+import importlib.util
+
 import pytest
-from bench import integrations, pipeline
+from bench import integrations, peers, pipeline
 from bench._stubs import Sends, same_work
 
 UPDATES, RUNS = 30, 1
@@ -46,3 +48,18 @@ async def test_integrations_bench_prints_each_gate(capsys: pytest.CaptureFixture
     for line in _lines(out, "replies "):
         count = int(line.split("replies ")[1].split("/")[0])
         assert count > 0, line
+
+
+async def test_peers_bench_measures_nonebot_and_names_aiogram(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """NoneBot2 is measured beside bare PTB and ours; aiogram is measured or named missing."""
+    await peers.run(updates=UPDATES, runs=RUNS)
+    out = capsys.readouterr().out
+    assert _lines(out, "NoneBot2 + Permission / bare PTB, stub")
+    assert "goal >= 1: " in _lines(out, "PTB + actorscope gate / NoneBot2 + Permission")[0]
+    assert "nonebot-adapter-telegram 0.1" in out
+    if importlib.util.find_spec("aiogram") is None:
+        assert _lines(out, "aiogram: not installed here (aiogram 3.31 requires pydantic < 2.14)")
+    else:
+        assert _lines(out, "aiogram 3 + dict filter / bare PTB, stub")
