@@ -7,9 +7,10 @@ sides of a throughput line did the same work (the harness refuses a line otherwi
 from __future__ import annotations
 
 import importlib.util
+from pathlib import Path
 
 import pytest
-from bench import integrations, peers, pipeline
+from bench import integrations, peers, permissions, pipeline
 from bench._stubs import Sends, same_work
 
 UPDATES, RUNS = 30, 1
@@ -63,3 +64,33 @@ async def test_peers_bench_measures_nonebot_and_names_aiogram(
         assert _lines(out, "aiogram: not installed here (aiogram 3.31 requires pydantic < 2.14)")
     else:
         assert _lines(out, "aiogram 3 + dict filter / bare PTB, stub")
+
+
+async def test_permissions_bench_compares_with_the_checks_own_sql(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """The cold lines run the check's recorded SQL on a bare connection; every goal printed."""
+    sizes = permissions.Sizes(
+        small=100,
+        large=400,
+        warm_calls=50,
+        calls=5,
+        rounds=2,
+        cold_runs=2,
+        flood=10,
+        flood_runs=1,
+        lag_seconds=0.02,
+        lag_runs=1,
+        cache=tmp_path / "cache",
+    )
+    await permissions.run(sizes)
+    out = capsys.readouterr().out
+    assert _lines(out, "cold check (100 grants) / its own SQL, bare sync")
+    assert "goal <= 1.5: " in _lines(out, "cold check (400 grants) / its own SQL, bare sync")[0]
+    assert "goal >= 0.5: " in _lines(out, "denial flood: checks/s audit on / audit off")[0]
+    assert "goal <= 1 ms: " in _lines(out, "loop lag p99, cold checks beside a writing")[0]
+    (kept,) = (tmp_path / "cache").iterdir()
+    built = kept.stat().st_mtime_ns
+    await permissions.cached_database(tmp_path / "again.db", 400, tmp_path / "cache")
+    assert kept.stat().st_mtime_ns == built  # the second run copies, never rebuilds
+    assert (tmp_path / "again.db").read_bytes() == kept.read_bytes()
