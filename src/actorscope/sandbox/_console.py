@@ -65,9 +65,11 @@ class DiscordConsole(Prompt):
 
     def _show(self, message: Message) -> None:
         if message.author.id == self.emu.world.bot.id:
-            place = _place(message.channel)
+            place = f"{_place(message.channel)} msg {message.id}"
+            if message.ephemeral_to is not None:
+                place += f", only {message.ephemeral_to.username} sees it"
             buttons = " ".join(f"[{b}]" for b in button_ids(message))
-            shown = f"[bot -> {place} msg {message.id}] {message.content}"
+            shown = f"[bot -> {place}] {message.content}"
             self.out(f"{shown}  {buttons}" if buttons else shown)
 
     # -- the shared grammar -------------------------------------------------------------
@@ -113,9 +115,9 @@ class DiscordConsole(Prompt):
         """The speaker clicks ``button`` of the bot's ``message`` (or its latest with it)."""
         who, where = self._speaker()
         if message is None:
-            target = self.emu.latest_with_button(where, button)
+            target = self.emu.latest_with_button(where, button, viewer=who)
         else:
-            found = self.emu.world.messages.get(message)
+            found = self.emu.message(message, viewer=who)
             if found is None or found.deleted or found.channel.id != where.id:
                 raise ConfigError(f"no message {message} in {_place(where)}")
             target = found

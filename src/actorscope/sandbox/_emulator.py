@@ -66,6 +66,8 @@ class Interaction:
     #: The bot's reply (callback type 4) or its deferred reply's edit, and each follow-up.
     replies: list[Message] = field(default_factory=list)
     original: Message | None = None
+    #: The bot deferred its reply (callback type 5) with flags 64: the reply is ephemeral.
+    ephemeral: bool = False
 
 
 class DiscordEmulator:
@@ -104,12 +106,16 @@ class DiscordEmulator:
             changed=self._notify,
         )
         self.rest = Rest(self, rate_limit or RateLimit())
-        #: Every message, in the order it was created (the bot's and the people's).
+        #: Every channel message, in the order it was created (the bot's and the people's).
         self.messages: list[Message] = []
+        #: The bot's ephemeral messages (flags 64), kept apart: each is its interaction
+        #: user's alone, never dispatched, never in a channel's history.
+        self.ephemeral: list[Message] = []
         self.interactions: dict[int, Interaction] = {}
         #: Channels the bot started typing in, in order.
         self.typing: list[Channel] = []
-        #: Called with every new message (the sandbox console prints the bot's).
+        #: Called with every new message, ephemeral ones too (the sandbox console prints the
+        #: bot's; ``Message.ephemeral_to`` says who alone sees one).
         self.listeners: list[Callable[[Message], None]] = []
         #: Application commands the bot synced: ``None`` for global, else a guild id.
         self.commands: dict[int | None, list[JSON]] = {}
@@ -235,6 +241,21 @@ class DiscordEmulator:
     def _user(self, who: User | str) -> User:
         return who if isinstance(who, User) else self.world.user(who)
 
+    def _seeing(self, who: User | str, message: Message) -> User:
+        """``who``, who must see ``message`` to act on it (an ephemeral one is its person's)."""
+        user = self._user(who)
+        if not message.visible_to(user):
+            raise ConfigError(f"{user.username} cannot see message {message.id} (ephemeral)")
+        return user
+
+    def message(self, message_id: int, *, viewer: User | None = None) -> Message | None:
+        """The message with that id: a channel message, or an ephemeral one ``viewer`` sees."""
+        found = self.world.messages.get(message_id)
+        if found is None and viewer is not None:
+            seen = (m for m in self.ephemeral if m.id == message_id and m.visible_to(viewer))
+            found = next(seen, None)
+        return found
+
     def _channel(self, where: Channel | str) -> Channel:
         return where if isinstance(where, Channel) else self.world.channel(where)
 
@@ -266,16 +287,21 @@ class DiscordEmulator:
         return await self.post(webhook.as_author(), channel, content, webhook_id=webhook.id)
 
     async def edit(self, message: Message, content: str) -> Message:
-        """Edit ``message`` (MESSAGE_UPDATE)."""
+        """Edit ``message`` (MESSAGE_UPDATE; none for an ephemeral message)."""
         message.content = content
         message.edited = timestamp()
-        guild = self.world.guild_of(message.channel)
-        await self._dispatch_message("MESSAGE_UPDATE", message, guild)
+        if message.ephemeral_to is None:
+            guild = self.world.guild_of(message.channel)
+            await self._dispatch_message("MESSAGE_UPDATE", message, guild)
+        await self.changed()
         return message
 
     async def delete(self, message: Message) -> None:
-        """Delete ``message`` (MESSAGE_DELETE)."""
+        """Delete ``message`` (MESSAGE_DELETE; none for an ephemeral message)."""
         message.deleted = True
+        if message.ephemeral_to is not None:
+            await self.changed()
+            return
         guild = self.world.guild_of(message.channel)
         data: JSON = {"id": str(message.id), "channel_id": str(message.channel.id)}
         if guild is not None:
@@ -371,26 +397,32 @@ class DiscordEmulator:
         return await self._interact(2, user, channel, data)
 
     async def click(self, who: User | str, message: Message, custom_id: str) -> Interaction:
-        """``who`` clicks the button ``custom_id`` of ``message``."""
+        """``who`` clicks the button ``custom_id`` of ``message`` (one they can see)."""
+        user = self._seeing(who, message)
         data: JSON = {"custom_id": self._component(message, custom_id, 2), "component_type": 2}
-        return await self._interact(3, self._user(who), message.channel, data, message=message)
+        return await self._interact(3, user, message.channel, data, message=message)
 
     async def select(
         self, who: User | str, message: Message, custom_id: str, values: Sequence[str]
     ) -> Interaction:
         """``who`` picks ``values`` in the string select ``custom_id`` of ``message``."""
+        user = self._seeing(who, message)
         data: JSON = {
             "custom_id": self._component(message, custom_id, 3),
             "component_type": 3,
             "values": list(values),
         }
-        return await self._interact(3, self._user(who), message.channel, data, message=message)
+        return await self._interact(3, user, message.channel, data, message=message)
 
-    def latest_with_button(self, channel: Channel | str, custom_id: str | None = None) -> Message:
+    def latest_with_button(
+        self, channel: Channel | str, custom_id: str | None = None, *, viewer: User | None = None
+    ) -> Message:
         """The bot's latest message in ``channel`` that has the button ``custom_id`` (any
-        button when ``None``); a ConfigError names what is missing."""
+        button when ``None``), among the channel's messages and ``viewer``'s ephemeral ones;
+        a ConfigError names what is missing."""
         where = self._channel(channel)
-        for message in reversed(self.messages):
+        seen = [m for m in self.ephemeral if viewer is not None and m.visible_to(viewer)]
+        for message in sorted([*self.messages, *seen], key=lambda m: m.id, reverse=True):
             if (
                 message.author.id == self.world.bot.id
                 and message.channel.id == where.id
@@ -419,8 +451,11 @@ class DiscordEmulator:
         webhook_id: int | None = None,
         reply_to: Message | None = None,
         interaction_metadata: JSON | None = None,
+        ephemeral_to: User | None = None,
     ) -> Message:
-        """Create a message and dispatch MESSAGE_CREATE."""
+        """Create a message and dispatch MESSAGE_CREATE; an ephemeral one (``ephemeral_to``,
+        its interaction's user) is kept apart in :attr:`ephemeral` and dispatched to nobody,
+        as on Discord."""
         mentions = [
             self.world.users[int(raw)]
             for raw in _MENTION.findall(content)
@@ -446,12 +481,17 @@ class DiscordEmulator:
             webhook_id=webhook_id,
             reference=reference,
             interaction_metadata=interaction_metadata,
+            ephemeral_to=ephemeral_to,
         )
-        self.world.messages[message.id] = message
-        self.messages.append(message)
+        if ephemeral_to is not None:
+            self.ephemeral.append(message)
+        else:
+            self.world.messages[message.id] = message
+            self.messages.append(message)
         for listener in list(self.listeners):
             listener(message)
-        await self._dispatch_message("MESSAGE_CREATE", message, self.world.guild_of(channel))
+        if ephemeral_to is None:
+            await self._dispatch_message("MESSAGE_CREATE", message, self.world.guild_of(channel))
         await self.changed()
         return message
 

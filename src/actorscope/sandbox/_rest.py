@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from aiohttp import web
 
 from actorscope.errors import ConfigError
-from actorscope.sandbox._world import JSON, Channel, Guild, Message, Permission
+from actorscope.sandbox._world import EPHEMERAL, JSON, Channel, Guild, Message, Permission
 
 if TYPE_CHECKING:
     from actorscope.sandbox._emulator import DiscordEmulator, Interaction
@@ -594,21 +594,27 @@ class Rest:
         raw_data = body.get("data")
         data: JSON = raw_data if isinstance(raw_data, dict) else {}
         interaction.callbacks.append(int(kind))
+        ephemeral = _ephemeral(data)
         message: Message | None = None
         if kind == 4:
             content, embeds, components = self._message_fields(data, partial=False)
-            message = await self._interaction_message(interaction, content, embeds, components)
+            message = await self._interaction_message(
+                interaction, content, embeds, components, ephemeral=ephemeral
+            )
             interaction.original = message
+        elif kind == 5:
+            interaction.ephemeral = ephemeral
         elif kind == 7 and interaction.message is not None:
             await self._apply_edit(interaction.message, data)
             message = interaction.message
+            ephemeral = message.ephemeral_to is not None
         await self.emu.changed()
         answer: JSON = {
             "interaction": {
                 "id": str(interaction.id),
                 "type": interaction.type,
                 "response_message_loading": kind == 5,
-                "response_message_ephemeral": bool(int(data.get("flags", 0) or 0) & 64),
+                "response_message_ephemeral": ephemeral,
                 "activity_instance_id": None,
             }
         }
@@ -623,8 +629,15 @@ class Rest:
         return _json_reply(answer)
 
     async def _interaction_message(
-        self, interaction: Interaction, content: str, embeds: list[JSON], components: list[JSON]
+        self,
+        interaction: Interaction,
+        content: str,
+        embeds: list[JSON],
+        components: list[JSON],
+        *,
+        ephemeral: bool,
     ) -> Message:
+        """The bot's message answering ``interaction``; an ephemeral one is its user's alone."""
         metadata = {
             "id": str(interaction.id),
             "type": interaction.type,
@@ -638,6 +651,7 @@ class Rest:
             embeds=embeds,
             components=components,
             interaction_metadata=metadata,
+            ephemeral_to=interaction.user if ephemeral else None,
         )
         interaction.replies.append(message)
         return message
@@ -650,7 +664,15 @@ class Rest:
             interaction = self._interaction(request)
             if not interaction.callbacks:
                 raise _unknown("Webhook", 10015)
-            message = await self._interaction_message(interaction, content, embeds, components)
+            # The first follow-up of a deferred reply (callback 5) is that reply: its flags are
+            # ignored and the defer's decide whether it is ephemeral (Discord's docs).
+            first = interaction.callbacks[0] == 5 and interaction.original is None
+            ephemeral = interaction.ephemeral if first else _ephemeral(body)
+            message = await self._interaction_message(
+                interaction, content, embeds, components, ephemeral=ephemeral
+            )
+            if first:
+                interaction.original = message
             return self._json(message)
         hook = self.world.webhooks.get(webhook_id)
         if hook is None or hook.token != request.match_info["token"]:
@@ -665,8 +687,9 @@ class Rest:
         raw = request.match_info["message_id"]
         if raw == "@original":
             return interaction, interaction.original
-        message = self.world.messages.get(_snowflake(raw))
-        if message is None or message not in interaction.replies:
+        wanted = _snowflake(raw)
+        message = next((m for m in interaction.replies if m.id == wanted), None)
+        if message is None or message.deleted:
             raise _unknown("Message", 10008)
         return interaction, message
 
@@ -681,7 +704,9 @@ class Rest:
         body = await self._body(request)
         if message is None:  # editing a deferred reply posts it
             content, embeds, components = self._message_fields(body, partial=False)
-            message = await self._interaction_message(interaction, content, embeds, components)
+            message = await self._interaction_message(
+                interaction, content, embeds, components, ephemeral=interaction.ephemeral
+            )
             interaction.original = message
             return self._json(message)
         await self._apply_edit(message, body)
@@ -705,6 +730,12 @@ def _json_reply(
         content_type="application/json",
         headers=headers,
     )
+
+
+def _ephemeral(data: JSON) -> bool:
+    """Whether a message body's ``flags`` ask for an ephemeral message (64)."""
+    flags = data.get("flags")
+    return isinstance(flags, int) and not isinstance(flags, bool) and bool(flags & EPHEMERAL)
 
 
 def _snowflake(raw: str) -> int:

@@ -17,6 +17,7 @@ from typing import Any
 from actorscope.errors import ConfigError
 
 __all__ = [
+    "EPHEMERAL",
     "JSON",
     "Channel",
     "ChannelType",
@@ -33,6 +34,8 @@ __all__ = [
 JSON = dict[str, Any]
 # 2026-01-01T00:00:00Z in Discord's epoch (2015-01-01), milliseconds.
 _EPOCH_OFFSET_MS = 1_767_225_600_000 - 1_420_070_400_000
+#: The message flag of an ephemeral message (``1 << 6``).
+EPHEMERAL = 64
 
 
 class ChannelType(IntEnum):
@@ -311,6 +314,13 @@ class Message:
     edited: str | None = None
     created: str = field(default_factory=timestamp)
     deleted: bool = False
+    #: An ephemeral message (flags 64): the one person who sees it, its interaction's user.
+    ephemeral_to: User | None = None
+
+    def visible_to(self, user: User) -> bool:
+        """Whether ``user`` sees the message: everyone sees a channel message, only its
+        person an ephemeral one."""
+        return self.ephemeral_to is None or self.ephemeral_to.id == user.id
 
     def to_json(self, guild: Guild | None) -> JSON:
         """A ``Message`` object; in a guild with ``guild_id`` and the author's ``member``."""
@@ -330,7 +340,7 @@ class Message:
             "embeds": self.embeds,
             "components": self.components,
             "pinned": False,
-            "flags": 0,
+            "flags": EPHEMERAL if self.ephemeral_to is not None else 0,
             "reactions": [
                 {"emoji": {"id": None, "name": e}, "count": len(who), "me": False}
                 for e, who in self.reactions.items()
