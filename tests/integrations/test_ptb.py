@@ -242,7 +242,7 @@ async def test_the_show_button_answers_its_own_click(
     await telegram_sim.message(alice, "/note ship it", devs)
     saved = telegram_sim.emu.sent_messages()[-1]
     assert saved["reply_markup"]["inline_keyboard"][0][0]["callback_data"] == "show"
-    event = await telegram_sim.click(bob, devs, saved["message_id"], "show")
+    event = await telegram_sim.click(bob, devs, "show")  # the bot's message that has it
     answers = [c for c in telegram_sim.emu.bot_calls() if c.method == "answerCallbackQuery"]
     assert len(answers) == 1
     assert answers[0].response is not None
@@ -271,7 +271,7 @@ async def test_a_denied_click_is_answered_with_the_reason_as_an_alert(
     keyboard = InlineKeyboardMarkup([[InlineKeyboardButton("wipe", callback_data="wipe")]])
     message = await app.bot.send_message(devs.id, "danger", reply_markup=keyboard)
     telegram_sim.should_deny("file_writer", reason="no_grant", sender=bob)
-    await telegram_sim.click(bob, devs, message.message_id, "wipe")
+    await telegram_sim.click(bob, devs, "wipe", message=message.message_id)
     answers = [c for c in telegram_sim.emu.bot_calls() if c.method == "answerCallbackQuery"]
     assert [(c.params.get("text"), c.params.get("show_alert")) for c in answers] == [
         ("denied: no_grant", True)
@@ -347,7 +347,9 @@ async def test_conversation_handler_reply_markup_and_clicks_still_work(
     telegram_sim.should_send(text="renamed to Plans")
     await telegram_sim.message(alice, "Plans")
     telegram_sim.should_send(text="kept")
-    await telegram_sim.click(alice, telegram_sim.chat_id(alice), asked["message_id"], "keep")
+    await telegram_sim.click(
+        alice, telegram_sim.chat_id(alice), "keep", message=asked["message_id"]
+    )
     assert identities == [str(alice.id)] * 3
     # The click is the handler's to answer (it does not here): the gate answers none.
     assert [c.method for c in telegram_sim.emu.bot_calls()].count("answerCallbackQuery") == 0

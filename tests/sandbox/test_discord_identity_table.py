@@ -58,6 +58,11 @@ async def _slash(sim: DiscordSim, guild: DiscordGuild, general: DiscordChannel) 
 
 
 async def _click(sim: DiscordSim, guild: DiscordGuild, general: DiscordChannel) -> Event:
+    # The bot posted a message with a "save" button earlier; carol presses it.
+    button = {"type": 2, "style": 1, "label": "Save", "custom_id": "save"}
+    await sim.emulator.post(
+        sim.bot, general, "choose", components=[{"type": 1, "components": [button]}]
+    )
     return await sim.click("carol", general, "save")
 
 

@@ -202,7 +202,7 @@ async def test_button_click_is_answered(telegram_sim: TelegramSim) -> None:
         text="choose",
         reply_markup=InlineKeyboardMarkup([[InlineKeyboardButton("yes", callback_data="yes")]]),
     )
-    event = await telegram_sim.click(alice, devs, posted.message_id, "yes")
+    event = await telegram_sim.click(alice, devs, "yes", message=posted.message_id)
     assert event.request is not None
     assert turns == ["yes"]
     assert len(telegram_sim.emu.calls_to("answerCallbackQuery")) == 1

@@ -72,12 +72,25 @@ def _line_of(source: str, needle: str) -> int:
     return lines[0]
 
 
+#: What marks a python block of the testing guide as a whole test module pytest runs.
+TEST_MODULE = (
+    "<!-- fragment: a test module; pytest runs it (tests/testing/test_testing_plugin.py) -->"
+)
+
+
+def _guide_test_modules() -> list[str]:
+    """The testing guide's python blocks that are whole test modules, verbatim, in order."""
+    text = TESTING_GUIDE.read_text(encoding="utf-8")
+    return re.findall(re.escape(TEST_MODULE) + r"\n```python\n(.*?)```", text, re.DOTALL)
+
+
 def _guide_testing_example() -> str:
     """The python example of the testing guide's first section, verbatim."""
     text = TESTING_GUIDE.read_text(encoding="utf-8")
     section = text[text.index("## Testing group permissions") :]
     match = re.search(r"```python\n(.*?)```", section, re.DOTALL)
     assert match is not None, "the testing guide's first section has no python example"
+    assert match.group(1) in _guide_test_modules()
     return match.group(1)
 
 
@@ -117,6 +130,16 @@ def test_guide_example_passes_in_a_fresh_project(pytester: pytest.Pytester) -> N
     result.assert_outcomes(passed=1)
     assert "configfile:" not in result.stdout.str()
     assert "Warning" not in result.stdout.str() + result.stderr.str()
+
+
+@pytest.mark.parametrize("number", range(len(_guide_test_modules())))
+def test_every_test_module_of_the_guide_passes(pytester: pytest.Pytester, number: int) -> None:
+    """Each test module the testing guide shows passes as is, with warnings as errors."""
+    assert len(_guide_test_modules()) >= 2  # the first section's and the clicks'
+    source = _guide_test_modules()[number]
+    pytester.makepyfile(test_guide=source)
+    result = pytester.runpytest_subprocess("-W", "error", "-p", "no:cacheprovider", timeout=120)
+    result.assert_outcomes(passed=len(re.findall(r"^(?:async )?def test_", source, re.MULTILINE)))
 
 
 def test_fixtures_and_items_work_without_configuration(pytester: pytest.Pytester) -> None:

@@ -39,10 +39,11 @@ with warnings.catch_warnings():
 from actorscope.channels import ChannelConfig, Ingress, WriterCommand
 from actorscope.channels._discord_commands import WriterTarget
 from actorscope.channels._discord_runner import DiscordRunner
+from actorscope.errors import ConfigError
 from actorscope.host import OutboundSender, Prepared
 from actorscope.integrations import adopting
 from actorscope.sandbox import DiscordChannel as Channel
-from actorscope.sandbox import DiscordEmulator, HttpCall, World, discord_pointed_at
+from actorscope.sandbox import DiscordEmulator, HttpCall, Interaction, World, discord_pointed_at
 from actorscope.sandbox import DiscordGuild as Guild
 from actorscope.sandbox import DiscordMessage as Message
 from actorscope.sandbox import DiscordUser as User
@@ -58,10 +59,20 @@ UserLike = User | int | str
 ChannelLike = Channel | int | str
 GuildLike = Guild | int | str
 _WAIT = 10.0  # seconds an event may take to reach the bot, and the bot to finish with it
+#: Seconds Discord gives a bot to answer an interaction before it shows "This interaction
+#: failed" to the person.
+_ANSWER = 3.0
 #: The names of the tasks discord.py starts to handle an event: the listeners it dispatches
-#: to (``on_message``, a Cog's listeners) and the app command tree's invocation. Its other
-#: tasks (the READY delay, heartbeats) are the session's, never an event's.
-_HANDLING = ("discord.py: ", "CommandTree-invoker")
+#: to (``on_message``, a Cog's listeners), the app command tree's invocation, and the
+#: callbacks of views, modals and dynamic items. Its other tasks (the READY delay,
+#: heartbeats, a view's timeout) are the session's, never an event's.
+_HANDLING = (
+    "discord.py: ",
+    "CommandTree-invoker",
+    "discord-ui-view-dispatch-",
+    "discord-ui-modal-dispatch-",
+    "discord-ui-dynamic-item-",
+)
 
 
 class _Runner(DiscordRunner):
@@ -469,28 +480,47 @@ class DiscordSim(Simulator):
         channel: ChannelLike,
         custom_id: str,
         *,
-        message: Message | None = None,
+        message: Message | int | None = None,
     ) -> Event:
-        """``user`` clicks the button ``custom_id`` of ``message`` (default: a message the
-        bot posted in ``channel`` just before, carrying that one button)."""
+        """``user`` presses the button ``custom_id`` on the bot's latest message in
+        ``channel`` that has it (among the channel's messages and ``user``'s ephemeral ones),
+        or on ``message`` (the bot's message, or its id: ``event.sent[0].message_id``).
+
+        Returns once the bot has answered the interaction and the tasks discord.py started for
+        it (a view's callback, listeners) have finished; a bot that does not answer within
+        Discord's three seconds fails the test, as the click fails on Discord.
+        """
+        __tracebackhide__ = True
         person, where = self.find_user(user), self.find_channel(channel)
         self._join(where, person)
-        await self._sync()
-        if message is None:
-            button = {"type": 2, "style": 1, "label": custom_id, "custom_id": custom_id}
-            components = [{"type": 1, "components": [button]}]
-            message = await self.emulator.post(self.bot, where, "choose", components=components)
-        clicked = message
+        clicked = self._clicked(person, where, custom_id, message)
+        pressed: list[Interaction] = []
 
         async def send() -> dict[str, Any]:
             done = await self.emulator.click(person, clicked, custom_id)
+            pressed.append(done)
             return {"id": str(done.id), "type": done.type, "data": done.data}
 
         def received(interaction: discord.Interaction[Any]) -> bool:
             return interaction.user.id == person.id
 
         label = f"discord click {custom_id!r} by {person.username} in #{where.name}"
-        return await self._play(label, send, "interaction", received)
+        return await self._play(label, send, "interaction", received, answered=pressed)
+
+    def _clicked(
+        self, person: User, where: Channel, custom_id: str, message: Message | int | None
+    ) -> Message:
+        """The bot's message the click presses (a clear error when there is none)."""
+        if message is None:
+            try:
+                return self.emulator.latest_with_button(where, custom_id, viewer=person)
+            except ConfigError as exc:
+                raise LookupError(f"{exc}: the bot has not sent it to {person.username}") from None
+        wanted = message.id if isinstance(message, Message) else message
+        found = self.emulator.message(wanted, viewer=person)
+        if found is None or found.author.id != self.bot.id:
+            raise LookupError(f"no message {wanted} of the bot that {person.username} can see")
+        return found
 
     def _join(self, channel: Channel, user: User) -> None:
         guild = self.world.guild_of(channel)
@@ -521,10 +551,14 @@ class DiscordSim(Simulator):
         send: Callable[[], Awaitable[dict[str, Any]]],
         kind: str,
         received: Callable[..., bool],
+        *,
+        answered: Sequence[Interaction] = (),
     ) -> Event:
         """Send an event and wait until the client got it (``kind`` dispatched and
         ``received`` by the check) and the handling tasks it started are done; bounded. Then the
-        runner's result for it is delivered (the turn runs, its reply is recorded)."""
+        runner's result for it is delivered (the turn runs, its reply is recorded). The
+        interaction in ``answered`` (once sent) must have been answered by then, or within
+        Discord's three seconds."""
         __tracebackhide__ = True
         self._start()
         await self._sync()
@@ -554,7 +588,21 @@ class DiscordSim(Simulator):
             if result is not None:
                 await self._deliver(event, result)
         self._handled.clear()  # the bot's own messages, which the runner saw meanwhile
+        for interaction in answered:
+            await self._answered(label, interaction)
         return await self._finish(event)
+
+    async def _answered(self, label: str, interaction: Interaction) -> None:
+        """Wait (Discord's three seconds at most) until the bot answered ``interaction``."""
+        __tracebackhide__ = True
+        try:
+            async with asyncio.timeout(_ANSWER):
+                await self.emulator.wait_for(lambda: interaction.callbacks or None)
+        except TimeoutError:
+            raise AssertionError(
+                f"{label}: the bot did not answer the interaction within {_ANSWER:g}s"
+                " (Discord shows the person 'This interaction failed')"
+            ) from None
 
     def _got(self, event_id: int, result: Ingress) -> None:
         """The runner's result for the message or interaction ``event_id``."""
@@ -574,7 +622,8 @@ class DiscordSim(Simulator):
             event.request = prepared.request
 
     def _posted(self, message: Message) -> None:
-        """The emulator's listener: a message the bot sent is a SEND observation."""
+        """The emulator's listener: a message the bot sent is a SEND observation (an
+        ephemeral one too, marked as such)."""
         if message.author.id != self.bot.id:
             return
         channel = message.channel
@@ -583,4 +632,6 @@ class DiscordSim(Simulator):
             text=message.content,
             chat=str(channel.parent_id or channel.id),
             topic=str(channel.id) if channel.is_thread else "",
+            message=message.id,
+            ephemeral=message.ephemeral_to is not None,
         )

@@ -52,12 +52,22 @@ class ObservationKind(StrEnum):
 class Observation:
     """One thing the bot did, as plain strings (``fields`` keys depend on the kind).
 
-    ``send``: ``text``, ``chat``, ``topic``; ``decision``: ``action``, ``allowed``
-    (``"true"``/``"false"``), ``reason``, ``sender``, ``scope``.
+    ``send``: ``text``, ``chat``, ``topic``, ``message`` (the sent message's id) and
+    ``ephemeral`` (``"true"`` for a Discord message only its interaction's user sees);
+    ``decision``: ``action``, ``allowed`` (``"true"``/``"false"``), ``reason``, ``sender``,
+    ``scope``.
     """
 
     kind: ObservationKind
     fields: Mapping[str, str]
+
+    @property
+    def message_id(self) -> int:
+        """The id of the message the bot sent (a ``send`` observation), e.g. to click it."""
+        raw = self.fields.get("message", "")
+        if not raw.isdigit():
+            raise ValueError(f"{self.describe()} is not a message the bot sent")
+        return int(raw)
 
     def describe(self) -> str:
         """``send(text='hi', chat='-100', topic='7')``."""
@@ -152,10 +162,15 @@ class Expectations:
     history: list[Observation] = field(default_factory=list)
 
     def should_send(
-        self, *, text: str | None = None, chat: object = None, topic: object = None
+        self,
+        *,
+        text: str | None = None,
+        chat: object = None,
+        topic: object = None,
+        ephemeral: bool | None = None,
     ) -> None:
         """Expect the bot to send a message (``None`` fields match anything)."""
-        wanted = {"text": text, "chat": chat, "topic": topic}
+        wanted = {"text": text, "chat": chat, "topic": topic, "ephemeral": ephemeral}
         self.pending.append(
             Expected(
                 ObservationKind.SEND,

@@ -260,13 +260,21 @@ class Simulator(ABC):
     # -- expectations ----------------------------------------------------------------------
 
     def should_send(
-        self, *, text: str | None = None, chat: object = None, topic: object = None
+        self,
+        *,
+        text: str | None = None,
+        chat: object = None,
+        topic: object = None,
+        ephemeral: bool | None = None,
     ) -> None:
-        """Expect the bot to send ``text`` into ``chat`` (name or id) and ``topic``/thread."""
+        """Expect the bot to send ``text`` into ``chat`` (name or id) and ``topic``/thread;
+        ``ephemeral``: a Discord reply only its interaction's user sees (``True``) or one
+        the channel sees (``False``; every Telegram message)."""
         self.expect.should_send(
             text=text,
             chat=None if chat is None else self.chat_id(chat),
             topic=None if topic is None else self.topic_id(chat, topic),
+            ephemeral=ephemeral,
         )
 
     def should_allow(

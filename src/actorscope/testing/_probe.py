@@ -346,7 +346,7 @@ async def _click(w: _TgWorld, where: str, command: str) -> list[Event]:
         reply_to_message_id=int(mine.payload["message"]["message_id"]),
         reply_markup=InlineKeyboardMarkup([[button]]),
     )
-    return [await w.sim.click("member", where, posted.message_id, command[:64])]
+    return [await w.sim.click("member", where, command[:64], message=posted.message_id)]
 
 
 async def _edited(w: _TgWorld, where: str, command: str) -> list[Event]:

@@ -360,11 +360,23 @@ class TelegramSim(Simulator):
         return await self._dispatch(update, f"edit of {event.label}")
 
     async def click(
-        self, user: UserLike, chat: ChatLike, message_id: int, data: str | None = None
+        self,
+        user: UserLike,
+        chat: ChatLike,
+        data: str | None = None,
+        *,
+        message: int | None = None,
     ) -> Event:
-        """``user`` clicks an inline button of the bot's message ``message_id``."""
+        """``user`` presses the inline button with callback ``data`` (default: the first) on
+        the bot's latest message in ``chat`` that has it, or on the bot's ``message`` (its id:
+        ``event.sent[0].message_id``)."""
+        if data is not None and not isinstance(data, str):
+            raise TypeError(
+                "click(user, chat, data, message=ID): data is the button's callback data;"
+                " the message id goes in message="
+            )
         person, target = self.find_user(user), self.find_chat(chat)
-        update = self.emu.callback_click(person, target, message_id, data)
+        update = self.emu.callback_click(person, target, message, data)
         return await self._dispatch(update, f"telegram click by {person.display_name}")
 
     async def redeliver(self, event: Event) -> Event:
@@ -434,7 +446,12 @@ class TelegramSim(Simulator):
         if chat.get("is_forum"):
             topic = str(sent["message_thread_id"]) if sent.get("is_topic_message") else "1"
         self.expect.record(
-            ObservationKind.SEND, text=sent.get("text", ""), chat=chat["id"], topic=topic
+            ObservationKind.SEND,
+            text=sent.get("text", ""),
+            chat=chat["id"],
+            topic=topic,
+            message=sent["message_id"],
+            ephemeral=False,
         )
 
 

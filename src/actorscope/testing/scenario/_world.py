@@ -249,7 +249,7 @@ class World:
                 [[InlineKeyboardButton(button, callback_data=button)]]
             ),
         )
-        return await sim.click(_need(spec.sender, "from"), chat, posted.message_id, button)
+        return await sim.click(_need(spec.sender, "from"), chat, button, message=posted.message_id)
 
     async def _discord(self, spec: DiscordStep) -> Event:
         setup = self.loaded.scenario.setup.discord
