@@ -140,7 +140,8 @@ async def test_markdown_buttons_and_photo_then_a_click_comes_back(bot: Bot, tmp_
     assert call.params["parse_mode"] == "MarkdownV2"
     assert emu.calls_to("sendMessage") == []
     (sent,) = posted(emu)
-    assert sent["caption"] == "*Ship it?*"
+    assert sent["caption"] == "Ship it?"  # as users see it: MarkdownV2 parsed
+    assert sent["caption_entities"] == [{"type": "bold", "offset": 0, "length": 8}]
     assert sent["photo"][0]["width"] == 1
     assert sent["reply_markup"]["inline_keyboard"] == [
         [
@@ -178,7 +179,8 @@ async def test_html_text_with_document_goes_after_the_file(bot: Bot, tmp_path: P
     document, message = posted(emu)
     assert document["document"]["file_name"] == "report.txt"
     assert "reply_markup" not in document
-    assert message["text"] == text
+    assert message["text"] == "report " + "x" * 1100  # as users see it: HTML parsed
+    assert message["entities"] == [{"type": "bold", "offset": 0, "length": 6}]
     assert message["reply_markup"]["inline_keyboard"] == [
         [{"text": "Again", "callback_data": "again"}]
     ]

@@ -317,17 +317,22 @@ def test_anonymous_admin_and_channel_post(emu: BotApiEmulator) -> None:
 
 
 def test_member_join_respects_allowed_updates(emu: BotApiEmulator) -> None:
-    """A join sends the service message; chat_member only when allowed_updates asks for it."""
+    """A join sends the service message; chat_member only when allowed_updates asks for it
+    and only to a bot that administers the chat."""
     carol = emu.state.add_user("Carol", username="carol")
     update = emu.member_joins(carol, "@devs")
     assert update is not None
     assert update["message"]["new_chat_members"][0]["username"] == "carol"
     assert [next(k for k in u if k != "update_id") for u in emu.queue.pending()] == ["message"]
     emu.queue.set_allowed(["message", "chat_member"])
+    emu.member_joins(emu.state.add_user("Erin", username="erin"), "@devs")
+    kinds = [next(k for k in u if k != "update_id") for u in emu.queue.pending()]
+    assert kinds == ["message", "message"]  # a plain member bot hears of no one else's change
+    emu.state.set_member("@devs", emu.bot, MemberStatus.ADMINISTRATOR)
     dave = emu.state.add_user("Dave", username="dave")
     emu.member_joins(dave, "@devs")
     kinds = [next(k for k in u if k != "update_id") for u in emu.queue.pending()]
-    assert kinds == ["message", "chat_member", "message"]
+    assert kinds == ["message", "message", "chat_member", "message"]
     with pytest.raises(BotApiError, match="USER_ALREADY_PARTICIPANT"):
         emu.member_joins(dave, "@devs")
 

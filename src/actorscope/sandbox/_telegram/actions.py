@@ -30,6 +30,10 @@ __all__ = ["UserActions"]
 
 JSON = dict[str, Any]
 TopicRef = int | str
+# What a message a person wrote carries; a message with none of these is a service message.
+_CONTENT = frozenset(
+    {"text", "photo", "document", "location", "poll", "caption", "sticker", "video", "voice"}
+)
 
 
 class UserActions:
@@ -50,15 +54,58 @@ class UserActions:
         reply_to: int | None = None,
     ) -> JSON | None:
         """``user`` writes ``text`` in ``chat`` (default: their private chat with the bot)."""
+        if not text:
+            raise BotApiError(400, "Bad Request: message text is empty")
+        return self._user_posts(user, chat, {"text": text}, topic=topic, reply_to=reply_to)
+
+    def _user_posts(
+        self,
+        user: UserRef,
+        chat: ChatRef | None,
+        content: JSON,
+        *,
+        topic: TopicRef | None = None,
+        reply_to: int | None = None,
+    ) -> JSON | None:
+        """``user`` posts a message with ``content`` (``text``, or media and a caption)."""
+        target, message = self._user_message(user, chat, content, topic=topic, reply_to=reply_to)
+        return self._deliver(target, message)
+
+    def _user_message(
+        self,
+        user: UserRef,
+        chat: ChatRef | None,
+        content: JSON,
+        *,
+        topic: TopicRef | None = None,
+        reply_to: int | None = None,
+    ) -> tuple[Chat, JSON]:
+        """The stored message ``user`` posts (a group they are not in is joined silently)."""
         person = self.state.user(user)
         target = self.state.private_chat(person) if chat is None else self.state.chat(chat)
         if target.type is ChatType.CHANNEL:
             raise BotApiError(400, "Bad Request: users post in channels with channel_post()")
-        joins = target.is_group and not self.state.status(target, person).is_present
-        message = self._compose(target, person, text, topic=topic, reply_to=reply_to)
+        if (
+            target.type is ChatType.PRIVATE
+            and self.state.status(target, self.state.bot) is MemberStatus.KICKED
+        ):
+            raise BotApiError(400, f"Bad Request: {person.display_name} blocked the bot")
+        status = self.state.status(target, person) if target.is_group else MemberStatus.MEMBER
+        if status is MemberStatus.KICKED:
+            raise BotApiError(400, f"Bad Request: {person.display_name} is banned there")
+        joins = not status.is_present
+        text = content.get("text")
+        rest = {k: v for k, v in content.items() if k != "text"}
+        message = self._compose(
+            target, person, text, topic=topic, reply_to=reply_to, extra=rest or None
+        )
         if joins:
             self.state.set_member(target, person, MemberStatus.MEMBER)
-        if not self._bot_sees(target, message):
+        return target, message
+
+    def _deliver(self, chat: Chat, message: JSON) -> JSON | None:
+        """Queue a user's ``message`` unless privacy mode hides it from the bot."""
+        if not self._bot_sees(chat, message):
             return None
         return self.queue.push("message", message)
 
@@ -159,23 +206,33 @@ class UserActions:
         chat: ChatRef,
         message_id: int | None = None,
         data: str | None = None,
+        *,
+        button: str | None = None,
     ) -> JSON | None:
-        """``user`` clicks the inline button ``data`` (default: the first) of the bot's message
-        ``message_id`` (default: its latest message in ``chat`` that has that button)."""
+        """``user`` clicks an inline button of the bot's message ``message_id`` (default: its
+        latest message in ``chat`` that has that button): the one with callback ``data``, or
+        the one labelled ``button`` (default: the first)."""
         person = self.state.user(user)
         target = self.state.chat(chat)
         message = (
-            self._latest_with_button(target, data)
+            self._latest_with_button(target, data, button)
             if message_id is None
             else self.state.message(target, message_id)
         )
         if message is None:
             raise BotApiError(400, f"Bad Request: message {message_id} not found")
-        choices = _callback_data(message)
-        if not choices:
+        buttons = _callback_buttons(message)
+        if not buttons:
             raise BotApiError(
                 400, f"Bad Request: message {message['message_id']} has no callback buttons"
             )
+        if button is not None:
+            labelled = [str(b["callback_data"]) for b in buttons if b["text"] == button]
+            if not labelled or data not in (None, labelled[0]):
+                shown = ", ".join(repr(b["text"]) for b in buttons)
+                raise BotApiError(400, f"Bad Request: no button {button!r} (buttons: {shown})")
+            data = labelled[0]
+        choices = [str(b["callback_data"]) for b in buttons]
         if data is None:
             data = choices[0]
         elif data not in choices:
@@ -191,14 +248,20 @@ class UserActions:
         }
         return self.queue.push("callback_query", query)
 
-    def _latest_with_button(self, chat: Chat, data: str | None) -> JSON:
-        """The bot's latest message in ``chat`` with the callback button ``data`` (any)."""
+    def _latest_with_button(self, chat: Chat, data: str | None, label: str | None) -> JSON:
+        """The bot's latest message in ``chat`` with the callback button ``data`` or ``label``
+        (any when neither is given)."""
         for message in reversed(self.state.messages(chat)):
             sender = message.get("from", {}).get("id")
-            choices = _callback_data(message)
-            if sender == self.state.bot.id and choices and (data is None or data in choices):
+            buttons = _callback_buttons(message)
+            if sender == self.state.bot.id and any(
+                data in (None, str(b["callback_data"])) and label in (None, b["text"])
+                for b in buttons
+            ):
                 return message
         button = "a button" if data is None else f"a button with callback data {data!r}"
+        if label is not None:
+            button = f"a button {label!r}"
         raise BotApiError(400, f"Bad Request: no message of the bot in this chat has {button}")
 
     def inline_query(self, user: UserRef, query: str, *, offset: str = "") -> JSON | None:
@@ -211,45 +274,11 @@ class UserActions:
         update: JSON = {"id": query_id, "from": person.to_json(), "query": query, "offset": offset}
         return self.queue.push("inline_query", update)
 
-    def member_joins(self, user: UserRef, chat: ChatRef) -> JSON | None:
-        """``user`` joins a group: a ``chat_member`` update and the service message."""
-        person = self.state.user(user)
-        target = self.state.chat(chat)
-        if not target.is_group:
-            raise BotApiError(400, "Bad Request: users join groups and supergroups only")
-        self._require_bot(target)
-        old = self.state.status(target, person)
-        if old.is_present:
-            raise BotApiError(400, "Bad Request: USER_ALREADY_PARTICIPANT")
-        self.state.set_member(target, person, MemberStatus.MEMBER)
-        self.queue.push(
-            "chat_member",
-            {
-                "chat": target.to_json(),
-                "from": person.to_json(),
-                "date": self.state.now(),
-                "old_chat_member": {"user": person.to_json(), "status": old.value},
-                "new_chat_member": {"user": person.to_json(), "status": "member"},
-            },
-        )
-        joined = person.to_json()
-        message = build_message(
-            self.state,
-            target,
-            person,
-            extra={
-                "new_chat_participant": joined,
-                "new_chat_member": joined,
-                "new_chat_members": [joined],
-            },
-        )
-        return self.queue.push("message", message)
-
     def _compose(
         self,
         chat: Chat,
         sender: User,
-        text: str,
+        text: str | None,
         *,
         topic: TopicRef | None,
         reply_to: int | None,
@@ -257,7 +286,7 @@ class UserActions:
         extra: JSON | None = None,
     ) -> JSON:
         self._require_bot(chat)
-        if not text:
+        if text is not None and not text:
             raise BotApiError(400, "Bad Request: message text is empty")
         replied = None
         if reply_to is not None:
@@ -283,8 +312,9 @@ class UserActions:
             return True
         if self.state.status(chat, self.state.bot).is_admin:
             return True
-        if message.get("text", "").startswith("/"):
-            return True
+        said = message.get("text") or message.get("caption") or ""
+        if said.startswith("/") or not any(key in message for key in _CONTENT):
+            return True  # commands, and service messages (joins, payments, web app data)
         replied = message.get("reply_to_message")
         if replied is None or replied.get("forum_topic_created"):
             return False
@@ -301,7 +331,7 @@ class UserActions:
             raise BotApiError(403, f"Forbidden: the bot is not a member of {chat.label}")
 
 
-def _callback_data(message: JSON) -> list[str]:
-    """The callback data of a message's inline buttons, in order."""
+def _callback_buttons(message: JSON) -> list[JSON]:
+    """A message's inline buttons that carry callback data, in order."""
     rows = message.get("reply_markup", {}).get("inline_keyboard", [])
-    return [str(b["callback_data"]) for row in rows for b in row if "callback_data" in b]
+    return [b for row in rows for b in row if "callback_data" in b]

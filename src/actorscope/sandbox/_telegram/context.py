@@ -3,24 +3,24 @@
 The method modules (``methods_*.py``) take a :class:`MethodContext` instead of the emulator,
 so they see exactly the parts a call may read or change and never import the emulator:
 the world (:class:`BotApiState`, which knows the bot), the update queue, the uploaded files,
-what the bot sent and answered (:class:`Outbox`) and what it configured (:class:`BotSetup`).
+what the bot sent and answered (:class:`Outbox`), what it configured (:class:`BotSetup`),
+the polls with their votes and the payments.
 """
 
 from __future__ import annotations
 
-import itertools
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from actorscope.sandbox._telegram.files import FileStore
+from actorscope.sandbox._telegram.payments import PaymentBook
+from actorscope.sandbox._telegram.polls import PollBook
 from actorscope.sandbox._telegram.state import BotApiState
 from actorscope.sandbox._telegram.updates import UpdateQueue
 
 __all__ = ["BotSetup", "MethodContext", "Outbox"]
 
 JSON = dict[str, Any]
-_FIRST_POLL_ID = 5_000_000_000_000_001
 
 
 @dataclass(slots=True)
@@ -35,18 +35,22 @@ class Outbox:
     callback_answers: dict[str, JSON | None] = field(default_factory=dict)
     #: Each open inline query's answer (``None`` until answered).
     inline_answers: dict[str, JSON | None] = field(default_factory=dict)
-    #: The ids of the polls the bot sends.
-    poll_ids: Iterator[int] = field(default_factory=lambda: itertools.count(_FIRST_POLL_ID))
+    #: The reply keyboard each chat shows (``ReplyKeyboardMarkup`` JSON), by chat id.
+    keyboards: dict[int, JSON] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
 class BotSetup:
-    """What the bot configured: its command lists and its webhook."""
+    """What the bot configured: its command lists, its webhook and its passport key."""
 
     #: Command lists by scope and language (see ``setMyCommands``).
     commands: dict[str, list[dict[str, str]]] = field(default_factory=dict)
     #: What the bot's last ``setWebhook`` asked for (empty while it polls).
     webhook: JSON = field(default_factory=dict)
+    #: ``(date, message)`` of the last failed webhook delivery (``getWebhookInfo`` shows it).
+    webhook_error: tuple[int, str] | None = None
+    #: The public key (PEM) the bot's owner gave BotFather for Telegram Passport.
+    passport_public_key: bytes | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,5 +62,9 @@ class MethodContext:
     files: FileStore
     outbox: Outbox
     setup: BotSetup
+    #: Every poll posted (by the bot or a user), with its votes.
+    polls: PollBook
+    #: The bot's invoices and the users' checkouts.
+    payments: PaymentBook
     #: Whether the bot runs with privacy mode on (``getMe`` reports it).
     privacy_mode: bool

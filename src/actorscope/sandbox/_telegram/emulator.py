@@ -17,12 +17,21 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from actorscope.errors import BotApiError
-from actorscope.sandbox._telegram import methods_bot, methods_chats, methods_media, methods_messages
-from actorscope.sandbox._telegram.actions import UserActions
+from actorscope.sandbox._telegram import (
+    methods_bot,
+    methods_chats,
+    methods_media,
+    methods_messages,
+    methods_payments,
+)
+from actorscope.sandbox._telegram.actions_media import MediaActions
+from actorscope.sandbox._telegram.actions_members import MemberActions
 from actorscope.sandbox._telegram.context import BotSetup, MethodContext, Outbox
 from actorscope.sandbox._telegram.files import FileStore, StoredFile
 from actorscope.sandbox._telegram.models import User
 from actorscope.sandbox._telegram.params import Params
+from actorscope.sandbox._telegram.payments import Checkout, PaymentBook
+from actorscope.sandbox._telegram.polls import PollBook
 from actorscope.sandbox._telegram.state import BotApiState
 from actorscope.sandbox._telegram.updates import UpdateQueue
 
@@ -63,7 +72,11 @@ _METHODS: dict[str, Handler] = {
     "sendphoto": methods_media.send_photo,
     "senddocument": methods_media.send_document,
     "sendpoll": methods_media.send_poll,
+    "stoppoll": methods_media.stop_poll,
     "getfile": methods_media.get_file,
+    "sendinvoice": methods_payments.send_invoice,
+    "answershippingquery": methods_payments.answer_shipping_query,
+    "answerprecheckoutquery": methods_payments.answer_pre_checkout_query,
 }
 
 
@@ -116,8 +129,12 @@ class RecordedCall:
         return None if self.response is None else self.response.body.get("result")
 
 
-class BotApiEmulator(UserActions):
-    """An in-memory Telegram Bot API server for one bot."""
+class BotApiEmulator(MediaActions, MemberActions):
+    """An in-memory Telegram Bot API server for one bot.
+
+    ``passport_public_key`` is the PEM public key the bot's owner gave BotFather for Telegram
+    Passport (``share_passport`` encrypts for it).
+    """
 
     def __init__(
         self,
@@ -128,6 +145,7 @@ class BotApiEmulator(UserActions):
         privacy_mode: bool = False,
         max_poll_timeout: float = 30.0,
         clock: Callable[[], float] | None = None,
+        passport_public_key: bytes | None = None,
     ) -> None:
         self.token = token if token is not None else make_token(7_000_000_001)
         bot_id, sep, _ = self.token.partition(":")
@@ -143,7 +161,9 @@ class BotApiEmulator(UserActions):
             updates=self.queue,
             files=FileStore(),
             outbox=Outbox(),
-            setup=BotSetup(),
+            setup=BotSetup(passport_public_key=passport_public_key),
+            polls=PollBook(),
+            payments=PaymentBook(),
             privacy_mode=privacy_mode,
         )
         self._query_ids = itertools.count(4_000_000_000_000_001)
@@ -173,6 +193,12 @@ class BotApiEmulator(UserActions):
     def inline_answers(self) -> dict[str, JSON | None]:
         """Each inline query's answer (``None`` until answered)."""
         return self.context.outbox.inline_answers
+
+    @property
+    def checkouts(self) -> list[Checkout]:
+        """Every payment users started, oldest first (``stage``: ``shipping``,
+        ``pre_checkout``, ``paid`` or ``failed``, with the bot's ``error``)."""
+        return list(self.context.payments.checkouts.values())
 
     @property
     def reactions(self) -> dict[tuple[int, int], list[JSON]]:

@@ -44,7 +44,9 @@ _ADMIN_RIGHTS = (
 def chat_member_json(chat: Chat, user: User, status: MemberStatus) -> JSON:
     """The ``ChatMember`` object for ``user`` with ``status`` in ``chat``."""
     data: JSON = {"user": user.to_json(), "status": status.value}
-    if status is MemberStatus.CREATOR:
+    if status is MemberStatus.KICKED:
+        data["until_date"] = 0  # banned for ever
+    elif status is MemberStatus.CREATOR:
         data["is_anonymous"] = False
     elif status is MemberStatus.ADMINISTRATOR:
         data["can_be_edited"] = False

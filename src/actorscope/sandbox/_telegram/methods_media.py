@@ -1,4 +1,5 @@
-"""Media and chat-action methods: sendPhoto, sendDocument, getFile, sendPoll, sendChatAction."""
+"""Media and chat-action methods: sendPhoto, sendDocument, getFile, sendPoll, stopPoll,
+sendChatAction."""
 
 from __future__ import annotations
 
@@ -7,7 +8,13 @@ from typing import Any
 from actorscope.errors import BotApiError
 from actorscope.sandbox._telegram.context import MethodContext
 from actorscope.sandbox._telegram.files import MAX_DOWNLOAD_SIZE, image_size
-from actorscope.sandbox._telegram.methods_messages import caption, post, target_chat
+from actorscope.sandbox._telegram.methods_messages import (
+    bot_message,
+    caption,
+    inline_markup,
+    post,
+    target_chat,
+)
 from actorscope.sandbox._telegram.models import ChatType
 from actorscope.sandbox._telegram.params import Params
 
@@ -18,6 +25,7 @@ __all__ = [
     "send_document",
     "send_photo",
     "send_poll",
+    "stop_poll",
 ]
 
 JSON = dict[str, Any]
@@ -65,7 +73,7 @@ async def send_photo(ctx: MethodContext, p: Params) -> Any:
         "width": width,
         "height": height,
     }
-    return post(ctx, p, {"photo": [size], **caption(p)}, chat=chat)
+    return post(ctx, p, {"photo": [size], **caption(ctx, p)}, chat=chat)
 
 
 async def send_document(ctx: MethodContext, p: Params) -> Any:
@@ -78,7 +86,7 @@ async def send_document(ctx: MethodContext, p: Params) -> Any:
     if stored.mime_type:
         document["mime_type"] = stored.mime_type
     document["file_size"] = len(stored.content)
-    return post(ctx, p, {"document": document, **caption(p)}, chat=chat)
+    return post(ctx, p, {"document": document, **caption(ctx, p)}, chat=chat)
 
 
 async def get_file(ctx: MethodContext, p: Params) -> Any:
@@ -132,7 +140,7 @@ async def send_poll(ctx: MethodContext, p: Params) -> Any:
     if not anonymous and chat.type is ChatType.CHANNEL:
         raise BotApiError(400, "Bad Request: non-anonymous polls can't be sent to channel chats")
     poll: JSON = {
-        "id": str(next(ctx.outbox.poll_ids)),
+        "id": ctx.polls.new_id(),
         "question": question,
         "options": options,
         "total_voter_count": 0,
@@ -148,4 +156,22 @@ async def send_poll(ctx: MethodContext, p: Params) -> Any:
         poll["correct_option_ids"] = correct
         if explanation := p.get_str("explanation"):
             poll["explanation"] = explanation
-    return post(ctx, p, {"poll": poll}, chat=chat)
+    message = post(ctx, p, {"poll": poll}, chat=chat)
+    ctx.polls.add(message, by_bot=True)
+    return message
+
+
+async def stop_poll(ctx: MethodContext, p: Params) -> Any:
+    """Stop one of the bot's polls; answers the final ``Poll`` (and sends a ``poll`` update)."""
+    chat, message = bot_message(ctx, p, action="stop")
+    record = ctx.polls.in_message(chat.id, message["message_id"])
+    if record is None:
+        raise BotApiError(400, "Bad Request: message with poll to stop not found")
+    if not record.by_bot:
+        raise BotApiError(400, "Bad Request: poll can't be stopped")
+    ctx.polls.close(record)
+    message.pop("reply_markup", None)
+    if markup := inline_markup(p):
+        message["reply_markup"] = markup
+    ctx.updates.push("poll", record.snapshot())
+    return record.snapshot()

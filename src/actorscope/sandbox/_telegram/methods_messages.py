@@ -7,7 +7,8 @@ from typing import Any
 from actorscope.errors import BotApiError
 from actorscope.sandbox._telegram.context import MethodContext
 from actorscope.sandbox._telegram.entities import parse_entities, utf16_len
-from actorscope.sandbox._telegram.models import Chat, ChatType
+from actorscope.sandbox._telegram.formatting import formatted
+from actorscope.sandbox._telegram.models import Chat, ChatType, MemberStatus
 from actorscope.sandbox._telegram.params import Params
 from actorscope.sandbox._telegram.payloads import build_message, resolve_thread
 
@@ -24,9 +25,11 @@ __all__ = [
     "edit_message_text",
     "forward_message",
     "inline_markup",
+    "keyboard_buttons",
     "post",
     "send_message",
     "set_message_reaction",
+    "shown",
     "target_chat",
 ]
 
@@ -61,18 +64,41 @@ def target_chat(ctx: MethodContext, p: Params) -> Chat:
         if isinstance(ref, int) and ref > 0 and ctx.state.find_user(ref) is not None:
             raise BotApiError(403, "Forbidden: bot can't initiate conversation with a user")
         raise BotApiError(400, "Bad Request: chat not found")
-    if chat.type is not ChatType.PRIVATE and not ctx.state.status(chat, ctx.state.bot).is_present:
+    bot_status = ctx.state.status(chat, ctx.state.bot)
+    if chat.type is ChatType.PRIVATE and bot_status is MemberStatus.KICKED:
+        raise BotApiError(403, "Forbidden: bot was blocked by the user")
+    if bot_status is MemberStatus.KICKED:
+        raise BotApiError(403, f"Forbidden: bot was kicked from the {chat.type.value} chat")
+    if not bot_status.is_present:
         raise BotApiError(403, f"Forbidden: bot is not a member of the {chat.type.value} chat")
     return chat
 
 
-def _text(p: Params) -> str:
-    text = p.get_str("text") or ""
+def shown(ctx: MethodContext, p: Params, name: str, entities: str) -> tuple[str, list[JSON]]:
+    """The text users see for parameter ``name`` and its entities: the ``entities`` parameter
+    when given, else what ``parse_mode`` makes of the markup, else what Telegram detects."""
+    raw = p.get_str(name) or ""
+    given = p.get_array(entities)
+    if given is not None:
+        return raw, given
+    mode = p.get_str("parse_mode")
+    if not mode:
+        return raw, parse_entities(raw)
+
+    def user(user_id: int) -> JSON | None:
+        found = ctx.state.find_user(user_id)
+        return None if found is None else found.to_json()
+
+    return formatted(raw, mode, user)
+
+
+def _text(ctx: MethodContext, p: Params) -> tuple[str, list[JSON]]:
+    text, entities = shown(ctx, p, "text", "entities")
     if not text.strip():
         raise BotApiError(400, "Bad Request: message text is empty")
     if utf16_len(text) > MAX_TEXT_LENGTH:
         raise BotApiError(400, "Bad Request: message is too long")
-    return text
+    return text, entities
 
 
 def inline_markup(p: Params) -> JSON | None:
@@ -88,6 +114,34 @@ def inline_markup(p: Params) -> JSON | None:
             if not isinstance(button, dict) or not isinstance(button.get("text"), str):
                 raise BotApiError(400, "Bad Request: can't parse inline keyboard button")
     return {"inline_keyboard": rows}
+
+
+def _show_keyboard(ctx: MethodContext, p: Params, chat: Chat) -> None:
+    """Remember the reply keyboard a message shows (or that it removes the keyboard)."""
+    markup = p.get_object("reply_markup")
+    if markup is None:
+        return
+    if markup.get("remove_keyboard"):
+        ctx.outbox.keyboards.pop(chat.id, None)
+        return
+    rows = markup.get("keyboard")
+    if rows is None:
+        return
+    if not isinstance(rows, list) or not all(isinstance(row, list) for row in rows):
+        raise BotApiError(400, "Bad Request: can't parse keyboard button")
+    for row in rows:
+        for button in row:
+            if isinstance(button, str):
+                continue
+            if not isinstance(button, dict) or not isinstance(button.get("text"), str):
+                raise BotApiError(400, "Bad Request: can't parse keyboard button")
+    ctx.outbox.keyboards[chat.id] = markup
+
+
+def keyboard_buttons(ctx: MethodContext, chat: Chat) -> list[JSON]:
+    """Every button of the reply keyboard ``chat`` shows, as objects (``{"text": ...}``)."""
+    rows = ctx.outbox.keyboards.get(chat.id, {}).get("keyboard", [])
+    return [b if isinstance(b, dict) else {"text": b} for row in rows for b in row]
 
 
 def _reply_target(ctx: MethodContext, p: Params, chat: Chat) -> JSON | None:
@@ -116,6 +170,7 @@ def post(ctx: MethodContext, p: Params, content: JSON, *, chat: Chat | None = No
     reply_to = _reply_target(ctx, p, chat)
     topic = resolve_thread(ctx.state, chat, p.get_int("message_thread_id"), reply_to)
     markup = inline_markup(p)
+    _show_keyboard(ctx, p, chat)
     channel = chat.type is ChatType.CHANNEL
     text = content.pop("text", None)
     message = build_message(
@@ -133,15 +188,13 @@ def post(ctx: MethodContext, p: Params, content: JSON, *, chat: Chat | None = No
     return message
 
 
-def caption(p: Params) -> JSON:
+def caption(ctx: MethodContext, p: Params) -> JSON:
     """``caption`` and its entities, for media messages (empty when there is no caption)."""
-    text = p.get_str("caption") or ""
+    text, entities = shown(ctx, p, "caption", "caption_entities")
     if not text:
         return {}
     if utf16_len(text) > MAX_CAPTION_LENGTH:
         raise BotApiError(400, "Bad Request: message caption is too long")
-    given = p.get_array("caption_entities")
-    entities = parse_entities(text) if given is None else given
     return {"caption": text, "caption_entities": entities} if entities else {"caption": text}
 
 
@@ -159,7 +212,8 @@ def bot_message(ctx: MethodContext, p: Params, *, action: str) -> tuple[Chat, JS
 async def send_message(ctx: MethodContext, p: Params) -> Any:
     """Post the bot's text message; replies, forum topics and inline keyboards included."""
     chat = target_chat(ctx, p)
-    return post(ctx, p, {"text": _text(p), "entities": p.get_array("entities")}, chat=chat)
+    text, entities = _text(ctx, p)
+    return post(ctx, p, {"text": text, "entities": entities}, chat=chat)
 
 
 def _editable(ctx: MethodContext, p: Params) -> JSON:
@@ -172,14 +226,17 @@ def _editable(ctx: MethodContext, p: Params) -> JSON:
 async def edit_message_text(ctx: MethodContext, p: Params) -> Any:
     """Replace the text (and inline keyboard) of one of the bot's messages."""
     message = _editable(ctx, p)
-    text = _text(p)
+    text, entities = _text(ctx, p)
     markup = inline_markup(p)
-    if message.get("text") == text and message.get("reply_markup") == markup:
+    if (
+        message.get("text") == text
+        and message.get("entities", []) == entities
+        and message.get("reply_markup") == markup
+    ):
         raise BotApiError(400, _NOT_MODIFIED)
-    entities = p.get_array("entities")
     message["text"] = text
     message.pop("entities", None)
-    if entities := parse_entities(text) if entities is None else entities:
+    if entities:
         message["entities"] = entities
     return _edited(ctx, message, markup)
 
@@ -266,7 +323,7 @@ async def copy_message(ctx: MethodContext, p: Params) -> Any:
     if p.has("caption") and ("photo" in content or "document" in content):
         content.pop("caption", None)
         content.pop("caption_entities", None)
-        content.update(caption(p))
+        content.update(caption(ctx, p))
     return {"message_id": post(ctx, p, content, chat=chat)["message_id"]}
 
 

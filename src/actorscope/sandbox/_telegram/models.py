@@ -53,6 +53,8 @@ class MemberStatus(StrEnum):
     ADMINISTRATOR = "administrator"
     MEMBER = "member"
     LEFT = "left"
+    #: Removed and banned from a supergroup or channel (the bot: blocked by the user).
+    KICKED = "kicked"
 
     @property
     def is_admin(self) -> bool:
@@ -62,7 +64,7 @@ class MemberStatus(StrEnum):
     @property
     def is_present(self) -> bool:
         """Whether a user with this status is in the chat."""
-        return self is not MemberStatus.LEFT
+        return self not in (MemberStatus.LEFT, MemberStatus.KICKED)
 
 
 @dataclass(slots=True)

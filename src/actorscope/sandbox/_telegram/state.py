@@ -241,11 +241,16 @@ class BotApiState:
     # -- members -------------------------------------------------------------------------
 
     def set_member(self, chat: ChatRef, user: UserRef, status: MemberStatus | str) -> None:
-        """Set ``user``'s status in a group, supergroup or channel."""
+        """Set ``user``'s status in a group, supergroup or channel (in a private chat only the
+        bot's: ``kicked`` when the user blocked it, else ``member``)."""
         target = self.chat(chat)
-        if target.type is ChatType.PRIVATE:
+        member = self.user(user)
+        wanted = MemberStatus(status)
+        if target.type is ChatType.PRIVATE and (
+            member.id != self.bot.id or wanted not in (MemberStatus.MEMBER, MemberStatus.KICKED)
+        ):
             raise BotApiError(400, "Bad Request: can't change members of a private chat")
-        self._members[target.id][self.user(user).id] = MemberStatus(status)
+        self._members[target.id][member.id] = wanted
 
     def status(self, chat: ChatRef, user: UserRef) -> MemberStatus:
         """``user``'s status in ``chat`` (``left`` when never a member)."""
