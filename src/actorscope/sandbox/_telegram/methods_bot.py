@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 from typing import Any
+from urllib.parse import urlsplit
 
 from actorscope.errors import BotApiError
 from actorscope.sandbox._telegram.context import MethodContext
@@ -26,6 +27,7 @@ __all__ = [
 
 _COMMAND = re.compile(r"^[a-z0-9_]{1,32}$")
 _SECRET_TOKEN = re.compile(r"^[A-Za-z0-9_-]{1,256}$")
+_WEBHOOK_PORTS = frozenset({80, 88, 443, 8443})
 _SCOPES = frozenset(
     {
         "default",
@@ -129,34 +131,53 @@ async def delete_my_commands(ctx: MethodContext, p: Params) -> Any:
 
 
 async def set_webhook(ctx: MethodContext, p: Params) -> Any:
-    """Remember the webhook (an empty url removes it); nothing is POSTed to it.
+    """Set the webhook (an empty url removes it): an HTTPS URL on port 443, 80, 88 or 8443.
 
-    Tests deliver updates to a webhook receiver themselves; ``emu.webhook`` says what the bot
-    asked for (``url``, ``secret_token``, ``allowed_updates``).
+    ``emu.webhook`` says what the bot asked for (``url``, ``secret_token``,
+    ``allowed_updates``). A :class:`~actorscope.sandbox.BotApiServer` with a route for the URL
+    POSTs the updates to it; without one they wait (``getWebhookInfo`` says why).
     """
     url = p.get_str("url", "") or ""
     if not url:
         ctx.setup.webhook = {}
+        ctx.updates.touch()
         return True
-    if not url.startswith("https://"):
+    parts = urlsplit(url)
+    if parts.scheme != "https" or not parts.hostname:
         raise BotApiError(
             400, "Bad Request: bad webhook: An HTTPS URL must be provided for webhook"
+        )
+    try:
+        port = parts.port or 443
+    except ValueError:
+        raise BotApiError(400, "Bad Request: bad webhook: invalid port") from None
+    if port not in _WEBHOOK_PORTS:
+        raise BotApiError(
+            400, "Bad Request: bad webhook: Webhook can be set up only on ports 80, 88, 443 or 8443"
         )
     secret = p.get_str("secret_token", "") or ""
     if secret and not _SECRET_TOKEN.match(secret):
         raise BotApiError(400, "Bad Request: secret token contains unallowed characters")
     allowed = p.get_array("allowed_updates")
+    if allowed is not None:
+        if not all(isinstance(kind, str) for kind in allowed):
+            raise BotApiError(400, "Bad Request: allowed_updates must be a list of strings")
+        ctx.updates.set_allowed(allowed)
     if p.get_bool("drop_pending_updates"):
         ctx.updates.drop_pending()
     ctx.setup.webhook = {"url": url, "secret_token": secret, "allowed_updates": allowed}
+    ctx.setup.webhook_error = None
+    ctx.updates.touch()
     return True
 
 
 async def delete_webhook(ctx: MethodContext, p: Params) -> Any:
     """Forget the webhook; optionally drop the pending updates."""
     ctx.setup.webhook = {}
+    ctx.setup.webhook_error = None
     if p.get_bool("drop_pending_updates"):
         ctx.updates.drop_pending()
+    ctx.updates.touch()
     return True
 
 
@@ -169,6 +190,8 @@ async def get_webhook_info(ctx: MethodContext, p: Params) -> Any:
     }
     if ctx.setup.webhook.get("allowed_updates") is not None:
         info["allowed_updates"] = ctx.setup.webhook["allowed_updates"]
+    if ctx.setup.webhook_error is not None:
+        info["last_error_date"], info["last_error_message"] = ctx.setup.webhook_error
     return info
 
 

@@ -4,13 +4,15 @@ It listens on ``127.0.0.1`` only, at ``http://127.0.0.1:<port>/bot<token>/<metho
 accepts what clients send the real Bot API: query strings, JSON bodies, urlencoded forms and
 multipart forms (what PTB's default ``HTTPXRequest`` posts). Uploaded files are served back at
 ``/file/bot<token>/<file_path>`` (the path ``getFile`` answers). Point PTB at it with
-``ApplicationBuilder().base_url(server.base_url)``. Port ``0`` picks a free port.
+``ApplicationBuilder().base_url(server.base_url)``. Port ``0`` picks a free port. A bot that
+sets a webhook gets its updates POSTed through ``webhook_routes`` (:mod:`.webhooks`).
 """
 
 from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Mapping
 from types import TracebackType
 from typing import Any
 
@@ -20,6 +22,7 @@ from actorscope._aio import Site
 from actorscope.errors import BotApiError
 from actorscope.sandbox._telegram.emulator import ApiResponse, BotApiEmulator
 from actorscope.sandbox._telegram.files import Upload
+from actorscope.sandbox._telegram.webhooks import WebhookDelivery
 
 __all__ = ["LOOPBACK_HOST", "BotApiServer"]
 
@@ -64,12 +67,22 @@ async def _read_body(request: web.Request) -> dict[str, Any]:
 class BotApiServer:
     """Serve one emulator over HTTP on the loopback interface (an async context manager)."""
 
-    def __init__(self, emulator: BotApiEmulator, *, port: int = 0) -> None:
+    def __init__(
+        self,
+        emulator: BotApiEmulator,
+        *,
+        port: int = 0,
+        webhook_routes: Mapping[str, str] | None = None,
+    ) -> None:
         if not 0 <= port <= 65535:
             raise BotApiError(400, f"Bad Request: port {port} is out of range")
         self.emulator = emulator
         self._requested_port = port
         self._site = Site()
+        #: Delivers updates to the bot's webhook through ``webhook_routes`` (see
+        #: :mod:`.webhooks`): each public HTTPS base URL a bot may set, with the loopback base
+        #: URL that stands in for it.
+        self.webhooks = WebhookDelivery(emulator, webhook_routes or {})
 
     @property
     def port(self) -> int:
@@ -94,12 +107,15 @@ class BotApiServer:
         await self._site.start(
             app, LOOPBACK_HOST, self._requested_port, shutdown_timeout=_SHUTDOWN_TIMEOUT
         )
+        self.webhooks.start()
 
     async def stop(self) -> None:
-        """End waiting long polls, then close every connection and the socket."""
+        """End waiting long polls and webhook deliveries, then close every connection and the
+        socket."""
         if not self._site.running:
             return
         self.emulator.close()
+        await self.webhooks.stop()
         await self._site.stop()
 
     async def __aenter__(self) -> BotApiServer:

@@ -137,6 +137,27 @@ class UpdateQueue:
             except TimeoutError:
                 return []
 
+    def confirm(self, update_id: int) -> None:
+        """Forget the pending update ``update_id`` (a webhook delivered it)."""
+        self._pending = [u for u in self._pending if u["update_id"] != update_id]
+        self._wake()
+
+    def touch(self) -> None:
+        """Wake everything waiting in :meth:`changed` (the webhook was set or removed)."""
+        self._wake()
+
+    @property
+    def closed(self) -> bool:
+        """Whether :meth:`close` was called."""
+        return self._closed
+
+    async def changed(self) -> None:
+        """Return at the next change: an update queued or confirmed, a touch, or close."""
+        if self._closed:
+            return
+        changed = self._changed
+        await changed.wait()
+
     async def first_poll(self) -> None:
         """Return once the bot has polled (at once if it already has).
 
