@@ -1,0 +1,109 @@
+"""Run an official example bot unchanged, pointed at an emulator: token and endpoints only.
+
+``python launch.py telegram|discord path/to/example.py`` runs the example as ``python
+example.py`` would (``__main__``, its folder first on ``sys.path``), after pointing the library
+at the emulator the test started, from the environment:
+
+- ``telegram``: every ``telegram.Bot`` (the ``Application``'s too) is built with
+  ``EXAMPLE_TELEGRAM_TOKEN`` and ``EXAMPLE_TELEGRAM_BASE_URL`` / ``EXAMPLE_TELEGRAM_FILE_URL``
+  instead of the placeholder token and ``api.telegram.org``;
+- ``discord``: discord.py's REST base and gateway are ``EXAMPLE_DISCORD_API`` and
+  ``EXAMPLE_DISCORD_GATEWAY`` (what :func:`actorscope.sandbox.discord_pointed_at` does in
+  process); the example's placeholder token is the emulator's token.
+
+Endpoints an example hard-codes besides the platform's are redirected the same way, never
+edited in the file: ``EXAMPLE_LISTEN_PORT`` replaces the port a ``uvicorn.Config`` asks for (the
+custom-webhook bots listen on 8000, which a test must not depend on), and
+``EXAMPLE_STAND_INS`` (JSON: ``{"https://random.dog": "http://127.0.0.1:PORT"}``) sends an
+``aiohttp`` GET for an outside site to a local stand-in (tests never touch the internet).
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import os
+import runpy
+import sys
+from pathlib import Path
+from typing import Any
+
+
+def point_telegram() -> None:
+    """Build every ``telegram.Bot`` with the emulator's token and URLs."""
+    import telegram
+
+    token = os.environ["EXAMPLE_TELEGRAM_TOKEN"]
+    urls = {
+        "base_url": os.environ["EXAMPLE_TELEGRAM_BASE_URL"],
+        "base_file_url": os.environ["EXAMPLE_TELEGRAM_FILE_URL"],
+    }
+    original = telegram.Bot.__init__
+    signature = inspect.signature(original)
+
+    def pointed(*args: Any, **kwargs: Any) -> None:
+        bound = signature.bind(*args, **kwargs)
+        bound.arguments.update(token=token, **urls)
+        original(*bound.args, **bound.kwargs)
+
+    telegram.Bot.__init__ = pointed  # type: ignore[method-assign]
+
+
+def point_discord() -> None:
+    """Send discord.py's REST calls and gateway connection to the emulator."""
+    import discord.gateway
+    import discord.http
+    import yarl
+
+    discord.http.Route.BASE = os.environ["EXAMPLE_DISCORD_API"]
+    discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY = yarl.URL(
+        os.environ["EXAMPLE_DISCORD_GATEWAY"]
+    )
+
+
+def listen_port(port: int) -> None:
+    """Every ``uvicorn.Config`` listens on ``port`` (on the host the example chose)."""
+    import uvicorn
+
+    original = uvicorn.Config.__init__
+    signature = inspect.signature(original)
+
+    def on_port(*args: Any, **kwargs: Any) -> None:
+        bound = signature.bind(*args, **kwargs)
+        bound.arguments["port"] = port
+        original(*bound.args, **bound.kwargs)
+
+    uvicorn.Config.__init__ = on_port  # type: ignore[method-assign]
+
+
+def stand_ins(routes: dict[str, str]) -> None:
+    """``aiohttp.ClientSession.get`` of a URL under a key of ``routes`` goes to its value."""
+    import aiohttp
+
+    original = aiohttp.ClientSession.get
+
+    def get(self: aiohttp.ClientSession, url: Any, **kwargs: Any) -> Any:
+        text = str(url)
+        for site, local in routes.items():
+            if text == site or text.startswith(site + "/"):
+                text = local + text[len(site) :]
+        return original(self, text, **kwargs)
+
+    aiohttp.ClientSession.get = get  # type: ignore[method-assign]
+
+
+def main() -> None:
+    """Point the library, then run the example as its own ``__main__``."""
+    platform, script = sys.argv[1], Path(sys.argv[2]).resolve()
+    {"telegram": point_telegram, "discord": point_discord}[platform]()
+    if "EXAMPLE_LISTEN_PORT" in os.environ:
+        listen_port(int(os.environ["EXAMPLE_LISTEN_PORT"]))
+    if "EXAMPLE_STAND_INS" in os.environ:
+        stand_ins(json.loads(os.environ["EXAMPLE_STAND_INS"]))
+    sys.argv = [str(script)]
+    sys.path[0] = str(script.parent)
+    runpy.run_path(str(script), run_name="__main__")
+
+
+if __name__ == "__main__":
+    main()
