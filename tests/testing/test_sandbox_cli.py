@@ -18,7 +18,7 @@ from telegram.ext import ApplicationBuilder, CommandHandler, ContextTypes
 
 from actorscope.bots import load_bot_config, run_bots
 from actorscope.cli import main
-from actorscope.sandbox import BotApiEmulator
+from actorscope.sandbox import BotApiEmulator, MemberStatus
 from actorscope.sandbox._telegram.console import (
     SandboxConsole,
     populate_sandbox,
@@ -26,6 +26,7 @@ from actorscope.sandbox._telegram.console import (
     run_console,
 )
 from actorscope.sandbox._telegram.files import Upload
+from actorscope.sandbox._telegram.updates import UPDATE_TYPES as UPDATE_KINDS
 
 
 async def lines_of(*lines: str) -> AsyncIterator[str]:
@@ -136,7 +137,7 @@ async def test_media_chat_actions_and_deletes_are_printed(
     await emu.call("deleteMessage", {"chat_id": devs, "message_id": mid})
     assert printed[0] == "[bot shows typing in @devs]"
     assert printed[1] == f"[bot -> @devs msg {mid}] (photo) chart"
-    assert printed[2] == f"[bot -> @devs msg {mid + 1}] (poll) Lunch?"
+    assert printed[2] == f"[bot -> @devs msg {mid + 1}] (regular) Lunch? [a] [b]"
     assert printed[3] == f"[bot deletes message {mid} in @devs]"
 
 
@@ -170,6 +171,100 @@ async def test_reply_anon_join_errors_and_quit(
     assert printed[0].startswith("say who you are first")
     assert "error: Bad Request: message thread not found" in printed
     assert any(line.startswith("error: not a user name") for line in printed)
+
+
+async def test_user_action_commands_queue_what_telegram_delivers(
+    sandbox: tuple[BotApiEmulator, SandboxConsole, list[str]], tmp_path: Path
+) -> None:
+    """Each user-action command of the prompt queues the update its action makes."""
+    emu, console, printed = sandbox
+    bob = emu.state.user("bob")
+    emu.state.private_chat(bob)
+    emu.state.set_member("@ops", emu.bot, MemberStatus.LEFT)
+    emu.queue.set_allowed(list(UPDATE_KINDS))
+    await emu.call(
+        "sendMessage",
+        {
+            "chat_id": bob.id,
+            "text": "pick",
+            "reply_markup": {
+                "keyboard": [
+                    ["Tea", "Coffee"],
+                    [
+                        {"text": "Poll", "request_poll": {}},
+                        {"text": "App", "web_app": {"url": "https://a"}},
+                    ],
+                ]
+            },
+        },
+    )
+    await emu.call(
+        "sendPoll",
+        {
+            "chat_id": bob.id,
+            "question": "Lunch?",
+            "options": ["pizza", "sushi"],
+            "is_anonymous": False,
+        },
+    )
+    await emu.call(
+        "sendInvoice",
+        {
+            "chat_id": bob.id,
+            "title": "Owl",
+            "description": "An owl",
+            "payload": "owl",
+            "currency": "EUR",
+            "provider_token": "p",
+            "prices": [{"label": "Owl", "amount": 500}],
+        },
+    )
+    report = tmp_path / "report.txt"
+    report.write_text("all good\n")
+    await run_console(
+        console,
+        lines_of(
+            "/as bob",
+            "/press Tea",
+            "/photo look /here",
+            f"/document {report} the report",
+            "/location 51.5 -0.12",
+            "/vote sushi",
+            '/poll "Tea or coffee?" Tea Coffee',
+            "/pay",
+            '/webapp App {"v":1}',
+            "/link https://t.me/actorscope_sandbox_bot?start=ref",
+            "/as carol @ops",
+            "/addbot",
+            "/leave bob @ops",
+            "/removebot",
+            "/as bob",
+            "/block",
+            "/unblock",
+            "/press Nope",
+            "/vote 2 fries",
+            "/location north",
+        ),
+    )
+    kinds = [next(k for k in u if k != "update_id") for u in emu.queue.pending()]
+    messages = [u["message"] for u in emu.queue.pending() if "message" in u]
+    assert messages[0]["text"] == "Tea"
+    assert messages[1]["caption"] == "look /here"
+    assert messages[2]["document"]["file_name"] == "report.txt"
+    assert messages[3]["location"] == {"latitude": 51.5, "longitude": -0.12}
+    assert messages[4]["poll"]["question"] == "Tea or coffee?"
+    assert messages[5]["web_app_data"] == {"data": '{"v":1}', "button_text": "App"}
+    assert messages[6]["text"] == "/start ref"
+    assert "poll_answer" in kinds
+    assert "pre_checkout_query" in kinds
+    assert kinds.count("my_chat_member") == 4  # added, removed, blocked, unblocked
+    assert any(m.get("left_chat_member", {}).get("username") == "bob" for m in messages)
+    assert (
+        "error: Bad Request: no keyboard button 'Nope' (shown: 'Tea', 'Coffee', 'Poll', 'App')"
+        in printed
+    )
+    assert "error: the poll has no option 'fries' (options: 'pizza', 'sushi')" in printed
+    assert "error: usage: /location LATITUDE LONGITUDE" in printed
 
 
 async def test_read_lines_reads_a_blocking_stream_until_eof() -> None:

@@ -14,16 +14,20 @@ Unknown users and chats are created on first use (chats as supergroups).
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
+import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, ClassVar
 
 from actorscope.errors import BotApiError
 from actorscope.sandbox._prompt import Command, Prompt, Speak, read_lines, run_console
 from actorscope.sandbox._telegram.emulator import BotApiEmulator, RecordedCall
 from actorscope.sandbox._telegram.models import Chat, ChatType, MemberStatus, User
+from actorscope.sandbox._telegram.polls import PollRecord
 
 __all__ = ["HELP", "SandboxConsole", "populate_sandbox", "read_lines", "run_console"]
 
@@ -126,6 +130,152 @@ class SandboxConsole(Prompt):
         self._show_update(self.emu.member_joins(self._user(user), self._chat(chat.strip())))
         return None
 
+    async def _leave(self, rest: str) -> int | None:
+        user, _, chat = rest.partition(" ")
+        self._show_update(self.emu.member_leaves(self._user(user), self._chat(chat.strip())))
+        return None
+
+    def _group(self, rest: str, usage: str) -> tuple[Chat, str]:
+        """The ``@CHAT`` a command starts with (default: where the speaker is) and the rest."""
+        where = self._need_where()
+        if rest.startswith("@"):
+            name, _, tail = rest.partition(" ")
+            return self._chat(name), tail.strip()
+        if where.chat is None:
+            raise BotApiError(400, usage)
+        return where.chat, rest
+
+    async def _addbot(self, rest: str) -> int | None:
+        chat, tail = self._group(rest, "usage: /addbot [@CHAT] [admin]")
+        if tail not in ("", "admin"):
+            raise BotApiError(400, "usage: /addbot [@CHAT] [admin]")
+        user = self._need_where().user
+        self._show_update(self.emu.add_bot(user, chat, admin=tail == "admin"))
+        return None
+
+    async def _removebot(self, rest: str) -> int | None:
+        chat, _ = self._group(rest, "usage: /removebot [@CHAT]")
+        self._show_update(self.emu.remove_bot(self._need_where().user, chat))
+        return None
+
+    async def _block(self, rest: str) -> int | None:
+        self._show_update(self.emu.block_bot(self._need_where().user))
+        return None
+
+    async def _unblock(self, rest: str) -> int | None:
+        self._show_update(self.emu.unblock_bot(self._need_where().user))
+        return None
+
+    def _here(self) -> tuple[User, Chat]:
+        where = self._need_where()
+        return where.user, where.chat or self.emu.state.private_chat(where.user)
+
+    async def _press(self, rest: str) -> int | None:
+        if not rest:
+            raise BotApiError(400, "usage: /press BUTTON")
+        user, chat = self._here()
+        self._show_update(self.emu.press_button(user, rest, chat))
+        return None
+
+    async def _photo(self, rest: str) -> int | None:
+        user, chat = self._here()
+        self._show_update(self.emu.user_photo(user, SAMPLE_PHOTO, chat, caption=rest or None))
+        return None
+
+    async def _document(self, rest: str) -> int | None:
+        parts = _split(rest, "usage: /document PATH [CAPTION]")
+        if not parts:
+            raise BotApiError(400, "usage: /document PATH [CAPTION]")
+        path = Path(parts[0])
+        try:
+            content = await asyncio.to_thread(lambda: path.expanduser().read_bytes())
+        except OSError as exc:
+            raise BotApiError(400, f"can't read {path}: {exc.strerror or exc}") from None
+        user, chat = self._here()
+        caption = " ".join(parts[1:]) or None
+        update = self.emu.user_document(user, content, path.name, chat, caption=caption)
+        self._show_update(update)
+        return None
+
+    async def _location(self, rest: str) -> int | None:
+        usage = "usage: /location LATITUDE LONGITUDE"
+        try:
+            latitude, longitude = (float(x) for x in rest.split())
+        except ValueError:
+            raise BotApiError(400, usage) from None
+        user, chat = self._here()
+        self._show_update(self.emu.user_location(user, latitude, longitude, chat))
+        return None
+
+    async def _poll(self, rest: str) -> int | None:
+        parts = _split(rest, "usage: /poll QUESTION OPTION OPTION...")
+        if len(parts) < 3:
+            raise BotApiError(400, "usage: /poll QUESTION OPTION OPTION...  (quote spaces)")
+        user, chat = self._here()
+        self._show_update(self.emu.user_poll(user, parts[0], parts[1:], chat))
+        return None
+
+    async def _vote(self, rest: str) -> int | None:
+        parts = _split(rest, "usage: /vote [MESSAGE] OPTION...")
+        user, chat = self._here()
+        message_id = int(parts.pop(0)) if parts and parts[0].isdigit() else None
+        record = self._poll_record(chat, message_id)
+        texts = [option["text"] for option in record.poll["options"]]
+        unknown = [part for part in parts if part not in texts]
+        if unknown:
+            shown = ", ".join(repr(text) for text in texts)
+            raise BotApiError(400, f"the poll has no option {unknown[0]!r} (options: {shown})")
+        chosen = [texts.index(part) for part in parts]
+        self._show_update(self.emu.vote(user, chat, record.message_id, chosen))
+        return None
+
+    def _poll_record(self, chat: Chat, message_id: int | None) -> PollRecord:
+        polls = self.emu.context.polls
+        if message_id is not None:
+            found = polls.in_message(chat.id, message_id)
+            if found is None:
+                raise BotApiError(400, f"message {message_id} has no poll")
+            return found
+        for message in reversed(self.emu.state.messages(chat)):
+            found = polls.in_message(chat.id, message["message_id"])
+            if found is not None:
+                return found
+        raise BotApiError(400, "no poll here to vote in")
+
+    async def _pay(self, rest: str) -> int | None:
+        parts = _split(rest, "usage: /pay [MESSAGE] [SHIPPING_OPTION]")
+        user, chat = self._here()
+        message_id = int(parts.pop(0)) if parts and parts[0].isdigit() else None
+        if message_id is None:
+            invoices = [m for m in self.emu.state.messages(chat) if "invoice" in m]
+            if not invoices:
+                raise BotApiError(400, "no invoice here to pay")
+            message_id = invoices[-1]["message_id"]
+        option = parts[0] if parts else None
+        self._show_update(self.emu.pay(user, chat, message_id, shipping_option=option))
+        return None
+
+    async def _webapp(self, rest: str) -> int | None:
+        usage = "usage: /webapp BUTTON DATA  (quote a BUTTON with spaces; DATA is the rest)"
+        if rest[:1] in ('"', "'"):
+            end = rest.find(rest[0], 1)
+            button, data = (rest[1:end], rest[end + 1 :].strip()) if end > 0 else ("", "")
+        else:
+            button, _, data = rest.partition(" ")
+        if not button or not data:
+            raise BotApiError(400, usage)
+        user = self._need_where().user
+        self._show_update(self.emu.web_app_data(user, button, data))
+        return None
+
+    async def _link(self, rest: str) -> int | None:
+        url, _, group = rest.partition(" ")
+        if not url:
+            raise BotApiError(400, "usage: /link URL [@GROUP]")
+        target = self._chat(group.strip()) if group.strip() else None
+        self._show_update(self.emu.open_link(self._need_where().user, url, group=target))
+        return None
+
     async def _again(self, rest: str) -> int | None:
         last = self._last
         if last is None:
@@ -219,6 +369,9 @@ class SandboxConsole(Prompt):
         method = call.method.lower()
         if isinstance(result, dict) and "chat" in result and "message_id" in result:
             self.out(f"[bot -> {_message_place(result)}] {_summary(result)}{_buttons(result)}")
+            keyboard = _keyboard(call.params.get("reply_markup"))
+            if keyboard:
+                self.out(f"  keyboard: {keyboard}  (/press BUTTON)")
         elif method == "answercallbackquery":
             self.out(f"[bot answers the click] {call.params.get('text', '')}")
         elif method in _SHOWN_ACTIONS:
@@ -231,12 +384,41 @@ class SandboxConsole(Prompt):
         Command("/reply", "/reply MESSAGE TEXT", "the speaker replies to MESSAGE", _reply),
         Command("/anon", "/anon @CHAT TEXT", "an anonymous admin of CHAT writes", _anon),
         Command("/join", "/join NAME @CHAT", "NAME joins CHAT", _join),
+        Command("/leave", "/leave NAME @CHAT", "NAME leaves CHAT", _leave),
+        Command("/addbot", "/addbot [@CHAT] [admin]", "the speaker adds the bot to CHAT", _addbot),
+        Command("/removebot", "/removebot [@CHAT]", "the speaker removes the bot", _removebot),
+        Command("/block", "/block", "the speaker blocks the bot (/unblock: undoes it)", _block),
+        Command("/unblock", "/unblock", "the speaker unblocks the bot", _unblock),
+        Command("/press", "/press BUTTON", "the speaker presses a reply-keyboard button", _press),
+        Command("/photo", "/photo [CAPTION]", "the speaker sends a (sample) photo", _photo),
+        Command("/document", "/document PATH [CAPTION]", "the speaker sends a file", _document),
+        Command("/location", "/location LAT LON", "the speaker shares a location", _location),
+        Command("/poll", "/poll QUESTION OPTION...", "the speaker sends a poll", _poll),
+        Command("/vote", "/vote [MESSAGE] OPTION...", "the speaker votes (latest poll)", _vote),
+        Command("/pay", "/pay [MESSAGE] [SHIPPING]", "the speaker pays an invoice", _pay),
+        Command("/webapp", "/webapp BUTTON DATA", "the web app of BUTTON sends DATA", _webapp),
+        Command("/link", "/link URL [@GROUP]", "the speaker opens a t.me deep link", _link),
         Command("/again", "/again", "Telegram delivers the last update again (a retry)", _again),
         Command("/chats", "/chats", "the chats, their topics and members", _chats),
         Command("/users", "/users", "the users", _users),
         Command("/log", "/log", "the calls the bot made", _log),
     )
 
+
+def _split(rest: str, usage: str) -> list[str]:
+    """``rest`` split like a shell line (quotes keep spaces); the usage when it cannot be."""
+    try:
+        return shlex.split(rest)
+    except ValueError:
+        raise BotApiError(400, usage) from None
+
+
+#: The picture ``/photo`` sends: a 2x2 PNG.
+SAMPLE_PHOTO = (
+    b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x02\x00\x00\x00\x02\x08\x02\x00\x00"
+    b"\x00\xfd\xd4\x9as\x00\x00\x00\x10IDATx\xdac\xf8\xcf\xc0\x00D\x0c\x10\n\x00\x1f"
+    b"\xee\x03\xfdc^\xbb[\x00\x00\x00\x00IEND\xaeB`\x82"
+)
 
 #: The prompt's help, as /help prints it.
 HELP = SandboxConsole.help_text()
@@ -252,12 +434,20 @@ _SHOWN_ACTIONS = {
 
 
 def _summary(message: dict[str, Any]) -> str:
-    """A message's text, or its kind and caption (photo, document, poll, ...)."""
+    """A message's text, or its kind and caption (photo, document, poll, invoice, ...)."""
     if "text" in message:
         return str(message["text"])
-    kind = next((k for k in ("photo", "document", "poll") if k in message), "message")
-    label = message.get("caption") or message.get("poll", {}).get("question", "")
-    label = label or message.get("document", {}).get("file_name", "")
+    if "poll" in message:
+        poll = message["poll"]
+        options = " ".join(f"[{o['text']}]" for o in poll["options"])
+        closed = " (closed)" if poll["is_closed"] else ""
+        return f"({poll['type']}) {poll['question']} {options}{closed}"
+    if "invoice" in message:
+        invoice = message["invoice"]
+        price = f"{invoice['total_amount']} {invoice['currency']}"
+        return f"(invoice) {invoice['title']}: {price} (smallest units; /pay pays it)"
+    kind = next((k for k in ("photo", "document") if k in message), "message")
+    label = message.get("caption") or message.get("document", {}).get("file_name", "")
     return f"({kind}) {label}".rstrip()
 
 
@@ -275,3 +465,24 @@ def _buttons(message: dict[str, Any]) -> str:
     rows = message.get("reply_markup", {}).get("inline_keyboard", [])
     labels = [f"[{b['text']}:{b.get('callback_data', '')}]" for row in rows for b in row]
     return ("  " + " ".join(labels)) if labels else ""
+
+
+def _keyboard(markup: object) -> str:
+    """The buttons of a reply keyboard a call shows (empty for none)."""
+    rows = markup.get("keyboard") if isinstance(markup, dict) else None
+    if not isinstance(rows, list):
+        return ""
+    labels = []
+    for row in rows:
+        for button in row if isinstance(row, list) else []:
+            text = button.get("text", "") if isinstance(button, dict) else str(button)
+            kind = next(
+                (
+                    k
+                    for k in ("web_app", "request_poll")
+                    if isinstance(button, dict) and k in button
+                ),
+                "",
+            )
+            labels.append(f"[{text}{':' + kind if kind else ''}]")
+    return " ".join(labels)
