@@ -366,3 +366,86 @@ def test_the_guides_bot_tests_pass_and_write_no_bot_file(
     result.assert_outcomes(passed=1)
     assert not (pytester.path / "notes.db").exists()
     assert sorted(p.name for p in pytester.path.iterdir() if p.suffix == ".db") == []
+
+
+OWN_ASYNC_FIXTURES = '''\
+import pytest
+
+
+@pytest.fixture
+async def devs(telegram_sim, actorscope_grants):
+    """The project's own async fixture: a group where alice writes."""
+    chat = telegram_sim.supergroup("devs")
+    await actorscope_grants.allow(f"group:telegram:{chat.id}", telegram_sim.user("alice"))
+    return chat
+
+
+@pytest.fixture
+async def bot(telegram_sim):
+    """An async generator fixture: the bot answers, and is told when the test is over."""
+
+    @telegram_sim.handler
+    async def answer(turn):
+        decision = await turn.check("file_writer")
+        await turn.reply("ok" if decision.allowed else "no")
+
+    yield answer
+    await telegram_sim.env.db.settle_audit()
+
+
+async def test_writer(telegram_sim, devs, bot):
+    telegram_sim.should_allow("file_writer", reason="granted")
+    telegram_sim.should_send(text="ok", chat=devs)
+    await telegram_sim.message("alice", "write", devs)
+
+
+async def test_member(telegram_sim, devs, bot):
+    telegram_sim.should_deny("file_writer", reason="no_grant")
+    telegram_sim.should_send(text="no", chat=devs)
+    await telegram_sim.message(telegram_sim.user("bob"), "write", devs)
+'''
+
+
+def test_a_projects_own_async_fixtures_work_without_configuration(
+    pytester: pytest.Pytester,
+) -> None:
+    """In a project with no pytest configuration (pytest-asyncio's strict mode), the
+    project's own ``async def`` fixtures (coroutine and generator) that kit tests request run
+    on the test's loop; warnings as errors stay quiet."""
+    pytester.makepyfile(test_own=OWN_ASYNC_FIXTURES)
+    result = pytester.runpytest_subprocess("-W", "error", "-p", "no:cacheprovider", timeout=120)
+    result.assert_outcomes(passed=2)
+    assert "configfile:" not in result.stdout.str()
+
+
+def test_a_wider_async_fixture_stops_the_run_once_with_what_to_write(
+    pytester: pytest.Pytester,
+) -> None:
+    """A module-scoped async ``@pytest.fixture`` cannot share the tests' loops: the run stops
+    once, with one line naming the fixture and the decorator to use, not an error per test."""
+    pytester.makepyfile(
+        test_wide="""\
+import pytest
+
+
+@pytest.fixture(scope="module")
+async def wide():
+    return 1
+
+
+async def test_one(telegram_sim, wide):
+    assert wide == 1
+
+
+async def test_two(telegram_sim, wide):
+    assert wide == 1
+"""
+    )
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", timeout=120)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    output = result.stdout.str() + result.stderr.str()
+    assert (
+        "fixture 'wide' is an async @pytest.fixture with scope='module': decorate it with "
+        "@pytest_asyncio.fixture(scope='module', loop_scope='module')"
+    ) in output
+    assert "AssertionError" not in output

@@ -22,8 +22,9 @@ It also collects ``*.scenario.yaml`` files as tests.
 
 It works in a project with no pytest configuration: an ``async def`` test that requests one of
 these fixtures runs on pytest-asyncio's loop without ``asyncio_mode = auto`` (the kit marks it
-``asyncio``), and pytest-asyncio's ``asyncio_default_fixture_loop_scope`` defaults to
-``function`` (a project's own setting wins).
+``asyncio``), the project's own ``async def`` fixtures that such a test requests run there too
+(as if decorated ``@pytest_asyncio.fixture``), and pytest-asyncio's
+``asyncio_default_fixture_loop_scope`` defaults to ``function`` (a project's own setting wins).
 """
 
 from __future__ import annotations
@@ -53,6 +54,7 @@ __all__ = [
     "actorscope_probe",
     "discord_sim",
     "pytest_collect_file",
+    "pytest_fixture_setup",
     "pytest_load_initial_conftests",
     "pytest_pycollect_makeitem",
     "telegram_sim",
@@ -112,6 +114,47 @@ def pytest_pycollect_makeitem(
         ):
             item.add_marker(pytest.mark.asyncio)
     return result
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_fixture_setup(
+    fixturedef: pytest.FixtureDef[object], request: pytest.FixtureRequest
+) -> Generator[None, object, object]:
+    """Run a project's own ``async def`` ``@pytest.fixture`` on pytest-asyncio's loop when a
+    test the kit runs on asyncio requests it, in strict mode (a project with no pytest
+    configuration): as if it were decorated ``@pytest_asyncio.fixture``.
+
+    Outermost wrapper: pytest-asyncio's own setup, next, then takes it as an asyncio fixture.
+    A fixture scoped wider than the test cannot share the test's loop: the run stops once,
+    with one line saying what to write instead of a cascade of errors.
+    """
+    func = fixturedef.func
+    if (
+        (inspect.iscoroutinefunction(func) or inspect.isasyncgenfunction(func))
+        and _asyncio_mode(request.config) == "strict"
+        # The requesting test's fixtures (for a wider-scoped fixture too): a kit test.
+        and KIT_FIXTURES.intersection(request.fixturenames)
+    ):
+        if fixturedef.scope != "function":
+            pytest.exit(
+                f"fixture {fixturedef.argname!r} is an async @pytest.fixture with "
+                f"scope={fixturedef.scope!r}: decorate it with "
+                f"@pytest_asyncio.fixture(scope={fixturedef.scope!r}, "
+                f"loop_scope={fixturedef.scope!r}) (or set asyncio_mode = auto)",
+                returncode=pytest.ExitCode.USAGE_ERROR,
+            )
+        if request.node.get_closest_marker("asyncio") is None:
+            return (yield)  # a sync test: pytest says what is wrong
+        # pytest-asyncio's own decorator marks the function as one of its fixtures (what
+        # writing @pytest_asyncio.fixture does); the definition it returns is not needed.
+        pytest_asyncio.fixture(func)
+    return (yield)
+
+
+def _asyncio_mode(config: pytest.Config) -> str:
+    """pytest-asyncio's mode: its command-line option, else its ini setting."""
+    mode = config.getoption("asyncio_mode", None)
+    return str(mode if mode is not None else config.getini("asyncio_mode"))
 
 
 def pytest_collect_file(parent: pytest.Collector, file_path: Path) -> pytest.Collector | None:
