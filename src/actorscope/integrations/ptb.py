@@ -726,17 +726,21 @@ def run_sandbox(
     out: Callable[[str], None] = print,
 ) -> int:
     """Run the application ``build`` makes against a Bot API emulator on 127.0.0.1, with the
-    sandbox prompt on stdin (or ``lines``), until ``/quit`` or the end of the input.
+    sandbox prompt on stdin (or ``lines``), until ``/quit``, the end of the input or Ctrl-C.
 
     ``build`` gets an ``ApplicationBuilder`` pointed at the emulator (token set) and returns
-    the application, :func:`install` done. Returns 0.
+    the application, :func:`install` done. Returns 0; Ctrl-C stops the bot as ``/quit`` does
+    (``post_shutdown`` runs, the database is closed) and says ``stopped``.
     """
     # Imported here: only the sandbox needs the emulator.
     import sys
 
     from actorscope.sandbox._telegram.console import read_lines
 
-    asyncio.run(_sandbox(build, lines if lines is not None else read_lines(sys.stdin), out))
+    try:
+        asyncio.run(_sandbox(build, lines if lines is not None else read_lines(sys.stdin), out))
+    except KeyboardInterrupt:  # Ctrl-C: asyncio.run cancelled the sandbox, which cleaned up
+        out("stopped")
     return 0
 
 
@@ -806,9 +810,12 @@ async def _sandbox(
             await _bounded(emulator.queue.first_poll(), "the bot has not polled the emulator")
             await run_console(console, lines)
             await _bounded(emulator.queue.fetched(), "the bot left updates unfetched")
-            await updater.stop()
-            await app.stop()
         finally:
+            # Also when Ctrl-C cancelled the prompt: stop what runs before shutting down.
+            if app.updater is not None and app.updater.running:
+                await app.updater.stop()
+            if app.running:
+                await app.stop()
             if app.post_shutdown is not None:
                 await app.post_shutdown(app)
             await app.shutdown()
