@@ -317,7 +317,7 @@ async def test_bang_commands_bootstrap_and_last_writer(replay: Replay) -> None:
     added = await replay.message(MOD, "!addwriter <@8003>", mentions=(ANN,))
     assert added == f"added @ann ({ANN}) as a writer"
     late_admin = await replay.message(OWNER, "!writers")
-    assert late_admin == f"writers: {ANN}"
+    assert late_admin == f"writers: @ann ({ANN})"  # named as !addwriter named them
     by_writer = await replay.message(ANN, "!addwriter <@8004>", mentions=(BEN,))
     assert by_writer == f"added @ben ({BEN}) as a writer"
     removed = await replay.message(BEN, "!removewriter <@8003>", mentions=(ANN,))
@@ -347,7 +347,7 @@ async def test_slash_commands_answer_the_interaction(replay: Replay) -> None:
     assert refused.startswith("refused (not_authorized)")
     added = await replay.slash(MOD, "addwriter", BEN)
     assert added == f"added @ben ({BEN}) as a writer"
-    assert await replay.slash(ANN, "writers") == f"writers: {BEN}"
+    assert await replay.slash(ANN, "writers") == f"writers: @ben ({BEN})"
     callbacks = [path for _, path, _ in replay.http]
     assert callbacks == ["/interactions/{webhook_id}/{webhook_token}/callback"] * 3
 

@@ -148,7 +148,8 @@ async def test_admin_bootstrap_then_writers_decide(chat: Chat) -> None:
     added = await chat.command("bob", "/addwriter", reply_to=carol_msg)
     assert added == f"added @carol ({chat.uid('carol')}) as a writer"
     listed = await chat.command("carol", "/writers")
-    assert listed == "writers: " + ", ".join(sorted([chat.uid("bob"), chat.uid("carol")]))
+    # Named as /addwriter named them, in the order of their ids.
+    assert listed == f"writers: @bob ({chat.uid('bob')}), @carol ({chat.uid('carol')})"
     assert {g.scope for g in await chat.grants.list()} == {chat.scope()}
     asked = [c.params["user_id"] for c in chat.emu.calls_to("getChatMember")]
     # Asked only while the group had no writer: not for dave's or bob's later commands.
@@ -166,7 +167,7 @@ async def test_last_writer_cannot_be_removed(chat: Chat) -> None:
     assert removed == f"removed @bob ({chat.uid('bob')}) from the writers"
     last = await chat.command("carol", "/removewriter", reply_to=carol_msg)
     assert last.startswith("refused (last_writer)")
-    assert await chat.command("carol", "/writers") == f"writers: {chat.uid('carol')}"
+    assert await chat.command("carol", "/writers") == f"writers: @carol ({chat.uid('carol')})"
 
 
 async def test_target_comes_from_the_reply_never_from_text(chat: Chat) -> None:

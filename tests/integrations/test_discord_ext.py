@@ -206,7 +206,7 @@ async def test_addwriter_by_a_manage_server_member_makes_a_writer(
     discord_sim.should_send(text=f"added @dave ({dave.id}) as a writer", chat=general)
     added = await discord_sim.message(carol, f"!addwriter <@{dave.id}>", general, mentions=[dave])
     assert added.outcome is Outcome.WRITER_COMMAND
-    discord_sim.should_send(text=f"writers: {dave.id}", chat=general)
+    discord_sim.should_send(text=f"writers: @dave ({dave.id})", chat=general)
     await discord_sim.slash(carol, "writers", general)
     discord_sim.should_allow("file_writer", reason="granted", sender=dave)
     discord_sim.should_send(text="saved", chat=general)

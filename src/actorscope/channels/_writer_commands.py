@@ -97,12 +97,15 @@ async def execute_writer_command(
             return describe_decision(
                 WriterDecision(False, WriterReason.NOT_GROUP_CONTEXT, "", ""), usage=usage
             )
-        writers = await manager.writers(identity)
+        writers = await manager.named_writers(identity)
         if not writers:
             return "no writers yet: a group admin may add the first one"
-        return "writers: " + ", ".join(writers)
+        # As /addwriter named them ("@bob (700000002)"); the bare id when added elsewhere.
+        return "writers: " + ", ".join(name or sender for sender, name in writers)
     if command is WriterCommand.ADD:
-        decision = await manager.add_writer(target, identity, platform_admin=platform_admin)
+        decision = await manager.add_writer(
+            target, identity, platform_admin=platform_admin, name=target_name
+        )
     else:
         decision = await manager.remove_writer(target, identity, platform_admin=platform_admin)
     return describe_decision(decision, target_name=target_name, usage=usage)

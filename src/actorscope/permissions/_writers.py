@@ -165,6 +165,25 @@ class WriterManager:
         found = await self._writers(identity, agent_id, scope)
         return found.allowed
 
+    async def named_writers(self, identity: Identity | None = None) -> list[tuple[str, str]]:
+        """:meth:`writers`, each with the name it was added under (``""`` when unknown: a
+        grant made by the CLI or the HTTP API)."""
+        identity = identity if identity is not None else current_identity()
+        writers = await self.writers(identity)
+        agent_id = _agent_uuid(identity)
+        scope = writer_scope(identity.user_id) if identity is not None else None
+        if not writers or agent_id is None or scope is None:
+            return []
+        rows = await self.store.list(
+            agent_id=agent_id, scope=scope, config_type=ConfigType.FILE_WRITER
+        )
+        names = {
+            row.sender_id: name
+            for row in rows
+            if isinstance(name := row.metadata.get("name"), str) and row.permission == "allow"
+        }
+        return [(writer, names.get(writer, "")) for writer in writers]
+
     async def needs_platform_admin(self, identity: Identity | None = None) -> bool:
         """Would the platform's word that the requester administers the group matter here?
 
@@ -190,13 +209,16 @@ class WriterManager:
         *,
         operator: str = "",
         platform_admin: bool = False,
+        name: str = "",
     ) -> WriterDecision:
         """Grant ``target`` file_writer in the identity's group, if the identity may manage.
 
         ``operator``: the user id of an HTTP operator acting in the identity's group (the
         caller has checked the key's role); they manage like an owner. ``platform_admin``:
         the platform says the requester administers the group (Telegram ``getChatMember``,
-        Discord *Manage Guild*); that lets them add the first writer only.
+        Discord *Manage Guild*); that lets them add the first writer only. ``name``: how
+        the platform names the target (``@bob (700000002)``), kept with the grant for
+        :meth:`named_writers`; display only, never an identity.
         """
         async with self._lock:
             request = await self._prepare(target, identity, operator, platform_admin)
@@ -211,7 +233,11 @@ class WriterManager:
                 config_type=ConfigType.FILE_WRITER,
                 sender_id=target_id,
                 granted_by=request.actor,
-                metadata={"via": "writers", "manager": str(role)},
+                metadata={
+                    "via": "writers",
+                    "manager": str(role),
+                    **({"name": name} if name else {}),
+                },
             )
             return WriterDecision(True, WriterReason.ADDED, scope, target_id, role)
 
