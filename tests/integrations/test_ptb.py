@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import logging
 import os
 import runpy
 import signal
+import sqlite3
 import sys
 import time
 from collections.abc import AsyncIterator, Callable
@@ -24,12 +26,15 @@ from telegram.ext import (
     ConversationHandler,
     Defaults,
     MessageHandler,
+    TypeHandler,
     filters,
 )
+from tests._wait import wait_until
 
-from actorscope.channels import ChannelConfig, IgnoreReason, Outcome
+from actorscope.channels import ChannelConfig, IgnoreReason, Ingress, Outcome
 from actorscope.context import current_identity
 from actorscope.errors import ConfigError, IdentityError
+from actorscope.host import Prepared
 from actorscope.integrations.ptb import (
     ActorscopeContext,
     Gate,
@@ -42,7 +47,7 @@ from actorscope.integrations.ptb import (
     run_sandbox,
 )
 from actorscope.integrations.ptb import gate as ptb_gate
-from actorscope.permissions import GrantStore
+from actorscope.permissions import Decision, GrantStore
 from actorscope.sandbox import BotApiEmulator, Chat, EmulatorRequest
 from actorscope.store import Database
 from actorscope.testing import AgentEnv, Event, Grants, TelegramSim
@@ -656,3 +661,182 @@ async def test_ctrl_c_stops_the_examples_sandbox_cleanly(tmp_path: Path) -> None
     assert proc.returncode == 0
     assert out.decode().splitlines()[-1] == "stopped"
     assert err.decode() == ""
+
+
+class _Decisions:
+    """A gate observer keeping the decisions (the jobs' too: they run outside any event)."""
+
+    def __init__(self) -> None:
+        self.made: list[tuple[str, bool, str]] = []
+
+    def on_ingress(self, update: Update, result: Ingress, prepared: Prepared | None) -> None:
+        """Not needed here."""
+
+    def on_decision(self, config_type: str, decision: Decision) -> None:
+        self.made.append((decision.sender_id, decision.allowed, str(decision.reason)))
+
+
+async def test_a_job_judges_the_writer_who_scheduled_it_each_time_it_runs(
+    telegram_sim: TelegramSim, app: App, actorscope_grants: Grants
+) -> None:
+    """A repeating job scheduled by a writer's gated handler carries that writer: ``requires``
+    on the job allows it while the grant holds, and once the writer is revoked the next run
+    is denied and writes nothing more."""
+    writes: list[str] = []
+
+    @requires("file_writer")
+    async def tick(context: ContextTypes.DEFAULT_TYPE) -> None:
+        writes.append("tick")
+
+    @requires("file_writer")
+    async def every(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        assert context.job_queue is not None
+        context.job_queue.run_repeating(tick, interval=0.05, first=0, name="tick")
+
+    app.add_handler(CommandHandler("every", every))
+    alice = telegram_sim.user("alice")
+    devs = telegram_sim.supergroup("devs")
+    scope = f"group:telegram:{devs.id}"
+    await actorscope_grants.allow(scope, alice)
+    gate = await _serve(telegram_sim, app)
+    decisions = _Decisions()
+    gate.observe(decisions)
+    await telegram_sim.message(alice, "/every", devs)
+    await wait_until(lambda: len(writes) >= 1)
+    await actorscope_grants.revoke(scope, alice)
+    await wait_until(lambda: (str(alice.id), False, "no_grant") in decisions.made)
+    runs = decisions.made[1:]  # the first is /every's own check
+    assert {who for who, _, _ in runs} == {str(alice.id)}
+    denied_at = runs.index((str(alice.id), False, "no_grant"))
+    assert denied_at >= 1
+    assert all(allowed for _, allowed, _ in runs[:denied_at])
+    assert len(writes) == denied_at  # every allowed run wrote once; the denied one did not
+    assert app.job_queue is not None
+    for job in app.job_queue.get_jobs_by_name("tick"):
+        job.schedule_removal()
+
+
+async def test_a_job_scheduled_outside_a_gated_handler_has_no_actor(
+    telegram_sim: TelegramSim, app: App
+) -> None:
+    """``requires`` on a job scheduled where no handler bound an identity (at start) denies
+    it: there is nobody to judge."""
+    ran: list[str] = []
+    done = asyncio.Event()
+
+    @requires("file_writer", denied="denied")
+    async def orphan(context: ContextTypes.DEFAULT_TYPE) -> str:
+        ran.append("orphan")
+        return "ran"
+
+    async def run_and_tell(context: ContextTypes.DEFAULT_TYPE) -> None:
+        result = await orphan(context)
+        ran.append(result)
+        done.set()
+
+    await _serve(telegram_sim, app)
+    assert app.job_queue is not None
+    job = app.job_queue.run_once(run_and_tell, when=0)
+    assert ptb_gate(app).job_actor(job) is None
+    await asyncio.wait_for(done.wait(), 5)
+    assert ran == ["denied"]
+
+
+async def test_a_migration_while_the_store_is_locked_reaches_no_handler(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A group → supergroup migration while another connection holds the write lock: moving
+    the grants fails, so the gate stops the update (one ERROR line) and no handler sees it
+    unjudged; the grant stays where it was, for a later move to finish."""
+    old, new = -4242, -1004242
+    emu = BotApiEmulator()
+    seen: list[int] = []
+
+    async def anything(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        seen.append(update.update_id)
+
+    async with Database.open(tmp_path / "bot.db", busy_timeout=0.2) as db:
+        application = _bare_builder(emu).build()
+        gate = install(application, database=db)
+        application.add_handler(TypeHandler(Update, anything), group=1)
+        async with application:
+            assert application.post_init is not None
+            await application.post_init(application)
+            agent_id = gate.agent.id
+            await GrantStore(db).grant(
+                agent_id=agent_id,
+                scope=f"group:telegram:{old}",
+                config_type="file_writer",
+                sender_id="42",
+            )
+            migrated = {
+                "update_id": 9001,
+                "message": {
+                    "message_id": 7,
+                    "date": 1,
+                    "chat": {"id": old, "type": "group", "title": "devs"},
+                    "from": {"id": 42, "is_bot": False, "first_name": "Alice"},
+                    "migrate_to_chat_id": new,
+                },
+            }
+            locker = sqlite3.connect(tmp_path / "bot.db", isolation_level=None)
+            try:
+                locker.execute("BEGIN IMMEDIATE")
+                await application.process_update(Update.de_json(migrated, application.bot))
+            finally:
+                locker.execute("ROLLBACK")
+                locker.close()
+            assert application.post_shutdown is not None
+            await application.post_shutdown(application)
+        grants = await GrantStore(db).list(agent_id=agent_id)
+    emu.close()
+    assert seen == []
+    assert [g.scope for g in grants] == [f"group:telegram:{old}"]
+    stopped = [r for r in caplog.records if "ptb.update_stopped" in r.getMessage()]
+    assert len(stopped) == 1
+    assert stopped[0].levelno == logging.ERROR
+    assert stopped[0].exc_info is None
+
+
+async def test_a_revoke_in_the_middle_of_a_conversation_denies_the_next_step(
+    telegram_sim: TelegramSim, app: App, actorscope_grants: Grants, tmp_path: Path
+) -> None:
+    """A ConversationHandler whose steps are ``requires``-gated: the writer starts it, is
+    revoked, and the next step is denied (the conversation ends); nothing is written."""
+    titles: list[str] = []
+
+    @requires("file_writer", denied=ConversationHandler.END)
+    async def start(update: Update, context: ContextTypes.DEFAULT_TYPE) -> int:
+        assert update.effective_message is not None
+        await update.effective_message.reply_text("new title?")
+        return ASK_TITLE
+
+    @requires("file_writer", denied=ConversationHandler.END)
+    async def title(update: Update, context: ContextTypes.DEFAULT_TYPE) -> int:
+        assert update.effective_message is not None
+        titles.append(update.effective_message.text or "")
+        await update.effective_message.reply_text("renamed")
+        return ConversationHandler.END
+
+    conversation = ConversationHandler(
+        entry_points=[CommandHandler("rename", start)],
+        states={ASK_TITLE: [MessageHandler(filters.TEXT & ~filters.COMMAND, title)]},
+        fallbacks=[],
+    )
+    app.add_handler(conversation)
+    alice = telegram_sim.user("alice")
+    devs = telegram_sim.supergroup("devs")
+    scope = f"group:telegram:{devs.id}"
+    await actorscope_grants.allow(scope, alice)
+    await _serve(telegram_sim, app)
+    telegram_sim.should_allow("file_writer", reason="granted", sender=alice)
+    telegram_sim.should_send(text="new title?", chat=devs)
+    await telegram_sim.message(alice, "/rename", devs)
+    await actorscope_grants.revoke(scope, alice)
+    telegram_sim.should_deny("file_writer", reason="no_grant", sender=alice)
+    telegram_sim.should_send(text="denied: no_grant", chat=devs)
+    await telegram_sim.message(alice, "Plans", devs)
+    assert titles == []
+    # The conversation ended with the denial: the same text later is no step of it.
+    await telegram_sim.message(alice, "Plans again", devs)
+    assert titles == []

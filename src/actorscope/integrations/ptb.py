@@ -49,7 +49,7 @@ from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Collection, Coroutine, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar, overload
 
 from telegram import Update
 from telegram.error import TelegramError
@@ -61,6 +61,7 @@ from telegram.ext import (
     CommandHandler,
     ContextTypes,
     ExtBot,
+    Job,
     TypeHandler,
     filters,
 )
@@ -75,6 +76,7 @@ from actorscope.channels._telegram_commands import (
 from actorscope.channels._telegram_runner import ALLOWED_UPDATES, send_outbound
 from actorscope.channels._writer_commands import WriterCommand
 from actorscope.channels.telegram import inspect_update
+from actorscope.context import bind_identity, current_identity
 from actorscope.errors import ConfigError
 from actorscope.host import OutboundSender, Prepared, RunStep
 from actorscope.identity import Identity
@@ -83,7 +85,7 @@ from actorscope.integrations._invisible import gate_config, stops
 from actorscope.messages import InboundMessage, OutboundMessage, RunRequest, reply_to
 from actorscope.permissions import Decision, GrantStore, PermissionPolicy
 from actorscope.permissions._writers import WriterManager
-from actorscope.propagation import OriginSigner
+from actorscope.propagation import OriginSigner, RunInfo, bind_run, current_run
 from actorscope.store import Database
 from actorscope.tools._workspace import Workspace
 
@@ -115,6 +117,8 @@ AnyContext = CallbackContext[Any, Any, Any, Any]
 C = TypeVar("C", bound=AnyContext)
 R = TypeVar("R")
 Callback = Callable[[Update, C], Coroutine[Any, Any, R]]
+#: A ``JobQueue`` callback: ``async def job(context)``.
+JobCallback = Callable[[C], Coroutine[Any, Any, R]]
 
 
 class GateObserver(Protocol):
@@ -188,6 +192,9 @@ class Gate(OutboundSender):
         self._admitted: OrderedDict[int, _Admitted] = OrderedDict()
         self._observers: list[GateObserver] = []
         self._allow_filters: set[str] = set()
+        #: Who scheduled each live job (its APScheduler id): the identity and run bound when
+        #: a gated handler (``requires`` / ``bound``) called the JobQueue.
+        self._job_actors: dict[str, tuple[Identity, RunInfo | None]] = {}
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -218,6 +225,7 @@ class Gate(OutboundSender):
         try:
             self._open = await self._build(db, adoption)
             await db.watch_changes()
+            self._watch_jobs(add=True)
         except BaseException:
             self._open = None
             if db is not given:
@@ -262,8 +270,50 @@ class Gate(OutboundSender):
         """Forget admitted updates; close the database if :meth:`open` opened it."""
         state, self._open = self._open, None
         self._admitted.clear()
+        self._watch_jobs(add=False)
         if state is not None and state.opened.adopted is None and state.db is not self._database:
             await state.db.close()
+
+    def _watch_jobs(self, *, add: bool) -> None:
+        """Listen to (or stop listening to) the application's job scheduler: a job added
+        while a gated handler runs is remembered with that handler's actor."""
+        job_queue = self.application.job_queue
+        if job_queue is None:
+            return
+        # Imported here: APScheduler is there only with PTB's job-queue extra.
+        from apscheduler.events import EVENT_ALL_JOBS_REMOVED, EVENT_JOB_ADDED, EVENT_JOB_REMOVED
+
+        if add:
+            mask = EVENT_JOB_ADDED | EVENT_JOB_REMOVED | EVENT_ALL_JOBS_REMOVED
+            job_queue.scheduler.add_listener(self._on_job_event, mask)
+        else:
+            job_queue.scheduler.remove_listener(self._on_job_event)
+            self._job_actors.clear()
+
+    def _on_job_event(self, event: Any) -> None:
+        """APScheduler's listener, called where the job is added (the handler's context)."""
+        from apscheduler.events import EVENT_ALL_JOBS_REMOVED, EVENT_JOB_ADDED
+
+        if event.code == EVENT_ALL_JOBS_REMOVED:
+            self._job_actors.clear()
+            return
+        if event.code != EVENT_JOB_ADDED:
+            self._job_actors.pop(event.job_id, None)
+            return
+        who = current_identity()
+        if who is not None:
+            self._job_actors[event.job_id] = (who, current_run())
+
+    def job_actor(self, job: object) -> Identity | None:
+        """The identity of the gated handler that scheduled ``job`` (a PTB ``Job``), else
+        ``None`` (scheduled at start, or from a handler that bound no identity)."""
+        found = self._job_entry(job)
+        return None if found is None else found[0]
+
+    def _job_entry(self, job: object) -> tuple[Identity, RunInfo | None] | None:
+        if not isinstance(job, Job):
+            return None
+        return self._job_actors.get(job.job.id)
 
     # -- what handlers use -----------------------------------------------------------------
 
@@ -672,48 +722,92 @@ def bound(callback: Callback[C, R]) -> Callback[C, R | None]:
     return run
 
 
-def requires(
-    config_type: str, *, denied: Any = None
-) -> Callable[[Callback[C, R]], Callback[C, Any]]:
+class _Requires(Protocol):
+    """What :func:`requires` returns: a decorator for handler and job callbacks."""
+
+    @overload
+    def __call__(self, callback: Callback[C, R]) -> Callback[C, Any]: ...
+
+    @overload
+    def __call__(self, callback: JobCallback[C, R]) -> JobCallback[C, Any]: ...
+
+
+def requires(config_type: str, *, denied: Any = None) -> _Requires:
     """Check the actor for ``config_type`` before ``callback``; answer a denial with its reason.
 
-    The callback runs bound (see :func:`bound`) only when the policy allows; otherwise the
-    chat gets ``denied: <reason>`` (a button click gets it as an alert) and the wrapper
-    returns ``denied`` (for a ``ConversationHandler`` state, e.g.
-    ``ConversationHandler.END``). An update without an identity (the gate could name no
-    person: an inline query, a member update ...) is denied too.
+    On a handler callback ``(update, context)``: the callback runs bound (see :func:`bound`)
+    only when the policy allows; otherwise the chat gets ``denied: <reason>`` (a button click
+    gets it as an alert) and the wrapper returns ``denied`` (for a ``ConversationHandler``
+    state, e.g. ``ConversationHandler.END``). An update without an identity (the gate could
+    name no person: an inline query, a member update ...) is denied too.
+
+    On a ``JobQueue`` callback ``(context)``: the actor is whoever scheduled the job from a
+    gated handler (``requires`` / ``bound``), judged again each time the job runs, so a job a
+    revoked writer scheduled stops; a job scheduled elsewhere has no actor and is denied.
+    A denied job run is logged at INFO and returns ``denied``.
     """
     if not isinstance(config_type, str) or not config_type.strip():
         raise ConfigError("requires() takes a permission name such as 'file_writer'")
 
-    def decorate(callback: Callback[C, R]) -> Callback[C, Any]:
-        @functools.wraps(callback)
-        async def run(update: Update, context: C) -> Any:
-            the_gate = gate(context)
-            prepared = the_gate.prepared(update)
-            if prepared is None:
-                _log.info("ptb.denied update=%s: it carries no identity", update.update_id)
-                await _refuse_click(update, "denied: no identity")
+    async def as_handler(callback: Callback[C, R], update: Update, context: C) -> Any:
+        the_gate = gate(context)
+        prepared = the_gate.prepared(update)
+        if prepared is None:
+            _log.info("ptb.denied update=%s: it carries no identity", update.update_id)
+            await _refuse_click(update, "denied: no identity")
+            return denied
+        with RunStep.bound(prepared), bind_services(the_gate.services):
+            decision = await the_gate.check(config_type, prepared.identity)
+            if not decision.allowed:
+                _log_denial(config_type, decision)
+                text = f"denied: {decision.reason}"
+                if not await _refuse_click(update, text):
+                    await the_gate.send(reply_to(prepared.request, text))
                 return denied
-            with RunStep.bound(prepared), bind_services(the_gate.services):
-                decision = await the_gate.check(config_type, prepared.identity)
-                if not decision.allowed:
-                    _log.info(
-                        "ptb.denied %s sender=%s scope=%s reason=%s",
-                        config_type,
-                        decision.sender_id or '""',
-                        decision.scope,
-                        decision.reason,
-                    )
-                    text = f"denied: {decision.reason}"
-                    if not await _refuse_click(update, text):
-                        await the_gate.send(reply_to(prepared.request, text))
-                    return denied
-                return await callback(update, context)
+            return await callback(update, context)
+
+    async def as_job(callback: JobCallback[C, R], context: C) -> Any:
+        the_gate = gate(context)
+        entry = the_gate._job_entry(context.job)
+        name = (context.job.name if context.job is not None else None) or "?"
+        if entry is None:
+            _log.info(
+                "ptb.denied job=%s %s: it has no actor (not scheduled from a gated handler)",
+                name,
+                config_type,
+            )
+            return denied
+        who, info = entry
+        with bind_identity(who), bind_run(info or RunInfo()), bind_services(the_gate.services):
+            decision = await the_gate.check(config_type, who)
+            if not decision.allowed:
+                _log_denial(config_type, decision, job=name)
+                return denied
+            return await callback(context)
+
+    def decorate(callback: Any) -> Any:
+        @functools.wraps(callback)
+        async def run(*args: Any) -> Any:
+            if len(args) == 1:
+                return await as_job(callback, args[0])
+            update, context = args
+            return await as_handler(callback, update, context)
 
         return run
 
-    return decorate
+    return decorate  # one function serves both overloads: it tells them apart by arity
+
+
+def _log_denial(config_type: str, decision: Decision, *, job: str = "") -> None:
+    """The one INFO line of a denial (an answer, not a failure: no traceback)."""
+    _log.info(
+        "ptb.denied%s %s sender=%s scope=%s reason=%s",
+        f" job={job}" if job else "",
+        config_type,
+        decision.sender_id or '""',
+        decision.scope,
+        decision.reason,
+    )
 
 
 # -- offline ---------------------------------------------------------------------------------
