@@ -14,6 +14,7 @@ from typing import Any
 import discord
 import pytest
 from discord.ext import commands
+from tests._wait import wait_until
 
 from actorscope.channels import ChannelConfig, IgnoreReason, Outcome
 from actorscope.context import current_identity, role_from_context
@@ -546,3 +547,77 @@ async def test_drop_non_persons_is_an_option_of_the_cog(
     assert event.ignored is IgnoreReason.NONPERSON_SENDER
     assert event.decisions == []
     assert event.sent == []
+
+
+class WipeAbove(discord.ui.View):
+    """A View whose button callback has ``@requires`` above ``@discord.ui.button``."""
+
+    def __init__(self) -> None:
+        super().__init__(timeout=None)
+        self.pressed: list[int] = []
+
+    @requires("file_writer")
+    @discord.ui.button(label="wipe", custom_id="wipe")
+    async def wipe(
+        self, interaction: discord.Interaction[Any], button: discord.ui.Button[Any]
+    ) -> None:
+        """Wipe (writers only)."""
+        self.pressed.append(interaction.user.id)
+        await interaction.response.send_message("wiped")
+
+
+class WipeBelow(discord.ui.View):
+    """The same with ``@requires`` under ``@discord.ui.button`` (as checks go under commands)."""
+
+    def __init__(self) -> None:
+        super().__init__(timeout=None)
+        self.pressed: list[int] = []
+
+    @discord.ui.button(label="wipe", custom_id="wipe")
+    @requires("file_writer")
+    async def wipe(
+        self, interaction: discord.Interaction[Any], button: discord.ui.Button[Any]
+    ) -> None:
+        """Wipe (writers only)."""
+        self.pressed.append(interaction.user.id)
+        await interaction.response.send_message("wiped")
+
+
+@pytest.mark.parametrize("view_type", [WipeAbove, WipeBelow])
+async def test_requires_gates_a_button_callback_for_the_clicker(
+    discord_sim: DiscordSim,
+    actorscope_grants: Grants,
+    tmp_path: Path,
+    view_type: type[WipeAbove] | type[WipeBelow],
+) -> None:
+    """``@requires`` on a ``discord.ui.button`` callback (above or under the decorator) judges
+    the clicker: a non-writer is denied ephemerally and the callback does not run; a writer's
+    click runs it."""
+    view = view_type()
+    bot = commands.Bot(command_prefix="!", intents=bot_intents())
+
+    @bot.command(name="danger")
+    async def danger(ctx: commands.Context[Any]) -> None:
+        await ctx.reply("danger", view=view)
+
+    async def setup_hook() -> None:
+        await bot.add_cog(ActorscopeCog(bot, database="bot.db", workspace=tmp_path))
+
+    bot.setup_hook = setup_hook  # type: ignore[method-assign]  # the test's own bot
+    await discord_sim.serve_bot(bot)
+    carol, dave = discord_sim.user("carol"), discord_sim.user("dave")
+    lab = discord_sim.guild("lab", owner=carol)
+    general = discord_sim.channel(lab, "general")
+    await actorscope_grants.allow(f"guild:{lab.id}:*", carol)
+    await discord_sim.message(carol, "!danger", general)
+    message = discord_sim.emulator.latest_with_button(general, "wipe")
+    calls = len(discord_sim.http_calls)
+    await discord_sim.click(dave, general, "wipe", message=message)
+    await wait_until(lambda: len(discord_sim.http_calls) > calls)
+    answer = discord_sim.http_calls[-1].json
+    assert answer is not None
+    assert answer["data"]["content"] == "denied: no_grant"
+    assert answer["data"]["flags"] & EPHEMERAL
+    assert view.pressed == []
+    await discord_sim.click(carol, general, "wipe", message=message)
+    await wait_until(lambda: view.pressed == [carol.id])

@@ -34,11 +34,13 @@ A refused check raises a ``CheckFailure`` subclass after answering; an ``on_comm
 
 from __future__ import annotations
 
+import functools
+import inspect
 import logging
 import os
 import warnings
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -628,7 +630,8 @@ def _refused(source: Source, reason: str, decision: Decision | None = None) -> E
 
 def _log_denial(action: str, command: object, decision: Decision | None) -> None:
     """The one INFO line of a denial (no traceback: it is an answer, not a failure)."""
-    name = getattr(command, "qualified_name", None) or "?"
+    name = command if isinstance(command, str) else getattr(command, "qualified_name", None)
+    name = name or "?"
     if decision is None:
         _log.info("discord.denied command=%s %s: it carries no identity", name, action)
         return
@@ -649,6 +652,10 @@ def requires(action: str) -> Callable[[_T], _T]:
     Put it under ``@bot.command()`` / ``@commands.command()`` or
     ``@app_commands.command()`` (or above, on the command object). A denial is answered with
     its reason (ephemeral for an interaction) and raises :class:`Refused` / :class:`AppRefused`.
+
+    On a View item's callback (``@discord.ui.button`` / ``@discord.ui.select``, above or
+    under it; under it, annotate the item parameter as discord.py's examples do) the clicker
+    is the actor: a denied click is answered ephemerally and the callback does not run.
     """
     parse_check_type(action)
 
@@ -680,12 +687,73 @@ def requires(action: str) -> Callable[[_T], _T]:
             raise AppRefused(str(decision.reason), decision)
         return True
 
+    async def component_check(interaction: discord.Interaction[Any], name: str) -> bool:
+        decision = await ActorscopeCog.of(interaction.client).check(action, interaction)
+        if decision is not None and decision.allowed:
+            return True
+        _log_denial(action, name, decision)
+        reason = "no identity" if decision is None else str(decision.reason)
+        await interaction.response.send_message(f"denied: {reason}", ephemeral=True)
+        return False
+
     def decorate(func: _T) -> _T:
         if isinstance(func, commands.Command):
             return commands.check(message_check)(func)
         if isinstance(func, app_commands.Command):
             return app_commands.check(interaction_check)(func)
+        if _is_component_callback(func):
+            return _gated_component(func, component_check)
         both = app_commands.check(interaction_check)(func)
         return commands.check(message_check)(both)
 
     return decorate
+
+
+#: discord.py's item classes a View callback receives as its last argument.
+_ITEM_NAMES = frozenset(
+    {
+        "Item",
+        "Button",
+        "Select",
+        "UserSelect",
+        "RoleSelect",
+        "MentionableSelect",
+        "ChannelSelect",
+        "DynamicItem",
+    }
+)
+
+
+def _is_component_callback(func: object) -> bool:
+    """Whether ``func`` is a View item's callback ``(self, interaction, item)``: decorated
+    ``@discord.ui.button`` / ``@discord.ui.select`` already (``requires`` above it), or
+    with its last parameter annotated as a ``discord.ui`` item (``requires`` under it)."""
+    if hasattr(func, "__discord_ui_model_type__"):
+        return True
+    if not callable(func):
+        return False
+    params = list(inspect.signature(func).parameters.values())
+    if len(params) != 3:
+        return False
+    hint = params[-1].annotation
+    if isinstance(hint, type):
+        return issubclass(hint, discord.ui.Item)
+    # A string annotation (``from __future__ import annotations``): its class name.
+    return isinstance(hint, str) and hint.split("[")[0].rsplit(".", 1)[-1] in _ITEM_NAMES
+
+
+def _gated_component(
+    func: _T, check: Callable[[discord.Interaction[Any], str], Awaitable[bool]]
+) -> _T:
+    """``func`` (a View item's callback) run only when ``check`` passes for the clicker; the
+    discord.ui decorator's marks, above or below, stay on the wrapper."""
+    callback: Callable[..., Awaitable[Any]] = func  # type: ignore[assignment]  # checked above
+    name = getattr(func, "__qualname__", "component")
+
+    @functools.wraps(callback)
+    async def run(view: Any, interaction: discord.Interaction[Any], item: Any) -> Any:
+        if not await check(interaction, name):
+            return None
+        return await callback(view, interaction, item)
+
+    return run  # type: ignore[return-value]  # the same callback, gated
