@@ -3,10 +3,10 @@
 A :class:`Side` builds one bot over a stub transport (:mod:`bench._stubs`) and hands back
 its ``feed``: the stream goes in through the library's own entry point (PTB's
 ``Update.de_json`` + ``Application.process_update``, discord.py's gateway parser) and the
-feed returns once the last reply is sent. :func:`alternate` runs every side of a line once
-per run, in rotating order, with a full garbage collection before each timed feed, so a
-pause of the collector or a load spike of the machine lands on no side in particular; the
-lines are the per-run ratios' median and min-max.
+feed returns once the last reply is sent. :func:`alternate` runs every side of a line on the
+same stream, a chunk at a time in rotating order, with a full garbage collection before each
+timed chunk, so a pause of the collector or a load spike of the machine lands on no side in
+particular; the lines are the per-run ratios' median and min-max.
 
 Same work on every side: the stubs record each reply and :func:`~bench._stubs.same_work`
 refuses a line whose sides answered differently. Writer commands (``/addwriter``,
@@ -23,7 +23,7 @@ import copy
 import gc
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from importlib import metadata
 from typing import Any
@@ -74,6 +74,9 @@ __all__ = [
 REPLY = "noted"
 GENERAL_TOPIC = 1
 
+#: The fewest updates a timed chunk holds: a shorter one would time the collection before it.
+_MIN_CHUNK = 10
+
 Payloads = list[dict[str, Any]]
 Feed = Callable[[Payloads], Awaitable[None]]
 PTBApp = Application[Any, Any, Any, Any, Any, Any]
@@ -118,24 +121,43 @@ async def _timed(side: Side, payloads: Payloads) -> tuple[float, Sends]:
 
 
 async def alternate(
-    sides: Sequence[Side], payloads: Payloads, runs: int, *, warmup: int = 200
+    sides: Sequence[Side], payloads: Payloads, runs: int, *, warmup: int = 200, chunks: int = 12
 ) -> Run:
-    """Time each side's feed of ``payloads`` ``runs`` times, the sides in rotating order.
+    """Time each side's feed of ``payloads`` ``runs`` times, in alternation.
 
     First each side takes ``warmup`` updates untimed: what a library does once per process
-    (imports, schemas, caches of classes) is not a cost per message.
+    (imports, schemas, caches of classes) is not a cost per message. Then each run starts
+    every side and feeds them the stream in ``chunks`` parts, side after side in
+    rotating order, with a full collection before each timed chunk: a load spike of a busy
+    machine (seconds long) lands on every side alike, not on the one being timed.
     """
     for side in sides:
         await _timed(side, payloads[:warmup])
     result = Run(len(payloads))
     for side in sides:
         result.seconds[side.label] = []
+    # The stream in ``chunks`` parts (the last shorter), each of at least _MIN_CHUNK updates.
+    chunk = max(-(-len(payloads) // chunks), _MIN_CHUNK)
     for number in range(runs):
-        shift = number % len(sides)
-        for side in [*sides[shift:], *sides[:shift]]:
-            seconds, sends = await _timed(side, payloads)
-            result.seconds[side.label].append(seconds)
-            result.sends[side.label] = sends
+        seconds = {side.label: 0.0 for side in sides}
+        sends: dict[str, Sends] = {side.label: [] for side in sides}
+        async with AsyncExitStack() as stack:
+            feeds = {
+                side.label: await stack.enter_async_context(side.start(sends[side.label]))
+                for side in sides
+            }
+            for index, begin in enumerate(range(0, len(payloads), chunk)):
+                part = payloads[begin : begin + chunk]
+                shift = (number + index) % len(sides)
+                for side in [*sides[shift:], *sides[:shift]]:
+                    batch = copy.deepcopy(part)  # some libraries consume the dicts they parse
+                    gc.collect()
+                    start = time.perf_counter()
+                    await feeds[side.label](batch)
+                    seconds[side.label] += time.perf_counter() - start
+        for side in sides:
+            result.seconds[side.label].append(seconds[side.label])
+            result.sends[side.label] = sends[side.label]
     return result
 
 

@@ -13,7 +13,7 @@ import pytest
 from bench import integrations, peers, permissions, pipeline
 from bench._stubs import Sends, same_work
 
-UPDATES, RUNS = 30, 1
+UPDATES, RUNS = 20, 1  # two chunks of 10 per run (bench._sides.alternate)
 
 
 def _lines(out: str, text: str) -> list[str]:
