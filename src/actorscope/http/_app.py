@@ -16,6 +16,7 @@ from fastapi.responses import JSONResponse, RedirectResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from actorscope._version import __version__
+from actorscope.agents import Agent, parse_uuid
 from actorscope.errors import ActorscopeError
 from actorscope.host import Handler
 from actorscope.http import _api, _console
@@ -57,7 +58,7 @@ def create_app(
     db: Database,
     *,
     handler: Handler | None = None,
-    agent: str | None = None,
+    agent: Agent | str | None = None,
     signer: OriginSigner | None = None,
     session_secret: bytes | None = None,
     failure_limit: int = 10,
@@ -66,17 +67,23 @@ def create_app(
 ) -> FastAPI:
     """The API and console over ``db`` (which the caller opens and closes).
 
-    ``handler`` answers ``POST /v1/agents/{agent}/messages`` (for ``agent`` only, when given,
-    else for any agent of the key's tenant). ``session_secret`` signs console sessions
-    (default: random per app, so sessions end with the process). At most ``failure_limit``
-    failed authentications per client address per ``failure_window`` seconds (then 429).
+    ``handler`` answers ``POST /v1/agents/{agent}/messages`` for ``agent`` only, when given
+    (the :class:`~actorscope.agents.Agent` or its UUID: agent keys are unique per tenant only,
+    so a key would name one agent in every tenant), else for any agent of the key's tenant.
+    ``session_secret`` signs console sessions (default: random per app, so sessions end with
+    the process). At most ``failure_limit`` failed authentications per client address per
+    ``failure_window`` seconds (then 429).
     """
     app = FastAPI(
         title="actorscope",
         version=__version__,
         description="Scope and actor identity for chat bots and agent hosts: HTTP API.",
     )
-    app.state.operations = Operations(db, handler=handler, agent=agent, signer=signer)
+    served = agent.id if isinstance(agent, Agent) else agent
+    if served is not None:
+        # A key names an agent in every tenant: only the UUID is one agent.
+        served = parse_uuid(served, "agent (the served agent's UUID or Agent, not its key)")
+    app.state.operations = Operations(db, handler=handler, served_agent=served, signer=signer)
     app.state.limiter = FailureLimiter(limit=failure_limit, window=failure_window)
     app.state.session_secret = session_secret or secrets.token_bytes(32)
     app.include_router(_api.router)

@@ -17,6 +17,7 @@ from actorscope.agents import Agent, AgentRegistry
 from actorscope.context import bind_identity
 from actorscope.errors import (
     ActorscopeError,
+    AgentNotFoundError,
     ConflictError,
     GrantError,
     IdentityError,
@@ -108,7 +109,7 @@ class Operations:
         db: Database,
         *,
         handler: Handler | None = None,
-        agent: str | None = None,
+        served_agent: str | None = None,
         signer: OriginSigner | None = None,
     ) -> None:
         self.db = db
@@ -117,7 +118,7 @@ class Operations:
         self.agents = AgentRegistry(db)
         self.writers = WriterManager(self.grants)
         self.handler = handler
-        self.served_agent = agent
+        self.served_agent = served_agent
         self.signer = signer or OriginSigner()
         self._bus = MessageBus()
 
@@ -132,13 +133,31 @@ class Operations:
     async def agent(self, key: ApiKey, name: str) -> Agent:
         """The live agent ``name`` (key or UUID) in the key's tenant; 404, or 403 for another
         agent than the key's own."""
+        return self._own(key, await self._resolve(key, name), name)
+
+    async def _resolve(self, key: ApiKey, name: str) -> Agent:
         try:
-            found = await self.agents.resolve(name, key.tenant_id)
+            return await self.agents.resolve(name, key.tenant_id)
         except ActorscopeError as exc:
             raise problem_for(exc) from None
+
+    @staticmethod
+    def _own(key: ApiKey, found: Agent, name: str) -> Agent:
+        """``found``, unless the key may use only another agent (403)."""
         if key.agent_id is not None and found.id != key.agent_id:
             raise Problem(403, f"this key may use only its own agent, not {name!r}")
         return found
+
+    async def served(self, key: ApiKey, name: str) -> Agent:
+        """The agent ``name`` of the key's tenant if the handler serves it; the 404 of an
+        unknown agent for any other (the served agent is compared by UUID, tenant and key,
+        so an agent of the same key in another tenant is unknown here), else as
+        :meth:`agent`."""
+        found = await self._resolve(key, name)
+        if self.served_agent is not None and found.id != self.served_agent:
+            tenant = await self.agents.tenant(key.tenant_id)
+            raise problem_for(AgentNotFoundError(f"no agent {name!r} in tenant {tenant.slug!r}"))
+        return self._own(key, found, name)
 
     async def visible_agents(self, key: ApiKey) -> list[Agent]:
         """The agents the key sees: its tenant's, or only its own agent."""
@@ -151,11 +170,9 @@ class Operations:
         self, key: ApiKey, agent_name: str, content: str, session: str = ""
     ) -> dict[str, Any]:
         """Run the handler for one message with the key's HTTP identity; its replies."""
-        found = await self.agent(key, agent_name)
+        found = await self.served(key, agent_name)
         if self.handler is None:
             raise Problem(503, "no handler is configured for messages")
-        if self.served_agent is not None and self.served_agent not in (found.key, found.id):
-            raise Problem(404, f"agent {found.key!r} is not served here")
         if len(content) > MAX_CONTENT:
             raise Problem(422, f"content is longer than {MAX_CONTENT} characters")
         identity = http_identity(key.user_id, role=key.role, tenant_id=key.tenant_id)

@@ -132,7 +132,7 @@ async def serve(
         policy = PermissionPolicy(grants, strict=config.strict)
         services = BotServices(db, agent, grants, policy, workspace)
         bound = None if handler is None else with_services(handler, services)
-        app = create_app(db, handler=bound, agent=agent.key)
+        app = create_app(db, handler=bound, agent=agent)
         await stack.enter_async_context(running(app, sock))
         bots = (
             asyncio.create_task(
