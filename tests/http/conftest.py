@@ -82,11 +82,12 @@ async def live_server(app: FastAPI) -> AsyncIterator[str]:
 
 
 @asynccontextmanager
-async def serving(app: FastAPI) -> AsyncIterator[str]:
-    """``app`` under uvicorn on a free port of 127.0.0.1 for the block; its base URL."""
-    sock = bind(HttpSection(agent="main", handler="unused:handler", host="127.0.0.1", port=0))
+async def serving(app: FastAPI, section: HttpSection | None = None) -> AsyncIterator[str]:
+    """``app`` under uvicorn on a free port of 127.0.0.1 for the block (with ``section``'s
+    bounds, default ``HttpSection()``'s); its base URL."""
+    sock = bind(HttpSection(host="127.0.0.1", port=0))
     try:
-        async with running(app, sock):
+        async with running(app, sock, section):
             yield url_of(sock)
     finally:
         sock.close()

@@ -27,6 +27,10 @@
     port = 8080                       # 0: any free port (printed)
     agent = "notes"                   # the agent messages go to (default: the top-level agent)
     handler = "http_bot:handle"       # default: the top-level one; none: no messages
+    max_connections = 100             # open at once; the oldest idle one yields to a new one
+    header_timeout = 10               # seconds to send a complete request head
+    body_timeout = 30                 # seconds to send a body (and to take each response part)
+    trusted_proxies = []              # addresses or networks whose X-Forwarded-For is believed
 
 A handler is ``async def handle(request: RunRequest) -> str | OutboundMessage | None``; it runs
 with the request's identity bound.
@@ -44,6 +48,7 @@ import importlib
 import importlib.machinery
 import importlib.util
 import inspect
+import ipaddress
 import logging
 import os
 import re
@@ -257,10 +262,60 @@ class DiscordSection(_PlatformSection):
 ChannelSection: TypeAlias = TelegramSection | DiscordSection
 
 
+def _count(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= _MAX_COUNT:
+        raise ValueError(f"must be an integer from 1 to {_MAX_COUNT}, got {shown_value(value)}")
+    return value
+
+
+def _seconds(value: Any) -> float:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not 0 < value <= _MAX_SECONDS
+    ):
+        raise ValueError(
+            f"must be a number of seconds above 0, at most {_MAX_SECONDS}, got {shown_value(value)}"
+        )
+    return float(value)
+
+
+def _networks(value: Any) -> tuple[str, ...]:
+    if not isinstance(value, list | tuple):
+        raise ValueError(f"must be a list of IP addresses or networks, got {shown_value(value)}")
+    found = tuple(_network(entry) for entry in value)
+    for entry, network in zip(value, found, strict=True):
+        if not network:
+            raise ValueError(
+                f"must be a list of IP addresses or networks (like 10.0.0.5 or 10.0.0.0/24),"
+                f" got {shown_value(entry)}"
+            )
+    return found
+
+
+def _network(entry: Any) -> str:
+    """``entry`` as a canonical network (an address is a /32 or /128); ``""`` if it is none."""
+    if not isinstance(entry, str):  # ipaddress reads the integer 1 as 0.0.0.1
+        return ""
+    try:
+        return str(ipaddress.ip_network(entry))
+    except ValueError:
+        return ""
+
+
+_MAX_COUNT = 100_000
+_MAX_SECONDS = 3600
+
+
 class HttpSection(BaseModel):
-    """``[http]``: where ``actorscope serve`` listens, which agent and handler.
+    """``[http]``: where ``actorscope serve`` listens, which agent and handler, and its bounds.
 
     ``agent`` and ``handler`` default to the top-level ones; ``handler = ""``: no messages.
+    At most ``max_connections`` connections are open (a new one closes the oldest that runs no
+    request, or is answered 503 when all do); a connection has ``header_timeout`` seconds to
+    send a complete request head, a request ``body_timeout`` seconds to send its body (and a
+    response part as long to be taken). ``X-Forwarded-For`` / ``X-Forwarded-Proto`` are
+    believed only from ``trusted_proxies`` (none by default).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -269,6 +324,11 @@ class HttpSection(BaseModel):
     handler: Annotated[str, BeforeValidator(_optional_handler)] = ""
     host: _Text = "127.0.0.1"
     port: Port = 8080
+    max_connections: Annotated[int, BeforeValidator(_count)] = 100
+    header_timeout: Annotated[float, BeforeValidator(_seconds)] = 10.0
+    #: The same default as ``actorscope.http.create_app``'s ``body_timeout``.
+    body_timeout: Annotated[float, BeforeValidator(_seconds)] = 30.0
+    trusted_proxies: Annotated[tuple[str, ...], BeforeValidator(_networks)] = ()
 
 
 class ProbeSection(BaseModel):

@@ -21,6 +21,7 @@ from actorscope.errors import ActorscopeError
 from actorscope.host import Handler
 from actorscope.http import _api, _console
 from actorscope.http._guard import (
+    BODY_TIMEOUT,
     MAX_BODY,
     PROBLEM_JSON,
     BodyLimit,
@@ -64,6 +65,7 @@ def create_app(
     failure_limit: int = 10,
     failure_window: float = 60.0,
     max_body: int = MAX_BODY,
+    body_timeout: float = BODY_TIMEOUT,
 ) -> FastAPI:
     """The API and console over ``db`` (which the caller opens and closes).
 
@@ -72,7 +74,12 @@ def create_app(
     so a key would name one agent in every tenant), else for any agent of the key's tenant.
     ``session_secret`` signs console sessions (default: random per app, so sessions end with
     the process). At most ``failure_limit`` failed authentications per client address per
-    ``failure_window`` seconds (then 429).
+    ``failure_window`` seconds (then 429). A request body over ``max_body`` bytes is answered
+    413, one slower than ``body_timeout`` seconds 408.
+
+    Forwarded headers are the server's business: ``actorscope serve`` believes them only from
+    ``[http] trusted_proxies``; under your own uvicorn, set ``forwarded_allow_ips`` (its default
+    trusts 127.0.0.1) or ``proxy_headers=False``.
     """
     app = FastAPI(
         title="actorscope",
@@ -143,5 +150,5 @@ def create_app(
     async def root() -> Response:
         return RedirectResponse("/console", status_code=303)
 
-    app.add_middleware(BodyLimit, limit=max_body)
+    app.add_middleware(BodyLimit, limit=max_body, timeout=body_timeout)
     return app

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import resource
 import signal
 import socket
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
@@ -28,15 +29,27 @@ from actorscope.bots import (
 )
 from actorscope.errors import AgentNotFoundError, ConfigError
 from actorscope.http._app import create_app
-from actorscope.http._guard import ASGIApp
+from actorscope.http._gate import ConnectionGate
+from actorscope.http._guard import ASGIApp, ForwardedFor
 from actorscope.permissions import GrantStore, PermissionPolicy
 from actorscope.store import Database
 from actorscope.tools._workspace import Workspace
 
-__all__ = ["STARTUP_WAIT", "bind", "running", "serve", "url_of"]
+__all__ = [
+    "STARTUP_WAIT",
+    "bind",
+    "check_descriptors",
+    "descriptors_needed",
+    "gated",
+    "running",
+    "serve",
+    "url_of",
+]
 
 #: Seconds uvicorn may take to start answering.
 STARTUP_WAIT = 10.0
+#: Descriptors kept for the database, the bots and the process beside the HTTP connections.
+_RESERVED_DESCRIPTORS = 32
 _TICK = 0.02
 
 
@@ -49,14 +62,42 @@ class _Server(uvicorn.Server):
         yield
 
 
+def gated(app: ASGIApp, section: HttpSection) -> ConnectionGate:
+    """``app`` behind the section's bounds: forwarded headers from its trusted proxies only,
+    its connection limit and timeouts (:class:`~actorscope.http._gate.ConnectionGate`)."""
+    inner: ASGIApp = app
+    if section.trusted_proxies:
+        inner = ForwardedFor(app, section.trusted_proxies)
+    return ConnectionGate(
+        inner,
+        max_connections=section.max_connections,
+        header_timeout=section.header_timeout,
+        body_timeout=section.body_timeout,
+    )
+
+
 @contextlib.asynccontextmanager
-async def running(app: ASGIApp, sock: socket.socket) -> AsyncIterator[uvicorn.Server]:
+async def running(
+    app: ASGIApp, sock: socket.socket, section: HttpSection | None = None
+) -> AsyncIterator[uvicorn.Server]:
     """``app`` under uvicorn on ``sock`` until the block ends; waits (bounded) until it answers.
 
-    The server installs no signal handlers (its owner stops it); the block's exit stops it
-    and waits up to :data:`STARTUP_WAIT` seconds for it to finish.
+    ``section`` gives the bounds (:func:`gated`; default: ``HttpSection()``'s). uvicorn's own
+    proxy-header handling is off: it trusts 127.0.0.1, where ``serve`` listens. The server
+    installs no signal handlers (its owner stops it); the block's exit stops it and waits up
+    to :data:`STARTUP_WAIT` seconds for it to finish.
     """
-    server = _Server(uvicorn.Config(app, lifespan="off", log_level="warning"))
+    gate = gated(app, section or HttpSection())
+    config = uvicorn.Config(
+        gate,
+        http=gate.protocol,
+        backlog=gate.accept_batch,
+        ws="none",
+        proxy_headers=False,
+        lifespan="off",
+        log_level="warning",
+    )
+    server = _Server(config)
     serving = asyncio.create_task(server.serve(sockets=[sock]))
     try:
         for _ in range(int(STARTUP_WAIT / _TICK)):
@@ -95,6 +136,26 @@ def bind(section: HttpSection) -> socket.socket:
     return sock
 
 
+def descriptors_needed(section: HttpSection) -> int:
+    """File descriptors ``serve`` may hold: its connections, a burst of newly accepted ones
+    the gate has not seen yet (a few accept batches), and a reserve for the database, the
+    bots' connections and the process itself."""
+    return section.max_connections + section.max_connections // 2 + _RESERVED_DESCRIPTORS
+
+
+def check_descriptors(section: HttpSection, source: str = "") -> None:
+    """One :class:`ConfigError` when ``max_connections`` does not fit the open-file limit."""
+    allowed = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    needed = descriptors_needed(section)
+    if allowed != resource.RLIM_INFINITY and needed > allowed:
+        where = f"{source}: " if source else ""
+        raise ConfigError(
+            f"{where}http.max_connections = {section.max_connections} needs about {needed} open"
+            f" files, but this process may open {allowed} (ulimit -n): lower max_connections"
+            f" or raise the limit"
+        )
+
+
 async def _agent(db: Database, section: HttpSection, tenant: str) -> Agent:
     registry = AgentRegistry(db)
     try:
@@ -117,6 +178,7 @@ async def serve(
     section = config.http
     if section is None:
         raise ConfigError(f"{source or 'the configuration'}: no [http] section")
+    check_descriptors(section, source)
     handler = load_handler(section.handler, config.base_dir) if section.handler else None
     stop = stop if stop is not None else asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -132,8 +194,8 @@ async def serve(
         policy = PermissionPolicy(grants, strict=config.strict)
         services = BotServices(db, agent, grants, policy, workspace)
         bound = None if handler is None else with_services(handler, services)
-        app = create_app(db, handler=bound, agent=agent)
-        await stack.enter_async_context(running(app, sock))
+        app = create_app(db, handler=bound, agent=agent, body_timeout=section.body_timeout)
+        await stack.enter_async_context(running(app, sock, section))
         bots = (
             asyncio.create_task(
                 run_bots(config, env=env, out=out, stop=stop, handle_signals=False, source=source)
