@@ -840,3 +840,16 @@ async def test_a_revoke_in_the_middle_of_a_conversation_denies_the_next_step(
     # The conversation ended with the denial: the same text later is no step of it.
     await telegram_sim.message(alice, "Plans again", devs)
     assert titles == []
+
+
+async def test_an_application_without_a_job_queue_warns_nothing(
+    telegram_sim: TelegramSim, tmp_path: Path
+) -> None:
+    """A bot built without PTB's job queue (``.job_queue(None)``, or no ``job-queue`` extra)
+    opens and closes its gate without PTB's "No JobQueue set up" warning (an error under
+    ``-W error``): the bot did not ask for jobs, so the gate does not touch them."""
+    application = telegram_sim.application_builder().job_queue(None).build()
+    install(application, database=tmp_path / "bot.db")
+    await _serve(telegram_sim, application)
+    event = await telegram_sim.message(telegram_sim.user("ann"), "hello")
+    assert event.ignored is None

@@ -45,6 +45,7 @@ import asyncio
 import functools
 import logging
 import os
+import warnings
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Collection, Coroutine, Mapping
 from dataclasses import dataclass, field
@@ -65,6 +66,7 @@ from telegram.ext import (
     TypeHandler,
     filters,
 )
+from telegram.warnings import PTBUserWarning
 
 from actorscope.agents import Agent, AgentRegistry
 from actorscope.agents._types import parse_agent_key
@@ -277,7 +279,11 @@ class Gate(OutboundSender):
     def _watch_jobs(self, *, add: bool) -> None:
         """Listen to (or stop listening to) the application's job scheduler: a job added
         while a gated handler runs is remembered with that handler's actor."""
-        job_queue = self.application.job_queue
+        with warnings.catch_warnings():
+            # PTB warns when the application has no JobQueue; a bot that set none up (or
+            # lacks the job-queue extra) asked for no jobs, and the gate must not warn for it.
+            warnings.simplefilter("ignore", PTBUserWarning)
+            job_queue = self.application.job_queue
         if job_queue is None:
             return
         # Imported here: APScheduler is there only with PTB's job-queue extra.
