@@ -9,7 +9,10 @@ discord.py reads two class attributes when it talks to Discord, and nothing else
   its own URL; resumes use READY's ``resume_gateway_url``, also the emulator's).
 
 :func:`discord_pointed_at` sets both for the duration of a ``with`` block and restores the
-previous values on exit. They are process-wide: one emulator at a time per process.
+previous values on exit. They are process-wide: one emulator at a time per process. The
+setting itself is :func:`~actorscope.sandbox._bootstrap.sitecustomize.point`, which also
+points a bot's own process at the sandbox when it starts (it imports nothing of actorscope and
+loads discord.py only when called, so the testing kit's plugin still loads no discord.py).
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-import yarl
+from actorscope.sandbox._bootstrap.sitecustomize import point, restore
 
 if TYPE_CHECKING:
     from actorscope.sandbox._emulator import DiscordEmulator
@@ -31,19 +34,11 @@ def discord_pointed_at(emulator: DiscordEmulator) -> Iterator[DiscordEmulator]:
     """Within the block, every discord.py client in this process talks to ``emulator``.
 
     The emulator must be running (its port is read on entry). Nothing in the bot changes:
-    log in with ``emulator.world.token`` as with a real token.
+    log in with ``emulator.world.token`` as with a real token. (A bot in its own process is
+    pointed the same way at startup: ``actorscope sandbox --platform discord -- CMD``.)
     """
-    # Imported here: the testing kit's pytest plugin imports this package (for the Telegram
-    # emulator) in every pytest run, which must not load discord.py (it warns on import).
-    import discord.gateway
-    import discord.http
-
-    route_base = discord.http.Route.BASE
-    gateway = discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY
-    discord.http.Route.BASE = emulator.api_url
-    discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY = yarl.URL(emulator.gateway_url)
+    previous = point(emulator.api_url, emulator.gateway_url)
     try:
         yield emulator
     finally:
-        discord.http.Route.BASE = route_base
-        discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY = gateway
+        restore(previous)
