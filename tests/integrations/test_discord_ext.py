@@ -621,3 +621,21 @@ async def test_requires_gates_a_button_callback_for_the_clicker(
     assert view.pressed == []
     await discord_sim.click(carol, general, "wipe", message=message)
     await wait_until(lambda: view.pressed == [carol.id])
+
+
+async def test_a_refusal_logged_after_the_cog_unloaded_has_no_traceback(
+    discord_sim: DiscordSim, notes_bot: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    """discord.py may run a denial's error handler after the Cog has unloaded (a denial just
+    before the bot stops): its traceback is still kept out of the log, while another error on
+    the same logger is logged as before."""
+    bot = notes_bot
+    await bot.remove_cog(COG_NAME)
+    caplog.set_level(logging.DEBUG)
+    logger = logging.getLogger("discord.ext.commands.bot")
+    for error in (Refused("no_grant"), RuntimeError("a real failure")):
+        try:
+            raise error
+        except Exception:
+            logger.exception("Ignoring exception in command note")
+    assert [str(r.exc_info[1]) for r in caplog.records if r.exc_info] == ["a real failure"]

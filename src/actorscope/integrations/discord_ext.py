@@ -148,6 +148,16 @@ class _QuietRefusals(logging.Filter):
         return not isinstance(error, Refused | AppRefused)
 
 
+def _quiet_refusals() -> None:
+    """Put :class:`_QuietRefusals` on discord.py's error loggers, once, for good: a refusal's
+    error handler may run after the Cog has unloaded (a denial just before the bot stops),
+    and only the Cog raises a refusal, so the filter drops nothing else whenever it runs."""
+    for name in _DISCORD_ERROR_LOGGERS:
+        logger = logging.getLogger(name)
+        if not any(isinstance(f, _QuietRefusals) for f in logger.filters):
+            logger.addFilter(_QuietRefusals())
+
+
 class AppRefused(app_commands.CheckFailure):
     """An application command the Cog refused (answered, ephemeral, where it could be)."""
 
@@ -313,10 +323,7 @@ class ActorscopeCog(commands.Cog, name=COG_NAME):
                 tenant_id=agent.tenant_id,
                 owners=owners,
             )
-            quiet = _QuietRefusals()
-            for name in _DISCORD_ERROR_LOGGERS:
-                logging.getLogger(name).addFilter(quiet)
-                stack.callback(logging.getLogger(name).removeFilter, quiet)
+            _quiet_refusals()
         except BaseException:
             await stack.aclose()
             raise
