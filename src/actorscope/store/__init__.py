@@ -12,6 +12,7 @@ from actorscope.store._base import (
     utc_now,
 )
 from actorscope.store._migrations import DIALECTS, Migration, load_migrations
+from actorscope.store._peek import read_sqlite_rows
 from actorscope.store._sql import numbered_placeholders
 
 __all__ = [
@@ -26,6 +27,7 @@ __all__ = [
     "Transaction",
     "load_migrations",
     "numbered_placeholders",
+    "read_sqlite_rows",
     "utc_at",
     "utc_now",
 ]
