@@ -89,7 +89,9 @@ def _bare_builder(emu: BotApiEmulator) -> ApplicationBuilder[Any, Any, Any, Any,
 
 
 async def _serve(sim: TelegramSim, application: App) -> Gate:
-    return await sim.serve_application(application)
+    served = await sim.serve_application(application)
+    assert served is not None, "the application has no gate"
+    return served
 
 
 def _notes(root: Path) -> str:
@@ -545,7 +547,7 @@ async def test_the_guides_two_lines_judge_on_the_tests_grants_and_write_no_bot_f
     alice = telegram_sim.user("alice")
     devs = telegram_sim.supergroup("devs")
     await actorscope_grants.allow(f"group:telegram:{devs.id}", alice)
-    gate = await telegram_sim.serve_application(app)
+    gate = await _serve(telegram_sim, app)
     opened = gate.opened
     assert opened.database is actorscope_env.db
     assert opened.agent.id == actorscope_env.agent.id
@@ -573,6 +575,7 @@ async def test_a_test_keeps_the_apps_own_database_only_when_it_says_so(
     devs = telegram_sim.supergroup("devs")
     await actorscope_grants.allow(f"group:telegram:{devs.id}", alice)
     gate = await telegram_sim.serve_application(app, adopt=False)
+    assert gate is not None
     assert gate.opened.adopted is None
     assert gate.opened.url == "notes.db"  # the app's own, relative to its directory
     telegram_sim.should_deny("file_writer", reason="no_grant", sender=alice)

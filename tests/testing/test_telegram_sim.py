@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
-from telegram import InlineKeyboardButton, InlineKeyboardMarkup
+from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Update
+from telegram.ext import CommandHandler, ContextTypes
 
 from actorscope.channels import IgnoreReason, Outcome
 from actorscope.identity import Identity, PeerKind, SenderKind
@@ -206,3 +207,20 @@ async def test_button_click_is_answered(telegram_sim: TelegramSim) -> None:
     assert event.request is not None
     assert turns == ["yes"]
     assert len(telegram_sim.emu.calls_to("answerCallbackQuery")) == 1
+
+
+async def test_a_plain_application_is_served_as_it_is(telegram_sim: TelegramSim) -> None:
+    """An application without install() has no gate to adopt: it is served as it is (None for
+    the gate), and its own handler answers everyone."""
+
+    async def note(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        assert update.effective_message is not None
+        await update.effective_message.reply_text("saved")
+
+    app = telegram_sim.application_builder().build()
+    app.add_handler(CommandHandler("note", note))
+    assert await telegram_sim.serve_application(app) is None
+    bob = telegram_sim.user("bob")
+    devs = telegram_sim.supergroup("devs")
+    telegram_sim.should_send(text="saved", chat=devs)
+    await telegram_sim.message(bob, "/note hi", devs)

@@ -36,7 +36,7 @@ from actorscope.channels import ChannelConfig, Ingress
 from actorscope.channels._telegram_runner import TelegramRunner
 from actorscope.host import OutboundSender, Prepared
 from actorscope.integrations import adopting
-from actorscope.integrations.ptb import Gate, gate
+from actorscope.integrations.ptb import GATE_GROUP, Gate
 from actorscope.permissions import Decision
 from actorscope.sandbox import (
     BotApiEmulator,
@@ -51,7 +51,7 @@ from actorscope.sandbox import (
 from actorscope.testing._expect import ObservationKind, hide_on_expectation_failure
 from actorscope.testing._harness import AgentEnv, Event, Simulator
 
-__all__ = ["TelegramSim"]
+__all__ = ["TelegramSim", "gate_of"]
 
 #: A failed expectation's traceback ends at the test's line, not in this module.
 __tracebackhide__ = hide_on_expectation_failure
@@ -144,8 +144,9 @@ class TelegramSim(Simulator):
             .get_updates_request(EmulatorRequest(self.emu))
         )
 
-    async def serve_application(self, application: App, *, adopt: bool = True) -> Gate:
-        """Make ``application`` (built with ``install``) the bot; return its gate.
+    async def serve_application(self, application: App, *, adopt: bool = True) -> Gate | None:
+        """Make ``application`` the bot; return its gate (``None`` for a plain application,
+        without ``install()``, which is served as it is).
 
         The gate is *adopted* (:func:`~actorscope.integrations.adopting`): it opens on this
         simulator's database, agent, workspace and signer whatever ``install()`` was given,
@@ -157,16 +158,17 @@ class TelegramSim(Simulator):
         """
         if self._application is not None:
             raise RuntimeError("this simulator already serves an application")
-        the_gate = gate(application)
-        adoption = self.env.adoption() if adopt else None
-        if adoption is not None and the_gate.is_open:
+        the_gate = gate_of(application)
+        adoption = self.env.adoption() if adopt and the_gate is not None else None
+        if adoption is not None and the_gate is not None and the_gate.is_open:
             if the_gate.opened.database is not adoption.database:
                 raise RuntimeError(
                     "the application's gate is open already, on its own database: hand it "
                     "to serve_application before initialising it"
                 )
             adoption = None  # opened on the test's database by the test itself
-        the_gate.observe(_Recorder(self))
+        if the_gate is not None:
+            the_gate.observe(_Recorder(self))
         application.add_error_handler(self._on_app_error, block=True)
         with adopting(adoption) if adoption is not None else nullcontext():
             await application.initialize()
@@ -174,7 +176,11 @@ class TelegramSim(Simulator):
             if application.post_init is not None:
                 await application.post_init(application)
             await application.start()
-        if adoption is not None and the_gate.opened.adopted is not adoption:
+        if (
+            adoption is not None
+            and the_gate is not None
+            and the_gate.opened.adopted is not adoption
+        ):
             raise RuntimeError("the application's gate did not open on the test's database")
         return the_gate
 
@@ -453,6 +459,15 @@ class TelegramSim(Simulator):
             message=sent["message_id"],
             ephemeral=False,
         )
+
+
+def gate_of(application: App) -> Gate | None:
+    """The gate :func:`~actorscope.integrations.ptb.install` put into ``application``, if any."""
+    for handler in application.handlers.get(GATE_GROUP, ()):
+        found = getattr(handler, "gate", None)
+        if isinstance(found, Gate):
+            return found
+    return None
 
 
 class _Recorder:
