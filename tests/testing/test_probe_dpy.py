@@ -112,16 +112,18 @@ async def test_commands_after_a_mention_of_the_bot_are_probed(actorscope_probe: 
 
 
 async def test_dpy_bot_factory_function_and_what_is_refused(actorscope_probe: Prober) -> None:
-    """A keyword-only factory is probed; a bot built already, a bad one, one failing to start are
-    each one ConfigError."""
+    """A keyword-only factory is probed, and a bot built already too (adopted onto the probe's
+    database); a bad one and one failing to start are each one ConfigError."""
     found = await actorscope_probe(
         bot="probe_dpy_bots:build_skips_edits",
         search_dir=FIXTURES,
         events=["edited message (ideas)"],
     )
     assert found.case("edited message (ideas)", "!note").status is Status.LEAK
-    with pytest.raises(ConfigError, match="built already, on its own database"):
-        await actorscope_probe(bot="probe_dpy_bots:ALREADY_BUILT", search_dir=FIXTURES)
+    built = await actorscope_probe(
+        bot="probe_dpy_bots:ALREADY_BUILT", search_dir=FIXTURES, events=["edited message (ideas)"]
+    )
+    assert built.case("edited message (ideas)", "!note").status is Status.LEAK  # adopted
     with pytest.raises(ConfigError, match=r"did not return a discord\.py Client"):
         await actorscope_probe(bot=lambda **_: "not a bot")
     with pytest.raises(ConfigError, match=r"did not start: FileNotFoundError: settings\.json"):

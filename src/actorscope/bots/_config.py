@@ -332,13 +332,16 @@ class HttpSection(BaseModel):
 
 
 class ProbeSection(BaseModel):
-    """``[probe]``: what ``actorscope probe`` sends besides the writer commands."""
+    """``[probe]``: what ``actorscope probe`` sends besides the writer commands (``commands``),
+    and the commands only writers may use (``writer_only``, e.g. ``["/note"]``): one that does
+    for anyone else what it does for a writer is a leak, whatever the bot stores."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     commands: tuple[str, ...] = ()
+    writer_only: tuple[str, ...] = ()
 
-    @field_validator("commands", mode="before")
+    @field_validator("commands", "writer_only", mode="before")
     @classmethod
     def _commands(cls, value: Any) -> tuple[str, ...]:
         if not isinstance(value, list | tuple) or not all(

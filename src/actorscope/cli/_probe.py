@@ -2,15 +2,20 @@
 
 Runs the ``handler`` of ``CONFIG`` (the ``actorscope run`` TOML) in the Telegram simulator (and
 the Discord one when ``[discord]`` is enabled) on a throwaway database and workspace, or, when
-``CONFIG`` is ``module:attribute`` (imported from the current folder first), the PTB application
-that function builds from the simulator's ``ApplicationBuilder``, or the discord.py bot that
-class or keyword-only function builds, run against the Discord emulator; sends every probe
-event x every command (the writer commands, ``[probe] commands`` or ``--command``, and the
-commands the bot registers: ``setMyCommands``, synced application commands, a
-``commands.Bot``'s text commands) and prints the matrix: ✓ held, ✗ leak, ⌛ hung, ! handler
-error, ? skipped, en dash: not applicable. ``--out DIR`` writes a reproduction per leak: a
-scenario file for a handler, a pytest file for a PTB application or a discord.py bot. Exit 1
-on any leak, hang, error or skip; 2 on bad input.
+``CONFIG`` is ``module:attribute`` (imported from the current folder first, as with ``python
+-m``), the PTB application that function builds from the simulator's ``ApplicationBuilder``, or
+the discord.py bot that class, instance or keyword-only function builds, run against the
+Discord emulator; the bot runs in the probe's temporary folder. It first proves it reaches the
+bot (exit 2 with one line when it does not), then sends every probe event x every command (the
+writer commands, ``[probe] commands`` or ``--command``, the commands the bot registers or
+handles, and those its source suggests), compares what the bot does with what it does for the
+writer, and prints the matrix: ✓ held, ✗ leak, ● open (does what it does for the writer),
+⌛ hung, ! handler error, ? skipped, en dash: not applicable; then the commands open to everyone
+and what it could not test. ``--writer-only CMD`` (or ``[probe] writer_only``) names commands
+only writers may use. ``--out DIR`` writes a reproduction per leak: a scenario file for a
+handler's decision leak, a pytest file otherwise. Exit 1 on any leak, hang, error or skip, or
+when nothing of the bot's own was tested; 2 on bad input or when the probe does not reach the
+bot.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from actorscope.cli._app import app, console_for_tables, require_testing_extra
@@ -34,6 +40,7 @@ _MARKS = {
     "hung": "⌛",
     "error": "!",
     "skipped": "?",
+    "open": "●",
     "n/a": "\N{EN DASH}",
 }
 
@@ -56,7 +63,7 @@ def probe_command(
         typer.Argument(
             help=(
                 "The bot configuration (TOML), or module:attribute: a function building a "
-                "PTB application, or a discord.py bot's class or factory."
+                "PTB application, or a discord.py bot (built, its class or a factory)."
             ),
             metavar="CONFIG",
         ),
@@ -80,86 +87,95 @@ def probe_command(
         list[str] | None,
         typer.Option("--command", help="A command to send too (repeatable).", metavar="COMMAND"),
     ] = None,
+    writer_only: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--writer-only",
+            help=(
+                "A command only writers may use (repeatable): doing for anyone else what it "
+                "does for a writer is a leak."
+            ),
+            metavar="COMMAND",
+        ),
+    ] = None,
 ) -> None:
     """Send every hostile sender x command to the configured bot; exit 1 on any leak or hang."""
     require_testing_extra("probe")
     # Imported here: the kit loads the platform libraries, which `--help` must not.
-    from actorscope.bots import load_bot_config, load_object
-    from actorscope.testing import Status, is_bot_factory, probe, write_repros
+    from actorscope.bots import load_bot_config
+    from actorscope.testing import Status, probe, write_repros
 
     spec = str(config)
-    # No such file but a colon: module:function (load_object names what is wrong with it).
+    # No such file but a colon: module:attribute (load_object names what is wrong with it).
     is_app = not config.exists() and ":" in spec
     bot = None if is_app else load_bot_config(config)
-    listed = bot.probe.commands if bot is not None and bot.probe is not None else ()
-    commands = [*listed, *(extra or [])]
+    section = bot.probe if bot is not None else None
+    commands = [*(section.commands if section is not None else ()), *(extra or [])]
+    writer_only = [*(section.writer_only if section is not None else ()), *(writer_only or [])]
     telegram = bot.telegram.config if bot is not None and bot.telegram is not None else None
     discord = (
         bot.discord.config
         if bot is not None and bot.discord is not None and bot.discord.enabled
         else None
     )
-    # The probe writes nothing beside CONFIG: not even the handler module's __pycache__.
-    writes_bytecode, sys.dont_write_bytecode = sys.dont_write_bytecode, True
+    # A loop of our own, not asyncio.run: after a case hung, run() would wait for the hung
+    # handler's task to finish cancelling, which a handler that swallows cancellation never does.
+    loop = asyncio.new_event_loop()
     try:
-        # module:attribute names a discord.py bot (or its factory) or a PTB application factory.
-        found = load_object(spec, Path.cwd(), what="application") if is_app else None
-        is_dpy = found is not None and is_bot_factory(found)
-        # A loop of our own, not asyncio.run: after a case hung, run() would wait for the hung
-        # handler's task to finish cancelling, which a handler that swallows cancellation
-        # never does.
-        loop = asyncio.new_event_loop()
-        try:
-            report = loop.run_until_complete(
-                probe(
-                    None if bot is None else bot.handler,
-                    application=spec if is_app and not is_dpy else None,
-                    bot=spec if is_dpy else None,
-                    search_dir=Path.cwd() if bot is None else bot.base_dir,
-                    commands=commands,
-                    config=telegram,
-                    discord=discord,
-                    owners=() if bot is None else bot.owners,
-                    agent="main" if bot is None else bot.agent,
-                    deadline=deadline,
-                )
+        report = loop.run_until_complete(
+            probe(
+                None if bot is None else bot.handler,
+                application=spec if is_app else None,
+                search_dir=Path.cwd() if bot is None else bot.base_dir,
+                commands=commands,
+                writer_only=writer_only,
+                config=telegram,
+                discord=discord,
+                owners=() if bot is None else bot.owners,
+                agent="main" if bot is None else bot.agent,
+                deadline=deadline,
             )
-        except BaseException:
-            _close(loop)  # e.g. a ConfigError about the bot: the loop must not outlive it
-            raise
-    finally:
-        sys.dont_write_bytecode = writes_bytecode
+        )
+    except BaseException:
+        _close(loop)  # e.g. a ConfigError about the bot: the loop must not outlive it
+        raise
     hung = any(case.status is Status.HUNG for case in report.cases)
     if not hung:
         _close(loop)
     if out is not None and bot is not None:
         write_repros(report, out, handler=bot.handler)
     elif out is not None:
-        write_repros(
-            report,
-            out,
-            application=None if is_dpy else spec,
-            bot=spec if is_dpy else None,
-            search_dir=Path.cwd(),
-        )
+        write_repros(report, out, application=spec, search_dir=Path.cwd())
     if as_json:
         typer.echo(report.to_json())
     else:
         table = Table(title=f"actorscope probe {config}")
         table.add_column("event")
         for command in report.commands:
-            table.add_column(command, justify="center")
+            table.add_column(escape(command), justify="center")
         for event in report.events:
             marks = [_MARKS[str(report.case(event, c).status)] for c in report.commands]
-            table.add_row(event, *marks)
+            table.add_row(escape(event), *marks)
         console = console_for_tables()
         console.print(table)
         for case in report.failures:
             repro = f" (reproduce: {case.repro})" if case.repro else ""
-            console.print(f"✗ {case.event} x {case.command}: {'; '.join(case.problems)}{repro}")
+            line = f"✗ {case.event} x {case.command}: {'; '.join(case.problems)}{repro}"
+            console.print(line, markup=False)
+        if report.open_to_everyone:
+            console.print(
+                f"open to everyone: {', '.join(report.open_to_everyone)} (every sender got "
+                "what the writer gets; name a command with --writer-only if only writers may)",
+                markup=False,
+            )
+        for note in report.notes:
+            console.print(f"· {note}", markup=False)
+        for untested in report.untested:
+            console.print(f"✗ not tested: {untested}", markup=False)
         console.print(report.summary())
         console.print(
-            f"✓ held  ✗ leak  ⌛ hung  ! handler error  ? skipped  {_MARKS['n/a']} not applicable"
+            "✓ held  ✗ leak  ⌛ hung  ! handler error  ? skipped  ● open (as for the writer)  "
+            f"{_MARKS['n/a']} not applicable"
         )
     if hung:
         # The report is out; a hung handler (cancellation swallowed, a blocked worker thread)
@@ -167,5 +183,5 @@ def probe_command(
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(EXIT_FAILED)
-    if report.failures:
+    if not report.passed:
         raise typer.Exit(EXIT_FAILED)

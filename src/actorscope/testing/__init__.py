@@ -32,7 +32,15 @@ from actorscope.testing._expect import (
 )
 from actorscope.testing._grants import Binder, Grants, open_env
 from actorscope.testing._harness import AgentEnv, BotHandler, Event, Simulator, Turn
-from actorscope.testing._probe import ProbeCase, Prober, ProbeReport, Status, probe, write_repros
+from actorscope.testing._probe import (
+    ProbeCase,
+    Prober,
+    ProbeReachError,
+    ProbeReport,
+    Status,
+    probe,
+    write_repros,
+)
 from actorscope.testing._probe_dpy import is_bot_factory
 from actorscope.testing._telegram_sim import TelegramSim
 from actorscope.testing.scenario import (
@@ -62,6 +70,7 @@ __all__ = [
     "Observation",
     "ObservationKind",
     "ProbeCase",
+    "ProbeReachError",
     "ProbeReport",
     "Prober",
     "RecordedCall",

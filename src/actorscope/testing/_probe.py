@@ -1,15 +1,26 @@
-"""``actorscope probe``: hostile senders x the bot's commands, and every permission leak.
+"""``actorscope probe``: hostile senders x the bot's commands, judged by what the bot does.
 
-:func:`probe` serves a user's ``actorscope run`` handler in the Telegram simulator on a
-throwaway database and workspace (a temporary folder, removed afterwards) seeded with one writer
-per group, and sends every probe event (:data:`EVENTS`: a non-writer, another group's writer,
-an anonymous admin, a post as a channel, a channel post, an automatic forward, another bot, a
-click, runs started by a non-writer, forged / unsigned / replayed origins, look-alike ids, an
-edit, text naming the writer's id, the writer's DM) with every command; with a Discord
-configuration the Discord simulator's events (:data:`DISCORD_EVENTS`) too. A **leak** is an
-allowed decision for an actor that is not a writer of the scope (other than
-``not_group_context`` in the writer's own DM), a change to the workspace, the grants, the cron
-jobs or the memory entries, or a reply carrying a marker planted in another scope. A case that
+:func:`probe` serves a user's bot on a throwaway database and workspace in a temporary folder
+(removed afterwards) that is also the bot's working directory while it runs: an ``actorscope
+run`` handler or a PTB application (:mod:`._probe_ptb`) in the Telegram simulator, a discord.py
+bot (:mod:`._probe_dpy`) against the Discord emulator. It seeds one writer per group and proves
+its reach first (the positive control): a gate on another database or workspace, or a writer
+the bot does not know or refuses, stops it with one :class:`ProbeReachError`.
+
+Then, per command, it records what the bot does for the writer (:mod:`._probe_effects`: its
+platform calls, the files and SQLite rows it writes under its working directory) and sends
+every probe event (:data:`EVENTS`: a non-writer, another group's writer, an anonymous admin, a
+post as a channel, a channel post, an automatic forward, another bot, a click, runs started by
+a non-writer, forged / unsigned / replayed origins, look-alike ids, an edit, text naming the
+writer's id, the writer's DM) with every command; with a Discord configuration the Discord
+simulator's events (:data:`DISCORD_EVENTS`) too. A **leak** is an allowed decision for an actor
+that is not a writer of the scope (other than ``not_group_context`` in the writer's own DM), a
+change to the workspace, the grants, the cron jobs or the memory entries, a reply carrying a
+marker planted in another scope, or a writer-only command (one the bot asks a permission for,
+or one named in ``writer_only``) doing for a hostile sender what it does for the writer. An
+undeclared command that does so is **open** (not a failure); one that does so for every person
+and refuses no one is open to everyone. What the probe could not test is said, one line each,
+and a run that reached none of the bot's own commands is not a clean pass. A case that
 outlives its deadline is reported as hung, not waited on.
 """
 
@@ -18,9 +29,13 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import os
+import re
 import secrets
+import sys
 import tempfile
-from collections.abc import Awaitable, Callable, Collection, Coroutine, Sequence
+from collections.abc import Awaitable, Callable, Collection, Coroutine, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
@@ -28,10 +43,9 @@ from typing import Any, Generic, Protocol, TypeVar
 
 import yaml
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup
-from telegram.ext import Application, ApplicationBuilder
 
 from actorscope.bots import load_object
-from actorscope.channels import ChannelConfig, IgnoreReason
+from actorscope.channels import ChannelConfig, IgnoreReason, WriterCommand, writer_command_named
 from actorscope.context import bind_identity
 from actorscope.errors import ConfigError
 from actorscope.host import Handler
@@ -55,9 +69,21 @@ from actorscope.propagation import (
     spawn_subagent,
     ticker_run,
 )
+from actorscope.sandbox import HttpCall, RecordedCall
 from actorscope.testing._discord_sim import DiscordSim
 from actorscope.testing._grants import Grants, open_env
 from actorscope.testing._harness import AgentEnv, Event
+from actorscope.testing._probe_effects import Behaviour, CallLog, FolderWatch, Watch, api_call
+from actorscope.testing._probe_ptb import PTB
+from actorscope.testing._probe_target import (
+    ProbeReachError,
+    Served,
+    TelegramFramework,
+    command_name,
+    inferred_commands,
+    scenario_files,
+    source_of,
+)
 from actorscope.testing._telegram_sim import TelegramSim
 
 __all__ = [
@@ -66,6 +92,8 @@ __all__ = [
     "EVENTS",
     "AppFactory",
     "ProbeCase",
+    "ProbeEvent",
+    "ProbeReachError",
     "ProbeReport",
     "Prober",
     "Status",
@@ -73,7 +101,8 @@ __all__ = [
     "write_repros",
 ]
 
-#: The writer commands every bot has (answered by the runner, never by the handler).
+#: The writer commands every bot with actorscope's gate has (answered by the gate, never by
+#: the bot's own handlers).
 DEFAULT_COMMANDS: tuple[str, ...] = ("/addwriter", "/removewriter", "/writers")
 #: How long one event x command may take before it is reported as hung.
 DEFAULT_DEADLINE = 10.0
@@ -83,10 +112,20 @@ _CANCEL_WAIT = 1.0
 _PLACEHOLDERS = ("1087968824", "136817688", "777000")
 #: The files a marker is planted in, in the other scopes.
 _PLANTED_FILES = ("notes.md", "memory.md")
+#: The name of the probe's database in its temporary folder.
+_PROBE_DB = "probe.db"
+#: Bot API methods that only read: not part of what a bot does.
+_READS = ("get",)
+#: The names the probe's people go by (left out of the bot's replies when comparing them).
+_PEOPLE = ("writer", "otherwriter", "member", "helperbot", "helper_bot", "writer.")
+#: A path segment this long is a token (an interaction's, a webhook's), not a name.
+_TOKEN_LENGTH = 20
 _WRITER_ID = 4242
 _OTHER_WRITER_ID = 5151
 _MEMBER_ID = 6161
 _BOT_ID = 7171
+#: The frameworks the probe serves on the Telegram simulator (aiogram: one more module).
+_TELEGRAM_FRAMEWORKS: tuple[TelegramFramework, ...] = (PTB,)
 
 
 class Status(StrEnum):
@@ -94,6 +133,8 @@ class Status(StrEnum):
 
     HELD = "held"
     LEAK = "leak"
+    #: An undeclared command did for this sender what it does for the writer (not a failure).
+    OPEN = "open"
     HUNG = "hung"
     ERROR = "error"
     SKIPPED = "skipped"
@@ -101,17 +142,18 @@ class Status(StrEnum):
 
 
 SimT = TypeVar("SimT")
-_App = Application[Any, Any, Any, Any, Any, Any]
-#: A PTB bot to probe: called with the simulator's ``ApplicationBuilder`` and keyword
-#: overrides for :func:`~actorscope.integrations.ptb.install` (``database``, ``agent``,
-#: ``workspace``, ``owners``, ``config``, ``signer``), it returns the built application.
-AppFactory = Callable[..., _App]
+#: A PTB bot to probe: called with the simulator's ``ApplicationBuilder`` and, when it takes
+#: them, keyword overrides for :func:`~actorscope.integrations.ptb.install` (``database``,
+#: ``agent``, ``workspace``, ``owners``, ``config``, ``signer``), it returns the built
+#: application.
+AppFactory = Callable[..., Any]
 _FAILED = frozenset({Status.LEAK, Status.HUNG, Status.ERROR, Status.SKIPPED})
 
 
 @dataclass
 class ProbeCase:
-    """One event x command: its status, why, the decisions and audit rows it produced."""
+    """One event x command: its status, why, the decisions and audit rows it produced, what
+    the bot did (``behaviour``) and whether that was what it does for the writer."""
 
     event: str
     command: str
@@ -120,6 +162,15 @@ class ProbeCase:
     decisions: list[dict[str, str]] = field(default_factory=list)
     audit: list[dict[str, Any]] = field(default_factory=list)
     repro: str = ""
+    behaviour: list[str] = field(default_factory=list)
+    #: The bot did for this sender everything it does for the writer.
+    as_writer: bool = False
+    #: The bot refused this sender: a denied decision, or something other than the writer got.
+    refused: bool = False
+    #: The event is a plain person's (a non-writer member, another group's writer).
+    person: bool = False
+    #: A leak only what the bot did shows (no decision, state change or planted content).
+    behaviour_only: bool = False
 
     def as_dict(self) -> dict[str, Any]:
         """The case as JSON-ready data."""
@@ -130,17 +181,28 @@ class ProbeCase:
             "problems": self.problems,
             "decisions": self.decisions,
             "audit": self.audit,
+            "behaviour": self.behaviour,
+            "as_writer": self.as_writer,
             "repro": self.repro,
         }
 
 
 @dataclass
 class ProbeReport:
-    """Every case of a probe, in event-major order."""
+    """Every case of a probe, in event-major order, and what it could not test.
+
+    ``writer_only``: the commands judged writer-only (the bot asked a permission for them, or
+    they were declared so); ``notes``: what the probe could not test, one line each;
+    ``untested``: what keeps the run from being a clean pass (a run that reached none of the
+    bot's own commands, a writer-only command that did nothing for the writer).
+    """
 
     events: list[str]
     commands: list[str]
     cases: list[ProbeCase]
+    writer_only: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    untested: list[str] = field(default_factory=list)
 
     @property
     def leaks(self) -> list[ProbeCase]:
@@ -151,6 +213,26 @@ class ProbeReport:
     def failures(self) -> list[ProbeCase]:
         """The cases that did not hold: leaked, hung, failed, or skipped after a hang."""
         return [c for c in self.cases if c.status in _FAILED]
+
+    @property
+    def passed(self) -> bool:
+        """A clean pass: every case held (or was open or not applicable) and nothing that
+        matters was left untested."""
+        return not self.failures and not self.untested
+
+    @property
+    def open_to_everyone(self) -> list[str]:
+        """The commands not judged writer-only that did for every person what they do for the
+        writer and refused no sender."""
+        found: list[str] = []
+        for command in self.commands:
+            if command in self.writer_only:
+                continue
+            cases = [c for c in self.cases if c.command == command]
+            persons = [c for c in cases if c.person]
+            if persons and all(c.as_writer for c in persons) and not any(c.refused for c in cases):
+                found.append(command)
+        return found
 
     def summary(self) -> str:
         """``2 leak(s), 1 hung, 0 error(s), 0 skipped in 164 cases``."""
@@ -173,9 +255,14 @@ class ProbeReport:
         return {
             "events": self.events,
             "commands": self.commands,
+            "writer_only": self.writer_only,
             "leaks": len(self.leaks),
             "failures": len(self.failures),
+            "passed": self.passed,
             "summary": self.summary(),
+            "open_to_everyone": self.open_to_everyone,
+            "notes": self.notes,
+            "untested": self.untested,
             "cases": [c.as_dict() for c in self.cases],
         }
 
@@ -184,13 +271,23 @@ class ProbeReport:
         return json.dumps(self.as_dict(), indent=2, ensure_ascii=False)
 
 
+@dataclass(frozen=True)
+class Baseline:
+    """What the bot did for the writer: its behaviour, and whether it asked a permission."""
+
+    behaviour: Behaviour
+    gated: bool
+
+
 @dataclass
 class ProbeWorld(Generic[SimT]):
-    """A probe's world on one platform: its groups, the people, the planted markers."""
+    """A probe's world on one platform: its groups, the people, the planted markers, and how
+    the bot's behaviour is watched and compared with the writer's."""
 
     sim: SimT
     env: AgentEnv
     writers: dict[str, str]  # group scope → its one writer
+    watch: Watch
     #: chat id → a marker planted in that scope's workspace: no reply elsewhere may carry it.
     secrets: dict[str, str] = field(default_factory=dict)
     #: where → a message of the non-writer there, which hostile commands reply to (so that
@@ -198,11 +295,51 @@ class ProbeWorld(Generic[SimT]):
     targets: dict[str, int] = field(default_factory=dict)
     #: The groups' scopes and workspace folder names: what the writer's DM must not change.
     groups: set[str] = field(default_factory=set)
+    #: ``like`` → the writer's version of an event (what hostile events are compared with).
+    writer_acts: dict[str, _Send[SimT]] = field(default_factory=dict)
+    #: (like, command, where) → what the bot did for the writer.
+    baselines: dict[tuple[str, str, str], Baseline] = field(default_factory=dict)
+    #: The names of the commands declared writer-only (``note`` for ``/note``).
+    writer_only: frozenset[str] = frozenset()
+    #: An ``actorscope run`` handler (it receives the handler-only events).
+    handler: bool = True
+    #: The bot answers the writer commands (actorscope's gate is in it).
+    gated: bool = True
 
 
 _Send = Callable[[ProbeWorld[SimT], str, str], Awaitable[list[Event]]]
+
+
+@dataclass(frozen=True)
+class ProbeEvent(Generic[SimT]):
+    """A probe event: how it is sent, and what of the writer's it is compared with.
+
+    ``send(world, where, command)`` sends it (a send that first needs events of its own, such
+    as the message an edit changes, calls ``world.watch.begin()`` before the event itself);
+    ``dm``: the writer's own DM (judged by what it may not change, not compared);
+    ``like``: the writer's act it is compared with (a key of ``ProbeWorld.writer_acts``);
+    ``handler_only``: only an ``actorscope run`` handler receives it (not an application);
+    ``person``: a plain person's event (a non-writer member, another group's writer).
+    """
+
+    send: _Send[SimT]
+    dm: bool = False
+    like: str = "message"
+    handler_only: bool = False
+    person: bool = False
+
+
 _TgWorld = ProbeWorld[TelegramSim]
 _TgSend = _Send[TelegramSim]
+
+
+def sent_text(command: str) -> str:
+    """What a text event sends for ``command``: a command without an argument gets one
+    (``probe``), so that the bot does what it does, not print its usage; a writer command is
+    sent as it is (it names the message it replies to)."""
+    if command.strip().partition(" ")[2] or writer_command_named(command_name(command)):
+        return command
+    return f"{command} probe"
 
 
 async def _say(w: _TgWorld, who: str | int, text: str, where: str) -> Event:
@@ -221,6 +358,7 @@ class Prober(Protocol):
         bot: Callable[..., Any] | str | None = ...,
         search_dir: Path | None = ...,
         commands: Sequence[str] = ...,
+        writer_only: Sequence[str] = ...,
         config: ChannelConfig | None = ...,
         discord: ChannelConfig | None = ...,
         owners: Sequence[str] = ...,
@@ -255,6 +393,53 @@ def _of_agent(env: AgentEnv, identity: Identity) -> Identity:
     return replace(identity, agent_id=env.agent.id, tenant_id=env.agent.tenant_id)
 
 
+async def seed_writers(env: AgentEnv, writers: dict[str, str]) -> None:
+    """Grant each scope's writer: ``file_writer`` (a writer, as ``/addwriter`` makes one) and
+    every other action (``*``), so that whatever a command asks, the writer is allowed."""
+    grants = Grants(env.store, env.agent)
+    for scope, writer in writers.items():
+        await grants.allow(scope, writer, by="probe")
+        await grants.allow(scope, writer, "*", by="probe")
+
+
+def folder_watch(env: AgentEnv) -> FolderWatch:
+    """The bot's working directory (the probe's folder), without the probe's own database."""
+    root = Path(env.db.path).resolve().parent
+    return FolderWatch(root, ignore=[root / _PROBE_DB])
+
+
+def _telegram_calls(sim: TelegramSim) -> CallLog:
+    """The bot's Bot API calls that change something (``get*`` only read)."""
+
+    def effect(call: object) -> str | None:
+        if not isinstance(call, RecordedCall) or call.method.lower().startswith(_READS):
+            return None
+        if call.method.lower() == "answercallbackquery" and not call.params.get("text"):
+            return None  # the click acknowledged: nothing a user sees
+        return api_call(call.method, call.params, _PEOPLE)
+
+    return CallLog(lambda: sim.emu.calls, effect)
+
+
+def discord_calls(requests: Callable[[], Sequence[HttpCall]]) -> CallLog:
+    """The bot's Discord REST calls that change something (a ``GET`` only reads)."""
+
+    def effect(call: object) -> str | None:
+        if not isinstance(call, HttpCall) or call.method == "GET":
+            return None
+        return api_call(f"{call.method} {_path(call.path)}", call.json or {}, _PEOPLE)
+
+    return CallLog(requests, effect)
+
+
+def _path(path: str) -> str:
+    """A REST path without its ids and tokens (``/interactions/#/*/callback``)."""
+    parts = path.split("/")
+    return "/".join(
+        "#" if part.isdigit() else "*" if len(part) > _TOKEN_LENGTH else part for part in parts
+    )
+
+
 async def _build(sim: TelegramSim, env: AgentEnv) -> _TgWorld:
     sim.user("writer", user_id=_WRITER_ID)
     sim.user("otherwriter", user_id=_OTHER_WRITER_ID)
@@ -265,19 +450,19 @@ async def _build(sim: TelegramSim, env: AgentEnv) -> _TgWorld:
     sim.topic("forum", "ideas")
     sim.supergroup("elsewhere", chat_id=_OTHER_ID)
     sim.channel("news", chat_id=_CHANNEL_ID)
-    grants = Grants(env.store, env.agent)
     writers = {
         _scope(_GROUP_ID): str(_WRITER_ID),
         _scope(_FORUM_ID): str(_WRITER_ID),
         _scope(_OTHER_ID): str(_OTHER_WRITER_ID),
     }
-    for scope, writer in writers.items():
-        await grants.allow(scope, writer, by="probe")
+    await seed_writers(env, writers)
     planted = {
         str(_OTHER_ID): _plant(env, telegram_identity(_OTHER_ID, "supergroup", None)),
         str(_WRITER_ID): _plant(env, telegram_identity(_WRITER_ID, "private", _WRITER_ID)),
     }
-    world = ProbeWorld(sim, env, writers, planted)
+    watch = Watch(_telegram_calls(sim), folder_watch(env))
+    world = ProbeWorld(sim, env, writers, watch, secrets=planted)
+    world.writer_acts = {"message": _writer_says, "click": _writer_clicks, "run": _writers_run}
     world.groups = _group_names(
         env,
         [telegram_identity(chat, "supergroup", None) for chat in (_GROUP_ID, _FORUM_ID, _OTHER_ID)],
@@ -307,38 +492,42 @@ def _topic(where: str) -> str | None:
 
 
 async def _non_writer(w: _TgWorld, where: str, command: str) -> list[Event]:
-    return [await _say(w, "member", command, where)]
+    return [await _say(w, "member", sent_text(command), where)]
 
 
 async def _other_group_writer(w: _TgWorld, where: str, command: str) -> list[Event]:
-    return [await _say(w, "otherwriter", command, where)]
+    return [await _say(w, "otherwriter", sent_text(command), where)]
 
 
 async def _anonymous_admin(w: _TgWorld, where: str, command: str) -> list[Event]:
-    return [await w.sim.anonymous_admin(where, command, topic=_topic(where))]
+    return [await w.sim.anonymous_admin(where, sent_text(command), topic=_topic(where))]
 
 
 async def _as_channel(w: _TgWorld, where: str, command: str) -> list[Event]:
-    return [await w.sim.as_channel("news", where, command)]
+    return [await w.sim.as_channel("news", where, sent_text(command))]
 
 
 async def _channel_post(w: _TgWorld, where: str, command: str) -> list[Event]:
-    return [await w.sim.channel_post("news", command)]
+    return [await w.sim.channel_post("news", sent_text(command))]
 
 
 async def _automatic_forward(w: _TgWorld, where: str, command: str) -> list[Event]:
-    post = await w.sim.channel_post("news", command)
+    post = await w.sim.channel_post("news", sent_text(command))
     message_id = int(post.payload["channel_post"]["message_id"])
+    w.watch.begin()
     return [post, await w.sim.automatic_forward("news", message_id, where)]
 
 
 async def _other_bot(w: _TgWorld, where: str, command: str) -> list[Event]:
-    return [await _say(w, _BOT_ID, command, where)]
+    return [await _say(w, _BOT_ID, sent_text(command), where)]
 
 
-async def _click(w: _TgWorld, where: str, command: str) -> list[Event]:
+async def _clicked_by(w: _TgWorld, where: str, command: str, clicker: str) -> list[Event]:
+    """The writer says hello, the bot's answer carries a button ``command``; ``clicker``
+    clicks it."""
     mine = await w.sim.message("writer", "hello", where, topic=_topic(where))
-    button = InlineKeyboardButton(command, callback_data=command[:64])
+    data = sent_text(command)[:64]
+    button = InlineKeyboardButton(command, callback_data=data)
     posted = await w.sim.app.bot.send_message(
         int(w.sim.chat_id(where)),
         "choose",
@@ -346,12 +535,18 @@ async def _click(w: _TgWorld, where: str, command: str) -> list[Event]:
         reply_to_message_id=int(mine.payload["message"]["message_id"]),
         reply_markup=InlineKeyboardMarkup([[button]]),
     )
-    return [await w.sim.click("member", where, command[:64], message=posted.message_id)]
+    w.watch.begin()
+    return [await w.sim.click(clicker, where, data, message=posted.message_id)]
+
+
+async def _click(w: _TgWorld, where: str, command: str) -> list[Event]:
+    return await _clicked_by(w, where, command, "member")
 
 
 async def _edited(w: _TgWorld, where: str, command: str) -> list[Event]:
     first = await w.sim.message("member", "harmless text", where, topic=_topic(where))
-    return [first, await w.sim.edit(first, command)]
+    w.watch.begin()
+    return [first, await w.sim.edit(first, sent_text(command))]
 
 
 async def _claims_writer(w: _TgWorld, where: str, command: str) -> list[Event]:
@@ -359,40 +554,46 @@ async def _claims_writer(w: _TgWorld, where: str, command: str) -> list[Event]:
     return [await _say(w, "member", text, where)]
 
 
-async def _started_by_non_writer(
-    w: _TgWorld, where: str, command: str, build: Callable[[], InboundMessage], label: str
+async def _started_by(
+    w: _TgWorld,
+    where: str,
+    who: str,
+    build: Callable[[], InboundMessage],
+    label: str,
 ) -> list[Event]:
-    parent = await w.sim.message("member", "hello", where, topic=_topic(where))
+    """``who`` says hello in ``where``; inside that run, ``build`` makes a message."""
+    parent = await w.sim.message(who, "hello", where, topic=_topic(where))
     if parent.request is None:
         return [parent]
     request = parent.request
     info = RunInfo(session_key=request.session_key, thread_id=request.thread_id)
     with bind_identity(request.identity()), bind_run(info):
         message = build()
+    w.watch.begin()
     return [parent, await w.sim.synthetic(message, label)]
 
 
 async def _subagent(w: _TgWorld, where: str, command: str) -> list[Event]:
-    signer = w.env.signer
-    return await _started_by_non_writer(
-        w, where, command, lambda: spawn_subagent(command, signer=signer).message, "sub-agent"
+    signer, text = w.env.signer, sent_text(command)
+    return await _started_by(
+        w, where, "member", lambda: spawn_subagent(text, signer=signer).message, "sub-agent"
     )
 
 
 async def _delegate(w: _TgWorld, where: str, command: str) -> list[Event]:
-    signer, agent_id = w.env.signer, w.env.agent.id
-    return await _started_by_non_writer(
-        w, where, command, lambda: delegate(agent_id, command, signer=signer).message, "delegate"
+    signer, agent_id, text = w.env.signer, w.env.agent.id, sent_text(command)
+    return await _started_by(
+        w, where, "member", lambda: delegate(agent_id, text, signer=signer).message, "delegate"
     )
 
 
 async def _ticker(w: _TgWorld, where: str, command: str) -> list[Event]:
-    signer = w.env.signer
-    return await _started_by_non_writer(
+    signer, text = w.env.signer, sent_text(command)
+    return await _started_by(
         w,
         where,
-        command,
-        lambda: ticker_run(create_ticker_job("probe", command), signer=signer),
+        "member",
+        lambda: ticker_run(create_ticker_job("probe", text), signer=signer),
         "ticker",
     )
 
@@ -402,7 +603,7 @@ def _writer_carrier(w: _TgWorld, where: str, command: str, signer: OriginSigner)
     chat_id = _FORUM_ID if where == "forum" else _GROUP_ID
     identity = _of_agent(w.env, telegram_identity(chat_id, "supergroup", _WRITER_ID))
     with bind_identity(identity):
-        return spawn_subagent(command, signer=signer).message
+        return spawn_subagent(sent_text(command), signer=signer).message
 
 
 async def _forged_origin(w: _TgWorld, where: str, command: str) -> list[Event]:
@@ -436,7 +637,7 @@ def _synthetic_sender(sender_id: str, kind: SenderKind = SenderKind.USER) -> _Tg
             user_id=_scope(chat_id),
             peer_kind=PeerKind.GROUP,
             sender_kind=kind,
-            content=command,
+            content=sent_text(command),
             thread_id="" if where == "group" else str(w.sim.topic_id("forum", "ideas")),
         )
         return [await w.sim.synthetic(message, f"sender {sender_id!r}")]
@@ -445,34 +646,54 @@ def _synthetic_sender(sender_id: str, kind: SenderKind = SenderKind.USER) -> _Tg
 
 
 async def _writer_dm(w: _TgWorld, where: str, command: str) -> list[Event]:
-    return [await w.sim.message("writer", command)]
+    return [await w.sim.message("writer", sent_text(command))]
 
 
-#: The probe events: name → (sender, whether it is the writer's own DM).
-EVENTS: dict[str, tuple[_TgSend, bool]] = {
-    "non-writer member": (_non_writer, False),
-    "writer of another group": (_other_group_writer, False),
-    "anonymous admin": (_anonymous_admin, False),
-    "user posting as a channel": (_as_channel, False),
-    "channel post": (_channel_post, False),
-    "automatic forward": (_automatic_forward, False),
-    "another bot": (_other_bot, False),
-    "button click by a non-writer": (_click, False),
-    "edited message": (_edited, False),
-    "text naming the writer's sender_id": (_claims_writer, False),
-    "sub-agent started by a non-writer": (_subagent, False),
-    "delegate started by a non-writer": (_delegate, False),
-    "ticker started by a non-writer": (_ticker, False),
-    "forged origin claiming the writer": (_forged_origin, False),
-    "unsigned origin claiming the writer": (_unsigned_origin, False),
-    "replayed origin of the writer": (_replayed_origin, False),
-    "message with no sender": (_synthetic_sender("", SenderKind.NONE), False),
-    "look-alike id of the writer (0-prefixed)": (_synthetic_sender(f"0{_WRITER_ID}"), False),
+# -- the writer's acts: what the hostile events are compared with -------------------------------
+
+
+async def _writer_says(w: _TgWorld, where: str, command: str) -> list[Event]:
+    return [await _say(w, "writer", sent_text(command), where)]
+
+
+async def _writer_clicks(w: _TgWorld, where: str, command: str) -> list[Event]:
+    return await _clicked_by(w, where, command, "writer")
+
+
+async def _writers_run(w: _TgWorld, where: str, command: str) -> list[Event]:
+    """A sub-agent the writer started in ``where`` (an honest, signed origin)."""
+    carrier = _writer_carrier(w, where, command, w.env.signer)
+    return [await w.sim.synthetic(carrier, "the writer's sub-agent")]
+
+
+_Tg = ProbeEvent[TelegramSim]
+#: The probe events, by name.
+EVENTS: dict[str, _Tg] = {
+    "non-writer member": _Tg(_non_writer, person=True),
+    "writer of another group": _Tg(_other_group_writer, person=True),
+    "anonymous admin": _Tg(_anonymous_admin),
+    "user posting as a channel": _Tg(_as_channel),
+    "channel post": _Tg(_channel_post),
+    "automatic forward": _Tg(_automatic_forward),
+    "another bot": _Tg(_other_bot),
+    "button click by a non-writer": _Tg(_click, like="click"),
+    "edited message": _Tg(_edited),
+    "text naming the writer's sender_id": _Tg(_claims_writer),
+    "sub-agent started by a non-writer": _Tg(_subagent, like="run", handler_only=True),
+    "delegate started by a non-writer": _Tg(_delegate, like="run", handler_only=True),
+    "ticker started by a non-writer": _Tg(_ticker, like="run", handler_only=True),
+    "forged origin claiming the writer": _Tg(_forged_origin, like="run", handler_only=True),
+    "unsigned origin claiming the writer": _Tg(_unsigned_origin, like="run", handler_only=True),
+    "replayed origin of the writer": _Tg(_replayed_origin, like="run", handler_only=True),
+    "message with no sender": _Tg(_synthetic_sender("", SenderKind.NONE), handler_only=True),
+    "look-alike id of the writer (0-prefixed)": _Tg(
+        _synthetic_sender(f"0{_WRITER_ID}"), handler_only=True
+    ),
     **{
-        f"look-alike id of placeholder {p}": (_synthetic_sender(f"0{p}"), False)
+        f"look-alike id of placeholder {p}": _Tg(_synthetic_sender(f"0{p}"), handler_only=True)
         for p in _PLACEHOLDERS
     },
-    "the writer's DM": (_writer_dm, True),
+    "the writer's DM": _Tg(_writer_dm, dm=True),
 }
 #: Where each event is sent: a supergroup and a forum topic (channel posts and DMs: once).
 _WHERES: dict[str, tuple[str, ...]] = {
@@ -565,28 +786,89 @@ def _decision_leaks(
     return problems, decisions
 
 
+def _writer_command(world: ProbeWorld[SimT], command: str) -> bool:
+    """A writer command the bot's gate answers (judged by its decisions and grants)."""
+    return world.gated and writer_command_named(command_name(command)) is not None
+
+
+async def _baseline(
+    world: ProbeWorld[SimT], like: str, command: str, where: str
+) -> Baseline | None:
+    """What the bot does for the writer's ``like`` act of ``command`` in ``where`` (found once);
+    ``None`` when the writer has no such act. A refusal of the writer (who holds every grant)
+    is a :class:`ProbeReachError`: the bot does not judge by the probe's grants."""
+    key = (like, command, where)
+    known = world.baselines.get(key)
+    act = world.writer_acts.get(like)
+    if known is not None or act is None:
+        return known
+    world.watch.begin()
+    events = await act(world, where, command)
+    behaviour = world.watch.end()
+    decisions = [dict(o.fields) for event in events for o in event.decisions]
+    refused = [d for d in decisions if d.get("allowed") != "true"]
+    if refused:
+        raise ProbeReachError(
+            f"the seeded writer was refused {command} ({refused[0].get('reason')}) in the "
+            f"probe's {where}, where it holds every grant: the bot does not judge the sender by "
+            "the probe's grants, so what it does for others cannot be compared"
+        )
+    baseline = Baseline(behaviour, gated=bool(decisions))
+    world.baselines[key] = baseline
+    return baseline
+
+
+def _compare(
+    world: ProbeWorld[SimT],
+    case: ProbeCase,
+    base: Baseline,
+    behaviour: Behaviour,
+    problems: list[str],
+) -> None:
+    """Judge ``case`` by what the bot did for it (``behaviour``) and for the writer."""
+    case.as_writer = behaviour.covers(base.behaviour)
+    denied = any(d.get("allowed") != "true" for d in case.decisions)
+    different = not case.as_writer and bool(behaviour.effects) and bool(base.behaviour.effects)
+    case.refused = denied or different
+    writer_only = base.gated or command_name(case.command) in world.writer_only
+    if case.as_writer and writer_only:
+        case.behaviour_only = not problems
+        problems.append(
+            f"{case.command} is writer-only and did for this sender what it does for the "
+            f"writer: {base.behaviour.describe()}"
+        )
+
+
 async def _run_case(
     world: ProbeWorld[SimT],
     audit: AuditLog,
     case: ProbeCase,
-    send: _Send[SimT],
+    event: ProbeEvent[SimT],
     where: str,
-    dm: bool,
 ) -> None:
     env = world.env
+    compared = not event.dm and not _writer_command(world, case.command)
+    base = await _baseline(world, event.like, case.command, where) if compared else None
     before = await _snapshot(env)
     seen = await audit.list(agent_id=env.agent.id, limit=1)
     last_id = seen[0].id if seen else 0
-    events = await send(world, where, case.command)
-    problems, case.decisions = _decision_leaks(events, world.writers, dm)
+    world.watch.begin()
+    events = await event.send(world, where, case.command)
+    behaviour = world.watch.end()
+    problems, case.decisions = _decision_leaks(events, world.writers, event.dm)
     after = await _snapshot(env)
-    problems += _changes(before, after, groups=world.groups if dm else None)
+    problems += _changes(before, after, groups=world.groups if event.dm else None)
     problems += _cross_scope(events, world.secrets)
     rows = await audit.list(agent_id=env.agent.id, limit=100)
     case.audit = [r.as_dict() for r in rows if r.id > last_id]
+    case.behaviour = sorted(behaviour.effects)
+    if base is not None:
+        _compare(world, case, base, behaviour, problems)
     case.problems = problems
     if problems:
         case.status = Status.LEAK
+    elif case.as_writer:
+        case.status = Status.OPEN
     elif events[-1].ignored is not None and not case.decisions:
         case.status = Status.NOT_APPLICABLE
 
@@ -609,7 +891,7 @@ async def _bounded(
     world: ProbeWorld[SimT],
     audit: AuditLog,
     case: ProbeCase,
-    how: tuple[_Send[SimT], str, bool],
+    how: tuple[ProbeEvent[SimT], str],
     deadline: float,
     cases: Sequence[ProbeCase],
 ) -> None:
@@ -618,8 +900,8 @@ async def _bounded(
         case.status = Status.SKIPPED
         case.problems.append("not run: an earlier case hung")
         return
-    send, where, dm = how
-    task = asyncio.ensure_future(_run_case(world, audit, case, send, where, dm))
+    event, where = how
+    task = asyncio.ensure_future(_run_case(world, audit, case, event, where))
     done, _ = await asyncio.wait({task}, timeout=deadline)
     if not done:
         task.cancel()
@@ -628,6 +910,8 @@ async def _bounded(
         case.problems.append(f"no answer within {deadline:g} s: the handler hangs")
         return
     error = task.exception()
+    if isinstance(error, ProbeReachError):
+        raise error
     if error is not None:
         case.status = Status.ERROR
         case.problems.append(f"the handler failed: {type(error).__name__}: {error}")
@@ -635,7 +919,7 @@ async def _bounded(
 
 async def play(
     world: ProbeWorld[SimT],
-    events: dict[str, tuple[_Send[SimT], bool]],
+    events: dict[str, ProbeEvent[SimT]],
     wheres: dict[str, tuple[str, ...]],
     commands: Sequence[str],
     deadline: float,
@@ -646,7 +930,7 @@ async def play(
     """Every event of ``events`` x every command, in each of its places, into ``report``
     (with ``only``: just the events labelled so)."""
     audit = world.env.store.audit
-    for name, (send, dm) in events.items():
+    for name, event in events.items():
         places = wheres[name]
         for where in places:
             label = prefix + (name if len(places) == 1 else f"{name} ({where})")
@@ -654,46 +938,133 @@ async def play(
                 continue
             report.events.append(label)
             for command in commands:
-                case = ProbeCase(label, command)
+                case = ProbeCase(label, command, person=event.person)
                 report.cases.append(case)
-                await _bounded(world, audit, case, (send, where, dm), deadline, report.cases)
+                if event.handler_only and not world.handler:
+                    case.status = Status.NOT_APPLICABLE
+                    continue
+                await _bounded(world, audit, case, (event, where), deadline, report.cases)
 
 
-def _registered(sim: TelegramSim) -> list[str]:
-    """The commands the bot registered with ``setMyCommands`` (every scope and language)."""
-    return [f"/{c['command']}" for listed in sim.emu.commands.values() for c in listed]
-
-
-def _application(
-    factory: AppFactory | str,
-    search_dir: Path | None,
-    builder: ApplicationBuilder[Any, Any, Any, Any, Any, Any],
-    **overrides: Any,
-) -> _App:
-    """The application ``factory`` builds against the simulator (one ConfigError otherwise)."""
-    spec = factory if isinstance(factory, str) else getattr(factory, "__name__", "application")
-    found = (
-        load_object(factory, search_dir, what="application")
-        if isinstance(factory, str)
-        else factory
-    )
-    if isinstance(found, Application):
-        raise ConfigError(
-            f"application {spec!r} is an Application already built: name a function that takes "
-            "an ApplicationBuilder and install()'s keyword arguments and builds it, so that the "
-            "probe can build it against its emulator"
-        )
-    if not callable(found):
-        raise ConfigError(f"application {spec!r} is not a function")
+@contextmanager
+def _contained(folder: Path, search_dir: Path | None) -> Iterator[tuple[Path, Path]]:
+    """For the block: ``folder`` is the working directory (what the bot writes by a relative
+    path lands there), ``search_dir`` (default: the working directory) comes first on
+    ``sys.path`` (a bot split into modules imports its siblings as under ``python -m`` from its
+    folder) and no bytecode is written beside the bot; each is restored after. Yields both,
+    resolved."""
+    cwd, path, bytecode = Path.cwd(), list(sys.path), sys.dont_write_bytecode
+    search = (search_dir or cwd).resolve()
+    os.chdir(folder)
+    sys.path.insert(0, str(search))
+    sys.dont_write_bytecode = True
     try:
-        built = found(builder, **overrides)
-    except Exception as exc:  # any failure of the user's factory is a config problem
-        raise ConfigError(
-            f"application {spec!r}: building it failed: {type(exc).__name__}: {exc}"
-        ) from None
-    if not isinstance(built, Application):
-        raise ConfigError(f"application {spec!r} did not return a python-telegram-bot Application")
-    return built
+        yield folder.resolve(), search
+    finally:
+        os.chdir(cwd)
+        sys.path[:] = path
+        sys.dont_write_bytecode = bytecode
+
+
+def _gather(
+    report: ProbeReport, served: Served, given: Sequence[str], inferred: Sequence[str]
+) -> None:
+    """The commands to send (into ``report.commands``): the given ones, the writer commands
+    of a gated bot, what the bot says it handles and what its source suggests."""
+    gated = DEFAULT_COMMANDS if served.gated else ()
+    known = [
+        c
+        for c in dict.fromkeys([*given, *served.commands])
+        if writer_command_named(command_name(c)) is None
+    ]
+    names = {command_name(c) for c in known}
+    extra = [
+        c
+        for c in inferred
+        if command_name(c) not in names and writer_command_named(command_name(c)) is None
+    ]
+    if not known and extra:
+        report.notes.append(
+            f"the probe knows no command of {served.name}: name them with --command "
+            f"(or [probe] commands); it tried {', '.join(extra)}, found in its source"
+        )
+    report.commands[:] = dict.fromkeys([*given, *gated, *served.commands, *extra])
+
+
+def conclude(report: ProbeReport, worlds: Sequence[ProbeWorld[Any]], name: str) -> None:
+    """The writer-only commands, and what the run could not test."""
+    declared = frozenset().union(*(w.writer_only for w in worlds))
+    baselines = [(key[1], base) for w in worlds for key, base in w.baselines.items()]
+    gated = any(w.gated for w in worlds)
+    own = [
+        c
+        for c in report.commands
+        if not (gated and writer_command_named(command_name(c)) is not None)
+    ]
+    report.writer_only = [
+        c
+        for c in own
+        if command_name(c) in declared or any(b.gated for cmd, b in baselines if cmd == c)
+    ]
+    reached: list[str] = []
+    for command in own:
+        found = [b for cmd, b in baselines if cmd == command]
+        if any(b.gated or b.behaviour.effects for b in found):
+            reached.append(command)
+        elif found and command in report.writer_only:
+            report.untested.append(
+                f"{command} did nothing for the writer: the probe cannot tell whether it does "
+                "for others what it does for writers"
+            )
+        elif found:
+            report.notes.append(f"{command} did nothing for the writer: nothing to compare with")
+    if not own:
+        report.untested.append(
+            f"the probe knows no command of {name}: only the writer commands were probed; "
+            "name them with --command (or [probe] commands)"
+        )
+    elif baselines and not reached:
+        report.untested.append(
+            f"the probe reached none of {name}'s own commands: they did nothing for the writer"
+        )
+
+
+def _framework(found: object, spec: str) -> TelegramFramework:
+    """The framework whose bot ``found`` is (one ConfigError when none is)."""
+    for framework in _TELEGRAM_FRAMEWORKS:
+        if framework.recognises(found):
+            return framework
+    raise ConfigError(
+        f"application {spec!r} is not a function building a python-telegram-bot Application "
+        "nor a discord.py bot"
+    )
+
+
+async def _prove_writer(world: _TgWorld, name: str) -> None:
+    """The positive control: the seeded writer's ``/writers`` names the writer."""
+    said = await _say(world, "writer", "/writers", "group")
+    answers = [o.fields.get("text", "") for o in said.sent]
+    if any(str(_WRITER_ID) in answer for answer in answers):
+        return
+    why = (
+        f"answered {answers[0]!r}"
+        if answers
+        else f"was ignored ({said.ignored})"
+        if said.ignored is not None
+        else "got no answer"
+    )
+    raise ProbeReachError(
+        f"the seeded writer is not a writer of the probe's group for {name}: its /writers "
+        f"{why}; the probe does not reach the bot's gate (on another database, or behind a "
+        "handler of the bot's that answers first)"
+    )
+
+
+def _load(target: object, search_dir: Path, what: str) -> tuple[object, str]:
+    """What ``target`` (``module:attribute`` or the object itself) is, and how to name it."""
+    if isinstance(target, str):
+        return load_object(target, search_dir, what=what), target
+    return target, str(getattr(target, "__name__", what))
 
 
 async def probe(
@@ -703,6 +1074,7 @@ async def probe(
     bot: Callable[..., Any] | str | None = None,
     search_dir: Path | None = None,
     commands: Sequence[str] = (),
+    writer_only: Sequence[str] = (),
     config: ChannelConfig | None = None,
     discord: ChannelConfig | None = None,
     owners: Sequence[str] = (),
@@ -713,79 +1085,155 @@ async def probe(
     """Probe ``handler`` (a function or ``module:function``) with every event x command.
 
     Or, with ``application`` (an :data:`AppFactory` or its ``module:function``), the PTB bot it
-    builds (with :func:`~actorscope.integrations.ptb.install`) against the Telegram simulator.
-    ``commands`` are added to the writer commands and the commands the bot registers with
-    ``setMyCommands``; ``config`` is the Telegram channel configuration the runner admits by
-    (default: mention not required); with ``discord`` (the Discord one) the Discord events are
-    sent too, labelled ``discord: ...`` (not with ``application``). Or, with ``bot`` (a
-    discord.py bot's class or factory, called with ``database``, ``agent``, ``workspace`` and
-    ``owners``, or its ``module:attribute``), that bot against the Discord emulator.
-    ``events`` limits the run to the events labelled so (as in the report). Everything is
-    written to a temporary folder that is removed before this returns.
+    builds against the Telegram simulator (or, when it names one, a discord.py bot). ``commands``
+    are added to the writer commands (of a bot with actorscope's gate), the commands the bot
+    registers with ``setMyCommands`` or handles with ``CommandHandler`` s, and those its source
+    and scenario files suggest; ``writer_only`` names commands only writers may use (``/note``),
+    besides those the bot asks a permission for; ``config`` is the Telegram channel configuration
+    the runner admits by (default: mention not required); with ``discord`` (the Discord one) the
+    Discord events are sent too, labelled ``discord: ...`` (not with ``application``). Or, with
+    ``bot`` (a discord.py bot, its class or a factory, called with ``database``, ``agent``,
+    ``workspace`` and ``owners`` when it takes them, or its ``module:attribute``), that bot
+    against the Discord emulator. ``events`` limits the run to the events labelled so (as in
+    the report). The bot runs in a temporary folder (its working directory meanwhile), where
+    everything is written; it is removed before this returns. A :class:`ProbeReachError`
+    says the probe does not reach the bot.
     """
     if sum(given is not None for given in (handler, application, bot)) != 1:
         raise ConfigError("probe takes a handler, an application or a bot, exactly one")
-    all_commands = list(dict.fromkeys([*commands, *DEFAULT_COMMANDS]))
-    report = ProbeReport([], all_commands, [])
-    with tempfile.TemporaryDirectory(prefix="actorscope-probe-") as tmp:
-        async with open_env(Path(tmp) / "probe.db", agent_key=agent) as env:
+    report = ProbeReport([], [], [])
+    declared = frozenset(command_name(c) for c in writer_only)
+    with (
+        tempfile.TemporaryDirectory(prefix="actorscope-probe-") as tmp,
+        _contained(Path(tmp), search_dir) as (folder, search),
+    ):
+        async with open_env(folder / _PROBE_DB, agent_key=agent) as env:
             env.roles.update(dict.fromkeys(owners, "owner"))
-            if bot is not None:
-                # Imported here: the discord.py mode builds on this module.
-                from actorscope.testing._probe_dpy import probe_bot
-
-                await probe_bot(
-                    bot, search_dir, env, report, owners=owners, deadline=deadline, events=events
-                )
+            run = ProbeRun(env, report, search, commands, declared, owners, deadline, events)
+            if handler is not None:
+                await run.telegram(handler, None, "", config, discord)
                 return report
-            telegram = config or ChannelConfig(platform="telegram", require_mention=False)
-            async with TelegramSim(env, config=telegram) as sim:
-                if application is not None:
-                    workspace = env.workspace.root if env.workspace is not None else None
-                    built = _application(
-                        application,
-                        search_dir,
-                        sim.application_builder(),
-                        database=env.db,
-                        agent=env.agent.key,
-                        workspace=workspace or Path(tmp) / "workspace",
-                        owners=list(owners),
-                        config=telegram,
-                        signer=env.signer,
-                    )
-                    await sim.serve_application(built)
-                elif handler is not None:
-                    sim.serve(handler, search_dir=search_dir)
-                all_commands[:] = dict.fromkeys([*all_commands, *_registered(sim)])
-                world = await _build(sim, env)
-                wheres = {name: _WHERES.get(name, ("group", "forum")) for name in EVENTS}
-                await play(world, EVENTS, wheres, all_commands, deadline, report, only=events)
-            if discord is not None and handler is not None:
-                async with DiscordSim(env, config=discord) as dsim:
-                    dsim.serve(handler, search_dir=search_dir)
-                    dworld = await _build_discord(dsim, env)
-                    await play(
-                        dworld,
-                        DISCORD_EVENTS,
-                        _DISCORD_WHERES,
-                        all_commands,
-                        deadline,
-                        report,
-                        prefix="discord: ",
-                        only=events,
-                    )
+            target = bot if bot is not None else application
+            found, spec = _load(target, search, "bot" if bot is not None else "application")
+            # Imported here: the discord.py mode builds on this module.
+            from actorscope.testing._probe_dpy import is_bot_factory, probe_bot
+
+            if bot is not None or is_bot_factory(found):
+                await probe_bot(found, spec, run)
+            else:
+                await run.telegram(None, found, spec, config, None)
     return report
+
+
+@dataclass
+class ProbeRun:
+    """One probe run: its database, its report and what it was asked."""
+
+    env: AgentEnv
+    report: ProbeReport
+    search_dir: Path
+    commands: Sequence[str]
+    writer_only: frozenset[str]
+    owners: Sequence[str]
+    deadline: float
+    events: Sequence[str]
+
+    def gather(self, served: Served, prefixes: str, scenarios: Sequence[Path] = ()) -> None:
+        """The commands to send, into the report."""
+        sources = [served.source] if served.source is not None else []
+        inferred = inferred_commands(sources, scenarios, prefixes)
+        _gather(self.report, served, self.commands, inferred)
+
+    async def telegram(
+        self,
+        handler: Handler | str | None,
+        found: object,
+        spec: str,
+        config: ChannelConfig | None,
+        discord: ChannelConfig | None,
+    ) -> None:
+        """Probe a handler (and its Discord phase) or an application on the simulator."""
+        env, report = self.env, self.report
+        telegram = config or ChannelConfig(platform="telegram", require_mention=False)
+        worlds: list[ProbeWorld[Any]] = []
+        async with TelegramSim(env, config=telegram) as sim:
+            if handler is not None:
+                loaded = sim.serve(handler, search_dir=self.search_dir)
+                named = handler if isinstance(handler, str) else getattr(loaded, "__name__", "")
+                source = source_of(loaded, handler if isinstance(handler, str) else "")
+                served = Served((), True, source, f"handler {named!r}")
+                scenarios = (
+                    scenario_files(self.search_dir, handler) if isinstance(handler, str) else []
+                )
+                self.gather(served, "/!" if discord is not None else "/", scenarios)
+            else:
+                workspace = env.workspace.root if env.workspace is not None else Path("workspace")
+                overrides = {
+                    "database": env.db,
+                    "agent": env.agent.key,
+                    "workspace": workspace,
+                    "owners": list(self.owners),
+                    "config": telegram,
+                    "signer": env.signer,
+                }
+                served = await _framework(found, spec).serve(found, spec, sim, overrides)
+                self.gather(served, "/")
+            world = await _build(sim, env)
+            world.writer_only, world.gated = self.writer_only, served.gated
+            world.handler = handler is not None
+            worlds.append(world)
+            if served.gated:
+                await _prove_writer(world, served.name)
+            wheres = {name: _WHERES.get(name, ("group", "forum")) for name in EVENTS}
+            await play(
+                world, EVENTS, wheres, report.commands, self.deadline, report, only=self.events
+            )
+        if discord is not None and handler is not None:
+            async with DiscordSim(env, config=discord) as dsim:
+                dsim.serve(handler, search_dir=self.search_dir)
+                dworld = await _build_discord(dsim, env)
+                dworld.writer_only = self.writer_only
+                worlds.append(dworld)
+                await play(
+                    dworld,
+                    DISCORD_EVENTS,
+                    _DISCORD_WHERES,
+                    report.commands,
+                    self.deadline,
+                    report,
+                    prefix="discord: ",
+                    only=self.events,
+                )
+        conclude(report, worlds, served.name)
+        if handler is None:
+            report.notes.append(
+                "sub-agents, delegates, tickers, origins and synthetic senders reach only an "
+                f"actorscope run handler: not applicable to {served.name}"
+            )
 
 
 # -- Discord ------------------------------------------------------------------------------------
 _DcWorld = ProbeWorld[DiscordSim]
 _DcSend = _Send[DiscordSim]
+#: A mention of the bot before a command (the prefix of ``commands.when_mentioned``).
+_MENTION = re.compile(r"^\s*<@!?\d+>\s*")
 D_WRITER, D_OTHER_WRITER, D_MEMBER, D_BOT = (
     424200000000000001,
     515100000000000002,
     616100000000000003,
     717100000000000004,
 )
+
+
+def discord_text(command: str) -> str:
+    """What a Discord message sends for ``command``: ``/addwriter`` and ``/removewriter`` name
+    the non-writer, another command without an argument gets one (``probe``)."""
+    if _MENTION.sub("", command).strip().partition(" ")[2]:
+        return command
+    named = writer_command_named(command_name(command))
+    if named in (WriterCommand.ADD, WriterCommand.REMOVE):
+        return f"{command} <@{D_MEMBER}>"
+    return command if named is not None else f"{command} probe"
 
 
 async def _build_discord(sim: DiscordSim, env: AgentEnv) -> _DcWorld:
@@ -800,26 +1248,38 @@ async def _build_discord(sim: DiscordSim, env: AgentEnv) -> _DcWorld:
     sim.thread(general, "ideas")
     lobby = sim.channel(elsewhere, "lobby")
     dm = sim.dm_channel(writer)
-    return await seed_discord(sim, env, (guild.id, elsewhere.id), general.id, lobby.id, dm.id)
+    requests = sim.emulator.requests
+    watch = Watch(discord_calls(lambda: requests), folder_watch(env))
+    world = await seed_discord(
+        sim, env, (guild.id, elsewhere.id), general.id, lobby.id, dm.id, watch
+    )
+    world.writer_acts = {"message": _d_writer_says}
+    return world
 
 
 async def seed_discord(
-    sim: SimT, env: AgentEnv, guilds: tuple[int, int], general: int, lobby: int, dm: int
+    sim: SimT,
+    env: AgentEnv,
+    guilds: tuple[int, int],
+    general: int,
+    lobby: int,
+    dm: int,
+    watch: Watch,
 ) -> ProbeWorld[SimT]:
     """The Discord probe world of ``sim``: the writer granted guild-wide in the first guild,
     the other writer in the second; markers planted in the second guild's ``lobby`` channel
     and the writer's ``dm`` channel; what the writer's DM must not change."""
-    grants = Grants(env.store, env.agent)
     writers: dict[str, str] = {}
     for guild, person in zip(guilds, (D_WRITER, D_OTHER_WRITER), strict=True):
         scope = writer_scope(guild_member_scope(guild, person)) or ""
         writers[scope] = str(person)
-        await grants.allow(scope, str(person), by="probe")
+    await seed_writers(env, writers)
     planted = {
         str(lobby): discord_identity(D_OTHER_WRITER, chat_id=lobby, guild_id=guilds[1]),
         str(dm): discord_identity(D_WRITER, chat_id=dm),
     }
-    world = ProbeWorld(sim, env, writers, {chat: _plant(env, i) for chat, i in planted.items()})
+    secrets = {chat: _plant(env, i) for chat, i in planted.items()}
+    world = ProbeWorld(sim, env, writers, watch, secrets=secrets)
     world.groups = _group_names(
         env,
         [
@@ -832,23 +1292,23 @@ async def seed_discord(
 
 
 async def _d_non_writer(w: _DcWorld, where: str, command: str) -> list[Event]:
-    return [await w.sim.message("member", command, where, mention_bot=True)]
+    return [await w.sim.message("member", discord_text(command), where, mention_bot=True)]
 
 
 async def _d_other_writer(w: _DcWorld, where: str, command: str) -> list[Event]:
-    return [await w.sim.message("otherwriter", command, where, mention_bot=True)]
+    return [await w.sim.message("otherwriter", discord_text(command), where, mention_bot=True)]
 
 
 async def _d_webhook(w: _DcWorld, where: str, command: str) -> list[Event]:
-    return [await w.sim.webhook(where, command)]
+    return [await w.sim.webhook(where, discord_text(command))]
 
 
 async def _d_bot(w: _DcWorld, where: str, command: str) -> list[Event]:
-    return [await w.sim.bot_message("helperbot", command, where)]
+    return [await w.sim.bot_message("helperbot", discord_text(command), where)]
 
 
 async def _d_slash(w: _DcWorld, where: str, command: str) -> list[Event]:
-    name = command.lstrip("/!").split(" ", 1)[0].split("@", 1)[0].lower()
+    name = command_name(command)
     if name not in _DISCORD_SLASH:
         return [Event(f"no slash command {name!r}", {}, ignored=IgnoreReason.NOT_FOR_THIS_BOT)]
     # /addwriter and /removewriter name someone: the non-writer names themself.
@@ -858,29 +1318,35 @@ async def _d_slash(w: _DcWorld, where: str, command: str) -> list[Event]:
 
 
 async def _d_writer_dm(w: _DcWorld, where: str, command: str) -> list[Event]:
-    return [await w.sim.dm("writer", command)]
+    return [await w.sim.dm("writer", discord_text(command))]
+
+
+async def _d_writer_says(w: _DcWorld, where: str, command: str) -> list[Event]:
+    return [await w.sim.message("writer", discord_text(command), where, mention_bot=True)]
 
 
 #: The slash commands the Discord runner registers (the writer commands).
 _DISCORD_SLASH = frozenset({"addwriter", "removewriter", "writers"})
-#: The Discord probe events: name → (sender, whether it is the writer's own DM).
-DISCORD_EVENTS: dict[str, tuple[_DcSend, bool]] = {
-    "non-writer member": (_d_non_writer, False),
-    "writer of another guild": (_d_other_writer, False),
-    "webhook": (_d_webhook, False),
-    "another bot": (_d_bot, False),
-    "slash command by a non-writer": (_d_slash, False),
-    "the writer's DM": (_d_writer_dm, True),
+_Dc = ProbeEvent[DiscordSim]
+#: The Discord probe events, by name.
+DISCORD_EVENTS: dict[str, _Dc] = {
+    "non-writer member": _Dc(_d_non_writer, person=True),
+    "writer of another guild": _Dc(_d_other_writer, person=True),
+    "webhook": _Dc(_d_webhook),
+    "another bot": _Dc(_d_bot),
+    "slash command by a non-writer": _Dc(_d_slash, like="slash"),
+    "the writer's DM": _Dc(_d_writer_dm, dm=True),
 }
 _DISCORD_WHERES: dict[str, tuple[str, ...]] = {
-    name: ("general",) if dm else ("general", "ideas") for name, (_, dm) in DISCORD_EVENTS.items()
+    name: ("general",) if event.dm else ("general", "ideas")
+    for name, event in DISCORD_EVENTS.items()
 }
 
 
 #: The events a scenario file can replay as a Telegram step: name → (from, text template).
 _SCENARIO_STEPS = {
-    "non-writer member": ("member", "{command}"),
-    "writer of another group": ("otherwriter", "{command}"),
+    "non-writer member": ("member", "{text}"),
+    "writer of another group": ("otherwriter", "{text}"),
     "text naming the writer's sender_id": ("member", "{command} sender_id=" + str(_WRITER_ID)),
 }
 
@@ -917,14 +1383,16 @@ def _scenario(case: ProbeCase, handler: str) -> dict[str, Any]:
     }
     if base in _SCENARIO_STEPS:
         sender, text = _SCENARIO_STEPS[base]
-        step = {"from": sender, "chat": where, "text": text.format(command=case.command)}
+        said = text.format(command=case.command, text=sent_text(case.command))
+        step = {"from": sender, "chat": where, "text": said}
         scenario["steps"].append(
             {"name": case.event, "telegram": step, "expect": {"decision": {"allowed": False}}}
         )
     return scenario
 
 
-#: A reproduction for a PTB application or a discord.py bot: a pytest file probing the case.
+#: A reproduction a scenario file cannot express (a PTB application, a discord.py bot, a
+#: behaviour leak): a pytest file probing the case.
 _REPRO_TEST = '''\
 """A leak `actorscope probe` found; this test fails while the bot still leaks.
 
@@ -945,10 +1413,11 @@ async def test_probe_leak_{index:03d}(actorscope_probe: Prober) -> None:
         {kind}={spec!r},
         search_dir=Path({search_dir!r}),
         commands=[{command!r}],
+        writer_only={writer_only!r},
         events=[{event!r}],
     )
     case = report.case({event!r}, {command!r})
-    assert case.status is Status.HELD, "; ".join(case.problems)
+    assert case.status not in (Status.LEAK, Status.HUNG), "; ".join(case.problems)
 '''
 
 
@@ -969,22 +1438,28 @@ def write_repros(
 
     For a ``handler``: a ``*.scenario.yaml`` whose setup is the probe's world (a step replays
     the event where a scenario can express it). For a PTB ``application`` or a discord.py
-    ``bot`` (as ``module:attribute``, found in ``search_dir``), which a scenario cannot serve:
-    a ``test_probe_leak_NNN.py`` that probes that one event x command with the
-    ``actorscope_probe`` fixture and fails while the case does not hold.
+    ``bot`` (as ``module:attribute``, found in ``search_dir``), which a scenario cannot serve,
+    and for a handler's behaviour leak (a writer-only command doing for a hostile sender what
+    it does for the writer), which a scenario step cannot judge: a ``test_probe_leak_NNN.py``
+    that probes that one event x command with the ``actorscope_probe`` fixture (the same
+    writer-only commands) and fails while the case does not hold.
     """
-    given = [(k, v) for k, v in (("application", application), ("bot", bot)) if v is not None]
-    if len(given) + (handler is not None) != 1:
+    given = [
+        (k, v)
+        for k, v in (("handler", handler), ("application", application), ("bot", bot))
+        if v is not None
+    ]
+    if len(given) != 1:
         raise ConfigError("write_repros takes a handler, an application or a bot, exactly one")
+    [(kind, spec)] = given
     out.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
     reproducible = [c for c in report.cases if c.status in (Status.LEAK, Status.HUNG)]
     for index, case in enumerate(reproducible, 1):
-        if handler is not None:
+        if handler is not None and not case.behaviour_only:
             path = out / f"probe-leak-{index:03d}.scenario.yaml"
             text = yaml.safe_dump(_scenario(case, handler), sort_keys=False)
         else:
-            [(kind, spec)] = given
             path = out / f"test_probe_leak_{index:03d}.py"
             text = _REPRO_TEST.format(
                 title=_one_line(f"{case.event} x {case.command}"),
@@ -994,6 +1469,7 @@ def write_repros(
                 spec=spec,
                 search_dir=str((search_dir or Path.cwd()).resolve()),
                 command=case.command,
+                writer_only=list(dict.fromkeys(c.split(" ", 1)[0] for c in report.writer_only)),
                 event=case.event,
             )
         path.write_text(text, "utf-8")

@@ -1,14 +1,19 @@
 """The probe's discord.py mode: the user's own bot, unchanged, against the Discord emulator.
 
-:func:`probe_bot` builds the bot with the factory it is given (a ``discord.Client`` or
-``commands.Bot`` subclass, or a function returning one), called with the keyword arguments of
-:class:`~actorscope.integrations.discord_ext.ActorscopeCog` that put it on the probe's
-throwaway database and workspace (``database``, ``agent``, ``workspace``, ``owners``). The bot
-logs in to a :class:`~actorscope.sandbox.DiscordEmulator` inside
-:func:`~actorscope.sandbox.discord_pointed_at` (its ``setup_hook`` and tree sync run as at
-login), and every probe event of :data:`BOT_EVENTS` is sent with every command: what the bot
-synced (global and guild application commands), its text commands (``bot.commands``), the
-writer commands and the caller's. An event is done when the bot has dispatched it (a
+:func:`probe_bot` runs the bot it is given, built already, or builds it with the factory it is
+given (a ``discord.Client`` or ``commands.Bot`` subclass, or a function returning one), called
+with the keyword arguments of :class:`~actorscope.integrations.discord_ext.ActorscopeCog`
+(``database``, ``agent``, ``workspace``, ``owners``) it takes. The bot logs in to a
+:class:`~actorscope.sandbox.DiscordEmulator` inside :func:`~actorscope.sandbox.discord_pointed_at`
+(its ``setup_hook`` and tree sync run as at login), *adopted*
+(:func:`~actorscope.integrations.adopting`): its ActorscopeCog opens on the probe's database,
+agent and workspace whatever it was given, and one found elsewhere stops the probe
+(:class:`~actorscope.testing._probe_target.ProbeReachError`). A bot without the Cog is a plain
+discord.py bot, probed as it is: the probe shows who can use each command today.
+Every probe event of :data:`BOT_EVENTS` is sent with every command: what the bot synced
+(global and guild application commands), its text commands (``bot.commands``), the writer
+commands (with the Cog) and the caller's, each compared with what the bot does for the writer
+(its REST calls, files and SQLite rows). An event is done when the bot has dispatched it (a
 ``wait_for`` marker) and the tasks discord.py started for it have finished; the probe's
 deadline bounds the whole case.
 """
@@ -18,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import re
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,11 +32,11 @@ from typing import Any, TypeVar
 import discord
 from discord.ext import commands
 
-from actorscope.bots import load_object
-from actorscope.channels import IgnoreReason, Ingress, WriterCommand, writer_command_named
+from actorscope.channels import IgnoreReason, Ingress
 from actorscope.channels._discord_runner import silence_voice_warnings
 from actorscope.errors import ConfigError
 from actorscope.host import Prepared
+from actorscope.integrations import Adoption, adopting
 from actorscope.integrations.discord_ext import COG_NAME, ActorscopeCog
 from actorscope.permissions import Decision
 from actorscope.sandbox import DiscordEmulator, declared_world, discord_pointed_at
@@ -42,16 +47,24 @@ from actorscope.testing._probe import (
     D_MEMBER,
     D_OTHER_WRITER,
     D_WRITER,
-    ProbeReport,
+    ProbeEvent,
+    ProbeReachError,
+    ProbeRun,
     ProbeWorld,
+    conclude,
+    discord_calls,
+    discord_text,
+    folder_watch,
     play,
     seed_discord,
 )
+from actorscope.testing._probe_effects import Watch
+from actorscope.testing._probe_target import Served, call_factory, command_name, source_of
 
 __all__ = ["BOT_EVENTS", "BotFactory", "is_bot_factory", "probe_bot"]
 
 #: A discord.py bot to probe: called with ``database``, ``agent``, ``workspace`` and ``owners``
-#: (keywords), it returns the ``discord.Client`` / ``commands.Bot`` to run.
+#: (keywords, those it takes), it returns the ``discord.Client`` / ``commands.Bot`` to run.
 BotFactory = Callable[..., discord.Client]
 #: How long the bot may take to log in, sync and connect.
 _START_WAIT = 30.0
@@ -98,32 +111,49 @@ class _Hosted:
         """The Cog's ingress listener."""
         self.results.append((result, prepared))
 
+    @property
+    def cog(self) -> ActorscopeCog | None:
+        """The bot's ActorscopeCog (``None``: a plain discord.py bot)."""
+        found = self.bot.get_cog(COG_NAME) if isinstance(self.bot, commands.Bot) else None
+        return found if isinstance(found, ActorscopeCog) else None
+
 
 _DpyWorld = ProbeWorld[_Hosted]
 _T = TypeVar("_T")
 _DpySend = Callable[[_DpyWorld, str, str], Awaitable[list[Event]]]
 
 
-def _built(factory: BotFactory | str, search_dir: Path | None, **overrides: Any) -> discord.Client:
-    """The bot ``factory`` builds on the probe's database (one ConfigError otherwise)."""
-    spec = factory if isinstance(factory, str) else getattr(factory, "__name__", "bot")
-    found = load_object(factory, search_dir, what="bot") if isinstance(factory, str) else factory
+def _built(found: object, spec: str, **overrides: Any) -> discord.Client:
+    """The bot ``found`` is or builds (with the overrides it takes; one ConfigError otherwise)."""
     if isinstance(found, discord.Client):
-        raise ConfigError(
-            f"bot {spec!r} is a discord.py client built already, on its own database: name its "
-            "class or a function that builds it from the keyword arguments database, agent, "
-            "workspace and owners, so that the probe runs it on a throwaway database"
-        )
+        return found
     if not callable(found):
         raise ConfigError(f"bot {spec!r} is not a class or function")
-    try:
-        built = found(**overrides)
-    except Exception as exc:  # any failure of the user's factory is a config problem
-        failure = f"{type(exc).__name__}: {exc}"
-        raise ConfigError(f"bot {spec!r}: building it failed: {failure}") from None
+    built = call_factory(found, spec, "bot", **overrides)
     if not isinstance(built, discord.Client):
         raise ConfigError(f"bot {spec!r} did not return a discord.py Client")
     return built
+
+
+def _check_reach(cog: ActorscopeCog, env: AgentEnv) -> None:
+    """The bot's ActorscopeCog opened on the probe's database, agent and workspace (one
+    :class:`ProbeReachError` otherwise)."""
+    opened = cog.opened
+    fix = "add the ActorscopeCog in setup_hook (or later), not before the bot logs in"
+    if opened.database is not env.db:
+        raise ProbeReachError(
+            f"the bot's ActorscopeCog opened {opened.url}, not the probe's database: {fix}"
+        )
+    if opened.agent.id != env.agent.id:
+        raise ProbeReachError(
+            f"the bot's ActorscopeCog runs as agent {opened.agent.key!r}, not the probe's "
+            f"{env.agent.key!r}: {fix}"
+        )
+    workspace = env.workspace.root if env.workspace is not None else None
+    if workspace is not None and opened.workspace.resolve() != workspace.resolve():
+        raise ProbeReachError(
+            f"the bot's ActorscopeCog uses the workspace {opened.workspace}, not the probe's: {fix}"
+        )
 
 
 def is_bot_factory(found: object) -> bool:
@@ -144,23 +174,26 @@ def is_bot_factory(found: object) -> bool:
 
 
 @asynccontextmanager
-async def _hosted(bot: discord.Client, emu: DiscordEmulator) -> AsyncIterator[_Hosted]:
-    """``bot`` logged in to ``emu`` and connected for the block; closed (bounded) after."""
+async def _hosted(
+    bot: discord.Client, emu: DiscordEmulator, adoption: Adoption
+) -> AsyncIterator[_Hosted]:
+    """``bot`` logged in to ``emu`` and connected for the block, adopted (an ActorscopeCog it
+    loads opens on ``adoption``); closed (bounded) after."""
     with discord_pointed_at(emu):
         task: asyncio.Future[None] | None = None
         try:
             try:
-                await asyncio.wait_for(bot.login(emu.world.token), _START_WAIT)
-                task = asyncio.ensure_future(bot.connect(reconnect=False))
+                with adopting(adoption):  # the session task too: a Cog added later loads on it
+                    await asyncio.wait_for(bot.login(emu.world.token), _START_WAIT)
+                    task = asyncio.ensure_future(bot.connect(reconnect=False))
                 await emu.wait_connected()
                 await asyncio.wait_for(bot.wait_until_ready(), _START_WAIT)
             except Exception as exc:  # any failure of the user's bot while starting is theirs
                 raise ConfigError(f"the bot did not start: {type(exc).__name__}: {exc}") from None
             hosted = _Hosted(emu, bot)
-            cog = bot.get_cog(COG_NAME) if isinstance(bot, commands.Bot) else None
-            if isinstance(cog, ActorscopeCog):
-                cog.add_decision_listener(hosted.decided)
-                cog.add_ingress_listener(hosted.took)
+            if hosted.cog is not None:
+                hosted.cog.add_decision_listener(hosted.decided)
+                hosted.cog.add_ingress_listener(hosted.took)
             yield hosted
         finally:
             await asyncio.wait_for(bot.close(), _START_WAIT)
@@ -168,36 +201,32 @@ async def _hosted(bot: discord.Client, emu: DiscordEmulator) -> AsyncIterator[_H
                 await asyncio.wait({task}, timeout=_START_WAIT)
 
 
+def _prefixes(hosted: _Hosted) -> list[str]:
+    """The bot's text command prefixes (a mention of it when its prefix is a function)."""
+    bot = hosted.bot
+    if not isinstance(bot, commands.Bot):
+        return []
+    prefix = bot.command_prefix
+    if isinstance(prefix, str):
+        return [prefix]
+    if isinstance(prefix, list | tuple) and prefix and all(isinstance(p, str) for p in prefix):
+        return [str(p) for p in prefix]
+    return [f"<@{hosted.emu.world.bot.id}> "]  # a callable prefix: a mention works with it
+
+
 def _commands(hosted: _Hosted) -> list[str]:
     """``/name`` of every synced application command, ``<prefix>name`` of every text command."""
     synced = [f"/{c['name']}" for listed in hosted.emu.commands.values() for c in listed]
-    bot = hosted.bot
-    if not isinstance(bot, commands.Bot):
+    bot, prefixes = hosted.bot, _prefixes(hosted)
+    if not isinstance(bot, commands.Bot) or not prefixes:
         return synced
-    prefix = bot.command_prefix
-    if isinstance(prefix, list | tuple) and prefix:
-        prefix = prefix[0]
-    if not isinstance(prefix, str):  # a callable prefix: a mention always works with it
-        prefix = f"<@{hosted.emu.world.bot.id}> "
-    return [*synced, *(f"{prefix}{c.name}" for c in bot.commands)]
+    return [*synced, *(f"{prefixes[0]}{c.name}" for c in bot.commands)]
 
 
 def _parts(command: str) -> tuple[str, str]:
     """``!note x`` -> (``note``, ``x``); a leading mention of the bot is skipped."""
     head, _, rest = _MENTION.sub("", command).strip().partition(" ")
     return head.lstrip("/!$.?-+").lower(), rest.strip()
-
-
-def _text(command: str) -> str:
-    """What is sent for ``command``: a writer command names the non-writer, another command
-    without an argument gets one."""
-    name, rest = _parts(command)
-    if rest:
-        return command
-    named = writer_command_named(name)
-    if named in (WriterCommand.ADD, WriterCommand.REMOVE):
-        return f"{command} <@{D_MEMBER}>"
-    return command if named is not None else f"{command} probe"
 
 
 async def _observed(
@@ -267,7 +296,7 @@ async def _say(w: _DpyWorld, who: str, where: str, text: str) -> tuple[Event, An
 
 def _as(who: str) -> _DpySend:
     async def send(w: _DpyWorld, where: str, command: str) -> list[Event]:
-        event, _ = await _say(w, who, where, _text(command))
+        event, _ = await _say(w, who, where, discord_text(command))
         return [event]
 
     return send
@@ -277,7 +306,11 @@ async def _webhook(w: _DpyWorld, where: str, command: str) -> list[Event]:
     emu = w.sim.emu
     hook = emu.world.webhook("hook")
     event, _ = await _posted(
-        w, "webhook", hook.id, hook.channel_id, lambda: emu.webhook_post(hook, _text(command))
+        w,
+        "webhook",
+        hook.id,
+        hook.channel_id,
+        lambda: emu.webhook_post(hook, discord_text(command)),
     )
     return [event]
 
@@ -300,65 +333,80 @@ def _options(spec: dict[str, Any], command: str) -> dict[str, object]:
     }
 
 
-async def _slash(w: _DpyWorld, where: str, command: str) -> list[Event]:
-    emu = w.sim.emu
-    name = _parts(command)[0]
-    channel = emu.world.channel(where)
-    synced = [
-        c
-        for scope in (channel.guild_id, None)
-        for c in emu.commands.get(scope, [])
-        if c.get("name") == name
-    ]
-    if not synced:
-        return [Event(f"no slash command {name!r}", {}, ignored=IgnoreReason.NOT_FOR_THIS_BOT)]
-    member = emu.world.user("member")
-    options = _options(synced[0], command)
+def _slash_by(who: str) -> _DpySend:
+    """``who`` runs the command as the slash command the bot synced (n/a when it has none)."""
 
-    def picks(interaction: discord.Interaction[Any]) -> bool:
-        return interaction.user.id == member.id and interaction.channel_id == channel.id
+    async def send(w: _DpyWorld, where: str, command: str) -> list[Event]:
+        emu = w.sim.emu
+        name = _parts(command)[0]
+        channel = emu.world.channel(where)
+        synced = [
+            c
+            for scope in (channel.guild_id, None)
+            for c in emu.commands.get(scope, [])
+            if c.get("name") == name
+        ]
+        if not synced:
+            ignored = IgnoreReason.NOT_FOR_THIS_BOT
+            return [Event(f"no slash command {name!r}", {}, ignored=ignored)]
+        person = emu.world.user(who)
+        options = _options(synced[0], command)
 
-    event, _ = await _observed(
-        w,
-        f"/{name} by member",
-        "interaction",
-        picks,
-        lambda: emu.slash(member, channel, name, **options),
-    )
-    return [event]
+        def picks(interaction: discord.Interaction[Any]) -> bool:
+            return interaction.user.id == person.id and interaction.channel_id == channel.id
+
+        event, _ = await _observed(
+            w,
+            f"/{name} by {who}",
+            "interaction",
+            picks,
+            lambda: emu.slash(person, channel, name, **options),
+        )
+        return [event]
+
+    return send
 
 
-async def _click(w: _DpyWorld, where: str, command: str) -> list[Event]:
+def _click_by(who: str) -> _DpySend:
     """The writer says hello, the bot's message answering it carries a button ``command``;
-    the non-writer clicks it."""
-    emu = w.sim.emu
-    channel = emu.world.channel(where)
-    _, hello = await _say(w, "writer", where, "hello")  # the writer's own: not part of the case
-    custom_id = command[:100]
-    button = {"type": 2, "style": 1, "label": command[:80], "custom_id": custom_id}
-    bot = emu.world.bot
-    _, posted = await _posted(
-        w,
-        "the bot's buttons",
-        bot.id,
-        channel.id,
-        lambda: emu.post(
-            bot,
-            channel,
-            "choose",
-            components=[{"type": 1, "components": [button]}],
-            reply_to=hello,
-        ),
-    )
-    member = emu.world.user("member")
+    ``who`` clicks it."""
 
-    def picks(interaction: discord.Interaction[Any]) -> bool:
-        return interaction.user.id == member.id and interaction.channel_id == channel.id
+    async def send(w: _DpyWorld, where: str, command: str) -> list[Event]:
+        emu = w.sim.emu
+        channel = emu.world.channel(where)
+        _, hello = await _say(w, "writer", where, "hello")  # the writer's own: not the case
+        custom_id = command[:100]
+        button = {"type": 2, "style": 1, "label": command[:80], "custom_id": custom_id}
+        bot = emu.world.bot
+        _, posted = await _posted(
+            w,
+            "the bot's buttons",
+            bot.id,
+            channel.id,
+            lambda: emu.post(
+                bot,
+                channel,
+                "choose",
+                components=[{"type": 1, "components": [button]}],
+                reply_to=hello,
+            ),
+        )
+        person = emu.world.user(who)
 
-    event, _ = await _observed(
-        w, "click by member", "interaction", picks, lambda: emu.click(member, posted, custom_id)
-    )
-    return [event]
+        def picks(interaction: discord.Interaction[Any]) -> bool:
+            return interaction.user.id == person.id and interaction.channel_id == channel.id
+
+        w.watch.begin()
+        event, _ = await _observed(
+            w,
+            f"click by {who}",
+            "interaction",
+            picks,
+            lambda: emu.click(person, posted, custom_id),
+        )
+        return [event]
+
+    return send
 
 
 async def _edited(w: _DpyWorld, where: str, command: str) -> list[Event]:
@@ -369,8 +417,13 @@ async def _edited(w: _DpyWorld, where: str, command: str) -> list[Event]:
     def edited(payload: discord.RawMessageUpdateEvent) -> bool:
         return bool(payload.message_id == original.id)
 
+    w.watch.begin()
     edit, _ = await _observed(
-        w, "edit by member", "raw_message_edit", edited, lambda: emu.edit(original, _text(command))
+        w,
+        "edit by member",
+        "raw_message_edit",
+        edited,
+        lambda: emu.edit(original, discord_text(command)),
     )
     return [first, edit]
 
@@ -380,56 +433,97 @@ async def _writer_dm(w: _DpyWorld, where: str, command: str) -> list[Event]:
     writer = emu.world.user("writer")
     dm = emu.world.dm_channel(writer)
     event, _ = await _posted(
-        w, "the writer's DM", writer.id, dm.id, lambda: emu.dm(writer, _text(command))
+        w, "the writer's DM", writer.id, dm.id, lambda: emu.dm(writer, discord_text(command))
     )
     return [event]
 
 
-#: The discord.py probe events: name → (sender, whether it is the writer's own DM).
-BOT_EVENTS: dict[str, tuple[_DpySend, bool]] = {
-    "non-writer member": (_as("member"), False),
-    "writer of another guild": (_as("otherwriter"), False),
-    "look-alike id of the writer": (_as("writer."), False),
-    "webhook": (_webhook, False),
-    "another bot": (_as("helperbot"), False),
-    "slash command by a non-writer": (_slash, False),
-    "button click by a non-writer": (_click, False),
-    "edited message": (_edited, False),
-    "the writer's DM": (_writer_dm, True),
+_Dpy = ProbeEvent[_Hosted]
+#: The discord.py probe events, by name.
+BOT_EVENTS: dict[str, _Dpy] = {
+    "non-writer member": _Dpy(_as("member"), person=True),
+    "writer of another guild": _Dpy(_as("otherwriter"), person=True),
+    "look-alike id of the writer": _Dpy(_as("writer.")),
+    "webhook": _Dpy(_webhook),
+    "another bot": _Dpy(_as("helperbot")),
+    "slash command by a non-writer": _Dpy(_slash_by("member"), like="slash"),
+    "button click by a non-writer": _Dpy(_click_by("member"), like="click"),
+    "edited message": _Dpy(_edited),
+    "the writer's DM": _Dpy(_writer_dm, dm=True),
 }
 _ONCE = frozenset({"webhook", "the writer's DM"})
 _BOT_WHERES: dict[str, tuple[str, ...]] = {
     name: ("general",) if name in _ONCE else ("general", "ideas") for name in BOT_EVENTS
 }
+#: The writer's acts the events are compared with.
+_WRITER_ACTS: dict[str, _DpySend] = {
+    "message": _as("writer"),
+    "slash": _slash_by("writer"),
+    "click": _click_by("writer"),
+}
 
 
-async def probe_bot(
-    factory: BotFactory | str,
-    search_dir: Path | None,
-    env: AgentEnv,
-    report: ProbeReport,
-    *,
-    owners: Sequence[str],
-    deadline: float,
-    events: Sequence[str],
-) -> None:
-    """Run the bot ``factory`` builds against the emulator; every event x command into
-    ``report`` (its commands extended by the bot's own)."""
+async def _prove_writer(world: _DpyWorld, served: Served) -> None:
+    """The positive control: the seeded writer's ``writers`` command names the writer."""
+    listing = [c for c in served.commands if command_name(c) == "writers" and c[:1] != "/"]
+    send = _as("writer") if listing else _slash_by("writer")
+    [said] = await send(world, "general", listing[0] if listing else "/writers")
+    answers = [o.fields.get("text", "") for o in said.sent]
+    if any(str(D_WRITER) in answer for answer in answers):
+        return
+    why = f"answered {answers[0]!r}" if answers else "got no answer"
+    raise ProbeReachError(
+        f"the seeded writer is not a writer of the probe's guild for {served.name}: its "
+        f"writers command {why}; the bot does not read the probe's database"
+    )
+
+
+async def probe_bot(found: object, spec: str, run: ProbeRun) -> None:
+    """Run the bot ``found`` is or builds against the emulator; every event x command into the
+    run's report (its commands extended by the bot's own)."""
     silence_voice_warnings()
+    env = run.env
     workspace = env.workspace.root if env.workspace is not None else Path("workspace")
     bot = _built(
-        factory,
-        search_dir,
+        found,
+        spec,
         database=env.db,
         agent=env.agent.key,
         workspace=workspace,
-        owners=list(owners),
+        owners=list(run.owners),
     )
+    if bot.is_closed():
+        raise ConfigError(
+            f"bot {spec!r} was closed already (run before in this process), and discord.py "
+            "does not start a client twice: name its class or a function that builds it"
+        )
     world = declared_world(_DECLARED)
-    async with DiscordEmulator(world, wait_timeout=_START_WAIT) as emu, _hosted(bot, emu) as hosted:
-        report.commands[:] = dict.fromkeys([*report.commands, *_commands(hosted)])
+    adoption = env.adoption()
+    async with (
+        DiscordEmulator(world, wait_timeout=_START_WAIT) as emu,
+        _hosted(bot, emu, adoption) as hosted,
+    ):
+        if hosted.cog is not None:
+            _check_reach(hosted.cog, env)
+        served = Served(
+            tuple(_commands(hosted)),
+            hosted.cog is not None,
+            source_of(found, spec),
+            f"bot {spec!r}",
+        )
+        prefixes = "/" + "".join(p[0] for p in _prefixes(hosted) if p[:1] != "<")
+        run.gather(served, prefixes)
         guilds = (world.guild("guild").id, world.guild("elsewhere").id)
         general, lobby = world.channel("general").id, world.channel("lobby").id
         dm = world.dm_channel(world.user("writer")).id
-        probed = await seed_discord(hosted, env, guilds, general, lobby, dm)
-        await play(probed, BOT_EVENTS, _BOT_WHERES, report.commands, deadline, report, only=events)
+        watch = Watch(discord_calls(lambda: emu.requests), folder_watch(env))
+        probed = await seed_discord(hosted, env, guilds, general, lobby, dm, watch)
+        probed.writer_acts = dict(_WRITER_ACTS)
+        probed.writer_only, probed.gated = run.writer_only, served.gated
+        if served.gated:
+            await _prove_writer(probed, served)
+        report = run.report
+        await play(
+            probed, BOT_EVENTS, _BOT_WHERES, report.commands, run.deadline, report, only=run.events
+        )
+        conclude(report, [probed], served.name)

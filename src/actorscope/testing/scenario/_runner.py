@@ -290,7 +290,8 @@ async def run_scenario(
 
 
 async def _probe(loaded: LoadedScenario) -> None:
-    """With ``setup.probe``: probe ``setup.handler``; any case that did not hold fails."""
+    """With ``setup.probe``: probe ``setup.handler``; any case that did not hold fails, and so
+    does a probe that reached none of the handler's own commands."""
     setup = loaded.scenario.setup
     if not setup.probe or setup.handler is None:
         return
@@ -307,4 +308,8 @@ async def _probe(loaded: LoadedScenario) -> None:
         raise ScenarioFailure(
             f"{loaded.at('setup', 'probe')}: setup.probe: {report.summary()}; first: "
             f"{first.event} x {first.command}: {'; '.join(first.problems)}"
+        )
+    if report.untested:  # a clean probe means "tried and held", never "nothing was tried"
+        raise ScenarioFailure(
+            f"{loaded.at('setup', 'probe')}: setup.probe: not tested: {report.untested[0]}"
         )

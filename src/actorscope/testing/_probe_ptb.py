@@ -1,0 +1,111 @@
+"""The probe's python-telegram-bot mode: the user's application, built against the simulator.
+
+The function ``module:function`` names is called with the simulator's ``ApplicationBuilder``
+(and, when it takes them, :func:`~actorscope.integrations.ptb.install`'s keyword arguments);
+a build function taking only the builder is fine. The application is started as
+``run_polling`` would, *adopted* (:func:`~actorscope.integrations.adopting`): a gate that
+``install()`` put into it opens on the probe's database, agent and workspace whatever it was
+given, and the probe checks that it did (``Gate.opened``) before any case. Without a gate it
+is a plain PTB bot, probed as it is: the probe shows who can use each command today. Its
+commands are its ``CommandHandler`` s (inside ``ConversationHandler`` s too) and what it
+registers with ``setMyCommands``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from telegram.ext import Application, BaseHandler, CommandHandler, ConversationHandler
+
+from actorscope.errors import ConfigError
+from actorscope.integrations import Opened
+from actorscope.testing._harness import AgentEnv
+from actorscope.testing._probe_target import ProbeReachError, Served, call_factory, source_of
+from actorscope.testing._telegram_sim import TelegramSim
+
+__all__ = ["PTB"]
+
+_App = Application[Any, Any, Any, Any, Any, Any]
+_Handler = BaseHandler[Any, Any, Any]
+#: How deep ConversationHandlers nested in ConversationHandlers are read.
+_NESTING = 8
+
+
+def _command_handlers(handlers: Iterable[_Handler], depth: int = 0) -> list[str]:
+    """``/name`` of every ``CommandHandler`` among ``handlers`` (conversations included)."""
+    names: list[str] = []
+    for handler in handlers:
+        if isinstance(handler, CommandHandler):
+            names.extend(f"/{name}" for name in sorted(handler.commands))
+        elif isinstance(handler, ConversationHandler) and depth < _NESTING:
+            inner = [*handler.entry_points, *handler.fallbacks]
+            inner += [h for state in handler.states.values() for h in state]
+            names.extend(_command_handlers(inner, depth + 1))
+    return names
+
+
+class _PTB:
+    """python-telegram-bot: a function building an ``Application`` from a builder."""
+
+    name = "python-telegram-bot"
+
+    def recognises(self, found: object) -> bool:
+        """A built ``Application`` (refused when served) or any other callable."""
+        return isinstance(found, Application) or callable(found)
+
+    async def serve(
+        self, found: object, spec: str, sim: TelegramSim, overrides: Mapping[str, Any]
+    ) -> Served:
+        """Build, start and check the application ``found`` builds."""
+        if isinstance(found, Application):
+            raise ConfigError(
+                f"application {spec!r} is an Application already built: name a function that "
+                "takes an ApplicationBuilder (and install()'s keyword arguments) and builds it, "
+                "so that the probe can build it against its emulator"
+            )
+        if not callable(found):
+            raise ConfigError(f"application {spec!r} is not a function")
+        built = call_factory(found, spec, "application", sim.application_builder(), **overrides)
+        if not isinstance(built, Application):
+            raise ConfigError(
+                f"application {spec!r} did not return a python-telegram-bot Application"
+            )
+        app: _App = built
+        try:
+            gate = await sim.serve_application(app)  # adopted: its gate opens on the probe's
+        except RuntimeError as exc:  # the gate opened before, or elsewhere: out of reach
+            raise ProbeReachError(f"application {spec!r}: {exc}") from None
+        if gate is not None:
+            _check_reach(gate.opened, spec, sim.env)
+        registered = [f"/{c['command']}" for listed in sim.emu.commands.values() for c in listed]
+        handled = _command_handlers(h for group in app.handlers.values() for h in group)
+        commands = tuple(dict.fromkeys([*handled, *registered]))
+        return Served(commands, gate is not None, source_of(found, spec), f"application {spec!r}")
+
+
+def _check_reach(opened: Opened, spec: str, env: AgentEnv) -> None:
+    """The gate opened on the probe's database, agent and workspace (one ProbeReachError
+    otherwise)."""
+    fix = (
+        f"let {spec.rpartition(':')[2] or spec} build the Application and leave starting it "
+        "(initialize, post_init) to the probe"
+    )
+    if opened.database is not env.db:
+        raise ProbeReachError(
+            f"the application's gate opened {opened.url}, not the probe's database: {fix}"
+        )
+    if opened.agent.id != env.agent.id:
+        raise ProbeReachError(
+            f"the application's gate runs as agent {opened.agent.key!r}, not the probe's "
+            f"{env.agent.key!r}: {fix}"
+        )
+    workspace = env.workspace.root if env.workspace is not None else None
+    if workspace is not None and opened.workspace.resolve() != workspace.resolve():
+        raise ProbeReachError(
+            f"the application's gate uses the workspace {opened.workspace}, not the probe's: {fix}"
+        )
+
+
+#: The python-telegram-bot framework of the probe.
+PTB = _PTB()

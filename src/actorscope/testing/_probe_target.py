@@ -1,0 +1,204 @@
+"""What the probe is pointed at: the bot's framework, what serving it told, and its commands.
+
+A framework the probe serves on the Telegram simulator (python-telegram-bot today; aiogram
+once its integration exists) is one small module with a :class:`TelegramFramework`: whether it
+recognises what ``module:attribute`` names, and how to serve it on a
+:class:`~actorscope.testing.TelegramSim` (returning :class:`Served`). discord.py bots run against
+the Discord emulator in ``_probe_dpy``.
+
+:func:`call_factory` calls a user's factory with the keyword arguments it takes (a build
+function taking only the builder is a plain bot). :func:`inferred_commands` reads commands out
+of the bot's source and its scenario files: string literals and step texts that start with
+``/`` or the bot's prefix.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import re
+import sys
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+import yaml
+
+from actorscope.errors import ConfigError
+from actorscope.testing._telegram_sim import TelegramSim
+
+__all__ = [
+    "ProbeReachError",
+    "Served",
+    "TelegramFramework",
+    "call_factory",
+    "command_name",
+    "inferred_commands",
+    "scenario_files",
+    "source_of",
+]
+
+#: A command word after its prefix: ``/note``, ``!note`` (no path such as ``/tmp/x``).
+_COMMAND_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,31}")
+#: Scenario files read per folder, at most (the bot's folder and its direct subfolders).
+_SCENARIO_LIMIT = 200
+#: Commands inferred from one bot, at most.
+_INFERRED_LIMIT = 50
+
+
+class ProbeReachError(ConfigError):
+    """The probe does not reach the bot (its gate is on another database, agent or workspace,
+    or the seeded writer is unknown to it or refused): nothing it would report could be
+    trusted."""
+
+
+@dataclass(frozen=True)
+class Served:
+    """What serving the bot told the probe.
+
+    ``commands``: what the bot says it handles (its command handlers, ``setMyCommands``);
+    ``gated``: actorscope's gate is in it (the writer commands are its own); ``source``: the
+    module file its commands can be inferred from; ``name``: how the report names the bot.
+    """
+
+    commands: tuple[str, ...]
+    gated: bool
+    source: Path | None
+    name: str
+
+
+class TelegramFramework(Protocol):
+    """A bot framework the probe serves on the Telegram simulator."""
+
+    #: How a line of the report names the framework (``python-telegram-bot``).
+    name: str
+
+    def recognises(self, found: object) -> bool:
+        """Whether ``found`` (what ``module:attribute`` names) is this framework's bot."""
+        ...
+
+    async def serve(
+        self, found: object, spec: str, sim: TelegramSim, overrides: Mapping[str, Any]
+    ) -> Served:
+        """Build ``found`` against ``sim`` (a started ``TelegramSim``) on the probe's database
+        (``overrides``: ``database``, ``agent``, ``workspace``, ``owners``, ``config``,
+        ``signer``), start it, prove it is on the probe's database (one ConfigError saying
+        what is wrong otherwise) and say what it handles."""
+        ...
+
+
+def _accepted(found: Callable[..., Any], overrides: Mapping[str, Any]) -> dict[str, Any]:
+    """The keyword arguments of ``overrides`` that ``found`` takes (all with ``**kwargs``)."""
+    try:
+        parameters = inspect.signature(found).parameters.values()
+    except (TypeError, ValueError):  # a builtin without a signature: give it nothing
+        return {}
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
+        return dict(overrides)
+    named = {
+        p.name
+        for p in parameters
+        if p.kind in (inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    }
+    return {key: value for key, value in overrides.items() if key in named}
+
+
+def call_factory(
+    found: Callable[..., Any], spec: str, what: str, *args: Any, **overrides: Any
+) -> Any:
+    """``found(*args, **the overrides it takes)``; a failure is one ConfigError naming ``spec``."""
+    try:
+        return found(*args, **_accepted(found, overrides))
+    except Exception as exc:  # any failure of the user's factory is a config problem
+        raise ConfigError(
+            f"{what} {spec!r}: building it failed: {type(exc).__name__}: {exc}"
+        ) from None
+
+
+def command_name(command: str) -> str:
+    """``/note@bot x`` or ``!note x`` → ``note`` (a leading mention of the bot is skipped)."""
+    head = re.sub(r"^\s*<@!?\d+>\s*", "", command).strip().partition(" ")[0]
+    return head.lstrip("/!$.?-+").split("@", 1)[0].lower()
+
+
+def source_of(found: object, spec: str = "") -> Path | None:
+    """The module file of the bot: the module ``spec`` (``module:attribute``) names when it is
+    imported, else the one ``found`` (a function or class) is defined in; ``None`` for an
+    object without one (an instance of a library's class, a builtin)."""
+    module = sys.modules.get(spec.partition(":")[0]) if ":" in spec else None
+    named = getattr(module, "__file__", None)
+    if isinstance(named, str):
+        return Path(named)
+    if not (inspect.isfunction(found) or inspect.isclass(found)):
+        return None
+    try:
+        path = inspect.getsourcefile(found)
+    except TypeError:  # a builtin: no source
+        return None
+    return Path(path) if path else None
+
+
+def scenario_files(folder: Path, handler: str) -> list[Path]:
+    """The ``*.scenario.yaml`` files in ``folder`` and its direct subfolders whose
+    ``setup.handler`` is ``handler``."""
+    found: list[Path] = []
+    for pattern in ("*.scenario.yaml", "*/*.scenario.yaml"):
+        for path in sorted(folder.glob(pattern))[:_SCENARIO_LIMIT]:
+            data = _yaml(path)
+            setup = data.get("setup") if isinstance(data, dict) else None
+            if isinstance(setup, dict) and setup.get("handler") == handler:
+                found.append(path)
+    return found
+
+
+def _yaml(path: Path) -> Any:
+    try:
+        return yaml.safe_load(path.read_text("utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):  # not ours to judge: skipped
+        return None
+
+
+def _texts_in_yaml(data: Any) -> Iterable[str]:
+    """Every string under a ``text`` key, at any depth (bounded by the document)."""
+    if isinstance(data, dict):
+        for key, value in data.items():
+            if key == "text" and isinstance(value, str):
+                yield value
+            else:
+                yield from _texts_in_yaml(value)
+    elif isinstance(data, list):
+        for item in data:
+            yield from _texts_in_yaml(item)
+
+
+def _strings_in_source(path: Path) -> Iterable[str]:
+    try:
+        tree = ast.parse(path.read_text("utf-8"), filename=str(path))
+    except (OSError, UnicodeDecodeError, SyntaxError, ValueError):  # unreadable: nothing inferred
+        return []
+    return [
+        node.value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str)
+    ]
+
+
+def inferred_commands(
+    sources: Iterable[Path], scenarios: Iterable[Path], prefixes: str
+) -> list[str]:
+    """The commands that string literals of ``sources`` and step texts of ``scenarios`` start
+    with (a prefix of ``prefixes`` and a command word), in order of appearance."""
+    texts: list[str] = []
+    for path in sources:
+        texts.extend(_strings_in_source(path))
+    for path in scenarios:
+        texts.extend(_texts_in_yaml(_yaml(path)))
+    found: dict[str, None] = {}
+    for text in texts:
+        head = text.strip().partition(" ")[0]
+        if len(head) > 1 and head[0] in prefixes and _COMMAND_WORD.fullmatch(head[1:]):
+            found[head] = None
+        if len(found) >= _INFERRED_LIMIT:
+            break
+    return list(found)
