@@ -9,6 +9,7 @@ whose commands nobody declared; a bot split into two modules.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -349,6 +350,37 @@ async def test_behaviour_leak_reproduction_fails_while_the_leak_is_there(
     assert result.returncode == 1, result.stdout[-2000:] + result.stderr[-2000:]
     assert "1 failed" in result.stdout
     assert "did for this sender what it does for the writer" in result.stdout
+
+
+def _guide_block(first_line: str) -> str:
+    """The probe guide's python block that starts with ``first_line``."""
+    text = (ROOT / "docs" / "guides" / "probe.md").read_text("utf-8")
+    for match in re.finditer(r"```python\n(.*?)```", text, re.DOTALL):
+        if match.group(1).startswith(first_line):
+            return match.group(1)
+    raise AssertionError(f"the probe guide has no block starting {first_line!r}")
+
+
+def test_the_guides_before_and_after_of_the_notes_bot(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The guide's notes bot, verbatim: before actorscope /note is open to everyone (13 leaks
+    once declared writer-only); after, it is judged writer-only and holds, and the gate's
+    notes.db is never created."""
+    guide = (ROOT / "docs" / "guides" / "probe.md").read_text("utf-8")
+    for name in ("notes_before", "notes_after"):
+        (tmp_path / f"{name}.py").write_text(_guide_block(f"# {name}.py"), "utf-8")
+    monkeypatch.chdir(tmp_path)
+    status, before = _cli_json(capsys, "notes_before:build")
+    assert (status, before["open_to_everyone"]) == (0, ["/note"])
+    assert before["summary"] in guide
+    status, declared = _cli_json(capsys, "notes_before:build", "--writer-only", "/note")
+    assert status == 1
+    assert declared["summary"] in guide
+    status, after = _cli_json(capsys, "notes_after:build")
+    assert (status, after["passed"], after["writer_only"]) == (0, True, ["/note"])
+    assert after["summary"] in guide
+    assert not (tmp_path / "notes.db").exists()
 
 
 async def test_scenario_probe_of_a_handler_it_cannot_reach_fails(tmp_path: Path) -> None:
