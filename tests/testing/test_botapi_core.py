@@ -214,6 +214,29 @@ async def test_callback_click_and_answer(emu: BotApiEmulator) -> None:
         emu.callback_click("bob", "@devs", sent["message_id"], data="zzz")
 
 
+def test_a_user_edits_their_own_message(emu: BotApiEmulator) -> None:
+    """user_edit: an edited_message with the new text and entities and an edit_date; only the
+    author edits, and only a message that exists."""
+    sent = emu.user_message("bob", "hello", "@devs")
+    assert sent is not None
+    message_id = sent["message"]["message_id"]
+    edited = emu.user_edit("bob", "@devs", message_id, "hello @alice")
+    assert edited is not None
+    body = edited["edited_message"]
+    assert (body["message_id"], body["text"]) == (message_id, "hello @alice")
+    assert body["entities"] == [{"type": "mention", "offset": 6, "length": 6}]
+    assert isinstance(body["edit_date"], int)
+    stored = emu.state.message("@devs", message_id)
+    assert stored is not None
+    assert stored["text"] == "hello @alice"
+    with pytest.raises(BotApiError, match="can't be edited"):
+        emu.user_edit("alice", "@devs", message_id, "mine now")
+    with pytest.raises(BotApiError, match="not found"):
+        emu.user_edit("bob", "@devs", 999_999, "x")
+    with pytest.raises(BotApiError, match="text is empty"):
+        emu.user_edit("bob", "@devs", message_id, "")
+
+
 async def test_chat_members_and_administrators(emu: BotApiEmulator) -> None:
     """getChatMember reports statuses; getChatAdministrators lists admins only."""
     devs = emu.state.chat("@devs")

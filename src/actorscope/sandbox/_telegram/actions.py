@@ -12,6 +12,7 @@ from typing import Any
 
 from actorscope.errors import BotApiError
 from actorscope.sandbox._telegram.context import MethodContext
+from actorscope.sandbox._telegram.entities import parse_entities
 from actorscope.sandbox._telegram.models import (
     Chat,
     ChatType,
@@ -108,6 +109,28 @@ class UserActions:
         if not self._bot_sees(chat, message):
             return None
         return self.queue.push("message", message)
+
+    def user_edit(self, user: UserRef, chat: ChatRef, message_id: int, text: str) -> JSON | None:
+        """``user`` edits their message ``message_id`` in ``chat``: an ``edited_message``."""
+        person = self.state.user(user)
+        target = self.state.chat(chat)
+        message = self.state.message(target, message_id)
+        if message is None:
+            raise BotApiError(400, "Bad Request: message to edit not found")
+        if message.get("from", {}).get("id") != person.id or "sender_chat" in message:
+            raise BotApiError(400, "Bad Request: message can't be edited")
+        if not text:
+            raise BotApiError(400, "Bad Request: message text is empty")
+        edited: JSON = {key: value for key, value in message.items() if key != "entities"}
+        edited["text"] = text
+        found = parse_entities(text)
+        if found:
+            edited["entities"] = found
+        edited["edit_date"] = self.state.now()
+        self.state.store_message(edited)
+        if not self._bot_sees(target, edited):
+            return None
+        return self.queue.push("edited_message", edited)
 
     def anonymous_admin_message(
         self,
