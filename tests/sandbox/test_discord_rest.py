@@ -121,6 +121,27 @@ async def test_burst_gets_429_with_bucket_headers() -> None:
     assert [m.content for m in emu.messages] == ["1", "2"]
 
 
+async def test_each_interactions_follow_ups_have_their_own_bucket() -> None:
+    """Follow-ups count per webhook id *and* token, as on Discord: answering many interactions
+    at once is not throttled as one bucket (the bot's application id is every one's webhook)."""
+    async with (
+        DiscordEmulator(rate_limit=RateLimit(limit=1, per=60.0), wait_timeout=BOUND) as emu,
+        aiohttp.ClientSession() as session,
+    ):
+        api = Api(session, emu)
+        general = emu.world.channel("general")
+        statuses = []
+        for who in ("alice", "bob", "carol"):
+            interaction = await emu.slash(who, general, "ask", q="hi")
+            callback = f"/interactions/{interaction.id}/{interaction.token}/callback"
+            follow_up = f"/webhooks/{emu.world.application_id}/{interaction.token}"
+            statuses.append((await api.call("POST", callback, {"type": 5}))[0])
+            statuses.append((await api.call("POST", follow_up, {"content": who}))[0])
+        again = await api.call("POST", follow_up, {"content": "once more"})
+    assert statuses == [200, 200] * 3
+    assert again[0] == 429
+
+
 async def test_gateway_bot_names_the_emulator(emu: DiscordEmulator, api: Api) -> None:
     """GET /gateway/bot answers the emulator's own websocket URL."""
     status, data, _ = await api.call("GET", "/gateway/bot")

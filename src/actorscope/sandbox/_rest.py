@@ -78,6 +78,10 @@ _MISSING_PERMISSIONS = (403, 50013, "Missing Permissions")
 _UNAUTHORIZED = (401, 0, "401: Unauthorized")
 
 
+#: Rate-limit windows kept before the finished ones are dropped.
+_MAX_WINDOWS = 10_000
+
+
 @dataclass(frozen=True, slots=True)
 class RateLimit:
     """A bucket: ``limit`` requests per ``per`` seconds, per route and top-level resource."""
@@ -90,6 +94,18 @@ class RateLimit:
             raise ConfigError("a rate limit needs limit >= 1 and per > 0 seconds")
 
 
+def _major(info: Mapping[str, str]) -> str:
+    """The top-level resource a route's bucket counts per, as Discord has it: the channel, the
+    guild, the webhook with its token (each interaction's follow-ups have their own), or the
+    interaction."""
+    for key in ("channel_id", "guild_id"):
+        if key in info:
+            return info[key]
+    if "webhook_id" in info:
+        return f"{info['webhook_id']}/{info.get('token', '')}"
+    return info.get("interaction_id", "")
+
+
 class _Buckets:
     def __init__(self, rule: RateLimit) -> None:
         self.rule = rule
@@ -98,6 +114,13 @@ class _Buckets:
     def take(self, route: str, major: str) -> tuple[dict[str, str], float | None]:
         """Count one request: the headers to answer with, and ``retry_after`` when over."""
         now = time.monotonic()
+        if len(self._windows) >= _MAX_WINDOWS:
+            # Forget the windows that are over (one per interaction adds up).
+            self._windows = {
+                key: window
+                for key, window in self._windows.items()
+                if now - window[0] < self.rule.per
+            }
         start, used = self._windows.get((route, major), (now, 0))
         if now - start >= self.rule.per:
             start, used = now, 0
@@ -215,8 +238,7 @@ class Rest:
         async def route(request: web.Request) -> web.StreamResponse:
             if needs_bot and request.headers.get("Authorization") != f"Bot {self.world.token}":
                 return DiscordHTTPError(*_UNAUTHORIZED).response()
-            info = request.match_info
-            major = info.get("channel_id") or info.get("guild_id") or info.get("webhook_id", "")
+            major = _major(request.match_info)
             headers, retry_after = self._buckets.take(f"{request.method} {path}", major)
             if retry_after is not None:
                 body = {
