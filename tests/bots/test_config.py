@@ -276,7 +276,7 @@ def test_an_override_of_a_permission_key_is_logged(
         config = load_bot_config(path)
     assert config.owners == ("5",)
     assert [r.getMessage() for r in caplog.records] == [
-        f"{path}: the environment overrides permission settings: "
+        f"{path}: the environment overrides security settings: "
         "ACTORSCOPE_OWNERS, ACTORSCOPE_TELEGRAM__GROUP_POLICY"
     ]
 

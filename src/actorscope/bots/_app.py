@@ -157,11 +157,20 @@ def _runner(
             token = sandbox.discord.world.token
         # One session sees every guild of the emulator: shards are for real deployments.
         shards = None if sandbox is not None else section.shards
+        proxied = sandbox is None
         return DiscordRunner(
-            section.config, token=token, shards=shards, on_result=on_result, **common
+            section.config,
+            token=token,
+            shards=shards,
+            on_result=on_result,
+            api_url=section.api_url if proxied else None,
+            gateway_url=section.gateway_url if proxied else None,
+            **common,
         )
     if sandbox is None:
-        return TelegramRunner(section.config, token=token, webhook=webhook, **common)
+        return TelegramRunner(
+            section.config, token=token, webhook=webhook, base_url=section.base_url, **common
+        )
     return TelegramRunner(
         section.config,
         token=sandbox.telegram.token,

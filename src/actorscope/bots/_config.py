@@ -15,12 +15,15 @@
     token_env = "TELEGRAM_BOT_TOKEN"
     group_policy = "open"
     mode = "polling"                  # or "webhook": see actorscope.channels._telegram_webhook
+    base_url = "http://127.0.0.1:8081/bot"  # optional: a local Bot API server
 
     [discord]
     token_env = "DISCORD_BOT_TOKEN"
     enabled = true
     shard_count = 2                   # optional: see actorscope.channels._discord_shards
     shard_ids = [0]
+    api_url = "http://127.0.0.1:8082/api/v10"  # optional, with gateway_url: a Discord proxy
+    gateway_url = "ws://127.0.0.1:8082/gateway"
 
     [http]                            # `actorscope serve`: the HTTP API and operator console
     host = "127.0.0.1"
@@ -56,6 +59,7 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal, Self, TypeAlias, cast
+from urllib.parse import urlsplit
 
 from pydantic import (
     BaseModel,
@@ -131,6 +135,37 @@ _WEBHOOK_NEEDS = (
 )
 
 
+def _loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def service_url(value: Any, secure: str, plain: str) -> str:
+    """A platform endpoint the bot sends its token to: ``secure://`` (``https``, ``wss``), or
+    ``plain://`` on a loopback host only (a local Bot API server, a proxy, an emulator)."""
+    url = non_empty_text(value)
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        parts.port  # noqa: B018 - a port that is not a number raises here
+    except ValueError:
+        raise ValueError(f"must be a {secure}:// URL, got {url!r}") from None
+    if not host or parts.fragment or parts.query or parts.username or parts.password:
+        raise ValueError(f"must be a {secure}:// URL with a host and no query, got {url!r}")
+    if parts.scheme == plain and not _loopback(host):
+        raise ValueError(
+            f"{plain}:// is for a server on this host (127.0.0.1, ::1, localhost): the token "
+            f"would cross the network in clear; use {secure}://, got {url!r}"
+        )
+    if parts.scheme not in (secure, plain):
+        raise ValueError(f"must be a {secure}:// URL, got {url!r}")
+    return url.rstrip("/")
+
+
 def _handler_spec(value: Any) -> str:
     if not isinstance(value, str) or not _HANDLER.fullmatch(value):
         raise ValueError(f"must look like module:function, got {shown_value(value)}")
@@ -161,6 +196,8 @@ _HandlerSpec = Annotated[str, BeforeValidator(_handler_spec)]
 _AgentName = Annotated[str, BeforeValidator(lambda value: _name(value, "agent"))]
 _TenantName = Annotated[str, BeforeValidator(lambda value: _name(value, "tenant"))]
 _Text = Annotated[str, BeforeValidator(non_empty_text)]
+_HttpUrl = Annotated[str, BeforeValidator(lambda value: service_url(value, "https", "http"))]
+_WsUrl = Annotated[str, BeforeValidator(lambda value: service_url(value, "wss", "ws"))]
 
 
 class _PlatformSection(ChannelConfig):
@@ -179,9 +216,12 @@ class TelegramSection(_PlatformSection):
 
     ``mode = "webhook"`` needs ``webhook_url``, ``secret_token_env`` and ``port`` (see
     :mod:`actorscope.channels._telegram_webhook`); in polling mode those keys are errors.
+    ``base_url`` points the bot at another Bot API server (a local one:
+    ``http://127.0.0.1:8081/bot``; plain ``http`` only on this host).
     """
 
     platform: Literal["telegram"] = "telegram"
+    base_url: _HttpUrl | None = None
     mode: Mode = "polling"
     webhook_url: HttpsUrl | None = None
     secret_token_env: EnvName | None = None
@@ -222,11 +262,24 @@ class DiscordSection(_PlatformSection):
 
     ``shard_count`` (with ``shard_ids``, the ones this worker runs) selects
     ``discord.AutoShardedClient``; see :mod:`actorscope.channels._discord_shards`.
+    ``api_url`` and ``gateway_url`` (both or neither) send REST calls and the gateway session
+    to a proxy instead of discord.com (plain ``http``/``ws`` only on this host).
     """
 
     platform: Literal["discord"] = "discord"
     shard_count: int | None = None
     shard_ids: tuple[int, ...] | None = None
+    api_url: _HttpUrl | None = None
+    gateway_url: _WsUrl | None = None
+
+    @model_validator(mode="after")
+    def _both_urls(self) -> Self:
+        if (self.api_url is None) != (self.gateway_url is None):
+            given, missing = ("api_url", "gateway_url")
+            if self.api_url is None:
+                given, missing = missing, given
+            raise ValueError(f"{given} needs {missing} (the proxy serves both)")
+        return self
 
     @field_validator("shard_count", mode="before")
     @classmethod
@@ -448,9 +501,12 @@ class BotConfig(BaseSettings):
 
 logger = logging.getLogger("actorscope.bots")  # the public name operators filter on
 
-#: Keys that decide who may do what: an environment override of one is logged at WARNING.
+#: Keys that decide who may do what, or where the token goes: an environment override of one
+#: is logged at WARNING.
 _SECURITY_KEYS = frozenset(
     {"owners", "strict", "allow_from", "dm_policy", "group_policy", "groups", "ignore_bots"}
+    # Where the token goes.
+    | {"base_url", "api_url", "gateway_url"}
 )
 
 
@@ -529,7 +585,7 @@ def load_bot_config(path: str | Path, *, require_bots: bool = True) -> BotConfig
     ]
     if security:
         logger.warning(
-            "%s: the environment overrides permission settings: %s", source, ", ".join(security)
+            "%s: the environment overrides security settings: %s", source, ", ".join(security)
         )
     if not require_bots and config.http is None:
         raise ConfigError(f"{source}: no [http] section (host, port, agent, handler)")

@@ -33,7 +33,10 @@ from typing import Any
 
 import aiohttp
 import discord
+import discord.http
+import yarl
 from discord import app_commands
+from discord.gateway import DiscordWebSocket
 
 from actorscope.channels._adapter import ChannelAdapter
 from actorscope.channels._base import Ingress, Outcome
@@ -74,6 +77,8 @@ __all__ = [
 ]
 
 _log = logging.getLogger("actorscope.channels.discord")
+#: discord.py's own REST base, before any proxy.
+_DISCORD_API = discord.http.Route.BASE
 
 #: Told the pipeline's result for every message and interaction the runner took in.
 ResultListener = Callable[[Ingress], None]
@@ -358,10 +363,16 @@ class DiscordRunner(ChannelAdapter):
         shards: DiscordShards | None = None,
         shared_dedup: SharedDedup | None = None,
         on_result: ResultListener | None = None,
+        api_url: str | None = None,
+        gateway_url: str | None = None,
     ) -> None:
         if config.platform != "discord":
             raise ConfigError(f"a Discord runner needs a discord config, not {config.platform}")
+        if (api_url is None) != (gateway_url is None):
+            raise ConfigError("a Discord proxy needs both api_url and gateway_url")
         self.name = config.name
+        self._proxy = None if api_url is None or gateway_url is None else (api_url, gateway_url)
+        self._pointed: tuple[str, yarl.URL] | None = None
         self.config = config
         self._token = token
         self._agent_key = agent_key
@@ -395,17 +406,43 @@ class DiscordRunner(ChannelAdapter):
         user = self.client.user
         return user.id if user is not None else None
 
+    def _point_at_proxy(self) -> None:
+        """Send discord.py's REST calls and gateway sessions to the configured proxy.
+
+        discord.py reads both from class attributes, so this holds for every client in the
+        process until :meth:`stop` puts them back (one proxied runner per process).
+        """
+        if self._proxy is None:
+            return
+        api_url, gateway_url = self._proxy
+        if discord.http.Route.BASE not in (_DISCORD_API, api_url):
+            raise ConfigError(
+                f"{self.name}: this process already sends Discord calls to "
+                f"{discord.http.Route.BASE}; one Discord proxy per process"
+            )
+        self._pointed = (discord.http.Route.BASE, DiscordWebSocket.DEFAULT_GATEWAY)
+        discord.http.Route.BASE = api_url
+        DiscordWebSocket.DEFAULT_GATEWAY = yarl.URL(gateway_url)
+
+    def _unpoint(self) -> None:
+        if self._pointed is not None:
+            discord.http.Route.BASE, DiscordWebSocket.DEFAULT_GATEWAY = self._pointed
+            self._pointed = None
+
     async def start(self) -> None:
         """Log in and open the gateway session in a background task."""
         if self._session is not None:
             raise ConfigError("this Discord runner is already running")
+        self._point_at_proxy()
         try:
             await self.client.login(self._token)
         except discord.LoginFailure as exc:
             await self.client.close()
+            self._unpoint()
             raise ConfigError(f"{self.name}: the bot token was rejected: {exc}") from None
         except (discord.HTTPException, aiohttp.ClientError, OSError) as exc:
             await self.client.close()
+            self._unpoint()
             raise ConfigError(f"{self.name}: cannot reach Discord: {exc}") from None
         self._session = asyncio.create_task(self.client.connect(), name="actorscope-discord")
         self._session.add_done_callback(self._session_ended)
@@ -433,6 +470,7 @@ class DiscordRunner(ChannelAdapter):
             if not session.done():
                 session.cancel()
             await asyncio.wait({session}, timeout=_STOP_TIMEOUT)
+        self._unpoint()
 
     async def send(self, msg: OutboundMessage) -> None:
         """Follow up a pending interaction, or send to the channel or thread."""
