@@ -163,6 +163,36 @@ async def test_the_database_settles_the_rows_of_every_audit_log_on_it(
     assert await rows(db, "check.deny") == 2
 
 
+async def test_settle_waits_for_the_rows_queued_before_it_not_a_flood_after(
+    db: Database, agent: Agent
+) -> None:
+    """A settle returns once the rows queued before it are written, while denials keep
+    coming: a turn waits for its own rows, never for every later turn's."""
+    policy = PermissionPolicy(GrantStore(db))
+    assert not (await policy.check_file_writer(member(agent, "43"))).allowed
+    flooding = True
+    sender = iter(range(1000, 10**6))
+
+    async def flood() -> None:
+        while flooding:
+            await policy.check_file_writer(member(agent, str(next(sender))))
+            await asyncio.sleep(0)
+
+    task = asyncio.create_task(flood())
+    try:
+        started = time.monotonic()
+        await db.settle_audit(wait=30.0)
+        elapsed = time.monotonic() - started
+        assert policy.store.audit.queued > 0 or not task.done()  # the flood goes on
+    finally:
+        flooding = False
+        await task
+    assert elapsed < 5.0
+    row = await db.fetchone("SELECT COUNT(*) FROM audit_log WHERE actor_id = ?", ("43",))
+    assert row is not None
+    assert row[0] == 1
+
+
 async def test_a_listing_sees_the_denials_another_audit_log_queued(
     db: Database, agent: Agent, store: GrantStore
 ) -> None:

@@ -62,7 +62,7 @@ from actorscope.sandbox._telegram.server import BotApiServer
 from actorscope.store import Database
 from actorscope.tools._workspace import Workspace
 
-__all__ = ["SHUTDOWN_GRACE", "run_bots", "with_services"]
+__all__ = ["AUDIT_SETTLE", "SHUTDOWN_GRACE", "run_bots", "with_services"]
 
 _log = logging.getLogger("actorscope.bots")
 
@@ -74,12 +74,24 @@ _SANDBOX_WAIT = 10.0
 Output = Callable[[str], None]
 
 
+#: Seconds a turn's reply waits for the audit rows its checks queued (a denial's row is
+#: written in the background; a reply must not tell of a decision the trail lost).
+AUDIT_SETTLE = 0.5
+
+
 def with_services(handler: Handler, services: BotServices) -> Handler:
-    """``handler`` with the bot's services bound (the run step has bound the identity)."""
+    """``handler`` with the bot's services bound (the run step has bound the identity).
+
+    When it returns, the audit rows its checks queued are written (at most
+    :data:`AUDIT_SETTLE` s) before the run step sends its reply: a worker killed right after a
+    denial has sent nobody a decision the audit log does not have.
+    """
 
     async def run(request: RunRequest) -> Reply:
         with bind_services(services):
-            return await handler(request)
+            reply = await handler(request)
+        await services.db.settle_audit(AUDIT_SETTLE)
+        return reply
 
     return run
 

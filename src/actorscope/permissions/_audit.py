@@ -18,6 +18,7 @@ audit write never turns a decision into an exception.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import json
 import logging
@@ -203,6 +204,11 @@ class AuditLog:
         # (None: nobody waits for it).
         self._queue: deque[tuple[AuditEntry | _Denial, asyncio.Future[bool] | None]] = deque()
         self._dropped = 0
+        # Rows ever queued, and rows the writer is through with (written, dropped or lost):
+        # a settle waits for the second to reach what the first was when it began.
+        self._appended = 0
+        self._through = 0
+        self._progress = asyncio.Event()
         self._writer: asyncio.Task[None] | None = None
         self._closing = asyncio.Event()
         # Set when the writer must stop gathering: a full group, a waiting caller, closing.
@@ -234,6 +240,7 @@ class AuditLog:
             return False
         written: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
         self._queue.append((entry, written))
+        self._appended += 1
         self._start_writer()
         self._wake.set()
         done, _ = await asyncio.wait({written}, timeout=self._wait)
@@ -252,6 +259,7 @@ class AuditLog:
         if self._full():
             return False
         self._queue.append((row, None))
+        self._appended += 1
         self._start_writer()
         if len(self._queue) >= BATCH:
             self._wake.set()
@@ -330,6 +338,7 @@ class AuditLog:
                     if done is not None and not done.done():
                         done.set_result(True)
                 written += len(batch)
+                self._advance(len(batch))
                 delay, batch_size = _RETRY_FIRST, BATCH
                 if len(self._queue) >= BATCH:
                     self._wake.set()  # a full group is written without delay
@@ -337,11 +346,18 @@ class AuditLog:
             # Also when cancelled (the event loop shutting down): what is left is lost; say so.
             self._finish(failed, written)
 
+    def _advance(self, rows: int) -> None:
+        """``rows`` more queued rows are through (written or given up): wake the settlers."""
+        self._through += rows
+        progress, self._progress = self._progress, asyncio.Event()
+        progress.set()
+
     def _drop_head(self, why: str) -> None:
         row, done = self._queue.popleft()
         if done is not None and not done.done():
             done.set_result(False)
         self._dropped += 1
+        self._advance(1)
         entry = _built(row)
         _log.error(
             "audit row dropped (%s for %s in %s): %s",
@@ -358,6 +374,7 @@ class AuditLog:
             _, done = self._queue.popleft()
             if done is not None and not done.done():
                 done.set_result(False)
+        self._advance(lost)
         if failed and not lost:
             _log.warning("audit store answers again: %d queued rows written", written)
         dropped, self._dropped = self._dropped + lost, 0
@@ -377,15 +394,26 @@ class AuditLog:
         await asyncio.wait({wake}, timeout=seconds)
         wake.cancel()
 
-    async def settle(self) -> None:
-        """Give the rows queued so far up to :data:`SETTLE_WAIT` s to be written, at once.
+    async def settle(self, wait: float = SETTLE_WAIT) -> None:
+        """Give the rows queued so far up to ``wait`` s to be written, at once.
 
         For a reader that wants to see this log's decisions just made (their groups are
-        committed now, without the group delay); :meth:`Database.settle_audit` settles every log.
+        committed now, without the group delay), or a turn whose reply must not go out before
+        its denials are on record; :meth:`Database.settle_audit` settles every log. Rows
+        queued meanwhile (by other turns) are not waited for.
         """
-        if self._writer is not None and not self._writer.done():
-            self._wake.set()
-            await asyncio.wait({self._writer}, timeout=SETTLE_WAIT)
+        target = self._appended
+        if self._through >= target or self._writer is None or self._writer.done():
+            return
+        self._wake.set()
+        deadline = asyncio.get_running_loop().time() + wait
+        while self._through < target:
+            remaining = deadline - asyncio.get_running_loop().time()
+            if remaining <= 0:
+                return
+            progress = self._progress
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(progress.wait(), remaining)
 
     async def list(
         self,

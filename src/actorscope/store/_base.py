@@ -139,8 +139,8 @@ class ChangeSubscribers:
 class QueuedWriter(Protocol):
     """A background writer of rows queued in this process (the audit trail's decisions)."""
 
-    async def settle(self) -> None:
-        """Write the rows queued so far now; the wait is bounded."""
+    async def settle(self, wait: float = ...) -> None:
+        """Write the rows queued so far now; wait at most ``wait`` seconds."""
 
     async def flush(self) -> None:
         """Write every queued row before the database closes; each attempt is bounded."""
@@ -199,15 +199,17 @@ class Database(abc.ABC):
         if writer in self._writers:
             self._writers.remove(writer)
 
-    async def settle_audit(self) -> None:
+    async def settle_audit(self, wait: float = 1.0) -> None:
         """Write the audit rows this process has queued on this database so far, now.
 
         Denials' rows are committed in groups, within 50 ms; a reader of ``audit_log`` that
-        must see the decisions just made (a test, a listing) awaits this first. Every
+        must see the decisions just made (a test, a listing) awaits this first, and so does
+        ``actorscope run`` before a turn's reply goes out. Every
         :class:`~actorscope.permissions.AuditLog` on this database is settled, each waiting
-        for the store at most 1 s. Rows queued by other processes are theirs to write.
+        for the store at most ``wait`` seconds (what is not written by then stays queued).
+        Rows queued by other processes are theirs to write.
         """
-        await asyncio.gather(*(writer.settle() for writer in list(self._writers)))
+        await asyncio.gather(*(writer.settle(wait) for writer in list(self._writers)))
 
     async def _flush_writers(self) -> None:
         """Flush every queued writer (each bounds its own waits), while statements run.
