@@ -17,7 +17,9 @@ from actorscope.channels import (
     SharedDedup,
     WriterCommand,
 )
+from actorscope.channels._pipeline import STORE_AWAY
 from actorscope.channels.telegram import inspect_update
+from actorscope.errors import StoreError
 from actorscope.host import MemorySender
 from actorscope.identity import Identity
 from actorscope.messages import InboundMessage
@@ -120,6 +122,22 @@ async def test_writer_command_without_a_platform_runner_is_still_answered(db: Da
     assert result.outcome is Outcome.WRITER_COMMAND
     assert sender.sent[0].content.startswith("refused (")
     assert sink.published == []
+
+
+async def test_writer_command_while_the_store_is_away_is_answered_so(
+    db: Database, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A writer command whose store fails is answered that it cannot be done now (and logged
+    once), never a traceback out of the pipeline and silence in the chat."""
+    sink, sender = Sink(), MemorySender()
+
+    async def run(command: WriterCommand, identity: Identity) -> str:
+        raise StoreError("database read failed: the database system is starting up")
+
+    result = await pipeline(db, sink, sender).process(update(5, "/writers"), run_command=run)
+    assert result.outcome is Outcome.WRITER_COMMAND
+    assert [o.content for o in sender.sent] == [STORE_AWAY]
+    assert "channels.writer_command_failed command=writers" in caplog.text
 
 
 async def test_edited_command_is_not_answered(db: Database) -> None:

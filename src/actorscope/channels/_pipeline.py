@@ -34,14 +34,18 @@ from actorscope.channels._writer_commands import (
     parse_writer_command,
     writer_command_named,
 )
+from actorscope.errors import StoreError
 from actorscope.host._sender import OutboundSender
 from actorscope.identity import Identity
 from actorscope.messages import InboundMessage, reply_to
 from actorscope.permissions._writers import WriterManager
 
-__all__ = ["Acknowledge", "Pipeline", "Publish", "RunWriterCommand"]
+__all__ = ["STORE_AWAY", "Acknowledge", "Pipeline", "Publish", "RunWriterCommand"]
 
 _log = logging.getLogger("actorscope.channels")
+
+#: The answer to a writer command while the grant store cannot be reached.
+STORE_AWAY = "the writers cannot be read or changed right now (the store is away); try again soon"
 
 #: Runs a writer command for the platform (its target, whether the invoker is a platform admin,
 #: passed to the manager as ``platform_admin``) as the bound identity; returns the answer, or
@@ -131,10 +135,15 @@ class Pipeline:
         run_command: RunWriterCommand | None,
     ) -> Ingress:
         identity = replace(message.identity(), agent_id=self._agent_id, tenant_id=self._tenant_id)
-        if run_command is None:
-            text: str | None = await execute_writer_command(self.writers, command, identity)
-        else:
-            text = await run_command(command, identity)
+        try:
+            if run_command is None:
+                text: str | None = await execute_writer_command(self.writers, command, identity)
+            else:
+                text = await run_command(command, identity)
+        except StoreError as exc:
+            # The grant store is away (a restart, a partition): say so, never a traceback.
+            _log.warning("channels.writer_command_failed command=%s: %s", command.value, exc)
+            text = STORE_AWAY
         if text is None:
             return Ingress(message, command=command.value)
         answer = reply_to(message, text)
