@@ -18,6 +18,8 @@ from actorscope.channels import (
     WriterCommand,
 )
 from actorscope.channels._pipeline import STORE_AWAY
+from actorscope.channels._shared_dedup import Claim
+from actorscope.channels._turns import TurnLedger
 from actorscope.channels.telegram import inspect_update
 from actorscope.errors import StoreError
 from actorscope.host import MemorySender
@@ -138,6 +140,31 @@ async def test_writer_command_while_the_store_is_away_is_answered_so(
     assert result.outcome is Outcome.WRITER_COMMAND
     assert [o.content for o in sender.sent] == [STORE_AWAY]
     assert "channels.writer_command_failed command=writers" in caplog.text
+
+
+async def test_with_a_ledger_a_claim_is_a_lease_done_when_the_turn_or_answer_is(
+    db: Database,
+) -> None:
+    """With a turn ledger the claim of a published message stays open until its turn is
+    finished; a writer command's is done once answered."""
+    sink, sender = Sink(), MemorySender()
+    shared = SharedDedup(db)
+    async with TurnLedger(shared) as ledger:
+        pipe = pipeline(db, sink, sender, shared_dedup=shared, ledger=ledger)
+        await pipe.process(update(8, "hello"))
+        await pipe.process(update(9, "/writers"))
+        other = SharedDedup(db)
+        (published,) = sink.published
+        key = ("telegram", str(CHAT), "8:message")
+        assert await other.take(*key, lease=True) is Claim.HELD
+        assert await other.take("telegram", str(CHAT), "9:message", lease=True) is Claim.DONE
+        await ledger.finish(published)
+        assert await other.take(*key, lease=True) is Claim.DONE
+        again = pipeline(db, Sink(), MemorySender(), shared_dedup=other, ledger=ledger)
+        held = await again.process(update(10, "hi"))
+        assert held.outcome is Outcome.ADMITTED
+        assert (await pipe.process(update(10, "hi"))).reason is IgnoreReason.CLAIM_HELD
+        assert (await pipe.process(update(10, "hi"))).reason is IgnoreReason.CLAIM_HELD
 
 
 async def test_edited_command_is_not_answered(db: Database) -> None:

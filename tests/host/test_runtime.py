@@ -314,6 +314,39 @@ async def test_stop_drains_the_bus_first() -> None:
     assert not host.running
 
 
+async def test_on_done_is_told_each_turn_after_its_replies_went_out(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """on_done hears each message once its reply is sent, a failing handler's too; a turn a
+    stop cancelled is not done, and a failing on_done is logged, not fatal."""
+    done: list[tuple[str, int]] = []
+    senders: list[MemorySender] = []
+    entered = asyncio.Event()
+
+    async def handler(request: RunRequest) -> Reply:
+        if request.content == "boom":
+            raise RuntimeError("boom")
+        if request.content == "stuck":
+            entered.set()
+            await asyncio.sleep(60)
+        return request.content
+
+    async def on_done(msg: InboundMessage) -> None:
+        done.append((msg.content, len(senders[0].sent)))
+        if msg.content == "boom":
+            raise RuntimeError("on_done failed")
+
+    host, telegram, _ = host_for(handler, concurrency=1, on_done=on_done)
+    senders.append(telegram)
+    await host.start()
+    for text in ("a", "boom", "b", "stuck"):
+        await host.bus.publish(tg("42", text))
+    await asyncio.wait_for(entered.wait(), 5.0)
+    await host.stop(drain=False, grace=1.0)
+    assert done == [("a", 1), ("boom", 1), ("b", 2)]
+    assert "on_done failed for a message in chat" in caplog.text
+
+
 async def test_stop_without_drain_cancels_in_flight_runs() -> None:
     """stop(drain=False) cancels the running handler and leaves queued messages on the bus."""
     entered = asyncio.Event()

@@ -46,6 +46,7 @@ from actorscope.channels._discord_runner import DiscordRunner
 from actorscope.channels._shared_dedup import SharedDedup, shared_dedup_default
 from actorscope.channels._telegram_runner import IgnoredListener, TelegramRunner
 from actorscope.channels._telegram_webhook import Webhook
+from actorscope.channels._turns import TurnLedger
 from actorscope.errors import ConfigError
 from actorscope.host._runtime import Handler, Host, Reply
 from actorscope.messages import RunRequest
@@ -350,6 +351,9 @@ async def run_bots(
         # Renaming or removing an agent in this process moves or archives its files.
         AgentRegistry(db).subscribe(workspace.on_agent_changed)
         bus = MessageBus()
+        shared_dedup = SharedDedup(db) if shared else None
+        # A claim is a lease until its turn is over: a worker that dies mid-turn loses nothing.
+        ledger = await stack.enter_async_context(TurnLedger(shared_dedup))
         common: dict[str, Any] = {
             "bus": bus,
             "grants": grants,
@@ -357,7 +361,8 @@ async def run_bots(
             "agent_id": agent.id,
             "tenant_id": agent.tenant_id,
             "owners": config.owners,
-            "shared_dedup": SharedDedup(db) if shared else None,
+            "shared_dedup": shared_dedup,
+            "ledger": ledger,
         }
         emulated = await _sandbox(stack, config, out) if sandbox else None
         console = None if emulated is None else SandboxConsole(emulated.telegram, out)
@@ -387,6 +392,7 @@ async def run_bots(
             agent_id=agent.id,
             tenant_id=agent.tenant_id,
             owners=config.owners,
+            on_done=ledger.finish,
         )
         for runner in runners:
             host.add_sender(runner.name, runner)

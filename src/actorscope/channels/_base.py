@@ -123,6 +123,8 @@ class IgnoreReason(StrEnum):
     NOT_FOR_THIS_BOT = "not_for_this_bot"
     DUPLICATE = "duplicate"
     CLAIMED_ELSEWHERE = "claimed_elsewhere"
+    #: Another worker is handling it right now (its claim is a live lease): try again later.
+    CLAIM_HELD = "claim_held"
     DM_DISABLED = "dm_disabled"
     GROUP_DISABLED = "group_disabled"
     NOT_ALLOWED = "not_allowed"
@@ -173,7 +175,7 @@ class Ingress(NamedTuple):
         """Admitted, ignored, duplicate, claimed elsewhere, or a writer command."""
         if self.reason is IgnoreReason.DUPLICATE:
             return Outcome.DUPLICATE
-        if self.reason is IgnoreReason.CLAIMED_ELSEWHERE:
+        if self.reason in (IgnoreReason.CLAIMED_ELSEWHERE, IgnoreReason.CLAIM_HELD):
             return Outcome.CLAIMED_ELSEWHERE
         if self.reason is not None or self.message is None:
             return Outcome.IGNORED

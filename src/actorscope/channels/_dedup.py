@@ -15,7 +15,7 @@ from actorscope.channels._base import META_EDIT_DATE, META_EVENT
 from actorscope.errors import ConfigError
 from actorscope.messages import InboundMessage
 
-__all__ = ["DedupCache", "dedup_key"]
+__all__ = ["DedupCache", "DedupKey", "dedup_key"]
 
 DedupKey = tuple[str, str, str]
 
@@ -67,6 +67,12 @@ class DedupCache:
         if len(self._seen) > self._maxsize:
             self._seen.popitem(last=False)
         return False
+
+    def forget_message(self, message: InboundMessage) -> None:
+        """Forget ``message``'s key: it was not handled here after all (another worker holds
+        it), so its redelivery must be looked at again."""
+        if message.message_id:
+            self._seen.pop(dedup_key(message), None)
 
     def seen_message(self, message: InboundMessage) -> bool:
         """:meth:`seen` for a normalised message (keyed by :func:`dedup_key`)."""

@@ -51,6 +51,7 @@ from actorscope.channels._discord_commands import (
 from actorscope.channels._discord_shards import DiscordShards
 from actorscope.channels._pipeline import Pipeline
 from actorscope.channels._shared_dedup import SharedDedup
+from actorscope.channels._turns import TurnLedger
 from actorscope.channels._writer_commands import WriterCommand, writer_command_named
 from actorscope.channels.discord import inspect_interaction, inspect_message
 from actorscope.errors import ConfigError, ReplyError
@@ -362,6 +363,7 @@ class DiscordRunner(ChannelAdapter):
         sync_commands: bool = True,
         shards: DiscordShards | None = None,
         shared_dedup: SharedDedup | None = None,
+        ledger: TurnLedger | None = None,
         on_result: ResultListener | None = None,
         api_url: str | None = None,
         gateway_url: str | None = None,
@@ -390,6 +392,7 @@ class DiscordRunner(ChannelAdapter):
             agent_id=agent_id,
             tenant_id=tenant_id,
             shared_dedup=shared_dedup,
+            ledger=ledger,
         )
         self._on_result = on_result
         self._pending: OrderedDict[str, discord.Interaction[Any]] = OrderedDict()

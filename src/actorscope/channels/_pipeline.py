@@ -6,6 +6,10 @@ Telegram and Discord runners, the simulators and the sandbox all feed their norm
 to a :class:`Pipeline`; what is platform-specific (who a writer command names and whether the
 invoker is a platform admin, answering a button click, deferring an interaction) comes in as
 the two callables of :meth:`Pipeline.process`.
+
+With a :class:`~actorscope.channels._turns.TurnLedger` (``actorscope run``), the shared claim
+is a lease held until the turn is over: the ledger opens a turn for each published message
+and the host finishes it, so a worker that dies mid-turn leaves the update to be redelivered.
 """
 
 from __future__ import annotations
@@ -27,7 +31,8 @@ from actorscope.channels._dedup import DedupCache
 from actorscope.channels._mention import strip_mention
 from actorscope.channels._migration import move_grants
 from actorscope.channels._policy import admit
-from actorscope.channels._shared_dedup import SharedDedup
+from actorscope.channels._shared_dedup import Claim, SharedDedup
+from actorscope.channels._turns import TurnLedger
 from actorscope.channels._writer_commands import (
     WriterCommand,
     execute_writer_command,
@@ -74,11 +79,14 @@ class Pipeline:
         agent_id: str | None = None,
         tenant_id: str | None = None,
         shared_dedup: SharedDedup | None = None,
+        ledger: TurnLedger | None = None,
     ) -> None:
         self.config = config
         self.writers = writers
         self.dedup = DedupCache()
         self.shared_dedup = shared_dedup
+        #: The open turns (``None``: claims are done at once, turns not tracked).
+        self.ledger = ledger
         self._publish = publish
         self._sender = sender
         self._agent_id = agent_id
@@ -119,12 +127,23 @@ class Pipeline:
             _log.debug("channels.not_admitted reason=%s", admission.reason)
             return admission
         message = admission.message
-        if self.shared_dedup is not None and not await self.shared_dedup.claim_message(message):
-            return Ingress(message, IgnoreReason.CLAIMED_ELSEWHERE)
+        if self.shared_dedup is not None:
+            lease = self.ledger is not None and self.ledger.leases
+            claim = await self.shared_dedup.take_message(message, lease=lease)
+            if claim is Claim.HELD:
+                self.dedup.forget_message(message)  # not handled here: a redelivery may be
+                return Ingress(message, IgnoreReason.CLAIM_HELD)
+            if claim is Claim.DONE:
+                return Ingress(message, IgnoreReason.CLAIMED_ELSEWHERE)
         if command is not None:
-            return await self._answer(message, command, run_command)
+            answered = await self._answer(message, command, run_command)
+            if self.ledger is not None:
+                await self.ledger.finish_now(message)
+            return answered
         if acknowledge is not None:
             await acknowledge()
+        if self.ledger is not None:
+            self.ledger.open(message)
         await self._publish(message)
         return Ingress(message)
 

@@ -11,11 +11,15 @@ points the bot at another Bot API server (the sandbox emulator); tests can hand 
 ``BaseRequest`` objects instead of talking HTTP.
 
 In webhook mode (a :class:`~actorscope.channels._telegram_webhook.Webhook`) a
-:class:`~actorscope.channels._telegram_webhook.WebhookServer` receives the updates and puts them
-on the queue polling would fill, so both modes share one processing path. With a
+:class:`~actorscope.channels._telegram_webhook.WebhookServer` receives the updates and each
+request takes its update through the same :meth:`TelegramRunner.handle_update` polling uses,
+answering only once it is handled: with a :class:`~actorscope.channels._turns.TurnLedger`,
+once its turn is over (the handler ran, its replies went out). An update whose worker dies
+before that was never acknowledged, and Telegram delivers it again. With a
 :class:`~actorscope.channels._shared_dedup.SharedDedup` the pipeline also claims an admitted
 update in the shared store (after the in-memory filter), so only one of several workers
-handles it.
+handles it; an update another worker is handling right now is answered 503 (Telegram tries
+again later).
 """
 
 from __future__ import annotations
@@ -49,6 +53,7 @@ from actorscope.channels._telegram_commands import (
     handle_telegram_writer_command,
 )
 from actorscope.channels._telegram_webhook import Fed, Webhook, WebhookServer
+from actorscope.channels._turns import TurnLedger
 from actorscope.channels._writer_commands import WriterCommand
 from actorscope.channels.telegram import GENERAL_TOPIC_ID, inspect_update
 from actorscope.errors import ConfigError, ReplyError, StoreError
@@ -64,6 +69,7 @@ __all__ = [
     "MAX_CAPTION_LENGTH",
     "MAX_MESSAGE_LENGTH",
     "MAX_QUEUED_UPDATES",
+    "TURN_WAIT",
     "WEBHOOK_CLAIM_CHANNEL",
     "IgnoredListener",
     "TelegramRunner",
@@ -88,8 +94,12 @@ _PARSE_MODES = {
     ReplyFormat.HTML: ParseMode.HTML,
 }
 _STOP_TIMEOUT = 10.0
-#: Webhook updates waiting to be processed before more are refused (Telegram retries them).
+#: Webhook updates in hand (being handled, or waiting for their turn) before more are refused
+#: (Telegram retries them).
 MAX_QUEUED_UPDATES = 1000
+#: Seconds a webhook request waits for its update's turn before it answers 200 anyway (the
+#: turn goes on; Telegram gives up on a request after about a minute).
+TURN_WAIT = 50.0
 #: The update types the runner asks for: what ``inspect_update`` understands.
 ALLOWED_UPDATES = (
     "message",
@@ -228,6 +238,7 @@ class TelegramRunner(ChannelAdapter):
         poll_timeout: int = 10,
         webhook: Webhook | None = None,
         shared_dedup: SharedDedup | None = None,
+        ledger: TurnLedger | None = None,
         max_queued: int = MAX_QUEUED_UPDATES,
         on_ignored: IgnoredListener | None = None,
     ) -> None:
@@ -260,10 +271,12 @@ class TelegramRunner(ChannelAdapter):
             agent_id=agent_id,
             tenant_id=tenant_id,
             shared_dedup=shared_dedup,
+            ledger=ledger,
         )
         self.webhook = webhook
         self.webhook_server: WebhookServer | None = None
         self._max_queued = max_queued
+        self._in_hand = 0
         self._on_ignored = on_ignored
         self._bot_username = ""
         self._started = False
@@ -333,10 +346,12 @@ class TelegramRunner(ChannelAdapter):
             return True  # setWebhook with the same settings is harmless when repeated
 
     async def feed_webhook(self, data: Mapping[str, Any]) -> Fed:
-        """Queue one update received by the webhook on the queue polling fills.
+        """Handle one update received by the webhook; what to answer Telegram.
 
-        The queue is bounded here (PTB's is not): past ``MAX_QUEUED_UPDATES`` an update is
-        refused as busy, and Telegram delivers it again later, to this or another worker.
+        The update goes through :meth:`handle_update` now, and with a turn ledger the answer
+        waits (at most :data:`TURN_WAIT` s) until its turn is over, so a worker that dies with
+        it never acknowledged it. Busy (Telegram delivers it again later, to this or another
+        worker): past ``max_queued`` updates in hand, or another worker is handling it now.
         """
         update_id = data.get("update_id")
         if not isinstance(update_id, int) or isinstance(update_id, bool):
@@ -345,10 +360,33 @@ class TelegramRunner(ChannelAdapter):
             update = Update.de_json(dict(data), self.app.bot)
         except (KeyError, TypeError, ValueError, AttributeError):
             return Fed.NOT_AN_UPDATE
-        if self.app.update_queue.qsize() >= self._max_queued:
-            _log.warning("telegram.webhook_busy queued=%d", self.app.update_queue.qsize())
+        if self._in_hand >= self._max_queued:
+            _log.warning("telegram.webhook_busy in_hand=%d", self._in_hand)
             return Fed.BUSY
-        await self.app.update_queue.put(update)
+        self._in_hand += 1
+        try:
+            return await self._feed(update)
+        finally:
+            self._in_hand -= 1
+
+    async def _feed(self, update: Update) -> Fed:
+        try:
+            result = await self.handle_update(update)
+        except StoreError as exc:  # the store is away: Telegram delivers it again later
+            _log.warning("telegram.update_deferred update_id=%d: %s", update.update_id, exc)
+            return Fed.BUSY
+        except Exception as exc:  # as PTB's error handler would: logged, the update dropped
+            _log.error("telegram.update_failed: %r", exc, exc_info=exc)
+            return Fed.ACCEPTED
+        if result.reason is IgnoreReason.CLAIM_HELD:
+            return Fed.BUSY
+        ledger = self.pipeline.ledger
+        message = result.message if result.admitted else None
+        if ledger is not None and message is not None and not await ledger.wait(message, TURN_WAIT):
+            _log.warning(
+                "telegram.webhook_turn_slow update_id=%d: answered before its turn ended",
+                update.update_id,
+            )
         return Fed.ACCEPTED
 
     async def stop_receiving(self) -> None:

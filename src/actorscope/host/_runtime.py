@@ -217,7 +217,9 @@ class RunStep:
 class Host:
     """Consumes ``bus`` with ``concurrency`` workers and runs the :class:`RunStep` for each.
 
-    ``owners`` (sender ids) run with role ``owner`` (:func:`role_for`).
+    ``owners`` (sender ids) run with role ``owner`` (:func:`role_for`). ``on_done`` is awaited
+    with each message whose turn is over (its handler ran and its replies were sent), not for
+    a turn a stop cancelled; ``actorscope run`` marks the update's shared claim done there.
     """
 
     def __init__(
@@ -232,10 +234,12 @@ class Host:
         tenant_id: str | None = None,
         concurrency: int = 4,
         owners: Collection[str] = (),
+        on_done: Callable[[InboundMessage], Awaitable[None]] | None = None,
     ) -> None:
         if type(concurrency) is not int or concurrency < 1:
             raise ConfigError(f"concurrency must be a positive integer, got {concurrency!r}")
         self._bus = bus
+        self._on_done = on_done
         self.step = RunStep(
             handler,
             signer=signer,
@@ -271,8 +275,19 @@ class Host:
             msg = await self._bus.get()
             try:
                 await self.process(msg)
+                if self._on_done is not None:
+                    await self._done(self._on_done, msg)
             finally:
                 self._bus.task_done()
+
+    @staticmethod
+    async def _done(
+        on_done: Callable[[InboundMessage], Awaitable[None]], msg: InboundMessage
+    ) -> None:
+        try:
+            await on_done(msg)
+        except Exception:
+            _log.exception("on_done failed for a message in chat %r", msg.chat_id)
 
     async def start(self) -> None:
         """Start the workers; each begins with an empty context (no identity leaks in)."""

@@ -285,6 +285,17 @@ class Database(abc.ABC):
         async with self.transaction() as tx:
             return await tx.execute(sql, params)
 
+    async def execute_atomic(self, sql: str, params: Params = ()) -> int:
+        """Run one write statement that is atomic on its own (an upsert, an update by key)
+        and reads nothing first; return the rows it changed.
+
+        Unlike :meth:`execute` it need not be serialised against other writers: PostgreSQL
+        runs it without the write lock every transaction of every worker takes, so the
+        per-update writes of many workers (claims and leases) do not queue behind each other.
+        On SQLite it is :meth:`execute`.
+        """
+        return await self.execute(sql, params)
+
     async def fetchone(self, sql: str, params: Params = ()) -> Row | None:
         """Read one row of committed data."""
         rows = await self.fetchall(sql, params)

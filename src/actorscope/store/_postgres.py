@@ -253,6 +253,15 @@ class PostgresDatabase(Database):
                 await transaction.rollback()
             raise _store_error(exc, "commit failed") from exc
 
+    async def execute_atomic(self, sql: str, params: Params = ()) -> int:
+        """One self-contained write statement, committed on its own, without the write lock."""
+        self._check_open()
+        try:
+            status = await self._pool.execute(numbered_placeholders(sql), *params)
+        except _FAILURES as exc:
+            raise _store_error(exc, "database write failed") from exc
+        return _rowcount(str(status))
+
     async def fetchall(self, sql: str, params: Params = ()) -> list[Row]:
         """Read every row of committed data (one statement, its own snapshot)."""
         self._check_open()
