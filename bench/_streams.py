@@ -1,9 +1,11 @@
-"""Realistic, seeded event streams for the channel benchmarks.
+"""Realistic, seeded event streams for the channel benchmarks and the soak.
 
 Telegram: group updates from many senders (Zipf-like: a few talk a lot) across many chats,
 with forum topics, replies, commands, mentions and about 5 % non-person senders (anonymous
 admins, users posting as a channel, automatic forwards, bots). Discord: the same mix as
 ``MESSAGE_CREATE`` and ``INTERACTION_CREATE`` payloads over guild text channels.
+:func:`mixed_stream`: the same mix, platform-neutral and endless (what people do, not the
+payloads: the soak plays it through the emulators), with edits, clicks and writer commands.
 
 Every stream is a pure function of its seed, so two runs (and two machines) parse the same
 events.
@@ -13,11 +15,20 @@ from __future__ import annotations
 
 import itertools
 import random
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any
 
-__all__ = ["DiscordStream", "discord_stream", "telegram_stream", "zipf_weights"]
+__all__ = [
+    "DiscordStream",
+    "Doing",
+    "StreamEvent",
+    "discord_stream",
+    "mixed_stream",
+    "telegram_stream",
+    "zipf_weights",
+]
 
 SEED = 17
 BOT_USERNAME = "actorscope_bot"
@@ -242,3 +253,101 @@ def discord_stream(
             }
         stream.append(("MESSAGE_CREATE", message))
     return DiscordStream(bot_id=bot_id, guilds=guild_payloads, events=stream)
+
+
+class Doing(StrEnum):
+    """What a person (or a non-person) does in one event of :func:`mixed_stream`."""
+
+    TEXT = "text"  # a plain message in the group
+    MENTION = "mention"  # a message naming the bot
+    COMMAND = "command"  # /status, /help, /ask ... (the handler's)
+    ASK = "ask"  # /ask (Telegram) or the /ask slash command (Discord): answered with a button
+    OTHER_BOT = "other_bot"  # /status@other_bot: for another bot
+    WRITER_COMMAND = "writer_command"  # /writers, /addwriter, /removewriter (or ! on Discord)
+    EDIT = "edit"  # the sender edits one of their earlier messages
+    CLICK = "click"  # the sender clicks a button of one of the bot's replies
+    ANONYMOUS_ADMIN = "anonymous_admin"  # Telegram: an anonymous group admin
+    AS_CHANNEL = "as_channel"  # Telegram: a user posting as their channel
+    BOT = "bot"  # another bot
+    WEBHOOK = "webhook"  # Discord: a webhook message
+
+
+@dataclass(frozen=True, slots=True)
+class StreamEvent:
+    """One event of :func:`mixed_stream`: who (a Zipf rank), where (a chat index), what."""
+
+    platform: str  # "telegram" or "discord"
+    doing: Doing
+    chat: int
+    sender: int
+    text: str
+
+
+_WRITER_COMMANDS = ("/writers", "/addwriter", "/removewriter")
+# Of 1000 events, per platform: what happens (the rest are plain messages).
+_TELEGRAM_MIX = (
+    (Doing.MENTION, 100),
+    (Doing.COMMAND, 60),
+    (Doing.ASK, 30),
+    (Doing.OTHER_BOT, 10),
+    (Doing.WRITER_COMMAND, 15),
+    (Doing.EDIT, 40),
+    (Doing.CLICK, 40),
+    (Doing.ANONYMOUS_ADMIN, 20),
+    (Doing.AS_CHANNEL, 15),
+    (Doing.BOT, 15),
+)
+_DISCORD_MIX = (
+    (Doing.MENTION, 100),
+    (Doing.ASK, 100),
+    (Doing.WRITER_COMMAND, 15),
+    (Doing.CLICK, 50),
+    (Doing.BOT, 30),
+    (Doing.WEBHOOK, 20),
+)
+
+
+def _doing(rng: random.Random, mix: Sequence[tuple[Doing, int]]) -> Doing:
+    roll = rng.randrange(1000)
+    for doing, share in mix:
+        if roll < share:
+            return doing
+        roll -= share
+    return Doing.TEXT
+
+
+def mixed_stream(
+    *,
+    telegram_chats: int,
+    discord_channels: int,
+    senders: int,
+    discord_share: float = 0.4,
+    seed: int = SEED,
+) -> Iterator[StreamEvent]:
+    """An endless, seeded stream over both platforms: Zipf senders and chats, commands, writer
+    commands, edits, clicks and about 5 % non-persons. A pure function of its arguments."""
+    rng = random.Random(seed)  # noqa: S311 -- a reproducible stream, not a secret
+    sender_weights = zipf_weights(senders)
+    chat_weights = {
+        "telegram": zipf_weights(telegram_chats, 0.8),
+        "discord": zipf_weights(discord_channels, 0.8),
+    }
+    while True:
+        platform = "discord" if rng.random() < discord_share else "telegram"
+        doing = _doing(rng, _DISCORD_MIX if platform == "discord" else _TELEGRAM_MIX)
+        chats = len(chat_weights[platform])
+        chat = rng.choices(range(chats), cum_weights=chat_weights[platform])[0]
+        sender = rng.choices(range(senders), cum_weights=sender_weights)[0]
+        if doing is Doing.COMMAND:
+            text = rng.choice(_COMMANDS[:2])
+        elif doing is Doing.ASK:
+            text = f"/ask {_text(rng)}" if platform == "telegram" else _text(rng)
+        elif doing is Doing.OTHER_BOT:
+            text = "/status@other_bot"
+        elif doing is Doing.WRITER_COMMAND:
+            text = rng.choice(_WRITER_COMMANDS)
+            if platform == "discord":
+                text = "!" + text[1:]
+        else:
+            text = _text(rng)
+        yield StreamEvent(platform, doing, chat, sender, text)
