@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 AIOGRAM_VENV := $(VENV)/aiogram
 AIOGRAM_STAMP := $(AIOGRAM_VENV)/.installed
 
-.PHONY: demo test lint docs bench clean
+.PHONY: demo test lint docs bench soak clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "actorscope needs Python >= 3.11; set PYTHON=python3.11")'
@@ -47,6 +47,11 @@ bench: $(STAMP) $(AIOGRAM_STAMP)
 	$(BIN)/python -m bench
 	@echo "(again in $(AIOGRAM_VENV), for aiogram: aiogram 3.31 requires pydantic < 2.14)"
 	$(AIOGRAM_VENV)/bin/python -m bench peers
+
+# Several workers on one PostgreSQL under a stream and faults; one table of what held. Loopback
+# only, needs PostgreSQL's binaries (apt install postgresql). make soak ARGS="--duration 1h".
+soak: $(STAMP)
+	$(BIN)/python -m soak $(ARGS)
 
 clean:
 	rm -rf $(VENV) site .mypy_cache .ruff_cache .pytest_cache .hypothesis .coverage
