@@ -30,6 +30,7 @@ __all__ = [
     "MAX_JSON_DEPTH",
     "key_path",
     "non_empty_text",
+    "parse_age",
     "parse_json",
     "parse_toml",
     "read_file_bytes",
@@ -65,6 +66,25 @@ _REASONS = {
     "model_attributes_type": "must be a table",
     "dict_type": "must be a table",
 }
+
+
+_AGE = re.compile(r"([0-9]{1,9})([dhms])")
+_AGE_UNITS = {"d": 86_400, "h": 3_600, "m": 60, "s": 1}
+
+
+def parse_age(value: Any, *, least: int = 60) -> int:
+    """An age such as ``90d``, ``12h``, ``30m`` or ``45s`` in seconds (at least ``least``).
+
+    A ValueError says what is wrong: not such a text, or too short.
+    """
+    text = value.strip() if isinstance(value, str) else None
+    match = _AGE.fullmatch(text or "")
+    if match is None:
+        raise ValueError(f"must be an age such as 90d, 12h or 30m, got {shown_value(value)}")
+    seconds = int(match.group(1)) * _AGE_UNITS[match.group(2)]
+    if seconds < least:
+        raise ValueError(f"must be at least {least} seconds, got {shown_value(value)}")
+    return seconds
 
 
 def shown_path(path: str | os.PathLike[str]) -> str:

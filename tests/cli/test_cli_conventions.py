@@ -96,6 +96,7 @@ COMMANDS = (
     ("grants", "list"),
     ("check",),
     ("audit",),
+    ("audit", "prune"),
     ("migrate",),
     ("schema", "lint"),
     ("mcp",),

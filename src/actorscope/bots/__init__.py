@@ -2,6 +2,7 @@
 
 from actorscope.bots._app import SHUTDOWN_GRACE, run_bots, with_services
 from actorscope.bots._config import (
+    AuditSection,
     BotConfig,
     ChannelSection,
     DiscordSection,
@@ -18,6 +19,7 @@ from actorscope.bots._terminal import run_in_terminal
 
 __all__ = [
     "SHUTDOWN_GRACE",
+    "AuditSection",
     "BotConfig",
     "BotServices",
     "ChannelSection",

@@ -22,6 +22,7 @@ import contextlib
 import logging
 import os
 import signal
+import time
 from collections.abc import AsyncIterator, Callable, Coroutine, Mapping
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
@@ -47,9 +48,10 @@ from actorscope.channels._shared_dedup import SharedDedup, shared_dedup_default
 from actorscope.channels._telegram_runner import IgnoredListener, TelegramRunner
 from actorscope.channels._telegram_webhook import Webhook
 from actorscope.channels._turns import TurnLedger
-from actorscope.errors import ConfigError
+from actorscope.errors import ConfigError, StoreError
 from actorscope.host._runtime import Handler, Host, Reply
 from actorscope.messages import RunRequest
+from actorscope.permissions import AuditLog
 from actorscope.permissions._grants import GrantStore
 from actorscope.permissions._policy import PermissionPolicy
 from actorscope.permissions._watch import GrantChangeWatcher
@@ -60,10 +62,17 @@ from actorscope.sandbox._console import DISCORD_HELP, DiscordConsole
 from actorscope.sandbox._telegram.console import HELP, SandboxConsole, populate_sandbox
 from actorscope.sandbox._telegram.emulator import BotApiEmulator
 from actorscope.sandbox._telegram.server import BotApiServer
-from actorscope.store import Database
+from actorscope.store import Database, utc_at
 from actorscope.tools._workspace import Workspace
 
-__all__ = ["AUDIT_SETTLE", "SHUTDOWN_GRACE", "run_bots", "with_services"]
+__all__ = [
+    "AUDIT_SETTLE",
+    "RETENTION_INTERVAL",
+    "SHUTDOWN_GRACE",
+    "keep_audit",
+    "run_bots",
+    "with_services",
+]
 
 _log = logging.getLogger("actorscope.bots")
 
@@ -74,6 +83,9 @@ SHUTDOWN_GRACE = 5.0
 _SANDBOX_WAIT = 10.0
 Output = Callable[[str], None]
 
+
+#: Seconds between two prunes of the audit trail by ``[audit] keep`` (at most).
+RETENTION_INTERVAL = 3600.0
 
 #: Seconds a turn's reply waits for the audit rows its checks queued (a denial's row is
 #: written in the background; a reply must not tell of a decision the trail lost).
@@ -95,6 +107,26 @@ def with_services(handler: Handler, services: BotServices) -> Handler:
         return reply
 
     return run
+
+
+async def keep_audit(db: Database, keep: float, *, interval: float = RETENTION_INTERVAL) -> None:
+    """Delete audit rows older than ``keep`` seconds now, then every ``interval`` (or every
+    quarter of ``keep`` when that is shorter) until cancelled; a store failure is retried then.
+
+    What ``[audit] keep`` in ``bot.toml`` runs beside the bots. Several workers may each run
+    it: every prune deletes in small batches under the write lock, so they take turns.
+    """
+    log = AuditLog(db)
+    while True:
+        before = utc_at(time.time() - keep)
+        try:
+            pruned = await log.prune(before)
+        except StoreError as exc:
+            _log.warning("audit.prune_failed (tried again later): %s", exc)
+        else:
+            if pruned:
+                _log.info("audit.pruned rows=%d created before %s", pruned, before)
+        await asyncio.sleep(min(interval, keep / 4))
 
 
 async def _agent(db: Database, config: BotConfig) -> Agent:
@@ -289,6 +321,12 @@ async def _start(runner: ChannelAdapter) -> None:
         raise ConfigError(f"{runner.name}: cannot reach the Bot API: {exc}") from None
 
 
+async def _cancelled(task: asyncio.Task[None]) -> None:
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+
+
 async def _bounded(waiting: Coroutine[Any, Any, None], late: str) -> None:
     """Wait for a sandbox milestone, at most ``_SANDBOX_WAIT`` seconds (then log ``late``)."""
     try:
@@ -346,6 +384,9 @@ async def run_bots(
             shared = shared_dedup_default(db)
         # `actorscope grants remove` from another shell must reach this process's cache.
         await stack.enter_async_context(GrantChangeWatcher(grants))
+        if config.audit is not None and config.audit.keep is not None:
+            retention = asyncio.create_task(keep_audit(db, config.audit.keep))
+            stack.push_async_callback(_cancelled, retention)
         # One bot, one tenant: its agent's tenant adopts a workspace laid out before tenants.
         workspace = Workspace(config.workspace, legacy_tenant=agent.tenant_id)
         # Renaming or removing an agent in this process moves or archives its files.

@@ -25,6 +25,9 @@
     api_url = "http://127.0.0.1:8082/api/v10"  # optional, with gateway_url: a Discord proxy
     gateway_url = "ws://127.0.0.1:8082/gateway"
 
+    [audit]
+    keep = "90d"                      # delete audit rows older than this (default: keep all)
+
     [http]                            # `actorscope serve`: the HTTP API and operator console
     host = "127.0.0.1"
     port = 8080                       # 0: any free port (printed)
@@ -81,6 +84,7 @@ from pydantic_settings import (
 
 from actorscope._input import (
     non_empty_text,
+    parse_age,
     parse_toml,
     read_text_file,
     shown_value,
@@ -110,6 +114,7 @@ from actorscope.host._runtime import Handler
 
 __all__ = [
     "ENV_PREFIX",
+    "AuditSection",
     "BotConfig",
     "ChannelSection",
     "DiscordSection",
@@ -384,6 +389,19 @@ class HttpSection(BaseModel):
     trusted_proxies: Annotated[tuple[str, ...], BeforeValidator(_networks)] = ()
 
 
+class AuditSection(BaseModel):
+    """``[audit]``: how long the running bot keeps the audit trail.
+
+    ``keep = "90d"`` (``d``, ``h``, ``m`` or ``s``; at least a minute): rows older than that are
+    deleted, oldest first in small batches, when the bot starts and then every hour (every
+    quarter of ``keep`` when that is shorter). Left out, the trail is kept for good.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    keep: Annotated[int, BeforeValidator(parse_age)] | None = None
+
+
 class ProbeSection(BaseModel):
     """``[probe]``: what ``actorscope probe`` sends besides the writer commands (``commands``),
     and the commands only writers may use (``writer_only``, e.g. ``["/note"]``): one that does
@@ -454,6 +472,8 @@ class BotConfig(BaseSettings):
     http: HttpSection | None = None
     #: The ``[probe]`` section (``actorscope probe``), if any.
     probe: ProbeSection | None = None
+    #: The ``[audit]`` section (retention), if any.
+    audit: AuditSection | None = None
 
     @classmethod
     def settings_customise_sources(

@@ -147,6 +147,7 @@ def _register() -> None:
     # Imported for their side effect: each registers its commands on `app`.
     from actorscope.cli import (  # noqa: F401
         _agents,
+        _audit,
         _demo,
         _grants,
         _keys,

@@ -24,7 +24,7 @@ from actorscope.permissions._scopes import (
 )
 from actorscope.store import DEFAULT_TENANT_SLUG, Database
 
-__all__ = ["audit", "check", "grants_add", "grants_list", "grants_remove"]
+__all__ = ["audit", "audit_app", "check", "grants_add", "grants_list", "grants_remove"]
 
 #: The most rows ``audit --limit`` asks for (a database integer holds far more; a typo must not).
 MAX_AUDIT_ROWS = 1_000_000
@@ -268,8 +268,13 @@ def check(
         raise typer.Exit(EXIT_DENIED)
 
 
-@app.command("audit")
+audit_app = typer.Typer(add_completion=False, invoke_without_command=True)
+app.add_typer(audit_app, name="audit")
+
+
+@audit_app.callback()
 def audit(
+    ctx: typer.Context,
     db: DbOption = DEFAULT_DB,
     agent: Annotated[
         str | None, typer.Option("--agent", help="Agent key or UUID.", metavar="AGENT")
@@ -283,7 +288,12 @@ def audit(
     ] = 100,
     as_json: JsonOpt = False,
 ) -> None:
-    """Show the audit trail, newest first: grant changes, denials, fail-open allows; reads only."""
+    """Show the audit trail, newest first: grant changes, denials, fail-open allows; reads only.
+
+    `actorscope audit prune` deletes old rows.
+    """
+    if ctx.invoked_subcommand is not None:
+        return
 
     async def run() -> list[dict[str, Any]]:
         async with Database.open(db, create=False) as database:

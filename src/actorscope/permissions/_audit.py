@@ -24,7 +24,7 @@ import json
 import logging
 import time
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -32,7 +32,7 @@ from typing import Any
 from actorscope._input import shown_path
 from actorscope._text import escape_unstorable
 from actorscope.agents._types import NIL_UUID, is_uuid
-from actorscope.errors import ConflictError, RowRefusedError, StoreError
+from actorscope.errors import ConfigError, ConflictError, RowRefusedError, StoreError
 from actorscope.identity import MAX_SCOPE_CHARS, Identity
 from actorscope.store import Database, Row, Transaction, utc_at, utc_now
 
@@ -40,6 +40,7 @@ __all__ = [
     "BATCH",
     "GROUP_DELAY",
     "MAX_QUEUED",
+    "PRUNE_BATCH",
     "RECORD_WAIT",
     "AuditAction",
     "AuditEntry",
@@ -67,6 +68,8 @@ _INSERT_DECISION = (
 RECORD_WAIT = 0.1
 #: Decision rows an :class:`AuditLog` keeps while the store does not answer; more are dropped.
 MAX_QUEUED = 1000
+#: Rows :meth:`AuditLog.prune` deletes in one transaction at most.
+PRUNE_BATCH = 1000
 #: Seconds :meth:`AuditLog.settle` waits for this log's queued rows to be written.
 SETTLE_WAIT = 1.0
 #: Seconds the writer gathers decision rows before committing them together (<= 100 ms).
@@ -451,6 +454,42 @@ class AuditLog:
             (*params, max(0, limit)),
         )
         return [_entry(row) for row in rows]
+
+    async def prune(
+        self,
+        before: str,
+        *,
+        batch: int = PRUNE_BATCH,
+        export: Callable[[Sequence[AuditEntry]], None] | None = None,
+    ) -> int:
+        """Delete the rows created before ``before`` (ISO 8601 UTC), oldest first, at most
+        ``batch`` a transaction; how many went.
+
+        With ``export``, each batch is handed to it before it is deleted, in the transaction
+        that deletes it: a row is never gone without having been exported (a failed commit
+        may export a batch twice). Retention (``[audit] keep``, ``actorscope audit prune``).
+        """
+        if batch < 1:
+            raise ConfigError(f"the prune batch must be at least 1, got {batch}")
+        pruned = 0
+        while True:
+            async with self._db.transaction() as tx:
+                rows = await tx.fetchall(
+                    f"SELECT {_COLUMNS} FROM audit_log WHERE created_at < ?"
+                    " ORDER BY created_at, id LIMIT ?",
+                    (before, batch),
+                )
+                entries = [_entry(row) for row in rows]
+                if export is not None and entries:
+                    export(entries)
+                if entries:
+                    marks = ", ".join("?" * len(entries))
+                    await tx.execute(
+                        f"DELETE FROM audit_log WHERE id IN ({marks})", [e.id for e in entries]
+                    )
+            pruned += len(entries)
+            if len(entries) < batch:
+                return pruned
 
     async def count_by_reason(
         self,
