@@ -41,6 +41,7 @@ _DENIALS = frozenset(
     }
 )
 _FAIL_OPEN = "store_error_fail_open"
+_CLOSING = 2.0  # seconds a killed worker's gateway socket may still look open
 _WINDOW = 10.0  # an event sent to a killed worker's session this long before the kill
 
 
@@ -167,7 +168,11 @@ def _excuse(seen: Observed, sent: Sent) -> str:
         return ""
     for instance in slot.instances:
         killed = instance.killed
-        if killed is not None and instance.started <= sent.sent <= killed <= sent.sent + _WINDOW:
+        # Sent before the kill, or just after it while the dead process's socket still looked
+        # open to the gateway (the kernel closes it a moment later).
+        if killed is None or not instance.started <= sent.sent <= killed + _CLOSING:
+            continue
+        if killed - sent.sent <= _WINDOW:
             return f"sent to worker pid {instance.pid}'s session before it was killed"
     return ""
 
@@ -425,11 +430,18 @@ def _database(seen: Observed, report: Report) -> None:
     if len(sizes) >= 2:
         span = sizes[-1][0] - sizes[0][0]
         per_hour = (sizes[-1][1] - sizes[0][1]) / max(span, 1e-9) * 3600
+        trail = " ".join(f"{size / 2**20:.1f}" for _, size in sizes[:: max(1, len(sizes) // 8)])
         report.row(
             "database size",
             f"{sizes[0][1] / 2**20:.1f} -> {sizes[-1][1] / 2**20:.1f} MiB "
-            f"({per_hour / 2**20:+.1f} MiB per hour of stream)",
+            f"({per_hour / 2**20:+.1f} MiB per hour of stream); over time (MiB): {trail}",
         )
+    pruned = len(seen.audit) - seen.audit_left
+    report.row(
+        "audit retention",
+        f"keep = {seen.keep}: {pruned} of {len(seen.audit)} rows pruned by the running bot "
+        f"while the stream ran ({seen.audit_left} left)",
+    )
     big = sorted(seen.tables.items(), key=lambda item: -item[1][1])[:5]
     report.row(
         "largest tables",

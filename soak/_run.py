@@ -92,6 +92,9 @@ class Observed:
     changes: list[Change] = field(default_factory=list)
     revokes: list[RevokeSeen] = field(default_factory=list)
     audit: list[dict[str, Any]] = field(default_factory=list)
+    #: Audit rows still in the database at the end (the rest were pruned by retention).
+    audit_left: int = 0
+    keep: str = ""
     db_sizes: list[tuple[float, int]] = field(default_factory=list)
     tables: dict[str, tuple[int, int]] = field(default_factory=dict)
     schedule: list[Planned] = field(default_factory=list)
@@ -134,7 +137,16 @@ require_mention = false
 api_url = "{demu.api_url}"
 gateway_url = "{demu.gateway_url}"
 shard_count = {shard_count}
+
+[audit]
+keep = "{keep}"
 """
+
+
+def _keep(settings: Settings) -> str:
+    """How long the soak's bot keeps its audit trail: a quarter of the run (at least a minute),
+    so retention runs while the soak reads every row before it goes."""
+    return f"{max(1, round(settings.duration / 240))}m"
 
 
 def _serve_toml(database: str, port: int) -> str:
@@ -171,6 +183,8 @@ class _Run:
         self.rng = random.Random(settings.seed)  # noqa: S311 - reproducible, not a secret
         self.seen = Observed(settings)
         self.granted: dict[tuple[str, str], bool] = {}
+        #: Every audit row read so far, by id.
+        self.audit_seen: dict[int, dict[str, Any]] = {}
 
     # -- the operator ---------------------------------------------------------------------
 
@@ -357,7 +371,7 @@ class _Run:
             ]
             config = work / "bot.toml"
             config.write_text(
-                _bot_toml(cluster.url(), server.base_url, demu, shard_count, "90d"),
+                _bot_toml(cluster.url(), server.base_url, demu, shard_count, _keep(settings)),
                 encoding="utf-8",
             )
             serve_config = work / "serve.toml"
@@ -379,6 +393,7 @@ class _Run:
                 for i in range(settings.workers)
             ]
             seen.slots = slots
+            seen.keep = _keep(settings)
             supervisor = Supervisor(config, slots, env, work)
             out(f"soak: starting {settings.workers} workers")
             await supervisor.start()
@@ -402,6 +417,7 @@ class _Run:
             tasks = [
                 asyncio.create_task(self._sample_db(cluster)),
                 asyncio.create_task(self._trim_emulators(tg, demu)),
+                asyncio.create_task(self._follow_audit(operator)),
             ]
             stack.push_async_callback(_cancel, tasks)
             faults = asyncio.create_task(
@@ -417,7 +433,9 @@ class _Run:
             await self._drain(driver, dispatcher)
             await self._stop_workers(supervisor)
             seen.changes = list(operator.changes)
-            seen.audit = await self._audit(operator)
+            await self._read_audit(operator)
+            seen.audit = list(self.audit_seen.values())
+            seen.audit_left = await self._count_audit(operator)
             seen.tables = await cluster.table_sizes()
             with contextlib.suppress(Exception):
                 seen.db_sizes.append((time.time(), await cluster.database_size()))
@@ -503,9 +521,13 @@ class _Run:
                     self.seen.error_lines[instance.pid] = lines
             slot.process = None
 
-    async def _audit(self, operator: Operator) -> list[dict[str, Any]]:
-        """Every audit row, read through the API page by page (newest first)."""
-        rows: list[dict[str, Any]] = []
+    async def _read_audit(self, operator: Operator) -> int:
+        """The audit rows written since the last read, through the API (newest first, page by
+        page down to a row already read); how many. Retention deletes old rows meanwhile, so
+        the soak reads as it goes."""
+        known = self.audit_seen
+        newest = max(known, default=0)
+        fresh: list[dict[str, Any]] = []
         cursor: int | None = None
         session = operator.session
         while True:
@@ -513,11 +535,38 @@ class _Run:
             if cursor is not None:
                 params["cursor"] = str(cursor)
             async with session.get(f"{operator.base}/v1/audit", params=params) as response:
+                if response.status != 200:
+                    raise RuntimeError(f"GET /v1/audit answered {response.status}")
                 page = await response.json()
-            rows.extend(page["items"])
+            items = page["items"]
+            fresh.extend(row for row in items if int(row["id"]) not in known)
+            cursor = page.get("next_cursor")
+            if not cursor or any(int(row["id"]) <= newest for row in items):
+                break
+        for row in fresh:
+            known[int(row["id"])] = row
+        return len(fresh)
+
+    async def _count_audit(self, operator: Operator) -> int:
+        """How many audit rows the database still holds (through the API)."""
+        count = 0
+        cursor: int | None = None
+        while True:
+            params: dict[str, str] = {"limit": "100"}
+            if cursor is not None:
+                params["cursor"] = str(cursor)
+            async with operator.session.get(f"{operator.base}/v1/audit", params=params) as got:
+                page = await got.json()
+            count += len(page["items"])
             cursor = page.get("next_cursor")
             if not cursor:
-                return rows
+                return count
+
+    async def _follow_audit(self, operator: Operator) -> None:
+        while True:
+            await asyncio.sleep(15.0)
+            with contextlib.suppress(Exception):  # the store restarting: read it next time
+                await self._read_audit(operator)
 
 
 def _dump(seen: Observed, path: Path) -> None:
