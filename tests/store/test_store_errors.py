@@ -106,3 +106,37 @@ async def test_a_statement_on_a_database_closed_under_its_transaction_is_a_store
     database = await Database.connect(tmp_path / "closing.db")
     with pytest.raises(StoreError, match="commit failed"):
         await _write_after_close(database)
+
+
+@pytest.mark.parametrize("backend", ["postgresql"])  # a server that drops the connection
+async def test_a_connection_dropped_after_the_commit_leaves_the_commit_standing(
+    db_target: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The server ends a connection between a write transaction's commit and its return to
+    the pool (a restart does): the transaction stands, and no asyncpg error escapes the store
+    (the audit writer died of one and lost its queued rows)."""
+    import asyncpg
+    import asyncpg.pool
+
+    real = asyncpg.pool.Pool.release
+    dropped: list[bool] = []
+
+    async def release(self: asyncpg.pool.Pool, connection: object, **kwargs: object) -> None:
+        await real(self, connection, **kwargs)
+        if not dropped:
+            dropped.append(True)
+            raise asyncpg.exceptions.ConnectionDoesNotExistError(
+                "connection was closed in the middle of operation"
+            )
+
+    async with Database.open(db_target) as db:
+        await AgentRegistry(db).create("main")
+        monkeypatch.setattr(asyncpg.pool.Pool, "release", release)
+        async with db.transaction() as tx:
+            await tx.execute(
+                "UPDATE agents SET display_name = ? WHERE agent_key = ?", ("x", "main")
+            )
+        assert dropped == [True]
+        row = await db.fetchone("SELECT display_name FROM agents WHERE agent_key = ?", ("main",))
+        assert row is not None
+        assert row["display_name"] == "x"

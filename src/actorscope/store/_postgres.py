@@ -228,7 +228,10 @@ class PostgresDatabase(Database):
                 async with self._begin(conn) as tx:
                     yield tx
             finally:
-                await self._pool.release(conn)
+                # A connection the server dropped (a restart) fails its reset here; the pool
+                # closes it. The transaction's own outcome (committed, or its StoreError) stands.
+                with contextlib.suppress(*_FAILURES):
+                    await self._pool.release(conn)
 
     @asynccontextmanager
     async def _begin(self, conn: Any) -> AsyncIterator[Transaction]:
