@@ -305,10 +305,15 @@ class _Run:
         """Wait until every worker answers a probe from its store while hearing changes."""
         limit = fault.at + _RECOVERY_LIMIT
         if dropped is not None:
+            # The cut update must be delivered again, and answered if it wants an answer.
             update_id = await asyncio.wait_for(dropped, _RECOVERY_LIMIT)
             sent = next((s for s in driver.sent.values() if s.update_id == update_id), None)
-            if sent is not None:
+            if sent is not None and sent.expect != "nothing":
                 await driver.wait_reply(sent.key, limit - time.time())
+            delivery = driver.dispatcher.deliveries.get(update_id)
+            # The dispatcher's own tasks deliver it: poll their record (bounded).
+            while delivery is not None and delivery.taken_by is None and time.time() < limit:  # noqa: ASYNC110
+                await asyncio.sleep(0.05)
         while time.time() < limit:
             if await self._all_whole(supervisor, driver):
                 fault.recovered = time.time()
