@@ -124,7 +124,9 @@ _WRITER_ID = 4242
 _OTHER_WRITER_ID = 5151
 _MEMBER_ID = 6161
 _BOT_ID = 7171
-#: The frameworks the probe serves on the Telegram simulator (aiogram: one more module).
+#: The frameworks the probe serves on the Telegram simulator, asked in order which one a bot
+#: is. An aiogram module comes with its integration and goes first: PTB takes any function
+#: (a build function is told by nothing but being called with a builder), so it is last.
 _TELEGRAM_FRAMEWORKS: tuple[TelegramFramework, ...] = (PTB,)
 
 
