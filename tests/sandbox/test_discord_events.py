@@ -98,7 +98,9 @@ async def test_select_and_dm(emu: DiscordEmulator, connect: Connect) -> None:
         bot = emu.world.bot
         menu = {
             "type": 1,
-            "components": [{"type": 3, "custom_id": "pick", "options": [{"label": "a"}]}],
+            "components": [
+                {"type": 3, "custom_id": "pick", "options": [{"label": "a", "value": "a"}]}
+            ],
         }
         shown = await emu.post(bot, emu.world.channel("general"), "pick", components=[menu])
         await emu.select("carol", shown, "pick", ["a"])

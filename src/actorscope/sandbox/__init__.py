@@ -20,7 +20,8 @@ an ordinary ``discord.Client`` or ``commands.Bot`` connects to it inside
             await emu.say("carol", "general", "hello")
 
 Its world's objects are exported as :class:`DiscordUser`, :class:`DiscordGuild`,
-:class:`DiscordChannel` (text channel, thread or DM) and :class:`DiscordMessage`.
+:class:`DiscordChannel` (text or voice channel, thread or DM; :class:`DiscordChannelType`) and
+:class:`DiscordMessage`.
 
 :func:`declared_world` builds the world from a scenario's ``setup.discord`` (the testing kit's
 vocabulary: users, bots, guilds with channels, threads, roles, members and webhooks).
@@ -51,6 +52,7 @@ from actorscope.sandbox._telegram import (
     make_token,
 )
 from actorscope.sandbox._world import Channel as DiscordChannel
+from actorscope.sandbox._world import ChannelType as DiscordChannelType
 from actorscope.sandbox._world import Guild as DiscordGuild
 from actorscope.sandbox._world import Message as DiscordMessage
 from actorscope.sandbox._world import Permission, World, sandbox_world
@@ -68,6 +70,7 @@ __all__ = [
     "ChatType",
     "CloseCode",
     "DiscordChannel",
+    "DiscordChannelType",
     "DiscordEmulator",
     "DiscordGuild",
     "DiscordMessage",

@@ -13,7 +13,7 @@ import asyncio
 import re
 import secrets
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import TypeVar
@@ -23,6 +23,15 @@ from aiohttp import web
 from actorscope._aio import Site
 from actorscope.errors import ConfigError
 from actorscope.sandbox._gateway import Gateway, Intent, Session
+from actorscope.sandbox._payloads import (
+    SELECT_TYPES,
+    Resolver,
+    find_component,
+    modal_submission,
+    option_values,
+    select_data,
+    walk_components,
+)
 from actorscope.sandbox._rest import HttpCall, RateLimit, Rest
 from actorscope.sandbox._world import (
     JSON,
@@ -30,10 +39,12 @@ from actorscope.sandbox._world import (
     ChannelType,
     Guild,
     Message,
+    Permission,
     Role,
     User,
     Webhook,
     World,
+    emoji_json,
     sandbox_world,
     timestamp,
 )
@@ -46,8 +57,6 @@ _SHUTDOWN_TIMEOUT = 2.0
 #: REST requests kept in ``DiscordEmulator.requests`` (the oldest are dropped first).
 _REQUEST_LOG = 10_000
 _MENTION = re.compile(r"<@!?(\d+)>")
-# Application command option types the emulator converts (others pass as strings).
-_STRING, _INTEGER, _BOOLEAN, _USER, _NUMBER = 3, 4, 5, 6, 10
 
 
 @dataclass(slots=True)
@@ -68,6 +77,8 @@ class Interaction:
     original: Message | None = None
     #: The bot deferred its reply (callback type 5) with flags 64: the reply is ephemeral.
     ephemeral: bool = False
+    #: The modal the bot answered with (callback type 9), until the person submits it.
+    modal: JSON | None = None
 
 
 class DiscordEmulator:
@@ -117,6 +128,8 @@ class DiscordEmulator:
         #: Called with every new message, ephemeral ones too (the sandbox console prints the
         #: bot's; ``Message.ephemeral_to`` says who alone sees one).
         self.listeners: list[Callable[[Message], None]] = []
+        #: Called with each interaction the bot answers with a modal (the prompt shows it).
+        self.modal_listeners: list[Callable[[Interaction], None]] = []
         #: Application commands the bot synced: ``None`` for global, else a guild id.
         self.commands: dict[int | None, list[JSON]] = {}
         #: The REST requests the bot made, in order (the last ten thousand).
@@ -209,6 +222,11 @@ class DiscordEmulator:
             return live if len(live) >= count else None
 
         return await self.wait_for(probe)
+
+    async def wait_answered(self) -> None:
+        """Wait until no REST request of the bot is being answered (its latest call is back
+        on its way), e.g. before a person reacts to what the bot just sent."""
+        await self.wait_for(lambda: True if self.rest.in_flight == 0 else None)
 
     def connected_sessions(self) -> list[Session]:
         """The sessions with a live socket."""
@@ -369,50 +387,191 @@ class DiscordEmulator:
         boolean, anything else a string)."""
         user, channel = self._user(who), self._channel(where)
         command = self._command(name, channel)
+        if command.get("type", 1) != 1:
+            raise ConfigError(f"{name!r} is a context-menu command: use context_menu()")
         data: JSON = {"id": str(command.get("id", 0)), "name": name, "type": 1}
-        specs = {o["name"]: o for o in command.get("options", []) if isinstance(o, dict)}
-        resolved: JSON = {}
-        rendered = []
         guild = self.world.guild_of(channel)
-        for key, value in options.items():
-            kind = int(specs.get(key, {}).get("type", _option_type(value)))
-            if kind == _USER:
-                target = self._user(value) if isinstance(value, User | str) else None
-                if target is None:
-                    raise ConfigError(f"option {key} names a user: pass a name or a User")
-                resolved.setdefault("users", {})[str(target.id)] = target.to_json()
-                if guild is not None and target.id in guild.members:
-                    member = guild.members[target.id].to_json(with_user=False)
-                    perms = str(guild.permissions_in(channel, target.id))
-                    resolved.setdefault("members", {})[str(target.id)] = member | {
-                        "permissions": perms
-                    }
-                value = str(target.id)
-            rendered.append({"name": key, "type": kind, "value": value})
-        data["options"] = rendered
-        if resolved:
-            data["resolved"] = resolved
-        if guild is not None:
-            data["guild_id"] = str(guild.id)
+        resolver = Resolver(self.world, guild, channel, user)
+        data["options"] = option_values({"name": name, **command}, options, resolver)
+        if resolver.resolved:
+            data["resolved"] = resolver.resolved
+        if command.get("guild_id") is not None:
+            data["guild_id"] = command["guild_id"]
+        return await self._interact(2, user, channel, data)
+
+    async def context_menu(
+        self, who: User | str, where: Channel | str, name: str, target: User | str | Message
+    ) -> Interaction:
+        """``who`` runs the synced context-menu command ``name`` on ``target``: a user (by
+        name) for a user command, a message for a message command."""
+        user, channel = self._user(who), self._channel(where)
+        command = self._command(name, channel)
+        kind = command.get("type")
+        if kind not in (2, 3):
+            raise ConfigError(f"the bot synced no context-menu command {name!r}")
+        guild = self.world.guild_of(channel)
+        resolver = Resolver(self.world, guild, channel, user)
+        if kind == 3:
+            if not isinstance(target, Message):
+                raise ConfigError(f"{name!r} is a message command: pass the message")
+            message = self.message(target.id, viewer=user)
+            if message is None or message.deleted:
+                raise ConfigError(f"{user.username} cannot see message {target.id}")
+            target_id = str(message.id)
+            resolver.resolved["messages"] = {
+                target_id: message.to_json(guild, bot_id=self.world.bot.id)
+            }
+        elif isinstance(target, Message):
+            raise ConfigError(f"{name!r} is a user command: pass the user")
+        else:
+            target_id = resolver.user(target)
+        data: JSON = {
+            "id": str(command.get("id", 0)),
+            "name": name,
+            "type": kind,
+            "target_id": target_id,
+            "resolved": resolver.resolved,
+        }
+        if command.get("guild_id") is not None:
+            data["guild_id"] = command["guild_id"]
         return await self._interact(2, user, channel, data)
 
     async def click(self, who: User | str, message: Message, custom_id: str) -> Interaction:
         """``who`` clicks the button ``custom_id`` of ``message`` (one they can see)."""
         user = self._seeing(who, message)
-        data: JSON = {"custom_id": self._component(message, custom_id, 2), "component_type": 2}
+        button = find_component(
+            message.components, custom_id, frozenset({2}), where=f"message {message.id}"
+        )
+        if button.get("disabled"):
+            raise ConfigError(f"the button {custom_id!r} is disabled")
+        data: JSON = {"custom_id": custom_id, "component_type": 2}
         return await self._interact(3, user, message.channel, data, message=message)
 
     async def select(
-        self, who: User | str, message: Message, custom_id: str, values: Sequence[str]
+        self,
+        who: User | str,
+        message: Message,
+        custom_id: str,
+        values: Sequence[str | User | Channel | Role],
     ) -> Interaction:
-        """``who`` picks ``values`` in the string select ``custom_id`` of ``message``."""
+        """``who`` picks ``values`` in the select ``custom_id`` of ``message``: option values
+        of a string select; users, roles or channels (by name or object) of the others."""
         user = self._seeing(who, message)
-        data: JSON = {
-            "custom_id": self._component(message, custom_id, 3),
-            "component_type": 3,
-            "values": list(values),
-        }
+        component = find_component(
+            message.components, custom_id, SELECT_TYPES, where=f"message {message.id}"
+        )
+        if component.get("disabled"):
+            raise ConfigError(f"the select {custom_id!r} is disabled")
+        guild = self.world.guild_of(message.channel)
+        resolver = Resolver(self.world, guild, message.channel, user)
+        picked = select_data(component, values, resolver)
+        data: JSON = {"custom_id": custom_id, "component_type": component["type"], **picked}
+        if resolver.resolved:
+            data["resolved"] = resolver.resolved
         return await self._interact(3, user, message.channel, data, message=message)
+
+    async def submit_modal(
+        self,
+        who: User | str,
+        interaction: Interaction,
+        values: Mapping[str, str | Sequence[str | User | Channel | Role]] | None = None,
+    ) -> Interaction:
+        """``who`` fills in and submits the modal the bot answered ``interaction`` with:
+        ``values`` maps each input's custom id to the text typed (an input left out keeps its
+        prefilled value) or a select's picks. The submit is a new interaction (type 5)."""
+        user = self._user(who)
+        modal = interaction.modal
+        if modal is None:
+            raise ConfigError(f"the bot answered interaction {interaction.id} with no modal")
+        if user.id != interaction.user.id:
+            raise ConfigError(f"the modal is {interaction.user.username}'s, not {user.username}'s")
+        guild = self.world.guild_of(interaction.channel)
+        resolver = Resolver(self.world, guild, interaction.channel, user)
+        data = modal_submission(modal, values or {}, resolver)
+        interaction.modal = None  # a modal is submitted once
+        return await self._interact(5, user, interaction.channel, data, message=interaction.message)
+
+    async def react(self, who: User | str, message: Message, emoji: str) -> None:
+        """``who`` reacts to ``message`` with ``emoji``: a Unicode emoji, or a custom emoji of
+        the guild by name or ``name:id`` (MESSAGE_REACTION_ADD)."""
+        user, key = self._reacting(who, message, emoji)
+        holders = message.reactions.setdefault(key, set())
+        if user.id in holders:
+            raise ConfigError(f"{user.username} has reacted with {emoji} already")
+        guild = self.world.guild_of(message.channel)
+        if guild is not None and not holders:
+            allowed = guild.permissions_in(message.channel, user.id)
+            if not allowed & Permission.ADD_REACTIONS:
+                raise ConfigError(f"{user.username} may not add new reactions here")
+        holders.add(user.id)
+        await self.reaction_event("MESSAGE_REACTION_ADD", message, user, key)
+
+    async def unreact(self, who: User | str, message: Message, emoji: str) -> None:
+        """``who`` takes their reaction ``emoji`` off ``message`` (MESSAGE_REACTION_REMOVE)."""
+        user, key = self._reacting(who, message, emoji)
+        holders = message.reactions.get(key, set())
+        if user.id not in holders:
+            raise ConfigError(f"{user.username} has not reacted with {emoji}")
+        holders.discard(user.id)
+        await self.reaction_event("MESSAGE_REACTION_REMOVE", message, user, key)
+
+    def _reacting(self, who: User | str, message: Message, emoji: str) -> tuple[User, str]:
+        user = self._seeing(who, message)
+        if message.ephemeral_to is not None or message.deleted:
+            raise ConfigError(f"message {message.id} takes no reactions")
+        guild = self.world.guild_of(message.channel)
+        if guild is not None:
+            if user.id not in guild.members:
+                raise ConfigError(f"{user.username} is not a member of {guild.name}")
+            allowed = guild.permissions_in(message.channel, user.id)
+            needed = Permission.VIEW_CHANNEL | Permission.READ_MESSAGE_HISTORY
+            if allowed & needed != needed:
+                raise ConfigError(f"{user.username} cannot read #{message.channel.name}")
+        return user, self.reaction_key(guild, emoji)
+
+    @staticmethod
+    def reaction_key(guild: Guild | None, emoji: str) -> str:
+        """How a reaction is kept: the Unicode emoji, or ``name:id`` of a custom one (given as
+        ``name``, ``:name:``, ``name:id`` or ``<:name:id>``), which must be the guild's."""
+        text = emoji.strip().removeprefix("<").removesuffix(">").strip(":")
+        if not text:
+            raise ConfigError("an emoji is needed")
+        if not text.isascii():
+            return text
+        name, _, emoji_id = text.removeprefix("a:").rpartition(":")
+        if not name:
+            name, emoji_id = emoji_id, ""
+        emojis = guild.emojis if guild is not None else {}
+        for known_id, known_name in emojis.items():
+            if known_name == name and emoji_id in ("", str(known_id)):
+                return f"{known_name}:{known_id}"
+        raise ConfigError(f"{emoji!r} is no emoji of this guild")
+
+    async def reaction_event(self, event: str, message: Message, user: User, key: str) -> None:
+        """Dispatch a reaction's MESSAGE_REACTION_ADD / _REMOVE (the bot's own too)."""
+        guild = self.world.guild_of(message.channel)
+        data: JSON = {
+            "user_id": str(user.id),
+            "channel_id": str(message.channel.id),
+            "message_id": str(message.id),
+            "emoji": emoji_json(key),
+            "burst": False,
+            "burst_colors": [],
+            "type": 0,
+        }
+        if guild is not None:
+            data["guild_id"] = str(guild.id)
+            if event == "MESSAGE_REACTION_ADD":
+                data["member"] = guild.members[user.id].to_json()
+        if event == "MESSAGE_REACTION_ADD":
+            data["message_author_id"] = str(message.author.id)
+        intent = (
+            Intent.GUILD_MESSAGE_REACTIONS if guild is not None else Intent.DIRECT_MESSAGE_REACTIONS
+        )
+        await self.gateway.dispatch(
+            event, data, guild_id=guild.id if guild is not None else None, intent=intent
+        )
+        await self.changed()
 
     def latest_with_button(
         self, channel: Channel | str, custom_id: str | None = None, *, viewer: User | None = None
@@ -452,6 +611,7 @@ class DiscordEmulator:
         reply_to: Message | None = None,
         interaction_metadata: JSON | None = None,
         ephemeral_to: User | None = None,
+        flags: int = 0,
     ) -> Message:
         """Create a message and dispatch MESSAGE_CREATE; an ephemeral one (``ephemeral_to``,
         its interaction's user) is kept apart in :attr:`ephemeral` and dispatched to nobody,
@@ -482,6 +642,7 @@ class DiscordEmulator:
             reference=reference,
             interaction_metadata=interaction_metadata,
             ephemeral_to=ephemeral_to,
+            flags=flags,
         )
         if ephemeral_to is not None:
             self.ephemeral.append(message)
@@ -497,7 +658,7 @@ class DiscordEmulator:
 
     async def _dispatch_message(self, event: str, message: Message, guild: Guild | None) -> None:
         intent = Intent.GUILD_MESSAGES if guild is not None else Intent.DIRECT_MESSAGES
-        data = message.to_json(guild)
+        data = message.to_json(guild, bot_id=self.world.bot.id)
         if message.channel.type is ChannelType.DM:
             data = data | {"channel_type": int(ChannelType.DM)}
         await self.gateway.dispatch(
@@ -514,14 +675,6 @@ class DiscordEmulator:
                 if command.get("name") == name:
                     return command
         return {"name": name}
-
-    @staticmethod
-    def _component(message: Message, custom_id: str, kind: int) -> str:
-        for row in message.components:
-            for component in row.get("components", []):
-                if component.get("custom_id") == custom_id and component.get("type") == kind:
-                    return custom_id
-        raise ConfigError(f"message {message.id} has no component {custom_id!r} of that kind")
 
     async def _interact(
         self,
@@ -557,7 +710,7 @@ class DiscordEmulator:
             "attachment_size_limit": 26_214_400,
         }
         if message is not None:
-            payload["message"] = message.to_json(guild)
+            payload["message"] = message.to_json(guild, bot_id=self.world.bot.id)
         if guild is not None:
             perms = guild.permissions_in(channel, user.id)
             payload["guild_id"] = str(guild.id)
@@ -582,19 +735,9 @@ class DiscordEmulator:
 
 
 def button_ids(message: Message) -> list[str]:
-    """The custom ids of ``message``'s buttons, in order."""
+    """The custom ids of ``message``'s buttons (in rows, containers and sections), in order."""
     return [
         str(component["custom_id"])
-        for row in message.components
-        for component in row.get("components", [])
+        for component in walk_components(message.components)
         if component.get("type") == 2 and "custom_id" in component
     ]
-
-
-def _option_type(value: object) -> int:
-    """The option type a value of an unsynced command has."""
-    if isinstance(value, User):
-        return _USER
-    if isinstance(value, bool):
-        return _BOOLEAN
-    return _INTEGER if isinstance(value, int) else _STRING

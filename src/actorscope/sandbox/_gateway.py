@@ -72,6 +72,7 @@ class Intent(IntFlag):
     GUILD_MESSAGES = 1 << 9
     GUILD_MESSAGE_REACTIONS = 1 << 10
     DIRECT_MESSAGES = 1 << 12
+    DIRECT_MESSAGE_REACTIONS = 1 << 13
     MESSAGE_CONTENT = 1 << 15
 
 
@@ -325,12 +326,25 @@ class Gateway:
         guild = self.world.guilds.get(int(str(data.get("guild_id", "0")) or 0))
         if guild is None:
             return
+        members = list(guild.members.values())
+        not_found: list[str] = []
+        user_ids = data.get("user_ids")
+        if user_ids is not None:
+            wanted = [str(u) for u in (user_ids if isinstance(user_ids, list) else [user_ids])]
+            members = [m for m in members if str(m.user.id) in wanted]
+            not_found = [u for u in wanted if u not in {str(m.user.id) for m in members}]
+        else:
+            query = str(data.get("query", "")).lower()
+            members = [m for m in members if m.user.username.lower().startswith(query)]
+            limit = data.get("limit")
+            if type(limit) is int and limit > 0:
+                members = members[:limit]
         chunk: JSON = {
             "guild_id": str(guild.id),
-            "members": [m.to_json() for m in guild.members.values()],
+            "members": [m.to_json() for m in members],
             "chunk_index": 0,
             "chunk_count": 1,
-            "not_found": [],
+            "not_found": not_found,
         }
         if "nonce" in data:
             chunk["nonce"] = data["nonce"]

@@ -14,12 +14,23 @@ import json
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
 from actorscope.errors import ConfigError
-from actorscope.sandbox._world import EPHEMERAL, JSON, Channel, Guild, Message, Permission
+from actorscope.sandbox._gateway import Intent
+from actorscope.sandbox._world import (
+    EPHEMERAL,
+    IS_COMPONENTS_V2,
+    JSON,
+    Channel,
+    ChannelType,
+    Guild,
+    Message,
+    Permission,
+)
 
 if TYPE_CHECKING:
     from actorscope.sandbox._emulator import DiscordEmulator, Interaction
@@ -150,6 +161,8 @@ class Rest:
         self.world = emulator.world
         self._buckets = _Buckets(rate_limit)
         self._prefix = ""
+        #: The bot's requests being answered right now.
+        self.in_flight = 0
 
     def install(self, router: web.UrlDispatcher, prefix: str) -> None:
         """Add every route under ``prefix``."""
@@ -191,8 +204,10 @@ class Rest:
             ),
             ("GET", "/guilds/{guild_id}", self.get_guild, bot),
             ("GET", "/guilds/{guild_id}/channels", self.get_guild_channels, bot),
+            ("POST", "/guilds/{guild_id}/channels", self.create_channel, bot),
             ("GET", "/guilds/{guild_id}/roles", self.get_roles, bot),
             ("GET", "/guilds/{guild_id}/members/{user_id}", self.get_member, bot),
+            ("PATCH", "/guilds/{guild_id}/members/{user_id}", self.edit_member, bot),
             ("PUT", "/guilds/{guild_id}/members/{user_id}/roles/{role_id}", self.add_role, bot),
             (
                 "DELETE",
@@ -247,12 +262,16 @@ class Rest:
                     "global": False,
                 }
                 return _json_reply(body, status=429, headers=headers | {"Via": "1.1 google"})
+            self.in_flight += 1
             try:
                 response = await handler(request)
             except DiscordHTTPError as exc:
                 response = exc.response()
+            finally:
+                self.in_flight -= 1
             response.headers.update(headers)
             self._log(request, response.status)
+            await self.emu.changed()
             return response
 
         return route
@@ -335,10 +354,17 @@ class Rest:
             raise _field_error("components", "LIST_TYPE_CONVERT", "Must be an array.")
         if not partial and not (content or embeds or components):
             raise DiscordHTTPError(400, 50006, "Cannot send an empty message")
+        if _flags(body) & IS_COMPONENTS_V2 and (content or embeds):
+            raise _field_error(
+                "content",
+                "MESSAGE_CANNOT_USE_LEGACY_FIELDS_WITH_COMPONENTS_V2",
+                "The 'content' and 'embeds' fields cannot be used with components v2.",
+            )
         return content, embeds, components
 
     def _json(self, message: Message, status: int = 200) -> web.Response:
-        return _json_reply(message.to_json(self.world.guild_of(message.channel)), status=status)
+        guild = self.world.guild_of(message.channel)
+        return _json_reply(message.to_json(guild, bot_id=self.world.bot.id), status=status)
 
     # -- gateway, users, application --------------------------------------------------------
 
@@ -411,7 +437,7 @@ class Rest:
         found = [m for m in self.emu.messages if m.channel.id == channel.id and not m.deleted]
         guild = self.world.guild_of(channel)
         newest = list(reversed(found))[: min(limit, 100)]
-        return _json_reply([m.to_json(guild) for m in newest])
+        return _json_reply([m.to_json(guild, bot_id=self.world.bot.id) for m in newest])
 
     async def get_message(self, request: web.Request) -> web.Response:
         channel = self._channel(request)
@@ -441,6 +467,7 @@ class Rest:
             embeds=embeds,
             components=components,
             reply_to=reply_to,
+            flags=_flags(body) & ~EPHEMERAL,
         )
         return self._json(message)
 
@@ -460,6 +487,8 @@ class Rest:
             message.embeds = embeds
         if "components" in body:
             message.components = components
+        if "flags" in body:
+            message.flags = _flags(body) & ~EPHEMERAL
         await self.emu.edit(message, message.content)
 
     async def delete_message(self, request: web.Request) -> web.StreamResponse:
@@ -477,19 +506,31 @@ class Rest:
         await self.emu.changed()
         return web.Response(status=204)
 
+    def _emoji(self, request: web.Request, channel: Channel) -> str:
+        try:
+            return self.emu.reaction_key(self.world.guild_of(channel), request.match_info["emoji"])
+        except ConfigError:
+            raise DiscordHTTPError(400, 10014, "Unknown Emoji") from None
+
     async def add_reaction(self, request: web.Request) -> web.StreamResponse:
         channel = self._channel(request)
         self._require(channel, Permission.ADD_REACTIONS, Permission.READ_MESSAGE_HISTORY)
         message = self._message(request, channel)
-        message.reactions.setdefault(request.match_info["emoji"], set()).add(self.world.bot.id)
-        await self.emu.changed()
+        key = self._emoji(request, channel)
+        holders = message.reactions.setdefault(key, set())
+        if self.world.bot.id not in holders:
+            holders.add(self.world.bot.id)
+            await self.emu.reaction_event("MESSAGE_REACTION_ADD", message, self.world.bot, key)
         return web.Response(status=204)
 
     async def remove_reaction(self, request: web.Request) -> web.StreamResponse:
         channel = self._channel(request)
         message = self._message(request, channel)
-        message.reactions.get(request.match_info["emoji"], set()).discard(self.world.bot.id)
-        await self.emu.changed()
+        key = self._emoji(request, channel)
+        holders = message.reactions.get(key, set())
+        if self.world.bot.id in holders:
+            holders.discard(self.world.bot.id)
+            await self.emu.reaction_event("MESSAGE_REACTION_REMOVE", message, self.world.bot, key)
         return web.Response(status=204)
 
     async def create_thread(self, request: web.Request) -> web.Response:
@@ -514,6 +555,90 @@ class Rest:
     async def get_guild_channels(self, request: web.Request) -> web.Response:
         guild = self._guild(request)
         return _json_reply([c.to_json() for c in guild.channels.values() if not c.is_thread])
+
+    async def create_channel(self, request: web.Request) -> web.Response:
+        guild = self._guild(request)
+        if not guild.base_permissions(self.world.bot.id) & Permission.MANAGE_CHANNELS:
+            raise DiscordHTTPError(*_MISSING_PERMISSIONS)
+        body = await self._body(request)
+        name, kind = body.get("name"), body.get("type", 0)
+        if not isinstance(name, str) or not 1 <= len(name) <= 100:
+            raise _field_error(
+                "name", "BASE_TYPE_BAD_LENGTH", "Must be between 1 and 100 in length."
+            )
+        if kind not in (int(ChannelType.TEXT), int(ChannelType.VOICE)):
+            raise _field_error("type", "BASE_TYPE_CHOICES", "The sandbox makes text or voice.")
+        topic = body.get("topic")
+        if topic is not None and (not isinstance(topic, str) or len(topic) > 1024):
+            raise _field_error("topic", "BASE_TYPE_MAX_LENGTH", "Must be 1024 or fewer in length.")
+        overwrites = self._overwrites(guild, body.get("permission_overwrites") or [])
+        if kind == ChannelType.TEXT:
+            # Discord writes text channel names lower case, with dashes for spaces.
+            name = "-".join(name.lower().split())
+        channel = self.world.add_channel(guild, name, kind=ChannelType(kind), topic=topic)
+        for target, (allow, deny, member) in overwrites.items():
+            channel.overwrites[target] = (allow, deny)
+            if member:
+                channel.member_overwrites.add(target)
+        await self.emu.gateway.dispatch(
+            "CHANNEL_CREATE", channel.to_json(), guild_id=guild.id, intent=Intent.GUILDS
+        )
+        await self.emu.changed()
+        return _json_reply(channel.to_json(), status=201)
+
+    def _overwrites(self, guild: Guild, raw: object) -> dict[int, tuple[int, int, bool]]:
+        """``permission_overwrites`` of a new channel: role (type 0) or member (type 1) ids of
+        the guild with allow and deny bits; the bot may only grant what it has itself."""
+        if not isinstance(raw, list):
+            raise _field_error("permission_overwrites", "LIST_TYPE_CONVERT", "Must be an array.")
+        have = guild.base_permissions(self.world.bot.id)
+        found: dict[int, tuple[int, int, bool]] = {}
+        for index, item in enumerate(raw):
+            where = f"permission_overwrites.{index}"
+            if not isinstance(item, dict) or item.get("type") not in (0, 1):
+                raise _field_error(where, "BASE_TYPE_REQUIRED", "This field is required")
+            target = _snowflake(str(item.get("id", "")))
+            member = item["type"] == 1
+            if target not in (guild.members if member else guild.roles):
+                raise _field_error(f"{where}.id", "UNKNOWN_OVERWRITE", "Unknown role or member")
+            allow, deny = _bits(item.get("allow")), _bits(item.get("deny"))
+            if allow < 0 or deny < 0:
+                raise _field_error(where, "NUMBER_TYPE_COERCE", "Value is not a number.")
+            if allow & ~have or deny & ~have:
+                raise DiscordHTTPError(*_MISSING_PERMISSIONS)
+            found[target] = (allow, deny, member)
+        return found
+
+    async def edit_member(self, request: web.Request) -> web.Response:
+        guild = self._guild(request)
+        member = guild.members.get(_snowflake(request.match_info["user_id"]))
+        if member is None:
+            raise _unknown("Member", 10007)
+        body = await self._body(request)
+        have = guild.base_permissions(self.world.bot.id)
+        if "communication_disabled_until" in body:
+            until = body["communication_disabled_until"]
+            if not have & Permission.MODERATE_MEMBERS or member.user.id == guild.owner_id:
+                raise DiscordHTTPError(*_MISSING_PERMISSIONS)
+            if until is not None and not _iso_time(until):
+                raise _field_error(
+                    "communication_disabled_until", "DATE_TYPE_CONVERT", "Could not parse date."
+                )
+            member.timed_out_until = until
+        if "nick" in body:
+            nick = body["nick"]
+            if nick is not None and (not isinstance(nick, str) or len(nick) > 32):
+                raise _field_error("nick", "BASE_TYPE_MAX_LENGTH", "Must be 32 or fewer in length.")
+            member.nick = nick or None
+        if "roles" in body:
+            if not have & Permission.MANAGE_ROLES:
+                raise DiscordHTTPError(*_MISSING_PERMISSIONS)
+            roles = [_snowflake(str(r)) for r in body["roles"] or []]
+            if any(r not in guild.roles or r == guild.id for r in roles):
+                raise _field_error("roles", "UNKNOWN_ROLE", "Unknown role")
+            member.roles = roles
+        await self.emu.member_updated(guild, member.user)
+        return _json_reply(member.to_json())
 
     async def get_roles(self, request: web.Request) -> web.Response:
         return _json_reply([r.to_json() for r in self._guild(request).roles.values()])
@@ -615,21 +740,31 @@ class Rest:
             )
         raw_data = body.get("data")
         data: JSON = raw_data if isinstance(raw_data, dict) else {}
+        if kind in (6, 7) and interaction.message is None:
+            raise DiscordHTTPError(400, 50035, "Interaction has no message to update")
+        if kind == 9:
+            self._check_modal(interaction, data)
         interaction.callbacks.append(int(kind))
         ephemeral = _ephemeral(data)
         message: Message | None = None
         if kind == 4:
             content, embeds, components = self._message_fields(data, partial=False)
             message = await self._interaction_message(
-                interaction, content, embeds, components, ephemeral=ephemeral
+                interaction, content, embeds, components, ephemeral=ephemeral, flags=_flags(data)
             )
             interaction.original = message
         elif kind == 5:
             interaction.ephemeral = ephemeral
-        elif kind == 7 and interaction.message is not None:
-            await self._apply_edit(interaction.message, data)
-            message = interaction.message
-            ephemeral = message.ephemeral_to is not None
+        elif kind == 9:
+            interaction.modal = data
+            for listener in list(self.emu.modal_listeners):
+                listener(interaction)
+        elif interaction.message is not None:  # 6, 7: the component's message is the original
+            interaction.original = interaction.message
+            if kind == 7:
+                await self._apply_edit(interaction.message, data)
+                message = interaction.message
+                ephemeral = message.ephemeral_to is not None
         await self.emu.changed()
         answer: JSON = {
             "interaction": {
@@ -644,11 +779,31 @@ class Rest:
             answer["interaction"]["response_message_id"] = str(message.id)
             answer["resource"] = {
                 "type": kind,
-                "message": message.to_json(self.world.guild_of(message.channel)),
+                "message": message.to_json(
+                    self.world.guild_of(message.channel), bot_id=self.world.bot.id
+                ),
             }
         else:
             answer["resource"] = {"type": kind}
         return _json_reply(answer)
+
+    @staticmethod
+    def _check_modal(interaction: Interaction, data: JSON) -> None:
+        """A modal answers a command or a component, and has an id, a title and inputs."""
+        if interaction.type == 5:
+            raise DiscordHTTPError(400, 50035, "A modal submit cannot be answered with a modal")
+        custom_id, title = data.get("custom_id"), data.get("title")
+        if not isinstance(custom_id, str) or not 1 <= len(custom_id) <= 100:
+            raise _field_error("data.custom_id", "BASE_TYPE_REQUIRED", "This field is required")
+        if not isinstance(title, str) or not 1 <= len(title) <= 45:
+            raise _field_error(
+                "data.title", "BASE_TYPE_BAD_LENGTH", "Must be between 1 and 45 in length."
+            )
+        components = data.get("components")
+        if not isinstance(components, list) or not 1 <= len(components) <= 5:
+            raise _field_error(
+                "data.components", "BASE_TYPE_BAD_LENGTH", "Must be between 1 and 5 in length."
+            )
 
     async def _interaction_message(
         self,
@@ -658,6 +813,7 @@ class Rest:
         components: list[JSON],
         *,
         ephemeral: bool,
+        flags: int = 0,
     ) -> Message:
         """The bot's message answering ``interaction``; an ephemeral one is its user's alone."""
         metadata = {
@@ -674,6 +830,7 @@ class Rest:
             components=components,
             interaction_metadata=metadata,
             ephemeral_to=interaction.user if ephemeral else None,
+            flags=flags & ~EPHEMERAL,
         )
         interaction.replies.append(message)
         return message
@@ -691,7 +848,7 @@ class Rest:
             first = interaction.callbacks[0] == 5 and interaction.original is None
             ephemeral = interaction.ephemeral if first else _ephemeral(body)
             message = await self._interaction_message(
-                interaction, content, embeds, components, ephemeral=ephemeral
+                interaction, content, embeds, components, ephemeral=ephemeral, flags=_flags(body)
             )
             if first:
                 interaction.original = message
@@ -763,3 +920,29 @@ def _ephemeral(data: JSON) -> bool:
 def _snowflake(raw: str) -> int:
     """A path or body snowflake; anything else is 0 (which no object has)."""
     return int(raw) if raw.isdigit() and len(raw) < 21 else 0
+
+
+def _flags(body: JSON) -> int:
+    """The ``flags`` of a message body (0 when absent or not a number)."""
+    flags = body.get("flags")
+    return flags if isinstance(flags, int) and not isinstance(flags, bool) else 0
+
+
+def _bits(raw: object) -> int:
+    """Permission bits given as a string or an integer (-1 when they are neither)."""
+    if isinstance(raw, int) and not isinstance(raw, bool):
+        return raw
+    if raw is None:
+        return 0
+    return int(raw) if isinstance(raw, str) and raw.isdigit() else -1
+
+
+def _iso_time(raw: object) -> bool:
+    """Whether ``raw`` is an ISO 8601 timestamp."""
+    if not isinstance(raw, str):
+        return False
+    try:
+        datetime.fromisoformat(raw)
+    except ValueError:
+        return False
+    return True

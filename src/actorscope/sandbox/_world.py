@@ -18,6 +18,7 @@ from actorscope.errors import ConfigError
 
 __all__ = [
     "EPHEMERAL",
+    "IS_COMPONENTS_V2",
     "JSON",
     "Channel",
     "ChannelType",
@@ -29,6 +30,7 @@ __all__ = [
     "User",
     "Webhook",
     "World",
+    "emoji_json",
 ]
 
 JSON = dict[str, Any]
@@ -36,6 +38,8 @@ JSON = dict[str, Any]
 _EPOCH_OFFSET_MS = 1_767_225_600_000 - 1_420_070_400_000
 #: The message flag of an ephemeral message (``1 << 6``).
 EPHEMERAL = 64
+#: The message flag of a message laid out with components only (``1 << 15``).
+IS_COMPONENTS_V2 = 1 << 15
 
 
 class ChannelType(IntEnum):
@@ -43,6 +47,7 @@ class ChannelType(IntEnum):
 
     TEXT = 0
     DM = 1
+    VOICE = 2
     PUBLIC_THREAD = 11
 
 
@@ -58,6 +63,7 @@ class Permission(IntFlag):
     MANAGE_MESSAGES = 1 << 13
     EMBED_LINKS = 1 << 14
     READ_MESSAGE_HISTORY = 1 << 16
+    MODERATE_MEMBERS = 1 << 40
     MANAGE_ROLES = 1 << 28
     CREATE_PUBLIC_THREADS = 1 << 35
     SEND_MESSAGES_IN_THREADS = 1 << 38
@@ -137,6 +143,9 @@ class Member:
     user: User
     roles: list[int] = field(default_factory=list)
     joined_at: str = field(default_factory=timestamp)
+    nick: str | None = None
+    #: When a timeout ends (ISO 8601), or ``None``.
+    timed_out_until: str | None = None
 
     def to_json(self, *, with_user: bool = True) -> JSON:
         """A ``GuildMember`` object (without ``user`` where Discord leaves it out)."""
@@ -146,8 +155,9 @@ class Member:
             "deaf": False,
             "mute": False,
             "flags": 0,
-            "nick": None,
+            "nick": self.nick,
             "avatar": None,
+            "communication_disabled_until": self.timed_out_until,
         }
         if with_user:
             data["user"] = self.user.to_json()
@@ -156,7 +166,8 @@ class Member:
 
 @dataclass(slots=True)
 class Channel:
-    """A guild text channel, a public thread (``parent_id`` set) or a DM (``guild_id`` None)."""
+    """A guild text or voice channel, a public thread (``parent_id`` set) or a DM
+    (``guild_id`` None)."""
 
     id: int
     name: str
@@ -165,8 +176,11 @@ class Channel:
     parent_id: int | None = None
     owner_id: int | None = None
     recipient: User | None = None
+    topic: str | None = None
     #: Role or member id -> (allow, deny) bits, applied as Discord applies overwrites.
     overwrites: dict[int, tuple[int, int]] = field(default_factory=dict)
+    #: The overwrites that name a member (type 1); the others name roles (type 0).
+    member_overwrites: set[int] = field(default_factory=set)
 
     @property
     def is_thread(self) -> bool:
@@ -187,13 +201,20 @@ class Channel:
             "flags": 0,
             "nsfw": False,
             "rate_limit_per_user": 0,
-            "topic": None,
+            "topic": self.topic,
             "last_message_id": None,
             "permission_overwrites": [
-                {"id": str(target), "type": 0, "allow": str(allow), "deny": str(deny)}
+                {
+                    "id": str(target),
+                    "type": int(target in self.member_overwrites),
+                    "allow": str(allow),
+                    "deny": str(deny),
+                }
                 for target, (allow, deny) in self.overwrites.items()
             ],
         }
+        if self.type is ChannelType.VOICE:
+            data.update(bitrate=64000, user_limit=0, rtc_region=None, video_quality_mode=1)
         if self.parent_id is not None:
             data["parent_id"] = str(self.parent_id)
         if self.is_thread:
@@ -235,6 +256,10 @@ class Guild:
     roles: dict[int, Role] = field(default_factory=dict)
     members: dict[int, Member] = field(default_factory=dict)
     channels: dict[int, Channel] = field(default_factory=dict)
+    #: Where Discord posts join notices (and bots welcome people): the first text channel.
+    system_channel_id: int | None = None
+    #: The guild's custom emojis: id -> name.
+    emojis: dict[int, str] = field(default_factory=dict)
 
     def base_permissions(self, user_id: int) -> int:
         """A member's guild-wide permissions (owner and administrators: everything)."""
@@ -255,7 +280,7 @@ class Guild:
         bits = self.base_permissions(user_id)
         if bits & Permission.ADMINISTRATOR:
             return bits
-        source = self.channels.get(channel.parent_id) if channel.parent_id else channel
+        source = self.channels.get(channel.parent_id) if channel.parent_id is not None else channel
         overwrites = source.overwrites if source is not None else {}
         member = self.members[user_id]
         for target in (self.id, *member.roles, user_id):
@@ -279,7 +304,22 @@ class Guild:
             "members": [m.to_json() for m in self.members.values()],
             "member_count": len(self.members),
             "large": False,
-            "emojis": [],
+            "system_channel_id": (
+                None if self.system_channel_id is None else str(self.system_channel_id)
+            ),
+            "system_channel_flags": 0,
+            "emojis": [
+                {
+                    "id": str(emoji_id),
+                    "name": name,
+                    "roles": [],
+                    "require_colons": True,
+                    "managed": False,
+                    "animated": False,
+                    "available": True,
+                }
+                for emoji_id, name in self.emojis.items()
+            ],
             "stickers": [],
             "features": [],
             "voice_states": [],
@@ -316,14 +356,26 @@ class Message:
     deleted: bool = False
     #: An ephemeral message (flags 64): the one person who sees it, its interaction's user.
     ephemeral_to: User | None = None
+    #: The message flags the sender set (``IS_COMPONENTS_V2``, ``SUPPRESS_NOTIFICATIONS``...).
+    flags: int = 0
 
     def visible_to(self, user: User) -> bool:
         """Whether ``user`` sees the message: everyone sees a channel message, only its
         person an ephemeral one."""
         return self.ephemeral_to is None or self.ephemeral_to.id == user.id
 
-    def to_json(self, guild: Guild | None) -> JSON:
-        """A ``Message`` object; in a guild with ``guild_id`` and the author's ``member``."""
+    @staticmethod
+    def _mention(user: User, guild: Guild | None) -> JSON:
+        """A mentioned user, with their partial member in a guild (as Discord sends it)."""
+        data = user.to_json()
+        member = guild.members.get(user.id) if guild is not None else None
+        if member is not None:
+            data["member"] = member.to_json(with_user=False)
+        return data
+
+    def to_json(self, guild: Guild | None, *, bot_id: int = 0) -> JSON:
+        """A ``Message`` object; in a guild with ``guild_id`` and the author's ``member``
+        (``bot_id``: whose reactions are ``me``)."""
         data: JSON = {
             "id": str(self.id),
             "type": 19 if self.reference else 0,
@@ -334,16 +386,23 @@ class Message:
             "edited_timestamp": self.edited,
             "tts": False,
             "mention_everyone": False,
-            "mentions": [u.to_json() for u in self.mentions],
+            "mentions": [self._mention(u, guild) for u in self.mentions],
             "mention_roles": [],
             "attachments": [],
             "embeds": self.embeds,
             "components": self.components,
             "pinned": False,
-            "flags": EPHEMERAL if self.ephemeral_to is not None else 0,
+            "flags": self.flags | (EPHEMERAL if self.ephemeral_to is not None else 0),
             "reactions": [
-                {"emoji": {"id": None, "name": e}, "count": len(who), "me": False}
-                for e, who in self.reactions.items()
+                {
+                    "emoji": emoji_json(key),
+                    "count": len(who),
+                    "count_details": {"burst": 0, "normal": len(who)},
+                    "me": bot_id in who,
+                    "me_burst": False,
+                    "burst_colors": [],
+                }
+                for key, who in self.reactions.items()
                 if who
             ],
         }
@@ -359,6 +418,14 @@ class Message:
             if member is not None and self.webhook_id is None:
                 data["member"] = member.to_json(with_user=False)
         return data
+
+
+def emoji_json(key: str) -> JSON:
+    """The partial emoji of a reaction key: a Unicode emoji, or ``name:id`` of a custom one."""
+    name, sep, emoji_id = key.rpartition(":")
+    if sep and emoji_id.isdigit():
+        return {"id": emoji_id, "name": name, "animated": False}
+    return {"id": None, "name": key}
 
 
 class World:
@@ -422,12 +489,33 @@ class World:
         guild.members[user.id] = member
         return member
 
-    def add_channel(self, guild: Guild, name: str, *, channel_id: int | None = None) -> Channel:
-        """A text channel in ``guild``."""
-        channel = Channel(self._fresh(channel_id), name, ChannelType.TEXT, guild_id=guild.id)
+    def add_channel(
+        self,
+        guild: Guild,
+        name: str,
+        *,
+        channel_id: int | None = None,
+        kind: ChannelType = ChannelType.TEXT,
+        topic: str | None = None,
+    ) -> Channel:
+        """A text (or voice) channel in ``guild``; its first text channel is its system
+        channel, as a new guild's #general is."""
+        if kind not in (ChannelType.TEXT, ChannelType.VOICE):
+            raise ConfigError("guild channels are text or voice channels (threads: add_thread)")
+        channel = Channel(self._fresh(channel_id), name, kind, guild_id=guild.id, topic=topic)
         guild.channels[channel.id] = channel
         self.channels[channel.id] = channel
+        if kind is ChannelType.TEXT and guild.system_channel_id is None:
+            guild.system_channel_id = channel.id
         return channel
+
+    def add_emoji(self, guild: Guild, name: str) -> str:
+        """A custom emoji of ``guild``; its reaction key (``name:id``)."""
+        if not name.replace("_", "").isalnum() or not 2 <= len(name) <= 32:
+            raise ConfigError(f"an emoji name is 2-32 letters, digits or _, not {name!r}")
+        emoji_id = self.snowflake()
+        guild.emojis[emoji_id] = name
+        return f"{name}:{emoji_id}"
 
     def add_thread(
         self, parent: Channel, name: str, *, owner: User, thread_id: int | None = None
