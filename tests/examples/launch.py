@@ -16,6 +16,13 @@ edited in the file: ``EXAMPLE_LISTEN_PORT`` replaces the port a ``uvicorn.Config
 custom-webhook bots listen on 8000, which a test must not depend on), and
 ``EXAMPLE_STAND_INS`` (JSON: ``{"https://random.dog": "http://127.0.0.1:PORT"}``) sends an
 ``aiohttp`` GET for an outside site to a local stand-in (tests never touch the internet).
+
+Some discord.py examples hold a placeholder id the reader is told to replace (``MY_GUILD =
+discord.Object(id=0)  # replace with your guild id``). Discord has no object with id 0, and
+discord.py treats a guild id of 0 as no guild, so such an example cannot run as written against
+any Discord. ``EXAMPLE_FILL`` (JSON: ``[[line, filled line], ...]``) fills in exactly those
+placeholders, as the reader would, when the file is loaded: each line must occur in the file
+exactly once, and the file on disk is never changed.
 """
 
 from __future__ import annotations
@@ -102,7 +109,17 @@ def main() -> None:
         stand_ins(json.loads(os.environ["EXAMPLE_STAND_INS"]))
     sys.argv = [str(script)]
     sys.path[0] = str(script.parent)
-    runpy.run_path(str(script), run_name="__main__")
+    fills = json.loads(os.environ.get("EXAMPLE_FILL", "[]"))
+    if not fills:
+        runpy.run_path(str(script), run_name="__main__")
+        return
+    source = script.read_text(encoding="utf-8")
+    for placeholder, filled in fills:
+        if source.count(placeholder) != 1:
+            raise SystemExit(f"launch.py: {script.name} has not exactly one {placeholder!r}")
+        source = source.replace(placeholder, filled)
+    namespace: dict[str, Any] = {"__name__": "__main__", "__file__": str(script)}
+    exec(compile(source, str(script), "exec"), namespace)  # noqa: S102 - the example itself
 
 
 if __name__ == "__main__":

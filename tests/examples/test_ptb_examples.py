@@ -10,6 +10,7 @@ examples get their updates POSTed by the emulator through a webhook route.
 from __future__ import annotations
 
 import contextlib
+import re
 import socket
 import struct
 import zlib
@@ -566,3 +567,10 @@ async def test_customwebhookbot_gets_updates_through_its_webhook(tmp_path: Path,
         report = await bot.says("has sent a new payload", chat=admin.id)
         assert report["text"].startswith("The user Alice has sent a new payload.")
         assert report["text"].endswith("• owls")
+
+
+def test_every_example_is_run() -> None:
+    """Each example file of the vendored folder is run by a test of this module."""
+    named = set(re.findall(r'"([\w/]+\.py)"', Path(__file__).read_text(encoding="utf-8")))
+    examples = {p.relative_to(PTB).as_posix() for p in PTB.rglob("*.py")}
+    assert examples - named == set()
