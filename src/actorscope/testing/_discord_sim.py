@@ -507,6 +507,56 @@ class DiscordSim(Simulator):
         label = f"discord click {custom_id!r} by {person.username} in #{where.name}"
         return await self._play(label, send, "interaction", received, answered=pressed)
 
+    async def react(self, user: UserLike, message: Event | Message | int, emoji: str) -> Event:
+        """``user`` reacts to ``message`` (an event's message, a message or its id) with
+        ``emoji`` (Unicode, or a guild emoji's name): the bot gets MESSAGE_REACTION_ADD."""
+        __tracebackhide__ = True
+        person, target = self.find_user(user), self._reacted(message)
+        self._join(target.channel, person)
+
+        async def send() -> dict[str, Any]:
+            await self.emulator.react(person, target, emoji)
+            return {"message_id": str(target.id), "user_id": str(person.id), "emoji": emoji}
+
+        def received(payload: discord.RawReactionActionEvent) -> bool:
+            return payload.user_id == person.id and payload.message_id == target.id
+
+        label = f"discord reaction {emoji} by {person.username} on message {target.id}"
+        return await self._play(label, send, "raw_reaction_add", received)
+
+    def _reacted(self, message: Event | Message | int) -> Message:
+        if isinstance(message, Message):
+            return message
+        wanted = message if isinstance(message, int) else int(message.payload.get("id", 0))
+        found = self.emulator.message(wanted)
+        if found is None:
+            raise LookupError(f"no message {wanted} to react to")
+        return found
+
+    async def submit_modal(
+        self, user: UserLike, opened: Event, values: Mapping[str, str | Sequence[str]]
+    ) -> Event:
+        """``user`` fills in and submits the modal the bot opened in answer to ``opened`` (a
+        slash command's or a click's event); ``values`` maps input custom ids to what is
+        typed (or a select's picks). Returns once the bot answered, like a click."""
+        __tracebackhide__ = True
+        person = self.find_user(user)
+        interaction = self.emulator.interactions.get(int(opened.payload.get("id", 0)))
+        if interaction is None or interaction.modal is None:
+            raise LookupError(f"{opened.label}: the bot opened no modal for it")
+        submitted: list[Interaction] = []
+
+        async def send() -> dict[str, Any]:
+            done = await self.emulator.submit_modal(person, interaction, values)
+            submitted.append(done)
+            return {"id": str(done.id), "type": done.type, "data": done.data}
+
+        def received(got: discord.Interaction[Any]) -> bool:
+            return got.user.id == person.id and got.type is discord.InteractionType.modal_submit
+
+        label = f"discord modal {interaction.modal.get('title', '')!r} by {person.username}"
+        return await self._play(label, send, "interaction", received, answered=submitted)
+
     def _clicked(
         self, person: User, where: Channel, custom_id: str, message: Message | int | None
     ) -> Message:
@@ -579,7 +629,7 @@ class DiscordSim(Simulator):
             if pending:
                 await asyncio.wait(pending, timeout=_WAIT)
                 raise AssertionError(f"{label}: the bot did not finish with it within {_WAIT:g}s")
-        got_id = got.message_id if kind == "raw_message_edit" else got.id
+        got_id = got.message_id if kind.startswith("raw_") else got.id
         event = Event(label, payload)
         if self._bot is not None:
             await self._deliver_bot(event)

@@ -26,6 +26,7 @@ recorded for ``should_allow`` / ``should_deny``.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from contextlib import nullcontext
 from typing import Any
 
@@ -384,6 +385,64 @@ class TelegramSim(Simulator):
         person, target = self.find_user(user), self.find_chat(chat)
         update = self.emu.callback_click(person, target, message, data)
         return await self._dispatch(update, f"telegram click by {person.display_name}")
+
+    async def photo(
+        self,
+        user: UserLike,
+        chat: ChatLike | None = None,
+        *,
+        caption: str | None = None,
+        topic: TopicLike | None = None,
+        image: bytes | None = None,
+    ) -> Event:
+        """``user`` sends a photo (``image``, PNG or JPEG; default: a small sample) with
+        ``caption`` in ``chat`` (default: the private chat): a command in the caption reaches
+        the bot as a typed one does, and is judged the same way."""
+        person = self.find_user(user)
+        target = None if chat is None else self.find_chat(chat)
+        update = self.emu.user_photo(
+            person, image, target, caption=caption, topic=self._topic_ref(topic)
+        )
+        where = "private chat" if target is None else target.label
+        return await self._dispatch(update, f"telegram photo by {person.display_name} in {where}")
+
+    async def vote(
+        self,
+        user: UserLike,
+        chat: ChatLike,
+        options: Sequence[int | str],
+        *,
+        message: int | None = None,
+    ) -> Event:
+        """``user`` votes for ``options`` (indexes, or the options' texts; empty: retracts) in
+        the bot's latest poll in ``chat`` (or the poll of ``message``). The bot gets the
+        ``poll_answer`` (its poll's new state when the poll is anonymous)."""
+        person, target = self.find_user(user), self.find_chat(chat)
+        poll = self._poll(target, message)
+        texts = [option["text"] for option in poll["options"]]
+        chosen = [texts.index(o) if isinstance(o, str) and o in texts else o for o in options]
+        if not all(isinstance(i, int) for i in chosen):
+            raise LookupError(f"the poll has no option {options!r} (options: {texts})")
+        mid = self._poll_message(target, message)
+        if target.is_group and not self.emu.state.status(target, person).is_present:
+            self.emu.state.set_member(target, person, MemberStatus.MEMBER)  # as writing does
+        update = self.emu.vote(person, target, mid, [int(i) for i in chosen])
+        return await self._dispatch(update, f"telegram vote by {person.display_name}")
+
+    def _poll_message(self, chat: Chat, message: int | None) -> int:
+        if message is not None:
+            return message
+        for stored in reversed(self.emu.state.messages(chat)):
+            if "poll" in stored and stored.get("from", {}).get("id") == self.emu.bot.id:
+                return int(stored["message_id"])
+        raise LookupError(f"the bot has sent no poll in {chat.label}")
+
+    def _poll(self, chat: Chat, message: int | None) -> dict[str, Any]:
+        stored = self.emu.state.message(chat, self._poll_message(chat, message))
+        if stored is None or "poll" not in stored:
+            raise LookupError(f"message {message} of {chat.label} is no poll")
+        poll: dict[str, Any] = stored["poll"]
+        return poll
 
     async def redeliver(self, event: Event) -> Event:
         """Telegram delivers ``event``'s update again (a webhook retry): the same JSON."""

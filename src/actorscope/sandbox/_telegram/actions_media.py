@@ -15,7 +15,7 @@ from typing import Any
 from actorscope.errors import BotApiError
 from actorscope.sandbox._telegram.actions import TopicRef, UserActions
 from actorscope.sandbox._telegram.entities import parse_entities, utf16_len
-from actorscope.sandbox._telegram.files import Upload, image_size
+from actorscope.sandbox._telegram.files import SAMPLE_PNG, Upload, image_size
 from actorscope.sandbox._telegram.methods_messages import MAX_CAPTION_LENGTH, keyboard_buttons
 from actorscope.sandbox._telegram.methods_payments import start_checkout
 from actorscope.sandbox._telegram.models import Chat, ChatType
@@ -52,14 +52,16 @@ class MediaActions(UserActions):
     def user_photo(
         self,
         user: UserRef,
-        photo: bytes,
+        photo: bytes | None = None,
         chat: ChatRef | None = None,
         *,
         caption: str | None = None,
         topic: TopicRef | None = None,
         reply_to: int | None = None,
     ) -> JSON | None:
-        """``user`` sends a photo (PNG or JPEG bytes), with a caption (a command counts)."""
+        """``user`` sends a photo (PNG or JPEG bytes; default: a small sample picture), with a
+        caption (a command in it counts)."""
+        photo = SAMPLE_PNG if photo is None else photo
         width, height = image_size(photo)
         if not width or not height:
             raise BotApiError(400, "Bad Request: a photo must be a PNG or JPEG image")

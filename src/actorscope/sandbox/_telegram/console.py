@@ -179,7 +179,7 @@ class SandboxConsole(Prompt):
 
     async def _photo(self, rest: str) -> int | None:
         user, chat = self._here()
-        self._show_update(self.emu.user_photo(user, SAMPLE_PHOTO, chat, caption=rest or None))
+        self._show_update(self.emu.user_photo(user, None, chat, caption=rest or None))
         return None
 
     async def _document(self, rest: str) -> int | None:
@@ -412,13 +412,6 @@ def _split(rest: str, usage: str) -> list[str]:
     except ValueError:
         raise BotApiError(400, usage) from None
 
-
-#: The picture ``/photo`` sends: a 2x2 PNG.
-SAMPLE_PHOTO = (
-    b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x02\x00\x00\x00\x02\x08\x02\x00\x00"
-    b"\x00\xfd\xd4\x9as\x00\x00\x00\x10IDATx\xdac\xf8\xcf\xc0\x00D\x0c\x10\n\x00\x1f"
-    b"\xee\x03\xfdc^\xbb[\x00\x00\x00\x00IEND\xaeB`\x82"
-)
 
 #: The prompt's help, as /help prints it.
 HELP = SandboxConsole.help_text()

@@ -15,7 +15,7 @@ from typing import Any
 
 from actorscope.errors import BotApiError
 
-__all__ = ["MAX_DOWNLOAD_SIZE", "FileStore", "StoredFile", "Upload", "image_size"]
+__all__ = ["MAX_DOWNLOAD_SIZE", "SAMPLE_PNG", "FileStore", "StoredFile", "Upload", "image_size"]
 
 JSON = dict[str, Any]
 #: The largest file ``getFile`` lets a bot download (20 MB), as on Telegram.
@@ -24,6 +24,12 @@ _WRONG_FILE = "Bad Request: wrong file identifier/HTTP URL specified"
 _URL_REFUSED = "Bad Request: failed to get HTTP URL content"
 _PNG = b"\x89PNG\r\n\x1a\n"
 _JPEG_FRAMES = frozenset({0xC0, 0xC1, 0xC2, 0xC3, 0xC5, 0xC6, 0xC7, 0xC9, 0xCA, 0xCB, 0xCD})
+#: A 2x2 PNG: the photo a user sends when a test or the prompt names none.
+SAMPLE_PNG = (
+    b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x02\x00\x00\x00\x02\x08\x02\x00\x00"
+    b"\x00\xfd\xd4\x9as\x00\x00\x00\x10IDATx\xdac\xf8\xcf\xc0\x00D\x0c\x10\n\x00\x1f"
+    b"\xee\x03\xfdc^\xbb[\x00\x00\x00\x00IEND\xaeB`\x82"
+)
 
 
 @dataclass(frozen=True, slots=True)
