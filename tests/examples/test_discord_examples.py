@@ -110,10 +110,12 @@ class Running:
         3 seconds) and clicks again; so does this, twice at most."""
         for _ in range(3):
             interaction = await start()
+
+            def answered(tried: Interaction = interaction) -> list[int] | None:
+                return tried.callbacks or None
+
             try:
-                await self.example.until(
-                    self.emu.wait_for(lambda i=interaction: i.callbacks or None), 3.0
-                )
+                await self.example.until(self.emu.wait_for(answered), 3.0)
             except TimeoutError:
                 continue
             return interaction

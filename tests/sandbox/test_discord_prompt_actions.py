@@ -47,7 +47,7 @@ class Bot(discord.Client):
 class Ask(discord.ui.Modal, title="Ask"):
     """One question."""
 
-    question = discord.ui.TextInput(label="Your question")
+    question: discord.ui.TextInput[Ask] = discord.ui.TextInput(label="Your question")
 
     def __init__(self, got: asyncio.Queue[object]) -> None:
         super().__init__()
@@ -105,7 +105,7 @@ async def test_prompt_user_actions_reach_the_bot(emu: DiscordEmulator, connect: 
                 "/modal question=again",
             ),
         )
-        heard = []
+        heard: list[object] = []
         try:
             async with asyncio.timeout(BOUND):
                 while len(heard) < 5:

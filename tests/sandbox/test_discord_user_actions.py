@@ -119,8 +119,10 @@ async def test_a_new_reaction_needs_add_reactions(emu: DiscordEmulator) -> None:
 class Feedback(discord.ui.Modal, title="Feedback"):
     """A modal with a required and an optional input."""
 
-    name = discord.ui.TextInput(label="Name")
-    words = discord.ui.TextInput(label="Words", required=False, default="none", max_length=10)
+    name: discord.ui.TextInput[Feedback] = discord.ui.TextInput(label="Name")
+    words: discord.ui.TextInput[Feedback] = discord.ui.TextInput(
+        label="Words", required=False, default="none", max_length=10
+    )
 
     def __init__(self, seen: asyncio.Queue[tuple[str, str]]) -> None:
         super().__init__()

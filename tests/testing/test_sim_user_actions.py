@@ -56,7 +56,9 @@ async def test_a_vote_reaches_the_bot_and_is_no_message(telegram_sim: TelegramSi
 class Ask(discord.ui.Modal, title="Ask"):
     """One question, answered privately."""
 
-    question = discord.ui.TextInput(label="Question", custom_id="question")
+    question: discord.ui.TextInput[Ask] = discord.ui.TextInput(
+        label="Question", custom_id="question"
+    )
 
     async def on_submit(self, interaction: discord.Interaction[Any]) -> None:
         """Answer the question."""
