@@ -7,9 +7,10 @@ at the emulator the test started, from the environment:
 - ``telegram``: every ``telegram.Bot`` (the ``Application``'s too) is built with
   ``EXAMPLE_TELEGRAM_TOKEN`` and ``EXAMPLE_TELEGRAM_BASE_URL`` / ``EXAMPLE_TELEGRAM_FILE_URL``
   instead of the placeholder token and ``api.telegram.org``;
-- ``discord``: discord.py's REST base and gateway are ``EXAMPLE_DISCORD_API`` and
-  ``EXAMPLE_DISCORD_GATEWAY`` (what :func:`actorscope.sandbox.discord_pointed_at` does in
-  process); the example's placeholder token is the emulator's token.
+- ``discord``: discord.py is pointed at the emulator before this runs, by the sandbox's own
+  ``sitecustomize`` (``actorscope sandbox --platform discord -- CMD`` puts it first on the
+  bot's ``PYTHONPATH``, with the emulator's addresses in the environment); this checks that it
+  was. The example's placeholder token is the emulator's token.
 
 Endpoints an example hard-codes besides the platform's are redirected the same way, never
 edited in the file: ``EXAMPLE_LISTEN_PORT`` replaces the port a ``uvicorn.Config`` asks for (the
@@ -57,15 +58,11 @@ def point_telegram() -> None:
 
 
 def point_discord() -> None:
-    """Send discord.py's REST calls and gateway connection to the emulator."""
-    import discord.gateway
+    """Stop unless the sandbox's ``sitecustomize`` pointed discord.py at the emulator."""
     import discord.http
-    import yarl
 
-    discord.http.Route.BASE = os.environ["EXAMPLE_DISCORD_API"]
-    discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY = yarl.URL(
-        os.environ["EXAMPLE_DISCORD_GATEWAY"]
-    )
+    if not discord.http.Route.BASE.startswith("http://127.0.0.1:"):
+        raise SystemExit("launch.py: discord.py is not pointed at the emulator (PYTHONPATH)")
 
 
 def listen_port(port: int) -> None:

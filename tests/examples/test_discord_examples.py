@@ -1,7 +1,9 @@
 """discord.py 2.7.1's own example bots, unchanged, against the Discord emulator.
 
-Each example runs in a subprocess (``launch.py`` points discord.py's REST base and gateway at
-the emulator; the emulator's world accepts the example's placeholder token) and is driven the
+Each example runs in a subprocess pointed at the emulator the way ``actorscope sandbox
+--platform discord -- CMD`` points a bot's own process (the sandbox's ``sitecustomize`` sets
+discord.py's REST base and gateway; the emulator's world accepts the example's placeholder
+token), started by ``launch.py`` (placeholder ids, stand-ins), and is driven the
 way its users drive it, through the emulator's user actions only: they write, mention the bot,
 edit and delete, click buttons, pick in selects, run slash and context-menu commands, submit
 modals, react, and join the guild. No test pushes a raw event. The placeholder ids some examples
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
@@ -35,6 +38,7 @@ from actorscope.sandbox import (
     Permission,
     World,
 )
+from actorscope.sandbox._bootstrap import sitecustomize
 
 JSON = dict[str, Any]
 #: What the bot may do in the test guild, through its role.
@@ -159,11 +163,16 @@ async def running(
     """Run the discord.py example ``name`` against an emulator of ``lab`` (default:
     :func:`world`) until it has connected; ``fill`` fills in its placeholder lines."""
     async with DiscordEmulator(lab if lab is not None else world(), wait_timeout=BOUND) as emu:
+        extra = dict(env or {})
+        # The sandbox's own way of pointing a bot's process at the emulator: its sitecustomize
+        # first on PYTHONPATH (as `actorscope sandbox --platform discord -- CMD` runs a bot).
+        paths = [str(Path(sitecustomize.__file__).parent), extra.pop("PYTHONPATH", "")]
         pointed = {
-            "EXAMPLE_DISCORD_API": emu.api_url,
-            "EXAMPLE_DISCORD_GATEWAY": emu.gateway_url,
+            "PYTHONPATH": os.pathsep.join(filter(None, paths)),
+            sitecustomize.API: emu.api_url,
+            sitecustomize.GATEWAY: emu.gateway_url,
             "EXAMPLE_FILL": json.dumps([list(pair) for pair in fill]),
-            **(env or {}),
+            **extra,
         }
         async with launched("discord", DPY / name, cwd, pointed) as example:
             await example.until(emu.wait_connected())
