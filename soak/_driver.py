@@ -226,7 +226,7 @@ class Driver:
         pair = (f"guild:{guild.id}", str(person.id))
         expect = _EXPECT[event.doing]
         doing = event.doing
-        excuse = "" if self._shard_connected(guild.id) else "shard down (Discord drops it)"
+        excuse = self._shard_excuse(guild.id)
         sent_at = time.time()
         if doing is Doing.MENTION:
             await self.demu.say(person, channel, f"<@{dc.world.bot.id}> {text}")
@@ -240,7 +240,7 @@ class Driver:
             clicked = self._pick(self._dc_buttons)
             guild = dc.guild_of(clicked.channel)
             slot = self._slot_of_shard[dc.shard_of(guild)]
-            excuse = "" if self._shard_connected(guild.id) else "shard down (Discord drops it)"
+            excuse = self._shard_excuse(guild.id)
             pair = (f"guild:{guild.id}", str(person.id))
             interaction = await self.demu.click(person, clicked, "again")
             key = f"c:dc:{interaction.id}"
@@ -257,8 +257,11 @@ class Driver:
             Sent(key, "discord", doing, sent_at, expect, pair, slot=slot, excuse=excuse)
         )
 
-    def _shard_connected(self, guild_id: int) -> bool:
-        return any(s.covers(guild_id) for s in self.demu.connected_sessions())
+    def _shard_excuse(self, guild_id: int) -> str:
+        """Why an event in ``guild_id`` reaches no worker (its shard is down), or ``""``."""
+        if any(s.covers(guild_id) for s in self.demu.connected_sessions()):
+            return ""
+        return "sent to a shard while its worker was down (not delivered)"
 
     # -- probes ---------------------------------------------------------------------------
 
@@ -291,7 +294,7 @@ class Driver:
         channel = next(c for c in dc.channels if c.guild_id == guild.id)
         person = dc.world.users[user_id]
         key, text = self._nonce("check")
-        excuse = "" if self._shard_connected(guild.id) else "shard down (Discord drops it)"
+        excuse = self._shard_excuse(guild.id)
         sent_at = time.time()
         await self.demu.say(person, channel, text)
         slot = self._slot_of_shard[dc.shard_of(guild)]

@@ -156,9 +156,9 @@ def _excuse(seen: Observed, sent: Sent) -> str:
     if sent.excuse:
         return sent.excuse
     if sent.platform == "telegram":
-        for pid, ids in seen.kills.items():
+        for ids in seen.kills.values():
             if sent.update_id in ids:
-                return f"in flight on worker pid {pid} when it was killed"
+                return "in flight on a worker killed with it (redelivered)"
         delivery = seen.dispatcher.deliveries.get(sent.update_id) if seen.dispatcher else None
         if sent.probe and delivery is not None and delivery.gave_up:
             return "probe to a worker that was down"
@@ -173,7 +173,7 @@ def _excuse(seen: Observed, sent: Sent) -> str:
         if killed is None or not instance.started <= sent.sent <= killed + _CLOSING:
             continue
         if killed - sent.sent <= _WINDOW:
-            return f"sent to worker pid {instance.pid}'s session before it was killed"
+            return "in the gateway session of a worker killed with it (not redelivered)"
     return ""
 
 
@@ -194,7 +194,8 @@ def _exactly_once(seen: Observed, report: Report) -> dict[int, int]:
         excuse = _excuse(seen, sent)
         if excuse and wanted:
             counts["excused"] += 1
-            excused[excuse.split(" pid")[0].split(" worker")[0]] += 1
+            kind = "answered twice" if got > 1 else "lost"
+            excused[f"{sent.platform} {kind}: {excuse}"] += 1
             continue
         if wanted and not got:
             counts["lost"] += 1
@@ -392,36 +393,27 @@ def _throughput(seen: Observed, report: Report, turns: dict[int, int]) -> None:
     report.row("handling latency", _percentiles(latencies))
 
 
-def _slope(points: Sequence[tuple[float, int]]) -> float:
-    """Least-squares slope of ``points`` (per second)."""
-    if len(points) < 3:
-        return 0.0
-    xs = [p[0] for p in points]
-    ys = [float(p[1]) for p in points]
-    mx, my = statistics.fmean(xs), statistics.fmean(ys)
-    den = sum((x - mx) ** 2 for x in xs)
-    return 0.0 if den == 0 else sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / den
-
-
 def _memory(seen: Observed, report: Report) -> None:
+    """Peak resident memory per worker, and whether its longest-lived process kept growing:
+    its last quarter against its second (the first is start-up)."""
     for slot in seen.slots:
         samples = [s for instance in slot.instances for s in instance.rss]
         if not samples:
             continue
         peak = max(kib for _, kib in samples) / 1024
         longest = max(slot.instances, key=lambda i: len(i.rss))
-        settled = longest.rss[len(longest.rss) // 4 :]
-        slope = _slope(settled) * 3600 / 1024
-        first = statistics.fmean(k for _, k in settled[: max(1, len(settled) // 4)]) / 1024
-        last = statistics.fmean(k for _, k in settled[-max(1, len(settled) // 4) :]) / 1024
-        grows = slope > 20 and last > first * 1.05
-        trail = " ".join(
-            f"{k / 1024:.0f}" for _, k in longest.rss[:: max(1, len(longest.rss) // 8)]
-        )
+        rss = longest.rss
+        quarter = max(1, len(rss) // 4)
+        early = statistics.fmean(k for _, k in rss[quarter : 2 * quarter] or rss) / 1024
+        late = statistics.fmean(k for _, k in rss[-quarter:]) / 1024
+        minutes = (rss[-1][0] - rss[0][0]) / 60 if len(rss) > 1 else 0.0
+        grows = late > early * 1.05
+        trail = " ".join(f"{k / 1024:.0f}" for _, k in rss[:: max(1, len(rss) // 8)])
         report.row(
             f"RSS worker {slot.index}",
-            f"peak {peak:.0f} MiB; {first:.0f} -> {last:.0f} MiB ({slope:+.0f} MiB/h, "
-            f"{'GROWS' if grows else 'flat'}); over time: {trail}",
+            f"peak {peak:.0f} MiB; its longest process ({minutes:.0f} min): {early:.0f} -> "
+            f"{late:.0f} MiB after start-up ({'GROWS' if grows else 'flat'}); "
+            f"over time (MiB): {trail}",
         )
 
 

@@ -214,7 +214,11 @@ class _Run:
         group, sender = pair
         if group.startswith("group:telegram:"):
             chat_id = int(group.rsplit(":", 1)[1])
-            slots = [s.index for s in self.seen.slots if s.current and s.current.ready]
+            slots = [
+                s.index
+                for s in self.seen.slots
+                if s.current and s.current.ready and not s.current.killed
+            ]
             await asyncio.gather(
                 *(self._until_denied(driver, seen, slot, chat_id, int(sender)) for slot in slots)
             )
@@ -324,7 +328,8 @@ class _Run:
         """Every worker is up, its Discord shards are connected, and each answers a probe from
         its store while hearing grant changes."""
         for slot in supervisor.slots:
-            if slot.current is None or slot.current.ready is None:
+            current = slot.current  # a killed one counts as gone before the supervisor sees it
+            if current is None or current.ready is None or current.killed is not None:
                 return False
         connected = {s.shard[0] for s in driver.demu.connected_sessions()}
         if connected != set(range(driver.dc.shard_count)):
