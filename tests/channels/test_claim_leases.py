@@ -9,6 +9,7 @@ handling now is answered 503 (Telegram tries again later).
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -246,3 +247,29 @@ async def test_claims_made_before_leases_count_as_done(
     monkeypatch.undo()
     async with Database.open(db_target) as db:
         assert await SharedDedup(db).take(*KEY, lease=True) is Claim.DONE
+
+
+async def test_finishing_warns_of_a_lost_lease_only_when_another_worker_took_it(
+    two_dbs: tuple[Database, Database], caplog: pytest.LogCaptureFixture
+) -> None:
+    """A turn whose lease another worker took over is logged at WARNING; one whose claim was
+    never recorded (the store failed when it was taken, the update handled anyway) is not."""
+    clock = Clock()
+    mine, theirs = (SharedDedup(db, lease=10, clock=clock) for db in two_dbs)
+    taken = InboundMessage(
+        channel="telegram", chat_id="-100", sender_id="42", user_id="group:telegram:-100",
+        message_id="7",
+    )  # fmt: skip
+    unrecorded = taken.model_copy(update={"message_id": "8"})
+    async with TurnLedger(mine) as ledger:
+        assert await mine.take_message(taken, lease=True) is Claim.WON
+        ledger.open(taken)
+        ledger.open(unrecorded)  # its claim failed: no row
+        clock.now += 11
+        assert await theirs.take_message(taken, lease=True) is Claim.WON
+        with caplog.at_level(logging.DEBUG, logger="actorscope.channels.dedup"):
+            await ledger.finish(unrecorded)
+            assert "lease_lost" not in caplog.text
+            await ledger.finish(taken)
+    warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
+    assert [r.getMessage().split(" ")[0] for r in warnings] == ["dedup.lease_lost"]

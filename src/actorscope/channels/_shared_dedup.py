@@ -58,7 +58,7 @@ _TAKE = (
     " WHERE processed_updates.done_at IS NULL AND processed_updates.seen_at < ?"
 )
 _KEY = "channel = ? AND chat_id = ? AND message_id = ?"
-_STATE = f"SELECT done_at FROM processed_updates WHERE {_KEY}"
+_STATE = f"SELECT done_at, owner FROM processed_updates WHERE {_KEY}"
 _FINISH = f"UPDATE processed_updates SET done_at = ? WHERE {_KEY} AND owner = ?"
 _RENEW = "UPDATE processed_updates SET seen_at = ? WHERE owner = ? AND done_at IS NULL"
 #: Leases renewed by one statement at most.
@@ -208,6 +208,12 @@ class SharedDedup:
         """
         changed = await self._db.execute_atomic(_FINISH, (_stamp(self._clock()), *key, self.owner))
         return changed > 0
+
+    async def holder(self, key: DedupKey) -> str | None:
+        """The owner of ``key``'s claim (``None``: no claim was recorded, e.g. the store failed
+        when it was taken and the update was handled anyway)."""
+        row = await self._db.fetchone(_STATE, key)
+        return None if row is None else str(row["owner"])
 
     async def renew(self, keys: Iterable[DedupKey]) -> None:
         """Extend this worker's leases of ``keys`` (turns still running) by another ``lease``.

@@ -107,7 +107,12 @@ class TurnLedger:
         if self._shared is None:
             return
         try:
-            if not await self._shared.finish(key):
+            if await self._shared.finish(key):
+                return
+            holder = await self._shared.holder(key)
+            if holder is None:  # the claim failed (the store was away): nothing to mark
+                _log.debug("dedup.finish_unclaimed %s", key)
+            elif holder != self._shared.owner:
                 _log.warning(
                     "dedup.lease_lost %s: its lease ran out and another worker took the update "
                     "over (it may have been handled twice)",
