@@ -32,16 +32,14 @@ import discord
 from telegram import Message, ReplyParameters, Update
 from telegram.ext import Application, ApplicationBuilder, ContextTypes, MessageHandler, filters
 
-from actorscope.agents import AgentRegistry
+from actorscope.assembly import AgentSettings, Assembly, assemble
 from actorscope.channels import ChannelConfig
 from actorscope.channels._discord_runner import DiscordRunner
 from actorscope.channels._telegram_runner import TelegramRunner
 from actorscope.channels._writer_commands import parse_writer_command
-from actorscope.host import Host
 from actorscope.integrations.discord_ext import bot_intents
 from actorscope.messages import RunRequest
-from actorscope.permissions import GrantStore
-from actorscope.propagation import MessageBus, OriginSigner
+from actorscope.propagation import MessageBus
 from actorscope.store import Database
 from bench._streams import BOT_USERNAME, DiscordStream
 from bench._stubs import TOKEN, DiscordStub, Sends, StubRequest, same_work
@@ -281,33 +279,28 @@ async def _turn(request: RunRequest) -> str:
     return REPLY
 
 
+async def _assembly(db: Database, prefix: str) -> Assembly:
+    """A new agent each run, wired by the composition root: no decision, dedup or identity
+    memo carries over."""
+    settings = AgentSettings(agent=f"{prefix}-{time.perf_counter_ns()}", shared_dedup=False)
+    return await assemble(db, settings)
+
+
 def telegram_runner(db: Database) -> Side:
     """``actorscope run``'s Telegram wiring: runner, bus, host whose handler returns the reply."""
 
     @asynccontextmanager
     async def start(sends: Sends) -> AsyncIterator[Feed]:
-        # A new agent each run: no decision, dedup or identity memo carries over.
-        agent = await AgentRegistry(db).create(f"tg-{time.perf_counter_ns()}")
+        assembly = await _assembly(db, "tg")
         bus = MessageBus()
+        config = ChannelConfig(platform="telegram", require_mention=False)
         runner = TelegramRunner(
-            ChannelConfig(platform="telegram", require_mention=False),
+            assembly.pipeline(config, publish=bus.publish_from_channel),
             token=TOKEN,
-            bus=bus,
-            grants=GrantStore(db),
-            agent_key=agent.key,
-            agent_id=agent.id,
-            tenant_id=agent.tenant_id,
             request=StubRequest(sends),
             get_updates_request=StubRequest(sends),
         )
-        host = Host(
-            _turn,
-            bus=bus,
-            signer=OriginSigner(),
-            agent_key=agent.key,
-            agent_id=agent.id,
-            tenant_id=agent.tenant_id,
-        )
+        host = assembly.host(_turn, bus=bus)
         host.add_sender(runner.name, runner)
         await runner.initialize()
         await host.start()
@@ -392,26 +385,15 @@ def discord_runner(db: Database, stream: DiscordStream) -> Side:
 
     @asynccontextmanager
     async def start(sends: Sends) -> AsyncIterator[Feed]:
-        agent = await AgentRegistry(db).create(f"dc-{time.perf_counter_ns()}")
+        assembly = await _assembly(db, "dc")
         bus = MessageBus()
+        config = ChannelConfig(platform="discord", require_mention=False)
         runner = DiscordRunner(
-            ChannelConfig(platform="discord", require_mention=False),
+            assembly.pipeline(config, publish=bus.publish_from_channel),
             token="offline",  # noqa: S106 - never logs in
-            bus=bus,
-            grants=GrantStore(db),
-            agent_key=agent.key,
-            agent_id=agent.id,
-            tenant_id=agent.tenant_id,
             sync_commands=False,
         )
-        host = Host(
-            _turn,
-            bus=bus,
-            signer=OriginSigner(),
-            agent_key=agent.key,
-            agent_id=agent.id,
-            tenant_id=agent.tenant_id,
-        )
+        host = assembly.host(_turn, bus=bus)
         host.add_sender(runner.name, runner)
         await offline_client(runner.client, stream, sends)
         await host.start()

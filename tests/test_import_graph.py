@@ -25,6 +25,7 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"permissions", "propagation"}),
     frozenset({"host", "tools"}),
     frozenset({"channels", "sandbox"}),
+    frozenset({"assembly"}),
     frozenset({"bots"}),
     frozenset({"http", "integrations"}),
     frozenset({"testing", "_pytest_plugin"}),

@@ -37,6 +37,7 @@ FACES = sorted(
 # the extra ``mcp`` and is therefore imported by name like the integrations, and the testing
 # kit's pytest plugin (its ``pytest11`` entry point names it) and scenario-file package.
 CONTRACT_MODULES = (
+    "actorscope.assembly",
     "actorscope.channels.discord",
     "actorscope.channels.telegram",
     "actorscope.context",
@@ -118,6 +119,7 @@ DOCUMENTED: dict[str, tuple[str, ...]] = {
         "encode_identity_token",
     ),
     "actorscope.host": ("RunStep", "Host"),
+    "actorscope.assembly": ("assemble", "AgentSettings", "Assembly", "permission_policy"),
     "actorscope.bots": (
         "load_bot_config",
         "BotConfig",

@@ -12,13 +12,12 @@ import discord.http
 import pytest
 from discord.gateway import DiscordWebSocket
 from tests._wait import wait_until
+from tests._wiring import channel_pipeline
 
 from actorscope.bots import load_bot_config, run_bots
 from actorscope.channels._config import ChannelConfig
 from actorscope.channels._discord_runner import DiscordRunner
 from actorscope.errors import ConfigError
-from actorscope.permissions import GrantStore
-from actorscope.propagation import MessageBus
 from actorscope.sandbox import BotApiEmulator, BotApiServer, DiscordEmulator
 from actorscope.store import Database
 
@@ -135,10 +134,8 @@ async def test_a_discord_runner_with_a_proxy_connects_through_it_and_puts_it_bac
     default_api, default_gateway = discord.http.Route.BASE, DiscordWebSocket.DEFAULT_GATEWAY
     async with DiscordEmulator(wait_timeout=10) as emu, Database.open(tmp_path / "t.db") as db:
         runner = DiscordRunner(
-            ChannelConfig(platform="discord"),
+            channel_pipeline(db, ChannelConfig(platform="discord")),
             token=emu.world.token,
-            bus=MessageBus(),
-            grants=GrantStore(db),
             api_url=emu.api_url,
             gateway_url=emu.gateway_url,
         )
@@ -146,10 +143,8 @@ async def test_a_discord_runner_with_a_proxy_connects_through_it_and_puts_it_bac
         try:
             await emu.wait_connected()
             other = DiscordRunner(
-                ChannelConfig(platform="discord"),
+                channel_pipeline(db, ChannelConfig(platform="discord")),
                 token=emu.world.token,
-                bus=MessageBus(),
-                grants=GrantStore(db),
                 api_url="http://127.0.0.1:9/api/v10",
                 gateway_url="ws://127.0.0.1:9/gateway",
             )
@@ -159,10 +154,8 @@ async def test_a_discord_runner_with_a_proxy_connects_through_it_and_puts_it_bac
             await runner.stop()
         with pytest.raises(ConfigError, match="needs both api_url and gateway_url"):
             DiscordRunner(
-                ChannelConfig(platform="discord"),
+                channel_pipeline(db, ChannelConfig(platform="discord")),
                 token=emu.world.token,
-                bus=MessageBus(),
-                grants=GrantStore(db),
                 api_url=emu.api_url,
             )
     assert default_api == discord.http.Route.BASE

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests._wiring import channel_pipeline
 
 from actorscope.channels._config import ChannelConfig
 from actorscope.channels._shared_dedup import Claim, SharedDedup
@@ -24,7 +25,6 @@ from actorscope.channels._telegram_webhook import Fed
 from actorscope.channels._turns import TurnLedger
 from actorscope.errors import StoreError
 from actorscope.messages import InboundMessage
-from actorscope.permissions import GrantStore
 from actorscope.propagation import MessageBus
 from actorscope.sandbox import BotApiEmulator, EmulatorRequest
 from actorscope.store import Database, Migration, load_migrations
@@ -113,15 +113,18 @@ async def _seen_at(db: Database) -> str:
     return str(row["seen_at"])
 
 
-def _runner(emu: BotApiEmulator, db: Database, bus: MessageBus, **kwargs: Any) -> TelegramRunner:
-    return TelegramRunner(
-        ChannelConfig(platform="telegram"),
-        token=emu.token,
-        bus=bus,
-        grants=GrantStore(db),
-        request=EmulatorRequest(emu),
-        **kwargs,
-    )
+def _runner(
+    emu: BotApiEmulator,
+    db: Database,
+    bus: MessageBus,
+    *,
+    shared_dedup: SharedDedup | None = None,
+    ledger: TurnLedger | None = None,
+    **kwargs: Any,
+) -> TelegramRunner:
+    config = ChannelConfig(platform="telegram")
+    pipeline = channel_pipeline(db, config, bus=bus, shared_dedup=shared_dedup, ledger=ledger)
+    return TelegramRunner(pipeline, token=emu.token, request=EmulatorRequest(emu), **kwargs)
 
 
 @asynccontextmanager

@@ -13,6 +13,7 @@ from typing import Any
 import discord
 import pytest
 from discord.webhook.async_ import AsyncWebhookAdapter
+from tests._wiring import channel_pipeline
 
 from actorscope.agents import AgentRegistry
 from actorscope.bots import BotServices, current_services, with_services
@@ -264,12 +265,8 @@ async def replay(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterat
         grants = GrantStore(db)
         bus = MessageBus()
         runner = DiscordRunner(
-            ChannelConfig(platform="discord"),
+            channel_pipeline(db, ChannelConfig(platform="discord"), bus=bus, agent=agent),
             token="unused",  # noqa: S106 - never logs in
-            bus=bus,
-            grants=grants,
-            agent_id=agent.id,
-            tenant_id=agent.tenant_id,
             sync_commands=False,
         )
         workspace = Workspace(tmp_path / "ws")

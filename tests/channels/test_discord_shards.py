@@ -9,6 +9,7 @@ from typing import Any
 
 import discord
 import pytest
+from tests._wiring import channel_pipeline
 
 from actorscope.bots import load_bot_config, run_bots
 from actorscope.channels._config import ChannelConfig
@@ -17,8 +18,6 @@ from actorscope.channels._discord_shards import DiscordShards
 from actorscope.channels._shared_dedup import SharedDedup
 from actorscope.cli import main
 from actorscope.errors import ConfigError
-from actorscope.permissions import GrantStore
-from actorscope.propagation import MessageBus
 from actorscope.store import Database
 
 GOOD = """
@@ -72,16 +71,11 @@ def test_good_shards_give_client_options() -> None:
 async def test_sharded_runner_builds_an_auto_sharded_client(tmp_path: Path) -> None:
     """With shards the runner's client is an AutoShardedClient of those shards; never connects."""
     async with Database.open(tmp_path / "t.db") as db:
-        common: dict[str, Any] = {
-            "token": "unused",
-            "bus": MessageBus(),
-            "grants": GrantStore(db),
-            "sync_commands": False,
-        }
-        config = ChannelConfig(platform="discord")
-        sharded = DiscordRunner(config, shards=DiscordShards(4, (0, 2)), **common)
-        everything = DiscordRunner(config, shards=DiscordShards(3), **common)
-        plain = DiscordRunner(config, **common)
+        common: dict[str, Any] = {"token": "unused", "sync_commands": False}
+        pipeline = channel_pipeline(db, ChannelConfig(platform="discord"))
+        sharded = DiscordRunner(pipeline, shards=DiscordShards(4, (0, 2)), **common)
+        everything = DiscordRunner(pipeline, shards=DiscordShards(3), **common)
+        plain = DiscordRunner(pipeline, **common)
         try:
             client = sharded.client
             assert isinstance(client, discord.AutoShardedClient)
@@ -111,9 +105,13 @@ async def test_sharded_client_closes_before_and_after_a_failed_login(
         raise discord.LoginFailure("Improper token has been passed.")
 
     async with Database.open(tmp_path / "t.db") as db:
-        config = ChannelConfig(platform="discord")
-        options: dict[str, Any] = {"token": "unused", "bus": MessageBus(), "grants": GrantStore(db)}
-        runner = DiscordRunner(config, sync_commands=False, shards=DiscordShards(2), **options)
+        pipeline = channel_pipeline(db, ChannelConfig(platform="discord"))
+        runner = DiscordRunner(
+            pipeline,
+            token="unused",  # noqa: S106 - never logs in
+            sync_commands=False,
+            shards=DiscordShards(2),
+        )
         never = ShardedRunnerClient(runner, sync_commands=False, shards=DiscordShards(2))
         await never.close()
         refused = runner.client

@@ -75,13 +75,12 @@ async def db(tmp_path: Path) -> AsyncIterator[Database]:
         yield opened
 
 
-def pipeline(db: Database, sink: Sink, sender: MemorySender, **kwargs: Any) -> Pipeline:
-    """A Telegram pipeline publishing into ``sink`` and answering through ``sender``."""
+def pipeline(db: Database, sink: Sink, **kwargs: Any) -> Pipeline:
+    """A Telegram pipeline publishing into ``sink``."""
     return Pipeline(
         ChannelConfig(platform="telegram", require_mention=False),
         writers=WriterManager(GrantStore(db)),
         publish=sink.publish,
-        sender=sender,
         agent_id="00000000-0000-0000-0000-0000000000a1",
         **kwargs,
     )
@@ -90,9 +89,11 @@ def pipeline(db: Database, sink: Sink, sender: MemorySender, **kwargs: Any) -> P
 async def test_admitted_then_duplicate(db: Database) -> None:
     """The first delivery is published and acknowledged; a redelivery is a duplicate."""
     sink, sender = Sink(), MemorySender()
-    pipe = pipeline(db, sink, sender)
-    first = await pipe.process(update(1, "hello"), acknowledge=sink.ack)
-    again = await pipe.process(update(2, "hello", message_id=1), acknowledge=sink.ack)
+    pipe = pipeline(db, sink)
+    first = await pipe.process(update(1, "hello"), acknowledge=sink.ack, sender=sender)
+    again = await pipe.process(
+        update(2, "hello", message_id=1), acknowledge=sink.ack, sender=sender
+    )
     assert (first.outcome, first.admitted) == (Outcome.ADMITTED, True)
     assert (again.outcome, again.reason) == (Outcome.DUPLICATE, IgnoreReason.DUPLICATE)
     assert [m.content for m in sink.published] == ["hello"]
@@ -108,7 +109,7 @@ async def test_writer_command_is_answered_never_published(db: Database) -> None:
         seen.append((command, identity))
         return "writers: none"
 
-    result = await pipeline(db, sink, sender).process(update(3, "/writers"), run_command=run)
+    result = await pipeline(db, sink).process(update(3, "/writers"), run_command=run, sender=sender)
     assert result.outcome is Outcome.WRITER_COMMAND
     assert result.answer is not None
     assert [(o.content, o.reply_to_message_id) for o in sender.sent] == [("writers: none", "3")]
@@ -120,7 +121,7 @@ async def test_writer_command_is_answered_never_published(db: Database) -> None:
 async def test_writer_command_without_a_platform_runner_is_still_answered(db: Database) -> None:
     """No ``run_command``: an add without a target is refused in the chat, not published."""
     sink, sender = Sink(), MemorySender()
-    result = await pipeline(db, sink, sender).process(update(4, "/addwriter"))
+    result = await pipeline(db, sink).process(update(4, "/addwriter"), sender=sender)
     assert result.outcome is Outcome.WRITER_COMMAND
     assert sender.sent[0].content.startswith("refused (")
     assert sink.published == []
@@ -136,7 +137,7 @@ async def test_writer_command_while_the_store_is_away_is_answered_so(
     async def run(command: WriterCommand, identity: Identity) -> str:
         raise StoreError("database read failed: the database system is starting up")
 
-    result = await pipeline(db, sink, sender).process(update(5, "/writers"), run_command=run)
+    result = await pipeline(db, sink).process(update(5, "/writers"), run_command=run, sender=sender)
     assert result.outcome is Outcome.WRITER_COMMAND
     assert [o.content for o in sender.sent] == [STORE_AWAY]
     assert "channels.writer_command_failed command=writers" in caplog.text
@@ -150,9 +151,9 @@ async def test_with_a_ledger_a_claim_is_a_lease_done_when_the_turn_or_answer_is(
     sink, sender = Sink(), MemorySender()
     shared = SharedDedup(db)
     async with TurnLedger(shared) as ledger:
-        pipe = pipeline(db, sink, sender, shared_dedup=shared, ledger=ledger)
-        await pipe.process(update(8, "hello"))
-        await pipe.process(update(9, "/writers"))
+        pipe = pipeline(db, sink, shared_dedup=shared, ledger=ledger)
+        await pipe.process(update(8, "hello"), sender=sender)
+        await pipe.process(update(9, "/writers"), sender=sender)
         other = SharedDedup(db)
         (published,) = sink.published
         key = ("telegram", str(CHAT), "8:message")
@@ -160,11 +161,15 @@ async def test_with_a_ledger_a_claim_is_a_lease_done_when_the_turn_or_answer_is(
         assert await other.take("telegram", str(CHAT), "9:message", lease=True) is Claim.DONE
         await ledger.finish(published)
         assert await other.take(*key, lease=True) is Claim.DONE
-        again = pipeline(db, Sink(), MemorySender(), shared_dedup=other, ledger=ledger)
-        held = await again.process(update(10, "hi"))
+        again = pipeline(db, Sink(), shared_dedup=other, ledger=ledger)
+        held = await again.process(update(10, "hi"), sender=sender)
         assert held.outcome is Outcome.ADMITTED
-        assert (await pipe.process(update(10, "hi"))).reason is IgnoreReason.CLAIM_HELD
-        assert (await pipe.process(update(10, "hi"))).reason is IgnoreReason.CLAIM_HELD
+        assert (
+            await pipe.process(update(10, "hi"), sender=sender)
+        ).reason is IgnoreReason.CLAIM_HELD
+        assert (
+            await pipe.process(update(10, "hi"), sender=sender)
+        ).reason is IgnoreReason.CLAIM_HELD
 
 
 async def test_edited_command_is_not_answered(db: Database) -> None:
@@ -174,7 +179,7 @@ async def test_edited_command_is_not_answered(db: Database) -> None:
     async def run(command: WriterCommand, identity: Identity) -> None:
         return None
 
-    result = await pipeline(db, sink, sender).process(update(5, "/writers"), run_command=run)
+    result = await pipeline(db, sink).process(update(5, "/writers"), run_command=run, sender=sender)
     assert (result.outcome, result.answer) == (Outcome.WRITER_COMMAND, None)
     assert sender.sent == []
     assert sink.published == []
@@ -187,9 +192,8 @@ async def test_refused_message_keeps_the_message_and_reason(db: Database) -> Non
         ChannelConfig(platform="telegram", group_policy="disabled"),
         writers=WriterManager(GrantStore(db)),
         publish=sink.publish,
-        sender=sender,
     )
-    result = await pipe.process(update(6, "hello"), acknowledge=sink.ack)
+    result = await pipe.process(update(6, "hello"), acknowledge=sink.ack, sender=sender)
     assert (result.outcome, result.reason) == (Outcome.IGNORED, IgnoreReason.GROUP_DISABLED)
     assert result.message is not None
     assert result.message.content == "hello"
@@ -200,7 +204,7 @@ async def test_refused_message_keeps_the_message_and_reason(db: Database) -> Non
 async def test_claim_lost_to_another_worker(db: Database) -> None:
     """Two pipelines on one store: the second claim loses and says so (not a duplicate)."""
     sinks = (Sink(), Sink())
-    pipes = [pipeline(db, sink, MemorySender(), shared_dedup=SharedDedup(db)) for sink in sinks]
+    pipes = [pipeline(db, sink, shared_dedup=SharedDedup(db)) for sink in sinks]
     won = await pipes[0].process(update(7, "hi"))
     lost = await pipes[1].process(update(7, "hi"))
     assert won.outcome is Outcome.ADMITTED

@@ -16,6 +16,7 @@ import discord
 import pytest
 from discord.webhook.async_ import AsyncWebhookAdapter
 from telegram import Update
+from tests._wiring import channel_pipeline
 
 from actorscope.channels._config import ChannelConfig
 from actorscope.channels._dedup import DedupCache
@@ -24,7 +25,6 @@ from actorscope.channels._shared_dedup import SharedDedup, shared_dedup_default
 from actorscope.channels._telegram_runner import TelegramRunner
 from actorscope.errors import ConfigError
 from actorscope.messages import InboundMessage
-from actorscope.permissions import GrantStore
 from actorscope.propagation import MessageBus
 from actorscope.sandbox import BotApiEmulator, EmulatorRequest
 from actorscope.store import Database
@@ -152,13 +152,11 @@ async def test_default_is_on_for_postgresql_only(db_target: str, backend: str) -
 
 def telegram_runner(emu: BotApiEmulator, db: Database, bus: MessageBus) -> TelegramRunner:
     """A Telegram runner on ``db`` with shared dedup (never started: updates are handed in)."""
+    config = ChannelConfig(platform="telegram")
     return TelegramRunner(
-        ChannelConfig(platform="telegram"),
+        channel_pipeline(db, config, bus=bus, shared_dedup=SharedDedup(db)),
         token=emu.token,
-        bus=bus,
-        grants=GrantStore(db),
         request=EmulatorRequest(emu),
-        shared_dedup=SharedDedup(db),
     )
 
 
@@ -223,12 +221,11 @@ def discord_workers(
     buses = (MessageBus(), MessageBus())
     runners = [
         DiscordRunner(
-            ChannelConfig(platform="discord"),
+            channel_pipeline(
+                db, ChannelConfig(platform="discord"), bus=bus, shared_dedup=SharedDedup(db)
+            ),
             token="unused",  # noqa: S106 - never logs in
-            bus=bus,
-            grants=GrantStore(db),
             sync_commands=False,
-            shared_dedup=SharedDedup(db),
         )
         for db, bus in zip(two_dbs, buses, strict=True)
     ]

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from tests._wait import wait_until
+from tests._wiring import channel_pipeline
 
 from actorscope.agents import AgentRegistry
 from actorscope.bots import BotServices, current_services, with_services
@@ -75,12 +76,8 @@ async def bot(tmp_path: Path) -> AsyncIterator[Bot]:
         grants = GrantStore(db)
         bus = MessageBus()
         runner = TelegramRunner(
-            ChannelConfig(platform="telegram"),
+            channel_pipeline(db, ChannelConfig(platform="telegram"), bus=bus, agent=agent),
             token=emu.token,
-            bus=bus,
-            grants=grants,
-            agent_id=agent.id,
-            tenant_id=agent.tenant_id,
             request=EmulatorRequest(emu),
             get_updates_request=EmulatorRequest(emu),
             poll_timeout=1,

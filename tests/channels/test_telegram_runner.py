@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Update
 from tests._wait import wait_until
+from tests._wiring import channel_pipeline
 
 from actorscope.agents import AgentRegistry
 from actorscope.channels import IgnoreReason, Outcome
@@ -18,7 +19,6 @@ from actorscope.context import current_identity
 from actorscope.host import Host
 from actorscope.identity import Identity, PeerKind, SenderKind
 from actorscope.messages import OutboundMessage, RunRequest
-from actorscope.permissions import GrantStore
 from actorscope.propagation import MessageBus, OriginSigner
 from actorscope.sandbox import BotApiEmulator, EmulatorRequest, MemberStatus
 from actorscope.store import Database
@@ -57,12 +57,8 @@ async def bot(emu: BotApiEmulator, tmp_path: Path) -> AsyncIterator[Bot]:
         bus = MessageBus()
         ignored: dict[int, IgnoreReason] = {}
         runner = TelegramRunner(
-            ChannelConfig(platform="telegram"),
+            channel_pipeline(db, ChannelConfig(platform="telegram"), bus=bus, agent=agent),
             token=emu.token,
-            bus=bus,
-            grants=GrantStore(db),
-            agent_id=agent.id,
-            tenant_id=agent.tenant_id,
             request=EmulatorRequest(emu),
             get_updates_request=EmulatorRequest(emu),
             poll_timeout=1,

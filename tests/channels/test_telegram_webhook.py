@@ -13,6 +13,7 @@ from typing import Any
 import aiohttp
 import pytest
 from tests._wait import wait_until
+from tests._wiring import channel_pipeline
 
 from actorscope.bots import _app as bots_app
 from actorscope.bots import load_bot_config, run_bots
@@ -28,7 +29,6 @@ from actorscope.channels._telegram_webhook import (
 )
 from actorscope.cli import main
 from actorscope.errors import ConfigError
-from actorscope.permissions import GrantStore
 from actorscope.propagation import MessageBus
 from actorscope.sandbox import BotApiEmulator, EmulatorRequest
 from actorscope.store import Database
@@ -62,14 +62,13 @@ def make_runner(
     emu: BotApiEmulator, db: Database, bus: MessageBus, hook: Webhook, *, shared: bool = True
 ) -> TelegramRunner:
     """A webhook-mode runner on ``db``, calling the emulator's Bot API in memory."""
+    config = ChannelConfig(platform="telegram")
+    shared_dedup = SharedDedup(db) if shared else None
     return TelegramRunner(
-        ChannelConfig(platform="telegram"),
+        channel_pipeline(db, config, bus=bus, shared_dedup=shared_dedup),
         token=emu.token,
-        bus=bus,
-        grants=GrantStore(db),
         request=EmulatorRequest(emu),
         webhook=hook,
-        shared_dedup=SharedDedup(db) if shared else None,
     )
 
 
@@ -268,10 +267,8 @@ async def test_busy_answers_503_so_telegram_retries(emu: BotApiEmulator, tmp_pat
     async with Database.open(tmp_path / "t.db") as db:
         with pytest.raises(ConfigError, match="max_queued must be at least 1"):
             TelegramRunner(
-                ChannelConfig(platform="telegram"),
+                channel_pipeline(db, ChannelConfig(platform="telegram")),
                 token=emu.token,
-                bus=MessageBus(),
-                grants=GrantStore(db),
                 max_queued=0,
             )
 

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from tests._wait import wait_until
+from tests._wiring import channel_pipeline
 
 from actorscope.agents import AgentRegistry
 from actorscope.channels._config import ChannelConfig
@@ -110,13 +111,10 @@ async def chat(tmp_path: Path) -> AsyncIterator[Chat]:
         async def handler(request: RunRequest) -> None:
             handled.append(request)
 
+        config = ChannelConfig(platform="telegram", owners=["4242"])
         runner = TelegramRunner(
-            ChannelConfig(platform="telegram", owners=["4242"]),
+            channel_pipeline(db, config, bus=bus, agent=agent),
             token=emu.token,
-            bus=bus,
-            grants=grants,
-            agent_id=agent.id,
-            tenant_id=agent.tenant_id,
             request=EmulatorRequest(emu),
             get_updates_request=EmulatorRequest(emu),
             poll_timeout=1,

@@ -8,13 +8,13 @@ from typing import Any
 
 import pytest
 import yaml
+from tests._wiring import channel_pipeline
 from tests.sandbox.conftest import BOUND
 
 from actorscope.agents import AgentRegistry
 from actorscope.channels._config import ChannelConfig
 from actorscope.channels._discord_runner import DiscordRunner, silence_voice_warnings
 from actorscope.errors import ConfigError
-from actorscope.permissions import GrantStore
 from actorscope.propagation import MessageBus
 from actorscope.sandbox import DiscordEmulator, Permission, declared_world, discord_pointed_at
 from actorscope.store import Database
@@ -92,13 +92,10 @@ async def test_a_scenario_world_gives_the_runner_the_scenarios_identities(tmp_pa
     ):
         agent = await AgentRegistry(db).create("main")
         bus = MessageBus()
+        config = ChannelConfig(platform="discord", require_mention=False)
         runner = DiscordRunner(
-            ChannelConfig(platform="discord", require_mention=False),
+            channel_pipeline(db, config, bus=bus, agent=agent),
             token=emu.world.token,
-            bus=bus,
-            grants=GrantStore(db),
-            agent_id=agent.id,
-            tenant_id=agent.tenant_id,
             sync_commands=False,
         )
         with discord_pointed_at(emu):

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from tests._wiring import channel_pipeline
 from tests.sandbox.conftest import BOUND
 
 from actorscope.agents import AgentRegistry
@@ -36,12 +37,8 @@ async def running(tmp_path: Path, emu: DiscordEmulator) -> AsyncIterator[Running
         grants = GrantStore(db)
         bus = MessageBus()
         runner = DiscordRunner(
-            ChannelConfig(platform="discord"),
+            channel_pipeline(db, ChannelConfig(platform="discord"), bus=bus, agent=agent),
             token=emu.world.token,
-            bus=bus,
-            grants=grants,
-            agent_id=agent.id,
-            tenant_id=agent.tenant_id,
         )
         with discord_pointed_at(emu):
             await runner.start()

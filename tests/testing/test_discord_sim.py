@@ -6,11 +6,11 @@ import logging
 
 import discord
 import pytest
+from tests._wiring import channel_pipeline
 
 from actorscope.channels import ChannelConfig, IgnoreReason, Outcome
 from actorscope.channels._discord_runner import DiscordRunner
 from actorscope.identity import SenderKind
-from actorscope.propagation import MessageBus
 from actorscope.testing import AgentEnv, DiscordSim, ExpectationError, Grants, Turn
 
 
@@ -146,10 +146,8 @@ async def test_runner_and_simulator_log_no_voice_warnings(
     monkeypatch.setattr(discord.VoiceClient, "warn_dave", True)
     caplog.set_level(logging.WARNING)
     DiscordRunner(
-        ChannelConfig(platform="discord"),
+        channel_pipeline(actorscope_env.db, ChannelConfig(platform="discord")),
         token="unused",  # noqa: S106 - never logs in
-        bus=MessageBus(),
-        grants=actorscope_env.store,
     )
     monkeypatch.setattr(discord.VoiceClient, "warn_nacl", True)
     monkeypatch.setattr(discord.VoiceClient, "warn_dave", True)

@@ -276,13 +276,3 @@ steps:
     path.write_text(text, encoding="utf-8")
     outcomes = await run_scenario(load_scenario(path), tmp_path / "s.db")
     assert outcomes[1].decision == "writer command"
-
-
-async def test_serving_needs_a_workspace(actorscope_env: AgentEnv) -> None:
-    """An AgentEnv built without a workspace cannot serve a handler: one ConfigError says so."""
-    env = AgentEnv(
-        actorscope_env.db, actorscope_env.agent, actorscope_env.store, actorscope_env.policy
-    )
-    async with TelegramSim(env) as sim:
-        with pytest.raises(ConfigError, match="the AgentEnv has no workspace"):
-            sim.serve(NOTES_BOT, search_dir=EXAMPLES)

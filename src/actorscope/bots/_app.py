@@ -30,8 +30,8 @@ from typing import Any
 
 from telegram.error import InvalidToken, TelegramError
 
-from actorscope.agents._models import Agent
-from actorscope.agents._registry import AgentRegistry
+from actorscope.agents import AgentRegistry
+from actorscope.assembly import assemble
 from actorscope.bots._config import (
     BotConfig,
     ChannelSection,
@@ -41,29 +41,24 @@ from actorscope.bots._config import (
     resolve_token,
 )
 from actorscope.bots._services import BotServices, bind_services
-from actorscope.channels._adapter import ChannelAdapter
+from actorscope.channels import ChannelAdapter, Pipeline
 from actorscope.channels._base import IgnoreReason, Ingress
 from actorscope.channels._discord_runner import DiscordRunner
-from actorscope.channels._shared_dedup import SharedDedup, shared_dedup_default
 from actorscope.channels._telegram_runner import IgnoredListener, TelegramRunner
 from actorscope.channels._telegram_webhook import Webhook
 from actorscope.channels._turns import TurnLedger
 from actorscope.errors import ConfigError, StoreError
-from actorscope.host._runtime import Handler, Host, Reply
+from actorscope.host._runtime import Handler, Reply
 from actorscope.messages import RunRequest
 from actorscope.permissions import AuditLog
-from actorscope.permissions._grants import GrantStore
-from actorscope.permissions._policy import PermissionPolicy
 from actorscope.permissions._watch import GrantChangeWatcher
 from actorscope.propagation._bus import MessageBus
-from actorscope.propagation._origin import OriginSigner
 from actorscope.sandbox import DiscordEmulator, discord_pointed_at, sandbox_world
 from actorscope.sandbox._console import DISCORD_HELP, DiscordConsole
 from actorscope.sandbox._telegram.console import HELP, SandboxConsole, populate_sandbox
 from actorscope.sandbox._telegram.emulator import BotApiEmulator
 from actorscope.sandbox._telegram.server import BotApiServer
 from actorscope.store import Database, utc_at
-from actorscope.tools._workspace import Workspace
 
 __all__ = [
     "AUDIT_SETTLE",
@@ -129,10 +124,6 @@ async def keep_audit(db: Database, keep: float, *, interval: float = RETENTION_I
         await asyncio.sleep(min(interval, keep / 4))
 
 
-async def _agent(db: Database, config: BotConfig) -> Agent:
-    return await AgentRegistry(db).ensure(config.agent, config.tenant)
-
-
 def _tokens(
     config: BotConfig, env: Mapping[str, str], sandbox: bool, source: str
 ) -> list[tuple[ChannelSection, str]]:
@@ -192,7 +183,7 @@ def _runner(
     section: ChannelSection,
     token: str,
     sandbox: _Emulated | None,
-    common: Mapping[str, Any],
+    pipeline: Pipeline,
     webhook: Webhook | None = None,
     on_ignored: IgnoredListener | None = None,
     on_result: Callable[[Ingress], None] | None = None,
@@ -204,25 +195,21 @@ def _runner(
         shards = None if sandbox is not None else section.shards
         proxied = sandbox is None
         return DiscordRunner(
-            section.config,
+            pipeline,
             token=token,
             shards=shards,
             on_result=on_result,
             api_url=section.api_url if proxied else None,
             gateway_url=section.gateway_url if proxied else None,
-            **common,
         )
     if sandbox is None:
-        return TelegramRunner(
-            section.config, token=token, webhook=webhook, base_url=section.base_url, **common
-        )
+        return TelegramRunner(pipeline, token=token, webhook=webhook, base_url=section.base_url)
     return TelegramRunner(
-        section.config,
+        pipeline,
         token=sandbox.telegram.token,
         base_url=sandbox.base_url,
         poll_timeout=1,
         on_ignored=on_ignored,
-        **common,
     )
 
 
@@ -377,34 +364,17 @@ async def run_bots(
             loop.add_signal_handler(sig, stop.set)
             stack.callback(loop.remove_signal_handler, sig)
         db = await stack.enter_async_context(Database.open(config.database))
-        agent = await _agent(db, config)
-        grants = GrantStore(db)
-        shared = config.shared_dedup
-        if shared is None:
-            shared = shared_dedup_default(db)
+        assembly = await assemble(db, config.agent_settings())
         # `actorscope grants remove` from another shell must reach this process's cache.
-        await stack.enter_async_context(GrantChangeWatcher(grants))
+        await stack.enter_async_context(GrantChangeWatcher(assembly.grants))
         if config.audit is not None and config.audit.keep is not None:
             retention = asyncio.create_task(keep_audit(db, config.audit.keep))
             stack.push_async_callback(_cancelled, retention)
-        # One bot, one tenant: its agent's tenant adopts a workspace laid out before tenants.
-        workspace = Workspace(config.workspace, legacy_tenant=agent.tenant_id)
         # Renaming or removing an agent in this process moves or archives its files.
-        AgentRegistry(db).subscribe(workspace.on_agent_changed)
+        AgentRegistry(db).subscribe(assembly.workspace.on_agent_changed)
         bus = MessageBus()
-        shared_dedup = SharedDedup(db) if shared else None
         # A claim is a lease until its turn is over: a worker that dies mid-turn loses nothing.
-        ledger = await stack.enter_async_context(TurnLedger(shared_dedup))
-        common: dict[str, Any] = {
-            "bus": bus,
-            "grants": grants,
-            "agent_key": agent.key,
-            "agent_id": agent.id,
-            "tenant_id": agent.tenant_id,
-            "owners": config.owners,
-            "shared_dedup": shared_dedup,
-            "ledger": ledger,
-        }
+        ledger = await stack.enter_async_context(TurnLedger(assembly.shared_dedup))
         emulated = await _sandbox(stack, config, out) if sandbox else None
         console = None if emulated is None else SandboxConsole(emulated.telegram, out)
         if console is not None:
@@ -417,24 +387,20 @@ async def run_bots(
         shown = None if console is None else console.show_ignored
         told = None if taken is None else taken.told
         runners = [
-            _runner(section, token, emulated, common, webhook, shown, told)
+            _runner(
+                section,
+                token,
+                emulated,
+                assembly.pipeline(section.config, publish=bus.publish_from_channel, ledger=ledger),
+                webhook,
+                shown,
+                told,
+            )
             for section, token in tokens
         ]
         # The handler reaches each channel's native bot object through its services.
-        channels = {runner.name: runner for runner in runners}
-        # strict = true in the file: a failing grant store denies instead of allowing.
-        policy = PermissionPolicy(grants, strict=config.strict)
-        services = BotServices(db, agent, grants, policy, workspace, channels)
-        host = Host(
-            with_services(handler, services),
-            bus=bus,
-            signer=OriginSigner(),
-            agent_key=agent.key,
-            agent_id=agent.id,
-            tenant_id=agent.tenant_id,
-            owners=config.owners,
-            on_done=ledger.finish,
-        )
+        services = BotServices.of(assembly, {runner.name: runner for runner in runners})
+        host = assembly.host(with_services(handler, services), bus=bus, on_done=ledger.finish)
         for runner in runners:
             host.add_sender(runner.name, runner)
         await host.start()
@@ -462,7 +428,7 @@ async def run_bots(
             if isinstance(runner, TelegramRunner) and runner.webhook_server is not None:
                 out(f"{runner.name}: webhook receiver on {runner.webhook_server.local_url}")
         names = ", ".join(f"{r.name}" for r in runners)
-        out(f"running agent {agent.key!r} on {names}; Ctrl-C to stop")
+        out(f"running agent {assembly.agent.key!r} on {names}; Ctrl-C to stop")
         try:
             await _wait(stop, console_task)
             if emulated is not None and console_task is not None and console_task.done():

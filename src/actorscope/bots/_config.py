@@ -97,6 +97,7 @@ from actorscope.agents._types import (
     parse_tenant_slug,
     parse_uuid,
 )
+from actorscope.assembly import AgentSettings
 from actorscope.channels._config import ChannelConfig, EnvName, Flag, SenderIds, sender_ids
 from actorscope.channels._discord_shards import DiscordShards, count_problem, ids_problem
 from actorscope.channels._telegram_webhook import (
@@ -517,6 +518,19 @@ class BotConfig(BaseSettings):
     def sections(self) -> list[ChannelSection]:
         """The enabled platform sections, Telegram first."""
         return [s for s in (self.telegram, self.discord) if s is not None and s.enabled]
+
+    def agent_settings(self, *, agent: str | None = None) -> AgentSettings:
+        """What this file gives its agent for the composition root
+        (:func:`~actorscope.assembly.assemble`); ``agent``: another agent of its tenant
+        (the ``[http]`` section's). Each call makes a new origin signer."""
+        return AgentSettings(
+            agent=self.agent if agent is None else agent,
+            tenant=self.tenant,
+            owners=self.owners,
+            strict=self.strict,
+            workspace=self.workspace,
+            shared_dedup=self.shared_dedup,
+        )
 
 
 logger = logging.getLogger("actorscope.bots")  # the public name operators filter on

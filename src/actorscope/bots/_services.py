@@ -20,6 +20,7 @@ import discord
 from telegram import Bot
 
 from actorscope.agents._models import Agent
+from actorscope.assembly import Assembly
 from actorscope.channels._adapter import ChannelAdapter
 from actorscope.channels._discord_runner import DiscordRunner
 from actorscope.channels._telegram_runner import TelegramRunner
@@ -46,6 +47,21 @@ class BotServices:
     policy: PermissionPolicy
     workspace: Workspace
     channels: Mapping[str, ChannelAdapter] = field(default_factory=dict)
+
+    @classmethod
+    def of(
+        cls, assembly: Assembly, channels: Mapping[str, ChannelAdapter] | None = None
+    ) -> BotServices:
+        """The services of an assembled agent (:func:`~actorscope.assembly.assemble`), with
+        the running ``channels`` by name."""
+        return cls(
+            assembly.db,
+            assembly.agent,
+            assembly.grants,
+            assembly.policy,
+            assembly.workspace,
+            dict(channels or {}),
+        )
 
     @property
     def telegram_bot(self) -> Bot:

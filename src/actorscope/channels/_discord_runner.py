@@ -40,7 +40,6 @@ from discord.gateway import DiscordWebSocket
 
 from actorscope.channels._adapter import ChannelAdapter
 from actorscope.channels._base import Ingress, Outcome
-from actorscope.channels._config import ChannelConfig
 from actorscope.channels._discord_commands import (
     WriterTarget,
     handle_discord_writer_command,
@@ -51,15 +50,11 @@ from actorscope.channels._discord_commands import (
 from actorscope.channels._discord_shards import DiscordShards
 from actorscope.channels._pipeline import Pipeline
 from actorscope.channels._shared_dedup import SharedDedup
-from actorscope.channels._turns import TurnLedger
 from actorscope.channels._writer_commands import WriterCommand, writer_command_named
 from actorscope.channels.discord import inspect_interaction, inspect_message
 from actorscope.errors import ConfigError, ReplyError
 from actorscope.identity import Identity
 from actorscope.messages import AttachmentKind, Buttons, OutboundMessage, ReplyFormat
-from actorscope.permissions._grants import GrantStore
-from actorscope.permissions._writers import WriterManager
-from actorscope.propagation._bus import MessageBus
 
 __all__ = [
     "MAX_BUTTONS_PER_ROW",
@@ -347,27 +342,21 @@ class _WriterTree(app_commands.CommandTree["RunnerClient"]):
 
 
 class DiscordRunner(ChannelAdapter):
-    """One Discord bot session; also the sender of the bot's replies."""
+    """One Discord bot session feeding ``pipeline`` (a Discord channel's, from the
+    composition root); also the sender of the bot's replies."""
 
     def __init__(
         self,
-        config: ChannelConfig,
+        pipeline: Pipeline,
         *,
         token: str,
-        bus: MessageBus,
-        grants: GrantStore,
-        agent_key: str = "main",
-        agent_id: str | None = None,
-        tenant_id: str | None = None,
-        owners: tuple[str, ...] = (),
         sync_commands: bool = True,
         shards: DiscordShards | None = None,
-        shared_dedup: SharedDedup | None = None,
-        ledger: TurnLedger | None = None,
         on_result: ResultListener | None = None,
         api_url: str | None = None,
         gateway_url: str | None = None,
     ) -> None:
+        config = pipeline.config
         if config.platform != "discord":
             raise ConfigError(f"a Discord runner needs a discord config, not {config.platform}")
         if (api_url is None) != (gateway_url is None):
@@ -377,23 +366,13 @@ class DiscordRunner(ChannelAdapter):
         self._pointed: tuple[str, yarl.URL] | None = None
         self.config = config
         self._token = token
-        self._agent_key = agent_key
         self.client: RunnerClient = (
             RunnerClient(self, sync_commands=sync_commands)
             if shards is None
             else ShardedRunnerClient(self, sync_commands=sync_commands, shards=shards)
         )
-        self.writers = WriterManager(grants, owners=(*config.owners, *owners))
-        self.pipeline = Pipeline(
-            config,
-            writers=self.writers,
-            publish=bus.publish_from_channel,
-            sender=self,
-            agent_id=agent_id,
-            tenant_id=tenant_id,
-            shared_dedup=shared_dedup,
-            ledger=ledger,
-        )
+        self.pipeline = pipeline
+        self.writers = pipeline.writers
         self._on_result = on_result
         self._pending: OrderedDict[str, discord.Interaction[Any]] = OrderedDict()
         self._session: asyncio.Task[None] | None = None
@@ -484,7 +463,7 @@ class DiscordRunner(ChannelAdapter):
         """Normalise one message and take it through the pipeline (the gateway calls this)."""
         ingress = inspect_message(
             message,
-            agent_key=self._agent_key,
+            agent_key=self.pipeline.agent_key,
             bot_id=self.bot_id,
             ignore_bots=self.config.ignore_bots,
         )
@@ -504,7 +483,11 @@ class DiscordRunner(ChannelAdapter):
         bot_id = str(self.bot_id) if self.bot_id is not None else None
         return self._told(
             await self.pipeline.process(
-                ingress, bot_id=bot_id, run_command=run_command, command_prefixes="!"
+                ingress,
+                bot_id=bot_id,
+                run_command=run_command,
+                command_prefixes="!",
+                sender=self,
             )
         )
 
@@ -515,13 +498,13 @@ class DiscordRunner(ChannelAdapter):
             writer_command_named(str(data.get("name", ""))) is not None
         ):
             return None  # the command tree answers these
-        ingress = inspect_interaction(interaction, agent_key=self._agent_key)
+        ingress = inspect_interaction(interaction, agent_key=self.pipeline.agent_key)
 
         async def defer() -> None:
             await interaction.response.defer()
             self._remember(interaction)
 
-        return self._told(await self.pipeline.process(ingress, acknowledge=defer))
+        return self._told(await self.pipeline.process(ingress, acknowledge=defer, sender=self))
 
     async def writer_interaction(
         self,
@@ -530,7 +513,7 @@ class DiscordRunner(ChannelAdapter):
         target: WriterTarget | None,
     ) -> Ingress:
         """Answer a writer slash command (the tree calls this) through the pipeline."""
-        ingress = inspect_interaction(interaction, agent_key=self._agent_key)
+        ingress = inspect_interaction(interaction, agent_key=self.pipeline.agent_key)
         manage_guild = interaction.guild_id is not None and interaction.permissions.manage_guild
 
         async def run_command(command: WriterCommand, identity: Identity) -> str:
@@ -545,7 +528,7 @@ class DiscordRunner(ChannelAdapter):
                 tenant_id=identity.tenant_id,
             )
 
-        result = await self.pipeline.process(ingress, run_command=run_command)
+        result = await self.pipeline.process(ingress, run_command=run_command, sender=self)
         if result.outcome is Outcome.IGNORED:
             await interaction.response.send_message(NOT_TAKING_COMMANDS)
         return self._told(result)

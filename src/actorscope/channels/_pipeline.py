@@ -5,7 +5,9 @@ gate) → shared claim → writer command (answered here, never handed on) or pu
 Telegram and Discord runners, the simulators and the sandbox all feed their normalised events
 to a :class:`Pipeline`; what is platform-specific (who a writer command names and whether the
 invoker is a platform admin, answering a button click, deferring an interaction) comes in as
-the two callables of :meth:`Pipeline.process`.
+the callables of :meth:`Pipeline.process`, and the answers to writer commands go back through
+the sender the transport hands it there. The composition root
+(:func:`~actorscope.bots.assemble`) builds every pipeline; a transport is given one.
 
 With a :class:`~actorscope.channels._turns.TurnLedger` (``actorscope run``), the shared claim
 is a lease held until the turn is over: the ledger opens a turn for each published message
@@ -63,10 +65,11 @@ Publish = Callable[[InboundMessage], Awaitable[None]]
 
 
 class Pipeline:
-    """Dedup, admission, shared claim and writer commands for one channel.
+    """Dedup, admission, shared claim and writer commands for one channel of one agent.
 
     ``publish`` takes each admitted message (``MessageBus.publish_from_channel``);
-    ``sender`` delivers the answers to writer commands.
+    ``agent_key`` is the agent the channel's messages are normalised for (their session
+    keys), ``agent_id`` / ``tenant_id`` the one writer commands act for.
     """
 
     def __init__(
@@ -75,7 +78,7 @@ class Pipeline:
         *,
         writers: WriterManager,
         publish: Publish,
-        sender: OutboundSender,
+        agent_key: str = "main",
         agent_id: str | None = None,
         tenant_id: str | None = None,
         shared_dedup: SharedDedup | None = None,
@@ -83,12 +86,12 @@ class Pipeline:
     ) -> None:
         self.config = config
         self.writers = writers
+        self.agent_key = agent_key
         self.dedup = DedupCache()
         self.shared_dedup = shared_dedup
         #: The open turns (``None``: claims are done at once, turns not tracked).
         self.ledger = ledger
         self._publish = publish
-        self._sender = sender
         self._agent_id = agent_id
         self._tenant_id = tenant_id
 
@@ -101,13 +104,16 @@ class Pipeline:
         run_command: RunWriterCommand | None = None,
         acknowledge: Acknowledge | None = None,
         command_prefixes: str = "",
+        sender: OutboundSender | None = None,
     ) -> Ingress:
         """Take one normalised event the whole way; the result says what became of it.
 
         A writer command is named by the ``command`` metadata the normaliser sets, or (for
         ``command_prefixes``, e.g. ``"!"`` for Discord messages) starts the text. Without
         ``run_command`` a writer command runs with no target (listing works; adding or
-        removing is refused, and audited, for want of a person).
+        removing is refused, and audited, for want of a person). Its answer is sent through
+        ``sender`` (the transport) before the claim is done; without one it is only returned
+        (the result's ``answer``).
         """
         if ingress.migration is not None:
             moved = await move_grants(self.writers.store, ingress.migration, moved_by="migration")
@@ -136,7 +142,7 @@ class Pipeline:
             if claim is Claim.DONE:
                 return Ingress(message, IgnoreReason.CLAIMED_ELSEWHERE)
         if command is not None:
-            answered = await self._answer(message, command, run_command)
+            answered = await self._answer(message, command, run_command, sender)
             if self.ledger is not None:
                 await self.ledger.finish_now(message)
             return answered
@@ -152,6 +158,7 @@ class Pipeline:
         message: InboundMessage,
         command: WriterCommand,
         run_command: RunWriterCommand | None,
+        sender: OutboundSender | None,
     ) -> Ingress:
         identity = replace(message.identity(), agent_id=self._agent_id, tenant_id=self._tenant_id)
         try:
@@ -166,7 +173,8 @@ class Pipeline:
         if text is None:
             return Ingress(message, command=command.value)
         answer = reply_to(message, text)
-        await self._sender.send(answer)
+        if sender is not None:
+            await sender.send(answer)
         return Ingress(message, command=command.value, answer=answer)
 
 

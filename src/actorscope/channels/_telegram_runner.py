@@ -46,22 +46,17 @@ from telegram.request import BaseRequest
 
 from actorscope.channels._adapter import ChannelAdapter
 from actorscope.channels._base import IgnoreReason, Ingress
-from actorscope.channels._config import ChannelConfig
 from actorscope.channels._pipeline import Pipeline
 from actorscope.channels._shared_dedup import SharedDedup
 from actorscope.channels._telegram_commands import (
     handle_telegram_writer_command,
 )
 from actorscope.channels._telegram_webhook import Fed, Webhook, WebhookServer
-from actorscope.channels._turns import TurnLedger
 from actorscope.channels._writer_commands import WriterCommand
 from actorscope.channels.telegram import GENERAL_TOPIC_ID, inspect_update
 from actorscope.errors import ConfigError, ReplyError, StoreError
 from actorscope.identity import Identity
 from actorscope.messages import Attachment, AttachmentKind, Buttons, OutboundMessage, ReplyFormat
-from actorscope.permissions import GrantStore
-from actorscope.permissions._writers import WriterManager
-from actorscope.propagation._bus import MessageBus
 
 __all__ = [
     "ALLOWED_UPDATES",
@@ -219,36 +214,29 @@ async def answer_click(update: Update) -> None:
 
 
 class TelegramRunner(ChannelAdapter):
-    """Receives one bot's updates and feeds the bus; also the sender of the bot's replies."""
+    """Receives one bot's updates and feeds them to ``pipeline`` (a Telegram channel's, from
+    the composition root); also the sender of the bot's replies."""
 
     def __init__(
         self,
-        config: ChannelConfig,
+        pipeline: Pipeline,
         *,
         token: str,
-        bus: MessageBus,
-        grants: GrantStore,
-        agent_key: str = "main",
-        agent_id: str | None = None,
-        tenant_id: str | None = None,
-        owners: tuple[str, ...] = (),
         base_url: str | None = None,
         request: BaseRequest | None = None,
         get_updates_request: BaseRequest | None = None,
         poll_timeout: int = 10,
         webhook: Webhook | None = None,
-        shared_dedup: SharedDedup | None = None,
-        ledger: TurnLedger | None = None,
         max_queued: int = MAX_QUEUED_UPDATES,
         on_ignored: IgnoredListener | None = None,
     ) -> None:
+        config = pipeline.config
         if config.platform != "telegram":
             raise ConfigError(f"a Telegram runner needs a telegram config, not {config.platform}")
         if max_queued < 1:
             raise ConfigError(f"max_queued must be at least 1, got {max_queued}")
         self.name = config.name
         self.config = config
-        self._agent_key = agent_key
         self._poll_timeout = poll_timeout
         builder = ApplicationBuilder().token(token)
         if base_url is not None:
@@ -262,17 +250,8 @@ class TelegramRunner(ChannelAdapter):
         self.app: PTBApp = builder.build()
         self.app.add_handler(TypeHandler(Update, self._on_update))
         self.app.add_error_handler(self._on_error)
-        self.writers = WriterManager(grants, owners=(*config.owners, *owners))
-        self.pipeline = Pipeline(
-            config,
-            writers=self.writers,
-            publish=bus.publish_from_channel,
-            sender=self,
-            agent_id=agent_id,
-            tenant_id=tenant_id,
-            shared_dedup=shared_dedup,
-            ledger=ledger,
-        )
+        self.pipeline = pipeline
+        self.writers = pipeline.writers
         self.webhook = webhook
         self.webhook_server: WebhookServer | None = None
         self._max_queued = max_queued
@@ -428,7 +407,7 @@ class TelegramRunner(ChannelAdapter):
         """Normalise one update and take it through the pipeline (what polling calls for each)."""
         ingress = inspect_update(
             update,
-            agent_key=self._agent_key,
+            agent_key=self.pipeline.agent_key,
             bot_username=self._bot_username or None,
             channel=self.name,
             ignore_bots=self.config.ignore_bots,
@@ -452,6 +431,7 @@ class TelegramRunner(ChannelAdapter):
             bot_username=self._bot_username or None,
             run_command=run_command,
             acknowledge=functools.partial(answer_click, update),
+            sender=self,
         )
         self._ignored(update, result.reason)
         return result

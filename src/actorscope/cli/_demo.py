@@ -44,9 +44,7 @@ from actorscope.identity import (
     system_identity,
     telegram_identity,
 )
-from actorscope.permissions import GrantStore, PermissionPolicy
 from actorscope.permissions._audit import AuditAction
-from actorscope.propagation import OriginSigner
 from actorscope.store import DEFAULT_TENANT_SLUG, Database
 
 if TYPE_CHECKING:  # the test kit loads the platform libraries: imported where it plays
@@ -214,10 +212,12 @@ async def play_demo(db_path: Path, *, reset: bool = False) -> DemoRun:
     loaded = parse_scenario(script.read_text(encoding="utf-8"), Path("demo.scenario.yaml"))
     async with Database.open(db_path) as db:
         agent = await _fresh_demo_agent(AgentRegistry(db), db_path, reset)
-        store = GrantStore(db)
-        env = AgentEnv(db, agent, store, PermissionPolicy(store), OriginSigner())
+        # The demo's bot writes no file: its workspace beside the database stays unmade.
+        env = await AgentEnv.assemble(
+            db, agent=agent.id, tenant=agent.tenant_id, workspace=db_path.parent / "workspace"
+        )
         outcomes = await run_scenario_in(loaded, env)
-        entries = await store.audit.list(agent_id=agent.id, limit=_MAX_AUDIT_ROWS)
+        entries = await env.store.audit.list(agent_id=agent.id, limit=_MAX_AUDIT_ROWS)
     denials = sum(entry.action == AuditAction.CHECK_DENY for entry in entries)
     return DemoRun(outcomes, denials)
 

@@ -14,7 +14,7 @@ from actorscope.agents import Agent, AgentRegistry
 from actorscope.cli._app import DEFAULT_DB, DbOption, app, console_for_tables
 from actorscope.errors import ConfigError, NotFoundError
 from actorscope.identity import Identity, PeerKind, is_group_scope
-from actorscope.permissions import BYPASS_ROLES, GrantStore, PermissionPolicy
+from actorscope.permissions import BYPASS_ROLES, GrantStore
 from actorscope.permissions._scopes import (
     Permission,
     parse_check_type,
@@ -255,8 +255,13 @@ def check(
                 tenant_id=found.tenant_id,
                 agent_id=found.id,
             )
-            policy = PermissionPolicy(GrantStore(database), audit=False)
-            decision = await policy.check(config_type, identity)
+            # Here: the bots package loads the platform libraries; --help must not.
+            from actorscope.assembly import AgentSettings, assemble
+
+            # A what-if: the agent's own policy, writing no audit row.
+            settings = AgentSettings(agent=found.id, tenant=found.tenant_id, audit=False)
+            assembly = await assemble(database, settings)
+            decision = await assembly.policy.check(config_type, identity)
             return decision.allowed, str(decision.reason)
 
     allowed, reason = asyncio.run(run())

@@ -27,7 +27,7 @@ from actorscope._input import shown_path
 from actorscope.agents import Agent, AgentRegistry
 from actorscope.cli._app import DEFAULT_DB, DbOption, app, cannot_listen
 from actorscope.errors import ConfigError
-from actorscope.permissions import GrantStore, PermissionPolicy
+from actorscope.permissions import GrantStore
 from actorscope.propagation import DEFAULT_KEY_ENV, OriginSigner
 from actorscope.store import DEFAULT_TENANT_SLUG, Database
 from actorscope.tools._builtin import builtin_tools
@@ -90,6 +90,7 @@ async def _serve(
 ) -> None:
     # Imported here: the SDK is the optional `mcp` extra, and every other command must work
     # without it.
+    from actorscope.assembly import permission_policy
     from actorscope.tools.mcp_server import (
         create_mcp_server,
         fixed_identity,
@@ -106,11 +107,10 @@ async def _serve(
         # Workspaces are per tenant; one laid out before tenants belongs to --tenant's agents.
         owner = await agents.tenant(tenant)
         signer = _signer()  # after --db and --agent: a bad one prints its one error line only
-        store = GrantStore(db)
         box = Toolbox.create(
             db,
             # The database's change feed keeps cached decisions within 1 s of any grant change.
-            policy=PermissionPolicy(store),
+            policy=permission_policy(GrantStore(db)),
             workspace_root=workspace,
             default_agent=agent,
             agents=agents,

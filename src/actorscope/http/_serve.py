@@ -18,7 +18,7 @@ from contextlib import AsyncExitStack
 
 import uvicorn
 
-from actorscope.agents import Agent, AgentRegistry
+from actorscope.assembly import assemble
 from actorscope.bots import (
     BotConfig,
     BotServices,
@@ -27,13 +27,11 @@ from actorscope.bots import (
     run_bots,
     with_services,
 )
-from actorscope.errors import AgentNotFoundError, ConfigError
+from actorscope.errors import ConfigError
 from actorscope.http._app import create_app
 from actorscope.http._gate import ConnectionGate
 from actorscope.http._guard import ASGIApp, ForwardedFor
-from actorscope.permissions import GrantStore, PermissionPolicy
 from actorscope.store import Database
-from actorscope.tools._workspace import Workspace
 
 __all__ = [
     "STARTUP_WAIT",
@@ -156,14 +154,6 @@ def check_descriptors(section: HttpSection, source: str = "") -> None:
         )
 
 
-async def _agent(db: Database, section: HttpSection, tenant: str) -> Agent:
-    registry = AgentRegistry(db)
-    try:
-        return await registry.resolve(section.agent, tenant)
-    except AgentNotFoundError:
-        return await registry.create(section.agent, tenant)
-
-
 async def serve(
     config: BotConfig,
     sock: socket.socket,
@@ -188,12 +178,9 @@ async def serve(
             loop.add_signal_handler(sig, stop.set)
             stack.callback(loop.remove_signal_handler, sig)
         db = await stack.enter_async_context(Database.open(config.database))
-        agent = await _agent(db, section, config.tenant)
-        grants = GrantStore(db)
-        workspace = Workspace(config.workspace, legacy_tenant=agent.tenant_id)
-        policy = PermissionPolicy(grants, strict=config.strict)
-        services = BotServices(db, agent, grants, policy, workspace)
-        bound = None if handler is None else with_services(handler, services)
+        assembly = await assemble(db, config.agent_settings(agent=section.agent))
+        agent = assembly.agent
+        bound = None if handler is None else with_services(handler, BotServices.of(assembly))
         app = create_app(db, handler=bound, agent=agent, body_timeout=section.body_timeout)
         await stack.enter_async_context(running(app, sock, section))
         bots = (

@@ -16,17 +16,18 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AsyncExitStack, contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from actorscope.agents import Agent
+from actorscope.assembly import AgentSettings, Assembly, assemble
 from actorscope.errors import ConfigError
 from actorscope.propagation import OriginSigner
 from actorscope.store import DEFAULT_TENANT_SLUG, Database
 
-__all__ = ["Adoption", "Opened", "adopting", "adoption_in_force"]
+__all__ = ["Adoption", "Opened", "adopting", "adoption_in_force", "open_gate"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +52,18 @@ class Adoption:
             raise ConfigError("Adoption needs an open Database")
         if not isinstance(self.workspace, str | os.PathLike):
             raise ConfigError("Adoption needs a workspace folder")
+
+    def applied(self, settings: AgentSettings) -> AgentSettings:
+        """``settings`` as the adoption changes them: its agent, tenant, workspace and signer
+        (the settings' own signer when it names none); its owners added."""
+        return replace(
+            settings,
+            agent=self.agent,
+            tenant=self.tenant,
+            workspace=Path(self.workspace),
+            signer=self.signer or settings.signer,
+            owners=(*settings.owners, *self.owners),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,3 +101,24 @@ def adopting(adoption: Adoption) -> Iterator[Adoption]:
 def adoption_in_force() -> Adoption | None:
     """The adoption a gate opening now must use, or ``None`` (its own settings)."""
     return _ADOPTION.get()
+
+
+async def open_gate(
+    database: str | os.PathLike[str] | Database, settings: AgentSettings, stack: AsyncExitStack
+) -> tuple[Assembly, Opened]:
+    """What a gate opens at its framework's start hook: the agent of ``settings`` on
+    ``database``, or, inside :func:`adopting`, on the adoption (:meth:`Adoption.applied`),
+    assembled by the composition root. A database given as a path or URL is opened on
+    ``stack`` (and closed with it); an open one is left open. The database's change feed
+    starts now, so another process's grant change reaches the gate's cache within a second.
+    """
+    adoption = adoption_in_force()
+    given = database if adoption is None else adoption.database
+    if adoption is not None:
+        settings = adoption.applied(settings)
+    db = given
+    if not isinstance(db, Database):
+        db = await stack.enter_async_context(Database.open(os.fspath(db)))
+    assembly = await assemble(db, settings)
+    await db.watch_changes()
+    return assembly, Opened(db, assembly.agent, settings.workspace, adoption)

@@ -54,7 +54,7 @@ with warnings.catch_warnings():
     from discord import app_commands
     from discord.ext import commands
 
-from actorscope.agents._registry import AgentRegistry
+from actorscope.assembly import AgentSettings
 from actorscope.bots import BotServices
 from actorscope.channels._base import META_ADDRESSED, META_COMMAND, Addressed, Ingress, Outcome
 from actorscope.channels._config import ChannelConfig
@@ -72,24 +72,20 @@ from actorscope.channels._discord_runner import (
     send_outbound,
 )
 from actorscope.channels._pipeline import Pipeline
-from actorscope.channels._shared_dedup import SharedDedup, shared_dedup_default
 from actorscope.channels._writer_commands import WriterCommand, writer_command_named
 from actorscope.channels.discord import inspect_interaction, inspect_message
 from actorscope.errors import ConfigError
 from actorscope.host._runtime import Prepared, RunStep
 from actorscope.host._sender import OutboundSender
 from actorscope.identity import Identity, SenderKind
-from actorscope.integrations._adoption import Opened, adoption_in_force
+from actorscope.integrations._adoption import Opened, open_gate
 from actorscope.integrations._invisible import gate_config, stops
-from actorscope.messages import InboundMessage, OutboundMessage, RunRequest
-from actorscope.permissions._grants import GrantStore
-from actorscope.permissions._policy import Decision, PermissionPolicy, Reason, non_person_reason
+from actorscope.messages import OutboundMessage
+from actorscope.permissions._policy import Decision, Reason, non_person_reason
 from actorscope.permissions._scopes import parse_check_type
 from actorscope.permissions._watch import GrantChangeWatcher
-from actorscope.permissions._writers import WriterManager
 from actorscope.propagation._origin import OriginSigner
 from actorscope.store import DEFAULT_TENANT_SLUG, Database
-from actorscope.tools._workspace import Workspace
 
 __all__ = [
     "COG_NAME",
@@ -197,10 +193,6 @@ class _Loaded:
     opened: Opened
 
 
-async def _no_turn(request: RunRequest) -> None:
-    """The Cog's run step only prepares: the bot's commands are its handlers."""
-
-
 class ActorscopeCog(commands.Cog, name=COG_NAME):
     """The ingress pipeline, the run step's identity and the writer commands for a bot.
 
@@ -283,52 +275,31 @@ class ActorscopeCog(commands.Cog, name=COG_NAME):
         """
         if self._loaded is not None:
             raise ConfigError("this ActorscopeCog is already loaded")
-        adoption = adoption_in_force()
-        key, tenant, root = self._agent, self._tenant, self._workspace
-        signer, owners = self._signer, self.config.owners
-        given: str | os.PathLike[str] | Database = self._database
-        if adoption is not None:
-            given, key, tenant = adoption.database, adoption.agent, adoption.tenant
-            root, signer = Path(adoption.workspace), adoption.signer or signer
-            owners = (*owners, *adoption.owners)
+        settings = AgentSettings(
+            agent=self._agent,
+            tenant=self._tenant,
+            owners=self.config.owners,
+            strict=self._strict,
+            workspace=self._workspace,
+            shared_dedup=self._shared_dedup,
+            signer=self._signer,
+        )
         stack = AsyncExitStack()
         try:
-            db = given
-            if not isinstance(db, Database):
-                db = await stack.enter_async_context(Database.open(os.fspath(db)))
-            agent = await AgentRegistry(db).ensure(key, tenant)
-            grants = GrantStore(db)
+            assembly, opened = await open_gate(self._database, settings, stack)
             # A grant changed by another process (`actorscope grants ...`) reaches this cache.
-            await stack.enter_async_context(GrantChangeWatcher(grants))
-            workspace = Workspace(root, legacy_tenant=agent.tenant_id)
-            policy = PermissionPolicy(grants, strict=self._strict)
-            services = BotServices(db, agent, grants, policy, workspace)
-            shared = self._shared_dedup
-            if shared is None:
-                shared = shared_dedup_default(db)
-            pipeline = Pipeline(
-                self.config,
-                writers=WriterManager(grants, owners=owners),
-                publish=self._admitted,
-                sender=self._sender,
-                agent_id=agent.id,
-                tenant_id=agent.tenant_id,
-                shared_dedup=SharedDedup(db) if shared else None,
-            )
-            step = RunStep(
-                _no_turn,
-                signer=signer,
-                agent_key=agent.key,
-                agent_id=agent.id,
-                tenant_id=agent.tenant_id,
-                owners=owners,
-            )
+            await stack.enter_async_context(GrantChangeWatcher(assembly.grants))
             _quiet_refusals()
         except BaseException:
             await stack.aclose()
             raise
-        opened = Opened(db, agent, root, adoption)
-        self._loaded = _Loaded(services, pipeline, step, stack, opened)
+        self._loaded = _Loaded(
+            BotServices.of(assembly),
+            assembly.pipeline(self.config),
+            assembly.run_step(),
+            stack,
+            opened,
+        )
 
     async def cog_unload(self) -> None:
         """Stop the change feed and close the database the Cog opened."""
@@ -371,9 +342,6 @@ class ActorscopeCog(commands.Cog, name=COG_NAME):
         self._ingress_listeners.append(listener)
 
     # -- the pipeline ----------------------------------------------------------------------
-
-    async def _admitted(self, message: InboundMessage) -> None:
-        """The pipeline's publish: nothing to queue, the invoked command is the handler."""
 
     async def bot_check_once(self, ctx: commands.Context[Any]) -> bool:
         """Take a prefix command's message through the pipeline before any check runs."""
@@ -534,7 +502,10 @@ class ActorscopeCog(commands.Cog, name=COG_NAME):
             )
 
         result = await loaded.pipeline.process(
-            self._message_ingress(ctx, command), bot_id=self._bot_id(), run_command=run_command
+            self._message_ingress(ctx, command),
+            bot_id=self._bot_id(),
+            run_command=run_command,
+            sender=self._sender,
         )
         self._remember(_key(ctx), Invocation(result, None))
 
@@ -562,7 +533,9 @@ class ActorscopeCog(commands.Cog, name=COG_NAME):
 
         ingress = inspect_interaction(interaction, agent_key=loaded.services.agent.key)
         try:
-            result = await loaded.pipeline.process(ingress, run_command=run_command)
+            result = await loaded.pipeline.process(
+                ingress, run_command=run_command, sender=self._sender
+            )
         finally:
             self._answering.pop(key, None)
         if result.outcome is Outcome.IGNORED:

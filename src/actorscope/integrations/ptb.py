@@ -48,6 +48,7 @@ import os
 import warnings
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Collection, Coroutine, Mapping
+from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, TypeVar, overload
@@ -68,10 +69,11 @@ from telegram.ext import (
 )
 from telegram.warnings import PTBUserWarning
 
-from actorscope.agents import Agent, AgentRegistry
+from actorscope.agents import Agent
 from actorscope.agents._types import parse_agent_key
+from actorscope.assembly import AgentSettings
 from actorscope.bots import BotServices, bind_services
-from actorscope.channels import ChannelConfig, Ingress, Outcome, Pipeline, SharedDedup
+from actorscope.channels import ChannelConfig, Ingress, Outcome, Pipeline
 from actorscope.channels._telegram_commands import (
     handle_telegram_writer_command,
 )
@@ -82,14 +84,13 @@ from actorscope.context import bind_identity, current_identity
 from actorscope.errors import ConfigError
 from actorscope.host import OutboundSender, Prepared, RunStep
 from actorscope.identity import Identity
-from actorscope.integrations._adoption import Adoption, Opened, adoption_in_force
+from actorscope.integrations._adoption import Opened, open_gate
 from actorscope.integrations._invisible import gate_config, stops
 from actorscope.messages import InboundMessage, OutboundMessage, RunRequest, reply_to
-from actorscope.permissions import Decision, GrantStore, PermissionPolicy
+from actorscope.permissions import Decision, PermissionPolicy
 from actorscope.permissions._writers import WriterManager
 from actorscope.propagation import OriginSigner, RunInfo, bind_run, current_run
 from actorscope.store import Database
-from actorscope.tools._workspace import Workspace
 
 __all__ = [
     "GATE_GROUP",
@@ -155,10 +156,8 @@ class _Open:
     step: RunStep
     services: BotServices
     opened: Opened
-
-
-async def _no_turn(request: RunRequest) -> None:
-    """The run step's handler, never called: the application's handlers are the turn."""
+    #: Closes what the gate opened (the database, unless it was given open or adopted).
+    stack: AsyncExitStack
 
 
 class Gate(OutboundSender):
@@ -221,60 +220,44 @@ class Gate(OutboundSender):
         """
         if self._open is not None:
             return
-        adoption = adoption_in_force()
-        given = self._database if adoption is None else adoption.database
-        db = given if isinstance(given, Database) else await Database.connect(given)
+        settings = AgentSettings(
+            agent=self._agent_key,
+            tenant=self._tenant,
+            owners=self._owners,
+            roles=self._roles or {},
+            strict=self._strict,
+            workspace=Path(self._workspace),
+            shared_dedup=self._shared_dedup,
+            signer=self._signer,
+        )
+        stack = AsyncExitStack()
         try:
-            self._open = await self._build(db, adoption)
-            await db.watch_changes()
+            assembly, opened = await open_gate(self._database, settings, stack)
+            pipeline = assembly.pipeline(self.config)
+            self._open = _Open(
+                assembly.db,
+                assembly.agent,
+                assembly.policy,
+                pipeline.writers,
+                pipeline,
+                assembly.run_step(owners=self.config.owners),
+                BotServices.of(assembly),
+                opened,
+                stack,
+            )
             self._watch_jobs(add=True)
         except BaseException:
             self._open = None
-            if db is not given:
-                await db.close()
+            await stack.aclose()
             raise
-
-    async def _build(self, db: Database, adoption: Adoption | None) -> _Open:
-        key, tenant, root = self._agent_key, self._tenant, self._workspace
-        signer, owners = self._signer, (*self.config.owners, *self._owners)
-        if adoption is not None:
-            key, tenant, root = adoption.agent, adoption.tenant, adoption.workspace
-            signer = adoption.signer or signer
-            owners = (*owners, *adoption.owners)
-        agent = await AgentRegistry(db).ensure(key, tenant)
-        store = GrantStore(db)
-        policy = PermissionPolicy(store, strict=self._strict)
-        writers = WriterManager(store, owners=owners)
-        pipeline = Pipeline(
-            self.config,
-            writers=writers,
-            publish=_admitted,
-            sender=self,
-            agent_id=agent.id,
-            tenant_id=agent.tenant_id,
-            shared_dedup=SharedDedup(db) if self._shared_dedup else None,
-        )
-        step = RunStep(
-            _no_turn,
-            signer=signer,
-            agent_key=agent.key,
-            agent_id=agent.id,
-            tenant_id=agent.tenant_id,
-            owners=owners,
-            roles=self._roles,
-        )
-        workspace = Workspace(root, legacy_tenant=agent.tenant_id)
-        services = BotServices(db, agent, store, policy, workspace)
-        opened = Opened(db, agent, Path(root), adoption)
-        return _Open(db, agent, policy, writers, pipeline, step, services, opened)
 
     async def close(self) -> None:
         """Forget admitted updates; close the database if :meth:`open` opened it."""
         state, self._open = self._open, None
         self._admitted.clear()
         self._watch_jobs(add=False)
-        if state is not None and state.opened.adopted is None and state.db is not self._database:
-            await state.db.close()
+        if state is not None:
+            await state.stack.aclose()
 
     def _watch_jobs(self, *, add: bool) -> None:
         """Listen to (or stop listening to) the application's job scheduler: a job added
@@ -485,11 +468,6 @@ class Gate(OutboundSender):
         )
         await self.send(reply_to(message, text))
         raise ApplicationHandlerStop
-
-
-async def _admitted(message: InboundMessage) -> None:
-    """The pipeline's publish step: an admitted message goes on to the application's handlers
-    (the gate reads it from the pipeline's result)."""
 
 
 async def _refuse_click(update: Update, text: str) -> bool:

@@ -36,7 +36,7 @@ with warnings.catch_warnings():
     import discord
     from discord.ext import commands
 
-from actorscope.channels import ChannelConfig, Ingress, WriterCommand
+from actorscope.channels import ChannelConfig, Ingress, Pipeline, WriterCommand
 from actorscope.channels._discord_commands import WriterTarget
 from actorscope.channels._discord_runner import DiscordRunner
 from actorscope.errors import ConfigError
@@ -78,8 +78,8 @@ _HANDLING = (
 class _Runner(DiscordRunner):
     """The production runner, telling the simulator what the pipeline made of each event."""
 
-    def __init__(self, sim: DiscordSim, config: ChannelConfig, **options: Any) -> None:
-        super().__init__(config, **options)
+    def __init__(self, sim: DiscordSim, pipeline: Pipeline, **options: Any) -> None:
+        super().__init__(pipeline, **options)
         self._sim = sim
 
     async def handle_message(self, message: discord.Message) -> Ingress:
@@ -174,20 +174,15 @@ class DiscordSim(Simulator):
 
     async def start(self) -> DiscordSim:
         """Start the emulator and connect the runner to it (a gateway session, real REST)."""
-        env = self.env
         await self.emulator.start()
         try:
             self._pointing.enter_context(discord_pointed_at(self.emulator))
             self._runner = _Runner(
                 self,
-                self.config,
+                self.assembly.pipeline(
+                    self.config, publish=self.bus.publish_from_channel, owners=self.env.owners
+                ),
                 token=self.world.token,
-                bus=self.bus,
-                grants=env.store,
-                agent_key=env.agent.key,
-                agent_id=env.agent.id,
-                tenant_id=env.agent.tenant_id,
-                owners=env.owners,
             )
             self.step.add_sender(self._runner.name, self._runner)
             await self._connected(self._runner.client, self._runner.start)

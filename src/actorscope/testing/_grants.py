@@ -12,14 +12,13 @@ from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 
-from actorscope.agents import Agent, AgentRegistry
+from actorscope.agents import Agent
 from actorscope.context import bind_identity
 from actorscope.identity import Identity, PeerKind, SenderKind, is_group_scope
-from actorscope.permissions import Grant, GrantStore, Permission, PermissionPolicy
+from actorscope.permissions import Grant, GrantStore, Permission
 from actorscope.propagation import OriginSigner
 from actorscope.store import Database
 from actorscope.testing._harness import AgentEnv
-from actorscope.tools._workspace import Workspace
 
 __all__ = ["Binder", "Grants", "open_env", "sender_of"]
 
@@ -137,16 +136,10 @@ class Binder:
 async def open_env(
     path: Path, *, agent_key: str = "main", signer: OriginSigner | None = None
 ) -> AsyncIterator[AgentEnv]:
-    """A migrated database at ``path`` with the default tenant and agent ``agent_key``; the
-    served handler's workspace is the folder ``workspace`` beside it."""
+    """A migrated database at ``path`` with the default tenant and agent ``agent_key``,
+    assembled (:func:`~actorscope.bots.assemble`); the served handler's workspace is the
+    folder ``workspace`` beside it."""
     async with Database.open(path) as db:
-        agent = await AgentRegistry(db).create(agent_key)
-        store = GrantStore(db)
-        yield AgentEnv(
-            db,
-            agent,
-            store,
-            PermissionPolicy(store),
-            signer or OriginSigner(),
-            workspace=Workspace(path.parent / "workspace"),
+        yield await AgentEnv.assemble(
+            db, agent=agent_key, workspace=path.parent / "workspace", signer=signer
         )

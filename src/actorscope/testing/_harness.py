@@ -13,6 +13,7 @@ rows it queued are written, so a test reads ``audit_log`` (or ``actorscope audit
 
 from __future__ import annotations
 
+import os
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
@@ -20,11 +21,11 @@ from pathlib import Path
 from typing import Any
 
 from actorscope.agents import Agent
+from actorscope.assembly import AgentSettings, Assembly, assemble
 from actorscope.bots import BotServices, bind_services, load_handler
 from actorscope.channels import ChannelConfig, IgnoreReason, Ingress, Outcome
 from actorscope.context import bind_identity
-from actorscope.errors import ConfigError
-from actorscope.host import Handler, OutboundSender, Reply, RunStep, role_for
+from actorscope.host import Handler, OutboundSender, Reply, role_for
 from actorscope.identity import Identity, PeerKind
 from actorscope.integrations import Adoption
 from actorscope.messages import InboundMessage, RunRequest, reply_to
@@ -44,7 +45,7 @@ from actorscope.propagation import (
     teammate_dispatch,
     ticker_run,
 )
-from actorscope.store import Database
+from actorscope.store import DEFAULT_TENANT_SLUG, Database
 from actorscope.testing._expect import (
     Expectations,
     Observation,
@@ -59,22 +60,72 @@ __all__ = ["AgentEnv", "BotHandler", "Event", "Simulator", "Turn"]
 __tracebackhide__ = hide_on_expectation_failure
 
 
-@dataclass
+@dataclass(frozen=True)
 class AgentEnv:
-    """One database, the agent the bot runs as, its grants, a policy and the origin signer.
+    """One agent of a test, assembled by the composition root
+    (:func:`~actorscope.bots.assemble`): its database, grants, policy, origin signer and
+    workspace, and ``roles``, the roles by sender id its turns run with.
 
-    ``roles`` maps sender ids to roles; those with role ``owner`` are also the owners the
-    simulators' writer managers know (read when a simulator starts). ``workspace`` is where a
-    served ``actorscope run`` handler writes its files.
+    ``roles`` may change between events (a test's owners, a scenario's roles); those with
+    role ``owner`` are also the owners the simulators' writer managers know (read when a
+    simulator starts). ``workspace`` is where a served ``actorscope run`` handler writes its
+    files. Open one with :func:`~actorscope.testing.open_env` (or the ``actorscope_env``
+    fixture).
     """
 
-    db: Database
-    agent: Agent
-    store: GrantStore
-    policy: PermissionPolicy
-    signer: OriginSigner = field(default_factory=OriginSigner)
-    roles: dict[str, str] = field(default_factory=dict)
-    workspace: Workspace | None = None
+    assembly: Assembly
+    roles: dict[str, str]
+
+    @classmethod
+    async def assemble(
+        cls,
+        db: Database,
+        *,
+        agent: str = "main",
+        tenant: str = DEFAULT_TENANT_SLUG,
+        workspace: str | os.PathLike[str] = "workspace",
+        signer: OriginSigner | None = None,
+    ) -> AgentEnv:
+        """The agent ``agent`` of ``tenant`` on ``db`` (found or created), wired once."""
+        roles: dict[str, str] = {}
+        settings = AgentSettings(
+            agent=agent,
+            tenant=tenant,
+            roles=roles,
+            workspace=Path(workspace),
+            signer=signer if signer is not None else OriginSigner(),
+        )
+        return cls(await assemble(db, settings), roles)
+
+    @property
+    def db(self) -> Database:
+        """The test's database."""
+        return self.assembly.db
+
+    @property
+    def agent(self) -> Agent:
+        """The agent the bot runs as."""
+        return self.assembly.agent
+
+    @property
+    def store(self) -> GrantStore:
+        """The agent's grant store."""
+        return self.assembly.grants
+
+    @property
+    def policy(self) -> PermissionPolicy:
+        """The agent's permission policy."""
+        return self.assembly.policy
+
+    @property
+    def signer(self) -> OriginSigner:
+        """The origin signer of the agent's run steps."""
+        return self.assembly.signer
+
+    @property
+    def workspace(self) -> Workspace:
+        """The agent's workspace."""
+        return self.assembly.workspace
 
     def role_of(self, sender_id: str) -> str:
         """The configured role of a sender (``owner``, ``admin`` ...), or ``""``."""
@@ -88,8 +139,6 @@ class AgentEnv:
     def adoption(self) -> Adoption:
         """This database, agent, workspace, signer and owners, for a served bot's gate to
         open on (:func:`~actorscope.integrations.adopting`)."""
-        if self.workspace is None:
-            raise ConfigError("the AgentEnv has no workspace: a served bot needs one")
         return Adoption(
             database=self.db,
             workspace=self.workspace.root,
@@ -194,24 +243,17 @@ class Simulator(ABC):
         self.events: list[Event] = []
         self.bus = MessageBus()
         self._config = config
-        #: The policy of the bot's turns (the kit's and a served handler's): every decision it
-        #: makes is recorded for ``should_allow`` / ``should_deny``.
-        self.policy = PermissionPolicy(
-            env.store, strict=env.policy.strict, audit=env.policy.audit, observer=self._decided
-        )
+        #: The agent as this simulator runs it: the env's, with a policy whose every decision
+        #: is recorded for ``should_allow`` / ``should_deny`` (the kit's and a served
+        #: handler's).
+        self.assembly = env.assembly.observed(self._decided)
+        self.policy = self.assembly.policy
         self._handler: BotHandler = _silent
         self._served: tuple[Handler, BotServices] | None = None
         self._event: Event | None = None
         self._inbound: InboundMessage | None = None
         self._errors: list[Exception] = []
-        self.step = RunStep(
-            self._turn,
-            signer=env.signer,
-            agent_key=env.agent.key,
-            agent_id=env.agent.id,
-            tenant_id=env.agent.tenant_id,
-            roles=env.roles,
-        )
+        self.step = self.assembly.run_step(self._turn)
 
     # -- the bot ---------------------------------------------------------------------------
 
@@ -239,10 +281,7 @@ class Simulator(ABC):
     def services(self) -> BotServices:
         """What a served handler gets from ``current_services()``: the env's database, agent,
         grants and workspace, and this simulator's recording :attr:`policy`."""
-        env = self.env
-        if env.workspace is None:
-            raise ConfigError("the AgentEnv has no workspace: a served handler needs one")
-        return BotServices(env.db, env.agent, env.store, self.policy, env.workspace)
+        return BotServices.of(self.assembly)
 
     async def check(self, action: str, identity: Identity | None = None) -> Decision:
         """Decide ``action`` for ``identity`` (default: the bound one); recorded through the

@@ -117,16 +117,11 @@ class TelegramSim(Simulator):
 
     async def start(self) -> TelegramSim:
         """Build the runner on the emulator and initialise it (``getMe``); no polling."""
-        env = self.env
         runner = TelegramRunner(
-            self.config,
+            self.assembly.pipeline(
+                self.config, publish=self.bus.publish_from_channel, owners=self.env.owners
+            ),
             token=self.emu.token,
-            bus=self.bus,
-            grants=env.store,
-            agent_key=env.agent.key,
-            agent_id=env.agent.id,
-            tenant_id=env.agent.tenant_id,
-            owners=env.owners,
             request=EmulatorRequest(self.emu),
             get_updates_request=EmulatorRequest(self.emu),
         )

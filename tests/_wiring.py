@@ -1,0 +1,37 @@
+"""A channel's pipeline for tests that drive a runner directly, without an agent's assembly.
+
+Production code gets every pipeline from the composition root (``Assembly.pipeline``); a
+runner test needs only a database's grants and a bus, so it builds the same pipeline here.
+"""
+
+from __future__ import annotations
+
+from actorscope.agents import Agent
+from actorscope.channels import ChannelConfig, Pipeline, SharedDedup
+from actorscope.channels._turns import TurnLedger
+from actorscope.permissions import GrantStore, WriterManager
+from actorscope.propagation import MessageBus
+from actorscope.store import Database
+
+
+def channel_pipeline(
+    db: Database,
+    config: ChannelConfig,
+    *,
+    bus: MessageBus | None = None,
+    agent: Agent | None = None,
+    shared_dedup: SharedDedup | None = None,
+    ledger: TurnLedger | None = None,
+) -> Pipeline:
+    """``config``'s pipeline over ``db``'s grants, publishing to ``bus`` (default: a new
+    one), for ``agent`` (default: none, as a runner built without one)."""
+    return Pipeline(
+        config,
+        writers=WriterManager(GrantStore(db), owners=config.owners),
+        publish=(bus if bus is not None else MessageBus()).publish_from_channel,
+        agent_key=agent.key if agent is not None else "main",
+        agent_id=agent.id if agent is not None else None,
+        tenant_id=agent.tenant_id if agent is not None else None,
+        shared_dedup=shared_dedup,
+        ledger=ledger,
+    )

@@ -1,0 +1,128 @@
+"""The composition root: one function wires an agent; every entry point asks it.
+
+``assemble(db, settings)`` gives a frozen :class:`Assembly` whose pipelines and run steps are
+the agent's, and it is the only place outside ``permissions/`` that builds a
+``PermissionPolicy`` (checked on the source here, as ``tests/test_plain_code.py`` reads it).
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from actorscope.assembly import AgentSettings, assemble
+from actorscope.bots import BotServices, load_bot_config
+from actorscope.channels import ChannelConfig
+from actorscope.identity import PeerKind, SenderKind
+from actorscope.messages import InboundMessage
+from actorscope.permissions import Decision
+from actorscope.store import Database
+
+SRC = Path(__file__).resolve().parents[1] / "src" / "actorscope"
+GROUP = "group:telegram:-100"
+
+
+def _message(sender: str) -> InboundMessage:
+    return InboundMessage(
+        channel="telegram",
+        sender_id=sender,
+        chat_id="-100",
+        content="hi",
+        peer_kind=PeerKind.GROUP,
+        user_id=GROUP,
+        sender_kind=SenderKind.USER,
+        message_id="1",
+    )
+
+
+async def test_assembly_is_the_agents_and_frozen(db: Database, tmp_path: Path) -> None:
+    """The agent is found or created once; pipelines and run steps act for it; frozen."""
+    settings = AgentSettings(agent="helper", owners=("7",), workspace=tmp_path / "ws")
+    assembly = await assemble(db, settings)
+    again = await assemble(db, settings)
+    assert again.agent.id == assembly.agent.id
+    assert assembly.agent.key == "helper"
+    assert assembly.workspace.root == tmp_path / "ws"
+    pipeline = assembly.pipeline(ChannelConfig(platform="telegram", owners=["8"]), owners=("9",))
+    assert (pipeline.agent_key, pipeline.writers.store) == ("helper", assembly.grants)
+    assert pipeline.writers.owners == {"7", "8", "9"}
+    prepared = assembly.run_step().prepare(_message("7"))
+    assert prepared is not None
+    assert (prepared.request.agent_id, prepared.request.role) == (assembly.agent.id, "owner")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        assembly.policy = assembly.policy  # type: ignore[misc]
+
+
+async def test_roles_are_read_at_each_turn(db: Database) -> None:
+    """A role given after the assembly was made holds from the next turn on."""
+    roles: dict[str, str] = {}
+    step = (await assemble(db, AgentSettings(roles=roles))).run_step()
+    first = step.prepare(_message("42"))
+    roles["42"] = "admin"
+    second = step.prepare(_message("42"))
+    assert first is not None
+    assert second is not None
+    assert (first.request.role, second.request.role) == ("", "admin")
+
+
+async def test_an_observed_assembly_tells_every_decision(db: Database) -> None:
+    """``observed`` records its policy's decisions; the assembly it came from records none."""
+    seen: list[Decision] = []
+    assembly = await assemble(db, AgentSettings(strict=True))
+    observed = assembly.observed(seen.append)
+    identity = assembly.run_step().prepare(_message("42"))
+    assert identity is not None
+    await assembly.policy.check_file_writer(identity.identity)
+    assert seen == []
+    decision = await observed.policy.check_file_writer(identity.identity)
+    assert seen == [decision]
+    assert (observed.policy.strict, observed.grants) == (True, assembly.grants)
+
+
+async def test_shared_dedup_follows_the_store_unless_told(db: Database, backend: str) -> None:
+    """Shared claims are on for PostgreSQL and off for SQLite, unless the settings say."""
+    default = await assemble(db)
+    assert (default.shared_dedup is not None) == (backend == "postgresql")
+    assert (await assemble(db, AgentSettings(shared_dedup=True))).shared_dedup is not None
+    assert (await assemble(db, AgentSettings(shared_dedup=False))).shared_dedup is None
+
+
+async def test_a_bot_file_gives_its_agent_settings(tmp_path: Path, db: Database) -> None:
+    """``bot.toml``'s agent, tenant, owners, strictness, workspace and dedup reach the root."""
+    path = tmp_path / "bot.toml"
+    path.write_text(
+        'handler = "bot:handle"\nagent = "notes"\nowners = ["42"]\nstrict = true\n'
+        'workspace = "files"\nshared_dedup = false\n[http]\nagent = "api"\n',
+        encoding="utf-8",
+    )
+    config = load_bot_config(path, require_bots=False)
+    settings = config.agent_settings()
+    assert (settings.agent, settings.owners, settings.strict) == ("notes", ("42",), True)
+    assert (settings.workspace, settings.shared_dedup) == (tmp_path / "files", False)
+    assert config.agent_settings(agent="api").agent == "api"
+    services = BotServices.of(await assemble(db, settings))
+    assert (services.agent.key, services.policy.strict) == ("notes", True)
+
+
+def _constructs_policy(path: Path) -> bool:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return any(
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name | ast.Attribute)
+        and (node.func.id if isinstance(node.func, ast.Name) else node.func.attr)
+        == "PermissionPolicy"
+        for node in ast.walk(tree)
+    )
+
+
+def test_only_the_root_builds_a_policy() -> None:
+    """Nothing outside ``permissions/`` and the composition root constructs a policy."""
+    builders = sorted(
+        str(path.relative_to(SRC))
+        for path in SRC.rglob("*.py")
+        if _constructs_policy(path) and path.parent.name != "permissions"
+    )
+    assert builders == ["assembly.py"]
