@@ -5,15 +5,52 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends, Query, Request
+from fastapi import APIRouter, Depends, Path, Query, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, ConfigDict, Field
 
 from actorscope.http._guard import Problem
 from actorscope.http._keys import ApiKey
 from actorscope.http._ops import AUDIT_PAGE, Operations
+from actorscope.identity import MAX_SCOPE_CHARS
 
-__all__ = ["authenticate", "operations", "router"]
+__all__ = [
+    "MAX_CURSOR",
+    "MAX_PARAMETER",
+    "AgentPath",
+    "Cursor",
+    "Filter",
+    "Required",
+    "Since",
+    "authenticate",
+    "operations",
+    "router",
+]
+
+#: The largest audit cursor (an id): what a database integer holds.
+MAX_CURSOR = 2**63 - 1
+#: The longest text a query or path parameter may be: the longest scope actorscope stores.
+MAX_PARAMETER = MAX_SCOPE_CHARS
+#: No control characters: no stored id, scope or type has one (audit rows store them escaped).
+_PRINTABLE = r"^[^\x00-\x1f\x7f-\x9f]*$"
+
+#: An optional filter, compared exactly.
+Filter = Annotated[str | None, Query(max_length=MAX_PARAMETER, pattern=_PRINTABLE)]
+#: A required query parameter.
+Required = Annotated[str, Query(min_length=1, max_length=MAX_PARAMETER, pattern=_PRINTABLE)]
+#: The ``next_cursor`` of the page before.
+Cursor = Annotated[
+    int | None, Query(ge=1, le=MAX_CURSOR, description="next_cursor of the page before")
+]
+#: An ISO 8601 time: rows at or after it.
+Since = Annotated[
+    str | None, Query(max_length=64, description="ISO 8601 time; rows at or after it.")
+]
+#: An agent key or UUID in a path.
+AgentPath = Annotated[
+    str,
+    Path(min_length=1, max_length=MAX_PARAMETER, pattern=_PRINTABLE, description="Key or UUID."),
+]
 
 _bearer = HTTPBearer(auto_error=False, description="An API key from `actorscope keys add`.")
 #: The one body of every refused authentication: missing, malformed, unknown or revoked alike.
@@ -96,7 +133,7 @@ router = APIRouter(prefix="/v1")
 
 
 @router.post("/agents/{agent}/messages", tags=["messages"])
-async def post_message(agent: str, body: MessageIn, key: Caller, ops: Ops) -> dict[str, Any]:
+async def post_message(agent: AgentPath, body: MessageIn, key: Caller, ops: Ops) -> dict[str, Any]:
     """Run the configured handler for one message with the key's HTTP identity."""
     return await ops.message(key, agent, body.content, body.session)
 
@@ -134,10 +171,10 @@ async def list_agents(key: Caller, ops: Ops) -> list[dict[str, Any]]:
 async def list_grants(
     key: Caller,
     ops: Ops,
-    agent: str | None = None,
-    scope: str | None = None,
-    sender_id: str | None = None,
-    config_type: str | None = None,
+    agent: Filter = None,
+    scope: Filter = None,
+    sender_id: Filter = None,
+    config_type: Filter = None,
 ) -> list[dict[str, Any]]:
     """Grants of the key's tenant, filtered (each filter compared exactly)."""
     grants = await ops.list_grants(
@@ -164,10 +201,10 @@ async def add_grant(body: GrantIn, key: Caller, ops: Ops) -> dict[str, Any]:
 async def remove_grant(
     key: Caller,
     ops: Ops,
-    agent: Annotated[str, Query(min_length=1)],
-    scope: Annotated[str, Query(min_length=1)],
-    sender_id: Annotated[str, Query(min_length=1)],
-    config_type: Annotated[str, Query(min_length=1)],
+    agent: Required,
+    scope: Required,
+    sender_id: Required,
+    config_type: Required,
 ) -> dict[str, Any]:
     """Remove a grant (audited); 404 if there is none."""
     grant = await ops.remove_grant(
@@ -177,16 +214,14 @@ async def remove_grant(
 
 
 @router.get("/agents/{agent}/writers", tags=["operators"])
-async def list_writers(
-    agent: str, key: Caller, ops: Ops, scope: Annotated[str, Query(min_length=1)]
-) -> dict[str, Any]:
+async def list_writers(agent: AgentPath, key: Caller, ops: Ops, scope: Required) -> dict[str, Any]:
     """The writers of one group, as ``/writers`` in the chat lists them."""
     where = ops.group(scope)
     return {"scope": where, "writers": await ops.list_writers(key, agent, scope)}
 
 
 @router.post("/agents/{agent}/writers", status_code=201, tags=["operators"])
-async def add_writer(agent: str, body: WriterIn, key: Caller, ops: Ops) -> dict[str, Any]:
+async def add_writer(agent: AgentPath, body: WriterIn, key: Caller, ops: Ops) -> dict[str, Any]:
     """Add a writer to a group (the chat command's rules); 409 if already one."""
     await ops.add_writer(key, agent, body.scope, body.sender_id)
     return {"scope": ops.group(body.scope), "sender_id": body.sender_id, "added": True}
@@ -194,11 +229,7 @@ async def add_writer(agent: str, body: WriterIn, key: Caller, ops: Ops) -> dict[
 
 @router.delete("/agents/{agent}/writers", tags=["operators"])
 async def remove_writer(
-    agent: str,
-    key: Caller,
-    ops: Ops,
-    scope: Annotated[str, Query(min_length=1)],
-    sender_id: Annotated[str, Query(min_length=1)],
+    agent: AgentPath, key: Caller, ops: Ops, scope: Required, sender_id: Required
 ) -> dict[str, Any]:
     """Remove a writer (the chat command's rules); 404 if not one, 409 for the last one."""
     await ops.remove_writer(key, agent, scope, sender_id)
@@ -209,12 +240,12 @@ async def remove_writer(
 async def audit(
     key: Caller,
     ops: Ops,
-    reason: str | None = None,
-    scope: str | None = None,
-    sender: str | None = None,
-    action: str | None = None,
-    since: Annotated[str | None, Query(description="ISO 8601 time; rows at or after it.")] = None,
-    cursor: Annotated[int | None, Query(ge=1, description="next_cursor of the page before")] = None,
+    reason: Filter = None,
+    scope: Filter = None,
+    sender: Filter = None,
+    action: Filter = None,
+    since: Since = None,
+    cursor: Cursor = None,
     limit: Annotated[int, Query(ge=1, le=AUDIT_PAGE)] = AUDIT_PAGE,
 ) -> dict[str, Any]:
     """The audit log, newest first, filtered; follow ``next_cursor`` for older rows."""

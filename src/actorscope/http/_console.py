@@ -19,7 +19,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from actorscope.errors import ActorscopeError
-from actorscope.http._api import check_key, operations
+from actorscope.http._api import Cursor, Filter, Since, check_key, operations
 from actorscope.http._guard import Problem
 from actorscope.http._keys import ApiKey
 from actorscope.http._ops import AUDIT_PAGE, Operations
@@ -214,11 +214,10 @@ async def grants_page(
     request: Request,
     key: Operator,
     ops: Ops,
-    agent: str | None = None,
-    scope: str | None = None,
-    sender_id: str | None = None,
-    config_type: str | None = None,
-    message: str = "",
+    agent: Filter = None,
+    scope: Filter = None,
+    sender_id: Filter = None,
+    config_type: Filter = None,
 ) -> Response:
     """Grants, filtered, with forms to add and remove."""
     filters = {
@@ -240,7 +239,6 @@ async def grants_page(
         agents=agents,
         filters={k: v or "" for k, v in filters.items()},
         config_types=sorted(CONFIG_TYPES),
-        message=message,
     )
 
 
@@ -325,12 +323,12 @@ async def audit_page(
     request: Request,
     key: Operator,
     ops: Ops,
-    reason: str | None = None,
-    scope: str | None = None,
-    sender: str | None = None,
-    action: str | None = None,
-    since: str | None = None,
-    cursor: int | None = None,
+    reason: Filter = None,
+    scope: Filter = None,
+    sender: Filter = None,
+    action: Filter = None,
+    since: Since = None,
+    cursor: Cursor = None,
 ) -> Response:
     """The audit log, filtered, newest first, with the per-reason count of the last day."""
     filters = {

@@ -424,8 +424,9 @@ def _iso(value: str) -> str:
     """An ISO 8601 time as stored (UTC, microseconds); 422 for anything else."""
     try:
         parsed = datetime.fromisoformat(value)
-    except ValueError:
-        raise Problem(422, f"since: not an ISO 8601 time: {value!r}") from None
-    if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=UTC)
-    return parsed.astimezone(UTC).isoformat(timespec="microseconds")
+        if parsed.tzinfo is None:
+            parsed = parsed.replace(tzinfo=UTC)
+        # OverflowError: a time at the calendar's ends whose offset moves it past them.
+        return parsed.astimezone(UTC).isoformat(timespec="microseconds")
+    except (ValueError, OverflowError):
+        raise Problem(422, f"since: not an ISO 8601 time from year 1 to 9999: {value!r}") from None
