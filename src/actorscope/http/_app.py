@@ -7,7 +7,6 @@ fails writes nothing, ``last_used_at`` included (it is recorded after a successf
 from __future__ import annotations
 
 import logging
-import secrets
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -61,7 +60,6 @@ def create_app(
     handler: Handler | None = None,
     agent: Agent | str | None = None,
     signer: OriginSigner | None = None,
-    session_secret: bytes | None = None,
     failure_limit: int = 10,
     failure_window: float = 60.0,
     max_body: int = MAX_BODY,
@@ -72,8 +70,8 @@ def create_app(
     ``handler`` answers ``POST /v1/agents/{agent}/messages`` for ``agent`` only, when given
     (the :class:`~actorscope.agents.Agent` or its UUID: agent keys are unique per tenant only,
     so a key would name one agent in every tenant), else for any agent of the key's tenant.
-    ``session_secret`` signs console sessions (default: random per app, so sessions end with
-    the process). At most ``failure_limit`` failed authentications per client address per
+    Console sessions live in the database (any process serving it knows them; signing out
+    ends one everywhere). At most ``failure_limit`` failed authentications per client address per
     ``failure_window`` seconds (then 429). A request body over ``max_body`` bytes is answered
     413, one slower than ``body_timeout`` seconds 408.
 
@@ -92,7 +90,6 @@ def create_app(
         served = parse_uuid(served, "agent (the served agent's UUID or Agent, not its key)")
     app.state.operations = Operations(db, handler=handler, served_agent=served, signer=signer)
     app.state.limiter = FailureLimiter(limit=failure_limit, window=failure_window)
-    app.state.session_secret = session_secret or secrets.token_bytes(32)
     app.include_router(_api.router)
     app.include_router(_console.router)
 

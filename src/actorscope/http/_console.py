@@ -1,36 +1,33 @@
 """The operator console (``/console``): server-rendered pages, no JavaScript needed.
 
-Sign-in takes an owner, admin or operator key. The session cookie (HttpOnly, SameSite=Strict)
-holds the key's id, the time it was issued and an HMAC-SHA256 over both; each request reads
-the key's row again, so a revoked key's session ends at its next request. Every form carries a
-CSRF token, an HMAC of the session cookie; the sign-in form a double-submit token.
+Sign-in takes an owner, admin or operator key and starts a session on the server
+(:mod:`actorscope.http._sessions`); the cookie (HttpOnly, SameSite=Strict) holds only its
+random token. Each request reads the session and its key again, so signing out, expiry and a
+revoked key end it at its next request, in every process sharing the database. Every form
+carries the session's CSRF token; the sign-in form a double-submit token.
 """
 
 from __future__ import annotations
 
-import hashlib
 import hmac
 import secrets
-import time
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Form, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from jinja2 import Environment, PackageLoader, select_autoescape
 
-from actorscope.errors import ActorscopeError
 from actorscope.http._api import Cursor, Filter, Since, check_key, operations
 from actorscope.http._guard import Problem
 from actorscope.http._keys import ApiKey
 from actorscope.http._ops import AUDIT_PAGE, Operations
+from actorscope.http._sessions import SESSION_SECONDS, Session, csrf_token
 from actorscope.permissions._scopes import CONFIG_TYPES
 
-__all__ = ["SESSION_COOKIE", "SESSION_SECONDS", "error_page", "is_console", "router"]
+__all__ = ["SESSION_COOKIE", "error_page", "is_console", "router"]
 
 SESSION_COOKIE = "actorscope_session"
 LOGIN_COOKIE = "actorscope_login"
-#: Seconds a console session lasts.
-SESSION_SECONDS = 12 * 3600
 _PREFIX = "/console"
 
 _templates = Environment(
@@ -47,28 +44,15 @@ def is_console(request: Request) -> bool:
     return request.url.path.removeprefix(root).startswith(_PREFIX)
 
 
-def _mac(secret: bytes, text: str) -> str:
-    return hmac.new(secret, text.encode(), hashlib.sha256).hexdigest()
-
-
-def _secret(request: Request) -> bytes:
-    secret: bytes = request.app.state.session_secret
-    return secret
-
-
-def _csrf(request: Request) -> str:
-    """The CSRF token of the request's session."""
-    return _mac(_secret(request), "csrf:" + request.cookies.get(SESSION_COOKIE, ""))
-
-
 def _render(
     request: Request, name: str, status: int = 200, key: ApiKey | None = None, **context: Any
 ) -> HTMLResponse:
     root = request.scope.get("root_path", "")
+    session: Session | None = getattr(request.state, "session", None)
     page = _templates.get_template(name).render(
         base=root + _PREFIX,
         key=key,
-        csrf=_csrf(request) if key is not None else "",
+        csrf=session.csrf if key is not None and session is not None else "",
         request_path=request.url.path,
         **context,
     )
@@ -93,28 +77,20 @@ def _redirect(request: Request, path: str) -> RedirectResponse:
 
 
 async def signed_in(request: Request) -> ApiKey:
-    """The operator key of the session cookie (dependency); 401 (back to sign-in) otherwise."""
-    cookie = request.cookies.get(SESSION_COOKIE, "")
-    key_id, _, rest = cookie.partition(".")
-    issued, _, mac = rest.partition(".")
-    expected = _mac(_secret(request), f"{key_id}.{issued}")
-    fresh = issued.isdigit() and time.time() - int(issued) < SESSION_SECONDS
-    if not cookie or not hmac.compare_digest(mac.encode(), expected.encode()) or not fresh:
+    """The operator key of the live session of the cookie (dependency); 401 (back to sign-in)
+    for none, an ended or expired one, or one whose key was revoked."""
+    session = await operations(request).sessions.find(request.cookies.get(SESSION_COOKIE, ""))
+    if session is None:
         raise Problem(401, "sign in with an operator key")
-    ops = operations(request)
-    try:
-        key = await ops.keys.get(key_id)
-    except ActorscopeError:
-        raise Problem(401, "sign in with an operator key") from None
-    if key.revoked_at is not None or not key.operator:
-        raise Problem(401, "sign in with an operator key")
-    request.state.api_key = key
-    return key
+    request.state.api_key = session.key
+    request.state.session = session
+    return session.key
 
 
 async def _form_csrf(request: Request, csrf: Annotated[str, Form()] = "") -> None:
-    """403 unless the form's CSRF token is the session's (dependency of every POST)."""
-    if not hmac.compare_digest(csrf.encode(), _csrf(request).encode()):
+    """403 unless the form's CSRF token is the session cookie's (dependency of every POST)."""
+    cookie = request.cookies.get(SESSION_COOKIE, "")
+    if not cookie or not hmac.compare_digest(csrf.encode(), csrf_token(cookie).encode()):
         raise Problem(403, "the form's CSRF token is missing or wrong; reload the page")
 
 
@@ -156,10 +132,9 @@ async def login(
         return _login_again(request, "That key is not valid.", 401)
     if not found.operator:
         return _login_again(request, f"A {found.role} key cannot use the console.", 403)
-    issued = str(int(time.time()))
-    value = f"{found.id}.{issued}.{_mac(_secret(request), f'{found.id}.{issued}')}"
+    session = await operations(request).sessions.start(found)
     response = _redirect(request, "/agents")
-    _set_cookie(request, response, SESSION_COOKIE, value, SESSION_SECONDS)
+    _set_cookie(request, response, SESSION_COOKIE, session.token, SESSION_SECONDS)
     response.delete_cookie(LOGIN_COOKIE, path=_cookie_path(request))
     return response
 
@@ -191,8 +166,9 @@ def _set_cookie(request: Request, response: Response, name: str, value: str, age
 
 
 @router.post("/logout", dependencies=[Csrf])
-async def logout(request: Request, key: Operator) -> Response:
-    """End the session."""
+async def logout(request: Request, key: Operator, ops: Ops) -> Response:
+    """End the session on the server (its cookie is refused from now on, everywhere)."""
+    await ops.sessions.end(request.cookies.get(SESSION_COOKIE, ""))
     response = _redirect(request, "/login")
     response.delete_cookie(SESSION_COOKIE, path=_cookie_path(request))
     return response

@@ -31,6 +31,8 @@ __all__ = [
     "ApiKey",
     "ApiKeyStore",
     "NewKey",
+    "key_columns",
+    "key_from_row",
     "parse_role",
 ]
 
@@ -42,7 +44,18 @@ OPERATOR_ROLES: frozenset[str] = BYPASS_ROLES
 TOUCH_INTERVAL = 60.0
 
 _KEY = re.compile(r"as_(?P<prefix>[0-9a-f]{12})_(?P<secret>[A-Za-z0-9_-]{43})")
-_COLUMNS = "id, prefix, tenant_id, agent_id, user_id, role, created_at, last_used_at, revoked_at"
+_FIELDS = (
+    "id",
+    "prefix",
+    "tenant_id",
+    "agent_id",
+    "user_id",
+    "role",
+    "created_at",
+    "last_used_at",
+    "revoked_at",
+)
+_COLUMNS = ", ".join(_FIELDS)
 #: Compared against when no key has the presented prefix, so a miss costs what a hit does.
 _NO_HASH = hashlib.sha256(b"no such key").hexdigest()
 
@@ -100,7 +113,13 @@ class NewKey:
     record: ApiKey
 
 
-def _record(row: Row) -> ApiKey:
+def key_columns(table: str) -> str:
+    """The columns :func:`key_from_row` reads, of ``api_keys`` aliased as ``table``."""
+    return ", ".join(f"{table}.{name}" for name in _FIELDS)
+
+
+def key_from_row(row: Row) -> ApiKey:
+    """The :class:`ApiKey` of a row with the columns :func:`key_columns` names."""
     return ApiKey(
         id=row["id"],
         prefix=row["prefix"],
@@ -180,7 +199,7 @@ class ApiKeyStore:
                 f"SELECT {_COLUMNS} FROM api_keys WHERE tenant_id = ? ORDER BY created_at, id",
                 (owner.id,),
             )
-        return [_record(row) for row in rows]
+        return [key_from_row(row) for row in rows]
 
     async def get(self, id_or_prefix: str) -> ApiKey:
         """The key with this id or prefix; :class:`NotFoundError` otherwise."""
@@ -190,7 +209,7 @@ class ApiKeyStore:
         )
         if row is None:
             raise NotFoundError(f"no API key has id or prefix {id_or_prefix!r}")
-        return _record(row)
+        return key_from_row(row)
 
     async def revoke(self, id_or_prefix: str, *, revoked_by: str = "cli") -> ApiKey:
         """Revoke a key (by id or prefix); refused from its next request on. Idempotent."""
@@ -219,7 +238,7 @@ class ApiKeyStore:
         same = hmac.compare_digest(stored.encode(), _hash(match["secret"]).encode())
         if row is None or not same or row["revoked_at"] is not None:
             return None
-        return _record(row)
+        return key_from_row(row)
 
     async def touch(self, key: ApiKey, now: str | None = None) -> None:
         """Record that ``key`` was used, at most once per :data:`TOUCH_INTERVAL` seconds."""

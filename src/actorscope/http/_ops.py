@@ -26,6 +26,7 @@ from actorscope.errors import (
 from actorscope.host import Handler, Host, OutboundSender, Reply
 from actorscope.http._guard import Problem
 from actorscope.http._keys import ApiKey, ApiKeyStore
+from actorscope.http._sessions import ConsoleSessions
 from actorscope.identity import HTTP, Identity, PeerKind, SenderKind, http_identity
 from actorscope.messages import InboundMessage, OutboundMessage, RunRequest
 from actorscope.permissions import (
@@ -114,6 +115,7 @@ class Operations:
     ) -> None:
         self.db = db
         self.keys = ApiKeyStore(db)
+        self.sessions = ConsoleSessions(db)
         self.grants = GrantStore(db)
         self.agents = AgentRegistry(db)
         self.writers = WriterManager(self.grants)
