@@ -26,8 +26,8 @@ async def _filled(path: Path) -> None:
         for n, age in enumerate((100 * DAY, 95 * DAY, 60)):
             entry = AuditEntry(
                 action=AuditAction.CHECK_DENY,
-                actor_id=str(n),
-                user_id="group:telegram:-100",
+                sender_id=str(n),
+                scope="group:telegram:-100",
                 reason="no_grant",
                 created_at=utc_at(time.time() - age),
             )
@@ -45,13 +45,13 @@ def test_the_prune_command_exports_then_deletes(run_cli: RunCli, tmp_path: Path)
     answer = json.loads(out.stdout)
     assert (answer["pruned"], answer["export"]) == (2, "old.jsonl")
     lines = (tmp_path / "old.jsonl").read_text().splitlines()
-    assert [json.loads(line)["actor_id"] for line in lines] == ["0", "1"]
+    assert [json.loads(line)["sender_id"] for line in lines] == ["0", "1"]
     assert all(json.loads(line)["action"] == "check.deny" for line in lines)
     again = run_cli("audit", "prune", "--older-than", "90d", "--db", "a.db", cwd=tmp_path)
     assert again.returncode == 0, again.stderr
     assert again.stdout.startswith("pruned 0 audit rows created before ")
     listed = run_cli("audit", "--db", "a.db", "--json", cwd=tmp_path)
-    assert [row["actor_id"] for row in json.loads(listed.stdout)] == ["2"]
+    assert [row["sender_id"] for row in json.loads(listed.stdout)] == ["2"]
 
 
 @pytest.mark.parametrize(

@@ -84,16 +84,20 @@ def test_demo_database_keeps_the_denials_for_audit(
     assert main(["audit", "--db", db, "--agent", "demo", "--json"]) == 0
     entries = json.loads(capsys.readouterr().out)
     denials = sorted(
-        ("webhook" if e["actor_id"].startswith(f"{GUILD}:webhook:") else e["actor_id"], e["reason"])
+        (
+            e["sender_id"],
+            e["reason"],
+            "webhook" if e["scope"].startswith(f"{GUILD}:webhook:") else e["scope"],
+        )
         for e in entries
         if e["action"] == "check.deny"
     )
     assert denials == [
-        ("5151", "no_grant"),
-        ("5151", "no_grant"),
-        ("9002", "no_grant"),
-        (GROUP, "empty_sender"),
-        ("webhook", "empty_sender"),
+        ("", "empty_sender", GROUP),
+        ("", "empty_sender", "webhook"),
+        ("5151", "no_grant", GROUP),
+        ("5151", "no_grant", GROUP),
+        ("9002", "no_grant", f"{GUILD}:user:9002"),
     ]
 
 

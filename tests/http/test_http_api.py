@@ -109,7 +109,8 @@ async def test_role_matrix_of_the_operator_endpoints(
 async def test_grants_add_list_remove_are_audited_as_the_key_user(
     db: Database, agent: Agent, client: httpx.AsyncClient, keys: dict[str, str]
 ) -> None:
-    """A grant added and removed over the API names the key's user as the actor in audit."""
+    """A grant added and removed over the API: its audit rows name the grantee (sender_id), the
+    permission, and the key's user as the actor who made the change."""
     headers = bearer(keys["operator"])
     grant = {"agent": "main", "scope": GROUP, "sender_id": "42", "config_type": "file_writer"}
     added = await client.post("/v1/grants", json=grant, headers=headers)
@@ -122,11 +123,20 @@ async def test_grants_add_list_remove_are_audited_as_the_key_user(
     assert removed.json()["removed"] is True
     _problem(await client.delete("/v1/grants", params=grant, headers=headers), 404)
     audit = (await client.get("/v1/audit", params={"action": "grant.add"}, headers=headers)).json()
-    assert [(e["actor_id"], e["user_id"]) for e in audit["items"]] == [("operator-user", GROUP)]
+    names = ("sender_id", "permission", "reason", "actor", "scope")
+    assert [tuple(e[n] for n in names) for e in audit["items"]] == [
+        ("42", "allow", "", "operator-user", GROUP)
+    ]
     gone = (
         await client.get("/v1/audit", params={"action": "grant.remove"}, headers=headers)
     ).json()
-    assert gone["items"][0]["actor_id"] == "operator-user"
+    assert [tuple(e[n] for n in names) for e in gone["items"]] == [
+        ("42", "allow", "", "operator-user", GROUP)
+    ]
+    by_grantee = await client.get("/v1/audit", params={"sender_id": "42"}, headers=headers)
+    assert [e["action"] for e in by_grantee.json()["items"]] == ["grant.remove", "grant.add"]
+    by_actor = await client.get("/v1/audit", params={"actor": "operator-user"}, headers=headers)
+    assert len(by_actor.json()["items"]) == 2
 
 
 async def test_writers_follow_the_chat_command_rules(
@@ -151,10 +161,13 @@ async def test_writers_follow_the_chat_command_rules(
     last = await client.delete(path, params={"scope": GROUP, "sender_id": "42"}, headers=headers)
     assert "last writer" in _problem(last, 409)["detail"]
     changes = await db.fetchall(
-        "SELECT action, actor_id FROM audit_log WHERE action IN ('grant.add', 'grant.remove')"
-        " AND actor_id = 'admin-user' ORDER BY id"
+        "SELECT action, sender_id FROM audit_log WHERE action IN ('grant.add', 'grant.remove')"
+        " AND actor = 'admin-user' ORDER BY id"
     )
-    assert [r["action"] for r in changes] == ["grant.add", "grant.remove"]
+    assert [(r["action"], r["sender_id"]) for r in changes] == [
+        ("grant.add", "43"),
+        ("grant.remove", "43"),
+    ]
 
 
 async def test_audit_filters_and_cursor_pagination(
@@ -175,13 +188,13 @@ async def test_audit_filters_and_cursor_pagination(
     params: dict[str, Any] = {"reason": "no_grant", "scope": GROUP, "limit": 2}
     for _ in range(5):
         page = (await client.get("/v1/audit", params=params, headers=headers)).json()
-        seen += [e["actor_id"] for e in page["items"]]
+        seen += [e["sender_id"] for e in page["items"]]
         if page["next_cursor"] is None:
             break
         params["cursor"] = page["next_cursor"]
     assert seen == ["53", "52", "51"]
-    one = await client.get("/v1/audit", params={"sender": "52"}, headers=headers)
-    assert [e["actor_id"] for e in one.json()["items"]] == ["52"]
+    one = await client.get("/v1/audit", params={"sender_id": "52"}, headers=headers)
+    assert [e["sender_id"] for e in one.json()["items"]] == ["52"]
     later = await client.get("/v1/audit", params={"since": "2999-01-01"}, headers=headers)
     assert later.json()["items"] == []
     _problem(await client.get("/v1/audit", params={"since": "yesterday"}, headers=headers), 422)

@@ -108,6 +108,22 @@ async def test_an_operator_manages_grants_writers_and_sees_denials_in_a_browser(
             assert "allow:" not in counts  # grant changes are no refusals
             await page.screenshot(path=shots / "audit.png", full_page=True)
 
+            # The grant change names its grantee, permission and who made it, in their columns.
+            await page.goto(f"{live_server}/console/audit?action=grant.add&sender_id=77")
+            heads = await page.eval_on_selector_all(
+                "thead th", "cells => cells.map(c => c.innerText)"
+            )
+            cells = await page.eval_on_selector_all(
+                "tbody tr:first-child td", "cells => cells.map(c => c.innerText)"
+            )
+            row = dict(zip(heads, cells, strict=True))
+            assert (row["Sender"], row["Permission"], row["Reason"]) == ("77", "allow", "")
+            assert (row["Scope"], row["Type"], row["Changed by"]) == (
+                GROUP,
+                "cron",
+                "operator-user",
+            )
+
             await page.goto(f"{live_server}/console/writers")
             assert "Remove 43" in await page.inner_text("main")
             await page.click("text=Remove 43")

@@ -112,3 +112,33 @@ async def test_console_errors_are_pages_not_tracebacks(
     assert response.status_code == 422
     assert "scope" in response.text
     assert "Traceback" not in response.text
+
+
+async def test_the_audit_table_names_a_grants_grantee_permission_and_who_made_it(
+    client: httpx.AsyncClient, agent: Agent, keys: dict[str, str]
+) -> None:
+    """A grant added in the console: its audit row shows the grantee under Sender, allow under
+    Permission, nothing under Reason, the key's user under Changed by."""
+    await sign_in(client, keys["operator"])
+    token = _field((await client.get("/console/grants")).text, "csrf")
+    grant = {"agent": "main", "scope": GROUP, "sender_id": "7", "config_type": "cron"}
+    assert (
+        await client.post("/console/grants/add", data={**grant, "csrf": token})
+    ).status_code == 303
+    page = (await client.get("/console/audit")).text
+    heads = re.findall(r"<th>([^<]*)</th>", page)
+    assert heads == [
+        "Time (UTC)",
+        "Action",
+        "Sender",
+        "Permission",
+        "Reason",
+        "Scope",
+        "Type",
+        "Changed by",
+        "Agent",
+    ]
+    body = page[page.index("<tbody>") : page.index("</tbody>")]
+    (row,) = [row for row in body.split("<tr>") if "grant.add" in row]
+    cells = [re.sub(r"<[^>]+>", "", cell).strip() for cell in re.findall(r"<td>(.*?)</td>", row)]
+    assert cells[1:] == ["grant.add", "7", "allow", "", GROUP, "cron", "operator-user", "main"]

@@ -28,7 +28,7 @@ VALID: dict[str, str] = {
     "sender_id": "42",
     "config_type": "file_writer",
     "reason": "no_grant",
-    "sender": "42",
+    "actor": "ops",
     "action": "check.deny",
     "since": "2024-01-01T00:00:00+00:00",
     "cursor": "5",

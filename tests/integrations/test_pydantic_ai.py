@@ -178,15 +178,15 @@ async def test_matrix_judges_the_human_on_every_path(
         assert rows == []
         assert "buy milk" in written[0].read_text()
     else:
-        assert [(r.reason, r.config_type, r.user_id) for r in rows] == [
+        assert [(r.reason, r.config_type, r.scope) for r in rows] == [
             (reason, "file_writer", identity.user_id)
         ]
         if human:
-            assert rows[0].actor_id == human  # the human, never the sub-agent
+            assert rows[0].sender_id == human  # the human, never the sub-agent
         elif path == "direct":
-            assert rows[0].actor_id == identity.user_id
+            assert rows[0].sender_id == ""
         else:
-            assert rows[0].actor_id.startswith("subagent:delegate:")
+            assert rows[0].sender_id.startswith("subagent:delegate:")
         assert reason in outcome.answer  # the model is told why, and the run went on
     if path != "direct":
         # The delegate ran as the human, and its result came back attributed to them.

@@ -50,7 +50,7 @@ async def test_a_flood_of_denials_is_written_in_groups_and_kept_on_close(
     assert len(opened) <= 2 * FLOOD // BATCH, len(opened)
     async with Database.open(db_target) as again:
         row = await again.fetchone(
-            "SELECT COUNT(*) FROM audit_log WHERE action = 'check.deny' AND actor_id = '42'"
+            "SELECT COUNT(*) FROM audit_log WHERE action = 'check.deny' AND sender_id = '42'"
         )
     assert row is not None
     assert row[0] == FLOOD
@@ -64,7 +64,7 @@ async def test_a_denial_returns_before_its_row_and_the_row_follows(
     identity = Identity(user_id=GROUP, sender_id="43", peer_kind=PeerKind.GROUP, agent_id=agent.id)
     assert not (await policy.check_file_writer(identity)).allowed
     assert store.audit.queued == 1
-    entries = await store.audit.list(actor_id="43")  # waits for the group, bounded
+    entries = await store.audit.list(sender_id="43")  # waits for the group, bounded
     assert [e.reason for e in entries] == ["no_grant"]
 
 
@@ -77,7 +77,7 @@ async def test_a_queued_denial_is_stamped_when_decided_not_when_written(
     before = utc_now()
     assert not (await policy.check_file_writer(identity)).allowed
     after = utc_now()
-    (entry,) = await store.audit.list(actor_id="44")  # the group is written after `after`
+    (entry,) = await store.audit.list(sender_id="44")  # the group is written after `after`
     assert before <= entry.created_at <= after
     assert (entry.agent_id, entry.tenant_id) == (agent.id, agent.tenant_id)
-    assert (entry.config_type, dict(entry.detail)) == ("file_writer", {"sender_id": "44"})
+    assert (entry.config_type, dict(entry.detail)) == ("file_writer", {})

@@ -86,7 +86,7 @@ async def test_denials_under_a_held_write_lock_return_fast_and_are_audited_later
         assert await rows(db, "check.deny") == 0
     assert await until_rows(db, "check.deny", 3) == 3
     entries = await store.audit.list()
-    assert sorted(e.actor_id for e in entries) == ["42", "43", "44"]
+    assert sorted(e.sender_id for e in entries) == ["42", "43", "44"]
     # The tenant is filled in by the insert itself (the decision path does not read it).
     assert {e.tenant_id for e in entries} == {agent.tenant_id}
 
@@ -128,14 +128,14 @@ async def test_a_full_queue_drops_new_rows_and_says_how_many(
     with caplog.at_level(logging.WARNING, logger="actorscope.permissions.audit"):
         async with writes_locked(db_target, backend):
             results = [
-                await audit.record(AuditEntry(action="check.deny", actor_id=str(n)))
+                await audit.record(AuditEntry(action="check.deny", sender_id=str(n)))
                 for n in range(5)
             ]
             assert results == [False] * 5
             assert audit.queued == 2
         assert await until_rows(db, "check.deny", 2) == 2
         await audit.flush()
-    assert sorted(e.actor_id for e in await audit.list()) == ["0", "1"]
+    assert sorted(e.sender_id for e in await audit.list()) == ["0", "1"]
     errors = [r.getMessage() for r in caplog.records if r.levelno == logging.ERROR]
     assert any(m.startswith("3 audit rows could not be written") for m in errors), errors
 
@@ -188,7 +188,7 @@ async def test_settle_waits_for_the_rows_queued_before_it_not_a_flood_after(
         flooding = False
         await task
     assert elapsed < 5.0
-    row = await db.fetchone("SELECT COUNT(*) FROM audit_log WHERE actor_id = ?", ("43",))
+    row = await db.fetchone("SELECT COUNT(*) FROM audit_log WHERE sender_id = ?", ("43",))
     assert row is not None
     assert row[0] == 1
 
@@ -199,7 +199,7 @@ async def test_a_listing_sees_the_denials_another_audit_log_queued(
     """A reader's own AuditLog (the API's, the CLI's) lists the denials just queued elsewhere."""
     policy = PermissionPolicy(store)
     assert not (await policy.check_file_writer(member(agent, "43"))).allowed
-    assert [e.actor_id for e in await AuditLog(db).list(action="check.deny")] == ["43"]
+    assert [e.sender_id for e in await AuditLog(db).list(action="check.deny")] == ["43"]
     assert not (await policy.check_file_writer(member(agent, "44"))).allowed
     counts = await AuditLog(db).count_by_reason(since="2000-01-01", actions=["check.deny"])
     assert counts == {"no_grant": 2}
@@ -213,7 +213,7 @@ async def test_rows_still_locked_out_at_close_are_counted_as_lost(
         async with Database.open(db_target, busy_timeout=0.2) as db:
             audit = AuditLog(db)
             async with writes_locked(db_target, backend):
-                assert not await audit.record(AuditEntry(action="check.deny", actor_id="42"))
+                assert not await audit.record(AuditEntry(action="check.deny", sender_id="42"))
                 await db.close()
     errors = [r.getMessage() for r in caplog.records if r.levelno == logging.ERROR]
     assert any(m.startswith("1 audit rows could not be written") for m in errors), errors
@@ -224,9 +224,9 @@ async def test_a_row_no_store_can_hold_neither_fails_nor_blocks_the_rows_behind_
 ) -> None:
     """A NUL in the actor is stored escaped (PostgreSQL text cannot hold NUL), in order."""
     audit = AuditLog(db)
-    assert await audit.record(AuditEntry(action="check.deny", actor_id="4\x002"))
-    assert await audit.record(AuditEntry(action="check.deny", actor_id="43"))
-    assert [e.actor_id for e in await audit.list()] == ["43", "4\\x002"]
+    assert await audit.record(AuditEntry(action="check.deny", sender_id="4\x002"))
+    assert await audit.record(AuditEntry(action="check.deny", sender_id="43"))
+    assert [e.sender_id for e in await audit.list()] == ["43", "4\\x002"]
 
 
 async def test_a_row_the_table_refuses_is_dropped_alone(
@@ -236,13 +236,13 @@ async def test_a_row_the_table_refuses_is_dropped_alone(
     audit = AuditLog(db)
     with caplog.at_level(logging.ERROR, logger="actorscope.permissions.audit"):
         results = await asyncio.gather(
-            audit.record(AuditEntry(action="check.deny", actor_id="41")),
-            audit.record(AuditEntry(action="", actor_id="42")),
-            audit.record(AuditEntry(action="check.deny", actor_id="43")),
+            audit.record(AuditEntry(action="check.deny", sender_id="41")),
+            audit.record(AuditEntry(action="", sender_id="42")),
+            audit.record(AuditEntry(action="check.deny", sender_id="43")),
         )
         await audit.flush()
     assert list(results) == [True, False, True]
-    assert sorted(e.actor_id for e in await audit.list()) == ["41", "43"]
+    assert sorted(e.sender_id for e in await audit.list()) == ["41", "43"]
     errors = [r.getMessage() for r in caplog.records if r.levelno == logging.ERROR]
     assert any("audit row dropped" in m for m in errors), errors
 
@@ -264,10 +264,10 @@ async def test_an_oversized_custom_channel_sender_is_denied_and_blocks_nothing(
     assert time.monotonic() - started < 3 * QUICK
     await store.audit.settle()
     assert store.audit.queued == 0
-    actors = [e.actor_id for e in await store.audit.list()]
-    assert actors[:3] == ["alice"] * 3
-    assert actors[3].startswith("q" * 512)
-    assert actors[3].endswith("…(4000 characters)")
+    senders = [e.sender_id for e in await store.audit.list()]
+    assert senders[:3] == ["alice"] * 3
+    assert senders[3].startswith("q" * 512)
+    assert senders[3].endswith("…(4000 characters)")
 
 
 async def test_a_row_the_store_refuses_for_its_values_is_dropped_once_not_retried(
@@ -278,14 +278,14 @@ async def test_a_row_the_store_refuses_for_its_values_is_dropped_once_not_retrie
     long_actor = "z" * 4000
     with caplog.at_level(logging.WARNING, logger="actorscope.permissions.audit"):
         results = await asyncio.gather(
-            audit.record(AuditEntry(action="check.deny\x00", actor_id=long_actor)),
-            audit.record(AuditEntry(action="check.deny", actor_id="43")),
+            audit.record(AuditEntry(action="check.deny\x00", sender_id=long_actor)),
+            audit.record(AuditEntry(action="check.deny", sender_id="43")),
         )
         await audit.flush()
     refused = backend == "postgresql"
     assert list(results) == [not refused, True]
     assert audit.queued == 0
-    assert [e.actor_id for e in await audit.list()][:1] == ["43"]
+    assert [e.sender_id for e in await audit.list()][:1] == ["43"]
     messages = [r.getMessage() for r in caplog.records]
     assert not any(long_actor[:600] in m for m in messages), "an id in a log line is not cut"
     assert sum("audit row dropped" in m for m in messages) == int(refused), messages
@@ -294,7 +294,7 @@ async def test_a_row_the_store_refuses_for_its_values_is_dropped_once_not_retrie
 async def test_the_store_names_an_index_overflow_a_refused_row(db: Database, backend: str) -> None:
     """A value over PostgreSQL's index row limit is RowRefusedError, not "the store is down"."""
     big = "".join(chr(0x4E00 + i % 500) for i in range(4000))
-    insert = "INSERT INTO audit_log (created_at, actor_id, action) VALUES (?, ?, ?)"
+    insert = "INSERT INTO audit_log (created_at, sender_id, action) VALUES (?, ?, ?)"
     if backend == "postgresql":
         with pytest.raises(RowRefusedError, match="database write failed"):
             await db.execute(insert, ("2026-01-01", big, "check.deny"))

@@ -35,8 +35,8 @@ async def rows(db: Database, *ages: float) -> list[AuditEntry]:
     for n, age in enumerate(ages):
         entry = AuditEntry(
             action=AuditAction.CHECK_DENY,
-            actor_id=str(n),
-            user_id="group:telegram:-100",
+            sender_id=str(n),
+            scope="group:telegram:-100",
             reason="no_grant",
             created_at=utc_at(time.time() - age),
         )
@@ -53,13 +53,13 @@ async def test_prune_deletes_older_rows_in_batches_and_exports_them_first(
     exported: list[list[str]] = []
 
     def export(entries: Sequence[AuditEntry]) -> None:
-        exported.append([e.actor_id for e in entries])
+        exported.append([e.sender_id for e in entries])
 
     pruned = await AuditLog(db).prune(utc_at(time.time() - DAY), batch=3, export=export)
     assert pruned == 4
     assert exported == [["0", "1", "2"], ["3"]]
     left = await AuditLog(db).list()
-    assert [e.actor_id for e in left] == ["4"]
+    assert [e.sender_id for e in left] == ["4"]
     assert [e.id for e in everything][-1] == left[0].id
     assert await AuditLog(db).prune(utc_at(time.time() - DAY)) == 0
     with pytest.raises(ConfigError, match="batch must be at least 1"):
@@ -144,4 +144,4 @@ async def test_a_running_bot_applies_keep(tmp_path: Path, monkeypatch: pytest.Mo
     finally:
         stop.set()
         await asyncio.wait_for(task, 20)
-    assert [e.actor_id for e in left] == ["1"]
+    assert [e.sender_id for e in left] == ["1"]

@@ -66,14 +66,17 @@ async def test_grant_records_granted_by_and_audits(store: GrantStore, agent: Age
     assert grant.metadata == {"note": "ops"}
     assert grant.created_at == grant.updated_at
     (entry,) = await store.audit.list()
-    assert (entry.action, entry.actor_id, entry.user_id, entry.config_type) == (
-        "grant.add",
-        "7",
-        GROUP,
-        "cron",
-    )
+    assert (
+        entry.action,
+        entry.sender_id,
+        entry.permission,
+        entry.actor,
+        entry.scope,
+        entry.config_type,
+        entry.reason,
+    ) == ("grant.add", "42", "allow", "7", GROUP, "cron", "")
     assert (entry.agent_id, entry.tenant_id) == (agent.id, agent.tenant_id)
-    assert entry.detail == {"grantee": "42", "permission": "allow"}
+    assert entry.detail == {}
 
 
 async def test_grant_is_an_upsert(store: GrantStore, agent: Agent) -> None:
@@ -113,7 +116,7 @@ async def test_revoke_deletes_and_audits(store: GrantStore, agent: Agent) -> Non
     assert await store.revoke(**keys) is False
     entries = await store.audit.list()
     assert [e.action for e in entries] == ["grant.remove", "grant.add"]
-    assert entries[0].actor_id == "9"
+    assert (entries[0].actor, entries[0].sender_id, entries[0].permission) == ("9", "42", "allow")
 
 
 async def test_list_filters(store: GrantStore, agent: Agent, db: Database) -> None:

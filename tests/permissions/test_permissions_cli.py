@@ -109,11 +109,28 @@ def test_list_and_audit_json(capsys: pytest.CaptureFixture[str], cli_db: tuple[s
     check(capsys, db, "--scope", "guild:5:user:8", "--sender", "8", "--type", "cron")
     status, out, _ = run(capsys, "audit", "--db", db, "--json")
     assert status == 0
-    actions = [(e["action"], e["reason"]) for e in json.loads(out)]
-    assert actions == [("grant.add", "allow")]  # check is a what-if: no check.deny row
+    columns = ("action", "sender_id", "permission", "reason", "scope", "actor")
+    rows = [tuple(e[c] for c in columns) for e in json.loads(out)]
+    # check is a what-if: no check.deny row. The grant row names its grantee and permission.
+    assert rows == [("grant.add", "7", "allow", "", "guild:5:*", "ops")]
     status, out, _ = run(capsys, "audit", "--db", db)
     assert status == 0
-    assert "grant.add" in out
+    header = next(line for line in out.splitlines() if "created_at" in line)
+    names = [cell.strip() for cell in header.strip("┃│ ").replace("┃", "│").split("│")]
+    assert names == [
+        "created_at",
+        "action",
+        "sender_id",
+        "permission",
+        "reason",
+        "scope",
+        "config_type",
+        "actor",
+        "agent_id",
+    ]
+    line = next(line for line in out.splitlines() if "grant.add" in line)
+    cells = [cell.strip() for cell in line.strip("│ ").split("│")]
+    assert cells[1:8] == ["grant.add", "7", "allow", "", "guild:5:*", "cron", "ops"]
 
 
 @pytest.mark.parametrize(

@@ -368,9 +368,9 @@ async def test_every_deny_is_audited_and_warm_allows_write_nothing(
     assert not (await policy.check_file_writer(ident("subagent:x"))).allowed
     await db.settle_audit()  # denials commit in groups
     assert await audit_count(db, "check.deny") == 3
-    entries = await store.audit.list(actor_id="43")
+    entries = await store.audit.list(sender_id="43")
     assert [e.reason for e in entries] == ["no_grant", "no_grant"]
-    assert entries[0].user_id == GROUP
+    assert (entries[0].scope, entries[0].actor) == (GROUP, "")
     assert entries[0].agent_id == agent.id
     assert entries[0].tenant_id == agent.tenant_id
     assert entries[0].config_type == "file_writer"
@@ -475,7 +475,7 @@ async def test_store_failure_fails_open_with_warning_and_audit(
     assert any("disk I/O error" in r.getMessage() for r in warnings)
     monkeypatch.undo()
     (entry,) = await store.audit.list()
-    assert (entry.action, entry.reason, entry.actor_id) == (
+    assert (entry.action, entry.reason, entry.sender_id) == (
         "check.fail_open",
         "store_error_fail_open",
         "42",
@@ -605,13 +605,16 @@ async def test_unstorable_identity_is_denied_and_audited_on_every_backend(
     assert (decision.allowed, decision.reason) == (False, Reason.INVALID_IDENTITY), backend
     await db.settle_audit()  # the denial commits with its group
     rows = await db.fetchall(
-        "SELECT actor_id, user_id, reason, detail FROM audit_log WHERE action = 'check.deny'"
+        "SELECT sender_id, scope, reason, detail FROM audit_log WHERE action = 'check.deny'"
     )
-    assert [(r["actor_id"], r["user_id"], r["reason"]) for r in rows] == [
+    assert [(r["sender_id"], r["scope"], r["reason"]) for r in rows] == [
         (audited_sender, audited_scope, "invalid_identity")
     ]
-    # The detail is JSON: its own escapes round-trip the exact sender.
-    assert json.loads(rows[0]["detail"]) == {"sender_id": sender}
+    # The detail is JSON: its own escapes round-trip the exact sender and scope escaped above.
+    exact = {"sender_id": sender, "scope": scope}
+    assert json.loads(rows[0]["detail"]) == {
+        name: value for name, value in exact.items() if rows[0][name] != value
+    }
 
 
 async def test_unstorable_tenant_is_denied_on_every_backend(backend: str, db: Database) -> None:

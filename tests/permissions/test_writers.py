@@ -69,8 +69,12 @@ async def test_existing_writer_may_add_and_stranger_may_not(
     refused = await manager.add_writer("44", ident("99"))
     assert (refused.ok, refused.reason) == (False, WriterReason.NOT_AUTHORIZED)
     assert await manager.writers(ident("1")) == ["42", "43"]
-    entry = (await store.audit.list(actor_id="99"))[0]
-    assert (entry.action, entry.reason) == ("writer.refused", "not_authorized")
+    entry = (await store.audit.list(actor="99"))[0]
+    assert (entry.action, entry.reason, entry.sender_id) == (
+        "writer.refused",
+        "not_authorized",
+        "44",
+    )
 
 
 async def test_platform_admin_only_for_the_first_writer(

@@ -44,7 +44,8 @@ require_mention = false
 # In the order things happened: a denial's row carries its check's time but is group-committed,
 # so a grant change made meanwhile may take a lower id (production) or not (the kit settles).
 AUDIT = (
-    "SELECT actor_id, user_id, config_type, action, reason FROM audit_log ORDER BY created_at, id"
+    "SELECT sender_id, actor, scope, config_type, action, permission, reason FROM audit_log"
+    " ORDER BY created_at, id"
 )
 _BOT_LINE = re.compile(r"^\[bot -> #(\S+) msg \d+\] (.*)$", re.DOTALL)
 

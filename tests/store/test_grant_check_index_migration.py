@@ -59,14 +59,14 @@ async def test_grants_written_at_0008_decide_the_same_after_0009(
     async with Database.open(db_target) as old:
         assert "config_permissions_lookup" in await _indexes(old)
         agent = await AgentRegistry(old).create("main")
-        store = GrantStore(old)
-        await store.grant(
-            agent_id=agent.id, scope="group:*", config_type="file_writer", sender_id="*"
-        )
-        await store.grant(
-            agent_id=agent.id, scope=GROUP, config_type="file_writer", sender_id="42",
-            permission="deny",
-        )  # fmt: skip
+        # Written as 0008 holds them (today's GrantStore audits in today's columns).
+        for scope, sender, permission in (("group:*", "*", "allow"), (GROUP, "42", "deny")):
+            await old.execute(
+                "INSERT INTO config_permissions (tenant_id, agent_id, scope, config_type,"
+                " sender_id, permission, created_at, updated_at)"
+                " VALUES (?, ?, ?, 'file_writer', ?, ?, '2026-01-01', '2026-01-01')",
+                (agent.tenant_id, agent.id, scope, sender, permission),
+            )
     monkeypatch.undo()
     async with Database.open(db_target) as db:
         indexes = await _indexes(db)

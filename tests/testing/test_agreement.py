@@ -42,7 +42,8 @@ require_mention = false
 # In the order things happened: a denial's row carries its check's time but is group-committed,
 # so a grant change made meanwhile may take a lower id (production) or not (the kit settles).
 AUDIT = (
-    "SELECT actor_id, user_id, config_type, action, reason FROM audit_log ORDER BY created_at, id"
+    "SELECT sender_id, actor, scope, config_type, action, permission, reason FROM audit_log"
+    " ORDER BY created_at, id"
 )
 _UPDATE = re.compile(r"-> update \d+: message \(message (\d+)\)")
 

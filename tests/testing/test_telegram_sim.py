@@ -62,9 +62,9 @@ async def test_a_denied_event_has_its_audit_row_when_it_returns(telegram_sim: Te
     writer_bot(telegram_sim)
     await telegram_sim.message(bob, "write", devs)
     rows = await telegram_sim.env.db.fetchall(
-        "SELECT actor_id, user_id, reason FROM audit_log WHERE action = 'check.deny'"
+        "SELECT sender_id, scope, reason FROM audit_log WHERE action = 'check.deny'"
     )
-    assert [(r["actor_id"], r["user_id"], r["reason"]) for r in rows] == [
+    assert [(r["sender_id"], r["scope"], r["reason"]) for r in rows] == [
         (str(bob.id), f"group:telegram:{devs.id}", "no_grant")
     ]
 

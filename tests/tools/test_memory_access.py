@@ -121,7 +121,7 @@ async def test_memory_changes_are_audited_with_actor_scope_and_entry(
     rows = await AuditLog(db).list(agent_id=agent.id)
     assert [r.action for r in rows] == ["memory.forget", "memory.update", "memory.add"]
     for row in rows:
-        assert (row.actor_id, row.user_id, row.reason) == (OWNER, SCOPE, "owner")
+        assert (row.sender_id, row.actor, row.scope, row.reason) == (OWNER, OWNER, SCOPE, "owner")
         assert row.detail["entry_id"] == entry
         assert row.detail["namespace"] == "p"
 
@@ -133,7 +133,7 @@ async def test_a_refused_change_by_another_member_is_audited(
     entry = await _owned_entry(registry)
     await reflect(registry, member(OTHER), action="forget", target=entry)
     newest = (await AuditLog(db).list(agent_id=agent.id))[0]
-    assert (newest.action, newest.actor_id, newest.reason) == ("check.deny", OTHER, "no_grant")
+    assert (newest.action, newest.sender_id, newest.reason) == ("check.deny", OTHER, "no_grant")
 
 
 async def test_an_http_user_cannot_read_the_telegram_dm_memory_of_the_same_id(

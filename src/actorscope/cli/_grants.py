@@ -28,6 +28,18 @@ __all__ = ["audit", "audit_app", "check", "grants_add", "grants_list", "grants_r
 
 #: The most rows ``audit --limit`` asks for (a database integer holds far more; a typo must not).
 MAX_AUDIT_ROWS = 1_000_000
+#: The columns of ``actorscope audit``'s table, named as in its JSON and the database.
+AUDIT_COLUMNS = (
+    "created_at",
+    "action",
+    "sender_id",
+    "permission",
+    "reason",
+    "scope",
+    "config_type",
+    "actor",
+    "agent_id",
+)
 
 grants_app = typer.Typer(help="Permission grants of an agent.", add_completion=False)
 app.add_typer(grants_app, name="grants")
@@ -312,5 +324,9 @@ def audit(
     if as_json:
         typer.echo(json.dumps(rows, sort_keys=True))
         return
-    columns = ("created_at", "action", "actor_id", "user_id", "config_type", "reason", "agent_id")
-    _table("audit", columns, [tuple(str(row[c] or "") for c in columns) for row in rows])
+    _table(
+        "audit (sender_id: the sender a check judged, or whom a change is for;"
+        " actor: who made a change)",
+        AUDIT_COLUMNS,
+        [tuple(str(row[c] or "") for c in AUDIT_COLUMNS) for row in rows],
+    )

@@ -242,18 +242,35 @@ async def audit(
     ops: Ops,
     reason: Filter = None,
     scope: Filter = None,
-    sender: Filter = None,
+    sender_id: Annotated[
+        str | None,
+        Query(
+            max_length=MAX_PARAMETER,
+            pattern=_PRINTABLE,
+            description="The sender a check judged, or whom a change is for (a grantee).",
+        ),
+    ] = None,
+    actor: Annotated[
+        str | None,
+        Query(max_length=MAX_PARAMETER, pattern=_PRINTABLE, description="Who made a change."),
+    ] = None,
     action: Filter = None,
     since: Since = None,
     cursor: Cursor = None,
     limit: Annotated[int, Query(ge=1, le=AUDIT_PAGE)] = AUDIT_PAGE,
 ) -> dict[str, Any]:
-    """The audit log, newest first, filtered; follow ``next_cursor`` for older rows."""
+    """The audit log, newest first, filtered; follow ``next_cursor`` for older rows.
+
+    A row's ``sender_id`` is the sender a check judged, or whom a grant, writer or key change
+    is for; ``actor`` is who made a change (empty for a check); ``permission`` is the allow or
+    deny a grant change set.
+    """
     page = await ops.audit(
         key,
         reason=reason,
         scope=scope,
-        sender=sender,
+        sender_id=sender_id,
+        actor=actor,
         action=action,
         since=since,
         cursor=cursor,

@@ -301,7 +301,8 @@ async def audit_page(
     ops: Ops,
     reason: Filter = None,
     scope: Filter = None,
-    sender: Filter = None,
+    sender_id: Filter = None,
+    actor: Filter = None,
     action: Filter = None,
     since: Since = None,
     cursor: Cursor = None,
@@ -310,7 +311,8 @@ async def audit_page(
     filters = {
         "reason": _blank(reason),
         "scope": _blank(scope),
-        "sender": _blank(sender),
+        "sender_id": _blank(sender_id),
+        "actor": _blank(actor),
         "action": _blank(action),
         "since": _blank(since),
     }

@@ -251,8 +251,8 @@ class ApiKeyStore:
         await self._audit.write(
             AuditEntry(
                 action=action,
-                actor_id=actor,
-                user_id=key.user_id,
+                sender_id=key.user_id,
+                actor=actor,
                 agent_id=key.agent_id,
                 tenant_id=key.tenant_id,
                 detail={"key": key.prefix, "role": key.role},

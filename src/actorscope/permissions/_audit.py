@@ -50,18 +50,20 @@ __all__ = [
 _log = logging.getLogger("actorscope.permissions.audit")
 
 _COLUMNS = (
-    "id, created_at, tenant_id, agent_id, actor_id, user_id, config_type, action, reason, detail"
+    "id, created_at, tenant_id, agent_id, action, sender_id, permission, reason, scope,"
+    " config_type, actor, detail"
 )
 _INSERT = (
-    "INSERT INTO audit_log (created_at, tenant_id, agent_id, actor_id, user_id, config_type,"
-    " action, reason, detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    "INSERT INTO audit_log (created_at, tenant_id, agent_id, action, sender_id, permission,"
+    " reason, scope, config_type, actor, detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 # A decision's row: a missing tenant is the agent's, looked up by the insert itself, so the
 # decision path never reads the store for it.
 _INSERT_DECISION = (
-    "INSERT INTO audit_log (created_at, tenant_id, agent_id, actor_id, user_id, config_type,"
-    " action, reason, detail) VALUES (?, COALESCE(?, (SELECT tenant_id FROM agents WHERE id = ?)),"
-    " ?, ?, ?, ?, ?, ?, ?)"
+    "INSERT INTO audit_log (created_at, tenant_id, agent_id, action, sender_id, permission,"
+    " reason, scope, config_type, actor, detail)"
+    " VALUES (?, COALESCE(?, (SELECT tenant_id FROM agents WHERE id = ?)),"
+    " ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 
 #: Seconds a decision waits for its audit row before leaving it to the queue.
@@ -93,31 +95,43 @@ class AuditAction(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class AuditEntry:
-    """One audit row. ``actor_id`` is who acted; ``user_id`` is the scope it happened in."""
+    """One audit row, in the words of grants and decisions.
+
+    ``sender_id`` is the person the row is about: the actor a check judged (``""`` for no
+    person), the grantee of a grant change (an id or ``*``), the target of a writer change,
+    the user of an API key. ``actor`` is who made a change: a grant's ``granted_by``, who
+    sent a writer command or created a key (``""`` for a check: nothing changed). ``scope``
+    is where (a grant's scope, a check's ``user_id``), ``permission`` the allow or deny a
+    grant change set, ``reason`` why a check or a refusal decided as it did.
+    """
 
     action: str
-    actor_id: str = ""
-    user_id: str = ""
+    sender_id: str = ""
+    actor: str = ""
+    scope: str = ""
     agent_id: str | None = None
     tenant_id: str | None = None
     config_type: str = ""
+    permission: str = ""
     reason: str = ""
     detail: Mapping[str, Any] = field(default_factory=dict)
     created_at: str = ""
     id: int = 0
 
     def as_dict(self) -> dict[str, Any]:
-        """The entry as plain JSON-ready data."""
+        """The entry as plain JSON-ready data (the keys are the column names)."""
         return {
             "id": self.id,
             "created_at": self.created_at,
             "action": self.action,
-            "actor_id": self.actor_id,
-            "user_id": self.user_id,
+            "sender_id": self.sender_id,
+            "permission": self.permission,
+            "reason": self.reason,
+            "scope": self.scope,
+            "config_type": self.config_type,
+            "actor": self.actor,
             "agent_id": self.agent_id,
             "tenant_id": self.tenant_id,
-            "config_type": self.config_type,
-            "reason": self.reason,
             "detail": dict(self.detail),
         }
 
@@ -134,14 +148,13 @@ def _built(row: AuditEntry | _Denial) -> AuditEntry:
     decided, identity, config_type, reason, sender_id = row
     return AuditEntry(
         action=AuditAction.CHECK_DENY,
-        actor_id=identity.actor_id,
-        user_id=identity.user_id,
+        sender_id=sender_id,
+        scope=identity.user_id,
         agent_id=identity.agent_id if is_uuid(identity.agent_id) else None,
         # No tenant given: the insert takes the agent's (no read on the decision path).
         tenant_id=identity.tenant_id or None,
         config_type=config_type,
         reason=reason,
-        detail={"sender_id": sender_id},
         created_at=utc_at(decided),
     )
 
@@ -158,19 +171,29 @@ def _storable(text: str | None) -> str | None:
     return escape_unstorable(text)
 
 
+def _exact(entry: AuditEntry) -> dict[str, Any]:
+    """``detail``, plus the exact value of each person or scope column that had to be escaped
+    to store (JSON escapes hold any text, so the row still names exactly who and where)."""
+    people = {"sender_id": entry.sender_id, "scope": entry.scope, "actor": entry.actor}
+    escaped = {k: v for k, v in people.items() if escape_unstorable(v) != v}
+    return {**entry.detail, **escaped}
+
+
 def _params(entry: AuditEntry) -> tuple[Any, ...]:
     return (
         entry.created_at or utc_now(),
         _storable(entry.tenant_id),
         # Telemetry rows never point at the nil UUID: "no agent" is NULL.
         None if entry.agent_id in (None, "", NIL_UUID) else _storable(entry.agent_id),
-        _storable(entry.actor_id),
-        _storable(entry.user_id),
-        _storable(entry.config_type),
         str(entry.action),
+        _storable(entry.sender_id),
+        str(entry.permission),
         str(entry.reason),
+        _storable(entry.scope),
+        _storable(entry.config_type),
+        _storable(entry.actor),
         # ensure_ascii (the default) escapes lone surrogates, so detail always stores.
-        json.dumps(dict(entry.detail), sort_keys=True, default=str),
+        json.dumps(_exact(entry), sort_keys=True, default=str),
     )
 
 
@@ -185,11 +208,13 @@ def _entry(row: Row) -> AuditEntry:
         created_at=row["created_at"],
         tenant_id=row["tenant_id"],
         agent_id=row["agent_id"],
-        actor_id=row["actor_id"],
-        user_id=row["user_id"],
-        config_type=row["config_type"],
         action=row["action"],
+        sender_id=row["sender_id"],
+        permission=row["permission"],
         reason=row["reason"],
+        scope=row["scope"],
+        config_type=row["config_type"],
+        actor=row["actor"],
         detail=json.loads(row["detail"]),
     )
 
@@ -327,8 +352,8 @@ class AuditLog:
                             "audit write failed (%d rows queued, first %s for %s in %s): %s",
                             len(self._queue),
                             batch[0].action,
-                            shown_path(batch[0].actor_id),
-                            shown_path(batch[0].user_id),
+                            shown_path(batch[0].sender_id),
+                            shown_path(batch[0].scope),
                             exc,
                         )
                     if self._closing.is_set() or self._db.closed:
@@ -365,8 +390,8 @@ class AuditLog:
         _log.error(
             "audit row dropped (%s for %s in %s): %s",
             entry.action,
-            shown_path(entry.actor_id),
-            shown_path(entry.user_id),
+            shown_path(entry.sender_id),
+            shown_path(entry.scope),
             why,
         )
 
@@ -422,9 +447,10 @@ class AuditLog:
         self,
         *,
         agent_id: str | None = None,
-        actor_id: str | None = None,
         tenant_id: str | None = None,
-        user_id: str | None = None,
+        sender_id: str | None = None,
+        actor: str | None = None,
+        scope: str | None = None,
         action: str | None = None,
         reason: str | None = None,
         since: str | None = None,
@@ -433,17 +459,19 @@ class AuditLog:
     ) -> list[AuditEntry]:
         """The newest entries first, matching every filter given (each compared exactly).
 
-        ``agent_id``/``tenant_id`` are UUIDs, ``actor_id`` who acted, ``user_id`` the scope;
-        ``since`` keeps rows created at or after that ISO time; ``before_id`` keeps rows older
-        than that id (a cursor: the last id of the previous page). Rows queued in this process
-        on this database (by any audit log) are written first (:meth:`Database.settle_audit`).
+        ``agent_id``/``tenant_id`` are UUIDs; ``sender_id``, ``actor`` and ``scope`` are as
+        in :class:`AuditEntry`; ``since`` keeps rows created at or after that ISO time;
+        ``before_id`` keeps rows older than that id (a cursor: the last id of the previous
+        page). Rows queued in this process on this database (by any audit log) are written
+        first (:meth:`Database.settle_audit`).
         """
         await self._db.settle_audit()
         clause, params = _where(
             agent_id=agent_id,
-            actor_id=actor_id,
             tenant_id=tenant_id,
-            user_id=user_id,
+            sender_id=sender_id,
+            actor=actor,
+            scope=scope,
             action=action,
             reason=reason,
             since=since,

@@ -302,13 +302,13 @@ class GrantStore:
             await self.audit.write(
                 AuditEntry(
                     action=AuditAction.GRANT_REMOVE,
-                    actor_id=revoked_by,
-                    user_id=key.scope,
+                    sender_id=key.sender_id,
+                    actor=revoked_by,
+                    scope=key.scope,
                     agent_id=key.agent_id,
                     tenant_id=old.tenant_id,
                     config_type=key.config_type,
-                    reason=old.permission,
-                    detail={"grantee": key.sender_id, "permission": old.permission},
+                    permission=old.permission,
                 ),
                 tx,
             )
@@ -447,7 +447,7 @@ class GrantStore:
                 now,
             ),
         )
-        detail: dict[str, Hashable] = {"grantee": key.sender_id, "permission": write.permission}
+        detail: dict[str, Hashable] = {}
         if via != "grant":
             detail["via"] = via
         if previous is not None:
@@ -455,12 +455,13 @@ class GrantStore:
         await self.audit.write(
             AuditEntry(
                 action=AuditAction.GRANT_ADD if previous is None else AuditAction.GRANT_UPDATE,
-                actor_id=write.granted_by,
-                user_id=key.scope,
+                sender_id=key.sender_id,
+                actor=write.granted_by,
+                scope=key.scope,
                 agent_id=key.agent_id,
                 tenant_id=tenant_id,
                 config_type=key.config_type,
-                reason=write.permission,
+                permission=write.permission,
                 detail=detail,
             ),
             tx,

@@ -314,13 +314,13 @@ class PermissionPolicy:
         audited = await self.store.audit.record(
             AuditEntry(
                 action=AuditAction.CHECK_FAIL_OPEN,
-                actor_id=identity.actor_id,
-                user_id=identity.user_id,
+                sender_id=sender,
+                scope=identity.user_id,
                 agent_id=identity.agent_id,
                 tenant_id=identity.tenant_id,
                 config_type=str(config_type),
                 reason=decision.reason,
-                detail={"sender_id": sender, "error": str(exc)},
+                detail={"error": str(exc)},
             )
         )
         if not audited:

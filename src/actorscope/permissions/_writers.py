@@ -416,13 +416,14 @@ class WriterManager:
         await self.store.audit.record(
             AuditEntry(
                 action=AuditAction.WRITER_REFUSED,
-                actor_id=actor,
-                user_id=identity.user_id if identity is not None else "",
+                sender_id=target,
+                actor=actor,
+                scope=identity.user_id if identity is not None else "",
                 agent_id=_agent_uuid(identity),
                 tenant_id=identity.tenant_id if identity is not None else None,
                 config_type=ConfigType.FILE_WRITER,
                 reason=reason,
-                detail={"target": target, "writer_scope": scope},
+                detail={"writer_scope": scope},
             )
         )
         return decision

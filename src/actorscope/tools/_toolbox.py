@@ -174,13 +174,13 @@ class Toolbox:
         await self.audit.record(
             AuditEntry(
                 action=AuditAction.CHECK_DENY,
-                actor_id=identity.actor_id,
-                user_id=identity.user_id,
+                sender_id=sender,
+                scope=identity.user_id,
                 agent_id=identity.agent_id,
                 tenant_id=identity.tenant_id,
                 config_type=MEMORY_CONFIG_TYPE,
                 reason=reason,
-                detail={"sender_id": sender, "sender_kind": identity.sender_kind.value},
+                detail={"sender_kind": identity.sender_kind.value},
             )
         )
         raise PermissionDeniedError(
@@ -213,8 +213,9 @@ class Toolbox:
         await self.audit.record(
             AuditEntry(
                 action=f"memory.{action}",
-                actor_id=identity.actor_id,
-                user_id=identity.user_id,
+                sender_id=identity.sender_id,
+                actor=identity.actor_id,
+                scope=identity.user_id,
                 agent_id=identity.agent_id,
                 tenant_id=identity.tenant_id,
                 config_type=MEMORY_CONFIG_TYPE,
@@ -223,7 +224,6 @@ class Toolbox:
                     "entry_id": entry.id,
                     "namespace": entry.key.namespace,
                     "owner": entry.created_by,
-                    "sender_id": identity.sender_id,
                     "sender_kind": identity.sender_kind.value,
                     "channel": identity.channel,
                 },
