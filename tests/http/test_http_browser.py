@@ -54,7 +54,8 @@ async def test_an_operator_manages_grants_writers_and_sees_denials_in_a_browser(
     live_server: str,
     tmp_path: Path,
 ) -> None:
-    """Sign in, add a grant, see a denial in the audit page, remove a writer, CSRF refused."""
+    """Sign in, add a grant (the type must be chosen), see its row and a denial in the audit
+    page in their columns, remove a writer (confirmed on a second page), CSRF refused."""
     _browser_or_skip()
     from playwright.async_api import async_playwright
 
@@ -76,9 +77,14 @@ async def test_an_operator_manages_grants_writers_and_sees_denials_in_a_browser(
             await page.screenshot(path=shots / "agents.png", full_page=True)
 
             await page.goto(f"{live_server}/console/grants")
+            kind = "#add-grant select[name=config_type]"
+            # No type is chosen for the operator (a '*' grant is picked, never defaulted to).
+            assert await page.eval_on_selector(kind, "select => select.value") == ""
             await page.fill("#add-grant input[name=scope]", GROUP)
             await page.fill("#add-grant input[name=sender_id]", "77")
-            await page.select_option("#add-grant select[name=config_type]", "cron")
+            await page.click("#add-grant button[type=submit]")
+            assert await page.eval_on_selector(kind, "select => !select.validity.valid")
+            await page.select_option(kind, "cron")
             await page.click("#add-grant button[type=submit]")
             await page.wait_for_url("**/console/grants")
             table = await page.inner_text("table")
@@ -127,6 +133,10 @@ async def test_an_operator_manages_grants_writers_and_sees_denials_in_a_browser(
             await page.goto(f"{live_server}/console/writers")
             assert "Remove 43" in await page.inner_text("main")
             await page.click("text=Remove 43")
+            await page.wait_for_url("**/console/writers/remove")
+            assert f"Remove 43 as a writer of {GROUP}?" in await page.inner_text("main")
+            await page.screenshot(path=shots / "confirm.png", full_page=True)
+            await page.click("text=Yes, remove")
             await page.wait_for_url("**/console/writers")
             text = await page.inner_text("main")
             assert "Remove 42" in text
@@ -137,6 +147,7 @@ async def test_an_operator_manages_grants_writers_and_sees_denials_in_a_browser(
             await page.evaluate("document.querySelector('#add-grant input[name=csrf]').remove()")
             await page.fill("#add-grant input[name=scope]", GROUP)
             await page.fill("#add-grant input[name=sender_id]", "88")
+            await page.select_option(kind, "cron")
             await page.click("#add-grant button[type=submit]")
             assert "CSRF" in await page.inner_text("main")
             await page.screenshot(path=shots / "csrf-refused.png", full_page=True)
@@ -146,6 +157,7 @@ async def test_an_operator_manages_grants_writers_and_sees_denials_in_a_browser(
     assert sorted(p.name for p in shots.iterdir()) == [
         "agents.png",
         "audit.png",
+        "confirm.png",
         "csrf-refused.png",
         "grants.png",
         "login.png",

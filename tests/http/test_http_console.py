@@ -83,7 +83,8 @@ async def test_every_form_needs_the_csrf_token(
         await client.post("/console/grants/add", data={**grant, "csrf": token})
     ).status_code == 303
     writer = {"agent": "main", "scope": GROUP, "sender_id": "43", "csrf": token}
-    assert (await client.post("/console/writers/remove", data=writer)).status_code == 303
+    confirm = {**writer, "confirmed": "yes"}
+    assert (await client.post("/console/writers/remove", data=confirm)).status_code == 303
     page = (await client.get("/console/writers")).text
     assert "Remove 42" in page
     assert "Remove 43" not in page
@@ -112,6 +113,56 @@ async def test_console_errors_are_pages_not_tracebacks(
     assert response.status_code == 422
     assert "scope" in response.text
     assert "Traceback" not in response.text
+
+
+async def test_removing_a_grant_or_a_writer_asks_first(
+    db: Database, agent: Agent, store: GrantStore, client: httpx.AsyncClient, keys: dict[str, str]
+) -> None:
+    """The Remove buttons lead to a confirmation page (a form, no JavaScript) and remove
+    nothing; only its confirmed form removes, and Cancel goes back."""
+    await store.grant(agent_id=agent.id, scope=GROUP, config_type="file_writer", sender_id="42")
+    await store.grant(agent_id=agent.id, scope=GROUP, config_type="file_writer", sender_id="43")
+    await sign_in(client, keys["operator"])
+    token = _field((await client.get("/console/grants")).text, "csrf")
+    grant = {"agent": "main", "scope": GROUP, "sender_id": "42", "config_type": "file_writer"}
+    writer = {"agent": "main", "scope": GROUP, "sender_id": "43"}
+    before = await row_counts(db)
+    asked = await client.post("/console/grants/remove", data={**grant, "csrf": token})
+    assert asked.status_code == 200
+    assert f"Remove the grant of file_writer for 42 in {GROUP}?" in asked.text
+    assert _field(asked.text, "confirmed") == "yes"
+    assert _field(asked.text, "sender_id") == "42"
+    assert 'href="/console/grants">Cancel</a>' in asked.text
+    assert "<script" not in asked.text
+    asked = await client.post("/console/writers/remove", data={**writer, "csrf": token})
+    assert f"Remove 43 as a writer of {GROUP}?" in asked.text
+    assert await row_counts(db) == before
+    done = await client.post(
+        "/console/grants/remove", data={**grant, "csrf": token, "confirmed": "yes"}
+    )
+    assert done.status_code == 303
+    assert [g.sender_id for g in await store.list(scope=GROUP)] == ["43"]
+
+
+async def test_the_grant_form_defaults_to_no_type(
+    db: Database, agent: Agent, client: httpx.AsyncClient, keys: dict[str, str]
+) -> None:
+    """The add-grant form's type starts empty and required ('*' is an option to pick, named
+    for what it means); a form sent without a type adds nothing (422)."""
+    await sign_in(client, keys["operator"])
+    page = (await client.get("/console/grants")).text
+    form = page[page.index('id="add-grant"') :]
+    start = form.index('<select name="config_type"')
+    select = form[start : form.index("</select>", start)]
+    assert "required" in select
+    assert '<option value="" selected disabled>choose a type</option>' in select
+    assert '<option value="*">* (every type)</option>' in select
+    assert select.count("selected") == 1
+    token = _field(page, "csrf")
+    before = await row_counts(db)
+    bare = {"agent": "main", "scope": GROUP, "sender_id": "7", "config_type": "", "csrf": token}
+    assert (await client.post("/console/grants/add", data=bare)).status_code == 422
+    assert await row_counts(db) == before
 
 
 async def test_the_audit_table_names_a_grants_grantee_permission_and_who_made_it(

@@ -95,8 +95,32 @@ async def _form_csrf(request: Request, csrf: Annotated[str, Form()] = "") -> Non
 
 
 Operator = Annotated[ApiKey, Depends(signed_in)]
+#: ``yes`` on the second step of a removal (the confirmation page's form).
+Confirmed = Annotated[str, Form()]
 Ops = Annotated[Operations, Depends(operations)]
 Csrf = Depends(_form_csrf)
+
+
+def _confirm(
+    request: Request,
+    key: ApiKey,
+    action: str,
+    back: str,
+    question: str,
+    fields: dict[str, str],
+) -> Response:
+    """The second step of a removal: the question, and a form that posts ``fields`` again with
+    ``confirmed=yes`` (no JavaScript)."""
+    return _render(
+        request,
+        "confirm.html",
+        key=key,
+        title="Confirm the removal",
+        question=question,
+        action=action,
+        back=back,
+        fields=fields,
+    )
 
 
 @router.get("")
@@ -250,11 +274,14 @@ async def grants_remove(
     scope: Annotated[str, Form()],
     sender_id: Annotated[str, Form()],
     config_type: Annotated[str, Form()],
+    confirmed: Confirmed = "",
 ) -> Response:
-    """Remove a grant, then back to the grants page."""
-    await ops.remove_grant(
-        key, agent=agent, scope=scope, sender_id=sender_id, config_type=config_type
-    )
+    """Ask to confirm, then (confirmed) remove a grant and go back to the grants page."""
+    fields = {"agent": agent, "scope": scope, "sender_id": sender_id, "config_type": config_type}
+    if confirmed != "yes":
+        question = f"Remove the grant of {config_type} for {sender_id} in {scope}?"
+        return _confirm(request, key, "/grants/remove", "/grants", question, fields)
+    await ops.remove_grant(key, **fields)
     return _redirect(request, "/grants")
 
 
@@ -288,8 +315,13 @@ async def writers_remove(
     agent: Annotated[str, Form()],
     scope: Annotated[str, Form()],
     sender_id: Annotated[str, Form()],
+    confirmed: Confirmed = "",
 ) -> Response:
-    """Remove a writer from a group, then back to the writers page."""
+    """Ask to confirm, then (confirmed) remove a writer and go back to the writers page."""
+    if confirmed != "yes":
+        fields = {"agent": agent, "scope": scope, "sender_id": sender_id}
+        question = f"Remove {sender_id} as a writer of {scope}?"
+        return _confirm(request, key, "/writers/remove", "/writers", question, fields)
     await ops.remove_writer(key, agent, scope, sender_id)
     return _redirect(request, "/writers")
 
