@@ -44,7 +44,8 @@ class Change:
 
 
 async def make_key(database: str, env: Mapping[str, str]) -> str:
-    """An operator API key made by ``actorscope keys add`` (printed once, as JSON)."""
+    """An operator API key made by ``actorscope keys add`` (printed once, as JSON), on the
+    soak's fresh database (``--create``: it has no tables yet)."""
     process = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
@@ -59,6 +60,7 @@ async def make_key(database: str, env: Mapping[str, str]) -> str:
         "soak-operator",
         "--role",
         "operator",
+        "--create",
         "--json",
         env=dict(env),
         stdout=asyncio.subprocess.PIPE,

@@ -43,7 +43,9 @@ def create_tenant(db: Path, slug: str) -> None:
 def test_add_then_list_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """add prints key@tenant and the UUID; list --json shows id, key, tenant, display_name."""
     db = tmp_path / "a.db"
-    status, out, err = run(capsys, "agents", "add", "--db", str(db), "bot", "--display-name", "B")
+    status, out, err = run(
+        capsys, "agents", "add", "--db", str(db), "--create", "bot", "--display-name", "B"
+    )
     assert (status, err) == (0, "")
     assert out.startswith("added bot@default id=")
     agent_id = out.strip().rsplit("=", 1)[1]
@@ -57,8 +59,10 @@ def test_same_key_in_two_tenants(tmp_path: Path, capsys: pytest.CaptureFixture[s
     """The same key can be added to two tenants; --tenant filters the list."""
     db = tmp_path / "a.db"
     create_tenant(db, "acme")
-    assert run(capsys, "agents", "add", "--db", str(db), "bot")[0] == 0
-    status, out, _ = run(capsys, "agents", "add", "--db", str(db), "bot", "--tenant", "acme")
+    assert run(capsys, "agents", "add", "--db", str(db), "--create", "bot")[0] == 0
+    status, out, _ = run(
+        capsys, "agents", "add", "--db", str(db), "--create", "bot", "--tenant", "acme"
+    )
     assert status == 0
     assert out.startswith("added bot@acme id=")
     rows = listed(capsys, db)
@@ -70,10 +74,22 @@ def test_same_key_in_two_tenants(tmp_path: Path, capsys: pytest.CaptureFixture[s
 def test_create_tenant_flag(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """--create-tenant makes a new tenant slug; without it an unknown slug is an error."""
     db = tmp_path / "a.db"
-    status, _, err = run(capsys, "agents", "add", "--db", str(db), "bot", "--tenant", "new")
+    status, _, err = run(
+        capsys, "agents", "add", "--db", str(db), "--create", "bot", "--tenant", "new"
+    )
     assert status == 2
     assert err == "actorscope: error: no tenant 'new'\n"
-    args = ("agents", "add", "--db", str(db), "bot", "--tenant", "new", "--create-tenant")
+    args = (
+        "agents",
+        "add",
+        "--db",
+        str(db),
+        "--create",
+        "bot",
+        "--tenant",
+        "new",
+        "--create-tenant",
+    )
     assert run(capsys, *args)[0] == 0
     assert [r["tenant"] for r in listed(capsys, db)] == ["new"]
 
@@ -81,7 +97,7 @@ def test_create_tenant_flag(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
 def test_rename_keeps_the_uuid(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """rename by key or by UUID changes the key and keeps the id."""
     db = tmp_path / "a.db"
-    run(capsys, "agents", "add", "--db", str(db), "bot")
+    run(capsys, "agents", "add", "--db", str(db), "--create", "bot")
     [before] = listed(capsys, db)
     status, out, err = run(capsys, "agents", "rename", "--db", str(db), "bot", "helper")
     assert (status, err) == (0, "")
@@ -94,8 +110,8 @@ def test_rename_keeps_the_uuid(tmp_path: Path, capsys: pytest.CaptureFixture[str
 def test_remove_by_key_and_uuid(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """remove accepts a key or a UUID; the agent disappears from the list."""
     db = tmp_path / "a.db"
-    run(capsys, "agents", "add", "--db", str(db), "a")
-    run(capsys, "agents", "add", "--db", str(db), "b")
+    run(capsys, "agents", "add", "--db", str(db), "--create", "a")
+    run(capsys, "agents", "add", "--db", str(db), "--create", "b")
     ids = {r["key"]: r["id"] for r in listed(capsys, db)}
     status, out, _ = run(capsys, "agents", "remove", "--db", str(db), "a")
     assert (status, out) == (0, f"removed a@default id={ids['a']}\n")
@@ -121,7 +137,7 @@ def test_bad_input_is_one_line_and_exit_2(
 ) -> None:
     """Unknown agents or tenants and bad keys print one error line and exit 2."""
     db = tmp_path / "a.db"
-    run(capsys, "agents", "add", "--db", str(db), "bot")
+    run(capsys, "agents", "add", "--db", str(db), "--create", "bot")
     status, out, err = run(capsys, *argv[:2], "--db", str(db), *argv[2:])
     assert status == 2
     assert out == ""
@@ -133,8 +149,8 @@ def test_bad_input_is_one_line_and_exit_2(
 def test_duplicate_key_is_a_conflict(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Adding a key that is live in the tenant fails with one line; the list is unchanged."""
     db = tmp_path / "a.db"
-    run(capsys, "agents", "add", "--db", str(db), "bot")
-    status, _, err = run(capsys, "agents", "add", "--db", str(db), "bot")
+    run(capsys, "agents", "add", "--db", str(db), "--create", "bot")
+    status, _, err = run(capsys, "agents", "add", "--db", str(db), "--create", "bot")
     assert status == 2
     assert err == "actorscope: error: agent 'bot' already exists in tenant 'default'\n"
     assert len(listed(capsys, db)) == 1
@@ -143,7 +159,7 @@ def test_duplicate_key_is_a_conflict(tmp_path: Path, capsys: pytest.CaptureFixtu
 def test_list_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Without --json, list prints a table with each agent's tenant, key and id."""
     db = tmp_path / "a.db"
-    run(capsys, "agents", "add", "--db", str(db), "support-bot")
+    run(capsys, "agents", "add", "--db", str(db), "--create", "support-bot")
     [row] = listed(capsys, db)
     status, out, _ = run(capsys, "agents", "list", "--db", str(db))
     assert status == 0
@@ -157,7 +173,7 @@ def test_rename_and_remove_with_workspace_move_the_agents_files(
 ) -> None:
     """--workspace: rename moves the agent's directory to its new key; remove archives it."""
     db, root = tmp_path / "a.db", tmp_path / "ws"
-    run(capsys, "agents", "add", "--db", str(db), "bot")
+    run(capsys, "agents", "add", "--db", str(db), "--create", "bot")
     [row] = listed(capsys, db)
     agent_id = row["id"]
 

@@ -41,7 +41,7 @@ def ok(result: subprocess.CompletedProcess[str]) -> str:
 def test_agents_commands_print_json(run_cli: RunCli, tmp_path: Path) -> None:
     """agents add, rename and remove print one JSON object each with --json."""
     db = ("--db", "a.db", "--json")
-    added = json.loads(ok(run_cli("agents", "add", "bot", *db, cwd=tmp_path)))
+    added = json.loads(ok(run_cli("agents", "add", "bot", *db, "--create", cwd=tmp_path)))
     assert (added["key"], added["tenant"]) == ("bot", "default")
     renamed = json.loads(ok(run_cli("agents", "rename", "bot", "helper", *db, cwd=tmp_path)))
     assert (renamed["id"], renamed["key"], renamed["previous_key"]) == (
@@ -56,7 +56,7 @@ def test_agents_commands_print_json(run_cli: RunCli, tmp_path: Path) -> None:
 
 def test_agents_commands_keep_their_text_lines(run_cli: RunCli, tmp_path: Path) -> None:
     """Without --json the agents commands print their one-line summaries."""
-    out = ok(run_cli("agents", "add", "bot", "--db", "a.db", cwd=tmp_path))
+    out = ok(run_cli("agents", "add", "bot", "--db", "a.db", "--create", cwd=tmp_path))
     assert out.startswith("added bot@default id=")
     out = ok(run_cli("agents", "rename", "bot", "helper", "--db", "a.db", cwd=tmp_path))
     assert out.startswith("renamed bot -> helper@default id=")
@@ -143,7 +143,7 @@ def test_startup_imports_no_platform_library(
     run_cli: RunCli, tmp_path: Path, args: tuple[str, ...]
 ) -> None:
     """--help, --version and check import no telegram, discord, test kit or emulator."""
-    ok(run_cli("agents", "add", "main", "--db", "x.db", cwd=tmp_path))
+    ok(run_cli("agents", "add", "main", "--db", "x.db", "--create", cwd=tmp_path))
     if args[0] == "check":
         args = (*args, "--type", "cron", "--exit-code")
     result = run_cli(*args, cwd=tmp_path, python=("-X", "importtime"))
@@ -156,7 +156,7 @@ def test_startup_imports_no_platform_library(
 
 def test_tables_respect_columns(run_cli: RunCli, tmp_path: Path) -> None:
     """A piped table is 400 wide, unless COLUMNS says otherwise."""
-    ok(run_cli("agents", "add", "bot", "--db", "a.db", cwd=tmp_path))
+    ok(run_cli("agents", "add", "bot", "--db", "a.db", "--create", cwd=tmp_path))
     wide = ok(run_cli("agents", "list", "--db", "a.db", cwd=tmp_path, env={"COLUMNS": ""}))
     narrow = ok(run_cli("agents", "list", "--db", "a.db", cwd=tmp_path, env={"COLUMNS": "60"}))
     assert max(len(line) for line in narrow.splitlines()) <= 60

@@ -174,7 +174,7 @@ IN_PROCESS: dict[str, tuple[Callable[[Path], list[str]], str]] = {
         "--limit",
     ),
     "mcp-unknown-agent": (
-        lambda p: ["mcp", "--db", str(p / "x.db"), "--agent", "nope"],
+        lambda p: ["mcp", "--db", str(p / "x.db"), "--create", "--agent", "nope"],
         "no agent 'nope'",
     ),
     "long-workspace": (

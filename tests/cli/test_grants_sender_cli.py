@@ -22,7 +22,12 @@ GRANT = ("--agent", "main", "--scope", GROUP, "--type", "cron")
 
 def test_grants_take_sender_and_show_sender_id(run_cli: RunCli, tmp_path: Path) -> None:
     """add/list/remove with --sender; list's JSON key and table column are sender_id."""
-    assert run_cli("agents", "add", "main", "--db", "g.db", env=WIDE, cwd=tmp_path).returncode == 0
+    assert (
+        run_cli(
+            "agents", "add", "main", "--db", "g.db", "--create", env=WIDE, cwd=tmp_path
+        ).returncode
+        == 0
+    )
     added = run_cli(
         "grants", "add", "--db", "g.db", *GRANT, "--sender", "42", env=WIDE, cwd=tmp_path
     )
@@ -53,7 +58,12 @@ def test_grants_take_sender_and_show_sender_id(run_cli: RunCli, tmp_path: Path) 
 
 def test_the_old_user_flag_is_gone(run_cli: RunCli, tmp_path: Path) -> None:
     """grants add|remove --user is typer's "No such option" (exit 2, one line), not an alias."""
-    assert run_cli("agents", "add", "main", "--db", "g.db", env=WIDE, cwd=tmp_path).returncode == 0
+    assert (
+        run_cli(
+            "agents", "add", "main", "--db", "g.db", "--create", env=WIDE, cwd=tmp_path
+        ).returncode
+        == 0
+    )
     for command in ("add", "remove"):
         result = run_cli(
             "grants", command, "--db", "g.db", *GRANT, "--user", "42", env=WIDE, cwd=tmp_path

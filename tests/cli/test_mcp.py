@@ -48,7 +48,7 @@ def test_bad_input_is_one_line_and_exit_2(
 ) -> None:
     """An unknown agent or a bad option: one error line on stderr, exit 2, no traceback."""
     monkeypatch.setenv(DEFAULT_KEY_ENV, KEY)
-    argv = ["mcp", "--db", str(tmp_path / "t.db"), *extra]
+    argv = ["mcp", "--db", str(tmp_path / "t.db"), "--create", *extra]
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1, err

@@ -85,7 +85,7 @@ def test_keys_cli_prints_the_key_once_lists_without_secrets_and_revokes(
 ) -> None:
     """keys add --json shows the key; keys list never does; keys revoke marks it revoked."""
     db = str(tmp_path / "k.db")
-    assert main(["agents", "add", "main", "--db", db]) == 0
+    assert main(["agents", "add", "main", "--db", db, "--create"]) == 0
     capsys.readouterr()
     assert main(["keys", "add", "--db", db, "--tenant", "default", "--user", "ops",
                  "--role", "operator", "--agent", "main", "--json"]) == 0  # fmt: skip
@@ -119,6 +119,6 @@ def test_keys_cli_errors_are_one_line_exit_2(
     assert main(["keys", "list", "--db", db]) == 2
     assert "actorscope: error:" in capsys.readouterr().err
     assert not Path(db).exists()
-    assert main(["agents", "add", "main", "--db", db]) == 0
+    assert main(["agents", "add", "main", "--db", db, "--create"]) == 0
     assert main(["keys", "revoke", "nope", "--db", db]) == 2
     assert "no API key" in capsys.readouterr().err

@@ -13,7 +13,14 @@ from rich.table import Table
 from rich.text import Text
 
 from actorscope.agents import AgentRegistry, agent_label, looks_like_uuid
-from actorscope.cli._app import DEFAULT_DB, DbOption, app, console_for_tables
+from actorscope.cli._app import (
+    DEFAULT_DB,
+    CreateOption,
+    DbOption,
+    app,
+    console_for_tables,
+    database_to_change,
+)
 from actorscope.store import DEFAULT_TENANT_SLUG, Database
 
 __all__ = ["add", "list_agents", "remove", "rename"]
@@ -77,12 +84,13 @@ def add(
     create_tenant: Annotated[
         bool, typer.Option("--create-tenant", help="Create the --tenant slug if it is new.")
     ] = False,
+    create: CreateOption = False,
     as_json: JsonOption = False,
 ) -> None:
     """Create an agent and print its key@tenant and UUID."""
 
     async def run() -> dict[str, str]:
-        async with Database.open(db) as database:
+        async with database_to_change(db, create=create) as database:
             registry = AgentRegistry(database)
             known = {t.slug for t in await registry.tenants()}
             if create_tenant and tenant not in known and not looks_like_uuid(tenant):
@@ -138,7 +146,7 @@ def rename(
     """Give an agent a new key; its UUID and everything that references it stay."""
 
     async def run() -> dict[str, str]:
-        async with Database.open(db) as database:
+        async with database_to_change(db) as database:
             registry = AgentRegistry(database)
             _follow(registry, workspace)
             owner = await registry.tenant(tenant)
@@ -165,7 +173,7 @@ def remove(
     """Remove an agent (soft delete: its key becomes free; --purge deletes it for good)."""
 
     async def run() -> dict[str, str]:
-        async with Database.open(db) as database:
+        async with database_to_change(db) as database:
             registry = AgentRegistry(database)
             _follow(registry, workspace)
             owner = await registry.tenant(tenant)

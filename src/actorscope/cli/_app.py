@@ -10,7 +10,8 @@ from __future__ import annotations
 import importlib
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
 from typing import Annotated
 
 import typer
@@ -21,15 +22,24 @@ from rich.console import Console
 from actorscope._input import shown_path
 from actorscope._text import escape_unstorable, has_lone_surrogate
 from actorscope._version import __version__
-from actorscope.errors import ActorscopeError, ConfigError
+from actorscope.errors import (
+    ActorscopeError,
+    ConfigError,
+    DatabaseNotWritableError,
+    DatabaseOpenError,
+    SchemaTooNewError,
+)
+from actorscope.store import Database
 
 __all__ = [
     "COMMAND_ORDER",
     "DEFAULT_DB",
+    "CreateOption",
     "DbOption",
     "app",
     "cannot_listen",
     "console_for_tables",
+    "database_to_change",
     "main",
     "require_testing_extra",
 ]
@@ -47,6 +57,44 @@ DbOption = Annotated[
     ),
 ]
 DEFAULT_DB = "actorscope.db"
+#: ``--create`` of the commands that add to the database: without it, they open an existing,
+#: up-to-date database only, so a mistyped ``--db`` creates nothing.
+CreateOption = Annotated[
+    bool,
+    typer.Option(
+        "--create",
+        help="Create the database (or bring an older one up to date) if needed; without it "
+        "only an existing, up-to-date database is opened.",
+    ),
+]
+
+
+@asynccontextmanager
+async def database_to_change(db: str, *, create: bool | None = None) -> AsyncIterator[Database]:
+    """The database a writing command changes, closed after the block.
+
+    Unless ``create`` is true, an existing, up-to-date actorscope database only, so a mistyped
+    ``--db`` creates nothing. ``create=False`` is a command that offers ``--create``: its error
+    for a missing, empty or older database says how to get one (``--create``, ``actorscope
+    migrate``); ``None`` is a command that only changes what is there (``remove``, ``rename``,
+    ``revoke``), whose error just says the database is not there.
+    """
+    try:
+        database = await Database.connect(db, create=bool(create))
+    except (SchemaTooNewError, DatabaseNotWritableError):
+        raise  # --create would not help
+    except DatabaseOpenError as exc:
+        if create is not False:
+            raise
+        raise DatabaseOpenError(
+            f"{exc}; this command creates no database: add --create to create (or upgrade)"
+            f" it, or run actorscope migrate --db {db}"
+        ) from None
+    try:
+        yield database
+    finally:
+        await database.close()
+
 
 #: The order ``actorscope --help`` lists commands in: first steps first, then the admin
 #: commands, then the tool-facing ones (click would sort them alphabetically).

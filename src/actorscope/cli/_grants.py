@@ -11,7 +11,14 @@ from rich.table import Table
 from rich.text import Text
 
 from actorscope.agents import Agent, AgentRegistry
-from actorscope.cli._app import DEFAULT_DB, DbOption, app, console_for_tables
+from actorscope.cli._app import (
+    DEFAULT_DB,
+    CreateOption,
+    DbOption,
+    app,
+    console_for_tables,
+    database_to_change,
+)
 from actorscope.errors import ConfigError, NotFoundError
 from actorscope.identity import Identity, PeerKind, is_group_scope
 from actorscope.permissions import BYPASS_ROLES, GrantStore
@@ -113,6 +120,7 @@ def grants_add(
     granted_by: Annotated[
         str, typer.Option("--by", help="Who grants (audit).", metavar="NAME")
     ] = "cli",
+    create: CreateOption = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Grant (or, with --deny, deny) a config type to a sender in a scope; replaces any grant."""
@@ -122,7 +130,7 @@ def grants_add(
     permission = Permission.DENY if deny else Permission.ALLOW
 
     async def run() -> dict[str, Any]:
-        async with Database.open(db) as database:
+        async with database_to_change(db, create=create) as database:
             found = await _agent(database, agent, tenant)
             grant = await GrantStore(database).grant(
                 agent_id=found.id,
@@ -165,7 +173,7 @@ def grants_remove(
     wanted = Permission.DENY if deny else None
 
     async def run() -> dict[str, Any]:
-        async with Database.open(db) as database:
+        async with database_to_change(db) as database:
             found = await _agent(database, agent, tenant)
             store = GrantStore(database)
             current = await store.list(

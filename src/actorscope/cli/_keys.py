@@ -8,7 +8,14 @@ from typing import Annotated, Any
 
 import typer
 
-from actorscope.cli._app import DEFAULT_DB, DbOption, app, console_for_tables
+from actorscope.cli._app import (
+    DEFAULT_DB,
+    CreateOption,
+    DbOption,
+    app,
+    console_for_tables,
+    database_to_change,
+)
 from actorscope.store import Database
 
 __all__ = ["keys_add", "keys_list", "keys_revoke"]
@@ -34,6 +41,7 @@ def keys_add(
         str | None, typer.Option("--agent", help="Only this agent (key or UUID).", metavar="AGENT")
     ] = None,
     db: DbOption = DEFAULT_DB,
+    create: CreateOption = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Create a key and print it once (it is stored only as a hash)."""
@@ -42,7 +50,7 @@ def keys_add(
     parse_role(role)
 
     async def run() -> dict[str, Any]:
-        async with Database.open(db) as database:
+        async with database_to_change(db, create=create) as database:
             created = await ApiKeyStore(database).add(
                 tenant=tenant, user_id=user, role=role, agent=agent
             )
@@ -105,7 +113,7 @@ def keys_revoke(
     from actorscope.http._keys import ApiKeyStore
 
     async def run() -> dict[str, Any]:
-        async with Database.open(db, create=False) as database:
+        async with database_to_change(db) as database:
             return (await ApiKeyStore(database).revoke(key)).as_dict()
 
     row = asyncio.run(run())

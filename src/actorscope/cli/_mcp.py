@@ -25,11 +25,18 @@ import typer
 
 from actorscope._input import shown_path
 from actorscope.agents import Agent, AgentRegistry
-from actorscope.cli._app import DEFAULT_DB, DbOption, app, cannot_listen
+from actorscope.cli._app import (
+    DEFAULT_DB,
+    CreateOption,
+    DbOption,
+    app,
+    cannot_listen,
+    database_to_change,
+)
 from actorscope.errors import ConfigError
 from actorscope.permissions import GrantStore
 from actorscope.propagation import DEFAULT_KEY_ENV, OriginSigner
-from actorscope.store import DEFAULT_TENANT_SLUG, Database
+from actorscope.store import DEFAULT_TENANT_SLUG
 from actorscope.tools._builtin import builtin_tools
 from actorscope.tools._token import IDENTITY_TOKEN_ENV, identity_from_token
 from actorscope.tools._toolbox import Toolbox
@@ -87,6 +94,7 @@ async def _serve(
     workspace: Path,
     agent_key: str | None,
     tenant: str,
+    create: bool,
 ) -> None:
     # Imported here: the SDK is the optional `mcp` extra, and every other command must work
     # without it.
@@ -99,7 +107,7 @@ async def _serve(
         serve_stdio,
     )
 
-    async with Database.open(db_path) as db:
+    async with database_to_change(db_path, create=create) as db:
         agents = AgentRegistry(db)
         agent: Agent | None = None
         if agent_key is not None:
@@ -158,6 +166,7 @@ def mcp(
     tenant: Annotated[
         str, typer.Option("--tenant", help="Tenant slug or UUID of --agent.", metavar="SLUG")
     ] = DEFAULT_TENANT_SLUG,
+    create: CreateOption = False,
 ) -> None:
     """Serve the built-in tools (workspace, cron, memory, whoami) over MCP."""
     if importlib.util.find_spec("mcp") is None:
@@ -168,7 +177,7 @@ def mcp(
     _check_workspace(root)
     listener = _listen(host, port) if transport is Transport.HTTP else None
     try:
-        asyncio.run(_serve(db, host, listener, root, agent, tenant))
+        asyncio.run(_serve(db, host, listener, root, agent, tenant, create))
     finally:
         if listener is not None:
             listener.close()

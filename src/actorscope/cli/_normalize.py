@@ -102,8 +102,15 @@ def normalize(
     agent: Annotated[
         str, typer.Option("--agent", help="The agent key for the session key.", metavar="KEY")
     ] = ("main"),
+    as_json: Annotated[
+        bool,
+        typer.Option("--json", help="Print JSON (normalize prints JSON with or without it)."),
+    ] = False,
 ) -> None:
-    """Print the scope, actor and session key an adapter derives from FILE."""
+    """Print the scope, actor and session key an adapter derives from FILE, as one JSON object.
+
+    ``--json`` is accepted like every other command's; the output is JSON with or without it.
+    """
     from actorscope.channels._base import IgnoreReason
     from actorscope.channels.discord import inspect_dispatch
     from actorscope.channels.telegram import inspect_update
