@@ -22,7 +22,9 @@ from actorscope.store import Database
 GROUP = "group:telegram:-100200"
 #: Generous: the contract is 100 ms; a loaded test machine must not make this flaky.
 QUICK = 1.0
-#: How long a test waits for queued rows to appear once the lock is gone.
+#: How long a test waits for queued rows to appear once the lock is gone (and how long
+#: record() waits where a test reads what it returns: whether its row was written, not whether
+#: that took under RECORD_WAIT on a loaded machine).
 SETTLE = 20.0
 
 
@@ -223,7 +225,7 @@ async def test_a_row_no_store_can_hold_neither_fails_nor_blocks_the_rows_behind_
     db: Database,
 ) -> None:
     """A NUL in the actor is stored escaped (PostgreSQL text cannot hold NUL), in order."""
-    audit = AuditLog(db)
+    audit = AuditLog(db, wait=SETTLE)
     assert await audit.record(AuditEntry(action="check.deny", sender_id="4\x002"))
     assert await audit.record(AuditEntry(action="check.deny", sender_id="43"))
     assert [e.sender_id for e in await audit.list()] == ["43", "4\\x002"]
@@ -233,7 +235,7 @@ async def test_a_row_the_table_refuses_is_dropped_alone(
     db: Database, caplog: pytest.LogCaptureFixture
 ) -> None:
     """A row breaking a constraint is dropped and logged; the rows queued with it are written."""
-    audit = AuditLog(db)
+    audit = AuditLog(db, wait=SETTLE)
     with caplog.at_level(logging.ERROR, logger="actorscope.permissions.audit"):
         results = await asyncio.gather(
             audit.record(AuditEntry(action="check.deny", sender_id="41")),
@@ -274,7 +276,7 @@ async def test_a_row_the_store_refuses_for_its_values_is_dropped_once_not_retrie
     db: Database, backend: str, caplog: pytest.LogCaptureFixture
 ) -> None:
     """PostgreSQL refuses a NUL in the action (a data error): that row alone goes, logged cut."""
-    audit = AuditLog(db)
+    audit = AuditLog(db, wait=SETTLE)
     long_actor = "z" * 4000
     with caplog.at_level(logging.WARNING, logger="actorscope.permissions.audit"):
         results = await asyncio.gather(
