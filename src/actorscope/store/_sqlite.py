@@ -261,11 +261,13 @@ class SqliteDatabase(Database):
         schema_version: int,
         default_tenant_id: str,
         quick_reader: sqlite3.Connection | None = None,
+        busy_timeout: float = 5.0,
     ) -> None:
         super().__init__(path, schema_version=schema_version, default_tenant_id=default_tenant_id)
         self._writer = writer
         self._reader = reader
         self._quick = quick_reader
+        self._busy_timeout = busy_timeout
         self._write_lock = asyncio.Lock()
         self._feed = EpochFeed(self, self._changes)
 
@@ -326,6 +328,7 @@ class SqliteDatabase(Database):
             schema_version=version,
             default_tenant_id=tenant_id,
             quick_reader=quick,
+            busy_timeout=busy_timeout,
         )
 
     async def close(self) -> None:
@@ -343,8 +346,15 @@ class SqliteDatabase(Database):
 
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[Transaction]:
-        """One write transaction: committed when the block ends, rolled back if it raises."""
-        async with self._write_lock:
+        """One write transaction: committed when the block ends, rolled back if it raises.
+
+        It waits at most ``busy_timeout`` seconds for the writes queued before it in this
+        process, as SQLite waits that long for another process's lock: while another process
+        holds the write lock, queued writes fail in about that time instead of each waiting
+        its own timeout in turn.
+        """
+        await self._queue_for_writer()
+        try:
             self._check_open()
             try:
                 await self._writer.execute("BEGIN IMMEDIATE")
@@ -360,6 +370,19 @@ class SqliteDatabase(Database):
             except _FAILURES as exc:
                 await self._rollback()
                 raise _store_error(exc, "commit failed") from exc
+        finally:
+            self._write_lock.release()
+
+    async def _queue_for_writer(self) -> None:
+        """Take the writer connection, waiting at most ``busy_timeout`` for it."""
+        try:
+            async with asyncio.timeout(self._busy_timeout):
+                await self._write_lock.acquire()
+        except TimeoutError:
+            raise StoreError(
+                "cannot start a write transaction: the writes queued before it did not finish"
+                f" within {self._busy_timeout:g}s (the database is locked or busy)"
+            ) from None
 
     async def _start_feed(self) -> None:
         if not self._closed:

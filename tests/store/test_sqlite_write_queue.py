@@ -1,0 +1,59 @@
+"""Writes queued in one process wait at most the busy timeout, as SQLite waits for another
+process's lock: under a lock held elsewhere, N queued writes fail in about one timeout, not N."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from actorscope.errors import StoreError
+from actorscope.store import Database
+
+#: Holds the write lock of the database at argv[1] from "locked" until a line on stdin.
+LOCKER = """\
+import sqlite3, sys
+conn = sqlite3.connect(sys.argv[1], isolation_level=None, timeout=10)
+conn.execute("BEGIN IMMEDIATE")
+print("locked", flush=True)
+sys.stdin.readline()
+conn.execute("ROLLBACK")
+"""
+BUSY = 0.5
+
+
+async def test_queued_writes_fail_within_one_busy_timeout_then_recover(tmp_path: Path) -> None:
+    """Four writes at once while another process holds the lock: each fails with a StoreError
+    naming the lock within about one busy timeout (not four); after the lock, a write works."""
+    path = tmp_path / "t.db"
+    async with Database.open(path, busy_timeout=BUSY) as db:
+        locker = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-c",
+            LOCKER,
+            str(path),
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+        )
+        assert locker.stdin is not None
+        assert locker.stdout is not None
+        assert await asyncio.wait_for(locker.stdout.readline(), 20) == b"locked\n"
+
+        async def write() -> tuple[str, float]:
+            started = time.monotonic()
+            with pytest.raises(StoreError) as failed:
+                await db.execute("UPDATE tenants SET name = name")
+            return str(failed.value), time.monotonic() - started
+
+        try:
+            results = await asyncio.gather(*(write() for _ in range(4)))
+        finally:
+            locker.stdin.write(b"release\n")
+            await locker.stdin.drain()
+            await asyncio.wait_for(locker.wait(), 20)
+        assert all("locked" in message for message, _ in results), results
+        assert max(seconds for _, seconds in results) < 2 * BUSY + 1.0, results
+        await db.execute("UPDATE tenants SET name = name")
