@@ -12,6 +12,7 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, RedirectResponse, Response
+from starlette.background import BackgroundTask
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from actorscope._version import __version__
@@ -125,8 +126,9 @@ def create_app(
     async def record_use(request: Request, call_next: Any) -> Response:
         response: Response = await call_next(request)
         key: ApiKey | None = getattr(request.state, "api_key", None)
-        if key is not None and response.status_code < 400:
-            await app.state.operations.keys.touch(key)
+        if key is not None and response.status_code < 400 and response.background is None:
+            # After the answer is sent: a locked database delays no answer for a hint.
+            response.background = BackgroundTask(app.state.operations.keys.touch_quietly, key)
         return response
 
     @app.get("/healthz", tags=["health"])

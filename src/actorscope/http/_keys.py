@@ -11,15 +11,17 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import logging
 import re
 import secrets
+import time
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from actorscope.agents import AgentRegistry
-from actorscope.errors import ConfigError, IdentityError, NotFoundError
+from actorscope.errors import ConfigError, IdentityError, NotFoundError, StoreError
 from actorscope.identity import http_identity
 from actorscope.permissions import BYPASS_ROLES, AuditEntry, AuditLog
 from actorscope.store import Database, Row, Transaction, utc_now
@@ -42,6 +44,8 @@ ROLES: tuple[str, ...] = ("owner", "admin", "operator", "viewer", "member")
 OPERATOR_ROLES: frozenset[str] = BYPASS_ROLES
 #: Seconds between two writes of one key's ``last_used_at`` (a read per request, not a write).
 TOUCH_INTERVAL = 60.0
+#: Keys whose last touch attempt a store remembers (the oldest is forgotten first).
+_MAX_TOUCH_MEMO = 10_000
 
 _KEY = re.compile(r"as_(?P<prefix>[0-9a-f]{12})_(?P<secret>[A-Za-z0-9_-]{43})")
 _FIELDS = (
@@ -56,6 +60,7 @@ _FIELDS = (
     "revoked_at",
 )
 _COLUMNS = ", ".join(_FIELDS)
+_log = logging.getLogger("actorscope.http")
 #: Compared against when no key has the presented prefix, so a miss costs what a hit does.
 _NO_HASH = hashlib.sha256(b"no such key").hexdigest()
 
@@ -140,6 +145,8 @@ class ApiKeyStore:
         self.db = db
         self._agents = AgentRegistry(db)
         self._audit = AuditLog(db)
+        # Key id -> when touch_quietly last tried it (monotonic seconds), oldest first.
+        self._touch_tried: dict[str, float] = {}
 
     async def add(
         self,
@@ -246,6 +253,22 @@ class ApiKeyStore:
         if key.last_used_at is not None and not _older(key.last_used_at, now, TOUCH_INTERVAL):
             return
         await self.db.execute("UPDATE api_keys SET last_used_at = ? WHERE id = ?", (now, key.id))
+
+    async def touch_quietly(self, key: ApiKey) -> None:
+        """:meth:`touch`, tried at most once per :data:`TOUCH_INTERVAL` seconds per key by this
+        store, and never failing: ``last_used_at`` is a hint, so a store that cannot take the
+        write now (a locked or unreachable database) costs one WARNING line, not a request."""
+        now = time.monotonic()
+        tried = self._touch_tried.get(key.id)
+        if tried is not None and now - tried < TOUCH_INTERVAL:
+            return
+        self._touch_tried[key.id] = now
+        while len(self._touch_tried) > _MAX_TOUCH_MEMO:
+            del self._touch_tried[next(iter(self._touch_tried))]
+        try:
+            await self.touch(key)
+        except StoreError as exc:
+            _log.warning("last_used_at of API key %s not recorded now: %s", key.prefix, exc)
 
     async def _audited(self, tx: Transaction, action: str, actor: str, key: ApiKey) -> None:
         await self._audit.write(

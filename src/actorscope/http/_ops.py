@@ -57,6 +57,8 @@ AUDIT_PAGE = 100
 REFUSALS = (AuditAction.CHECK_DENY, AuditAction.CHECK_FAIL_OPEN, AuditAction.WRITER_REFUSED)
 #: The longest message content accepted (characters).
 MAX_CONTENT = 32_000
+#: Seconds a 503 for a database that does not answer asks the client to wait.
+STORE_RETRY_AFTER = 5
 
 
 def problem_for(exc: ActorscopeError) -> Problem:
@@ -67,7 +69,11 @@ def problem_for(exc: ActorscopeError) -> Problem:
         return Problem(409, str(exc))
     if isinstance(exc, GrantError | IdentityError):
         return Problem(422, str(exc))
-    return Problem(503, "the store cannot answer now")
+    return Problem(
+        503,
+        "the database cannot answer now (locked, busy or unreachable); try again",
+        headers={"Retry-After": str(STORE_RETRY_AFTER)},
+    )
 
 
 @dataclass(frozen=True, slots=True)
