@@ -4,9 +4,12 @@
 
     async with Database.open("actorscope.db") as db:
         app = create_app(db, handler=handle)
-        await uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=8080)).serve()
+        # proxy_headers=False: uvicorn would believe X-Forwarded-For from 127.0.0.1.
+        config = uvicorn.Config(app, host="127.0.0.1", port=8080, proxy_headers=False)
+        await uvicorn.Server(config).serve()
 
-``actorscope serve CONFIG`` runs it next to the configured bots.
+``actorscope serve CONFIG`` runs it next to the configured bots, with the ``[http]`` section's
+bounds (connections, header and body timeouts, trusted proxies).
 """
 
 from actorscope.http._app import create_app

@@ -243,9 +243,10 @@ class Database(abc.ABC):
         """Open (creating and migrating if needed) the database at ``target``; close on exit.
 
         ``create=False`` opens an existing, up-to-date actorscope database only (for
-        commands that read): it refuses a missing or empty file, or a PostgreSQL database
-        without actorscope's tables, with a :class:`~actorscope.errors.DatabaseOpenError`,
-        and never migrates (an older schema is refused with how to upgrade it).
+        commands that read, and CLI commands that write without ``--create``): it refuses a
+        missing or empty file, or a PostgreSQL database without actorscope's tables, with a
+        :class:`~actorscope.errors.DatabaseOpenError`, and never migrates (an older schema is
+        refused with how to upgrade it).
         """
         db = await cls.connect(target, busy_timeout=busy_timeout, create=create)
         try:
