@@ -35,7 +35,7 @@
     handler = "http_bot:handle"       # default: the top-level one; none: no messages
     max_connections = 100             # open at once; the oldest idle one yields to a new one
     header_timeout = 10               # seconds to send a complete request head
-    body_timeout = 30                 # seconds to send a body (and to take each response part)
+    body_timeout = 30                 # seconds to send a request body
     trusted_proxies = []              # addresses or networks whose X-Forwarded-For is believed
 
 A handler is ``async def handle(request: RunRequest) -> str | OutboundMessage | None``; it runs
@@ -372,9 +372,9 @@ class HttpSection(BaseModel):
     ``agent`` and ``handler`` default to the top-level ones; ``handler = ""``: no messages.
     At most ``max_connections`` connections are open (a new one closes the oldest that runs no
     request, or is answered 503 when all do); a connection has ``header_timeout`` seconds to
-    send a complete request head, a request ``body_timeout`` seconds to send its body (and a
-    response part as long to be taken). ``X-Forwarded-For`` / ``X-Forwarded-Proto`` are
-    believed only from ``trusted_proxies`` (none by default).
+    send a complete request head, a request ``body_timeout`` seconds to send its body.
+    ``X-Forwarded-For`` / ``X-Forwarded-Proto`` are believed only from ``trusted_proxies``
+    (none by default).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")

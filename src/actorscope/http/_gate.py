@@ -9,10 +9,10 @@ h11 protocol that sees each connection open and close.
 
 - **Time.** A connection has ``header_timeout`` seconds, from opening or from the end of its
   previous request, to deliver a complete request head (the app being called is the marker);
-  then it is closed (with a 408 if it had sent part of one). While a request runs, the app
-  has ``body_timeout`` seconds to receive its body (:class:`~actorscope.http._guard.BodyLimit`
-  answers 408), and each part of the response may wait that long for the client to take it
-  (then the connection is closed; the app's send returns as for a client gone away).
+  then it is closed (with a 408 if it had sent part of one). While a request runs, its body
+  must arrive within the app's body timeout (:class:`~actorscope.http._guard.BodyLimit`
+  answers 408). Answers are small (a page of at most 100 audit rows), so a client that does
+  not read them holds nothing: the transport buffers them whole.
 - **Number.** At most ``max_connections`` are open. A new one beyond that closes the oldest
   connection that is not running a request (slow or idle ones yield to new clients, with a
   408 if they had sent part of a head); when every one is running a request, the new one is
@@ -24,30 +24,19 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable
 from typing import Any
 
 from uvicorn.protocols.http.h11_impl import H11Protocol
 from uvicorn.protocols.utils import get_local_addr, get_remote_addr
 
-from actorscope.http._guard import (
-    PROBLEM_JSON,
-    ASGIApp,
-    Message,
-    Receive,
-    Scope,
-    Send,
-    problem_body,
-)
+from actorscope.http._guard import PROBLEM_JSON, ASGIApp, Receive, Scope, Send, problem_body
 
-__all__ = ["BODY_TIMEOUT", "HEADER_TIMEOUT", "MAX_CONNECTIONS", "ConnectionGate"]
+__all__ = ["HEADER_TIMEOUT", "MAX_CONNECTIONS", "ConnectionGate"]
 
 #: Connections open at once, by default.
 MAX_CONNECTIONS = 100
 #: Seconds a connection has to deliver a complete request head, by default.
 HEADER_TIMEOUT = 10.0
-#: Seconds a request's body may take to arrive (and a response part to be taken), by default.
-BODY_TIMEOUT = 30.0
 
 _Address = tuple[str, int | None] | None
 #: A connection as both sides name it: (client address, server address).
@@ -163,11 +152,6 @@ class _Connection(asyncio.Protocol):
                 self.transport.write(_TIMED_OUT)
             self.transport.close()
 
-    def abort(self) -> None:
-        """Drop the connection now (a client that does not take its response)."""
-        if self.transport is not None:
-            self.transport.abort()
-
     def _stop_deadline(self) -> None:
         if self._deadline is not None:
             self._deadline.cancel()
@@ -186,12 +170,10 @@ class ConnectionGate:
         *,
         max_connections: int = MAX_CONNECTIONS,
         header_timeout: float = HEADER_TIMEOUT,
-        body_timeout: float = BODY_TIMEOUT,
     ) -> None:
         self.app = app
         self.max_connections = max_connections
         self.header_timeout = header_timeout
-        self.body_timeout = body_timeout
         # Oldest first (dicts keep insertion order): who yields first when the gate is full.
         self._open: dict[_Peer, _Connection] = {}
         self.protocol = self._protocol_class()
@@ -246,19 +228,6 @@ class ConnectionGate:
             return
         connection.started()
         try:
-            await self.app(scope, receive, self._bounded(send, connection.abort))
+            await self.app(scope, receive, send)
         finally:
             connection.finished()
-
-    def _bounded(self, send: Send, abort: Callable[[], None]) -> Send:
-        """``send`` that drops the connection when one part waits over ``body_timeout``."""
-        loop = asyncio.get_running_loop()
-
-        async def bounded(message: Message) -> None:
-            watchdog = loop.call_later(self.body_timeout, abort)
-            try:
-                await send(message)
-            finally:
-                watchdog.cancel()
-
-        return bounded

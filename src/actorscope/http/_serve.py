@@ -70,7 +70,6 @@ def gated(app: ASGIApp, section: HttpSection) -> ConnectionGate:
         inner,
         max_connections=section.max_connections,
         header_timeout=section.header_timeout,
-        body_timeout=section.body_timeout,
     )
 
 
