@@ -31,12 +31,7 @@ from uvicorn.protocols.utils import get_local_addr, get_remote_addr
 
 from actorscope.http._guard import PROBLEM_JSON, ASGIApp, Receive, Scope, Send, problem_body
 
-__all__ = ["HEADER_TIMEOUT", "MAX_CONNECTIONS", "ConnectionGate"]
-
-#: Connections open at once, by default.
-MAX_CONNECTIONS = 100
-#: Seconds a connection has to deliver a complete request head, by default.
-HEADER_TIMEOUT = 10.0
+__all__ = ["ConnectionGate"]
 
 _Address = tuple[str, int | None] | None
 #: A connection as both sides name it: (client address, server address).
@@ -161,16 +156,11 @@ class _Connection(asyncio.Protocol):
 class ConnectionGate:
     """The ASGI app uvicorn runs (``app`` inside) and its protocol class (:attr:`protocol`).
 
-    One gate per server: it knows that server's open connections and nothing else.
+    One gate per server: it knows that server's open connections and nothing else. The bounds
+    come from ``[http]`` (:class:`~actorscope.bots.HttpSection` has their defaults).
     """
 
-    def __init__(
-        self,
-        app: ASGIApp,
-        *,
-        max_connections: int = MAX_CONNECTIONS,
-        header_timeout: float = HEADER_TIMEOUT,
-    ) -> None:
+    def __init__(self, app: ASGIApp, *, max_connections: int, header_timeout: float) -> None:
         self.app = app
         self.max_connections = max_connections
         self.header_timeout = header_timeout
