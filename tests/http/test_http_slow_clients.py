@@ -193,9 +193,9 @@ async def test_slow_clients_yield_to_new_ones_and_the_bot_keeps_answering(tmp_pa
 
 
 async def test_a_request_head_that_does_not_arrive_in_time_is_408(tmp_path: Path) -> None:
-    """header_timeout = 0.5: every trickling client is answered 408 (a problem document) and
+    """header_timeout = 2: every trickling client is answered 408 (a problem document) and
     closed; a connection that sends nothing is closed silently; /healthz still answers."""
-    async with _served(tmp_path, "header_timeout = 0.5") as url:
+    async with _served(tmp_path, "header_timeout = 2") as url:
         port = int(url.rsplit(":", 1)[1])
         async with _slow_clients(port, 40) as load:
             reader, writer = await asyncio.open_connection("127.0.0.1", port)

@@ -172,9 +172,9 @@ class ConnectionGate:
     def accept_batch(self) -> int:
         """The listening backlog: asyncio accepts up to this many connections per loop turn,
         before the gate sees any of them, so it bounds how far a burst overshoots the limit;
-        and a new connection outlives at least four turns of newcomers (its head arrives and
-        its request starts meanwhile) before it is the oldest idle one."""
-        return max(4, self.max_connections // 4)
+        and a new connection outlives eight turns of newcomers (its head arrives and its
+        request starts within a few) before it is the oldest idle one."""
+        return max(4, self.max_connections // 8)
 
     @property
     def open_connections(self) -> int:
