@@ -17,7 +17,8 @@ h11 protocol that sees each connection open and close.
   connection that is not running a request (slow or idle ones yield to new clients, with a
   408 if they had sent part of a head); when every one is running a request, the new one is
   answered 503 and closed. asyncio accepts up to :attr:`ConnectionGate.accept_batch`
-  connections per loop turn before the gate sees them, so that is the listening backlog.
+  connections per loop turn before the gate sees them, so that is uvicorn's ``backlog``; the
+  kernel still queues more (they hold no descriptor of the process).
 """
 
 from __future__ import annotations
@@ -170,10 +171,11 @@ class ConnectionGate:
 
     @property
     def accept_batch(self) -> int:
-        """The listening backlog: asyncio accepts up to this many connections per loop turn,
-        before the gate sees any of them, so it bounds how far a burst overshoots the limit;
-        and a new connection outlives eight turns of newcomers (its head arrives and its
-        request starts within a few) before it is the oldest idle one."""
+        """How many connections asyncio accepts per loop turn (uvicorn's ``backlog``), before
+        the gate sees any of them: it bounds how far a burst overshoots the limit, and a new
+        connection outlives eight turns of newcomers (its head arrives and its request starts
+        within a few) before it is the oldest idle one. The kernel's own queue stays longer
+        (:data:`~actorscope.http._serve.LISTEN_BACKLOG`)."""
         return max(4, self.max_connections // 8)
 
     @property

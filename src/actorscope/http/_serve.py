@@ -34,6 +34,7 @@ from actorscope.http._guard import ASGIApp, ForwardedFor
 from actorscope.store import Database
 
 __all__ = [
+    "LISTEN_BACKLOG",
     "STARTUP_WAIT",
     "bind",
     "check_descriptors",
@@ -46,6 +47,8 @@ __all__ = [
 
 #: Seconds uvicorn may take to start answering.
 STARTUP_WAIT = 10.0
+#: Connections the kernel queues for the server (they hold no descriptor of the process).
+LISTEN_BACKLOG = 128
 #: Descriptors kept for the database, the bots and the process beside the HTTP connections.
 _RESERVED_DESCRIPTORS = 32
 _TICK = 0.02
@@ -105,6 +108,9 @@ async def running(
             if serving.done() and serving.exception() is not None:
                 raise ConfigError(f"the HTTP server did not start: {serving.exception()}")
             raise ConfigError(f"the HTTP server did not start within {STARTUP_WAIT:g}s")
+        # asyncio listened with the accept batch as the backlog (it uses one number for both):
+        # give the kernel its own queue back, so a burst of clients waits there, not refused.
+        sock.listen(LISTEN_BACKLOG)
         yield server
     finally:
         server.should_exit = True
@@ -125,7 +131,7 @@ def bind(section: HttpSection) -> socket.socket:
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind(address)
-        sock.listen(128)
+        sock.listen(LISTEN_BACKLOG)
     except OSError:
         sock.close()
         raise
