@@ -11,6 +11,7 @@ listing needs no authority) only while the group has no writer, and passed to th
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable
 from dataclasses import replace
 
 from telegram import Bot, ChatMember, Message
@@ -21,7 +22,9 @@ from actorscope.identity import Identity, is_placeholder_sender
 from actorscope.permissions._writers import WriterManager
 
 __all__ = [
+    "ADMIN_STATUSES",
     "TELEGRAM_WRITER_USAGE",
+    "ChatAdmin",
     "handle_telegram_writer_command",
     "is_telegram_admin",
     "telegram_writer_target",
@@ -30,7 +33,11 @@ __all__ = [
 _log = logging.getLogger("actorscope.channels.telegram")
 
 TELEGRAM_WRITER_USAGE = "reply to a message of the person with /addwriter or /removewriter"
-_ADMIN_STATUSES = frozenset({ChatMember.ADMINISTRATOR, ChatMember.OWNER})
+#: The ``getChatMember`` statuses of a chat's administrators.
+ADMIN_STATUSES = frozenset({ChatMember.ADMINISTRATOR, ChatMember.OWNER})
+#: Whether the sender of an identity administers its chat, as the Bot API says
+#: (:func:`is_telegram_admin` with a PTB bot; the aiogram gate asks with its own bot).
+ChatAdmin = Callable[[Identity], Awaitable[bool]]
 
 
 async def is_telegram_admin(bot: Bot, identity: Identity) -> bool:
@@ -43,7 +50,7 @@ async def is_telegram_admin(bot: Bot, identity: Identity) -> bool:
         # Unknown means "not an admin": writer management fails closed.
         _log.warning("telegram.get_chat_member failed chat=%s: %s", identity.chat_id, exc)
         return False
-    return member.status in _ADMIN_STATUSES
+    return member.status in ADMIN_STATUSES
 
 
 def telegram_writer_target(message: Message) -> tuple[str, str] | None:
@@ -68,22 +75,18 @@ async def handle_telegram_writer_command(
     message: Message,
     identity: Identity,
     *,
-    bot: Bot,
+    chat_admin: ChatAdmin,
     agent_id: str | None,
     tenant_id: str | None = None,
 ) -> str:
     """Run a writer command sent as ``message`` by ``identity``; return the reply text.
 
-    ``bot`` asks ``getChatMember`` whether the sender administers the group, only when that
-    can matter (:meth:`~actorscope.permissions.WriterManager.needs_platform_admin`).
+    ``chat_admin`` asks (``getChatMember``) whether the sender administers the group, only
+    when that can matter (:meth:`~actorscope.permissions.WriterManager.needs_platform_admin`).
     """
     bound = replace(identity, agent_id=agent_id, tenant_id=tenant_id)
     listing = command is WriterCommand.LIST
-    admin = (
-        not listing
-        and await manager.needs_platform_admin(bound)
-        and await is_telegram_admin(bot, identity)
-    )
+    admin = not listing and await manager.needs_platform_admin(bound) and await chat_admin(identity)
     target = None if listing else telegram_writer_target(message)
     return await execute_writer_command(
         manager,

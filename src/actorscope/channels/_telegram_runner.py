@@ -50,6 +50,7 @@ from actorscope.channels._pipeline import Pipeline
 from actorscope.channels._shared_dedup import SharedDedup
 from actorscope.channels._telegram_commands import (
     handle_telegram_writer_command,
+    is_telegram_admin,
 )
 from actorscope.channels._telegram_webhook import Fed, Webhook, WebhookServer
 from actorscope.channels._writer_commands import WriterCommand
@@ -421,7 +422,7 @@ class TelegramRunner(ChannelAdapter):
                 command,
                 update.message,
                 identity,
-                bot=self.app.bot,
+                chat_admin=functools.partial(is_telegram_admin, self.app.bot),
                 agent_id=identity.agent_id,
                 tenant_id=identity.tenant_id,
             )

@@ -48,9 +48,7 @@ import os
 import warnings
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Collection, Coroutine, Mapping
-from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Protocol, TypeVar, overload
 
 from telegram import Update
@@ -69,26 +67,21 @@ from telegram.ext import (
 )
 from telegram.warnings import PTBUserWarning
 
-from actorscope.agents import Agent
 from actorscope.agents._types import parse_agent_key
-from actorscope.assembly import AgentSettings
-from actorscope.bots import BotServices, bind_services
-from actorscope.channels import ChannelConfig, Ingress, Outcome, Pipeline
-from actorscope.channels._telegram_commands import (
-    handle_telegram_writer_command,
-)
+from actorscope.bots import bind_services
+from actorscope.channels import ChannelConfig, Ingress
+from actorscope.channels._telegram_commands import is_telegram_admin
 from actorscope.channels._telegram_runner import ALLOWED_UPDATES, send_outbound
 from actorscope.channels._writer_commands import WriterCommand
-from actorscope.channels.telegram import inspect_update
 from actorscope.context import bind_identity, current_identity
 from actorscope.errors import ConfigError
 from actorscope.host import OutboundSender, Prepared, RunStep
 from actorscope.identity import Identity
-from actorscope.integrations._adoption import Opened, open_gate
-from actorscope.integrations._invisible import gate_config, stops
-from actorscope.messages import InboundMessage, OutboundMessage, RunRequest, reply_to
-from actorscope.permissions import Decision, PermissionPolicy
-from actorscope.permissions._writers import WriterManager
+from actorscope.integrations._invisible import gate_config
+from actorscope.integrations._telegram_gate import GateObserver as _GateObserver
+from actorscope.integrations._telegram_gate import TelegramGate, WriterCall
+from actorscope.messages import OutboundMessage, RunRequest, reply_to
+from actorscope.permissions import Decision
 from actorscope.propagation import OriginSigner, RunInfo, bind_run, current_run
 from actorscope.store import Database
 
@@ -124,14 +117,8 @@ Callback = Callable[[Update, C], Coroutine[Any, Any, R]]
 JobCallback = Callable[[C], Coroutine[Any, Any, R]]
 
 
-class GateObserver(Protocol):
-    """Told what the gate did (the testing kit records it; the sandbox prints ignored ones)."""
-
-    def on_ingress(self, update: Update, result: Ingress, prepared: Prepared | None) -> None:
-        """The pipeline's ``result`` for ``update`` and, when admitted, its prepared run."""
-
-    def on_decision(self, config_type: str, decision: Decision) -> None:
-        """A permission check the gate made for a handler."""
+#: Told what the gate did (the testing kit records it; the sandbox prints ignored ones).
+GateObserver = _GateObserver[Update]
 
 
 @dataclass(slots=True)
@@ -140,28 +127,18 @@ class _Admitted:
 
     update: Update
     prepared: Prepared | None = None
-    writer: tuple[WriterCommand, Identity, InboundMessage] | None = None
+    writer: WriterCall | None = None
     decisions: dict[str, Decision] = field(default_factory=dict)
 
 
-@dataclass(frozen=True, slots=True)
-class _Open:
-    """The gate's state between ``post_init`` and ``post_shutdown``."""
-
-    db: Database
-    agent: Agent
-    policy: PermissionPolicy
-    writers: WriterManager
-    pipeline: Pipeline
-    step: RunStep
-    services: BotServices
-    opened: Opened
-    #: Closes what the gate opened (the database, unless it was given open or adopted).
-    stack: AsyncExitStack
-
-
-class Gate(OutboundSender):
+class Gate(TelegramGate[Update], OutboundSender):
     """actorscope installed in one PTB ``Application`` (see :func:`install`)."""
+
+    framework = "ptb"
+    not_open = (
+        "run it with run_polling() / run_webhook(), or await application.post_init(application)"
+        " first"
+    )
 
     def __init__(
         self,
@@ -178,20 +155,21 @@ class Gate(OutboundSender):
         shared_dedup: bool,
         signer: OriginSigner,
     ) -> None:
+        super().__init__(
+            database=database,
+            agent=agent,
+            tenant=tenant,
+            owners=owners,
+            roles=roles,
+            config=config,
+            workspace=workspace,
+            strict=strict,
+            shared_dedup=shared_dedup,
+            signer=signer,
+            log=_log,
+        )
         self.application = application
-        self.config = config
-        self._database = database
-        self._agent_key = agent
-        self._tenant = tenant
-        self._owners = tuple(owners)
-        self._roles = roles
-        self._workspace = workspace
-        self._strict = strict
-        self._shared_dedup = shared_dedup
-        self._signer = signer
-        self._open: _Open | None = None
         self._admitted: OrderedDict[int, _Admitted] = OrderedDict()
-        self._observers: list[GateObserver] = []
         self._allow_filters: set[str] = set()
         #: Who scheduled each live job (its APScheduler id): the identity and run bound when
         #: a gated handler (``requires`` / ``bound``) called the JobQueue.
@@ -199,65 +177,13 @@ class Gate(OutboundSender):
 
     # -- lifecycle -------------------------------------------------------------------------
 
-    @property
-    def is_open(self) -> bool:
-        """True between :meth:`open` and :meth:`close`."""
-        return self._open is not None
+    def _started(self) -> None:
+        self._watch_jobs(add=True)
 
-    def _state(self) -> _Open:
-        if self._open is None:
-            raise ConfigError(
-                "actorscope is not open in this application: run it with run_polling() / "
-                "run_webhook(), or await application.post_init(application) first"
-            )
-        return self._open
-
-    async def open(self) -> None:
-        """Open the database, get or create the agent, start the change feed (``post_init``).
-
-        Inside :func:`~actorscope.integrations.adopting` the gate opens on the adoption's
-        database, agent, workspace and signer instead of its own (see :attr:`opened`).
-        """
-        if self._open is not None:
-            return
-        settings = AgentSettings(
-            agent=self._agent_key,
-            tenant=self._tenant,
-            owners=self._owners,
-            roles=self._roles or {},
-            strict=self._strict,
-            workspace=Path(self._workspace),
-            shared_dedup=self._shared_dedup,
-            signer=self._signer,
-        )
-        stack = AsyncExitStack()
-        try:
-            assembly, opened = await open_gate(self._database, settings, stack)
-            pipeline = assembly.pipeline(self.config)
-            self._open = _Open(
-                assembly.db,
-                assembly.agent,
-                assembly.policy,
-                pipeline.writers,
-                pipeline,
-                assembly.run_step(owners=self.config.owners),
-                BotServices.of(assembly),
-                opened,
-                stack,
-            )
-            self._watch_jobs(add=True)
-        except BaseException:
-            self._open = None
-            await stack.aclose()
-            raise
-
-    async def close(self) -> None:
-        """Forget admitted updates; close the database if :meth:`open` opened it."""
-        state, self._open = self._open, None
+    def _stopping(self) -> None:
+        """Forget admitted updates and the jobs' actors."""
         self._admitted.clear()
         self._watch_jobs(add=False)
-        if state is not None:
-            await state.stack.aclose()
 
     def _watch_jobs(self, *, add: bool) -> None:
         """Listen to (or stop listening to) the application's job scheduler: a job added
@@ -306,41 +232,10 @@ class Gate(OutboundSender):
 
     # -- what handlers use -----------------------------------------------------------------
 
-    @property
-    def opened(self) -> Opened:
-        """What the gate opened (database, agent, workspace root, the adoption if any)."""
-        return self._state().opened
-
-    @property
-    def agent(self) -> Agent:
-        """The agent this bot runs as."""
-        return self._state().agent
-
-    @property
-    def policy(self) -> PermissionPolicy:
-        """The permission policy the gate checks with."""
-        return self._state().policy
-
-    @property
-    def services(self) -> BotServices:
-        """Database, agent, grants, policy and workspace, as ``actorscope run`` binds them."""
-        return self._state().services
-
-    def observe(self, observer: GateObserver) -> None:
-        """Tell ``observer`` what the gate does from now on."""
-        self._observers.append(observer)
-
     def prepared(self, update: object) -> Prepared | None:
         """The prepared run of ``update`` if the gate admitted it, else ``None``."""
         admitted = self._find(update)
         return None if admitted is None else admitted.prepared
-
-    async def check(self, config_type: str, identity: Identity) -> Decision:
-        """Decide ``config_type`` for ``identity`` with the policy (observers are told)."""
-        decision = await self._state().policy.check(config_type, identity)
-        for observer in self._observers:
-            observer.on_decision(config_type, decision)
-        return decision
 
     def allows(self, config_type: str) -> filters.UpdateFilter:
         """A filter passing updates whose actor the policy allows ``config_type``.
@@ -376,97 +271,32 @@ class Gate(OutboundSender):
         while len(self._admitted) > _REMEMBERED:
             self._admitted.popitem(last=False)
 
-    def stops(self, result: Ingress) -> bool:
-        """Whether the gate stops an update the pipeline made ``result`` of: duplicates, and
-        what the bot's own settings refuse (policies, ``require_mention``,
-        ``drop_non_persons``). Everything else reaches the handlers."""
-        return stops(result, self.config)
-
     async def _on_update(self, update: Update, context: AnyContext) -> None:
-        """Group -1: the pipeline for ``update``; stopped → ``ApplicationHandlerStop``.
-
-        A gate that cannot judge an update (the store failed while moving a migrated chat's
-        grants, claiming it, ...) stops it: it never reaches the handlers unjudged.
-        """
-        if self._open is None:
-            _log.error("ptb.update_dropped update=%d: actorscope is not open", update.update_id)
+        """Group -1: the pipeline for ``update``; stopped → ``ApplicationHandlerStop``."""
+        judged = await self.judge(update, update, context.bot.username or None)
+        if judged.refusal is not None:
+            await _refuse_click(update, judged.refusal)
+        if judged.stopped:
             raise ApplicationHandlerStop
-        try:
-            await self._judge(self._open, update, context)
-        except ApplicationHandlerStop:
-            raise
-        except Exception as exc:  # any failure to judge stops the update: fail closed
-            _log.error(
-                "ptb.update_stopped update=%d: the gate could not judge it: %s: %s",
-                update.update_id,
-                type(exc).__name__,
-                exc,
-            )
-            raise ApplicationHandlerStop from None
-
-    async def _judge(self, state: _Open, update: Update, context: AnyContext) -> None:
-        username = context.bot.username or None
-        ingress = inspect_update(
-            update,
-            agent_key=state.agent.key,
-            bot_username=username,
-            channel=self.config.name,
-            ignore_bots=self.config.ignore_bots,
-        )
-        admitted = _Admitted(update)
-
-        async def defer_command(command: WriterCommand, identity: Identity) -> None:
-            if ingress.message is not None:  # answered by the writer CommandHandler
-                admitted.writer = (command, identity, ingress.message)
-
-        # No acknowledge: an allowed click reaches the handlers unanswered (query.answer()).
-        result = await state.pipeline.process(
-            ingress, bot_username=username, run_command=defer_command
-        )
-        if result.outcome is Outcome.ADMITTED and result.message is not None:
-            admitted.prepared = state.step.prepare(result.message)
-        self._tell(update, result, admitted.prepared)
-        if admitted.writer is not None:
-            if update.message is None:
-                raise ApplicationHandlerStop  # an edited writer command is not run
-            self._remember(admitted)
-            return
-        if admitted.prepared is None:
-            if self.stops(result):
-                await _refuse_click(update, f"denied: {result.reason or result.outcome}")
-                raise ApplicationHandlerStop
-            # No identity to attach (an inline query, a member update ...): it goes on, and
-            # ``requires`` denies it; a redelivery of the very same update is still dropped.
-            if state.pipeline.dedup.seen(f"{self.config.name}:update", "", str(update.update_id)):
-                raise ApplicationHandlerStop
-            return
+        if judged.writer is None and judged.prepared is None:
+            return  # no identity to attach: it goes on, and ``requires`` denies it
+        admitted = _Admitted(update, judged.prepared, judged.writer)
         self._remember(admitted)
+        if admitted.prepared is None:
+            return  # a writer command: answered by the writer CommandHandler
         if isinstance(context, ActorscopeContext):
             context.admit(admitted.prepared)
         for config_type in sorted(self._allow_filters):
             identity = admitted.prepared.identity
             admitted.decisions[config_type] = await self.check(config_type, identity)
 
-    def _tell(self, update: Update, result: Ingress, prepared: Prepared | None) -> None:
-        for observer in self._observers:
-            observer.on_ingress(update, result, prepared)
-
     async def _writer_command(self, update: Update, context: AnyContext) -> None:
         """``/addwriter``, ``/removewriter``, ``/writers``: answer, then stop the update."""
         admitted = self._find(update)
         if admitted is None or admitted.writer is None or update.message is None:
             return  # the pipeline did not take it for a writer command (another bot's)
-        command, who, message = admitted.writer
-        text = await handle_telegram_writer_command(
-            self._state().writers,
-            command,
-            update.message,
-            who,
-            bot=self.application.bot,
-            agent_id=who.agent_id,
-            tenant_id=who.tenant_id,
-        )
-        await self.send(reply_to(message, text))
+        chat_admin = functools.partial(is_telegram_admin, self.application.bot)
+        await self.send(await self.writer_answer(admitted.writer, update.message, chat_admin))
         raise ApplicationHandlerStop
 
 
@@ -736,14 +566,12 @@ def requires(config_type: str, *, denied: Any = None) -> _Requires:
     async def as_handler(callback: Callback[C, R], update: Update, context: C) -> Any:
         the_gate = gate(context)
         prepared = the_gate.prepared(update)
-        if prepared is None:
-            _log.info("ptb.denied update=%s: it carries no identity", update.update_id)
+        decision = await the_gate.decide(config_type, prepared, f"update={update.update_id}")
+        if decision is None or prepared is None:
             await _refuse_click(update, "denied: no identity")
             return denied
         with RunStep.bound(prepared), bind_services(the_gate.services):
-            decision = await the_gate.check(config_type, prepared.identity)
             if not decision.allowed:
-                _log_denial(config_type, decision)
                 text = f"denied: {decision.reason}"
                 if not await _refuse_click(update, text):
                     await the_gate.send(reply_to(prepared.request, text))
@@ -765,7 +593,7 @@ def requires(config_type: str, *, denied: Any = None) -> _Requires:
         with bind_identity(who), bind_run(info or RunInfo()), bind_services(the_gate.services):
             decision = await the_gate.check(config_type, who)
             if not decision.allowed:
-                _log_denial(config_type, decision, job=name)
+                the_gate.log_denial(config_type, decision, job=name)
                 return denied
             return await callback(context)
 
@@ -780,18 +608,6 @@ def requires(config_type: str, *, denied: Any = None) -> _Requires:
         return run
 
     return decorate  # one function serves both overloads: it tells them apart by arity
-
-
-def _log_denial(config_type: str, decision: Decision, *, job: str = "") -> None:
-    """The one INFO line of a denial (an answer, not a failure: no traceback)."""
-    _log.info(
-        "ptb.denied%s %s sender=%s scope=%s reason=%s",
-        f" job={job}" if job else "",
-        config_type,
-        decision.sender_id or '""',
-        decision.scope,
-        decision.reason,
-    )
 
 
 # -- offline ---------------------------------------------------------------------------------

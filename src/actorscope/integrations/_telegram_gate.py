@@ -1,0 +1,360 @@
+"""The gate python-telegram-bot's and aiogram's ``install()`` share (docs/design.md).
+
+Both put actorscope into a Telegram framework the same way, and this module is that way, once:
+
+* opening: the database (or an open one, left open) and the agent's services, wired by the
+  composition root (:func:`~actorscope.assembly.assemble`): one ingress
+  :class:`~actorscope.channels.Pipeline` and one :class:`~actorscope.host.RunStep` (which only
+  prepares: the framework's handlers are the turn); inside
+  :func:`~actorscope.integrations.adopting`, on the adoption instead
+  (:class:`~actorscope.integrations.Opened` says which);
+* judging one Telegram update (:meth:`TelegramGate.judge`): the normaliser, the pipeline
+  (writer commands deferred to the framework's handler), the run step's ``prepare``, the
+  observers told; what is stopped follows :func:`~._invisible.stops`, and an update the gate
+  cannot judge is stopped;
+* the permission check for a handler (:meth:`TelegramGate.decide`), its observers and the one
+  INFO line of a denial; the writer commands' answer (:meth:`TelegramGate.writer_answer`).
+
+The framework half (PTB's ``Gate``, aiogram's ``Gate``) turns a framework update into the
+normaliser's ``telegram.Update``, stops or passes it the framework's way, answers clicks and
+sends replies with the framework's bot.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Collection, Mapping
+from contextlib import AsyncExitStack
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Generic, Protocol, TypeVar
+
+from telegram import Message, Update
+
+from actorscope.agents import Agent
+from actorscope.assembly import AgentSettings
+from actorscope.bots import BotServices
+from actorscope.channels import ChannelConfig, Ingress, Outcome, Pipeline
+from actorscope.channels._telegram_commands import ChatAdmin, handle_telegram_writer_command
+from actorscope.channels._writer_commands import WriterCommand
+from actorscope.channels.telegram import inspect_update
+from actorscope.errors import ConfigError
+from actorscope.host import Prepared, RunStep
+from actorscope.identity import Identity
+from actorscope.integrations._adoption import Opened, open_gate
+from actorscope.integrations._invisible import stops
+from actorscope.messages import InboundMessage, OutboundMessage, reply_to
+from actorscope.permissions import Decision, PermissionPolicy
+from actorscope.permissions._writers import WriterManager
+from actorscope.propagation import OriginSigner
+from actorscope.store import Database
+
+__all__ = ["GateObserver", "GateState", "Judged", "TelegramGate", "WriterCall"]
+
+#: The framework's update object (PTB's ``Update``, aiogram's ``Update``).
+U = TypeVar("U")
+U_contra = TypeVar("U_contra", contravariant=True)
+#: A writer command the pipeline recognised: the command, who sent it, the message.
+WriterCall = tuple[WriterCommand, Identity, InboundMessage]
+
+
+class GateObserver(Protocol[U_contra]):
+    """Told what the gate did (the testing kit records it; the sandbox prints ignored ones)."""
+
+    def on_ingress(self, update: U_contra, result: Ingress, prepared: Prepared | None) -> None:
+        """The pipeline's ``result`` for ``update`` and, when admitted, its prepared run."""
+
+    def on_decision(self, config_type: str, decision: Decision) -> None:
+        """A permission check the gate made for a handler."""
+
+
+@dataclass(frozen=True, slots=True)
+class Judged:
+    """What the gate made of one update.
+
+    ``stopped``: it reaches no handler of the bot; ``refusal``: the alert a stopped click is
+    answered with (``None``: unanswered); ``prepared``: the run it is admitted as (``None``:
+    no identity to attach); ``writer``: a writer command for the framework's writer handler.
+    """
+
+    result: Ingress | None
+    prepared: Prepared | None = None
+    writer: WriterCall | None = None
+    stopped: bool = False
+    refusal: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class GateState:
+    """The gate's state while it is open."""
+
+    db: Database
+    agent: Agent
+    policy: PermissionPolicy
+    writers: WriterManager
+    pipeline: Pipeline
+    step: RunStep
+    services: BotServices
+    opened: Opened
+    #: Closes what the gate opened (the database, unless it was given open or adopted).
+    stack: AsyncExitStack
+
+
+_STOPPED = Judged(None, stopped=True)
+
+
+class TelegramGate(Generic[U]):
+    """actorscope in one Telegram framework's bot: what PTB's and aiogram's gates share.
+
+    ``framework`` names the framework in log lines (``ptb.denied ...``); ``not_open`` is the
+    error's advice when the gate is used before it opened.
+    """
+
+    framework = "telegram"
+    not_open = "start the bot first"
+
+    def __init__(
+        self,
+        *,
+        database: str | os.PathLike[str] | Database,
+        agent: str,
+        tenant: str,
+        owners: Collection[str],
+        roles: Mapping[str, str] | None,
+        config: ChannelConfig,
+        workspace: str | os.PathLike[str],
+        strict: bool,
+        shared_dedup: bool,
+        signer: OriginSigner,
+        log: logging.Logger,
+    ) -> None:
+        self.config = config
+        self._database = database
+        self._agent_key = agent
+        self._tenant = tenant
+        self._owners = tuple(owners)
+        self._roles = roles
+        self._workspace = workspace
+        self._strict = strict
+        self._shared_dedup = shared_dedup
+        self._signer = signer
+        self._log = log
+        self._open: GateState | None = None
+        self._observers: list[GateObserver[U]] = []
+
+    # -- lifecycle -------------------------------------------------------------------------
+
+    @property
+    def is_open(self) -> bool:
+        """True between :meth:`open` and :meth:`close`."""
+        return self._open is not None
+
+    def _state(self) -> GateState:
+        if self._open is None:
+            raise ConfigError(f"actorscope is not open in this bot: {self.not_open}")
+        return self._open
+
+    async def open(self) -> None:
+        """Open the database, get or create the agent, start the change feed: the composition
+        root's :func:`~actorscope.assembly.assemble`, through
+        :func:`~actorscope.integrations._adoption.open_gate`.
+
+        Inside :func:`~actorscope.integrations.adopting` the gate opens on the adoption's
+        database, agent, workspace and signer instead of its own (see :attr:`opened`).
+        """
+        if self._open is not None:
+            return
+        settings = AgentSettings(
+            agent=self._agent_key,
+            tenant=self._tenant,
+            owners=self._owners,
+            roles=self._roles or {},
+            strict=self._strict,
+            workspace=Path(self._workspace),
+            shared_dedup=self._shared_dedup,
+            signer=self._signer,
+        )
+        stack = AsyncExitStack()
+        try:
+            assembly, opened = await open_gate(self._database, settings, stack)
+            pipeline = assembly.pipeline(self.config)
+            self._open = GateState(
+                assembly.db,
+                assembly.agent,
+                assembly.policy,
+                pipeline.writers,
+                pipeline,
+                assembly.run_step(owners=self.config.owners),
+                BotServices.of(assembly),
+                opened,
+                stack,
+            )
+            self._started()
+        except BaseException:
+            self._open = None
+            await stack.aclose()
+            raise
+
+    def _started(self) -> None:
+        """Called once the gate is open (the framework half's own setup)."""
+
+    def _stopping(self) -> None:
+        """Called when the gate closes (the framework half's own teardown)."""
+
+    async def close(self) -> None:
+        """Close what :meth:`open` opened (a database given open, or adopted, stays open)."""
+        state, self._open = self._open, None
+        self._stopping()
+        if state is not None:
+            await state.stack.aclose()
+
+    # -- what handlers use -----------------------------------------------------------------
+
+    @property
+    def opened(self) -> Opened:
+        """What the gate opened (database, agent, workspace root, the adoption if any)."""
+        return self._state().opened
+
+    @property
+    def agent(self) -> Agent:
+        """The agent this bot runs as."""
+        return self._state().agent
+
+    @property
+    def policy(self) -> PermissionPolicy:
+        """The permission policy the gate checks with."""
+        return self._state().policy
+
+    @property
+    def services(self) -> BotServices:
+        """Database, agent, grants, policy and workspace, as ``actorscope run`` binds them."""
+        return self._state().services
+
+    def observe(self, observer: GateObserver[U]) -> None:
+        """Tell ``observer`` what the gate does from now on."""
+        self._observers.append(observer)
+
+    async def check(self, config_type: str, identity: Identity) -> Decision:
+        """Decide ``config_type`` for ``identity`` with the policy (observers are told)."""
+        decision = await self._state().policy.check(config_type, identity)
+        for observer in self._observers:
+            observer.on_decision(config_type, decision)
+        return decision
+
+    def stops(self, result: Ingress) -> bool:
+        """Whether the gate stops an update the pipeline made ``result`` of: duplicates, and
+        what the bot's own settings refuse (policies, ``require_mention``,
+        ``drop_non_persons``). Everything else reaches the handlers."""
+        return stops(result, self.config)
+
+    async def decide(
+        self, config_type: str, prepared: Prepared | None, what: str
+    ) -> Decision | None:
+        """The check ``requires`` makes before a handler: the decision for the prepared
+        run's actor, ``None`` when the update carries no identity (denied). A denial is logged
+        at INFO, once; ``what`` names the update or job in that line."""
+        if prepared is None:
+            self._log.info(
+                "%s.denied %s %s: it carries no identity", self.framework, what, config_type
+            )
+            return None
+        decision = await self.check(config_type, prepared.identity)
+        if not decision.allowed:
+            self.log_denial(config_type, decision)
+        return decision
+
+    def log_denial(self, config_type: str, decision: Decision, *, job: str = "") -> None:
+        """The one INFO line of a denial (an answer, not a failure: no traceback)."""
+        self._log.info(
+            "%s.denied%s %s sender=%s scope=%s reason=%s",
+            self.framework,
+            f" job={job}" if job else "",
+            config_type,
+            decision.sender_id or '""',
+            decision.scope,
+            decision.reason,
+        )
+
+    # -- the gate itself -------------------------------------------------------------------
+
+    async def judge(self, update: U, parsed: Update, bot_username: str | None) -> Judged:
+        """The pipeline for ``update`` (``parsed``: the same update as the normaliser reads
+        it). A gate that is not open, or cannot judge it (the store failed while moving a
+        migrated chat's grants, claiming it, ...), stops it: it never reaches the handlers
+        unjudged."""
+        state = self._open
+        if state is None:
+            self._log.error(
+                "%s.update_dropped update=%s: actorscope is not open",
+                self.framework,
+                parsed.update_id,
+            )
+            return _STOPPED
+        try:
+            return await self._judge(state, update, parsed, bot_username)
+        except Exception as exc:  # any failure to judge stops the update: fail closed
+            self._log.error(
+                "%s.update_stopped update=%s: the gate could not judge it: %s: %s",
+                self.framework,
+                parsed.update_id,
+                type(exc).__name__,
+                exc,
+            )
+            return _STOPPED
+
+    async def _judge(
+        self, state: GateState, update: U, parsed: Update, bot_username: str | None
+    ) -> Judged:
+        ingress = inspect_update(
+            parsed,
+            agent_key=state.agent.key,
+            bot_username=bot_username,
+            channel=self.config.name,
+            ignore_bots=self.config.ignore_bots,
+        )
+        deferred: list[WriterCall] = []
+
+        async def defer_command(command: WriterCommand, identity: Identity) -> None:
+            if ingress.message is not None:  # answered by the framework's writer handler
+                deferred.append((command, identity, ingress.message))
+
+        # No acknowledge: an allowed click reaches the handlers unanswered.
+        result = await state.pipeline.process(
+            ingress, bot_username=bot_username, run_command=defer_command
+        )
+        prepared = None
+        if result.outcome is Outcome.ADMITTED and result.message is not None:
+            prepared = state.step.prepare(result.message)
+        for observer in self._observers:
+            observer.on_ingress(update, result, prepared)
+        if deferred:
+            # An edited writer command is not run, and reaches no handler either.
+            return Judged(result, writer=deferred[0], stopped=parsed.message is None)
+        if prepared is not None:
+            return Judged(result, prepared)
+        if self.stops(result):
+            refusal = f"denied: {result.reason or result.outcome}"
+            return Judged(result, stopped=True, refusal=refusal)
+        # No identity to attach (an inline query, a member update ...): it goes on, and
+        # ``requires`` denies it; a redelivery of the very same update is still dropped.
+        again = state.pipeline.dedup.seen(f"{self.config.name}:update", "", str(parsed.update_id))
+        return Judged(result, stopped=again)
+
+    async def writer_answer(
+        self, call: WriterCall, message: Message, chat_admin: ChatAdmin
+    ) -> OutboundMessage:
+        """The answer to the writer command ``call`` (sent as ``message``, as the normaliser
+        reads it): the same writer-command code as ``actorscope run``; ``chat_admin`` asks the
+        Bot API whether the sender administers the chat, when that can matter."""
+        command, who, inbound = call
+        text = await handle_telegram_writer_command(
+            self._state().writers,
+            command,
+            message,
+            who,
+            chat_admin=chat_admin,
+            agent_id=who.agent_id,
+            tenant_id=who.tenant_id,
+        )
+        return reply_to(inbound, text)
