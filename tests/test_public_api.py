@@ -43,6 +43,7 @@ CONTRACT_MODULES = (
     "actorscope.context",
     "actorscope.errors",
     "actorscope.identity",
+    "actorscope.integrations.aiogram",
     "actorscope.integrations.discord_ext",
     "actorscope.integrations.ptb",
     "actorscope.integrations.pydantic_ai",
@@ -134,6 +135,7 @@ DOCUMENTED: dict[str, tuple[str, ...]] = {
     "actorscope.http": ("create_app",),
     "actorscope.integrations": ("Adoption", "Opened", "adopting", "adoption_in_force"),
     "actorscope.integrations.ptb": ("install", "requires", "bound", "identity", "gate"),
+    "actorscope.integrations.aiogram": ("install", "requires", "gate", "run_sandbox"),
     "actorscope.integrations.discord_ext": ("ActorscopeCog", "requires", "bound", "services"),
     "actorscope.integrations.pydantic_ai": ("ActorscopeDeps", "requires", "run_delegate"),
     "actorscope.sandbox": (

@@ -37,6 +37,9 @@ from actorscope.sandbox import BotApiEmulator, ChatType, EmulatorRequest, Member
 JSON = dict[str, Any]
 # Fields real updates still carry beside their successors, which PTB keeps in api_kwargs.
 LEGACY_FIELDS = frozenset({"new_chat_participant", "new_chat_member", "left_chat_participant"})
+# Fields of a Bot API newer than PTB 22.8's, which PTB keeps in api_kwargs and aiogram 3.31
+# requires (an administrator's answer without them does not parse there).
+NEWER_FIELDS = frozenset({"can_send_welcome_messages"})
 
 
 def png(width: int = 3, height: int = 2) -> bytes:
@@ -66,7 +69,8 @@ def fields_left_over(value: object, seen: set[int] | None = None) -> list[str]:
         return [f for item in value for f in fields_left_over(item, seen)]
     if not isinstance(value, TelegramObject):
         return []
-    found = [f"{type(value).__name__}.{k}" for k in value.api_kwargs if k not in LEGACY_FIELDS]
+    known = LEGACY_FIELDS | NEWER_FIELDS
+    found = [f"{type(value).__name__}.{k}" for k in value.api_kwargs if k not in known]
     for cls in type(value).__mro__:
         for slot in getattr(cls, "__slots__", ()):
             if not slot.startswith("_"):

@@ -25,6 +25,8 @@ __all__ = [
     "ADMIN_STATUSES",
     "TELEGRAM_WRITER_USAGE",
     "ChatAdmin",
+    "MemberStatus",
+    "asks_chat_admin",
     "handle_telegram_writer_command",
     "is_telegram_admin",
     "telegram_writer_target",
@@ -40,17 +42,34 @@ ADMIN_STATUSES = frozenset({ChatMember.ADMINISTRATOR, ChatMember.OWNER})
 ChatAdmin = Callable[[Identity], Awaitable[bool]]
 
 
-async def is_telegram_admin(bot: Bot, identity: Identity) -> bool:
-    """Whether the Bot API (``getChatMember``) says the sender administers the chat."""
+#: ``getChatMember``'s status of a user in a chat, asked with a framework's bot.
+MemberStatus = Callable[[int, int], Awaitable[str]]
+
+
+async def asks_chat_admin(
+    status_of: MemberStatus, identity: Identity, errors: tuple[type[Exception], ...]
+) -> bool:
+    """Whether ``status_of`` (the Bot API's ``getChatMember``) says the sender administers the
+    chat; a call that fails with one of ``errors`` means "not an admin" (logged): writer
+    management fails closed."""
     if not identity.sender_id or not identity.chat_id:
         return False
+    failures: tuple[type[Exception], ...] = (*errors, ValueError)
     try:
-        member = await bot.get_chat_member(int(identity.chat_id), int(identity.sender_id))
-    except (TelegramError, ValueError) as exc:
-        # Unknown means "not an admin": writer management fails closed.
+        status = await status_of(int(identity.chat_id), int(identity.sender_id))
+    except failures as exc:
         _log.warning("telegram.get_chat_member failed chat=%s: %s", identity.chat_id, exc)
         return False
-    return member.status in ADMIN_STATUSES
+    return status in ADMIN_STATUSES
+
+
+async def is_telegram_admin(bot: Bot, identity: Identity) -> bool:
+    """Whether the Bot API (``getChatMember``) says the sender administers the chat."""
+
+    async def status_of(chat_id: int, user_id: int) -> str:
+        return (await bot.get_chat_member(chat_id, user_id)).status
+
+    return await asks_chat_admin(status_of, identity, (TelegramError,))
 
 
 def telegram_writer_target(message: Message) -> tuple[str, str] | None:

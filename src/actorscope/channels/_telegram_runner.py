@@ -29,7 +29,7 @@ import functools
 import hashlib
 import logging
 from collections.abc import Callable, Coroutine, Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 from telegram import (
     Bot,
@@ -68,10 +68,13 @@ __all__ = [
     "TURN_WAIT",
     "WEBHOOK_CLAIM_CHANNEL",
     "IgnoredListener",
+    "ReplyRoute",
     "TelegramRunner",
     "answer_click",
     "inline_keyboard",
+    "reply_route",
     "send_outbound",
+    "text_parts",
 ]
 
 _log = logging.getLogger("actorscope.channels.telegram")
@@ -150,6 +153,34 @@ def _upload(item: Attachment) -> InputFile | str:
 IgnoredListener = Callable[[int, IgnoreReason], None]
 
 
+class ReplyRoute(NamedTuple):
+    """Where a reply goes on Telegram and how: the chat, its forum topic (``None`` for the
+    General topic, which takes no thread id), the message it replies to, the parse mode."""
+
+    chat: int
+    thread: int | None
+    reply_to: int | None
+    parse_mode: str | None
+
+
+def reply_route(msg: OutboundMessage) -> ReplyRoute:
+    """The :class:`ReplyRoute` of ``msg`` (what every Telegram sender of actorscope sends by)."""
+    thread = int(msg.thread_id) if msg.thread_id.isdigit() else None
+    if thread == GENERAL_TOPIC_ID:
+        thread = None  # the General topic takes no message_thread_id
+    reply = int(msg.reply_to_message_id) if msg.reply_to_message_id.isdigit() else None
+    return ReplyRoute(int(msg.chat_id), thread, reply, _PARSE_MODES[msg.format])
+
+
+def text_parts(text: str) -> list[str]:
+    """``text`` in parts of :data:`MAX_MESSAGE_LENGTH` (an empty text is one space)."""
+    text = text or " "
+    return [
+        text[start : start + MAX_MESSAGE_LENGTH]
+        for start in range(0, len(text), MAX_MESSAGE_LENGTH)
+    ]
+
+
 async def send_outbound(bot: Bot, msg: OutboundMessage) -> None:
     """Send ``msg`` with ``bot``: to its chat and forum topic (General: no thread id), replying
     to ``reply_to_message_id`` when possible.
@@ -160,18 +191,15 @@ async def send_outbound(bot: Bot, msg: OutboundMessage) -> None:
     sends a reply on Telegram (the runner, the PTB integration).
     """
     keyboard = inline_keyboard(msg.buttons)
-    parse_mode = _PARSE_MODES[msg.format]
+    route = reply_route(msg)
+    parse_mode = route.parse_mode
     # Files are read off the event loop (up to 50 MB each), all before the first call.
     uploads = [(item.kind, await asyncio.to_thread(_upload, item)) for item in msg.media]
-    thread = int(msg.thread_id) if msg.thread_id.isdigit() else None
-    if thread == GENERAL_TOPIC_ID:
-        thread = None  # the General topic takes no message_thread_id
+    thread = route.thread
     reply = None
-    if msg.reply_to_message_id.isdigit():
-        reply = ReplyParameters(
-            message_id=int(msg.reply_to_message_id), allow_sending_without_reply=True
-        )
-    chat = int(msg.chat_id)
+    if route.reply_to is not None:
+        reply = ReplyParameters(message_id=route.reply_to, allow_sending_without_reply=True)
+    chat = route.chat
     captioned = bool(uploads) and len(msg.content) <= MAX_CAPTION_LENGTH
     for index, (kind, upload) in enumerate(uploads):
         last = captioned and index == len(uploads) - 1
@@ -188,16 +216,16 @@ async def send_outbound(bot: Bot, msg: OutboundMessage) -> None:
         reply = None
     if captioned:
         return
-    text = msg.content or " "
-    for start in range(0, len(text), MAX_MESSAGE_LENGTH):
-        last = start + MAX_MESSAGE_LENGTH >= len(text)
+    parts = text_parts(msg.content)
+    for index, part in enumerate(parts):
+        last = index == len(parts) - 1
         await bot.send_message(
             chat_id=chat,
-            text=text[start : start + MAX_MESSAGE_LENGTH],
+            text=part,
             parse_mode=parse_mode,
             reply_markup=keyboard if last else None,
             message_thread_id=thread,
-            reply_parameters=reply if start == 0 else None,
+            reply_parameters=reply if index == 0 else None,
         )
 
 

@@ -33,6 +33,7 @@ from typing import Generic, Protocol, TypeVar
 from telegram import Message, Update
 
 from actorscope.agents import Agent
+from actorscope.agents._types import parse_agent_key
 from actorscope.assembly import AgentSettings
 from actorscope.bots import BotServices
 from actorscope.channels import ChannelConfig, Ingress, Outcome, Pipeline
@@ -43,14 +44,22 @@ from actorscope.errors import ConfigError
 from actorscope.host import Prepared, RunStep
 from actorscope.identity import Identity
 from actorscope.integrations._adoption import Opened, open_gate
-from actorscope.integrations._invisible import stops
+from actorscope.integrations._invisible import gate_config, stops
 from actorscope.messages import InboundMessage, OutboundMessage, reply_to
 from actorscope.permissions import Decision, PermissionPolicy
 from actorscope.permissions._writers import WriterManager
 from actorscope.propagation import OriginSigner
 from actorscope.store import Database
 
-__all__ = ["GateObserver", "GateState", "Judged", "TelegramGate", "WriterCall"]
+__all__ = [
+    "GateObserver",
+    "GateSettings",
+    "GateState",
+    "Judged",
+    "TelegramGate",
+    "WriterCall",
+    "gate_settings",
+]
 
 #: The framework's update object (PTB's ``Update``, aiogram's ``Update``).
 U = TypeVar("U")
@@ -101,6 +110,77 @@ class GateState:
     stack: AsyncExitStack
 
 
+@dataclass(frozen=True, slots=True)
+class GateSettings:
+    """What ``install()`` was given, checked (:func:`gate_settings`)."""
+
+    database: str | os.PathLike[str] | Database
+    agent: str
+    tenant: str
+    owners: tuple[str, ...]
+    roles: Mapping[str, str] | None
+    config: ChannelConfig
+    workspace: str | os.PathLike[str]
+    strict: bool
+    shared_dedup: bool
+    signer: OriginSigner
+
+
+def gate_settings(
+    bot: str,
+    *,
+    database: object,
+    agent: object,
+    tenant: str,
+    owners: object,
+    roles: Mapping[str, str] | None,
+    config: object,
+    workspace: str | os.PathLike[str],
+    strict: bool,
+    shared_dedup: bool,
+    signer: OriginSigner | None,
+    require_mention: object,
+    drop_non_persons: object,
+) -> GateSettings:
+    """``install()``'s arguments checked, each problem one :class:`ConfigError`; ``bot``
+    names what the gate goes into in that error (``a PTB application``)."""
+    key = parse_agent_key(agent)
+    if not isinstance(database, str | os.PathLike | Database):
+        raise ConfigError("database must be a path, a database URL or an open Database")
+    if not isinstance(owners, Collection) or isinstance(owners, str):
+        raise ConfigError("owners must be a list of sender ids as strings, e.g. ['42']")
+    if not all(isinstance(o, str) and o for o in owners):
+        raise ConfigError("owners must be a list of sender ids as strings, e.g. ['42']")
+    if config is not None and (
+        not isinstance(config, ChannelConfig) or config.platform != "telegram"
+    ):
+        raise ConfigError(f"{bot} needs a telegram config, not {config!r}")
+    for name, flag in (
+        ("require_mention", require_mention),
+        ("drop_non_persons", drop_non_persons),
+    ):
+        if flag is not None and not isinstance(flag, bool):
+            raise ConfigError(f"install(): {name} must be True or False")
+    checked = gate_config(
+        config,
+        platform="telegram",
+        require_mention=require_mention if isinstance(require_mention, bool) else None,
+        drop_non_persons=drop_non_persons if isinstance(drop_non_persons, bool) else None,
+    )
+    return GateSettings(
+        database=database,
+        agent=key,
+        tenant=tenant,
+        owners=tuple(owners),
+        roles=roles,
+        config=checked,
+        workspace=workspace,
+        strict=strict,
+        shared_dedup=shared_dedup,
+        signer=signer if signer is not None else OriginSigner(),
+    )
+
+
 _STOPPED = Judged(None, stopped=True)
 
 
@@ -114,31 +194,17 @@ class TelegramGate(Generic[U]):
     framework = "telegram"
     not_open = "start the bot first"
 
-    def __init__(
-        self,
-        *,
-        database: str | os.PathLike[str] | Database,
-        agent: str,
-        tenant: str,
-        owners: Collection[str],
-        roles: Mapping[str, str] | None,
-        config: ChannelConfig,
-        workspace: str | os.PathLike[str],
-        strict: bool,
-        shared_dedup: bool,
-        signer: OriginSigner,
-        log: logging.Logger,
-    ) -> None:
-        self.config = config
-        self._database = database
-        self._agent_key = agent
-        self._tenant = tenant
-        self._owners = tuple(owners)
-        self._roles = roles
-        self._workspace = workspace
-        self._strict = strict
-        self._shared_dedup = shared_dedup
-        self._signer = signer
+    def __init__(self, settings: GateSettings, *, log: logging.Logger) -> None:
+        self.config = settings.config
+        self._database = settings.database
+        self._agent_key = settings.agent
+        self._tenant = settings.tenant
+        self._owners = settings.owners
+        self._roles = settings.roles
+        self._workspace = settings.workspace
+        self._strict = settings.strict
+        self._shared_dedup = settings.shared_dedup
+        self._signer = settings.signer
         self._log = log
         self._open: GateState | None = None
         self._observers: list[GateObserver[U]] = []

@@ -67,7 +67,6 @@ from telegram.ext import (
 )
 from telegram.warnings import PTBUserWarning
 
-from actorscope.agents._types import parse_agent_key
 from actorscope.bots import bind_services
 from actorscope.channels import ChannelConfig, Ingress
 from actorscope.channels._telegram_commands import is_telegram_admin
@@ -77,9 +76,13 @@ from actorscope.context import bind_identity, current_identity
 from actorscope.errors import ConfigError
 from actorscope.host import OutboundSender, Prepared, RunStep
 from actorscope.identity import Identity
-from actorscope.integrations._invisible import gate_config
 from actorscope.integrations._telegram_gate import GateObserver as _GateObserver
-from actorscope.integrations._telegram_gate import TelegramGate, WriterCall
+from actorscope.integrations._telegram_gate import (
+    GateSettings,
+    TelegramGate,
+    WriterCall,
+    gate_settings,
+)
 from actorscope.messages import OutboundMessage, RunRequest, reply_to
 from actorscope.permissions import Decision
 from actorscope.propagation import OriginSigner, RunInfo, bind_run, current_run
@@ -140,34 +143,8 @@ class Gate(TelegramGate[Update], OutboundSender):
         " first"
     )
 
-    def __init__(
-        self,
-        application: PTBApp,
-        *,
-        database: str | os.PathLike[str] | Database,
-        agent: str,
-        tenant: str,
-        owners: Collection[str],
-        roles: Mapping[str, str] | None,
-        config: ChannelConfig,
-        workspace: str | os.PathLike[str],
-        strict: bool,
-        shared_dedup: bool,
-        signer: OriginSigner,
-    ) -> None:
-        super().__init__(
-            database=database,
-            agent=agent,
-            tenant=tenant,
-            owners=owners,
-            roles=roles,
-            config=config,
-            workspace=workspace,
-            strict=strict,
-            shared_dedup=shared_dedup,
-            signer=signer,
-            log=_log,
-        )
+    def __init__(self, application: PTBApp, settings: GateSettings) -> None:
+        super().__init__(settings, log=_log)
         self.application = application
         self._admitted: OrderedDict[int, _Admitted] = OrderedDict()
         self._allow_filters: set[str] = set()
@@ -417,29 +394,8 @@ def install(
         )
     if _installed(application) is not None:
         raise ConfigError("actorscope is already installed in this application")
-    parse_agent_key(agent)
-    if not isinstance(database, str | os.PathLike | Database):
-        raise ConfigError("database must be a path, a database URL or an open Database")
-    if isinstance(owners, str) or not all(isinstance(o, str) and o for o in owners):
-        raise ConfigError("owners must be a list of sender ids as strings, e.g. ['42']")
-    if config is not None and (
-        not isinstance(config, ChannelConfig) or config.platform != "telegram"
-    ):
-        raise ConfigError(f"a PTB application needs a telegram config, not {config!r}")
-    for name, flag in (
-        ("require_mention", require_mention),
-        ("drop_non_persons", drop_non_persons),
-    ):
-        if flag is not None and not isinstance(flag, bool):
-            raise ConfigError(f"install(): {name} must be True or False")
-    config = gate_config(
-        config,
-        platform="telegram",
-        require_mention=require_mention,
-        drop_non_persons=drop_non_persons,
-    )
-    the_gate = Gate(
-        application,
+    settings = gate_settings(
+        "a PTB application",
         database=database,
         agent=agent,
         tenant=tenant,
@@ -449,8 +405,11 @@ def install(
         workspace=workspace,
         strict=strict,
         shared_dedup=shared_dedup,
-        signer=signer if signer is not None else OriginSigner(),
+        signer=signer,
+        require_mention=require_mention,
+        drop_non_persons=drop_non_persons,
     )
+    the_gate = Gate(application, settings)
     their_init, their_shutdown = application.post_init, application.post_shutdown
 
     async def post_init(app: PTBApp) -> None:

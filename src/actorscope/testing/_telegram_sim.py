@@ -20,7 +20,9 @@ A PTB ``Application`` built with :func:`actorscope.integrations.ptb.install` can
 instead: build it from :meth:`TelegramSim.application_builder` and hand it to
 :meth:`TelegramSim.serve_application`; each event is then processed by that application (its
 gate runs the same pipeline and run step) and the decisions its ``requires`` checks make are
-recorded for ``should_allow`` / ``should_deny``.
+recorded for ``should_allow`` / ``should_deny``. An aiogram ``Dispatcher`` likewise:
+:meth:`TelegramSim.serve_dispatcher` runs it with a ``Bot`` whose session talks to this
+world's Bot API emulator over loopback.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from contextlib import nullcontext
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from telegram import Update
 from telegram.ext import Application, ApplicationBuilder, CallbackContext
@@ -41,6 +43,7 @@ from actorscope.integrations.ptb import GATE_GROUP, Gate
 from actorscope.permissions import Decision
 from actorscope.sandbox import (
     BotApiEmulator,
+    BotApiServer,
     Chat,
     ChatType,
     EmulatorRequest,
@@ -51,6 +54,12 @@ from actorscope.sandbox import (
 )
 from actorscope.testing._expect import ObservationKind, hide_on_expectation_failure
 from actorscope.testing._harness import AgentEnv, Event, Simulator
+
+if TYPE_CHECKING:
+    from aiogram import Dispatcher
+
+    from actorscope.integrations.aiogram import Gate as DispatcherGate
+    from actorscope.testing._served_dispatcher import ServedDispatcher
 
 __all__ = ["TelegramSim", "gate_of"]
 
@@ -84,6 +93,8 @@ class TelegramSim(Simulator):
         self.emu.add_listener(self._on_call)
         self._runner: TelegramRunner | None = None
         self._application: App | None = None
+        self._dispatcher: ServedDispatcher | None = None
+        self._server: BotApiServer | None = None
         self._app_event: Event | None = None
         self._app_errors: list[Exception] = []
         self._users: dict[str, User] = {}
@@ -152,8 +163,8 @@ class TelegramSim(Simulator):
         each event goes to ``application.process_update``. A handler that raises fails the
         test.
         """
-        if self._application is not None:
-            raise RuntimeError("this simulator already serves an application")
+        if self._application is not None or self._dispatcher is not None:
+            raise RuntimeError("this simulator already serves a bot")
         the_gate = gate_of(application)
         adoption = self.env.adoption() if adopt and the_gate is not None else None
         if adoption is not None and the_gate is not None and the_gate.is_open:
@@ -180,6 +191,39 @@ class TelegramSim(Simulator):
             raise RuntimeError("the application's gate did not open on the test's database")
         return the_gate
 
+    async def serve_dispatcher(
+        self, dispatcher: Dispatcher, *, adopt: bool = True
+    ) -> DispatcherGate | None:
+        """Make the aiogram ``dispatcher`` the bot; return its gate (``None`` for a dispatcher
+        without :func:`~actorscope.integrations.aiogram.install`, served as it is).
+
+        The simulator makes the ``Bot``: an aiogram session pointed at this world's Bot API
+        emulator, served on 127.0.0.1 (its calls are recorded in :attr:`emu`). The dispatcher
+        starts as ``start_polling`` starts it (its startup handlers, where the gate opens) and
+        stops with the simulator (its shutdown handlers). The gate is *adopted*, as in
+        :meth:`serve_application`: it opens on this simulator's database, agent, workspace
+        and signer whatever ``install()`` was given (``adopt=False`` keeps its own). Each
+        event goes to ``dispatcher.feed_update`` and is finished when the dispatcher is; a
+        handler that raises (and no error handler of the bot's takes it) fails the test.
+        """
+        if self._application is not None or self._dispatcher is not None:
+            raise RuntimeError("this simulator already serves a bot")
+        # Imported here: aiogram is the extra ``aiogram``.
+        from actorscope.testing._served_dispatcher import ServedDispatcher
+
+        if self._server is None:
+            server = BotApiServer(self.emu)
+            await server.start()
+            self._server = server
+        served = ServedDispatcher(dispatcher, self._server, self.emu.token)
+        self._dispatcher = served
+        adoption = self.env.adoption() if adopt else None
+        return await served.start(self, adoption)
+
+    def on_ingress(self, result: Ingress, prepared: Prepared | None) -> None:
+        """A served bot's gate made ``result`` of the event being processed."""
+        self._on_ingress(result, prepared)
+
     async def _on_app_error(
         self, update: object, context: CallbackContext[Any, Any, Any, Any]
     ) -> None:
@@ -201,12 +245,20 @@ class TelegramSim(Simulator):
                 await app.shutdown()
 
     async def stop(self) -> None:
-        """Shut the served application and the runner down."""
-        await self._stop_application()
-        if self._runner is not None:
-            await self._runner.stop()
-            self._runner = None
-        self.emu.close()
+        """Shut the served application or dispatcher and the runner down."""
+        try:
+            await self._stop_application()
+            dispatcher, self._dispatcher = self._dispatcher, None
+            if dispatcher is not None:
+                await dispatcher.stop()
+        finally:
+            if self._runner is not None:
+                await self._runner.stop()
+                self._runner = None
+            server, self._server = self._server, None
+            if server is not None:
+                await server.stop()
+            self.emu.close()
 
     async def __aenter__(self) -> TelegramSim:
         return await self.start()
@@ -457,6 +509,12 @@ class TelegramSim(Simulator):
         self.emu.queue.drop_pending()  # handed to the runner right here, never polled
         if update is not None and self._application is not None:
             await self._process(self._application, update, event)
+        elif update is not None and self._dispatcher is not None:
+            self._app_event = event
+            try:
+                await self._dispatcher.feed(update)
+            finally:
+                self._app_event = None
         elif update is not None:
             runner = self.runner
             result = await runner.handle_update(Update.de_json(update, runner.bot))

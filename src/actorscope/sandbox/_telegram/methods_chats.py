@@ -38,6 +38,7 @@ _ADMIN_RIGHTS = (
     "can_post_stories",
     "can_edit_stories",
     "can_delete_stories",
+    "can_send_welcome_messages",
 )
 
 

@@ -96,6 +96,11 @@ class BotApiServer:
         """What to pass to ``ApplicationBuilder().base_url(...)``."""
         return f"http://{LOOPBACK_HOST}:{self.port}/bot"
 
+    @property
+    def root_url(self) -> str:
+        """The server's root, what aiogram's ``TelegramAPIServer.from_base(...)`` takes."""
+        return f"http://{LOOPBACK_HOST}:{self.port}"
+
     async def start(self) -> None:
         """Bind 127.0.0.1 and start answering."""
         if self._site.running:
