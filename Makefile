@@ -4,9 +4,6 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-# aiogram caps pydantic below the project's: the bench measures it in an environment of its own.
-AIOGRAM_VENV := $(VENV)/aiogram
-AIOGRAM_STAMP := $(AIOGRAM_VENV)/.installed
 
 .PHONY: demo test lint docs bench soak clean
 
@@ -37,16 +34,8 @@ test: lint
 	@echo "coverage, total % (fails under the floor in pyproject.toml):"
 	@$(BIN)/python -m coverage report --format=total
 
-$(AIOGRAM_STAMP): pyproject.toml $(STAMP)
-	@test -x $(AIOGRAM_VENV)/bin/python || $(PYTHON) -m venv $(AIOGRAM_VENV)
-	$(AIOGRAM_VENV)/bin/python -m pip install --quiet --disable-pip-version-check --upgrade pip
-	$(AIOGRAM_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -e '.[bench-aiogram]'
-	@touch $(AIOGRAM_STAMP)
-
-bench: $(STAMP) $(AIOGRAM_STAMP)
+bench: $(STAMP)
 	$(BIN)/python -m bench
-	@echo "(again in $(AIOGRAM_VENV), for aiogram: aiogram 3.31 requires pydantic < 2.14)"
-	$(AIOGRAM_VENV)/bin/python -m bench peers
 
 # Several workers on one PostgreSQL under a stream and faults; one table of what held. Loopback
 # only, needs PostgreSQL's binaries (apt install postgresql). make soak ARGS="--duration 1h".

@@ -9,8 +9,8 @@ dict lookup of the sender among the members; the handler sends the reply with
 answer (``BaseSession.check_response``) as after a real call.
 
 The line with actorscope's aiogram gate is one more :class:`~bench._sides.Side` here: the
-same bot with the gate installed and the handler under ``requires`` (see
-:func:`aiogram_sides`).
+same bot with :func:`~actorscope.integrations.aiogram.install` and the handler under
+``requires`` instead of the member filter (see :func:`aiogram_sides`).
 """
 
 from __future__ import annotations
@@ -21,14 +21,16 @@ from typing import Any
 
 from aiogram import Bot, Dispatcher, Router
 from aiogram.client.session.base import BaseSession
-from aiogram.methods import SendMessage, TelegramMethod
+from aiogram.methods import GetMe, SendMessage, TelegramMethod
 from aiogram.types import Message, ReplyParameters
 
+from actorscope.channels import ChannelConfig
+from actorscope.integrations import aiogram as gate
+from actorscope.store import Database
 from bench._sides import GENERAL_TOPIC, REPLY, Feed, Payloads, Side, for_another_bot
-from bench._stubs import SENT_MESSAGE, TOKEN, Sends
+from bench._stubs import GET_ME, SENT_MESSAGE, TOKEN, Sends
 
 __all__ = ["StubSession", "aiogram_sides"]
-
 _SENT = SENT_MESSAGE.decode()
 _TRUE = '{"ok": true, "result": true}'
 
@@ -51,6 +53,8 @@ class StubSession(BaseSession):
     ) -> Any:
         """Record a ``sendMessage``; answer every call as the Bot API would."""
         content = _TRUE
+        if isinstance(method, GetMe):
+            content = GET_ME.decode()
         if isinstance(method, SendMessage):
             reply = method.reply_parameters
             reply_to = reply.message_id if isinstance(reply, ReplyParameters) else None
@@ -120,6 +124,39 @@ def _bare(members: dict[int, bool]) -> Side:
     return Side("aiogram 3 + dict filter", start)
 
 
-def aiogram_sides(members: dict[int, bool]) -> list[Side]:
-    """The aiogram sides of the peer lines (the gate's joins when the integration exists)."""
-    return [_bare(members)]
+def _gated(db: Database, agent: str) -> Side:
+    """The same aiogram bot with actorscope's gate: ``install()``, the handler under
+    ``requires`` (the grants decide who is answered)."""
+
+    @asynccontextmanager
+    async def start(sends: Sends) -> AsyncIterator[Feed]:
+        bot = Bot(TOKEN, session=StubSession(sends))
+        router = Router()
+        router.message(_from_person)(gate.requires("file_writer")(_answer))
+        dispatcher = Dispatcher()
+        gate.install(
+            dispatcher,
+            database=db,
+            agent=agent,
+            config=ChannelConfig(platform="telegram", require_mention=False),
+        )
+        dispatcher.include_router(router)
+        await dispatcher.emit_startup(bot=bot, dispatcher=dispatcher, bots=(bot,))
+
+        async def feed(payloads: Payloads) -> None:
+            for payload in payloads:
+                await dispatcher.feed_raw_update(bot, payload)
+
+        try:
+            yield feed
+        finally:
+            await dispatcher.emit_shutdown(bot=bot, dispatcher=dispatcher, bots=(bot,))
+            await bot.session.close()
+
+    return Side("aiogram 3 + install() + requires", start)
+
+
+def aiogram_sides(members: dict[int, bool], db: Database, agent: str) -> list[Side]:
+    """The aiogram sides of the peer lines: bare, and with actorscope's gate on ``db`` as
+    ``agent`` (everyone may write there)."""
+    return [_bare(members), _gated(db, agent)]

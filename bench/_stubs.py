@@ -20,6 +20,7 @@ from bench._streams import BOT_USERNAME
 
 __all__ = [
     "BOT_ID",
+    "GET_ME",
     "SENT_MESSAGE",
     "TOKEN",
     "DiscordStub",
@@ -52,7 +53,8 @@ SENT_MESSAGE = json.dumps(
         },
     }
 ).encode()
-_GET_ME = json.dumps(
+#: The bot as the Bot API answers ``getMe``.
+GET_ME = json.dumps(
     {
         "ok": True,
         "result": {
@@ -139,7 +141,7 @@ class StubRequest(BaseRequest):
             self.sends.append(telegram_sent(request_data.parameters))
             return 200, SENT_MESSAGE
         if api_method == "getMe":
-            return 200, _GET_ME
+            return 200, GET_ME
         return 200, _TRUE
 
 

@@ -7,11 +7,11 @@ side's throughput over bare PTB's (median, min-max); ours with a permission chec
 ``install()`` + ``requires``) must be ahead of NoneBot2 with a ``Permission`` (issue 33).
 
 * NoneBot2 + its Telegram adapter, a dict-lookup ``Permission`` (``bench/_nonebot.py``);
-* aiogram 3, a ``Router`` with a dict-lookup filter (``bench/_aiogram.py``).
+* aiogram 3, a ``Router`` with a dict-lookup filter, and the same bot with actorscope's gate
+  (``install()`` + ``requires``) beside it (``bench/_aiogram.py``).
 
-A peer whose library is not installed here is named, not measured: aiogram 3.31 requires
-pydantic < 2.14, so ``make bench`` runs this module a second time in its own environment
-(``.venv/aiogram``), where the aiogram lines are printed beside ours measured there.
+A peer whose library is not installed here is named, not measured (``pip install -e
+'.[bench,aiogram]'``).
 """
 
 from __future__ import annotations
@@ -35,6 +35,10 @@ from bench._sides import (
 from bench._streams import telegram_stream
 from bench.integrations import PTB_AGENT, everyone_writes, ptb_gate
 
+#: The agent of the aiogram gate's side (``bench/_aiogram.py``; named here, where aiogram may
+#: be missing).
+AIOGRAM_AGENT = "aiogram-gate"
+
 __all__ = ["main", "run"]
 
 UPDATES = 3_000
@@ -49,8 +53,9 @@ def _installed(module: str) -> bool:
         return False
 
 
-def peer_sides(members_: dict[int, bool]) -> tuple[list[Side], list[str]]:
-    """The peer sides whose libraries are installed, and a line for each that is not."""
+def peer_sides(members_: dict[int, bool], db: Database) -> tuple[list[Side], list[str]]:
+    """The peer sides whose libraries are installed (a gate's on ``db``), and a line for each
+    that is not."""
     sides: list[Side] = []
     missing: list[str] = []
     if _installed("nonebot.adapters.telegram"):
@@ -62,12 +67,9 @@ def peer_sides(members_: dict[int, bool]) -> tuple[list[Side], list[str]]:
     if _installed("aiogram"):
         from bench._aiogram import aiogram_sides
 
-        sides.extend(aiogram_sides(members_))
+        sides.extend(aiogram_sides(members_, db, AIOGRAM_AGENT))
     else:
-        missing.append(
-            "aiogram: not installed here (aiogram 3.31 requires pydantic < 2.14); "
-            "`make bench` measures it in .venv/aiogram"
-        )
+        missing.append("aiogram: not installed here (pip install -e '.[aiogram]')")
     return sides, missing
 
 
@@ -83,15 +85,20 @@ async def run(updates: int = UPDATES, runs: int = RUNS) -> None:
         )
     )
     payloads = telegram_payloads(telegram_stream(2 * updates), updates)
-    peers, missing = peer_sides(members(payloads))
     with tempfile.TemporaryDirectory() as tmp:
         async with Database.open(Path(tmp) / "bench.db") as db:
             await everyone_writes(db, PTB_AGENT)
+            await everyone_writes(db, AIOGRAM_AGENT)
+            peers, missing = peer_sides(members(payloads), db)
             ours = [telegram_runner(db), ptb_gate(db)]
             result = await alternate([bare_ptb, *ours, *peers], payloads, runs)
     base = bare_ptb.label
     for side in [*ours, *peers]:
         ratio_line(result, side.label, base, f"{side.label} / {base}, stub", None)
+    aiogram = [peer.label for peer in peers if peer.label.startswith("aiogram")]
+    if len(aiogram) == 2:  # bare, then with the gate (``aiogram_sides``)
+        bare, gated = aiogram
+        ratio_line(result, gated, bare, f"aiogram with actorscope's gate / {bare}", None)
     for peer in peers:
         if peer.label.startswith("NoneBot2"):
             ratio_line(

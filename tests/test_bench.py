@@ -54,16 +54,23 @@ async def test_integrations_bench_prints_each_gate(capsys: pytest.CaptureFixture
 async def test_peers_bench_measures_nonebot_and_names_aiogram(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    """NoneBot2 is measured beside bare PTB and ours; aiogram is measured or named missing."""
+    """NoneBot2 is measured beside bare PTB and ours; aiogram, bare and with actorscope's
+    gate, beside them and each other (or named missing)."""
     await peers.run(updates=UPDATES, runs=RUNS)
     out = capsys.readouterr().out
     assert _lines(out, "NoneBot2 + Permission / bare PTB, stub")
     assert "goal >= 1: " in _lines(out, "PTB + actorscope gate / NoneBot2 + Permission")[0]
     assert "nonebot-adapter-telegram 0.1" in out
     if importlib.util.find_spec("aiogram") is None:
-        assert _lines(out, "aiogram: not installed here (aiogram 3.31 requires pydantic < 2.14)")
+        assert _lines(out, "aiogram: not installed here")
     else:
         assert _lines(out, "aiogram 3 + dict filter / bare PTB, stub")
+        assert _lines(out, "aiogram 3 + install() + requires / bare PTB, stub")
+        gated = _lines(out, "aiogram with actorscope's gate / aiogram 3 + dict filter")
+        assert len(gated) == 1
+        pair = "(aiogram 3 + install() + requires / aiogram 3 + dict filter)"
+        [replies] = [line for line in out.splitlines() if line.endswith(pair)]
+        assert int(replies.split("replies ")[1].split("/")[0]) > 0
 
 
 async def test_permissions_bench_compares_with_the_checks_own_sql(
