@@ -7,12 +7,14 @@ import asyncio
 import functools
 import logging
 import os
+import re
 import runpy
 import signal
 import sys
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from aiogram import Bot, Dispatcher, F, Router, flags
@@ -31,7 +33,9 @@ from actorscope.permissions import GrantStore
 from actorscope.store import Database
 from actorscope.testing import AgentEnv, Event, Grants, TelegramSim
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "aiogram_notes_bot.py"
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "examples" / "aiogram_notes_bot.py"
+GUIDE = ROOT / "docs" / "guides" / "aiogram.md"
 Build = Callable[..., Dispatcher]
 
 
@@ -704,3 +708,105 @@ async def test_ctrl_c_stops_the_examples_sandbox_cleanly(tmp_path: Path) -> None
     assert proc.returncode == 0
     assert out.decode().splitlines()[-1] == "stopped"
     assert err.decode() == ""
+
+
+def _guide_block(after: str) -> str:
+    """The python block of the aiogram guide that follows the text ``after``."""
+    text = GUIDE.read_text(encoding="utf-8")
+    match = re.search(r"```python\n(.*?)```", text[text.index(after) :], re.DOTALL)
+    assert match is not None, f"no python block after {after!r}"
+    return match.group(1)
+
+
+async def test_the_guides_flag_router_gates_both_handlers(
+    telegram_sim: TelegramSim, dp: Dispatcher, actorscope_grants: Grants
+) -> None:
+    """The guide's router, as typed there (``flags={"requires": ...}`` and aiogram's
+    ``flags.requires``), included in the example's dispatcher: a stranger is denied both
+    commands, a writer gets both answers."""
+    namespace: dict[str, Any] = {}
+    code = compile(_guide_block("the flag `requires` is the same gate"), str(GUIDE), "exec")
+    exec(code, namespace)  # noqa: S102 - the guide's own code, as a user types it
+    dp.include_router(namespace["router"])
+    alice, bob = telegram_sim.user("alice"), telegram_sim.user("bob")
+    devs = telegram_sim.supergroup("devs")
+    await actorscope_grants.allow(f"group:telegram:{devs.id}", alice)
+    await telegram_sim.serve_dispatcher(dp)
+    for command, answer in (("/wipe", "wiped"), ("/archive", "archived")):
+        telegram_sim.should_deny("file_writer", reason="no_grant", sender=bob)
+        telegram_sim.should_send(text="denied: no_grant", chat=devs)
+        await telegram_sim.message(bob, command, devs)
+        telegram_sim.should_allow("file_writer", reason="granted", sender=alice)
+        telegram_sim.should_send(text=answer, chat=devs)
+        await telegram_sim.message(alice, command, devs)
+
+
+BOT_PROCESS = """
+import asyncio, os, sys
+
+from aiogram import Bot
+from aiogram.client.session.aiohttp import AiohttpSession
+from aiogram.client.telegram import TelegramAPIServer
+
+sys.path.insert(0, os.environ["EXAMPLES"])
+from aiogram_notes_bot import build_dispatcher
+
+api = TelegramAPIServer.from_base(os.environ["ROOT"])
+bot = Bot(os.environ["TOKEN"], session=AiohttpSession(api=api))
+asyncio.run(build_dispatcher().start_polling(bot, polling_timeout=1))
+"""
+
+
+async def _line_with(stream: asyncio.StreamReader, marker: str) -> str:
+    """Read lines until one contains ``marker`` (the caller bounds the wait)."""
+    text = ""
+    while marker not in text:
+        line = await stream.readline()
+        if not line:
+            raise AssertionError(f"output ended before {marker!r}: {text}")
+        text += line.decode()
+    return text
+
+
+async def test_an_aiogram_bots_own_process_talks_through_actorscope_sandbox(
+    tmp_path: Path,
+) -> None:
+    """``actorscope sandbox`` prints the root an aiogram ``Bot`` takes; the notes bot, in its
+    own process pointed there, answers what is typed at the prompt, and stops on SIGINT."""
+    sandbox = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "actorscope",
+        "sandbox",
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+    )
+    bot: asyncio.subprocess.Process | None = None
+    assert sandbox.stdin is not None
+    assert sandbox.stdout is not None
+    try:
+        header = await asyncio.wait_for(_line_with(sandbox.stdout, "aiogram:"), 15.0)
+        root, token = re.search(r"root: +(\S+)", header), re.search(r"token: +(\S+)", header)
+        assert root is not None
+        assert token is not None
+        env = {**os.environ, "ROOT": root[1], "TOKEN": token[1], "EXAMPLES": str(EXAMPLE.parent)}
+        bot = await asyncio.create_subprocess_exec(
+            sys.executable, "-c", BOT_PROCESS, env=env, cwd=tmp_path
+        )
+        sandbox.stdin.write(b"/as alice /note from its own process\n")
+        await sandbox.stdin.drain()
+        shown = await asyncio.wait_for(_line_with(sandbox.stdout, "[bot ->"), 30.0)
+        assert re.search(r"\[bot -> private @alice msg \d+\] saved", shown), shown
+        bot.send_signal(signal.SIGINT)  # aiogram's polling stops on it, shutdown runs
+        assert await asyncio.wait_for(bot.wait(), 20.0) == 0
+        sandbox.stdin.write(b"/quit\n")
+        await sandbox.stdin.drain()
+        rest = await asyncio.wait_for(sandbox.stdout.read(), 10.0)
+        assert await asyncio.wait_for(sandbox.wait(), 10.0) == 0
+        assert rest.decode().endswith("sandbox stopped\n")
+        assert "from its own process" in _notes(tmp_path / "workspace")
+    finally:
+        for proc in (bot, sandbox):
+            if proc is not None and proc.returncode is None:
+                proc.kill()
+                await proc.wait()

@@ -352,13 +352,14 @@ def _guide_fragment(marker: str) -> str:
     ("example", "marker"),
     [
         ("ptb_notes_bot.py", "beside examples/ptb_notes_bot.py"),
+        ("aiogram_notes_bot.py", "beside examples/aiogram_notes_bot.py"),
         ("dpy_notes_bot.py", "beside examples/dpy_notes_bot.py"),
     ],
 )
 def test_the_guides_bot_tests_pass_and_write_no_bot_file(
     pytester: pytest.Pytester, example: str, marker: str
 ) -> None:
-    """The guide's two-line test of a real bot (PTB, discord.py), beside the example in a
+    """The guide's two-line test of a real bot (PTB, aiogram, discord.py), beside the example in a
     project with no pytest configuration, passes on the test's grant and creates no notes.db."""
     pytester.makepyfile(test_bot=_guide_fragment(marker))
     shutil.copy(ROOT / "examples" / example, pytester.path / example)

@@ -1,6 +1,7 @@
 """``actorscope sandbox``: a Telegram Bot API or Discord emulator on 127.0.0.1 with a prompt.
 
-Telegram: point a python-telegram-bot Application at the printed base URL and token. Discord
+Telegram: point a python-telegram-bot Application at the printed base URL and token, or an
+aiogram ``Bot`` at the printed root (``TelegramAPIServer.from_base(ROOT)``). Discord
 (``--platform discord``): ``actorscope sandbox --platform discord -- python bot.py`` runs your
 unmodified discord.py bot in its own process, pointed at the emulator (or connect one in
 process with ``discord_pointed_at``). Then type as different people in different chats; the
@@ -52,7 +53,11 @@ async def _serve(port: int, token: str | None) -> int:
         typer.echo(f"base_url: {server.base_url}")
         typer.echo(f"token:    {emu.token}")
         typer.echo(f"bot:      @{emu.bot.username}")
+        typer.echo(f"root:     {server.root_url}")
         typer.echo("connect:  ApplicationBuilder().token(TOKEN).base_url(BASE_URL)")
+        typer.echo(
+            "aiogram:  Bot(TOKEN, session=AiohttpSession(api=TelegramAPIServer.from_base(ROOT)))"
+        )
         typer.echo(HELP)
         console = SandboxConsole(emu, typer.echo)
         try:
@@ -194,7 +199,7 @@ def sandbox(
     if command:
         raise ConfigError(
             "a bot command after -- is for --platform discord; point a PTB bot at the printed"
-            " base_url and token instead"
+            " base_url and token, or an aiogram Bot at the printed root, instead"
         )
     if token is not None:
         bot_id, sep, secret = token.partition(":")
