@@ -1,25 +1,36 @@
-"""The simulator and production agree: ``actorscope run --sandbox`` and ``telegram_sim``.
+"""The paths agree: ``actorscope run --sandbox`` and ``telegram_sim``; ``actorscope run``, PTB
+and aiogram.
 
 One event sequence (a refused message, ``/addwriter`` as a reply, an allowed message, a
 redelivered update) goes through ``actorscope run`` in sandbox mode (the TelegramRunner polling
 the Bot API emulator over loopback, the host, the user's handler) and through the
 ``telegram_sim`` fixture serving the same handler. Both must send the same messages, ignore
 the same update, and leave the same audit rows: a path that skipped a stage (the writer
-command, dedup) would differ.
+command, dedup) would differ. The same holds across frameworks: the sequence through the
+``actorscope run`` path, a PTB application and an aiogram dispatcher (each with ``install()``)
+gives the same outcomes, replies and audit rows.
 """
 
 from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
-from actorscope.bots import load_bot_config, run_bots
-from actorscope.channels import Outcome
+from aiogram import Dispatcher, F, Router
+from aiogram.types import Message
+from telegram import Update
+from telegram.ext import ContextTypes, MessageHandler, filters
+
+from actorscope.bots import current_services, load_bot_config, run_bots
+from actorscope.channels import ChannelConfig, Outcome
+from actorscope.integrations import aiogram, ptb
+from actorscope.messages import RunRequest
 from actorscope.sandbox._telegram.console import SandboxConsole, populate_sandbox
 from actorscope.store import Database
-from actorscope.testing import TelegramSim
+from actorscope.testing import TelegramSim, open_env
 
 HANDLER = """
 from actorscope.bots import current_services
@@ -134,3 +145,107 @@ async def test_sandbox_and_telegram_sim_agree(tmp_path: Path, telegram_sim: Tele
     assert len(bot_lines(shown)) == 3
     assert [tuple(row) for row in simulated_audit] == [tuple(row) for row in production_audit]
     assert simulated_audit
+
+
+async def _answer(content: str) -> str:
+    """What every path's bot says: the ``actorscope run`` handler's reply, from its services."""
+    decision = await current_services().policy.check_file_writer()
+    return f"{content}: {'ok' if decision.allowed else 'no'} ({decision.reason})"
+
+
+async def _serve_ptb(sim: TelegramSim, config: ChannelConfig) -> None:
+    """A PTB application with install() whose text handler answers as ``_answer``."""
+    app = sim.application_builder().build()
+    ptb.install(app, database="unused.db", config=config)
+
+    @ptb.bound
+    async def text(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        assert update.effective_message is not None
+        content = ptb.run_request(update, context).content
+        await update.effective_message.reply_text(await _answer(content))
+
+    app.add_handler(MessageHandler(filters.TEXT & ~filters.COMMAND, text))
+    await sim.serve_application(app)
+
+
+async def _serve_aiogram(sim: TelegramSim, config: ChannelConfig) -> None:
+    """An aiogram dispatcher with install() whose text handler answers as ``_answer``."""
+    dp = Dispatcher()
+    aiogram.install(dp, database="unused.db", config=config)
+    router = Router(name="agree")
+
+    @router.message(F.text, ~F.text.startswith("/"))
+    async def text(message: Message, run_request: RunRequest) -> None:
+        await message.reply(await _answer(run_request.content))
+
+    dp.include_router(router)
+    await sim.serve_dispatcher(dp)
+
+
+async def _run_path(sim: TelegramSim, config: ChannelConfig, base: Path) -> None:
+    """The ``actorscope run`` path: the production runner and run step, the handler by name."""
+    sim.config = config
+    sim.serve("agreebot:handle", search_dir=base)
+
+
+#: What a path made of the sequence: each event's outcome, what the bot sent, the audit rows.
+Seen = tuple[list[Outcome | None], list[str], list[tuple[Any, ...]]]
+
+
+async def _sequence(sim: TelegramSim) -> Seen:
+    """The event sequence; what became of each event, what the bot sent, the audit rows."""
+    state = sim.emu.state
+    alice, bob, devs = state.user("@alice"), state.user("@bob"), state.chat("@devs")
+    said = await sim.message(bob, "hello", devs)
+    command = await sim.message(
+        alice, "/addwriter", devs, reply_to=said.payload["message"]["message_id"]
+    )
+    wrote = await sim.message(bob, "write", devs)
+    again = await sim.redeliver(wrote)
+    listed = await sim.message(bob, "/writers", devs)
+    events = (said, command, wrote, again, listed)
+    sent = [m["text"] for m in sim.emu.sent_messages()]
+    rows = [tuple(row) for row in await sim.env.db.fetchall(AUDIT)]
+    return [e.outcome for e in events], sent, rows
+
+
+async def test_aiogram_ptb_and_actorscope_run_agree(tmp_path: Path) -> None:
+    """One event sequence through ``actorscope run``'s path, a PTB application with install()
+    and an aiogram dispatcher with install(), each in its own world: the same outcomes, the
+    same replies (each carrying its decision) and the same audit rows."""
+    (tmp_path / "agreebot.py").write_text(HANDLER)
+    (tmp_path / "bot.toml").write_text(CONFIG)
+    bot = load_bot_config(tmp_path / "bot.toml")
+    assert bot.telegram is not None
+    config = bot.telegram.config
+    seen: dict[str, Seen] = {}
+    paths: tuple[tuple[str, Callable[[TelegramSim], Awaitable[None]]], ...] = (
+        ("run", lambda sim: _run_path(sim, config, tmp_path)),
+        ("ptb", lambda sim: _serve_ptb(sim, config)),
+        ("aiogram", lambda sim: _serve_aiogram(sim, config)),
+    )
+    for name, serve in paths:
+        (tmp_path / name).mkdir()
+        async with open_env(tmp_path / name / "actorscope.db") as env, TelegramSim(env) as sim:
+            populate_sandbox(sim.emu)
+            await serve(sim)
+            seen[name] = await _sequence(sim)
+    outcomes, sent, rows = seen["run"]
+    assert outcomes == [
+        Outcome.ADMITTED,
+        Outcome.WRITER_COMMAND,
+        Outcome.ADMITTED,
+        Outcome.DUPLICATE,
+        Outcome.WRITER_COMMAND,
+    ]
+    assert sent[0] == "hello: no (no_grant)"
+    assert sent[1].startswith("added @bob (")
+    assert sent[2] == "write: ok (granted)"
+    assert sent[3].startswith("writers: @bob (")
+    assert len(sent) == 4
+    assert [(row[3], row[4], row[6]) for row in rows] == [
+        ("file_writer", "check.deny", "no_grant"),
+        ("file_writer", "grant.add", ""),
+    ]
+    assert seen["ptb"] == seen["run"]
+    assert seen["aiogram"] == seen["run"]
