@@ -3,8 +3,9 @@
 Runs the ``handler`` of ``CONFIG`` (the ``actorscope run`` TOML) in the Telegram simulator (and
 the Discord one when ``[discord]`` is enabled) on a throwaway database and workspace, or, when
 ``CONFIG`` is ``module:attribute`` (imported from the current folder first, as with ``python
--m``), the PTB application that function builds from the simulator's ``ApplicationBuilder``, or
-the discord.py bot that class, instance or keyword-only function builds, run against the
+-m``), the PTB application that function builds from the simulator's ``ApplicationBuilder``,
+the aiogram ``Dispatcher`` a function returns (the simulator makes its ``Bot``), or the
+discord.py bot that class, instance or keyword-only function builds, run against the
 Discord emulator; the bot runs in the probe's temporary folder. It first proves it reaches the
 bot (exit 2 with one line when it does not), then sends every probe event x every command (the
 writer commands, ``[probe] commands`` or ``--command``, the commands the bot registers or
@@ -63,7 +64,8 @@ def probe_command(
         typer.Argument(
             help=(
                 "The bot configuration (TOML), or module:attribute: a function building a "
-                "PTB application, or a discord.py bot (built, its class or a factory)."
+                "PTB application or returning an aiogram Dispatcher, or a discord.py bot "
+                "(built, its class or a factory)."
             ),
             metavar="CONFIG",
         ),

@@ -2,8 +2,9 @@
 
 :func:`probe` serves a user's bot on a throwaway database and workspace in a temporary folder
 (removed afterwards) that is also the bot's working directory while it runs: an ``actorscope
-run`` handler or a PTB application (:mod:`._probe_ptb`) in the Telegram simulator, a discord.py
-bot (:mod:`._probe_dpy`) against the Discord emulator. It seeds one writer per group and proves
+run`` handler, a PTB application (:mod:`._probe_ptb`) or an aiogram dispatcher
+(:mod:`._probe_aiogram`) in the Telegram simulator, a discord.py bot (:mod:`._probe_dpy`)
+against the Discord emulator. It seeds one writer per group and proves
 its reach first (the positive control): a gate on another database or workspace, or a writer
 the bot does not know or refuses, stops it with one :class:`ProbeReachError`.
 
@@ -73,6 +74,7 @@ from actorscope.sandbox import HttpCall, RecordedCall
 from actorscope.testing._discord_sim import DiscordSim
 from actorscope.testing._grants import Grants, open_env
 from actorscope.testing._harness import AgentEnv, Event
+from actorscope.testing._probe_aiogram import AIOGRAM
 from actorscope.testing._probe_effects import Behaviour, CallLog, FolderWatch, Watch, api_call
 from actorscope.testing._probe_ptb import PTB
 from actorscope.testing._probe_target import (
@@ -125,9 +127,9 @@ _OTHER_WRITER_ID = 5151
 _MEMBER_ID = 6161
 _BOT_ID = 7171
 #: The frameworks the probe serves on the Telegram simulator, asked in order which one a bot
-#: is. An aiogram module comes with its integration and goes first: PTB takes any function
-#: (a build function is told by nothing but being called with a builder), so it is last.
-_TELEGRAM_FRAMEWORKS: tuple[TelegramFramework, ...] = (PTB,)
+#: is. aiogram goes first: PTB takes any function (a build function is told by nothing but
+#: being called with a builder), so it is last.
+_TELEGRAM_FRAMEWORKS: tuple[TelegramFramework, ...] = (AIOGRAM, PTB)
 
 
 class Status(StrEnum):
@@ -1038,7 +1040,7 @@ def _framework(found: object, spec: str) -> TelegramFramework:
             return framework
     raise ConfigError(
         f"application {spec!r} is not a function building a python-telegram-bot Application "
-        "nor a discord.py bot"
+        "or an aiogram Dispatcher, nor a discord.py bot"
     )
 
 
@@ -1087,7 +1089,9 @@ async def probe(
     """Probe ``handler`` (a function or ``module:function``) with every event x command.
 
     Or, with ``application`` (an :data:`AppFactory` or its ``module:function``), the PTB bot it
-    builds against the Telegram simulator (or, when it names one, a discord.py bot). ``commands``
+    builds against the Telegram simulator, the aiogram ``Dispatcher`` a function returns
+    (called with the keyword overrides it takes, or none), served there too (or, when it names
+    one, a discord.py bot). ``commands``
     are added to the writer commands (of a bot with actorscope's gate), the commands the bot
     registers with ``setMyCommands`` or handles with ``CommandHandler`` s, and those its source
     and scenario files suggest; ``writer_only`` names commands only writers may use (``/note``),
@@ -1120,7 +1124,8 @@ async def probe(
             # Imported here: the discord.py mode builds on this module.
             from actorscope.testing._probe_dpy import is_bot_factory, probe_bot
 
-            if bot is not None or is_bot_factory(found):
+            # A dispatcher's build function takes keyword arguments only, as a bot factory.
+            if bot is not None or (is_bot_factory(found) and not AIOGRAM.recognises(found)):
                 await probe_bot(found, spec, run)
             else:
                 await run.telegram(None, found, spec, config, None)

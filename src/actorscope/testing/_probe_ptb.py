@@ -19,9 +19,13 @@ from typing import Any
 from telegram.ext import Application, BaseHandler, CommandHandler, ConversationHandler
 
 from actorscope.errors import ConfigError
-from actorscope.integrations import Opened
-from actorscope.testing._harness import AgentEnv
-from actorscope.testing._probe_target import ProbeReachError, Served, call_factory, source_of
+from actorscope.testing._probe_target import (
+    ProbeReachError,
+    Served,
+    call_factory,
+    check_reach,
+    source_of,
+)
 from actorscope.testing._telegram_sim import TelegramSim
 
 __all__ = ["PTB"]
@@ -77,34 +81,12 @@ class _PTB:
         except RuntimeError as exc:  # the gate opened before, or elsewhere: out of reach
             raise ProbeReachError(f"application {spec!r}: {exc}") from None
         if gate is not None:
-            _check_reach(gate.opened, spec, sim.env)
+            fix = "build the Application and leave starting it (initialize, post_init) to the probe"
+            check_reach(gate.opened, spec, "application", sim.env, fix)
         registered = [f"/{c['command']}" for listed in sim.emu.commands.values() for c in listed]
         handled = _command_handlers(h for group in app.handlers.values() for h in group)
         commands = tuple(dict.fromkeys([*handled, *registered]))
         return Served(commands, gate is not None, source_of(found, spec), f"application {spec!r}")
-
-
-def _check_reach(opened: Opened, spec: str, env: AgentEnv) -> None:
-    """The gate opened on the probe's database, agent and workspace (one ProbeReachError
-    otherwise)."""
-    fix = (
-        f"let {spec.rpartition(':')[2] or spec} build the Application and leave starting it "
-        "(initialize, post_init) to the probe"
-    )
-    if opened.database is not env.db:
-        raise ProbeReachError(
-            f"the application's gate opened {opened.url}, not the probe's database: {fix}"
-        )
-    if opened.agent.id != env.agent.id:
-        raise ProbeReachError(
-            f"the application's gate runs as agent {opened.agent.key!r}, not the probe's "
-            f"{env.agent.key!r}: {fix}"
-        )
-    workspace = env.workspace.root if env.workspace is not None else None
-    if workspace is not None and opened.workspace.resolve() != workspace.resolve():
-        raise ProbeReachError(
-            f"the application's gate uses the workspace {opened.workspace}, not the probe's: {fix}"
-        )
 
 
 #: The python-telegram-bot framework of the probe.

@@ -1,10 +1,10 @@
 """What the probe is pointed at: the bot's framework, what serving it told, and its commands.
 
-A framework the probe serves on the Telegram simulator (python-telegram-bot today; aiogram
-once its integration exists) is one small module with a :class:`TelegramFramework`: whether it
-recognises what ``module:attribute`` names, and how to serve it on a
-:class:`~actorscope.testing.TelegramSim` (returning :class:`Served`). discord.py bots run against
-the Discord emulator in ``_probe_dpy``.
+A framework the probe serves on the Telegram simulator (python-telegram-bot in ``_probe_ptb``,
+aiogram in ``_probe_aiogram``) is one small module with a :class:`TelegramFramework`: whether
+it recognises what ``module:attribute`` names, and how to serve it on a
+:class:`~actorscope.testing.TelegramSim` (returning :class:`Served`, after
+:func:`check_reach`). discord.py bots run against the Discord emulator in ``_probe_dpy``.
 
 :func:`call_factory` calls a user's factory with the keyword arguments it takes (a build
 function taking only the builder is a plain bot). :func:`inferred_commands` reads commands out
@@ -26,6 +26,8 @@ from typing import Any, Protocol
 import yaml
 
 from actorscope.errors import ConfigError
+from actorscope.integrations import Opened
+from actorscope.testing._harness import AgentEnv
 from actorscope.testing._telegram_sim import TelegramSim
 
 __all__ = [
@@ -33,6 +35,7 @@ __all__ = [
     "Served",
     "TelegramFramework",
     "call_factory",
+    "check_reach",
     "command_name",
     "inferred_commands",
     "scenario_files",
@@ -114,6 +117,27 @@ def call_factory(
         raise ConfigError(
             f"{what} {spec!r}: building it failed: {type(exc).__name__}: {exc}"
         ) from None
+
+
+def check_reach(opened: Opened, spec: str, what: str, env: AgentEnv, fix: str) -> None:
+    """The gate of the ``what`` (``application``, ``dispatcher``) ``spec`` names opened on the
+    probe's database, agent and workspace; one ProbeReachError otherwise, ending with
+    ``fix`` (what the build function should do, after "let <its name> ...")."""
+    advice = f"let {spec.rpartition(':')[2] or spec} {fix}"
+    if opened.database is not env.db:
+        raise ProbeReachError(
+            f"the {what}'s gate opened {opened.url}, not the probe's database: {advice}"
+        )
+    if opened.agent.id != env.agent.id:
+        raise ProbeReachError(
+            f"the {what}'s gate runs as agent {opened.agent.key!r}, not the probe's "
+            f"{env.agent.key!r}: {advice}"
+        )
+    workspace = env.workspace.root if env.workspace is not None else None
+    if workspace is not None and opened.workspace.resolve() != workspace.resolve():
+        raise ProbeReachError(
+            f"the {what}'s gate uses the workspace {opened.workspace}, not the probe's: {advice}"
+        )
 
 
 def command_name(command: str) -> str:
