@@ -18,10 +18,17 @@ from typing import Any
 
 import pytest
 from aiogram import Bot, Dispatcher, F, Router, flags
+from aiogram.dispatcher.event.bases import SkipHandler
 from aiogram.filters import Command, StateFilter
 from aiogram.fsm.context import FSMContext
 from aiogram.fsm.state import State, StatesGroup
-from aiogram.types import CallbackQuery, InlineKeyboardButton, InlineKeyboardMarkup, Message
+from aiogram.types import (
+    CallbackQuery,
+    InlineKeyboardButton,
+    InlineKeyboardMarkup,
+    Message,
+    PollAnswer,
+)
 
 from actorscope.channels import IgnoreReason, Outcome
 from actorscope.context import current_identity
@@ -810,3 +817,66 @@ async def test_an_aiogram_bots_own_process_talks_through_actorscope_sandbox(
             if proc is not None and proc.returncode is None:
                 proc.kill()
                 await proc.wait()
+
+
+async def test_an_update_naming_no_person_reaches_its_handler_and_requires_denies_it(
+    telegram_sim: TelegramSim, dp: Dispatcher, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A poll answer names no person the adapter knows: it reaches the bot's poll_answer
+    handlers with ``identity`` None; a gated one is denied (one INFO line, nothing sent); the
+    very same update delivered again reaches none."""
+    answers: list[str] = []
+    polls = Router(name="polls")
+
+    @polls.message(Command("poll"))
+    async def ask(message: Message) -> None:
+        await message.answer_poll("lunch?", options=["yes", "no"], is_anonymous=False)
+
+    @polls.poll_answer()
+    async def seen(poll_answer: PollAnswer, identity: Identity | None) -> None:
+        answers.append(f"seen identity={identity}")
+        raise SkipHandler  # and on to the next handler
+
+    @polls.poll_answer()
+    @requires("file_writer")
+    async def counted(poll_answer: PollAnswer) -> None:
+        answers.append("counted")
+
+    dp.include_router(polls)
+    bob = telegram_sim.user("bob")
+    devs = telegram_sim.supergroup("devs")
+    await telegram_sim.serve_dispatcher(dp)
+    await telegram_sim.message(bob, "/poll", devs)
+    caplog.set_level(logging.INFO)
+    vote = await telegram_sim.vote(bob, devs, ["yes"])
+    assert vote.identity is None
+    assert answers == ["seen identity=None"]
+    assert [r.getMessage() for r in caplog.records if r.name.endswith(".aiogram")] == [
+        f"aiogram.denied update={vote.payload['update_id']} file_writer: it carries no identity"
+    ]
+    await telegram_sim.redeliver(vote)
+    assert answers == ["seen identity=None"]
+    sent = [c.method for c in telegram_sim.emu.bot_calls() if c.method.startswith("send")]
+    assert sent == ["sendPoll"]  # no answer to the vote
+
+
+async def test_a_closed_gate_hands_no_update_on(
+    telegram_sim: TelegramSim, dp: Dispatcher, caplog: pytest.LogCaptureFixture
+) -> None:
+    """An update reaching a dispatcher whose gate is not open is dropped, with one ERROR line:
+    it never reaches a handler unjudged."""
+    ran: list[str] = []
+    chat = Router(name="chat")
+
+    @chat.message()
+    async def anything(message: Message) -> None:
+        ran.append(message.text or "")
+
+    dp.include_router(chat)
+    the_gate = await telegram_sim.serve_dispatcher(dp)
+    assert the_gate is not None
+    await the_gate.close()
+    await telegram_sim.message(telegram_sim.user("bob"), "hello")
+    assert ran == []
+    dropped = [r for r in caplog.records if "aiogram.update_dropped" in r.getMessage()]
+    assert [r.levelno for r in dropped] == [logging.ERROR]

@@ -164,6 +164,9 @@ class Gate(TelegramGate[Update]):
         bot = data.get("bot")
         if not isinstance(bot, Bot):
             raise ConfigError("an aiogram update without its bot: feed it with dp.feed_update")
+        if not self.is_open:
+            _log.error("aiogram.update_dropped update=%s: actorscope is not open", event.update_id)
+            return UNHANDLED
         found = await self._read(event, bot)
         if found is None:
             return UNHANDLED  # logged: what the gate cannot read it does not hand on
