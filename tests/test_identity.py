@@ -12,12 +12,9 @@ from hypothesis import strategies as st
 
 from actorscope.errors import ActorscopeError, IdentityError
 from actorscope.identity import (
-    DISCORD,
-    HTTP,
     PLACEHOLDER_SENDER_IDS,
     SYNTHETIC_SENDER_EXACT,
     SYNTHETIC_SENDER_PREFIXES,
-    TELEGRAM,
     TELEGRAM_ANONYMOUS_ADMIN_ID,
     TELEGRAM_CHANNEL_BOT_ID,
     TELEGRAM_SERVICE_ID,
@@ -35,11 +32,11 @@ from actorscope.identity import (
     is_placeholder_sender,
     is_synthetic_sender,
     normalize_sender_id,
-    platform_id,
     session_key,
     system_identity,
     telegram_identity,
 )
+from actorscope.platforms import DISCORD, HTTP, TELEGRAM, platform_id
 
 ALICE = 4242
 GROUP_CHAT = -4100200300

@@ -18,7 +18,10 @@ ROOT = "actorscope"
 # Lowest first; a unit may import its own layer and the ones below, never one above.
 # A unit is a top-level module or subpackage of actorscope; "actorscope" is the root face.
 LAYERS: tuple[frozenset[str], ...] = (
-    frozenset({"_aio", "_input", "_text", "_version", "errors", "identity", "context", "messages"}),
+    frozenset(
+        {"_aio", "_input", "_text", "_version", "errors", "platforms", "identity", "context"}
+        | {"messages"}
+    ),
     frozenset({"store"}),
     frozenset({ROOT}),
     frozenset({"agents"}),

@@ -5,8 +5,10 @@
 group every member shares the group's scope and keeps their own sender id.
 
 This module is the single home of the synthetic-sender prefixes and the Telegram
-placeholder ids; everything else asks :func:`is_synthetic_sender` and
-:func:`is_placeholder_sender` instead of keeping a copy.
+placeholder ids (a cross-platform rule: they are nobody on every platform); everything else
+asks :func:`is_synthetic_sender` and :func:`is_placeholder_sender` instead of keeping a copy.
+What a platform's own ids look like (integers on Telegram and Discord, opaque elsewhere) is
+its registered :class:`~actorscope.platforms.PlatformSpec`'s answer, asked here by channel.
 """
 
 from __future__ import annotations
@@ -18,18 +20,25 @@ from enum import StrEnum
 
 from actorscope._text import has_unstorable
 from actorscope.errors import IdentityError
+from actorscope.platforms import (
+    DISCORD,
+    HTTP,
+    TELEGRAM,
+    Account,
+    IdForm,
+    canonical_chat_id,
+    platform_id,
+    platform_spec,
+)
 
 __all__ = [
     "AGENT_KEY_PATTERN",
-    "DISCORD",
     "GROUP_SCOPE_PREFIXES",
-    "HTTP",
     "MAX_SCOPE_CHARS",
     "MAX_SENDER_ID_CHARS",
     "PLACEHOLDER_SENDER_IDS",
     "SYNTHETIC_SENDER_EXACT",
     "SYNTHETIC_SENDER_PREFIXES",
-    "TELEGRAM",
     "TELEGRAM_ANONYMOUS_ADMIN_ID",
     "TELEGRAM_CHANNEL_BOT_ID",
     "TELEGRAM_SERVICE_ID",
@@ -38,6 +47,7 @@ __all__ = [
     "Scope",
     "ScopeKind",
     "SenderKind",
+    "account_of",
     "discord_identity",
     "discord_nonperson_identity",
     "group_scope",
@@ -53,15 +63,10 @@ __all__ = [
     "is_synthetic_sender",
     "normalize_sender_id",
     "placeholder_sender_kind",
-    "platform_id",
     "session_key",
     "system_identity",
     "telegram_identity",
 ]
-
-TELEGRAM = "telegram"
-DISCORD = "discord"
-HTTP = "http"
 
 
 class PeerKind(StrEnum):
@@ -110,19 +115,17 @@ _PLACEHOLDER_KINDS: dict[str, SenderKind] = {
 #: Ids that stand in for "no person" and must never be treated as an identity.
 PLACEHOLDER_SENDER_IDS: frozenset[str] = frozenset(_PLACEHOLDER_KINDS)
 
+#: The only group contexts: a platform chooses between these forms and never adds one, so
+#: no registration can make a group look direct (the one boundary every check trusts).
 GROUP_SCOPE_PREFIXES: tuple[str, ...] = ("group:", "guild:")
 # Bot accounts are not people: they never hold a sender id, on any platform.
 _PERSON_KINDS = frozenset({SenderKind.USER})
-_KNOWN_CHANNELS = frozenset({TELEGRAM, DISCORD, HTTP})
 
 #: What an agent key may be: it appears in session keys, cache keys and workspace paths.
 AGENT_KEY_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
-_PLATFORM_ID = re.compile(r"-?[0-9]{1,32}")
 #: A Telegram user id or a Discord snowflake as a person's sender id: ASCII digits, no sign,
 #: no leading zero (``re``'s ``[0-9]`` is ASCII only; ``fullmatch`` refuses a trailing newline).
 _CANONICAL_ID = re.compile(r"[1-9][0-9]{0,31}")
-#: Channels whose person ids are integers (the identity table); any other channel's are opaque.
-_INTEGER_ID_CHANNELS = frozenset({TELEGRAM, DISCORD})
 _CHANNEL_NAME = re.compile(r"[a-z0-9][a-z0-9_.-]{0,63}")
 #: The longest sender id a check looks up (the longest a grant may name: ``scopes._EXACT_ID``).
 MAX_SENDER_ID_CHARS = 256
@@ -213,6 +216,8 @@ def identity_problem(scope: str, sender_id: str, channel: str = "") -> str | Non
     - Telegram and Discord (the identity table): a canonical positive ASCII integer
       (:func:`is_canonical_platform_id`), so ``"042"``, ``"+42"``, ``"42\u200b"`` and
       full-width digits are refused instead of missing a grant (or a deny) on ``42``.
+    - Another registered platform: its own id form
+      (:meth:`~actorscope.platforms.PlatformSpec.is_person_id`).
     - Any other channel (the table leaves custom channels' ids opaque: they need not be
       integers): no format characters (category Cf) and unchanged by NFKC, so an id cannot
       imitate another one with invisible or compatibility characters. A Telegram or Discord
@@ -237,11 +242,15 @@ def identity_problem(scope: str, sender_id: str, channel: str = "") -> str | Non
         return None
     scope_channel = _scope_channel(scope)
     for name in (channel, scope_channel):
-        if name in _INTEGER_ID_CHANNELS and not is_canonical_platform_id(sender):
+        spec = platform_spec(name)
+        if spec is None or spec.is_person_id(sender):
+            continue
+        if spec.ids is IdForm.INTEGER:
             return (
                 f"a {name} sender id must be a positive integer in ASCII digits without sign "
                 f"or leading zero, got {sender!r}"
             )
+        return f"a {name} sender id is letters, digits and '_.@+=-' only, got {sender!r}"
     if not sender.isascii() and (
         any(unicodedata.category(char) == "Cf" for char in sender)
         or unicodedata.normalize("NFKC", sender) != sender
@@ -263,25 +272,8 @@ def is_person_kind(kind: SenderKind) -> bool:
     return kind in _PERSON_KINDS
 
 
-def platform_id(value: int | str, what: str) -> str:
-    """Return a Telegram / Discord numeric id as a canonical decimal string.
-
-    Raises :class:`IdentityError` naming ``what`` for anything else, so a colon, a
-    username or a synthetic prefix can never be smuggled into a scope.
-    """
-    if type(value) is int:  # the hot path: ids straight from a parsed update
-        return str(value)
-    if isinstance(value, bool):
-        raise IdentityError(f"{what} must be a numeric id, got a boolean")
-    if isinstance(value, int):
-        return str(int(value))
-    if isinstance(value, str) and _PLATFORM_ID.fullmatch(value):
-        return str(int(value))
-    raise IdentityError(f"{what} must be a numeric id, got {value!r}")
-
-
 def _channel_name(channel: str) -> str:
-    if channel in _KNOWN_CHANNELS:
+    if platform_spec(channel) is not None:
         return channel
     if not _CHANNEL_NAME.fullmatch(channel):
         raise IdentityError(
@@ -292,7 +284,8 @@ def _channel_name(channel: str) -> str:
 
 def group_scope(chat_id: int | str, channel: str = TELEGRAM) -> str:
     """``group:<channel>:<chatID>``: the scope every member of a chat group shares."""
-    return f"group:{_channel_name(channel)}:{platform_id(chat_id, 'chat id')}"
+    name = _channel_name(channel)
+    return f"group:{name}:{canonical_chat_id(name, chat_id)}"
 
 
 def guild_member_scope(guild_id: int | str, sender_id: int | str) -> str:
@@ -380,10 +373,15 @@ class Scope:
 
     @classmethod
     def try_group(cls, channel: str, chat_id: str) -> Scope | None:
-        """The group scope of ``chat_id`` on ``channel``, or ``None`` if either is malformed."""
-        if not (_CHANNEL_NAME.fullmatch(channel) and _PLATFORM_ID.fullmatch(chat_id)):
+        """The group scope of ``chat_id`` on ``channel``, or ``None`` if either is malformed
+        (the chat id in its platform's form: :func:`~actorscope.platforms.canonical_chat_id`)."""
+        if not _CHANNEL_NAME.fullmatch(channel):
             return None
-        return cls(ScopeKind.GROUP, channel=channel, chat_id=str(int(chat_id)))
+        try:
+            chat = canonical_chat_id(channel, chat_id)
+        except IdentityError:
+            return None
+        return cls(ScopeKind.GROUP, channel=channel, chat_id=chat)
 
     @property
     def is_group(self) -> bool:
@@ -418,14 +416,12 @@ def session_key(
         )
     if topic_id is not None and thread_id is not None:
         raise IdentityError("a session key takes a topic or a thread, not both")
-    key = (
-        f"agent:{agent_key}:{_channel_name(channel)}:{PeerKind(peer_kind).value}:"
-        f"{platform_id(chat_id, 'chat id')}"
-    )
+    name = _channel_name(channel)
+    key = f"agent:{agent_key}:{name}:{PeerKind(peer_kind).value}:{canonical_chat_id(name, chat_id)}"
     if topic_id is not None:
-        key += f":topic:{platform_id(topic_id, 'topic id')}"
+        key += f":topic:{canonical_chat_id(name, topic_id, 'topic id')}"
     elif thread_id is not None:
-        key += f":thread:{platform_id(thread_id, 'thread id')}"
+        key += f":thread:{canonical_chat_id(name, thread_id, 'thread id')}"
     return key
 
 
@@ -636,3 +632,23 @@ def system_identity(
         sender_kind=kind,
         role=role,
     )
+
+
+def account_of(identity: Identity) -> Account | None:
+    """The account ``identity`` acts as, identified by its channel's platform: the sender on
+    a chat platform, the authenticated user over HTTP. ``None`` for no person (an empty,
+    synthetic or placeholder sender), a channel of no registered platform, or an id that
+    platform never gives a person."""
+    spec = platform_spec(identity.channel)
+    if spec is None:
+        return None
+    actor = identity.user_id if spec.name == HTTP else identity.sender_id
+    if (
+        not actor
+        or identity.sender_kind not in (SenderKind.USER, SenderKind.NONE)
+        or is_synthetic_sender(actor)
+        or is_placeholder_sender(actor)
+        or not spec.is_person_id(actor)
+    ):
+        return None
+    return Account(spec.name, actor)

@@ -2,7 +2,7 @@
 
 ::
 
-    platform = "telegram"          # or "discord"
+    platform = "telegram"          # or "discord", or another registered platform
     name = "telegram"              # defaults to the platform; becomes the scope's channel
     token_env = "TELEGRAM_TOKEN"   # the environment variable holding the token
     dm_policy = "open"             # open | allowlist | disabled
@@ -17,7 +17,8 @@
     require_mention = false
 
 Unknown keys are rejected, and so is any ``allow_from`` or ``owners`` entry that is not a
-numeric sender id (an ``@username``, a placeholder such as ``1087968824``, a chat id).
+numeric sender id (an ``@username``, a placeholder such as ``1087968824``, a chat id), or on a
+platform of opaque ids (:class:`~actorscope.platforms.IdForm`) not one of its ids.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ import re
 from collections.abc import Mapping
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any, Literal, Self
+from typing import Annotated, Any, Self
 
 from pydantic import (
     BaseModel,
@@ -40,9 +41,10 @@ from pydantic import (
 )
 
 from actorscope._input import parse_toml, read_text_file, shown_value, validation_problems
-from actorscope.errors import ConfigError
+from actorscope.errors import ConfigError, IdentityError
 from actorscope.host._runtime import role_for
 from actorscope.identity import is_placeholder_sender
+from actorscope.platforms import IdForm, PlatformSpec, platform_spec, platform_specs
 
 __all__ = [
     "ChannelConfig",
@@ -57,6 +59,15 @@ __all__ = [
 _SENDER_ID = re.compile(r"[0-9]{1,32}")
 _CHAT_ID = re.compile(r"-?[0-9]{1,32}")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _platform(value: Any) -> str:
+    """A registered platform that has events of its own (a contract)."""
+    spec = platform_spec(value) if isinstance(value, str) else None
+    if spec is None or not spec.contract:
+        known = ", ".join(s.name for s in platform_specs() if s.contract)
+        raise ValueError(f"must be one of {known}, got {shown_value(value)}")
+    return spec.name
 
 
 def env_name(value: Any) -> str:
@@ -94,8 +105,12 @@ class Policy(StrEnum):
     DISABLED = "disabled"
 
 
-def sender_ids(value: Any, field: str) -> tuple[str, ...]:
-    """``field``'s numeric sender ids, canonical; a ValueError naming the first bad entry."""
+def sender_ids(value: Any, field: str, platform: str = "") -> tuple[str, ...]:
+    """``field``'s sender ids, canonical: numeric, or ``platform``'s own when it is a
+    platform of opaque ids; a ValueError naming the first bad entry."""
+    spec = platform_spec(platform)
+    if spec is not None and spec.ids is IdForm.OPAQUE:
+        return _opaque_ids(value, field, spec)
     if value is None:
         return ()
     if isinstance(value, (str, int)):
@@ -125,6 +140,25 @@ def sender_ids(value: Any, field: str) -> tuple[str, ...]:
     return tuple(ids)
 
 
+def _opaque_ids(value: Any, field: str, spec: PlatformSpec) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    entries = [value] if isinstance(value, str) else value
+    if not isinstance(entries, list | tuple):
+        raise ValueError(f"must be a list of {spec.name} sender ids")
+    for index, entry in enumerate(entries):
+        if not isinstance(entry, str) or not spec.is_person_id(entry):
+            raise ValueError(f"{field}[{index}] = {entry!r} is not a {spec.name} sender id")
+    return tuple(entries)
+
+
+def _is_chat_id(spec: PlatformSpec, key: str) -> bool:
+    try:
+        return spec.chat_id(key) == key
+    except IdentityError:
+        return False
+
+
 class _Strict(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -145,7 +179,8 @@ class GroupOverride(_Strict):
 class ChannelConfig(_Strict):
     """One platform's admission settings; see the module docstring for the TOML form."""
 
-    platform: Literal["telegram", "discord"]
+    #: A registered platform with events of its own (``telegram``, ``discord``, ...).
+    platform: Annotated[str, BeforeValidator(_platform)]
     name: str = ""
     token_env: str = ""
     dm_policy: Policy = Policy.OPEN
@@ -159,7 +194,7 @@ class ChannelConfig(_Strict):
     @field_validator("allow_from", "owners", mode="before")
     @classmethod
     def _ids(cls, value: Any, info: ValidationInfo) -> tuple[str, ...]:
-        return sender_ids(value, info.field_name or "ids")
+        return sender_ids(value, info.field_name or "ids", info.data.get("platform", ""))
 
     @field_validator("token_env", mode="before")
     @classmethod
@@ -169,7 +204,13 @@ class ChannelConfig(_Strict):
 
     @field_validator("groups", mode="before")
     @classmethod
-    def _group_keys(cls, value: Any) -> Any:
+    def _group_keys(cls, value: Any, info: ValidationInfo) -> Any:
+        spec = platform_spec(info.data.get("platform", ""))
+        if spec is not None and spec.ids is IdForm.OPAQUE and isinstance(value, Mapping):
+            for key in value:
+                if not isinstance(key, str) or not _is_chat_id(spec, key):
+                    raise ValueError(f"groups key {key!r} is not a {spec.name} chat id")
+            return dict(value)
         if isinstance(value, Mapping):
             for key in value:
                 if not isinstance(key, str) or not _CHAT_ID.fullmatch(key):

@@ -7,13 +7,13 @@ from typing import Any
 
 from actorscope.errors import IdentityError
 from actorscope.identity import (
-    DISCORD,
     Identity,
     PeerKind,
     discord_identity,
     is_placeholder_sender,
     session_key,
 )
+from actorscope.platforms import DISCORD
 
 __all__ = ["optional_snowflake", "person", "session", "snowflake"]
 

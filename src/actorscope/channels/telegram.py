@@ -58,17 +58,16 @@ from actorscope.channels._base import (
 )
 from actorscope.channels._mention import command_of, mentions_bot
 from actorscope.identity import (
-    TELEGRAM,
     Identity,
     PeerKind,
     SenderKind,
     group_scope,
     is_placeholder_sender,
-    platform_id,
     session_key,
     telegram_identity,
 )
 from actorscope.messages import InboundMessage, Media
+from actorscope.platforms import TELEGRAM, platform_id
 
 __all__ = [
     "GENERAL_TOPIC_ID",

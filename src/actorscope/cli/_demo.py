@@ -32,8 +32,6 @@ from actorscope.agents import Agent, AgentRegistry, agent_label
 from actorscope.cli._app import app, console_for_tables, require_testing_extra
 from actorscope.errors import ConflictError
 from actorscope.identity import (
-    DISCORD,
-    TELEGRAM,
     Identity,
     PeerKind,
     SenderKind,
@@ -45,6 +43,7 @@ from actorscope.identity import (
     telegram_identity,
 )
 from actorscope.permissions._audit import AuditAction
+from actorscope.platforms import DISCORD, TELEGRAM
 from actorscope.store import DEFAULT_TENANT_SLUG, Database
 
 if TYPE_CHECKING:  # the test kit loads the platform libraries: imported where it plays

@@ -12,7 +12,8 @@ import typer
 from actorscope._input import parse_json, read_text_file, shown_path
 from actorscope.cli._app import app
 from actorscope.errors import ConfigError, PayloadError
-from actorscope.identity import DISCORD, TELEGRAM, PeerKind, session_key
+from actorscope.identity import PeerKind, session_key
+from actorscope.platforms import DISCORD, TELEGRAM
 
 if TYPE_CHECKING:  # the adapters load the platform libraries: imported where they run
     from actorscope.channels._base import Ingress

@@ -27,7 +27,7 @@ from actorscope.host import Handler, Host, OutboundSender, Reply
 from actorscope.http._guard import Problem
 from actorscope.http._keys import ApiKey, ApiKeyStore
 from actorscope.http._sessions import ConsoleSessions
-from actorscope.identity import HTTP, Identity, PeerKind, SenderKind, http_identity
+from actorscope.identity import Identity, PeerKind, SenderKind, http_identity
 from actorscope.messages import InboundMessage, OutboundMessage, RunRequest
 from actorscope.permissions import (
     AuditAction,
@@ -46,6 +46,7 @@ from actorscope.permissions._scopes import (
     parse_grantee,
     parse_permission,
 )
+from actorscope.platforms import HTTP
 from actorscope.propagation import MessageBus, OriginSigner
 from actorscope.store import Database
 

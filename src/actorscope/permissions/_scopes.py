@@ -12,7 +12,7 @@ from collections.abc import Callable
 from enum import StrEnum
 from functools import lru_cache
 
-from actorscope.errors import GrantError
+from actorscope.errors import GrantError, IdentityError
 from actorscope.identity import (
     identity_problem,
     is_group_scope,
@@ -20,6 +20,7 @@ from actorscope.identity import (
     is_synthetic_sender,
     normalize_sender_id,
 )
+from actorscope.platforms import canonical_chat_id
 
 __all__ = [
     "ANY",
@@ -139,7 +140,18 @@ def _segments_match(segments: list[str], *, prefix: bool) -> bool:
         return False
     if prefix and len(segments) == len(shape):
         return False  # "group:telegram:-1:*" has nothing left to match
+    if segments[0] == "group" and len(segments) == 3:
+        # A group's chat id is its channel's platform's form (an opaque platform's "ideas").
+        return shape[1](segments[1]) and _chat_id(segments[1], segments[2])
     return all(ok(segment) for ok, segment in zip(shape, segments, strict=False))
+
+
+def _chat_id(channel: str, segment: str) -> bool:
+    # Canonical only, or a grant could be written that no check matches.
+    try:
+        return canonical_chat_id(channel, segment) == segment
+    except IdentityError:
+        return False
 
 
 def parse_grant_scope(value: object, *, pattern: bool = True) -> str:

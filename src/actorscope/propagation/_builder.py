@@ -19,7 +19,6 @@ from types import MappingProxyType
 
 from actorscope.errors import IdentityError
 from actorscope.identity import (
-    DISCORD,
     SYNTHETIC_SENDER_PREFIXES,
     PeerKind,
     Scope,
@@ -35,6 +34,7 @@ from actorscope.identity import (
     session_key,
 )
 from actorscope.messages import InboundMessage, RunRequest
+from actorscope.platforms import platform_spec
 from actorscope.propagation._keys import (
     META_ORIGIN_SIGNATURE,
     META_ORIGIN_VIA,
@@ -178,10 +178,12 @@ def _person_scope(
 
 @lru_cache(maxsize=4096)
 def _session(agent_key: str, channel: str, peer_kind: PeerKind, chat_id: str, thread: str) -> str:
-    # Telegram puts only a forum topic into thread_id; everywhere else it is a thread.
+    # What a thread id splits a session by is the platform's word: a Telegram forum topic, a
+    # Discord thread; a channel of no registered platform is a Telegram bot's of its own name.
     if not thread:
         return session_key(agent_key, channel, peer_kind, chat_id)
-    if channel == DISCORD:
+    spec = platform_spec(channel)
+    if spec is not None and spec.thread == "thread":
         return session_key(agent_key, channel, peer_kind, chat_id, thread_id=thread)
     return session_key(agent_key, channel, peer_kind, chat_id, topic_id=thread)
 

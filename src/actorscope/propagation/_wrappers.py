@@ -18,8 +18,9 @@ from dataclasses import dataclass
 from actorscope.agents._types import parse_uuid
 from actorscope.context import current_identity
 from actorscope.errors import IdentityError, PayloadError, UnboundIdentityError
-from actorscope.identity import Identity, PeerKind, SenderKind, platform_id
+from actorscope.identity import Identity, PeerKind, SenderKind
 from actorscope.messages import InboundMessage
+from actorscope.platforms import canonical_chat_id
 from actorscope.propagation._keys import is_origin_key
 from actorscope.propagation._origin import Origin, OriginSigner
 from actorscope.propagation._run import RunInfo, current_run
@@ -346,12 +347,13 @@ def session_send(
     if peer_kind not in (PeerKind.DIRECT, PeerKind.GROUP):
         raise IdentityError(f"peer kind must be 'direct' or 'group', got {peer_kind!r}")
     origin, here = _capture(identity, run)
+    target = _channel(channel)
     route = Route(
-        channel=_channel(channel),
-        chat_id=platform_id(chat_id, "target chat id"),
+        channel=target,
+        chat_id=canonical_chat_id(target, chat_id, "target chat id"),
         user_id=here.user_id,
         peer_kind=PeerKind(peer_kind),
-        thread_id=platform_id(thread_id, "target thread id") if thread_id else "",
+        thread_id=canonical_chat_id(target, thread_id, "target thread id") if thread_id else "",
         tenant_id=here.tenant_id,
         agent_id=here.agent_id,
     )

@@ -1,0 +1,191 @@
+"""The platforms actorscope knows: one registry every layer asks instead of naming them.
+
+A platform is registered once, as a :class:`PlatformSpec`: its name (the default channel name,
+the ``bot.toml`` section and the prefix of its accounts), the form of its ids and what a
+thread splits a session by, and where its *contract* lives (the ``module:attribute`` of its
+:class:`~actorscope.channels.Platform`: normaliser, runner, writer-command surface,
+simulator). What the identity layer asks (is ``"042"`` a person id here? may a chat id read
+``"ideas"``?) is answered from the spec alone, without loading the platform; what the
+channels ask loads it (:func:`actorscope.channels.platform`).
+
+The built-in platforms are Telegram, Discord and the HTTP API (no contract: it has no
+events to normalise). A new platform registers its spec with :func:`register` (the testing
+kit's fake chat does, for the length of a test) and cannot replace one already registered,
+so no import can relax a registered platform's id rules.
+
+An *account* is one person on one platform, ``<platform>:<id>`` (:class:`Account`);
+:func:`actorscope.identity.account_of` says whose account an identity acts as.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Literal
+
+from actorscope.errors import ConfigError, IdentityError
+
+__all__ = [
+    "DISCORD",
+    "HTTP",
+    "TELEGRAM",
+    "Account",
+    "IdForm",
+    "PlatformSpec",
+    "canonical_chat_id",
+    "platform_id",
+    "platform_spec",
+    "platform_specs",
+    "register",
+    "registered",
+]
+
+#: The built-in platforms' names (each also the default channel name of its bots).
+TELEGRAM = "telegram"
+DISCORD = "discord"
+HTTP = "http"
+
+_NAME = re.compile(r"[a-z][a-z0-9_-]{0,31}")
+_INTEGER = re.compile(r"-?[0-9]{1,32}")
+#: An opaque id: a short ASCII token, never a scope's ``:`` nor a grant's ``*`` or ``|``.
+_OPAQUE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.@+=-]{0,127}")
+
+
+class IdForm(StrEnum):
+    """How a platform spells its ids (sender ids and chat ids)."""
+
+    #: Canonical decimal integers: a person is a positive one without sign or leading zero
+    #: (Telegram user ids, Discord snowflakes); a chat may be negative.
+    INTEGER = "integer"
+    #: Short ASCII tokens (letters, digits, ``_ . @ + = -``): opaque, compared byte for byte.
+    OPAQUE = "opaque"
+
+
+@dataclass(frozen=True, slots=True)
+class PlatformSpec:
+    """A registered platform: what any layer may ask without loading it.
+
+    ``name`` is lowercase (``telegram``); ``ids`` its id form; ``thread`` what a thread id
+    splits a session key by (a Telegram forum ``topic``, a Discord ``thread``); ``contract``
+    the ``module:attribute`` of its :class:`~actorscope.channels.Platform` (``""``: no
+    events of its own, like the HTTP API).
+    """
+
+    name: str
+    ids: IdForm
+    thread: Literal["topic", "thread"] = "thread"
+    contract: str = ""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not _NAME.fullmatch(self.name):
+            raise ConfigError(
+                f"a platform name is 1-32 lowercase letters, digits, '_' or '-', got {self.name!r}"
+            )
+        object.__setattr__(self, "ids", IdForm(self.ids))
+        if self.thread not in ("topic", "thread"):
+            raise ConfigError(f"a platform's thread is 'topic' or 'thread', got {self.thread!r}")
+
+    def chat_id(self, value: int | str, what: str = "chat id") -> str:
+        """``value`` as this platform's canonical chat id; :class:`IdentityError` naming
+        ``what`` for anything else (a colon or a synthetic prefix never gets into a scope)."""
+        if self.ids is IdForm.INTEGER:
+            return platform_id(value, what)
+        if isinstance(value, str) and _OPAQUE.fullmatch(value):
+            return value
+        raise IdentityError(f"{what} must be a {self.name} id (letters, digits), got {value!r}")
+
+    def is_person_id(self, value: str) -> bool:
+        """True iff ``value`` is spelled as one of this platform's person ids."""
+        if self.ids is IdForm.INTEGER:
+            return _INTEGER.fullmatch(value) is not None and value[0] not in "-0"
+        return _OPAQUE.fullmatch(value) is not None
+
+
+def platform_id(value: int | str, what: str) -> str:
+    """A Telegram / Discord numeric id as a canonical decimal string.
+
+    Raises :class:`IdentityError` naming ``what`` for anything else, so a colon, a username
+    or a synthetic prefix can never be smuggled into a scope.
+    """
+    if type(value) is int:  # the hot path: ids straight from a parsed update
+        return str(value)
+    if isinstance(value, bool):
+        raise IdentityError(f"{what} must be a numeric id, got a boolean")
+    if isinstance(value, int):
+        return str(int(value))
+    if isinstance(value, str) and _INTEGER.fullmatch(value):
+        return str(int(value))
+    raise IdentityError(f"{what} must be a numeric id, got {value!r}")
+
+
+_BUILT_IN = (
+    PlatformSpec(TELEGRAM, IdForm.INTEGER, "topic", "actorscope.channels.telegram:PLATFORM"),
+    PlatformSpec(DISCORD, IdForm.INTEGER, "thread", "actorscope.channels.discord:PLATFORM"),
+    PlatformSpec(HTTP, IdForm.OPAQUE),
+)
+# The one registry. Only register() / registered() change it, and never a name it holds.
+_SPECS: dict[str, PlatformSpec] = {spec.name: spec for spec in _BUILT_IN}
+
+
+def register(spec: PlatformSpec) -> PlatformSpec:
+    """Register a platform; :class:`ConfigError` when its name is taken."""
+    if not isinstance(spec, PlatformSpec):
+        raise ConfigError(f"register() takes a PlatformSpec, got {type(spec).__name__}")
+    if spec.name in _SPECS:
+        raise ConfigError(f"a platform named {spec.name!r} is registered already")
+    _SPECS[spec.name] = spec
+    return spec
+
+
+@contextmanager
+def registered(spec: PlatformSpec) -> Iterator[PlatformSpec]:
+    """``spec`` registered for the block only (a test's platform)."""
+    register(spec)
+    try:
+        yield spec
+    finally:
+        del _SPECS[spec.name]
+
+
+def platform_spec(name: str) -> PlatformSpec | None:
+    """The platform registered as ``name`` (a channel name that is a platform's), or ``None``."""
+    return _SPECS.get(name)
+
+
+def platform_specs() -> tuple[PlatformSpec, ...]:
+    """Every registered platform, built-in ones first."""
+    return tuple(_SPECS.values())
+
+
+def canonical_chat_id(channel: str, value: int | str, what: str = "chat id") -> str:
+    """``value`` as a chat id of ``channel``: its platform's form; a channel of another name
+    (a bot's own channel name) keeps the numeric form."""
+    spec = _SPECS.get(channel)
+    if spec is None:
+        return platform_id(value, what)
+    return spec.chat_id(value, what)
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class Account:
+    """One person on one platform: ``telegram:42``, ``discord:1234``, ``http:alice``."""
+
+    platform: str
+    id: str
+
+    def __str__(self) -> str:
+        return f"{self.platform}:{self.id}"
+
+    @classmethod
+    def parse(cls, text: str) -> Account:
+        """``<platform>:<id>`` of a registered platform; :class:`IdentityError` otherwise."""
+        platform, sep, account = text.partition(":") if isinstance(text, str) else ("", "", "")
+        spec = _SPECS.get(platform)
+        if not sep or spec is None:
+            raise IdentityError(f"an account is <platform>:<id> of a known platform: {text!r}")
+        if not spec.is_person_id(account):
+            raise IdentityError(f"{account!r} is not a {platform} person id")
+        return cls(platform, account)

@@ -1,0 +1,116 @@
+"""The platform registry: what every layer asks about a platform's ids, and accounts.
+
+A platform of opaque ids (a chat whose people and rooms are named ``alice`` and ``ideas``)
+is registered for a test with ``registered(...)``; identity, scopes, session keys, grants and
+channel configurations then take its ids, and the built-in platforms' rules never change.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from actorscope.channels import ChannelConfig
+from actorscope.errors import ConfigError, GrantError, IdentityError
+from actorscope.identity import (
+    Identity,
+    PeerKind,
+    Scope,
+    SenderKind,
+    account_of,
+    group_scope,
+    http_identity,
+    identity_problem,
+    session_key,
+)
+from actorscope.permissions._scopes import parse_grant_scope, parse_grantee
+from actorscope.platforms import (
+    HTTP,
+    TELEGRAM,
+    Account,
+    IdForm,
+    PlatformSpec,
+    platform_spec,
+    register,
+    registered,
+)
+
+FAKE = PlatformSpec("fakechat", IdForm.OPAQUE, "thread", "tests.fakechat:PLATFORM")
+
+
+def test_built_in_platforms_cannot_be_replaced() -> None:
+    """Telegram's integer ids stay: a registration under its name is refused."""
+    assert platform_spec(TELEGRAM) == PlatformSpec(
+        TELEGRAM, IdForm.INTEGER, "topic", "actorscope.channels.telegram:PLATFORM"
+    )
+    with pytest.raises(ConfigError, match="registered already"):
+        register(PlatformSpec(TELEGRAM, IdForm.OPAQUE))
+    assert identity_problem("group:telegram:-100", "042") is not None
+
+
+def test_a_bad_spec_is_one_clear_error() -> None:
+    """A name that could not be a channel, or a thread word of neither kind, is refused."""
+    with pytest.raises(ConfigError, match="platform name"):
+        PlatformSpec("Fake Chat", IdForm.OPAQUE)
+    with pytest.raises(ConfigError, match="'topic' or 'thread'"):
+        PlatformSpec("fake", IdForm.OPAQUE, "room")  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match="takes a PlatformSpec"):
+        register("fake")  # type: ignore[arg-type]
+
+
+def test_an_opaque_platform_names_its_rooms_and_people() -> None:
+    """Registered, its rooms are group scopes and session keys; unregistered, they are not."""
+    assert Scope.try_parse("group:fakechat:ideas") is None
+    with registered(FAKE):
+        assert group_scope("ideas", "fakechat") == "group:fakechat:ideas"
+        assert str(Scope.parse("group:fakechat:ideas")) == "group:fakechat:ideas"
+        key = session_key("main", "fakechat", PeerKind.GROUP, "ideas", thread_id="t1")
+        assert key == "agent:main:fakechat:group:ideas:thread:t1"
+        assert identity_problem("group:fakechat:ideas", "alice", "fakechat") is None
+        for look_alike in ("alice\u200b", "\uff41lice", "al ice", "alice:x"):
+            assert identity_problem("group:fakechat:ideas", look_alike, "fakechat") is not None
+        with pytest.raises(IdentityError, match="fakechat id"):
+            group_scope("id:eas", "fakechat")
+        assert parse_grant_scope("group:fakechat:ideas") == "group:fakechat:ideas"
+        assert parse_grantee("alice", "group:fakechat:ideas") == "alice"
+        with pytest.raises(GrantError):
+            parse_grantee("alice\u200b", "group:fakechat:ideas")
+    assert Scope.try_parse("group:fakechat:ideas") is None
+
+
+def test_a_channel_config_takes_the_platforms_ids() -> None:
+    """A registered platform with a contract is a channel's platform; its ids are its own."""
+    with pytest.raises(ConfigError, match="must be one of telegram, discord"):
+        ChannelConfig.from_mapping({"platform": "fakechat"})
+    with registered(FAKE):
+        config = ChannelConfig.from_mapping(
+            {"platform": "fakechat", "owners": ["alice"], "groups": {"ideas": {}}}
+        )
+        assert (config.name, config.owners, list(config.groups)) == (
+            "fakechat",
+            ("alice",),
+            ["ideas"],
+        )
+        with pytest.raises(ConfigError, match="not a fakechat sender id"):
+            ChannelConfig.from_mapping({"platform": "fakechat", "owners": ["al ice"]})
+        with pytest.raises(ConfigError, match="must be one of"):
+            ChannelConfig.from_mapping({"platform": HTTP})
+
+
+def test_accounts_are_platform_and_id() -> None:
+    """An account is ``platform:id``; the identity's platform says which id acts."""
+    assert str(Account("telegram", "42")) == "telegram:42"
+    assert Account.parse("discord:1234") == Account("discord", "1234")
+    for bad in ("telegram:042", "nowhere:1", "telegram", "http:al ice"):
+        with pytest.raises(IdentityError):
+            Account.parse(bad)
+    person = Identity("group:telegram:-100", "42", "telegram", "-100", PeerKind.GROUP)
+    assert account_of(person) == Account("telegram", "42")
+    assert account_of(http_identity("alice")) == Account(HTTP, "alice")
+    nobody = Identity("group:telegram:-100", "", "telegram", "-100", PeerKind.GROUP)
+    synthetic = Identity("u", "subagent:1", "telegram", sender_kind=SenderKind.SYNTHETIC)
+    other_channel = Identity("42", "42", "tg2", "42")
+    assert [account_of(i) for i in (nobody, synthetic, other_channel)] == [None, None, None]
+    with registered(FAKE):
+        alice = Identity("group:fakechat:ideas", "alice", "fakechat", "ideas", PeerKind.GROUP)
+        assert account_of(alice) == Account("fakechat", "alice")
+        assert Account.parse("fakechat:alice") == Account("fakechat", "alice")
