@@ -34,9 +34,9 @@ from telegram.ext import Application, ApplicationBuilder, ContextTypes, MessageH
 
 from actorscope.assembly import AgentSettings, Assembly, assemble
 from actorscope.channels import ChannelConfig
-from actorscope.channels._discord_runner import DiscordRunner
-from actorscope.channels._telegram_runner import TelegramRunner
 from actorscope.channels._writer_commands import parse_writer_command
+from actorscope.channels.discord._runner import DiscordRunner
+from actorscope.channels.telegram._runner import TelegramRunner
 from actorscope.integrations.discord_ext import bot_intents
 from actorscope.messages import RunRequest
 from actorscope.propagation import MessageBus

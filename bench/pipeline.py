@@ -2,14 +2,14 @@
 
 Telegram: the realistic stream (``bench/_streams.py``) goes, update by update, through
 ``Update.de_json`` and ``Application.process_update`` of (a) the production
-:class:`~actorscope.channels._telegram_runner.TelegramRunner` (ingress pipeline, bus,
+:class:`~actorscope.channels.telegram._runner.TelegramRunner` (ingress pipeline, bus,
 :class:`~actorscope.host.Host` with the production run step, a handler that returns a reply,
 sent through the runner) and (b) a bare PTB ``Application`` whose handler sends the same reply
 (``send_message`` to the chat and topic, replying).
 
 Discord: the Discord stream's ``MESSAGE_CREATE`` payloads go through discord.py's gateway
 parser (``ConnectionState.parse_message_create``) of (a) the production
-:class:`~actorscope.channels._discord_runner.DiscordRunner` (its ``on_message``, the pipeline,
+:class:`~actorscope.channels.discord._runner.DiscordRunner` (its ``on_message``, the pipeline,
 the host, the reply sent through the runner) and (b) a bare ``discord.Client`` whose
 ``on_message`` sends the same reply.
 

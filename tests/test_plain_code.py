@@ -144,7 +144,7 @@ def test_each_trick_is_found(source: str) -> None:
         "def _helper(): ...\nx = module_level = _helper()",
         "class B:\n    def __post_init__(self):\n        object.__setattr__(self, 'kind', 1)",
         "import hmac, hashlib\nmac = hmac.new(b'k', b'm', hashlib.sha256).hexdigest()",
-        "from actorscope.channels._discord_ids import person",
+        "from actorscope.channels.discord._ids import person",
     ],
 )
 def test_plain_code_passes(source: str) -> None:

@@ -16,7 +16,7 @@ from tests._wiring import channel_pipeline
 
 from actorscope.bots import load_bot_config, run_bots
 from actorscope.channels._config import ChannelConfig
-from actorscope.channels._discord_runner import DiscordRunner
+from actorscope.channels.discord._runner import DiscordRunner
 from actorscope.errors import ConfigError
 from actorscope.sandbox import BotApiEmulator, BotApiServer, DiscordEmulator
 from actorscope.store import Database

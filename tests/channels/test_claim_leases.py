@@ -20,9 +20,9 @@ from tests._wiring import channel_pipeline
 
 from actorscope.channels._config import ChannelConfig
 from actorscope.channels._shared_dedup import Claim, SharedDedup
-from actorscope.channels._telegram_runner import TelegramRunner
-from actorscope.channels._telegram_webhook import Fed
 from actorscope.channels._turns import TurnLedger
+from actorscope.channels.telegram._runner import TelegramRunner
+from actorscope.channels.telegram._webhook import Fed
 from actorscope.errors import StoreError
 from actorscope.messages import InboundMessage
 from actorscope.propagation import MessageBus

@@ -19,7 +19,7 @@ from actorscope.agents import AgentRegistry
 from actorscope.bots import BotServices, current_services, with_services
 from actorscope.channels import META_CALLBACK_DATA
 from actorscope.channels._config import ChannelConfig
-from actorscope.channels._discord_runner import DiscordRunner
+from actorscope.channels.discord._runner import DiscordRunner
 from actorscope.errors import ConfigError, ReplyError
 from actorscope.host import Reply, RunStep
 from actorscope.messages import (

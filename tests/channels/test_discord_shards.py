@@ -13,9 +13,9 @@ from tests._wiring import channel_pipeline
 
 from actorscope.bots import load_bot_config, run_bots
 from actorscope.channels._config import ChannelConfig
-from actorscope.channels._discord_runner import DiscordRunner, RunnerClient, ShardedRunnerClient
-from actorscope.channels._discord_shards import DiscordShards
 from actorscope.channels._shared_dedup import SharedDedup
+from actorscope.channels.discord._runner import DiscordRunner, RunnerClient, ShardedRunnerClient
+from actorscope.channels.discord._shards import DiscordShards
 from actorscope.cli import main
 from actorscope.errors import ConfigError
 from actorscope.store import Database

@@ -20,9 +20,9 @@ from tests._wiring import channel_pipeline
 
 from actorscope.channels._config import ChannelConfig
 from actorscope.channels._dedup import DedupCache
-from actorscope.channels._discord_runner import DiscordRunner
 from actorscope.channels._shared_dedup import SharedDedup, shared_dedup_default
-from actorscope.channels._telegram_runner import TelegramRunner
+from actorscope.channels.discord._runner import DiscordRunner
+from actorscope.channels.telegram._runner import TelegramRunner
 from actorscope.errors import ConfigError
 from actorscope.messages import InboundMessage
 from actorscope.propagation import MessageBus

@@ -18,7 +18,7 @@ from actorscope.agents import AgentRegistry
 from actorscope.bots import BotServices, current_services, with_services
 from actorscope.channels import META_CALLBACK_DATA
 from actorscope.channels._config import ChannelConfig
-from actorscope.channels._telegram_runner import TelegramRunner
+from actorscope.channels.telegram._runner import TelegramRunner
 from actorscope.host import Host, Reply
 from actorscope.messages import Attachment, Button, RichReply, RunRequest
 from actorscope.permissions import GrantStore, PermissionPolicy

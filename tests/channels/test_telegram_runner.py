@@ -14,7 +14,7 @@ from tests._wiring import channel_pipeline
 from actorscope.agents import AgentRegistry
 from actorscope.channels import IgnoreReason, Outcome
 from actorscope.channels._config import ChannelConfig
-from actorscope.channels._telegram_runner import TelegramRunner
+from actorscope.channels.telegram._runner import TelegramRunner
 from actorscope.context import current_identity
 from actorscope.host import Host
 from actorscope.identity import Identity, PeerKind, SenderKind

@@ -15,12 +15,12 @@ import pytest
 from tests._wait import wait_until
 from tests._wiring import channel_pipeline
 
-from actorscope.bots import _app as bots_app
 from actorscope.bots import load_bot_config, run_bots
 from actorscope.channels._config import ChannelConfig
 from actorscope.channels._shared_dedup import SharedDedup
-from actorscope.channels._telegram_runner import ALLOWED_UPDATES, TelegramRunner
-from actorscope.channels._telegram_webhook import (
+from actorscope.channels.telegram import _platform as telegram_platform
+from actorscope.channels.telegram._runner import ALLOWED_UPDATES, TelegramRunner
+from actorscope.channels.telegram._webhook import (
     SECRET_HEADER,
     Fed,
     Webhook,
@@ -456,7 +456,8 @@ async def test_run_bots_in_webhook_mode_end_to_end(
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             super().__init__(*args, request=EmulatorRequest(emu), **kwargs)
 
-    monkeypatch.setattr(bots_app, "TelegramRunner", EmulatedRunner)
+    # actorscope run builds the runner through the platform contract: it builds this one.
+    monkeypatch.setattr(telegram_platform, "TelegramRunner", EmulatedRunner)
     monkeypatch.delitem(sys.modules, "mybot", raising=False)
     path = write_config(tmp_path, GOOD.replace("port = 8081", "port = 0"))
     (tmp_path / "mybot.py").write_text("async def handle(request):\n    return 'pong'\n")

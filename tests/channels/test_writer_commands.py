@@ -13,13 +13,13 @@ from tests._wiring import channel_pipeline
 
 from actorscope.agents import AgentRegistry
 from actorscope.channels._config import ChannelConfig
-from actorscope.channels._telegram_runner import TelegramRunner
 from actorscope.channels._writer_commands import (
     WriterCommand,
     describe_decision,
     parse_writer_command,
     writer_command_named,
 )
+from actorscope.channels.telegram._runner import TelegramRunner
 from actorscope.host import Host
 from actorscope.messages import RunRequest
 from actorscope.permissions import GrantStore, WriterDecision, WriterReason, WriterRole

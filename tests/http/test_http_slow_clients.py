@@ -21,7 +21,7 @@ from tests.sandbox.conftest import BOUND
 
 from actorscope.agents import AgentRegistry
 from actorscope.bots import HttpSection, load_bot_config
-from actorscope.channels._discord_runner import silence_voice_warnings
+from actorscope.channels.discord._runner import silence_voice_warnings
 from actorscope.errors import ConfigError
 from actorscope.http import ApiKeyStore, create_app
 from actorscope.http._guard import BODY_TIMEOUT

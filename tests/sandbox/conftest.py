@@ -9,7 +9,7 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 import discord
 import pytest
 
-from actorscope.channels._discord_runner import silence_voice_warnings
+from actorscope.channels.discord._runner import silence_voice_warnings
 from actorscope.sandbox import DiscordEmulator, discord_pointed_at
 
 #: Seconds any wait in these tests may take.

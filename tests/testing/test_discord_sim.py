@@ -9,7 +9,7 @@ import pytest
 from tests._wiring import channel_pipeline
 
 from actorscope.channels import ChannelConfig, IgnoreReason, Outcome
-from actorscope.channels._discord_runner import DiscordRunner
+from actorscope.channels.discord._runner import DiscordRunner
 from actorscope.identity import SenderKind
 from actorscope.testing import AgentEnv, DiscordSim, ExpectationError, Grants, Turn
 

@@ -41,12 +41,10 @@ from actorscope.bots._config import (
     resolve_token,
 )
 from actorscope.bots._services import BotServices, bind_services
-from actorscope.channels import ChannelAdapter, Pipeline
+from actorscope.channels import ChannelAdapter, Pipeline, platform
 from actorscope.channels._base import IgnoreReason, Ingress
-from actorscope.channels._discord_runner import DiscordRunner
-from actorscope.channels._telegram_runner import IgnoredListener, TelegramRunner
-from actorscope.channels._telegram_webhook import Webhook
 from actorscope.channels._turns import TurnLedger
+from actorscope.channels.telegram._runner import IgnoredListener, TelegramRunner
 from actorscope.errors import ConfigError, StoreError
 from actorscope.host._runtime import Handler, Reply
 from actorscope.messages import RunRequest
@@ -124,27 +122,21 @@ async def keep_audit(db: Database, keep: float, *, interval: float = RETENTION_I
         await asyncio.sleep(min(interval, keep / 4))
 
 
-def _tokens(
+def _sections(
     config: BotConfig, env: Mapping[str, str], sandbox: bool, source: str
-) -> list[tuple[ChannelSection, str]]:
+) -> list[tuple[ChannelSection, str, dict[str, Any]]]:
+    """Each section to run, with its token and its runner's options (a webhook's secret
+    read), checked before anything starts."""
     if sandbox:
         # The emulators hand out the tokens; Discord runs only when its section is enabled.
         section = config.telegram or TelegramSection()
         discord = [config.discord] if config.discord is not None and config.discord.enabled else []
         emulated: list[ChannelSection] = [section, *discord]
-        return [(s, "") for s in emulated]
-    return [(section, resolve_token(section, env, source)) for section in config.sections()]
-
-
-def _webhook(
-    config: BotConfig, env: Mapping[str, str], sandbox: bool, source: str
-) -> Webhook | None:
-    """The Telegram webhook settings with their secret, or None when polling."""
-    section = config.telegram
-    if sandbox or section is None or not section.enabled or section.webhook is None:
-        return None
-    where = f"{source}: telegram" if source else "telegram"
-    return section.webhook.resolve(env, where)
+        return [(s, "", {}) for s in emulated]
+    return [
+        (section, resolve_token(section, env, source), section.runner_options(env, source))
+        for section in config.sections()
+    ]
 
 
 @dataclass(slots=True)
@@ -182,35 +174,23 @@ async def _sandbox(stack: AsyncExitStack, config: BotConfig, out: Output) -> _Em
 def _runner(
     section: ChannelSection,
     token: str,
+    options: dict[str, Any],
     sandbox: _Emulated | None,
     pipeline: Pipeline,
-    webhook: Webhook | None = None,
     on_ignored: IgnoredListener | None = None,
     on_result: Callable[[Ingress], None] | None = None,
 ) -> ChannelAdapter:
-    if isinstance(section, DiscordSection):
-        if sandbox is not None and sandbox.discord is not None:
-            token = sandbox.discord.world.token
-        # One session sees every guild of the emulator: shards are for real deployments.
-        shards = None if sandbox is not None else section.shards
-        proxied = sandbox is None
-        return DiscordRunner(
-            pipeline,
-            token=token,
-            shards=shards,
-            on_result=on_result,
-            api_url=section.api_url if proxied else None,
-            gateway_url=section.gateway_url if proxied else None,
-        )
-    if sandbox is None:
-        return TelegramRunner(pipeline, token=token, webhook=webhook, base_url=section.base_url)
-    return TelegramRunner(
-        pipeline,
-        token=sandbox.telegram.token,
-        base_url=sandbox.base_url,
-        poll_timeout=1,
-        on_ignored=on_ignored,
-    )
+    """The section's runner, from its platform's contract; in the sandbox, pointed at the
+    built-in platforms' emulators."""
+    if sandbox is not None:
+        if isinstance(section, DiscordSection):
+            # One session sees every guild of the emulator: shards are for real deployments.
+            token = sandbox.discord.world.token if sandbox.discord is not None else token
+            options = {"on_result": on_result}
+        else:
+            token = sandbox.telegram.token
+            options = {"base_url": sandbox.base_url, "poll_timeout": 1, "on_ignored": on_ignored}
+    return platform(section.platform).runner(pipeline, token=token, **options)
 
 
 _BOTH_HELP = f"""\
@@ -353,8 +333,7 @@ async def run_bots(
 ) -> None:
     """Run until ``stop`` is set, a signal arrives, or (sandbox) the prompt ends."""
     env = os.environ if env is None else env
-    tokens = _tokens(config, env, sandbox, source)
-    webhook = _webhook(config, env, sandbox, source)
+    sections = _sections(config, env, sandbox, source)
     handler = load_handler(config.handler, config.base_dir)
     stop = stop if stop is not None else asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -390,13 +369,13 @@ async def run_bots(
             _runner(
                 section,
                 token,
+                options,
                 emulated,
                 assembly.pipeline(section.config, publish=bus.publish_from_channel, ledger=ledger),
-                webhook,
                 shown,
                 told,
             )
-            for section, token in tokens
+            for section, token, options in sections
         ]
         # The handler reaches each channel's native bot object through its services.
         services = BotServices.of(assembly, {runner.name: runner for runner in runners})

@@ -14,13 +14,13 @@
     [telegram]                        # any ChannelConfig field, plus enabled
     token_env = "TELEGRAM_BOT_TOKEN"
     group_policy = "open"
-    mode = "polling"                  # or "webhook": see actorscope.channels._telegram_webhook
+    mode = "polling"                  # or "webhook": see actorscope.channels.telegram._webhook
     base_url = "http://127.0.0.1:8081/bot"  # optional: a local Bot API server
 
     [discord]
     token_env = "DISCORD_BOT_TOKEN"
     enabled = true
-    shard_count = 2                   # optional: see actorscope.channels._discord_shards
+    shard_count = 2                   # optional: see actorscope.channels.discord._shards
     shard_ids = [0]
     api_url = "http://127.0.0.1:8082/api/v10"  # optional, with gateway_url: a Discord proxy
     gateway_url = "ws://127.0.0.1:8082/gateway"
@@ -99,8 +99,8 @@ from actorscope.agents._types import (
 )
 from actorscope.assembly import AgentSettings
 from actorscope.channels._config import ChannelConfig, EnvName, Flag, SenderIds, sender_ids
-from actorscope.channels._discord_shards import DiscordShards, count_problem, ids_problem
-from actorscope.channels._telegram_webhook import (
+from actorscope.channels.discord._shards import DiscordShards, count_problem, ids_problem
+from actorscope.channels.telegram._webhook import (
     DEFAULT_LISTEN,
     HttpsUrl,
     ListenHost,
@@ -216,12 +216,17 @@ class _PlatformSection(ChannelConfig):
         """The admission settings (the section is a :class:`ChannelConfig`)."""
         return self
 
+    def runner_options(self, env: Mapping[str, str], source: str = "") -> dict[str, Any]:
+        """The platform runner's own options this section sets (its contract's ``runner``);
+        a secret is read from ``env`` now (one clear error naming ``source`` when unset)."""
+        return {}
+
 
 class TelegramSection(_PlatformSection):
     """``[telegram]``: the :class:`ChannelConfig` keys, ``enabled``, and webhook mode.
 
     ``mode = "webhook"`` needs ``webhook_url``, ``secret_token_env`` and ``port`` (see
-    :mod:`actorscope.channels._telegram_webhook`); in polling mode those keys are errors.
+    :mod:`actorscope.channels.telegram._webhook`); in polling mode those keys are errors.
     ``base_url`` points the bot at another Bot API server (a local one:
     ``http://127.0.0.1:8081/bot``; plain ``http`` only on this host).
     """
@@ -248,6 +253,15 @@ class TelegramSection(_PlatformSection):
                     raise ValueError(f'mode = "webhook" needs {key} ({what})')
         return self
 
+    def runner_options(self, env: Mapping[str, str], source: str = "") -> dict[str, Any]:
+        """``base_url``, and the ``webhook`` with its secret in webhook mode."""
+        webhook = self.webhook
+        where = f"{source}: {self.name}" if source else self.name
+        return {
+            "base_url": self.base_url,
+            "webhook": None if webhook is None else webhook.resolve(env, where),
+        }
+
     @property
     def webhook(self) -> WebhookConfig | None:
         """The webhook settings in webhook mode, else ``None`` (polling)."""
@@ -267,7 +281,7 @@ class DiscordSection(_PlatformSection):
     """``[discord]``: the :class:`ChannelConfig` keys, ``enabled``, and sharding.
 
     ``shard_count`` (with ``shard_ids``, the ones this worker runs) selects
-    ``discord.AutoShardedClient``; see :mod:`actorscope.channels._discord_shards`.
+    ``discord.AutoShardedClient``; see :mod:`actorscope.channels.discord._shards`.
     ``api_url`` and ``gateway_url`` (both or neither) send REST calls and the gateway session
     to a proxy instead of discord.com (plain ``http``/``ws`` only on this host).
     """
@@ -308,6 +322,10 @@ class DiscordSection(_PlatformSection):
         if problem:
             raise ValueError(problem)
         return value
+
+    def runner_options(self, env: Mapping[str, str], source: str = "") -> dict[str, Any]:
+        """The shards, and the proxy's ``api_url`` and ``gateway_url``."""
+        return {"shards": self.shards, "api_url": self.api_url, "gateway_url": self.gateway_url}
 
     @property
     def shards(self) -> DiscordShards | None:

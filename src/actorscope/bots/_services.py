@@ -22,8 +22,8 @@ from telegram import Bot
 from actorscope.agents._models import Agent
 from actorscope.assembly import Assembly
 from actorscope.channels._adapter import ChannelAdapter
-from actorscope.channels._discord_runner import DiscordRunner
-from actorscope.channels._telegram_runner import TelegramRunner
+from actorscope.channels.discord._runner import DiscordRunner
+from actorscope.channels.telegram._runner import TelegramRunner
 from actorscope.context import current_identity
 from actorscope.errors import ConfigError
 from actorscope.permissions._grants import GrantStore

@@ -7,7 +7,9 @@ every event goes (dedup, admission, shared claim, writer command or publish) and
 :class:`ChannelConfig` (policies, mention gate); :class:`DedupCache` drops redeliveries, and
 :class:`SharedDedup` does so across workers sharing a database;
 :func:`move_grants` applies a chat migration to the grants.
-The platform modules are imported as ``actorscope.channels.telegram`` / ``.discord``.
+A platform is one subpackage, ``actorscope.channels.telegram`` / ``.discord``, imported by
+name (so this face loads no platform library); :func:`platform` gives its side of the contract,
+:class:`Platform` (docs/design.md, "Adding a platform").
 """
 
 from actorscope.channels._adapter import ChannelAdapter
@@ -31,6 +33,7 @@ from actorscope.channels._config import ChannelConfig, GroupOverride, Policy
 from actorscope.channels._dedup import DedupCache
 from actorscope.channels._migration import move_grants
 from actorscope.channels._pipeline import Pipeline
+from actorscope.channels._platform import Platform, platform, platforms
 from actorscope.channels._policy import Admission, admit
 from actorscope.channels._shared_dedup import SharedDedup
 from actorscope.channels._writer_commands import WriterCommand, writer_command_named
@@ -54,12 +57,15 @@ __all__ = [
     "Ingress",
     "Outcome",
     "Pipeline",
+    "Platform",
     "Policy",
     "ScopeMigration",
     "SharedDedup",
     "WriterCommand",
     "admit",
     "move_grants",
+    "platform",
+    "platforms",
     "reply_to",
     "writer_command_named",
 ]

@@ -1,7 +1,7 @@
 """Writer commands, platform-neutral: ``addwriter`` / ``removewriter`` / ``writers``.
 
-The platform modules (:mod:`~actorscope.channels._telegram_commands`,
-:mod:`~actorscope.channels._discord_commands`) find the command and its target the way their
+The platform modules (:mod:`~actorscope.channels.telegram._commands`,
+:mod:`~actorscope.channels.discord._commands`) find the command and its target the way their
 platform makes trustworthy (the replied-to message's sender, a resolved user mention) and call
 :func:`execute_writer_command`, which asks the
 :class:`~actorscope.permissions.WriterManager` and words the outcome. A target is never taken

@@ -1,4 +1,5 @@
-"""``actorscope normalize``: what an adapter makes of one Telegram update or Discord dispatch."""
+"""``actorscope normalize``: what a platform's normaliser makes of one raw event (a Telegram
+update, a Discord dispatch, any registered platform's), asked through the platform contract."""
 
 from __future__ import annotations
 
@@ -13,19 +14,16 @@ from actorscope._input import parse_json, read_text_file, shown_path
 from actorscope.cli._app import app
 from actorscope.errors import ConfigError, PayloadError
 from actorscope.identity import PeerKind, session_key
-from actorscope.platforms import DISCORD, TELEGRAM
 
 if TYPE_CHECKING:  # the adapters load the platform libraries: imported where they run
-    from actorscope.channels._base import Ingress
+    from actorscope.channels import Ingress, Platform
 
 __all__ = ["ingress_json", "normalize"]
-
-_PLATFORMS = (TELEGRAM, DISCORD)
 
 
 def ingress_json(ingress: Ingress) -> dict[str, Any]:
     """The CLI's JSON object for an ingress: the identity fields, or ``ignored`` and why."""
-    from actorscope.channels._base import IgnoreReason
+    from actorscope.channels import IgnoreReason
 
     message = ingress.message
     if message is None:
@@ -52,8 +50,6 @@ _MISSING_ARGUMENT = re.compile(
     r"\w+\.__init__\(\) missing \d+ required (?:keyword-only |positional )?"
     r"arguments?: (?P<names>.*)"
 )
-#: The keys that say which platform a payload came from.
-_DISCORD_DISPATCH_KEYS = frozenset({"op", "t", "d"})
 _STDIN = "-"
 
 
@@ -72,19 +68,19 @@ def _reason(detail: str) -> str:
     return reason or "not readable"
 
 
-def _other_platform(payload: dict[str, Any], platform: str) -> str | None:
-    """Why ``payload`` looks like the other platform's, in words; None if it does not."""
-    dispatch = bool(_DISCORD_DISPATCH_KEYS & set(payload))
-    if platform == TELEGRAM and "update_id" not in payload and dispatch:
-        return (
-            "a Telegram Update needs an update_id, and this looks like a Discord gateway "
-            "dispatch (op, t, d): use --platform discord"
-        )
-    if platform == DISCORD and "update_id" in payload:
-        return (
-            "a Discord dispatch needs op, t and d (or a bare message object), and this looks "
-            "like a Telegram Update (update_id): use --platform telegram"
-        )
+def _other_platform(payload: dict[str, Any], chosen: Platform) -> str | None:
+    """Why ``payload`` looks like another platform's, in words; None if it does not."""
+    from actorscope.channels import platform, platforms
+
+    if chosen.recognizes(payload):
+        return None
+    for spec in platforms():
+        other = platform(spec.name)
+        if other is not chosen and other.recognizes(payload):
+            return (
+                f"{chosen.event_name} was expected, and this looks like {other.event_name}: "
+                f"use --platform {spec.name}"
+            )
     return None
 
 
@@ -93,12 +89,16 @@ def normalize(
     file: Annotated[
         Path,
         typer.Argument(
-            help="A Telegram Update or a Discord gateway dispatch (JSON); '-' reads stdin.",
+            help="One raw event of the platform (JSON: a Telegram Update, a Discord gateway "
+            "dispatch); '-' reads stdin.",
             metavar="FILE",
         ),
     ],
     platform: Annotated[
-        str, typer.Option("--platform", help="telegram or discord.", metavar="PLATFORM")
+        str,
+        typer.Option(
+            "--platform", help="telegram, discord or another platform.", metavar="PLATFORM"
+        ),
     ],
     agent: Annotated[
         str, typer.Option("--agent", help="The agent key for the session key.", metavar="KEY")
@@ -112,12 +112,13 @@ def normalize(
 
     ``--json`` is accepted like every other command's; the output is JSON with or without it.
     """
-    from actorscope.channels._base import IgnoreReason
-    from actorscope.channels.discord import inspect_dispatch
-    from actorscope.channels.telegram import inspect_update
+    from actorscope.channels import IgnoreReason, platforms
+    from actorscope.channels import platform as platform_of
 
-    if platform not in _PLATFORMS:
-        raise ConfigError(f"--platform must be telegram or discord, got {platform!r}")
+    names = [spec.name for spec in platforms()]
+    if platform not in names:
+        raise ConfigError(f"--platform must be {' or '.join(names)}, got {platform!r}")
+    chosen = platform_of(platform)
     session_key(agent, platform, PeerKind.DIRECT, 0)  # rejects a bad agent key up front
     stdin = str(file) == _STDIN
     # /dev/stdin: read_text_file's limits and errors apply to a pipe as to a file.
@@ -126,13 +127,10 @@ def normalize(
     payload = parse_json(text, "stdin" if stdin else str(file), PayloadError)
     if not isinstance(payload, dict):
         raise PayloadError(f"{name}: a {platform} payload must be a JSON object")
-    other = _other_platform(payload, platform)
+    other = _other_platform(payload, chosen)
     if other is not None:
         raise PayloadError(f"{name}: {other}")
-    if platform == TELEGRAM:
-        ingress = inspect_update(payload, agent_key=agent)
-    else:
-        ingress = inspect_dispatch(payload, agent_key=agent)
+    ingress = chosen.inspect(payload, agent_key=agent)
     if ingress.reason is IgnoreReason.MALFORMED:
         raise PayloadError(f"{name}: malformed {platform} payload: {_reason(ingress.detail)}")
     typer.echo(json.dumps(ingress_json(ingress)))

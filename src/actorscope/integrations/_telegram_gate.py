@@ -37,9 +37,9 @@ from actorscope.agents._types import parse_agent_key
 from actorscope.assembly import AgentSettings
 from actorscope.bots import BotServices
 from actorscope.channels import ChannelConfig, Ingress, Outcome, Pipeline
-from actorscope.channels._telegram_commands import ChatAdmin, handle_telegram_writer_command
 from actorscope.channels._writer_commands import WriterCommand
 from actorscope.channels.telegram import inspect_update
+from actorscope.channels.telegram._commands import ChatAdmin, handle_telegram_writer_command
 from actorscope.errors import ConfigError
 from actorscope.host import Prepared, RunStep
 from actorscope.identity import Identity

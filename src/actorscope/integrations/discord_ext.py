@@ -58,22 +58,22 @@ from actorscope.assembly import AgentSettings
 from actorscope.bots import BotServices
 from actorscope.channels._base import META_ADDRESSED, META_COMMAND, Addressed, Ingress, Outcome
 from actorscope.channels._config import ChannelConfig
-from actorscope.channels._discord_commands import (
+from actorscope.channels._pipeline import Pipeline
+from actorscope.channels._writer_commands import WriterCommand, writer_command_named
+from actorscope.channels.discord import inspect_interaction, inspect_message
+from actorscope.channels.discord._commands import (
     WriterTarget,
     handle_discord_writer_command,
     member_manages_guild,
     mention_target,
     user_target,
 )
-from actorscope.channels._discord_runner import (
+from actorscope.channels.discord._runner import (
     NOT_TAKING_COMMANDS,
     WRITER_DESCRIPTIONS,
     bot_intents,
     send_outbound,
 )
-from actorscope.channels._pipeline import Pipeline
-from actorscope.channels._writer_commands import WriterCommand, writer_command_named
-from actorscope.channels.discord import inspect_interaction, inspect_message
 from actorscope.errors import ConfigError
 from actorscope.host._runtime import Prepared, RunStep
 from actorscope.host._sender import OutboundSender

@@ -69,9 +69,9 @@ from telegram.warnings import PTBUserWarning
 
 from actorscope.bots import bind_services
 from actorscope.channels import ChannelConfig, Ingress
-from actorscope.channels._telegram_commands import is_telegram_admin
-from actorscope.channels._telegram_runner import ALLOWED_UPDATES, send_outbound
 from actorscope.channels._writer_commands import WriterCommand
+from actorscope.channels.telegram._commands import is_telegram_admin
+from actorscope.channels.telegram._runner import ALLOWED_UPDATES, send_outbound
 from actorscope.context import bind_identity, current_identity
 from actorscope.errors import ConfigError
 from actorscope.host import OutboundSender, Prepared, RunStep

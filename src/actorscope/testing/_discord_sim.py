@@ -1,7 +1,7 @@
 """Discord simulator: the production runner connected to the Discord emulator over loopback.
 
 Each simulator starts a :class:`~actorscope.sandbox.DiscordEmulator` on 127.0.0.1 and logs the
-production :class:`~actorscope.channels._discord_runner.DiscordRunner`'s own discord.py client
+production :class:`~actorscope.channels.discord._runner.DiscordRunner`'s own discord.py client
 in to it (:func:`~actorscope.sandbox.discord_pointed_at`): a real gateway session and real REST
 calls. The world (users, guilds, channels, threads, DMs, webhooks) is the emulator's; events are
 sent as its people (messages, DMs, edits, webhook and bot posts, slash commands). The runner
@@ -37,8 +37,8 @@ with warnings.catch_warnings():
     from discord.ext import commands
 
 from actorscope.channels import ChannelConfig, Ingress, Pipeline, WriterCommand
-from actorscope.channels._discord_commands import WriterTarget
-from actorscope.channels._discord_runner import DiscordRunner
+from actorscope.channels.discord._commands import WriterTarget
+from actorscope.channels.discord._runner import DiscordRunner
 from actorscope.errors import ConfigError
 from actorscope.host import OutboundSender, Prepared
 from actorscope.integrations import adopting

@@ -3,7 +3,7 @@
 Users, basic groups, supergroups with forum topics and channels live in a
 :class:`~actorscope.sandbox.BotApiEmulator`; each user action there produces the
 ``Update`` JSON Telegram would deliver, which the production
-:class:`~actorscope.channels._telegram_runner.TelegramRunner` (its PTB ``Application`` talking
+:class:`~actorscope.channels.telegram._runner.TelegramRunner` (its PTB ``Application`` talking
 to the emulator through :class:`~actorscope.sandbox.EmulatorRequest`) handles as it
 handles a polled update: the ingress pipeline (dedup, admission, shared claim; writer commands
 answered by the runner, button clicks answered) and then the production run step with the
@@ -36,7 +36,7 @@ from telegram import Update
 from telegram.ext import Application, ApplicationBuilder, CallbackContext
 
 from actorscope.channels import ChannelConfig, Ingress
-from actorscope.channels._telegram_runner import TelegramRunner
+from actorscope.channels.telegram._runner import TelegramRunner
 from actorscope.host import OutboundSender, Prepared
 from actorscope.integrations import adopting
 from actorscope.integrations.ptb import GATE_GROUP, Gate

@@ -55,8 +55,8 @@ from actorscope.channels._base import (
     flag_raised,
     ignored,
 )
-from actorscope.channels._discord_ids import optional_snowflake, person, session, snowflake
-from actorscope.channels._discord_interactions import inspect_interaction, normalize_interaction
+from actorscope.channels.discord._ids import optional_snowflake, person, session, snowflake
+from actorscope.channels.discord._interactions import inspect_interaction, normalize_interaction
 from actorscope.identity import PeerKind, SenderKind, discord_nonperson_identity
 from actorscope.messages import InboundMessage
 

@@ -9,7 +9,7 @@ thread, with their buttons (a ``discord.ui.View``), files and image embeds. Othe
 and component clicks are acknowledged at once (deferred) and the handler's reply is sent as the
 follow-up; a click's ``custom_id`` is in ``metadata["callback_data"]``.
 
-With :class:`~actorscope.channels._discord_shards.DiscordShards` the runner's client is a
+With :class:`~actorscope.channels.discord._shards.DiscordShards` the runner's client is a
 ``discord.AutoShardedClient`` running those shards; with a
 :class:`~actorscope.channels._shared_dedup.SharedDedup` an admitted event is also claimed in the
 shared store by the pipeline, so a worker whose claim loses (another worker got the event)
@@ -40,18 +40,19 @@ from discord.gateway import DiscordWebSocket
 
 from actorscope.channels._adapter import ChannelAdapter
 from actorscope.channels._base import Ingress, Outcome
-from actorscope.channels._discord_commands import (
+from actorscope.channels._pipeline import Pipeline
+from actorscope.channels._shared_dedup import SharedDedup
+from actorscope.channels._writer_commands import WriterCommand, writer_command_named
+from actorscope.channels.discord._commands import (
     WriterTarget,
     handle_discord_writer_command,
     member_manages_guild,
     mention_target,
     user_target,
 )
-from actorscope.channels._discord_shards import DiscordShards
-from actorscope.channels._pipeline import Pipeline
-from actorscope.channels._shared_dedup import SharedDedup
-from actorscope.channels._writer_commands import WriterCommand, writer_command_named
-from actorscope.channels.discord import inspect_interaction, inspect_message
+from actorscope.channels.discord._interactions import inspect_interaction
+from actorscope.channels.discord._normalize import inspect_message
+from actorscope.channels.discord._shards import DiscordShards
 from actorscope.errors import ConfigError, ReplyError
 from actorscope.identity import Identity
 from actorscope.messages import AttachmentKind, Buttons, OutboundMessage, ReplyFormat

@@ -30,7 +30,7 @@ from actorscope.channels._base import (
     flag_raised,
     ignored,
 )
-from actorscope.channels._discord_ids import optional_snowflake, person, session, snowflake
+from actorscope.channels.discord._ids import optional_snowflake, person, session, snowflake
 from actorscope.identity import PeerKind
 from actorscope.messages import InboundMessage
 

@@ -10,8 +10,8 @@ published to the host's bus, with the button's data in ``metadata["callback_data
 points the bot at another Bot API server (the sandbox emulator); tests can hand in PTB
 ``BaseRequest`` objects instead of talking HTTP.
 
-In webhook mode (a :class:`~actorscope.channels._telegram_webhook.Webhook`) a
-:class:`~actorscope.channels._telegram_webhook.WebhookServer` receives the updates and each
+In webhook mode (a :class:`~actorscope.channels.telegram._webhook.Webhook`) a
+:class:`~actorscope.channels.telegram._webhook.WebhookServer` receives the updates and each
 request takes its update through the same :meth:`TelegramRunner.handle_update` polling uses,
 answering only once it is handled: with a :class:`~actorscope.channels._turns.TurnLedger`,
 once its turn is over (the handler ran, its replies went out). An update whose worker dies
@@ -48,13 +48,13 @@ from actorscope.channels._adapter import ChannelAdapter
 from actorscope.channels._base import IgnoreReason, Ingress
 from actorscope.channels._pipeline import Pipeline
 from actorscope.channels._shared_dedup import SharedDedup
-from actorscope.channels._telegram_commands import (
+from actorscope.channels._writer_commands import WriterCommand
+from actorscope.channels.telegram._commands import (
     handle_telegram_writer_command,
     is_telegram_admin,
 )
-from actorscope.channels._telegram_webhook import Fed, Webhook, WebhookServer
-from actorscope.channels._writer_commands import WriterCommand
-from actorscope.channels.telegram import GENERAL_TOPIC_ID, inspect_update
+from actorscope.channels.telegram._normalize import GENERAL_TOPIC_ID, inspect_update
+from actorscope.channels.telegram._webhook import Fed, Webhook, WebhookServer
 from actorscope.errors import ConfigError, ReplyError, StoreError
 from actorscope.identity import Identity
 from actorscope.messages import Attachment, AttachmentKind, Buttons, OutboundMessage, ReplyFormat

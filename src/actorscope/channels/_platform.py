@@ -1,0 +1,95 @@
+"""The platform contract: what a chat platform gives actorscope (docs/design.md, "Adding a
+platform").
+
+A platform is one subpackage (``channels/telegram/``, ``channels/discord/``) whose face holds a
+:class:`Platform` as ``PLATFORM``, registered once by name
+(:func:`actorscope.platforms.register`: its id form, thread word and where this contract
+lives). Everything above the identity layer asks :func:`platform` for it: ``actorscope
+normalize`` its normaliser, ``actorscope run`` its runner, the testing kit and the probe its
+simulator. The pipeline, the policy and the run step need nothing else of a platform.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Mapping
+from typing import Any, Protocol, runtime_checkable
+
+from actorscope.channels._adapter import ChannelAdapter
+from actorscope.channels._base import Ingress
+from actorscope.channels._pipeline import Pipeline
+from actorscope.errors import ConfigError
+from actorscope.platforms import PlatformSpec, platform_spec, platform_specs
+
+__all__ = ["Platform", "platform", "platforms"]
+
+
+@runtime_checkable
+class Platform(Protocol):
+    """A chat platform as actorscope asks it.
+
+    ``spec`` is its registration (name, id form, thread word). ``command_prefixes``: the
+    characters that make a message's text a writer command (Discord's ``!``; ``""`` when the
+    normaliser names commands itself, as Telegram's ``/`` ones). ``event_name`` names its raw
+    event in a sentence (``a Telegram Update (update_id)``). ``simulator`` is the
+    ``module:attribute`` of its testing-kit simulator (an ``actorscope.testing.Simulator``
+    taking an ``AgentEnv``), which drives its emulator.
+    """
+
+    @property
+    def spec(self) -> PlatformSpec:
+        """The platform's registration."""
+        ...
+
+    @property
+    def command_prefixes(self) -> str:
+        """Text prefixes of a writer command typed as a message."""
+        ...
+
+    @property
+    def event_name(self) -> str:
+        """Its raw event, as a sentence names it."""
+        ...
+
+    @property
+    def simulator(self) -> str:
+        """``module:attribute`` of its testing-kit simulator."""
+        ...
+
+    def inspect(
+        self, event: Mapping[str, Any], *, agent_key: str = "main", channel: str = ""
+    ) -> Ingress:
+        """Normalise one raw event (the platform's JSON) into an :class:`Ingress`: the
+        message with its scope, actor and session key, or why it is ignored. Never raises on
+        a platform event (a malformed one is ignored as ``malformed``); ``channel`` is the
+        channel name (default: the platform's)."""
+        ...
+
+    def recognizes(self, event: Mapping[str, Any]) -> bool:
+        """Whether ``event`` is shaped like this platform's raw event."""
+        ...
+
+    def runner(self, pipeline: Pipeline, *, token: str, **options: Any) -> ChannelAdapter:
+        """Its production runner: a transport that feeds each event to ``pipeline`` (the
+        channel's, from the composition root) and sends the bot's replies; ``options`` are
+        its own (its ``bot.toml`` section's)."""
+        ...
+
+
+def platform(name: str) -> Platform:
+    """The contract of the platform registered as ``name``; :class:`ConfigError` when there
+    is none, or it has no events of its own (the HTTP API)."""
+    spec = platform_spec(name)
+    if spec is None or not spec.contract:
+        known = ", ".join(sorted(s.name for s in platforms()))
+        raise ConfigError(f"no chat platform {name!r} (known: {known})")
+    module, _, attribute = spec.contract.partition(":")
+    found = getattr(importlib.import_module(module), attribute, None)
+    if not isinstance(found, Platform) or found.spec != spec:
+        raise ConfigError(f"{spec.contract} is not the Platform of {name!r}")
+    return found
+
+
+def platforms() -> tuple[PlatformSpec, ...]:
+    """The registered platforms that have events of their own (a contract)."""
+    return tuple(spec for spec in platform_specs() if spec.contract)

@@ -1,0 +1,30 @@
+"""Discord: a discord.py ``Message`` / ``Interaction`` (or the raw gateway dict) → scope,
+actor and session key, and the runner.
+
+:func:`normalize_message` and :func:`normalize_interaction` return an
+:class:`~actorscope.messages.InboundMessage`, or ``None`` for what a bot ignores;
+:func:`inspect_message`, :func:`inspect_interaction` and :func:`inspect_dispatch` return the
+:class:`~actorscope.channels.Ingress` with the reason. None of them raises on a platform event.
+``PLATFORM`` is Discord's side of the platform contract (:class:`~actorscope.channels.Platform`).
+"""
+
+from actorscope.channels.discord._interactions import inspect_interaction, normalize_interaction
+from actorscope.channels.discord._normalize import (
+    CONVERSATION_MESSAGE_TYPES,
+    clear_caches,
+    inspect_dispatch,
+    inspect_message,
+    normalize_message,
+)
+from actorscope.channels.discord._platform import PLATFORM
+
+__all__ = [
+    "CONVERSATION_MESSAGE_TYPES",
+    "PLATFORM",
+    "clear_caches",
+    "inspect_dispatch",
+    "inspect_interaction",
+    "inspect_message",
+    "normalize_interaction",
+    "normalize_message",
+]

@@ -1,0 +1,49 @@
+"""Telegram's side of the platform contract (:class:`~actorscope.channels.Platform`)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from actorscope.channels._base import Ingress
+from actorscope.channels._pipeline import Pipeline
+from actorscope.channels.telegram._normalize import inspect_update
+from actorscope.channels.telegram._runner import TelegramRunner
+from actorscope.errors import ConfigError
+from actorscope.platforms import TELEGRAM, PlatformSpec, platform_spec
+
+__all__ = ["PLATFORM", "Telegram"]
+
+
+class Telegram:
+    """Telegram through python-telegram-bot: Bot API updates, a polling or webhook runner."""
+
+    command_prefixes = ""  # the normaliser names /commands itself
+    event_name = "a Telegram Update (update_id)"
+    simulator = "actorscope.testing:TelegramSim"
+
+    @property
+    def spec(self) -> PlatformSpec:
+        """Telegram's registration: integer ids, forum topics."""
+        spec = platform_spec(TELEGRAM)
+        if spec is None:  # built in: only a broken install has it missing
+            raise ConfigError(f"{TELEGRAM} is not a registered platform")
+        return spec
+
+    def inspect(
+        self, event: Mapping[str, Any], *, agent_key: str = "main", channel: str = ""
+    ) -> Ingress:
+        """:func:`~actorscope.channels.telegram.inspect_update` of the Update's JSON."""
+        return inspect_update(event, agent_key=agent_key, channel=channel or TELEGRAM)
+
+    def recognizes(self, event: Mapping[str, Any]) -> bool:
+        """An Update has an ``update_id``."""
+        return "update_id" in event
+
+    def runner(self, pipeline: Pipeline, *, token: str, **options: Any) -> TelegramRunner:
+        """A :class:`TelegramRunner` (``base_url``, ``webhook``, ... as its options)."""
+        return TelegramRunner(pipeline, token=token, **options)
+
+
+#: The contract the registry names (``actorscope.channels.telegram:PLATFORM``).
+PLATFORM = Telegram()
