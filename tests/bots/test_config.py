@@ -17,6 +17,7 @@ from actorscope.errors import ConfigError
 
 HANDLER = 'handler = "mybot:handle"\n'
 TELEGRAM = '[telegram]\ntoken_env = "AS_TEST_TELEGRAM_TOKEN"\n'
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
 def write_config(tmp_path: Path, text: str) -> Path:
@@ -306,3 +307,152 @@ def test_schema_config_prints_the_models_json_schema(capsys: pytest.CaptureFixtu
     assert "webhook_url" in schema["$defs"]["TelegramSection"]["properties"]
     # TOML writes sender ids as integers (owners = [4242]): the schema must accept them.
     assert schema["properties"]["owners"]["items"] == {"type": ["integer", "string"]}
+
+
+def test_every_non_text_key_reads_from_its_variable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Numbers, flags, durations, lists and tables of every section come through variables."""
+    text = (
+        HANDLER
+        + TELEGRAM
+        + 'mode = "webhook"\nwebhook_url = "https://bots.example.com/tg"\n'
+        + 'secret_token_env = "S"\nport = 8081\n'
+        + '[discord]\ntoken_env = "D"\n[http]\nport = 8080\n[audit]\n[probe]\n'
+    )
+    path = write_config(tmp_path, text)
+    variables = {
+        "OWNERS": '["4242", 5151]',
+        "SHARED_DEDUP": "TRUE",
+        "STRICT": " True",
+        "TELEGRAM__ENABLED": "true",
+        "TELEGRAM__PORT": "9443",
+        "TELEGRAM__SET_WEBHOOK": "false",
+        "TELEGRAM__REQUIRE_MENTION": "false",
+        "TELEGRAM__IGNORE_BOTS": "False",
+        "TELEGRAM__ALLOW_FROM": "[7]",
+        "TELEGRAM__OWNERS": "8",
+        "TELEGRAM__GROUPS": '{"-100": {"policy": "allowlist"}}',
+        "TELEGRAM__GROUPS__-100__REQUIRE_MENTION": "false",
+        "TELEGRAM__GROUPS__-100__ALLOW_FROM": '["9"]',
+        "DISCORD__ENABLED": "false",
+        "DISCORD__SHARD_COUNT": "4",
+        "DISCORD__SHARD_IDS": "[1, 3]",
+        "HTTP__PORT": "9090 ",
+        "HTTP__MAX_CONNECTIONS": "25",
+        "HTTP__HEADER_TIMEOUT": "2.5",
+        "HTTP__BODY_TIMEOUT": "60",
+        "HTTP__TRUSTED_PROXIES": '["10.0.0.0/24", "::1"]',
+        "AUDIT__KEEP": "30d",
+        "PROBE__COMMANDS": '["/note probe"]',
+        "PROBE__WRITER_ONLY": '["/note"]',
+    }
+    for name, value in variables.items():
+        monkeypatch.setenv("ACTORSCOPE_" + name, value)
+    config = load_bot_config(path)
+    assert (config.owners, config.shared_dedup, config.strict) == (("4242", "5151"), True, True)
+    telegram, discord = config.telegram, config.discord
+    assert telegram is not None
+    assert telegram.webhook is not None
+    assert (telegram.enabled, telegram.webhook.port, telegram.webhook.set_webhook) == (
+        True,
+        9443,
+        False,
+    )
+    assert (telegram.require_mention, telegram.ignore_bots) == (False, False)
+    assert (telegram.allow_from, telegram.owners) == (("7",), ("8",))
+    group = telegram.groups["-100"]
+    assert (group.policy, group.require_mention, group.allow_from) == ("allowlist", False, ("9",))
+    assert discord is not None
+    assert discord.shards is not None
+    assert (discord.enabled, discord.shards.shard_count, discord.shards.shard_ids) == (
+        False,
+        4,
+        (1, 3),
+    )
+    assert config.http is not None
+    assert (config.http.port, config.http.max_connections) == (9090, 25)
+    assert (config.http.header_timeout, config.http.body_timeout) == (2.5, 60.0)
+    assert config.http.trusted_proxies == ("10.0.0.0/24", "::1/128")
+    assert config.audit is not None
+    assert config.audit.keep == 30 * 86400
+    assert config.probe is not None
+    assert (config.probe.commands, config.probe.writer_only) == (("/note probe",), ("/note",))
+
+
+def test_serve_takes_its_port_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """ACTORSCOPE_HTTP__PORT=9090 actorscope serve examples/console.toml: port 9090."""
+    monkeypatch.setenv("ACTORSCOPE_HTTP__PORT", "9090")
+    config = load_bot_config(EXAMPLES / "console.toml", require_bots=False)
+    assert config.http is not None
+    assert config.http.port == 9090
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "expected"),
+    [
+        pytest.param(
+            "HTTP__PORT",
+            "abc",
+            "http.port: must be an integer from 0 to 65535, got 'abc'",
+            id="port-not-a-number",
+        ),
+        pytest.param(
+            "HTTP__PORT",
+            "80.5",
+            "http.port: must be an integer from 0 to 65535, got 80.5",
+            id="port-not-an-integer",
+        ),
+        pytest.param(
+            "HTTP__PORT", "", "http.port: must be an integer from 0 to 65535, got ''", id="empty"
+        ),
+        pytest.param(
+            "HTTP__HEADER_TIMEOUT",
+            "0",
+            "http.header_timeout: must be a number of seconds above 0, at most 3600, got 0",
+            id="timeout-zero",
+        ),
+        pytest.param(
+            "DISCORD__SHARD_COUNT",
+            "two",
+            "discord.shard_count: must be an integer from 1 to 65536, got 'two'",
+            id="shard-count",
+        ),
+        pytest.param(
+            "HTTP__TRUSTED_PROXIES",
+            "10.0.0.1",
+            'not JSON (a list or a table is written as JSON, e.g. ["4242"] or {"port": 8082})',
+            id="list-not-json",
+        ),
+        pytest.param(
+            "TELEGRAM__GROUPS__-100__ALLOW_FROM",
+            "[7",
+            'not JSON (a list or a table is written as JSON, e.g. ["4242"] or {"port": 8082})',
+            id="nested-list-not-json",
+        ),
+        pytest.param(
+            "HTTP__COLOUR__SHADE", "red", "http.colour: unknown key", id="below-an-unknown-key"
+        ),
+        pytest.param("STRICT__X", "true", "strict: not a table", id="below-a-value"),
+    ],
+)
+def test_a_bad_variable_is_one_line_naming_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, value: str, expected: str
+) -> None:
+    """A variable that is not what its key takes: one line naming the variable and the key."""
+    path = write_config(tmp_path, HANDLER + TELEGRAM + '[discord]\ntoken_env = "D"\n[http]\n')
+    monkeypatch.setenv("ACTORSCOPE_" + name, value)
+    with pytest.raises(ConfigError) as bad:
+        load_bot_config(path)
+    assert str(bad.value) == f"environment ACTORSCOPE_{name}: {expected}"
+
+
+def test_an_unknown_key_from_a_variable_names_the_variable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ACTORSCOPE_HTTP__COLOUR=red is the file's unknown-key line, blamed on the variable."""
+    path = write_config(tmp_path, HANDLER + TELEGRAM + "[http]\n")
+    monkeypatch.setenv("ACTORSCOPE_HTTP__COLOUR", "red")
+    with pytest.raises(ConfigError) as bad:
+        load_bot_config(path)
+    assert str(bad.value) == "environment ACTORSCOPE_HTTP__COLOUR: http.colour: unknown key"

@@ -43,8 +43,9 @@ with the request's identity bound.
 
 The file is one model, :class:`BotConfig` (pydantic-settings), with a model per section.
 Environment variables ``ACTORSCOPE_<KEY>`` and ``ACTORSCOPE_<SECTION>__<KEY>`` win over the
-file (``ACTORSCOPE_DATABASE``, ``ACTORSCOPE_TELEGRAM__TOKEN_ENV``, ...); tokens themselves are
-only ever read from the variables the sections name. Every problem is one line of one
+file (``ACTORSCOPE_DATABASE``, ``ACTORSCOPE_HTTP__PORT=9090``, ...), each read as its key's
+type: a number from its digits, a list or a table as JSON; tokens themselves are only ever
+read from the variables the sections name. Every problem is one line of one
 :class:`~actorscope.errors.ConfigError`: ``file:line: key.path: what is wrong``.
 """
 
@@ -55,13 +56,15 @@ import importlib.machinery
 import importlib.util
 import inspect
 import ipaddress
+import json
 import logging
 import os
 import re
 import sys
+import types
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Any, Literal, Self, TypeAlias, cast
+from typing import Annotated, Any, Literal, Self, TypeAlias, Union, cast, get_args, get_origin
 from urllib.parse import urlsplit
 
 from pydantic import (
@@ -74,13 +77,9 @@ from pydantic import (
     field_validator,
     model_validator,
 )
+from pydantic.fields import FieldInfo
 from pydantic.json_schema import SkipJsonSchema
-from pydantic_settings import (
-    BaseSettings,
-    PydanticBaseSettingsSource,
-    SettingsConfigDict,
-    SettingsError,
-)
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from actorscope._input import (
     non_empty_text,
@@ -131,6 +130,8 @@ __all__ = [
 #: Environment variables ``ACTORSCOPE_<KEY>`` (``ACTORSCOPE_<SECTION>__<KEY>``) override the file.
 ENV_PREFIX = "ACTORSCOPE_"
 _HANDLER = re.compile(r"([A-Za-z_][A-Za-z0-9_.]*):([A-Za-z_][A-Za-z0-9_]*)")
+#: A number as JSON (and TOML) writes one: what a variable of a number key is read as.
+_NUMBER = re.compile(r"-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?")
 #: A Telegram bot token as @BotFather issues it: the bot's numeric id, ':', ~35 URL-safe chars.
 TELEGRAM_TOKEN = re.compile(r"[0-9]{1,20}:[A-Za-z0-9_-]{30,64}")
 _WEBHOOK_KEYS = ("webhook_url", "secret_token_env", "listen", "port", "path", "set_webhook")
@@ -457,8 +458,6 @@ class BotConfig(BaseSettings):
     """
 
     model_config = SettingsConfigDict(
-        env_prefix=ENV_PREFIX,
-        env_nested_delimiter="__",
         extra="forbid",
         frozen=True,
         # A default is valid as written (handler = "": not configured); paths say otherwise.
@@ -504,7 +503,7 @@ class BotConfig(BaseSettings):
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
         """The environment wins over the file (whose keys arrive as init arguments)."""
-        return env_settings, init_settings
+        return _Environment(settings_cls), init_settings
 
     @model_validator(mode="before")
     @classmethod
@@ -562,6 +561,88 @@ _SECURITY_KEYS = frozenset(
 )
 
 
+def _types(annotation: Any) -> tuple[Any, ...]:
+    """The types a key of type ``annotation`` takes (``None``, unions, ``Annotated`` unwrapped)."""
+    if get_origin(annotation) is Annotated:
+        return _types(get_args(annotation)[0])
+    if get_origin(annotation) in (Union, types.UnionType):
+        return tuple(kind for arg in get_args(annotation) for kind in _types(arg))
+    return (annotation,)
+
+
+def _table(annotation: Any) -> Any:
+    """The model, or the ``dict`` type, of a key that is a table; ``None`` if it is a value."""
+    for kind in _types(annotation):
+        if get_origin(kind) is dict or (isinstance(kind, type) and issubclass(kind, BaseModel)):
+            return kind
+    return None
+
+
+def _read(name: str, text: str, annotation: Any) -> Any:
+    """Variable ``name``'s ``text`` as its key takes it: a number from its digits, a flag from
+    ``true`` or ``false`` in any case, a list or a table from JSON, anything else (a path, a
+    name) as the text; what is none of these is left to the key's own error."""
+    kinds = _types(annotation)
+    word = text.strip()
+    if _table(annotation) is not None or any(get_origin(kind) in (tuple, list) for kind in kinds):
+        try:
+            return json.loads(text)
+        except ValueError:
+            raise ConfigError(
+                f"environment {name}: not JSON (a list or a table is written as JSON, "
+                'e.g. ["4242"] or {"port": 8082})'
+            ) from None
+    if (int in kinds or float in kinds) and _NUMBER.fullmatch(word):
+        return json.loads(word)
+    if bool in kinds and word.lower() in ("true", "false"):
+        return word.lower() == "true"
+    return text
+
+
+def _environment(environ: Mapping[str, str]) -> dict[str, Any]:
+    """The keys ``ACTORSCOPE_<KEY>`` / ``ACTORSCOPE_<SECTION>__<KEY>`` variables set, each read
+    as its key takes it (:func:`_read`); a whole section's JSON first, then its keys' own."""
+    found: dict[str, Any] = {}
+    named = [
+        (name.upper()[len(ENV_PREFIX) :].lower().split("__"), name)
+        for name in environ
+        if name.upper().startswith(ENV_PREFIX)
+    ]
+    for path, name in sorted(named, key=lambda item: (len(item[0]), item[1])):
+        if path[0] not in BotConfig.model_fields:
+            continue  # not a key: another ACTORSCOPE_ variable (ACTORSCOPE_ORIGIN_KEY, ...)
+        annotation: Any = BotConfig
+        table: Any = found
+        for depth, key in enumerate(path):
+            kind, where = _table(annotation), f"environment {name.upper()}: "
+            if kind is None:
+                raise ConfigError(where + ".".join(path[:depth]) + ": not a table")
+            if get_origin(kind) is dict:
+                annotation = get_args(kind)[1]
+            elif key in kind.model_fields:
+                annotation = kind.model_fields[key].annotation
+            elif depth < len(path) - 1:
+                raise ConfigError(where + ".".join(path[: depth + 1]) + ": unknown key")
+            else:
+                annotation = str  # the model refuses the key, naming this variable
+            if depth < len(path) - 1 and isinstance(table, dict):
+                table = table.setdefault(key, {})
+        if isinstance(table, dict):  # else a section's JSON is no table, and is said to be
+            table[path[-1]] = _read(name.upper(), environ[name], annotation)
+    return found
+
+
+class _Environment(PydanticBaseSettingsSource):
+    """The ``ACTORSCOPE_`` variables: what :func:`_environment` reads."""
+
+    def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
+        """The value the variables give top-level key ``field_name``, if any."""
+        return _environment(os.environ).get(field_name), field_name, False
+
+    def __call__(self) -> dict[str, Any]:
+        return _environment(os.environ)
+
+
 def _env_variable(loc: tuple[str | int, ...], environ: Mapping[str, str]) -> str | None:
     """The ``ACTORSCOPE_`` variable that supplied the value at ``loc``, if one did."""
     names = {name.upper() for name in environ}
@@ -602,14 +683,6 @@ def _validated(document: dict[str, Any], text: str, source: str, base: Path) -> 
         found.sort(key=lambda item: toml_line(text, item[0]) or len(text))
         lines = [f"{_at(source, text, loc)}: {problem}" for loc, problem in found]
         raise ConfigError("\n".join(lines), problems=tuple(lines)) from None
-    except SettingsError as exc:
-        # An ACTORSCOPE_<KEY> variable for a table or a list that is not JSON.
-        field = re.search(r'field "([^"]+)"', str(exc))
-        name = ENV_PREFIX + field.group(1).upper() if field else f"an {ENV_PREFIX} variable"
-        raise ConfigError(
-            f"environment {name}: not JSON (a list or a table is written as JSON, "
-            'e.g. ["4242"] or {"port": 8082})'
-        ) from None
 
 
 def load_bot_config(path: str | Path, *, require_bots: bool = True) -> BotConfig:
