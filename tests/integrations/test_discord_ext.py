@@ -13,8 +13,10 @@ from typing import Any
 
 import discord
 import pytest
+from discord import app_commands
 from discord.ext import commands
 from tests._wait import wait_until
+from tests.integrations._dpy_views import WipeBelowObject, Wiping
 
 from actorscope.channels import ChannelConfig, IgnoreReason, Outcome
 from actorscope.context import current_identity, role_from_context
@@ -549,12 +551,8 @@ async def test_drop_non_persons_is_an_option_of_the_cog(
     assert event.sent == []
 
 
-class WipeAbove(discord.ui.View):
-    """A View whose button callback has ``@requires`` above ``@discord.ui.button``."""
-
-    def __init__(self) -> None:
-        super().__init__(timeout=None)
-        self.pressed: list[int] = []
+class WipeAbove(Wiping):
+    """``@requires`` above ``@discord.ui.button``."""
 
     @requires("file_writer")
     @discord.ui.button(label="wipe", custom_id="wipe")
@@ -562,16 +560,11 @@ class WipeAbove(discord.ui.View):
         self, interaction: discord.Interaction[Any], button: discord.ui.Button[Any]
     ) -> None:
         """Wipe (writers only)."""
-        self.pressed.append(interaction.user.id)
-        await interaction.response.send_message("wiped")
+        await self.wiped(interaction)
 
 
-class WipeBelow(discord.ui.View):
-    """The same with ``@requires`` under ``@discord.ui.button`` (as checks go under commands)."""
-
-    def __init__(self) -> None:
-        super().__init__(timeout=None)
-        self.pressed: list[int] = []
+class WipeBelow(Wiping):
+    """``@requires`` under ``@discord.ui.button`` (as checks go under commands)."""
 
     @discord.ui.button(label="wipe", custom_id="wipe")
     @requires("file_writer")
@@ -579,20 +572,50 @@ class WipeBelow(discord.ui.View):
         self, interaction: discord.Interaction[Any], button: discord.ui.Button[Any]
     ) -> None:
         """Wipe (writers only)."""
-        self.pressed.append(interaction.user.id)
-        await interaction.response.send_message("wiped")
+        await self.wiped(interaction)
 
 
-@pytest.mark.parametrize("view_type", [WipeAbove, WipeBelow])
+class WipeBelowBare(Wiping):
+    """Under ``@discord.ui.button``, the item parameter without an annotation."""
+
+    @discord.ui.button(label="wipe", custom_id="wipe")
+    @requires("file_writer")
+    async def wipe(self, interaction: discord.Interaction[Any], button) -> None:  # type: ignore[no-untyped-def]
+        """Wipe (writers only)."""
+        await self.wiped(interaction)
+
+
+class WipeItem(discord.ui.Button[Any]):
+    """A Button whose own ``callback`` carries ``@requires``."""
+
+    def __init__(self, view: Wiping) -> None:
+        super().__init__(label="wipe", custom_id="wipe")
+        self.wiping = view
+
+    @requires("file_writer")
+    async def callback(self, interaction: discord.Interaction[Any]) -> None:
+        """Wipe (writers only)."""
+        await self.wiping.wiped(interaction)
+
+
+class WipeOwnItem(Wiping):
+    """A View holding a :class:`WipeItem`."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.add_item(WipeItem(self))
+
+
+@pytest.mark.parametrize(
+    "view_type",
+    [WipeAbove, WipeBelow, WipeBelowBare, WipeBelowObject, WipeOwnItem],
+)
 async def test_requires_gates_a_button_callback_for_the_clicker(
-    discord_sim: DiscordSim,
-    actorscope_grants: Grants,
-    tmp_path: Path,
-    view_type: type[WipeAbove] | type[WipeBelow],
+    discord_sim: DiscordSim, actorscope_grants: Grants, tmp_path: Path, view_type: type[Wiping]
 ) -> None:
-    """``@requires`` on a ``discord.ui.button`` callback (above or under the decorator) judges
-    the clicker: a non-writer is denied ephemerally and the callback does not run; a writer's
-    click runs it."""
+    """``@requires`` on a ``discord.ui.button`` callback (above or under the decorator, the
+    item annotated or not) or on an item's own callback judges the clicker: a non-writer is
+    denied ephemerally and the callback does not run; a writer's click runs it."""
     view = view_type()
     bot = commands.Bot(command_prefix="!", intents=bot_intents())
 
@@ -621,6 +644,59 @@ async def test_requires_gates_a_button_callback_for_the_clicker(
     assert view.pressed == []
     await discord_sim.click(carol, general, "wipe", message=message)
     await wait_until(lambda: view.pressed == [carol.id])
+
+
+class Desk(commands.Cog):
+    """Commands in a Cog shaped like item callbacks: ``(self, ctx, text)`` with no annotation
+    on ``text``, and ``(self, interaction)``."""
+
+    def __init__(self) -> None:
+        self.ran: list[str] = []
+
+    @commands.command(name="stamp")
+    @requires("file_writer")
+    async def stamp(self, ctx: commands.Context[Any], text) -> None:  # type: ignore[no-untyped-def]
+        """Stamp ``text`` (writers only)."""
+        self.ran.append(text)
+        await ctx.reply("stamped")
+
+    @app_commands.command(name="ping")
+    @requires("file_writer")
+    async def ping(self, interaction: discord.Interaction[Any]) -> None:
+        """Ping (writers only)."""
+        self.ran.append("ping")
+        await interaction.response.send_message("pong")
+
+
+async def test_commands_shaped_like_item_callbacks_are_judged_once(
+    discord_sim: DiscordSim, actorscope_grants: Grants, tmp_path: Path
+) -> None:
+    """A Cog's prefix and slash commands that look like item callbacks to ``requires`` are
+    judged once each, by their checks, and run with their arguments."""
+    bot = commands.Bot(command_prefix="!", intents=bot_intents())
+    desk = Desk()
+
+    async def setup_hook() -> None:
+        await bot.add_cog(ActorscopeCog(bot, database="bot.db", workspace=tmp_path))
+        await bot.add_cog(desk)
+
+    bot.setup_hook = setup_hook  # type: ignore[method-assign]  # the test's own bot
+    await discord_sim.serve_bot(bot)
+    carol, dave = discord_sim.user("carol"), discord_sim.user("dave")
+    lab = discord_sim.guild("lab", owner=carol)
+    general = discord_sim.channel(lab, "general")
+    await actorscope_grants.allow(f"guild:{lab.id}:*", carol)
+    discord_sim.should_allow("file_writer", reason="granted", sender=carol)
+    discord_sim.should_send(text="stamped", chat=general)
+    stamped = await discord_sim.message(carol, "!stamp hello", general)
+    discord_sim.should_allow("file_writer", reason="granted", sender=carol)
+    discord_sim.should_send(text="pong", chat=general)
+    pinged = await discord_sim.slash(carol, "ping", general)
+    discord_sim.should_deny("file_writer", reason="no_grant", sender=dave)
+    discord_sim.should_send(text="denied: no_grant", chat=general)
+    denied = await discord_sim.slash(dave, "ping", general)
+    assert [len(event.decisions) for event in (stamped, pinged, denied)] == [1, 1, 1]
+    assert desk.ran == ["hello", "ping"]
 
 
 async def test_a_refusal_logged_after_the_cog_unloaded_has_no_traceback(

@@ -45,7 +45,7 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, TypeVar
+from typing import Any, TypeVar, get_origin
 
 with warnings.catch_warnings():
     # discord.py imports the deprecated stdlib ``audioop`` for voice, which a text bot never uses.
@@ -634,8 +634,9 @@ def requires(action: str) -> Callable[[_T], _T]:
     its reason (ephemeral for an interaction) and raises :class:`Refused` / :class:`AppRefused`.
 
     On a View item's callback (``@discord.ui.button`` / ``@discord.ui.select``, above or
-    under it; under it, annotate the item parameter as discord.py's examples do) the clicker
-    is the actor: a denied click is answered ephemerally and the callback does not run.
+    under it, the item parameter annotated or not) or on an item's own ``callback`` the
+    clicker is the actor: a denied click is answered ephemerally and the callback does not
+    run.
     """
     parse_check_type(action)
 
@@ -683,6 +684,8 @@ def requires(action: str) -> Callable[[_T], _T]:
             return app_commands.check(interaction_check)(func)
         if _is_component_callback(func):
             return _gated_component(func, component_check)
+        if _may_be_clicked(func):
+            func = _gated_clicks(func, component_check)
         both = app_commands.check(interaction_check)(func)
         return commands.check(message_check)(both)
 
@@ -716,10 +719,51 @@ def _is_component_callback(func: object) -> bool:
     if len(params) != 3:
         return False
     hint = params[-1].annotation
+    hint = get_origin(hint) or hint  # discord.ui.Button[MyView]: discord.ui.Button
     if isinstance(hint, type):
         return issubclass(hint, discord.ui.Item)
     # A string annotation (``from __future__ import annotations``): its class name.
     return isinstance(hint, str) and hint.split("[")[0].rsplit(".", 1)[-1] in _ITEM_NAMES
+
+
+def _may_be_clicked(func: object) -> bool:
+    """Whether ``func`` may be a View item's callback with nothing yet to say so: a method
+    ``(self, interaction, item)`` with no annotation on the item (``@discord.ui.button``
+    comes later, above ``requires``), or an item's own ``callback(self, interaction)``.
+
+    A command may look the same; :func:`_gated_clicks` lets its calls through untouched.
+    No application command's parameters are resolved through the wrapper: such a method
+    has none to resolve (discord.py refuses an unannotated one).
+    """
+    qualname = getattr(func, "__qualname__", "")
+    owner = qualname.rpartition(".")[0]
+    if not callable(func) or not owner or owner.endswith("<locals>"):
+        return False  # not defined in a class body
+    params = list(inspect.signature(func).parameters.values())
+    return len(params) == 2 or (len(params) == 3 and params[2].annotation is params[2].empty)
+
+
+def _gated_clicks(
+    func: _T, check: Callable[[discord.Interaction[Any], str], Awaitable[bool]]
+) -> _T:
+    """``func`` judged by ``check`` when a click calls it (its interaction is a component
+    one); a command's call (a ``Context``, an application command's interaction) passes
+    untouched, judged once by the command's own checks."""
+    callback: Callable[..., Awaitable[Any]] = func  # type: ignore[assignment]  # checked above
+    name = getattr(func, "__qualname__", "component")
+
+    @functools.wraps(callback)
+    async def run(*args: Any, **kwargs: Any) -> Any:
+        interaction = args[1] if len(args) > 1 else None
+        if (
+            isinstance(interaction, discord.Interaction)
+            and interaction.type is discord.InteractionType.component
+            and not await check(interaction, name)
+        ):
+            return None
+        return await callback(*args, **kwargs)
+
+    return run  # type: ignore[return-value]  # the same callback, gated for clicks
 
 
 def _gated_component(
