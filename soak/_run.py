@@ -48,6 +48,9 @@ _PROBE_WAIT = 2.0
 _RECOVERY_LIMIT = 90.0
 #: Probing a worker after a revoke stops after this many seconds.
 _REVOKE_PROBE_LIMIT = 3.0
+#: How long the probes still unanswered at that limit may take: a worker with a backlog (after a
+#: fault) answers late, and a late denial is a slow revoke, not an unseen one.
+_LATE_PROBE_WAIT = 30.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,6 +188,8 @@ class _Run:
         self.granted: dict[tuple[str, str], bool] = {}
         #: Every audit row read so far, by id.
         self.audit_seen: dict[int, dict[str, Any]] = {}
+        #: The probes that follow each revoke (awaited before the workers stop).
+        self.revoke_watches: list[asyncio.Task[None]] = []
 
     # -- the operator ---------------------------------------------------------------------
 
@@ -200,7 +205,9 @@ class _Run:
                 continue  # not known to have happened: the pair stays as it was
             self.granted[pair] = action == "grant"
             if action == "revoke" and change.ok:
-                asyncio.get_running_loop().create_task(self._watch_revoke(driver, change, pair))
+                self.revoke_watches.append(
+                    asyncio.get_running_loop().create_task(self._watch_revoke(driver, change, pair))
+                )
 
     @staticmethod
     def _grant_key(pair: tuple[str, str]) -> tuple[str, str]:
@@ -230,14 +237,17 @@ class _Run:
     ) -> None:
         limit = time.time() + _REVOKE_PROBE_LIMIT
         seen.by_slot[slot] = None
+        unanswered: list[str] = []
         while time.time() < limit:
             key = driver.telegram_probe(slot, chat_id=chat_id, user_id=user_id)
             reply = await driver.wait_reply(key, _PROBE_WAIT)
-            if _denies(reply):
-                assert reply is not None
+            if reply is None:
+                unanswered.append(key)
+            elif _denies(reply):
                 seen.by_slot[slot] = max(0.0, reply.decided - seen.change.answered)
                 return
             await asyncio.sleep(0.1)
+        await _late_denial(driver, seen, slot, unanswered)
 
     async def _until_denied_discord(
         self, driver: Driver, seen: RevokeSeen, group: str, user_id: int
@@ -245,16 +255,20 @@ class _Run:
         dc = driver.dc
         index = next(i for i, g in enumerate(dc.guilds) if group == f"guild:{g.id}")
         limit = time.time() + _REVOKE_PROBE_LIMIT
+        unanswered: dict[int, list[str]] = {}
         while time.time() < limit:
             key = await driver.discord_probe(index, user_id)
             slot = driver.sent[key].slot
             seen.by_slot.setdefault(slot, None)
             reply = await driver.wait_reply(key, _PROBE_WAIT)
-            if _denies(reply):
-                assert reply is not None
+            if reply is None:
+                unanswered.setdefault(slot, []).append(key)
+            elif _denies(reply):
                 seen.by_slot[slot] = max(0.0, reply.decided - seen.change.answered)
                 return
             await asyncio.sleep(0.1)
+        for slot, keys in unanswered.items():
+            await _late_denial(driver, seen, slot, keys)
 
     # -- faults ---------------------------------------------------------------------------
 
@@ -441,6 +455,7 @@ class _Run:
             await faults
             out("soak: stream over; waiting for the last replies")
             await self._drain(driver, dispatcher)
+            await asyncio.gather(*self.revoke_watches)  # each bounded by the probe limits
             await self._stop_workers(supervisor)
             seen.changes = list(operator.changes)
             await self._read_audit(operator)
@@ -607,6 +622,14 @@ async def _cancel(tasks: list[asyncio.Task[None]]) -> None:
     for task in tasks:
         task.cancel()
     await asyncio.gather(*tasks, return_exceptions=True)
+
+
+async def _late_denial(driver: Driver, seen: RevokeSeen, slot: int, keys: list[str]) -> None:
+    """Wait (bounded) for probes a busy worker left unanswered; the earliest denial counts."""
+    replies = await asyncio.gather(*(driver.wait_reply(k, _LATE_PROBE_WAIT) for k in keys))
+    denials = [reply.decided for reply in replies if reply is not None and _denies(reply)]
+    if denials:
+        seen.by_slot[slot] = max(0.0, min(denials) - seen.change.answered)
 
 
 def _denies(reply: Reply | None) -> bool:
