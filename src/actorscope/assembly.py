@@ -187,6 +187,7 @@ class Assembly:
             agent_id=self.agent.id,
             tenant_id=self.agent.tenant_id,
             owners=self.owners,
+            roles=self.roles,
             on_done=on_done,
         )
 

@@ -492,3 +492,33 @@ async def test_each_run_gets_its_own_trace_id_without_uuid4(
             ids.append(prepared.info.trace_id)
     assert all(re.fullmatch("[0-9a-f]{32}", trace) for trace in ids), ids
     assert len(set(ids)) == len(ids)
+
+
+async def test_a_role_the_transport_vouches_for_comes_before_configured_roles() -> None:
+    """``RunStep.run(msg, role=...)`` runs the turn with that role, request and bound identity."""
+    seen: list[tuple[str, str]] = []
+
+    async def handler(request: RunRequest) -> Reply:
+        identity = current_identity()
+        assert identity is not None
+        seen.append((request.role, identity.role))
+        return None
+
+    step = RunStep(handler, signer=OriginSigner(), owners=("42",), roles={"42": "mod"})
+    await step.run(tg("42"), role="viewer")
+    await step.run(tg("42"))
+    assert seen == [("viewer", "viewer"), ("mod", "mod")]
+
+
+async def test_a_host_gives_configured_roles_as_its_step_does() -> None:
+    """``Host(roles=...)``: a configured role reaches the handler as with a bare RunStep."""
+    roles: list[str] = []
+
+    async def handler(request: RunRequest) -> Reply:
+        roles.append(request.role)
+        return None
+
+    host, _, _ = host_for(handler, owners=("42",), roles={"42": "mod", "7": "editor"})
+    assert await host.process(tg("7")) == []
+    assert await host.process(tg("42")) == []
+    assert roles == ["editor", "mod"]

@@ -123,7 +123,7 @@ class RunStep:
             raise ConfigError(f"a sender must be an OutboundSender, got {type(sender).__name__}")
         self._senders[channel] = sender
 
-    def prepare(self, msg: InboundMessage) -> Prepared | None:
+    def prepare(self, msg: InboundMessage, *, role: str = "") -> Prepared | None:
         """The run request and bound identity for an admitted message, or ``None`` (logged)
         when the message cannot run (e.g. an invalid carrier).
 
@@ -131,6 +131,9 @@ class RunStep:
         python-telegram-bot and discord.py integrations): call it with the message the
         :class:`~actorscope.channels.Pipeline` admitted and run your handler inside
         :meth:`bound`. It consumes a signed origin: call it once per message.
+
+        ``role`` is the role the transport itself vouches for (the HTTP API's key role); it
+        comes before the configured roles, as a signed origin's role does.
         """
         try:
             request = build_run_request(
@@ -148,7 +151,9 @@ class RunStep:
                 "dropped a message from %r in chat %r: %s", msg.sender_id, msg.chat_id, exc
             )
             return None
-        role = role_for(request.sender_id, request.role, owners=self._owners, roles=self._roles)
+        role = role_for(
+            request.sender_id, role or request.role, owners=self._owners, roles=self._roles
+        )
         if role != request.role:
             request = request.model_copy(update={"role": role})
         info = RunInfo(
@@ -168,9 +173,10 @@ class RunStep:
         with bind_identity(prepared.identity), bind_run(prepared.info):
             yield prepared
 
-    async def run(self, msg: InboundMessage) -> list[OutboundMessage]:
-        """Run one message now: prepare, bind, handle, route; return what was routed."""
-        prepared = self.prepare(msg)
+    async def run(self, msg: InboundMessage, *, role: str = "") -> list[OutboundMessage]:
+        """Run one message now: prepare, bind, handle, route; return what was routed.
+        ``role``: as for :meth:`prepare`."""
+        prepared = self.prepare(msg, role=role)
         if prepared is None:
             return []
         request = prepared.request
@@ -217,7 +223,8 @@ class RunStep:
 class Host:
     """Consumes ``bus`` with ``concurrency`` workers and runs the :class:`RunStep` for each.
 
-    ``owners`` (sender ids) run with role ``owner`` (:func:`role_for`). ``on_done`` is awaited
+    ``owners`` (sender ids) run with role ``owner`` and ``roles`` maps sender ids to other
+    roles (:func:`role_for`), as for :class:`RunStep`. ``on_done`` is awaited
     with each message whose turn is over (its handler ran and its replies were sent), not for
     a turn a stop cancelled; ``actorscope run`` marks the update's shared claim done there.
     """
@@ -234,6 +241,7 @@ class Host:
         tenant_id: str | None = None,
         concurrency: int = 4,
         owners: Collection[str] = (),
+        roles: Mapping[str, str] | None = None,
         on_done: Callable[[InboundMessage], Awaitable[None]] | None = None,
     ) -> None:
         if type(concurrency) is not int or concurrency < 1:
@@ -248,6 +256,7 @@ class Host:
             agent_id=agent_id,
             tenant_id=tenant_id,
             owners=owners,
+            roles=roles,
         )
         self._concurrency = concurrency
         self._workers: list[asyncio.Task[None]] = []

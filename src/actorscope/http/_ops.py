@@ -14,7 +14,6 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from actorscope.agents import Agent, AgentRegistry
-from actorscope.context import bind_identity
 from actorscope.errors import (
     ActorscopeError,
     AgentNotFoundError,
@@ -23,12 +22,12 @@ from actorscope.errors import (
     IdentityError,
     NotFoundError,
 )
-from actorscope.host import Handler, Host, OutboundSender, Reply
+from actorscope.host import Handler, OutboundSender, RunStep
 from actorscope.http._guard import Problem
 from actorscope.http._keys import ApiKey, ApiKeyStore
 from actorscope.http._sessions import ConsoleSessions
 from actorscope.identity import Identity, PeerKind, SenderKind, http_identity
-from actorscope.messages import InboundMessage, OutboundMessage, RunRequest
+from actorscope.messages import InboundMessage, OutboundMessage
 from actorscope.permissions import (
     AuditAction,
     AuditEntry,
@@ -47,7 +46,7 @@ from actorscope.permissions._scopes import (
     parse_permission,
 )
 from actorscope.platforms import HTTP
-from actorscope.propagation import MessageBus, OriginSigner
+from actorscope.propagation import OriginSigner
 from actorscope.store import Database
 
 __all__ = ["AUDIT_PAGE", "AuditPage", "Operations", "problem_for"]
@@ -89,18 +88,7 @@ class _Discard(OutboundSender):
     """The ``http`` channel's sender: replies are answered in the response, not sent."""
 
     async def send(self, msg: OutboundMessage) -> None:
-        """Nothing to deliver: :meth:`Host.process` returns the replies."""
-
-
-def _with_role(handler: Handler, role: str) -> Handler:
-    """``handler`` run with the API key's role on the request and the bound identity."""
-
-    async def run(request: RunRequest) -> Reply:
-        request = request.model_copy(update={"role": role})
-        with bind_identity(request.identity()):
-            return await handler(request)
-
-    return run
+        """Nothing to deliver: :meth:`~actorscope.host.RunStep.run` returns the replies."""
 
 
 def _chat_id(user_id: str, session: str) -> str:
@@ -129,7 +117,9 @@ class Operations:
         self.handler = handler
         self.served_agent = served_agent
         self.signer = signer or OriginSigner()
-        self._bus = MessageBus()
+        # One run step per agent the handler answers for (one when an agent is served); the
+        # key's role goes with each message (RunStep.run's role).
+        self._steps: dict[str, RunStep] = {}
 
     # -- who and which agent -------------------------------------------------------------
 
@@ -185,15 +175,7 @@ class Operations:
         if len(content) > MAX_CONTENT:
             raise Problem(422, f"content is longer than {MAX_CONTENT} characters")
         identity = http_identity(key.user_id, role=key.role, tenant_id=key.tenant_id)
-        host = Host(
-            _with_role(self.handler, key.role),
-            bus=self._bus,
-            signer=self.signer,
-            senders={HTTP: _Discard()},
-            agent_key=found.key,
-            agent_id=found.id,
-            tenant_id=found.tenant_id,
-        )
+        step = self._step(self.handler, found)
         message_id = uuid.uuid4().hex
         msg = InboundMessage(
             channel=HTTP,
@@ -207,13 +189,27 @@ class Operations:
             tenant_id=found.tenant_id,
             agent_id=found.id,
         )
-        replies = await host.process(msg)
+        replies = await step.run(msg, role=key.role)
         return {
             "agent": found.key,
             "message_id": message_id,
             "replies": [{"content": r.content, "metadata": dict(r.metadata)} for r in replies],
             "reply": replies[0].content if replies else None,
         }
+
+    def _step(self, handler: Handler, agent: Agent) -> RunStep:
+        step = self._steps.get(agent.id)
+        if step is None:
+            step = RunStep(
+                handler,
+                signer=self.signer,
+                senders={HTTP: _Discard()},
+                agent_key=agent.key,
+                agent_id=agent.id,
+                tenant_id=agent.tenant_id,
+            )
+            self._steps[agent.id] = step
+        return step
 
     # -- grants ------------------------------------------------------------------------------
 

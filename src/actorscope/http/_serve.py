@@ -186,7 +186,13 @@ async def serve(
         assembly = await assemble(db, config.agent_settings(agent=section.agent))
         agent = assembly.agent
         bound = None if handler is None else with_services(handler, BotServices.of(assembly))
-        app = create_app(db, handler=bound, agent=agent, body_timeout=section.body_timeout)
+        app = create_app(
+            db,
+            handler=bound,
+            agent=agent,
+            signer=assembly.signer,
+            body_timeout=section.body_timeout,
+        )
         await stack.enter_async_context(running(app, sock, section))
         bots = (
             asyncio.create_task(
