@@ -48,6 +48,7 @@ __all__ = [
     "ScopeKind",
     "SenderKind",
     "account_of",
+    "chat_identity",
     "discord_identity",
     "discord_nonperson_identity",
     "group_scope",
@@ -512,6 +513,47 @@ def telegram_identity(
         sender_kind=kind,
         role=role,
     )
+
+
+def chat_identity(
+    platform: str,
+    chat_id: int | str,
+    sender_id: int | str | None,
+    *,
+    group: bool,
+    sender_kind: SenderKind = SenderKind.USER,
+    role: str = "",
+) -> Identity:
+    """The identity of a message on the registered ``platform``: the sender identification
+    every platform without rules of its own shares (docs/design.md, "Adding a platform").
+
+    ``chat_id`` and ``sender_id`` are checked against the platform's id form; ``group`` says
+    whether the chat is shared. A person (``sender_kind`` ``USER``, an id the platform gives
+    a person, not a synthetic or placeholder id) in a direct chat gets their own scope; in a
+    group, the group's (``group:<platform>:<chatID>``). Anything else has ``sender_id = ""``
+    and keeps the group scope even in what claims to be a direct chat, so it can never borrow
+    a person's scope. An unregistered platform or a malformed id is an
+    :class:`IdentityError`.
+    """
+    spec = platform_spec(platform)
+    if spec is None:
+        raise IdentityError(f"no registered platform {platform!r}")
+    chat = spec.chat_id(chat_id)
+    sender = "" if sender_id is None else spec.chat_id(sender_id, "sender id")
+    kind = SenderKind(sender_kind)
+    if sender_id is None and kind is SenderKind.USER:
+        kind = SenderKind.NONE
+    elif is_synthetic_sender(sender):
+        kind = SenderKind.SYNTHETIC
+    elif is_placeholder_sender(sender):
+        kind = placeholder_sender_kind(sender) or SenderKind.NONE
+    if is_person_kind(kind) and not spec.is_person_id(sender):
+        kind = SenderKind.NONE  # a chat's id where a person's belongs (a negative one)
+    if not is_person_kind(kind):
+        sender = ""
+    if not group and sender:
+        return Identity(sender, sender, platform, chat, PeerKind.DIRECT, kind, role)
+    return Identity(f"group:{platform}:{chat}", sender, platform, chat, PeerKind.GROUP, kind, role)
 
 
 def discord_identity(

@@ -170,6 +170,30 @@ class Ingress(NamedTuple):
     command: str = ""
     answer: OutboundMessage | None = None
 
+    @classmethod
+    def of(
+        cls,
+        identity: Identity,
+        *,
+        content: str,
+        metadata: Mapping[str, str],
+        thread_id: str = "",
+        message_id: str = "",
+    ) -> Ingress:
+        """A normaliser's message for ``identity`` (its scope, actor, channel, chat and peer
+        kind): what a platform's :meth:`~actorscope.channels.Platform.inspect` returns for an
+        event the bot takes; ``metadata`` uses the ``META_*`` keys only. Built the one way
+        every adapter builds a message (types checked:
+        :class:`~actorscope.errors.PayloadError`)."""
+        message = build_inbound(
+            identity,
+            content=content,
+            metadata=metadata,
+            thread_id=thread_id,
+            message_id=message_id,
+        )
+        return cls(message)
+
     @property
     def outcome(self) -> Outcome:
         """Admitted, ignored, duplicate, claimed elsewhere, or a writer command."""

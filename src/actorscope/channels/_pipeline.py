@@ -177,6 +177,31 @@ class Pipeline:
             await sender.send(answer)
         return Ingress(message, command=command.value, answer=answer)
 
+    async def writer_command(
+        self,
+        command: WriterCommand,
+        identity: Identity,
+        *,
+        target: str = "",
+        target_name: str = "",
+        usage: str = "",
+        platform_admin: bool = False,
+    ) -> str:
+        """Run ``command`` as ``identity`` on this channel's writers and word the outcome: the
+        writer-command surface a platform's ``run_command`` (given to :meth:`process`) ends
+        in, once it has found the ``target`` the way its platform makes trustworthy (never
+        from the command's text). ``platform_admin``: the platform says ``identity``
+        administers the group."""
+        return await execute_writer_command(
+            self.writers,
+            command,
+            identity,
+            target=target,
+            target_name=target_name,
+            usage=usage,
+            platform_admin=platform_admin,
+        )
+
 
 def _command(message: InboundMessage, bot_id: str | None, prefixes: str) -> WriterCommand | None:
     named = message.metadata.get(META_COMMAND, "")

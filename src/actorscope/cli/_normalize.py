@@ -119,7 +119,8 @@ def normalize(
     if platform not in names:
         raise ConfigError(f"--platform must be {' or '.join(names)}, got {platform!r}")
     chosen = platform_of(platform)
-    session_key(agent, platform, PeerKind.DIRECT, 0)  # rejects a bad agent key up front
+    # Rejects a bad agent key up front ("1" is a chat id in every id form).
+    session_key(agent, platform, PeerKind.DIRECT, "1")
     stdin = str(file) == _STDIN
     # /dev/stdin: read_text_file's limits and errors apply to a pipe as to a file.
     text = read_text_file(Path("/dev/stdin") if stdin else file, PayloadError)

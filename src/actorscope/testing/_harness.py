@@ -232,7 +232,10 @@ class Simulator(ABC):
     """The platform-independent half of a simulator: runs turns and keeps expectations.
 
     The platform half builds the production runner over an emulated transport, publishing to
-    :attr:`bus`, and calls :meth:`_deliver` with each event's pipeline result.
+    :attr:`bus` (``assembly.pipeline(config, publish=bus.publish_from_channel)``), gives
+    :attr:`sender`, and takes each event through :meth:`feed`. A platform's contract names its
+    simulator (``Platform.simulator``): constructed with an :class:`AgentEnv` and a
+    ``config=`` keyword, an async context manager around the running runner.
     """
 
     platform = ""
@@ -373,9 +376,22 @@ class Simulator(ABC):
         self._config = config
         self._configure(config)
 
-    @abstractmethod
-    def _configure(self, config: ChannelConfig) -> None:
-        """Hand ``config`` to the runner, when it is running."""
+    def _configure(self, config: ChannelConfig) -> None:  # noqa: B027 - an optional hook
+        """Hand ``config`` to the runner, when it is running (a platform half whose runner
+        reads :attr:`config` at each event needs nothing here)."""
+
+    async def feed(
+        self, label: str, payload: Mapping[str, Any], process: Callable[[], Awaitable[Ingress]]
+    ) -> Event:
+        """One platform event the whole way, for a platform half: ``process`` hands
+        ``payload`` (the raw event) to the production runner, whose pipeline publishes what
+        it admits to :attr:`bus`; its result is recorded, the bot runs each published
+        message's turn, and the event is settled against the expectations."""
+        __tracebackhide__ = True
+        self._start()
+        event = Event(label, payload)
+        await self._deliver(event, await process())
+        return await self._finish(event)
 
     async def _deliver(self, event: Event, result: Ingress) -> None:
         """Record the pipeline's ``result`` for ``event`` and run what it published."""
