@@ -1,0 +1,34 @@
+"""fakechat: a tiny chat platform of string ids, added to actorscope through its contract only.
+
+It is what docs/design.md ("Adding a platform") walks through: a registration
+(:data:`SPEC`: opaque ids, threads, where the contract lives), the contract
+(:data:`PLATFORM`: normaliser, runner with its writer-command surface, simulator), an
+emulator (:class:`FakeChat`, its server) and a simulator (:class:`FakeChatSim`). Nothing here
+imports a ``_`` module of actorscope. A test registers it for its length::
+
+    with registered(SPEC):
+        ...
+"""
+
+from tests.fakechat._chat import FakeChat, Post
+from tests.fakechat._normalize import NAME, inspect_event
+from tests.fakechat._platform import PLATFORM, FakeChatPlatform
+from tests.fakechat._runner import FakeChatRunner
+from tests.fakechat._sim import FakeChatSim
+
+from actorscope.platforms import IdForm, PlatformSpec
+
+__all__ = [
+    "NAME",
+    "PLATFORM",
+    "SPEC",
+    "FakeChat",
+    "FakeChatPlatform",
+    "FakeChatRunner",
+    "FakeChatSim",
+    "Post",
+    "inspect_event",
+]
+
+#: The fake chat's registration: opaque ids, threads, and where its contract lives.
+SPEC = PlatformSpec(NAME, IdForm.OPAQUE, "thread", "tests.fakechat:PLATFORM")

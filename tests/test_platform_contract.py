@@ -1,0 +1,288 @@
+"""The platform contract's acceptance test: a platform added from outside, by its faces only.
+
+``tests/fakechat`` is a tiny chat of string ids that actorscope has never heard of. Registered
+through the public registry for each test, it goes the whole way every platform goes: its
+normaliser through ``actorscope normalize``, its events through the channel pipeline the
+composition root builds, the permission policy, its runner and its simulator in the testing
+kit. docs/design.md ("Adding a platform") walks through what it adds.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from tests._wait import wait_until
+from tests.fakechat import NAME, PLATFORM, SPEC, FakeChat, FakeChatSim
+
+from actorscope.assembly import AgentSettings, assemble
+from actorscope.channels import ChannelConfig, IgnoreReason, Outcome, Platform, platform, platforms
+from actorscope.cli import main
+from actorscope.errors import ConfigError
+from actorscope.identity import PeerKind, SenderKind, account_of, chat_identity
+from actorscope.messages import InboundMessage
+from actorscope.platforms import Account, registered
+from actorscope.store import Database
+from actorscope.testing import Event, Grants, Turn, open_env
+
+ROOM = "group:fakechat:ideas"
+
+
+@pytest.fixture(autouse=True)
+def fakechat() -> Iterator[None]:
+    """The fake chat is a registered platform for each test, and only then."""
+    with registered(SPEC):
+        yield
+
+
+def test_the_registry_finds_the_contract() -> None:
+    """Registered, the fake chat is a platform with a contract; the registry loads it."""
+    assert platform(NAME) is PLATFORM
+    assert isinstance(PLATFORM, Platform)
+    assert NAME in [spec.name for spec in platforms()]
+
+
+def test_unregistered_it_is_no_platform() -> None:
+    """Outside its registration the fake chat is unknown, in one clear error."""
+    with pytest.raises(ConfigError, match="no chat platform 'elsewhere'"):
+        platform("elsewhere")
+
+
+def test_it_imports_no_private_module_of_actorscope() -> None:
+    """The test platform is built from actorscope's faces only."""
+    private = []
+    for path in (Path(__file__).parent / "fakechat").glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            module = node.module or "" if isinstance(node, ast.ImportFrom) else ""
+            if module.startswith("actorscope") and any(p[0] == "_" for p in module.split(".")):
+                private.append(f"{path.name}: {module}")
+    assert private == []
+
+
+def test_the_normaliser_identifies_sender_and_scope() -> None:
+    """A person in a room shares its scope; a DM is theirs; thread splits the session only."""
+    chat = FakeChat()
+    said = PLATFORM.inspect(chat.message("alice", "hi", "ideas", thread="t1"))
+    assert said.message is not None
+    assert (said.message.user_id, said.message.sender_id) == (ROOM, "alice")
+    assert said.session_key == "agent:main:fakechat:group:ideas:thread:t1"
+    direct = PLATFORM.inspect(chat.message("alice", "hi"), agent_key="helper")
+    assert direct.message is not None
+    assert (direct.message.user_id, direct.message.peer_kind) == ("alice", PeerKind.DIRECT)
+    assert direct.session_key == "agent:helper:fakechat:direct:dm.alice"
+
+
+@pytest.mark.parametrize(
+    ("event", "kind"),
+    [
+        ({"bot": True}, SenderKind.BOT),
+        ({"author": None}, SenderKind.NONE),
+        ({"author": "session_send_tool"}, SenderKind.SYNTHETIC),
+    ],
+    ids=["bot", "no author", "synthetic id"],
+)
+def test_a_nonperson_keeps_the_room_and_no_sender(
+    event: dict[str, object], kind: SenderKind
+) -> None:
+    """A bot, a post without an author and a synthetic id get no sender, the room's scope."""
+    raw = FakeChat().message(
+        event.get("author", "helper") if "author" in event else "helper",  # type: ignore[arg-type]
+        "hi",
+        "ideas",
+        bot=event.get("bot") is True,
+    )
+    message = PLATFORM.inspect(raw).message
+    assert message is not None
+    assert (message.user_id, message.sender_id, message.sender_kind) == (ROOM, "", kind)
+
+
+def test_a_nonperson_never_borrows_a_direct_scope() -> None:
+    """A bot writing in what claims to be a DM keeps a group scope of that chat, no sender."""
+    raw = FakeChat().message("helper", "hi", bot=True)
+    message = PLATFORM.inspect(raw).message
+    assert message is not None
+    assert (message.user_id, message.sender_id) == ("group:fakechat:dm.helper", "")
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        {"event_id": 1, "kind": "typing", "chat": {"id": "ideas", "type": "group"}},
+        {"event_id": 1, "kind": "message", "chat": "ideas", "text": "hi", "message_id": "m1"},
+        {
+            "event_id": 1,
+            "kind": "message",
+            "chat": {"id": "id:eas", "type": "group"},
+            "text": "hi",
+            "message_id": "m1",
+        },
+        {
+            "event_id": 1,
+            "kind": "message",
+            "chat": {"id": "ideas", "type": "group"},
+            "text": 7,
+            "message_id": "m1",
+        },
+        {
+            "event_id": 1,
+            "kind": "message",
+            "chat": {"id": "ideas", "type": "group"},
+            "text": "hi",
+            "message_id": "m1",
+            "from": {"id": "al ice", "bot": False},
+        },
+    ],
+    ids=["not a message", "no chat object", "colon in a room", "text not a string", "bad id"],
+)
+def test_a_bad_event_is_ignored_not_raised(raw: dict[str, object]) -> None:
+    """Whatever the event, the normaliser answers with a reason, never an exception."""
+    ingress = PLATFORM.inspect(raw)
+    assert ingress.message is None
+    assert ingress.reason in (IgnoreReason.MALFORMED, IgnoreReason.UNSUPPORTED_EVENT)
+
+
+def test_chat_identity_checks_the_platforms_ids() -> None:
+    """The shared sender identification refuses an unregistered platform and bad ids."""
+    assert chat_identity(NAME, "ideas", "alice", group=True).user_id == ROOM
+    with pytest.raises(Exception, match="no registered platform"):
+        chat_identity("nowhere", "ideas", "alice", group=True)
+    with pytest.raises(Exception, match="fakechat id"):
+        chat_identity(NAME, "id:eas", "alice", group=True)
+    integer = chat_identity("telegram", -100, -100, group=False)
+    assert (integer.user_id, integer.sender_id, integer.sender_kind) == (
+        "group:telegram:-100",
+        "",
+        SenderKind.NONE,
+    )
+
+
+def test_actorscope_normalize_asks_the_contract(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """``actorscope normalize --platform fakechat`` prints the fake chat's identity."""
+    path = tmp_path / "event.json"
+    path.write_text(json.dumps(FakeChat().message("alice", "hi", "ideas")))
+    assert main(["normalize", "--platform", NAME, str(path)]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert (result["user_id"], result["sender_id"], result["channel"]) == (ROOM, "alice", NAME)
+    assert main(["normalize", "--platform", "telegram", str(path)]) == 2
+    assert "--platform fakechat" in capsys.readouterr().err
+
+
+async def test_the_pipeline_of_the_composition_root_takes_its_events(db: Database) -> None:
+    """Assembled, its channel pipeline admits a person, drops a redelivery, runs /writers."""
+    assembly = await assemble(db, AgentSettings(owners=("olga",)))
+    published: list[InboundMessage] = []
+
+    async def publish(message: InboundMessage) -> None:
+        published.append(message)
+
+    config = ChannelConfig.from_mapping({"platform": NAME, "require_mention": False})
+    pipeline = assembly.pipeline(config, publish=publish)
+    chat = FakeChat()
+    raw = chat.message("alice", "hi", "ideas")
+    first = await pipeline.process(PLATFORM.inspect(raw))
+    again = await pipeline.process(PLATFORM.inspect(raw))
+    assert (first.outcome, again.outcome) == (Outcome.ADMITTED, Outcome.DUPLICATE)
+    assert [m.sender_id for m in published] == ["alice"]
+    listed = await pipeline.process(
+        PLATFORM.inspect(chat.message("alice", "/writers", "ideas")),
+        command_prefixes=PLATFORM.command_prefixes,
+    )
+    assert listed.outcome is Outcome.WRITER_COMMAND
+    assert listed.answer is not None
+    assert "no writers yet" in listed.answer.content
+
+
+async def test_its_runner_polls_and_manages_writers(db: Database) -> None:
+    """Through its runner an owner adds the author of a replied-to message as a writer."""
+    assembly = await assemble(db, AgentSettings(owners=("olga",)))
+    chat = FakeChat()
+    config = ChannelConfig.from_mapping({"platform": NAME, "require_mention": False})
+    runner = PLATFORM.runner(assembly.pipeline(config), token=chat.token, chat=chat)
+    with pytest.raises(ConfigError, match="token"):
+        PLATFORM.runner(assembly.pipeline(config), token=chat.token[::-1], chat=chat)
+    await runner.start()
+    try:
+        said = chat.message("bob", "hello", "ideas")
+        for event in (said, chat.message("olga", "/addwriter", "ideas", reply_to="m1")):
+            chat.updates.put_nowait(event)
+        await wait_until(lambda: len(chat.posted) == 1)  # the answer to /addwriter
+    finally:
+        await runner.stop()
+        await runner.stop()
+    assert chat.posted[0].chat == "ideas"
+    assert chat.posted[0].text == "added bob as a writer"
+    identity = replace(
+        chat_identity(NAME, "ideas", "bob", group=True),
+        agent_id=assembly.agent.id,
+        tenant_id=assembly.agent.tenant_id,
+    )
+    decision = await assembly.policy.check("file_writer", identity)
+    assert (decision.allowed, decision.reason) == (True, "granted")
+
+
+async def test_the_kit_judges_its_senders(tmp_path: Path) -> None:
+    """In its simulator a grant allows its person; a bot, a post without an author, a
+    synthetic sender and a person without a grant are denied, each with its reason."""
+    config = ChannelConfig.from_mapping(
+        {"platform": NAME, "require_mention": False, "ignore_bots": False}
+    )
+    async with open_env(tmp_path / "kit.db") as env, FakeChatSim(env, config=config) as sim:
+        sim.person("alice"), sim.person("bob"), sim.room("ideas")
+        await Grants(env.store, env.agent).allow(ROOM, "alice")
+
+        @sim.handler
+        async def bot(turn: Turn) -> None:
+            decision = await turn.check("file_writer")
+            await turn.reply("saved" if decision.allowed else f"no: {decision.reason}")
+
+        sim.should_allow("file_writer", reason="granted", sender="alice")
+        sim.should_send(text="saved", chat="ideas")
+        await sim.say("alice", "save this", "ideas")
+        steps: list[tuple[str, Callable[[], Awaitable[Event]]]] = [
+            ("no_grant", lambda: sim.say("bob", "save this", "ideas")),
+            ("empty_sender", lambda: sim.bot_post("helper", "save this", "ideas")),
+            ("empty_sender", lambda: sim.notice("save this", "ideas")),
+            ("synthetic_sender", lambda: sim.synthetic(_synthetic("subagent:x"), "synthetic")),
+        ]
+        for reason, send in steps:
+            sim.should_deny("file_writer", reason=reason)
+            sim.should_send(text=f"no: {reason}", chat="ideas")
+            await send()
+        assert [e.admitted for e in sim.events] == [True] * 5
+
+
+def _synthetic(sender_id: str) -> InboundMessage:
+    """A message in the room from ``sender_id``, as a wrapper synthesises one."""
+    return InboundMessage(
+        channel=NAME,
+        chat_id="ideas",
+        user_id=ROOM,
+        sender_id=sender_id,
+        peer_kind=PeerKind.GROUP,
+        sender_kind=SenderKind.SYNTHETIC,
+        content="save this",
+    )
+
+
+async def test_the_kit_drops_nonpersons_by_default(tmp_path: Path) -> None:
+    """With the default configuration a bot's post never reaches the handler."""
+    async with open_env(tmp_path / "kit.db") as env, FakeChatSim(env) as sim:
+        event = await sim.bot_post("helper", "hi", "ideas")
+        assert (event.admitted, event.ignored) == (False, IgnoreReason.NONPERSON_SENDER)
+
+
+def test_its_people_are_accounts() -> None:
+    """A fake chat person is the account ``fakechat:<id>``; a bot in its room is none."""
+    chat = FakeChat()
+    alice = PLATFORM.inspect(chat.message("alice", "hi", "ideas")).message
+    helper = PLATFORM.inspect(chat.message("helper", "hi", "ideas", bot=True)).message
+    assert alice is not None
+    assert helper is not None
+    assert account_of(alice.identity()) == Account(NAME, "alice")
+    assert account_of(helper.identity()) is None
