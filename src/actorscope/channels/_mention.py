@@ -36,6 +36,10 @@ def mentions_bot(text: str, *, username: str | None = None, user_id: str | None 
 
 def strip_mention(text: str, *, username: str | None = None, user_id: str | None = None) -> str:
     """``text`` without the bot's mentions (and the ``@username`` of a ``/cmd@username``)."""
+    if "@" not in text:
+        # Every form of a mention has one (``@name``, ``/cmd@name``, ``<@id>``, ``<@!id>``):
+        # most messages mention nobody, and cost one scan instead of a regex and a lookup.
+        return text
     command = command_of(text)
     if command is not None and username and command[1].lower() == username.lstrip("@").lower():
         text = f"/{command[0]}" + text[len(command[0]) + len(command[1]) + 2 :]
