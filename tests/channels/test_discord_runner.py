@@ -29,6 +29,7 @@ from actorscope.messages import (
     OutboundMessage,
     RichReply,
     RunRequest,
+    reply_to,
 )
 from actorscope.permissions import GrantStore, PermissionPolicy
 from actorscope.propagation import MessageBus, OriginSigner
@@ -398,6 +399,40 @@ async def test_other_slash_command_is_deferred_and_followed_up(replay: Replay) -
     ]
     assert replay.http[0][2]["type"] == 5  # deferred channel message
     assert replay.http[1][2]["content"] == "answer"
+
+
+async def test_send_text_sends_what_a_built_reply_sends(replay: Replay) -> None:
+    """A plain-text reply (thread, channel, long text, a pending slash command) makes the
+    same calls as sending the reply message built for it."""
+    await replay.message(ANN, "<@71000000000000009> hello", mentions=(BOT,), tries=0)
+    in_channel: InboundMessage = await asyncio.wait_for(replay.bus.get(), 1)
+    replay.bus.task_done()
+    in_thread = in_channel.model_copy(update={"thread_id": str(THREAD), "message_id": "5"})
+    no_id = in_channel.model_copy(update={"message_id": ""})
+    for source, text in [
+        (in_channel, "hi"),
+        (in_thread, "\nin the thread\n"),
+        (no_id, "y" * 4500),
+        (in_channel, ""),
+    ]:
+        start = len(replay.http)
+        await replay.runner.send(reply_to(source, text))
+        middle = len(replay.http)
+        await replay.runner.send_text(source, text)
+        calls = [(path, {**(sent or {}), "nonce": ""}) for _, path, sent in replay.http]
+        assert calls[middle:] == calls[start:middle]
+        assert middle > start
+    replay.next_id += 1
+    payload: Any = slash(replay.next_id, ANN, "ask", None)
+    replay.runner.client._connection.parse_interaction_create(payload)
+    slashed: InboundMessage = await asyncio.wait_for(replay.bus.get(), 1)
+    replay.bus.task_done()
+    start = len(replay.http)
+    await replay.runner.send_text(slashed, "answer")
+    assert [(method, path) for method, path, _ in replay.http[start:]] == [
+        ("POST", "/webhooks/{webhook_id}/{webhook_token}")
+    ]
+    assert replay.http[-1][2]["content"] == "answer"
 
 
 def run_step(replay: Replay, turn: Any) -> RunStep:

@@ -18,7 +18,7 @@ from actorscope.channels.telegram._runner import TelegramRunner
 from actorscope.context import current_identity
 from actorscope.host import Host
 from actorscope.identity import Identity, PeerKind, SenderKind
-from actorscope.messages import OutboundMessage, RunRequest
+from actorscope.messages import InboundMessage, OutboundMessage, RunRequest, reply_to
 from actorscope.propagation import MessageBus, OriginSigner
 from actorscope.sandbox import BotApiEmulator, EmulatorRequest, MemberStatus
 from actorscope.store import Database
@@ -167,6 +167,39 @@ async def test_send_splits_long_text_and_replies_leniently(bot: Bot) -> None:
     sent = emu.sent_messages()
     assert [len(message["text"]) for message in sent] == [4096, 904]
     assert all(message["chat"]["id"] == ops.id for message in sent)
+
+
+async def test_send_text_sends_what_a_built_reply_sends(bot: Bot) -> None:
+    """A plain-text reply (a topic, General, a plain group, no message id, long text) makes
+    the same Bot API calls as sending the reply message built for it."""
+    emu = bot.emu
+    devs, ops = str(emu.state.chat("@devs").id), str(emu.state.chat("@ops").id)
+    alice = str(emu.state.user("alice").id)
+
+    def source(chat: str, thread: str, message: str) -> InboundMessage:
+        return InboundMessage(
+            channel="telegram",
+            sender_id=alice,
+            chat_id=chat,
+            user_id=f"group:telegram:{chat}",
+            peer_kind=PeerKind.GROUP,
+            thread_id=thread,
+            message_id=message,
+        )
+
+    for message, text in [
+        (source(devs, "2", "7"), "in the topic"),
+        (source(devs, "1", "8"), "in General"),
+        (source(ops, "", "9"), "x" * 5000),
+        (source(ops, "", ""), "no reply"),
+    ]:
+        before = len(emu.calls_to("sendMessage"))
+        await bot.runner.send(reply_to(message, text))
+        built = len(emu.calls_to("sendMessage"))
+        await bot.runner.send_text(message, text)
+        calls = [call.params for call in emu.calls_to("sendMessage")]
+        assert calls[built:] == calls[before:built]
+        assert built > before
 
 
 async def test_group_migration_moves_grants_to_the_supergroup(bot: Bot) -> None:

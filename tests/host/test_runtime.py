@@ -94,6 +94,32 @@ async def test_text_replies_go_back_to_the_same_chat_and_topic_or_thread() -> No
     ]
 
 
+async def test_a_worker_sends_a_text_reply_through_send_text() -> None:
+    """On the bus a text reply goes to the sender's send_text (no reply message built); a
+    sender without its own delivers what reply_to builds, as process() does."""
+    texts: list[tuple[str, str, str]] = []
+
+    class Quick(MemorySender):
+        async def send_text(self, source: InboundMessage | RunRequest, text: str) -> None:
+            texts.append((source.chat_id, source.thread_id, text))
+
+    quick = Quick()
+    host, _, discord = host_for(echo, concurrency=1)
+    host.add_sender("telegram", quick)
+    async with host:
+        await host.bus.publish(tg("42", "a", topic="7", message_id="99"))
+        await host.bus.publish(dc("43", "b", thread="556"))
+    assert texts == [(CHAT, "7", "42:a")]
+    assert quick.sent == []
+    assert discord.sent == [
+        OutboundMessage(channel="discord", chat_id="555", content="43:b", thread_id="556")
+    ]
+    assert await host.process(tg("42", "c")) == [
+        OutboundMessage(channel="telegram", chat_id=CHAT, content="42:c")
+    ]
+    assert quick.sent == [OutboundMessage(channel="telegram", chat_id=CHAT, content="42:c")]
+
+
 async def test_explicit_outbound_messages_are_routed_by_their_channel() -> None:
     """Handlers may answer elsewhere: each message goes to its own channel's sender."""
 

@@ -176,20 +176,34 @@ class RunStep:
     async def run(self, msg: InboundMessage, *, role: str = "") -> list[OutboundMessage]:
         """Run one message now: prepare, bind, handle, route; return what was routed.
         ``role``: as for :meth:`prepare`."""
+        routed: list[OutboundMessage] = []
+        await self._turn(msg, routed, role=role)
+        return routed
+
+    async def _turn(
+        self, msg: InboundMessage, routed: list[OutboundMessage] | None = None, *, role: str = ""
+    ) -> None:
+        """Run one message now (prepare, bind, handle, route), appending what is routed to
+        ``routed``; without a list, a plain-text reply goes to its sender's
+        :meth:`~actorscope.host.OutboundSender.send_text` and no reply message is built."""
         prepared = self.prepare(msg, role=role)
         if prepared is None:
-            return []
+            return
         request = prepared.request
         with self.bound(prepared):
             try:
                 reply = await self._handler(request)
             except Exception:
                 _log.exception("handler failed (%s)", _who(request))
-                return []
+                return
+        if routed is None and type(reply) is str:
+            await self._route(request.channel, request.chat_id, reply, request)
+            return
         outbound = self._outbound(request, reply)
+        if routed is not None:
+            routed.extend(outbound)
         for out in outbound:
-            await self._route(out)
-        return outbound
+            await self._route(out.channel, out.chat_id, out, request)
 
     def _outbound(self, request: RunRequest, reply: object) -> list[OutboundMessage]:
         if reply is None:
@@ -205,19 +219,23 @@ class RunStep:
         _log.error("handler returned %s, not a reply (%s)", type(reply).__name__, _who(request))
         return []
 
-    async def _route(self, out: OutboundMessage) -> None:
-        sender = self._senders.get(out.channel)
+    async def _route(
+        self, channel: str, chat_id: str, out: OutboundMessage | str, request: RunRequest
+    ) -> None:
+        # ``out`` is a reply message, or the text of a plain reply to ``request``.
+        sender = self._senders.get(channel)
         if sender is None:
-            _log.error(
-                "no sender for channel %r; dropped a reply to chat %r", out.channel, out.chat_id
-            )
+            _log.error("no sender for channel %r; dropped a reply to chat %r", channel, chat_id)
             return
         try:
-            await sender.send(out)
+            if isinstance(out, str):
+                await sender.send_text(request, out)
+            else:
+                await sender.send(out)
         except ReplyError as exc:
-            _log.error("refused a reply to %r chat %r: %s", out.channel, out.chat_id, exc)
+            _log.error("refused a reply to %r chat %r: %s", channel, chat_id, exc)
         except Exception:
-            _log.exception("sending to %r chat %r failed", out.channel, out.chat_id)
+            _log.exception("sending to %r chat %r failed", channel, chat_id)
 
 
 class Host:
@@ -283,7 +301,7 @@ class Host:
         while True:
             msg = await self._bus.get()
             try:
-                await self.process(msg)
+                await self.step._turn(msg)
                 if self._on_done is not None:
                     await self._done(self._on_done, msg)
             finally:

@@ -1,7 +1,9 @@
 """Where outbound messages go: one :class:`OutboundSender` per channel name.
 
 A sender is the small piece a host needs from a channel adapter: deliver one
-:class:`~actorscope.messages.OutboundMessage` to its chat and thread. :class:`MemorySender`
+:class:`~actorscope.messages.OutboundMessage` to its chat and thread. A plain-text answer
+to a message (what most handlers return) goes through :meth:`OutboundSender.send_text`,
+which a sender may do without building that message (the runners do). :class:`MemorySender`
 keeps them in a list, for tests and offline examples.
 """
 
@@ -9,7 +11,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 
-from actorscope.messages import OutboundMessage
+from actorscope.messages import InboundMessage, OutboundMessage, RunRequest, reply_to
 
 __all__ = ["MemorySender", "OutboundSender"]
 
@@ -20,6 +22,11 @@ class OutboundSender(ABC):
     @abstractmethod
     async def send(self, msg: OutboundMessage) -> None:
         """Deliver ``msg`` to ``msg.chat_id`` (and ``msg.thread_id`` when set)."""
+
+    async def send_text(self, source: InboundMessage | RunRequest, text: str) -> None:
+        """Deliver ``text`` as a plain reply to ``source``: what ``send(reply_to(source, text))``
+        delivers, which is what this does unless a sender knows a quicker way."""
+        await self.send(reply_to(source, text))
 
 
 class MemorySender(OutboundSender):

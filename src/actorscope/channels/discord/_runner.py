@@ -55,7 +55,15 @@ from actorscope.channels.discord._normalize import inspect_message
 from actorscope.channels.discord._shards import DiscordShards
 from actorscope.errors import ConfigError, ReplyError
 from actorscope.identity import Identity
-from actorscope.messages import AttachmentKind, Buttons, OutboundMessage, ReplyFormat
+from actorscope.messages import (
+    AttachmentKind,
+    Buttons,
+    InboundMessage,
+    OutboundMessage,
+    ReplyFormat,
+    RunRequest,
+    reply_to,
+)
 
 __all__ = [
     "MAX_BUTTONS_PER_ROW",
@@ -70,6 +78,7 @@ __all__ = [
     "bot_intents",
     "button_view",
     "send_outbound",
+    "send_text",
     "silence_voice_warnings",
 ]
 
@@ -233,9 +242,7 @@ async def send_outbound(
     if view is not None:
         extras["view"] = view
     text = "\n".join([_discord_text(msg), *links]).strip("\n")
-    parts: list[str | None] = [
-        text[i : i + _MAX_MESSAGE_LENGTH] for i in range(0, len(text), _MAX_MESSAGE_LENGTH)
-    ] or [None if extras else "\u200b"]
+    parts = _parts(text, bool(extras))
     last = len(parts) - 1
     if interaction is not None:
         for index, part in enumerate(parts):
@@ -245,17 +252,44 @@ async def send_outbound(
             else:  # a writer slash command: answered, not deferred
                 await interaction.response.send_message(part, **more)
         return
-    target = int(msg.thread_id or msg.chat_id)
+    await _send_parts(client, msg.thread_id or msg.chat_id, msg.reply_to_message_id, parts, extras)
+
+
+async def send_text(client: discord.Client, source: InboundMessage | RunRequest, text: str) -> None:
+    """Send ``text`` as a plain reply to ``source`` in its channel or thread: what
+    ``send_outbound`` sends for ``reply_to(source, text)`` without an interaction, without
+    building that message."""
+    parts = _parts(text.strip("\n"), False)
+    await _send_parts(client, source.thread_id or source.chat_id, source.message_id, parts, {})
+
+
+def _parts(text: str, extras: bool) -> list[str | None]:
+    # The text in parts of 2000 characters; an empty one is a zero-width space, or nothing
+    # when files, embeds or buttons go with it.
+    return [
+        text[i : i + _MAX_MESSAGE_LENGTH] for i in range(0, len(text), _MAX_MESSAGE_LENGTH)
+    ] or [None if extras else "\u200b"]
+
+
+async def _send_parts(
+    client: discord.Client,
+    channel_id: str,
+    reply_to: str,
+    parts: list[str | None],
+    extras: dict[str, Any],
+) -> None:
+    # To the channel or thread, the first part replying to ``reply_to`` (when it is an id),
+    # the extras with the last.
+    target = int(channel_id)
     # Sending needs only the id: a partial messageable costs no fetch for an uncached channel
     # (a DM, a new thread) and no walk over every guild, as get_channel does per reply.
     channel = client.get_partial_messageable(target)
     reference = None
-    if msg.reply_to_message_id.isdigit():
+    if reply_to.isdigit():
         reference = discord.MessageReference(
-            message_id=int(msg.reply_to_message_id),
-            channel_id=target,
-            fail_if_not_exists=False,
+            message_id=int(reply_to), channel_id=target, fail_if_not_exists=False
         )
+    last = len(parts) - 1
     for index, part in enumerate(parts):
         more = extras if index == last else {}
         if index == 0 and reference is not None:
@@ -459,6 +493,14 @@ class DiscordRunner(ChannelAdapter):
         """Follow up a pending interaction, or send to the channel or thread."""
         interaction = self._pending.pop(msg.reply_to_message_id, None)
         await send_outbound(self.client, msg, interaction)
+
+    async def send_text(self, source: InboundMessage | RunRequest, text: str) -> None:
+        """A plain reply to ``source``: the follow-up of its pending interaction, else
+        :func:`send_text` to its channel or thread."""
+        if source.message_id in self._pending:
+            await self.send(reply_to(source, text))
+        else:
+            await send_text(self.client, source, text)
 
     async def handle_message(self, message: discord.Message) -> Ingress:
         """Normalise one message and take it through the pipeline (the gateway calls this)."""

@@ -57,7 +57,15 @@ from actorscope.channels.telegram._normalize import GENERAL_TOPIC_ID, inspect_up
 from actorscope.channels.telegram._webhook import Fed, Webhook, WebhookServer
 from actorscope.errors import ConfigError, ReplyError, StoreError
 from actorscope.identity import Identity
-from actorscope.messages import Attachment, AttachmentKind, Buttons, OutboundMessage, ReplyFormat
+from actorscope.messages import (
+    Attachment,
+    AttachmentKind,
+    Buttons,
+    InboundMessage,
+    OutboundMessage,
+    ReplyFormat,
+    RunRequest,
+)
 
 __all__ = [
     "ALLOWED_UPDATES",
@@ -74,6 +82,7 @@ __all__ = [
     "inline_keyboard",
     "reply_route",
     "send_outbound",
+    "send_text",
     "text_parts",
 ]
 
@@ -165,11 +174,15 @@ class ReplyRoute(NamedTuple):
 
 def reply_route(msg: OutboundMessage) -> ReplyRoute:
     """The :class:`ReplyRoute` of ``msg`` (what every Telegram sender of actorscope sends by)."""
-    thread = int(msg.thread_id) if msg.thread_id.isdigit() else None
+    return _route(msg.chat_id, msg.thread_id, msg.reply_to_message_id, _PARSE_MODES[msg.format])
+
+
+def _route(chat_id: str, thread_id: str, reply_to: str, parse_mode: str | None) -> ReplyRoute:
+    thread = int(thread_id) if thread_id.isdigit() else None
     if thread == GENERAL_TOPIC_ID:
         thread = None  # the General topic takes no message_thread_id
-    reply = int(msg.reply_to_message_id) if msg.reply_to_message_id.isdigit() else None
-    return ReplyRoute(int(msg.chat_id), thread, reply, _PARSE_MODES[msg.format])
+    reply = int(reply_to) if reply_to.isdigit() else None
+    return ReplyRoute(int(chat_id), thread, reply, parse_mode)
 
 
 def text_parts(text: str) -> list[str]:
@@ -216,15 +229,36 @@ async def send_outbound(bot: Bot, msg: OutboundMessage) -> None:
         reply = None
     if captioned:
         return
-    parts = text_parts(msg.content)
+    await _send_text(bot, route, msg.content, keyboard, reply)
+
+
+async def send_text(bot: Bot, source: InboundMessage | RunRequest, text: str) -> None:
+    """Send ``text`` as a plain reply to ``source``: what ``send_outbound`` sends for
+    ``reply_to(source, text)``, without building that message."""
+    route = _route(source.chat_id, source.thread_id, source.message_id, None)
+    reply = None
+    if route.reply_to is not None:
+        reply = ReplyParameters(message_id=route.reply_to, allow_sending_without_reply=True)
+    await _send_text(bot, route, text, None, reply)
+
+
+async def _send_text(
+    bot: Bot,
+    route: ReplyRoute,
+    text: str,
+    keyboard: InlineKeyboardMarkup | None,
+    reply: ReplyParameters | None,
+) -> None:
+    # The text in parts, replying with the first and with the buttons on the last.
+    parts = text_parts(text)
     for index, part in enumerate(parts):
         last = index == len(parts) - 1
         await bot.send_message(
-            chat_id=chat,
+            chat_id=route.chat,
             text=part,
-            parse_mode=parse_mode,
+            parse_mode=route.parse_mode,
             reply_markup=keyboard if last else None,
-            message_thread_id=thread,
+            message_thread_id=route.thread,
             reply_parameters=reply if index == 0 else None,
         )
 
@@ -431,6 +465,10 @@ class TelegramRunner(ChannelAdapter):
     async def send(self, msg: OutboundMessage) -> None:
         """Send to the chat and forum topic (General: no thread id), replying when possible."""
         await send_outbound(self.app.bot, msg)
+
+    async def send_text(self, source: InboundMessage | RunRequest, text: str) -> None:
+        """Send ``text`` as a plain reply to ``source`` (:func:`send_text`)."""
+        await send_text(self.app.bot, source, text)
 
     async def handle_update(self, update: Update) -> Ingress:
         """Normalise one update and take it through the pipeline (what polling calls for each)."""
