@@ -7,9 +7,9 @@ never sees it.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
+from contextlib import AbstractContextManager
+from contextvars import ContextVar, Token
+from types import TracebackType
 
 from actorscope.identity import Identity
 
@@ -27,8 +27,30 @@ __all__ = [
 _IDENTITY: ContextVar[Identity | None] = ContextVar("actorscope_identity", default=None)
 
 
-@contextmanager
-def bind_identity(identity: Identity) -> Iterator[Identity]:
+class _Binding(AbstractContextManager[Identity]):
+    # A class, not a generator context manager: the host enters one every turn.
+    __slots__ = ("_identity", "_token")
+
+    def __init__(self, identity: Identity) -> None:
+        self._identity = identity
+        self._token: Token[Identity | None] | None = None
+
+    def __enter__(self) -> Identity:
+        self._token = _IDENTITY.set(self._identity)
+        return self._identity
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if self._token is not None:
+            _IDENTITY.reset(self._token)
+            self._token = None
+
+
+def bind_identity(identity: Identity) -> AbstractContextManager[Identity]:
     """Run the ``with`` body as ``identity``; the previous binding returns on exit, even on error.
 
     Works in sync code and inside coroutines (``with``, not ``async with``): the binding
@@ -36,11 +58,7 @@ def bind_identity(identity: Identity) -> Iterator[Identity]:
     """
     if not isinstance(identity, Identity):
         raise TypeError(f"bind_identity() takes an Identity, got {type(identity).__name__}")
-    token = _IDENTITY.set(identity)
-    try:
-        yield identity
-    finally:
-        _IDENTITY.reset(token)
+    return _Binding(identity)
 
 
 def current_identity() -> Identity | None:

@@ -190,7 +190,7 @@ class RunStep:
         if prepared is None:
             return
         request = prepared.request
-        with self.bound(prepared):
+        with bind_identity(prepared.identity), bind_run(prepared.info):  # what bound() does
             try:
                 reply = await self._handler(request)
             except Exception:

@@ -7,10 +7,10 @@ Like the identity it lives in a context variable that asyncio tasks inherit.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
+from contextlib import AbstractContextManager
+from contextvars import ContextVar, Token
 from dataclasses import dataclass
+from types import TracebackType
 
 __all__ = ["RunInfo", "bind_run", "current_run"]
 
@@ -27,16 +27,34 @@ class RunInfo:
 _RUN: ContextVar[RunInfo | None] = ContextVar("actorscope_run", default=None)
 
 
-@contextmanager
-def bind_run(info: RunInfo) -> Iterator[RunInfo]:
+class _Binding(AbstractContextManager[RunInfo]):
+    # A class, not a generator context manager: the host enters one every turn.
+    __slots__ = ("_info", "_token")
+
+    def __init__(self, info: RunInfo) -> None:
+        self._info = info
+        self._token: Token[RunInfo | None] | None = None
+
+    def __enter__(self) -> RunInfo:
+        self._token = _RUN.set(self._info)
+        return self._info
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if self._token is not None:
+            _RUN.reset(self._token)
+            self._token = None
+
+
+def bind_run(info: RunInfo) -> AbstractContextManager[RunInfo]:
     """Run the ``with`` body with ``info`` as the current run; the previous one returns on exit."""
     if not isinstance(info, RunInfo):
         raise TypeError(f"bind_run() takes a RunInfo, got {type(info).__name__}")
-    token = _RUN.set(info)
-    try:
-        yield info
-    finally:
-        _RUN.reset(token)
+    return _Binding(info)
 
 
 def current_run() -> RunInfo | None:
