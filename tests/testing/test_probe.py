@@ -14,7 +14,7 @@ import pytest
 from actorscope.channels import ChannelConfig
 from actorscope.cli import main
 from actorscope.errors import ConfigError, ScenarioError
-from actorscope.testing import Prober, Status, load_scenario, run_scenario
+from actorscope.testing import Prober, ProbeReachError, Status, load_scenario, run_scenario
 from actorscope.testing.scenario import ScenarioFailure
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -264,6 +264,15 @@ async def test_probe_takes_a_handler_or_an_application(actorscope_probe: Prober)
         await actorscope_probe(application="probe_ptb_bots:ALREADY_BUILT", search_dir=FIXTURES)
     with pytest.raises(ConfigError, match="building it failed: TypeError"):
         await actorscope_probe(application="probe_ptb_bots:note", search_dir=FIXTURES)
+
+
+async def test_probe_refuses_an_application_built_from_another_builder(
+    actorscope_probe: Prober,
+) -> None:
+    """A build function that ignores the probe's builder (its bot would call Telegram) is out
+    of reach: one error naming the builder, before any request leaves."""
+    with pytest.raises(ProbeReachError, match="not built from the simulator's ApplicationBuilder"):
+        await actorscope_probe(application="probe_ptb_bots:own_builder", search_dir=FIXTURES)
 
 
 def test_cli_probes_a_ptb_application_by_module_function(

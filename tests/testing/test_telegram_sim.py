@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import pytest
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Update
-from telegram.ext import CommandHandler, ContextTypes
+from telegram.ext import ApplicationBuilder, CommandHandler, ContextTypes
 
 from actorscope.channels import IgnoreReason, Outcome
 from actorscope.identity import Identity, PeerKind, SenderKind
@@ -224,3 +224,11 @@ async def test_a_plain_application_is_served_as_it_is(telegram_sim: TelegramSim)
     devs = telegram_sim.supergroup("devs")
     telegram_sim.should_send(text="saved", chat=devs)
     await telegram_sim.message(bob, "/note hi", devs)
+
+
+async def test_an_application_of_another_builder_is_refused(telegram_sim: TelegramSim) -> None:
+    """An application not built from ``application_builder()`` (its bot would call Telegram)
+    is refused with one error naming the builder, not a network error of its first request."""
+    app = ApplicationBuilder().token("123456:elsewhere").build()
+    with pytest.raises(RuntimeError, match=r"telegram_sim\.application_builder\(\)"):
+        await telegram_sim.serve_application(app)

@@ -161,10 +161,16 @@ class TelegramSim(Simulator):
         keeps the application's own database (the test says so). It is initialised and
         started as ``run_polling`` would (``post_init`` too) and stopped with the simulator;
         each event goes to ``application.process_update``. A handler that raises fails the
-        test.
+        test. An application built from another builder (its bot calls Telegram) is refused.
         """
         if self._application is not None or self._dispatcher is not None:
             raise RuntimeError("this simulator already serves a bot")
+        if application.bot.token != self.emu.token:
+            raise RuntimeError(
+                "the application was not built from the simulator's ApplicationBuilder "
+                "(telegram_sim.application_builder(), the builder the probe passes to a build "
+                "function): its bot would call Telegram, not the emulator"
+            )
         the_gate = gate_of(application)
         adoption = self.env.adoption() if adopt and the_gate is not None else None
         if adoption is not None and the_gate is not None and the_gate.is_open:
