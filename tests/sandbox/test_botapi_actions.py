@@ -598,6 +598,23 @@ async def test_a_click_by_the_buttons_label(emu: BotApiEmulator, bot: Bot) -> No
         emu.callback_click("bob", "@friends", menu.message_id, button="Quit")
 
 
+async def test_a_click_says_what_the_message_was_when_clicked(
+    emu: BotApiEmulator, bot: Bot
+) -> None:
+    """The click's update carries the message as it was clicked: the bot editing it afterwards
+    changes the world, not the update already sent (or pending)."""
+    keyboard = InlineKeyboardMarkup([[InlineKeyboardButton("Confirm", callback_data="ok")]])
+    menu = await bot.send_message(friends(emu), "deploy?", reply_markup=keyboard)
+    update = emu.callback_click("bob", "@friends", menu.message_id, "ok")
+    await bot.edit_message_text("deployed", chat_id=friends(emu), message_id=menu.message_id)
+    click = parsed(update, bot).callback_query
+    assert click is not None
+    assert isinstance(click.message, Message)
+    assert (click.message.text, click.message.edit_date) == ("deploy?", None)
+    [pending] = emu.queue.pending()
+    assert pending["callback_query"]["message"]["text"] == "deploy?"
+
+
 # -- deep links ------------------------------------------------------------------------------
 
 

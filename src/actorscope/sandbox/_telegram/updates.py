@@ -10,6 +10,7 @@ updates as they are created.
 from __future__ import annotations
 
 import asyncio
+import copy
 from collections.abc import Sequence
 from typing import Any
 
@@ -77,12 +78,15 @@ class UpdateQueue:
         return self._allowed
 
     def push(self, kind: str, payload: JSON) -> JSON | None:
-        """Queue ``{"update_id": n, kind: payload}``; ``None`` if the bot does not want it."""
+        """Queue ``{"update_id": n, kind: payload}`` (a copy of ``payload`` as it is now);
+        ``None`` if the bot does not want it."""
         if kind not in UPDATE_TYPES:
             raise BotApiError(400, f"Bad Request: unknown update type {kind!r}")
         if kind not in self._allowed:
             return None
-        update: JSON = {"update_id": self._next_id, kind: payload}
+        # A snapshot, as Telegram sends it: a later edit of the message in the world (the bot
+        # editing the message a pending click is on) does not rewrite what the update says.
+        update: JSON = {"update_id": self._next_id, kind: copy.deepcopy(payload)}
         self._next_id += 1
         self._pending.append(update)
         self._wake()
