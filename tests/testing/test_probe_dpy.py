@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import shutil
 import subprocess
@@ -12,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from actorscope.cli import main
+from actorscope.cli._probe import _close as close_probe_loop
 from actorscope.errors import ConfigError
 from actorscope.testing import Prober, Status, write_repros
 
@@ -163,3 +165,14 @@ async def test_ptb_reproduction_is_a_test_that_fails_on_the_broken_bot(
     assert result.returncode == 1, result.stdout[-2000:] + result.stderr[-2000:]
     assert "1 failed" in result.stdout
     assert "notes.md changed" in result.stdout
+
+
+def test_the_probes_loop_closes_with_no_task_left_pending() -> None:
+    """The tasks a bot leaves running (a discord.ui.View's timeout) are cancelled and finished
+    before the probe closes its loop: Python reports no "Task was destroyed but it is
+    pending!" after the matrix."""
+    loop = asyncio.new_event_loop()
+    leftover = loop.create_task(asyncio.sleep(3600), name="View timeout")
+    close_probe_loop(loop)
+    assert leftover.cancelled()
+    assert loop.is_closed()

@@ -46,8 +46,19 @@ _MARKS = {
 }
 
 
+#: Seconds the tasks the bot left behind (a discord.py View's timeout) have to end once cancelled.
+_LEFTOVER_WAIT = 5.0
+
+
 def _close(loop: asyncio.AbstractEventLoop) -> None:
-    """Finish ``loop``'s async generators and executor, then close it."""
+    """Cancel the tasks the bot left running (a ``discord.ui.View``'s timeout, which would be
+    reported as "Task was destroyed but it is pending!"), finish ``loop``'s async generators
+    and executor, then close it."""
+    leftover = asyncio.all_tasks(loop)
+    for task in leftover:
+        task.cancel()
+    if leftover:
+        loop.run_until_complete(asyncio.wait(leftover, timeout=_LEFTOVER_WAIT))
     loop.run_until_complete(loop.shutdown_asyncgens())
     loop.run_until_complete(loop.shutdown_default_executor())
     loop.close()
