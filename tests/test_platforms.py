@@ -24,6 +24,7 @@ from actorscope.identity import (
 )
 from actorscope.permissions._scopes import parse_grant_scope, parse_grantee
 from actorscope.platforms import (
+    DISCORD,
     HTTP,
     TELEGRAM,
     Account,
@@ -32,6 +33,7 @@ from actorscope.platforms import (
     platform_spec,
     register,
     registered,
+    scope_platform,
 )
 
 FAKE = PlatformSpec("fakechat", IdForm.OPAQUE, "thread", "tests.fakechat:PLATFORM")
@@ -40,7 +42,11 @@ FAKE = PlatformSpec("fakechat", IdForm.OPAQUE, "thread", "tests.fakechat:PLATFOR
 def test_built_in_platforms_cannot_be_replaced() -> None:
     """Telegram's integer ids stay: a registration under its name is refused."""
     assert platform_spec(TELEGRAM) == PlatformSpec(
-        TELEGRAM, IdForm.INTEGER, "topic", "actorscope.channels.telegram:PLATFORM"
+        TELEGRAM,
+        IdForm.INTEGER,
+        "topic",
+        "actorscope.channels.telegram:PLATFORM",
+        legacy_groups=True,
     )
     with pytest.raises(ConfigError, match="registered already"):
         register(PlatformSpec(TELEGRAM, IdForm.OPAQUE))
@@ -55,6 +61,24 @@ def test_a_bad_spec_is_one_clear_error() -> None:
         PlatformSpec("fake", IdForm.OPAQUE, "room")  # type: ignore[arg-type]
     with pytest.raises(ConfigError, match="takes a PlatformSpec"):
         register("fake")  # type: ignore[arg-type]
+
+
+def test_the_group_forms_stay_closed() -> None:
+    """No registration takes the guild form or the legacy one: a new platform's groups are
+    ``group:<platform>:<chat>``, and every group scope says whose it is."""
+    for spec in (
+        PlatformSpec("fakeguild", IdForm.OPAQUE, group_form="guild"),
+        PlatformSpec("fakelegacy", IdForm.OPAQUE, legacy_groups=True),
+    ):
+        with pytest.raises(ConfigError, match="the grammar is closed"):
+            register(spec)
+        assert platform_spec(spec.name) is None
+    with pytest.raises(ConfigError, match="'group' or 'guild'"):
+        PlatformSpec("fake", IdForm.OPAQUE, group_form="room")  # type: ignore[arg-type]
+    scopes = ("guild:1:user:2", "group:-100", "group:fakechat:ideas", "42")
+    assert [scope_platform(scope) for scope in scopes] == [DISCORD, TELEGRAM, "fakechat", ""]
+    assert Scope.parse("guild:1:user:2").channel == DISCORD
+    assert Scope.parse("group:-100").channel == TELEGRAM
 
 
 def test_an_opaque_platform_names_its_rooms_and_people() -> None:

@@ -29,6 +29,7 @@ from actorscope.platforms import (
     canonical_chat_id,
     platform_id,
     platform_spec,
+    scope_platform,
 )
 
 __all__ = [
@@ -194,15 +195,6 @@ def is_canonical_platform_id(sender_id: str) -> bool:
     return _CANONICAL_ID.fullmatch(sender_id) is not None
 
 
-def _scope_channel(scope: str) -> str:
-    # The channel a group scope names: ``guild:`` is Discord's; ``group:<channel>:<chatID>``
-    # names it; a legacy two-part ``group:<chatID>`` is Telegram's (the default channel).
-    if scope.startswith("guild:"):
-        return DISCORD
-    channel, sep, _ = scope[len("group:") :].partition(":")
-    return channel if sep else TELEGRAM
-
-
 def identity_problem(scope: str, sender_id: str, channel: str = "") -> str | None:
     """Why (``scope``, ``sender_id``) is not an identity a check may look up, or ``None``.
 
@@ -241,7 +233,7 @@ def identity_problem(scope: str, sender_id: str, channel: str = "") -> str | Non
     sender = normalize_sender_id(sender_id)
     if not sender or not is_group_scope(scope):
         return None
-    scope_channel = _scope_channel(scope)
+    scope_channel = scope_platform(scope)
     for name in (channel, scope_channel):
         spec = platform_spec(name)
         if spec is None or spec.is_person_id(sender):
@@ -362,11 +354,11 @@ class Scope:
                 _CANONICAL_ID.fullmatch(parts[1]) and _CANONICAL_ID.fullmatch(parts[3])
             ):
                 return None
-            return cls(kind, channel=DISCORD, guild_id=parts[1], member_id=parts[3])
+            return cls(kind, scope_platform(user_id), guild_id=parts[1], member_id=parts[3])
         if user_id.startswith("group:"):
             parts = user_id.split(":")
             if len(parts) == 2:
-                return cls.try_group(TELEGRAM, parts[1])
+                return cls.try_group(scope_platform(user_id), parts[1])
             if len(parts) == 3:
                 return cls.try_group(parts[1], parts[2])
             return None

@@ -41,6 +41,7 @@ __all__ = [
     "platform_specs",
     "register",
     "registered",
+    "scope_platform",
 ]
 
 #: The built-in platforms' names (each also the default channel name of its bots).
@@ -72,12 +73,20 @@ class PlatformSpec:
     splits a session key by (a Telegram forum ``topic``, a Discord ``thread``); ``contract``
     the ``module:attribute`` of its :class:`~actorscope.channels.Platform` (``""``: no
     events of its own, like the HTTP API).
+
+    Its scope grammar: ``group_form`` is ``group`` (its groups are
+    ``group:<platform>:<chat>``) or ``guild`` (per-member ``guild:<gid>:user|webhook|bot:<id>``
+    scopes, which name no platform); ``legacy_groups`` says a two-part ``group:<chat>`` is
+    its. The grammar is closed: only a built-in platform holds the ``guild`` form or the
+    legacy one, so a registration can add a platform's groups but no new group form.
     """
 
     name: str
     ids: IdForm
     thread: Literal["topic", "thread"] = "thread"
     contract: str = ""
+    group_form: Literal["group", "guild"] = "group"
+    legacy_groups: bool = False
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not _NAME.fullmatch(self.name):
@@ -87,6 +96,10 @@ class PlatformSpec:
         object.__setattr__(self, "ids", IdForm(self.ids))
         if self.thread not in ("topic", "thread"):
             raise ConfigError(f"a platform's thread is 'topic' or 'thread', got {self.thread!r}")
+        if self.group_form not in ("group", "guild"):
+            raise ConfigError(
+                f"a platform's group form is 'group' or 'guild', got {self.group_form!r}"
+            )
 
     def chat_id(self, value: int | str, what: str = "chat id") -> str:
         """``value`` as this platform's canonical chat id; :class:`IdentityError` naming
@@ -122,10 +135,25 @@ def platform_id(value: int | str, what: str) -> str:
 
 
 _BUILT_IN = (
-    PlatformSpec(TELEGRAM, IdForm.INTEGER, "topic", "actorscope.channels.telegram:PLATFORM"),
-    PlatformSpec(DISCORD, IdForm.INTEGER, "thread", "actorscope.channels.discord:PLATFORM"),
+    PlatformSpec(
+        TELEGRAM,
+        IdForm.INTEGER,
+        "topic",
+        "actorscope.channels.telegram:PLATFORM",
+        legacy_groups=True,
+    ),
+    PlatformSpec(
+        DISCORD,
+        IdForm.INTEGER,
+        "thread",
+        "actorscope.channels.discord:PLATFORM",
+        group_form="guild",
+    ),
     PlatformSpec(HTTP, IdForm.OPAQUE),
 )
+#: Who holds the group forms that name no platform: the guild form's and the legacy one's.
+_GUILD_OWNER = next(spec.name for spec in _BUILT_IN if spec.group_form == "guild")
+_LEGACY_OWNER = next(spec.name for spec in _BUILT_IN if spec.legacy_groups)
 # The one registry. Only register() / registered() change it, and never a name it holds.
 _SPECS: dict[str, PlatformSpec] = {spec.name: spec for spec in _BUILT_IN}
 
@@ -136,6 +164,11 @@ def register(spec: PlatformSpec) -> PlatformSpec:
         raise ConfigError(f"register() takes a PlatformSpec, got {type(spec).__name__}")
     if spec.name in _SPECS:
         raise ConfigError(f"a platform named {spec.name!r} is registered already")
+    if spec.group_form != "group" or spec.legacy_groups:
+        raise ConfigError(
+            f"{spec.name}: a registered platform's groups are group:{spec.name}:<chat>; the "
+            "guild and legacy forms are the built-in platforms' (the grammar is closed)"
+        )
     _SPECS[spec.name] = spec
     return spec
 
@@ -158,6 +191,18 @@ def platform_spec(name: str) -> PlatformSpec | None:
 def platform_specs() -> tuple[PlatformSpec, ...]:
     """Every registered platform, built-in ones first."""
     return tuple(_SPECS.values())
+
+
+def scope_platform(scope: str) -> str:
+    """The platform a group scope belongs to: ``guild:...`` the guild form's holder,
+    ``group:<platform>:<chat>`` the platform it names (registered or not), a legacy
+    ``group:<chat>`` the legacy form's holder; ``""`` for any other scope."""
+    if scope.startswith("guild:"):
+        return _GUILD_OWNER
+    if not scope.startswith("group:"):
+        return ""
+    channel, sep, _ = scope[len("group:") :].partition(":")
+    return channel if sep else _LEGACY_OWNER
 
 
 def canonical_chat_id(channel: str, value: int | str, what: str = "chat id") -> str:

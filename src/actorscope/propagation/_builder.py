@@ -26,7 +26,6 @@ from actorscope.identity import (
     SenderKind,
     guild_member_scope,
     identity_problem,
-    is_canonical_platform_id,
     is_group_scope,
     is_placeholder_sender,
     is_synthetic_sender,
@@ -112,7 +111,8 @@ def _scope(sender: str, scope: str, peer_kind: PeerKind, channel: str, chat_id: 
         parsed = Scope.try_parse(scope)
         if parsed is None or parsed.kind is not ScopeKind.GUILD_MEMBER:
             return None
-        if not is_canonical_platform_id(sender):
+        spec = platform_spec(parsed.channel)  # the guild form's platform: its person ids
+        if spec is None or not spec.is_person_id(sender):
             return None
         return guild_member_scope(parsed.guild_id, sender)
     if peer_kind is PeerKind.GROUP or is_group_scope(scope):
