@@ -46,6 +46,14 @@ def test_the_registry_finds_the_contract() -> None:
     assert NAME in [spec.name for spec in platforms()]
 
 
+def test_it_checks_its_own_tokens() -> None:
+    """Its contract says which tokens are its own, without repeating a bad one."""
+    chat = FakeChat()
+    assert PLATFORM.token_problem(chat.token) == ""
+    assert PLATFORM.token_problem("123:abc") == "is not a fakechat token"
+    assert platform("discord").token_problem("anything") == ""
+
+
 def test_unregistered_it_is_no_platform() -> None:
     """Outside its registration the fake chat is unknown, in one clear error."""
     with pytest.raises(ConfigError, match="no chat platform 'elsewhere'"):

@@ -41,6 +41,11 @@ class FakeChatPlatform:
         """A fake chat event has an ``event_id`` and a ``chat``."""
         return "event_id" in event and "chat" in event
 
+    def token_problem(self, token: str) -> str:
+        """Its server's tokens are 32 hex digits."""
+        hexdigits = set("0123456789abcdef")
+        return "" if len(token) == 32 and set(token) <= hexdigits else "is not a fakechat token"
+
     def runner(self, pipeline: Pipeline, *, token: str, **options: Any) -> FakeChatRunner:
         """The runner on the server given as the ``chat`` option."""
         chat = options.get("chat")

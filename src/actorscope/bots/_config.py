@@ -97,6 +97,7 @@ from actorscope.agents._types import (
     parse_uuid,
 )
 from actorscope.assembly import AgentSettings
+from actorscope.channels import platform
 from actorscope.channels._config import ChannelConfig, EnvName, Flag, SenderIds, sender_ids
 from actorscope.channels.discord._shards import DiscordShards, count_problem, ids_problem
 from actorscope.channels.telegram._webhook import (
@@ -111,6 +112,7 @@ from actorscope.channels.telegram._webhook import (
 )
 from actorscope.errors import ConfigError, IdentityError
 from actorscope.host._runtime import Handler
+from actorscope.platforms import platform_specs
 
 __all__ = [
     "ENV_PREFIX",
@@ -132,8 +134,6 @@ ENV_PREFIX = "ACTORSCOPE_"
 _HANDLER = re.compile(r"([A-Za-z_][A-Za-z0-9_.]*):([A-Za-z_][A-Za-z0-9_]*)")
 #: A number as JSON (and TOML) writes one: what a variable of a number key is read as.
 _NUMBER = re.compile(r"-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?")
-#: A Telegram bot token as @BotFather issues it: the bot's numeric id, ':', ~35 URL-safe chars.
-TELEGRAM_TOKEN = re.compile(r"[0-9]{1,20}:[A-Za-z0-9_-]{30,64}")
 _WEBHOOK_KEYS = ("webhook_url", "secret_token_env", "listen", "port", "path", "set_webhook")
 _WEBHOOK_NEEDS = (
     ("webhook_url", "the public https URL"),
@@ -702,11 +702,12 @@ def load_bot_config(path: str | Path, *, require_bots: bool = True) -> BotConfig
             f"environment {ENV_PREFIX}STRICT: cannot turn off strict = true set in {source}"
         )
     overrides = _env_overrides(os.environ)
+    platforms = {spec.name for spec in platform_specs() if spec.contract}  # a whole section
     security = [
         name
         for name in overrides
         if _SECURITY_KEYS & set(name[len(ENV_PREFIX) :].lower().split("__"))
-        or name[len(ENV_PREFIX) :] in ("TELEGRAM", "DISCORD")
+        or name[len(ENV_PREFIX) :].lower() in platforms
     ]
     if security:
         logger.warning(
@@ -734,12 +735,9 @@ def resolve_token(section: ChannelSection, env: Mapping[str, str], source: str =
         raise ConfigError(
             f"{where}: environment variable {config.token_env} is not set (the bot token)"
         )
-    if config.platform == "telegram" and TELEGRAM_TOKEN.fullmatch(token) is None:
-        # Never echo the token: a near-miss is still a secret.
-        raise ConfigError(
-            f"{where}: environment variable {config.token_env} does not hold a Telegram bot "
-            "token (<bot id>:<secret> as @BotFather gives it, e.g. 123456789:AAH...)"
-        )
+    problem = platform(config.platform).token_problem(token)
+    if problem:  # never echo the token: a near-miss is still a secret
+        raise ConfigError(f"{where}: environment variable {config.token_env} {problem}")
     return token
 
 

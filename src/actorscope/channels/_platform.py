@@ -69,6 +69,11 @@ class Platform(Protocol):
         """Whether ``event`` is shaped like this platform's raw event."""
         ...
 
+    def token_problem(self, token: str) -> str:
+        """Why ``token`` (read from the environment) cannot be this platform's bot token, in
+        words that never repeat it; ``""`` when it may be one."""
+        ...
+
     def runner(self, pipeline: Pipeline, *, token: str, **options: Any) -> ChannelAdapter:
         """Its production runner: a transport that feeds each event to ``pipeline`` (the
         channel's, from the composition root) and sends the bot's replies; ``options`` are

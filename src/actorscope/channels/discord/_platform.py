@@ -44,6 +44,10 @@ class Discord:
         """A dispatch has ``op``, ``t`` or ``d`` (and no Telegram ``update_id``)."""
         return bool(_DISPATCH_KEYS & set(event)) and "update_id" not in event
 
+    def token_problem(self, token: str) -> str:
+        """Discord tokens have no form to check here: the gateway refuses a wrong one."""
+        return ""
+
     def runner(self, pipeline: Pipeline, *, token: str, **options: Any) -> DiscordRunner:
         """A :class:`DiscordRunner` (``shards``, ``api_url``, ... as its options)."""
         return DiscordRunner(pipeline, token=token, **options)

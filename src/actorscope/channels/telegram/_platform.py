@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -12,7 +13,10 @@ from actorscope.channels.telegram._runner import TelegramRunner
 from actorscope.errors import ConfigError
 from actorscope.platforms import TELEGRAM, PlatformSpec, platform_spec
 
-__all__ = ["PLATFORM", "Telegram"]
+__all__ = ["PLATFORM", "TOKEN", "Telegram"]
+
+#: A Telegram bot token as @BotFather issues it: the bot's numeric id, ':', ~35 URL-safe chars.
+TOKEN = re.compile(r"[0-9]{1,20}:[A-Za-z0-9_-]{30,64}")
 
 
 class Telegram:
@@ -39,6 +43,15 @@ class Telegram:
     def recognizes(self, event: Mapping[str, Any]) -> bool:
         """An Update has an ``update_id``."""
         return "update_id" in event
+
+    def token_problem(self, token: str) -> str:
+        """A token is ``<bot id>:<secret>`` as @BotFather issues it."""
+        if TOKEN.fullmatch(token) is not None:
+            return ""
+        return (
+            "does not hold a Telegram bot token (<bot id>:<secret> as @BotFather gives it, "
+            "e.g. 123456789:AAH...)"
+        )
 
     def runner(self, pipeline: Pipeline, *, token: str, **options: Any) -> TelegramRunner:
         """A :class:`TelegramRunner` (``base_url``, ``webhook``, ... as its options)."""
