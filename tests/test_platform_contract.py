@@ -20,14 +20,15 @@ from tests._wait import wait_until
 from tests.fakechat import NAME, PLATFORM, SPEC, FakeChat, FakeChatSim
 
 from actorscope.assembly import AgentSettings, assemble
+from actorscope.bots import current_services
 from actorscope.channels import ChannelConfig, IgnoreReason, Outcome, Platform, platform, platforms
 from actorscope.cli import main
 from actorscope.errors import ConfigError
 from actorscope.identity import PeerKind, SenderKind, account_of, chat_identity
-from actorscope.messages import InboundMessage
+from actorscope.messages import InboundMessage, RunRequest
 from actorscope.platforms import Account, registered
 from actorscope.store import Database
-from actorscope.testing import Event, Grants, Turn, open_env
+from actorscope.testing import Event, Grants, Turn, open_env, probe
 
 ROOM = "group:fakechat:ideas"
 
@@ -294,3 +295,46 @@ def test_its_people_are_accounts() -> None:
     assert helper is not None
     assert account_of(alice.identity()) == Account(NAME, "alice")
     assert account_of(helper.identity()) is None
+
+
+async def _save(request: RunRequest) -> str:
+    services = current_services()
+    line = f"- {request.content} (by {request.sender_id or request.user_id})\n"
+    services.workspace.append(services.agent, request.identity(), "notes.md", line)
+    return "saved"
+
+
+async def guarded(request: RunRequest) -> str:
+    """A bot that saves a note only for those the policy allows."""
+    decision = await current_services().policy.check_file_writer()
+    return await _save(request) if decision.allowed else f"refused: {decision.reason}"
+
+
+async def leaky(request: RunRequest) -> str:
+    """A bot that saves a note for anyone."""
+    return await _save(request)
+
+
+async def test_the_probe_passes_a_bot_that_asks_the_policy() -> None:
+    """On the fake chat the probe proves its reach, sends every chat event and finds no leak."""
+    report = await probe(guarded, platform=NAME, commands=["/save"])
+    assert report.passed, report.summary()
+    assert report.writer_only == ["/save"]
+    assert "non-writer member" in report.events
+    assert any("not events the probe knows there" in note for note in report.notes)
+
+
+async def test_the_probe_finds_a_leak_on_it() -> None:
+    """A writer-only command that saves for a non-writer member is a leak on the fake chat."""
+    report = await probe(leaky, platform=NAME, commands=["/save"], writer_only=["/save"])
+    leaks = {(case.event, case.command) for case in report.leaks}
+    assert ("non-writer member", "/save") in leaks
+    assert not report.passed
+
+
+async def test_the_probe_needs_a_chat_simulator() -> None:
+    """A platform whose simulator cannot add people and rooms is refused in one clear error."""
+    with pytest.raises(ConfigError, match="the probe cannot drive it"):
+        await probe(guarded, platform="discord")
+    with pytest.raises(ConfigError, match="takes a handler"):
+        await probe(application="x:y", platform=NAME)

@@ -40,13 +40,19 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
 
 import yaml
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup
 
 from actorscope.bots import load_object
-from actorscope.channels import ChannelConfig, IgnoreReason, WriterCommand, writer_command_named
+from actorscope.channels import (
+    ChannelConfig,
+    IgnoreReason,
+    WriterCommand,
+    writer_command_named,
+)
+from actorscope.channels import platform as contract_of
 from actorscope.context import bind_identity
 from actorscope.errors import ConfigError
 from actorscope.host import Handler
@@ -54,6 +60,7 @@ from actorscope.identity import (
     Identity,
     PeerKind,
     SenderKind,
+    chat_identity,
     discord_identity,
     guild_member_scope,
     telegram_identity,
@@ -72,8 +79,9 @@ from actorscope.propagation import (
 )
 from actorscope.sandbox import HttpCall, RecordedCall
 from actorscope.testing._discord_sim import DiscordSim
+from actorscope.testing._expect import Observation, ObservationKind
 from actorscope.testing._grants import Grants, open_env
-from actorscope.testing._harness import AgentEnv, Event
+from actorscope.testing._harness import AgentEnv, Event, Simulator
 from actorscope.testing._probe_aiogram import AIOGRAM
 from actorscope.testing._probe_effects import Behaviour, CallLog, FolderWatch, Watch, api_call
 from actorscope.testing._probe_ptb import PTB
@@ -89,10 +97,12 @@ from actorscope.testing._probe_target import (
 from actorscope.testing._telegram_sim import TelegramSim
 
 __all__ = [
+    "CHAT_EVENTS",
     "DEFAULT_COMMANDS",
     "DISCORD_EVENTS",
     "EVENTS",
     "AppFactory",
+    "ChatSim",
     "ProbeCase",
     "ProbeEvent",
     "ProbeReachError",
@@ -369,6 +379,7 @@ class Prober(Protocol):
         deadline: float = ...,
         agent: str = ...,
         events: Sequence[str] = ...,
+        platform: str = ...,
     ) -> Coroutine[Any, Any, ProbeReport]:
         """Probe ``handler``."""
         ...
@@ -1085,6 +1096,7 @@ async def probe(
     deadline: float = DEFAULT_DEADLINE,
     agent: str = "main",
     events: Sequence[str] = (),
+    platform: str = "telegram",
 ) -> ProbeReport:
     """Probe ``handler`` (a function or ``module:function``) with every event x command.
 
@@ -1101,12 +1113,17 @@ async def probe(
     ``bot`` (a discord.py bot, its class or a factory, called with ``database``, ``agent``,
     ``workspace`` and ``owners`` when it takes them, or its ``module:attribute``), that bot
     against the Discord emulator. ``events`` limits the run to the events labelled so (as in
-    the report). The bot runs in a temporary folder (its working directory meanwhile), where
-    everything is written; it is removed before this returns. A :class:`ProbeReachError`
-    says the probe does not reach the bot.
+    the report). With ``platform`` another registered platform than Telegram, ``handler`` is
+    probed on that platform's simulator instead (its contract names it; it must be a
+    :class:`ChatSim`), with the events every chat has (:data:`CHAT_EVENTS`). The bot runs in
+    a temporary folder (its working directory meanwhile), where everything is written; it is
+    removed before this returns. A :class:`ProbeReachError` says the probe does not reach the
+    bot.
     """
     if sum(given is not None for given in (handler, application, bot)) != 1:
         raise ConfigError("probe takes a handler, an application or a bot, exactly one")
+    if platform != "telegram" and (handler is None or discord is not None):
+        raise ConfigError(f"probe on {platform} takes a handler, and no discord configuration")
     report = ProbeReport([], [], [])
     declared = frozenset(command_name(c) for c in writer_only)
     with (
@@ -1116,6 +1133,9 @@ async def probe(
         async with open_env(folder / _PROBE_DB, agent_key=agent) as env:
             env.roles.update(dict.fromkeys(owners, "owner"))
             run = ProbeRun(env, report, search, commands, declared, owners, deadline, events)
+            if handler is not None and platform != "telegram":
+                await run.chat(handler, platform, config)
+                return report
             if handler is not None:
                 await run.telegram(handler, None, "", config, discord)
                 return report
@@ -1217,6 +1237,197 @@ class ProbeRun:
                 "sub-agents, delegates, tickers, origins and synthetic senders reach only an "
                 f"actorscope run handler: not applicable to {served.name}"
             )
+
+    async def chat(self, handler: Handler | str, name: str, config: ChannelConfig | None) -> None:
+        """Probe a handler on the simulator of platform ``name``'s contract."""
+        contract = contract_of(name)
+        factory = load_object(contract.simulator, None, what=f"the {name} simulator")
+        channel = config or ChannelConfig(platform=name, require_mention=False)
+        report = self.report
+        async with factory(self.env, config=channel) as sim:
+            if not isinstance(sim, ChatSim) or not isinstance(sim, Simulator):
+                raise ConfigError(
+                    f"the {name} simulator ({contract.simulator}) is not a Simulator that adds "
+                    "a person and a room and says something: the probe cannot drive it"
+                )
+            loaded = sim.serve(handler, search_dir=self.search_dir)
+            named = handler if isinstance(handler, str) else getattr(loaded, "__name__", "")
+            source = source_of(loaded, handler if isinstance(handler, str) else "")
+            served = Served((), True, source, f"handler {named!r}")
+            scenarios = scenario_files(self.search_dir, handler) if isinstance(handler, str) else []
+            self.gather(served, contract.command_prefixes or "/", scenarios)
+            world = await _build_chat(sim, self.env, name)
+            world.writer_only = self.writer_only
+            await _prove_chat_writer(sim, world, served.name)
+            wheres: dict[str, tuple[str, ...]] = dict.fromkeys(CHAT_EVENTS, (_ROOM,))
+            await play(
+                world, CHAT_EVENTS, wheres, report.commands, self.deadline, report, only=self.events
+            )
+        conclude(report, [world], served.name)
+        report.notes.append(
+            f"{name}: sent the events every chat has ({', '.join(CHAT_EVENTS)}); the events "
+            "only Telegram and Discord have (anonymous admins, channel posts, other bots, "
+            "clicks, edits, webhooks, slash commands) are not events the probe knows there"
+        )
+
+
+# -- any other platform of the contract ---------------------------------------------------------
+#: The rooms of a chat probe's world: the writer's, and another writer's.
+_ROOM, _ELSEWHERE = "group", "elsewhere"
+
+
+@runtime_checkable
+class ChatSim(Protocol):
+    """What the probe asks of another platform's simulator besides being a
+    :class:`~actorscope.testing.Simulator`: a person and a room by name (their ids), and a
+    message by someone in a room (``None``: their DM with the bot)."""
+
+    def person(self, name: str) -> str:
+        """Add a person; their sender id."""
+        ...
+
+    def room(self, name: str) -> str:
+        """Add a group room; its chat id."""
+        ...
+
+    async def say(self, who: str, text: str, where: str | None = None) -> Event:
+        """``who`` writes ``text`` in room ``where`` (``None``: their DM)."""
+        ...
+
+
+_ChatWorld = ProbeWorld[Any]
+
+
+def _chat_sim(world: _ChatWorld) -> ChatSim:
+    sim: ChatSim = world.sim
+    return sim
+
+
+def _chat_says(who: str) -> _Send[Any]:
+    """``who`` sends the command in the writer's room."""
+
+    async def send(w: _ChatWorld, where: str, command: str) -> list[Event]:
+        return [await _chat_sim(w).say(who, sent_text(command), _ROOM)]
+
+    return send
+
+
+async def _chat_writer_dm(w: _ChatWorld, where: str, command: str) -> list[Event]:
+    return [await _chat_sim(w).say("writer", sent_text(command))]
+
+
+def _room(w: _ChatWorld, sender: str | None) -> Identity:
+    """The identity of ``sender`` (``None``: nobody) in the writer's room."""
+    sim: Simulator = w.sim
+    return chat_identity(sim.platform, _ROOM, sender, group=True)
+
+
+def _chat_from(sender_id: str, kind: SenderKind) -> _Send[Any]:
+    """A message in the room from ``sender_id`` that no platform event produces as such."""
+
+    async def send(w: _ChatWorld, where: str, command: str) -> list[Event]:
+        room = _room(w, None)
+        message = InboundMessage(
+            channel=room.channel,
+            sender_id=sender_id,
+            chat_id=room.chat_id,
+            user_id=room.user_id,
+            peer_kind=PeerKind.GROUP,
+            sender_kind=kind,
+            content=sent_text(command),
+        )
+        sim: Simulator = w.sim
+        return [await sim.synthetic(message, f"sender {sender_id!r}")]
+
+    return send
+
+
+def _chat_carrier(w: _ChatWorld, command: str, signer: OriginSigner) -> InboundMessage:
+    """A sub-agent carrier signed by ``signer`` claiming the writer's run in the room."""
+    writer = w.writers[_room(w, None).user_id]
+    with bind_identity(_of_agent(w.env, _room(w, writer))):
+        return spawn_subagent(sent_text(command), signer=signer).message
+
+
+async def _chat_subagent(w: _ChatWorld, where: str, command: str) -> list[Event]:
+    """The member says hello; inside that run, a sub-agent is started with ``command``."""
+    parent = await _chat_sim(w).say("member", "hello", _ROOM)
+    if parent.request is None:
+        return [parent]
+    request, signer = parent.request, w.env.signer
+    info = RunInfo(session_key=request.session_key, thread_id=request.thread_id)
+    with bind_identity(request.identity()), bind_run(info):
+        message = spawn_subagent(sent_text(command), signer=signer).message
+    w.watch.begin()
+    sim: Simulator = w.sim
+    return [parent, await sim.synthetic(message, "sub-agent")]
+
+
+async def _chat_forged(w: _ChatWorld, where: str, command: str) -> list[Event]:
+    sim: Simulator = w.sim
+    return [await sim.synthetic(_chat_carrier(w, command, OriginSigner()), "forged origin")]
+
+
+async def _chat_writers_run(w: _ChatWorld, where: str, command: str) -> list[Event]:
+    sim: Simulator = w.sim
+    return [await sim.synthetic(_chat_carrier(w, command, w.env.signer), "the writer's run")]
+
+
+_Chat = ProbeEvent[Any]
+#: The probe events every chat platform has, by name (what :func:`probe` sends on a platform
+#: other than Telegram).
+CHAT_EVENTS: dict[str, _Chat] = {
+    "non-writer member": _Chat(_chat_says("member"), person=True),
+    "writer of another group": _Chat(_chat_says("otherwriter"), person=True),
+    "message with no sender": _Chat(_chat_from("", SenderKind.NONE), handler_only=True),
+    "synthetic sender": _Chat(
+        _chat_from("subagent:probe", SenderKind.SYNTHETIC), handler_only=True
+    ),
+    "sub-agent started by a non-writer": _Chat(_chat_subagent, like="run", handler_only=True),
+    "forged origin claiming the writer": _Chat(_chat_forged, like="run", handler_only=True),
+    "the writer's DM": _Chat(_chat_writer_dm, dm=True),
+}
+
+
+def _chat_sends(sim: Simulator) -> CallLog:
+    """The bot's messages, as the simulator observed them."""
+
+    def effect(observed: object) -> str | None:
+        if not isinstance(observed, Observation) or observed.kind is not ObservationKind.SEND:
+            return None
+        return api_call("send", {"text": observed.fields.get("text", "")}, _PEOPLE)
+
+    return CallLog(lambda: sim.expect.history, effect)
+
+
+async def _build_chat(sim: Simulator, env: AgentEnv, name: str) -> _ChatWorld:
+    """Room ``group`` with its writer, room ``elsewhere`` with another (a marker planted in
+    its scope), and a member."""
+    chat: ChatSim = sim  # type: ignore[assignment]
+    writer, other = chat.person("writer"), chat.person("otherwriter")
+    chat.person("member")
+    rooms = [chat.room(_ROOM), chat.room(_ELSEWHERE)]
+    identities = [chat_identity(name, room, None, group=True) for room in rooms]
+    writers = {identities[0].user_id: writer, identities[1].user_id: other}
+    await seed_writers(env, writers)
+    planted = {rooms[1]: _plant(env, identities[1])}
+    watch = Watch(_chat_sends(sim), folder_watch(env))
+    world: _ChatWorld = ProbeWorld(sim, env, writers, watch, secrets=planted)
+    world.writer_acts = {"message": _chat_says("writer"), "run": _chat_writers_run}
+    world.groups = _group_names(env, identities)
+    return world
+
+
+async def _prove_chat_writer(sim: ChatSim, world: _ChatWorld, name: str) -> None:
+    """The positive control: the seeded writer's ``/writers`` names the writer."""
+    writer = world.writers[_room(world, None).user_id]
+    said = await sim.say("writer", "/writers", _ROOM)
+    answers = [o.fields.get("text", "") for o in said.sent]
+    if not any(writer in answer for answer in answers):
+        raise ProbeReachError(
+            f"the seeded writer is not a writer of the probe's room for {name}: its /writers "
+            f"got {answers or 'no answer'}; the probe does not reach the bot's gate"
+        )
 
 
 # -- Discord ------------------------------------------------------------------------------------
