@@ -10,6 +10,7 @@ import pytest
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Update
 from tests._wait import wait_until
 from tests._wiring import channel_pipeline
+from tests._world import devs_forum
 
 from actorscope.agents import AgentRegistry
 from actorscope.channels import IgnoreReason, Outcome
@@ -37,15 +38,10 @@ class Bot:
 
 @pytest.fixture
 def emu() -> BotApiEmulator:
-    """@devs: a forum (topic "ideas" = 2) with alice; @ops: a plain group with bob."""
-    emu = BotApiEmulator(max_poll_timeout=1.0)
-    alice = emu.state.add_user("Alice", username="alice")
-    bob = emu.state.add_user("Bob", username="bob")
-    devs = emu.state.add_chat("supergroup", title="Devs", username="devs", is_forum=True)
-    emu.state.set_member(devs, alice, MemberStatus.MEMBER)
-    emu.state.add_topic(devs, "ideas")
+    """The shared @devs forum (topic "ideas" = 2, alice and bob); @ops: a plain group with bob."""
+    emu = devs_forum(BotApiEmulator(max_poll_timeout=1.0))
     ops = emu.state.add_chat("group", title="Ops", username="ops")
-    emu.state.set_member(ops, bob, MemberStatus.MEMBER)
+    emu.state.set_member(ops, emu.state.user("bob"), MemberStatus.MEMBER)
     return emu
 
 

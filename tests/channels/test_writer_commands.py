@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from tests._wait import wait_until
 from tests._wiring import channel_pipeline
+from tests._world import devs_forum
 
 from actorscope.agents import AgentRegistry
 from actorscope.channels._config import ChannelConfig
@@ -92,15 +93,9 @@ class Chat:
 @pytest.fixture
 async def chat(tmp_path: Path) -> AsyncIterator[Chat]:
     """alice and dave are admins of @devs, bob and carol members; owner 4242 is configured."""
-    emu = BotApiEmulator(max_poll_timeout=1.0)
-    devs = emu.state.add_chat("supergroup", title="Devs", username="devs", is_forum=True)
-    emu.state.add_topic(devs, "ideas")
-    for name, status in (
-        ("alice", MemberStatus.ADMINISTRATOR),
-        ("bob", MemberStatus.MEMBER),
-        ("carol", MemberStatus.MEMBER),
-        ("dave", MemberStatus.CREATOR),
-    ):
+    emu = devs_forum(BotApiEmulator(max_poll_timeout=1.0))
+    devs = emu.state.chat("@devs")
+    for name, status in (("carol", MemberStatus.MEMBER), ("dave", MemberStatus.CREATOR)):
         emu.state.set_member(devs, emu.state.add_user(name.title(), username=name), status)
     async with Database.open(tmp_path / "t.db") as db:
         agent = await AgentRegistry(db).create("main")

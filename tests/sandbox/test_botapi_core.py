@@ -7,6 +7,7 @@ import time
 from typing import Any
 
 import pytest
+from tests._world import devs_forum
 
 from actorscope.errors import BotApiError
 from actorscope.sandbox import (
@@ -14,7 +15,6 @@ from actorscope.sandbox import (
     CHANNEL_BOT_ID,
     SERVICE_USER_ID,
     BotApiEmulator,
-    ChatType,
     MemberStatus,
     make_token,
 )
@@ -26,14 +26,7 @@ JSON = dict[str, Any]
 @pytest.fixture
 def emu() -> BotApiEmulator:
     """An emulator with alice (admin of the @devs forum, topic "ideas") and bob."""
-    emu = BotApiEmulator(make_token(111222, "x" * 35), max_poll_timeout=2.0)
-    alice = emu.state.add_user("Alice", username="alice")
-    bob = emu.state.add_user("Bob", username="bob")
-    devs = emu.state.add_chat(ChatType.SUPERGROUP, title="Devs", username="devs", is_forum=True)
-    emu.state.set_member(devs, alice, MemberStatus.ADMINISTRATOR)
-    emu.state.set_member(devs, bob, MemberStatus.MEMBER)
-    emu.state.add_topic(devs, "ideas")
-    return emu
+    return devs_forum(BotApiEmulator(make_token(111222, "x" * 35), max_poll_timeout=2.0))
 
 
 async def ok(emu: BotApiEmulator, method: str, **params: Any) -> Any:

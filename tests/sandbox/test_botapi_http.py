@@ -13,20 +13,16 @@ import pytest
 from telegram import Update
 from telegram.ext import ApplicationBuilder, ContextTypes, MessageHandler, filters
 from tests._wait import wait_until
+from tests._world import devs_forum
 
 from actorscope.errors import BotApiError
-from actorscope.sandbox import BotApiEmulator, BotApiServer, MemberStatus
+from actorscope.sandbox import BotApiEmulator, BotApiServer
 
 
 @pytest.fixture
 def emu() -> BotApiEmulator:
-    """The @devs forum with topic "ideas" (thread 2) and member alice."""
-    emu = BotApiEmulator(max_poll_timeout=5.0)
-    alice = emu.state.add_user("Alice", username="alice")
-    devs = emu.state.add_chat("supergroup", title="Devs", username="devs", is_forum=True)
-    emu.state.set_member(devs, alice, MemberStatus.MEMBER)
-    emu.state.add_topic(devs, "ideas")
-    return emu
+    """The shared @devs forum (tests/_world.py): topic "ideas" (thread 2), alice and bob."""
+    return devs_forum(BotApiEmulator(max_poll_timeout=5.0))
 
 
 @pytest.fixture

@@ -31,6 +31,7 @@ from telegram import (
 from telegram.constants import ChatAction
 from telegram.error import BadRequest
 from telegram.ext import ApplicationBuilder, ContextTypes, MessageHandler, filters
+from tests._world import devs_forum
 
 from actorscope.sandbox import (
     BotApiEmulator,
@@ -47,14 +48,7 @@ PNG = b"\x89PNG\r\n\x1a\n" + struct.pack(">I4sII", 13, b"IHDR", 3, 2) + b"\x08\x
 @pytest.fixture
 def emu() -> BotApiEmulator:
     """The @devs forum (topic "ideas" = 2): alice admin, bob member, the bot a plain member."""
-    emu = BotApiEmulator(max_poll_timeout=2.0)
-    alice = emu.state.add_user("Alice", username="alice")
-    bob = emu.state.add_user("Bob", username="bob")
-    devs = emu.state.add_chat("supergroup", title="Devs", username="devs", is_forum=True)
-    emu.state.set_member(devs, alice, MemberStatus.ADMINISTRATOR)
-    emu.state.set_member(devs, bob, MemberStatus.MEMBER)
-    emu.state.add_topic(devs, "ideas")
-    return emu
+    return devs_forum(BotApiEmulator(max_poll_timeout=2.0))
 
 
 @pytest.fixture

@@ -20,8 +20,9 @@ from telegram.ext import (
 from telegram.request import RequestData
 from telegram.request._requestparameter import RequestParameter
 from tests._wait import wait_until
+from tests._world import devs_forum
 
-from actorscope.sandbox import BotApiEmulator, EmulatorRequest, MemberStatus
+from actorscope.sandbox import BotApiEmulator, EmulatorRequest
 from actorscope.sandbox._telegram.files import Upload
 from actorscope.sandbox._telegram.request import decode_request_data, split_bot_url
 
@@ -31,14 +32,7 @@ Seen = list[tuple[str, str]]
 @pytest.fixture
 def emu() -> BotApiEmulator:
     """The @devs forum with topic "ideas" (thread 2); alice is an admin, bob a member."""
-    emu = BotApiEmulator(max_poll_timeout=2.0)
-    alice = emu.state.add_user("Alice", username="alice")
-    bob = emu.state.add_user("Bob", username="bob")
-    devs = emu.state.add_chat("supergroup", title="Devs", username="devs", is_forum=True)
-    emu.state.set_member(devs, alice, MemberStatus.ADMINISTRATOR)
-    emu.state.set_member(devs, bob, MemberStatus.MEMBER)
-    emu.state.add_topic(devs, "ideas")
-    return emu
+    return devs_forum(BotApiEmulator(max_poll_timeout=2.0))
 
 
 def build_app(emu: BotApiEmulator, seen: Seen) -> Application:  # type: ignore[type-arg]
