@@ -8,7 +8,10 @@ PostgreSQL cases are deselected and the report header says why, once; with
 ``ACTORSCOPE_REQUIRE_POSTGRES=1`` (CI) they run and fail instead.
 
 ``db`` is a fresh migrated database at ``db_target``, with ``agent`` (``main``) and a
-``store`` of grants over it; a folder's conftest may override ``db`` (e.g. SQLite only).
+``store`` of grants over it: the one ``db`` of the suite. A module whose subject is not the
+dialect says so with ``pytestmark = pytest.mark.sqlite_only("why")`` (its ``db`` is then
+SQLite alone); a database that really is different has a name of its own (``sqlite_db`` in
+tests/store/test_database.py, ``memory_db`` in tests/tools/test_builtin_memory.py).
 """
 
 from __future__ import annotations
@@ -134,7 +137,31 @@ def postgres_url(postgres_server_url: str) -> Iterator[str]:
         _admin(server, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
-@pytest.fixture(params=BACKENDS)
+def pytest_configure(config: pytest.Config) -> None:
+    """Register ``sqlite_only``."""
+    config.addinivalue_line(
+        "markers",
+        "sqlite_only(why): this test's database (``backend``, ``db``) is SQLite only, for why",
+    )
+
+
+def _chooses_backend(metafunc: pytest.Metafunc) -> bool:
+    """Whether the test parametrizes ``backend`` itself (``@pytest.mark.parametrize``)."""
+    marks = metafunc.definition.iter_markers("parametrize")
+    return any("backend" in (mark.args[0] if mark.args else ()) for mark in marks)
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """``backend`` is each of ``BACKENDS``, or SQLite alone for a test marked ``sqlite_only``."""
+    if "backend" not in metafunc.fixturenames or _chooses_backend(metafunc):
+        return
+    only = metafunc.definition.get_closest_marker("sqlite_only")
+    if only is not None and not only.args:
+        raise pytest.UsageError(f"{metafunc.definition.nodeid}: sqlite_only(why) needs its why")
+    metafunc.parametrize("backend", ("sqlite",) if only else BACKENDS, indirect=True)
+
+
+@pytest.fixture
 def backend(request: pytest.FixtureRequest) -> str:
     """The database backend of this test case: ``sqlite`` or ``postgresql``."""
     return str(request.param)

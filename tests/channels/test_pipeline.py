@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -28,6 +26,11 @@ from actorscope.messages import InboundMessage
 from actorscope.permissions import GrantStore
 from actorscope.permissions._writers import WriterManager
 from actorscope.store import Database
+
+pytestmark = pytest.mark.sqlite_only(
+    "the pipeline's subject is ingress, not the dialect: its claims run on both backends in "
+    "test_shared_dedup.py and test_claim_leases.py"
+)
 
 CHAT = -1001234567890
 
@@ -66,13 +69,6 @@ class Sink:
     async def ack(self) -> None:
         """Count an acknowledgement (a click answered)."""
         self.acks += 1
-
-
-@pytest.fixture
-async def db(tmp_path: Path) -> AsyncIterator[Database]:
-    """A fresh SQLite store."""
-    async with Database.open(tmp_path / "p.db") as opened:
-        yield opened
 
 
 def pipeline(db: Database, sink: Sink, **kwargs: Any) -> Pipeline:

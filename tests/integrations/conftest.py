@@ -31,13 +31,6 @@ from actorscope.tools.mcp_server import create_mcp_server, header_identity, http
 KEY = b"k" * 32
 
 
-@pytest.fixture
-async def db(tmp_path: Path) -> AsyncIterator[Database]:
-    """A fresh migrated SQLite database (``agent`` and ``store`` are the project-wide ones)."""
-    async with Database.open(tmp_path / "t.db") as database:
-        yield database
-
-
 @dataclass
 class RecordingPolicy:
     """A :class:`PermissionPolicy` that also keeps every decision it made, with its identity."""

@@ -46,6 +46,11 @@ from actorscope.tools import Tool, ToolCall, ToolRegistry, lint_tool_schema, to_
 from actorscope.tools._identity_args import AGENT_ALIAS_DESCRIPTION, AGENT_ID_DESCRIPTION
 from actorscope.tools._lint import TARGETS
 
+pytestmark = pytest.mark.sqlite_only(
+    "PydanticAI's subject is the tool boundary and delegation, not the dialect: the policy and "
+    "grants under it run on both backends in tests/permissions"
+)
+
 CHAT = -1001234567890
 GROUP = f"group:telegram:{CHAT}"
 WRITER, MEMBER = "4242", "5151"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import pytest
@@ -15,13 +15,6 @@ from actorscope.tools import (
     ToolRegistry,
     builtin_tools,
 )
-
-
-@pytest.fixture
-async def db(tmp_path: Path) -> AsyncIterator[Database]:
-    """A fresh migrated SQLite database (``agent`` and ``store`` are the project-wide ones)."""
-    async with Database.open(tmp_path / "t.db") as database:
-        yield database
 
 
 @pytest.fixture

@@ -20,6 +20,11 @@ from actorscope.permissions import GrantStore, PermissionPolicy
 from actorscope.store import Database
 from actorscope.tools import BUILTIN_TOOL_NAMES, Toolbox, ToolRegistry, builtin_tools
 
+pytestmark = pytest.mark.sqlite_only(
+    "the tools' subject is the boundary, not the dialect: test_cron_keys.py and tests/store "
+    "run the tools' tables on both"
+)
+
 GrantWriter = Callable[[str, str], Awaitable[None]]
 #: Another process over the same database (grants and revokes on request).
 WORKER = Path(__file__).parent.parent / "permissions" / "grant_worker.py"
@@ -270,6 +275,7 @@ async def test_no_agent_at_all_is_an_error(db: Database, tmp_path: Path) -> None
     assert result["error"]["code"] == "no_agent"
 
 
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"], indirect=True)  # the feed's dialect
 async def test_a_tool_server_sees_another_process_revoke_within_a_second(
     db_target: str, tmp_path: Path
 ) -> None:

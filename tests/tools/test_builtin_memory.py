@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from actorscope.agents import Agent
+from actorscope.agents import Agent, AgentRegistry
 from actorscope.context import bind_identity
 from actorscope.identity import telegram_identity
 from actorscope.permissions import GrantStore, PermissionPolicy
@@ -80,10 +80,17 @@ class SpyMemory:
 
 
 @pytest.fixture
-async def db() -> AsyncIterator[Database]:
-    """An in-memory database: this module's hundreds of cases need no file."""
+async def memory_db() -> AsyncIterator[Database]:
+    """An in-memory SQLite database, not the suite's ``db``: memory goes to the spy, and this
+    module's hundreds of cases need neither a file nor a second dialect."""
     async with Database.open(":memory:") as database:
         yield database
+
+
+@pytest.fixture
+async def memory_agent(memory_db: Database) -> Agent:
+    """The agent ``main`` on ``memory_db``."""
+    return await AgentRegistry(memory_db).create("main")
 
 
 @pytest.fixture
@@ -93,13 +100,13 @@ def spy() -> SpyMemory:
 
 
 @pytest.fixture
-def tools(db: Database, agent: Agent, tmp_path: Path, spy: SpyMemory) -> ToolRegistry:
+def tools(memory_db: Database, memory_agent: Agent, tmp_path: Path, spy: SpyMemory) -> ToolRegistry:
     """Every built-in tool, with memory going to the spy."""
     box = Toolbox.create(
-        db,
-        policy=PermissionPolicy(GrantStore(db)),
+        memory_db,
+        policy=PermissionPolicy(GrantStore(memory_db)),
         workspace_root=tmp_path / "ws",
-        default_agent=agent,
+        default_agent=memory_agent,
         memory=spy,
     )
     return builtin_tools(box)
@@ -150,7 +157,7 @@ async def test_missing_namespace_is_an_error_with_no_backend_call(
 @pytest.mark.parametrize("op", list(OPERATIONS))
 @pytest.mark.parametrize("field", SPELLINGS)
 async def test_valid_namespace_reaches_the_backend_byte_for_byte(
-    tools: ToolRegistry, spy: SpyMemory, agent: Agent, op: str, field: str
+    tools: ToolRegistry, spy: SpyMemory, memory_agent: Agent, op: str, field: str
 ) -> None:
     """The namespace the backend sees is exactly the argument; scope and agent are the run's."""
     for value in VALID:
@@ -161,7 +168,7 @@ async def test_valid_namespace_reaches_the_backend_byte_for_byte(
         method, key, _ = spy.calls[0]
         assert method == BACKEND_METHOD[op]
         assert key.namespace.encode("utf-8") == value.encode("utf-8")
-        assert key == MemoryKey(agent.id, value, GROUP.user_id)
+        assert key == MemoryKey(memory_agent.id, value, GROUP.user_id)
         assert result["namespace"] == value
 
 

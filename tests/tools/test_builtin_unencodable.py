@@ -13,6 +13,11 @@ from actorscope.identity import Identity, telegram_identity
 from actorscope.tools import ToolRegistry
 from actorscope.tools.mcp_server import call_result
 
+pytestmark = pytest.mark.sqlite_only(
+    "the tools' subject is the boundary, not the dialect: test_cron_keys.py and tests/store "
+    "run the tools' tables on both"
+)
+
 GrantWriter = Callable[[str, str], Awaitable[None]]
 
 CHAT = -100200300

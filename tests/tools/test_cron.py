@@ -10,6 +10,11 @@ from actorscope.store import Database
 from actorscope.tools import CronStore
 from actorscope.tools._cron import parse_job_name, parse_schedule
 
+pytestmark = pytest.mark.sqlite_only(
+    "the tools' subject is the boundary, not the dialect: test_cron_keys.py and tests/store "
+    "run the tools' tables on both"
+)
+
 GROUP = "group:telegram:-100200300"
 OTHER = "group:telegram:-100999"
 

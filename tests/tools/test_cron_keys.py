@@ -1,12 +1,12 @@
 """Cron jobs are keyed by the storage key: direct scopes of different channels never meet.
 
-On both backends (this module uses the project-wide per-backend ``db``, not the tools'
-SQLite one), including a database migrated from before the key existed.
+On both backends (the project-wide ``db``), including a database migrated from before the
+key existed.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -23,13 +23,6 @@ TELEGRAM_USER = telegram_identity(4242, "private", 4242)
 HTTP_USER = http_identity("4242")
 DISCORD_DM = Identity(user_id="4242", sender_id="4242", channel="discord")
 KEY_MIGRATION = "cron_storage_key"
-
-
-@pytest.fixture
-async def db(db_target: str) -> AsyncIterator[Database]:
-    """A fresh migrated database of each backend."""
-    async with Database.open(db_target) as database:
-        yield database
 
 
 def tools_over(db: Database, agent: Agent, root: Path) -> ToolRegistry:

@@ -36,6 +36,11 @@ from actorscope.tools.mcp_server import (
     http_server,
 )
 
+pytestmark = pytest.mark.sqlite_only(
+    "the tools' subject is the boundary, not the dialect: test_cron_keys.py and tests/store "
+    "run the tools' tables on both"
+)
+
 GrantWriter = Callable[[str, str], Awaitable[None]]
 
 KEY = b"s" * 32

@@ -12,6 +12,11 @@ from actorscope.store import Database
 from actorscope.tools import DatabaseMemory, MemoryEntry, MemoryKey
 from actorscope.tools._memory import rank_entries
 
+pytestmark = pytest.mark.sqlite_only(
+    "the tools' subject is the boundary, not the dialect: test_cron_keys.py and tests/store "
+    "run the tools' tables on both"
+)
+
 GROUP = "group:telegram:-100200300"
 
 

@@ -15,6 +15,11 @@ from actorscope.permissions import AuditLog, GrantStore, PermissionPolicy
 from actorscope.store import Database
 from actorscope.tools import DatabaseMemory, MemoryKey, ToolRegistry
 
+pytestmark = pytest.mark.sqlite_only(
+    "the tools' subject is the boundary, not the dialect: test_cron_keys.py and tests/store "
+    "run the tools' tables on both"
+)
+
 GrantWriter = Callable[[str, str], Awaitable[None]]
 CHAT = -100200300
 OWNER, OTHER = "5151", "6161"

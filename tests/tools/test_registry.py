@@ -15,6 +15,11 @@ from actorscope.identity import Identity, telegram_identity
 from actorscope.tools import Tool, ToolCall, ToolRegistry, ToolResult
 from actorscope.tools._registry import EMPTY_IDENTITY
 
+pytestmark = pytest.mark.sqlite_only(
+    "the tools' subject is the boundary, not the dialect: test_cron_keys.py and tests/store "
+    "run the tools' tables on both"
+)
+
 
 class Echo(BaseModel):
     """Echo the caller."""

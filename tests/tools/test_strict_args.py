@@ -17,6 +17,11 @@ from actorscope.tools import (
 )
 from actorscope.tools._identity_args import CANONICAL_FIELD, DEPRECATED_FIELD
 
+pytestmark = pytest.mark.sqlite_only(
+    "the tools' subject is the boundary, not the dialect: test_cron_keys.py and tests/store "
+    "run the tools' tables on both"
+)
+
 DM = telegram_identity(4242, "private", 4242)
 
 

@@ -16,6 +16,11 @@ from actorscope.tools import decode_identity_token, encode_identity_token, ident
 from actorscope.tools._registry import EMPTY_IDENTITY
 from actorscope.tools._token import TOKEN_PURPOSE
 
+pytestmark = pytest.mark.sqlite_only(
+    "the tools' subject is the boundary, not the dialect: test_cron_keys.py and tests/store "
+    "run the tools' tables on both"
+)
+
 KEY = b"k" * 32
 MEMBER = replace(
     telegram_identity(-100200300, "supergroup", 5151, role="admin"),

@@ -26,6 +26,11 @@ from actorscope.tools._workspace import (
     scope_segment,
 )
 
+pytestmark = pytest.mark.sqlite_only(
+    "the tools' subject is the boundary, not the dialect: test_cron_keys.py and tests/store "
+    "run the tools' tables on both"
+)
+
 SCOPE = "group:telegram:-100200300"
 GROUP = telegram_identity(-100200300, "supergroup", 4242)
 DM = telegram_identity(4242, "private", 4242)
