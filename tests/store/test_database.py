@@ -34,8 +34,12 @@ def db_path(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-async def db(db_path: Path) -> AsyncIterator[Database]:
-    """A freshly created, migrated database."""
+async def sqlite_db(db_path: Path) -> AsyncIterator[Database]:
+    """A freshly created, migrated SQLite file at ``db_path``.
+
+    Not the suite's ``db``: this module tests the SQLite file itself (pragmas, WAL, bad files)
+    beside it; the dialect-neutral API runs on both backends in test_database_backends.py.
+    """
     async with Database.open(db_path) as database:
         yield database
 
@@ -67,19 +71,19 @@ def _files(directory: Path) -> set[str]:
 # --- creation and migrations ---------------------------------------------------------------
 
 
-async def test_new_database_has_the_default_tenant(db: Database) -> None:
-    """A new database has exactly one tenant, slug "default", whose id is db.default_tenant_id."""
-    rows = await db.fetchall("SELECT id, slug FROM tenants")
+async def test_new_database_has_the_default_tenant(sqlite_db: Database) -> None:
+    """A new database has exactly one tenant, slug "default", whose id is its default_tenant_id."""
+    rows = await sqlite_db.fetchall("SELECT id, slug FROM tenants")
     assert [(row["id"], row["slug"]) for row in rows] == [
-        (db.default_tenant_id, DEFAULT_TENANT_SLUG)
+        (sqlite_db.default_tenant_id, DEFAULT_TENANT_SLUG)
     ]
-    assert uuid.UUID(db.default_tenant_id).version == 4
+    assert uuid.UUID(sqlite_db.default_tenant_id).version == 4
 
 
-async def test_schema_version_equals_the_number_of_migrations(db: Database) -> None:
+async def test_schema_version_equals_the_number_of_migrations(sqlite_db: Database) -> None:
     """schema_version is the number of shipped migrations, each recorded once in order."""
-    assert db.schema_version == len(MIGRATIONS) >= 1
-    rows = await db.fetchall("SELECT version, name FROM schema_migrations ORDER BY version")
+    assert sqlite_db.schema_version == len(MIGRATIONS) >= 1
+    rows = await sqlite_db.fetchall("SELECT version, name FROM schema_migrations ORDER BY version")
     assert [(row["version"], row["name"]) for row in rows] == [
         (m.version, m.name) for m in MIGRATIONS
     ]
@@ -148,19 +152,19 @@ async def test_a_failing_migration_applies_nothing(
 # --- pragmas -------------------------------------------------------------------------------
 
 
-async def test_reader_uses_wal_and_foreign_keys(db: Database) -> None:
+async def test_reader_uses_wal_and_foreign_keys(sqlite_db: Database) -> None:
     """The reader connection reports journal_mode=wal and foreign_keys=1."""
-    journal = await db.fetchone("PRAGMA journal_mode")
-    foreign_keys = await db.fetchone("PRAGMA foreign_keys")
+    journal = await sqlite_db.fetchone("PRAGMA journal_mode")
+    foreign_keys = await sqlite_db.fetchone("PRAGMA foreign_keys")
     assert journal is not None
     assert foreign_keys is not None
     assert journal[0] == "wal"
     assert foreign_keys[0] == 1
 
 
-async def test_writer_uses_wal_and_foreign_keys(db: Database) -> None:
+async def test_writer_uses_wal_and_foreign_keys(sqlite_db: Database) -> None:
     """The writer connection (inside a transaction) reports journal_mode=wal and foreign_keys=1."""
-    async with db.transaction() as tx:
+    async with sqlite_db.transaction() as tx:
         journal = await tx.fetchone("PRAGMA journal_mode")
         foreign_keys = await tx.fetchone("PRAGMA foreign_keys")
     assert journal is not None
@@ -172,56 +176,58 @@ async def test_writer_uses_wal_and_foreign_keys(db: Database) -> None:
 # --- constraints ---------------------------------------------------------------------------
 
 
-async def test_foreign_key_violation_is_a_conflict(db: Database) -> None:
+async def test_foreign_key_violation_is_a_conflict(sqlite_db: Database) -> None:
     """Inserting an agent for an unknown tenant raises ConflictError and writes nothing."""
     with pytest.raises(ConflictError, match="FOREIGN KEY"):
-        await _add_agent(db, str(uuid.uuid4()), "main")
-    row = await db.fetchone("SELECT COUNT(*) FROM agents")
+        await _add_agent(sqlite_db, str(uuid.uuid4()), "main")
+    row = await sqlite_db.fetchone("SELECT COUNT(*) FROM agents")
     assert row is not None
     assert row[0] == 0
 
 
-async def test_live_agent_key_is_unique_per_tenant(db: Database) -> None:
+async def test_live_agent_key_is_unique_per_tenant(sqlite_db: Database) -> None:
     """The same agent key twice in one tenant, both live, raises ConflictError."""
-    await _add_agent(db, db.default_tenant_id, "main")
+    await _add_agent(sqlite_db, sqlite_db.default_tenant_id, "main")
     with pytest.raises(ConflictError, match="UNIQUE"):
-        await _add_agent(db, db.default_tenant_id, "main")
+        await _add_agent(sqlite_db, sqlite_db.default_tenant_id, "main")
 
 
-async def test_agent_key_is_reusable_after_soft_delete(db: Database) -> None:
+async def test_agent_key_is_reusable_after_soft_delete(sqlite_db: Database) -> None:
     """After the live agent is soft-deleted its key can be used again in the same tenant."""
-    first = await _add_agent(db, db.default_tenant_id, "main")
-    changed = await db.execute("UPDATE agents SET deleted_at = ? WHERE id = ?", (utc_now(), first))
+    first = await _add_agent(sqlite_db, sqlite_db.default_tenant_id, "main")
+    changed = await sqlite_db.execute(
+        "UPDATE agents SET deleted_at = ? WHERE id = ?", (utc_now(), first)
+    )
     assert changed == 1
-    second = await _add_agent(db, db.default_tenant_id, "main")
-    rows = await db.fetchall(
+    second = await _add_agent(sqlite_db, sqlite_db.default_tenant_id, "main")
+    rows = await sqlite_db.fetchall(
         "SELECT id FROM agents WHERE agent_key = 'main' AND deleted_at IS NULL"
     )
     assert [row["id"] for row in rows] == [second]
 
 
-async def test_agent_key_is_reusable_in_another_tenant(db: Database) -> None:
+async def test_agent_key_is_reusable_in_another_tenant(sqlite_db: Database) -> None:
     """The same live agent key may exist in two different tenants."""
-    other = await _add_tenant(db, "acme")
-    await _add_agent(db, db.default_tenant_id, "main")
-    await _add_agent(db, other, "main")
-    row = await db.fetchone("SELECT COUNT(*) FROM agents WHERE agent_key = 'main'")
+    other = await _add_tenant(sqlite_db, "acme")
+    await _add_agent(sqlite_db, sqlite_db.default_tenant_id, "main")
+    await _add_agent(sqlite_db, other, "main")
+    row = await sqlite_db.fetchone("SELECT COUNT(*) FROM agents WHERE agent_key = 'main'")
     assert row is not None
     assert row[0] == 2
 
 
-async def test_check_constraint_violation_is_a_conflict(db: Database) -> None:
+async def test_check_constraint_violation_is_a_conflict(sqlite_db: Database) -> None:
     """A CHECK violation (empty tenant slug) raises ConflictError."""
     with pytest.raises(ConflictError):
-        await _add_tenant(db, "")
+        await _add_tenant(sqlite_db, "")
 
 
-async def test_sql_error_is_a_store_error(db: Database) -> None:
+async def test_sql_error_is_a_store_error(sqlite_db: Database) -> None:
     """A malformed statement raises StoreError (not a raw sqlite3 error)."""
     with pytest.raises(StoreError):
-        await db.execute("INSERT INTO no_such_table VALUES (1)")
+        await sqlite_db.execute("INSERT INTO no_such_table VALUES (1)")
     with pytest.raises(StoreError):
-        await db.fetchone("SELECT * FROM no_such_table")
+        await sqlite_db.fetchone("SELECT * FROM no_such_table")
 
 
 # --- transactions --------------------------------------------------------------------------
@@ -238,14 +244,14 @@ async def _insert_then_fail(db: Database, tenant_id: str) -> None:
         raise RuntimeError("boom")
 
 
-async def test_transaction_rolls_back_when_the_body_raises(db: Database) -> None:
+async def test_transaction_rolls_back_when_the_body_raises(sqlite_db: Database) -> None:
     """An exception in a transaction body propagates and none of its writes remain."""
     tenant_id = str(uuid.uuid4())
     with pytest.raises(RuntimeError, match="boom"):
-        await _insert_then_fail(db, tenant_id)
-    assert await db.fetchone("SELECT 1 FROM tenants WHERE id = ?", (tenant_id,)) is None
+        await _insert_then_fail(sqlite_db, tenant_id)
+    assert await sqlite_db.fetchone("SELECT 1 FROM tenants WHERE id = ?", (tenant_id,)) is None
     # The writer is usable again after the rollback.
-    await _add_tenant(db, "after")
+    await _add_tenant(sqlite_db, "after")
 
 
 async def _insert_two_tenants(db: Database, first: str, second: str) -> None:
@@ -257,37 +263,37 @@ async def _insert_two_tenants(db: Database, first: str, second: str) -> None:
             )
 
 
-async def test_transaction_commits_all_or_nothing_on_conflict(db: Database) -> None:
+async def test_transaction_commits_all_or_nothing_on_conflict(sqlite_db: Database) -> None:
     """A conflict on the second write of a transaction rolls back the first write too."""
     with pytest.raises(ConflictError):
-        await _insert_two_tenants(db, "first", DEFAULT_TENANT_SLUG)
-    assert await db.fetchone("SELECT 1 FROM tenants WHERE slug = 'first'") is None
+        await _insert_two_tenants(sqlite_db, "first", DEFAULT_TENANT_SLUG)
+    assert await sqlite_db.fetchone("SELECT 1 FROM tenants WHERE slug = 'first'") is None
 
 
-async def test_reader_sees_only_committed_data(db: Database) -> None:
+async def test_reader_sees_only_committed_data(sqlite_db: Database) -> None:
     """While a transaction is open the reader does not see its writes; after commit it does."""
-    async with db.transaction() as tx:
+    async with sqlite_db.transaction() as tx:
         await tx.execute(
             "INSERT INTO tenants (id, slug, created_at) VALUES (?, ?, ?)",
             (str(uuid.uuid4()), "pending", utc_now()),
         )
-        assert await db.fetchone("SELECT 1 FROM tenants WHERE slug = 'pending'") is None
-    assert await db.fetchone("SELECT 1 FROM tenants WHERE slug = 'pending'") is not None
+        assert await sqlite_db.fetchone("SELECT 1 FROM tenants WHERE slug = 'pending'") is None
+    assert await sqlite_db.fetchone("SELECT 1 FROM tenants WHERE slug = 'pending'") is not None
 
 
-async def test_concurrent_writes_are_serialised(db: Database) -> None:
+async def test_concurrent_writes_are_serialised(sqlite_db: Database) -> None:
     """Twenty concurrent writes through one Database all commit."""
-    await asyncio.gather(*(_add_tenant(db, f"tenant-{n}") for n in range(20)))
-    row = await db.fetchone("SELECT COUNT(*) FROM tenants")
+    await asyncio.gather(*(_add_tenant(sqlite_db, f"tenant-{n}") for n in range(20)))
+    row = await sqlite_db.fetchone("SELECT COUNT(*) FROM tenants")
     assert row is not None
     assert row[0] == 21
 
 
-async def test_executemany_and_fetchall_in_a_transaction(db: Database) -> None:
+async def test_executemany_and_fetchall_in_a_transaction(sqlite_db: Database) -> None:
     """Transaction.executemany writes every row and Transaction.fetchall reads them back."""
     now = utc_now()
     rows = [(str(uuid.uuid4()), f"t{n}", now) for n in range(3)]
-    async with db.transaction() as tx:
+    async with sqlite_db.transaction() as tx:
         await tx.executemany("INSERT INTO tenants (id, slug, created_at) VALUES (?, ?, ?)", rows)
         inside = await tx.fetchall("SELECT slug FROM tenants WHERE slug LIKE 't_' ORDER BY slug")
     assert [row["slug"] for row in inside] == ["t0", "t1", "t2"]

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -13,13 +12,6 @@ from actorscope.errors import ConflictError, DatabaseOpenError, SchemaTooNewErro
 from actorscope.store import Database, load_migrations, numbered_placeholders, utc_now
 from actorscope.tools._cron import CronStore
 from actorscope.tools._memory import DatabaseMemory, MemoryKey
-
-
-@pytest.fixture
-async def db(db_target: str) -> AsyncIterator[Database]:
-    """A fresh migrated database of each backend."""
-    async with Database.open(db_target) as database:
-        yield database
 
 
 async def _agent(db: Database, key: str = "main") -> str:
