@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -10,6 +9,7 @@ from typing import Any
 
 import discord
 import pytest
+from tests._wait import wait_until
 
 from actorscope.channels._base import (
     ADAPTER_METADATA_KEYS,
@@ -129,10 +129,7 @@ async def client() -> AsyncIterator[RecordingClient]:
 
 async def settle(items: list[Any], count: int) -> Any:
     """Let the dispatched event handler run (bounded), then return the newest item."""
-    for _ in range(50):
-        if len(items) >= count:
-            break
-        await asyncio.sleep(0)
+    await wait_until(lambda: len(items) >= count)
     assert len(items) == count
     return items[-1]
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests._wait import wait_until
 from tests._wiring import channel_pipeline
 
 from actorscope.channels._config import ChannelConfig
@@ -96,10 +97,12 @@ async def test_the_ledger_renews_open_turns_and_finishes_them(
         assert await shared.take_message(message, lease=True) is Claim.WON
         ledger.open(message)
         stamps = {await _seen_at(first)}
-        async with asyncio.timeout(5):
-            while len(stamps) < 4:  # three renewals: more than one lease has gone by
-                await asyncio.sleep(0.05)
-                stamps.add(await _seen_at(first))
+
+        async def renewed_thrice() -> bool:  # more than one lease has gone by
+            stamps.add(await _seen_at(first))
+            return len(stamps) >= 4
+
+        await wait_until(renewed_thrice)
         assert await SharedDedup(second, lease=0.4).take(*KEY, lease=True) is Claim.HELD
         assert await ledger.wait(message, 0.01) is False
         await ledger.finish(message)

@@ -16,6 +16,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import TypeVar
 
+from tests._wait import wait_until
+
 HERE = Path(__file__).resolve().parent
 PTB = HERE / "python-telegram-bot-22.8"
 DPY = HERE / "discord.py-2.7.1"
@@ -61,12 +63,8 @@ class Example:
 
     async def wait(self, condition: Callable[[], object], seconds: float = BOUND) -> None:
         """Wait until ``condition()`` is true (checked every 10 ms), bounded like :meth:`until`."""
-
-        async def poll() -> None:
-            while not condition():  # noqa: ASYNC110 - the state changes in the emulator's tasks
-                await asyncio.sleep(0.01)
-
-        await self.until(poll(), seconds)
+        # The inner bound is a backstop only: :meth:`until` ends first and says why.
+        await self.until(wait_until(lambda: bool(condition()), seconds + 1), seconds)
 
     async def stop(self) -> int:
         """Interrupt the example as Ctrl-C does; kill it if it has not ended within BOUND."""

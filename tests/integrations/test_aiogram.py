@@ -29,6 +29,7 @@ from aiogram.types import (
     Message,
     PollAnswer,
 )
+from tests._wait import wait_until
 
 from actorscope.channels import IgnoreReason, Outcome
 from actorscope.context import current_identity
@@ -355,13 +356,22 @@ async def test_revoke_elsewhere_is_seen_within_one_second(
             sender_id=str(alice.id),
         )
     revoked = time.monotonic()
-    for _ in range(40):  # bounded: 40 x 50 ms
-        event = await telegram_sim.message(alice, "/note again", devs)
-        if event.decisions[-1].fields["allowed"] == "false":
-            break
-        await asyncio.sleep(0.05)
-    assert event.decisions[-1].fields["reason"] == "no_grant"
-    assert time.monotonic() - revoked < 1.0
+    allowed_after: list[float] = []  # for each note still allowed: when it was sent
+    reasons: list[str] = []
+
+    async def denied() -> bool:
+        sent = time.monotonic()
+        fields = (await telegram_sim.message(alice, "/note again", devs)).decisions[-1].fields
+        if fields["allowed"] == "true":
+            allowed_after.append(sent - revoked)
+            return False
+        reasons.append(fields["reason"])
+        return True
+
+    await wait_until(denied)
+    assert reasons == ["no_grant"]
+    # The promise (docs/design.md, freshness): no allow more than 1 s after the change.
+    assert all(after <= 1.0 for after in allowed_after), allowed_after
 
 
 def _nested(ran: list[str]) -> Router:

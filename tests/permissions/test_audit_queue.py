@@ -11,6 +11,7 @@ from contextlib import asynccontextmanager, closing
 from typing import Any
 
 import pytest
+from tests._wait import wait_until
 
 from actorscope.agents import Agent, AgentRegistry
 from actorscope.errors import RowRefusedError, StoreError
@@ -64,13 +65,13 @@ async def rows(db: Database, action: str) -> int:
 
 
 async def until_rows(db: Database, action: str, expected: int) -> int:
-    """Poll (bounded) until ``expected`` rows of ``action`` exist; return the last count."""
-    deadline = time.monotonic() + SETTLE
-    count = await rows(db, action)
-    while count < expected and time.monotonic() < deadline:
-        await asyncio.sleep(0.05)
-        count = await rows(db, action)
-    return count
+    """Wait (``SETTLE`` at most) until ``expected`` rows of ``action`` exist; return the count."""
+
+    async def enough() -> bool:
+        return await rows(db, action) >= expected
+
+    await wait_until(enough, SETTLE)
+    return await rows(db, action)
 
 
 async def test_denials_under_a_held_write_lock_return_fast_and_are_audited_later(

@@ -6,10 +6,11 @@ from __future__ import annotations
 import asyncio
 import sys
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
+from tests._wait import wait_until
 
 from actorscope.agents import AgentRegistry
 from actorscope.bots import load_bot_config, run_bots
@@ -20,13 +21,6 @@ from actorscope.permissions._audit import AuditAction
 from actorscope.store import Database, utc_at
 
 DAY = 86_400.0
-
-
-async def eventually(probe: Callable[[], Awaitable[bool]], seconds: float) -> None:
-    """Poll the async ``probe`` every 20 ms until it holds; TimeoutError after ``seconds``."""
-    async with asyncio.timeout(seconds):
-        while not await probe():  # noqa: ASYNC110 - the state changes in another task
-            await asyncio.sleep(0.02)
 
 
 async def rows(db: Database, *ages: float) -> list[AuditEntry]:
@@ -87,9 +81,9 @@ async def test_keep_audit_prunes_at_once_and_then_again(db: Database) -> None:
         async def one_left() -> bool:
             return len(await AuditLog(db).list()) == 1
 
-        await eventually(one_left, 10)
+        await wait_until(one_left, 10)
         await rows(db, 2 * DAY)  # written after the first prune: the next round takes it
-        await eventually(one_left, 10)
+        await wait_until(one_left, 10)
     finally:
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)
@@ -140,7 +134,7 @@ async def test_a_running_bot_applies_keep(tmp_path: Path, monkeypatch: pytest.Mo
                 left[:] = await AuditLog(db).list()
                 return len(left) == 1
 
-            await eventually(pruned, 20)
+            await wait_until(pruned, 20)
     finally:
         stop.set()
         await asyncio.wait_for(task, 20)

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from tests._wait import wait_until
 
 from actorscope.agents import AgentRegistry
 from actorscope.errors import ConfigError
@@ -20,6 +20,11 @@ SCOPE = "group:telegram:-100"
 async def _member(db: Database) -> Identity:
     agent = await AgentRegistry(db).create("main")
     return replace(telegram_identity(-100, "supergroup", 42), agent_id=agent.id)
+
+
+async def denied(policy: PermissionPolicy, member: Identity) -> bool:
+    """Whether ``member``'s file_writer check is denied now."""
+    return not (await policy.check_file_writer(member)).allowed
 
 
 async def test_revoke_by_another_connection_is_seen_after_one_poll(tmp_path: Path) -> None:
@@ -72,11 +77,7 @@ async def test_running_watcher_flushes_within_its_interval(tmp_path: Path) -> No
             await GrantStore(theirs).revoke(
                 agent_id=member.agent_id, scope=SCOPE, config_type="file_writer", sender_id="42"
             )
-            for _ in range(200):  # bounded: 200 * 10 ms
-                if not (await policy.check_file_writer(member)).allowed:
-                    break
-                await asyncio.sleep(0.01)
-            assert not (await policy.check_file_writer(member)).allowed
+            await wait_until(lambda: denied(policy, member))
 
 
 def test_interval_must_be_positive(tmp_path: Path) -> None:

@@ -175,14 +175,19 @@ async def _allow_connections(server: str, name: str, allow: bool) -> None:
         await conn.close()
 
 
+async def _denied(policy: PermissionPolicy, member: Identity) -> bool:
+    """Whether ``member``'s file_writer check is denied now."""
+    return not (await policy.check_file_writer(member)).allowed
+
+
 async def _cached_allow(policy: PermissionPolicy, store: GrantStore, member: Identity) -> None:
     """Check until the allow is cached (a NOTIFY landing during a cold read rightly skips it)."""
-    for _ in range(500):
+
+    async def allowed_and_cached() -> bool:
         assert (await policy.check_file_writer(member)).allowed
-        if len(store.cache) == 1:
-            return
-        await asyncio.sleep(0.01)
-    raise AssertionError("the allow was never cached")
+        return len(store.cache) == 1
+
+    await wait_until(allowed_and_cached)
 
 
 async def test_killed_listener_flushes_and_bypasses_the_cache(
@@ -224,8 +229,4 @@ async def test_killed_listener_flushes_and_bypasses_the_cache(
         await wait_until(lambda: ours.listening, 15)
         await _cached_allow(policy, store, member)  # caching again
         await elsewhere.revoke(**key)
-        for _ in range(1000):
-            if not (await policy.check_file_writer(member)).allowed:
-                break
-            await asyncio.sleep(0.01)
-        assert not (await policy.check_file_writer(member)).allowed
+        await wait_until(lambda: _denied(policy, member), 10)

@@ -13,7 +13,6 @@ gives the same outcomes, replies and audit rows.
 
 from __future__ import annotations
 
-import asyncio
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
@@ -23,6 +22,7 @@ from aiogram import Dispatcher, F, Router
 from aiogram.types import Message
 from telegram import Update
 from telegram.ext import ContextTypes, MessageHandler, filters
+from tests._wait import wait_until
 
 from actorscope.bots import current_services, load_bot_config, run_bots
 from actorscope.channels import ChannelConfig, Outcome
@@ -66,12 +66,8 @@ def bot_lines(printed: list[str]) -> list[str]:
 
 async def until(printed: list[str], start: int, seen: Callable[[str], bool]) -> str:
     """Wait (10 s at most) for a printed line after ``start`` that ``seen`` accepts."""
-    async with asyncio.timeout(10):
-        while True:
-            for line in printed[start:]:
-                if seen(line):
-                    return line
-            await asyncio.sleep(0.01)
+    await wait_until(lambda: any(seen(line) for line in printed[start:]), 10)
+    return next(line for line in printed[start:] if seen(line))
 
 
 async def sandbox_session(printed: list[str]) -> AsyncIterator[str]:
