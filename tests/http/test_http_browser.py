@@ -46,7 +46,7 @@ def _browser_or_skip() -> None:
         pytest.skip(missing)
 
 
-@pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
+@pytest.mark.sqlite_only("the subject is the console in a browser; its API runs on both dialects")
 async def test_an_operator_manages_grants_writers_and_sees_denials_in_a_browser(
     agent: Agent,
     store: GrantStore,

@@ -44,7 +44,7 @@ async def test_the_api_over_a_real_socket(live_server: str, keys: dict[str, str]
         assert big.headers["content-type"] == "application/problem+json"
 
 
-@pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
+@pytest.mark.sqlite_only("the subject is loopback concurrency; the API on both: test_http_api.py")
 async def test_concurrent_messages_are_neither_lost_nor_duplicated(
     db: Database, agent: Agent, tmp_path: Path
 ) -> None:

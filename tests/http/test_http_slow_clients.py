@@ -211,7 +211,7 @@ async def test_a_request_head_that_does_not_arrive_in_time_is_408(tmp_path: Path
         assert answer.endswith(b'"detail": "the request head did not arrive in time"}')
 
 
-@pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
+@pytest.mark.sqlite_only("the subject is the server's body timeout, not the dialect")
 async def test_a_body_that_does_not_arrive_in_time_is_408(db: Database) -> None:
     """A POST announcing 100 bytes that sends 10 is answered 408 after body_timeout."""
     app = create_app(db, body_timeout=0.5)

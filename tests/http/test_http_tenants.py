@@ -105,7 +105,7 @@ async def test_a_key_of_another_tenant_never_reaches_the_served_agent(
         assert (await say(ours, "main", "read")).json()["reply"] == "default bob's secret"
 
 
-@pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
+@pytest.mark.sqlite_only("the subject is create_app's argument check, before any query")
 async def test_create_app_refuses_an_agent_key_for_the_served_agent(db: Database) -> None:
     """create_app(agent=...) takes the Agent or its UUID; a key, which names an agent in
     every tenant, is one clear error."""
