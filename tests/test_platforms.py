@@ -116,6 +116,19 @@ def test_a_channel_config_takes_the_platforms_ids() -> None:
         )
         with pytest.raises(ConfigError, match="not a fakechat sender id"):
             ChannelConfig.from_mapping({"platform": "fakechat", "owners": ["al ice"]})
+        room = {"policy": "allowlist", "allow_from": ["alice"]}
+        config = ChannelConfig.from_mapping({"platform": "fakechat", "groups": {"ideas": room}})
+        assert config.groups["ideas"].allow_from == ("alice",)
+        with pytest.raises(
+            ConfigError, match=r"ideas.allow_from\[0\] = 'al ice' is not a fakechat"
+        ):
+            ChannelConfig.from_mapping(
+                {"platform": "fakechat", "groups": {"ideas": {"allow_from": ["al ice"]}}}
+            )
+        with pytest.raises(ConfigError, match="policy"):
+            ChannelConfig.from_mapping(
+                {"platform": "fakechat", "groups": {"ideas": {"allow_from": [], "policy": "x"}}}
+            )
         with pytest.raises(ConfigError, match="must be one of"):
             ChannelConfig.from_mapping({"platform": HTTP})
 

@@ -176,6 +176,16 @@ class GroupOverride(_Strict):
         return None if value is None else sender_ids(value, "allow_from")
 
 
+def _opaque_override(spec: PlatformSpec, key: str, item: Any) -> Any:
+    """A group override of a platform of opaque ids: its ``allow_from`` holds that platform's
+    sender ids (an override alone knows no platform, so it would take numeric ones only)."""
+    if not isinstance(item, Mapping) or item.get("allow_from") is None:
+        return item
+    ids = sender_ids(item["allow_from"], f"{key}.allow_from", spec.name)
+    override = GroupOverride.model_validate({**item, "allow_from": None})
+    return override.model_copy(update={"allow_from": ids})
+
+
 class ChannelConfig(_Strict):
     """One platform's admission settings; see the module docstring for the TOML form."""
 
@@ -207,10 +217,12 @@ class ChannelConfig(_Strict):
     def _group_keys(cls, value: Any, info: ValidationInfo) -> Any:
         spec = platform_spec(info.data.get("platform", ""))
         if spec is not None and spec.ids is IdForm.OPAQUE and isinstance(value, Mapping):
-            for key in value:
+            overrides: dict[str, Any] = {}
+            for key, item in value.items():
                 if not isinstance(key, str) or not _is_chat_id(spec, key):
                     raise ValueError(f"groups key {key!r} is not a {spec.name} chat id")
-            return dict(value)
+                overrides[key] = _opaque_override(spec, key, item)
+            return overrides
         if isinstance(value, Mapping):
             for key in value:
                 if not isinstance(key, str) or not _CHAT_ID.fullmatch(key):
