@@ -57,6 +57,9 @@ from actorscope.context import bind_identity
 from actorscope.errors import ConfigError
 from actorscope.host import Handler
 from actorscope.identity import (
+    TELEGRAM_ANONYMOUS_ADMIN_ID,
+    TELEGRAM_CHANNEL_BOT_ID,
+    TELEGRAM_SERVICE_ID,
     Identity,
     PeerKind,
     SenderKind,
@@ -120,8 +123,8 @@ DEFAULT_COMMANDS: tuple[str, ...] = ("/addwriter", "/removewriter", "/writers")
 DEFAULT_DEADLINE = 10.0
 #: How long a hung case's cancellation is given before the probe moves on.
 _CANCEL_WAIT = 1.0
-#: The placeholder accounts Telegram puts in ``from`` for non-persons.
-_PLACEHOLDERS = ("1087968824", "136817688", "777000")
+#: The placeholder accounts Telegram puts in ``from`` for non-persons (identity's own).
+_PLACEHOLDERS = (TELEGRAM_ANONYMOUS_ADMIN_ID, TELEGRAM_CHANNEL_BOT_ID, TELEGRAM_SERVICE_ID)
 #: The files a marker is planted in, in the other scopes.
 _PLANTED_FILES = ("notes.md", "memory.md")
 #: The name of the probe's database in its temporary folder.
