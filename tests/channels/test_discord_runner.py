@@ -13,6 +13,7 @@ from typing import Any
 import discord
 import pytest
 from discord.webhook.async_ import AsyncWebhookAdapter
+from tests._wait import wait_until
 from tests._wiring import channel_pipeline
 
 from actorscope.agents import AgentRegistry
@@ -230,32 +231,30 @@ class Replay:
                 texts.append((path, text))
         return texts
 
-    async def message(
-        self, author: int, content: str, *, mentions: tuple[int, ...] = (), tries: int = 200
-    ) -> str:
-        """Replay one message; return the bot's reply text (``""`` if none within ``tries``)."""
+    async def message(self, author: int, content: str, *, mentions: tuple[int, ...] = ()) -> str:
+        """Replay one message; once its handlers are done, the bot's reply text (``""``: none)."""
         self.next_id += 1
-        before = len(self.sent_texts())
+        sent, running = len(self.sent_texts()), asyncio.all_tasks()
         state = self.runner.client._connection
         payload: Any = message_create(self.next_id, author, content, mentions=mentions)
         state.parse_message_create(payload)
-        return await self._reply(before, tries)
+        return await self._reply(sent, running)
 
     async def slash(self, invoker: int, name: str, target: int | None = None) -> str:
-        """Replay one slash command; return the interaction's response text."""
+        """Replay one slash command; once its handlers are done, the response text."""
         self.next_id += 1
-        before = len(self.sent_texts())
+        sent, running = len(self.sent_texts()), asyncio.all_tasks()
         state = self.runner.client._connection
         payload: Any = slash(self.next_id, invoker, name, target)
         state.parse_interaction_create(payload)
-        return await self._reply(before)
+        return await self._reply(sent, running)
 
-    async def _reply(self, before: int, tries: int = 200) -> str:
-        for _ in range(tries):  # bounded: the dispatched handlers run on this loop
-            if len(self.sent_texts()) > before:
-                return self.sent_texts()[-1][1]
-            await asyncio.sleep(0.005)
-        return ""
+    async def _reply(self, sent: int, running: set[asyncio.Task[Any]]) -> str:
+        """The newest text sent after ``sent`` texts, once every task the replayed event
+        started (discord.py dispatches each handler as a task on this loop) has finished."""
+        await wait_until(lambda: not asyncio.all_tasks() - running)
+        texts = self.sent_texts()
+        return texts[-1][1] if len(texts) > sent else ""
 
 
 @pytest.fixture
@@ -352,7 +351,7 @@ async def test_slash_commands_answer_the_interaction(replay: Replay) -> None:
 
 async def test_plain_message_is_published_and_reply_goes_to_the_thread(replay: Replay) -> None:
     """A mention in a guild channel reaches the bus as the member; send() targets the thread."""
-    await replay.message(ANN, "<@71000000000000009> hello", mentions=(BOT,), tries=0)
+    await replay.message(ANN, "<@71000000000000009> hello", mentions=(BOT,))
     inbound: InboundMessage = await asyncio.wait_for(replay.bus.get(), 1)
     replay.bus.task_done()
     assert (inbound.user_id, inbound.sender_id) == (f"guild:{GUILD}:user:{ANN}", str(ANN))
@@ -369,7 +368,7 @@ async def test_plain_message_is_published_and_reply_goes_to_the_thread(replay: R
     method, path, payload = replay.http[-1]
     assert (method, path, payload["content"]) == ("POST", "/channels/{channel_id}/messages", "hi")
     assert payload["message_reference"]["channel_id"] == THREAD
-    unaddressed = await replay.message(ANN, "chatter", tries=20)
+    unaddressed = await replay.message(ANN, "chatter")
     assert unaddressed == ""
     assert replay.bus.qsize() == 0
 
@@ -404,7 +403,7 @@ async def test_other_slash_command_is_deferred_and_followed_up(replay: Replay) -
 async def test_send_text_sends_what_a_built_reply_sends(replay: Replay) -> None:
     """A plain-text reply (thread, channel, long text, a pending slash command) makes the
     same calls as sending the reply message built for it."""
-    await replay.message(ANN, "<@71000000000000009> hello", mentions=(BOT,), tries=0)
+    await replay.message(ANN, "<@71000000000000009> hello", mentions=(BOT,))
     in_channel: InboundMessage = await asyncio.wait_for(replay.bus.get(), 1)
     replay.bus.task_done()
     in_thread = in_channel.model_copy(update={"thread_id": str(THREAD), "message_id": "5"})
@@ -464,7 +463,7 @@ async def test_rich_reply_renders_buttons_files_and_a_click_comes_back(
         )
 
     step = run_step(replay, turn)
-    await replay.message(ANN, "<@71000000000000009> ship", mentions=(BOT,), tries=0)
+    await replay.message(ANN, "<@71000000000000009> ship", mentions=(BOT,))
     inbound: InboundMessage = await asyncio.wait_for(replay.bus.get(), 1)
     replay.bus.task_done()
     await step.run(inbound)
@@ -502,7 +501,7 @@ async def test_handler_uses_the_native_discord_client(replay: Replay) -> None:
         assert isinstance(channel, discord.TextChannel)
         return f"in #{channel.name}"
 
-    await replay.message(ANN, "<@71000000000000009> where", mentions=(BOT,), tries=0)
+    await replay.message(ANN, "<@71000000000000009> where", mentions=(BOT,))
     inbound: InboundMessage = await asyncio.wait_for(replay.bus.get(), 1)
     replay.bus.task_done()
     await run_step(replay, turn).run(inbound)
@@ -578,7 +577,7 @@ async def test_refused_reply_through_the_run_step_is_one_log_line(
     async def turn(request: RunRequest) -> Reply:
         return RichReply("pick", buttons=[Button("Long", data="d" * 101)])
 
-    await replay.message(ANN, "<@71000000000000009> pick", mentions=(BOT,), tries=0)
+    await replay.message(ANN, "<@71000000000000009> pick", mentions=(BOT,))
     inbound: InboundMessage = await asyncio.wait_for(replay.bus.get(), 1)
     replay.bus.task_done()
     with caplog.at_level(logging.ERROR, logger="actorscope.host"):
