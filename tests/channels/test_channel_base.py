@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import fields, replace
+from types import MappingProxyType
 from typing import Any
 
 import pytest
@@ -67,7 +68,7 @@ def test_ingress_session_key() -> None:
 def test_build_inbound_refuses_values_that_are_not_text() -> None:
     """A number, list or None where text belongs raises PayloadError, never builds a message."""
     identity = telegram_identity(-100, "supergroup", 42)
-    for bad in (123, ["hi"], None):
+    for bad in (123, ["hi"], None, b"hi"):
         value: Any = bad
         with pytest.raises(PayloadError, match="must be text"):
             build_inbound(identity, content=value, metadata={})
@@ -88,3 +89,12 @@ def test_build_inbound_fills_every_identity_field_but_agent_and_tenant() -> None
     identity = replace(telegram_identity(-100, "supergroup", 42), agent_id="a", tenant_id="t")
     message = build_inbound(identity, content="", metadata={})
     assert message.identity() == replace(identity, agent_id=None, tenant_id=None)
+
+
+def test_build_inbound_takes_any_mapping_of_text_as_metadata() -> None:
+    """A read-only mapping is metadata as a dict is: copied, frozen, the same message."""
+    identity = telegram_identity(-100, "supergroup", 42)
+    frozen = build_inbound(identity, content="", metadata=MappingProxyType({"event": "message"}))
+    plain = build_inbound(identity, content="", metadata={"event": "message"})
+    assert frozen == plain
+    assert dict(frozen.metadata) == {"event": "message"}

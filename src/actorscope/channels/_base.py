@@ -21,6 +21,8 @@ from dataclasses import dataclass, fields
 from enum import StrEnum
 from typing import NamedTuple
 
+from pydantic import ValidationError
+
 from actorscope.errors import PayloadError
 from actorscope.identity import Identity
 from actorscope.messages import InboundMessage, Media, OutboundMessage, reply_to
@@ -261,26 +263,39 @@ def build_inbound(
 
     The message takes the identity's scope, actor and sender kind, channel, chat and peer
     kind; never its agent or tenant, which the host assigns. ``metadata`` is copied. Types
-    are checked first: a value taken unchecked from a payload raises
+    are checked strictly, by the model's validation: a value taken unchecked from a payload
+    (a number, bytes or ``None`` where text belongs) raises
     :class:`~actorscope.errors.PayloadError` naming what is wrong instead of reaching
     ``admit()`` or a handler.
     """
-    if not (type(content) is str and type(thread_id) is str and type(message_id) is str):
-        raise PayloadError("build_inbound: content, thread_id and message_id must be text")
-    for key, value in metadata.items():  # a plain loop: no generator frame per message
-        if type(key) is not str or type(value) is not str:
-            raise PayloadError("build_inbound: metadata keys and values must be text")
     media = tuple(media)
     for item in media:
         if not isinstance(item, Media):
             raise PayloadError("build_inbound: media must be Media items")
     message: dict[str, object] = {
         "content": content,
-        "metadata": metadata,
+        # A dict as it is (the validation copies it); any other mapping as a dict, which
+        # strict validation takes.
+        "metadata": metadata if type(metadata) is dict else dict(metadata),
         "thread_id": thread_id,
         "message_id": message_id,
         "media": media,
     }
     for name in _FROM_IDENTITY:  # a plain loop: no generator frame per message
         message[name] = getattr(identity, name)
-    return InboundMessage(**message)
+    try:
+        # Strict: text is a str (the content, the ids, every metadata key and value), never
+        # a number, bytes or None coerced; checked once, by the model's own validation.
+        return InboundMessage.model_validate(message, strict=True)
+    except ValidationError as exc:
+        raise PayloadError(_not_text(exc)) from None
+
+
+def _not_text(exc: ValidationError) -> str:
+    """What build_inbound refused, as one line without pydantic's types."""
+    field = str(exc.errors()[0]["loc"][0]) if exc.errors() else ""
+    if field == "metadata":
+        return "build_inbound: metadata keys and values must be text"
+    if field in ("content", "thread_id", "message_id"):
+        return "build_inbound: content, thread_id and message_id must be text"
+    return f"build_inbound: {field or 'a field'} is not valid"
