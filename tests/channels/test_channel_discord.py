@@ -14,7 +14,9 @@ from tests._wait import wait_until
 from actorscope.channels._base import (
     ADAPTER_METADATA_KEYS,
     META_ADDRESSED,
+    META_COMMAND,
     META_EDIT_DATE,
+    Addressed,
     IgnoreReason,
 )
 from actorscope.channels._dedup import dedup_key
@@ -271,6 +273,28 @@ def test_mention_and_reply_mark_addressed() -> None:
     plain = normalize_message(load("thread_message")["d"], bot_id=BOT_ID)
     assert plain is not None
     assert META_ADDRESSED not in plain.metadata
+
+
+def test_a_callers_marks_fill_in_what_the_payload_does_not_say() -> None:
+    """The Cog's marks: a command's addressed mark where no mention or reply marked it, and
+    the command name; without them nothing is marked."""
+    mention = inspect_message(
+        load("guild_message")["d"], bot_id=BOT_ID, addressed=Addressed.COMMAND, command="writers"
+    ).message
+    assert mention is not None
+    assert (mention.metadata[META_ADDRESSED], mention.metadata[META_COMMAND]) == (
+        "mention",
+        "writers",
+    )
+    plain = inspect_message(
+        load("thread_message")["d"], bot_id=BOT_ID, addressed=Addressed.COMMAND
+    ).message
+    assert plain is not None
+    assert plain.metadata[META_ADDRESSED] == "command"
+    assert META_COMMAND not in plain.metadata
+    unmarked = inspect_message(load("thread_message")["d"], bot_id=BOT_ID).message
+    assert unmarked is not None
+    assert {META_ADDRESSED, META_COMMAND}.isdisjoint(unmarked.metadata)
 
 
 def test_spoofed_names_change_nothing() -> None:

@@ -44,7 +44,6 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import MappingProxyType
 from typing import Any, TypeVar, get_origin
 
 with warnings.catch_warnings():
@@ -56,7 +55,7 @@ with warnings.catch_warnings():
 
 from actorscope.assembly import AgentSettings
 from actorscope.bots import BotServices
-from actorscope.channels._base import META_ADDRESSED, META_COMMAND, Addressed, Ingress, Outcome
+from actorscope.channels._base import Addressed, Ingress, Outcome
 from actorscope.channels._config import ChannelConfig
 from actorscope.channels._pipeline import Pipeline
 from actorscope.channels._writer_commands import WriterCommand, writer_command_named
@@ -398,22 +397,14 @@ class ActorscopeCog(commands.Cog, name=COG_NAME):
     def _message_ingress(self, ctx: commands.Context[Any], writer: WriterCommand | None) -> Ingress:
         """The normalised message; discord.py found a command in it, so it is addressed to
         the bot, and a writer command is named as the normalisers name commands."""
-        ingress = inspect_message(
+        return inspect_message(
             ctx.message,
             agent_key=self._require().services.agent.key,
             bot_id=self._bot_id(),
             ignore_bots=self.config.ignore_bots,
+            addressed=None if self._mention_commands else Addressed.COMMAND,
+            command=writer.value if writer is not None else "",
         )
-        message = ingress.message
-        if message is None or ingress.reason is not None:
-            return ingress
-        metadata = dict(message.metadata)
-        if not self._mention_commands:
-            metadata.setdefault(META_ADDRESSED, Addressed.COMMAND.value)
-        if writer is not None:
-            metadata[META_COMMAND] = writer.value
-        update = {"metadata": MappingProxyType(metadata)}
-        return ingress._replace(message=message.model_copy(update=update))
 
     # -- checks ----------------------------------------------------------------------------
 

@@ -36,12 +36,13 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 import discord
 
 from actorscope.channels._base import (
     META_ADDRESSED,
+    META_COMMAND,
     META_EDIT_DATE,
     META_EVENT,
     META_REPLY_TO_MESSAGE_ID,
@@ -129,13 +130,20 @@ def inspect_message(
     bot_id: int | str | None = None,
     ignore_bots: bool = True,
     thread_parents: Mapping[int, int] | None = None,
+    addressed: Addressed | None = None,
+    command: str = "",
 ) -> Ingress:
     """Normalise a message; never raises on a malformed one.
 
     A bad ``agent_key`` is the caller's error, never taken for a malformed message: building a
-    message with it raises ``IdentityError``.
+    message with it raises ``IdentityError``. A caller that knows more than the payload says
+    (the discord.py Cog: discord.py found a command in it) passes ``addressed`` (the mark a
+    message addressed neither by a reply nor a mention gets) and ``command`` (the
+    ``command`` metadata), so the message is built once, marked.
     """
-    result = _inspect_message(message_or_payload, agent_key, bot_id, ignore_bots, thread_parents)
+    result = _inspect_message(
+        message_or_payload, agent_key, bot_id, ignore_bots, thread_parents, addressed, command
+    )
     return result if isinstance(result, Ingress) else Ingress(result)
 
 
@@ -145,17 +153,20 @@ def _inspect_message(
     bot_id: int | str | None,
     ignore_bots: bool,
     thread_parents: Mapping[int, int] | None,
+    addressed: Addressed | None = None,
+    command: str = "",
 ) -> InboundMessage | Ingress:
     # The caller's agent key, checked before any payload is read: a bad one raises
     # IdentityError (the caller's error), never taken for a malformed message.
     session(agent_key, PeerKind.DIRECT, "0", None)
+    marks = _Marks(addressed.value if addressed is not None else "", command)
     try:
         me = bot_id if type(bot_id) is int else optional_snowflake(bot_id, "bot id")
         if isinstance(message_or_payload, discord.Message):
-            return _from_message_object(message_or_payload, agent_key, me, ignore_bots)
+            return _from_message_object(message_or_payload, agent_key, me, ignore_bots, marks)
         if isinstance(message_or_payload, Mapping):
             return _from_message_dict(
-                message_or_payload, agent_key, me, ignore_bots, thread_parents or {}
+                message_or_payload, agent_key, me, ignore_bots, thread_parents or {}, marks
             )
         return ignored(IgnoreReason.MALFORMED, f"not a message: {type(message_or_payload)}")
     except Exception as exc:  # an adapter must never let one bad event kill the bot
@@ -163,8 +174,15 @@ def _inspect_message(
         return ignored(IgnoreReason.MALFORMED, f"{type(exc).__name__}: {exc}")
 
 
+class _Marks(NamedTuple):
+    """What the caller knows of a message: its addressed mark (if none found) and command."""
+
+    addressed: str = ""
+    command: str = ""
+
+
 def _from_message_object(
-    message: discord.Message, agent_key: str, me: int | None, ignore_bots: bool
+    message: discord.Message, agent_key: str, me: int | None, ignore_bots: bool, marks: _Marks
 ) -> InboundMessage | Ingress:
     channel = message.channel
     parent = channel.parent_id if isinstance(channel, discord.Thread) else None
@@ -200,6 +218,7 @@ def _from_message_object(
         reply_to=reply_to,
         replied_author=replied_author,
         edited=message.edited_at,
+        marks=marks,
     )
 
 
@@ -209,6 +228,7 @@ def _from_message_dict(
     me: int | None,
     ignore_bots: bool,
     thread_parents: Mapping[int, int],
+    marks: _Marks,
 ) -> InboundMessage | Ingress:
     author = data.get("author")
     if not isinstance(author, Mapping):
@@ -252,6 +272,7 @@ def _from_message_dict(
         reply_to=optional_snowflake(reference.get("message_id"), "message_reference"),
         replied_author=optional_snowflake(replied_by.get("id"), "referenced_message.author.id"),
         edited=_edit_time(data.get("edited_timestamp")),
+        marks=marks,
     )
 
 
@@ -291,6 +312,7 @@ def _message(
     reply_to: int | None,
     replied_author: int | None,
     edited: datetime | None = None,
+    marks: _Marks,
 ) -> InboundMessage | Ingress:
     if type(message_type) is not int:
         return ignored(IgnoreReason.MALFORMED, f"message type {message_type!r}")
@@ -325,6 +347,10 @@ def _message(
             metadata[META_ADDRESSED] = Addressed.REPLY.value
         elif mentioned:
             metadata[META_ADDRESSED] = Addressed.MENTION.value
+    if marks.addressed:
+        metadata.setdefault(META_ADDRESSED, marks.addressed)
+    if marks.command:
+        metadata[META_COMMAND] = marks.command
     return build_inbound(
         identity,
         content=content,
