@@ -8,17 +8,20 @@ the ASGI app uvicorn runs (it wraps the real one) and gives uvicorn its HTTP pro
 h11 protocol that sees each connection open and close.
 
 - **Time.** A connection has ``header_timeout`` seconds, from opening or from the end of its
-  previous request, to deliver a complete request head (the app being called is the marker);
-  then it is closed (with a 408 if it had sent part of one). While a request runs, its body
+  previous request, to deliver a complete request head (its blank line arriving is the marker:
+  from then on the wait is the server's, not the client's, and uvicorn either calls the app or
+  refuses a malformed head and closes); then it is closed (with a 408 if it had sent part of
+  one). While a request runs, its body
   must arrive within the app's body timeout (:class:`~actorscope.http._guard.BodyLimit`
   answers 408). Answers are small (a page of at most 100 audit rows), so a client that does
   not read them holds nothing: the transport buffers them whole.
 - **Number.** At most ``max_connections`` are open. A new one beyond that closes the oldest
-  connection that is not running a request (slow or idle ones yield to new clients, with a
-  408 if they had sent part of a head); when every one is running a request, the new one is
-  answered 503 and closed. asyncio accepts up to :attr:`ConnectionGate.accept_batch`
-  connections per loop turn before the gate sees them, so that is uvicorn's ``backlog``; the
-  kernel still queues more (they hold no descriptor of the process).
+  connection that is neither running a request nor waiting for the app with a complete head
+  (slow or idle ones yield to new clients, with a 408 if they had sent part of a head); when
+  none may yield, the new one is answered 503 and closed. asyncio accepts up to
+  :attr:`ConnectionGate.accept_batch` connections per loop turn before the gate sees them, so
+  that is uvicorn's ``backlog``; the kernel still queues more (they hold no descriptor of the
+  process).
 """
 
 from __future__ import annotations
@@ -49,6 +52,8 @@ def _raw_response(status: int, reason: str, detail: str) -> bytes:
     return head.encode() + body
 
 
+#: The blank line that ends an HTTP/1.1 request head.
+_HEAD_END = b"\r\n\r\n"
 _TIMED_OUT = _raw_response(408, "Request Timeout", "the request head did not arrive in time")
 _FULL = _raw_response(503, "Service Unavailable", "the server is at its connection limit")
 
@@ -65,6 +70,10 @@ class _Connection(asyncio.Protocol):
         self.busy = 0
         #: Bytes arrived since the connection last went idle (a partial request head).
         self.partial = False
+        #: A complete request head arrived since then (the app is about to run it).
+        self.headed = False
+        #: The last bytes that arrived, to find a head's end split between two reads.
+        self._tail = b""
         self._deadline: asyncio.TimerHandle | None = None
 
     # -- asyncio.Protocol: what the transport tells the connection ------------------------------
@@ -89,8 +98,13 @@ class _Connection(asyncio.Protocol):
         """Hand the bytes to uvicorn's protocol."""
         if self.transport is None:
             return
-        if not self.busy:
+        if not self.busy and not self.headed:
             self.partial = True
+            if _HEAD_END in self._tail + data:
+                # The client delivered its head: the app's start is uvicorn's to make.
+                self.headed = True
+                self._stop_deadline()
+            self._tail = data[-len(_HEAD_END) + 1 :]
         self.inner.data_received(data)
 
     def eof_received(self) -> bool | None:
@@ -119,7 +133,7 @@ class _Connection(asyncio.Protocol):
     def started(self) -> None:
         """The app runs a request of this connection: its head arrived in time."""
         self.busy += 1
-        self.partial = False
+        self.partial = self.headed = False
         self._stop_deadline()
 
     def finished(self) -> None:
@@ -131,14 +145,15 @@ class _Connection(asyncio.Protocol):
     def idle(self) -> None:
         """Start the head deadline (a request head has not arrived)."""
         self._stop_deadline()
-        self.partial = False
+        self.partial = self.headed = False
+        self._tail = b""
         loop = asyncio.get_running_loop()
         self._deadline = loop.call_later(self.gate.header_timeout, self.timed_out)
 
     def timed_out(self) -> None:
         """No complete head in time: close the connection."""
         self._deadline = None
-        if not self.busy:
+        if not self.busy and not self.headed:
             self.close()
 
     def close(self) -> None:
@@ -198,7 +213,7 @@ class ConnectionGate:
     def admit(self, connection: _Connection) -> bool:
         """Make room for ``connection`` (closing the oldest idle one) or refuse it."""
         if len(self._open) >= self.max_connections:
-            idle = next((c for c in self._open.values() if not c.busy), None)
+            idle = next((c for c in self._open.values() if not (c.busy or c.headed)), None)
             if idle is None:
                 return False
             self.forget(idle)
