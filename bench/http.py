@@ -1,7 +1,9 @@
 """HTTP API: 200 concurrent ``POST /v1/agents/main/messages`` on loopback against uvicorn.
 
 Reports requests per second and the p50/p99 latency of each round, and checks that every
-request got its own reply exactly once (none lost, none duplicated).
+request got its own reply exactly once (none lost, none duplicated). The server's connection
+limit (``[http] max_connections``, 100 by default) is raised to the client's concurrency: this
+measures throughput, not the limit (its tests are in tests/http).
 """
 
 from __future__ import annotations
@@ -63,9 +65,12 @@ async def _main() -> None:
         async with Database.open(Path(tmp) / "bench.db") as db:
             await AgentRegistry(db).create("main")
             key = (await ApiKeyStore(db).add(tenant="default", user_id="bench", role="member")).key
-            sock = bind(HttpSection(agent="main", handler="unused:handler", port=0))
+            section = HttpSection(
+                agent="main", handler="unused:handler", port=0, max_connections=CONCURRENT
+            )
+            sock = bind(section)
             try:
-                async with running(create_app(db, handler=handler), sock):
+                async with running(create_app(db, handler=handler), sock, section):
                     limits = httpx.Limits(max_connections=CONCURRENT)
                     async with httpx.AsyncClient(
                         base_url=url_of(sock), timeout=60, limits=limits
