@@ -28,7 +28,7 @@ from actorscope.messages import InboundMessage, RunRequest
 from actorscope.permissions import Decision, GrantStore, PermissionPolicy, WriterManager
 from actorscope.propagation import MessageBus, OriginSigner
 from actorscope.store import DEFAULT_TENANT_SLUG, Database
-from actorscope.tools._workspace import Workspace
+from actorscope.tools import Workspace
 
 __all__ = ["AgentSettings", "Assembly", "assemble", "permission_policy"]
 

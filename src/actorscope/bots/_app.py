@@ -41,21 +41,23 @@ from actorscope.bots._config import (
     resolve_token,
 )
 from actorscope.bots._services import BotServices, bind_services
-from actorscope.channels import ChannelAdapter, Pipeline, platform
-from actorscope.channels._base import IgnoreReason, Ingress
+from actorscope.channels import ChannelAdapter, IgnoreReason, Ingress, Pipeline, platform
 from actorscope.channels._turns import TurnLedger
 from actorscope.channels.telegram._runner import IgnoredListener, TelegramRunner
 from actorscope.errors import ConfigError, StoreError
-from actorscope.host._runtime import Handler, Reply
+from actorscope.host import Handler, Reply
 from actorscope.messages import RunRequest
-from actorscope.permissions import AuditLog
-from actorscope.permissions._watch import GrantChangeWatcher
-from actorscope.propagation._bus import MessageBus
-from actorscope.sandbox import DiscordEmulator, discord_pointed_at, sandbox_world
+from actorscope.permissions import AuditLog, GrantChangeWatcher
+from actorscope.propagation import MessageBus
+from actorscope.sandbox import (
+    BotApiEmulator,
+    BotApiServer,
+    DiscordEmulator,
+    discord_pointed_at,
+    sandbox_world,
+)
 from actorscope.sandbox._console import DISCORD_HELP, DiscordConsole
 from actorscope.sandbox._telegram.console import HELP, SandboxConsole, populate_sandbox
-from actorscope.sandbox._telegram.emulator import BotApiEmulator
-from actorscope.sandbox._telegram.server import BotApiServer
 from actorscope.store import Database, utc_at
 
 __all__ = [

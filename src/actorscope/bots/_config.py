@@ -90,7 +90,7 @@ from actorscope._input import (
     toml_line,
     validation_problems,
 )
-from actorscope.agents._types import (
+from actorscope.agents import (
     looks_like_uuid,
     parse_agent_key,
     parse_tenant_slug,
@@ -111,7 +111,7 @@ from actorscope.channels.telegram._webhook import (
     default_path,
 )
 from actorscope.errors import ConfigError, IdentityError
-from actorscope.host._runtime import Handler
+from actorscope.host import Handler
 from actorscope.platforms import platform_specs
 
 __all__ = [

@@ -19,17 +19,16 @@ from typing import TypeVar
 import discord
 from telegram import Bot
 
-from actorscope.agents._models import Agent
+from actorscope.agents import Agent
 from actorscope.assembly import Assembly
-from actorscope.channels._adapter import ChannelAdapter
+from actorscope.channels import ChannelAdapter
 from actorscope.channels.discord._runner import DiscordRunner
 from actorscope.channels.telegram._runner import TelegramRunner
 from actorscope.context import current_identity
 from actorscope.errors import ConfigError
-from actorscope.permissions._grants import GrantStore
-from actorscope.permissions._policy import PermissionPolicy
+from actorscope.permissions import GrantStore, PermissionPolicy
 from actorscope.store import Database
-from actorscope.tools._workspace import Workspace
+from actorscope.tools import Workspace
 
 __all__ = ["BotServices", "bind_services", "current_services"]
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from abc import abstractmethod
 
-from actorscope.host._sender import OutboundSender
+from actorscope.host import OutboundSender
 from actorscope.messages import OutboundMessage
 
 __all__ = ["ChannelAdapter"]

@@ -42,7 +42,7 @@ from pydantic import (
 
 from actorscope._input import parse_toml, read_text_file, shown_value, validation_problems
 from actorscope.errors import ConfigError, IdentityError
-from actorscope.host._runtime import role_for
+from actorscope.host import role_for
 from actorscope.identity import is_placeholder_sender
 from actorscope.platforms import IdForm, PlatformSpec, platform_spec, platform_specs
 

@@ -42,10 +42,10 @@ from actorscope.channels._writer_commands import (
     writer_command_named,
 )
 from actorscope.errors import StoreError
-from actorscope.host._sender import OutboundSender
+from actorscope.host import OutboundSender
 from actorscope.identity import Identity
 from actorscope.messages import InboundMessage, reply_to
-from actorscope.permissions._writers import WriterManager
+from actorscope.permissions import WriterManager
 
 __all__ = ["STORE_AWAY", "Acknowledge", "Pipeline", "Publish", "RunWriterCommand"]
 

@@ -14,7 +14,7 @@ import re
 from enum import StrEnum
 
 from actorscope.identity import Identity
-from actorscope.permissions._writers import WriterDecision, WriterManager, WriterReason
+from actorscope.permissions import WriterDecision, WriterManager, WriterReason
 
 __all__ = [
     "WriterCommand",

@@ -47,7 +47,7 @@ def _follow(registry: AgentRegistry, workspace: Path | None) -> None:
     """Let the workspace at ``workspace`` (if given) follow ``registry``'s renames and removes."""
     if workspace is None:
         return
-    from actorscope.tools._workspace import Workspace
+    from actorscope.tools import Workspace
 
     # A plain function is held strongly (a bound method would be held weakly and vanish).
     registry.subscribe(functools.partial(Workspace.on_agent_changed, Workspace(workspace)))

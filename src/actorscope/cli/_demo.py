@@ -42,7 +42,7 @@ from actorscope.identity import (
     system_identity,
     telegram_identity,
 )
-from actorscope.permissions._audit import AuditAction
+from actorscope.permissions import AuditAction
 from actorscope.platforms import DISCORD, TELEGRAM
 from actorscope.store import DEFAULT_TENANT_SLUG, Database
 

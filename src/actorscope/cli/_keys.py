@@ -78,7 +78,7 @@ def keys_list(
     as_json: JsonOpt = False,
 ) -> None:
     """List keys without their secrets; reads only."""
-    from actorscope.http._keys import ApiKeyStore
+    from actorscope.http import ApiKeyStore
 
     async def run() -> list[dict[str, Any]]:
         async with Database.open(db, create=False) as database:
@@ -110,7 +110,7 @@ def keys_revoke(
     as_json: JsonOpt = False,
 ) -> None:
     """Revoke a key: it is refused from its next request on."""
-    from actorscope.http._keys import ApiKeyStore
+    from actorscope.http import ApiKeyStore
 
     async def run() -> dict[str, Any]:
         async with database_to_change(db) as database:

@@ -37,9 +37,7 @@ from actorscope.errors import ConfigError
 from actorscope.permissions import GrantStore
 from actorscope.propagation import DEFAULT_KEY_ENV, OriginSigner
 from actorscope.store import DEFAULT_TENANT_SLUG
-from actorscope.tools._builtin import builtin_tools
-from actorscope.tools._token import IDENTITY_TOKEN_ENV, identity_from_token
-from actorscope.tools._toolbox import Toolbox
+from actorscope.tools import IDENTITY_TOKEN_ENV, Toolbox, builtin_tools, identity_from_token
 
 __all__ = ["Transport", "mcp"]
 

@@ -31,6 +31,7 @@ __all__ = ["sandbox"]
 
 async def _serve(port: int, token: str | None) -> int:
     # Imported here: the emulator (and PTB's types) must not load for every command.
+    from actorscope.sandbox import BotApiEmulator, BotApiServer
     from actorscope.sandbox._telegram.console import (
         HELP,
         SandboxConsole,
@@ -38,8 +39,6 @@ async def _serve(port: int, token: str | None) -> int:
         read_lines,
         run_console,
     )
-    from actorscope.sandbox._telegram.emulator import BotApiEmulator
-    from actorscope.sandbox._telegram.server import BotApiServer
 
     emu = BotApiEmulator(token)
     populate_sandbox(emu)

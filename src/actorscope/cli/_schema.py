@@ -14,8 +14,7 @@ from actorscope._input import parse_json, read_text_file
 from actorscope._text import escape_unstorable
 from actorscope.cli._app import app
 from actorscope.errors import SchemaError
-from actorscope.tools._catalog import tools_from_json
-from actorscope.tools._lint import lint_tool_schema
+from actorscope.tools import lint_tool_schema, tools_from_json
 
 __all__ = ["LintTarget", "config_schema", "lint"]
 

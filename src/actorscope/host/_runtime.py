@@ -31,11 +31,14 @@ from actorscope.errors import ActorscopeError, ConfigError, ReplyError
 from actorscope.host._sender import OutboundSender
 from actorscope.identity import Identity
 from actorscope.messages import InboundMessage, OutboundMessage, RichReply, RunRequest, reply_to
-from actorscope.propagation._builder import build_run_request
-from actorscope.propagation._bus import MessageBus
-from actorscope.propagation._keys import META_ORIGIN_TRACE_ID
-from actorscope.propagation._origin import OriginSigner
-from actorscope.propagation._run import RunInfo, bind_run
+from actorscope.propagation import (
+    META_ORIGIN_TRACE_ID,
+    MessageBus,
+    OriginSigner,
+    RunInfo,
+    bind_run,
+    build_run_request,
+)
 
 __all__ = ["Handler", "Host", "Prepared", "Reply", "RunStep", "reply_to", "role_for"]
 

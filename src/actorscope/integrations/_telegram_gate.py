@@ -32,12 +32,10 @@ from typing import Generic, Protocol, TypeVar
 
 from telegram import Message, Update
 
-from actorscope.agents import Agent
-from actorscope.agents._types import parse_agent_key
+from actorscope.agents import Agent, parse_agent_key
 from actorscope.assembly import AgentSettings
 from actorscope.bots import BotServices
-from actorscope.channels import ChannelConfig, Ingress, Outcome, Pipeline
-from actorscope.channels._writer_commands import WriterCommand
+from actorscope.channels import ChannelConfig, Ingress, Outcome, Pipeline, WriterCommand
 from actorscope.channels.telegram import inspect_update
 from actorscope.channels.telegram._commands import ChatAdmin, handle_telegram_writer_command
 from actorscope.errors import ConfigError
@@ -46,8 +44,7 @@ from actorscope.identity import Identity
 from actorscope.integrations._adoption import Opened, open_gate
 from actorscope.integrations._invisible import gate_config, stops
 from actorscope.messages import InboundMessage, OutboundMessage, reply_to
-from actorscope.permissions import Decision, PermissionPolicy
-from actorscope.permissions._writers import WriterManager
+from actorscope.permissions import Decision, PermissionPolicy, WriterManager
 from actorscope.propagation import OriginSigner
 from actorscope.store import Database
 

@@ -73,8 +73,7 @@ from aiogram.types import Message, ReplyParameters, TelegramObject, Update
 from telegram import Update as ParsedUpdate
 
 from actorscope.bots import bind_services
-from actorscope.channels import ChannelConfig, Ingress
-from actorscope.channels._writer_commands import WriterCommand
+from actorscope.channels import ChannelConfig, Ingress, WriterCommand
 from actorscope.channels.telegram._commands import asks_chat_admin
 from actorscope.channels.telegram._runner import reply_route, text_parts
 from actorscope.errors import ConfigError, ReplyError

@@ -55,10 +55,15 @@ with warnings.catch_warnings():
 
 from actorscope.assembly import AgentSettings
 from actorscope.bots import BotServices
-from actorscope.channels._base import Addressed, Ingress, Outcome
-from actorscope.channels._config import ChannelConfig
-from actorscope.channels._pipeline import Pipeline
-from actorscope.channels._writer_commands import WriterCommand, writer_command_named
+from actorscope.channels import (
+    Addressed,
+    ChannelConfig,
+    Ingress,
+    Outcome,
+    Pipeline,
+    WriterCommand,
+    writer_command_named,
+)
 from actorscope.channels.discord import inspect_interaction, inspect_message
 from actorscope.channels.discord._commands import (
     WriterTarget,
@@ -74,16 +79,14 @@ from actorscope.channels.discord._runner import (
     send_outbound,
 )
 from actorscope.errors import ConfigError
-from actorscope.host._runtime import Prepared, RunStep
-from actorscope.host._sender import OutboundSender
+from actorscope.host import OutboundSender, Prepared, RunStep
 from actorscope.identity import Identity, SenderKind
 from actorscope.integrations._adoption import Opened, open_gate
 from actorscope.integrations._invisible import gate_config, stops
 from actorscope.messages import OutboundMessage
-from actorscope.permissions._policy import Decision, Reason, non_person_reason
+from actorscope.permissions import Decision, GrantChangeWatcher, Reason, non_person_reason
 from actorscope.permissions._scopes import parse_check_type
-from actorscope.permissions._watch import GrantChangeWatcher
-from actorscope.propagation._origin import OriginSigner
+from actorscope.propagation import OriginSigner
 from actorscope.store import DEFAULT_TENANT_SLUG, Database
 
 __all__ = [

@@ -68,8 +68,7 @@ from telegram.ext import (
 from telegram.warnings import PTBUserWarning
 
 from actorscope.bots import bind_services
-from actorscope.channels import ChannelConfig, Ingress
-from actorscope.channels._writer_commands import WriterCommand
+from actorscope.channels import ChannelConfig, Ingress, WriterCommand
 from actorscope.channels.telegram._commands import is_telegram_admin
 from actorscope.channels.telegram._runner import ALLOWED_UPDATES, send_outbound
 from actorscope.context import bind_identity, current_identity

@@ -31,7 +31,7 @@ from typing import Any
 
 from actorscope._input import shown_path
 from actorscope._text import escape_unstorable
-from actorscope.agents._types import NIL_UUID, is_uuid
+from actorscope.agents import NIL_UUID, is_uuid
 from actorscope.errors import ConfigError, ConflictError, RowRefusedError, StoreError
 from actorscope.identity import MAX_SCOPE_CHARS, Identity
 from actorscope.store import Database, Row, Transaction, utc_at, utc_now

@@ -16,8 +16,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from actorscope.agents import Agent, AgentRegistry
-from actorscope.agents._types import looks_like_uuid, parse_uuid
+from actorscope.agents import Agent, AgentRegistry, looks_like_uuid, parse_uuid
 from actorscope.errors import GrantError, StoreError
 from actorscope.identity import Scope
 from actorscope.permissions._audit import AuditAction, AuditEntry, AuditLog

@@ -21,7 +21,7 @@ from functools import lru_cache
 
 from actorscope._input import shown_path
 from actorscope._text import has_unstorable
-from actorscope.agents._types import NIL_UUID, is_uuid, looks_like_uuid
+from actorscope.agents import NIL_UUID, is_uuid, looks_like_uuid
 from actorscope.context import current_identity
 from actorscope.errors import StoreError
 from actorscope.identity import (

@@ -52,7 +52,7 @@ from actorscope.testing._expect import (
     ObservationKind,
     hide_on_expectation_failure,
 )
-from actorscope.tools._workspace import Workspace
+from actorscope.tools import Workspace
 
 __all__ = ["AgentEnv", "BotHandler", "Event", "Simulator", "Turn"]
 

@@ -49,7 +49,7 @@ import threading
 from pathlib import Path, PurePosixPath, PureWindowsPath
 
 from actorscope._text import has_lone_surrogate
-from actorscope.agents._models import Agent
+from actorscope.agents import Agent
 from actorscope.agents._paths import (
     archived_workspace_path,
     tenant_workspace_path,

@@ -18,7 +18,7 @@ import discord
 
 from actorscope.channels._writer_commands import WriterCommand, execute_writer_command
 from actorscope.identity import Identity
-from actorscope.permissions._writers import WriterManager
+from actorscope.permissions import WriterManager
 
 __all__ = [
     "DISCORD_WRITER_USAGE",

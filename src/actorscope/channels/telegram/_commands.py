@@ -19,7 +19,7 @@ from telegram.error import TelegramError
 
 from actorscope.channels._writer_commands import WriterCommand, execute_writer_command
 from actorscope.identity import Identity, is_placeholder_sender
-from actorscope.permissions._writers import WriterManager
+from actorscope.permissions import WriterManager
 
 __all__ = [
     "ADMIN_STATUSES",
