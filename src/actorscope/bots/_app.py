@@ -52,12 +52,13 @@ from actorscope.propagation import MessageBus
 from actorscope.sandbox import (
     BotApiEmulator,
     BotApiServer,
+    DiscordConsole,
     DiscordEmulator,
+    SandboxConsole,
     discord_pointed_at,
+    populate_sandbox,
     sandbox_world,
 )
-from actorscope.sandbox._console import DISCORD_HELP, DiscordConsole
-from actorscope.sandbox._telegram.console import HELP, SandboxConsole, populate_sandbox
 from actorscope.store import Database, utc_at
 
 __all__ = [
@@ -169,7 +170,7 @@ async def _sandbox(stack: AsyncExitStack, config: BotConfig, out: Output) -> _Em
         out(f"discord bot: {discord.world.bot.username} (id {discord.world.bot.id})")
     if config.telegram is not None and config.telegram.webhook is not None:
         out("webhook:  not used in --sandbox (the emulator is polled)")
-    out(HELP if discord is None else _BOTH_HELP)
+    out(SandboxConsole.help_text() if discord is None else _BOTH_HELP)
     return _Emulated(emulator, server.base_url, discord)
 
 
@@ -201,9 +202,9 @@ one prompt, two platforms: lines go to Telegram until you switch
   /discord LINE         one line on Discord (/telegram LINE: one line on Telegram)
   /help                 this help
 Telegram:
-{HELP}
+{SandboxConsole.help_text()}
 Discord:
-{DISCORD_HELP}"""
+{DiscordConsole.help_text()}"""
 
 
 class _Taken:

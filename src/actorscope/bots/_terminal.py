@@ -13,7 +13,7 @@ import sys
 
 from actorscope.bots._app import run_bots
 from actorscope.bots._config import BotConfig
-from actorscope.sandbox._telegram.console import read_lines
+from actorscope.sandbox import read_lines
 
 __all__ = ["run_in_terminal"]
 

@@ -23,17 +23,16 @@ from actorscope.cli._app import app, cannot_listen
 from actorscope.errors import ConfigError
 
 if TYPE_CHECKING:
-    from actorscope.sandbox import DiscordEmulator
-    from actorscope.sandbox._bot_process import BotProcess
+    from actorscope.sandbox import BotProcess, DiscordEmulator
 
 __all__ = ["sandbox"]
 
 
 async def _serve(port: int, token: str | None) -> int:
     # Imported here: the emulator (and PTB's types) must not load for every command.
-    from actorscope.sandbox import BotApiEmulator, BotApiServer
-    from actorscope.sandbox._telegram.console import (
-        HELP,
+    from actorscope.sandbox import (
+        BotApiEmulator,
+        BotApiServer,
         SandboxConsole,
         populate_sandbox,
         read_lines,
@@ -57,7 +56,7 @@ async def _serve(port: int, token: str | None) -> int:
         typer.echo(
             "aiogram:  Bot(TOKEN, session=AiohttpSession(api=TelegramAPIServer.from_base(ROOT)))"
         )
-        typer.echo(HELP)
+        typer.echo(SandboxConsole.help_text())
         console = SandboxConsole(emu, typer.echo)
         try:
             await run_console(console, read_lines(sys.stdin))
@@ -75,10 +74,14 @@ _BOT_CONNECTS = 30.0
 
 async def _serve_discord(port: int, token: str | None, command: list[str]) -> int:
     # Imported here: discord.py must not load for every command.
-    from actorscope.sandbox import DiscordEmulator, sandbox_world
-    from actorscope.sandbox._bot_process import TOKEN_VARIABLES, BotProcess
-    from actorscope.sandbox._console import DISCORD_HELP, DiscordConsole
-    from actorscope.sandbox._prompt import read_lines, run_console
+    from actorscope.sandbox import (
+        BotProcess,
+        DiscordConsole,
+        DiscordEmulator,
+        read_lines,
+        run_console,
+        sandbox_world,
+    )
 
     emu = DiscordEmulator(sandbox_world(token=token), port=port, wait_timeout=_BOT_CONNECTS)
     try:
@@ -98,18 +101,18 @@ async def _serve_discord(port: int, token: str | None, command: list[str]) -> in
                 "connect:   actorscope sandbox --platform discord -- python bot.py"
                 "  (runs your bot pointed here)"
             )
-            typer.echo(DISCORD_HELP)
+            typer.echo(DiscordConsole.help_text())
             console = DiscordConsole(emu, typer.echo)
             try:
                 await run_console(console, read_lines(sys.stdin))
             finally:
                 console.close()
         else:
-            names = " and ".join(TOKEN_VARIABLES)
+            names = " and ".join(BotProcess.TOKEN_VARIABLES)
             typer.echo(f"running:   {shlex.join(command)}  (token in {names})")
             bot = await BotProcess.start(command, emu, typer.echo)
             try:
-                status = await _with_bot(emu, bot, DISCORD_HELP)
+                status = await _with_bot(emu, bot, DiscordConsole.help_text())
             finally:
                 stopped = await bot.stop()
                 typer.echo(f"bot process stopped (status {stopped})")
@@ -122,9 +125,7 @@ async def _serve_discord(port: int, token: str | None, command: list[str]) -> in
 async def _with_bot(emu: DiscordEmulator, bot: BotProcess, help_text: str) -> int:
     """The prompt, once the bot process has connected, until the input ends or the bot does;
     1 (with one line on stderr) when the bot stopped first or never connected."""
-    from actorscope.sandbox._bot_process import settle_quietly
-    from actorscope.sandbox._console import DiscordConsole
-    from actorscope.sandbox._prompt import read_lines, run_console
+    from actorscope.sandbox import DiscordConsole, read_lines, run_console
 
     exited = asyncio.create_task(bot.wait())
     connected = asyncio.create_task(emu.wait_connected())
@@ -142,7 +143,7 @@ async def _with_bot(emu: DiscordEmulator, bot: BotProcess, help_text: str) -> in
         typer.echo(help_text)
 
         async def settle(event: int) -> None:
-            await settle_quietly(emu)
+            await bot.settle_quietly(emu)
 
         console = DiscordConsole(emu, typer.echo, settle=settle)
         prompt = asyncio.create_task(run_console(console, read_lines(sys.stdin)))

@@ -475,7 +475,7 @@ def run_sandbox(
     # Imported here: only the sandbox needs the emulator.
     import sys
 
-    from actorscope.sandbox._telegram.console import read_lines
+    from actorscope.sandbox import read_lines
 
     try:
         asyncio.run(_sandbox(build, lines if lines is not None else read_lines(sys.stdin), out))
@@ -518,9 +518,9 @@ async def _bounded(waiting: Awaitable[None], late: str) -> None:
 async def _sandbox(
     build: Callable[[], Dispatcher], lines: AsyncIterator[str], out: Callable[[str], None]
 ) -> None:
-    from actorscope.sandbox import BotApiEmulator, BotApiServer
-    from actorscope.sandbox._telegram.console import (
-        HELP,
+    from actorscope.sandbox import (
+        BotApiEmulator,
+        BotApiServer,
         SandboxConsole,
         populate_sandbox,
         run_console,
@@ -541,7 +541,7 @@ async def _sandbox(
             the_gate.observe(_ShowIgnored(the_gate, console.show_ignored))
         out("aiogram sandbox: Telegram Bot API emulator (offline)")
         out(f"bot: @{emulator.bot.username}")
-        out(HELP)
+        out(SandboxConsole.help_text())
         bot = _emulator_bot(emulator.token, server.root_url)
         polling = asyncio.create_task(
             dispatcher.start_polling(

@@ -587,7 +587,7 @@ def run_sandbox(
     # Imported here: only the sandbox needs the emulator.
     import sys
 
-    from actorscope.sandbox._telegram.console import read_lines
+    from actorscope.sandbox import read_lines
 
     try:
         asyncio.run(_sandbox(build, lines if lines is not None else read_lines(sys.stdin), out))
@@ -623,9 +623,9 @@ async def _sandbox(
     lines: AsyncIterator[str],
     out: Callable[[str], None],
 ) -> None:
-    from actorscope.sandbox import BotApiEmulator, BotApiServer
-    from actorscope.sandbox._telegram.console import (
-        HELP,
+    from actorscope.sandbox import (
+        BotApiEmulator,
+        BotApiServer,
         SandboxConsole,
         populate_sandbox,
         run_console,
@@ -647,7 +647,7 @@ async def _sandbox(
         the_gate.observe(_ShowIgnored(the_gate, console.show_ignored))
         out("PTB sandbox: Telegram Bot API emulator (offline)")
         out(f"bot: @{emulator.bot.username}")
-        out(HELP)
+        out(SandboxConsole.help_text())
         await app.initialize()
         try:
             if app.post_init is not None:

@@ -29,10 +29,13 @@ vocabulary: users, bots, guilds with channels, threads, roles, members and webho
 This package never imports pytest or ``actorscope.testing``.
 """
 
+from actorscope.sandbox._bot_process import BotProcess
 from actorscope.sandbox._connect import discord_pointed_at
+from actorscope.sandbox._console import DiscordConsole
 from actorscope.sandbox._declare import declared_world
 from actorscope.sandbox._emulator import DiscordEmulator, Interaction
 from actorscope.sandbox._gateway import CloseCode, Intent
+from actorscope.sandbox._prompt import read_lines, run_console
 from actorscope.sandbox._rest import HttpCall, RateLimit
 from actorscope.sandbox._telegram import (
     ANONYMOUS_ADMIN_ID,
@@ -51,6 +54,7 @@ from actorscope.sandbox._telegram import (
     User,
     make_token,
 )
+from actorscope.sandbox._telegram.console import SandboxConsole, populate_sandbox
 from actorscope.sandbox._world import Channel as DiscordChannel
 from actorscope.sandbox._world import ChannelType as DiscordChannelType
 from actorscope.sandbox._world import Guild as DiscordGuild
@@ -66,11 +70,13 @@ __all__ = [
     "ApiResponse",
     "BotApiEmulator",
     "BotApiServer",
+    "BotProcess",
     "Chat",
     "ChatType",
     "CloseCode",
     "DiscordChannel",
     "DiscordChannelType",
+    "DiscordConsole",
     "DiscordEmulator",
     "DiscordGuild",
     "DiscordMessage",
@@ -84,10 +90,14 @@ __all__ = [
     "Permission",
     "RateLimit",
     "RecordedCall",
+    "SandboxConsole",
     "User",
     "World",
     "declared_world",
     "discord_pointed_at",
     "make_token",
+    "populate_sandbox",
+    "read_lines",
+    "run_console",
     "sandbox_world",
 ]

@@ -18,15 +18,14 @@ import os
 import signal
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import ClassVar
 
 from actorscope.errors import ConfigError
 from actorscope.sandbox._bootstrap import sitecustomize
 from actorscope.sandbox._emulator import DiscordEmulator
 
-__all__ = ["TOKEN_VARIABLES", "BotProcess"]
+__all__ = ["BotProcess"]
 
-#: Where a discord.py bot usually reads its token; the bot process gets the emulator's.
-TOKEN_VARIABLES = ("DISCORD_BOT_TOKEN", "DISCORD_TOKEN")
 #: Seconds the bot has to stop after SIGINT, then after SIGTERM.
 _STOP = (5.0, 2.0)
 #: A line is quiet once the bot has made no REST request for this long (seconds) ...
@@ -37,6 +36,9 @@ _SETTLE = 3.0
 
 class BotProcess:
     """The bot's process, its printed output, and a bounded stop."""
+
+    #: Where a discord.py bot usually reads its token; the bot process gets the emulator's.
+    TOKEN_VARIABLES: ClassVar[tuple[str, ...]] = ("DISCORD_BOT_TOKEN", "DISCORD_TOKEN")
 
     def __init__(self, process: asyncio.subprocess.Process, pump: asyncio.Task[None]) -> None:
         self.process = process
@@ -57,7 +59,7 @@ class BotProcess:
             "PYTHONPATH": os.pathsep.join(filter(None, [bootstrap, inherited])),
             sitecustomize.API: emulator.api_url,
             sitecustomize.GATEWAY: emulator.gateway_url,
-            **dict.fromkeys(TOKEN_VARIABLES, emulator.world.token),
+            **dict.fromkeys(cls.TOKEN_VARIABLES, emulator.world.token),
         }
         try:
             process = await asyncio.create_subprocess_exec(
@@ -103,18 +105,18 @@ class BotProcess:
                 self.process.kill()
         return await self.wait()
 
-
-async def settle_quietly(emulator: DiscordEmulator) -> None:
-    """Until the bot has made no REST request for a moment (at most a few seconds): a bot in
-    another process says nothing when it is done with an event, so a typed line waits for
-    its answer this way before the next one is sent."""
-    with contextlib.suppress(TimeoutError):
-        async with asyncio.timeout(_SETTLE):
-            while True:
-                last = emulator.requests[-1] if emulator.requests else None
-                await asyncio.sleep(_QUIET)
-                if (emulator.requests[-1] if emulator.requests else None) is last:
-                    return
+    @staticmethod
+    async def settle_quietly(emulator: DiscordEmulator) -> None:
+        """Until the bot has made no REST request for a moment (at most a few seconds): a bot in
+        another process says nothing when it is done with an event, so a typed line waits for
+        its answer this way before the next one is sent."""
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(_SETTLE):
+                while True:
+                    last = emulator.requests[-1] if emulator.requests else None
+                    await asyncio.sleep(_QUIET)
+                    if (emulator.requests[-1] if emulator.requests else None) is last:
+                        return
 
 
 async def _print(stream: asyncio.StreamReader, out: Callable[[str], None]) -> None:
