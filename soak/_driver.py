@@ -20,8 +20,8 @@ from typing import Any, TypeVar
 
 from bench._streams import Doing, StreamEvent
 
-from actorscope.errors import BotApiError, ConfigError
-from actorscope.sandbox import DiscordEmulator, DiscordMessage, RecordedCall
+from actorscope.errors import ConfigError
+from actorscope.sandbox import BotApiError, DiscordEmulator, DiscordMessage, RecordedCall
 from soak._dispatcher import Dispatcher
 from soak._model import Expect, Reply, Sent, parse_soak_line
 from soak._world import BOT_USERNAME, DiscordSide, TelegramSide

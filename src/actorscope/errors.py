@@ -20,7 +20,6 @@ caller (and the CLI) can catch one class and print one clear line::
     ├── PermissionDeniedError         an action was refused; carries the ``Decision``
     ├── GrantError                    a grant's scope, config type or sender is malformed
     ├── EventRejectedError            a domain event carries an id of the wrong kind
-    ├── BotApiError                   the Bot API emulator refused a call (code + description)
     ├── ReplyError                    a reply's buttons, media or format cannot be sent
     ├── ToolError                     a built-in LLM tool refused a call; ``code`` says why
     └── StoreError                    the database failed or cannot be used
@@ -30,6 +29,9 @@ caller (and the CLI) can catch one class and print one clear line::
         │   ├── SchemaTooNewError     written by a newer actorscope
         │   └── DatabaseNotWritableError
         └── MigrationError            a migration failed; nothing was applied
+
+The sandbox's Telegram Bot API emulator refuses a call with its own
+``actorscope.sandbox.BotApiError`` (an :class:`ActorscopeError` too).
 
 Forged or unverifiable message origins are *not* errors: they are ignored and the run
 stays synthetic (see ``actorscope.propagation``).
@@ -42,7 +44,6 @@ from typing import Any
 __all__ = [
     "ActorscopeError",
     "AgentNotFoundError",
-    "BotApiError",
     "ConfigError",
     "ConflictError",
     "DatabaseNotWritableError",
@@ -161,19 +162,6 @@ class GrantError(ActorscopeError):
 
 class EventRejectedError(ActorscopeError):
     """A domain event names an agent by something other than its UUID."""
-
-
-class BotApiError(ActorscopeError):
-    """The Telegram Bot API emulator refused a call or a simulated user action.
-
-    ``error_code`` and ``description`` are what the Bot API would answer, e.g. ``400`` and
-    ``"Bad Request: chat not found"``.
-    """
-
-    def __init__(self, error_code: int, description: str) -> None:
-        super().__init__(description)
-        self.error_code = error_code
-        self.description = description
 
 
 class ScenarioError(PayloadError):

@@ -31,8 +31,14 @@ from telegram import (
     WebAppInfo,
 )
 
-from actorscope.errors import BotApiError
-from actorscope.sandbox import BotApiEmulator, ChatType, EmulatorRequest, MemberStatus, make_token
+from actorscope.sandbox import (
+    BotApiEmulator,
+    BotApiError,
+    ChatType,
+    EmulatorRequest,
+    MemberStatus,
+    make_token,
+)
 
 JSON = dict[str, Any]
 # Fields real updates still carry beside their successors, which PTB keeps in api_kwargs.

@@ -9,12 +9,12 @@ from typing import Any
 import pytest
 from tests._world import devs_forum
 
-from actorscope.errors import BotApiError
 from actorscope.sandbox import (
     ANONYMOUS_ADMIN_ID,
     CHANNEL_BOT_ID,
     SERVICE_USER_ID,
     BotApiEmulator,
+    BotApiError,
     MemberStatus,
     make_token,
 )

@@ -15,8 +15,7 @@ from telegram.ext import ApplicationBuilder, ContextTypes, MessageHandler, filte
 from tests._wait import wait_until
 from tests._world import devs_forum
 
-from actorscope.errors import BotApiError
-from actorscope.sandbox import BotApiEmulator, BotApiServer
+from actorscope.sandbox import BotApiEmulator, BotApiError, BotApiServer
 
 
 @pytest.fixture

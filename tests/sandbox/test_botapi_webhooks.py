@@ -11,8 +11,7 @@ from aiohttp import web
 from tests._wait import wait_until
 
 from actorscope._aio import Site
-from actorscope.errors import BotApiError
-from actorscope.sandbox import BotApiEmulator, BotApiServer
+from actorscope.sandbox import BotApiEmulator, BotApiError, BotApiServer
 
 JSON = dict[str, Any]
 

@@ -2,7 +2,8 @@
 
 The Telegram Bot API emulator: :class:`BotApiEmulator` is the core (state, update queue, call
 log, user actions, with :class:`Chat`, :class:`User`, :class:`ForumTopic` and
-:class:`MemberStatus` describing its world); :class:`EmulatorRequest` plugs it into
+:class:`MemberStatus` describing its world; a call it refuses raises :class:`BotApiError`);
+:class:`EmulatorRequest` plugs it into
 python-telegram-bot without sockets; :class:`BotApiServer` serves it over loopback HTTP::
 
     emu = BotApiEmulator()
@@ -44,6 +45,7 @@ from actorscope.sandbox._telegram import (
     SERVICE_USER_ID,
     ApiResponse,
     BotApiEmulator,
+    BotApiError,
     BotApiServer,
     Chat,
     ChatType,
@@ -69,6 +71,7 @@ __all__ = [
     "SERVICE_USER_ID",
     "ApiResponse",
     "BotApiEmulator",
+    "BotApiError",
     "BotApiServer",
     "BotProcess",
     "Chat",

@@ -13,6 +13,7 @@ from actorscope.sandbox._telegram.emulator import (
     RecordedCall,
     make_token,
 )
+from actorscope.sandbox._telegram.errors import BotApiError
 from actorscope.sandbox._telegram.models import (
     ANONYMOUS_ADMIN_ID,
     CHANNEL_BOT_ID,
@@ -34,6 +35,7 @@ __all__ = [
     "SERVICE_USER_ID",
     "ApiResponse",
     "BotApiEmulator",
+    "BotApiError",
     "BotApiServer",
     "Chat",
     "ChatType",

@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from actorscope.errors import BotApiError
 from actorscope.sandbox._telegram.context import MethodContext
 from actorscope.sandbox._telegram.entities import parse_entities
+from actorscope.sandbox._telegram.errors import BotApiError
 from actorscope.sandbox._telegram.models import (
     Chat,
     ChatType,

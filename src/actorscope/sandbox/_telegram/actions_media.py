@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from actorscope.errors import BotApiError
 from actorscope.sandbox._telegram.actions import TopicRef, UserActions
 from actorscope.sandbox._telegram.entities import parse_entities, utf16_len
+from actorscope.sandbox._telegram.errors import BotApiError
 from actorscope.sandbox._telegram.files import SAMPLE_PNG, Upload, image_size
 from actorscope.sandbox._telegram.methods_messages import MAX_CAPTION_LENGTH, keyboard_buttons
 from actorscope.sandbox._telegram.methods_payments import start_checkout

@@ -13,8 +13,8 @@ import re
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from actorscope.errors import BotApiError
 from actorscope.sandbox._telegram.actions import UserActions
+from actorscope.sandbox._telegram.errors import BotApiError
 from actorscope.sandbox._telegram.methods_chats import chat_member_json
 from actorscope.sandbox._telegram.models import Chat, ChatType, MemberStatus, User
 from actorscope.sandbox._telegram.payloads import build_message

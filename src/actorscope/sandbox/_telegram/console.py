@@ -23,9 +23,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
-from actorscope.errors import BotApiError
 from actorscope.sandbox._prompt import Command, Prompt, Speak, read_lines, run_console
 from actorscope.sandbox._telegram.emulator import BotApiEmulator, RecordedCall
+from actorscope.sandbox._telegram.errors import BotApiError
 from actorscope.sandbox._telegram.models import Chat, ChatType, MemberStatus, User
 from actorscope.sandbox._telegram.polls import PollRecord
 

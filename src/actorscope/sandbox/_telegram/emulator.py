@@ -16,7 +16,6 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from actorscope.errors import BotApiError
 from actorscope.sandbox._telegram import (
     methods_bot,
     methods_chats,
@@ -27,6 +26,7 @@ from actorscope.sandbox._telegram import (
 from actorscope.sandbox._telegram.actions_media import MediaActions
 from actorscope.sandbox._telegram.actions_members import MemberActions
 from actorscope.sandbox._telegram.context import BotSetup, MethodContext, Outbox
+from actorscope.sandbox._telegram.errors import BotApiError
 from actorscope.sandbox._telegram.files import FileStore, StoredFile
 from actorscope.sandbox._telegram.models import User
 from actorscope.sandbox._telegram.params import Params

@@ -13,7 +13,7 @@ import struct
 from dataclasses import dataclass
 from typing import Any
 
-from actorscope.errors import BotApiError
+from actorscope.sandbox._telegram.errors import BotApiError
 
 __all__ = ["MAX_DOWNLOAD_SIZE", "SAMPLE_PNG", "FileStore", "StoredFile", "Upload", "image_size"]
 

@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from actorscope.errors import BotApiError
 from actorscope.sandbox._telegram.entities import parse_entities, utf16_len
+from actorscope.sandbox._telegram.errors import BotApiError
 
 __all__ = ["PARSE_MODES", "formatted"]
 

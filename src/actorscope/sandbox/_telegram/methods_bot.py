@@ -7,8 +7,8 @@ import re
 from typing import Any
 from urllib.parse import urlsplit
 
-from actorscope.errors import BotApiError
 from actorscope.sandbox._telegram.context import MethodContext
+from actorscope.sandbox._telegram.errors import BotApiError
 from actorscope.sandbox._telegram.models import ChatType
 from actorscope.sandbox._telegram.params import Params
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from actorscope.errors import BotApiError
 from actorscope.sandbox._telegram.context import MethodContext
+from actorscope.sandbox._telegram.errors import BotApiError
 from actorscope.sandbox._telegram.methods_messages import bot_message, target_chat
 from actorscope.sandbox._telegram.models import Chat, ChatType, MemberStatus, User
 from actorscope.sandbox._telegram.params import Params

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from actorscope.errors import BotApiError
 from actorscope.sandbox._telegram.context import MethodContext
+from actorscope.sandbox._telegram.errors import BotApiError
 from actorscope.sandbox._telegram.files import MAX_DOWNLOAD_SIZE, image_size
 from actorscope.sandbox._telegram.methods_messages import (
     bot_message,

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from actorscope.errors import BotApiError
 from actorscope.sandbox._telegram.context import MethodContext
 from actorscope.sandbox._telegram.entities import parse_entities, utf16_len
+from actorscope.sandbox._telegram.errors import BotApiError
 from actorscope.sandbox._telegram.formatting import formatted
 from actorscope.sandbox._telegram.models import Chat, ChatType, MemberStatus
 from actorscope.sandbox._telegram.params import Params

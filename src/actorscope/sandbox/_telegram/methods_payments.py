@@ -14,8 +14,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from actorscope.errors import BotApiError
 from actorscope.sandbox._telegram.context import MethodContext
+from actorscope.sandbox._telegram.errors import BotApiError
 from actorscope.sandbox._telegram.methods_messages import post, target_chat
 from actorscope.sandbox._telegram.models import Chat, User
 from actorscope.sandbox._telegram.params import Params

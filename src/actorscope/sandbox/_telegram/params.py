@@ -11,7 +11,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from actorscope.errors import BotApiError
+from actorscope.sandbox._telegram.errors import BotApiError
 from actorscope.sandbox._telegram.files import Upload
 
 __all__ = ["Params"]

@@ -19,7 +19,7 @@ import secrets
 from collections.abc import Mapping
 from typing import Any
 
-from actorscope.errors import BotApiError
+from actorscope.sandbox._telegram.errors import BotApiError
 from actorscope.sandbox._telegram.files import FileStore, Upload
 
 __all__ = ["DATA_TYPES", "FILE_TYPES", "ID_DOCUMENT_TYPES", "passport_data"]

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from actorscope.errors import BotApiError
 from actorscope.sandbox._telegram.entities import parse_entities
+from actorscope.sandbox._telegram.errors import BotApiError
 from actorscope.sandbox._telegram.models import GENERAL_TOPIC_ID, Chat, ChatType, ForumTopic, User
 from actorscope.sandbox._telegram.state import BotApiState
 

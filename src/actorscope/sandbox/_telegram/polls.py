@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from actorscope.errors import BotApiError
+from actorscope.sandbox._telegram.errors import BotApiError
 from actorscope.sandbox._telegram.models import User
 
 __all__ = ["PollBook", "PollRecord"]

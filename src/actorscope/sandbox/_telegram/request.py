@@ -23,8 +23,8 @@ from telegram._utils.types import ODVInput
 from telegram.error import TimedOut
 from telegram.request import BaseRequest, RequestData
 
-from actorscope.errors import BotApiError
 from actorscope.sandbox._telegram.emulator import ApiResponse, BotApiEmulator
+from actorscope.sandbox._telegram.errors import BotApiError
 from actorscope.sandbox._telegram.files import Upload
 
 __all__ = ["EmulatorRequest", "decode_request_data", "split_bot_url", "split_file_url"]

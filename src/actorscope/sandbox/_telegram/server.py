@@ -19,8 +19,8 @@ from typing import Any
 from aiohttp import web
 
 from actorscope._aio import Site
-from actorscope.errors import BotApiError
 from actorscope.sandbox._telegram.emulator import ApiResponse, BotApiEmulator
+from actorscope.sandbox._telegram.errors import BotApiError
 from actorscope.sandbox._telegram.files import Upload
 from actorscope.sandbox._telegram.webhooks import WebhookDelivery
 

@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from actorscope.errors import BotApiError
+from actorscope.sandbox._telegram.errors import BotApiError
 from actorscope.sandbox._telegram.models import (
     GENERAL_TOPIC_ID,
     Chat,

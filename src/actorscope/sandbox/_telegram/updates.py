@@ -14,7 +14,7 @@ import copy
 from collections.abc import Sequence
 from typing import Any
 
-from actorscope.errors import BotApiError
+from actorscope.sandbox._telegram.errors import BotApiError
 
 __all__ = ["DEFAULT_EXCLUDED_UPDATES", "UPDATE_TYPES", "UpdateQueue"]
 

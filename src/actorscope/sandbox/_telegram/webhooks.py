@@ -22,8 +22,8 @@ from urllib.parse import urlsplit
 
 import aiohttp
 
-from actorscope.errors import BotApiError
 from actorscope.sandbox._telegram.emulator import BotApiEmulator
+from actorscope.sandbox._telegram.errors import BotApiError
 
 __all__ = ["WebhookDelivery", "checked_routes"]
 
