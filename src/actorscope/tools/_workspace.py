@@ -50,13 +50,13 @@ from pathlib import Path, PurePosixPath, PureWindowsPath
 
 from actorscope._text import has_lone_surrogate
 from actorscope.agents import Agent
-from actorscope.agents._paths import (
+from actorscope.errors import ToolError
+from actorscope.identity import Identity
+from actorscope.tools._paths import (
     archived_workspace_path,
     tenant_workspace_path,
     workspace_path,
 )
-from actorscope.errors import ToolError
-from actorscope.identity import Identity
 from actorscope.tools._storage import storage_scope
 
 __all__ = [

@@ -7,14 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from actorscope.agents._paths import (
+from actorscope.errors import IdentityError, UnsafeKeyError
+from actorscope.tools._paths import (
     AGENTS_DIR,
     archived_workspace_path,
     sanitise_key,
     tenant_workspace_path,
     workspace_path,
 )
-from actorscope.errors import IdentityError, UnsafeKeyError
 
 
 @pytest.mark.parametrize(
