@@ -21,8 +21,9 @@ from actorscope.cli._app import (
 )
 from actorscope.errors import ConfigError, NotFoundError
 from actorscope.identity import Identity, PeerKind, is_group_scope
-from actorscope.permissions import BYPASS_ROLES, GrantStore
-from actorscope.permissions._scopes import (
+from actorscope.permissions import (
+    BYPASS_ROLES,
+    GrantStore,
     Permission,
     parse_check_type,
     parse_config_type,

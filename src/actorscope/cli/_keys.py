@@ -45,7 +45,7 @@ def keys_add(
     as_json: JsonOpt = False,
 ) -> None:
     """Create a key and print it once (it is stored only as a hash)."""
-    from actorscope.http._keys import ApiKeyStore, parse_role
+    from actorscope.http import ApiKeyStore, parse_role
 
     parse_role(role)
 

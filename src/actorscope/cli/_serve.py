@@ -29,8 +29,8 @@ def serve(
     if section is None:  # load_bot_config(require_bots=False) refuses such a file already
         raise ConfigError(f"{config}: no [http] section")
     try:
-        from actorscope.http._serve import bind
-        from actorscope.http._serve import serve as run_server
+        from actorscope.http import bind
+        from actorscope.http import serve as run_server
     except ModuleNotFoundError as exc:
         raise ConfigError(
             f"actorscope serve needs the http extra ({exc.name} is missing): "

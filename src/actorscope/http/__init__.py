@@ -8,11 +8,13 @@
         config = uvicorn.Config(app, host="127.0.0.1", port=8080, proxy_headers=False)
         await uvicorn.Server(config).serve()
 
-``actorscope serve CONFIG`` runs it next to the configured bots, with the ``[http]`` section's
+``actorscope serve CONFIG`` runs it next to the configured bots (:func:`bind`, then
+:func:`serve`), with the ``[http]`` section's
 bounds (connections, header and body timeouts, trusted proxies).
 """
 
 from actorscope.http._app import create_app
-from actorscope.http._keys import ROLES, ApiKey, ApiKeyStore, NewKey
+from actorscope.http._keys import ROLES, ApiKey, ApiKeyStore, NewKey, parse_role
+from actorscope.http._serve import bind, serve
 
-__all__ = ["ROLES", "ApiKey", "ApiKeyStore", "NewKey", "create_app"]
+__all__ = ["ROLES", "ApiKey", "ApiKeyStore", "NewKey", "bind", "create_app", "parse_role", "serve"]

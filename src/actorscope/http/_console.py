@@ -22,7 +22,7 @@ from actorscope.http._guard import Problem
 from actorscope.http._keys import ApiKey
 from actorscope.http._ops import AUDIT_PAGE, Operations
 from actorscope.http._sessions import SESSION_SECONDS, Session, csrf_token
-from actorscope.permissions._scopes import CONFIG_TYPES
+from actorscope.permissions import CONFIG_TYPES
 
 __all__ = ["SESSION_COOKIE", "error_page", "is_console", "router"]
 

@@ -31,19 +31,17 @@ from actorscope.messages import InboundMessage, OutboundMessage
 from actorscope.permissions import (
     AuditAction,
     AuditEntry,
+    ConfigType,
     Grant,
     GrantStore,
     Permission,
     WriterManager,
     WriterReason,
-    writer_scope,
-)
-from actorscope.permissions._scopes import (
-    ConfigType,
     parse_config_type,
     parse_grant_scope,
     parse_grantee,
     parse_permission,
+    writer_scope,
 )
 from actorscope.platforms import HTTP
 from actorscope.propagation import OriginSigner

@@ -84,8 +84,13 @@ from actorscope.identity import Identity, SenderKind
 from actorscope.integrations._adoption import Opened, open_gate
 from actorscope.integrations._invisible import gate_config, stops
 from actorscope.messages import OutboundMessage
-from actorscope.permissions import Decision, GrantChangeWatcher, Reason, non_person_reason
-from actorscope.permissions._scopes import parse_check_type
+from actorscope.permissions import (
+    Decision,
+    GrantChangeWatcher,
+    Reason,
+    non_person_reason,
+    parse_check_type,
+)
 from actorscope.propagation import OriginSigner
 from actorscope.store import DEFAULT_TENANT_SLUG, Database
 

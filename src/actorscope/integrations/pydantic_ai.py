@@ -39,8 +39,7 @@ from actorscope.context import bind_identity, current_identity
 from actorscope.errors import ConfigError, UnboundIdentityError
 from actorscope.identity import Identity
 from actorscope.messages import InboundMessage, RunRequest
-from actorscope.permissions import Decision
-from actorscope.permissions._scopes import parse_check_type
+from actorscope.permissions import Decision, parse_check_type
 from actorscope.propagation import (
     META_ORIGIN_TRACE_ID,
     DelegateTask,

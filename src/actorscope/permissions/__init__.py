@@ -13,7 +13,16 @@ from actorscope.permissions._policy import (
     non_person_reason,
 )
 from actorscope.permissions._records import Grant, GrantKey, GrantLookup
-from actorscope.permissions._scopes import ConfigType, Permission
+from actorscope.permissions._scopes import (
+    CONFIG_TYPES,
+    ConfigType,
+    Permission,
+    parse_check_type,
+    parse_config_type,
+    parse_grant_scope,
+    parse_grantee,
+    parse_permission,
+)
 from actorscope.permissions._watch import GrantChangeWatcher
 from actorscope.permissions._writers import (
     WriterDecision,
@@ -25,6 +34,7 @@ from actorscope.permissions._writers import (
 
 __all__ = [
     "BYPASS_ROLES",
+    "CONFIG_TYPES",
     "AuditAction",
     "AuditEntry",
     "AuditLog",
@@ -47,5 +57,10 @@ __all__ = [
     "non_person_reason",
     "owner_for_new_row",
     "owns",
+    "parse_check_type",
+    "parse_config_type",
+    "parse_grant_scope",
+    "parse_grantee",
+    "parse_permission",
     "writer_scope",
 ]
