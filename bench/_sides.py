@@ -37,9 +37,9 @@ from actorscope.channels import ChannelConfig
 from actorscope.channels._writer_commands import parse_writer_command
 from actorscope.channels.discord._runner import DiscordRunner
 from actorscope.channels.telegram._runner import TelegramRunner
+from actorscope.host import MessageBus
 from actorscope.integrations.discord_ext import bot_intents
 from actorscope.messages import RunRequest
-from actorscope.propagation import MessageBus
 from actorscope.store import Database
 from bench._streams import BOT_USERNAME, DiscordStream
 from bench._stubs import TOKEN, DiscordStub, Sends, StubRequest, same_work

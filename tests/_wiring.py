@@ -9,8 +9,8 @@ from __future__ import annotations
 from actorscope.agents import Agent
 from actorscope.channels import ChannelConfig, Pipeline, SharedDedup
 from actorscope.channels._turns import TurnLedger
+from actorscope.host import MessageBus
 from actorscope.permissions import GrantStore, WriterManager
-from actorscope.propagation import MessageBus
 from actorscope.store import Database
 
 

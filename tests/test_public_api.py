@@ -94,7 +94,6 @@ DOCUMENTED: dict[str, tuple[str, ...]] = {
         "META_ORIGIN_SENDER_ID",
         "Origin",
         "OriginSigner",
-        "MessageBus",
         "spawn_subagent",
         "announce_subagent_result",
         "delegate",
@@ -121,7 +120,7 @@ DOCUMENTED: dict[str, tuple[str, ...]] = {
         "builtin_tools",
         "encode_identity_token",
     ),
-    "actorscope.host": ("RunStep", "Host"),
+    "actorscope.host": ("RunStep", "Host", "MessageBus"),
     "actorscope.assembly": ("assemble", "AgentSettings", "Assembly", "permission_policy"),
     "actorscope.bots": (
         "load_bot_config",

@@ -20,13 +20,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from actorscope.agents import Agent, AgentRegistry
-from actorscope.channels import ChannelConfig, Pipeline, SharedDedup
-from actorscope.channels._pipeline import Publish
-from actorscope.channels._turns import TurnLedger
-from actorscope.host import Handler, Host, OutboundSender, RunStep
+from actorscope.channels import ChannelConfig, Pipeline, Publish, SharedDedup, TurnLedger
+from actorscope.host import Handler, Host, MessageBus, OutboundSender, RunStep
 from actorscope.messages import InboundMessage, RunRequest
 from actorscope.permissions import Decision, GrantStore, PermissionPolicy, WriterManager
-from actorscope.propagation import MessageBus, OriginSigner
+from actorscope.propagation import OriginSigner
 from actorscope.store import DEFAULT_TENANT_SLUG, Database
 from actorscope.tools import Workspace
 

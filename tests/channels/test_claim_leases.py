@@ -25,8 +25,8 @@ from actorscope.channels._turns import TurnLedger
 from actorscope.channels.telegram._runner import TelegramRunner
 from actorscope.channels.telegram._webhook import Fed
 from actorscope.errors import StoreError
+from actorscope.host import MessageBus
 from actorscope.messages import InboundMessage
-from actorscope.propagation import MessageBus
 from actorscope.sandbox import BotApiEmulator, EmulatorRequest
 from actorscope.store import Database, Migration, load_migrations
 

@@ -22,7 +22,7 @@ from actorscope.channels import META_CALLBACK_DATA
 from actorscope.channels._config import ChannelConfig
 from actorscope.channels.discord._runner import DiscordRunner
 from actorscope.errors import ConfigError, ReplyError
-from actorscope.host import Reply, RunStep
+from actorscope.host import MessageBus, Reply, RunStep
 from actorscope.messages import (
     Attachment,
     Button,
@@ -33,7 +33,7 @@ from actorscope.messages import (
     reply_to,
 )
 from actorscope.permissions import GrantStore, PermissionPolicy
-from actorscope.propagation import MessageBus, OriginSigner
+from actorscope.propagation import OriginSigner
 from actorscope.store import Database
 from actorscope.tools._workspace import Workspace
 

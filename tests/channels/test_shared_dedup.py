@@ -24,8 +24,8 @@ from actorscope.channels._shared_dedup import SharedDedup, shared_dedup_default
 from actorscope.channels.discord._runner import DiscordRunner
 from actorscope.channels.telegram._runner import TelegramRunner
 from actorscope.errors import ConfigError
+from actorscope.host import MessageBus
 from actorscope.messages import InboundMessage
-from actorscope.propagation import MessageBus
 from actorscope.sandbox import BotApiEmulator, EmulatorRequest
 from actorscope.store import Database
 

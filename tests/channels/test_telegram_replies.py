@@ -19,10 +19,10 @@ from actorscope.bots import BotServices, current_services, with_services
 from actorscope.channels import META_CALLBACK_DATA
 from actorscope.channels._config import ChannelConfig
 from actorscope.channels.telegram._runner import TelegramRunner
-from actorscope.host import Host, Reply
+from actorscope.host import Host, MessageBus, Reply
 from actorscope.messages import Attachment, Button, RichReply, RunRequest
 from actorscope.permissions import GrantStore, PermissionPolicy
-from actorscope.propagation import MessageBus, OriginSigner
+from actorscope.propagation import OriginSigner
 from actorscope.sandbox import BotApiEmulator, EmulatorRequest, MemberStatus
 from actorscope.store import Database
 from actorscope.tools._workspace import Workspace

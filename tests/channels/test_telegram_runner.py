@@ -17,10 +17,10 @@ from actorscope.channels import IgnoreReason, Outcome
 from actorscope.channels._config import ChannelConfig
 from actorscope.channels.telegram._runner import TelegramRunner
 from actorscope.context import current_identity
-from actorscope.host import Host
+from actorscope.host import Host, MessageBus
 from actorscope.identity import Identity, PeerKind, SenderKind
 from actorscope.messages import InboundMessage, OutboundMessage, RunRequest, reply_to
-from actorscope.propagation import MessageBus, OriginSigner
+from actorscope.propagation import OriginSigner
 from actorscope.sandbox import BotApiEmulator, EmulatorRequest, MemberStatus
 from actorscope.store import Database
 

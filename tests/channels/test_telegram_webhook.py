@@ -29,7 +29,7 @@ from actorscope.channels.telegram._webhook import (
 )
 from actorscope.cli import main
 from actorscope.errors import ConfigError
-from actorscope.propagation import MessageBus
+from actorscope.host import MessageBus
 from actorscope.sandbox import BotApiEmulator, EmulatorRequest
 from actorscope.store import Database
 

@@ -21,10 +21,10 @@ from actorscope.channels._writer_commands import (
     writer_command_named,
 )
 from actorscope.channels.telegram._runner import TelegramRunner
-from actorscope.host import Host
+from actorscope.host import Host, MessageBus
 from actorscope.messages import RunRequest
 from actorscope.permissions import GrantStore, WriterDecision, WriterReason, WriterRole
-from actorscope.propagation import MessageBus, OriginSigner
+from actorscope.propagation import OriginSigner
 from actorscope.sandbox import BotApiEmulator, EmulatorRequest, MemberStatus
 from actorscope.store import Database
 

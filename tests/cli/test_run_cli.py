@@ -25,11 +25,11 @@ from actorscope.bots import (
 from actorscope.cli import main
 from actorscope.context import current_identity
 from actorscope.errors import ConfigError
-from actorscope.host import Host, MemorySender
+from actorscope.host import Host, MemorySender, MessageBus
 from actorscope.identity import PeerKind
 from actorscope.messages import InboundMessage, RunRequest
 from actorscope.permissions import GrantStore, PermissionPolicy
-from actorscope.propagation import MessageBus, OriginSigner
+from actorscope.propagation import OriginSigner
 from actorscope.store import Database
 from actorscope.tools._workspace import Workspace
 

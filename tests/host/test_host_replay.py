@@ -5,16 +5,10 @@ from __future__ import annotations
 from dataclasses import replace
 
 from actorscope.context import bind_identity, current_identity
-from actorscope.host import Host, MemorySender, Reply
+from actorscope.host import Host, MemorySender, MessageBus, Reply
 from actorscope.identity import Identity, SenderKind, telegram_identity
 from actorscope.messages import RunRequest
-from actorscope.propagation import (
-    MessageBus,
-    OriginSigner,
-    build_run_request,
-    delegate,
-    spawn_subagent,
-)
+from actorscope.propagation import OriginSigner, build_run_request, delegate, spawn_subagent
 
 HOME = "00000000-0000-4000-8000-00000000000a"
 OTHER = "00000000-0000-4000-8000-00000000000b"

@@ -17,6 +17,7 @@ from actorscope.errors import ConfigError, ReplyError
 from actorscope.host import (
     Host,
     MemorySender,
+    MessageBus,
     OutboundSender,
     Reply,
     RunStep,
@@ -35,7 +36,6 @@ from actorscope.messages import (
 from actorscope.permissions import GrantStore, PermissionPolicy, Reason
 from actorscope.propagation import (
     META_ORIGIN_SENDER_ID,
-    MessageBus,
     OriginSigner,
     announce_subagent_result,
     current_run,

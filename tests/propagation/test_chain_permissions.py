@@ -17,6 +17,7 @@ import pytest
 
 from actorscope.agents import Agent, AgentRegistry
 from actorscope.context import bind_identity, current_identity
+from actorscope.host import MessageBus
 from actorscope.identity import PeerKind, SenderKind, is_synthetic_sender
 from actorscope.messages import InboundMessage, RunRequest
 from actorscope.permissions import Decision, GrantStore, PermissionPolicy, Reason
@@ -31,7 +32,6 @@ from actorscope.propagation import (
     META_ORIGIN_SIGNED_AT,
     META_ORIGIN_TRACE_ID,
     META_ORIGIN_USER_ID,
-    MessageBus,
     OriginSigner,
     RunInfo,
     announce_delegate_result,

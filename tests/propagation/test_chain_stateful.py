@@ -24,12 +24,12 @@ from hypothesis.stateful import (
 
 from actorscope.context import bind_identity
 from actorscope.errors import IdentityError
+from actorscope.host import MessageBus
 from actorscope.identity import PeerKind, SenderKind, is_synthetic_sender
 from actorscope.messages import InboundMessage, RunRequest
 from actorscope.propagation import (
     MIN_KEY_BYTES,
     ORIGIN_KEYS,
-    MessageBus,
     Origin,
     OriginSigner,
     RunInfo,

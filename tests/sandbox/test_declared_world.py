@@ -15,7 +15,7 @@ from actorscope.agents import AgentRegistry
 from actorscope.channels._config import ChannelConfig
 from actorscope.channels.discord._runner import DiscordRunner, silence_voice_warnings
 from actorscope.errors import ConfigError
-from actorscope.propagation import MessageBus
+from actorscope.host import MessageBus
 from actorscope.sandbox import DiscordEmulator, Permission, declared_world, discord_pointed_at
 from actorscope.store import Database
 

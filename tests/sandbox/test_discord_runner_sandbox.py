@@ -14,8 +14,8 @@ from tests.sandbox.conftest import BOUND
 from actorscope.agents import AgentRegistry
 from actorscope.channels._config import ChannelConfig
 from actorscope.channels.discord._runner import DiscordRunner
+from actorscope.host import MessageBus
 from actorscope.permissions import GrantStore
-from actorscope.propagation import MessageBus
 from actorscope.sandbox import DiscordEmulator, discord_pointed_at
 from actorscope.store import Database
 

@@ -41,14 +41,19 @@ from actorscope.bots._config import (
     resolve_token,
 )
 from actorscope.bots._services import BotServices, bind_services
-from actorscope.channels import ChannelAdapter, IgnoreReason, Ingress, Pipeline, platform
-from actorscope.channels._turns import TurnLedger
+from actorscope.channels import (
+    ChannelAdapter,
+    IgnoreReason,
+    Ingress,
+    Pipeline,
+    TurnLedger,
+    platform,
+)
 from actorscope.channels.telegram._runner import IgnoredListener, TelegramRunner
 from actorscope.errors import ConfigError, StoreError
-from actorscope.host import Handler, Reply
+from actorscope.host import Handler, MessageBus, Reply
 from actorscope.messages import RunRequest
 from actorscope.permissions import AuditLog, GrantChangeWatcher
-from actorscope.propagation import MessageBus
 from actorscope.sandbox import (
     BotApiEmulator,
     BotApiServer,

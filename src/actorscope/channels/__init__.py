@@ -32,10 +32,11 @@ from actorscope.channels._base import (
 from actorscope.channels._config import ChannelConfig, GroupOverride, Policy
 from actorscope.channels._dedup import DedupCache
 from actorscope.channels._migration import move_grants
-from actorscope.channels._pipeline import Pipeline
+from actorscope.channels._pipeline import Pipeline, Publish
 from actorscope.channels._platform import Platform, platform, platforms
 from actorscope.channels._policy import Admission, admit
 from actorscope.channels._shared_dedup import SharedDedup
+from actorscope.channels._turns import TurnLedger
 from actorscope.channels._writer_commands import WriterCommand, writer_command_named
 
 __all__ = [
@@ -59,8 +60,10 @@ __all__ = [
     "Pipeline",
     "Platform",
     "Policy",
+    "Publish",
     "ScopeMigration",
     "SharedDedup",
+    "TurnLedger",
     "WriterCommand",
     "admit",
     "move_grants",

@@ -1,7 +1,7 @@
 """The small surface every running channel offers: start, stop, send.
 
 A :class:`ChannelAdapter` owns one platform connection (a Telegram polling loop, a Discord
-gateway session). It publishes what it receives to a :class:`~actorscope.propagation.MessageBus`
+gateway session). It publishes what it receives to a :class:`~actorscope.host.MessageBus`
 and is itself the :class:`~actorscope.host.OutboundSender` the host routes replies to, so a new
 platform needs these three methods and nothing else.
 """

@@ -1,5 +1,10 @@
-"""An embedded agent host: the run step (the only copy), and a host consuming the bus with it."""
+"""An embedded agent host: the run step (the only copy), and a host consuming the bus with it.
 
+:class:`MessageBus` is the host's inbox: channels and wrappers publish to it, a :class:`Host`
+consumes it.
+"""
+
+from actorscope.host._bus import MessageBus
 from actorscope.host._runtime import Handler, Host, Prepared, Reply, RunStep, reply_to, role_for
 from actorscope.host._sender import MemorySender, OutboundSender
 
@@ -7,6 +12,7 @@ __all__ = [
     "Handler",
     "Host",
     "MemorySender",
+    "MessageBus",
     "OutboundSender",
     "Prepared",
     "Reply",

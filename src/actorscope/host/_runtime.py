@@ -10,7 +10,7 @@ reply to the request's chat (:func:`~actorscope.messages.reply_to`). A handler t
 logged with the identity it ran as; the step returns no reply. A reply its sender refuses
 (a :class:`~actorscope.errors.ReplyError`: a button or attachment the platform cannot take) is
 logged as one line naming what is wrong. :class:`Host` runs the step for each message on
-a :class:`~actorscope.propagation.MessageBus`; :meth:`Host.stop` drains the bus (or not) and
+a :class:`~actorscope.host.MessageBus`; :meth:`Host.stop` drains the bus (or not) and
 then cancels its workers, every wait bounded.
 """
 
@@ -28,12 +28,12 @@ from types import TracebackType
 
 from actorscope.context import bind_identity
 from actorscope.errors import ActorscopeError, ConfigError, ReplyError
+from actorscope.host._bus import MessageBus
 from actorscope.host._sender import OutboundSender
 from actorscope.identity import Identity
 from actorscope.messages import InboundMessage, OutboundMessage, RichReply, RunRequest, reply_to
 from actorscope.propagation import (
     META_ORIGIN_TRACE_ID,
-    MessageBus,
     OriginSigner,
     RunInfo,
     bind_run,

@@ -5,8 +5,7 @@ they synthesise; :func:`build_run_request` gives the next turn that human as its
 when the origin verifies. See docs/design.md, "Propagation".
 """
 
-from actorscope.propagation._builder import build_run_request
-from actorscope.propagation._bus import MessageBus
+from actorscope.propagation._builder import build_run_request, sanitize_inbound
 from actorscope.propagation._keys import (
     META_ORIGIN_AGENT_ID,
     META_ORIGIN_CHANNEL,
@@ -59,7 +58,6 @@ __all__ = [
     "MIN_KEY_BYTES",
     "ORIGIN_KEYS",
     "DelegateTask",
-    "MessageBus",
     "Origin",
     "OriginSigner",
     "ReplayGuard",
@@ -74,6 +72,7 @@ __all__ = [
     "create_ticker_job",
     "current_run",
     "delegate",
+    "sanitize_inbound",
     "session_send",
     "spawn_subagent",
     "teammate_dispatch",

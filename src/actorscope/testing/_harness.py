@@ -25,13 +25,12 @@ from actorscope.assembly import AgentSettings, Assembly, assemble
 from actorscope.bots import BotServices, bind_services, load_handler
 from actorscope.channels import ChannelConfig, IgnoreReason, Ingress, Outcome
 from actorscope.context import bind_identity
-from actorscope.host import Handler, OutboundSender, Reply, role_for
+from actorscope.host import Handler, MessageBus, OutboundSender, Reply, role_for
 from actorscope.identity import Identity, PeerKind
 from actorscope.integrations import Adoption
 from actorscope.messages import InboundMessage, RunRequest, reply_to
 from actorscope.permissions import Decision, GrantStore, PermissionPolicy
 from actorscope.propagation import (
-    MessageBus,
     OriginSigner,
     RunInfo,
     SubagentTask,

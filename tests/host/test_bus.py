@@ -7,8 +7,9 @@ import asyncio
 import pytest
 
 from actorscope.errors import ConfigError, PayloadError
+from actorscope.host import MessageBus
 from actorscope.messages import InboundMessage
-from actorscope.propagation import META_ORIGIN_SENDER_ID, MessageBus
+from actorscope.propagation import META_ORIGIN_SENDER_ID
 
 
 def message(n: int, **metadata: str) -> InboundMessage:

@@ -11,7 +11,7 @@ import asyncio
 
 from actorscope.errors import ConfigError, PayloadError
 from actorscope.messages import InboundMessage
-from actorscope.propagation._builder import sanitize_inbound
+from actorscope.propagation import sanitize_inbound
 
 __all__ = ["DEFAULT_BUS_SIZE", "MessageBus"]
 
