@@ -13,11 +13,10 @@ from rich.table import Table
 from rich.text import Text
 
 from actorscope.agents import AgentRegistry, agent_label, looks_like_uuid
-from actorscope.cli._app import (
+from actorscope.cli._common import (
     DEFAULT_DB,
     CreateOption,
     DbOption,
-    app,
     console_for_tables,
     database_to_change,
 )
@@ -28,7 +27,6 @@ __all__ = ["add", "list_agents", "remove", "rename"]
 agents_app = typer.Typer(
     help="Agents: UUIDs for the system, keys for people.", add_completion=False
 )
-app.add_typer(agents_app, name="agents")
 
 TenantOption = Annotated[str, typer.Option("--tenant", help="Tenant slug or UUID.", metavar="SLUG")]
 AgentArgument = Annotated[str, typer.Argument(help="The agent's key or UUID.", metavar="AGENT")]

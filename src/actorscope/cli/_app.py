@@ -7,122 +7,67 @@ traceback.
 
 from __future__ import annotations
 
-import importlib
-import os
 import sys
-from collections.abc import AsyncIterator, Sequence
-from contextlib import asynccontextmanager
-from typing import Annotated
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import typer
 import typer.core
 import typer.main
-from rich.console import Console
 
 from actorscope._input import shown_path
 from actorscope._text import escape_unstorable, has_lone_surrogate
 from actorscope._version import __version__
+from actorscope.cli._agents import agents_app
+from actorscope.cli._audit import audit_prune
+from actorscope.cli._demo import demo
+from actorscope.cli._grants import audit_app, check, grants_app
+from actorscope.cli._keys import keys_app
+from actorscope.cli._mcp import mcp
+from actorscope.cli._migrate import migrate
+from actorscope.cli._normalize import normalize
+from actorscope.cli._probe import probe_command
+from actorscope.cli._run import run
+from actorscope.cli._sandbox import sandbox
+from actorscope.cli._schema import schema_app
+from actorscope.cli._serve import serve
 from actorscope.errors import (
     ActorscopeError,
     ConfigError,
-    DatabaseNotWritableError,
-    DatabaseOpenError,
-    SchemaTooNewError,
 )
-from actorscope.store import Database
 
-__all__ = [
-    "COMMAND_ORDER",
-    "DEFAULT_DB",
-    "CreateOption",
-    "DbOption",
-    "app",
-    "cannot_listen",
-    "console_for_tables",
-    "database_to_change",
-    "main",
-    "require_testing_extra",
-]
+__all__ = ["COMMANDS", "app", "main"]
 
 EXIT_BAD_INPUT = 2
 
-#: ``--db`` of every command that opens the project database: a path, or a URL
-#: (``sqlite:///path``, ``postgresql://...``), so it is text, not a ``Path``.
-DbOption = Annotated[
-    str,
-    typer.Option(
-        "--db",
-        metavar="DB",
-        help="The actorscope database: a file path, sqlite:///PATH or postgresql://...",
-    ),
-]
-DEFAULT_DB = "actorscope.db"
-#: ``--create`` of the commands that add to the database: without it, they open an existing,
-#: up-to-date database only, so a mistyped ``--db`` creates nothing.
-CreateOption = Annotated[
-    bool,
-    typer.Option(
-        "--create",
-        help="Create the database (or bring an older one up to date) if needed; without it "
-        "only an existing, up-to-date database is opened.",
-    ),
-]
-
-
-@asynccontextmanager
-async def database_to_change(db: str, *, create: bool | None = None) -> AsyncIterator[Database]:
-    """The database a writing command changes, closed after the block.
-
-    Unless ``create`` is true, an existing, up-to-date actorscope database only, so a mistyped
-    ``--db`` creates nothing. ``create=False`` is a command that offers ``--create``: its error
-    for a missing, empty or older database says how to get one (``--create``, ``actorscope
-    migrate``); ``None`` is a command that only changes what is there (``remove``, ``rename``,
-    ``revoke``), whose error just says the database is not there.
-    """
-    try:
-        database = await Database.connect(db, create=bool(create))
-    except (SchemaTooNewError, DatabaseNotWritableError):
-        raise  # --create would not help
-    except DatabaseOpenError as exc:
-        if create is not False:
-            raise
-        raise DatabaseOpenError(
-            f"{exc}; this command creates no database: add --create to create (or upgrade)"
-            f" it, or run actorscope migrate --db {db}"
-        ) from None
-    try:
-        yield database
-    finally:
-        await database.close()
-
-
-#: The order ``actorscope --help`` lists commands in: first steps first, then the admin
-#: commands, then the tool-facing ones (click would sort them alphabetically).
-COMMAND_ORDER: tuple[str, ...] = (
-    "demo",
-    "run",
-    "probe",
-    "sandbox",
-    "serve",
-    "normalize",
-    "agents",
-    "grants",
-    "check",
-    "audit",
-    "keys",
-    "migrate",
-    "schema",
-    "mcp",
+#: Every command, in the order ``actorscope --help`` lists them: first steps first, then the
+#: admin commands, then the tool-facing ones (click would sort them alphabetically). The app
+#: registers each from here; no command module imports the app.
+COMMANDS: tuple[tuple[str, Callable[..., Any] | typer.Typer], ...] = (
+    ("demo", demo),
+    ("run", run),
+    ("probe", probe_command),
+    ("sandbox", sandbox),
+    ("serve", serve),
+    ("normalize", normalize),
+    ("agents", agents_app),
+    ("grants", grants_app),
+    ("check", check),
+    ("audit", audit_app),
+    ("keys", keys_app),
+    ("migrate", migrate),
+    ("schema", schema_app),
+    ("mcp", mcp),
 )
 
 
 class _OrderedGroup(typer.core.TyperGroup):
-    """The root group: lists its commands in :data:`COMMAND_ORDER`, any others after them."""
+    """The root group: lists its commands in the order of :data:`COMMANDS`."""
 
     def list_commands(self, ctx: object) -> list[str]:
-        """The command names, in :data:`COMMAND_ORDER`."""
+        """The command names, in the order of :data:`COMMANDS`."""
         names = list(self.commands)
-        rank = {name: index for index, name in enumerate(COMMAND_ORDER)}
+        rank = {name: index for index, (name, _) in enumerate(COMMANDS)}
         return sorted(names, key=lambda name: (rank.get(name, len(rank)), name))
 
 
@@ -134,36 +79,6 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
 )
-
-
-def console_for_tables() -> Console:
-    """A console for wide tables: ``COLUMNS``, else the terminal's width, else 400 (piped)."""
-    console = Console(emoji=False, highlight=False)  # rich reads COLUMNS itself
-    if not console.is_terminal and not os.environ.get("COLUMNS", "").strip().isdigit():
-        console = Console(emoji=False, highlight=False, width=400)
-    return console
-
-
-def cannot_listen(where: str, exc: OSError) -> ConfigError:
-    """The one line for an address a server cannot bind (in use, unknown host, no access)."""
-    return ConfigError(f"cannot listen on {where}: {exc.strerror or exc}")
-
-
-#: What the testing kit needs beyond the base install (the ``testing`` extra).
-_TESTING_EXTRA = ("pytest", "pytest_asyncio")
-
-
-def require_testing_extra(command: str) -> None:
-    """Import pytest and pytest-asyncio, or raise one :class:`ConfigError` naming the
-    ``testing`` extra: ``command`` runs the testing kit, which a base install lacks."""
-    try:
-        for name in _TESTING_EXTRA:
-            importlib.import_module(name)
-    except ModuleNotFoundError as exc:
-        raise ConfigError(
-            f"actorscope {command} runs the testing kit, which needs the testing extra "
-            f"({exc.name} is missing): pip install 'actorscope[testing]'"
-        ) from None
 
 
 def _print_version(value: bool) -> None:
@@ -185,29 +100,17 @@ def _root(
     """Scope and actor identity for chat bots and agent hosts in group chats."""
 
 
-def _register() -> None:
-    """Import the modules that register commands on ``app``.
+def _register(root: typer.Typer) -> None:
+    """Put every command of :data:`COMMANDS` on ``root`` (and ``audit prune`` under ``audit``)."""
+    for name, command in COMMANDS:
+        if isinstance(command, typer.Typer):
+            root.add_typer(command, name=name)
+        else:
+            root.command(name)(command)
+    audit_app.command("prune")(audit_prune)
 
-    Imported here, not at the top, so that each of them can import ``app`` from this module.
-    They are light: each command imports its platform libraries, test kit or emulator inside
-    its own function, so ``--help``, ``--version`` and ``check`` start without them.
-    """
-    # Imported for their side effect: each registers its commands on `app`.
-    from actorscope.cli import (  # noqa: F401
-        _agents,
-        _audit,
-        _demo,
-        _grants,
-        _keys,
-        _mcp,
-        _migrate,
-        _normalize,
-        _probe,
-        _run,
-        _sandbox,
-        _schema,
-        _serve,
-    )
+
+_register(app)
 
 
 def _error(message: str) -> None:
@@ -218,7 +121,6 @@ def _error(message: str) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; return the exit status (bad input: 2, with one line on stderr)."""
-    _register()
     command = typer.main.get_command(app)
     args = list(sys.argv[1:] if argv is None else argv)
     if not args:

@@ -13,8 +13,8 @@ from typing import IO, Annotated
 import typer
 
 from actorscope._input import parse_age, shown_path
-from actorscope.cli._app import DEFAULT_DB, DbOption
-from actorscope.cli._grants import JsonOpt, audit_app
+from actorscope.cli._common import DEFAULT_DB, DbOption
+from actorscope.cli._grants import JsonOpt
 from actorscope.errors import ConfigError
 from actorscope.permissions import AuditEntry, AuditLog
 from actorscope.store import Database, utc_at
@@ -34,7 +34,6 @@ def _create(path: Path) -> IO[str]:
         raise ConfigError(f"--export {shown_path(path)}: {exc.strerror or exc}") from None
 
 
-@audit_app.command("prune")
 def audit_prune(
     older_than: Annotated[
         str,

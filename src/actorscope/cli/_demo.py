@@ -29,7 +29,7 @@ from rich.table import Table
 from rich.text import Text
 
 from actorscope.agents import Agent, AgentRegistry, agent_label
-from actorscope.cli._app import app, console_for_tables, require_testing_extra
+from actorscope.cli._common import console_for_tables, require_testing_extra
 from actorscope.errors import ConflictError
 from actorscope.identity import (
     Identity,
@@ -221,7 +221,6 @@ async def play_demo(db_path: Path, *, reset: bool = False) -> DemoRun:
     return DemoRun(outcomes, denials)
 
 
-@app.command("demo")
 def demo(
     db: Annotated[
         Path,

@@ -11,11 +11,10 @@ from rich.table import Table
 from rich.text import Text
 
 from actorscope.agents import Agent, AgentRegistry
-from actorscope.cli._app import (
+from actorscope.cli._common import (
     DEFAULT_DB,
     CreateOption,
     DbOption,
-    app,
     console_for_tables,
     database_to_change,
 )
@@ -50,7 +49,6 @@ AUDIT_COLUMNS = (
 )
 
 grants_app = typer.Typer(help="Permission grants of an agent.", add_completion=False)
-app.add_typer(grants_app, name="grants")
 
 AgentOpt = Annotated[str, typer.Option("--agent", help="Agent key or UUID.", metavar="AGENT")]
 TenantOpt = Annotated[str, typer.Option("--tenant", help="Tenant slug or UUID.", metavar="SLUG")]
@@ -229,7 +227,6 @@ def grants_list(
     _table("grants", columns, [tuple(str(row[c]) for c in columns) for row in rows])
 
 
-@app.command("check")
 def check(
     agent: AgentOpt,
     scope: Annotated[
@@ -295,7 +292,6 @@ def check(
 
 
 audit_app = typer.Typer(add_completion=False, invoke_without_command=True)
-app.add_typer(audit_app, name="audit")
 
 
 @audit_app.callback()

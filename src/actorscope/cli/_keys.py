@@ -8,11 +8,10 @@ from typing import Annotated, Any
 
 import typer
 
-from actorscope.cli._app import (
+from actorscope.cli._common import (
     DEFAULT_DB,
     CreateOption,
     DbOption,
-    app,
     console_for_tables,
     database_to_change,
 )
@@ -21,7 +20,6 @@ from actorscope.store import Database
 __all__ = ["keys_add", "keys_list", "keys_revoke"]
 
 keys_app = typer.Typer(help="HTTP API keys (actorscope serve).", add_completion=False)
-app.add_typer(keys_app, name="keys")
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON.")]
 _LIST_COLUMNS = ("prefix", "user_id", "role", "agent_id", "created_at", "last_used_at", "state")

@@ -25,11 +25,10 @@ import typer
 
 from actorscope._input import shown_path
 from actorscope.agents import Agent, AgentRegistry
-from actorscope.cli._app import (
+from actorscope.cli._common import (
     DEFAULT_DB,
     CreateOption,
     DbOption,
-    app,
     cannot_listen,
     database_to_change,
 )
@@ -132,7 +131,6 @@ async def _serve(
             await http_server(server, host=host, port=port).serve(sockets=[listener])
 
 
-@app.command("mcp")
 def mcp(
     db: DbOption = DEFAULT_DB,
     transport: Annotated[

@@ -8,13 +8,12 @@ from typing import Annotated
 
 import typer
 
-from actorscope.cli._app import DEFAULT_DB, DbOption, app
+from actorscope.cli._common import DEFAULT_DB, DbOption
 from actorscope.store import Database
 
 __all__ = ["migrate"]
 
 
-@app.command("migrate")
 def migrate(
     db: DbOption = DEFAULT_DB,
     as_json: Annotated[bool, typer.Option("--json", help="Print a JSON object.")] = False,

@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from actorscope._input import parse_json, read_text_file, shown_path
-from actorscope.cli._app import app
 from actorscope.errors import ConfigError, PayloadError
 from actorscope.identity import PeerKind, session_key
 
@@ -84,7 +83,6 @@ def _other_platform(payload: dict[str, Any], chosen: Platform) -> str | None:
     return None
 
 
-@app.command("normalize")
 def normalize(
     file: Annotated[
         Path,

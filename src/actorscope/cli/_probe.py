@@ -31,7 +31,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from actorscope.cli._app import app, console_for_tables, require_testing_extra
+from actorscope.cli._common import console_for_tables, require_testing_extra
 
 __all__ = ["probe_command"]
 
@@ -68,7 +68,6 @@ def _close(loop: asyncio.AbstractEventLoop) -> None:
 EXIT_FAILED = 1
 
 
-@app.command("probe")
 def probe_command(
     config: Annotated[
         Path,

@@ -7,12 +7,9 @@ from typing import Annotated
 
 import typer
 
-from actorscope.cli._app import app
-
 __all__ = ["run"]
 
 
-@app.command("run")
 def run(
     config: Annotated[Path, typer.Argument(help="The bot configuration (TOML).", metavar="CONFIG")],
     sandbox: Annotated[

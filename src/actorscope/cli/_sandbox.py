@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from actorscope.cli._app import app, cannot_listen
+from actorscope.cli._common import cannot_listen
 from actorscope.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -163,7 +163,6 @@ async def _with_bot(emu: DiscordEmulator, bot: BotProcess, help_text: str) -> in
         exited.cancel()
 
 
-@app.command("sandbox")
 def sandbox(
     port: int = typer.Option(
         0, "--port", help="Port on 127.0.0.1 (0: any free port).", metavar="PORT"

@@ -12,14 +12,12 @@ import typer
 
 from actorscope._input import parse_json, read_text_file
 from actorscope._text import escape_unstorable
-from actorscope.cli._app import app
 from actorscope.errors import SchemaError
 from actorscope.tools import lint_tool_schema, tools_from_json
 
 __all__ = ["LintTarget", "config_schema", "lint"]
 
 schema_app = typer.Typer(help="Tool input schemas; the bot.toml schema.", add_completion=False)
-app.add_typer(schema_app, name="schema")
 
 
 class LintTarget(StrEnum):

@@ -8,13 +8,12 @@ from typing import Annotated
 
 import typer
 
-from actorscope.cli._app import app, cannot_listen
+from actorscope.cli._common import cannot_listen
 from actorscope.errors import ConfigError
 
 __all__ = ["serve"]
 
 
-@app.command("serve")
 def serve(
     config: Annotated[
         Path, typer.Argument(help="The configuration (TOML), with [http].", metavar="CONFIG")
