@@ -34,7 +34,7 @@ from actorscope.sandbox._bot_process import BotProcess
 from actorscope.sandbox._connect import discord_pointed_at
 from actorscope.sandbox._console import DiscordConsole
 from actorscope.sandbox._declare import declared_world
-from actorscope.sandbox._emulator import DiscordEmulator, Interaction
+from actorscope.sandbox._emulator import DiscordEmulator
 from actorscope.sandbox._gateway import CloseCode, Intent
 from actorscope.sandbox._prompt import read_lines, run_console
 from actorscope.sandbox._rest import HttpCall, RateLimit
@@ -60,8 +60,8 @@ from actorscope.sandbox._telegram.console import SandboxConsole, populate_sandbo
 from actorscope.sandbox._world import Channel as DiscordChannel
 from actorscope.sandbox._world import ChannelType as DiscordChannelType
 from actorscope.sandbox._world import Guild as DiscordGuild
+from actorscope.sandbox._world import Interaction, Permission, World, sandbox_world
 from actorscope.sandbox._world import Message as DiscordMessage
-from actorscope.sandbox._world import Permission, World, sandbox_world
 from actorscope.sandbox._world import User as DiscordUser
 
 __all__ = [

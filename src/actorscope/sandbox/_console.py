@@ -20,10 +20,10 @@ import shlex
 from typing import Any, ClassVar
 
 from actorscope.errors import ConfigError
-from actorscope.sandbox._emulator import DiscordEmulator, Interaction, button_ids
+from actorscope.sandbox._emulator import DiscordEmulator, button_ids
 from actorscope.sandbox._payloads import modal_inputs, select_ids, walk_components
 from actorscope.sandbox._prompt import Command, Output, Prompt, Settle, Speak
-from actorscope.sandbox._world import Channel, ChannelType, Message, User
+from actorscope.sandbox._world import Channel, ChannelType, Interaction, Message, User
 
 __all__ = ["DISCORD_HELP", "DiscordConsole"]
 

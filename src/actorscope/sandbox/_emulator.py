@@ -14,7 +14,6 @@ import re
 import secrets
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from types import TracebackType
 from typing import TypeVar
 
@@ -38,6 +37,7 @@ from actorscope.sandbox._world import (
     Channel,
     ChannelType,
     Guild,
+    Interaction,
     Message,
     Permission,
     Role,
@@ -49,7 +49,7 @@ from actorscope.sandbox._world import (
     timestamp,
 )
 
-__all__ = ["DiscordEmulator", "Interaction", "button_ids"]
+__all__ = ["DiscordEmulator", "button_ids"]
 
 _T = TypeVar("_T")
 LOOPBACK_HOST = "127.0.0.1"
@@ -57,28 +57,6 @@ _SHUTDOWN_TIMEOUT = 2.0
 #: REST requests kept in ``DiscordEmulator.requests`` (the oldest are dropped first).
 _REQUEST_LOG = 10_000
 _MENTION = re.compile(r"<@!?(\d+)>")
-
-
-@dataclass(slots=True)
-class Interaction:
-    """An interaction a person started, and how the bot answered it."""
-
-    id: int
-    token: str
-    type: int
-    user: User
-    channel: Channel
-    data: JSON
-    message: Message | None = None
-    #: The callback types the bot sent, in order (4 reply, 5 defer, 6 defer-update, 7 update).
-    callbacks: list[int] = field(default_factory=list)
-    #: The bot's reply (callback type 4) or its deferred reply's edit, and each follow-up.
-    replies: list[Message] = field(default_factory=list)
-    original: Message | None = None
-    #: The bot deferred its reply (callback type 5) with flags 64: the reply is ephemeral.
-    ephemeral: bool = False
-    #: The modal the bot answered with (callback type 9), until the person submits it.
-    modal: JSON | None = None
 
 
 class DiscordEmulator:

@@ -12,15 +12,16 @@ from __future__ import annotations
 import hashlib
 import json
 import time
+from collections import deque
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from aiohttp import web
 
 from actorscope.errors import ConfigError
-from actorscope.sandbox._gateway import Intent
+from actorscope.sandbox._gateway import Gateway, Intent
 from actorscope.sandbox._world import (
     EPHEMERAL,
     IS_COMPONENTS_V2,
@@ -28,14 +29,15 @@ from actorscope.sandbox._world import (
     Channel,
     ChannelType,
     Guild,
+    Interaction,
     Message,
     Permission,
+    User,
+    Webhook,
+    World,
 )
 
-if TYPE_CHECKING:
-    from actorscope.sandbox._emulator import DiscordEmulator, Interaction
-
-__all__ = ["DiscordHTTPError", "HttpCall", "RateLimit", "Rest"]
+__all__ = ["DiscordHTTPError", "Emulated", "HttpCall", "RateLimit", "Rest"]
 
 _MAX_CONTENT = 2000
 _MAX_EMBEDS = 10
@@ -153,10 +155,59 @@ class _Buckets:
         return headers, None
 
 
+class Emulated(Protocol):
+    """What the routes use of the emulator they serve (:class:`~actorscope.sandbox.DiscordEmulator`
+    has it all): its world and logs, and the changes the people and the REST side share. The
+    emulator imports the routes, so the routes name this and not the emulator."""
+
+    world: World
+    gateway: Gateway
+    messages: list[Message]
+    typing: list[Channel]
+    interactions: dict[int, Interaction]
+    commands: dict[int | None, list[JSON]]
+    modal_listeners: list[Callable[[Interaction], None]]
+    requests: deque[HttpCall]
+
+    @property
+    def gateway_url(self) -> str: ...
+
+    async def changed(self) -> None: ...
+
+    def reaction_key(self, guild: Guild | None, emoji: str) -> str: ...
+
+    async def reaction_event(self, event: str, message: Message, user: User, key: str) -> None: ...
+
+    async def post(
+        self,
+        author: User,
+        channel: Channel,
+        content: str,
+        *,
+        embeds: list[JSON] | None = None,
+        components: list[JSON] | None = None,
+        webhook_id: int | None = None,
+        reply_to: Message | None = None,
+        interaction_metadata: JSON | None = None,
+        ephemeral_to: User | None = None,
+        flags: int = 0,
+    ) -> Message: ...
+
+    async def edit(self, message: Message, content: str) -> Message: ...
+
+    async def delete(self, message: Message) -> None: ...
+
+    async def webhook_post(self, hook: Webhook | str, content: str) -> Message: ...
+
+    async def member_updated(self, guild: Guild, user: User) -> None: ...
+
+    async def open_thread(self, who: User | str, where: Channel | str, name: str) -> Channel: ...
+
+
 class Rest:
     """The REST routes of one emulator."""
 
-    def __init__(self, emulator: DiscordEmulator, rate_limit: RateLimit) -> None:
+    def __init__(self, emulator: Emulated, rate_limit: RateLimit) -> None:
         self.emu = emulator
         self.world = emulator.world
         self._buckets = _Buckets(rate_limit)

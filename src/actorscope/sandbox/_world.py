@@ -23,6 +23,7 @@ __all__ = [
     "Channel",
     "ChannelType",
     "Guild",
+    "Interaction",
     "Member",
     "Message",
     "Permission",
@@ -615,3 +616,25 @@ def sandbox_world(*, token: str | None = None) -> World:
     world.add_thread(general, "design", owner=alice)
     world.add_webhook(general, "ci")
     return world
+
+
+@dataclass(slots=True)
+class Interaction:
+    """An interaction a person started, and how the bot answered it."""
+
+    id: int
+    token: str
+    type: int
+    user: User
+    channel: Channel
+    data: JSON
+    message: Message | None = None
+    #: The callback types the bot sent, in order (4 reply, 5 defer, 6 defer-update, 7 update).
+    callbacks: list[int] = field(default_factory=list)
+    #: The bot's reply (callback type 4) or its deferred reply's edit, and each follow-up.
+    replies: list[Message] = field(default_factory=list)
+    original: Message | None = None
+    #: The bot deferred its reply (callback type 5) with flags 64: the reply is ephemeral.
+    ephemeral: bool = False
+    #: The modal the bot answered with (callback type 9), until the person submits it.
+    modal: JSON | None = None
