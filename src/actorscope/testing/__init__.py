@@ -38,10 +38,10 @@ from actorscope.testing._probe import (
     ProbeReachError,
     ProbeReport,
     Status,
-    probe,
     write_repros,
 )
 from actorscope.testing._probe_dpy import is_bot_factory
+from actorscope.testing._probe_run import probe
 from actorscope.testing._telegram_sim import TelegramSim
 from actorscope.testing.scenario import (
     LoadedScenario,

@@ -41,7 +41,8 @@ from actorscope.store import Database
 from actorscope.testing._discord_sim import DiscordSim
 from actorscope.testing._grants import Binder, Grants, open_env
 from actorscope.testing._harness import AgentEnv, Simulator
-from actorscope.testing._probe import Prober, probe
+from actorscope.testing._probe import Prober
+from actorscope.testing._probe_run import probe
 from actorscope.testing._telegram_sim import TelegramSim
 from actorscope.testing.scenario._items import ScenarioFile, is_scenario_file
 

@@ -296,7 +296,7 @@ async def _probe(loaded: LoadedScenario) -> None:
     if not setup.probe or setup.handler is None:
         return
     # Imported here: importing actorscope.testing (which the probe does) imports this module.
-    from actorscope.testing._probe import probe
+    from actorscope.testing._probe_run import probe
 
     texts = [s.telegram.text for s in loaded.scenario.steps if s.telegram is not None]
     commands = [t for t in texts if t and t.startswith("/")]
