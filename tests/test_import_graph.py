@@ -1,9 +1,14 @@
-"""The import graph of ``src/``: no cycle between packages and no import up the layer order.
+"""The import graph of ``src/``: the layers, the faces as the seams, and no circles.
 
-Only imports that run when a module is imported count: the module's top level, including
-``try``/``except`` and ordinary ``if`` blocks. Imports inside functions and under
-``if TYPE_CHECKING:`` are lazy and left out. The layer order is written down once, here, and in
-docs/design.md ("Layout").
+Between packages, only imports that run when a module is imported count: the module's top
+level, including ``try``/``except`` and ordinary ``if`` blocks. Imports inside functions and
+under ``if TYPE_CHECKING:`` are lazy and left out. The layer order is written down once, here,
+and in docs/design.md ("Layout").
+
+Two rules count every import, lazy and type-only ones too, because a lazy import is still a
+dependency: no module imports another package's ``_`` module or ``_`` name (the faces are the
+seams; only the root helpers in :data:`SHARED_HELPERS` are shared), and no modules of one
+package import each other around a circle.
 """
 
 from __future__ import annotations
@@ -34,6 +39,64 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"testing", "_pytest_plugin"}),
     frozenset({"cli", "__main__"}),
 )
+
+#: The private root modules every package may import: input bounds, text checks, asyncio and
+#: the version.
+SHARED_HELPERS = frozenset({"_aio", "_input", "_text", "_version"})
+
+#: Reaches not yet through a face: each goes when its platform subpackage's face (or the platform
+#: contract) offers it. The test fails on a new reach and on an entry that is gone, so the list
+#: only shrinks. ``file: module.name``, both below ``actorscope``.
+NOT_YET_THROUGH_A_FACE: tuple[str, ...] = (
+    "bots/_app.py: channels.telegram._runner.IgnoredListener",
+    "bots/_app.py: channels.telegram._runner.TelegramRunner",
+    "bots/_config.py: channels._config.ChannelConfig",
+    "bots/_config.py: channels._config.EnvName",
+    "bots/_config.py: channels._config.Flag",
+    "bots/_config.py: channels._config.SenderIds",
+    "bots/_config.py: channels._config.sender_ids",
+    "bots/_config.py: channels.discord._shards.DiscordShards",
+    "bots/_config.py: channels.discord._shards.count_problem",
+    "bots/_config.py: channels.discord._shards.ids_problem",
+    "bots/_config.py: channels.telegram._webhook.DEFAULT_LISTEN",
+    "bots/_config.py: channels.telegram._webhook.HttpsUrl",
+    "bots/_config.py: channels.telegram._webhook.ListenHost",
+    "bots/_config.py: channels.telegram._webhook.Mode",
+    "bots/_config.py: channels.telegram._webhook.Port",
+    "bots/_config.py: channels.telegram._webhook.UrlPath",
+    "bots/_config.py: channels.telegram._webhook.WebhookConfig",
+    "bots/_config.py: channels.telegram._webhook.default_path",
+    "bots/_services.py: channels.discord._runner.DiscordRunner",
+    "bots/_services.py: channels.telegram._runner.TelegramRunner",
+    "integrations/_telegram_gate.py: channels.telegram._commands.ChatAdmin",
+    "integrations/_telegram_gate.py: channels.telegram._commands.handle_telegram_writer_command",
+    "integrations/aiogram.py: channels.telegram._commands.asks_chat_admin",
+    "integrations/aiogram.py: channels.telegram._runner.reply_route",
+    "integrations/aiogram.py: channels.telegram._runner.text_parts",
+    "integrations/discord_ext.py: channels.discord._commands.WriterTarget",
+    "integrations/discord_ext.py: channels.discord._commands.handle_discord_writer_command",
+    "integrations/discord_ext.py: channels.discord._commands.member_manages_guild",
+    "integrations/discord_ext.py: channels.discord._commands.mention_target",
+    "integrations/discord_ext.py: channels.discord._commands.user_target",
+    "integrations/discord_ext.py: channels.discord._runner.NOT_TAKING_COMMANDS",
+    "integrations/discord_ext.py: channels.discord._runner.WRITER_DESCRIPTIONS",
+    "integrations/discord_ext.py: channels.discord._runner.bot_intents",
+    "integrations/discord_ext.py: channels.discord._runner.send_outbound",
+    "integrations/ptb.py: channels.telegram._commands.is_telegram_admin",
+    "integrations/ptb.py: channels.telegram._runner.ALLOWED_UPDATES",
+    "integrations/ptb.py: channels.telegram._runner.send_outbound",
+    "testing/_discord_sim.py: channels.discord._commands.WriterTarget",
+    "testing/_discord_sim.py: channels.discord._runner.DiscordRunner",
+    "testing/_probe_dpy.py: channels.discord._runner.silence_voice_warnings",
+    "testing/_telegram_sim.py: channels.telegram._runner.TelegramRunner",
+)
+#: The circle not yet broken: the store's interface opens a database through the module that
+#: knows its backends, and each backend is built on the interface.
+NOT_YET_WITHOUT_A_CIRCLE = [
+    "actorscope.store._base",
+    "actorscope.store._open",
+    "actorscope.store._base",
+]
 
 Graph = Mapping[str, Mapping[str, str]]
 """unit -> {imported unit: the first ``file:line`` that imports it}."""
@@ -110,6 +173,72 @@ def package_graph(src: Path, root: str) -> dict[str, dict[str, str]]:
     return graph
 
 
+def all_imports(source: str, module: str, is_package: bool) -> Iterator[tuple[str, str, int]]:
+    """Every import of ``module``, lazy and type-only too: (module, imported name or "", line)."""
+    package = module if is_package else module.rpartition(".")[0]
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield alias.name, "", node.lineno
+        elif isinstance(node, ast.ImportFrom):
+            base = package.split(".")
+            if node.level:
+                base = base[: len(base) - node.level + 1]
+                target = ".".join([*base, node.module] if node.module else base)
+            else:
+                target = node.module or ""
+            for alias in node.names:
+                yield target, alias.name, node.lineno
+
+
+def _modules(src: Path, root: str) -> dict[str, Path]:
+    return {module_name(path, src): path for path in sorted((src / root).rglob("*.py"))}
+
+
+def _is_private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
+def private_reaches(src: Path, root: str, shared: Set[str] = SHARED_HELPERS) -> list[str]:
+    """Every import of another unit's ``_`` module or ``_`` name, as ``file:line: what``."""
+    found = []
+    for module, path in _modules(src, root).items():
+        unit = unit_of(module, root)
+        for target, name, line in all_imports(path.read_text(), module, path.name == "__init__.py"):
+            target_unit = unit_of(target, root)
+            if target_unit is None or target_unit == unit or target_unit in shared:
+                continue
+            below_root = target.split(".")[1:]
+            if target_unit == root and name in shared:
+                continue
+            if any(map(_is_private, below_root)) or _is_private(name):
+                what = f"{target}.{name}" if name else target
+                found.append(f"{path.relative_to(src)}:{line}: {unit} imports {what}")
+    return found
+
+
+def module_graphs(src: Path, root: str) -> dict[str, dict[str, dict[str, str]]]:
+    """unit -> its modules' imports of one another, every import counted."""
+    modules = _modules(src, root)
+    graphs: dict[str, dict[str, dict[str, str]]] = {}
+    for module, path in modules.items():
+        unit = unit_of(module, root)
+        assert unit is not None
+        edges = graphs.setdefault(unit, {}).setdefault(module, {})
+        for target, name, line in all_imports(path.read_text(), module, path.name == "__init__.py"):
+            imported = f"{target}.{name}" if f"{target}.{name}" in modules else target
+            while imported and imported not in modules:
+                imported = imported.rpartition(".")[0]
+            if imported and imported != module and unit_of(imported, root) == unit != root:
+                edges.setdefault(imported, f"{path.relative_to(src)}:{line}")
+    return graphs
+
+
+def circles_inside(src: Path, root: str) -> list[list[str]]:
+    """One circle of modules for each unit that has one."""
+    return [cycle for graph in module_graphs(src, root).values() if (cycle := find_cycle(graph))]
+
+
 def find_cycle(graph: Graph) -> list[str]:
     """One import cycle as ``[a, b, ..., a]``, or ``[]`` when the graph has none."""
     done: set[str] = set()
@@ -153,6 +282,26 @@ def test_src_imports_only_down_the_layer_order() -> None:
     assert layering_violations(package_graph(SRC, ROOT), LAYERS) == []
 
 
+def _without_line(reach: str) -> str:
+    where, what = reach.split(": ", 1)
+    path = where.rpartition(":")[0].removeprefix(f"{ROOT}/")
+    return f"{path}: {what.split(' imports ')[1].removeprefix(f'{ROOT}.')}"
+
+
+def test_no_module_reaches_into_another_package() -> None:
+    """Across packages, imports go through the faces: no other package's ``_`` module or name
+    (beyond the shrinking list of those not yet through a face, each of which still exists)."""
+    found = private_reaches(SRC, ROOT)
+    assert [reach for reach in found if _without_line(reach) not in NOT_YET_THROUGH_A_FACE] == []
+    assert sorted(set(NOT_YET_THROUGH_A_FACE) - {_without_line(reach) for reach in found}) == []
+
+
+def test_no_circle_inside_a_package() -> None:
+    """No modules of one package import each other around a circle, not even lazily (beyond
+    the store's, which is still there)."""
+    assert circles_inside(SRC, ROOT) == [NOT_YET_WITHOUT_A_CIRCLE]
+
+
 def test_the_layers_name_each_unit_once() -> None:
     """No unit is written into two layers."""
     names = [unit for layer in LAYERS for unit in layer]
@@ -191,6 +340,27 @@ def test_checker_finds_a_cycle_and_an_upward_import_and_skips_lazy_ones(tmp_path
         "top is in no layer",
         "toy/low/__init__.py:1: low imports high, a higher layer",
     ]
+
+
+def test_checker_finds_private_reaches_and_circles_inside_a_package(tmp_path: Path) -> None:
+    """On a tiny package: a reach into another package's private module or name is found, a
+    shared helper, a face and the package's own private modules are not; a lazy circle is."""
+    _write(tmp_path, "toy/__init__.py", "")
+    _write(tmp_path, "toy/_input.py", "")
+    _write(tmp_path, "toy/low/__init__.py", "from toy.low._impl import thing\n")
+    _write(tmp_path, "toy/low/_impl.py", "def later() -> None:\n    from toy.low import _other\n")
+    _write(tmp_path, "toy/low/_other.py", "from toy.low._impl import later\n")
+    _write(
+        tmp_path,
+        "toy/high.py",
+        "from toy import _input\nfrom toy.low import thing\nfrom toy.low import _secret\n"
+        "def later() -> None:\n    from toy.low._impl import thing\n",
+    )
+    assert private_reaches(tmp_path, "toy", frozenset({"_input"})) == [
+        "toy/high.py:3: high imports toy.low._secret",
+        "toy/high.py:5: high imports toy.low._impl.thing",
+    ]
+    assert circles_inside(tmp_path, "toy") == [["toy.low._impl", "toy.low._other", "toy.low._impl"]]
 
 
 def test_find_cycle_is_empty_on_a_chain() -> None:
