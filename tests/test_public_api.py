@@ -157,7 +157,7 @@ DOCUMENTED: dict[str, tuple[str, ...]] = {
         "run_scenario",
         "probe",
         "Prober",
-        "Status",
+        "ProbeStatus",
     ),
     "actorscope.testing.plugin": (
         "actorscope_db",

@@ -14,7 +14,7 @@ import pytest
 from actorscope.channels import ChannelConfig
 from actorscope.cli import main
 from actorscope.errors import ConfigError, ScenarioError
-from actorscope.testing import Prober, ProbeReachError, Status, load_scenario, run_scenario
+from actorscope.testing import Prober, ProbeReachError, ProbeStatus, load_scenario, run_scenario
 from actorscope.testing.scenario import ScenarioFailure
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -33,10 +33,12 @@ async def test_notes_bot_probes_clean(actorscope_probe: Prober) -> None:
     report = await actorscope_probe("telegram_bot:handle", search_dir=EXAMPLES, commands=NOTE)
     assert report.leaks == []
     denied = report.case("non-writer member (group)", "/note probe")
-    assert denied.status is Status.HELD
+    assert denied.status is ProbeStatus.HELD
     assert [d["reason"] for d in denied.decisions] == ["no_grant"]
     assert any(row["reason"] == "no_grant" for row in denied.audit)
-    assert report.case("anonymous admin (group)", "/note probe").status is Status.NOT_APPLICABLE
+    assert (
+        report.case("anonymous admin (group)", "/note probe").status is ProbeStatus.NOT_APPLICABLE
+    )
     dm = report.case("the writer's DM", "/note probe")
     assert [d["reason"] for d in dm.decisions] == ["not_group_context"]
 
@@ -67,9 +69,9 @@ async def test_scope_instead_of_actor_is_caught_by_a_non_writer(actorscope_probe
         "probe_bots:scope_not_actor", search_dir=FIXTURES, commands=NOTE
     )
     case = report.case("non-writer member (group)", "/note probe")
-    assert case.status is Status.LEAK
+    assert case.status is ProbeStatus.LEAK
     assert "allowed file_writer as the writer" in case.problems[0]
-    assert report.case("the writer's DM", "/note probe").status is Status.HELD
+    assert report.case("the writer's DM", "/note probe").status is ProbeStatus.HELD
 
 
 async def test_reply_with_another_scopes_content_is_a_leak(actorscope_probe: Prober) -> None:
@@ -78,7 +80,7 @@ async def test_reply_with_another_scopes_content_is_a_leak(actorscope_probe: Pro
         "probe_bots:leaks_other_scope", search_dir=FIXTURES, commands=NOTE
     )
     case = report.case("non-writer member (group)", "/note probe")
-    assert case.status is Status.LEAK
+    assert case.status is ProbeStatus.LEAK
     assert any("carries content of chat" in p for p in case.problems)
 
 
@@ -88,9 +90,9 @@ async def test_hanging_handler_is_reported_not_waited_on(actorscope_probe: Probe
         "probe_bots:hangs", search_dir=FIXTURES, commands=NOTE, deadline=0.5
     )
     first = report.case("non-writer member (group)", "/note probe")
-    assert first.status is Status.HUNG
+    assert first.status is ProbeStatus.HUNG
     assert "the handler hangs" in first.problems[0]
-    assert {c.status for c in report.cases[1:]} == {Status.SKIPPED}
+    assert {c.status for c in report.cases[1:]} == {ProbeStatus.SKIPPED}
     assert report.leaks == []
     assert len(report.failures) == len(report.cases)
     assert report.summary().startswith("0 leak(s), 1 hung, 0 error(s),")
@@ -208,10 +210,11 @@ async def test_cron_job_added_for_a_non_writer_is_a_leak(actorscope_probe: Probe
         "probe_bots:schedules_unchecked", search_dir=FIXTURES, commands=["/remind stand-up"]
     )
     case = report.case("non-writer member (group)", "/remind stand-up")
-    assert case.status is Status.LEAK
+    assert case.status is ProbeStatus.LEAK
     assert any(p.startswith("cron_jobs row changed") for p in case.problems)
     assert (
-        report.case("anonymous admin (group)", "/remind stand-up").status is Status.NOT_APPLICABLE
+        report.case("anonymous admin (group)", "/remind stand-up").status
+        is ProbeStatus.NOT_APPLICABLE
     )
 
 
@@ -226,7 +229,9 @@ async def test_discord_phase_probes_clean_and_catches_a_discord_only_mistake(
     assert clean.failures == []
     held = clean.case("discord: non-writer member (ideas)", "/note probe")
     assert [d["reason"] for d in held.decisions] == ["no_grant"]
-    assert clean.case("discord: webhook (general)", "/note probe").status is Status.NOT_APPLICABLE
+    assert (
+        clean.case("discord: webhook (general)", "/note probe").status is ProbeStatus.NOT_APPLICABLE
+    )
     broken = await actorscope_probe(
         "probe_bots:trusts_discord", search_dir=FIXTURES, commands=NOTE, discord=discord
     )
@@ -252,7 +257,7 @@ async def test_ptb_bot_without_check_is_caught_on_its_registered_command(
     report = await actorscope_probe(application="probe_ptb_bots:no_check", search_dir=FIXTURES)
     assert "/note" in report.commands
     case = report.case("non-writer member (group)", "/note")
-    assert case.status is Status.LEAK
+    assert case.status is ProbeStatus.LEAK
     assert any("notes.md changed" in p for p in case.problems)
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from actorscope.cli import main
 from actorscope.errors import ConfigError
-from actorscope.testing import Prober, Status
+from actorscope.testing import Prober, ProbeStatus
 from actorscope.testing._probe_aiogram import AIOGRAM
 from actorscope.testing._probe_dpy import is_bot_factory
 
@@ -31,11 +31,11 @@ async def test_the_aiogram_notes_bot_probes_clean(actorscope_probe: Prober) -> N
     assert report.writer_only == ["/note"]
     assert report.commands == ["/addwriter", "/removewriter", "/writers", "/note"]
     held = report.case("non-writer member (group)", "/note")
-    assert held.status is Status.HELD
+    assert held.status is ProbeStatus.HELD
     assert held.refused
     assert [d["reason"] for d in held.decisions] == ["no_grant"]
     anonymous = report.case("anonymous admin (group)", "/note")
-    assert anonymous.status is Status.HELD
+    assert anonymous.status is ProbeStatus.HELD
     assert [d["reason"] for d in anonymous.decisions] == ["empty_sender"]
 
 
@@ -48,7 +48,7 @@ async def test_an_ungated_copy_leaks(actorscope_probe: Prober) -> None:
     leaking = {case.event for case in report.leaks if case.command == "/note"}
     assert leaking >= PERSONS
     case = report.case("non-writer member (group)", "/note")
-    assert case.status is Status.LEAK
+    assert case.status is ProbeStatus.LEAK
     assert any("notes.md changed" in problem for problem in case.problems)
 
 

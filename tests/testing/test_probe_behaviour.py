@@ -24,7 +24,7 @@ from actorscope.errors import ConfigError
 from actorscope.testing import (
     Prober,
     ProbeReachError,
-    Status,
+    ProbeStatus,
     load_scenario,
     run_scenario,
     write_repros,
@@ -106,7 +106,7 @@ async def test_installed_but_ungated_dict_note_is_caught(actorscope_probe: Probe
         application="probe_ptb_bots:installed_ungated", search_dir=FIXTURES, writer_only=["/note"]
     )
     case = report.case("non-writer member (group)", "/note")
-    assert case.status is Status.LEAK
+    assert case.status is ProbeStatus.LEAK
     assert "did for this sender what it does for the writer" in case.problems[0]
     assert case.behaviour_only
     assert not report.passed
@@ -121,7 +121,7 @@ async def test_gated_dict_note_probes_clean(actorscope_probe: Prober) -> None:
     assert report.passed
     assert report.writer_only == ["/note"]
     held = report.case("non-writer member (group)", "/note")
-    assert held.status is Status.HELD
+    assert held.status is ProbeStatus.HELD
     assert held.refused
     assert [d["reason"] for d in held.decisions] == ["no_grant"]
 
@@ -226,12 +226,12 @@ async def test_plain_dpy_bots_show_who_can_use_each_command(actorscope_probe: Pr
     for bot in ("probe_dpy_bots:PlainNotes", "probe_dpy_bots:plain_bot"):
         before = await actorscope_probe(bot=bot, search_dir=FIXTURES, events=events)
         assert "!note" in before.open_to_everyone
-        assert before.case("non-writer member (general)", "!note").status is Status.OPEN
+        assert before.case("non-writer member (general)", "!note").status is ProbeStatus.OPEN
         assert "/writers" not in before.commands
     declared = await actorscope_probe(
         bot="probe_dpy_bots:PlainNotes", search_dir=FIXTURES, events=events, writer_only=["!note"]
     )
-    assert declared.case("non-writer member (general)", "!note").status is Status.LEAK
+    assert declared.case("non-writer member (general)", "!note").status is ProbeStatus.LEAK
     with pytest.raises(ConfigError, match="closed already"):
         await actorscope_probe(bot="probe_dpy_bots:plain_bot", search_dir=FIXTURES)
     ungated = await actorscope_probe(
@@ -240,7 +240,7 @@ async def test_plain_dpy_bots_show_who_can_use_each_command(actorscope_probe: Pr
         events=events,
         writer_only=["!note"],
     )
-    assert ungated.case("non-writer member (general)", "!note").status is Status.LEAK
+    assert ungated.case("non-writer member (general)", "!note").status is ProbeStatus.LEAK
     assert "!writers" in ungated.commands
 
 
@@ -251,7 +251,7 @@ async def test_handler_with_no_declared_commands_tries_its_sources_commands(
     where the scope-for-actor mistake leaks."""
     report = await actorscope_probe("probe_bots:scope_not_actor", search_dir=FIXTURES)
     assert "/note" in report.commands
-    assert report.case("non-writer member (group)", "/note").status is Status.LEAK
+    assert report.case("non-writer member (group)", "/note").status is ProbeStatus.LEAK
     assert any("knows no command of handler" in note for note in report.notes)
 
 
@@ -340,7 +340,7 @@ async def test_behaviour_leak_reproduction_fails_while_the_leak_is_there(
         writer_only=["/note"],
         events=[event],
     )
-    assert report.case(event, command).status is Status.LEAK
+    assert report.case(event, command).status is ProbeStatus.LEAK
     written = write_repros(
         report, tmp_path / "repro", handler=handler, application=application, search_dir=FIXTURES
     )

@@ -15,7 +15,7 @@ import pytest
 from actorscope.cli import main
 from actorscope.cli._probe import _close as close_probe_loop
 from actorscope.errors import ConfigError
-from actorscope.testing import Prober, Status, write_repros
+from actorscope.testing import Prober, ProbeStatus, write_repros
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
@@ -98,9 +98,9 @@ async def test_dpy_bot_checking_the_scope_is_caught_by_a_non_writer(
     )
     assert report.events == events
     case = report.case("non-writer member (general)", "!note")
-    assert case.status is Status.LEAK
+    assert case.status is ProbeStatus.LEAK
     assert any("notes.md changed" in problem for problem in case.problems)
-    assert report.case("edited message (general)", "!note").status is Status.HELD
+    assert report.case("edited message (general)", "!note").status is ProbeStatus.HELD
 
 
 async def test_commands_after_a_mention_of_the_bot_are_probed(actorscope_probe: Prober) -> None:
@@ -110,7 +110,7 @@ async def test_commands_after_a_mention_of_the_bot_are_probed(actorscope_probe: 
         bot="probe_dpy_bots:MentionedScopeNotActor", search_dir=FIXTURES, events=[event]
     )
     [note] = [c for c in report.commands if c.startswith("<@") and c.endswith("> note")]
-    assert report.case(event, note).status is Status.LEAK
+    assert report.case(event, note).status is ProbeStatus.LEAK
 
 
 async def test_dpy_bot_factory_function_and_what_is_refused(actorscope_probe: Prober) -> None:
@@ -121,11 +121,11 @@ async def test_dpy_bot_factory_function_and_what_is_refused(actorscope_probe: Pr
         search_dir=FIXTURES,
         events=["edited message (ideas)"],
     )
-    assert found.case("edited message (ideas)", "!note").status is Status.LEAK
+    assert found.case("edited message (ideas)", "!note").status is ProbeStatus.LEAK
     built = await actorscope_probe(
         bot="probe_dpy_bots:ALREADY_BUILT", search_dir=FIXTURES, events=["edited message (ideas)"]
     )
-    assert built.case("edited message (ideas)", "!note").status is Status.LEAK  # adopted
+    assert built.case("edited message (ideas)", "!note").status is ProbeStatus.LEAK  # adopted
     with pytest.raises(ConfigError, match=r"did not return a discord\.py Client"):
         await actorscope_probe(bot=lambda **_: "not a bot")
     with pytest.raises(ConfigError, match=r"did not start: FileNotFoundError: settings\.json"):
@@ -144,9 +144,9 @@ async def test_hanging_dpy_command_is_reported_at_its_deadline(actorscope_probe:
         events=["non-writer member (general)"],
     )
     first = report.case("non-writer member (general)", "!note x")
-    assert first.status is Status.HUNG
+    assert first.status is ProbeStatus.HUNG
     assert "the handler hangs" in first.problems[0]
-    assert {c.status for c in report.cases[1:]} == {Status.SKIPPED}
+    assert {c.status for c in report.cases[1:]} == {ProbeStatus.SKIPPED}
 
 
 async def test_ptb_reproduction_is_a_test_that_fails_on_the_broken_bot(
@@ -157,7 +157,7 @@ async def test_ptb_reproduction_is_a_test_that_fails_on_the_broken_bot(
     report = await actorscope_probe(
         application="probe_ptb_bots:no_check", search_dir=FIXTURES, events=[event]
     )
-    assert report.case(event, "/note").status is Status.LEAK
+    assert report.case(event, "/note").status is ProbeStatus.LEAK
     [written] = write_repros(
         report, tmp_path / "repro", application="probe_ptb_bots:no_check", search_dir=FIXTURES
     )

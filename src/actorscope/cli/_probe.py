@@ -115,7 +115,7 @@ def probe_command(
     require_testing_extra("probe")
     # Imported here: the kit loads the platform libraries, which `--help` must not.
     from actorscope.bots import load_bot_config
-    from actorscope.testing import Status, probe, write_repros
+    from actorscope.testing import ProbeStatus, probe, write_repros
 
     spec = str(config)
     # No such file but a colon: module:attribute (load_object names what is wrong with it).
@@ -151,7 +151,7 @@ def probe_command(
     except BaseException:
         _close(loop)  # e.g. a ConfigError about the bot: the loop must not outlive it
         raise
-    hung = any(case.status is Status.HUNG for case in report.cases)
+    hung = any(case.status is ProbeStatus.HUNG for case in report.cases)
     if not hung:
         _close(loop)
     if out is not None and bot is not None:

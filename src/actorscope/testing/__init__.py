@@ -37,7 +37,7 @@ from actorscope.testing._probe import (
     Prober,
     ProbeReachError,
     ProbeReport,
-    Status,
+    ProbeStatus,
     write_repros,
 )
 from actorscope.testing._probe_dpy import is_bot_factory
@@ -72,11 +72,11 @@ __all__ = [
     "ProbeCase",
     "ProbeReachError",
     "ProbeReport",
+    "ProbeStatus",
     "Prober",
     "RecordedCall",
     "ScenarioFailure",
     "Simulator",
-    "Status",
     "StepOutcome",
     "TelegramSim",
     "Turn",

@@ -109,8 +109,8 @@ __all__ = [
     "ProbeEvent",
     "ProbeReachError",
     "ProbeReport",
+    "ProbeStatus",
     "Prober",
-    "Status",
     "write_repros",
 ]
 
@@ -143,7 +143,7 @@ _BOT_ID = 7171
 _TELEGRAM_FRAMEWORKS: tuple[TelegramFramework, ...] = (AIOGRAM, PTB)
 
 
-class Status(StrEnum):
+class ProbeStatus(StrEnum):
     """What one event x command came to."""
 
     HELD = "held"
@@ -162,7 +162,7 @@ SimT = TypeVar("SimT")
 #: ``agent``, ``workspace``, ``owners``, ``config``, ``signer``), it returns the built
 #: application.
 AppFactory = Callable[..., Any]
-_FAILED = frozenset({Status.LEAK, Status.HUNG, Status.ERROR, Status.SKIPPED})
+_FAILED = frozenset({ProbeStatus.LEAK, ProbeStatus.HUNG, ProbeStatus.ERROR, ProbeStatus.SKIPPED})
 
 
 @dataclass
@@ -172,7 +172,7 @@ class ProbeCase:
 
     event: str
     command: str
-    status: Status = Status.HELD
+    status: ProbeStatus = ProbeStatus.HELD
     problems: list[str] = field(default_factory=list)
     decisions: list[dict[str, str]] = field(default_factory=list)
     audit: list[dict[str, Any]] = field(default_factory=list)
@@ -222,7 +222,7 @@ class ProbeReport:
     @property
     def leaks(self) -> list[ProbeCase]:
         """The cases that leaked."""
-        return [c for c in self.cases if c.status is Status.LEAK]
+        return [c for c in self.cases if c.status is ProbeStatus.LEAK]
 
     @property
     def failures(self) -> list[ProbeCase]:
@@ -251,10 +251,10 @@ class ProbeReport:
 
     def summary(self) -> str:
         """``2 leak(s), 1 hung, 0 error(s), 0 skipped in 164 cases``."""
-        count = {status: sum(c.status is status for c in self.cases) for status in Status}
+        count = {status: sum(c.status is status for c in self.cases) for status in ProbeStatus}
         return (
-            f"{count[Status.LEAK]} leak(s), {count[Status.HUNG]} hung, "
-            f"{count[Status.ERROR]} error(s), {count[Status.SKIPPED]} skipped "
+            f"{count[ProbeStatus.LEAK]} leak(s), {count[ProbeStatus.HUNG]} hung, "
+            f"{count[ProbeStatus.ERROR]} error(s), {count[ProbeStatus.SKIPPED]} skipped "
             f"in {len(self.cases)} cases"
         )
 
@@ -882,11 +882,11 @@ async def _run_case(
         _compare(world, case, base, behaviour, problems)
     case.problems = problems
     if problems:
-        case.status = Status.LEAK
+        case.status = ProbeStatus.LEAK
     elif case.as_writer:
-        case.status = Status.OPEN
+        case.status = ProbeStatus.OPEN
     elif events[-1].ignored is not None and not case.decisions:
-        case.status = Status.NOT_APPLICABLE
+        case.status = ProbeStatus.NOT_APPLICABLE
 
 
 def _cross_scope(events: Sequence[Event], planted: dict[str, str]) -> list[str]:
@@ -912,8 +912,8 @@ async def _bounded(
     cases: Sequence[ProbeCase],
 ) -> None:
     """Run ``case`` within ``deadline``; after any case hung, the rest are skipped."""
-    if any(c.status is Status.HUNG for c in cases):
-        case.status = Status.SKIPPED
+    if any(c.status is ProbeStatus.HUNG for c in cases):
+        case.status = ProbeStatus.SKIPPED
         case.problems.append("not run: an earlier case hung")
         return
     event, where = how
@@ -922,14 +922,14 @@ async def _bounded(
     if not done:
         task.cancel()
         await asyncio.wait({task}, timeout=_CANCEL_WAIT)
-        case.status = Status.HUNG
+        case.status = ProbeStatus.HUNG
         case.problems.append(f"no answer within {deadline:g} s: the handler hangs")
         return
     error = task.exception()
     if isinstance(error, ProbeReachError):
         raise error
     if error is not None:
-        case.status = Status.ERROR
+        case.status = ProbeStatus.ERROR
         case.problems.append(f"the handler failed: {type(error).__name__}: {error}")
 
 
@@ -957,7 +957,7 @@ async def play(
                 case = ProbeCase(label, command, person=event.person)
                 report.cases.append(case)
                 if event.handler_only and not world.handler:
-                    case.status = Status.NOT_APPLICABLE
+                    case.status = ProbeStatus.NOT_APPLICABLE
                     continue
                 await _bounded(world, audit, case, (event, where), deadline, report.cases)
 
@@ -1543,7 +1543,7 @@ Run it with pytest: the actorscope testing kit gives the actorscope_probe fixtur
 
 from pathlib import Path
 
-from actorscope.testing import Prober, Status
+from actorscope.testing import Prober, ProbeStatus
 
 # {title}
 # {problems}
@@ -1559,7 +1559,7 @@ async def test_probe_leak_{index:03d}(actorscope_probe: Prober) -> None:
         events=[{event!r}],
     )
     case = report.case({event!r}, {command!r})
-    assert case.status not in (Status.LEAK, Status.HUNG), "; ".join(case.problems)
+    assert case.status not in (ProbeStatus.LEAK, ProbeStatus.HUNG), "; ".join(case.problems)
 '''
 
 
@@ -1596,7 +1596,7 @@ def write_repros(
     [(kind, spec)] = given
     out.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
-    reproducible = [c for c in report.cases if c.status in (Status.LEAK, Status.HUNG)]
+    reproducible = [c for c in report.cases if c.status in (ProbeStatus.LEAK, ProbeStatus.HUNG)]
     for index, case in enumerate(reproducible, 1):
         if handler is not None and not case.behaviour_only:
             path = out / f"probe-leak-{index:03d}.scenario.yaml"
