@@ -34,8 +34,8 @@ from actorscope.sandbox import (
     DiscordEmulator,
     DiscordGuild,
     DiscordMessage,
+    DiscordPermission,
     Interaction,
-    Permission,
     World,
 )
 from actorscope.sandbox._bootstrap import sitecustomize
@@ -43,10 +43,10 @@ from actorscope.sandbox._bootstrap import sitecustomize
 JSON = dict[str, Any]
 #: What the bot may do in the test guild, through its role.
 BOT_PERMISSIONS = (
-    Permission.MANAGE_CHANNELS
-    | Permission.MANAGE_ROLES
-    | Permission.MANAGE_MESSAGES
-    | Permission.MODERATE_MEMBERS
+    DiscordPermission.MANAGE_CHANNELS
+    | DiscordPermission.MANAGE_ROLES
+    | DiscordPermission.MANAGE_MESSAGES
+    | DiscordPermission.MODERATE_MEMBERS
 )
 
 
@@ -304,7 +304,7 @@ async def test_secret_makes_a_hidden_channel(tmp_path: Path) -> None:
         )
         assert plans.topic is not None
         assert plans.topic.startswith("Top secret text channel.")
-        view = int(Permission.VIEW_CHANNEL)
+        view = int(DiscordPermission.VIEW_CHANNEL)
         assert plans.overwrites[guild.id] == (0, view)  # @everyone cannot see it
         assert plans.overwrites[mods.id] == (view, 0)
         assert plans.overwrites[bob.id] == (view, 0)

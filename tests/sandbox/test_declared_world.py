@@ -16,7 +16,12 @@ from actorscope.channels._config import ChannelConfig
 from actorscope.channels.discord._runner import DiscordRunner, silence_voice_warnings
 from actorscope.errors import ConfigError
 from actorscope.host import MessageBus
-from actorscope.sandbox import DiscordEmulator, Permission, declared_world, discord_pointed_at
+from actorscope.sandbox import (
+    DiscordEmulator,
+    DiscordPermission,
+    declared_world,
+    discord_pointed_at,
+)
 from actorscope.store import Database
 
 SCENARIO = Path(__file__).resolve().parents[2] / "examples/scenarios/discord_identity.scenario.yaml"
@@ -43,8 +48,8 @@ def test_roles_members_threads_and_webhooks_are_declared() -> None:
     dave, bot = world.user("dave"), world.user("deploy-bot")
     assert dave.id == 9002
     assert bot.bot
-    assert lab.base_permissions(dave.id) & Permission.MANAGE_GUILD
-    assert not lab.base_permissions(bot.id) & Permission.MANAGE_GUILD
+    assert lab.base_permissions(dave.id) & DiscordPermission.MANAGE_GUILD
+    assert not lab.base_permissions(bot.id) & DiscordPermission.MANAGE_GUILD
     assert {world.bot.id, dave.id, bot.id, world.user("alice").id} == set(lab.members)
     assert world.channel("design").parent_id == world.channel("general").id
     assert world.webhook("ci").channel_id == world.channel("general").id

@@ -11,7 +11,7 @@ import aiohttp
 import pytest
 from tests.sandbox.conftest import BOUND
 
-from actorscope.sandbox import DiscordEmulator, HttpCall, Permission, RateLimit
+from actorscope.sandbox import DiscordEmulator, DiscordPermission, HttpCall, RateLimit
 
 
 class Api:
@@ -61,7 +61,7 @@ async def test_unknown_channel_is_404(api: Api) -> None:
 async def test_missing_permissions_is_403(emu: DiscordEmulator, api: Api) -> None:
     """Where @everyone may not send, the bot's post is 403 Missing Permissions (50013)."""
     random = emu.world.channel("random")
-    random.overwrites[emu.world.guild().id] = (0, int(Permission.SEND_MESSAGES))
+    random.overwrites[emu.world.guild().id] = (0, int(DiscordPermission.SEND_MESSAGES))
     status, data, _ = await api.call("POST", f"/channels/{random.id}/messages", {"content": "x"})
     assert status == 403
     assert data == {"message": "Missing Permissions", "code": 50013}

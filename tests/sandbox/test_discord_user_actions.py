@@ -15,7 +15,7 @@ from discord import app_commands
 from tests.sandbox.conftest import BOUND, Connect
 
 from actorscope.errors import ConfigError
-from actorscope.sandbox import DiscordChannelType, DiscordEmulator, Permission
+from actorscope.sandbox import DiscordChannelType, DiscordEmulator, DiscordPermission
 
 JSON = dict[str, Any]
 
@@ -106,12 +106,12 @@ async def test_a_new_reaction_needs_add_reactions(emu: DiscordEmulator) -> None:
     """A member without Add Reactions may join an existing reaction but not start one."""
     general = emu.world.channel("general")
     message = await emu.say("bob", general, "react here")
-    general.overwrites[emu.world.guild().id] = (0, int(Permission.ADD_REACTIONS))
+    general.overwrites[emu.world.guild().id] = (0, int(DiscordPermission.ADD_REACTIONS))
     with pytest.raises(ConfigError, match="may not add new reactions here"):
         await emu.react("carol", message, "🎉")
     general.overwrites.clear()
     await emu.react("bob", message, "🎉")
-    general.overwrites[emu.world.guild().id] = (0, int(Permission.ADD_REACTIONS))
+    general.overwrites[emu.world.guild().id] = (0, int(DiscordPermission.ADD_REACTIONS))
     await emu.react("carol", message, "🎉")
     assert message.reactions["🎉"] == {emu.world.user("bob").id, emu.world.user("carol").id}
 
@@ -259,7 +259,7 @@ async def test_creating_a_channel_with_overwrites(emu: DiscordEmulator, connect:
         disco = await ready_guild(client, guild.id)
         with pytest.raises(discord.Forbidden):
             await disco.create_text_channel("nope")
-        bots = emu.world.add_role(guild, "bots", int(Permission.MANAGE_CHANNELS))
+        bots = emu.world.add_role(guild, "bots", int(DiscordPermission.MANAGE_CHANNELS))
         guild.members[emu.world.bot.id].roles.append(bots.id)
         bob = emu.world.user("bob")
         overwrites: Any = {
@@ -272,7 +272,7 @@ async def test_creating_a_channel_with_overwrites(emu: DiscordEmulator, connect:
         created = await client.next("channel")
         assert (made.name, created.id) == ("secret-plans", made.id)
         plans = emu.world.channels[made.id]
-        view = int(Permission.VIEW_CHANNEL)
+        view = int(DiscordPermission.VIEW_CHANNEL)
         assert plans.overwrites == {guild.id: (0, view), bob.id: (view, 0)}
         assert plans.member_overwrites == {bob.id}
         voice = await disco.create_voice_channel("Lounge")
@@ -287,7 +287,7 @@ async def test_a_member_is_timed_out(emu: DiscordEmulator, connect: Connect) -> 
     """PATCH /guilds/{id}/members/{id}: a timeout needs Moderate Members and updates the
     member (GUILD_MEMBER_UPDATE); the owner cannot be timed out."""
     guild = emu.world.guild()
-    moderators = emu.world.add_role(guild, "mods", int(Permission.MODERATE_MEMBERS))
+    moderators = emu.world.add_role(guild, "mods", int(DiscordPermission.MODERATE_MEMBERS))
     guild.members[emu.world.bot.id].roles.append(moderators.id)
     client = Client()
     async with connect(client):

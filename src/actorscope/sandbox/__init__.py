@@ -22,7 +22,7 @@ an ordinary ``discord.Client`` or ``commands.Bot`` connects to it inside
 
 Its world's objects are exported as :class:`DiscordUser`, :class:`DiscordGuild`,
 :class:`DiscordChannel` (text or voice channel, thread or DM; :class:`DiscordChannelType`) and
-:class:`DiscordMessage`.
+:class:`DiscordMessage`; :class:`DiscordPermission` is a role's or overwrite's permission bits.
 
 :func:`declared_world` builds the world from a scenario's ``setup.discord`` (the testing kit's
 vocabulary: users, bots, guilds with channels, threads, roles, members and webhooks).
@@ -60,8 +60,9 @@ from actorscope.sandbox._telegram.console import SandboxConsole, populate_sandbo
 from actorscope.sandbox._world import Channel as DiscordChannel
 from actorscope.sandbox._world import ChannelType as DiscordChannelType
 from actorscope.sandbox._world import Guild as DiscordGuild
-from actorscope.sandbox._world import Interaction, Permission, World, sandbox_world
+from actorscope.sandbox._world import Interaction, World, sandbox_world
 from actorscope.sandbox._world import Message as DiscordMessage
+from actorscope.sandbox._world import Permission as DiscordPermission
 from actorscope.sandbox._world import User as DiscordUser
 
 __all__ = [
@@ -83,6 +84,7 @@ __all__ = [
     "DiscordEmulator",
     "DiscordGuild",
     "DiscordMessage",
+    "DiscordPermission",
     "DiscordUser",
     "EmulatorRequest",
     "ForumTopic",
@@ -90,7 +92,6 @@ __all__ = [
     "Intent",
     "Interaction",
     "MemberStatus",
-    "Permission",
     "RateLimit",
     "RecordedCall",
     "SandboxConsole",
