@@ -6,7 +6,8 @@ import asyncio
 import tempfile
 from pathlib import Path
 
-from actorscope.agents import AgentRegistry, AgentRouter
+from actorscope.agents import AgentRegistry
+from actorscope.agents._router import AgentRouter
 from actorscope.store import Database
 from bench._timing import aper_call, report
 

@@ -111,7 +111,7 @@ DOCUMENTED: dict[str, tuple[str, ...]] = {
         "GrantChangeWatcher",
         "non_person_reason",
     ),
-    "actorscope.agents": ("AgentRegistry", "AgentRouter"),
+    "actorscope.agents": ("AgentRegistry",),
     "actorscope.tools": (
         "resolve_agent_identity",
         "flat_schema",

@@ -7,16 +7,15 @@ import uuid
 
 import pytest
 
-from actorscope.agents import (
-    NIL_UUID,
-    AgentUUID,
+from actorscope.agents import NIL_UUID, AgentUUID, TenantUUID
+from actorscope.agents._events import (
+    NON_UUID_AGENT_ID,
+    NON_UUID_TENANT_ID,
     DomainEvent,
     EventBus,
     EventConsumer,
-    TenantUUID,
     check_event,
 )
-from actorscope.agents._events import NON_UUID_AGENT_ID, NON_UUID_TENANT_ID
 from actorscope.errors import EventRejectedError
 
 

@@ -7,16 +7,8 @@ import uuid
 
 import pytest
 
-from actorscope.agents import (
-    Agent,
-    AgentKey,
-    AgentLogger,
-    AgentUUID,
-    Tenant,
-    TenantUUID,
-    agent_label,
-    agent_logger,
-)
+from actorscope.agents import Agent, AgentKey, AgentUUID, Tenant, TenantUUID, agent_label
+from actorscope.agents._logs import AgentLogger, agent_logger
 from actorscope.errors import IdentityError
 
 

@@ -9,7 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from actorscope.agents import AgentKey, AgentUUID, SystemPromptConfig
+from actorscope.agents import AgentKey, AgentUUID
+from actorscope.agents._prompt import SystemPromptConfig
 from actorscope.errors import IdentityError, InvalidUUIDError
 
 KEYS = st.from_regex(r"[A-Za-z0-9][A-Za-z0-9_-]{0,20}", fullmatch=True)

@@ -6,8 +6,8 @@ import gc
 
 import pytest
 
-from actorscope.agents import AgentRegistry, AgentRouter
-from actorscope.agents._router import cache_key
+from actorscope.agents import AgentRegistry
+from actorscope.agents._router import AgentRouter, cache_key
 from actorscope.errors import AgentNotFoundError, IdentityError
 from actorscope.store import Database
 

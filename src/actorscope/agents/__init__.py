@@ -1,17 +1,8 @@
 """Agent and tenant identity: UUIDs for the system, keys for people."""
 
-from actorscope.agents._events import (
-    DomainEvent,
-    EventBus,
-    EventConsumer,
-    EventHandler,
-    check_event,
-)
-from actorscope.agents._logs import AgentLogger, agent_label, agent_logger
+from actorscope.agents._logs import agent_label
 from actorscope.agents._models import Agent, AgentListener, Tenant
-from actorscope.agents._prompt import SystemPromptConfig
 from actorscope.agents._registry import AgentRegistry
-from actorscope.agents._router import AgentRouter
 from actorscope.agents._types import (
     NIL_UUID,
     AgentKey,
@@ -30,20 +21,11 @@ __all__ = [
     "Agent",
     "AgentKey",
     "AgentListener",
-    "AgentLogger",
     "AgentRegistry",
-    "AgentRouter",
     "AgentUUID",
-    "DomainEvent",
-    "EventBus",
-    "EventConsumer",
-    "EventHandler",
-    "SystemPromptConfig",
     "Tenant",
     "TenantUUID",
     "agent_label",
-    "agent_logger",
-    "check_event",
     "is_uuid",
     "looks_like_uuid",
     "parse_agent_key",
