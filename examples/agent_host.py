@@ -23,11 +23,10 @@ from actorscope.channels.telegram import normalize_update
 from actorscope.context import sender_id_from_context, user_id_from_context
 from actorscope.host import Host, MessageBus, OutboundSender, Reply
 from actorscope.identity import PeerKind, SenderKind
-from actorscope.messages import InboundMessage, OutboundMessage, RunRequest
+from actorscope.messages import META_ORIGIN_VIA, InboundMessage, OutboundMessage, RunRequest
 from actorscope.permissions import GrantStore, PermissionPolicy
 from actorscope.propagation import (
     META_ORIGIN_SENDER_ID,
-    META_ORIGIN_VIA,
     OriginSigner,
     announce_subagent_result,
     spawn_subagent,

@@ -31,7 +31,7 @@ from actorscope.cli import app, main
 from actorscope.http import create_app
 from actorscope.permissions import Reason
 from actorscope.store import Database
-from actorscope.testing import load_scenario
+from actorscope.testing.scenario import load_scenario
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"

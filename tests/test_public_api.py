@@ -153,12 +153,11 @@ DOCUMENTED: dict[str, tuple[str, ...]] = {
         "DiscordSim",
         "Grants",
         "Turn",
-        "load_scenario",
-        "run_scenario",
         "probe",
         "Prober",
         "ProbeStatus",
     ),
+    "actorscope.testing.scenario": ("load_scenario", "run_scenario", "LoadedScenario"),
     "actorscope.testing.plugin": (
         "actorscope_db",
         "actorscope_grants",

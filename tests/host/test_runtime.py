@@ -14,16 +14,7 @@ import pytest
 from actorscope.agents import AgentRegistry
 from actorscope.context import bind_identity, current_identity, sender_id_from_context
 from actorscope.errors import ConfigError, ReplyError
-from actorscope.host import (
-    Host,
-    MemorySender,
-    MessageBus,
-    OutboundSender,
-    Reply,
-    RunStep,
-    reply_to,
-    role_for,
-)
+from actorscope.host import Host, MemorySender, MessageBus, OutboundSender, Reply, RunStep, role_for
 from actorscope.identity import Identity, PeerKind
 from actorscope.messages import (
     Button,
@@ -32,6 +23,7 @@ from actorscope.messages import (
     ReplyFormat,
     RichReply,
     RunRequest,
+    reply_to,
 )
 from actorscope.permissions import GrantStore, PermissionPolicy, Reason
 from actorscope.propagation import (

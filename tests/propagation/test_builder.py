@@ -10,14 +10,13 @@ from pydantic import ValidationError
 
 from actorscope.errors import IdentityError
 from actorscope.identity import PeerKind, SenderKind
-from actorscope.messages import InboundMessage, RunRequest
+from actorscope.messages import META_ORIGIN_VIA, InboundMessage, RunRequest
 from actorscope.propagation import (
     META_ORIGIN_AGENT_ID,
     META_ORIGIN_ROLE,
     META_ORIGIN_SENDER_ID,
     META_ORIGIN_SIGNATURE,
     META_ORIGIN_TRACE_ID,
-    META_ORIGIN_VIA,
     MIN_KEY_BYTES,
     Origin,
     OriginSigner,

@@ -18,15 +18,8 @@ from actorscope.errors import ConfigError, ScenarioError
 from actorscope.identity import Identity
 from actorscope.messages import RunRequest
 from actorscope.permissions import Decision, PermissionPolicy, Reason
-from actorscope.testing import (
-    AgentEnv,
-    Binder,
-    DiscordSim,
-    Grants,
-    TelegramSim,
-    load_scenario,
-    run_scenario,
-)
+from actorscope.testing import AgentEnv, Binder, DiscordSim, Grants, TelegramSim
+from actorscope.testing.scenario import load_scenario, run_scenario
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 NOTES_BOT = "telegram_bot:handle"

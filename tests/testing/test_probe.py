@@ -14,8 +14,8 @@ import pytest
 from actorscope.channels import ChannelConfig
 from actorscope.cli import main
 from actorscope.errors import ConfigError, ScenarioError
-from actorscope.testing import Prober, ProbeReachError, ProbeStatus, load_scenario, run_scenario
-from actorscope.testing.scenario import ScenarioFailure
+from actorscope.testing import Prober, ProbeReachError, ProbeStatus
+from actorscope.testing.scenario import ScenarioFailure, load_scenario, run_scenario
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"

@@ -21,15 +21,8 @@ import pytest
 
 from actorscope.cli import main
 from actorscope.errors import ConfigError
-from actorscope.testing import (
-    Prober,
-    ProbeReachError,
-    ProbeStatus,
-    load_scenario,
-    run_scenario,
-    write_repros,
-)
-from actorscope.testing.scenario import ScenarioFailure
+from actorscope.testing import Prober, ProbeReachError, ProbeStatus, write_repros
+from actorscope.testing.scenario import ScenarioFailure, load_scenario, run_scenario
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures"

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from actorscope.errors import ScenarioError
-from actorscope.propagation import META_ORIGIN_VIA
+from actorscope.messages import META_ORIGIN_VIA
 from actorscope.testing import TelegramSim
 from actorscope.testing.scenario import parse_scenario, run_scenario
 from actorscope.testing.scenario._model import CHAIN_KINDS

@@ -27,7 +27,6 @@ from actorscope.channels._base import (
     Ingress,
     Outcome,
     ScopeMigration,
-    reply_to,
 )
 from actorscope.channels._config import ChannelConfig, GroupOverride, Policy
 from actorscope.channels._dedup import DedupCache
@@ -69,6 +68,5 @@ __all__ = [
     "move_grants",
     "platform",
     "platforms",
-    "reply_to",
     "writer_command_named",
 ]

@@ -5,7 +5,7 @@ consumes it.
 """
 
 from actorscope.host._bus import MessageBus
-from actorscope.host._runtime import Handler, Host, Prepared, Reply, RunStep, reply_to, role_for
+from actorscope.host._runtime import Handler, Host, Prepared, Reply, RunStep, role_for
 from actorscope.host._sender import MemorySender, OutboundSender
 
 __all__ = [
@@ -17,6 +17,5 @@ __all__ = [
     "Prepared",
     "Reply",
     "RunStep",
-    "reply_to",
     "role_for",
 ]

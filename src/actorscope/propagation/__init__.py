@@ -19,7 +19,6 @@ from actorscope.propagation._keys import (
     META_ORIGIN_TENANT_ID,
     META_ORIGIN_TRACE_ID,
     META_ORIGIN_USER_ID,
-    META_ORIGIN_VIA,
     ORIGIN_KEYS,
 )
 from actorscope.propagation._origin import DEFAULT_KEY_ENV, MIN_KEY_BYTES, Origin, OriginSigner
@@ -54,7 +53,6 @@ __all__ = [
     "META_ORIGIN_TENANT_ID",
     "META_ORIGIN_TRACE_ID",
     "META_ORIGIN_USER_ID",
-    "META_ORIGIN_VIA",
     "MIN_KEY_BYTES",
     "ORIGIN_KEYS",
     "DelegateTask",

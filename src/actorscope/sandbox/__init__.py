@@ -41,7 +41,6 @@ from actorscope.sandbox._rest import HttpCall, RateLimit
 from actorscope.sandbox._telegram import (
     ANONYMOUS_ADMIN_ID,
     CHANNEL_BOT_ID,
-    GENERAL_TOPIC_ID,
     SERVICE_USER_ID,
     ApiResponse,
     BotApiEmulator,
@@ -68,7 +67,6 @@ from actorscope.sandbox._world import User as DiscordUser
 __all__ = [
     "ANONYMOUS_ADMIN_ID",
     "CHANNEL_BOT_ID",
-    "GENERAL_TOPIC_ID",
     "SERVICE_USER_ID",
     "ApiResponse",
     "BotApiEmulator",

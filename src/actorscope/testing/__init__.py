@@ -13,15 +13,6 @@ the bot's commands and reports every permission leak. The pytest plugin
 
 from __future__ import annotations
 
-from actorscope.sandbox import (
-    ApiResponse,
-    BotApiEmulator,
-    BotApiServer,
-    EmulatorRequest,
-    HttpCall,
-    RecordedCall,
-    make_token,
-)
 from actorscope.testing._discord_sim import DiscordSim
 from actorscope.testing._expect import (
     ExpectationError,
@@ -43,30 +34,17 @@ from actorscope.testing._probe import (
 from actorscope.testing._probe_dpy import is_bot_factory
 from actorscope.testing._probe_run import probe
 from actorscope.testing._telegram_sim import TelegramSim
-from actorscope.testing.scenario import (
-    LoadedScenario,
-    ScenarioFailure,
-    StepOutcome,
-    load_scenario,
-    run_scenario,
-)
 
 __all__ = [
     "AgentEnv",
-    "ApiResponse",
     "Binder",
-    "BotApiEmulator",
-    "BotApiServer",
     "BotHandler",
     "DiscordSim",
-    "EmulatorRequest",
     "Event",
     "ExpectationError",
     "Expectations",
     "Expected",
     "Grants",
-    "HttpCall",
-    "LoadedScenario",
     "Observation",
     "ObservationKind",
     "ProbeCase",
@@ -74,17 +52,11 @@ __all__ = [
     "ProbeReport",
     "ProbeStatus",
     "Prober",
-    "RecordedCall",
-    "ScenarioFailure",
     "Simulator",
-    "StepOutcome",
     "TelegramSim",
     "Turn",
     "is_bot_factory",
-    "load_scenario",
-    "make_token",
     "open_env",
     "probe",
-    "run_scenario",
     "write_repros",
 ]

@@ -3,7 +3,6 @@
 The MCP server is ``actorscope.tools.mcp_server`` (extra ``mcp``), imported only where it serves.
 """
 
-from actorscope.errors import IdentityValidationError
 from actorscope.tools._builtin import BUILTIN_TOOL_NAMES, builtin_tools
 from actorscope.tools._catalog import ToolDefinition, tools_from_json
 from actorscope.tools._cron import CronJob, CronStore
@@ -30,7 +29,6 @@ __all__ = [
     "CronStore",
     "DatabaseMemory",
     "FileMissingError",
-    "IdentityValidationError",
     "MemoryEntry",
     "MemoryKey",
     "Target",
