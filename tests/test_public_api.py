@@ -55,7 +55,7 @@ CONTRACT_MODULES = (
 )
 # docs/design.md, "Public names": where each documented name is imported from.
 DOCUMENTED: dict[str, tuple[str, ...]] = {
-    "actorscope": ("Database", "Identity", "bind_identity", "sender_id_from_context"),
+    "actorscope": ("__version__",),
     "actorscope.identity": (
         "Identity",
         "PeerKind",
