@@ -313,3 +313,15 @@ def test_api_reference_renders_only_public_paths() -> None:
     paths = re.findall(r"^::: (\S+)$", (DOCS / "reference" / "api.md").read_text(), re.MULTILINE)
     assert paths, "docs/reference/api.md renders nothing"
     assert sorted(set(paths) - set(PUBLIC)) == []
+
+
+def test_no_reference_page_renders_a_private_module() -> None:
+    """No ``:::`` path of any page under docs/reference is private (``channels._config``)."""
+    pages = sorted((DOCS / "reference").glob("*.md"))
+    paths = [
+        f"{page.name}: {path}"
+        for page in pages
+        for path in re.findall(r"^::: (\S+)$", page.read_text(), re.MULTILINE)
+    ]
+    assert paths, "docs/reference renders nothing"
+    assert [path for path in paths if _is_private_path(path.split(": ")[1])] == []

@@ -14,13 +14,13 @@
     [telegram]                        # any ChannelConfig field, plus enabled
     token_env = "TELEGRAM_BOT_TOKEN"
     group_policy = "open"
-    mode = "polling"                  # or "webhook": see actorscope.channels.telegram._webhook
+    mode = "polling"                  # or "webhook": docs/reference/config.md, "Webhook mode"
     base_url = "http://127.0.0.1:8081/bot"  # optional: a local Bot API server
 
     [discord]
     token_env = "DISCORD_BOT_TOKEN"
     enabled = true
-    shard_count = 2                   # optional: see actorscope.channels.discord._shards
+    shard_count = 2                   # optional: docs/reference/config.md, "Sharding"
     shard_ids = [0]
     api_url = "http://127.0.0.1:8082/api/v10"  # optional, with gateway_url: a Discord proxy
     gateway_url = "ws://127.0.0.1:8082/gateway"
@@ -227,7 +227,7 @@ class TelegramSection(_PlatformSection):
     """``[telegram]``: the :class:`ChannelConfig` keys, ``enabled``, and webhook mode.
 
     ``mode = "webhook"`` needs ``webhook_url``, ``secret_token_env`` and ``port`` (see
-    :mod:`actorscope.channels.telegram._webhook`); in polling mode those keys are errors.
+    "Webhook mode" below); in polling mode those keys are errors.
     ``base_url`` points the bot at another Bot API server (a local one:
     ``http://127.0.0.1:8081/bot``; plain ``http`` only on this host).
     """
@@ -282,7 +282,7 @@ class DiscordSection(_PlatformSection):
     """``[discord]``: the :class:`ChannelConfig` keys, ``enabled``, and sharding.
 
     ``shard_count`` (with ``shard_ids``, the ones this worker runs) selects
-    ``discord.AutoShardedClient``; see :mod:`actorscope.channels.discord._shards`.
+    ``discord.AutoShardedClient`` (see "Sharding" below).
     ``api_url`` and ``gateway_url`` (both or neither) send REST calls and the gateway session
     to a proxy instead of discord.com (plain ``http``/``ws`` only on this host).
     """

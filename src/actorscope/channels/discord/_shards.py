@@ -1,14 +1,6 @@
 """Discord sharding: which gateway shards this worker runs, from the ``[discord]`` section.
 
-::
-
-    [discord]
-    shard_count = 4          # shards of the whole bot (at least 1)
-    shard_ids = [0, 1]       # the ones this worker runs; omit to run all of them
-
-With either key set the runner uses ``discord.AutoShardedClient``; without both it uses a
-plain ``discord.Client`` (one connection, Discord's default). Workers splitting one bot give
-each a disjoint ``shard_ids`` list under the same ``shard_count``.
+The keys: docs/reference/config.md, "Sharding".
 """
 
 from __future__ import annotations

@@ -1,23 +1,6 @@
 """Telegram webhook mode: the ``[telegram]`` webhook settings and a small aiohttp receiver.
 
-::
-
-    [telegram]
-    mode = "webhook"                          # or "polling" (the default)
-    webhook_url = "https://bots.example.com/tg"
-    secret_token_env = "TELEGRAM_WEBHOOK_SECRET"
-    listen = "127.0.0.1"                      # where this worker listens (behind the proxy)
-    port = 8081                               # each worker on a host takes its own port
-    path = "/tg"                              # defaults to webhook_url's path
-    set_webhook = true                        # omit: decided by the shared store (see below)
-
-Several workers can sit behind one URL. Each checks the ``X-Telegram-Bot-Api-Secret-Token``
-header (a request without the configured secret gets 403, before its body is read), parses the
-update and hands it to the runner, which puts it on the same queue polling fills: one update
-goes through normalisation, admission, the duplicate filters and the bus exactly as it would
-when polled. Only one worker should call ``setWebhook``: ``set_webhook = true`` or ``false``
-says so explicitly; left out, the first worker to claim the (url, secret) pair in the shared
-store calls it, and without a shared store the worker calls it itself.
+The keys and how several workers share one URL: docs/reference/config.md, "Webhook mode".
 """
 
 from __future__ import annotations

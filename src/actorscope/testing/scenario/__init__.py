@@ -1,8 +1,35 @@
-"""Scenario files: ``*.scenario.yaml`` group-permission tests, validated and played offline."""
+"""Scenario files: ``*.scenario.yaml`` group-permission tests, validated and played offline.
+
+The models from :class:`Scenario` down are the file's schema (docs/reference/scenario.md).
+"""
 
 from actorscope.testing.scenario._items import ScenarioFile, ScenarioItem, is_scenario_file
 from actorscope.testing.scenario._loader import LoadedScenario, load_scenario, parse_scenario
-from actorscope.testing.scenario._model import Scenario, Step
+from actorscope.testing.scenario._model import (
+    CHAIN_KINDS,
+    AnnounceStep,
+    ChainStep,
+    DecisionExpect,
+    DelegateStep,
+    DiscordGuildSpec,
+    DiscordSetup,
+    DiscordStep,
+    Expect,
+    GrantSpec,
+    HttpStep,
+    IdentityExpect,
+    ReplyExpect,
+    Scenario,
+    SessionSendStep,
+    Setup,
+    Step,
+    TeammateStep,
+    TelegramChatSpec,
+    TelegramSetup,
+    TelegramStep,
+    ThreadSpec,
+    TickerStep,
+)
 from actorscope.testing.scenario._runner import (
     ScenarioFailure,
     StepOutcome,
@@ -11,13 +38,34 @@ from actorscope.testing.scenario._runner import (
 )
 
 __all__ = [
+    "CHAIN_KINDS",
+    "AnnounceStep",
+    "ChainStep",
+    "DecisionExpect",
+    "DelegateStep",
+    "DiscordGuildSpec",
+    "DiscordSetup",
+    "DiscordStep",
+    "Expect",
+    "GrantSpec",
+    "HttpStep",
+    "IdentityExpect",
     "LoadedScenario",
+    "ReplyExpect",
     "Scenario",
     "ScenarioFailure",
     "ScenarioFile",
     "ScenarioItem",
+    "SessionSendStep",
+    "Setup",
     "Step",
     "StepOutcome",
+    "TeammateStep",
+    "TelegramChatSpec",
+    "TelegramSetup",
+    "TelegramStep",
+    "ThreadSpec",
+    "TickerStep",
     "is_scenario_file",
     "load_scenario",
     "parse_scenario",
