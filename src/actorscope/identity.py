@@ -34,15 +34,8 @@ from actorscope.platforms import (
 
 __all__ = [
     "AGENT_KEY_PATTERN",
-    "GROUP_SCOPE_PREFIXES",
     "MAX_SCOPE_CHARS",
-    "MAX_SENDER_ID_CHARS",
-    "PLACEHOLDER_SENDER_IDS",
-    "SYNTHETIC_SENDER_EXACT",
     "SYNTHETIC_SENDER_PREFIXES",
-    "TELEGRAM_ANONYMOUS_ADMIN_ID",
-    "TELEGRAM_CHANNEL_BOT_ID",
-    "TELEGRAM_SERVICE_ID",
     "Identity",
     "PeerKind",
     "Scope",

@@ -28,7 +28,8 @@ from actorscope.errors import StoreError
 from actorscope.host import MessageBus
 from actorscope.messages import InboundMessage
 from actorscope.sandbox import BotApiEmulator, EmulatorRequest
-from actorscope.store import Database, Migration, load_migrations
+from actorscope.store import Database
+from actorscope.store._migrations import Migration, load_migrations
 
 KEY = ("telegram", "-100", "7")
 

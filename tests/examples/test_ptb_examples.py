@@ -22,7 +22,8 @@ import aiohttp
 import pytest
 from tests.examples._run import PTB, Example, launched
 
-from actorscope.sandbox import BotApiEmulator, BotApiServer, ChatType, MemberStatus, make_token
+from actorscope.sandbox import BotApiEmulator, BotApiServer, ChatType, MemberStatus
+from actorscope.sandbox._telegram import make_token
 
 JSON = dict[str, Any]
 _MESSAGE_METHODS = frozenset(

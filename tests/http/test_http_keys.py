@@ -12,7 +12,8 @@ from actorscope.agents import Agent
 from actorscope.cli import main
 from actorscope.errors import ConfigError, NotFoundError
 from actorscope.http import ApiKeyStore
-from actorscope.store import Database, load_migrations
+from actorscope.store import Database
+from actorscope.store._migrations import load_migrations
 
 
 def test_api_keys_are_migration_0008_on_both_dialects() -> None:

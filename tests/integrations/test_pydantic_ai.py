@@ -42,9 +42,10 @@ from actorscope.integrations.pydantic_ai import (
 from actorscope.messages import InboundMessage
 from actorscope.permissions import AuditAction, Reason
 from actorscope.propagation import META_ORIGIN_SENDER_ID, spawn_subagent
-from actorscope.tools import Tool, ToolCall, ToolRegistry, lint_tool_schema, to_openai_strict
+from actorscope.tools import Tool, ToolRegistry, lint_tool_schema, to_openai_strict
 from actorscope.tools._identity_args import AGENT_ALIAS_DESCRIPTION, AGENT_ID_DESCRIPTION
 from actorscope.tools._lint import TARGETS
+from actorscope.tools._registry import ToolCall
 
 pytestmark = pytest.mark.sqlite_only(
     "PydanticAI's subject is the tool boundary and delegation, not the dialect: the policy and "

@@ -23,7 +23,8 @@ from actorscope.agents import Agent
 from actorscope.errors import StoreError
 from actorscope.identity import Identity, PeerKind
 from actorscope.permissions import DecisionCache, GrantChangeWatcher, GrantStore, PermissionPolicy
-from actorscope.store import ChangeSubscribers, Database, Row
+from actorscope.store import Database, Row
+from actorscope.store._base import ChangeSubscribers
 from actorscope.store._listen import CHANGE_CHANNEL, ChangeFeed
 
 WORKER = Path(__file__).with_name("grant_worker.py")

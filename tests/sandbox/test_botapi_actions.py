@@ -31,14 +31,8 @@ from telegram import (
     WebAppInfo,
 )
 
-from actorscope.sandbox import (
-    BotApiEmulator,
-    BotApiError,
-    ChatType,
-    EmulatorRequest,
-    MemberStatus,
-    make_token,
-)
+from actorscope.sandbox import BotApiEmulator, BotApiError, ChatType, EmulatorRequest, MemberStatus
+from actorscope.sandbox._telegram import make_token
 
 JSON = dict[str, Any]
 # Fields real updates still carry beside their successors, which PTB keeps in api_kwargs.

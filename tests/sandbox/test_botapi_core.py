@@ -9,13 +9,11 @@ from typing import Any
 import pytest
 from tests._world import devs_forum
 
-from actorscope.sandbox import (
+from actorscope.sandbox import BotApiEmulator, BotApiError, MemberStatus
+from actorscope.sandbox._telegram import (
     ANONYMOUS_ADMIN_ID,
     CHANNEL_BOT_ID,
     SERVICE_USER_ID,
-    BotApiEmulator,
-    BotApiError,
-    MemberStatus,
     make_token,
 )
 from actorscope.sandbox._telegram.entities import parse_entities

@@ -12,7 +12,8 @@ import discord
 import pytest
 from tests.sandbox.conftest import BOUND, Connect
 
-from actorscope.sandbox import CloseCode, DiscordEmulator, World, discord_pointed_at
+from actorscope.sandbox import DiscordEmulator, World, discord_pointed_at
+from actorscope.sandbox._gateway import CloseCode
 
 # Intents: GUILDS | GUILD_MESSAGES | MESSAGE_CONTENT, and the same without content.
 WITH_CONTENT = (1 << 0) | (1 << 9) | (1 << 15)

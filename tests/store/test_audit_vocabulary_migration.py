@@ -16,7 +16,8 @@ import pytest
 
 from actorscope.agents import AgentRegistry
 from actorscope.permissions import AuditLog
-from actorscope.store import Database, Migration, load_migrations
+from actorscope.store import Database
+from actorscope.store._migrations import Migration, load_migrations
 
 VOCABULARY = "audit_vocabulary"
 GROUP = "group:telegram:-100200"

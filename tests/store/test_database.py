@@ -21,8 +21,8 @@ from actorscope.errors import (
     SchemaTooNewError,
     StoreError,
 )
-from actorscope.store import DEFAULT_TENANT_SLUG, Database, Migration, load_migrations, utc_now
-from actorscope.store._migrations import split_statements
+from actorscope.store import DEFAULT_TENANT_SLUG, Database, utc_now
+from actorscope.store._migrations import Migration, load_migrations, split_statements
 
 MIGRATIONS = load_migrations()
 

@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 
 from actorscope.errors import ConflictError, DatabaseOpenError, SchemaTooNewError, StoreError
-from actorscope.store import Database, load_migrations, numbered_placeholders, utc_now
+from actorscope.store import Database, utc_now
+from actorscope.store._migrations import load_migrations
+from actorscope.store._sql import numbered_placeholders
 from actorscope.tools._cron import CronStore
 from actorscope.tools._memory import DatabaseMemory, MemoryKey
 

@@ -14,7 +14,8 @@ import pytest
 from actorscope.agents import AgentRegistry
 from actorscope.identity import Identity, PeerKind
 from actorscope.permissions import GrantStore, PermissionPolicy
-from actorscope.store import Database, Migration, load_migrations
+from actorscope.store import Database
+from actorscope.store._migrations import Migration, load_migrations
 
 INDEX = "grant_check_index"
 GROUP = "group:telegram:-100200"

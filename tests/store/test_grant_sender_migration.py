@@ -14,7 +14,8 @@ import pytest
 from actorscope.agents import AgentRegistry
 from actorscope.identity import Identity, PeerKind
 from actorscope.permissions import GrantStore, PermissionPolicy
-from actorscope.store import Database, Migration, load_migrations, utc_now
+from actorscope.store import Database, utc_now
+from actorscope.store._migrations import Migration, load_migrations
 
 RENAME = "grant_sender_id"
 GROUP = "group:telegram:-100200"

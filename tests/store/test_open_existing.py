@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from actorscope.errors import DatabaseOpenError, NotADatabaseError
-from actorscope.store import Database, load_migrations
+from actorscope.store import Database
+from actorscope.store._migrations import load_migrations
 
 
 async def test_an_existing_database_opens_without_create(db_target: str) -> None:

@@ -30,7 +30,8 @@ from actorscope.integrations import aiogram, ptb
 from actorscope.messages import RunRequest
 from actorscope.sandbox._telegram.console import SandboxConsole, populate_sandbox
 from actorscope.store import Database
-from actorscope.testing import TelegramSim, open_env
+from actorscope.testing import TelegramSim
+from actorscope.testing._grants import open_env
 
 HANDLER = """
 from actorscope.bots import current_services

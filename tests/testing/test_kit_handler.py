@@ -18,7 +18,8 @@ from actorscope.errors import ConfigError, ScenarioError
 from actorscope.identity import Identity
 from actorscope.messages import RunRequest
 from actorscope.permissions import Decision, PermissionPolicy, Reason
-from actorscope.testing import AgentEnv, Binder, DiscordSim, Grants, TelegramSim
+from actorscope.testing import AgentEnv, DiscordSim, Grants, TelegramSim
+from actorscope.testing._grants import Binder
 from actorscope.testing.scenario import load_scenario, run_scenario
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"

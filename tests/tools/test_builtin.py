@@ -19,7 +19,8 @@ from actorscope.context import bind_identity
 from actorscope.identity import Identity, system_identity, telegram_identity
 from actorscope.permissions import GrantStore, PermissionPolicy
 from actorscope.store import Database
-from actorscope.tools import BUILTIN_TOOL_NAMES, Toolbox, ToolRegistry, builtin_tools
+from actorscope.tools import Toolbox, ToolRegistry, builtin_tools
+from actorscope.tools._builtin import BUILTIN_TOOL_NAMES
 
 pytestmark = pytest.mark.sqlite_only(
     "the tools' subject is the boundary, not the dialect: test_cron_keys.py and tests/store "

@@ -7,8 +7,7 @@ import pytest
 from actorscope.agents import Agent, AgentRegistry
 from actorscope.errors import ConflictError, NotFoundError, ToolError
 from actorscope.store import Database
-from actorscope.tools import CronStore
-from actorscope.tools._cron import parse_job_name, parse_schedule
+from actorscope.tools._cron import CronStore, parse_job_name, parse_schedule
 
 pytestmark = pytest.mark.sqlite_only(
     "the tools' subject is the boundary, not the dialect: test_cron_keys.py and tests/store "

@@ -16,7 +16,8 @@ from actorscope.agents import Agent, AgentRegistry
 from actorscope.context import bind_identity
 from actorscope.identity import Identity, http_identity, telegram_identity
 from actorscope.permissions import GrantStore, PermissionPolicy
-from actorscope.store import Database, Migration, load_migrations
+from actorscope.store import Database
+from actorscope.store._migrations import Migration, load_migrations
 from actorscope.tools import Toolbox, ToolRegistry, builtin_tools
 
 TELEGRAM_USER = telegram_identity(4242, "private", 4242)

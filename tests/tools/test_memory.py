@@ -9,8 +9,8 @@ import actorscope.tools._memory
 from actorscope.agents import Agent, AgentRegistry
 from actorscope.errors import NotFoundError
 from actorscope.store import Database
-from actorscope.tools import DatabaseMemory, MemoryEntry, MemoryKey
-from actorscope.tools._memory import rank_entries
+from actorscope.tools import MemoryEntry, MemoryKey
+from actorscope.tools._memory import DatabaseMemory, rank_entries
 
 pytestmark = pytest.mark.sqlite_only(
     "the tools' subject is the boundary, not the dialect: test_cron_keys.py and tests/store "
@@ -122,6 +122,6 @@ def test_rank_entries_is_case_insensitive() -> None:
 
 def test_the_memory_backend_is_named_for_the_database_not_sqlite() -> None:
     """DatabaseMemory runs on either backend; the old SqliteMemory name is gone (no alias)."""
-    assert "DatabaseMemory" in actorscope.tools.__all__
+    assert DatabaseMemory.__name__ == "DatabaseMemory"
     assert not hasattr(actorscope.tools, "SqliteMemory")
     assert not hasattr(actorscope.tools._memory, "SqliteMemory")

@@ -12,8 +12,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from actorscope.context import bind_identity
 from actorscope.errors import ConflictError, NotFoundError, StoreError
 from actorscope.identity import Identity, telegram_identity
-from actorscope.tools import Tool, ToolCall, ToolRegistry, ToolResult
-from actorscope.tools._registry import EMPTY_IDENTITY
+from actorscope.tools import Tool, ToolRegistry, ToolResult
+from actorscope.tools._registry import EMPTY_IDENTITY, ToolCall
 
 pytestmark = pytest.mark.sqlite_only(
     "the tools' subject is the boundary, not the dialect: test_cron_keys.py and tests/store "

@@ -11,8 +11,9 @@ from pydantic import BaseModel, Field
 
 from actorscope.cli import main
 from actorscope.errors import SchemaError
-from actorscope.tools import BUILTIN_TOOL_NAMES, flat_schema, lint_tool_schema, to_openai_strict
+from actorscope.tools import flat_schema, lint_tool_schema, to_openai_strict
 from actorscope.tools._builtin import (
+    BUILTIN_TOOL_NAMES,
     CronAddInput,
     CronListInput,
     CronRemoveInput,

@@ -9,12 +9,12 @@ import pytest
 from actorscope.context import bind_identity
 from actorscope.identity import telegram_identity
 from actorscope.tools import (
-    BUILTIN_TOOL_NAMES,
     ToolRegistry,
     lint_tool_schema,
     resolve_agent_identity,
     to_openai_strict,
 )
+from actorscope.tools._builtin import BUILTIN_TOOL_NAMES
 from actorscope.tools._identity_args import CANONICAL_FIELD, DEPRECATED_FIELD
 
 pytestmark = pytest.mark.sqlite_only(

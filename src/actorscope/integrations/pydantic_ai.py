@@ -63,8 +63,6 @@ from actorscope.tools import (
 )
 
 __all__ = [
-    "DEPS_FIELD",
-    "IDENTITY_PARAMETERS",
     "ActorscopeDeps",
     "CheckPolicy",
     "DelegateResult",

@@ -35,13 +35,9 @@ from actorscope.sandbox._connect import discord_pointed_at
 from actorscope.sandbox._console import DiscordConsole
 from actorscope.sandbox._declare import declared_world
 from actorscope.sandbox._emulator import DiscordEmulator
-from actorscope.sandbox._gateway import CloseCode, Intent
 from actorscope.sandbox._prompt import read_lines, run_console
 from actorscope.sandbox._rest import HttpCall, RateLimit
 from actorscope.sandbox._telegram import (
-    ANONYMOUS_ADMIN_ID,
-    CHANNEL_BOT_ID,
-    SERVICE_USER_ID,
     ApiResponse,
     BotApiEmulator,
     BotApiError,
@@ -53,7 +49,6 @@ from actorscope.sandbox._telegram import (
     MemberStatus,
     RecordedCall,
     User,
-    make_token,
 )
 from actorscope.sandbox._telegram.console import SandboxConsole, populate_sandbox
 from actorscope.sandbox._world import Channel as DiscordChannel
@@ -65,9 +60,6 @@ from actorscope.sandbox._world import Permission as DiscordPermission
 from actorscope.sandbox._world import User as DiscordUser
 
 __all__ = [
-    "ANONYMOUS_ADMIN_ID",
-    "CHANNEL_BOT_ID",
-    "SERVICE_USER_ID",
     "ApiResponse",
     "BotApiEmulator",
     "BotApiError",
@@ -75,7 +67,6 @@ __all__ = [
     "BotProcess",
     "Chat",
     "ChatType",
-    "CloseCode",
     "DiscordChannel",
     "DiscordChannelType",
     "DiscordConsole",
@@ -87,7 +78,6 @@ __all__ = [
     "EmulatorRequest",
     "ForumTopic",
     "HttpCall",
-    "Intent",
     "Interaction",
     "MemberStatus",
     "RateLimit",
@@ -97,7 +87,6 @@ __all__ = [
     "World",
     "declared_world",
     "discord_pointed_at",
-    "make_token",
     "populate_sandbox",
     "read_lines",
     "run_console",

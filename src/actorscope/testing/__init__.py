@@ -21,8 +21,8 @@ from actorscope.testing._expect import (
     Observation,
     ObservationKind,
 )
-from actorscope.testing._grants import Binder, Grants, open_env
-from actorscope.testing._harness import AgentEnv, BotHandler, Event, Simulator, Turn
+from actorscope.testing._grants import Grants
+from actorscope.testing._harness import AgentEnv, Event, Simulator, Turn
 from actorscope.testing._probe import (
     ProbeCase,
     Prober,
@@ -31,14 +31,11 @@ from actorscope.testing._probe import (
     ProbeStatus,
     write_repros,
 )
-from actorscope.testing._probe_dpy import is_bot_factory
 from actorscope.testing._probe_run import probe
 from actorscope.testing._telegram_sim import TelegramSim
 
 __all__ = [
     "AgentEnv",
-    "Binder",
-    "BotHandler",
     "DiscordSim",
     "Event",
     "ExpectationError",
@@ -55,8 +52,6 @@ __all__ = [
     "Simulator",
     "TelegramSim",
     "Turn",
-    "is_bot_factory",
-    "open_env",
     "probe",
     "write_repros",
 ]

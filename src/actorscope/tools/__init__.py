@@ -3,13 +3,12 @@
 The MCP server is ``actorscope.tools.mcp_server`` (extra ``mcp``), imported only where it serves.
 """
 
-from actorscope.tools._builtin import BUILTIN_TOOL_NAMES, builtin_tools
-from actorscope.tools._catalog import ToolDefinition, tools_from_json
-from actorscope.tools._cron import CronJob, CronStore
+from actorscope.tools._builtin import builtin_tools
+from actorscope.tools._catalog import tools_from_json
 from actorscope.tools._identity_args import resolve_agent_identity
-from actorscope.tools._lint import Target, Violation, lint_tool_schema, to_openai_strict
-from actorscope.tools._memory import DatabaseMemory, MemoryEntry, MemoryKey
-from actorscope.tools._registry import Tool, ToolCall, ToolRegistry, ToolResult
+from actorscope.tools._lint import Violation, lint_tool_schema, to_openai_strict
+from actorscope.tools._memory import MemoryEntry, MemoryKey
+from actorscope.tools._registry import Tool, ToolRegistry, ToolResult
 from actorscope.tools._schema import flat_schema
 from actorscope.tools._token import (
     IDENTITY_HEADER,
@@ -22,19 +21,12 @@ from actorscope.tools._toolbox import Toolbox
 from actorscope.tools._workspace import FileMissingError, UnsafePathError, Workspace
 
 __all__ = [
-    "BUILTIN_TOOL_NAMES",
     "IDENTITY_HEADER",
     "IDENTITY_TOKEN_ENV",
-    "CronJob",
-    "CronStore",
-    "DatabaseMemory",
     "FileMissingError",
     "MemoryEntry",
     "MemoryKey",
-    "Target",
     "Tool",
-    "ToolCall",
-    "ToolDefinition",
     "ToolRegistry",
     "ToolResult",
     "Toolbox",

@@ -31,8 +31,6 @@ from actorscope.tools._registry import ToolRegistry, ToolResult
 from actorscope.tools._token import IDENTITY_HEADER, identity_from_token
 
 __all__ = [
-    "DEFAULT_HTTP_PATH",
-    "SERVER_NAME",
     "IdentitySource",
     "call_result",
     "create_mcp_server",

@@ -3,10 +3,8 @@
 The models from :class:`Scenario` down are the file's schema (docs/reference/scenario.md).
 """
 
-from actorscope.testing.scenario._items import ScenarioFile, ScenarioItem, is_scenario_file
 from actorscope.testing.scenario._loader import LoadedScenario, load_scenario, parse_scenario
 from actorscope.testing.scenario._model import (
-    CHAIN_KINDS,
     AnnounceStep,
     ChainStep,
     DecisionExpect,
@@ -38,7 +36,6 @@ from actorscope.testing.scenario._runner import (
 )
 
 __all__ = [
-    "CHAIN_KINDS",
     "AnnounceStep",
     "ChainStep",
     "DecisionExpect",
@@ -54,8 +51,6 @@ __all__ = [
     "ReplyExpect",
     "Scenario",
     "ScenarioFailure",
-    "ScenarioFile",
-    "ScenarioItem",
     "SessionSendStep",
     "Setup",
     "Step",
@@ -66,7 +61,6 @@ __all__ = [
     "TelegramStep",
     "ThreadSpec",
     "TickerStep",
-    "is_scenario_file",
     "load_scenario",
     "parse_scenario",
     "run_scenario",
