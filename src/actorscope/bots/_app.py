@@ -49,7 +49,7 @@ from actorscope.channels import (
     TurnLedger,
     platform,
 )
-from actorscope.channels.telegram._runner import IgnoredListener, TelegramRunner
+from actorscope.channels.telegram import IgnoredListener, TelegramRunner
 from actorscope.errors import ConfigError, StoreError
 from actorscope.host import Handler, MessageBus, Reply
 from actorscope.messages import RunRequest

@@ -22,8 +22,8 @@ from telegram import Bot
 from actorscope.agents import Agent
 from actorscope.assembly import Assembly
 from actorscope.channels import ChannelAdapter
-from actorscope.channels.discord._runner import DiscordRunner
-from actorscope.channels.telegram._runner import TelegramRunner
+from actorscope.channels.discord import DiscordRunner
+from actorscope.channels.telegram import TelegramRunner
 from actorscope.context import current_identity
 from actorscope.errors import ConfigError
 from actorscope.permissions import GrantStore, PermissionPolicy

@@ -36,8 +36,7 @@ from actorscope.agents import Agent, parse_agent_key
 from actorscope.assembly import AgentSettings
 from actorscope.bots import BotServices
 from actorscope.channels import ChannelConfig, Ingress, Outcome, Pipeline, WriterCommand
-from actorscope.channels.telegram import inspect_update
-from actorscope.channels.telegram._commands import ChatAdmin, handle_telegram_writer_command
+from actorscope.channels.telegram import ChatAdmin, handle_telegram_writer_command, inspect_update
 from actorscope.errors import ConfigError
 from actorscope.host import Prepared, RunStep
 from actorscope.identity import Identity

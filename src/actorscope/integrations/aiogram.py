@@ -74,8 +74,7 @@ from telegram import Update as ParsedUpdate
 
 from actorscope.bots import bind_services
 from actorscope.channels import ChannelConfig, Ingress, WriterCommand
-from actorscope.channels.telegram._commands import asks_chat_admin
-from actorscope.channels.telegram._runner import reply_route, text_parts
+from actorscope.channels.telegram import asks_chat_admin, reply_route, text_parts
 from actorscope.errors import ConfigError, ReplyError
 from actorscope.host import Prepared, RunStep
 from actorscope.integrations._telegram_gate import GateObserver as _GateObserver

@@ -64,19 +64,18 @@ from actorscope.channels import (
     WriterCommand,
     writer_command_named,
 )
-from actorscope.channels.discord import inspect_interaction, inspect_message
-from actorscope.channels.discord._commands import (
-    WriterTarget,
-    handle_discord_writer_command,
-    member_manages_guild,
-    mention_target,
-    user_target,
-)
-from actorscope.channels.discord._runner import (
+from actorscope.channels.discord import (
     NOT_TAKING_COMMANDS,
     WRITER_DESCRIPTIONS,
+    WriterTarget,
     bot_intents,
+    handle_discord_writer_command,
+    inspect_interaction,
+    inspect_message,
+    member_manages_guild,
+    mention_target,
     send_outbound,
+    user_target,
 )
 from actorscope.errors import ConfigError
 from actorscope.host import OutboundSender, Prepared, RunStep

@@ -69,8 +69,7 @@ from telegram.warnings import PTBUserWarning
 
 from actorscope.bots import bind_services
 from actorscope.channels import ChannelConfig, Ingress, WriterCommand
-from actorscope.channels.telegram._commands import is_telegram_admin
-from actorscope.channels.telegram._runner import ALLOWED_UPDATES, send_outbound
+from actorscope.channels.telegram import ALLOWED_UPDATES, is_telegram_admin, send_outbound
 from actorscope.context import bind_identity, current_identity
 from actorscope.errors import ConfigError
 from actorscope.host import OutboundSender, Prepared, RunStep

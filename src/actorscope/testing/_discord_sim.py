@@ -37,8 +37,7 @@ with warnings.catch_warnings():
     from discord.ext import commands
 
 from actorscope.channels import ChannelConfig, Ingress, Pipeline, WriterCommand
-from actorscope.channels.discord._commands import WriterTarget
-from actorscope.channels.discord._runner import DiscordRunner
+from actorscope.channels.discord import DiscordRunner, WriterTarget
 from actorscope.errors import ConfigError
 from actorscope.host import OutboundSender, Prepared
 from actorscope.integrations import adopting

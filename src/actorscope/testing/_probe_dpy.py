@@ -33,7 +33,7 @@ import discord
 from discord.ext import commands
 
 from actorscope.channels import IgnoreReason, Ingress
-from actorscope.channels.discord._runner import silence_voice_warnings
+from actorscope.channels.discord import silence_voice_warnings
 from actorscope.errors import ConfigError
 from actorscope.host import Prepared
 from actorscope.integrations import Adoption, adopting

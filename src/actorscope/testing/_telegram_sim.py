@@ -36,7 +36,7 @@ from telegram import Update
 from telegram.ext import Application, ApplicationBuilder, CallbackContext
 
 from actorscope.channels import ChannelConfig, Ingress
-from actorscope.channels.telegram._runner import TelegramRunner
+from actorscope.channels.telegram import TelegramRunner
 from actorscope.host import OutboundSender, Prepared
 from actorscope.integrations import adopting
 from actorscope.integrations.ptb import GATE_GROUP, Gate

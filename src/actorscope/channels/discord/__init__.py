@@ -8,6 +8,13 @@ actor and session key, and the runner.
 ``PLATFORM`` is Discord's side of the platform contract (:class:`~actorscope.channels.Platform`).
 """
 
+from actorscope.channels.discord._commands import (
+    WriterTarget,
+    handle_discord_writer_command,
+    member_manages_guild,
+    mention_target,
+    user_target,
+)
 from actorscope.channels.discord._interactions import inspect_interaction, normalize_interaction
 from actorscope.channels.discord._normalize import (
     CONVERSATION_MESSAGE_TYPES,
@@ -17,14 +24,33 @@ from actorscope.channels.discord._normalize import (
     normalize_message,
 )
 from actorscope.channels.discord._platform import PLATFORM
+from actorscope.channels.discord._runner import (
+    NOT_TAKING_COMMANDS,
+    WRITER_DESCRIPTIONS,
+    DiscordRunner,
+    bot_intents,
+    send_outbound,
+    silence_voice_warnings,
+)
 
 __all__ = [
     "CONVERSATION_MESSAGE_TYPES",
+    "NOT_TAKING_COMMANDS",
     "PLATFORM",
+    "WRITER_DESCRIPTIONS",
+    "DiscordRunner",
+    "WriterTarget",
+    "bot_intents",
     "clear_caches",
+    "handle_discord_writer_command",
     "inspect_dispatch",
     "inspect_interaction",
     "inspect_message",
+    "member_manages_guild",
+    "mention_target",
     "normalize_interaction",
     "normalize_message",
+    "send_outbound",
+    "silence_voice_warnings",
+    "user_target",
 ]

@@ -8,6 +8,12 @@ platform event. ``PLATFORM`` is Telegram's side of the platform contract
 docs/design.md ("Identity table").
 """
 
+from actorscope.channels.telegram._commands import (
+    ChatAdmin,
+    asks_chat_admin,
+    handle_telegram_writer_command,
+    is_telegram_admin,
+)
 from actorscope.channels.telegram._normalize import (
     GENERAL_TOPIC_ID,
     chat_migration,
@@ -16,12 +22,30 @@ from actorscope.channels.telegram._normalize import (
     normalize_update,
 )
 from actorscope.channels.telegram._platform import PLATFORM
+from actorscope.channels.telegram._runner import (
+    ALLOWED_UPDATES,
+    IgnoredListener,
+    TelegramRunner,
+    reply_route,
+    send_outbound,
+    text_parts,
+)
 
 __all__ = [
+    "ALLOWED_UPDATES",
     "GENERAL_TOPIC_ID",
     "PLATFORM",
+    "ChatAdmin",
+    "IgnoredListener",
+    "TelegramRunner",
+    "asks_chat_admin",
     "chat_migration",
     "clear_caches",
+    "handle_telegram_writer_command",
     "inspect_update",
+    "is_telegram_admin",
     "normalize_update",
+    "reply_route",
+    "send_outbound",
+    "text_parts",
 ]
