@@ -18,9 +18,9 @@ import tomllib
 from collections.abc import Mapping, Sequence
 from datetime import date, time
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import ValidationError
+from pydantic import BeforeValidator, ValidationError
 
 from actorscope.errors import ActorscopeError
 
@@ -28,6 +28,10 @@ __all__ = [
     "MAX_INPUT_BYTES",
     "MAX_INTEGER_DIGITS",
     "MAX_JSON_DEPTH",
+    "EnvName",
+    "Flag",
+    "env_name",
+    "flag",
     "key_path",
     "non_empty_text",
     "parse_age",
@@ -278,3 +282,28 @@ def toml_line(text: str, loc: Sequence[str | int]) -> int | None:
         if path[:end] in found:
             return found[path[:end]]
     return None
+
+
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def env_name(value: Any) -> str:
+    """The name of an environment variable (``TELEGRAM_BOT_TOKEN``); a ValueError if not one."""
+    if not isinstance(value, str) or not _ENV_NAME.fullmatch(value.strip()):
+        raise ValueError(f"{shown_value(value)} is not a variable name")
+    return value.strip()
+
+
+def flag(value: Any) -> bool:
+    """A TOML boolean, or ``"true"`` / ``"false"`` as an environment variable spells one."""
+    if isinstance(value, bool):
+        return value
+    if value in ("true", "false"):
+        return bool(value == "true")
+    raise ValueError(f"must be true or false, got {shown_value(value)}")
+
+
+#: A yes/no key: ``true`` or ``false`` only (``"off"`` or ``0`` is a mistake, not ``False``).
+Flag = Annotated[bool, BeforeValidator(flag)]
+#: A ``*_env`` key's value: the name of the environment variable holding a secret.
+EnvName = Annotated[str, BeforeValidator(env_name)]

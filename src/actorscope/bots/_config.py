@@ -82,6 +82,8 @@ from pydantic.json_schema import SkipJsonSchema
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from actorscope._input import (
+    EnvName,
+    Flag,
     non_empty_text,
     parse_age,
     parse_toml,
@@ -97,8 +99,7 @@ from actorscope.agents import (
     parse_uuid,
 )
 from actorscope.assembly import AgentSettings
-from actorscope.channels import platform
-from actorscope.channels._config import ChannelConfig, EnvName, Flag, SenderIds, sender_ids
+from actorscope.channels import ChannelConfig, SenderIds, platform, sender_ids
 from actorscope.channels.discord._shards import DiscordShards, count_problem, ids_problem
 from actorscope.channels.telegram._webhook import (
     DEFAULT_LISTEN,

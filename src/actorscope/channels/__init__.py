@@ -28,7 +28,13 @@ from actorscope.channels._base import (
     Outcome,
     ScopeMigration,
 )
-from actorscope.channels._config import ChannelConfig, GroupOverride, Policy
+from actorscope.channels._config import (
+    ChannelConfig,
+    GroupOverride,
+    Policy,
+    SenderIds,
+    sender_ids,
+)
 from actorscope.channels._dedup import DedupCache
 from actorscope.channels._migration import move_grants
 from actorscope.channels._pipeline import Pipeline, Publish
@@ -61,6 +67,7 @@ __all__ = [
     "Policy",
     "Publish",
     "ScopeMigration",
+    "SenderIds",
     "SharedDedup",
     "TurnLedger",
     "WriterCommand",
@@ -68,5 +75,6 @@ __all__ = [
     "move_grants",
     "platform",
     "platforms",
+    "sender_ids",
     "writer_command_named",
 ]

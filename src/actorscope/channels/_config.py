@@ -40,7 +40,14 @@ from pydantic import (
     model_validator,
 )
 
-from actorscope._input import parse_toml, read_text_file, shown_value, validation_problems
+from actorscope._input import (
+    Flag,
+    env_name,
+    parse_toml,
+    read_text_file,
+    shown_value,
+    validation_problems,
+)
 from actorscope.errors import ConfigError, IdentityError
 from actorscope.host import role_for
 from actorscope.identity import is_placeholder_sender
@@ -48,17 +55,14 @@ from actorscope.platforms import IdForm, PlatformSpec, platform_spec, platform_s
 
 __all__ = [
     "ChannelConfig",
-    "EnvName",
     "GroupOverride",
     "Policy",
     "SenderIds",
-    "env_name",
     "sender_ids",
 ]
 
 _SENDER_ID = re.compile(r"[0-9]{1,32}")
 _CHAT_ID = re.compile(r"-?[0-9]{1,32}")
-_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def _platform(value: Any) -> str:
@@ -70,31 +74,11 @@ def _platform(value: Any) -> str:
     return spec.name
 
 
-def env_name(value: Any) -> str:
-    """The name of an environment variable (``TELEGRAM_BOT_TOKEN``); a ValueError if not one."""
-    if not isinstance(value, str) or not _ENV_NAME.fullmatch(value.strip()):
-        raise ValueError(f"{shown_value(value)} is not a variable name")
-    return value.strip()
-
-
-def flag(value: Any) -> bool:
-    """A TOML boolean, or ``"true"`` / ``"false"`` as an environment variable spells one."""
-    if isinstance(value, bool):
-        return value
-    if value in ("true", "false"):
-        return bool(value == "true")
-    raise ValueError(f"must be true or false, got {shown_value(value)}")
-
-
-#: A yes/no key: ``true`` or ``false`` only (``"off"`` or ``0`` is a mistake, not ``False``).
-Flag = Annotated[bool, BeforeValidator(flag)]
 #: Sender ids as a schema shows them: TOML writes them as integers or strings.
 SenderIds = Annotated[
     tuple[str, ...],
     WithJsonSchema({"type": "array", "items": {"type": ["integer", "string"]}}),
 ]
-#: A ``*_env`` key's value: the name of the environment variable holding a secret.
-EnvName = Annotated[str, BeforeValidator(env_name)]
 
 
 class Policy(StrEnum):
