@@ -170,7 +170,7 @@ DOCUMENTED: dict[str, tuple[str, ...]] = {
 PUBLIC = [*FACES, *CONTRACT_MODULES]
 # The distinct public names across every face and contract module, at most. The target is about
 # 180 (docs/design.md, "Public names"); this is where the faces stand, and it only goes down.
-NAME_BUDGET = 434
+NAME_BUDGET = 425
 
 
 # Faces that still leak a third-party name; strict, so the fix turns the xfail into a failure
@@ -294,7 +294,7 @@ def test_contract_module_all_lists_every_class_and_function_it_defines(name: str
     unlisted = sorted(
         attr
         for attr, obj in vars(module).items()
-        if not attr.startswith("_")
+        if not attr.startswith(("_", "pytest_"))  # pytest calls its hooks; no one imports them
         and (inspect.isclass(obj) or inspect.isfunction(obj))
         and obj.__module__ == name
         and attr not in exported

@@ -46,18 +46,14 @@ __all__ = [
     "discord_identity",
     "discord_nonperson_identity",
     "group_scope",
-    "guild_bot_scope",
     "guild_member_scope",
-    "guild_webhook_scope",
     "http_identity",
     "identity_problem",
     "is_canonical_platform_id",
     "is_group_scope",
-    "is_person_kind",
     "is_placeholder_sender",
     "is_synthetic_sender",
     "normalize_sender_id",
-    "placeholder_sender_kind",
     "session_key",
     "system_identity",
     "telegram_identity",
@@ -175,7 +171,7 @@ def is_placeholder_sender(sender_id: str) -> bool:
     return _placeholder_key(sender_id) in PLACEHOLDER_SENDER_IDS
 
 
-def placeholder_sender_kind(sender_id: str) -> SenderKind | None:
+def _placeholder_sender_kind(sender_id: str) -> SenderKind | None:
     """The kind a Telegram placeholder id (or a look-alike of one) stands for, else ``None``."""
     return _PLACEHOLDER_KINDS.get(_placeholder_key(sender_id))
 
@@ -253,7 +249,7 @@ def normalize_sender_id(raw: str) -> str:
     return raw.split("|", 1)[0].strip()
 
 
-def is_person_kind(kind: SenderKind) -> bool:
+def _is_person_kind(kind: SenderKind) -> bool:
     """True iff a sender of this kind is a person, the only kind that gets a ``sender_id``."""
     return kind in _PERSON_KINDS
 
@@ -279,14 +275,14 @@ def guild_member_scope(guild_id: int | str, sender_id: int | str) -> str:
     return f"guild:{platform_id(guild_id, 'guild id')}:user:{platform_id(sender_id, 'sender id')}"
 
 
-def guild_webhook_scope(guild_id: int | str, webhook_id: int | str) -> str:
+def _guild_webhook_scope(guild_id: int | str, webhook_id: int | str) -> str:
     """``guild:<guildID>:webhook:<id>``: where a webhook's messages belong."""
     return (
         f"guild:{platform_id(guild_id, 'guild id')}:webhook:{platform_id(webhook_id, 'webhook id')}"
     )
 
 
-def guild_bot_scope(guild_id: int | str, bot_id: int | str) -> str:
+def _guild_bot_scope(guild_id: int | str, bot_id: int | str) -> str:
     """``guild:<guildID>:bot:<id>``: where a bot author's messages belong."""
     return f"guild:{platform_id(guild_id, 'guild id')}:bot:{platform_id(bot_id, 'bot id')}"
 
@@ -472,10 +468,10 @@ def telegram_identity(
     """
     chat = platform_id(chat_id, "chat id")
     sender = "" if sender_id is None else platform_id(sender_id, "sender id")
-    kind = placeholder_sender_kind(sender) or sender_kind
+    kind = _placeholder_sender_kind(sender) or sender_kind
     if sender_id is None and kind is SenderKind.USER:
         kind = SenderKind.NONE
-    if not is_person_kind(kind):
+    if not _is_person_kind(kind):
         sender = ""
     if chat_type == "private" and sender:
         return Identity(
@@ -531,10 +527,10 @@ def chat_identity(
     elif is_synthetic_sender(sender):
         kind = SenderKind.SYNTHETIC
     elif is_placeholder_sender(sender):
-        kind = placeholder_sender_kind(sender) or SenderKind.NONE
-    if is_person_kind(kind) and not spec.is_person_id(sender):
+        kind = _placeholder_sender_kind(sender) or SenderKind.NONE
+    if _is_person_kind(kind) and not spec.is_person_id(sender):
         kind = SenderKind.NONE  # a chat's id where a person's belongs (a negative one)
-    if not is_person_kind(kind):
+    if not _is_person_kind(kind):
         sender = ""
     if not group and sender:
         return Identity(sender, sender, platform, chat, PeerKind.DIRECT, kind, role)
@@ -595,9 +591,9 @@ def discord_nonperson_identity(
     A guild is required: without one such a message has no safe scope and is ignored.
     """
     if sender_kind is SenderKind.WEBHOOK:
-        scope = guild_webhook_scope(guild_id, author_id)
+        scope = _guild_webhook_scope(guild_id, author_id)
     elif sender_kind is SenderKind.BOT:
-        scope = guild_bot_scope(guild_id, author_id)
+        scope = _guild_bot_scope(guild_id, author_id)
     else:
         raise IdentityError(f"a Discord non-person sender is a webhook or a bot, not {sender_kind}")
     return Identity(
@@ -642,7 +638,7 @@ def system_identity(
     split; a Telegram placeholder id becomes ``""``.
     """
     sender_id = normalize_sender_id(sender_id)
-    placeholder = placeholder_sender_kind(sender_id)
+    placeholder = _placeholder_sender_kind(sender_id)
     if placeholder is not None:
         sender_id, kind = "", placeholder
     elif sender_id and is_synthetic_sender(sender_id):

@@ -103,7 +103,6 @@ __all__ = [
     "Refused",
     "bot_intents",
     "bound",
-    "denial_text",
     "identity",
     "requires",
     "services",
@@ -169,7 +168,7 @@ class AppRefused(app_commands.CheckFailure):
         self.decision = decision
 
 
-def denial_text(decision: Decision) -> str:
+def _denial_text(decision: Decision) -> str:
     """What a denied actor is told: ``denied: <reason>``."""
     return f"denied: {decision.reason}"
 
@@ -662,7 +661,7 @@ def requires(action: str) -> Callable[[_T], _T]:
             raise AppRefused(invocation.refusal())
         if not decision.allowed:
             _log_denial(action, interaction.command, decision)
-            await interaction.response.send_message(denial_text(decision), ephemeral=True)
+            await interaction.response.send_message(_denial_text(decision), ephemeral=True)
             raise AppRefused(str(decision.reason), decision)
         return True
 

@@ -54,10 +54,6 @@ __all__ = [
     "actorscope_grants",
     "actorscope_probe",
     "discord_sim",
-    "pytest_collect_file",
-    "pytest_fixture_setup",
-    "pytest_load_initial_conftests",
-    "pytest_pycollect_makeitem",
     "telegram_sim",
 ]
 
