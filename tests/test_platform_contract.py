@@ -28,8 +28,7 @@ from actorscope.identity import PeerKind, SenderKind, account_of, chat_identity
 from actorscope.messages import InboundMessage, RunRequest
 from actorscope.platforms import Account, registered
 from actorscope.store import Database
-from actorscope.testing import Event, Grants, Turn, probe
-from actorscope.testing._grants import open_env
+from actorscope.testing import Event, Grants, Turn, open_env, probe
 
 ROOM = "group:fakechat:ideas"
 

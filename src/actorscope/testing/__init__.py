@@ -21,7 +21,7 @@ from actorscope.testing._expect import (
     Observation,
     ObservationKind,
 )
-from actorscope.testing._grants import Grants
+from actorscope.testing._grants import Grants, open_env
 from actorscope.testing._harness import AgentEnv, Event, Simulator, Turn
 from actorscope.testing._probe import (
     ProbeCase,
@@ -52,6 +52,7 @@ __all__ = [
     "Simulator",
     "TelegramSim",
     "Turn",
+    "open_env",
     "probe",
     "write_repros",
 ]
