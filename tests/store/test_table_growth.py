@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from actorscope.store import Database, load_migrations
+from actorscope.store import Database
+from actorscope.store._migrations import load_migrations
 
 TESTS = Path(__file__).resolve().parents[1]
 
