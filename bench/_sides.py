@@ -35,10 +35,10 @@ from telegram.ext import Application, ApplicationBuilder, ContextTypes, MessageH
 from actorscope.assembly import AgentSettings, Assembly, assemble
 from actorscope.channels import ChannelConfig
 from actorscope.channels._writer_commands import parse_writer_command
+from actorscope.channels.discord import bot_intents
 from actorscope.channels.discord._runner import DiscordRunner
 from actorscope.channels.telegram._runner import TelegramRunner
 from actorscope.host import MessageBus
-from actorscope.integrations.discord_ext import bot_intents
 from actorscope.messages import RunRequest
 from actorscope.store import Database
 from bench._streams import BOT_USERNAME, DiscordStream

@@ -30,6 +30,7 @@ from telegram.ext import MessageHandler
 
 from actorscope.agents import AgentRegistry
 from actorscope.channels import ChannelConfig
+from actorscope.channels.discord import bot_intents
 from actorscope.integrations import discord_ext, ptb
 from actorscope.permissions import GrantStore
 from actorscope.store import Database
@@ -102,7 +103,7 @@ def _dpy_bot(stream: DiscordStream, cog_db: Database | None) -> Side:
 
     @asynccontextmanager
     async def start(sends: Sends) -> AsyncIterator[Feed]:
-        bot = commands.Bot(command_prefix="!", intents=discord_ext.bot_intents(), help_command=None)
+        bot = commands.Bot(command_prefix="!", intents=bot_intents(), help_command=None)
         ask: commands.Command[Any, ..., None] = commands.Command(_ask, name="ask")
         await offline_client(bot, stream, sends)
         if cog_db is not None:

@@ -25,14 +25,9 @@ from discord import app_commands
 from discord.ext import commands
 
 from actorscope.bots import load_bot_config
+from actorscope.channels.discord import bot_intents
 from actorscope.errors import ActorscopeError
-from actorscope.integrations.discord_ext import (
-    ActorscopeCog,
-    bot_intents,
-    bound,
-    requires,
-    services,
-)
+from actorscope.integrations.discord_ext import ActorscopeCog, bound, requires, services
 from actorscope.store import Database
 
 CONFIG = Path(__file__).with_name("bot.toml")

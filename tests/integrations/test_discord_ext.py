@@ -19,6 +19,7 @@ from tests._wait import wait_until
 from tests.integrations._dpy_views import WipeBelowObject, Wiping
 
 from actorscope.channels import ChannelConfig, IgnoreReason, Outcome
+from actorscope.channels.discord import bot_intents
 from actorscope.context import current_identity, role_from_context
 from actorscope.errors import ConfigError, GrantError
 from actorscope.integrations.discord_ext import (
@@ -26,7 +27,6 @@ from actorscope.integrations.discord_ext import (
     ActorscopeCog,
     AppRefused,
     Refused,
-    bot_intents,
     bound,
     requires,
 )

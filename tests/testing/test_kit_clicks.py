@@ -18,7 +18,8 @@ from discord.ext import commands
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Update
 from telegram.ext import CallbackQueryHandler, CommandHandler, ContextTypes
 
-from actorscope.integrations.discord_ext import ActorscopeCog, bot_intents
+from actorscope.channels.discord import bot_intents
+from actorscope.integrations.discord_ext import ActorscopeCog
 from actorscope.integrations.ptb import install
 from actorscope.testing import DiscordSim, TelegramSim
 from actorscope.testing._expect import ExpectationError

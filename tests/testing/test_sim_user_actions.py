@@ -11,7 +11,8 @@ from discord import app_commands
 from discord.ext import commands
 
 from actorscope.channels import IgnoreReason
-from actorscope.integrations.discord_ext import ActorscopeCog, bot_intents
+from actorscope.channels.discord import bot_intents
+from actorscope.integrations.discord_ext import ActorscopeCog
 from actorscope.testing import DiscordSim, Grants, TelegramSim, Turn
 
 
