@@ -529,6 +529,26 @@ def test_example_runs_offline_in_the_sandbox(
     assert "private" in _notes(tmp_path / "workspace")
 
 
+def test_a_piped_click_waits_for_the_answer_it_clicks(
+    tmp_path: Path, build_application: Builder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Lines piped into the sandbox wait for the bot: a /click right after /note finds the
+    answer's button (it was an error when the click outran the bot's reply)."""
+    monkeypatch.chdir(tmp_path)
+    lines = ["/as bob /note private", "/click show"]
+
+    async def typed() -> AsyncIterator[str]:
+        for line in lines:
+            yield line
+
+    out: list[str] = []
+    assert run_sandbox(build_application, lines=typed(), out=out.append) == 0
+    text = "\n".join(out)
+    assert "error:" not in text, text
+    assert "callback_query" in text
+    assert "private (by" in text  # the button's handler edited the answer into the notes
+
+
 def test_example_without_a_token_says_so(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

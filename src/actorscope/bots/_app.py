@@ -363,7 +363,9 @@ async def run_bots(
         # A claim is a lease until its turn is over: a worker that dies mid-turn loses nothing.
         ledger = await stack.enter_async_context(TurnLedger(assembly.shared_dedup))
         emulated = await _sandbox(stack, config, out) if sandbox else None
-        console = None if emulated is None else SandboxConsole(emulated.telegram, out)
+        console = (
+            None if emulated is None else SandboxConsole(emulated.telegram, out, wait_for_bot=True)
+        )
         if console is not None:
             stack.callback(console.close)  # after the drain below: its replies are shown
         taken = _Taken(out) if emulated is not None and emulated.discord is not None else None

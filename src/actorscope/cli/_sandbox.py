@@ -57,7 +57,7 @@ async def _serve(port: int, token: str | None) -> int:
             "aiogram:  Bot(TOKEN, session=AiohttpSession(api=TelegramAPIServer.from_base(ROOT)))"
         )
         typer.echo(SandboxConsole.help_text())
-        console = SandboxConsole(emu, typer.echo)
+        console = SandboxConsole(emu, typer.echo, wait_for_bot=True)
         try:
             await run_console(console, read_lines(sys.stdin))
         finally:

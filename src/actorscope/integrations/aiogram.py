@@ -534,7 +534,7 @@ async def _sandbox(
                 f"run_sandbox(build): build() must return an aiogram Dispatcher, "
                 f"got {type(dispatcher).__name__}"
             )
-        console = SandboxConsole(emulator, out)
+        console = SandboxConsole(emulator, out, wait_for_bot=True)
         the_gate = Gate.of(dispatcher)
         if the_gate is not None:
             the_gate.observe(_ShowIgnored(the_gate, console.show_ignored))

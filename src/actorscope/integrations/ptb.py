@@ -641,7 +641,7 @@ async def _sandbox(
             .base_file_url(base.replace("/bot", "/file/bot"))
         )
         app = build(builder)
-        console = SandboxConsole(emulator, out)
+        console = SandboxConsole(emulator, out, wait_for_bot=True)
         the_gate = gate(app)
         the_gate.observe(_ShowIgnored(the_gate, console.show_ignored))
         out("PTB sandbox: Telegram Bot API emulator (offline)")

@@ -23,15 +23,12 @@ from typing import ClassVar
 from actorscope.errors import ConfigError
 from actorscope.sandbox._bootstrap import sitecustomize
 from actorscope.sandbox._emulator import DiscordEmulator
+from actorscope.sandbox._prompt import SETTLE, until_quiet
 
 __all__ = ["BotProcess"]
 
 #: Seconds the bot has to stop after SIGINT, then after SIGTERM.
 _STOP = (5.0, 2.0)
-#: A line is quiet once the bot has made no REST request for this long (seconds) ...
-_QUIET = 0.3
-#: ... and the prompt waits for that at most this long.
-_SETTLE = 3.0
 
 
 class BotProcess:
@@ -111,12 +108,8 @@ class BotProcess:
         another process says nothing when it is done with an event, so a typed line waits for
         its answer this way before the next one is sent."""
         with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout(_SETTLE):
-                while True:
-                    last = emulator.requests[-1] if emulator.requests else None
-                    await asyncio.sleep(_QUIET)
-                    if (emulator.requests[-1] if emulator.requests else None) is last:
-                        return
+            async with asyncio.timeout(SETTLE):
+                await until_quiet(lambda: len(emulator.requests))
 
 
 async def _print(stream: asyncio.StreamReader, out: Callable[[str], None]) -> None:

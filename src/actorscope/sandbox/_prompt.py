@@ -40,11 +40,30 @@ __all__ = [
     "parse_click",
     "read_lines",
     "run_console",
+    "until_quiet",
 ]
 
 Output = Callable[[str], None]
 #: Awaited with the id of each event a line sent the bot (a message's, an interaction's).
 Settle = Callable[[int], Awaitable[None]]
+
+#: A bot is done with a line once it has made no call for this long (seconds) ...
+QUIET = 0.3
+#: ... and a prompt waits for that at most this long.
+SETTLE = 3.0
+
+
+async def until_quiet(calls: Callable[[], int]) -> None:
+    """Return once ``calls()`` (how many calls the bot has made) stays the same for
+    :data:`QUIET` seconds. A bot says nothing when it is done with an event, so a piped line
+    waits for its answer this way before the next line is sent; the caller bounds the wait."""
+    while True:
+        before = calls()
+        await asyncio.sleep(QUIET)
+        if calls() == before:
+            return
+
+
 P = TypeVar("P", bound="Prompt")
 _AS_USAGE = "usage: /as NAME [@WHERE[#TOPIC]] [TEXT]"
 _CLICK_USAGE = "usage: /click [MESSAGE] [BUTTON]"

@@ -15,6 +15,7 @@ Unknown users and chats are created on first use (chats as supergroups).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import re
 import shlex
@@ -23,7 +24,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
-from actorscope.sandbox._prompt import Command, Prompt, Speak, read_lines, run_console
+from actorscope.sandbox._prompt import (
+    SETTLE,
+    Command,
+    Prompt,
+    Speak,
+    read_lines,
+    run_console,
+    until_quiet,
+)
 from actorscope.sandbox._telegram.emulator import BotApiEmulator, RecordedCall
 from actorscope.sandbox._telegram.errors import BotApiError
 from actorscope.sandbox._telegram.models import Chat, ChatType, MemberStatus, User
@@ -65,12 +74,40 @@ class SandboxConsole(Prompt):
     BUTTON = "callback data"
     NOTE = "unknown users and chats are created on first use (chats as supergroups)"
 
-    def __init__(self, emu: BotApiEmulator, out: Output) -> None:
-        super().__init__(out)
+    def __init__(self, emu: BotApiEmulator, out: Output, *, wait_for_bot: bool = False) -> None:
+        super().__init__(out, settle=self.until_handled if wait_for_bot else None)
         self.emu = emu
         self._where: _Where | None = None
         self._last: dict[str, Any] | None = None
         emu.add_listener(self._show_bot_call)
+
+    async def until_handled(self, update_id: int) -> None:
+        """Wait (bounded) until a polling bot has fetched update ``update_id`` and then made no
+        call for a moment, so the next line (a click on its answer) finds the answer there.
+        Before a bot has polled at all nothing is waited for."""
+        if not self.emu.calls_to("getUpdates"):
+            return
+        fetched = asyncio.Event()
+
+        def fetches(call: RecordedCall) -> None:
+            result = call.result if call.method.lower() == "getupdates" else None
+            got = isinstance(result, list) and any(u.get("update_id") == update_id for u in result)
+            if got or not self._pending(update_id):
+                fetched.set()
+
+        if not self._pending(update_id):
+            fetched.set()
+        self.emu.add_listener(fetches)
+        try:
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(SETTLE):
+                    await fetched.wait()
+                    await until_quiet(lambda: len(self.emu.bot_calls()))
+        finally:
+            self.emu.remove_listener(fetches)
+
+    def _pending(self, update_id: int) -> bool:
+        return any(u["update_id"] == update_id for u in self.emu.queue.pending())
 
     def close(self) -> None:
         """Stop printing the bot's calls."""
@@ -96,15 +133,13 @@ class SandboxConsole(Prompt):
 
     async def say(self, text: str) -> int | None:
         """The speaker writes ``text``."""
-        self._say(self._need_where(), text, reply_to=None)
-        return None
+        return self._say(self._need_where(), text, reply_to=None)
 
     async def press(self, message: int | None, button: str | None) -> int | None:
         """The speaker clicks ``button`` of the bot's ``message`` (or its latest with it)."""
         where = self._need_where()
         chat = where.chat or self.emu.state.private_chat(where.user)
-        self._show_update(self.emu.callback_click(where.user, chat, message, button))
-        return None
+        return self._show_update(self.emu.callback_click(where.user, chat, message, button))
 
     def _need_where(self) -> _Where:
         if self._where is None:
@@ -117,23 +152,19 @@ class SandboxConsole(Prompt):
         message_id, _, text = rest.partition(" ")
         if not message_id.isdigit() or not text.strip():
             raise BotApiError(400, "usage (after /as): /reply MESSAGE TEXT")
-        self._say(self._need_where(), text.strip(), reply_to=int(message_id))
-        return None
+        return self._say(self._need_where(), text.strip(), reply_to=int(message_id))
 
     async def _anon(self, rest: str) -> int | None:
         chat, _, message = rest.partition(" ")
-        self._show_update(self.emu.anonymous_admin_message(self._chat(chat), message))
-        return None
+        return self._show_update(self.emu.anonymous_admin_message(self._chat(chat), message))
 
     async def _join(self, rest: str) -> int | None:
         user, _, chat = rest.partition(" ")
-        self._show_update(self.emu.member_joins(self._user(user), self._chat(chat.strip())))
-        return None
+        return self._show_update(self.emu.member_joins(self._user(user), self._chat(chat.strip())))
 
     async def _leave(self, rest: str) -> int | None:
         user, _, chat = rest.partition(" ")
-        self._show_update(self.emu.member_leaves(self._user(user), self._chat(chat.strip())))
-        return None
+        return self._show_update(self.emu.member_leaves(self._user(user), self._chat(chat.strip())))
 
     def _group(self, rest: str, usage: str) -> tuple[Chat, str]:
         """The ``@CHAT`` a command starts with (default: where the speaker is) and the rest."""
@@ -150,21 +181,17 @@ class SandboxConsole(Prompt):
         if tail not in ("", "admin"):
             raise BotApiError(400, "usage: /addbot [@CHAT] [admin]")
         user = self._need_where().user
-        self._show_update(self.emu.add_bot(user, chat, admin=tail == "admin"))
-        return None
+        return self._show_update(self.emu.add_bot(user, chat, admin=tail == "admin"))
 
     async def _removebot(self, rest: str) -> int | None:
         chat, _ = self._group(rest, "usage: /removebot [@CHAT]")
-        self._show_update(self.emu.remove_bot(self._need_where().user, chat))
-        return None
+        return self._show_update(self.emu.remove_bot(self._need_where().user, chat))
 
     async def _block(self, rest: str) -> int | None:
-        self._show_update(self.emu.block_bot(self._need_where().user))
-        return None
+        return self._show_update(self.emu.block_bot(self._need_where().user))
 
     async def _unblock(self, rest: str) -> int | None:
-        self._show_update(self.emu.unblock_bot(self._need_where().user))
-        return None
+        return self._show_update(self.emu.unblock_bot(self._need_where().user))
 
     def _here(self) -> tuple[User, Chat]:
         where = self._need_where()
@@ -174,13 +201,11 @@ class SandboxConsole(Prompt):
         if not rest:
             raise BotApiError(400, "usage: /press BUTTON")
         user, chat = self._here()
-        self._show_update(self.emu.press_button(user, rest, chat))
-        return None
+        return self._show_update(self.emu.press_button(user, rest, chat))
 
     async def _photo(self, rest: str) -> int | None:
         user, chat = self._here()
-        self._show_update(self.emu.user_photo(user, None, chat, caption=rest or None))
-        return None
+        return self._show_update(self.emu.user_photo(user, None, chat, caption=rest or None))
 
     async def _document(self, rest: str) -> int | None:
         parts = _split(rest, "usage: /document PATH [CAPTION]")
@@ -194,8 +219,7 @@ class SandboxConsole(Prompt):
         user, chat = self._here()
         caption = " ".join(parts[1:]) or None
         update = self.emu.user_document(user, content, path.name, chat, caption=caption)
-        self._show_update(update)
-        return None
+        return self._show_update(update)
 
     async def _location(self, rest: str) -> int | None:
         usage = "usage: /location LATITUDE LONGITUDE"
@@ -204,16 +228,14 @@ class SandboxConsole(Prompt):
         except ValueError:
             raise BotApiError(400, usage) from None
         user, chat = self._here()
-        self._show_update(self.emu.user_location(user, latitude, longitude, chat))
-        return None
+        return self._show_update(self.emu.user_location(user, latitude, longitude, chat))
 
     async def _poll(self, rest: str) -> int | None:
         parts = _split(rest, "usage: /poll QUESTION OPTION OPTION...")
         if len(parts) < 3:
             raise BotApiError(400, "usage: /poll QUESTION OPTION OPTION...  (quote spaces)")
         user, chat = self._here()
-        self._show_update(self.emu.user_poll(user, parts[0], parts[1:], chat))
-        return None
+        return self._show_update(self.emu.user_poll(user, parts[0], parts[1:], chat))
 
     async def _vote(self, rest: str) -> int | None:
         parts = _split(rest, "usage: /vote [MESSAGE] OPTION...")
@@ -226,8 +248,7 @@ class SandboxConsole(Prompt):
             shown = ", ".join(repr(text) for text in texts)
             raise BotApiError(400, f"the poll has no option {unknown[0]!r} (options: {shown})")
         chosen = [texts.index(part) for part in parts]
-        self._show_update(self.emu.vote(user, chat, record.message_id, chosen))
-        return None
+        return self._show_update(self.emu.vote(user, chat, record.message_id, chosen))
 
     def _poll_record(self, chat: Chat, message_id: int | None) -> PollRecord:
         polls = self.emu.context.polls
@@ -252,8 +273,7 @@ class SandboxConsole(Prompt):
                 raise BotApiError(400, "no invoice here to pay")
             message_id = invoices[-1]["message_id"]
         option = parts[0] if parts else None
-        self._show_update(self.emu.pay(user, chat, message_id, shipping_option=option))
-        return None
+        return self._show_update(self.emu.pay(user, chat, message_id, shipping_option=option))
 
     async def _webapp(self, rest: str) -> int | None:
         usage = "usage: /webapp BUTTON DATA  (quote a BUTTON with spaces; DATA is the rest)"
@@ -265,31 +285,28 @@ class SandboxConsole(Prompt):
         if not button or not data:
             raise BotApiError(400, usage)
         user = self._need_where().user
-        self._show_update(self.emu.web_app_data(user, button, data))
-        return None
+        return self._show_update(self.emu.web_app_data(user, button, data))
 
     async def _link(self, rest: str) -> int | None:
         url, _, group = rest.partition(" ")
         if not url:
             raise BotApiError(400, "usage: /link URL [@GROUP]")
         target = self._chat(group.strip()) if group.strip() else None
-        self._show_update(self.emu.open_link(self._need_where().user, url, group=target))
-        return None
+        return self._show_update(self.emu.open_link(self._need_where().user, url, group=target))
 
     async def _again(self, rest: str) -> int | None:
         last = self._last
         if last is None:
             raise BotApiError(400, "no update to deliver again yet")
         kind = next(key for key in last if key != "update_id")
-        self._show_update(self.emu.queue.push(kind, last[kind]))
-        return None
+        return self._show_update(self.emu.queue.push(kind, last[kind]))
 
-    def _say(self, where: _Where, text: str, *, reply_to: int | None) -> None:
+    def _say(self, where: _Where, text: str, *, reply_to: int | None) -> int | None:
         topic: int | str | None = where.topic
         if isinstance(topic, str) and topic.isdigit():
             topic = int(topic)
         update = self.emu.user_message(where.user, text, where.chat, topic=topic, reply_to=reply_to)
-        self._show_update(update)
+        return self._show_update(update)
 
     async def _chats(self, rest: str) -> int | None:
         for chat in self.emu.state.chats():
@@ -344,16 +361,18 @@ class SandboxConsole(Prompt):
             return "a private chat with the bot"
         return where.chat.label + (f"#{where.topic}" if where.topic else "")
 
-    def _show_update(self, update: dict[str, Any] | None) -> None:
+    def _show_update(self, update: dict[str, Any] | None) -> int | None:
+        """Print the update the bot is sent; its id (``None``: the bot does not get it)."""
         if update is None:
             self.out("(the bot does not receive this kind of update)")
-            return
+            return None
         self._last = update
         kind = next(key for key in update if key != "update_id")
         body = update[kind]
         message = body.get("message", body) if kind == "callback_query" else body
         mid = message.get("message_id", "?")
         self.out(f"  -> update {update['update_id']}: {kind} (message {mid})")
+        return int(update["update_id"])
 
     def show_ignored(self, update_id: int, reason: str) -> None:
         """Say that the bot ignored an update, and why (an ``IgnoreReason`` value)."""
