@@ -35,6 +35,7 @@ from actorscope.platforms import (
 __all__ = [
     "AGENT_KEY_PATTERN",
     "MAX_SCOPE_CHARS",
+    "PERSON_SCOPE_PREFIX",
     "SYNTHETIC_SENDER_PREFIXES",
     "Identity",
     "PeerKind",
@@ -54,6 +55,7 @@ __all__ = [
     "is_placeholder_sender",
     "is_synthetic_sender",
     "normalize_sender_id",
+    "person_scope",
     "session_key",
     "system_identity",
     "telegram_identity",
@@ -112,6 +114,10 @@ GROUP_SCOPE_PREFIXES: tuple[str, ...] = ("group:", "guild:")
 # Bot accounts are not people: they never hold a sender id, on any platform.
 _PERSON_KINDS = frozenset({SenderKind.USER})
 
+#: A person's scope and grantee: ``person:<uuid>`` (a tenant's person owning linked accounts).
+#: Direct, never a group: no platform id, HTTP user id or group scope can take this form.
+PERSON_SCOPE_PREFIX = "person:"
+
 #: What an agent key may be: it appears in session keys, cache keys and workspace paths.
 AGENT_KEY_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
 #: A Telegram user id or a Discord snowflake as a person's sender id: ASCII digits, no sign,
@@ -124,6 +130,11 @@ MAX_SENDER_ID_CHARS = 256
 #: or a custom channel's ids are opaque but short). Longer ids are refused before any lookup,
 #: so none reaches a store index that cannot hold it (PostgreSQL's ~2.7 KB B-tree row).
 MAX_SCOPE_CHARS = 512
+
+
+def person_scope(person_id: str) -> str:
+    """``person:<id>``: the scope (in ``dm`` mode) and grantee of a linked person."""
+    return f"{PERSON_SCOPE_PREFIX}{person_id}"
 
 
 def is_group_scope(user_id: str) -> bool:
@@ -615,6 +626,9 @@ def http_identity(user_id: str, *, role: str = "", tenant_id: str | None = None)
     if is_group_scope(user_id):
         # A user id shaped like a group scope would share that group's memory and files.
         raise IdentityError(f"HTTP user id must not look like a group scope: {user_id!r}")
+    if user_id.startswith(PERSON_SCOPE_PREFIX):
+        # Nor may one borrow a linked person's direct scope.
+        raise IdentityError(f"HTTP user id must not look like a person's scope: {user_id!r}")
     return Identity(
         user_id=user_id,
         sender_id="",

@@ -1,8 +1,9 @@
-"""Permissions: grants per tenant and agent, fail-closed group checks, writers, audit."""
+"""Permissions: grants per tenant and agent, fail-closed group checks, writers, links, audit."""
 
 from actorscope.permissions._audit import AuditAction, AuditEntry, AuditLog
 from actorscope.permissions._cache import DecisionCache
 from actorscope.permissions._grants import GrantStore
+from actorscope.permissions._links import Link, LinkOutcome, LinkReason, LinkStore
 from actorscope.permissions._ownership import owner_for_new_row, owns
 from actorscope.permissions._policy import (
     BYPASS_ROLES,
@@ -47,6 +48,10 @@ __all__ = [
     "GrantKey",
     "GrantLookup",
     "GrantStore",
+    "Link",
+    "LinkOutcome",
+    "LinkReason",
+    "LinkStore",
     "Permission",
     "PermissionPolicy",
     "Reason",

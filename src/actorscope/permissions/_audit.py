@@ -91,6 +91,10 @@ class AuditAction(StrEnum):
     CHECK_DENY = "check.deny"
     CHECK_FAIL_OPEN = "check.fail_open"
     WRITER_REFUSED = "writer.refused"
+    LINK_ADD = "link.add"
+    LINK_REMOVE = "link.remove"
+    LINK_CODE = "link.code"
+    LINK_REFUSED = "link.refused"
 
 
 @dataclass(frozen=True, slots=True)

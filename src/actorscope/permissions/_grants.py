@@ -138,8 +138,14 @@ class GrantStore:
         db.subscribe_changes(self)
 
     def on_remote_change(self, key: str) -> None:
-        """Another worker changed agent ``key``'s grants (or the agent): forget its decisions."""
-        self.cache.invalidate(key)
+        """Another worker changed agent ``key``'s grants (or the agent): forget its decisions.
+
+        ``*`` (a link changed: any agent's decisions may name its person) forgets every one.
+        """
+        if key == ANY:
+            self.cache.clear()
+        else:
+            self.cache.invalidate(key)
 
     def on_feed_lost(self) -> None:
         """The change feed is down: forget every decision; read the database until it is back."""
@@ -353,13 +359,15 @@ class GrantStore:
         sender_id: str,
         tenant_id: str | None = None,
         tx: Transaction | None = None,
+        person: str = "",
     ) -> GrantLookup:
         """One query over the candidate scopes and types (index searches only), then the precedence.
 
         Precedence: sender deny, sender allow, ``*`` deny, ``*`` allow, none. Grants of a
         soft-deleted agent match nothing. Uncached; raises
         :class:`~actorscope.errors.StoreError` when the store fails. With ``tx`` it reads
-        inside that write transaction.
+        inside that write transaction. With ``person`` (``person:<id>``, the sender's linked
+        person) the person's grants count as the sender's: a deny of either wins.
         """
         shape = (len(scopes), len(config_types), tenant_id is not None)
         sql = self._check_sqls.get(shape)
@@ -370,6 +378,10 @@ class GrantStore:
         rows = await lookup(
             sql, (agent_id, *config_types, sender_id, *scopes, *tenant_params, agent_id)
         )
+        if person:
+            rows = rows + await lookup(
+                sql, (agent_id, *config_types, person, *scopes, *tenant_params, agent_id)
+            )
         return precedence(rows)
 
     async def holders(

@@ -14,6 +14,7 @@ from functools import lru_cache
 
 from actorscope.errors import GrantError, IdentityError
 from actorscope.identity import (
+    PERSON_SCOPE_PREFIX,
     identity_problem,
     is_group_scope,
     is_placeholder_sender,
@@ -80,6 +81,7 @@ _ACCEPTED: dict[str, tuple[str, ...]] = {
 _ID = re.compile(r"-?[0-9]{1,32}")
 _CHANNEL = re.compile(r"[a-z0-9][a-z0-9_.-]{0,63}")
 _EXACT_ID = re.compile(r"[^\s:*|]{1,256}")
+_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
 
 def _platform_id(segment: str) -> bool:
@@ -195,6 +197,11 @@ def grantee_problem(value: object, scope: str = "") -> str:
     if not isinstance(value, str):
         return f"grant sender must be a sender id or '*', got {value!r}"
     if value == ANY:
+        return ""
+    if value.startswith(PERSON_SCOPE_PREFIX):
+        # A linked person: covers each of its accounts where links = "grants".
+        if _UUID.fullmatch(value[len(PERSON_SCOPE_PREFIX) :]) is None:
+            return f"a person grantee is person:<uuid>, got {value!r}"
         return ""
     sender = normalize_sender_id(value)
     if is_synthetic_sender(sender) or is_placeholder_sender(sender):

@@ -1,0 +1,626 @@
+"""Persons and links: one human's channel accounts, linked only with proof, audited, revocable.
+
+A *person* is a tenant-scoped UUID owning channel accounts (``telegram:42``,
+``discord:1234``, ``http:alice``: :class:`~actorscope.platforms.Account`); an account belongs to
+at most one person of its tenant. A link is made in one of two ways, and no other:
+
+- **Proven by the person** (:meth:`LinkStore.issue_code`, :meth:`LinkStore.redeem`): in a direct
+  chat account A asks for a code (random, from :mod:`secrets`; :data:`CODE_LIFETIME` seconds;
+  single-use; at most :data:`CODE_LIMIT` per account per :data:`RATE_WINDOW`; stored as its
+  SHA-256, never as itself), and the same human sends it from account B in a direct chat.
+  A code sent in a group is refused and burnt; codes are never issued in groups. A code
+  guessed wrong counts against the sender: :data:`REFUSAL_LIMIT` refusals per window, then
+  every redemption from that account is refused for the rest of it.
+- **Made by an operator** (:meth:`LinkStore.add`: the CLI, the HTTP API), with who made it.
+
+Non-persons (empty, synthetic, placeholder and look-alike senders, a channel of no registered
+platform) are never linked. Every link, unlink, issued code and refused attempt is an audit row
+(``link.*``: ``sender_id`` the account, ``actor`` who made the change, ``scope`` the person),
+written in the change's transaction. A change moves the grant epoch and NOTIFYs every agent's
+caches (the store's triggers), so another process sees an unlink within the freshness bound.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+import time
+import uuid
+from collections.abc import AsyncIterator, Iterable, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from enum import StrEnum
+
+from actorscope.agents import AgentRegistry
+from actorscope.agents._types import parse_uuid
+from actorscope.errors import ConflictError, IdentityError, NotFoundError
+from actorscope.identity import (
+    PERSON_SCOPE_PREFIX,
+    Identity,
+    PeerKind,
+    account_of,
+    is_placeholder_sender,
+    is_synthetic_sender,
+    person_scope,
+)
+from actorscope.permissions._audit import AuditAction, AuditEntry, AuditLog
+from actorscope.permissions._scopes import ANY
+from actorscope.platforms import Account
+from actorscope.store import DEFAULT_TENANT_SLUG, Database, Row, Transaction, utc_at
+
+__all__ = [
+    "CODE_LIFETIME",
+    "CODE_LIMIT",
+    "RATE_WINDOW",
+    "REFUSAL_LIMIT",
+    "Link",
+    "LinkOutcome",
+    "LinkReason",
+    "LinkStore",
+    "LinkVia",
+    "parse_account",
+    "parse_person",
+]
+
+#: Seconds a link code lives.
+CODE_LIFETIME = 600.0
+#: Seconds over which the per-account limits count.
+RATE_WINDOW = 600.0
+#: Codes one account may be issued per :data:`RATE_WINDOW`.
+CODE_LIMIT = 3
+#: Refused redemptions one account may make per :data:`RATE_WINDOW` before it is locked out.
+REFUSAL_LIMIT = 5
+
+# No 0/O, 1/I/L: a code is read from one screen and typed into another.
+_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
+_CODE_CHARS = 10  # 31^10 ~ 8e14 codes; with the limits above, guessing one is hopeless
+_COLUMNS = "tenant_id, account, person_id, via, linked_by, created_at"
+
+
+class LinkVia(StrEnum):
+    """How a link was made."""
+
+    CODE = "code"  # proven by the person with a link code
+    OPERATOR = "operator"  # made by an operator (CLI, HTTP API)
+
+
+class LinkReason(StrEnum):
+    """What a link request came to; the values are the contract (chat answers, audit rows)."""
+
+    CODE_ISSUED = "code_issued"
+    LINKED = "linked"
+    UNLINKED = "unlinked"
+    NOT_A_PERSON = "not_a_person"
+    GROUP_CONTEXT = "group_context"
+    NO_CODE = "no_code"
+    UNKNOWN_CODE = "unknown_code"
+    EXPIRED_CODE = "expired_code"
+    USED_CODE = "used_code"
+    SAME_ACCOUNT = "same_account"
+    ALREADY_LINKED = "already_linked"
+    LINKED_ELSEWHERE = "linked_elsewhere"
+    RATE_LIMITED = "rate_limited"
+    NOT_LINKED = "not_linked"
+
+
+@dataclass(frozen=True, slots=True)
+class Link:
+    """One account of one person: who linked it, how and when."""
+
+    tenant_id: str
+    account: str
+    person_id: str
+    via: str
+    linked_by: str
+    created_at: str
+
+    @property
+    def person(self) -> str:
+        """The person as a scope and grantee: ``person:<id>``."""
+        return person_scope(self.person_id)
+
+    def as_dict(self) -> dict[str, str]:
+        """The link as plain JSON-ready data."""
+        return {
+            "tenant_id": self.tenant_id,
+            "account": self.account,
+            "person": self.person,
+            "person_id": self.person_id,
+            "via": self.via,
+            "linked_by": self.linked_by,
+            "created_at": self.created_at,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class LinkOutcome:
+    """What a person's link request (a code asked for or sent, an unlink) came to.
+
+    ``ok`` and ``reason`` always; ``account`` the acting account (``""`` for no person);
+    ``person`` (``person:<id>``) once one is involved; ``code`` and ``expires_at`` only for a
+    code just issued (the only time the code exists outside the person's chat).
+    """
+
+    ok: bool
+    reason: LinkReason
+    account: str = ""
+    person: str = ""
+    code: str = ""
+    expires_at: str = ""
+
+
+def _link(row: Row) -> Link:
+    return Link(
+        tenant_id=row["tenant_id"],
+        account=row["account"],
+        person_id=row["person_id"],
+        via=row["via"],
+        linked_by=row["linked_by"],
+        created_at=row["created_at"],
+    )
+
+
+def parse_account(text: object) -> Account:
+    """An account an operator may link: ``<platform>:<id>`` of a registered platform, a person
+    id there, never a synthetic or placeholder id; :class:`IdentityError` naming what is wrong.
+    """
+    if not isinstance(text, str):
+        raise IdentityError(f"an account is <platform>:<id>, got {text!r}")
+    account = Account.parse(text)
+    if is_placeholder_sender(account.id) or is_synthetic_sender(account.id):
+        raise IdentityError(f"{text!r} is not a person; it can never be linked")
+    return account
+
+
+def parse_person(text: object) -> str:
+    """A person's UUID from ``person:<uuid>`` or the bare UUID; :class:`IdentityError` else."""
+    if not isinstance(text, str):
+        raise IdentityError(f"a person is person:<uuid>, got {text!r}")
+    bare = text.removeprefix(PERSON_SCOPE_PREFIX)
+    try:
+        return parse_uuid(bare, "person id")
+    except IdentityError:
+        raise IdentityError(f"a person is person:<uuid>, got {text!r}") from None
+
+
+def _normal_code(code: str) -> str:
+    return "".join(code.split()).replace("-", "").upper()
+
+
+def _digest(tenant_id: str, code: str) -> str:
+    return hashlib.sha256(f"{tenant_id}:{_normal_code(code)}".encode()).hexdigest()
+
+
+def _new_code() -> str:
+    raw = "".join(secrets.choice(_ALPHABET) for _ in range(_CODE_CHARS))
+    return f"{raw[:5]}-{raw[5:]}"
+
+
+class LinkStore:
+    """Persons and their accounts on one database (every tenant's; methods name theirs)."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+        self.audit = AuditLog(db)
+        self._agents = AgentRegistry(db)
+
+    async def tenant_id(self, tenant: str = DEFAULT_TENANT_SLUG) -> str:
+        """The UUID of ``tenant`` (a slug or UUID); :class:`TenantNotFoundError` otherwise."""
+        return (await self._agents.tenant(tenant)).id
+
+    # -- reading ---------------------------------------------------------------------------
+
+    async def person_of(self, account: Account | str, tenant_id: str) -> str | None:
+        """The UUID of the person ``account`` belongs to in the tenant, or ``None``."""
+        row = await self.db.fetchone(
+            "SELECT person_id FROM person_accounts WHERE tenant_id = ? AND account = ?",
+            (tenant_id, str(account)),
+        )
+        return None if row is None else str(row["person_id"])
+
+    async def person_of_agent_account(self, account: Account, agent_id: str) -> str | None:
+        """The person ``account`` belongs to in the tenant of agent ``agent_id``, or ``None``
+        (one read: what a check asks on its cold path)."""
+        row = await self.db.lookup(
+            "SELECT person_id FROM person_accounts WHERE account = ? AND tenant_id = "
+            "(SELECT tenant_id FROM agents WHERE id = ?)",
+            (str(account), agent_id),
+        )
+        return str(row[0]["person_id"]) if row else None
+
+    async def links(
+        self,
+        *,
+        tenant_id: str | None = None,
+        person_id: str | None = None,
+        account: str | None = None,
+    ) -> list[Link]:
+        """Links matching every filter given, ordered by tenant, person and account."""
+        where: list[str] = []
+        params: list[str] = []
+        if tenant_id is not None:
+            where.append("tenant_id = ?")
+            params.append(parse_uuid(tenant_id, "tenant id"))
+        if person_id is not None:
+            where.append("person_id = ?")
+            params.append(parse_person(person_id))
+        if account is not None:
+            where.append("account = ?")
+            params.append(str(parse_account(account)))
+        clause = f" WHERE {' AND '.join(where)}" if where else ""
+        rows = await self.db.fetchall(
+            f"SELECT {_COLUMNS} FROM person_accounts{clause} "
+            "ORDER BY tenant_id, person_id, account",
+            params,
+        )
+        return [_link(row) for row in rows]
+
+    # -- operators -------------------------------------------------------------------------
+
+    async def add(
+        self,
+        accounts: Sequence[str],
+        *,
+        person: str | None = None,
+        by: str = "",
+        tenant: str = DEFAULT_TENANT_SLUG,
+    ) -> list[Link]:
+        """Link ``accounts`` to one person, as an operator (audited as ``by``).
+
+        With ``person`` (``person:<uuid>`` of the tenant) they join it; otherwise they join the
+        person one of them belongs to already, or a new person. An account of another person
+        is a :class:`ConflictError` (unlink it first); nothing is written then. Returns every
+        link of the person afterwards.
+        """
+        parsed = [parse_account(text) for text in accounts]
+        if not parsed:
+            raise IdentityError("name at least one account to link (<platform>:<id>)")
+        wanted = parse_person(person) if person is not None else None
+        tenant_id = await self.tenant_id(tenant)
+        async with self._changing() as tx:
+            owners = await self._owners(tx, tenant_id, parsed)
+            if wanted is not None:
+                row = await tx.fetchone(
+                    "SELECT 1 FROM persons WHERE id = ? AND tenant_id = ?", (wanted, tenant_id)
+                )
+                if row is None:
+                    raise NotFoundError(f"no person {person_scope(wanted)} in tenant {tenant!r}")
+            distinct = set(owners.values())
+            if wanted is not None:
+                distinct.add(wanted)
+            if len(distinct) > 1:
+                taken = ", ".join(f"{acc} ({person_scope(p)})" for acc, p in sorted(owners.items()))
+                raise ConflictError(
+                    f"an account belongs to at most one person: {taken}; unlink it first"
+                )
+            target = distinct.pop() if distinct else await self._new_person(tx, tenant_id, by)
+            for account in parsed:
+                if str(account) not in owners:
+                    await self._insert(tx, tenant_id, account, target, LinkVia.OPERATOR, by)
+            rows = await tx.fetchall(
+                f"SELECT {_COLUMNS} FROM person_accounts WHERE person_id = ? ORDER BY account",
+                (target,),
+            )
+        return [_link(row) for row in rows]
+
+    async def remove(
+        self, account: str, *, by: str = "", tenant: str = DEFAULT_TENANT_SLUG
+    ) -> Link | None:
+        """Unlink one account (audited as ``by``); ``None`` when it was not linked. A person
+        left with no account is deleted."""
+        parsed = parse_account(account)
+        tenant_id = await self.tenant_id(tenant)
+        async with self._changing() as tx:
+            return await self._unlink(tx, tenant_id, str(parsed), by, LinkVia.OPERATOR)
+
+    # -- the person's own path -------------------------------------------------------------
+
+    async def issue_code(
+        self, identity: Identity, tenant_id: str, *, now: float | None = None
+    ) -> LinkOutcome:
+        """A new link code for the identity's account, in a direct chat only.
+
+        Any earlier unused code of the account is burnt (one live code per account). Refused
+        for a non-person, in a group, and past :data:`CODE_LIMIT` codes per window.
+        """
+        at = time.time() if now is None else now
+        account = account_of(identity)
+        if account is None:
+            return await self._refuse(tenant_id, "", LinkReason.NOT_A_PERSON, identity)
+        if _in_group(identity):
+            return await self._refuse(tenant_id, str(account), LinkReason.GROUP_CONTEXT)
+        async with self._changing(announce=False) as tx:
+            row = await tx.fetchone(
+                "SELECT COUNT(*) AS n FROM link_codes WHERE tenant_id = ? AND account = ? "
+                "AND created_at >= ?",
+                (tenant_id, str(account), utc_at(at - RATE_WINDOW)),
+            )
+            if row is not None and int(row["n"]) >= CODE_LIMIT:
+                return await self._refused(tx, tenant_id, str(account), LinkReason.RATE_LIMITED)
+            await tx.execute(
+                "UPDATE link_codes SET used_at = ? WHERE tenant_id = ? AND account = ? "
+                "AND used_at IS NULL",
+                (utc_at(at), tenant_id, str(account)),
+            )
+            # Old rows only served the rate limit: drop what no window can count any more.
+            await tx.execute(
+                "DELETE FROM link_codes WHERE tenant_id = ? AND account = ? AND created_at < ?",
+                (tenant_id, str(account), utc_at(at - RATE_WINDOW)),
+            )
+            code = _new_code()
+            expires = utc_at(at + CODE_LIFETIME)
+            await tx.execute(
+                "INSERT INTO link_codes (digest, tenant_id, account, created_at, expires_at) "
+                "VALUES (?, ?, ?, ?, ?)",
+                (_digest(tenant_id, code), tenant_id, str(account), utc_at(at), expires),
+            )
+            person = await self._person_in(tx, tenant_id, str(account))
+            await self._audit(
+                tx,
+                tenant_id,
+                AuditAction.LINK_CODE,
+                str(account),
+                person,
+                LinkReason.CODE_ISSUED,
+                actor=str(account),
+                detail={"expires_at": expires},
+            )
+        return LinkOutcome(
+            True,
+            LinkReason.CODE_ISSUED,
+            account=str(account),
+            person=person_scope(person) if person else "",
+            code=code,
+            expires_at=expires,
+        )
+
+    async def redeem(
+        self, code: str, identity: Identity, tenant_id: str, *, now: float | None = None
+    ) -> LinkOutcome:
+        """Link the identity's account to the account that was issued ``code``.
+
+        Any attempt uses the code up (a code sent in a group is burnt and refused). Refused:
+        a non-person, a group, too many refusals in the window, no code, an unknown, used or
+        expired code, the issuing account itself, an account of another person, and accounts
+        linked already.
+        """
+        at = time.time() if now is None else now
+        account = account_of(identity)
+        if account is None:
+            return await self._refuse(tenant_id, "", LinkReason.NOT_A_PERSON, identity)
+        sender = str(account)
+        if not _normal_code(code):
+            return await self._refuse(tenant_id, sender, LinkReason.NO_CODE)
+        digest = _digest(tenant_id, code)
+        async with self._changing() as tx:
+            if await self._locked_out(tx, tenant_id, sender, at):
+                return await self._refused(tx, tenant_id, sender, LinkReason.RATE_LIMITED)
+            row = await tx.fetchone(
+                "SELECT account, expires_at, used_at FROM link_codes "
+                "WHERE digest = ? AND tenant_id = ?",
+                (digest, tenant_id),
+            )
+            if row is None:
+                return await self._refused(tx, tenant_id, sender, LinkReason.UNKNOWN_CODE)
+            if row["used_at"] is not None:
+                return await self._refused(tx, tenant_id, sender, LinkReason.USED_CODE)
+            await tx.execute(
+                "UPDATE link_codes SET used_at = ? WHERE digest = ?", (utc_at(at), digest)
+            )
+            issuer = str(row["account"])
+            if _in_group(identity):
+                return await self._refused(
+                    tx, tenant_id, sender, LinkReason.GROUP_CONTEXT, detail={"burnt": issuer}
+                )
+            if row["expires_at"] <= utc_at(at):
+                return await self._refused(tx, tenant_id, sender, LinkReason.EXPIRED_CODE)
+            if issuer == sender:
+                return await self._refused(tx, tenant_id, sender, LinkReason.SAME_ACCOUNT)
+            owners = await self._owners(tx, tenant_id, [Account.parse(issuer), account])
+            mine, theirs = owners.get(sender), owners.get(issuer)
+            if mine is not None and mine == theirs:
+                return await self._refused(
+                    tx, tenant_id, sender, LinkReason.ALREADY_LINKED, person=mine
+                )
+            if mine is not None:
+                # Joining the issuer would take this account from its person: unlink first.
+                return await self._refused(
+                    tx, tenant_id, sender, LinkReason.LINKED_ELSEWHERE, person=mine
+                )
+            person = theirs or await self._new_person(tx, tenant_id, sender)
+            if theirs is None:
+                await self._insert(
+                    tx, tenant_id, Account.parse(issuer), person, LinkVia.CODE, sender
+                )
+            await self._insert(tx, tenant_id, account, person, LinkVia.CODE, sender)
+        return LinkOutcome(True, LinkReason.LINKED, account=sender, person=person_scope(person))
+
+    async def unlink_person(self, identity: Identity, tenant_id: str) -> LinkOutcome:
+        """The person unlinks, from any of its accounts in a direct chat: every account of the
+        identity's person is unlinked and the person is gone (audited as the account)."""
+        account = account_of(identity)
+        if account is None:
+            return await self._refuse(tenant_id, "", LinkReason.NOT_A_PERSON, identity)
+        sender = str(account)
+        if _in_group(identity):
+            return await self._refuse(tenant_id, sender, LinkReason.GROUP_CONTEXT)
+        async with self._changing() as tx:
+            person = await self._person_in(tx, tenant_id, sender)
+            if person is None:
+                return await self._refused(tx, tenant_id, sender, LinkReason.NOT_LINKED)
+            rows = await tx.fetchall(
+                "SELECT account FROM person_accounts WHERE person_id = ? ORDER BY account",
+                (person,),
+            )
+            for row in rows:
+                await self._unlink(tx, tenant_id, str(row["account"]), sender, LinkVia.CODE)
+        return LinkOutcome(True, LinkReason.UNLINKED, account=sender, person=person_scope(person))
+
+    # -- inside a transaction --------------------------------------------------------------
+
+    @asynccontextmanager
+    async def _changing(self, *, announce: bool = True) -> AsyncIterator[Transaction]:
+        """A write transaction over links; when it ends every cache on the database forgets
+        every agent's decisions (they may name a person), as the store's triggers tell other
+        processes (``announce=False``: nothing a decision reads changed)."""
+        try:
+            async with self.db.transaction() as tx:
+                yield tx
+        finally:
+            if announce:
+                self.db.announce_change(ANY)
+
+    async def _owners(
+        self, tx: Transaction, tenant_id: str, accounts: Iterable[Account]
+    ) -> dict[str, str]:
+        owners: dict[str, str] = {}
+        for account in accounts:
+            person = await self._person_in(tx, tenant_id, str(account))
+            if person is not None:
+                owners[str(account)] = person
+        return owners
+
+    async def _person_in(self, tx: Transaction, tenant_id: str, account: str) -> str | None:
+        row = await tx.fetchone(
+            "SELECT person_id FROM person_accounts WHERE tenant_id = ? AND account = ?",
+            (tenant_id, account),
+        )
+        return None if row is None else str(row["person_id"])
+
+    async def _new_person(self, tx: Transaction, tenant_id: str, by: str) -> str:
+        person = str(uuid.uuid4())
+        await tx.execute(
+            "INSERT INTO persons (id, tenant_id, created_by, created_at) VALUES (?, ?, ?, ?)",
+            (person, tenant_id, by, utc_at(time.time())),
+        )
+        return person
+
+    async def _insert(
+        self,
+        tx: Transaction,
+        tenant_id: str,
+        account: Account,
+        person: str,
+        via: LinkVia,
+        by: str,
+    ) -> None:
+        await tx.execute(
+            f"INSERT INTO person_accounts ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)",
+            (tenant_id, str(account), person, via.value, by, utc_at(time.time())),
+        )
+        await self._audit(
+            tx,
+            tenant_id,
+            AuditAction.LINK_ADD,
+            str(account),
+            person,
+            LinkReason.LINKED,
+            actor=by,
+            detail={"via": via.value},
+        )
+
+    async def _unlink(
+        self, tx: Transaction, tenant_id: str, account: str, by: str, via: LinkVia
+    ) -> Link | None:
+        row = await tx.fetchone(
+            f"SELECT {_COLUMNS} FROM person_accounts WHERE tenant_id = ? AND account = ?",
+            (tenant_id, account),
+        )
+        if row is None:
+            return None
+        link = _link(row)
+        await tx.execute(
+            "DELETE FROM person_accounts WHERE tenant_id = ? AND account = ?", (tenant_id, account)
+        )
+        await tx.execute(
+            "DELETE FROM persons WHERE id = ? AND NOT EXISTS "
+            "(SELECT 1 FROM person_accounts WHERE person_id = ?)",
+            (link.person_id, link.person_id),
+        )
+        await self._audit(
+            tx,
+            tenant_id,
+            AuditAction.LINK_REMOVE,
+            account,
+            link.person_id,
+            LinkReason.UNLINKED,
+            actor=by,
+            detail={"via": via.value},
+        )
+        return link
+
+    async def _locked_out(self, tx: Transaction, tenant_id: str, account: str, at: float) -> bool:
+        row = await tx.fetchone(
+            "SELECT COUNT(*) AS n FROM audit_log WHERE sender_id = ? AND action = ? "
+            "AND tenant_id = ? AND created_at >= ?",
+            (account, AuditAction.LINK_REFUSED.value, tenant_id, utc_at(at - RATE_WINDOW)),
+        )
+        return row is not None and int(row["n"]) >= REFUSAL_LIMIT
+
+    async def _refuse(
+        self,
+        tenant_id: str,
+        account: str,
+        reason: LinkReason,
+        identity: Identity | None = None,
+    ) -> LinkOutcome:
+        async with self.db.transaction() as tx:
+            return await self._refused(tx, tenant_id, account, reason, identity=identity)
+
+    async def _refused(
+        self,
+        tx: Transaction,
+        tenant_id: str,
+        account: str,
+        reason: LinkReason,
+        *,
+        person: str | None = None,
+        identity: Identity | None = None,
+        detail: dict[str, str] | None = None,
+    ) -> LinkOutcome:
+        extra = dict(detail or {})
+        if identity is not None:
+            # No account to name: say who it was as the identity table does.
+            extra.update(sender=identity.sender_id, channel=identity.channel)
+        await self._audit(
+            tx,
+            tenant_id,
+            AuditAction.LINK_REFUSED,
+            account,
+            person,
+            reason,
+            actor=account,
+            detail=extra,
+        )
+        return LinkOutcome(
+            False, reason, account=account, person=person_scope(person) if person else ""
+        )
+
+    async def _audit(
+        self,
+        tx: Transaction,
+        tenant_id: str,
+        action: AuditAction,
+        account: str,
+        person: str | None,
+        reason: LinkReason,
+        *,
+        actor: str,
+        detail: dict[str, str] | None = None,
+    ) -> None:
+        await self.audit.write(
+            AuditEntry(
+                action=action,
+                sender_id=account,
+                actor=actor,
+                scope=person_scope(person) if person else "",
+                tenant_id=tenant_id,
+                reason=reason.value,
+                detail=dict(detail or {}),
+            ),
+            tx,
+        )
+
+
+def _in_group(identity: Identity) -> bool:
+    return identity.is_group or identity.peer_kind is not PeerKind.DIRECT
