@@ -75,6 +75,7 @@ def test_help_lists_commands_in_order(run_cli: RunCli, tmp_path: Path) -> None:
         "normalize",
         "agents",
         "grants",
+        "links",
         "check",
     ]
     assert listed == [*expected, "audit", "keys", "migrate", "schema", "mcp"]
@@ -94,6 +95,10 @@ COMMANDS = (
     ("grants", "add"),
     ("grants", "remove"),
     ("grants", "list"),
+    ("links", "add"),
+    ("links", "remove"),
+    ("links", "list"),
+    ("links", "show"),
     ("check",),
     ("audit",),
     ("audit", "prune"),

@@ -22,13 +22,15 @@ WRITING: dict[str, tuple[str, ...]] = {
     "agents remove": ("agents", "remove", "main"),
     "grants add": ("grants", "add", *GRANT, "--type", "cron"),
     "grants remove": ("grants", "remove", *GRANT, "--type", "cron"),
+    "links add": ("links", "add", "telegram:42", "telegram:43"),
+    "links remove": ("links", "remove", "telegram:42"),
     "keys add": ("keys", "add", "--tenant", "default", "--user", "ops", "--role", "operator"),
     "keys revoke": ("keys", "revoke", "0123456789ab"),
     "mcp": ("mcp",),
     "audit prune": ("audit", "prune", "--older-than", "90d"),
 }
 #: Those of them that add (and so take ``--create``).
-ADDING = ("agents add", "grants add", "keys add", "mcp")
+ADDING = ("agents add", "grants add", "links add", "keys add", "mcp")
 
 
 async def _tables(url: str) -> int:

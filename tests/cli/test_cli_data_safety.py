@@ -17,7 +17,7 @@ import pytest
 
 from actorscope.agents import AgentRegistry
 from actorscope.identity import Identity, PeerKind
-from actorscope.permissions import GrantStore, PermissionPolicy
+from actorscope.permissions import GrantStore, LinkStore, PermissionPolicy
 from actorscope.store import Database
 from actorscope.store._migrations import Migration, load_migrations
 
@@ -30,6 +30,8 @@ CHECK = ("check", "--agent", "main", "--scope", GROUP, "--sender", "43", "--type
 READ_ONLY = {
     "audit": ("audit",),
     "grants list": ("grants", "list"),
+    "links list": ("links", "list"),
+    "links show": ("links", "show", "telegram:42"),
     "agents list": ("agents", "list"),
     "check": CHECK,
 }
@@ -44,7 +46,8 @@ def assert_error(result: subprocess.CompletedProcess[str], expected: str) -> Non
 
 
 async def _populate(path: Path) -> None:
-    """Agent ``main`` in tenants ``default`` and ``acme``, a grant and a denial in each."""
+    """Agent ``main`` in tenants ``default`` and ``acme``, a grant and a denial in each, and
+    a person of two accounts in ``default``."""
     async with Database.open(path) as db:
         registry = AgentRegistry(db)
         store = GrantStore(db)
@@ -67,6 +70,7 @@ async def _populate(path: Path) -> None:
                 tenant_id=agent.tenant_id,
             )
             assert not (await policy.check("cron", identity)).allowed
+        await LinkStore(db).add(["telegram:42", "discord:990000000000000001"], by="ops")
 
 
 @pytest.fixture

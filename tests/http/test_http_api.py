@@ -38,6 +38,9 @@ OPERATOR_CALLS: list[tuple[str, str, dict[str, Any]]] = [
     ("GET", "/v1/agents/main/writers", {"params": {"scope": GROUP}}),
     ("POST", "/v1/agents/main/writers", {"json": {"scope": GROUP, "sender_id": "43"}}),
     ("DELETE", "/v1/agents/main/writers", {"params": {"scope": GROUP, "sender_id": "43"}}),
+    ("GET", "/v1/links", {}),
+    ("POST", "/v1/links", {"json": {"accounts": ["telegram:7"]}}),
+    ("DELETE", "/v1/links", {"params": {"account": "telegram:7"}}),
     ("GET", "/v1/audit", {}),
 ]
 

@@ -33,6 +33,8 @@ VALID: dict[str, str] = {
     "since": "2024-01-01T00:00:00+00:00",
     "cursor": "5",
     "limit": "10",
+    "account": "telegram:42",
+    "person": "person:0b5e3a4e-55a4-4c63-9a3c-2b6f1d0c9a11",
 }
 
 #: Values no parameter should turn into a 500, a 503 or a store error (already URL-encoded).

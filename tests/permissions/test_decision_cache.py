@@ -80,6 +80,7 @@ class _RevokedDuringRead(GrantStore):
         sender_id: str,
         tenant_id: str | None = None,
         tx: Transaction | None = None,
+        person: str = "",
     ) -> GrantLookup:
         answer = await super().check(
             agent_id=agent_id,
@@ -88,6 +89,7 @@ class _RevokedDuringRead(GrantStore):
             sender_id=sender_id,
             tenant_id=tenant_id,
             tx=tx,
+            person=person,
         )
         if not self._raced:
             self._raced = True

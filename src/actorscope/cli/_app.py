@@ -23,6 +23,7 @@ from actorscope.cli._audit import audit_prune
 from actorscope.cli._demo import demo
 from actorscope.cli._grants import audit_app, check, grants_app
 from actorscope.cli._keys import keys_app
+from actorscope.cli._links import links_app
 from actorscope.cli._mcp import mcp
 from actorscope.cli._migrate import migrate
 from actorscope.cli._normalize import normalize
@@ -52,6 +53,7 @@ COMMANDS: tuple[tuple[str, Callable[..., Any] | typer.Typer], ...] = (
     ("normalize", normalize),
     ("agents", agents_app),
     ("grants", grants_app),
+    ("links", links_app),
     ("check", check),
     ("audit", audit_app),
     ("keys", keys_app),

@@ -1,4 +1,4 @@
-"""The ``/v1`` API: messages, whoami, and (owner/admin/operator keys) agents, grants, writers,
+"""The ``/v1`` API: messages, whoami, and (owner/admin/operator keys) agents, grants, links,
 audit. Authentication is ``Authorization: Bearer <key>``; see :mod:`actorscope.http._app`."""
 
 from __future__ import annotations
@@ -129,6 +129,17 @@ class WriterIn(_Body):
     sender_id: str = Field(min_length=1)
 
 
+class LinkIn(_Body):
+    """Accounts to link to one person (a new one, the one they have, or ``person``)."""
+
+    accounts: list[Annotated[str, Field(min_length=1, max_length=MAX_PARAMETER)]] = Field(
+        min_length=1, max_length=16, description="Accounts: <platform>:<id>."
+    )
+    person: str | None = Field(
+        default=None, max_length=MAX_PARAMETER, description="Join this person (person:<uuid>)."
+    )
+
+
 router = APIRouter(prefix="/v1")
 
 
@@ -211,6 +222,27 @@ async def remove_grant(
         key, agent=agent, scope=scope, sender_id=sender_id, config_type=config_type
     )
     return {**grant.as_dict(), "removed": True}
+
+
+@router.get("/links", tags=["operators"])
+async def list_links(
+    key: Caller, ops: Ops, person: Filter = None, account: Filter = None
+) -> list[dict[str, Any]]:
+    """Links of the key's tenant: persons and their accounts (filters compared exactly)."""
+    return [link.as_dict() for link in await ops.list_links(key, person=person, account=account)]
+
+
+@router.post("/links", status_code=201, tags=["operators"])
+async def add_links(body: LinkIn, key: Caller, ops: Ops) -> list[dict[str, Any]]:
+    """Link accounts to one person (audited with the key's user); 409 for another person's."""
+    made = await ops.add_links(key, body.accounts, person=body.person)
+    return [link.as_dict() for link in made]
+
+
+@router.delete("/links", tags=["operators"])
+async def remove_link(key: Caller, ops: Ops, account: Required) -> dict[str, Any]:
+    """Unlink one account (audited); 404 if it is not linked."""
+    return {**(await ops.remove_link(key, account)).as_dict(), "removed": True}
 
 
 @router.get("/agents/{agent}/writers", tags=["operators"])

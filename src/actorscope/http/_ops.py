@@ -34,6 +34,8 @@ from actorscope.permissions import (
     ConfigType,
     Grant,
     GrantStore,
+    Link,
+    LinkStore,
     Permission,
     WriterManager,
     WriterReason,
@@ -112,6 +114,7 @@ class Operations:
         self.grants = GrantStore(db)
         self.agents = AgentRegistry(db)
         self.writers = WriterManager(self.grants)
+        self.links = LinkStore(db)
         self.handler = handler
         self.served_agent = served_agent
         self.signer = signer or OriginSigner()
@@ -291,6 +294,44 @@ class Operations:
             revoked_by=key.user_id,
         )
         return current[0]
+
+    # -- links -------------------------------------------------------------------------------
+
+    async def list_links(
+        self, key: ApiKey, *, person: str | None = None, account: str | None = None
+    ) -> list[Link]:
+        """Links of the key's tenant, of one person or account when given."""
+        self.require_operator(key)
+        try:
+            return await self.links.links(
+                tenant_id=key.tenant_id, person_id=person, account=account
+            )
+        except ActorscopeError as exc:
+            raise problem_for(exc) from None
+
+    async def add_links(
+        self, key: ApiKey, accounts: list[str], *, person: str | None = None
+    ) -> list[Link]:
+        """Link accounts to one person of the key's tenant (409 for another person's account);
+        audited with the key's user as the actor. Returns the person's links."""
+        self.require_operator(key)
+        try:
+            return await self.links.add(
+                accounts, person=person, by=key.user_id, tenant=key.tenant_id
+            )
+        except ActorscopeError as exc:
+            raise problem_for(exc) from None
+
+    async def remove_link(self, key: ApiKey, account: str) -> Link:
+        """Unlink one account of the key's tenant (404 if it is not linked); audited."""
+        self.require_operator(key)
+        try:
+            removed = await self.links.remove(account, by=key.user_id, tenant=key.tenant_id)
+        except ActorscopeError as exc:
+            raise problem_for(exc) from None
+        if removed is None:
+            raise Problem(404, f"{account} is not linked to a person")
+        return removed
 
     # -- writers -----------------------------------------------------------------------------
 

@@ -1,0 +1,100 @@
+"""``/v1/links``: operators link and unlink accounts over the API, audited as the key's user."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+from tests.http.conftest import bearer, row_counts
+
+from actorscope.agents import Agent, AgentRegistry
+from actorscope.http import ApiKeyStore
+from actorscope.store import Database
+
+DC = "discord:990000000000000001"
+
+
+def _problem(response: httpx.Response, status: int, words: str) -> None:
+    assert response.status_code == status, response.text
+    assert response.headers["content-type"] == "application/problem+json"
+    assert words in response.json()["detail"]
+
+
+async def test_links_add_list_remove_are_audited_as_the_key_user(
+    db: Database, agent: Agent, client: httpx.AsyncClient, keys: dict[str, str]
+) -> None:
+    """POST links two accounts, GET lists and filters them, DELETE unlinks; both audited with
+    the key's user as the actor."""
+    headers = bearer(keys["admin"])
+    added = await client.post("/v1/links", json={"accounts": ["telegram:42", DC]}, headers=headers)
+    assert added.status_code == 201, added.text
+    person = added.json()[0]["person"]
+    assert {row["linked_by"] for row in added.json()} == {"admin-user"}
+    listed = await client.get("/v1/links", params={"account": DC}, headers=headers)
+    assert [row["person"] for row in listed.json()] == [person]
+    by_person = await client.get("/v1/links", params={"person": person}, headers=headers)
+    assert sorted(row["account"] for row in by_person.json()) == sorted(["telegram:42", DC])
+    removed = await client.delete("/v1/links", params={"account": DC}, headers=headers)
+    assert removed.json()["removed"] is True
+    _problem(
+        await client.delete("/v1/links", params={"account": DC}, headers=headers), 404, "not linked"
+    )
+    audit = (await client.get("/v1/audit", params={"actor": "admin-user"}, headers=headers)).json()
+    rows = [(e["action"], e["sender_id"], e["scope"]) for e in audit["items"]]
+    assert rows == [
+        ("link.remove", DC, person),
+        ("link.add", DC, person),
+        ("link.add", "telegram:42", person),
+    ]
+
+
+async def test_link_refusals_are_problems_that_write_nothing(
+    db: Database, agent: Agent, client: httpx.AsyncClient, keys: dict[str, str]
+) -> None:
+    """A non-person or look-alike account is 422, another person's account 409, a viewer 403;
+    none of them writes a row."""
+    headers = bearer(keys["operator"])
+    await client.post("/v1/links", json={"accounts": ["telegram:42"]}, headers=headers)
+    await client.post("/v1/links", json={"accounts": ["telegram:43"]}, headers=headers)
+    before = await row_counts(db)
+    cases: list[tuple[dict[str, Any], int, str]] = [
+        ({"accounts": ["telegram:777000"]}, 422, "not a person"),
+        ({"accounts": ["telegram:042"]}, 422, "not a telegram person id"),
+        ({"accounts": ["nowhere:1"]}, 422, "of a known platform"),
+        ({"accounts": ["telegram:42", "telegram:43"]}, 409, "at most one person"),
+        ({"accounts": ["telegram:44"], "person": "person:x"}, 422, "person:<uuid>"),
+    ]
+    for body, status, words in cases:
+        _problem(await client.post("/v1/links", json=body, headers=headers), status, words)
+    _problem(
+        await client.post(
+            "/v1/links", json={"accounts": ["telegram:44"]}, headers=bearer(keys["viewer"])
+        ),
+        403,
+        "may not use operator endpoints",
+    )
+    assert (
+        await client.post("/v1/links", json={"accounts": []}, headers=headers)
+    ).status_code == 422
+    assert await row_counts(db) == before
+
+
+async def test_a_key_sees_and_links_in_its_own_tenant_only(
+    db: Database, agent: Agent, client: httpx.AsyncClient, keys: dict[str, str]
+) -> None:
+    """Another tenant's key neither sees nor unlinks this tenant's persons; its own links are
+    its tenant's."""
+    await AgentRegistry(db).create_tenant("acme")
+    theirs = bearer((await ApiKeyStore(db).add(tenant="acme", user_id="eve", role="admin")).key)
+    ours = bearer(keys["admin"])
+    await client.post("/v1/links", json={"accounts": ["telegram:42"]}, headers=ours)
+    assert (await client.get("/v1/links", headers=theirs)).json() == []
+    _problem(
+        await client.delete("/v1/links", params={"account": "telegram:42"}, headers=theirs),
+        404,
+        "not linked",
+    )
+    made = await client.post("/v1/links", json={"accounts": ["telegram:42"]}, headers=theirs)
+    assert made.status_code == 201
+    mine = (await client.get("/v1/links", headers=ours)).json()
+    assert [row["person"] for row in mine] != [row["person"] for row in made.json()]
