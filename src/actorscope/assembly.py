@@ -23,7 +23,14 @@ from actorscope.agents import Agent, AgentRegistry
 from actorscope.channels import ChannelConfig, Pipeline, Publish, SharedDedup, TurnLedger
 from actorscope.host import Handler, Host, MessageBus, OutboundSender, RunStep
 from actorscope.messages import InboundMessage, RunRequest
-from actorscope.permissions import Decision, GrantStore, PermissionPolicy, WriterManager
+from actorscope.permissions import (
+    Decision,
+    GrantStore,
+    LinkMode,
+    LinkStore,
+    PermissionPolicy,
+    WriterManager,
+)
 from actorscope.propagation import OriginSigner
 from actorscope.store import DEFAULT_TENANT_SLUG, Database
 from actorscope.tools import Workspace
@@ -40,11 +47,13 @@ def permission_policy(
     strict: bool = False,
     audit: bool = True,
     observer: DecisionObserver | None = None,
+    links: LinkStore | None = None,
 ) -> PermissionPolicy:
     """The permission policy over ``grants``: the one place outside ``permissions`` that
     builds one. :func:`assemble` makes an agent's with it; a process that serves every agent
-    of a database (``actorscope mcp`` without ``--agent``) asks for one here."""
-    return PermissionPolicy(grants, strict=strict, audit=audit, observer=observer)
+    of a database (``actorscope mcp`` without ``--agent``) asks for one here. With ``links``
+    a linked person's grants count for each of its accounts (``links = "grants"``)."""
+    return PermissionPolicy(grants, strict=strict, audit=audit, observer=observer, links=links)
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,7 +66,8 @@ class AgentSettings:
     grant store denies instead of allowing. ``workspace`` is the root of the agent's files.
     ``shared_dedup`` claims each update in the database (several workers; ``None``: on for
     PostgreSQL only). ``signer`` signs and verifies origins. ``audit`` ``False`` makes a
-    what-if policy that writes no audit row (``actorscope check``).
+    what-if policy that writes no audit row (``actorscope check``). ``links``: what linked
+    accounts change (:class:`~actorscope.permissions.LinkMode`; off unless the agent opts in).
     """
 
     agent: str = "main"
@@ -69,8 +79,10 @@ class AgentSettings:
     shared_dedup: bool | None = None
     signer: OriginSigner = field(default_factory=OriginSigner)
     audit: bool = True
+    links: LinkMode = LinkMode.OFF
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "links", LinkMode(self.links))
         if not isinstance(self.workspace, Path):
             object.__setattr__(self, "workspace", Path(os.fspath(self.workspace)))
         object.__setattr__(self, "owners", tuple(self.owners))
@@ -101,6 +113,8 @@ class Assembly:
     writers: WriterManager
     workspace: Workspace
     shared_dedup: SharedDedup | None
+    #: The persons and links of the agent's database, when ``settings.links`` is on.
+    links: LinkStore | None = None
 
     @property
     def signer(self) -> OriginSigner:
@@ -121,7 +135,11 @@ class Assembly:
         """This assembly with a policy that also tells ``observer`` every decision."""
         settings = self.settings
         policy = permission_policy(
-            self.grants, strict=settings.strict, audit=settings.audit, observer=observer
+            self.grants,
+            strict=settings.strict,
+            audit=settings.audit,
+            observer=observer,
+            links=self.links if settings.links is LinkMode.GRANTS else None,
         )
         return replace(self, policy=policy)
 
@@ -147,6 +165,8 @@ class Assembly:
             tenant_id=self.agent.tenant_id,
             shared_dedup=self.shared_dedup,
             ledger=ledger,
+            links=self.links,
+            link_mode=self.settings.links,
         )
 
     def run_step(
@@ -196,6 +216,7 @@ async def assemble(db: Database, settings: AgentSettings | None = None) -> Assem
     settings = settings if settings is not None else AgentSettings()
     agent = await AgentRegistry(db).ensure(settings.agent, settings.tenant)
     grants = GrantStore(db)
+    links = LinkStore(db) if settings.links is not LinkMode.OFF else None
     shared = settings.shared_dedup
     if shared is None:
         # Several workers share a PostgreSQL database; an SQLite file usually has one process.
@@ -205,9 +226,15 @@ async def assemble(db: Database, settings: AgentSettings | None = None) -> Assem
         agent=agent,
         settings=settings,
         grants=grants,
-        policy=permission_policy(grants, strict=settings.strict, audit=settings.audit),
+        policy=permission_policy(
+            grants,
+            strict=settings.strict,
+            audit=settings.audit,
+            links=links if settings.links is LinkMode.GRANTS else None,
+        ),
         writers=WriterManager(grants, owners=settings.owners),
         # One agent, one tenant: its tenant adopts a workspace laid out before tenants.
         workspace=Workspace(settings.workspace, legacy_tenant=agent.tenant_id),
         shared_dedup=SharedDedup(db) if shared else None,
+        links=links,
     )

@@ -56,6 +56,7 @@ __all__ = [
     "is_synthetic_sender",
     "normalize_sender_id",
     "person_scope",
+    "person_session_key",
     "session_key",
     "system_identity",
     "telegram_identity",
@@ -387,6 +388,16 @@ class Scope:
         if self.kind is ScopeKind.GROUP:
             return f"group:{self.channel}:{self.chat_id}"
         return f"guild:{self.guild_id}:{_GUILD_WORDS[self.kind]}:{self.member_id}"
+
+
+def person_session_key(agent_key: str, person: str) -> str:
+    """``agent:<agentKey>:person:direct:<uuid>``: a linked person's direct session, one on
+    every channel (``links = "dm"``); ``person`` is its scope, ``person:<uuid>``."""
+    if AGENT_KEY_PATTERN.fullmatch(agent_key) is None:
+        raise IdentityError(
+            f"agent key must be 1-64 letters, digits, '_' or '-', got {agent_key!r}"
+        )
+    return f"agent:{agent_key}:person:direct:{person.removeprefix(PERSON_SCOPE_PREFIX)}"
 
 
 def session_key(

@@ -119,6 +119,11 @@ def write_config(tmp_path: Path, text: str) -> Path:
             id="values-shown-short-and-typeless",
         ),
         pytest.param(TELEGRAM, [": handler: missing (module:function)"], id="missing-handler"),
+        pytest.param(
+            HANDLER + TELEGRAM + '[identity]\nlinks = "all"\n',
+            ["5: identity.links: Input should be 'off', 'dm' or 'grants', got 'all'"],
+            id="links-mode",
+        ),
     ],
 )
 def test_bad_files_are_one_config_error_with_key_paths_and_lines(
@@ -456,3 +461,17 @@ def test_an_unknown_key_from_a_variable_names_the_variable(
     with pytest.raises(ConfigError) as bad:
         load_bot_config(path)
     assert str(bad.value) == "environment ACTORSCOPE_HTTP__COLOUR: http.colour: unknown key"
+
+
+@pytest.mark.parametrize("mode", ["off", "dm", "grants"])
+def test_identity_links_reach_the_agent_settings(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: str
+) -> None:
+    """[identity] links = "dm" | "grants" is the agent's link mode (default off), also from
+    ACTORSCOPE_IDENTITY__LINKS."""
+    plain = load_bot_config(write_config(tmp_path, HANDLER + TELEGRAM))
+    assert plain.agent_settings().links == "off"
+    path = write_config(tmp_path, HANDLER + TELEGRAM + f'[identity]\nlinks = "{mode}"\n')
+    assert load_bot_config(path).agent_settings().links == mode
+    monkeypatch.setenv("ACTORSCOPE_IDENTITY__LINKS", "grants")
+    assert load_bot_config(path).agent_settings().links == "grants"

@@ -6,6 +6,7 @@ A link is made by an operator (``LinkStore.add``) or proven by the person with a
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from typing import Any
@@ -24,7 +25,7 @@ from actorscope.identity import (
     system_identity,
     telegram_identity,
 )
-from actorscope.permissions import GrantStore, LinkReason, LinkStore, PermissionPolicy
+from actorscope.permissions import GrantStore, LinkReason, LinkStore, PermissionPolicy, Reason
 from actorscope.permissions._links import CODE_LIFETIME, CODE_LIMIT, REFUSAL_LIMIT
 from actorscope.store import Database
 from actorscope.tools._storage import storage_scope
@@ -402,3 +403,35 @@ def test_only_a_link_gives_a_person_scope() -> None:
         for c in ("telegram", "discord", "http")
     }
     assert keys == {scope}
+
+
+async def test_an_unlink_is_seen_by_another_process_within_a_second(
+    db_target: str, db: Database, agent: Agent, links: LinkStore, store: GrantStore
+) -> None:
+    """links = "grants": another process allows telegram:42 through its person's grant (and
+    caches it); after an unlink here its checks deny within the freshness bound."""
+    made = await links.add(["telegram:42", "discord:990000000000000001"], by="ops")
+    scope = "group:telegram:-100200"
+    await store.grant(
+        agent_id=agent.id, scope=scope, config_type="file_writer", sender_id=made[0].person
+    )
+    member = Identity(
+        user_id=scope,
+        sender_id="42",
+        channel="telegram",
+        peer_kind=PeerKind.GROUP,
+        agent_id=agent.id,
+    )
+    async with Database.open(db_target) as theirs:
+        policy = PermissionPolicy(GrantStore(theirs), links=LinkStore(theirs))
+        first = await policy.check_file_writer(member)
+        assert (first.allowed, first.account, first.person) == (True, "telegram:42", made[0].person)
+        await wait_until(lambda: len(policy.store.cache) == 1, 2.0)  # cached, feed live
+        started = time.monotonic()
+        await links.remove("telegram:42", by="ops")
+        async with asyncio.timeout(1.0):
+            while (await policy.check_file_writer(member)).allowed:  # noqa: ASYNC110 - the decision itself is the marker
+                await asyncio.sleep(0.01)
+        assert time.monotonic() - started <= 1.0
+        after = await policy.check_file_writer(member)
+        assert (after.reason, after.person) == (Reason.NO_GRANT, "")

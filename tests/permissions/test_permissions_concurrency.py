@@ -81,6 +81,7 @@ async def test_a_read_racing_a_grant_is_not_cached(
         config_types: Sequence[str],
         sender_id: str,
         tenant_id: str | None = None,
+        person: str = "",
     ) -> GrantLookup:
         result = await real_check(
             agent_id=agent_id,
@@ -88,6 +89,7 @@ async def test_a_read_racing_a_grant_is_not_cached(
             config_types=config_types,
             sender_id=sender_id,
             tenant_id=tenant_id,
+            person=person,
         )
         read_done.set()
         await grant_done.wait()

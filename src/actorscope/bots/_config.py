@@ -113,6 +113,7 @@ from actorscope.channels.telegram._webhook import (
 )
 from actorscope.errors import ConfigError, IdentityError
 from actorscope.host import Handler
+from actorscope.permissions import LinkMode
 from actorscope.platforms import platform_specs
 
 __all__ = [
@@ -423,6 +424,21 @@ class AuditSection(BaseModel):
     keep: Annotated[int, BeforeValidator(parse_age)] | None = None
 
 
+class IdentitySection(BaseModel):
+    """``[identity]``: what linked accounts change for the agent (docs/concepts.md, persons).
+
+    ``links = "dm"``: a linked account's direct scope is its person's (``person:<uuid>``), so
+    DM memory, files and sessions follow the person across channels; ``"grants"``: a grant to
+    ``person:<uuid>`` covers each linked account, and a deny of either wins. With either, the
+    bot answers ``/link`` and ``/unlink`` in direct chats. ``"off"`` (the default): links
+    change nothing.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    links: LinkMode = LinkMode.OFF
+
+
 class ProbeSection(BaseModel):
     """``[probe]``: what ``actorscope probe`` sends besides the writer commands (``commands``),
     and the commands only writers may use (``writer_only``, e.g. ``["/note"]``): one that does
@@ -493,6 +509,8 @@ class BotConfig(BaseSettings):
     probe: ProbeSection | None = None
     #: The ``[audit]`` section (retention), if any.
     audit: AuditSection | None = None
+    #: The ``[identity]`` section (persons and links), if any.
+    identity: IdentitySection | None = None
 
     @classmethod
     def settings_customise_sources(
@@ -548,6 +566,7 @@ class BotConfig(BaseSettings):
             strict=self.strict,
             workspace=self.workspace,
             shared_dedup=self.shared_dedup,
+            links=LinkMode.OFF if self.identity is None else self.identity.links,
         )
 
 
@@ -557,6 +576,7 @@ logger = logging.getLogger("actorscope.bots")  # the public name operators filte
 #: is logged at WARNING.
 _SECURITY_KEYS = frozenset(
     {"owners", "strict", "allow_from", "dm_policy", "group_policy", "groups", "ignore_bots"}
+    | {"links"}
     # Where the token goes.
     | {"base_url", "api_url", "gateway_url"}
 )

@@ -30,6 +30,12 @@ from actorscope.channels._base import (
 )
 from actorscope.channels._config import ChannelConfig
 from actorscope.channels._dedup import DedupCache
+from actorscope.channels._link_commands import (
+    LinkRequest,
+    describe_link,
+    execute_link_command,
+    link_request,
+)
 from actorscope.channels._mention import strip_mention
 from actorscope.channels._migration import move_grants
 from actorscope.channels._policy import admit
@@ -43,9 +49,9 @@ from actorscope.channels._writer_commands import (
 )
 from actorscope.errors import StoreError
 from actorscope.host import OutboundSender
-from actorscope.identity import Identity
+from actorscope.identity import Identity, PeerKind
 from actorscope.messages import InboundMessage, reply_to
-from actorscope.permissions import WriterManager
+from actorscope.permissions import LinkMode, LinkOutcome, LinkStore, WriterManager
 
 __all__ = ["STORE_AWAY", "Acknowledge", "Pipeline", "Publish", "RunWriterCommand"]
 
@@ -69,7 +75,9 @@ class Pipeline:
 
     ``publish`` takes each admitted message (``MessageBus.publish_from_channel``);
     ``agent_key`` is the agent the channel's messages are normalised for (their session
-    keys), ``agent_id`` / ``tenant_id`` the one writer commands act for.
+    keys), ``agent_id`` / ``tenant_id`` the one writer commands act for. With ``links`` (an
+    agent whose ``[identity] links`` is on) ``/link`` and ``/unlink`` are answered here, and
+    with ``link_mode`` ``dm`` a linked account's direct messages run in its person's scope.
     """
 
     def __init__(
@@ -83,6 +91,8 @@ class Pipeline:
         tenant_id: str | None = None,
         shared_dedup: SharedDedup | None = None,
         ledger: TurnLedger | None = None,
+        links: LinkStore | None = None,
+        link_mode: LinkMode = LinkMode.OFF,
     ) -> None:
         self.config = config
         self.writers = writers
@@ -94,6 +104,8 @@ class Pipeline:
         self._publish = publish
         self._agent_id = agent_id
         self._tenant_id = tenant_id
+        self._links = links if link_mode is not LinkMode.OFF else None
+        self._person_scopes = link_mode is LinkMode.DM
 
     async def process(
         self,
@@ -124,6 +136,14 @@ class Pipeline:
         if self.dedup.seen_message(message):
             return Ingress(message, IgnoreReason.DUPLICATE)
         command = _command(message, bot_id, command_prefixes)
+        linking = self._link_request(message, bot_id, command_prefixes)
+        burnt: LinkOutcome | None = None
+        if linking is not None:
+            if command is None and META_ADDRESSED not in message.metadata:
+                message = _addressed(message)
+            if linking.argument and message.peer_kind is not PeerKind.DIRECT:
+                # A code sent in a group is burnt whether or not the group is admitted.
+                burnt = await self._link(message, linking)
         if command is not None and META_ADDRESSED not in message.metadata:
             # A writer command is addressed to the bot (Discord's "!" ones carry no mark).
             metadata = {**message.metadata, META_ADDRESSED: Addressed.COMMAND.value}
@@ -146,6 +166,14 @@ class Pipeline:
             if self.ledger is not None:
                 await self.ledger.finish_now(message)
             return answered
+        if linking is not None:
+            outcome = burnt if burnt is not None else await self._link(message, linking)
+            answered = await self._send(message, linking.command.value, describe(outcome), sender)
+            if self.ledger is not None:
+                await self.ledger.finish_now(message)
+            return answered
+        if self._person_scopes and message.peer_kind is PeerKind.DIRECT:
+            message = await self._as_person(message)
         if acknowledge is not None:
             await acknowledge()
         if self.ledger is not None:
@@ -172,10 +200,50 @@ class Pipeline:
             text = STORE_AWAY
         if text is None:
             return Ingress(message, command=command.value)
+        return await self._send(message, command.value, text, sender)
+
+    @staticmethod
+    async def _send(
+        message: InboundMessage, command: str, text: str, sender: OutboundSender | None
+    ) -> Ingress:
         answer = reply_to(message, text)
         if sender is not None:
             await sender.send(answer)
-        return Ingress(message, command=command.value, answer=answer)
+        return Ingress(message, command=command, answer=answer)
+
+    def _link_request(
+        self, message: InboundMessage, bot_id: str | None, prefixes: str
+    ) -> LinkRequest | None:
+        if self._links is None:
+            return None
+        named = message.metadata.get(META_COMMAND, "")
+        return link_request(named, strip_mention(message.content, user_id=bot_id), prefixes)
+
+    async def _link(self, message: InboundMessage, request: LinkRequest) -> LinkOutcome | None:
+        """Run a link command as the message's sender; ``None`` when the store is away."""
+        if self._links is None or self._tenant_id is None:
+            return None
+        try:
+            return await execute_link_command(
+                self._links, request, message.identity(), self._tenant_id
+            )
+        except StoreError as exc:
+            _log.warning("channels.link_command_failed command=%s: %s", request.command, exc)
+            return None
+
+    async def _as_person(self, message: InboundMessage) -> InboundMessage:
+        """The message in its linked person's scope (``dm`` mode), else as it is. While the
+        store is away the account's own scope is kept: a person's memory is never guessed."""
+        if self._links is None or self._tenant_id is None:
+            return message
+        try:
+            scope = await self._links.direct_scope(message.identity(), self._tenant_id)
+        except StoreError as exc:
+            _log.warning("channels.person_scope_unknown: %s", exc)
+            return message
+        if scope is None:
+            return message
+        return message.model_copy(update={"user_id": scope})
 
     async def writer_command(
         self,
@@ -201,6 +269,19 @@ class Pipeline:
             usage=usage,
             platform_admin=platform_admin,
         )
+
+
+def describe(outcome: LinkOutcome | None) -> str:
+    """The answer to a link command (the store away: say so, never a traceback)."""
+    if outcome is None:
+        return "links cannot be read or changed right now (the store is away); try again soon"
+    return describe_link(outcome)
+
+
+def _addressed(message: InboundMessage) -> InboundMessage:
+    """``message`` marked as a command addressed to the bot."""
+    metadata = {**message.metadata, META_ADDRESSED: Addressed.COMMAND.value}
+    return message.model_copy(update={"metadata": MappingProxyType(metadata)})
 
 
 def _command(message: InboundMessage, bot_id: str | None, prefixes: str) -> WriterCommand | None:

@@ -25,7 +25,6 @@ from actorscope.cli._common import (
 from actorscope.errors import NotFoundError
 from actorscope.identity import PERSON_SCOPE_PREFIX
 from actorscope.permissions import Link, LinkStore
-from actorscope.permissions._links import parse_account, parse_person
 from actorscope.store import DEFAULT_TENANT_SLUG, Database
 
 __all__ = ["links_add", "links_app", "links_list", "links_remove", "links_show"]
@@ -75,9 +74,9 @@ def links_add(
 ) -> None:
     """Link accounts to one person (a new one, the one they have, or --person); audited."""
     for account in accounts:
-        parse_account(account)
+        LinkStore.parse_account(account)
     if person is not None:
-        parse_person(person)
+        LinkStore.parse_person(person)
 
     async def run() -> list[dict[str, str]]:
         async with database_to_change(db, create=create) as database:
@@ -101,7 +100,7 @@ def links_remove(
     as_json: JsonOpt = False,
 ) -> None:
     """Unlink one account from its person; exit 2 if it is not linked."""
-    parse_account(account)
+    LinkStore.parse_account(account)
 
     async def run() -> dict[str, Any]:
         async with database_to_change(db) as database:
@@ -150,9 +149,9 @@ def links_show(
     """Show a person and every account it owns (named by one of them); reads only."""
     is_person = who.startswith(PERSON_SCOPE_PREFIX)
     if is_person:
-        parse_person(who)
+        LinkStore.parse_person(who)
     else:
-        parse_account(who)
+        LinkStore.parse_account(who)
 
     async def run() -> list[dict[str, str]]:
         async with Database.open(db, create=False) as database:

@@ -3,7 +3,7 @@
 from actorscope.permissions._audit import AuditAction, AuditEntry, AuditLog
 from actorscope.permissions._cache import DecisionCache
 from actorscope.permissions._grants import GrantStore
-from actorscope.permissions._links import Link, LinkOutcome, LinkReason, LinkStore
+from actorscope.permissions._links import Link, LinkMode, LinkOutcome, LinkReason, LinkStore
 from actorscope.permissions._ownership import owner_for_new_row, owns
 from actorscope.permissions._policy import (
     BYPASS_ROLES,
@@ -49,6 +49,7 @@ __all__ = [
     "GrantLookup",
     "GrantStore",
     "Link",
+    "LinkMode",
     "LinkOutcome",
     "LinkReason",
     "LinkStore",

@@ -141,15 +141,16 @@ class AuditEntry:
 
 
 #: A denial as :meth:`AuditLog.deny_later` queues it: ``time.time()`` when it was decided, the
-#: identity checked, the config type, the reason and the (normalized) sender checked.
-_Denial = tuple[float, Identity, str, str, str]
+#: identity checked, the config type, the reason, the (normalized) sender checked and the
+#: person it is linked to (``""``: none, or links do not count).
+_Denial = tuple[float, Identity, str, str, str, str]
 
 
 def _built(row: AuditEntry | _Denial) -> AuditEntry:
     """The row a queued denial stands for (an entry queued whole is returned as it is)."""
     if isinstance(row, AuditEntry):
         return row
-    decided, identity, config_type, reason, sender_id = row
+    decided, identity, config_type, reason, sender_id, person = row
     return AuditEntry(
         action=AuditAction.CHECK_DENY,
         sender_id=sender_id,
@@ -160,6 +161,7 @@ def _built(row: AuditEntry | _Denial) -> AuditEntry:
         config_type=config_type,
         reason=reason,
         created_at=utc_at(decided),
+        detail={"person": person} if person else {},
     )
 
 
@@ -278,13 +280,16 @@ class AuditLog:
         done, _ = await asyncio.wait({written}, timeout=self._wait)
         return written in done and written.result()
 
-    def deny_later(self, identity: Identity, config_type: str, reason: str, sender_id: str) -> bool:
+    def deny_later(
+        self, identity: Identity, config_type: str, reason: str, sender_id: str, person: str = ""
+    ) -> bool:
         """Queue one ``check.deny`` row for ``identity``; the writer builds and commits it.
 
         The row's time is now; it is committed with its group within :data:`GROUP_DELAY` s.
-        False if the queue is full (the row is dropped, counted, logged at ERROR).
+        ``person``: the person the sender is linked to, kept in the row's ``detail``. False if
+        the queue is full (the row is dropped, counted, logged at ERROR).
         """
-        return self._append((time.time(), identity, config_type, reason, sender_id))
+        return self._append((time.time(), identity, config_type, reason, sender_id, person))
 
     def _append(self, row: AuditEntry | _Denial) -> bool:
         """Queue a row nobody waits for; a full group wakes the writer."""

@@ -54,6 +54,7 @@ __all__ = [
     "RATE_WINDOW",
     "REFUSAL_LIMIT",
     "Link",
+    "LinkMode",
     "LinkOutcome",
     "LinkReason",
     "LinkStore",
@@ -75,6 +76,18 @@ REFUSAL_LIMIT = 5
 _ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
 _CODE_CHARS = 10  # 31^10 ~ 8e14 codes; with the limits above, guessing one is hopeless
 _COLUMNS = "tenant_id, account, person_id, via, linked_by, created_at"
+
+
+class LinkMode(StrEnum):
+    """What links change for an agent (``[identity] links``); nothing unless it opts in."""
+
+    #: Links change nothing; ``/link`` and ``/unlink`` are the bot's own commands.
+    OFF = "off"
+    #: A linked account's direct scope is its person's (``person:<uuid>``): DM memory, files
+    #: and sessions follow the person across channels. Group scopes never change.
+    DM = "dm"
+    #: A grant to ``person:<uuid>`` covers each linked account; a deny of either wins.
+    GRANTS = "grants"
 
 
 class LinkVia(StrEnum):
@@ -204,6 +217,11 @@ class LinkStore:
         self.audit = AuditLog(db)
         self._agents = AgentRegistry(db)
 
+    #: An account an operator may link (see :func:`parse_account`).
+    parse_account = staticmethod(parse_account)
+    #: A person's UUID from ``person:<uuid>`` (see :func:`parse_person`).
+    parse_person = staticmethod(parse_person)
+
     async def tenant_id(self, tenant: str = DEFAULT_TENANT_SLUG) -> str:
         """The UUID of ``tenant`` (a slug or UUID); :class:`TenantNotFoundError` otherwise."""
         return (await self._agents.tenant(tenant)).id
@@ -227,6 +245,17 @@ class LinkStore:
             (str(account), agent_id),
         )
         return str(row[0]["person_id"]) if row else None
+
+    async def direct_scope(self, identity: Identity, tenant_id: str) -> str | None:
+        """The person's scope (``person:<uuid>``) for a linked account in a direct chat, else
+        ``None`` (a group, a non-person, an account linked to nobody)."""
+        if _in_group(identity):
+            return None
+        account = account_of(identity)
+        if account is None:
+            return None
+        person = await self.person_of(account, tenant_id)
+        return None if person is None else person_scope(person)
 
     async def links(
         self,

@@ -26,14 +26,17 @@ from actorscope.context import current_identity
 from actorscope.errors import StoreError
 from actorscope.identity import (
     Identity,
+    account_of,
     identity_problem,
     is_group_scope,
     is_placeholder_sender,
     is_synthetic_sender,
     normalize_sender_id,
+    person_scope,
 )
 from actorscope.permissions._audit import AuditAction, AuditEntry
 from actorscope.permissions._grants import GrantStore
+from actorscope.permissions._links import LinkStore
 from actorscope.permissions._records import GrantLookup
 from actorscope.permissions._scopes import (
     CHECK_TYPES,
@@ -110,13 +113,20 @@ def _non_person(scope: str, sender_id: str, channel: str) -> Reason | None:
 
 @dataclass(frozen=True, slots=True)
 class Decision:
-    """The outcome of one check: allowed or not, why, and for whom and where."""
+    """The outcome of one check: allowed or not, why, and for whom and where.
+
+    Where the policy counts linked persons' grants (``links = "grants"``), ``account`` is the
+    account that acted (``telegram:42``) and ``person`` the person it belongs to
+    (``person:<uuid>``, ``""`` when none); both are ``""`` otherwise.
+    """
 
     allowed: bool
     reason: Reason
     scope: str
     sender_id: str
     config_type: str
+    account: str = ""
+    person: str = ""
 
 
 #: Told every :class:`Decision` a policy returns (the testing kit records them).
@@ -143,6 +153,8 @@ class PermissionPolicy:
     ``actorscope check``); a policy that guards real actions keeps the default. ``observer``
     is called with every decision a check returns, warm or cold (the testing kit records
     them for ``should_allow`` / ``should_deny``); without one a check pays a single test.
+    ``links`` (an agent with ``links = "grants"``): a grant to the person an acting account
+    is linked to counts as the account's own, and a deny of either wins.
     """
 
     def __init__(
@@ -152,11 +164,13 @@ class PermissionPolicy:
         strict: bool = False,
         audit: bool = True,
         observer: DecisionObserver | None = None,
+        links: LinkStore | None = None,
     ) -> None:
         self.store = store
         self.strict = strict
         self.audit = audit
         self.observer = observer
+        self.links = links
         self._cache = store.cache
 
     async def check_file_writer(self, identity: Identity | None = None) -> Decision:
@@ -257,18 +271,24 @@ class PermissionPolicy:
         if has_unstorable(identity.tenant_id or ""):
             return self._deny(identity, Reason.INVALID_IDENTITY, sender, config_type)
         generation = await self.store.cache_generation(agent_id)  # starts the change feed
+        account = person = ""
         try:
+            if self.links is not None:
+                account, person = await self._person(identity, agent_id)
             lookup = await self.store.check(
                 agent_id=agent_id,
                 scopes=candidate_scopes(scope),
                 config_types=types,
                 sender_id=sender,
                 tenant_id=identity.tenant_id or None,
+                person=person,
             )
         except StoreError as exc:  # the store wraps its backend's errors, a closed one's too
-            return await self._store_failed(identity, sender, config_type, exc)
+            return await self._store_failed(identity, sender, config_type, exc, account, person)
         reason = _LOOKUP_REASON[lookup]
-        decision = Decision(lookup is GrantLookup.ALLOW, reason, scope, sender, str(config_type))
+        decision = Decision(
+            lookup is GrantLookup.ALLOW, reason, scope, sender, str(config_type), account, person
+        )
         self._cache.put(
             (
                 agent_id,
@@ -285,8 +305,22 @@ class PermissionPolicy:
             self._audit_deny(identity, decision)
         return decision
 
+    async def _person(self, identity: Identity, agent_id: str) -> tuple[str, str]:
+        """The acting account and the person it is linked to (``person:<uuid>`` or ``""``)."""
+        found = account_of(identity)
+        if found is None or self.links is None:
+            return "", ""
+        person = await self.links.person_of_agent_account(found, agent_id)
+        return str(found), person_scope(person) if person else ""
+
     async def _store_failed(
-        self, identity: Identity, sender: str, config_type: str, exc: Exception
+        self,
+        identity: Identity,
+        sender: str,
+        config_type: str,
+        exc: Exception,
+        account: str = "",
+        person: str = "",
     ) -> Decision:
         if self.strict:
             _log.warning(
@@ -297,7 +331,9 @@ class PermissionPolicy:
                 identity.agent_id,
                 exc,
             )
-            return self._deny(identity, Reason.STORE_ERROR_FAIL_CLOSED, sender, config_type)
+            return self._deny(
+                identity, Reason.STORE_ERROR_FAIL_CLOSED, sender, config_type, account, person
+            )
         _log.warning(
             "permission store failed; allowing %s for sender %s in %s (agent %s): %s",
             config_type,
@@ -307,7 +343,13 @@ class PermissionPolicy:
             exc,
         )
         decision = Decision(
-            True, Reason.STORE_ERROR_FAIL_OPEN, identity.user_id, sender, str(config_type)
+            True,
+            Reason.STORE_ERROR_FAIL_OPEN,
+            identity.user_id,
+            sender,
+            str(config_type),
+            account,
+            person,
         )
         if not self.audit:
             return decision
@@ -320,7 +362,7 @@ class PermissionPolicy:
                 tenant_id=identity.tenant_id,
                 config_type=str(config_type),
                 reason=decision.reason,
-                detail={"error": str(exc)},
+                detail={"error": str(exc), **({"person": person} if person else {})},
             )
         )
         if not audited:
@@ -337,8 +379,18 @@ class PermissionPolicy:
             )
         return decision
 
-    def _deny(self, identity: Identity, reason: Reason, sender: str, config_type: str) -> Decision:
-        decision = Decision(False, reason, identity.user_id, sender, str(config_type))
+    def _deny(
+        self,
+        identity: Identity,
+        reason: Reason,
+        sender: str,
+        config_type: str,
+        account: str = "",
+        person: str = "",
+    ) -> Decision:
+        decision = Decision(
+            False, reason, identity.user_id, sender, str(config_type), account, person
+        )
         self._audit_deny(identity, decision)
         return decision
 
@@ -347,5 +399,5 @@ class PermissionPolicy:
         # its group (a flood of denials costs a few transactions and never slows the checks).
         if self.audit:
             self.store.audit.deny_later(
-                identity, decision.config_type, decision.reason, decision.sender_id
+                identity, decision.config_type, decision.reason, decision.sender_id, decision.person
             )

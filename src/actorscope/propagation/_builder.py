@@ -19,6 +19,7 @@ from types import MappingProxyType
 
 from actorscope.errors import IdentityError
 from actorscope.identity import (
+    PERSON_SCOPE_PREFIX,
     SYNTHETIC_SENDER_PREFIXES,
     PeerKind,
     Scope,
@@ -30,6 +31,7 @@ from actorscope.identity import (
     is_placeholder_sender,
     is_synthetic_sender,
     normalize_sender_id,
+    person_session_key,
     session_key,
 )
 from actorscope.messages import InboundMessage, RunRequest
@@ -218,7 +220,12 @@ def build_run_request(
         raise IdentityError(f"agent_id must be a string or None, got {type(agent_id).__name__}")
     if tenant_id is not None and type(tenant_id) is not str:
         raise IdentityError(f"tenant_id must be a string or None, got {type(tenant_id).__name__}")
-    key = _session(agent_key, msg.channel, msg.peer_kind, msg.chat_id, msg.thread_id)
+    if msg.peer_kind is PeerKind.DIRECT and msg.user_id.startswith(PERSON_SCOPE_PREFIX):
+        # A linked person's direct scope (links = "dm", set by the pipeline): one session
+        # on every channel, as its memory and files are.
+        key = person_session_key(agent_key, msg.user_id)
+    else:
+        key = _session(agent_key, msg.channel, msg.peer_kind, msg.chat_id, msg.thread_id)
     run_agent = msg.agent_id if msg.agent_id is not None else agent_id
     run_tenant = msg.tenant_id if msg.tenant_id is not None else tenant_id
     # After _session(): a message that raises above is never consumed.

@@ -15,7 +15,7 @@ from pathlib import Path
 from actorscope.agents import Agent
 from actorscope.context import bind_identity
 from actorscope.identity import Identity, PeerKind, SenderKind, is_group_scope
-from actorscope.permissions import Grant, GrantStore, Permission
+from actorscope.permissions import Grant, GrantStore, LinkMode, Permission
 from actorscope.propagation import OriginSigner
 from actorscope.store import Database
 from actorscope.testing._harness import AgentEnv
@@ -134,12 +134,16 @@ class Binder:
 
 @asynccontextmanager
 async def open_env(
-    path: Path, *, agent_key: str = "main", signer: OriginSigner | None = None
+    path: Path,
+    *,
+    agent_key: str = "main",
+    signer: OriginSigner | None = None,
+    links: LinkMode = LinkMode.OFF,
 ) -> AsyncIterator[AgentEnv]:
     """A migrated database at ``path`` with the default tenant and agent ``agent_key``,
     assembled (:func:`~actorscope.bots.assemble`); the served handler's workspace is the
-    folder ``workspace`` beside it."""
+    folder ``workspace`` beside it. ``links``: what linked accounts change for the agent."""
     async with Database.open(path) as db:
         yield await AgentEnv.assemble(
-            db, agent=agent_key, workspace=path.parent / "workspace", signer=signer
+            db, agent=agent_key, workspace=path.parent / "workspace", signer=signer, links=links
         )

@@ -29,7 +29,7 @@ from actorscope.host import Handler, MessageBus, OutboundSender, Reply, role_for
 from actorscope.identity import Identity, PeerKind
 from actorscope.integrations import Adoption
 from actorscope.messages import InboundMessage, RunRequest, reply_to
-from actorscope.permissions import Decision, GrantStore, PermissionPolicy
+from actorscope.permissions import Decision, GrantStore, LinkMode, PermissionPolicy
 from actorscope.propagation import (
     OriginSigner,
     RunInfo,
@@ -84,8 +84,10 @@ class AgentEnv:
         tenant: str = DEFAULT_TENANT_SLUG,
         workspace: str | os.PathLike[str] = "workspace",
         signer: OriginSigner | None = None,
+        links: LinkMode = LinkMode.OFF,
     ) -> AgentEnv:
-        """The agent ``agent`` of ``tenant`` on ``db`` (found or created), wired once."""
+        """The agent ``agent`` of ``tenant`` on ``db`` (found or created), wired once;
+        ``links``: what linked accounts change for it (``[identity] links``)."""
         roles: dict[str, str] = {}
         settings = AgentSettings(
             agent=agent,
@@ -93,6 +95,7 @@ class AgentEnv:
             roles=roles,
             workspace=Path(workspace),
             signer=signer if signer is not None else OriginSigner(),
+            links=links,
         )
         return cls(await assemble(db, settings), roles)
 

@@ -11,6 +11,10 @@ A direct scope without a channel (a system run that did not say which channel it
 has no key: it is refused as ``no_scope`` rather than share ``direct::<id>`` with every other
 channel's runs for that id.
 
+A linked person's scope (``person:<uuid>``, where an agent opts in to ``links = "dm"``) is
+its own key, like a group's: it is the same on every channel on purpose, and only a link
+(never a platform id or an HTTP user id) makes it.
+
 One exception keeps data written before channels were part of the key readable: a Telegram
 private chat, whose scope is the user's canonical numeric id, keeps the bare id as its key.
 No other key is all digits (the others start with ``group:``, ``guild:`` or ``direct:``), so

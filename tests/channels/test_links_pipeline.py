@@ -1,0 +1,221 @@
+"""Links through the pipeline (issue 34): ``/link`` proven across Telegram and Discord in the
+kit's simulators, what ``links = "dm"`` changes (DM files follow the person, and only while
+linked), and what ``links = "grants"`` changes; on both store dialects."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from actorscope.agents import Agent
+from actorscope.permissions import LinkMode, LinkStore
+from actorscope.store import Database
+from actorscope.testing import DiscordSim, TelegramSim, Turn
+from actorscope.testing._harness import AgentEnv, Event
+from actorscope.tools import Toolbox, ToolRegistry, builtin_tools
+
+CODE = re.compile(r"your link code is ([A-Z0-9]{5}-[A-Z0-9]{5})")
+
+
+def replies(event: Event) -> list[str]:
+    """The texts the bot sent for one event."""
+    return [seen.fields["text"] for seen in event.sent]
+
+
+def code_of(event: Event) -> str:
+    """The link code the bot answered with."""
+    (text,) = replies(event)
+    found = CODE.search(text)
+    assert found is not None, text
+    return found.group(1)
+
+
+def notes_bot(env: AgentEnv) -> tuple[ToolRegistry, object]:
+    """A bot that keeps one note per conversation: ``note X`` writes it, ``read`` reads it."""
+    tools = builtin_tools(
+        Toolbox.create(
+            env.db, policy=env.policy, workspace_root=env.workspace.root, default_agent=env.agent
+        )
+    )
+
+    async def handler(turn: Turn) -> None:
+        if turn.text.startswith("note "):
+            result = await tools.call("workspace_write", {"path": "n.md", "content": turn.text[5:]})
+            await turn.reply("error" if result.is_error else "noted")
+        elif turn.text == "read":
+            result = await tools.call("workspace_read", {"path": "n.md"})
+            await turn.reply("nothing" if result.is_error else str(result.payload["content"]))
+        else:
+            await turn.reply(f"scope {turn.identity.user_id} session {turn.request.session_key}")
+
+    return tools, handler
+
+
+async def _env(db: Database, tmp_path: Path, mode: LinkMode) -> AgentEnv:
+    return await AgentEnv.assemble(db, workspace=tmp_path / "ws", links=mode)
+
+
+@pytest.fixture
+async def sims(db: Database, tmp_path: Path) -> AsyncIterator[tuple[TelegramSim, DiscordSim]]:
+    """A Telegram and a Discord simulator on one agent with ``links = "dm"``, both serving the
+    notes bot; user ``ann`` on each."""
+    env = await _env(db, tmp_path, LinkMode.DM)
+    _, handler = notes_bot(env)
+    async with TelegramSim(env) as tg, DiscordSim(env) as dc:
+        tg.handler(handler)  # type: ignore[arg-type]
+        dc.handler(handler)  # type: ignore[arg-type]
+        tg.user("ann")
+        dc.user("ann")
+        yield tg, dc
+
+
+async def test_dm_files_follow_a_proven_link_and_stop_at_unlink(
+    sims: tuple[TelegramSim, DiscordSim],
+) -> None:
+    """A note written in Ann's Telegram DM is not read from her Discord DM before the link, is
+    after /link on Telegram and /link CODE on Discord, and is not after /unlink."""
+    tg, dc = sims
+    assert replies(await tg.message("ann", "note before")) == ["noted"]
+    assert replies(await dc.dm("ann", "read")) == ["nothing"]
+    code = code_of(await tg.message("ann", "/link"))
+    linked = await dc.dm("ann", f"!link {code}")
+    assert replies(linked) == [
+        f"linked: discord:{dc.user('ann').id} is now one person with the account that asked"
+    ]
+    assert replies(await tg.message("ann", "note shared")) == ["noted"]
+    assert replies(await dc.dm("ann", "read")) == ["shared"]
+    (on_dc,) = replies(await dc.dm("ann", "where"))
+    (on_tg,) = replies(await tg.message("ann", "where"))
+    person = on_dc.split()[1]
+    assert person.startswith("person:")
+    assert on_dc == on_tg == f"scope {person} session agent:main:person:direct:{person[7:]}"
+    assert replies(await dc.dm("ann", "!unlink")) == ["unlinked: your accounts are separate again"]
+    assert replies(await dc.dm("ann", "read")) == ["nothing"]
+    assert replies(await tg.message("ann", "read")) == ["before"]
+
+
+async def test_group_scopes_never_change(sims: tuple[TelegramSim, DiscordSim]) -> None:
+    """A linked account in a group keeps the group's scope."""
+    tg, dc = sims
+    code = code_of(await tg.message("ann", "/link"))
+    await dc.dm("ann", f"!link {code}")
+    tg.supergroup("team")
+    (scope,) = replies(await tg.message("ann", "where", "team"))
+    assert scope.startswith(f"scope group:telegram:{tg.chat_id('team')} session ")
+
+
+async def test_a_code_in_a_group_is_refused_burnt_and_never_issued(
+    sims: tuple[TelegramSim, DiscordSim],
+) -> None:
+    """/link in a group gets no code; a code sent in a group is refused and cannot be used
+    afterwards; no answer in the group holds a code."""
+    tg, dc = sims
+    tg.supergroup("team")
+    asked = await tg.message("ann", "/link", "team")
+    assert replies(asked) == [
+        "refused (group_context): link codes work only in a direct chat with the bot; "
+        "a code sent here is burnt"
+    ]
+    code = code_of(await tg.message("ann", "/link"))
+    sent = await tg.message("ann", f"/link {code}", "team")
+    assert code not in " ".join(replies(sent))
+    assert replies(sent)[0].startswith("refused (group_context)")
+    later = await dc.dm("ann", f"!link {code}")
+    assert replies(later) == [
+        "refused (used_code): that code was used already; ask for a new one with /link"
+    ]
+
+
+async def test_every_refusal_is_answered_with_its_reason(
+    sims: tuple[TelegramSim, DiscordSim],
+) -> None:
+    """A replayed code, a code from a third account, one's own code and a guessed code are
+    refused in the chat with their reasons; /unlink when not linked too."""
+    tg, dc = sims
+    tg.user("eve")
+    code = code_of(await tg.message("ann", "/link"))
+    own = await tg.message("ann", f"/link {code}")
+    assert replies(own)[0].startswith("refused (same_account)")
+    assert replies(await dc.dm("ann", f"!link {code}"))[0].startswith("refused (used_code)")
+    code = code_of(await tg.message("ann", "/link"))
+    assert replies(await dc.dm("ann", f"!link {code}"))[0].startswith("linked")
+    third = await tg.message("eve", f"/link {code}")
+    assert replies(third)[0].startswith("refused (used_code)")
+    guessed = await tg.message("eve", "/link AAAAA-BBBBB")
+    assert replies(guessed)[0].startswith("refused (unknown_code)")
+    assert replies(await tg.message("eve", "/unlink"))[0].startswith("refused (not_linked)")
+
+
+async def test_links_off_leaves_link_to_the_bot(db: Database, tmp_path: Path) -> None:
+    """Without [identity] links, /link is the bot's own command: the pipeline answers nothing."""
+    env = await _env(db, tmp_path, LinkMode.OFF)
+    _, handler = notes_bot(env)
+    async with TelegramSim(env) as tg:
+        tg.handler(handler)  # type: ignore[arg-type]
+        tg.user("ann")
+        (answer,) = replies(await tg.message("ann", "/link"))
+        assert answer.startswith(f"scope {tg.user('ann').id} session ")
+
+
+async def test_a_person_grant_covers_both_accounts_and_a_deny_on_one_wins(
+    db: Database, agent: Agent, tmp_path: Path
+) -> None:
+    """links = "grants": a file_writer grant to person:<id> in a guild and a group allows each
+    linked account; a deny on the Telegram account denies it there, and says which account
+    acted and which person; the audit row keeps the sender and adds the person."""
+    env = await _env(db, tmp_path, LinkMode.GRANTS)
+    decisions: list[object] = []
+
+    async def handler(turn: Turn) -> None:
+        decision = await turn.check("file_writer")
+        decisions.append(decision)
+        await turn.reply(
+            f"{decision.allowed} {decision.reason} {decision.account} {decision.person}"
+        )
+
+    async with TelegramSim(env) as tg, DiscordSim(env) as dc:
+        tg.handler(handler)
+        dc.handler(handler)
+        ann_tg, ann_dc = tg.user("ann"), dc.user("ann")
+        tg.supergroup("team")
+        dc.guild("hub")
+        dc.channel("hub", "general")
+        group = f"group:telegram:{tg.chat_id('team')}"
+        guild = f"guild:{dc.find_guild('hub').id}:*"
+        (before,) = replies(await tg.message("ann", "try", "team"))
+        assert before.startswith("False no_grant telegram:")
+        made = await LinkStore(db).add([f"telegram:{ann_tg.id}", f"discord:{ann_dc.id}"], by="ops")
+        person = made[0].person
+        for scope in (group, guild):
+            await env.store.grant(
+                agent_id=env.agent.id, scope=scope, config_type="file_writer", sender_id=person
+            )
+        (on_tg,) = replies(await tg.message("ann", "try", "team"))
+        assert on_tg == f"True granted telegram:{ann_tg.id} {person}"
+        (on_dc,) = replies(await dc.message("ann", "try", "general"))
+        assert on_dc == f"True granted discord:{ann_dc.id} {person}"
+        await env.store.grant(
+            agent_id=env.agent.id,
+            scope=group,
+            config_type="file_writer",
+            sender_id=str(ann_tg.id),
+            permission="deny",
+        )
+        (denied,) = replies(await tg.message("ann", "try", "team"))
+        assert denied == f"False denied_by_grant telegram:{ann_tg.id} {person}"
+        (still,) = replies(await dc.message("ann", "try", "general"))
+        assert still.startswith("True granted")
+        await db.settle_audit()
+        row = await db.fetchone(
+            "SELECT sender_id, detail FROM audit_log WHERE action = 'check.deny' "
+            "AND reason = 'denied_by_grant'"
+        )
+        assert row is not None
+        assert row["sender_id"] == str(ann_tg.id)
+        assert person in row["detail"]
+        await LinkStore(db).remove(f"discord:{ann_dc.id}", by="ops")
+        (after,) = replies(await dc.message("ann", "try", "general"))
+        assert after == f"False no_grant discord:{ann_dc.id} "
