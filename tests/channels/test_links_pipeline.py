@@ -219,3 +219,21 @@ async def test_a_person_grant_covers_both_accounts_and_a_deny_on_one_wins(
         await LinkStore(db).remove(f"discord:{ann_dc.id}", by="ops")
         (after,) = replies(await dc.message("ann", "try", "general"))
         assert after == f"False no_grant discord:{ann_dc.id} "
+
+
+async def test_the_kit_links_accounts_like_an_operator(
+    sims: tuple[TelegramSim, DiscordSim], db: Database
+) -> None:
+    """telegram_sim.link("ann", discord_sim.account("ann")) makes one person (audited as the
+    kit); unlink separates them again."""
+    tg, dc = sims
+    person = await tg.link("ann", dc.account("ann"))
+    assert person.startswith("person:")
+    assert replies(await dc.dm("ann", "note from discord")) == ["noted"]
+    assert replies(await tg.message("ann", "read")) == ["from discord"]
+    assert await dc.unlink("ann")
+    assert not await dc.unlink("ann")
+    assert replies(await dc.dm("ann", "read")) == ["nothing"]
+    row = await db.fetchone("SELECT actor FROM audit_log WHERE action = 'link.add'")
+    assert row is not None
+    assert row["actor"] == "kit"

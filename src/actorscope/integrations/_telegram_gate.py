@@ -43,7 +43,7 @@ from actorscope.identity import Identity
 from actorscope.integrations._adoption import Opened, open_gate
 from actorscope.integrations._invisible import gate_config, stops
 from actorscope.messages import InboundMessage, OutboundMessage, reply_to
-from actorscope.permissions import Decision, PermissionPolicy, WriterManager
+from actorscope.permissions import Decision, LinkMode, PermissionPolicy, WriterManager
 from actorscope.propagation import OriginSigner
 from actorscope.store import Database
 
@@ -80,7 +80,8 @@ class Judged:
 
     ``stopped``: it reaches no handler of the bot; ``refusal``: the alert a stopped click is
     answered with (``None``: unanswered); ``prepared``: the run it is admitted as (``None``:
-    no identity to attach); ``writer``: a writer command for the framework's writer handler.
+    no identity to attach); ``writer``: a writer command for the framework's writer handler;
+    ``answer``: what the gate answers itself before it stops the update (a link command).
     """
 
     result: Ingress | None
@@ -88,6 +89,7 @@ class Judged:
     writer: WriterCall | None = None
     stopped: bool = False
     refusal: str | None = None
+    answer: OutboundMessage | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,6 +122,7 @@ class GateSettings:
     strict: bool
     shared_dedup: bool
     signer: OriginSigner
+    links: LinkMode = LinkMode.OFF
 
 
 def gate_settings(
@@ -137,6 +140,7 @@ def gate_settings(
     signer: OriginSigner | None,
     require_mention: object,
     drop_non_persons: object,
+    links: object = LinkMode.OFF,
 ) -> GateSettings:
     """``install()``'s arguments checked, each problem one :class:`ConfigError`; ``bot``
     names what the gate goes into in that error (``a PTB application``)."""
@@ -157,6 +161,9 @@ def gate_settings(
     ):
         if flag is not None and not isinstance(flag, bool):
             raise ConfigError(f"install(): {name} must be True or False")
+    if links not in tuple(LinkMode):
+        modes = ", ".join(repr(mode.value) for mode in LinkMode)
+        raise ConfigError(f"install(): links must be one of {modes}, got {links!r}")
     checked = gate_config(
         config,
         platform="telegram",
@@ -174,6 +181,7 @@ def gate_settings(
         strict=strict,
         shared_dedup=shared_dedup,
         signer=signer if signer is not None else OriginSigner(),
+        links=LinkMode(str(links)),
     )
 
 
@@ -201,6 +209,7 @@ class TelegramGate(Generic[U]):
         self._strict = settings.strict
         self._shared_dedup = settings.shared_dedup
         self._signer = settings.signer
+        self._links = settings.links
         self._log = log
         self._open: GateState | None = None
         self._observers: list[GateObserver[U]] = []
@@ -236,6 +245,7 @@ class TelegramGate(Generic[U]):
             workspace=Path(self._workspace),
             shared_dedup=self._shared_dedup,
             signer=self._signer,
+            links=self._links,
         )
         stack = AsyncExitStack()
         try:
@@ -393,6 +403,9 @@ class TelegramGate(Generic[U]):
         if deferred:
             # An edited writer command is not run, and reaches no handler either.
             return Judged(result, writer=deferred[0], stopped=parsed.message is None)
+        if result.answer is not None:
+            # A link command (the agent's links are on): answered here, no handler of the bot's.
+            return Judged(result, stopped=True, answer=result.answer)
         if prepared is not None:
             return Judged(result, prepared)
         if self.stops(result):

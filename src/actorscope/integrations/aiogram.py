@@ -172,6 +172,8 @@ class Gate(TelegramGate[Update]):
         judged = await self.judge(event, parsed, username)
         if judged.refusal is not None:
             await _refuse_click(bot, event, judged.refusal)
+        if judged.answer is not None:
+            await _send(bot, judged.answer)
         if judged.stopped:
             return UNHANDLED
         turn = _Turn(self, event, parsed, judged.prepared, judged.writer)
@@ -262,6 +264,7 @@ def install(
     signer: OriginSigner | None = None,
     require_mention: bool | None = None,
     drop_non_persons: bool | None = None,
+    links: str = "off",
 ) -> Gate:
     """Put actorscope into ``dispatcher`` (see the module documentation); return the gate.
 
@@ -276,6 +279,8 @@ def install(
     given here (or set explicitly in ``config``): ``require_mention`` stops group messages
     not addressed to the bot (no ``@mention``, reply or command), as ``actorscope run`` does;
     ``drop_non_persons`` stops anonymous admins, channel posts, posts as a channel and bots.
+    ``links`` (``"off"``, ``"dm"`` or ``"grants"``) is ``[identity] links``: what linked
+    accounts change; with either mode the gate answers ``/link`` and ``/unlink`` itself.
     """
     if not isinstance(dispatcher, Dispatcher):
         raise ConfigError(f"install() takes an aiogram Dispatcher, got {type(dispatcher).__name__}")
@@ -295,6 +300,7 @@ def install(
         signer=signer,
         require_mention=require_mention,
         drop_non_persons=drop_non_persons,
+        links=links,
     )
     the_gate = Gate(dispatcher, settings)
     # First of the startup handlers: the dispatcher's and its routers' may use the services.

@@ -251,6 +251,8 @@ class Gate(TelegramGate[Update], OutboundSender):
         judged = await self.judge(update, update, context.bot.username or None)
         if judged.refusal is not None:
             await _refuse_click(update, judged.refusal)
+        if judged.answer is not None:
+            await self.send(judged.answer)
         if judged.stopped:
             raise ApplicationHandlerStop
         if judged.writer is None and judged.prepared is None:
@@ -371,6 +373,7 @@ def install(
     writer_commands_group: int = 0,
     require_mention: bool | None = None,
     drop_non_persons: bool | None = None,
+    links: str = "off",
 ) -> Gate:
     """Put actorscope into ``application`` (see the module documentation); return the gate.
 
@@ -385,6 +388,8 @@ def install(
     given here (or set explicitly in ``config``): ``require_mention`` stops group messages
     not addressed to the bot (no ``@mention``, reply or command), as ``actorscope run`` does;
     ``drop_non_persons`` stops anonymous admins, channel posts, posts as a channel and bots.
+    ``links`` (``"off"``, ``"dm"`` or ``"grants"``) is ``[identity] links``: what linked
+    accounts change; with either mode the gate answers ``/link`` and ``/unlink`` itself.
     """
     if not isinstance(application, Application):
         raise ConfigError(
@@ -406,6 +411,7 @@ def install(
         signer=signer,
         require_mention=require_mention,
         drop_non_persons=drop_non_persons,
+        links=links,
     )
     the_gate = Gate(application, settings)
     their_init, their_shutdown = application.post_init, application.post_shutdown

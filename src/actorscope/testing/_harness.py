@@ -29,7 +29,7 @@ from actorscope.host import Handler, MessageBus, OutboundSender, Reply, role_for
 from actorscope.identity import Identity, PeerKind
 from actorscope.integrations import Adoption
 from actorscope.messages import InboundMessage, RunRequest, reply_to
-from actorscope.permissions import Decision, GrantStore, LinkMode, PermissionPolicy
+from actorscope.permissions import Decision, GrantStore, LinkMode, LinkStore, PermissionPolicy
 from actorscope.propagation import (
     OriginSigner,
     RunInfo,
@@ -292,6 +292,30 @@ class Simulator(ABC):
         """Decide ``action`` for ``identity`` (default: the bound one); recorded through the
         policy's observer."""
         return await self.policy.check(action, identity)
+
+    def account(self, user: object) -> str:
+        """``user``'s account on this simulator's platform: ``telegram:<id>``, ``discord:<id>``."""
+        return f"{self.platform}:{self.user_id(user)}"
+
+    async def link(self, *users: object, by: str = "kit") -> str:
+        """Link accounts to one person, as an operator would (``actorscope links add``), and
+        return the person (``person:<uuid>``). Each of ``users`` is a user of this simulator
+        (its name, id or object) or an account of another one (``discord_sim.account("ann")``,
+        any ``<platform>:<id>``). What the link changes is the env's ``links`` mode."""
+        accounts = [
+            user if isinstance(user, str) and ":" in user else self.account(user) for user in users
+        ]
+        made = await LinkStore(self.env.db).add(accounts, by=by, tenant=self.env.agent.tenant_id)
+        return made[0].person
+
+    async def unlink(self, user: object, *, by: str = "kit") -> bool:
+        """Unlink one account (a user of this simulator, or ``<platform>:<id>``); ``False`` when
+        it was not linked."""
+        account = user if isinstance(user, str) and ":" in user else self.account(user)
+        removed = await LinkStore(self.env.db).remove(
+            account, by=by, tenant=self.env.agent.tenant_id
+        )
+        return removed is not None
 
     def _decided(self, decision: Decision) -> None:
         """The policy's observer: record ``decision`` for the expectations."""
