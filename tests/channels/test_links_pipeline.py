@@ -237,3 +237,38 @@ async def test_the_kit_links_accounts_like_an_operator(
     row = await db.fetchone("SELECT actor FROM audit_log WHERE action = 'link.add'")
     assert row is not None
     assert row["actor"] == "kit"
+
+
+async def test_a_subagent_started_from_a_linked_account_is_judged_for_the_person(
+    db: Database, tmp_path: Path
+) -> None:
+    """links = "grants": a sub-agent spawned from Ann's Discord account in a guild announces;
+    its run is Ann's account (the signed origin) and is judged with her person's grant; after
+    an unlink the same kind of run is judged for the account alone."""
+    env = await _env(db, tmp_path, LinkMode.GRANTS)
+
+    async def handler(turn: Turn) -> None:
+        decision = await turn.check("file_writer")
+        await turn.reply(f"{decision.allowed} {decision.reason} {decision.person}")
+
+    async with TelegramSim(env) as tg, DiscordSim(env) as dc:
+        dc.handler(handler)
+        tg.user("ann")
+        ann = dc.user("ann")
+        dc.guild("hub")
+        dc.channel("hub", "general")
+        person = await dc.link("ann", tg.account("ann"))
+        await env.store.grant(
+            agent_id=env.agent.id,
+            scope=f"guild:{dc.find_guild('hub').id}:*",
+            config_type="file_writer",
+            sender_id=person,
+        )
+        parent = await dc.message("ann", "start", "general")
+        announced = await dc.subagent_announce(parent, "done")
+        assert announced.request is not None
+        assert (announced.request.sender_id, announced.request.propagated) == (str(ann.id), True)
+        assert replies(announced) == [f"True granted {person}"]
+        await dc.unlink("ann")
+        again = await dc.subagent_announce(await dc.message("ann", "start", "general"), "done")
+        assert replies(again) == ["False no_grant "]

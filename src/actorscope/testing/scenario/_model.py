@@ -12,8 +12,12 @@
       owners: [alice]                 # sender names or ids: role owner
       roles: {bob: viewer}
       ignore_bots: true               # false: anonymous admins, webhooks ... reach the bot
+      links: grants                   # [identity] links: off (default), dm or grants
+      persons:                        # linked accounts, as an operator links them
+        ann: [telegram:alice, discord:carol]                 # <platform>:<user name or id>
       grants:
         - {chat: devs, sender: alice, type: file_writer}     # group:telegram:<devs id>
+        - {guild: lab, sender: "person:ann"}                 # ann's person: both accounts
         - {guild: lab, sender: carol}                        # guild:<gid>:*
         - {scope: "group:telegram:-100123", sender: "*", type: cron, deny: true}
       telegram:
@@ -188,7 +192,17 @@ class Setup(_Strict):
     agents: list[str] = []
     owners: list[str] = []
     roles: dict[str, str] = {}
+    #: What linked accounts change for the agent (``[identity] links``).
+    links: Literal["off", "dm", "grants"] = "off"
+    #: Persons by name, each its accounts (``telegram:alice``, ``discord:carol``: a user of
+    #: that platform's setup, by name or id); a grant's sender ``person:<name>`` names one.
+    persons: dict[str, list[str]] = {}
     grants: list[GrantSpec] = []
+
+    # YAML reads a bare ``off`` as false: it means "off" here.
+    _links = field_validator("links", mode="before")(
+        lambda value: "off" if value is False else value
+    )
     ignore_bots: bool = True
     require_mention: bool = False
     telegram: TelegramSetup = TelegramSetup()

@@ -17,6 +17,7 @@ from actorscope.channels import Outcome
 from actorscope.errors import ConfigError, ScenarioError
 from actorscope.identity import Identity, http_identity
 from actorscope.messages import RunRequest
+from actorscope.permissions import LinkMode
 from actorscope.testing._expect import Expected, ObservationKind, diff
 from actorscope.testing._grants import open_env
 from actorscope.testing._harness import AgentEnv, Event, Simulator, Turn
@@ -283,7 +284,8 @@ async def run_scenario(
     on_step: Callable[[StepOutcome], None] | None = None,
 ) -> list[StepOutcome]:
     """Play ``loaded`` on a new database at ``db_path`` (its agent is the scenario's)."""
-    async with open_env(db_path, agent_key=loaded.scenario.setup.agent) as env:
+    setup = loaded.scenario.setup
+    async with open_env(db_path, agent_key=setup.agent, links=LinkMode(setup.links)) as env:
         outcomes = await run_scenario_in(loaded, env, on_step)
     await _probe(loaded)
     return outcomes

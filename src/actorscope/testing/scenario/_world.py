@@ -14,7 +14,7 @@ from telegram import InlineKeyboardButton, InlineKeyboardMarkup
 from actorscope.agents import AgentRegistry
 from actorscope.channels import ChannelConfig
 from actorscope.errors import ConfigError, ScenarioError
-from actorscope.identity import group_scope
+from actorscope.identity import PERSON_SCOPE_PREFIX, group_scope
 from actorscope.sandbox import World as DiscordWorld
 from actorscope.sandbox import declared_world
 from actorscope.testing._discord_sim import DiscordSim
@@ -99,12 +99,20 @@ class World:
                 raise self._error(("setup", "agents", index), f"agent {key!r} is listed twice")
             agents[key] = await AgentRegistry(self.env.db).create(key)
             self.agents[key] = agents[key].id
+        persons = await self._persons(setup)
         for index, spec in enumerate(setup.grants):
             path = ("setup", "grants", index)
             scope = self._grant_scope(spec, path)
-            sender = (
-                spec.sender if spec.sender == "*" else self._sender(spec.sender, (*path, "sender"))
-            )
+            if spec.sender.startswith(PERSON_SCOPE_PREFIX):
+                sender = persons.get(spec.sender.removeprefix(PERSON_SCOPE_PREFIX), "")
+                if not sender:
+                    raise self._error((*path, "sender"), f"unknown person {spec.sender!r}")
+            else:
+                sender = (
+                    spec.sender
+                    if spec.sender == "*"
+                    else self._sender(spec.sender, (*path, "sender"))
+                )
             agent = agents.get(spec.agent or setup.agent)
             if agent is None:
                 raise self._error((*path, "agent"), f"unknown agent {spec.agent!r}")
@@ -113,6 +121,25 @@ class World:
                 await target.deny(scope, sender, spec.type, by="scenario")
             else:
                 await target.allow(scope, sender, spec.type, by="scenario")
+
+    async def _persons(self, setup: Setup) -> dict[str, str]:
+        """Link each person's accounts (as the scenario, an operator); name → person scope."""
+        sims: dict[str, Simulator] = {"telegram": self.telegram, "discord": self.discord}
+        found: dict[str, str] = {}
+        for name, accounts in setup.persons.items():
+            resolved: list[str] = []
+            for index, account in enumerate(accounts):
+                platform, _, user = account.partition(":")
+                sim = sims.get(platform)
+                users = getattr(setup, platform).users if sim is not None else {}
+                if sim is None or not (user in users or user.isdigit()):
+                    path = ("setup", "persons", name, index)
+                    raise self._error(
+                        path, f"{account!r} is not telegram:<user> or discord:<user> of the setup"
+                    )
+                resolved.append(sim.account(user))
+            found[name] = await self.telegram.link(*resolved, by="scenario")
+        return found
 
     def _telegram_world(self, setup: Setup) -> None:
         sim = self.telegram
