@@ -163,3 +163,44 @@ async def test_an_operator_manages_grants_writers_and_sees_denials_in_a_browser(
         "login.png",
         "writers.png",
     ]
+
+
+async def test_an_operator_links_and_unlinks_accounts_in_a_browser(
+    agent: Agent, keys: dict[str, str], live_server: str, tmp_path: Path
+) -> None:
+    """The links page: link a Telegram and a Discord account, see one person in the table,
+    unlink one (confirmed on a second page)."""
+    _browser_or_skip()
+    from playwright.async_api import async_playwright
+
+    discord = "discord:990000000000000001"
+    async with async_playwright() as pw:
+        browser = await pw.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        try:
+            page = await browser.new_page(viewport={"width": 390, "height": 844})
+            page.set_default_timeout(10_000)
+            await page.goto(f"{live_server}/console")
+            await page.fill("input[name=key]", keys["operator"])
+            await page.click("button[type=submit]")
+            await page.wait_for_url("**/console/agents")
+            await page.click("text=Links")
+            await page.wait_for_url("**/console/links")
+            await page.fill("#add-link input[name=account]", "telegram:42")
+            await page.fill("#add-link input[name=other]", discord)
+            await page.click("#add-link button[type=submit]")
+            await page.wait_for_url("**/console/links")
+            table = await page.inner_text("table")
+            assert "telegram:42" in table
+            assert discord in table
+            assert table.count("person:") == 2
+            await page.screenshot(path=tmp_path / "links.png", full_page=True)
+            await page.click(f"text=Unlink {discord}")
+            await page.wait_for_url("**/console/links/remove")
+            assert f"Unlink {discord} from its person?" in await page.inner_text("main")
+            await page.click("text=Yes, remove")
+            await page.wait_for_url("**/console/links")
+            table = await page.inner_text("table")
+            assert discord not in table
+            assert "telegram:42" in table
+        finally:
+            await browser.close()

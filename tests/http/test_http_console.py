@@ -37,7 +37,7 @@ async def test_sign_in_sets_a_strict_httponly_cookie_and_shows_every_page(
     cookie = answer.headers["set-cookie"]
     assert "HttpOnly" in cookie
     assert "SameSite=strict" in cookie or "SameSite=Strict" in cookie
-    for page in ("agents", "grants", "writers", "audit"):
+    for page in ("agents", "grants", "writers", "links", "audit"):
         response = await client.get(f"/console/{page}")
         assert response.status_code == 200, page
         assert 'name="viewport"' in response.text

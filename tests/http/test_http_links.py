@@ -6,6 +6,7 @@ from typing import Any
 
 import httpx
 from tests.http.conftest import bearer, row_counts
+from tests.http.test_http_console import _field, sign_in
 
 from actorscope.agents import Agent, AgentRegistry
 from actorscope.http import ApiKeyStore
@@ -98,3 +99,41 @@ async def test_a_key_sees_and_links_in_its_own_tenant_only(
     assert made.status_code == 201
     mine = (await client.get("/v1/links", headers=ours)).json()
     assert [row["person"] for row in mine] != [row["person"] for row in made.json()]
+
+
+async def test_the_console_links_and_unlinks_with_a_confirmation(
+    db: Database, agent: Agent, client: httpx.AsyncClient, keys: dict[str, str]
+) -> None:
+    """The links page lists persons' accounts; its form links two accounts (CSRF required), a
+    third joins by person; unlinking asks first; a refusal is an error page that writes nothing."""
+    assert (await sign_in(client, keys["admin"])).status_code == 303
+    page = (await client.get("/console/links")).text
+    assert "No linked accounts yet." in page
+    token = _field(page, "csrf")
+    pair = {"account": "telegram:42", "other": DC}
+    assert (await client.post("/console/links/add", data=pair)).status_code == 403
+    assert (
+        await client.post("/console/links/add", data={**pair, "csrf": token})
+    ).status_code == 303
+    listed = (await client.get("/v1/links", headers=bearer(keys["admin"]))).json()
+    person = listed[0]["person"]
+    joined = {"account": "http:alice", "other": person, "csrf": token}
+    assert (await client.post("/console/links/add", data=joined)).status_code == 303
+    page = (await client.get("/console/links")).text
+    for account in ("telegram:42", DC, "http:alice"):
+        assert account in page
+    before = await row_counts(db)
+    refused = await client.post(
+        "/console/links/add", data={"account": "telegram:777000", "csrf": token}
+    )
+    assert refused.status_code == 422
+    assert "not a person" in refused.text
+    assert await row_counts(db) == before
+    asked = await client.post("/console/links/remove", data={"account": DC, "csrf": token})
+    assert asked.status_code == 200
+    assert f"Unlink {DC} from its person?" in asked.text
+    done = await client.post(
+        "/console/links/remove", data={"account": DC, "csrf": token, "confirmed": "yes"}
+    )
+    assert done.status_code == 303
+    assert DC not in (await client.get("/console/links")).text

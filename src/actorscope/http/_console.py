@@ -22,6 +22,7 @@ from actorscope.http._guard import Problem
 from actorscope.http._keys import ApiKey
 from actorscope.http._ops import AUDIT_PAGE, Operations
 from actorscope.http._sessions import SESSION_SECONDS, Session, csrf_token
+from actorscope.identity import PERSON_SCOPE_PREFIX
 from actorscope.permissions import CONFIG_TYPES
 
 __all__ = ["SESSION_COOKIE", "error_page", "is_console", "router"]
@@ -324,6 +325,46 @@ async def writers_remove(
         return _confirm(request, key, "/writers/remove", "/writers", question, fields)
     await ops.remove_writer(key, agent, scope, sender_id)
     return _redirect(request, "/writers")
+
+
+@router.get("/links")
+async def links_page(request: Request, key: Operator, ops: Ops) -> Response:
+    """Persons and their linked accounts, with forms to link and unlink."""
+    links = await ops.list_links(key)
+    return _render(request, "links.html", key=key, title="Links", links=links)
+
+
+@router.post("/links/add", dependencies=[Csrf])
+async def links_add(
+    request: Request,
+    key: Operator,
+    ops: Ops,
+    account: Annotated[str, Form()],
+    other: Annotated[str, Form()] = "",
+) -> Response:
+    """Link ``account`` with another account or to a person, then back to the links page."""
+    other = other.strip()
+    if other.startswith(PERSON_SCOPE_PREFIX):
+        await ops.add_links(key, [account.strip()], person=other)
+    else:
+        await ops.add_links(key, [account.strip(), *([other] if other else [])])
+    return _redirect(request, "/links")
+
+
+@router.post("/links/remove", dependencies=[Csrf])
+async def links_remove(
+    request: Request,
+    key: Operator,
+    ops: Ops,
+    account: Annotated[str, Form()],
+    confirmed: Confirmed = "",
+) -> Response:
+    """Ask to confirm, then (confirmed) unlink an account and go back to the links page."""
+    if confirmed != "yes":
+        question = f"Unlink {account} from its person?"
+        return _confirm(request, key, "/links/remove", "/links", question, {"account": account})
+    await ops.remove_link(key, account)
+    return _redirect(request, "/links")
 
 
 @router.get("/audit")
