@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -15,6 +16,7 @@ from actorscope.channels import ChannelConfig
 from actorscope.cli import main
 from actorscope.errors import ConfigError, ScenarioError
 from actorscope.testing import Prober, ProbeReachError, ProbeStatus
+from actorscope.testing._grants import open_env
 from actorscope.testing.scenario import ScenarioFailure, load_scenario, run_scenario
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -340,3 +342,25 @@ def test_scenario_probe_needs_a_handler(tmp_path: Path) -> None:
     path.write_text(text, "utf-8")
     with pytest.raises(ScenarioError, match=r"x.scenario.yaml:3: setup.probe: probe: true needs"):
         load_scenario(path)
+
+
+@pytest.mark.parametrize("links", ["dm", "grants"])
+def test_cli_probes_the_notes_bot_with_links_on(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], links: str
+) -> None:
+    """`actorscope probe bot.toml` with [identity] links on: the bot runs with its links mode
+    (the pipeline answers /link) and the matrix is clean."""
+    folder = _bot_dir(tmp_path, "telegram_bot:handle")
+    config = folder / "bot.toml"
+    config.write_text(config.read_text("utf-8") + f'\n[identity]\nlinks = "{links}"\n', "utf-8")
+    seen: list[str] = []
+
+    def recording(*args: Any, **kwargs: Any) -> Any:
+        seen.append(str(kwargs.get("links")))
+        return open_env(*args, **kwargs)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("actorscope.testing._probe.open_env", recording)
+        assert main(["probe", str(config)]) == 0
+    assert seen == [links]
+    assert "0 leak(s), 0 hung, 0 error(s), 0 skipped in" in capsys.readouterr().out

@@ -146,6 +146,7 @@ def probe_command(
                 owners=() if bot is None else bot.owners,
                 agent="main" if bot is None else bot.agent,
                 deadline=deadline,
+                links="off" if bot is None or bot.identity is None else bot.identity.links,
             )
         )
     except BaseException:

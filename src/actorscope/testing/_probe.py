@@ -381,6 +381,7 @@ class Prober(Protocol):
         agent: str = ...,
         events: Sequence[str] = ...,
         platform: str = ...,
+        links: str = ...,
     ) -> Coroutine[Any, Any, ProbeReport]:
         """Probe ``handler``."""
         ...

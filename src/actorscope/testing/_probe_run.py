@@ -16,6 +16,7 @@ from actorscope.bots import load_object
 from actorscope.channels import ChannelConfig
 from actorscope.errors import ConfigError
 from actorscope.host import Handler
+from actorscope.permissions import LinkMode
 from actorscope.testing._grants import open_env
 from actorscope.testing._probe import (
     _PROBE_DB,
@@ -54,6 +55,7 @@ async def probe(
     agent: str = "main",
     events: Sequence[str] = (),
     platform: str = "telegram",
+    links: str = "off",
 ) -> ProbeReport:
     """Probe ``handler`` (a function or ``module:function``) with every event x command.
 
@@ -75,7 +77,9 @@ async def probe(
     :class:`ChatSim`), with the events every chat has (:data:`CHAT_EVENTS`). The bot runs in
     a temporary folder (its working directory meanwhile), where everything is written; it is
     removed before this returns. A :class:`ProbeReachError` says the probe does not reach the
-    bot.
+    bot. ``links`` is the agent's ``[identity]
+    links`` for an ``actorscope run`` handler (``off``, ``dm`` or ``grants``): the bot is probed
+    as it runs, ``/link`` answered by the pipeline.
     """
     if sum(given is not None for given in (handler, application, bot)) != 1:
         raise ConfigError("probe takes a handler, an application or a bot, exactly one")
@@ -87,7 +91,7 @@ async def probe(
         tempfile.TemporaryDirectory(prefix="actorscope-probe-") as tmp,
         _contained(Path(tmp), search_dir) as (folder, search),
     ):
-        async with open_env(folder / _PROBE_DB, agent_key=agent) as env:
+        async with open_env(folder / _PROBE_DB, agent_key=agent, links=LinkMode(links)) as env:
             env.roles.update(dict.fromkeys(owners, "owner"))
             run = ProbeRun(env, report, search, commands, declared, owners, deadline, events)
             if handler is not None and platform != "telegram":
