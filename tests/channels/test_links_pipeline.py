@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from actorscope.agents import Agent
+from actorscope.channels import ChannelConfig
 from actorscope.permissions import LinkMode, LinkStore
 from actorscope.store import Database
 from actorscope.testing import DiscordSim, TelegramSim, Turn
@@ -272,3 +273,22 @@ async def test_a_subagent_started_from_a_linked_account_is_judged_for_the_person
         await dc.unlink("ann")
         again = await dc.subagent_announce(await dc.message("ann", "start", "general"), "done")
         assert replies(again) == ["False no_grant "]
+
+
+async def test_a_code_shown_by_a_non_person_in_a_group_is_burnt(
+    db: Database, tmp_path: Path
+) -> None:
+    """A bot that lets non-persons' messages through (ignore_bots = false): an anonymous admin
+    posting a live code in a group burns it, and Ann's other account cannot use it afterwards.
+    (With the default ignore_bots the normaliser drops such a message before the pipeline.)"""
+    env = await _env(db, tmp_path, LinkMode.DM)
+    config = ChannelConfig(platform="telegram", require_mention=False, ignore_bots=False)
+    async with TelegramSim(env, config=config) as tg:
+        tg.user("ann")
+        tg.user("bob")
+        tg.supergroup("team")
+        code = code_of(await tg.message("ann", "/link"))
+        shown = await tg.anonymous_admin("team", f"/link {code}")
+        assert replies(shown)[0].startswith("refused (group_context)")
+        later = await tg.message("bob", f"/link {code}")
+        assert replies(later)[0].startswith("refused (used_code)")

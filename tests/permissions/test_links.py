@@ -266,7 +266,9 @@ async def test_a_non_person_can_neither_ask_nor_send_a_code(
     assert (asked.ok, asked.reason, asked.code) == (False, LinkReason.NOT_A_PERSON, "")
     issued = await links.issue_code(TG, tenant)
     sent = await links.redeem(issued.code, who, tenant)
-    assert (sent.ok, sent.reason) == (False, LinkReason.NOT_A_PERSON)
+    # In a group the code is refused (and burnt) for being there, whoever sent it.
+    expected = LinkReason.GROUP_CONTEXT if who.is_group else LinkReason.NOT_A_PERSON
+    assert (sent.ok, sent.reason) == (False, expected)
     assert await links.links() == []
 
 
@@ -435,3 +437,22 @@ async def test_an_unlink_is_seen_by_another_process_within_a_second(
         assert time.monotonic() - started <= 1.0
         after = await policy.check_file_writer(member)
         assert (after.reason, after.person) == (Reason.NO_GRANT, "")
+
+
+async def test_a_non_person_burns_a_code_it_shows_in_a_group(
+    links: LinkStore, tenant: str, db: Database
+) -> None:
+    """redeem() in a group by an anonymous admin burns the code (audited with the sender)."""
+    issued = await links.issue_code(TG, tenant)
+    admin = Identity(
+        user_id="group:telegram:-100200",
+        sender_id="",
+        channel="telegram",
+        peer_kind=PeerKind.GROUP,
+        sender_kind=SenderKind.ANONYMOUS_ADMIN,
+    )
+    refused = await links.redeem(issued.code, admin, tenant)
+    assert (refused.ok, refused.reason, refused.account) == (False, LinkReason.GROUP_CONTEXT, "")
+    assert (await links.redeem(issued.code, DC, tenant)).reason is LinkReason.USED_CODE
+    rows = await audit_rows(db, "link.refused")
+    assert rows[0]["detail"]["burnt"] == "telegram:42"

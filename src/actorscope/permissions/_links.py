@@ -415,6 +415,9 @@ class LinkStore:
         """
         at = time.time() if now is None else now
         account = account_of(identity)
+        if _in_group(identity):
+            # Whoever sent it (a non-person too), a code seen in a group is burnt.
+            return await self._burn(code, identity, tenant_id, at)
         if account is None:
             return await self._refuse(tenant_id, "", LinkReason.NOT_A_PERSON, identity)
         sender = str(account)
@@ -437,10 +440,6 @@ class LinkStore:
                 "UPDATE link_codes SET used_at = ? WHERE digest = ?", (utc_at(at), digest)
             )
             issuer = str(row["account"])
-            if _in_group(identity):
-                return await self._refused(
-                    tx, tenant_id, sender, LinkReason.GROUP_CONTEXT, detail={"burnt": issuer}
-                )
             if row["expires_at"] <= utc_at(at):
                 return await self._refused(tx, tenant_id, sender, LinkReason.EXPIRED_CODE)
             if issuer == sender:
@@ -463,6 +462,32 @@ class LinkStore:
                 )
             await self._insert(tx, tenant_id, account, person, LinkVia.CODE, sender)
         return LinkOutcome(True, LinkReason.LINKED, account=sender, person=person_scope(person))
+
+    async def _burn(self, code: str, identity: Identity, tenant_id: str, at: float) -> LinkOutcome:
+        """Use up a code sent in a group (unused, whoever it was issued to) and refuse."""
+        account = account_of(identity)
+        sender = "" if account is None else str(account)
+        digest = _digest(tenant_id, code)
+        async with self._changing(announce=False) as tx:
+            row = await tx.fetchone(
+                "SELECT account FROM link_codes WHERE digest = ? AND tenant_id = ? "
+                "AND used_at IS NULL",
+                (digest, tenant_id),
+            )
+            detail = {}
+            if row is not None and _normal_code(code):
+                await tx.execute(
+                    "UPDATE link_codes SET used_at = ? WHERE digest = ?", (utc_at(at), digest)
+                )
+                detail["burnt"] = str(row["account"])
+            return await self._refused(
+                tx,
+                tenant_id,
+                sender,
+                LinkReason.GROUP_CONTEXT,
+                identity=identity if account is None else None,
+                detail=detail,
+            )
 
     async def unlink_person(self, identity: Identity, tenant_id: str) -> LinkOutcome:
         """The person unlinks, from any of its accounts in a direct chat: every account of the
