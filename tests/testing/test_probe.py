@@ -15,7 +15,9 @@ import pytest
 from actorscope.channels import ChannelConfig
 from actorscope.cli import main
 from actorscope.errors import ConfigError, ScenarioError
-from actorscope.testing import Prober, ProbeReachError, ProbeStatus
+from actorscope.identity import Identity, account_of
+from actorscope.permissions import LinkOutcome, LinkReason, LinkStore
+from actorscope.testing import Prober, ProbeReachError, ProbeStatus, probe
 from actorscope.testing._grants import open_env
 from actorscope.testing.scenario import ScenarioFailure, load_scenario, run_scenario
 
@@ -364,3 +366,48 @@ def test_cli_probes_the_notes_bot_with_links_on(
         assert main(["probe", str(config)]) == 0
     assert seen == [links]
     assert "0 leak(s), 0 hung, 0 error(s), 0 skipped in" in capsys.readouterr().out
+
+
+LINK_EVENTS = (
+    "link code replayed by a third account",
+    "link code sent in a group, then tried",
+    "link codes guessed",
+    "the writer's other account after an unlink",
+)
+
+
+@pytest.mark.parametrize("links", ["dm", "grants"])
+async def test_hostile_link_events_hold_on_the_notes_bot(links: str) -> None:
+    """With links on, the probe also tries to get the member into the writer's person (a
+    replayed code, a code sent in a group, guesses) and the writer's other account after an
+    unlink: on the notes bot every one holds."""
+    report = await probe("telegram_bot:handle", search_dir=EXAMPLES, commands=NOTE, links=links)
+    for event in LINK_EVENTS:
+        for where in ("group", "forum"):
+            case = report.case(f"{event} ({where})", "/note probe")
+            assert case.status is ProbeStatus.HELD, (event, where, case.problems)
+    assert not report.failures
+
+
+async def test_a_careless_redeem_is_a_leak(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A negative control: were a used code still to link, the replayed code would put the
+    member in the writer's person, and the probe reports it as a leak."""
+
+    async def careless(
+        self: LinkStore, code: str, identity: Identity, tenant_id: str, **_: Any
+    ) -> LinkOutcome:
+        account = account_of(identity)
+        assert account is not None
+        made = await self.add([str(account), "telegram:4242"], by="bug", tenant=tenant_id)
+        return LinkOutcome(True, LinkReason.LINKED, account=str(account), person=made[0].person)
+
+    monkeypatch.setattr(LinkStore, "redeem", careless)
+    report = await probe(
+        "telegram_bot:handle",
+        search_dir=EXAMPLES,
+        commands=NOTE,
+        links="grants",
+        events=["link code replayed by a third account (group)"],
+    )
+    case = report.case("link code replayed by a third account (group)", "/note probe")
+    assert case.status is ProbeStatus.LEAK, case.problems

@@ -68,7 +68,7 @@ from actorscope.identity import (
     telegram_identity,
 )
 from actorscope.messages import InboundMessage
-from actorscope.permissions import AuditLog, writer_scope
+from actorscope.permissions import AuditLog, LinkMode, writer_scope
 from actorscope.propagation import (
     Origin,
     OriginSigner,
@@ -136,6 +136,8 @@ _TOKEN_LENGTH = 20
 _WRITER_ID = 4242
 _OTHER_WRITER_ID = 5151
 _MEMBER_ID = 6161
+#: The writer's second account (linked to the writer's person where the agent's links are on).
+_WRITER_ALT_ID = 4343
 _BOT_ID = 7171
 #: The frameworks the probe serves on the Telegram simulator, asked in order which one a bot
 #: is. aiogram goes first: PTB takes any function (a build function is told by nothing but
@@ -320,6 +322,8 @@ class ProbeWorld(Generic[SimT]):
     handler: bool = True
     #: The bot answers the writer commands (actorscope's gate is in it).
     gated: bool = True
+    #: The writer's person (``person:<uuid>``) where the agent's links are on, else ``""``.
+    person: str = ""
 
 
 _Send = Callable[[ProbeWorld[SimT], str, str], Awaitable[list[Event]]]
@@ -487,7 +491,77 @@ async def _build(sim: TelegramSim, env: AgentEnv) -> _TgWorld:
     for where in ("group", "forum"):
         said = await sim.message("member", "hello", where, topic=_topic(where))
         world.targets[where] = int(said.payload["message"]["message_id"])
+    if env.assembly.settings.links is not LinkMode.OFF:
+        sim.user("writer-alt", user_id=_WRITER_ALT_ID)
+        await _linked_writer(world)
     return world
+
+
+async def _linked_writer(w: _TgWorld) -> None:
+    """The writer and their second account as one person; where the agent counts persons'
+    grants, the person holds the writer's grant in the writer's groups (what a hostile link
+    would reach). The writer's earlier codes are forgotten (each event asks for a new one)."""
+    env = w.env
+    person = await w.sim.link("writer", "writer-alt", by="probe")
+    if person != w.person and env.assembly.settings.links is LinkMode.GRANTS:
+        for chat in (_GROUP_ID, _FORUM_ID):
+            await env.store.grant(
+                agent_id=env.agent.id,
+                scope=_scope(chat),
+                config_type="file_writer",
+                sender_id=person,
+                granted_by="probe",
+            )
+    w.person = person
+    await env.db.execute(
+        "DELETE FROM link_codes WHERE account IN (?, ?)",
+        (f"telegram:{_WRITER_ID}", f"telegram:{_WRITER_ALT_ID}"),
+    )
+
+
+_CODE = re.compile(r"your link code is ([A-Z0-9]{5}-[A-Z0-9]{5})")
+
+
+async def _writer_code(w: _TgWorld) -> str:
+    """The writer asks for a link code in their DM; the code the bot answered with."""
+    await _linked_writer(w)
+    asked = await w.sim.message("writer", "/link")
+    for seen in asked.sent:
+        found = _CODE.search(seen.fields.get("text", ""))
+        if found is not None:
+            return found.group(1)
+    return ""
+
+
+async def _replayed_code(w: _TgWorld, where: str, command: str) -> list[Event]:
+    code = await _writer_code(w)
+    await w.sim.message("writer-alt", f"/link {code}")  # the writer's own use of it
+    await w.sim.message("member", f"/link {code}")  # a third account replays it
+    w.watch.begin()
+    return [await _say(w, "member", sent_text(command), where)]
+
+
+async def _code_in_group(w: _TgWorld, where: str, command: str) -> list[Event]:
+    code = await _writer_code(w)
+    await w.sim.message("writer", f"/link {code}", where, topic=_topic(where))  # burnt there
+    await w.sim.message("member", f"/link {code}")  # a member who read it tries it
+    w.watch.begin()
+    return [await _say(w, "member", sent_text(command), where)]
+
+
+async def _guessed_code(w: _TgWorld, where: str, command: str) -> list[Event]:
+    await _linked_writer(w)
+    for guess in ("AAAAA-AAAAA", "23456-78923", "ZZZZZ-ZZZZZ"):
+        await w.sim.message("member", f"/link {guess}")
+    w.watch.begin()
+    return [await _say(w, "member", sent_text(command), where)]
+
+
+async def _after_unlink(w: _TgWorld, where: str, command: str) -> list[Event]:
+    await _linked_writer(w)
+    await w.sim.unlink("writer-alt", by="probe")  # the writer keeps the person and its grant
+    w.watch.begin()
+    return [await _say(w, "writer-alt", sent_text(command), where)]
 
 
 def _plant(env: AgentEnv, identity: Identity) -> str:
@@ -711,6 +785,15 @@ EVENTS: dict[str, _Tg] = {
         for p in _PLACEHOLDERS
     },
     "the writer's DM": _Tg(_writer_dm, dm=True),
+}
+#: The probe events of an agent whose links are on (``[identity] links``): each tries to get a
+#: hostile account into the writer's person (linked to the writer's second account), then sends
+#: the command as that account.
+LINK_EVENTS: dict[str, _Tg] = {
+    "link code replayed by a third account": _Tg(_replayed_code, person=True),
+    "link code sent in a group, then tried": _Tg(_code_in_group, person=True),
+    "link codes guessed": _Tg(_guessed_code, person=True),
+    "the writer's other account after an unlink": _Tg(_after_unlink, person=True),
 }
 #: Where each event is sent: a supergroup and a forum topic (channel posts and DMs: once).
 _WHERES: dict[str, tuple[str, ...]] = {
@@ -1136,9 +1219,12 @@ class ProbeRun:
             worlds.append(world)
             if served.gated:
                 await _prove_writer(world, served.name)
-            wheres = {name: _WHERES.get(name, ("group", "forum")) for name in EVENTS}
+            events = dict(EVENTS)
+            if env.assembly.settings.links is not LinkMode.OFF:
+                events.update(LINK_EVENTS)
+            wheres = {name: _WHERES.get(name, ("group", "forum")) for name in events}
             await play(
-                world, EVENTS, wheres, report.commands, self.deadline, report, only=self.events
+                world, events, wheres, report.commands, self.deadline, report, only=self.events
             )
         if discord is not None and handler is not None:
             async with DiscordSim(env, config=discord) as dsim:
