@@ -26,7 +26,7 @@ from actorscope.identity import (
     telegram_identity,
 )
 from actorscope.permissions import GrantStore, LinkReason, LinkStore, PermissionPolicy, Reason
-from actorscope.permissions._links import CODE_LIFETIME, CODE_LIMIT, REFUSAL_LIMIT
+from actorscope.permissions._links import CODE_LIFETIME, CODE_LIMIT, RATE_WINDOW, REFUSAL_LIMIT
 from actorscope.store import Database
 from actorscope.tools._storage import storage_scope
 
@@ -456,3 +456,14 @@ async def test_a_non_person_burns_a_code_it_shows_in_a_group(
     assert (await links.redeem(issued.code, DC, tenant)).reason is LinkReason.USED_CODE
     rows = await audit_rows(db, "link.refused")
     assert rows[0]["detail"]["burnt"] == "telegram:42"
+
+
+async def test_old_link_codes_are_pruned_by_the_next_code(
+    links: LinkStore, tenant: str, db: Database
+) -> None:
+    """A code issued after the rate window deletes every older code row, of any account."""
+    await links.issue_code(TG, tenant, now=3_000_000.0)
+    await links.issue_code(DC, tenant, now=3_000_001.0)
+    await links.issue_code(THIRD, tenant, now=3_000_000.0 + RATE_WINDOW + 2)
+    rows = await db.fetchall("SELECT account FROM link_codes ORDER BY account")
+    assert [row["account"] for row in rows] == ["telegram:43"]

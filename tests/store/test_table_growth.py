@@ -36,6 +36,10 @@ PRUNED: dict[str, tuple[str, tuple[str, ...]]] = {
             "channels/test_shared_dedup.py::test_cleanup_runs_every_n_claims_and_after_the_interval",
         ),
     ),
+    "link_codes": (
+        "every new link code deletes the codes (of any account) older than the rate window",
+        ("permissions/test_links.py::test_old_link_codes_are_pruned_by_the_next_code",),
+    ),
     "console_sessions": (
         "console session expiry: expired rows go when a session starts; sign-out deletes its own",
         (
@@ -56,6 +60,8 @@ BOUNDED: dict[str, str] = {
     "grant_epoch": "one row: the counter every grant change moves on",
     "memory_entries": "kept state: what people saved, until its owner forgets it",
     "cron_jobs": "kept state: the jobs people scheduled, until removed",
+    "persons": "kept state: the persons linked; one without accounts is deleted",
+    "person_accounts": "kept state: one row per linked account; an unlink deletes it",
 }
 
 #: The migrations' own bookkeeping, created by the store beside them: one row per migration.

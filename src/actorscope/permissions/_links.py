@@ -371,10 +371,10 @@ class LinkStore:
                 "AND used_at IS NULL",
                 (utc_at(at), tenant_id, str(account)),
             )
-            # Old rows only served the rate limit: drop what no window can count any more.
+            # A code older than the window is expired and counts for no limit: drop every such
+            # row (of any account), so the table holds only the codes of the last window.
             await tx.execute(
-                "DELETE FROM link_codes WHERE tenant_id = ? AND account = ? AND created_at < ?",
-                (tenant_id, str(account), utc_at(at - RATE_WINDOW)),
+                "DELETE FROM link_codes WHERE created_at < ?", (utc_at(at - RATE_WINDOW),)
             )
             code = _new_code()
             expires = utc_at(at + CODE_LIFETIME)
