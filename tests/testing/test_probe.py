@@ -362,7 +362,7 @@ def test_cli_probes_the_notes_bot_with_links_on(
         return open_env(*args, **kwargs)
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr("actorscope.testing._probe.open_env", recording)
+        patch.setattr("actorscope.testing._probe_run.open_env", recording)
         assert main(["probe", str(config)]) == 0
     assert seen == [links]
     assert "0 leak(s), 0 hung, 0 error(s), 0 skipped in" in capsys.readouterr().out

@@ -31,8 +31,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from enum import StrEnum
 
-from actorscope.agents import AgentRegistry
-from actorscope.agents._types import parse_uuid
+from actorscope.agents import AgentRegistry, parse_uuid
 from actorscope.errors import ConflictError, IdentityError, NotFoundError
 from actorscope.identity import (
     PERSON_SCOPE_PREFIX,
