@@ -275,20 +275,24 @@ async def test_a_subagent_started_from_a_linked_account_is_judged_for_the_person
         assert replies(again) == ["False no_grant "]
 
 
+@pytest.mark.parametrize("ignore_bots", [True, False])
 async def test_a_code_shown_by_a_non_person_in_a_group_is_burnt(
-    db: Database, tmp_path: Path
+    db: Database, tmp_path: Path, ignore_bots: bool
 ) -> None:
-    """A bot that lets non-persons' messages through (ignore_bots = false): an anonymous admin
-    posting a live code in a group burns it, and Ann's other account cannot use it afterwards.
-    (With the default ignore_bots the normaliser drops such a message before the pipeline.)"""
+    """An anonymous admin posting a live code in a group burns it, whether the bot ignores
+    non-persons (the default: the code still reaches the pipeline, the sender is refused
+    after) or lets them through; Bob cannot use it afterwards."""
     env = await _env(db, tmp_path, LinkMode.DM)
-    config = ChannelConfig(platform="telegram", require_mention=False, ignore_bots=False)
+    config = ChannelConfig(platform="telegram", require_mention=False, ignore_bots=ignore_bots)
     async with TelegramSim(env, config=config) as tg:
         tg.user("ann")
         tg.user("bob")
         tg.supergroup("team")
         code = code_of(await tg.message("ann", "/link"))
         shown = await tg.anonymous_admin("team", f"/link {code}")
-        assert replies(shown)[0].startswith("refused (group_context)")
+        if ignore_bots:
+            assert replies(shown) == []  # refused as a non-person, after the burn
+        else:
+            assert replies(shown)[0].startswith("refused (group_context)")
         later = await tg.message("bob", f"/link {code}")
         assert replies(later)[0].startswith("refused (used_code)")

@@ -107,6 +107,13 @@ class Pipeline:
         self._links = links if link_mode is not LinkMode.OFF else None
         self._person_scopes = link_mode is LinkMode.DM
 
+    @property
+    def normaliser_drops_non_persons(self) -> bool:
+        """Whether a normaliser may drop non-person senders itself (its ``ignore_bots``): not
+        while link codes are on, since a code an anonymous admin, a channel or a bot shows in
+        a group must reach :meth:`process` to be burnt; admission refuses the sender after."""
+        return self.config.ignore_bots and self._links is None
+
     async def process(
         self,
         ingress: Ingress,

@@ -383,7 +383,7 @@ class TelegramGate(Generic[U]):
             agent_key=state.agent.key,
             bot_username=bot_username,
             channel=self.config.name,
-            ignore_bots=self.config.ignore_bots,
+            ignore_bots=state.pipeline.normaliser_drops_non_persons,
         )
         deferred: list[WriterCall] = []
 

@@ -508,7 +508,7 @@ class DiscordRunner(ChannelAdapter):
             message,
             agent_key=self.pipeline.agent_key,
             bot_id=self.bot_id,
-            ignore_bots=self.config.ignore_bots,
+            ignore_bots=self.pipeline.normaliser_drops_non_persons,
         )
 
         async def run_command(command: WriterCommand, identity: Identity) -> str:

@@ -477,7 +477,7 @@ class TelegramRunner(ChannelAdapter):
             agent_key=self.pipeline.agent_key,
             bot_username=self._bot_username or None,
             channel=self.name,
-            ignore_bots=self.config.ignore_bots,
+            ignore_bots=self.pipeline.normaliser_drops_non_persons,
         )
 
         async def run_command(command: WriterCommand, identity: Identity) -> str | None:
