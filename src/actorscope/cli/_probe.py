@@ -11,7 +11,8 @@ bot (exit 2 with one line when it does not), then sends every probe event x ever
 writer commands, ``[probe] commands`` or ``--command``, the commands the bot registers or
 handles, and those its source suggests), compares what the bot does with what it does for the
 writer, and prints the matrix: ✓ held, ✗ leak, ● open (does what it does for the writer),
-⌛ hung, ! handler error, ? skipped, en dash: not applicable; then the commands open to everyone
+⌛ hung, ! handler error, ? skipped, ○ not tested (a click when the bot showed no button), en
+dash: not applicable; then the commands open to everyone
 and what it could not test. ``--writer-only CMD`` (or ``[probe] writer_only``) names commands
 only writers may use. ``--out DIR`` writes a reproduction per leak: a scenario file for a
 handler's decision leak, a pytest file otherwise. Exit 1 on any leak, hang, error or skip, or
@@ -43,6 +44,7 @@ _MARKS = {
     "skipped": "?",
     "open": "●",
     "n/a": "\N{EN DASH}",
+    "not tested": "○",
 }
 
 
@@ -188,7 +190,7 @@ def probe_command(
         console.print(report.summary())
         console.print(
             "✓ held  ✗ leak  ⌛ hung  ! handler error  ? skipped  ● open (as for the writer)  "
-            f"{_MARKS['n/a']} not applicable"
+            f"○ not tested  {_MARKS['n/a']} not applicable"
         )
     if hung:
         # The report is out; a hung handler (cancellation swallowed, a blocked worker thread)

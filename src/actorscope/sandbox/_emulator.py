@@ -414,6 +414,17 @@ class DiscordEmulator:
             data["guild_id"] = command["guild_id"]
         return await self._interact(2, user, channel, data)
 
+    def pressable(self, message: Message) -> list[str]:
+        """The custom ids of ``message``'s buttons that can be pressed (not disabled), in
+        order."""
+        return [
+            custom_id
+            for custom_id in button_ids(message)
+            if not find_component(
+                message.components, custom_id, frozenset({2}), where=f"message {message.id}"
+            ).get("disabled")
+        ]
+
     async def click(self, who: User | str, message: Message, custom_id: str) -> Interaction:
         """``who`` clicks the button ``custom_id`` of ``message`` (one they can see)."""
         user = self._seeing(who, message)

@@ -156,6 +156,8 @@ class ProbeStatus(StrEnum):
     ERROR = "error"
     SKIPPED = "skipped"
     NOT_APPLICABLE = "n/a"
+    #: Nothing to send (a click when the bot's answers show no button): not a held case.
+    NOT_TESTED = "not tested"
 
 
 SimT = TypeVar("SimT")
@@ -324,6 +326,8 @@ class ProbeWorld(Generic[SimT]):
     gated: bool = True
     #: The writer's person (``person:<uuid>``) where the agent's links are on, else ``""``.
     person: str = ""
+    #: What the case's event's ``setup`` did (the writer's command whose answer a click presses).
+    prepared: list[Event] = field(default_factory=list)
 
 
 _Send = Callable[[ProbeWorld[SimT], str, str], Awaitable[list[Event]]]
@@ -338,7 +342,11 @@ class ProbeEvent(Generic[SimT]):
     ``dm``: the writer's own DM (judged by what it may not change, not compared);
     ``like``: the writer's act it is compared with (a key of ``ProbeWorld.writer_acts``);
     ``handler_only``: only an ``actorscope run`` handler receives it (not an application);
-    ``person``: a plain person's event (a non-writer member, another group's writer).
+    ``person``: a plain person's event (a non-writer member, another group's writer);
+    ``setup``: what the case needs done first, by the writer (its events go to
+    ``world.prepared``; what it does, changes and audits is not the case's);
+    ``untested``: why a case whose send sent nothing tested nothing (it is reported
+    "not tested", never held).
     """
 
     send: _Send[SimT]
@@ -346,6 +354,8 @@ class ProbeEvent(Generic[SimT]):
     like: str = "message"
     handler_only: bool = False
     person: bool = False
+    setup: _Send[SimT] | None = None
+    untested: str = ""
 
 
 _TgWorld = ProbeWorld[TelegramSim]
@@ -613,9 +623,10 @@ async def _other_bot(w: _TgWorld, where: str, command: str) -> list[Event]:
     return [await _say(w, _BOT_ID, sent_text(command), where)]
 
 
-async def _clicked_by(w: _TgWorld, where: str, command: str, clicker: str) -> list[Event]:
-    """The writer says hello, the bot's answer carries a button ``command``; ``clicker``
-    clicks it."""
+async def _made_up_click(w: _TgWorld, where: str, command: str, clicker: str) -> list[Event]:
+    """A handler's click: the writer says hello, the bot's answer carries a button whose
+    callback data is ``command`` (the run channel delivers it as the clicker's message);
+    ``clicker`` clicks it."""
     mine = await w.sim.message("writer", "hello", where, topic=_topic(where))
     data = sent_text(command)[:64]
     button = InlineKeyboardButton(command, callback_data=data)
@@ -630,8 +641,53 @@ async def _clicked_by(w: _TgWorld, where: str, command: str, clicker: str) -> li
     return [await w.sim.click(clicker, where, data, message=posted.message_id)]
 
 
+def _shown_buttons(w: _TgWorld, where: str, answer: Event) -> list[tuple[int, str]]:
+    """The callback buttons the bot's messages answering ``answer`` show now:
+    (message id, callback data), in order."""
+    chat = w.sim.find_chat(where)
+    shown: list[tuple[int, str]] = []
+    for sent in answer.sent:
+        stored = w.sim.emu.state.message(chat, sent.message_id) or {}
+        rows = stored.get("reply_markup", {}).get("inline_keyboard", [])
+        shown += [
+            (sent.message_id, str(b["callback_data"]))
+            for row in rows
+            for b in row
+            if "callback_data" in b
+        ]
+    return shown
+
+
+async def _press(w: _TgWorld, where: str, answer: Event, presser: str) -> list[Event]:
+    """``presser`` presses each button of the bot's answer, in order, while it is still
+    shown (a press may edit the buttons away)."""
+    pressed: list[Event] = []
+    for message, data in _shown_buttons(w, where, answer):
+        if (message, data) in _shown_buttons(w, where, answer):
+            pressed.append(await w.sim.click(presser, where, data, message=message))
+    return pressed
+
+
+async def _writer_answer(w: _TgWorld, where: str, command: str) -> list[Event]:
+    """The writer's ``command``: the bot's answer is what a click presses (an application's;
+    none for a writer command of the gate, whose answers have no button)."""
+    if w.handler or _writer_command(w, command):
+        return []
+    return [await _say(w, "writer", sent_text(command), where)]
+
+
 async def _click(w: _TgWorld, where: str, command: str) -> list[Event]:
-    return await _clicked_by(w, where, command, "member")
+    if w.handler:
+        return await _made_up_click(w, where, command, "member")
+    return [p for answer in w.prepared for p in await _press(w, where, answer, "member")]
+
+
+async def _writer_clicks(w: _TgWorld, where: str, command: str) -> list[Event]:
+    if w.handler:
+        return await _made_up_click(w, where, command, "writer")
+    answer = await _writer_answer(w, where, command)
+    w.watch.begin()
+    return [*answer, *[p for a in answer for p in await _press(w, where, a, "writer")]]
 
 
 async def _edited(w: _TgWorld, where: str, command: str) -> list[Event]:
@@ -747,10 +803,6 @@ async def _writer_says(w: _TgWorld, where: str, command: str) -> list[Event]:
     return [await _say(w, "writer", sent_text(command), where)]
 
 
-async def _writer_clicks(w: _TgWorld, where: str, command: str) -> list[Event]:
-    return await _clicked_by(w, where, command, "writer")
-
-
 async def _writers_run(w: _TgWorld, where: str, command: str) -> list[Event]:
     """A sub-agent the writer started in ``where`` (an honest, signed origin)."""
     carrier = _writer_carrier(w, where, command, w.env.signer)
@@ -767,7 +819,9 @@ EVENTS: dict[str, _Tg] = {
     "channel post": _Tg(_channel_post),
     "automatic forward": _Tg(_automatic_forward),
     "another bot": _Tg(_other_bot),
-    "button click by a non-writer": _Tg(_click, like="click"),
+    "button click by a non-writer": _Tg(
+        _click, like="click", setup=_writer_answer, untested="the bot showed no button"
+    ),
     "edited message": _Tg(_edited),
     "text naming the writer's sender_id": _Tg(_claims_writer),
     "sub-agent started by a non-writer": _Tg(_subagent, like="run", handler_only=True),
@@ -949,12 +1003,18 @@ async def _run_case(
     env = world.env
     compared = not event.dm and not _writer_command(world, case.command)
     base = await _baseline(world, event.like, case.command, where) if compared else None
+    setup = event.setup
+    world.prepared = [] if setup is None else await setup(world, where, case.command)
     before = await _snapshot(env)
     seen = await audit.list(agent_id=env.agent.id, limit=1)
     last_id = seen[0].id if seen else 0
     world.watch.begin()
     events = await event.send(world, where, case.command)
     behaviour = world.watch.end()
+    if not events:
+        case.status = ProbeStatus.NOT_TESTED
+        case.problems = [f"not tested: {event.untested or 'nothing was sent'}"]
+        return
     problems, case.decisions = _decision_leaks(events, world.writers, event.dm)
     after = await _snapshot(env)
     problems += _changes(before, after, groups=world.groups if event.dm else None)
@@ -1105,6 +1165,13 @@ def conclude(report: ProbeReport, worlds: Sequence[ProbeWorld[Any]], name: str) 
         c
         for c in own
         if command_name(c) in declared or any(b.gated for cmd, b in baselines if cmd == c)
+    ]
+    untested: dict[tuple[str, str], list[str]] = {}
+    for case in report.cases:
+        if case.status is ProbeStatus.NOT_TESTED:
+            untested.setdefault((case.event, case.problems[0]), []).append(case.command)
+    report.notes += [
+        f"{event} x {', '.join(commands)}: {why}" for (event, why), commands in untested.items()
     ]
     reached: list[str] = []
     for command in own:

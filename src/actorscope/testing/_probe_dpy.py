@@ -23,16 +23,17 @@ from __future__ import annotations
 import asyncio
 import inspect
 import re
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
 import discord
 from discord.ext import commands
 
-from actorscope.channels import IgnoreReason, Ingress
+from actorscope.channels import IgnoreReason, Ingress, writer_command_named
 from actorscope.channels.discord import silence_voice_warnings
 from actorscope.errors import ConfigError
 from actorscope.host import Prepared
@@ -40,6 +41,7 @@ from actorscope.integrations import Adoption, adopting
 from actorscope.integrations.discord_ext import COG_NAME, ActorscopeCog
 from actorscope.permissions import Decision
 from actorscope.sandbox import DiscordEmulator, declared_world, discord_pointed_at
+from actorscope.sandbox import DiscordMessage as Message
 from actorscope.testing._expect import Expectations, ObservationKind
 from actorscope.testing._harness import AgentEnv, Event
 from actorscope.testing._probe import (
@@ -268,7 +270,11 @@ async def _observed(
         if message.author.id == bot_id:
             topic = str(message.channel.id) if message.channel.is_thread else ""
             hosted.expect.record(
-                ObservationKind.SEND, text=message.content, chat=message.channel.id, topic=topic
+                ObservationKind.SEND,
+                text=message.content,
+                chat=message.channel.id,
+                topic=topic,
+                message=message.id,
             )
     event.observations = hosted.expect.settle(label)
     return event, acted
@@ -367,46 +373,60 @@ def _slash_by(who: str) -> _DpySend:
     return send
 
 
-def _click_by(who: str) -> _DpySend:
-    """The writer says hello, the bot's message answering it carries a button ``command``;
-    ``who`` clicks it."""
+def _shown_buttons(w: _DpyWorld, answers: Sequence[Event]) -> list[tuple[Message, str]]:
+    """The buttons the bot's messages answering ``answers`` show now (not disabled):
+    (the emulator's message, custom id), in order."""
+    sent = {int(o.fields["message"]) for a in answers for o in a.sent if "message" in o.fields}
+    return [
+        (message, custom_id)
+        for message in w.sim.emu.messages
+        if message.id in sent and not message.deleted
+        for custom_id in w.sim.emu.pressable(message)
+    ]
 
-    async def send(w: _DpyWorld, where: str, command: str) -> list[Event]:
-        emu = w.sim.emu
-        channel = emu.world.channel(where)
-        _, hello = await _say(w, "writer", where, "hello")  # the writer's own: not the case
-        custom_id = command[:100]
-        button = {"type": 2, "style": 1, "label": command[:80], "custom_id": custom_id}
-        bot = emu.world.bot
-        _, posted = await _posted(
-            w,
-            "the bot's buttons",
-            bot.id,
-            channel.id,
-            lambda: emu.post(
-                bot,
-                channel,
-                "choose",
-                components=[{"type": 1, "components": [button]}],
-                reply_to=hello,
-            ),
-        )
-        person = emu.world.user(who)
 
-        def picks(interaction: discord.Interaction[Any]) -> bool:
-            return interaction.user.id == person.id and interaction.channel_id == channel.id
+async def _press(w: _DpyWorld, where: str, answers: Sequence[Event], who: str) -> list[Event]:
+    """``who`` presses each button of the bot's answers, in order, while it is still shown
+    (a press may edit the buttons away)."""
+    emu = w.sim.emu
+    person, channel = emu.world.user(who), emu.world.channel(where)
 
-        w.watch.begin()
-        event, _ = await _observed(
-            w,
-            f"click by {who}",
-            "interaction",
-            picks,
-            lambda: emu.click(person, posted, custom_id),
-        )
-        return [event]
+    def picks(interaction: discord.Interaction[Any]) -> bool:
+        return interaction.user.id == person.id and interaction.channel_id == channel.id
 
-    return send
+    pressed: list[Event] = []
+    for message, custom_id in _shown_buttons(w, answers):
+        if any(m is message and c == custom_id for m, c in _shown_buttons(w, answers)):
+            event, _ = await _observed(
+                w,
+                f"click {custom_id!r} by {who}",
+                "interaction",
+                picks,
+                partial(emu.click, person, message, custom_id),
+            )
+            pressed.append(event)
+    return pressed
+
+
+async def _writer_answer(w: _DpyWorld, where: str, command: str) -> list[Event]:
+    """The writer's ``command``: the bot's answer is what a click presses (none for a writer
+    command of the Cog, whose answers have no button)."""
+    if w.gated and writer_command_named(command_name(command)) is not None:
+        return []
+    event, _ = await _say(w, "writer", where, discord_text(command))
+    return [event]
+
+
+async def _click(w: _DpyWorld, where: str, command: str) -> list[Event]:
+    """The non-writer presses the buttons of the bot's answer to the writer's ``command``."""
+    return await _press(w, where, w.prepared, "member")
+
+
+async def _writer_clicks(w: _DpyWorld, where: str, command: str) -> list[Event]:
+    """The writer's ``command``, then the writer presses the buttons of the bot's answer."""
+    answer = await _writer_answer(w, where, command)
+    w.watch.begin()
+    return [*answer, *await _press(w, where, answer, "writer")]
 
 
 async def _edited(w: _DpyWorld, where: str, command: str) -> list[Event]:
@@ -447,7 +467,9 @@ BOT_EVENTS: dict[str, _Dpy] = {
     "webhook": _Dpy(_webhook),
     "another bot": _Dpy(_as("helperbot")),
     "slash command by a non-writer": _Dpy(_slash_by("member"), like="slash"),
-    "button click by a non-writer": _Dpy(_click_by("member"), like="click"),
+    "button click by a non-writer": _Dpy(
+        _click, like="click", setup=_writer_answer, untested="the bot showed no button"
+    ),
     "edited message": _Dpy(_edited),
     "the writer's DM": _Dpy(_writer_dm, dm=True),
 }
@@ -459,7 +481,7 @@ _BOT_WHERES: dict[str, tuple[str, ...]] = {
 _WRITER_ACTS: dict[str, _DpySend] = {
     "message": _as("writer"),
     "slash": _slash_by("writer"),
-    "click": _click_by("writer"),
+    "click": _writer_clicks,
 }
 
 
