@@ -79,3 +79,21 @@ async def test_dpy_without_a_button_is_not_tested(actorscope_probe: Prober) -> N
     case = report.case("button click by a non-writer (general)", "!note")
     assert case.status is ProbeStatus.NOT_TESTED
     assert case.problems == ["not tested: the bot showed no button"]
+
+
+async def test_dpy_command_that_raises_is_a_handler_error(actorscope_probe: Prober) -> None:
+    """A discord.py !note that raises: every case of it is a handler error, not held."""
+    report = await actorscope_probe(bot="probe_dpy_bots:Raises", search_dir=FIXTURES)
+    case = report.case("non-writer member (general)", "!note")
+    assert case.status is ProbeStatus.ERROR, case
+    assert "notes are broken" in case.problems[0]
+    assert not report.passed
+
+
+async def test_dpy_requires_without_the_cog_is_a_handler_error(actorscope_probe: Prober) -> None:
+    """A bot using requires without ActorscopeCog: its ConfigError is a handler error."""
+    report = await actorscope_probe(bot="probe_dpy_bots:RequiresWithoutCog", search_dir=FIXTURES)
+    case = report.case("non-writer member (general)", "!note")
+    assert case.status is ProbeStatus.ERROR, case
+    assert "ActorscopeCog" in case.problems[0], case.problems
+    assert not report.passed

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import logging
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
@@ -96,14 +97,35 @@ _STRING, _INTEGER, _BOOLEAN, _USER, _NUMBER = 3, 4, 5, 6, 10
 _MENTION = re.compile(r"^\s*<@!?\d+>\s*")
 
 
+#: How discord.py starts the log line of an error no handler of the bot's took (``on_error``,
+#: ``on_command_error``, a View's and the command tree's ``on_error``, by default).
+_IGNORED = "Ignoring exception"
+
+
+class _Failures(logging.Handler):
+    """The errors discord.py logged as ignored: a handler's error the bot did not take."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.ERROR)
+        self.errors: list[BaseException] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        """Keep the error of an "Ignoring exception" record."""
+        error = record.exc_info[1] if record.exc_info else None
+        if error is not None and str(record.msg).startswith(_IGNORED):
+            self.errors.append(error)
+
+
 @dataclass
 class _Hosted:
-    """The emulator, the bot logged in to it, and what the bot's Cog reported."""
+    """The emulator, the bot logged in to it, what the bot's Cog reported and the handler
+    errors discord.py logged."""
 
     emu: DiscordEmulator
     bot: discord.Client
     expect: Expectations = field(default_factory=Expectations)
     results: list[tuple[Ingress, Prepared | None]] = field(default_factory=list)
+    failures: _Failures = field(default_factory=_Failures)
 
     def decided(self, action: str, decision: Decision) -> None:
         """The Cog's decision listener."""
@@ -196,7 +218,11 @@ async def _hosted(
             if hosted.cog is not None:
                 hosted.cog.add_decision_listener(hosted.decided)
                 hosted.cog.add_ingress_listener(hosted.took)
-            yield hosted
+            logging.getLogger("discord").addHandler(hosted.failures)
+            try:
+                yield hosted
+            finally:
+                logging.getLogger("discord").removeHandler(hosted.failures)
         finally:
             await asyncio.wait_for(bot.close(), _START_WAIT)
             if task is not None:
@@ -240,10 +266,12 @@ async def _observed(
 ) -> tuple[Event, _T]:
     """``act``, then wait until the bot dispatched it as ``marker`` (``check`` picks it) and
     the tasks discord.py started for it are done; what the bot did (an :class:`Event`) and
-    what ``act`` returned."""
+    what ``act`` returned. A handler error discord.py logged as ignored is raised (a handler
+    error of the case, as a PTB handler's)."""
     hosted = w.sim
     hosted.expect.begin()
     hosted.results.clear()
+    hosted.failures.errors.clear()
     first = len(hosted.emu.messages)
     # Client.wait_for registers its listener when called, before the event goes out.
     dispatched = asyncio.ensure_future(hosted.bot.wait_for(marker, check=check))
@@ -260,6 +288,8 @@ async def _observed(
                 task.cancel()
     finally:
         dispatched.cancel()
+    if hosted.failures.errors:
+        raise hosted.failures.errors[0]
     event = Event(label, {"marker": marker})
     if hosted.results:
         result, prepared = hosted.results[-1]
