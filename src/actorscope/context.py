@@ -10,10 +10,12 @@ from __future__ import annotations
 from contextlib import AbstractContextManager
 from contextvars import ContextVar, Token
 from types import TracebackType
+from typing import TypeVar
 
 from actorscope.identity import Identity
 
 __all__ = [
+    "Binding",
     "actor_id_from_context",
     "agent_id_from_context",
     "bind_identity",
@@ -24,20 +26,28 @@ __all__ = [
     "user_id_from_context",
 ]
 
+_T = TypeVar("_T")
+
 _IDENTITY: ContextVar[Identity | None] = ContextVar("actorscope_identity", default=None)
 
 
-class _Binding(AbstractContextManager[Identity]):
-    # A class, not a generator context manager: the host enters one every turn.
-    __slots__ = ("_identity", "_token")
+class Binding(AbstractContextManager[_T]):
+    """``with`` sets a context variable to a value and resets it on exit, even on error.
 
-    def __init__(self, identity: Identity) -> None:
-        self._identity = identity
-        self._token: Token[Identity | None] | None = None
+    A class, not a generator context manager: the host enters one for the identity and one
+    for the run every turn. :func:`bind_identity` and ``propagation.bind_run`` return one.
+    """
 
-    def __enter__(self) -> Identity:
-        self._token = _IDENTITY.set(self._identity)
-        return self._identity
+    __slots__ = ("_token", "_value", "_var")
+
+    def __init__(self, var: ContextVar[_T | None], value: _T) -> None:
+        self._var = var
+        self._value = value
+        self._token: Token[_T | None] | None = None
+
+    def __enter__(self) -> _T:
+        self._token = self._var.set(self._value)
+        return self._value
 
     def __exit__(
         self,
@@ -46,7 +56,7 @@ class _Binding(AbstractContextManager[Identity]):
         tb: TracebackType | None,
     ) -> None:
         if self._token is not None:
-            _IDENTITY.reset(self._token)
+            self._var.reset(self._token)
             self._token = None
 
 
@@ -58,7 +68,7 @@ def bind_identity(identity: Identity) -> AbstractContextManager[Identity]:
     """
     if not isinstance(identity, Identity):
         raise TypeError(f"bind_identity() takes an Identity, got {type(identity).__name__}")
-    return _Binding(identity)
+    return Binding(_IDENTITY, identity)
 
 
 def current_identity() -> Identity | None:

@@ -8,9 +8,10 @@ Like the identity it lives in a context variable that asyncio tasks inherit.
 from __future__ import annotations
 
 from contextlib import AbstractContextManager
-from contextvars import ContextVar, Token
+from contextvars import ContextVar
 from dataclasses import dataclass
-from types import TracebackType
+
+from actorscope.context import Binding
 
 __all__ = ["RunInfo", "bind_run", "current_run"]
 
@@ -27,34 +28,11 @@ class RunInfo:
 _RUN: ContextVar[RunInfo | None] = ContextVar("actorscope_run", default=None)
 
 
-class _Binding(AbstractContextManager[RunInfo]):
-    # A class, not a generator context manager: the host enters one every turn.
-    __slots__ = ("_info", "_token")
-
-    def __init__(self, info: RunInfo) -> None:
-        self._info = info
-        self._token: Token[RunInfo | None] | None = None
-
-    def __enter__(self) -> RunInfo:
-        self._token = _RUN.set(self._info)
-        return self._info
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        if self._token is not None:
-            _RUN.reset(self._token)
-            self._token = None
-
-
 def bind_run(info: RunInfo) -> AbstractContextManager[RunInfo]:
     """Run the ``with`` body with ``info`` as the current run; the previous one returns on exit."""
     if not isinstance(info, RunInfo):
         raise TypeError(f"bind_run() takes a RunInfo, got {type(info).__name__}")
-    return _Binding(info)
+    return Binding(_RUN, info)
 
 
 def current_run() -> RunInfo | None:
