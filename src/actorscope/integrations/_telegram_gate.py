@@ -22,9 +22,10 @@ sends replies with the framework's bot.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
-from collections.abc import Collection, Mapping
+from collections.abc import Awaitable, Callable, Collection, Mapping
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,9 +53,11 @@ __all__ = [
     "GateSettings",
     "GateState",
     "Judged",
+    "ShowIgnored",
     "TelegramGate",
     "WriterCall",
     "gate_settings",
+    "sandbox_wait",
 ]
 
 #: The framework's update object (PTB's ``Update``, aiogram's ``Update``).
@@ -433,3 +436,45 @@ class TelegramGate(Generic[U]):
             tenant_id=who.tenant_id,
         )
         return reply_to(inbound, text)
+
+
+# -- the sandboxes of run_sandbox (PTB and aiogram) ----------------------------------------
+
+#: Seconds a sandbox waits for the bot to poll or fetch its updates before it says so.
+SANDBOX_WAIT = 10.0
+
+
+class _Numbered(Protocol):
+    """A framework's update: PTB's and aiogram's both carry their ``update_id``."""
+
+    @property
+    def update_id(self) -> int:
+        """The Bot API's update id."""
+
+
+N = TypeVar("N", bound=_Numbered)
+
+
+class ShowIgnored(Generic[N]):
+    """Shows the updates the gate stops (the others reach the bot's handlers)."""
+
+    def __init__(self, the_gate: TelegramGate[N], show: Callable[[int, str], None]) -> None:
+        self._gate = the_gate
+        self._show = show
+
+    def on_ingress(self, update: N, result: Ingress, prepared: Prepared | None) -> None:
+        """Show an update the gate stops, with the reason."""
+        if result.reason is not None and self._gate.stops(result):
+            self._show(update.update_id, result.reason.value)
+
+    def on_decision(self, config_type: str, decision: Decision) -> None:
+        """Decisions are shown by the bot's answers."""
+
+
+async def sandbox_wait(waiting: Awaitable[None], late: str, log: logging.Logger) -> None:
+    """Await ``waiting`` for at most :data:`SANDBOX_WAIT` seconds; past that, warn ``late``
+    on ``log`` and go on."""
+    try:
+        await asyncio.wait_for(waiting, SANDBOX_WAIT)
+    except TimeoutError:
+        log.warning("sandbox: %s after %gs", late, SANDBOX_WAIT)

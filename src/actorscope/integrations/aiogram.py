@@ -73,16 +73,18 @@ from aiogram.types import Message, ReplyParameters, TelegramObject, Update
 from telegram import Update as ParsedUpdate
 
 from actorscope.bots import bind_services
-from actorscope.channels import ChannelConfig, Ingress, WriterCommand
+from actorscope.channels import ChannelConfig, WriterCommand
 from actorscope.channels.telegram import asks_chat_admin, reply_route, text_parts
 from actorscope.errors import ConfigError, ReplyError
 from actorscope.host import Prepared, RunStep
 from actorscope.integrations._telegram_gate import GateObserver as _GateObserver
 from actorscope.integrations._telegram_gate import (
     GateSettings,
+    ShowIgnored,
     TelegramGate,
     WriterCall,
     gate_settings,
+    sandbox_wait,
 )
 from actorscope.messages import OutboundMessage, reply_to
 from actorscope.permissions import ConfigType, Decision
@@ -460,8 +462,6 @@ async def _refuse_click(bot: Bot, update: Update, text: str) -> bool:
 
 # -- offline -----------------------------------------------------------------------------------
 
-_SANDBOX_WAIT = 10.0
-
 
 def run_sandbox(
     build: Callable[[], Dispatcher],
@@ -489,21 +489,6 @@ def run_sandbox(
     return 0
 
 
-class _ShowIgnored:
-    """Shows the updates the gate stops (the others reach the bot's handlers)."""
-
-    def __init__(self, the_gate: Gate, show: Callable[[int, str], None]) -> None:
-        self._gate = the_gate
-        self._show = show
-
-    def on_ingress(self, update: Update, result: Ingress, prepared: Prepared | None) -> None:
-        if result.reason is not None and self._gate.stops(result):
-            self._show(update.update_id, result.reason.value)
-
-    def on_decision(self, config_type: str, decision: Decision) -> None:
-        """Decisions are shown by the bot's answers."""
-
-
 def _emulator_bot(token: str, root_url: str) -> Bot:
     """An aiogram ``Bot`` whose session talks to the Bot API emulator at ``root_url``."""
     # Imported here: the session only matters offline.
@@ -511,13 +496,6 @@ def _emulator_bot(token: str, root_url: str) -> Bot:
     from aiogram.client.telegram import TelegramAPIServer
 
     return Bot(token, session=AiohttpSession(api=TelegramAPIServer.from_base(root_url)))
-
-
-async def _bounded(waiting: Awaitable[None], late: str) -> None:
-    try:
-        await asyncio.wait_for(waiting, _SANDBOX_WAIT)
-    except TimeoutError:
-        _log.warning("sandbox: %s after %gs", late, _SANDBOX_WAIT)
 
 
 async def _sandbox(
@@ -543,7 +521,7 @@ async def _sandbox(
         console = SandboxConsole(emulator, out, wait_for_bot=True)
         the_gate = Gate.of(dispatcher)
         if the_gate is not None:
-            the_gate.observe(_ShowIgnored(the_gate, console.show_ignored))
+            the_gate.observe(ShowIgnored(the_gate, console.show_ignored))
         out("aiogram sandbox: Telegram Bot API emulator (offline)")
         out(f"bot: @{emulator.bot.username}")
         out(SandboxConsole.help_text())
@@ -562,7 +540,7 @@ async def _sandbox(
                 polling.result()  # the dispatcher stopped at startup: its error, as it is
                 raise ConfigError("the dispatcher stopped before it polled the emulator")
             await run_console(console, lines)
-            await _bounded(emulator.queue.fetched(), "the bot left updates unfetched")
+            await sandbox_wait(emulator.queue.fetched(), "the bot left updates unfetched", _log)
         finally:
             # Also when Ctrl-C cancelled the prompt: stop polling, run the shutdown handlers.
             if not polling.done():

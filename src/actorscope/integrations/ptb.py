@@ -68,7 +68,7 @@ from telegram.ext import (
 from telegram.warnings import PTBUserWarning
 
 from actorscope.bots import bind_services
-from actorscope.channels import ChannelConfig, Ingress, WriterCommand
+from actorscope.channels import ChannelConfig, WriterCommand
 from actorscope.channels.telegram import ALLOWED_UPDATES, is_telegram_admin, send_outbound
 from actorscope.context import bind_identity, current_identity
 from actorscope.errors import ConfigError
@@ -77,9 +77,11 @@ from actorscope.identity import Identity
 from actorscope.integrations._telegram_gate import GateObserver as _GateObserver
 from actorscope.integrations._telegram_gate import (
     GateSettings,
+    ShowIgnored,
     TelegramGate,
     WriterCall,
     gate_settings,
+    sandbox_wait,
 )
 from actorscope.messages import OutboundMessage, RunRequest, reply_to
 from actorscope.permissions import Decision
@@ -107,7 +109,6 @@ _log = logging.getLogger("actorscope.integrations.ptb")
 GATE_GROUP = -1
 #: Admitted updates remembered for their handlers (oldest dropped first).
 _REMEMBERED = 4096
-_SANDBOX_WAIT = 10.0
 
 PTBApp = Application[Any, Any, Any, Any, Any, Any]
 AnyContext = CallbackContext[Any, Any, Any, Any]
@@ -601,28 +602,6 @@ def run_sandbox(
     return 0
 
 
-class _ShowIgnored:
-    """Shows the updates the gate stops (the others reach the bot's handlers)."""
-
-    def __init__(self, the_gate: Gate, show: Callable[[int, str], None]) -> None:
-        self._gate = the_gate
-        self._show = show
-
-    def on_ingress(self, update: Update, result: Ingress, prepared: Prepared | None) -> None:
-        if result.reason is not None and self._gate.stops(result):
-            self._show(update.update_id, result.reason.value)
-
-    def on_decision(self, config_type: str, decision: Decision) -> None:
-        """Decisions are shown by the bot's answers."""
-
-
-async def _bounded(waiting: Coroutine[Any, Any, None], late: str) -> None:
-    try:
-        await asyncio.wait_for(waiting, _SANDBOX_WAIT)
-    except TimeoutError:
-        _log.warning("sandbox: %s after %gs", late, _SANDBOX_WAIT)
-
-
 async def _sandbox(
     build: Callable[[ApplicationBuilder[Any, Any, Any, Any, Any, Any]], PTBApp],
     lines: AsyncIterator[str],
@@ -649,7 +628,7 @@ async def _sandbox(
         app = build(builder)
         console = SandboxConsole(emulator, out, wait_for_bot=True)
         the_gate = gate(app)
-        the_gate.observe(_ShowIgnored(the_gate, console.show_ignored))
+        the_gate.observe(ShowIgnored(the_gate, console.show_ignored))
         out("PTB sandbox: Telegram Bot API emulator (offline)")
         out(f"bot: @{emulator.bot.username}")
         out(SandboxConsole.help_text())
@@ -664,9 +643,11 @@ async def _sandbox(
                 poll_interval=0.0, timeout=1, allowed_updates=list(ALLOWED_UPDATES)
             )
             await app.start()
-            await _bounded(emulator.queue.first_poll(), "the bot has not polled the emulator")
+            await sandbox_wait(
+                emulator.queue.first_poll(), "the bot has not polled the emulator", _log
+            )
             await run_console(console, lines)
-            await _bounded(emulator.queue.fetched(), "the bot left updates unfetched")
+            await sandbox_wait(emulator.queue.fetched(), "the bot left updates unfetched", _log)
         finally:
             # Also when Ctrl-C cancelled the prompt: stop what runs before shutting down.
             if app.updater is not None and app.updater.running:
