@@ -29,6 +29,7 @@ from aiogram.types import (
     Message,
     PollAnswer,
 )
+from tests._process import interrupted
 from tests._wait import wait_until
 
 from actorscope.channels import IgnoreReason, Outcome
@@ -693,38 +694,12 @@ def test_example_without_a_token_says_so(
 async def test_ctrl_c_stops_the_examples_sandbox_cleanly(tmp_path: Path) -> None:
     """``python examples/aiogram_notes_bot.py --sandbox``, Ctrl-C once the bot answered: exit
     0, ``stopped``, and nothing on stderr (no traceback)."""
-    env = {k: v for k, v in os.environ.items() if not k.endswith("_BOT_TOKEN")}
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        str(EXAMPLE),
-        "--sandbox",
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        env=env,
-        cwd=tmp_path,
+    status, out, err = await interrupted(
+        [sys.executable, str(EXAMPLE), "--sandbox"], tmp_path, "/as bob /note hi", b"saved"
     )
-    assert proc.stdin is not None
-    assert proc.stdout is not None
-    try:
-        proc.stdin.write(b"/as bob /note hi\n")
-        await proc.stdin.drain()
-        seen = b""
-        for _ in range(200):  # bounded: the banner and help, then the bot's answer
-            line = await asyncio.wait_for(proc.stdout.readline(), 20)
-            seen += line
-            if not line or b"saved" in line:
-                break
-        assert b"saved" in seen, seen.decode()
-        proc.send_signal(signal.SIGINT)
-        out, err = await asyncio.wait_for(proc.communicate(), 20)
-    finally:
-        if proc.returncode is None:
-            proc.kill()
-            await proc.wait()
-    assert proc.returncode == 0
-    assert out.decode().splitlines()[-1] == "stopped"
-    assert err.decode() == ""
+    assert status == 0
+    assert out.splitlines()[-1] == "stopped"
+    assert err == ""
 
 
 def _guide_block(after: str) -> str:
