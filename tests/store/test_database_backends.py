@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
 import uuid
 from pathlib import Path
 
@@ -56,10 +58,42 @@ async def test_sqlite_url_opens_the_file(tmp_path: Path) -> None:
 
 async def test_unknown_scheme_and_unreachable_server_are_open_errors() -> None:
     """An unsupported scheme, or no server at host:port, is one DatabaseOpenError naming it."""
-    with pytest.raises(DatabaseOpenError, match="mysql"):
+    with pytest.raises(DatabaseOpenError) as refused:
         await Database.connect("mysql://u@127.0.0.1/db")
+    assert str(refused.value) == (
+        "unsupported database URL scheme 'mysql': use a file path, sqlite:///path or "
+        "postgresql://user@host:port/db"
+    )
     with pytest.raises(DatabaseOpenError, match=r"127\.0\.0\.1:1 "):
         await Database.connect("postgresql://u:secret@127.0.0.1:1/db")
+
+
+async def test_a_postgresql_url_without_asyncpg_says_which_extra(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Without asyncpg, a PostgreSQL URL is one DatabaseOpenError naming the extra to install."""
+    monkeypatch.setitem(sys.modules, "asyncpg", None)
+    with pytest.raises(DatabaseOpenError) as refused:
+        await Database.connect("postgres://u@127.0.0.1:1/db")
+    assert str(refused.value) == "PostgreSQL needs asyncpg: pip install 'actorscope[postgres]'"
+
+
+def test_the_store_imports_no_postgresql_driver_until_a_url_is_opened() -> None:
+    """Importing the store (and opening SQLite) loads no asyncpg: it is the optional extra."""
+    code = (
+        "import asyncio, sys, tempfile, os\n"
+        "from actorscope.store import Database\n"
+        "async def main():\n"
+        "    with tempfile.TemporaryDirectory() as d:\n"
+        "        async with Database.open(os.path.join(d, 'a.db')) as db:\n"
+        "            assert db.dialect == 'sqlite'\n"
+        "asyncio.run(main())\n"
+        "print('asyncpg' in sys.modules)\n"
+    )
+    done = subprocess.run(  # noqa: S603 - our own interpreter and a constant script
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert done.stdout.strip() == "False"
 
 
 async def test_rows_read_by_name_and_index(db: Database) -> None:

@@ -28,15 +28,17 @@ def test_nothing_above_the_store_imports_a_database_driver() -> None:
 
 
 def test_the_interface_names_no_backend() -> None:
-    """_base.py imports no backend module, not even lazily; _open.py is the one that picks."""
+    """_base.py imports no backend module, not even lazily: the store's face imports them, and
+    Database.connect asks each of its subclasses which targets it opens."""
     assert not BACKENDS & set(imports_of(STORE / "_base.py"))
-    assert set(imports_of(STORE / "_open.py")) >= BACKENDS
+    assert {backend.__module__ for backend in actorscope.store.Database.__subclasses__()} >= (
+        BACKENDS
+    )
 
 
-def test_each_backend_knows_no_other_backend_and_not_the_dispatcher() -> None:
-    """_sqlite.py and _postgres.py import neither each other nor _open.py."""
+def test_each_backend_knows_no_other_backend() -> None:
+    """_sqlite.py and _postgres.py do not import each other."""
     for backend in BACKENDS:
         path = STORE / (backend.rsplit(".", 1)[1] + ".py")
         named = set(imports_of(path))
         assert not (BACKENDS - {backend}) & named, path.name
-        assert "actorscope.store._open" not in named, path.name

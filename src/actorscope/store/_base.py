@@ -1,10 +1,12 @@
 """The project database interface: SQLite (the embedded default) or PostgreSQL behind it.
 
 ``Database.open(target)`` takes a plain path or ``sqlite:///path`` (SQLite, through aiosqlite)
-or ``postgresql://user@host:port/db`` (PostgreSQL, through asyncpg; the ``postgres`` extra);
-:mod:`._open` picks the backend; this module names none. Both backends have the same public
-API and the same schema; SQL in the code base is written once with ``?`` placeholders and
-portable syntax, and rows are read by column name or index.
+or ``postgresql://user@host:port/db`` (PostgreSQL, through asyncpg; the ``postgres`` extra).
+This module names no backend: a backend is a subclass of :class:`Database` that says which
+targets it opens (``_opens``), and :meth:`Database.connect` asks each one the package's face
+imported. Both backends have the same public API and the same schema; SQL in the code base is
+written once with ``?`` placeholders and portable syntax, and rows are read by column name or
+index.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import abc
 import asyncio
 import os
+import re
 import time
 import weakref
 from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
@@ -19,7 +22,7 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from datetime import UTC, datetime
 from typing import Any, ClassVar, Protocol
 
-from actorscope.errors import SchemaTooNewError, StoreError
+from actorscope.errors import DatabaseOpenError, SchemaTooNewError, StoreError
 
 __all__ = [
     "DEFAULT_TENANT_SLUG",
@@ -32,6 +35,7 @@ __all__ = [
     "Transaction",
     "outdated_schema",
     "refuse_newer_schema",
+    "url_scheme",
     "utc_now",
 ]
 
@@ -57,6 +61,13 @@ class Row(Protocol):
 
 #: How many times closing flushes writers that registered during the previous flush.
 _FLUSH_ROUNDS = 8
+_URL = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*)://")
+
+
+def url_scheme(target: str) -> str:
+    """The scheme of a database URL as written (``postgresql``), ``""`` for a plain path."""
+    match = _URL.match(target)
+    return match["scheme"] if match is not None else ""
 
 
 def utc_now() -> str:
@@ -174,9 +185,14 @@ class Database(abc.ABC):
 
     ``dialect`` is ``"sqlite"`` or ``"postgresql"``; ``path`` names the database (a file path,
     or the URL without its password).
+
+    A backend subclasses it directly and says which targets it opens: ``target_forms`` (how
+    its targets are written, for the message naming every form) and ``_opens`` / ``_connect``.
     """
 
     dialect: ClassVar[str]
+    #: How this backend's targets are written (``"sqlite:///path"``); a backend sets it.
+    target_forms: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, path: str, *, schema_version: int, default_tenant_id: str) -> None:
         self.path = path
@@ -263,11 +279,29 @@ class Database(abc.ABC):
         ``busy_timeout`` is how long (seconds) a write waits for another writer; ``create``
         as in :meth:`open`.
         """
-        # Imported here, not at the top: the dispatcher imports the backends, and each backend
-        # imports this interface (so the interface itself names no backend).
-        from actorscope.store._open import connect_database
+        text = os.fspath(target)
+        # The backends are the direct subclasses, in the order the store's face imports them.
+        backends = Database.__subclasses__()
+        for backend in backends:
+            where = backend._opens(text)
+            if where is not None:
+                return await backend._connect(where, busy_timeout=busy_timeout, create=create)
+        forms = [form for backend in backends for form in backend.target_forms]
+        raise DatabaseOpenError(
+            f"unsupported database URL scheme {url_scheme(text) or text!r}: use "
+            f"{', '.join(forms[:-1])} or {forms[-1]}"
+        )
 
-        return await connect_database(target, busy_timeout=busy_timeout, create=create)
+    @classmethod
+    def _opens(cls, target: str) -> str | None:
+        """What this backend connects to for ``target`` (the path, the URL), or None when
+        ``target`` is not written in one of its forms."""
+        return None
+
+    @classmethod
+    async def _connect(cls, where: str, *, busy_timeout: float, create: bool) -> Database:
+        """Open ``where`` (what :meth:`_opens` returned) as :meth:`connect` describes."""
+        raise NotImplementedError(f"{cls.__name__} opens no target")
 
     @abc.abstractmethod
     async def close(self) -> None:

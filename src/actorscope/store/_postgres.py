@@ -6,20 +6,23 @@ worker by a transaction-scoped advisory lock taken first, so a read inside a wri
 sees every earlier commit and check-then-write code behaves exactly as on SQLite. Statements
 keep their ``?`` placeholders (numbered here) and rows are ``asyncpg.Record`` (by name or index).
 One more connection LISTENs for other workers' grant changes (see :mod:`._listen`).
+
+asyncpg is the optional ``postgres`` extra: it is imported when the first PostgreSQL URL is
+opened, so this backend is known (and names its forms) wherever actorscope is installed.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import re
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit, urlunsplit
-
-import asyncpg
 
 from actorscope._input import shown_path
 from actorscope.errors import (
@@ -38,30 +41,57 @@ from actorscope.store._base import (
     Transaction,
     outdated_schema,
     refuse_newer_schema,
+    url_scheme,
     utc_now,
 )
-from actorscope.store._listen import ChangeFeed
 from actorscope.store._migrations import Migration, load_migrations
 from actorscope.store._sql import numbered_placeholders
+
+if TYPE_CHECKING:
+    from actorscope.store._listen import ChangeFeed
 
 __all__ = ["PostgresDatabase", "PostgresTransaction"]
 
 #: The advisory lock every write transaction holds (any constant 64-bit key will do).
 WRITE_LOCK_KEY = 0x6163_7473_636F_7065
-# InternalClientError: asyncpg's own state broke; as much a store failure as the others.
-_FAILURES = (
-    asyncpg.PostgresError,
-    asyncpg.InterfaceError,
-    asyncpg.InternalClientError,
-    OSError,
-    TimeoutError,
-)
+_SCHEMES = frozenset({"postgresql", "postgres"})
 _POOL_SIZE = 8
 _CONNECT_TIMEOUT = 10.0
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
+def _driver() -> ModuleType:
+    """asyncpg, imported when a PostgreSQL URL is opened; one clear error when it is absent."""
+    try:
+        import asyncpg
+    except ModuleNotFoundError as exc:
+        if exc.name != "asyncpg":
+            raise
+        raise DatabaseOpenError(
+            "PostgreSQL needs asyncpg: pip install 'actorscope[postgres]'"
+        ) from exc
+    driver: ModuleType = asyncpg
+    return driver
+
+
+@functools.cache
+def _failures() -> tuple[type[BaseException], ...]:
+    """What a statement can raise; a database object exists only once asyncpg is imported.
+
+    InternalClientError: asyncpg's own state broke; as much a store failure as the others.
+    """
+    asyncpg = _driver()
+    return (
+        asyncpg.PostgresError,
+        asyncpg.InterfaceError,
+        asyncpg.InternalClientError,
+        OSError,
+        TimeoutError,
+    )
+
+
 def _store_error(exc: BaseException, what: str) -> StoreError | ConflictError:
+    asyncpg = _driver()
     if isinstance(exc, asyncpg.IntegrityConstraintViolationError):
         return ConflictError(f"{what}: {exc}")
     # Class 22 (a value the type cannot hold) and class 54 (an index row over its size
@@ -89,7 +119,7 @@ class PostgresTransaction(Transaction):
         """Run one statement; return the number of rows it changed."""
         try:
             status = await self._conn.execute(numbered_placeholders(sql), *params)
-        except _FAILURES as exc:
+        except _failures() as exc:
             raise _store_error(exc, "database write failed") from exc
         return _rowcount(str(status))
 
@@ -97,14 +127,14 @@ class PostgresTransaction(Transaction):
         """Run one statement for each parameter row."""
         try:
             await self._conn.executemany(numbered_placeholders(sql), rows)
-        except _FAILURES as exc:
+        except _failures() as exc:
             raise _store_error(exc, "database write failed") from exc
 
     async def fetchall(self, sql: str, params: Params = ()) -> list[Row]:
         """Read every row, seeing this transaction's own uncommitted writes."""
         try:
             return list(await self._conn.fetch(numbered_placeholders(sql), *params))
-        except _FAILURES as exc:
+        except _failures() as exc:
             raise _store_error(exc, "database read failed") from exc
 
 
@@ -137,6 +167,7 @@ class PostgresDatabase(Database):
     """An open PostgreSQL database: a read pool, serialised writes and a change feed."""
 
     dialect = "postgresql"
+    target_forms = ("postgresql://user@host:port/db",)
 
     def __init__(
         self,
@@ -147,10 +178,22 @@ class PostgresDatabase(Database):
         schema_version: int,
         default_tenant_id: str,
     ) -> None:
+        # Here, not at the top: the feed is built on asyncpg, which connect_url imported.
+        from actorscope.store._listen import ChangeFeed
+
         super().__init__(path, schema_version=schema_version, default_tenant_id=default_tenant_id)
         self._pool = pool
-        self._feed = ChangeFeed(listen_connection, self._changes)
+        self._feed: ChangeFeed = ChangeFeed(listen_connection, self._changes)
         self._write_lock = asyncio.Lock()
+
+    @classmethod
+    def _opens(cls, target: str) -> str | None:
+        """A ``postgresql://`` or ``postgres://`` URL, as it is."""
+        return target if url_scheme(target).lower() in _SCHEMES else None
+
+    @classmethod
+    async def _connect(cls, where: str, *, busy_timeout: float, create: bool) -> Database:
+        return await cls.connect_url(where, busy_timeout=busy_timeout, create=create)
 
     @classmethod
     async def connect_url(
@@ -162,6 +205,7 @@ class PostgresDatabase(Database):
         or with an older schema. The LISTEN connection opens with the first cached check
         (see :meth:`watch_changes`).
         """
+        asyncpg = _driver()
         where, name, safe = _address(url)
         settings = {"lock_timeout": str(max(1, int(busy_timeout * 1000)))}
         try:
@@ -172,7 +216,7 @@ class PostgresDatabase(Database):
                 timeout=_CONNECT_TIMEOUT,
                 server_settings={**settings, "application_name": "actorscope"},
             )
-        except _FAILURES as exc:
+        except _failures() as exc:
             raise DatabaseOpenError(
                 f"cannot connect to PostgreSQL at {where} (database {name!r}): {exc}"
             ) from exc
@@ -182,7 +226,7 @@ class PostgresDatabase(Database):
                 version, tenant_id = await _migrate(pool, migrations, safe)
             else:
                 version, tenant_id = await _existing(pool, len(migrations), safe)
-        except _FAILURES as exc:
+        except _failures() as exc:
             await pool.close()
             raise DatabaseOpenError(f"cannot open PostgreSQL database {safe!r}: {exc}") from exc
         except BaseException:
@@ -209,7 +253,7 @@ class PostgresDatabase(Database):
         await self._feed.close()
         try:
             await asyncio.wait_for(self._pool.close(), timeout=_CONNECT_TIMEOUT)
-        except _FAILURES:
+        except _failures():
             self._pool.terminate()
         except asyncio.CancelledError:
             self._pool.terminate()
@@ -222,7 +266,7 @@ class PostgresDatabase(Database):
             self._check_open()
             try:
                 conn = await self._pool.acquire()
-            except _FAILURES as exc:
+            except _failures() as exc:
                 raise _store_error(exc, "cannot start a write transaction") from exc
             try:
                 async with self._begin(conn) as tx:
@@ -230,7 +274,7 @@ class PostgresDatabase(Database):
             finally:
                 # A connection the server dropped (a restart) fails its reset here; the pool
                 # closes it. The transaction's own outcome (committed, or its StoreError) stands.
-                with contextlib.suppress(*_FAILURES):
+                with contextlib.suppress(*_failures()):
                     await self._pool.release(conn)
 
     @asynccontextmanager
@@ -239,20 +283,20 @@ class PostgresDatabase(Database):
         try:
             await transaction.start()
             await conn.execute("SELECT pg_advisory_xact_lock($1)", WRITE_LOCK_KEY)
-        except _FAILURES as exc:
-            with contextlib.suppress(*_FAILURES):
+        except _failures() as exc:
+            with contextlib.suppress(*_failures()):
                 await transaction.rollback()
             raise _store_error(exc, "cannot start a write transaction") from exc
         try:
             yield PostgresTransaction(conn)
         except BaseException:
-            with contextlib.suppress(*_FAILURES):
+            with contextlib.suppress(*_failures()):
                 await transaction.rollback()
             raise
         try:
             await transaction.commit()
-        except _FAILURES as exc:
-            with contextlib.suppress(*_FAILURES):
+        except _failures() as exc:
+            with contextlib.suppress(*_failures()):
                 await transaction.rollback()
             raise _store_error(exc, "commit failed") from exc
 
@@ -261,7 +305,7 @@ class PostgresDatabase(Database):
         self._check_open()
         try:
             status = await self._pool.execute(numbered_placeholders(sql), *params)
-        except _FAILURES as exc:
+        except _failures() as exc:
             raise _store_error(exc, "database write failed") from exc
         return _rowcount(str(status))
 
@@ -270,7 +314,7 @@ class PostgresDatabase(Database):
         self._check_open()
         try:
             return list(await self._pool.fetch(numbered_placeholders(sql), *params))
-        except _FAILURES as exc:
+        except _failures() as exc:
             raise _store_error(exc, "database read failed") from exc
 
     @property
@@ -324,7 +368,7 @@ async def _migrate(pool: Any, migrations: Sequence[Migration], target: str) -> t
             for statement in migration.statements:
                 try:
                     await conn.execute(statement)
-                except asyncpg.PostgresError as exc:
+                except _driver().PostgresError as exc:
                     raise MigrationError(
                         f"migration {migration.version:04d}_{migration.name} failed: {exc}"
                     ) from exc

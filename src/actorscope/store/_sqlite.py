@@ -47,6 +47,7 @@ from actorscope.store._base import (
     Transaction,
     outdated_schema,
     refuse_newer_schema,
+    url_scheme,
     utc_now,
 )
 from actorscope.store._migrations import Migration, load_migrations
@@ -63,6 +64,7 @@ _SQLITE_HEADER = b"SQLite format 3\x00"
 # Primary result codes of a read that would have to wait (the low byte of an extended code).
 _WAIT_CODES = frozenset({sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED})
 _MEMORY = ":memory:"
+_SQLITE_URL = "sqlite:///"
 # What a statement can raise: SQLite's errors, and aiosqlite's ValueError ("Connection closed",
 # "no active connection") once the connection is closed under a statement. Both leave this
 # module as a StoreError: nothing above the store names the backend's exceptions.
@@ -251,6 +253,7 @@ class SqliteDatabase(Database):
     """An open SQLite database (one writer connection, one read-only reader)."""
 
     dialect = "sqlite"
+    target_forms = ("a file path", f"{_SQLITE_URL}path")
 
     def __init__(
         self,
@@ -270,6 +273,17 @@ class SqliteDatabase(Database):
         self._busy_timeout = busy_timeout
         self._write_lock = asyncio.Lock()
         self._feed = EpochFeed(self, self._changes)
+
+    @classmethod
+    def _opens(cls, target: str) -> str | None:
+        """A plain path (no ``scheme://``) or ``sqlite:///path``: the file's path."""
+        if target.startswith(_SQLITE_URL):
+            return target.removeprefix(_SQLITE_URL)
+        return None if url_scheme(target) else target
+
+    @classmethod
+    async def _connect(cls, where: str, *, busy_timeout: float, create: bool) -> Database:
+        return await cls.connect_sqlite(where, busy_timeout=busy_timeout, create=create)
 
     @classmethod
     async def connect_sqlite(
