@@ -12,6 +12,7 @@ import pytest
 
 from actorscope.agents import Agent
 from actorscope.channels import ChannelConfig
+from actorscope.channels._link_commands import link_request
 from actorscope.permissions import LinkMode, LinkStore
 from actorscope.store import Database
 from actorscope.testing import DiscordSim, TelegramSim, Turn
@@ -296,3 +297,33 @@ async def test_a_code_shown_by_a_non_person_in_a_group_is_burnt(
             assert replies(shown)[0].startswith("refused (group_context)")
         later = await tg.message("bob", f"/link {code}")
         assert replies(later)[0].startswith("refused (used_code)")
+
+
+@pytest.mark.parametrize(
+    ("named", "text", "argument"),
+    [
+        ("link", "/link@notes_bot ABCDE-FGHJK", "ABCDE-FGHJK"),
+        ("link", "?link ABCDE-FGHJK", "ABCDE-FGHJK"),
+        ("link", "! link ABCDE-FGHJK", "ABCDE-FGHJK"),
+        ("link", "<@99> link ABCDE-FGHJK", "ABCDE-FGHJK"),
+        ("link", "$link", ""),
+        ("unlink", "?unlink", ""),
+        ("", "!link ABCDE-FGHJK", "ABCDE-FGHJK"),
+    ],
+)
+def test_a_named_link_command_keeps_its_code_whatever_the_prefix(
+    named: str, text: str, argument: str
+) -> None:
+    """A link command a normaliser or framework named keeps the code after its name, whatever
+    prefix (a discord.py bot's own, a mention) came first."""
+    request = link_request(named, text, "!")
+    assert request is not None
+    assert request.command.value == (named or "link")
+    assert request.argument == argument
+
+
+def test_an_unnamed_link_command_needs_a_known_prefix() -> None:
+    """Without a name, only a listed prefix makes a link command."""
+    assert link_request("", "/link ABCDE-FGHJK", "!") is None
+    assert link_request("", "link ABCDE-FGHJK", "!") is None
+    assert link_request("note", "/note x", "/") is None

@@ -29,6 +29,7 @@ class LinkCommand(StrEnum):
 
 _BY_NAME = {command.value: command for command in LinkCommand}
 _COMMAND = re.compile(r"([/!])([A-Za-z]{1,32})(?:@[A-Za-z0-9_]{1,64})?(?:\s+(.*))?", re.DOTALL)
+_NAMED = r"(?is)(?<![a-z]){name}(?:@[a-z0-9_]{{1,64}})?(?![a-z0-9_])\s*(.*)"
 
 _WHY: dict[LinkReason, str] = {
     LinkReason.NOT_A_PERSON: "only a person's own account can be linked",
@@ -58,20 +59,27 @@ class LinkRequest:
 def link_request(named: str, text: str, prefixes: str) -> LinkRequest | None:
     """The link command of a message, else ``None``.
 
-    ``named`` is the command the normaliser named (Telegram's ``/link@bot`` is ``link``), or
-    ``""``; then ``text`` must start with one of ``prefixes`` (``"!"`` on Discord) and a
-    link command. The argument is the rest of the text after the command.
+    ``named`` is the command the normaliser or the framework named (Telegram's ``/link@bot``
+    is ``link``; a discord.py bot's ``?link`` with its own prefix too), or ``""``; then
+    ``text`` must start with one of ``prefixes`` (``"!"`` on Discord) and a link command. The
+    argument is the rest of the text after the command.
     """
-    match = _COMMAND.match(text.strip())
+    stripped = text.strip()
     if named:
         command = _BY_NAME.get(named.lower())
-    elif match is not None and match.group(1) in prefixes:
-        command = _BY_NAME.get(match.group(2).lower())
+        if command is None:
+            return None
+        # What follows the command's name (and a Telegram ``@bot``), whatever prefix came first.
+        found = re.search(_NAMED.format(name=command.value), stripped)
+        argument = found.group(1) if found is not None else ""
     else:
-        return None
+        match = _COMMAND.match(stripped)
+        if match is None or match.group(1) not in prefixes:
+            return None
+        command = _BY_NAME.get(match.group(2).lower())
+        argument = match.group(3) or ""
     if command is None:
         return None
-    argument = (match.group(3) or "") if match is not None else ""
     return LinkRequest(command, argument.strip())
 
 

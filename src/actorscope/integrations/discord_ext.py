@@ -23,7 +23,10 @@ pipeline does not admit runs no command (:class:`Refused` / :class:`AppRefused`)
 The writer commands are the Cog's: ``!addwriter @user``, ``!removewriter @user``,
 ``!writers`` and the slash commands ``/addwriter user:``, ``/removewriter user:``,
 ``/writers``, answered by the pipeline with the same writer-command code as ``actorscope run``
-(members with *Manage Server* may add the first writer). :func:`requires` is a check for
+(members with *Manage Server* may add the first writer). With ``links="dm"`` or
+``"grants"`` (``[identity] links``) the Cog also adds ``!link``, ``!link CODE`` and
+``!unlink`` (with the bot's own prefix), answered by the pipeline with the same link-command
+code as ``actorscope run`` and the PTB and aiogram gates. :func:`requires` is a check for
 both kinds of command: it decides the action for the actor with the
 :class:`~actorscope.permissions.PermissionPolicy` and answers a denial with its reason
 (ephemeral for an interaction). Webhooks, bots and other non-persons never pass it.
@@ -40,7 +43,7 @@ import logging
 import os
 import warnings
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterable
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -85,6 +88,7 @@ from actorscope.messages import OutboundMessage
 from actorscope.permissions import (
     Decision,
     GrantChangeWatcher,
+    LinkMode,
     Reason,
     non_person_reason,
     parse_check_type,
@@ -121,6 +125,12 @@ Source = commands.Context[Any] | discord.Interaction[Any]
 _T = TypeVar("_T")
 # Invocations remembered between the global check and the command (one task; kept bounded).
 _MAX_REMEMBERED = 256
+#: The link commands the pipeline answers while links are on (``channels``' ``/link`` and
+#: ``/unlink``), with their help.
+_LINK_COMMANDS = {
+    "link": "Ask for a link code (a DM with the bot), or send one from your other account",
+    "unlink": "Unlink your accounts (in a DM with the bot)",
+}
 
 
 class Refused(commands.CheckFailure):
@@ -205,7 +215,10 @@ class ActorscopeCog(commands.Cog, name=COG_NAME):
     and manage writers. ``config`` sets policies and the mention gate for messages
     (a prefix command counts as addressed to the bot); ``workspace`` is where
     :attr:`services` keeps the scopes' files; ``strict`` makes the policy fail closed (a
-    check whose grant store fails denies, as ``strict = true`` in ``bot.toml``).
+    check whose grant store fails denies, as ``strict = true`` in ``bot.toml``). ``links``
+    (``"off"``, ``"dm"`` or ``"grants"``) is ``[identity] links``: what linked accounts
+    change; with either mode the Cog adds ``link`` and ``unlink`` commands (a bot with
+    commands of those names of its own cannot load it).
     """
 
     def __init__(
@@ -223,6 +236,7 @@ class ActorscopeCog(commands.Cog, name=COG_NAME):
         strict: bool = False,
         require_mention: bool = False,
         drop_non_persons: bool | None = None,
+        links: str = "off",
     ) -> None:
         if not isinstance(bot, commands.Bot):
             raise ConfigError(f"ActorscopeCog needs a commands.Bot, got {type(bot).__name__}")
@@ -233,6 +247,9 @@ class ActorscopeCog(commands.Cog, name=COG_NAME):
             raise ConfigError("ActorscopeCog: drop_non_persons must be True or False")
         if not isinstance(database, str | os.PathLike | Database):
             raise ConfigError("ActorscopeCog: database must be a path, a URL or a Database")
+        if links not in tuple(LinkMode):
+            modes = ", ".join(repr(mode.value) for mode in LinkMode)
+            raise ConfigError(f"ActorscopeCog: links must be one of {modes}, got {links!r}")
         if config is not None and (
             not isinstance(config, ChannelConfig) or config.platform != "discord"
         ):
@@ -261,6 +278,9 @@ class ActorscopeCog(commands.Cog, name=COG_NAME):
         self._signer = signer or OriginSigner()
         self._strict = strict
         self._mention_commands = require_mention
+        self._links = LinkMode(links)
+        #: The link commands added to the bot while loaded (links on).
+        self._link_commands: list[commands.Command[Any, ..., Any]] = []
         self._loaded: _Loaded | None = None
         self._remembered: OrderedDict[str, Invocation] = OrderedDict()
         self._answering: dict[str, discord.Interaction[Any]] = {}
@@ -286,6 +306,7 @@ class ActorscopeCog(commands.Cog, name=COG_NAME):
             workspace=self._workspace,
             shared_dedup=self._shared_dedup,
             signer=self._signer,
+            links=self._links,
         )
         stack = AsyncExitStack()
         try:
@@ -293,6 +314,9 @@ class ActorscopeCog(commands.Cog, name=COG_NAME):
             # A grant changed by another process (`actorscope grants ...`) reaches this cache.
             await stack.enter_async_context(GrantChangeWatcher(assembly.grants))
             _quiet_refusals()
+            if self._links is not LinkMode.OFF:
+                self._add_link_commands()
+                stack.callback(self._remove_link_commands)
         except BaseException:
             await stack.aclose()
             raise
@@ -305,11 +329,51 @@ class ActorscopeCog(commands.Cog, name=COG_NAME):
         )
 
     async def cog_unload(self) -> None:
-        """Stop the change feed and close the database the Cog opened."""
+        """Stop the change feed, remove the link commands, close the database the Cog
+        opened."""
         loaded, self._loaded = self._loaded, None
         self._remembered.clear()
         if loaded is not None:
             await loaded.stack.aclose()
+
+    def _add_link_commands(self) -> None:
+        """Add ``link`` and ``unlink`` to the bot (links on); a bot that has a command of
+        either name already cannot load the Cog (one clear :class:`ConfigError`)."""
+        for name, help_text in _LINK_COMMANDS.items():
+            if self.bot.get_command(name) is not None:
+                self._remove_link_commands()
+                raise ConfigError(
+                    f"ActorscopeCog(links={self._links.value!r}) answers {name!r} itself, but "
+                    f"the bot has a {name!r} command of its own: rename it, or keep links off"
+                )
+            command: commands.Command[Any, ..., Any] = commands.Command(
+                self._link_callback(name), name=name, help=help_text
+            )
+            self.bot.add_command(command)
+            self._link_commands.append(command)
+
+    def _remove_link_commands(self) -> None:
+        for command in self._link_commands:
+            if self.bot.get_command(command.name) is command:
+                self.bot.remove_command(command.name)
+        self._link_commands.clear()
+
+    def _link_callback(
+        self, name: str
+    ) -> Callable[[commands.Context[Any]], Coroutine[Any, Any, None]]:
+        async def answer(ctx: commands.Context[Any]) -> None:
+            await self._link_message(ctx, name)
+
+        return answer
+
+    async def _link_message(self, ctx: commands.Context[Any], name: str) -> None:
+        """``!link``, ``!link CODE``, ``!unlink``: the pipeline answers (and, in a guild,
+        burns a code sent there), as ``actorscope run`` does."""
+        loaded = self._require()
+        result = await loaded.pipeline.process(
+            self._message_ingress(ctx, name), bot_id=self._bot_id(), sender=self._sender
+        )
+        self._remember(_key(ctx), Invocation(result, None))
 
     @classmethod
     def of(cls, bot: discord.Client) -> ActorscopeCog:
@@ -353,8 +417,8 @@ class ActorscopeCog(commands.Cog, name=COG_NAME):
             command is not None
             and command.cog is self
             and writer_command_named(command.name) is not None
-        ):
-            return True  # the writer commands take their message through the pipeline
+        ) or any(command is mine for mine in self._link_commands):
+            return True  # the writer and link commands take their message through the pipeline
         invocation = await self.invocation(ctx)
         if invocation.prepared is None and stops(invocation.result, self.config):
             _log.info("discord.refused command=%s reason=%s", ctx.command, invocation.refusal())
@@ -375,7 +439,7 @@ class ActorscopeCog(commands.Cog, name=COG_NAME):
         loaded = self._require()
         if isinstance(source, commands.Context):
             result = await loaded.pipeline.process(
-                self._message_ingress(source, None), bot_id=self._bot_id()
+                self._message_ingress(source, ""), bot_id=self._bot_id()
             )
         else:
             result = await loaded.pipeline.process(
@@ -398,16 +462,18 @@ class ActorscopeCog(commands.Cog, name=COG_NAME):
         user = self.bot.user
         return str(user.id) if user is not None else None
 
-    def _message_ingress(self, ctx: commands.Context[Any], writer: WriterCommand | None) -> Ingress:
+    def _message_ingress(self, ctx: commands.Context[Any], command: str) -> Ingress:
         """The normalised message; discord.py found a command in it, so it is addressed to
-        the bot, and a writer command is named as the normalisers name commands."""
+        the bot, and a writer or link command (``command``) is named as the normalisers name
+        commands."""
+        loaded = self._require()
         return inspect_message(
             ctx.message,
-            agent_key=self._require().services.agent.key,
+            agent_key=loaded.services.agent.key,
             bot_id=self._bot_id(),
-            ignore_bots=self.config.ignore_bots,
+            ignore_bots=loaded.pipeline.normaliser_drops_non_persons,
             addressed=None if self._mention_commands else Addressed.COMMAND,
-            command=writer.value if writer is not None else "",
+            command=command,
         )
 
     # -- checks ----------------------------------------------------------------------------
@@ -497,7 +563,7 @@ class ActorscopeCog(commands.Cog, name=COG_NAME):
             )
 
         result = await loaded.pipeline.process(
-            self._message_ingress(ctx, command),
+            self._message_ingress(ctx, command.value),
             bot_id=self._bot_id(),
             run_command=run_command,
             sender=self._sender,
