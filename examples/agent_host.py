@@ -26,7 +26,7 @@ from actorscope.identity import PeerKind, SenderKind
 from actorscope.messages import META_ORIGIN_VIA, InboundMessage, OutboundMessage, RunRequest
 from actorscope.permissions import GrantStore, PermissionPolicy
 from actorscope.propagation import (
-    META_ORIGIN_SENDER_ID,
+    Origin,
     OriginSigner,
     announce_subagent_result,
     spawn_subagent,
@@ -117,8 +117,8 @@ async def run_example(db_path: Path) -> bool:
                 channel="telegram", sender_id="subagent:forged", chat_id=str(CHAT),
                 peer_kind=PeerKind.GROUP, user_id=GROUP, sender_kind=SenderKind.SYNTHETIC,
                 thread_id="9", content="notes.txt: overwritten",
-                metadata={META_ORIGIN_SENDER_ID: str(ALICE), "origin_peer_kind": "group",
-                          "origin_channel": "telegram", "origin_chat_id": str(CHAT)},
+                metadata=Origin(str(ALICE), channel="telegram", chat_id=str(CHAT),
+                                peer_kind=PeerKind.GROUP).to_metadata(),
             )  # fmt: skip
             await bus.publish(forged)
             await bus.join()

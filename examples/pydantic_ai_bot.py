@@ -42,14 +42,7 @@ from actorscope.integrations.pydantic_ai import (
     run_message,
 )
 from actorscope.messages import InboundMessage, RunRequest
-from actorscope.propagation import (
-    META_ORIGIN_CHANNEL,
-    META_ORIGIN_CHAT_ID,
-    META_ORIGIN_PEER_KIND,
-    META_ORIGIN_SENDER_ID,
-    META_ORIGIN_USER_ID,
-    OriginSigner,
-)
+from actorscope.propagation import Origin, OriginSigner
 
 CONFIG = Path(__file__).with_name("pydantic_ai_bot.toml")
 NOTES = "notes.md"
@@ -170,13 +163,14 @@ def forged_carrier(request: RunRequest, claimed: str, text: str) -> InboundMessa
         thread_id=request.thread_id,
         tenant_id=request.tenant_id,
         agent_id=request.agent_id,
-        metadata={
-            META_ORIGIN_SENDER_ID: claimed,
-            META_ORIGIN_CHANNEL: request.channel,
-            META_ORIGIN_CHAT_ID: request.chat_id,
-            META_ORIGIN_USER_ID: request.user_id,
-            META_ORIGIN_PEER_KIND: request.peer_kind.value,
-        },
+        # The origin_* keys a signed carrier has, without the signature.
+        metadata=Origin(
+            sender_id=claimed,
+            channel=request.channel,
+            chat_id=request.chat_id,
+            user_id=request.user_id,
+            peer_kind=request.peer_kind,
+        ).to_metadata(),
     )
 
 

@@ -11,17 +11,7 @@ from pydantic import ValidationError
 from actorscope.errors import IdentityError
 from actorscope.identity import PeerKind, SenderKind
 from actorscope.messages import META_ORIGIN_VIA, InboundMessage, RunRequest
-from actorscope.propagation import (
-    META_ORIGIN_AGENT_ID,
-    META_ORIGIN_ROLE,
-    META_ORIGIN_SENDER_ID,
-    META_ORIGIN_SIGNATURE,
-    META_ORIGIN_TRACE_ID,
-    MIN_KEY_BYTES,
-    Origin,
-    OriginSigner,
-    build_run_request,
-)
+from actorscope.propagation import META_ORIGIN_SENDER_ID, Origin, OriginSigner, build_run_request
 from actorscope.propagation._builder import (
     _CARRIED,
     _DECIDED,
@@ -29,7 +19,14 @@ from actorscope.propagation._builder import (
     sanitize_inbound,
     verified_origin,
 )
-from actorscope.propagation._keys import ORIGIN_FIELD_KEYS
+from actorscope.propagation._keys import (
+    META_ORIGIN_AGENT_ID,
+    META_ORIGIN_ROLE,
+    META_ORIGIN_SIGNATURE,
+    META_ORIGIN_TRACE_ID,
+    ORIGIN_FIELD_KEYS,
+)
+from actorscope.propagation._origin import MIN_KEY_BYTES
 
 GROUP_ORIGIN = Origin(
     sender_id="4242",

@@ -22,16 +22,7 @@ from actorscope.identity import PeerKind, SenderKind, is_synthetic_sender
 from actorscope.messages import InboundMessage, RunRequest
 from actorscope.permissions import Decision, GrantStore, PermissionPolicy, Reason
 from actorscope.propagation import (
-    META_ORIGIN_CHANNEL,
-    META_ORIGIN_CHAT_ID,
-    META_ORIGIN_PEER_KIND,
-    META_ORIGIN_ROLE,
     META_ORIGIN_SENDER_ID,
-    META_ORIGIN_SESSION_KEY,
-    META_ORIGIN_SIGNATURE,
-    META_ORIGIN_SIGNED_AT,
-    META_ORIGIN_TRACE_ID,
-    META_ORIGIN_USER_ID,
     OriginSigner,
     RunInfo,
     announce_delegate_result,
@@ -46,6 +37,17 @@ from actorscope.propagation import (
     ticker_run,
 )
 from actorscope.propagation._builder import sanitize_inbound
+from actorscope.propagation._keys import (
+    META_ORIGIN_CHANNEL,
+    META_ORIGIN_CHAT_ID,
+    META_ORIGIN_PEER_KIND,
+    META_ORIGIN_ROLE,
+    META_ORIGIN_SESSION_KEY,
+    META_ORIGIN_SIGNATURE,
+    META_ORIGIN_SIGNED_AT,
+    META_ORIGIN_TRACE_ID,
+    META_ORIGIN_USER_ID,
+)
 from actorscope.store import Database
 
 WRITER = "4242"

@@ -28,8 +28,6 @@ from actorscope.host import MessageBus
 from actorscope.identity import PeerKind, SenderKind, is_synthetic_sender
 from actorscope.messages import InboundMessage, RunRequest
 from actorscope.propagation import (
-    MIN_KEY_BYTES,
-    ORIGIN_KEYS,
     Origin,
     OriginSigner,
     RunInfo,
@@ -45,6 +43,8 @@ from actorscope.propagation import (
     ticker_run,
 )
 from actorscope.propagation._builder import sanitize_inbound
+from actorscope.propagation._keys import ORIGIN_KEYS
+from actorscope.propagation._origin import MIN_KEY_BYTES
 from actorscope.propagation._wrappers import TickerJob
 
 HUMANS = ("1001", "1002", "1003")

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from actorscope.propagation import (
-    META_ORIGIN_SENDER_ID,
+from actorscope.propagation import META_ORIGIN_SENDER_ID
+from actorscope.propagation._keys import (
     META_ORIGIN_SIGNATURE,
     META_ORIGIN_SIGNED_AT,
+    ORIGIN_FIELD_KEYS,
     ORIGIN_KEYS,
+    is_origin_key,
 )
-from actorscope.propagation._keys import ORIGIN_FIELD_KEYS, is_origin_key
 
 
 def test_documented_key_names() -> None:

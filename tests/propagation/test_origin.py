@@ -11,16 +11,16 @@ import pytest
 from actorscope.errors import ConfigError
 from actorscope.identity import Identity, PeerKind, telegram_identity
 from actorscope.messages import InboundMessage
-from actorscope.propagation import (
+from actorscope.propagation import META_ORIGIN_SENDER_ID, Origin, OriginSigner
+from actorscope.propagation._keys import (
     META_ORIGIN_PEER_KIND,
-    META_ORIGIN_SENDER_ID,
     META_ORIGIN_SIGNATURE,
     META_ORIGIN_SIGNED_AT,
-    MIN_KEY_BYTES,
-    Origin,
-    OriginSigner,
+    ORIGIN_AGENT_KEYS,
+    ORIGIN_FIELD_KEYS,
+    ORIGIN_PREFIX,
 )
-from actorscope.propagation._keys import ORIGIN_AGENT_KEYS, ORIGIN_FIELD_KEYS, ORIGIN_PREFIX
+from actorscope.propagation._origin import MIN_KEY_BYTES
 
 KEY = b"k" * MIN_KEY_BYTES
 NOW = 1_800_000_000.0

@@ -15,12 +15,6 @@ from actorscope.identity import Identity, PeerKind, SenderKind, telegram_identit
 from actorscope.messages import InboundMessage
 from actorscope.permissions import GrantStore, PermissionPolicy, Reason
 from actorscope.propagation import (
-    META_ORIGIN_AGENT_ID,
-    META_ORIGIN_SIGNATURE,
-    META_ORIGIN_SIGNED_AT,
-    META_ORIGIN_TENANT_ID,
-    MIN_KEY_BYTES,
-    ORIGIN_KEYS,
     Origin,
     OriginSigner,
     build_run_request,
@@ -29,7 +23,16 @@ from actorscope.propagation import (
     spawn_subagent,
     teammate_dispatch,
 )
-from actorscope.propagation._keys import ORIGIN_AGENT_KEYS, ORIGIN_FIELD_KEYS
+from actorscope.propagation._keys import (
+    META_ORIGIN_AGENT_ID,
+    META_ORIGIN_SIGNATURE,
+    META_ORIGIN_SIGNED_AT,
+    META_ORIGIN_TENANT_ID,
+    ORIGIN_AGENT_KEYS,
+    ORIGIN_FIELD_KEYS,
+    ORIGIN_KEYS,
+)
+from actorscope.propagation._origin import MIN_KEY_BYTES
 from actorscope.store import Database
 
 KEY = b"o" * MIN_KEY_BYTES

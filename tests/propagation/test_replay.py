@@ -12,16 +12,15 @@ from actorscope.errors import ConfigError
 from actorscope.identity import SenderKind, telegram_identity
 from actorscope.messages import InboundMessage
 from actorscope.propagation import (
-    META_ORIGIN_SIGNATURE,
-    MIN_KEY_BYTES,
     OriginSigner,
-    ReplayGuard,
     announce_subagent_result,
     build_run_request,
     spawn_subagent,
 )
 from actorscope.propagation._builder import verified_origin
-from actorscope.propagation._replay import DEFAULT_REPLAY_CAPACITY
+from actorscope.propagation._keys import META_ORIGIN_SIGNATURE
+from actorscope.propagation._origin import MIN_KEY_BYTES
+from actorscope.propagation._replay import DEFAULT_REPLAY_CAPACITY, ReplayGuard
 
 KEY = b"r" * MIN_KEY_BYTES
 NOW = 1_800_000_000.0

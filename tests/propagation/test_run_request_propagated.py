@@ -13,7 +13,6 @@ from actorscope.context import bind_identity
 from actorscope.identity import Identity, PeerKind
 from actorscope.messages import META_ORIGIN_VIA, InboundMessage, RunRequest
 from actorscope.propagation import (
-    MIN_KEY_BYTES,
     OriginSigner,
     RunInfo,
     announce_subagent_result,
@@ -21,6 +20,7 @@ from actorscope.propagation import (
     build_run_request,
     spawn_subagent,
 )
+from actorscope.propagation._origin import MIN_KEY_BYTES
 
 ALICE = Identity(
     user_id="group:telegram:-100123",

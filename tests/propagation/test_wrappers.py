@@ -11,11 +11,7 @@ from actorscope.errors import IdentityError, InvalidUUIDError, PayloadError, Unb
 from actorscope.identity import Identity, PeerKind, SenderKind, telegram_identity
 from actorscope.messages import InboundMessage
 from actorscope.propagation import (
-    META_ORIGIN_ROLE,
     META_ORIGIN_SENDER_ID,
-    META_ORIGIN_SESSION_KEY,
-    META_ORIGIN_TRACE_ID,
-    MIN_KEY_BYTES,
     OriginSigner,
     RunInfo,
     announce_delegate_result,
@@ -28,6 +24,12 @@ from actorscope.propagation import (
     teammate_dispatch,
     ticker_run,
 )
+from actorscope.propagation._keys import (
+    META_ORIGIN_ROLE,
+    META_ORIGIN_SESSION_KEY,
+    META_ORIGIN_TRACE_ID,
+)
+from actorscope.propagation._origin import MIN_KEY_BYTES
 
 SIGNER = OriginSigner(b"w" * MIN_KEY_BYTES)
 AGENT = "11111111-1111-4111-8111-111111111111"

@@ -32,13 +32,7 @@ from actorscope.host._bus import MessageBus
 from actorscope.host._sender import OutboundSender
 from actorscope.identity import Identity
 from actorscope.messages import InboundMessage, OutboundMessage, RichReply, RunRequest, reply_to
-from actorscope.propagation import (
-    META_ORIGIN_TRACE_ID,
-    OriginSigner,
-    RunInfo,
-    bind_run,
-    build_run_request,
-)
+from actorscope.propagation import OriginSigner, RunInfo, bind_run, build_run_request
 
 __all__ = ["Handler", "Host", "Prepared", "Reply", "RunStep", "reply_to", "role_for"]
 
@@ -159,11 +153,7 @@ class RunStep:
         )
         if role != request.role:
             request = request.model_copy(update={"role": role})
-        info = RunInfo(
-            session_key=request.session_key,
-            trace_id=request.metadata.get(META_ORIGIN_TRACE_ID) or self._new_trace_id(),
-            thread_id=request.thread_id,
-        )
+        info = RunInfo.for_request(request, new_trace_id=self._new_trace_id)
         return Prepared(request, request.identity(), info)
 
     def _new_trace_id(self) -> str:

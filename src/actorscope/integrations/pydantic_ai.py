@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Concatenate, ParamSpec, Protocol, TypeVar
@@ -41,7 +40,6 @@ from actorscope.identity import Identity
 from actorscope.messages import InboundMessage, RunRequest
 from actorscope.permissions import Decision, parse_check_type
 from actorscope.propagation import (
-    META_ORIGIN_TRACE_ID,
     DelegateTask,
     OriginSigner,
     RunInfo,
@@ -272,12 +270,7 @@ async def run_message(
     run = build_run_request(message, signer=signer, agent_key=agent_key or caller.agent_key)
     identity = run.identity()
     run_deps = replace(caller, identity=identity)
-    info = RunInfo(
-        session_key=run.session_key,
-        trace_id=run.metadata.get(META_ORIGIN_TRACE_ID) or uuid.uuid4().hex,
-        thread_id=run.thread_id,
-    )
-    with bind_identity(identity), bind_run(info):
+    with bind_identity(identity), bind_run(RunInfo.for_request(run)):
         result = await agent.run(run.content, deps=deps(run_deps) if deps is not None else run_deps)
     return run, result
 

@@ -7,11 +7,15 @@ Like the identity it lives in a context variable that asyncio tasks inherit.
 
 from __future__ import annotations
 
+import uuid
+from collections.abc import Callable
 from contextlib import AbstractContextManager
 from contextvars import ContextVar
 from dataclasses import dataclass
 
 from actorscope.context import Binding
+from actorscope.messages import RunRequest
+from actorscope.propagation._keys import META_ORIGIN_TRACE_ID
 
 __all__ = ["RunInfo", "bind_run", "current_run"]
 
@@ -23,6 +27,17 @@ class RunInfo:
     session_key: str = ""
     trace_id: str = ""
     thread_id: str = ""
+
+    @classmethod
+    def for_request(
+        cls, request: RunRequest, *, new_trace_id: Callable[[], str] | None = None
+    ) -> RunInfo:
+        """The run info of a turn for ``request``: its session key and reply thread, and the
+        trace id its origin carries, else a new one (``new_trace_id()``, default a uuid4 hex)."""
+        trace_id = request.metadata.get(META_ORIGIN_TRACE_ID) or (
+            new_trace_id() if new_trace_id is not None else uuid.uuid4().hex
+        )
+        return cls(session_key=request.session_key, trace_id=trace_id, thread_id=request.thread_id)
 
 
 _RUN: ContextVar[RunInfo | None] = ContextVar("actorscope_run", default=None)
