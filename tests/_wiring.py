@@ -9,7 +9,8 @@ from __future__ import annotations
 from actorscope.agents import Agent
 from actorscope.channels import ChannelConfig, Pipeline, SharedDedup
 from actorscope.channels._turns import TurnLedger
-from actorscope.host import MessageBus
+from actorscope.host import MessageBus, OutboundSender
+from actorscope.messages import OutboundMessage
 from actorscope.permissions import GrantStore, WriterManager
 from actorscope.store import Database
 
@@ -35,3 +36,14 @@ def channel_pipeline(
         shared_dedup=shared_dedup,
         ledger=ledger,
     )
+
+
+class RecordingSender(OutboundSender):
+    """A channel's sender for tests: keeps every message it is given, in order (``sent``)."""
+
+    def __init__(self) -> None:
+        self.sent: list[OutboundMessage] = []
+
+    async def send(self, msg: OutboundMessage) -> None:
+        """Record ``msg``."""
+        self.sent.append(msg)

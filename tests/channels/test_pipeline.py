@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from tests._wiring import RecordingSender
 
 from actorscope.channels import (
     ChannelConfig,
@@ -20,7 +21,6 @@ from actorscope.channels._shared_dedup import Claim
 from actorscope.channels._turns import TurnLedger
 from actorscope.channels.telegram import inspect_update
 from actorscope.errors import StoreError
-from actorscope.host import MemorySender
 from actorscope.identity import Identity
 from actorscope.messages import InboundMessage
 from actorscope.permissions import GrantStore
@@ -84,7 +84,7 @@ def pipeline(db: Database, sink: Sink, **kwargs: Any) -> Pipeline:
 
 async def test_admitted_then_duplicate(db: Database) -> None:
     """The first delivery is published and acknowledged; a redelivery is a duplicate."""
-    sink, sender = Sink(), MemorySender()
+    sink, sender = Sink(), RecordingSender()
     pipe = pipeline(db, sink)
     first = await pipe.process(update(1, "hello"), acknowledge=sink.ack, sender=sender)
     again = await pipe.process(
@@ -98,7 +98,7 @@ async def test_admitted_then_duplicate(db: Database) -> None:
 
 async def test_writer_command_is_answered_never_published(db: Database) -> None:
     """``/writers`` is answered by the pipeline through the sender; the handler never sees it."""
-    sink, sender = Sink(), MemorySender()
+    sink, sender = Sink(), RecordingSender()
     seen: list[tuple[WriterCommand, Identity]] = []
 
     async def run(command: WriterCommand, identity: Identity) -> str:
@@ -116,7 +116,7 @@ async def test_writer_command_is_answered_never_published(db: Database) -> None:
 
 async def test_writer_command_without_a_platform_runner_is_still_answered(db: Database) -> None:
     """No ``run_command``: an add without a target is refused in the chat, not published."""
-    sink, sender = Sink(), MemorySender()
+    sink, sender = Sink(), RecordingSender()
     result = await pipeline(db, sink).process(update(4, "/addwriter"), sender=sender)
     assert result.outcome is Outcome.WRITER_COMMAND
     assert sender.sent[0].content.startswith("refused (")
@@ -128,7 +128,7 @@ async def test_writer_command_while_the_store_is_away_is_answered_so(
 ) -> None:
     """A writer command whose store fails is answered that it cannot be done now (and logged
     once), never a traceback out of the pipeline and silence in the chat."""
-    sink, sender = Sink(), MemorySender()
+    sink, sender = Sink(), RecordingSender()
 
     async def run(command: WriterCommand, identity: Identity) -> str:
         raise StoreError("database read failed: the database system is starting up")
@@ -144,7 +144,7 @@ async def test_with_a_ledger_a_claim_is_a_lease_done_when_the_turn_or_answer_is(
 ) -> None:
     """With a turn ledger the claim of a published message stays open until its turn is
     finished; a writer command's is done once answered."""
-    sink, sender = Sink(), MemorySender()
+    sink, sender = Sink(), RecordingSender()
     shared = SharedDedup(db)
     async with TurnLedger(shared) as ledger:
         pipe = pipeline(db, sink, shared_dedup=shared, ledger=ledger)
@@ -170,7 +170,7 @@ async def test_with_a_ledger_a_claim_is_a_lease_done_when_the_turn_or_answer_is(
 
 async def test_edited_command_is_not_answered(db: Database) -> None:
     """A runner that leaves a command unanswered (an edit) gets no reply and no publish."""
-    sink, sender = Sink(), MemorySender()
+    sink, sender = Sink(), RecordingSender()
 
     async def run(command: WriterCommand, identity: Identity) -> None:
         return None
@@ -183,7 +183,7 @@ async def test_edited_command_is_not_answered(db: Database) -> None:
 
 async def test_refused_message_keeps_the_message_and_reason(db: Database) -> None:
     """Admission's refusal comes back as the same result type, with the refused message."""
-    sink, sender = Sink(), MemorySender()
+    sink, sender = Sink(), RecordingSender()
     pipe = Pipeline(
         ChannelConfig(platform="telegram", group_policy="disabled"),
         writers=WriterManager(GrantStore(db)),

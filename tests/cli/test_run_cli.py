@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import pytest
+from tests._wiring import RecordingSender
 
 from actorscope.agents import AgentRegistry
 from actorscope.bots import (
@@ -25,7 +26,7 @@ from actorscope.bots import (
 from actorscope.cli import main
 from actorscope.context import current_identity
 from actorscope.errors import ConfigError
-from actorscope.host import Host, MemorySender, MessageBus
+from actorscope.host import Host, MessageBus
 from actorscope.identity import PeerKind
 from actorscope.messages import InboundMessage, RunRequest
 from actorscope.permissions import GrantStore, PermissionPolicy
@@ -154,7 +155,7 @@ async def test_run_step_gives_owners_their_role_and_binds_services(tmp_path: Pat
         agent = await AgentRegistry(db).create("main")
         grants = GrantStore(db)
         services = BotServices(db, agent, grants, PermissionPolicy(grants), Workspace(tmp_path))
-        sender = MemorySender()
+        sender = RecordingSender()
         host = Host(
             with_services(handler, services),
             bus=MessageBus(),

@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from actorscope.context import bind_identity, current_identity
-from actorscope.host import Host, MemorySender, MessageBus, Reply
+from actorscope.host import Host, MessageBus, Reply
+from actorscope.host._sender import MemorySender
 from actorscope.identity import Identity, SenderKind, telegram_identity
 from actorscope.messages import RunRequest
 from actorscope.propagation import OriginSigner, build_run_request, delegate, spawn_subagent

@@ -14,7 +14,8 @@ import pytest
 from actorscope.agents import AgentRegistry
 from actorscope.context import bind_identity, current_identity, sender_id_from_context
 from actorscope.errors import ConfigError, ReplyError
-from actorscope.host import Host, MemorySender, MessageBus, OutboundSender, Reply, RunStep, role_for
+from actorscope.host import Host, MessageBus, OutboundSender, Reply, RunStep, role_for
+from actorscope.host._sender import MemorySender
 from actorscope.identity import Identity, PeerKind
 from actorscope.messages import (
     Button,

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from actorscope.host import MemorySender, OutboundSender
+from actorscope.host import OutboundSender
+from actorscope.host._sender import MemorySender
 from actorscope.messages import OutboundMessage
 
 

@@ -6,12 +6,11 @@ consumes it.
 
 from actorscope.host._bus import MessageBus
 from actorscope.host._runtime import Handler, Host, Prepared, Reply, RunStep, role_for
-from actorscope.host._sender import MemorySender, OutboundSender
+from actorscope.host._sender import OutboundSender
 
 __all__ = [
     "Handler",
     "Host",
-    "MemorySender",
     "MessageBus",
     "OutboundSender",
     "Prepared",

@@ -3,8 +3,8 @@
 A sender is the small piece a host needs from a channel adapter: deliver one
 :class:`~actorscope.messages.OutboundMessage` to its chat and thread. A plain-text answer
 to a message (what most handlers return) goes through :meth:`OutboundSender.send_text`,
-which a sender may do without building that message (the runners do). :class:`MemorySender`
-keeps them in a list, for tests and offline examples.
+which a sender may do without building that message (the runners do). ``MemorySender``
+(internal) keeps them in a list, for the host's tests.
 """
 
 from __future__ import annotations
