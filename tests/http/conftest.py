@@ -12,7 +12,8 @@ from fastapi import FastAPI
 from actorscope.agents import Agent
 from actorscope.bots import HttpSection
 from actorscope.context import current_identity
-from actorscope.http import ROLES, ApiKeyStore, create_app
+from actorscope.http import ApiKeyStore, create_app
+from actorscope.http._keys import ROLES
 from actorscope.http._serve import bind, running, url_of
 from actorscope.messages import RunRequest
 from actorscope.store import Database

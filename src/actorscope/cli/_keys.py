@@ -43,9 +43,9 @@ def keys_add(
     as_json: JsonOpt = False,
 ) -> None:
     """Create a key and print it once (it is stored only as a hash)."""
-    from actorscope.http import ApiKeyStore, parse_role
+    from actorscope.http import ApiKeyStore
 
-    parse_role(role)
+    ApiKeyStore.parse_role(role)
 
     async def run() -> dict[str, Any]:
         async with database_to_change(db, create=create) as database:

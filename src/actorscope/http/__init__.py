@@ -10,11 +10,12 @@
 
 ``actorscope serve CONFIG`` runs it next to the configured bots (:func:`bind`, then
 :func:`serve`), with the ``[http]`` section's
-bounds (connections, header and body timeouts, trusted proxies).
+bounds (connections, header and body timeouts, trusted proxies). :class:`ApiKeyStore` is what
+``actorscope keys`` manages.
 """
 
 from actorscope.http._app import create_app
-from actorscope.http._keys import ROLES, ApiKey, ApiKeyStore, NewKey, parse_role
+from actorscope.http._keys import ApiKeyStore
 from actorscope.http._serve import bind, serve
 
-__all__ = ["ROLES", "ApiKey", "ApiKeyStore", "NewKey", "bind", "create_app", "parse_role", "serve"]
+__all__ = ["ApiKeyStore", "bind", "create_app", "serve"]

@@ -141,6 +141,12 @@ def key_from_row(row: Row) -> ApiKey:
 class ApiKeyStore:
     """Create, list, revoke and authenticate HTTP API keys of a database."""
 
+    @staticmethod
+    def parse_role(value: str) -> str:
+        """A key's role (``owner``, ``admin``, ``operator``, ``viewer`` or ``member``);
+        :class:`~actorscope.errors.ConfigError` otherwise."""
+        return parse_role(value)
+
     def __init__(self, db: Database) -> None:
         self.db = db
         self._agents = AgentRegistry(db)
