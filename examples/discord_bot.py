@@ -55,10 +55,11 @@ def main(argv: list[str]) -> int:
     sandbox = parser.parse_args(argv).sandbox
     try:
         config = load_bot_config(CONFIG)
-        if config.discord is None:
+        section = config.section("discord")
+        if section is None:
             print("discord_bot: error: bot.toml has no [discord] section", file=sys.stderr)
             return 2
-        discord = config.discord.model_copy(update={"enabled": True})
+        discord = section.model_copy(update={"enabled": True})
         config = config.model_copy(
             update={"handler": "discord_bot:handle", "telegram": None, "discord": discord}
         )

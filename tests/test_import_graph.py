@@ -44,23 +44,6 @@ LAYERS: tuple[frozenset[str], ...] = (
 #: the version.
 SHARED_HELPERS = frozenset({"_aio", "_input", "_text", "_version"})
 
-#: Reaches not yet through a face: the configuration's platform sections, which belong in their
-#: platform subpackages (the platform contract). The test fails on a new reach and on an entry
-#: that is gone, so the list only shrinks. ``file: module.name``, both below ``actorscope``.
-NOT_YET_THROUGH_A_FACE: tuple[str, ...] = (
-    "bots/_config.py: channels.discord._shards.DiscordShards",
-    "bots/_config.py: channels.discord._shards.count_problem",
-    "bots/_config.py: channels.discord._shards.ids_problem",
-    "bots/_config.py: channels.telegram._webhook.DEFAULT_LISTEN",
-    "bots/_config.py: channels.telegram._webhook.HttpsUrl",
-    "bots/_config.py: channels.telegram._webhook.ListenHost",
-    "bots/_config.py: channels.telegram._webhook.Mode",
-    "bots/_config.py: channels.telegram._webhook.Port",
-    "bots/_config.py: channels.telegram._webhook.UrlPath",
-    "bots/_config.py: channels.telegram._webhook.WebhookConfig",
-    "bots/_config.py: channels.telegram._webhook.default_path",
-)
-
 Graph = Mapping[str, Mapping[str, str]]
 """unit -> {imported unit: the first ``file:line`` that imports it}."""
 
@@ -245,18 +228,9 @@ def test_src_imports_only_down_the_layer_order() -> None:
     assert layering_violations(package_graph(SRC, ROOT), LAYERS) == []
 
 
-def _without_line(reach: str) -> str:
-    where, what = reach.split(": ", 1)
-    path = where.rpartition(":")[0].removeprefix(f"{ROOT}/")
-    return f"{path}: {what.split(' imports ')[1].removeprefix(f'{ROOT}.')}"
-
-
 def test_no_module_reaches_into_another_package() -> None:
-    """Across packages, imports go through the faces: no other package's ``_`` module or name
-    (beyond the shrinking list of those not yet through a face, each of which still exists)."""
-    found = private_reaches(SRC, ROOT)
-    assert [reach for reach in found if _without_line(reach) not in NOT_YET_THROUGH_A_FACE] == []
-    assert sorted(set(NOT_YET_THROUGH_A_FACE) - {_without_line(reach) for reach in found}) == []
+    """Across packages, imports go through the faces: no other package's ``_`` module or name."""
+    assert private_reaches(SRC, ROOT) == []
 
 
 def test_no_circle_inside_a_package() -> None:

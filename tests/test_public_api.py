@@ -88,8 +88,8 @@ DOCUMENTED: dict[str, tuple[str, ...]] = {
     ),
     "actorscope.platforms": ("PlatformSpec", "IdForm", "Account", "register", "platform_spec"),
     "actorscope.channels": ("Pipeline", "META_COMMAND", "META_CALLBACK_DATA"),
-    "actorscope.channels.telegram": ("normalize_update",),
-    "actorscope.channels.discord": ("normalize_message", "normalize_interaction"),
+    "actorscope.channels.telegram": ("normalize_update", "TelegramSection"),
+    "actorscope.channels.discord": ("normalize_message", "normalize_interaction", "DiscordSection"),
     "actorscope.propagation": (
         "META_ORIGIN_SENDER_ID",
         "Origin",
@@ -125,8 +125,6 @@ DOCUMENTED: dict[str, tuple[str, ...]] = {
     "actorscope.bots": (
         "load_bot_config",
         "BotConfig",
-        "TelegramSection",
-        "DiscordSection",
         "HttpSection",
         "current_services",
         "BotServices",

@@ -10,6 +10,7 @@ with one line naming the file and what is wrong (and the limit, if one was hit).
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import os
 import re
@@ -19,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from datetime import date, time
 from pathlib import Path
 from typing import Annotated, Any
+from urllib.parse import urlsplit
 
 from pydantic import BeforeValidator, ValidationError
 
@@ -30,6 +32,9 @@ __all__ = [
     "MAX_JSON_DEPTH",
     "EnvName",
     "Flag",
+    "HttpServiceUrl",
+    "Port",
+    "WsServiceUrl",
     "env_name",
     "flag",
     "key_path",
@@ -37,8 +42,10 @@ __all__ = [
     "parse_age",
     "parse_json",
     "parse_toml",
+    "port_number",
     "read_file_bytes",
     "read_text_file",
+    "service_url",
     "shown_path",
     "shown_value",
     "toml_line",
@@ -307,3 +314,51 @@ def flag(value: Any) -> bool:
 Flag = Annotated[bool, BeforeValidator(flag)]
 #: A ``*_env`` key's value: the name of the environment variable holding a secret.
 EnvName = Annotated[str, BeforeValidator(env_name)]
+
+
+def port_number(value: Any) -> int:
+    """A TCP port: an integer from 0 (any free port) to 65535."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 65535:
+        raise ValueError(f"must be an integer from 0 to 65535, got {shown_value(value)}")
+    return value
+
+
+#: A ``port`` key: where a server listens.
+Port = Annotated[int, BeforeValidator(port_number)]
+
+
+def _loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def service_url(value: Any, secure: str, plain: str) -> str:
+    """A platform endpoint the bot sends its token to: ``secure://`` (``https``, ``wss``), or
+    ``plain://`` on a loopback host only (a local Bot API server, a proxy, an emulator)."""
+    url = non_empty_text(value)
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        parts.port  # noqa: B018 - a port that is not a number raises here
+    except ValueError:
+        raise ValueError(f"must be a {secure}:// URL, got {url!r}") from None
+    if not host or parts.fragment or parts.query or parts.username or parts.password:
+        raise ValueError(f"must be a {secure}:// URL with a host and no query, got {url!r}")
+    if parts.scheme == plain and not _loopback(host):
+        raise ValueError(
+            f"{plain}:// is for a server on this host (127.0.0.1, ::1, localhost): the token "
+            f"would cross the network in clear; use {secure}://, got {url!r}"
+        )
+    if parts.scheme not in (secure, plain):
+        raise ValueError(f"must be a {secure}:// URL, got {url!r}")
+    return url.rstrip("/")
+
+
+#: A platform's REST endpoint (``https://``; ``http://`` on this host only).
+HttpServiceUrl = Annotated[str, BeforeValidator(lambda value: service_url(value, "https", "http"))]
+#: A platform's gateway endpoint (``wss://``; ``ws://`` on this host only).
+WsServiceUrl = Annotated[str, BeforeValidator(lambda value: service_url(value, "wss", "ws"))]

@@ -10,10 +10,16 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+from tests.fakechat import PLATFORM, SPEC, FakeChatSection
 
 from actorscope.bots import BotConfig, load_bot_config, resolve_token, run_bots
+from actorscope.bots._config import _KEYS, _platform_sections
+from actorscope.channels import ChannelSection, platform
+from actorscope.channels.discord import DiscordSection
+from actorscope.channels.telegram import TelegramSection
 from actorscope.cli import main
 from actorscope.errors import ConfigError
+from actorscope.platforms import registered
 
 HANDLER = 'handler = "mybot:handle"\n'
 TELEGRAM = '[telegram]\ntoken_env = "AS_TEST_TELEGRAM_TOKEN"\n'
@@ -150,10 +156,10 @@ def test_bad_toml_syntax_names_its_line(tmp_path: Path) -> None:
 
 def test_missing_token_is_one_error_naming_the_variable(tmp_path: Path) -> None:
     """An unset token variable is named with its section (the token itself never is)."""
-    config = load_bot_config(write_config(tmp_path, HANDLER + TELEGRAM))
-    assert config.telegram is not None
+    telegram = load_bot_config(write_config(tmp_path, HANDLER + TELEGRAM)).section("telegram")
+    assert telegram is not None
     with pytest.raises(ConfigError) as caught:
-        resolve_token(config.telegram, {}, "bot.toml")
+        resolve_token(telegram, {}, "bot.toml")
     assert str(caught.value) == (
         "bot.toml: telegram: environment variable AS_TEST_TELEGRAM_TOKEN is not set (the bot token)"
     )
@@ -240,14 +246,12 @@ def test_environment_wins_over_the_file(tmp_path: Path, monkeypatch: pytest.Monk
     assert config.database == "postgresql://bot@127.0.0.1:5432/bots"
     assert config.workspace == tmp_path.resolve() / "elsewhere"  # relative to the file
     assert config.strict is True
-    assert config.telegram is not None
-    assert (config.telegram.token_env, config.telegram.group_policy) == (
-        "OTHER_TELEGRAM_TOKEN",
-        "allowlist",
-    )
-    assert config.discord is not None
-    assert config.discord.shards is not None
-    assert config.discord.shards.shard_count == 2
+    telegram, discord = config.section("telegram"), config.section("discord")
+    assert telegram is not None
+    assert (telegram.token_env, telegram.group_policy) == ("OTHER_TELEGRAM_TOKEN", "allowlist")
+    assert isinstance(discord, DiscordSection)
+    assert discord.shards is not None
+    assert discord.shards.shard_count == 2
     monkeypatch.setenv("ACTORSCOPE_STRICT", "yes")
     # A bad value from the environment is blamed on its variable, not on the file's line.
     with pytest.raises(ConfigError) as bad:
@@ -356,8 +360,8 @@ def test_every_non_text_key_reads_from_its_variable(
         monkeypatch.setenv("ACTORSCOPE_" + name, value)
     config = load_bot_config(path)
     assert (config.owners, config.shared_dedup, config.strict) == (("4242", "5151"), True, True)
-    telegram, discord = config.telegram, config.discord
-    assert telegram is not None
+    telegram, discord = config.section("telegram"), config.section("discord")
+    assert isinstance(telegram, TelegramSection)
     assert telegram.webhook is not None
     assert (telegram.enabled, telegram.webhook.port, telegram.webhook.set_webhook) == (
         True,
@@ -368,7 +372,7 @@ def test_every_non_text_key_reads_from_its_variable(
     assert (telegram.allow_from, telegram.owners) == (("7",), ("8",))
     group = telegram.groups["-100"]
     assert (group.policy, group.require_mention, group.allow_from) == ("allowlist", False, ("9",))
-    assert discord is not None
+    assert isinstance(discord, DiscordSection)
     assert discord.shards is not None
     assert (discord.enabled, discord.shards.shard_count, discord.shards.shard_ids) == (
         False,
@@ -475,3 +479,35 @@ def test_identity_links_reach_the_agent_settings(
     assert load_bot_config(path).agent_settings().links == mode
     monkeypatch.setenv("ACTORSCOPE_IDENTITY__LINKS", "grants")
     assert load_bot_config(path).agent_settings().links == "grants"
+
+
+def test_each_chat_platform_has_its_contracts_section(tmp_path: Path) -> None:
+    """The platform keys are the registry's: each its contract's section model, in order."""
+    path = write_config(tmp_path, HANDLER + TELEGRAM + '[discord]\ntoken_env = "D"\n')
+    config = load_bot_config(path)
+    assert [section.platform for section in config.sections()] == ["telegram", "discord"]
+    assert isinstance(config.section("telegram"), platform("telegram").section)
+    assert isinstance(config.section("discord"), platform("discord").section)
+    assert config.section("http") is None  # a section, but not a chat platform's
+    assert config.section("nochat") is None
+    assert set(BotConfig.model_fields) == _KEYS | {"telegram", "discord"}  # no name taken twice
+    off = write_config(tmp_path, HANDLER + TELEGRAM + "enabled = false\n")
+    with pytest.raises(ConfigError) as refused:
+        load_bot_config(off)
+    assert str(refused.value) == f"{off}: no enabled [telegram] or [discord] section"
+
+
+def test_a_registered_platforms_section_is_a_key_of_its_own(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A platform registered before the model is built gets its key; a contract whose section
+    is not a ChannelSection of its own platform is one error naming the contract."""
+    with registered(SPEC):
+        assert _platform_sections()["fakechat"] is FakeChatSection
+        monkeypatch.setattr(PLATFORM, "section", ChannelSection)
+        with pytest.raises(ConfigError) as refused:
+            _platform_sections()
+    assert str(refused.value) == (
+        "tests.fakechat:PLATFORM: its section must be a ChannelSection whose platform is "
+        "'fakechat', a name that is no other bot.toml key"
+    )

@@ -16,7 +16,9 @@ from tests._wiring import channel_pipeline
 
 from actorscope.bots import load_bot_config, run_bots
 from actorscope.channels._config import ChannelConfig
+from actorscope.channels.discord import DiscordSection
 from actorscope.channels.discord._runner import DiscordRunner
+from actorscope.channels.telegram import TelegramSection
 from actorscope.errors import ConfigError
 from actorscope.sandbox import BotApiEmulator, BotApiServer, DiscordEmulator
 from actorscope.store import Database
@@ -82,15 +84,17 @@ def test_good_urls_are_kept_without_a_trailing_slash(
         'gateway_url = "wss://proxy.example.org/gateway"\n',
     )
     config = load_bot_config(path)
-    assert config.telegram is not None
-    assert config.telegram.base_url == "http://127.0.0.1:8081/bot"
-    assert config.discord is not None
-    assert config.discord.gateway_url == "wss://proxy.example.org/gateway"
+    telegram, discord = config.section("telegram"), config.section("discord")
+    assert isinstance(telegram, TelegramSection)
+    assert telegram.base_url == "http://127.0.0.1:8081/bot"
+    assert isinstance(discord, DiscordSection)
+    assert discord.gateway_url == "wss://proxy.example.org/gateway"
     monkeypatch.setenv("ACTORSCOPE_TELEGRAM__BASE_URL", "http://[::1]:8081/bot")
     with caplog.at_level(logging.WARNING, logger="actorscope.bots"):
         overridden = load_bot_config(path)
-    assert overridden.telegram is not None
-    assert overridden.telegram.base_url == "http://[::1]:8081/bot"
+    telegram = overridden.section("telegram")
+    assert isinstance(telegram, TelegramSection)
+    assert telegram.base_url == "http://[::1]:8081/bot"
     assert "the environment overrides security settings: ACTORSCOPE_TELEGRAM__BASE_URL" in (
         caplog.text
     )

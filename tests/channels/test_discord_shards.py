@@ -14,6 +14,7 @@ from tests._wiring import channel_pipeline
 from actorscope.bots import load_bot_config, run_bots
 from actorscope.channels._config import ChannelConfig
 from actorscope.channels._shared_dedup import SharedDedup
+from actorscope.channels.discord import DiscordSection
 from actorscope.channels.discord._runner import DiscordRunner, RunnerClient, ShardedRunnerClient
 from actorscope.channels.discord._shards import DiscordShards
 from actorscope.cli import main
@@ -125,14 +126,16 @@ async def test_sharded_client_closes_before_and_after_a_failed_login(
 def test_shard_section_is_parsed(tmp_path: Path) -> None:
     """shard_count / shard_ids in [discord] become the section's shards; absent means none."""
     config = load_bot_config(write_config(tmp_path, GOOD))
-    assert config.discord is not None
-    assert config.discord.shards == DiscordShards(4, (0, 2))
+    discord = config.section("discord")
+    assert isinstance(discord, DiscordSection)
+    assert discord.shards == DiscordShards(4, (0, 2))
     assert config.shared_dedup is None
     plain = "shared_dedup = true\n" + GOOD.split("shard_count")[0]
-    section = load_bot_config(write_config(tmp_path, plain))
-    assert section.discord is not None
-    assert section.discord.shards is None
-    assert section.shared_dedup is True
+    config = load_bot_config(write_config(tmp_path, plain))
+    discord = config.section("discord")
+    assert isinstance(discord, DiscordSection)
+    assert discord.shards is None
+    assert config.shared_dedup is True
 
 
 @pytest.mark.parametrize(

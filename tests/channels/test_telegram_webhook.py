@@ -18,6 +18,7 @@ from tests._wiring import channel_pipeline
 from actorscope.bots import load_bot_config, run_bots
 from actorscope.channels._config import ChannelConfig
 from actorscope.channels._shared_dedup import SharedDedup
+from actorscope.channels.telegram import TelegramSection
 from actorscope.channels.telegram import _platform as telegram_platform
 from actorscope.channels.telegram._runner import ALLOWED_UPDATES, TelegramRunner
 from actorscope.channels.telegram._webhook import (
@@ -306,9 +307,9 @@ def write_config(tmp_path: Path, text: str) -> Path:
 
 def test_webhook_section_is_parsed_with_defaults(tmp_path: Path) -> None:
     """mode = webhook: listen defaults to loopback, path to the URL's; explicit values win."""
-    config = load_bot_config(write_config(tmp_path, GOOD))
-    assert config.telegram is not None
-    assert config.telegram.webhook == WebhookConfig(
+    telegram = load_bot_config(write_config(tmp_path, GOOD)).section("telegram")
+    assert isinstance(telegram, TelegramSection)
+    assert telegram.webhook == WebhookConfig(
         url="https://bots.example.com/tg/hook",
         secret_token_env="AS_TEST_WEBHOOK_SECRET",  # noqa: S106 - a variable name
         port=8081,
@@ -317,8 +318,8 @@ def test_webhook_section_is_parsed_with_defaults(tmp_path: Path) -> None:
         set_webhook=None,
     )
     extra = GOOD + 'listen = "0.0.0.0"\npath = "/in"\nset_webhook = false\n'
-    hook = load_bot_config(write_config(tmp_path, extra)).telegram
-    assert hook is not None
+    hook = load_bot_config(write_config(tmp_path, extra)).section("telegram")
+    assert isinstance(hook, TelegramSection)
     assert hook.webhook is not None
     assert (hook.webhook.listen, hook.webhook.path, hook.webhook.set_webhook) == (
         "0.0.0.0",  # noqa: S104 - what the config says, only compared
@@ -326,8 +327,8 @@ def test_webhook_section_is_parsed_with_defaults(tmp_path: Path) -> None:
         False,
     )
     polling = GOOD.split("mode")[0]
-    section = load_bot_config(write_config(tmp_path, polling)).telegram
-    assert section is not None
+    section = load_bot_config(write_config(tmp_path, polling)).section("telegram")
+    assert isinstance(section, TelegramSection)
     assert section.webhook is None
 
 

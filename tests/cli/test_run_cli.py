@@ -137,8 +137,9 @@ def test_config_paths_and_sections(tmp_path: Path) -> None:
     assert config.database == str(tmp_path.resolve() / "bot.db")
     assert config.workspace == tmp_path.resolve() / "workspace"
     assert [s.config.platform for s in config.sections()] == ["telegram"]
-    assert config.discord is not None
-    assert config.discord.config.group_policy == "allowlist"
+    discord = config.section("discord")
+    assert discord is not None
+    assert discord.config.group_policy == "allowlist"
 
 
 async def test_run_step_gives_owners_their_role_and_binds_services(tmp_path: Path) -> None:

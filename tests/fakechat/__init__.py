@@ -12,7 +12,7 @@ imports a ``_`` module of actorscope. A test registers it for its length::
 
 from tests.fakechat._chat import FakeChat, Post
 from tests.fakechat._normalize import NAME, inspect_event
-from tests.fakechat._platform import PLATFORM, FakeChatPlatform
+from tests.fakechat._platform import PLATFORM, FakeChatPlatform, FakeChatSection
 from tests.fakechat._runner import FakeChatRunner
 from tests.fakechat._sim import FakeChatSim
 
@@ -25,6 +25,7 @@ __all__ = [
     "FakeChat",
     "FakeChatPlatform",
     "FakeChatRunner",
+    "FakeChatSection",
     "FakeChatSim",
     "Post",
     "inspect_event",

@@ -3,17 +3,23 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
 
 from tests.fakechat._chat import FakeChat
 from tests.fakechat._normalize import NAME, inspect_event
 from tests.fakechat._runner import FakeChatRunner
 
-from actorscope.channels import Ingress, Pipeline
+from actorscope.channels import ChannelSection, Ingress, Pipeline
 from actorscope.errors import ConfigError
 from actorscope.platforms import PlatformSpec, platform_spec
 
-__all__ = ["PLATFORM", "FakeChatPlatform"]
+__all__ = ["PLATFORM", "FakeChatPlatform", "FakeChatSection"]
+
+
+class FakeChatSection(ChannelSection):
+    """``[fakechat]`` of a ``bot.toml``: the channel keys and ``enabled``; nothing of its own."""
+
+    platform: Literal["fakechat"] = "fakechat"
 
 
 class FakeChatPlatform:
@@ -22,6 +28,7 @@ class FakeChatPlatform:
     command_prefixes = "/"
     event_name = "a fake chat event (event_id, chat)"
     simulator = "tests.fakechat:FakeChatSim"
+    section = FakeChatSection
 
     @property
     def spec(self) -> PlatformSpec:

@@ -114,8 +114,9 @@ async def test_sandbox_and_discord_sim_agree(tmp_path: Path, discord_sim: Discor
     # time), the same handler by the same string.
     world = sandbox_world()
     assert f"discord bot: {world.bot.username} (id {world.bot.id})" in printed.lines
-    assert config.discord is not None
-    discord_sim.config = config.discord.config
+    section = config.section("discord")
+    assert section is not None
+    discord_sim.config = section.config
     discord_sim.serve(config.handler, search_dir=config.base_dir)
     alice, bob = (discord_sim.user(n, user_id=world.user(n).id) for n in ("alice", "bob"))
     guild = world.guild()

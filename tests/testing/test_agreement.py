@@ -108,8 +108,9 @@ async def test_sandbox_and_telegram_sim_agree(tmp_path: Path, telegram_sim: Tele
 
     # The same world, the same handler by the same string (services bound as `actorscope run`
     # binds them).
-    assert config.telegram is not None
-    telegram_sim.config = config.telegram.config
+    section = config.section("telegram")
+    assert section is not None
+    telegram_sim.config = section.config
     populate_sandbox(telegram_sim.emu)
     shown: list[str] = []
     SandboxConsole(telegram_sim.emu, shown.append)
@@ -213,8 +214,9 @@ async def test_aiogram_ptb_and_actorscope_run_agree(tmp_path: Path) -> None:
     (tmp_path / "agreebot.py").write_text(HANDLER)
     (tmp_path / "bot.toml").write_text(CONFIG)
     bot = load_bot_config(tmp_path / "bot.toml")
-    assert bot.telegram is not None
-    config = bot.telegram.config
+    section = bot.section("telegram")
+    assert section is not None
+    config = section.config
     seen: dict[str, Seen] = {}
     paths: tuple[tuple[str, Callable[[TelegramSim], Awaitable[None]]], ...] = (
         ("run", lambda sim: _run_path(sim, config, tmp_path)),

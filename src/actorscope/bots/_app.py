@@ -32,24 +32,19 @@ from telegram.error import InvalidToken, TelegramError
 
 from actorscope.agents import AgentRegistry
 from actorscope.assembly import assemble
-from actorscope.bots._config import (
-    BotConfig,
-    ChannelSection,
-    DiscordSection,
-    TelegramSection,
-    load_handler,
-    resolve_token,
-)
+from actorscope.bots._config import BotConfig, load_handler, resolve_token
 from actorscope.bots._services import BotServices, bind_services
 from actorscope.channels import (
     ChannelAdapter,
+    ChannelSection,
     IgnoreReason,
     Ingress,
     Pipeline,
     TurnLedger,
     platform,
 )
-from actorscope.channels.telegram import IgnoredListener, TelegramRunner
+from actorscope.channels.discord import DiscordSection
+from actorscope.channels.telegram import IgnoredListener, TelegramRunner, TelegramSection
 from actorscope.errors import ConfigError, StoreError
 from actorscope.host import Handler, MessageBus, Reply
 from actorscope.messages import RunRequest
@@ -137,8 +132,8 @@ def _sections(
     read), checked before anything starts."""
     if sandbox:
         # The emulators hand out the tokens; Discord runs only when its section is enabled.
-        section = config.telegram or TelegramSection()
-        discord = [config.discord] if config.discord is not None and config.discord.enabled else []
+        section = config.section("telegram") or TelegramSection()
+        discord = [s for s in (config.section("discord"),) if s is not None and s.enabled]
         emulated: list[ChannelSection] = [section, *discord]
         return [(s, "", {}) for s in emulated]
     return [
@@ -165,7 +160,8 @@ async def _sandbox(stack: AsyncExitStack, config: BotConfig, out: Output) -> _Em
     out(f"base_url: {server.base_url}")
     out(f"bot:      @{emulator.bot.username}")
     discord: DiscordEmulator | None = None
-    if config.discord is not None and config.discord.enabled:
+    discord_section = config.section("discord")
+    if discord_section is not None and discord_section.enabled:
         discord = await stack.enter_async_context(
             DiscordEmulator(sandbox_world(), wait_timeout=_SANDBOX_WAIT)
         )
@@ -173,7 +169,8 @@ async def _sandbox(stack: AsyncExitStack, config: BotConfig, out: Output) -> _Em
         stack.enter_context(discord_pointed_at(discord))
         out(f"discord:  gateway + REST emulator on {discord.base_url} (offline)")
         out(f"discord bot: {discord.world.bot.username} (id {discord.world.bot.id})")
-    if config.telegram is not None and config.telegram.webhook is not None:
+    telegram = config.section("telegram")
+    if isinstance(telegram, TelegramSection) and telegram.webhook is not None:
         out("webhook:  not used in --sandbox (the emulator is polled)")
     out(SandboxConsole.help_text() if discord is None else _BOTH_HELP)
     return _Emulated(emulator, server.base_url, discord)

@@ -5,25 +5,16 @@
     database = "actorscope.db"        # relative paths are relative to this file
     agent = "notes"                   # the agent key; created on first run
     tenant = "default"
-    handler = "telegram_bot:handle"   # module:function; this file's directory is searched first
+    handler = "notes_bot:handle"      # module:function; this file's directory is searched first
     owners = [4242]                   # numeric sender ids, on every platform
     workspace = "workspace"           # files the handler writes, one directory per scope
     shared_dedup = true               # claim updates in the database (default: on PostgreSQL)
     strict = true                     # deny when the grant store fails (default: allow, logged)
 
-    [telegram]                        # any ChannelConfig field, plus enabled
-    token_env = "TELEGRAM_BOT_TOKEN"
-    group_policy = "open"
-    mode = "polling"                  # or "webhook": docs/reference/config.md, "Webhook mode"
-    base_url = "http://127.0.0.1:8081/bot"  # optional: a local Bot API server
-
-    [discord]
-    token_env = "DISCORD_BOT_TOKEN"
-    enabled = true
-    shard_count = 2                   # optional: docs/reference/config.md, "Sharding"
-    shard_ids = [0]
-    api_url = "http://127.0.0.1:8082/api/v10"  # optional, with gateway_url: a Discord proxy
-    gateway_url = "ws://127.0.0.1:8082/gateway"
+    [<platform>]                      # one per chat platform (its name: the registry's): any
+    token_env = "BOT_TOKEN"           # ChannelConfig field, enabled, and the platform's own
+    group_policy = "open"             # keys (its contract's section model; the keys of the
+                                      # built-in ones: docs/reference/config.md)
 
     [audit]
     keep = "90d"                      # delete audit rows older than this (default: keep all)
@@ -64,8 +55,7 @@ import sys
 import types
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Any, Literal, Self, TypeAlias, Union, cast, get_args, get_origin
-from urllib.parse import urlsplit
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Union, cast, get_args, get_origin
 
 from pydantic import (
     BaseModel,
@@ -74,6 +64,7 @@ from pydantic import (
     Field,
     ValidationError,
     ValidationInfo,
+    create_model,
     field_validator,
     model_validator,
 )
@@ -82,8 +73,8 @@ from pydantic.json_schema import SkipJsonSchema
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from actorscope._input import (
-    EnvName,
     Flag,
+    Port,
     non_empty_text,
     parse_age,
     parse_toml,
@@ -99,32 +90,17 @@ from actorscope.agents import (
     parse_uuid,
 )
 from actorscope.assembly import AgentSettings
-from actorscope.channels import ChannelConfig, SenderIds, platform, sender_ids
-from actorscope.channels.discord._shards import DiscordShards, count_problem, ids_problem
-from actorscope.channels.telegram._webhook import (
-    DEFAULT_LISTEN,
-    HttpsUrl,
-    ListenHost,
-    Mode,
-    Port,
-    UrlPath,
-    WebhookConfig,
-    default_path,
-)
+from actorscope.channels import ChannelSection, SenderIds, platform, platforms, sender_ids
 from actorscope.errors import ConfigError, IdentityError
 from actorscope.host import Handler
 from actorscope.permissions import LinkMode
-from actorscope.platforms import platform_specs
 
 __all__ = [
     "ENV_PREFIX",
     "AuditSection",
     "BotConfig",
-    "ChannelSection",
-    "DiscordSection",
     "HttpSection",
     "ProbeSection",
-    "TelegramSection",
     "load_bot_config",
     "load_handler",
     "load_object",
@@ -136,43 +112,6 @@ ENV_PREFIX = "ACTORSCOPE_"
 _HANDLER = re.compile(r"([A-Za-z_][A-Za-z0-9_.]*):([A-Za-z_][A-Za-z0-9_]*)")
 #: A number as JSON (and TOML) writes one: what a variable of a number key is read as.
 _NUMBER = re.compile(r"-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?")
-_WEBHOOK_KEYS = ("webhook_url", "secret_token_env", "listen", "port", "path", "set_webhook")
-_WEBHOOK_NEEDS = (
-    ("webhook_url", "the public https URL"),
-    ("secret_token_env", "the variable holding the webhook secret token"),
-    ("port", "where this worker listens"),
-)
-
-
-def _loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
-def service_url(value: Any, secure: str, plain: str) -> str:
-    """A platform endpoint the bot sends its token to: ``secure://`` (``https``, ``wss``), or
-    ``plain://`` on a loopback host only (a local Bot API server, a proxy, an emulator)."""
-    url = non_empty_text(value)
-    try:
-        parts = urlsplit(url)
-        host = parts.hostname or ""
-        parts.port  # noqa: B018 - a port that is not a number raises here
-    except ValueError:
-        raise ValueError(f"must be a {secure}:// URL, got {url!r}") from None
-    if not host or parts.fragment or parts.query or parts.username or parts.password:
-        raise ValueError(f"must be a {secure}:// URL with a host and no query, got {url!r}")
-    if parts.scheme == plain and not _loopback(host):
-        raise ValueError(
-            f"{plain}:// is for a server on this host (127.0.0.1, ::1, localhost): the token "
-            f"would cross the network in clear; use {secure}://, got {url!r}"
-        )
-    if parts.scheme not in (secure, plain):
-        raise ValueError(f"must be a {secure}:// URL, got {url!r}")
-    return url.rstrip("/")
 
 
 def _handler_spec(value: Any) -> str:
@@ -205,141 +144,6 @@ _HandlerSpec = Annotated[str, BeforeValidator(_handler_spec)]
 _AgentName = Annotated[str, BeforeValidator(lambda value: _name(value, "agent"))]
 _TenantName = Annotated[str, BeforeValidator(lambda value: _name(value, "tenant"))]
 _Text = Annotated[str, BeforeValidator(non_empty_text)]
-_HttpUrl = Annotated[str, BeforeValidator(lambda value: service_url(value, "https", "http"))]
-_WsUrl = Annotated[str, BeforeValidator(lambda value: service_url(value, "wss", "ws"))]
-
-
-class _PlatformSection(ChannelConfig):
-    """What both platform sections add to :class:`ChannelConfig`: ``enabled``."""
-
-    enabled: Flag = True
-
-    @property
-    def config(self) -> ChannelConfig:
-        """The admission settings (the section is a :class:`ChannelConfig`)."""
-        return self
-
-    def runner_options(self, env: Mapping[str, str], source: str = "") -> dict[str, Any]:
-        """The platform runner's own options this section sets (its contract's ``runner``);
-        a secret is read from ``env`` now (one clear error naming ``source`` when unset)."""
-        return {}
-
-
-class TelegramSection(_PlatformSection):
-    """``[telegram]``: the :class:`ChannelConfig` keys, ``enabled``, and webhook mode.
-
-    ``mode = "webhook"`` needs ``webhook_url``, ``secret_token_env`` and ``port`` (see
-    "Webhook mode" below); in polling mode those keys are errors.
-    ``base_url`` points the bot at another Bot API server (a local one:
-    ``http://127.0.0.1:8081/bot``; plain ``http`` only on this host).
-    """
-
-    platform: Literal["telegram"] = "telegram"
-    base_url: _HttpUrl | None = None
-    mode: Mode = "polling"
-    webhook_url: HttpsUrl | None = None
-    secret_token_env: EnvName | None = None
-    listen: ListenHost | None = None
-    port: Port | None = None
-    path: UrlPath | None = None
-    set_webhook: Flag | None = None
-
-    @model_validator(mode="after")
-    def _webhook_keys(self) -> Self:
-        if self.mode == "polling":
-            given = [key for key in _WEBHOOK_KEYS if key in self.model_fields_set]
-            if given:
-                raise ValueError(f'{given[0]} needs mode = "webhook"')
-        else:
-            for key, what in _WEBHOOK_NEEDS:
-                if key not in self.model_fields_set:
-                    raise ValueError(f'mode = "webhook" needs {key} ({what})')
-        return self
-
-    def runner_options(self, env: Mapping[str, str], source: str = "") -> dict[str, Any]:
-        """``base_url``, and the ``webhook`` with its secret in webhook mode."""
-        webhook = self.webhook
-        where = f"{source}: {self.name}" if source else self.name
-        return {
-            "base_url": self.base_url,
-            "webhook": None if webhook is None else webhook.resolve(env, where),
-        }
-
-    @property
-    def webhook(self) -> WebhookConfig | None:
-        """The webhook settings in webhook mode, else ``None`` (polling)."""
-        if self.webhook_url is None or self.secret_token_env is None or self.port is None:
-            return None
-        return WebhookConfig(
-            url=self.webhook_url,
-            secret_token_env=self.secret_token_env,
-            port=self.port,
-            listen=self.listen or DEFAULT_LISTEN,
-            path=self.path or default_path(self.webhook_url),
-            set_webhook=self.set_webhook,
-        )
-
-
-class DiscordSection(_PlatformSection):
-    """``[discord]``: the :class:`ChannelConfig` keys, ``enabled``, and sharding.
-
-    ``shard_count`` (with ``shard_ids``, the ones this worker runs) selects
-    ``discord.AutoShardedClient`` (see "Sharding" below).
-    ``api_url`` and ``gateway_url`` (both or neither) send REST calls and the gateway session
-    to a proxy instead of discord.com (plain ``http``/``ws`` only on this host).
-    """
-
-    platform: Literal["discord"] = "discord"
-    shard_count: int | None = None
-    shard_ids: tuple[int, ...] | None = None
-    api_url: _HttpUrl | None = None
-    gateway_url: _WsUrl | None = None
-
-    @model_validator(mode="after")
-    def _both_urls(self) -> Self:
-        if (self.api_url is None) != (self.gateway_url is None):
-            given, missing = ("api_url", "gateway_url")
-            if self.api_url is None:
-                given, missing = missing, given
-            raise ValueError(f"{given} needs {missing} (the proxy serves both)")
-        return self
-
-    @field_validator("shard_count", mode="before")
-    @classmethod
-    def _shard_count(cls, value: Any) -> Any:
-        problem = count_problem(value)
-        if problem:
-            raise ValueError(problem)
-        return value
-
-    @field_validator("shard_ids", mode="before")
-    @classmethod
-    def _shard_ids(cls, value: Any, info: ValidationInfo) -> Any:
-        if not isinstance(value, list | tuple):
-            raise ValueError(f"must be a list of integers, got {shown_value(value)}")
-        if "shard_count" not in info.data:
-            return value  # shard_count is wrong, and said so
-        count = info.data["shard_count"]
-        problem = "needs shard_count (the bot's total shards)" if count is None else ""
-        problem = problem or ids_problem(value, count)
-        if problem:
-            raise ValueError(problem)
-        return value
-
-    def runner_options(self, env: Mapping[str, str], source: str = "") -> dict[str, Any]:
-        """The shards, and the proxy's ``api_url`` and ``gateway_url``."""
-        return {"shards": self.shards, "api_url": self.api_url, "gateway_url": self.gateway_url}
-
-    @property
-    def shards(self) -> DiscordShards | None:
-        """The shards this worker runs, when ``shard_count`` is set."""
-        if self.shard_count is None:
-            return None
-        return DiscordShards(self.shard_count, self.shard_ids)
-
-
-#: One platform section.
-ChannelSection: TypeAlias = TelegramSection | DiscordSection
 
 
 def _count(value: Any) -> int:
@@ -466,12 +270,56 @@ def _base_dir(value: Any) -> Path:
     return value
 
 
-class BotConfig(BaseSettings):
+#: The top-level keys a platform's name cannot take as its section (the class body below).
+_KEYS = frozenset(
+    {"base_dir", "handler", "database", "workspace", "agent", "tenant", "owners"}
+    | {"shared_dedup", "strict", "http", "probe", "audit", "identity"}
+)
+
+
+def _platform_sections() -> dict[str, type[ChannelSection]]:
+    """Each registered chat platform's section model, from its contract, by its name."""
+    found: dict[str, type[ChannelSection]] = {}
+    for spec in platforms():
+        section = platform(spec.name).section
+        named = (
+            isinstance(section, type)
+            and issubclass(section, ChannelSection)
+            and section.model_fields["platform"].default == spec.name
+        )
+        if not named or spec.name in _KEYS:
+            raise ConfigError(
+                f"{spec.contract}: its section must be a ChannelSection whose platform is "
+                f"{spec.name!r}, a name that is no other bot.toml key"
+            )
+        found[spec.name] = section
+    return found
+
+
+#: The chat platforms' sections, in the registry's order: the sections ``actorscope run`` runs.
+_SECTIONS = _platform_sections()
+
+if TYPE_CHECKING:
+    _WithSections = BaseSettings
+else:
+    # The platforms are what the registry holds, so the keys are made here: one per platform,
+    # read through BotConfig.section(name) (an attribute of the platform's name works too,
+    # untyped).
+    _WithSections = create_model(
+        "_WithSections",
+        __base__=BaseSettings,
+        **{name: (section | None, None) for name, section in _SECTIONS.items()},
+    )
+
+
+class BotConfig(_WithSections):
     """A validated ``bot.toml``: top-level keys and one model per section.
 
-    Relative ``database`` and ``workspace`` paths are resolved against ``base_dir`` (the
-    file's directory). ``ACTORSCOPE_<KEY>`` / ``ACTORSCOPE_<SECTION>__<KEY>`` environment
-    variables win over the file (see the configuration reference).
+    Each registered chat platform has a section of its own name, its contract's section model
+    (:meth:`section`). Relative ``database`` and
+    ``workspace`` paths are resolved against ``base_dir`` (the file's directory).
+    ``ACTORSCOPE_<KEY>`` / ``ACTORSCOPE_<SECTION>__<KEY>`` environment variables win over the
+    file (see the configuration reference).
     """
 
     model_config = SettingsConfigDict(
@@ -501,8 +349,6 @@ class BotConfig(BaseSettings):
     shared_dedup: Flag | None = None
     #: Fail closed: a permission check whose grant store fails denies (``PermissionPolicy``).
     strict: Flag = False
-    telegram: TelegramSection | None = None
-    discord: DiscordSection | None = None
     #: The ``[http]`` section (``actorscope serve``), if any.
     http: HttpSection | None = None
     #: The ``[probe]`` section (``actorscope probe``), if any.
@@ -551,9 +397,15 @@ class BotConfig(BaseSettings):
     def _owners(cls, value: Any) -> tuple[str, ...]:
         return sender_ids(value, "owners")
 
+    def section(self, name: str) -> ChannelSection | None:
+        """The section of chat platform ``name``, if the file has one."""
+        found = getattr(self, name, None) if name in _SECTIONS else None
+        return found if isinstance(found, ChannelSection) else None
+
     def sections(self) -> list[ChannelSection]:
-        """The enabled platform sections, Telegram first."""
-        return [s for s in (self.telegram, self.discord) if s is not None and s.enabled]
+        """The enabled platform sections, in the registry's order (the built-in ones first)."""
+        found = (self.section(name) for name in _SECTIONS)
+        return [section for section in found if section is not None and section.enabled]
 
     def agent_settings(self, *, agent: str | None = None) -> AgentSettings:
         """What this file gives its agent for the composition root
@@ -577,8 +429,8 @@ logger = logging.getLogger("actorscope.bots")  # the public name operators filte
 _SECURITY_KEYS = frozenset(
     {"owners", "strict", "allow_from", "dm_policy", "group_policy", "groups", "ignore_bots"}
     | {"links"}
-    # Where the token goes.
-    | {"base_url", "api_url", "gateway_url"}
+    # Where a platform's token goes.
+    | {key for section in _SECTIONS.values() for key in section.token_keys}
 )
 
 
@@ -723,7 +575,7 @@ def load_bot_config(path: str | Path, *, require_bots: bool = True) -> BotConfig
             f"environment {ENV_PREFIX}STRICT: cannot turn off strict = true set in {source}"
         )
     overrides = _env_overrides(os.environ)
-    platforms = {spec.name for spec in platform_specs() if spec.contract}  # a whole section
+    platforms = set(_SECTIONS)  # a whole section
     security = [
         name
         for name in overrides
@@ -741,7 +593,8 @@ def load_bot_config(path: str | Path, *, require_bots: bool = True) -> BotConfig
             raise ConfigError(f"{source}: handler: missing (module:function)")
         config = config.model_copy(update={"handler": config.http.handler})
     if require_bots and not config.sections():
-        raise ConfigError(f"{source}: no enabled [telegram] or [discord] section")
+        named = " or ".join(f"[{name}]" for name in _SECTIONS)
+        raise ConfigError(f"{source}: no enabled {named} section")
     return config
 
 

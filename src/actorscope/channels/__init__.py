@@ -30,6 +30,7 @@ from actorscope.channels._base import (
 )
 from actorscope.channels._config import (
     ChannelConfig,
+    ChannelSection,
     GroupOverride,
     Policy,
     SenderIds,
@@ -57,6 +58,7 @@ __all__ = [
     "Admission",
     "ChannelAdapter",
     "ChannelConfig",
+    "ChannelSection",
     "DedupCache",
     "GroupOverride",
     "IgnoreReason",

@@ -27,7 +27,7 @@ import re
 from collections.abc import Mapping
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any, Self
+from typing import Annotated, Any, ClassVar, Self
 
 from pydantic import (
     BaseModel,
@@ -55,6 +55,7 @@ from actorscope.platforms import IdForm, PlatformSpec, platform_spec, platform_s
 
 __all__ = [
     "ChannelConfig",
+    "ChannelSection",
     "GroupOverride",
     "Policy",
     "SenderIds",
@@ -257,3 +258,28 @@ class ChannelConfig(_Strict):
     def role_for(self, sender_id: str) -> str:
         """``"owner"`` for a configured owner, else ``""`` (:func:`actorscope.host.role_for`)."""
         return role_for(sender_id, owners=self.owners)
+
+
+class ChannelSection(ChannelConfig):
+    """A chat platform's ``bot.toml`` section (``[telegram]``, ``[discord]``, ...) for
+    ``actorscope run``: the :class:`ChannelConfig` keys, ``enabled``, and the platform's own.
+
+    Each platform's contract names its section model (``Platform.section``): a subclass whose
+    ``platform`` is the platform's name (``Literal["telegram"] = "telegram"``), adding its own
+    keys and handing them to its runner (:meth:`runner_options`).
+    """
+
+    #: The section's keys that say where the bot's token goes (another server's URL): an
+    #: environment override of one is logged at WARNING, like the keys of who may do what.
+    token_keys: ClassVar[frozenset[str]] = frozenset()
+    enabled: Flag = True
+
+    @property
+    def config(self) -> ChannelConfig:
+        """The admission settings (the section is a :class:`ChannelConfig`)."""
+        return self
+
+    def runner_options(self, env: Mapping[str, str], source: str = "") -> dict[str, Any]:
+        """The platform runner's own options this section sets (its contract's ``runner``);
+        a secret is read from ``env`` now (one clear error naming ``source`` when unset)."""
+        return {}

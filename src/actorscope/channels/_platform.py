@@ -17,6 +17,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from actorscope.channels._adapter import ChannelAdapter
 from actorscope.channels._base import Ingress
+from actorscope.channels._config import ChannelSection
 from actorscope.channels._pipeline import Pipeline
 from actorscope.errors import ConfigError
 from actorscope.platforms import PlatformSpec, platform_spec, platform_specs
@@ -33,7 +34,9 @@ class Platform(Protocol):
     normaliser names commands itself, as Telegram's ``/`` ones). ``event_name`` names its raw
     event in a sentence (``a Telegram Update (update_id)``). ``simulator`` is the
     ``module:attribute`` of its testing-kit simulator (an ``actorscope.testing.Simulator``
-    taking an ``AgentEnv``), which drives its emulator.
+    taking an ``AgentEnv``), which drives its emulator. ``section`` is the model of its
+    ``bot.toml`` section for ``actorscope run`` (a :class:`ChannelSection` whose ``platform``
+    is its name), whose ``runner_options`` its ``runner`` takes.
     """
 
     @property
@@ -54,6 +57,11 @@ class Platform(Protocol):
     @property
     def simulator(self) -> str:
         """``module:attribute`` of its testing-kit simulator."""
+        ...
+
+    @property
+    def section(self) -> type[ChannelSection]:
+        """The model of its ``bot.toml`` section."""
         ...
 
     def inspect(

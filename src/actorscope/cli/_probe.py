@@ -126,12 +126,10 @@ def probe_command(
     section = bot.probe if bot is not None else None
     commands = [*(section.commands if section is not None else ()), *(extra or [])]
     writer_only = [*(section.writer_only if section is not None else ()), *(writer_only or [])]
-    telegram = bot.telegram.config if bot is not None and bot.telegram is not None else None
-    discord = (
-        bot.discord.config
-        if bot is not None and bot.discord is not None and bot.discord.enabled
-        else None
-    )
+    telegram = bot.section("telegram") if bot is not None else None
+    discord = bot.section("discord") if bot is not None else None
+    if discord is not None and not discord.enabled:
+        discord = None
     # A loop of our own, not asyncio.run: after a case hung, run() would wait for the hung
     # handler's task to finish cancelling, which a handler that swallows cancellation never does.
     loop = asyncio.new_event_loop()

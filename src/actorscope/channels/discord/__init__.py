@@ -32,6 +32,7 @@ from actorscope.channels.discord._runner import (
     send_outbound,
     silence_voice_warnings,
 )
+from actorscope.channels.discord._section import DiscordSection
 
 __all__ = [
     "CONVERSATION_MESSAGE_TYPES",
@@ -39,6 +40,7 @@ __all__ = [
     "PLATFORM",
     "WRITER_DESCRIPTIONS",
     "DiscordRunner",
+    "DiscordSection",
     "WriterTarget",
     "bot_intents",
     "clear_caches",

@@ -9,6 +9,7 @@ from actorscope.channels._base import Ingress
 from actorscope.channels._pipeline import Pipeline
 from actorscope.channels.discord._normalize import inspect_dispatch
 from actorscope.channels.discord._runner import DiscordRunner
+from actorscope.channels.discord._section import DiscordSection
 from actorscope.errors import ConfigError
 from actorscope.platforms import DISCORD, PlatformSpec, platform_spec
 
@@ -24,6 +25,7 @@ class Discord:
     command_prefixes = "!"  # "!addwriter" in a channel; slash commands are named
     event_name = "a Discord gateway dispatch (op, t, d)"
     simulator = "actorscope.testing:DiscordSim"
+    section = DiscordSection
 
     @property
     def spec(self) -> PlatformSpec:

@@ -30,6 +30,7 @@ from actorscope.channels.telegram._runner import (
     send_outbound,
     text_parts,
 )
+from actorscope.channels.telegram._section import TelegramSection
 
 __all__ = [
     "ALLOWED_UPDATES",
@@ -38,6 +39,7 @@ __all__ = [
     "ChatAdmin",
     "IgnoredListener",
     "TelegramRunner",
+    "TelegramSection",
     "asks_chat_admin",
     "chat_migration",
     "clear_caches",

@@ -10,6 +10,7 @@ from actorscope.channels._base import Ingress
 from actorscope.channels._pipeline import Pipeline
 from actorscope.channels.telegram._normalize import inspect_update
 from actorscope.channels.telegram._runner import TelegramRunner
+from actorscope.channels.telegram._section import TelegramSection
 from actorscope.errors import ConfigError
 from actorscope.platforms import TELEGRAM, PlatformSpec, platform_spec
 
@@ -25,6 +26,7 @@ class Telegram:
     command_prefixes = ""  # the normaliser names /commands itself
     event_name = "a Telegram Update (update_id)"
     simulator = "actorscope.testing:TelegramSim"
+    section = TelegramSection
 
     @property
     def spec(self) -> PlatformSpec:

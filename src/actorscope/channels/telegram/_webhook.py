@@ -21,7 +21,7 @@ from aiohttp import web
 from pydantic import BeforeValidator
 
 from actorscope._aio import Site
-from actorscope._input import non_empty_text, shown_value
+from actorscope._input import non_empty_text
 from actorscope.errors import ConfigError
 
 __all__ = [
@@ -31,7 +31,6 @@ __all__ = [
     "HttpsUrl",
     "ListenHost",
     "Mode",
-    "Port",
     "UrlPath",
     "Webhook",
     "WebhookConfig",
@@ -39,7 +38,6 @@ __all__ = [
     "default_path",
     "https_url",
     "listen_host",
-    "port_number",
     "url_path",
 ]
 
@@ -88,13 +86,6 @@ def listen_host(value: Any) -> str:
     return host
 
 
-def port_number(value: Any) -> int:
-    """A TCP port: an integer from 0 (any free port) to 65535."""
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 65535:
-        raise ValueError(f"must be an integer from 0 to 65535, got {shown_value(value)}")
-    return value
-
-
 def url_path(value: Any) -> str:
     """``path``: a URL path starting with ``/``."""
     path = non_empty_text(value)
@@ -103,10 +94,9 @@ def url_path(value: Any) -> str:
     return path
 
 
-#: ``webhook_url``, ``listen``, ``port`` and ``path`` as pydantic types.
+#: ``webhook_url``, ``listen`` and ``path`` as pydantic types (``port`` is ``_input.Port``).
 HttpsUrl = Annotated[str, BeforeValidator(https_url)]
 ListenHost = Annotated[str, BeforeValidator(listen_host)]
-Port = Annotated[int, BeforeValidator(port_number)]
 UrlPath = Annotated[str, BeforeValidator(url_path)]
 
 
