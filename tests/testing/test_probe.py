@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import shutil
@@ -369,24 +370,111 @@ def test_cli_probes_the_notes_bot_with_links_on(
 
 
 LINK_EVENTS = (
-    "link code replayed by a third account",
-    "link code sent in a group, then tried",
-    "link codes guessed",
-    "the writer's other account after an unlink",
+    "link code replayed by a third account (group)",
+    "link code replayed by a third account (forum)",
+    "link code sent in a group, then tried (group)",
+    "link code sent in a group, then tried (forum)",
+    "link codes guessed (group)",
+    "link codes guessed (forum)",
+    "the writer's other account after an unlink (group)",
+    "the writer's other account after an unlink (forum)",
+    "look-alike account of the writer (group)",
+    "look-alike account of the writer (forum)",
+    "link attempt by a non-person",
 )
 
 
 @pytest.mark.parametrize("links", ["dm", "grants"])
 async def test_hostile_link_events_hold_on_the_notes_bot(links: str) -> None:
     """With links on, the probe also tries to get the member into the writer's person (a
-    replayed code, a code sent in a group, guesses) and the writer's other account after an
-    unlink: on the notes bot every one holds."""
+    replayed code, a code sent in a group, guesses), a look-alike of the writer and a
+    non-person into any person, and the writer's other account after an unlink: on the notes
+    bot every one holds."""
     report = await probe("telegram_bot:handle", search_dir=EXAMPLES, commands=NOTE, links=links)
     for event in LINK_EVENTS:
-        for where in ("group", "forum"):
-            case = report.case(f"{event} ({where})", "/note probe")
-            assert case.status is ProbeStatus.HELD, (event, where, case.problems)
+        case = report.case(event, "/note probe")
+        assert case.status is ProbeStatus.HELD, (event, case.problems)
+    look_alike = report.case("look-alike account of the writer (group)", "/note probe")
+    assert [d["reason"] for d in look_alike.decisions] == ["no_grant"]
     assert not report.failures
+
+
+async def test_the_link_events_prove_the_writers_own_link_first(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The positive control: where a proven link is not made (every redeem refused), the
+    probe stops with ProbeReachError instead of reporting the link events held."""
+
+    async def refuses(
+        self: LinkStore, code: str, identity: Identity, tenant_id: str, **_: Any
+    ) -> LinkOutcome:
+        return LinkOutcome(False, LinkReason.UNKNOWN_CODE, account=str(account_of(identity)))
+
+    monkeypatch.setattr(LinkStore, "redeem", refuses)
+    with pytest.raises(ProbeReachError, match="could not link their own two accounts"):
+        await probe("telegram_bot:handle", search_dir=EXAMPLES, commands=NOTE, links="dm")
+
+
+async def test_a_redeem_that_merges_into_the_senders_person_is_a_leak(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A negative control for the look-alike: were an account of a person that sends another
+    account's code to pull that account into its person, the look-alike (whose code the
+    writer's second account was tricked into sending) joins the writer's person and gets the
+    person's grant: a leak."""
+    redeem = LinkStore.redeem
+
+    async def merging(
+        self: LinkStore, code: str, identity: Identity, tenant_id: str, **kwargs: Any
+    ) -> LinkOutcome:
+        issuer = await self.db.fetchone(
+            "SELECT account FROM link_codes WHERE digest = ? AND used_at IS NULL",
+            (hashlib.sha256(f"{tenant_id}:{code.replace('-', '')}".encode()).hexdigest(),),
+        )
+        outcome = await redeem(self, code, identity, tenant_id, **kwargs)
+        if outcome.reason is not LinkReason.LINKED_ELSEWHERE or issuer is None:
+            return outcome
+        made = await self.add([issuer["account"], outcome.account], by="bug", tenant=tenant_id)
+        return LinkOutcome(True, LinkReason.LINKED, account=outcome.account, person=made[0].person)
+
+    monkeypatch.setattr(LinkStore, "redeem", merging)
+    event = "look-alike account of the writer (group)"
+    report = await probe(
+        "telegram_bot:handle", search_dir=EXAMPLES, commands=NOTE, links="grants", events=[event]
+    )
+    case = report.case(event, "/note probe")
+    assert case.status is ProbeStatus.LEAK, case.problems
+    assert any(p.startswith("telegram:42420 was linked to person:") for p in case.problems)
+    assert any(p.startswith("allowed file_writer for sender '42420'") for p in case.problems)
+
+
+async def test_a_redeem_that_links_any_sender_is_a_leak(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A negative control for non-persons: a redeem that links whoever sent the code (no
+    person, no direct chat checked) links the other bot that sent the writer's code into the
+    writer's person, and the probe reports it as a leak."""
+
+    async def unchecked(
+        self: LinkStore, code: str, identity: Identity, tenant_id: str, **_: Any
+    ) -> LinkOutcome:
+        issuer = await self.db.fetchone(
+            "SELECT account FROM link_codes WHERE digest = ? AND used_at IS NULL",
+            (hashlib.sha256(f"{tenant_id}:{code.replace('-', '')}".encode()).hexdigest(),),
+        )
+        sender = f"telegram:{identity.sender_id or identity.chat_id}"
+        if issuer is None:
+            return LinkOutcome(False, LinkReason.UNKNOWN_CODE, account=sender)
+        made = await self.add([issuer["account"], sender], by="bug", tenant=tenant_id)
+        return LinkOutcome(True, LinkReason.LINKED, account=sender, person=made[0].person)
+
+    monkeypatch.setattr(LinkStore, "redeem", unchecked)
+    event = "link attempt by a non-person"
+    report = await probe(
+        "telegram_bot:handle", search_dir=EXAMPLES, commands=NOTE, links="grants", events=[event]
+    )
+    case = report.case(event, "/note probe")
+    assert case.status is ProbeStatus.LEAK, case.problems
+    assert case.problems[0].startswith("telegram:7171 was linked to person:")
+    assert case.problems[0].endswith(", the writer's person")
 
 
 async def test_a_careless_redeem_is_a_leak(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -14,10 +14,12 @@ every probe event (:data:`EVENTS`: a non-writer, another group's writer, an anon
 post as a channel, a channel post, an automatic forward, another bot, a click, runs started by
 a non-writer, forged / unsigned / replayed origins, look-alike ids, an edit, text naming the
 writer's id, the writer's DM) with every command; with a Discord configuration the Discord
-simulator's events (:data:`DISCORD_EVENTS`) too. A **leak** is an allowed decision for an actor
-that is not a writer of the scope (other than ``not_group_context`` in the writer's own DM), a
-change to the workspace, the grants, the cron jobs or the memory entries, a reply carrying a
-marker planted in another scope, or a writer-only command (one the bot asks a permission for,
+simulator's events (:data:`DISCORD_EVENTS`) too; with the agent's links on, the link events
+(:data:`LINK_EVENTS`), after proving that the writer's own link works. A **leak** is an
+allowed decision for an actor that is not a writer of the scope (other than
+``not_group_context`` in the writer's own DM), a change to the workspace, the grants, the
+cron jobs or the memory entries, an account linked that is not the writer's, a reply carrying
+a marker planted in another scope, or a writer-only command (one the bot asks a permission for,
 or one named in ``writer_only``) doing for a hostile sender what it does for the writer. An
 undeclared command that does so is **open** (not a failure); one that does so for every person
 and refuses no one is open to everyone. What the probe could not test is said, one line each,
@@ -53,7 +55,7 @@ from actorscope.channels import (
 )
 from actorscope.channels import platform as contract_of
 from actorscope.context import bind_identity
-from actorscope.errors import ConfigError
+from actorscope.errors import ConfigError, NotFoundError
 from actorscope.host import Handler
 from actorscope.identity import (
     TELEGRAM_ANONYMOUS_ADMIN_ID,
@@ -65,10 +67,18 @@ from actorscope.identity import (
     chat_identity,
     discord_identity,
     guild_member_scope,
+    person_scope,
     telegram_identity,
 )
 from actorscope.messages import InboundMessage
-from actorscope.permissions import AuditLog, LinkMode, writer_scope
+from actorscope.permissions import (
+    AuditAction,
+    AuditLog,
+    LinkMode,
+    LinkReason,
+    LinkStore,
+    writer_scope,
+)
 from actorscope.propagation import (
     Origin,
     OriginSigner,
@@ -130,7 +140,7 @@ _PROBE_DB = "probe.db"
 #: Bot API methods that only read: not part of what a bot does.
 _READS = ("get",)
 #: The names the probe's people go by (left out of the bot's replies when comparing them).
-_PEOPLE = ("writer", "otherwriter", "member", "helperbot", "helper_bot", "writer.")
+_PEOPLE = ("writer", "otherwriter", "member", "helperbot", "helper_bot", "writer.", "wrlter")
 #: A path segment this long is a token (an interaction's, a webhook's), not a name.
 _TOKEN_LENGTH = 20
 _WRITER_ID = 4242
@@ -138,6 +148,9 @@ _OTHER_WRITER_ID = 5151
 _MEMBER_ID = 6161
 #: The writer's second account (linked to the writer's person where the agent's links are on).
 _WRITER_ALT_ID = 4343
+#: A look-alike of the writer where links are on: the writer's name, a username one letter off
+#: (``wrlter``), the writer's digits and one more.
+_LOOK_ALIKE_ID = 42420
 _BOT_ID = 7171
 #: The frameworks the probe serves on the Telegram simulator, asked in order which one a bot
 #: is. aiogram goes first: PTB takes any function (a build function is told by nothing but
@@ -326,8 +339,14 @@ class ProbeWorld(Generic[SimT]):
     gated: bool = True
     #: The writer's person (``person:<uuid>``) where the agent's links are on, else ``""``.
     person: str = ""
+    #: The writer's accounts (``telegram:<id>``) the person may hold; any other account
+    #: linked during a case is a leak.
+    accounts: frozenset[str] = frozenset()
     #: What the case's event's ``setup`` did (the writer's command whose answer a click presses).
     prepared: list[Event] = field(default_factory=list)
+    #: Run before each case, outside what the case is judged by (the writer's person restored
+    #: where links are on).
+    reset: Callable[[], Awaitable[None]] | None = None
 
 
 _Send = Callable[[ProbeWorld[SimT], str, str], Awaitable[list[Event]]]
@@ -346,7 +365,9 @@ class ProbeEvent(Generic[SimT]):
     ``setup``: what the case needs done first, by the writer (its events go to
     ``world.prepared``; what it does, changes and audits is not the case's);
     ``untested``: why a case whose send sent nothing tested nothing (it is reported
-    "not tested", never held).
+    "not tested", never held); ``ignored_holds``: the bot ignoring the event's last message is
+    the defence tried (a non-person's link attempt), so the case holds rather than being
+    not applicable.
     """
 
     send: _Send[SimT]
@@ -356,6 +377,7 @@ class ProbeEvent(Generic[SimT]):
     person: bool = False
     setup: _Send[SimT] | None = None
     untested: str = ""
+    ignored_holds: bool = False
 
 
 _TgWorld = ProbeWorld[TelegramSim]
@@ -503,16 +525,61 @@ async def _build(sim: TelegramSim, env: AgentEnv) -> _TgWorld:
         world.targets[where] = int(said.payload["message"]["message_id"])
     if env.assembly.settings.links is not LinkMode.OFF:
         sim.user("writer-alt", user_id=_WRITER_ALT_ID)
-        await _linked_writer(world)
+        sim.emu.state.add_user("writer", username="wrlter", user_id=_LOOK_ALIKE_ID)
+        world.accounts = frozenset(sim.account(who) for who in ("writer", "writer-alt"))
+        await _prove_link(world)
+        world.reset = lambda: _linked_writer(world)
     return world
 
 
+async def _prove_link(w: _TgWorld) -> None:
+    """The positive control of the link events: the writer's own link, proven as a person
+    proves one (a code asked for in the writer's DM, sent from the writer's second account in
+    its DM), makes one person of the two; else :class:`ProbeReachError`."""
+    code = await _code_for(w, "writer")
+    redeemed = await w.sim.message("writer-alt", f"/link {code}") if code else None
+    store = LinkStore(w.env.db)
+    tenant = w.env.agent.tenant_id
+    persons = {await store.person_of(account, tenant) for account in w.accounts}
+    if code and len(persons) == 1 and None not in persons:
+        return
+    said = [] if redeemed is None else _texts(redeemed)
+    why = (
+        "the writer's /link got no code"
+        if not code
+        else f"the writer's second account sent it and got {said[0]!r}"
+        if said
+        else "the writer's second account sent it and got no answer"
+    )
+    raise ProbeReachError(
+        f"the agent's links are on, but the writer could not link their own two accounts: "
+        f"{why}; the probe cannot tell whether a hostile link is refused where a proven one "
+        "is not made (the bot answers /link itself, or its DMs are not admitted)"
+    )
+
+
 async def _linked_writer(w: _TgWorld) -> None:
-    """The writer and their second account as one person; where the agent counts persons'
-    grants, the person holds the writer's grant in the writer's groups (what a hostile link
-    would reach). The writer's earlier codes are forgotten (each event asks for a new one)."""
+    """Before each case where links are on (outside what the case is judged by): the writer's
+    two accounts are the writer's person and no other account is linked (what an earlier
+    case changed is undone); where the agent counts persons' grants, the person holds the
+    writer's grant in the writer's groups (what a hostile link would reach). Every earlier
+    code is forgotten, and so are the refusals counted against the probe's accounts: each
+    event asks for its own codes, and no limit earlier cases reached stands in for the check
+    the event makes."""
     env = w.env
-    person = await w.sim.link("writer", "writer-alt", by="probe")
+    tenant = env.agent.tenant_id
+    store = LinkStore(env.db)
+    current = {link.account: link.person for link in await store.links(tenant_id=tenant)}
+    keep = w.person or current.get(w.sim.account("writer"), "")
+    for account, person in current.items():
+        if account not in w.accounts or person != keep:
+            await store.remove(account, by="probe", tenant=tenant)
+    accounts = sorted(w.accounts)
+    try:
+        linked = await store.add(accounts, person=keep or None, by="probe", tenant=tenant)
+    except NotFoundError:  # an earlier case unlinked every account: the person is gone
+        linked = await store.add(accounts, by="probe", tenant=tenant)
+    person = linked[0].person
     if person != w.person and env.assembly.settings.links is LinkMode.GRANTS:
         for chat in (_GROUP_ID, _FORUM_ID):
             await env.store.grant(
@@ -523,24 +590,64 @@ async def _linked_writer(w: _TgWorld) -> None:
                 granted_by="probe",
             )
     w.person = person
+    await env.db.execute("DELETE FROM link_codes")
     await env.db.execute(
-        "DELETE FROM link_codes WHERE account IN (?, ?)",
-        (f"telegram:{_WRITER_ID}", f"telegram:{_WRITER_ALT_ID}"),
+        "DELETE FROM audit_log WHERE action = ?", (AuditAction.LINK_REFUSED.value,)
     )
 
 
 _CODE = re.compile(r"your link code is ([A-Z0-9]{5}-[A-Z0-9]{5})")
 
 
-async def _writer_code(w: _TgWorld) -> str:
-    """The writer asks for a link code in their DM; the code the bot answered with."""
-    await _linked_writer(w)
-    asked = await w.sim.message("writer", "/link")
-    for seen in asked.sent:
-        found = _CODE.search(seen.fields.get("text", ""))
+def _texts(event: Event) -> list[str]:
+    """What the bot sent for ``event``."""
+    return [seen.fields.get("text", "") for seen in event.sent]
+
+
+async def _code_for(w: _TgWorld, who: str | int) -> str:
+    """``who`` asks for a link code in their DM; the code the bot answered with, or ``""``."""
+    asked = await w.sim.message(who, "/link")
+    for text in _texts(asked):
+        found = _CODE.search(text)
         if found is not None:
             return found.group(1)
     return ""
+
+
+async def _writer_code(w: _TgWorld) -> str:
+    """The writer asks for a link code in their DM; the code the bot answered with."""
+    return await _code_for(w, "writer")
+
+
+async def _look_alike(w: _TgWorld, where: str, command: str) -> list[Event]:
+    """An account with the writer's name and a username one letter off (another id) sends
+    /unlink (the writer's person must stay whole), asks for its own code and has the
+    writer's second account send it (as a phisher would: refused, that account is the
+    writer's person's), then sends the command. Nothing is sent (not tested) when it got no
+    code or the sending was refused for a limit."""
+    await w.sim.message(_LOOK_ALIKE_ID, "/unlink")
+    code = await _code_for(w, _LOOK_ALIKE_ID)
+    if not code:
+        return []
+    sent = await w.sim.message("writer-alt", f"/link {code}")
+    said = _texts(sent)
+    if not said or any(f"({LinkReason.RATE_LIMITED.value})" in text for text in said):
+        return []
+    w.watch.begin()
+    return [await _say(w, _LOOK_ALIKE_ID, sent_text(command), where)]
+
+
+async def _non_person_link(w: _TgWorld, where: str, command: str) -> list[Event]:
+    """Non-persons try to link while the writer holds a live code: an anonymous admin asks
+    for a code in the group, another bot asks for one in its DM, then sends the writer's code
+    there. The bot ignoring the attempt holds as much as the link store refusing it."""
+    code = await _writer_code(w)
+    if not code:
+        return []
+    await w.sim.anonymous_admin(where, "/link", topic=_topic(where))
+    await w.sim.message(_BOT_ID, "/link")
+    w.watch.begin()
+    return [await w.sim.message(_BOT_ID, f"/link {code}")]
 
 
 async def _replayed_code(w: _TgWorld, where: str, command: str) -> list[Event]:
@@ -560,7 +667,6 @@ async def _code_in_group(w: _TgWorld, where: str, command: str) -> list[Event]:
 
 
 async def _guessed_code(w: _TgWorld, where: str, command: str) -> list[Event]:
-    await _linked_writer(w)
     for guess in ("AAAAA-AAAAA", "23456-78923", "ZZZZZ-ZZZZZ"):
         await w.sim.message("member", f"/link {guess}")
     w.watch.begin()
@@ -568,7 +674,6 @@ async def _guessed_code(w: _TgWorld, where: str, command: str) -> list[Event]:
 
 
 async def _after_unlink(w: _TgWorld, where: str, command: str) -> list[Event]:
-    await _linked_writer(w)
     await w.sim.unlink("writer-alt", by="probe")  # the writer keeps the person and its grant
     w.watch.begin()
     return [await _say(w, "writer-alt", sent_text(command), where)]
@@ -848,9 +953,19 @@ LINK_EVENTS: dict[str, _Tg] = {
     "link code sent in a group, then tried": _Tg(_code_in_group, person=True),
     "link codes guessed": _Tg(_guessed_code, person=True),
     "the writer's other account after an unlink": _Tg(_after_unlink, person=True),
+    "look-alike account of the writer": _Tg(
+        _look_alike, person=True, untested="the look-alike's link steps were not answered"
+    ),
+    "link attempt by a non-person": _Tg(
+        _non_person_link,
+        dm=True,
+        ignored_holds=True,
+        untested="the writer was given no code to try",
+    ),
 }
 #: Where each event is sent: a supergroup and a forum topic (channel posts and DMs: once).
 _WHERES: dict[str, tuple[str, ...]] = {
+    "link attempt by a non-person": ("group",),
     "channel post": ("group",),
     "the writer's DM": ("group",),
     "user posting as a channel": ("group",),
@@ -1003,9 +1118,12 @@ async def _run_case(
     env = world.env
     compared = not event.dm and not _writer_command(world, case.command)
     base = await _baseline(world, event.like, case.command, where) if compared else None
+    if world.reset is not None:
+        await world.reset()
     setup = event.setup
     world.prepared = [] if setup is None else await setup(world, where, case.command)
     before = await _snapshot(env)
+    foreign = await _foreign_links(world)
     seen = await audit.list(agent_id=env.agent.id, limit=1)
     last_id = seen[0].id if seen else 0
     world.watch.begin()
@@ -1018,6 +1136,13 @@ async def _run_case(
     problems, case.decisions = _decision_leaks(events, world.writers, event.dm)
     after = await _snapshot(env)
     problems += _changes(before, after, groups=world.groups if event.dm else None)
+    problems += [
+        f"{account} was linked to {person_scope(person)}, the writer's person"
+        if person_scope(person) == world.person
+        else f"{account} was linked to {person_scope(person)}"
+        for account, person in sorted((await _foreign_links(world)).items())
+        if foreign.get(account) != person
+    ]
     problems += _cross_scope(events, world.secrets)
     rows = await audit.list(agent_id=env.agent.id, limit=100)
     case.audit = [r.as_dict() for r in rows if r.id > last_id]
@@ -1029,8 +1154,17 @@ async def _run_case(
         case.status = ProbeStatus.LEAK
     elif case.as_writer:
         case.status = ProbeStatus.OPEN
-    elif events[-1].ignored is not None and not case.decisions:
+    elif events[-1].ignored is not None and not case.decisions and not event.ignored_holds:
         case.status = ProbeStatus.NOT_APPLICABLE
+
+
+async def _foreign_links(world: ProbeWorld[SimT]) -> dict[str, str]:
+    """Where the agent's links are on: every linked account but the writer's, with its
+    person's id."""
+    if not world.accounts:
+        return {}
+    links = await LinkStore(world.env.db).links(tenant_id=world.env.agent.tenant_id)
+    return {link.account: link.person_id for link in links if link.account not in world.accounts}
 
 
 def _cross_scope(events: Sequence[Event], planted: dict[str, str]) -> list[str]:
