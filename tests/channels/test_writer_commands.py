@@ -23,7 +23,7 @@ from actorscope.channels._writer_commands import (
 from actorscope.channels.telegram._runner import TelegramRunner
 from actorscope.host import Host, MessageBus
 from actorscope.messages import RunRequest
-from actorscope.permissions import GrantStore, WriterDecision, WriterReason, WriterRole
+from actorscope.permissions import GrantStore, WriterDecision, WriterReason
 from actorscope.propagation import OriginSigner
 from actorscope.sandbox import BotApiEmulator, EmulatorRequest, MemberStatus
 from actorscope.store import Database
@@ -44,7 +44,7 @@ def test_parse_writer_command() -> None:
 
 def test_describe_decision_states_outcome_and_reason() -> None:
     """Success names the target; a refusal carries the reason value and why."""
-    added = WriterDecision(True, WriterReason.ADDED, "group:telegram:-1", "42", WriterRole.OWNER)
+    added = WriterDecision(True, WriterReason.ADDED, "group:telegram:-1", "42")
     assert describe_decision(added, target_name="@bob (42)") == "added @bob (42) as a writer"
     last = WriterDecision(False, WriterReason.LAST_WRITER, "group:telegram:-1", "42")
     assert describe_decision(last).startswith("refused (last_writer): 42 is the last writer")

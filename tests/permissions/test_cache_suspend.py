@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from actorscope.permissions import DecisionCache, GrantChangeWatcher, GrantStore
+from actorscope.permissions import GrantChangeWatcher, GrantStore
+from actorscope.permissions._cache import DecisionCache
 from actorscope.store import Database
 
 

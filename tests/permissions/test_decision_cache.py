@@ -7,7 +7,8 @@ from pathlib import Path
 
 from actorscope.agents import AgentRegistry
 from actorscope.identity import Identity, PeerKind
-from actorscope.permissions import DecisionCache, GrantStore, PermissionPolicy
+from actorscope.permissions import GrantStore, PermissionPolicy
+from actorscope.permissions._cache import DecisionCache
 from actorscope.permissions._records import GrantLookup
 from actorscope.store import Database, Transaction
 

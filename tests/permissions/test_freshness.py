@@ -22,7 +22,8 @@ from tests._wait import wait_until
 from actorscope.agents import Agent
 from actorscope.errors import StoreError
 from actorscope.identity import Identity, PeerKind
-from actorscope.permissions import DecisionCache, GrantChangeWatcher, GrantStore, PermissionPolicy
+from actorscope.permissions import GrantChangeWatcher, GrantStore, PermissionPolicy
+from actorscope.permissions._cache import DecisionCache
 from actorscope.store import Database, Row
 from actorscope.store._base import ChangeSubscribers
 from actorscope.store._listen import CHANGE_CHANNEL, ChangeFeed

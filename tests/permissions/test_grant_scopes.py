@@ -10,6 +10,7 @@ from actorscope.permissions._scopes import (
     candidate_scopes,
     grantee_problem,
     parse_check_type,
+    parse_grant,
     parse_grant_scope,
     parse_grantee,
 )
@@ -113,3 +114,26 @@ def test_opaque_ids_stay_valid_outside_telegram_and_discord(grantee: str) -> Non
 def test_a_custom_channel_group_refuses_invisible_characters() -> None:
     """In any group scope an id with a format character cannot be a grantee."""
     assert "format" in grantee_problem("bob\u200b", "group:mychan:-100")
+
+
+def test_parse_grant_checks_scope_type_grantee_and_permission_in_order() -> None:
+    """parse_grant returns the canonical grantee and names the first bad part, scope first."""
+    assert parse_grant("group:telegram:-100", "file_writer", "42|alice", "deny") == "42"
+    assert parse_grant("guild:1:*", "*", "*") == "*"
+    with pytest.raises(GrantError, match="scope"):
+        parse_grant("group:telegram:-0100", "nope", "x y")
+    with pytest.raises(GrantError, match="config type"):
+        parse_grant("group:telegram:-100", "nope", "x y")
+    with pytest.raises(GrantError, match="grant sender"):
+        parse_grant("group:telegram:-100", "cron", "042")
+    with pytest.raises(GrantError, match="'allow' or 'deny'"):
+        parse_grant("group:telegram:-100", "cron", "42", "maybe")
+
+
+def test_parse_check_type_with_a_scope_wants_a_concrete_scope_first() -> None:
+    """With a scope, a pattern is refused before the type is looked at; a good pair passes."""
+    assert parse_check_type("cron", scope="group:telegram:-100") == "cron"
+    with pytest.raises(GrantError, match="concrete scope"):
+        parse_check_type("*", scope="guild:1:*")
+    with pytest.raises(GrantError, match="config type"):
+        parse_check_type("*", scope="group:telegram:-100")

@@ -20,9 +20,10 @@ from actorscope.errors import (
     StoreError,
 )
 from actorscope.identity import Identity, PeerKind
-from actorscope.permissions import GrantKey, GrantLookup, GrantStore, PermissionPolicy, Reason
+from actorscope.permissions import GrantStore, PermissionPolicy, Reason
 from actorscope.permissions._audit import AuditLog
 from actorscope.permissions._grants import _check_sql
+from actorscope.permissions._records import GrantKey, GrantLookup
 from actorscope.store import Database, Row
 
 GROUP = "group:telegram:-100200"

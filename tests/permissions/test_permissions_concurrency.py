@@ -10,7 +10,8 @@ import pytest
 
 from actorscope.agents import Agent
 from actorscope.identity import Identity, PeerKind
-from actorscope.permissions import GrantLookup, GrantStore, PermissionPolicy, Reason
+from actorscope.permissions import GrantStore, PermissionPolicy, Reason
+from actorscope.permissions._records import GrantLookup
 from actorscope.store import Database
 
 GROUP = "group:telegram:-100200"

@@ -15,9 +15,9 @@ from actorscope.permissions import (
     WriterDecision,
     WriterManager,
     WriterReason,
-    WriterRole,
     writer_scope,
 )
+from actorscope.permissions._writers import WriterRole
 from actorscope.store import Database
 
 GROUP = "group:telegram:-100200"

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from actorscope.channels._base import ScopeMigration
-from actorscope.permissions import GrantKey, GrantStore
+from actorscope.permissions import GrantStore
 
 __all__ = ["move_grants"]
 
@@ -43,8 +43,5 @@ async def move_grants(store: GrantStore, migration: ScopeMigration, *, moved_by:
         if (grant.agent_id, grant.config_type, grant.sender_id) not in present
     ]
     moved = await store.import_grants(rows) if rows else 0
-    await store.revoke_many(
-        [GrantKey(g.agent_id, g.scope, g.config_type, g.sender_id) for g in old],
-        revoked_by=moved_by,
-    )
+    await store.revoke_many(old, revoked_by=moved_by)
     return moved

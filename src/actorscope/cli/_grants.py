@@ -25,9 +25,7 @@ from actorscope.permissions import (
     GrantStore,
     Permission,
     parse_check_type,
-    parse_config_type,
-    parse_grant_scope,
-    parse_grantee,
+    parse_grant,
 )
 from actorscope.store import DEFAULT_TENANT_SLUG, Database
 
@@ -123,9 +121,7 @@ def grants_add(
     as_json: JsonOpt = False,
 ) -> None:
     """Grant (or, with --deny, deny) a config type to a sender in a scope; replaces any grant."""
-    parse_grant_scope(scope)
-    parse_config_type(config_type)
-    parse_grantee(sender, scope)
+    parse_grant(scope, config_type, sender)
     permission = Permission.DENY if deny else Permission.ALLOW
 
     async def run() -> dict[str, Any]:
@@ -166,9 +162,7 @@ def grants_remove(
     as_json: JsonOpt = False,
 ) -> None:
     """Remove the grant with this agent, scope, sender and type; exit 2 if there is none."""
-    parse_grant_scope(scope)
-    parse_config_type(config_type)
-    grantee = parse_grantee(sender, scope)
+    grantee = parse_grant(scope, config_type, sender)
     wanted = Permission.DENY if deny else None
 
     async def run() -> dict[str, Any]:
@@ -255,8 +249,7 @@ def check(
     ] = False,
 ) -> None:
     """Decide one permission check, what-if: writes nothing; exit 0 whatever the decision."""
-    parse_grant_scope(scope, pattern=False)
-    parse_check_type(config_type)
+    parse_check_type(config_type, scope=scope)
     if role not in KNOWN_ROLES:
         raise ConfigError(
             f"--role must be one of {', '.join(KNOWN_ROLES[1:])} (or left out), not {role!r}"

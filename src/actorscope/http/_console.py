@@ -23,7 +23,7 @@ from actorscope.http._keys import ApiKey
 from actorscope.http._ops import AUDIT_PAGE, Operations
 from actorscope.http._sessions import SESSION_SECONDS, Session, csrf_token
 from actorscope.identity import PERSON_SCOPE_PREFIX
-from actorscope.permissions import CONFIG_TYPES
+from actorscope.permissions import ConfigType
 
 __all__ = ["SESSION_COOKIE", "error_page", "is_console", "router"]
 
@@ -239,7 +239,7 @@ async def grants_page(
         names=names,
         agents=agents,
         filters={k: v or "" for k, v in filters.items()},
-        config_types=sorted(CONFIG_TYPES),
+        config_types=sorted(c.value for c in ConfigType),
     )
 
 

@@ -39,10 +39,7 @@ from actorscope.permissions import (
     Permission,
     WriterManager,
     WriterReason,
-    parse_config_type,
-    parse_grant_scope,
-    parse_grantee,
-    parse_permission,
+    parse_grant,
     writer_scope,
 )
 from actorscope.platforms import HTTP
@@ -252,10 +249,7 @@ class Operations:
         """Create or replace a grant; audited with the key's user as the actor."""
         self.require_operator(key)
         try:
-            parse_grant_scope(scope)
-            parse_config_type(config_type)
-            parse_grantee(sender_id, scope)
-            parse_permission(permission)
+            parse_grant(scope, config_type, sender_id, permission)
         except ActorscopeError as exc:
             raise problem_for(exc) from None
         found = await self.agent(key, agent)
@@ -275,9 +269,7 @@ class Operations:
         """Remove a grant (404 if there is none); audited with the key's user as the actor."""
         self.require_operator(key)
         try:
-            parse_grant_scope(scope)
-            parse_config_type(config_type)
-            grantee = parse_grantee(sender_id, scope)
+            grantee = parse_grant(scope, config_type, sender_id)
         except ActorscopeError as exc:
             raise problem_for(exc) from None
         found = await self.agent(key, agent)
@@ -340,7 +332,7 @@ class Operations:
         """The group a writer scope names (``group:<ch>:<chat>``, ``guild:<gid>:*`` or a member
         scope of a guild); 422 for anything else."""
         try:
-            parse_grant_scope(scope)
+            parse_grant(scope, ConfigType.FILE_WRITER, "*")  # a writer is a file_writer grant
         except GrantError as exc:
             raise Problem(422, f"scope: {exc}") from None
         where = writer_scope(scope)
@@ -372,7 +364,7 @@ class Operations:
         self.require_operator(key)
         where = self.group(scope)
         try:
-            target = parse_grantee(sender_id, where)
+            target = parse_grant(where, ConfigType.FILE_WRITER, sender_id)
         except GrantError as exc:
             raise Problem(422, f"sender_id: {exc}") from None
         if target == "*":
@@ -390,7 +382,7 @@ class Operations:
         self.require_operator(key)
         where = self.group(scope)
         try:
-            target = parse_grantee(sender_id, where)
+            target = parse_grant(where, ConfigType.FILE_WRITER, sender_id)
         except GrantError as exc:
             raise Problem(422, f"sender_id: {exc}") from None
         found = await self.agent(key, agent)

@@ -278,9 +278,14 @@ class GrantStore:
                 self.db.announce_change(agent)  # this store and every other one on self.db
 
     async def revoke_many(
-        self, keys: Sequence[GrantKey], *, revoked_by: str = "", tx: Transaction | None = None
+        self,
+        keys: Sequence[GrantKey | Grant],
+        *,
+        revoked_by: str = "",
+        tx: Transaction | None = None,
     ) -> int:
-        """Delete every existing grant among ``keys`` in one transaction; return how many.
+        """Delete every existing grant among ``keys`` (grant keys, or grants, whose agent,
+        scope, config type and sender are their key) in one transaction; return how many.
 
         With ``tx`` (from :meth:`changing`) the deletes are part of that transaction.
         """
@@ -289,7 +294,9 @@ class GrantStore:
                 return await self._revoke(own, keys, revoked_by)
         return await self._revoke(tx, keys, revoked_by)
 
-    async def _revoke(self, tx: Transaction, keys: Sequence[GrantKey], revoked_by: str) -> int:
+    async def _revoke(
+        self, tx: Transaction, keys: Sequence[GrantKey | Grant], revoked_by: str
+    ) -> int:
         removed = 0
         for key in keys:
             row = await tx.fetchone(

@@ -34,6 +34,7 @@ __all__ = [
     "grantee_problem",
     "parse_check_type",
     "parse_config_type",
+    "parse_grant",
     "parse_grant_scope",
     "parse_grantee",
     "parse_permission",
@@ -113,8 +114,11 @@ def parse_config_type(value: object) -> str:
     return value
 
 
-def parse_check_type(value: object) -> str:
-    """A check's config type: a concrete type, never ``*``."""
+def parse_check_type(value: object, *, scope: object = None) -> str:
+    """A check's config type: a concrete type, never ``*``; with ``scope``, that scope first:
+    a concrete one a check can run in (no ``*``, no ``<prefix>:*``)."""
+    if scope is not None:
+        parse_grant_scope(scope, pattern=False)
     if not isinstance(value, str) or value not in CHECK_TYPES:
         raise GrantError(
             f"a check's config type must be one of {', '.join(sorted(CHECK_TYPES))}; got {value!r}"
@@ -224,6 +228,20 @@ def parse_grantee(value: object, scope: str = "") -> str:
     if problem:
         raise GrantError(problem)
     return normalize_sender_id(str(value))
+
+
+def parse_grant(
+    scope: object, config_type: object, sender_id: object, permission: object = Permission.ALLOW
+) -> str:
+    """What a grant names, checked as :meth:`~actorscope.permissions.GrantStore.grant` checks it,
+    in this order: the scope (exact, ``*`` or a ``<prefix>:*``), the config type, the grantee
+    (``*`` or a person a check in that scope can match) and ``allow`` / ``deny``. Returns the
+    canonical grantee; one :class:`~actorscope.errors.GrantError` says what is wrong."""
+    where = parse_grant_scope(scope)
+    parse_config_type(config_type)
+    grantee = parse_grantee(sender_id, where)
+    parse_permission(permission)
+    return grantee
 
 
 # A pure function of the scope, asked by every cold check in the same group again: bounded;

@@ -16,10 +16,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from actorscope._text import has_lone_surrogate
 from actorscope.errors import ToolError
-from actorscope.permissions import owner_for_new_row
 from actorscope.tools._cron import MAX_JOB_MESSAGE_CHARS, parse_job_name, parse_schedule
 from actorscope.tools._identity_args import AGENT_ALIAS_DESCRIPTION, AGENT_ID_DESCRIPTION
 from actorscope.tools._memory import MAX_MEMORY_TEXT_CHARS, MemoryKey
+from actorscope.tools._ownership import owner_for_new_row
 from actorscope.tools._registry import Tool, ToolCall, ToolRegistry
 from actorscope.tools._storage import storage_scope
 from actorscope.tools._toolbox import Toolbox, require_scope

@@ -34,11 +34,11 @@ from actorscope.permissions import (
     Decision,
     Reason,
     non_person_reason,
-    owns,
 )
 from actorscope.store import Database
 from actorscope.tools._cron import CronStore
 from actorscope.tools._memory import DatabaseMemory, MemoryBackend, MemoryEntry
+from actorscope.tools._ownership import owns
 from actorscope.tools._storage import require_scope
 from actorscope.tools._workspace import Workspace
 

@@ -10,7 +10,7 @@ and its new rows record no owner (``""``).
 from __future__ import annotations
 
 from actorscope.identity import Identity, is_group_scope, normalize_sender_id
-from actorscope.permissions._policy import non_person_reason
+from actorscope.permissions import non_person_reason
 
 __all__ = ["owner_for_new_row", "owns"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from actorscope.identity import Identity, PeerKind
-from actorscope.permissions import owner_for_new_row, owns
+from actorscope.tools._ownership import owner_for_new_row, owns
 
 GROUP = "group:telegram:-100200"
 ALICE_IN_GROUP = Identity(user_id=GROUP, sender_id="42", peer_kind=PeerKind.GROUP)
