@@ -6,7 +6,9 @@ import asyncio
 
 import pytest
 
+from actorscope.messages import RunRequest
 from actorscope.propagation import RunInfo, bind_run, current_run
+from actorscope.propagation._keys import META_ORIGIN_TRACE_ID
 
 
 def test_bind_nests_and_restores() -> None:
@@ -45,3 +47,25 @@ def test_only_runinfo_binds() -> None:
     """Binding anything else is a TypeError."""
     with pytest.raises(TypeError), bind_run("agent:main"):  # type: ignore[arg-type]
         pass
+
+
+def test_run_info_for_a_request_keeps_its_trace_or_starts_one() -> None:
+    """for_request takes the session and thread, and the origin's trace id, else a new one."""
+    request = RunRequest(
+        channel="telegram",
+        sender_id="42",
+        chat_id="-100",
+        content="hi",
+        user_id="group:telegram:-100",
+        session_key="s",
+        thread_id="7",
+        metadata={META_ORIGIN_TRACE_ID: "trace-1"},
+    )
+    assert RunInfo.for_request(request) == RunInfo(
+        session_key="s", trace_id="trace-1", thread_id="7"
+    )
+    fresh = request.model_copy(update={"metadata": {}})
+    assert RunInfo.for_request(fresh, new_trace_id=lambda: "new") == RunInfo("s", "new", "7")
+    started = RunInfo.for_request(fresh).trace_id
+    assert len(started) == 32
+    assert started != RunInfo.for_request(fresh).trace_id
