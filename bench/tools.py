@@ -24,14 +24,9 @@ from actorscope.identity import telegram_identity
 from actorscope.permissions import GrantStore, PermissionPolicy
 from actorscope.propagation import OriginSigner
 from actorscope.store import Database
-from actorscope.tools import (
-    MemoryEntry,
-    MemoryKey,
-    Toolbox,
-    builtin_tools,
-    encode_identity_token,
-    identity_from_token,
-)
+from actorscope.tools import Toolbox, builtin_tools, encode_identity_token
+from actorscope.tools._memory import MemoryEntry, MemoryKey
+from actorscope.tools._token import identity_from_token
 from actorscope.tools.mcp_server import create_mcp_server, fixed_identity
 from bench._timing import aper_call, per_call, report
 

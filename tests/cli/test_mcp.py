@@ -18,7 +18,7 @@ from actorscope.cli import main
 from actorscope.identity import telegram_identity
 from actorscope.propagation import DEFAULT_KEY_ENV, OriginSigner
 from actorscope.store import Database
-from actorscope.tools import IDENTITY_TOKEN_ENV, encode_identity_token
+from actorscope.tools import encode_identity_token
 
 KEY = "k" * 32
 
@@ -88,7 +88,7 @@ async def test_stdio_server_process_acts_as_the_token_identity(tmp_path: Path) -
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "actorscope", "mcp", "--db", str(db_path), "--agent", "main"],
-        env={DEFAULT_KEY_ENV: KEY, IDENTITY_TOKEN_ENV: token},
+        env={DEFAULT_KEY_ENV: KEY, "ACTORSCOPE_IDENTITY_TOKEN": token},
         cwd=str(tmp_path),
     )
     with anyio.fail_after(60):
@@ -121,7 +121,7 @@ async def test_stdio_server_adopts_a_workspace_laid_out_before_tenants(tmp_path:
         args=["-m", "actorscope", "mcp", "--db", str(db_path), "--agent", "main"],
         env={
             DEFAULT_KEY_ENV: KEY,
-            IDENTITY_TOKEN_ENV: encode_identity_token(direct, OriginSigner(KEY.encode())),
+            "ACTORSCOPE_IDENTITY_TOKEN": encode_identity_token(direct, OriginSigner(KEY.encode())),
         },
         cwd=str(tmp_path),
     )

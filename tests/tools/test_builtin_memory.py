@@ -13,7 +13,8 @@ from actorscope.context import bind_identity
 from actorscope.identity import telegram_identity
 from actorscope.permissions import GrantStore, PermissionPolicy
 from actorscope.store import Database
-from actorscope.tools import MemoryEntry, MemoryKey, Toolbox, ToolRegistry, builtin_tools
+from actorscope.tools import Toolbox, ToolRegistry, builtin_tools
+from actorscope.tools._memory import MemoryEntry, MemoryKey
 
 INVALID: list[Any] = [None, 0, True, {}, [], "", " \t\r\n", "\u2003\u00a0"]
 VALID = ["__shared__", "proyecto-東京-🧠", " project ", "project"]

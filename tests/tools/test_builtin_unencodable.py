@@ -11,7 +11,7 @@ import pytest
 from actorscope.context import bind_identity
 from actorscope.identity import Identity, telegram_identity
 from actorscope.tools import ToolRegistry
-from actorscope.tools.mcp_server import call_result
+from actorscope.tools.mcp_server import _call_result
 
 pytestmark = pytest.mark.sqlite_only(
     "the tools' subject is the boundary, not the dialect: test_cron_keys.py and tests/store "
@@ -35,7 +35,7 @@ async def _call(tools: ToolRegistry, tool: str, /, **args: Any) -> dict[str, Any
         result = await tools.call(tool, args)
     # The error must also survive being sent: MCP writes the payload as UTF-8 JSON.
     json.dumps(result.payload, ensure_ascii=False).encode("utf-8")
-    call_result(result)
+    _call_result(result)
     assert result.is_error, result.payload
     error: dict[str, Any] = result.payload["error"]
     return error

@@ -24,7 +24,6 @@ from actorscope.tools import (
     IDENTITY_HEADER,
     ToolRegistry,
     encode_identity_token,
-    identity_from_token,
     lint_tool_schema,
     to_openai_strict,
 )
@@ -34,6 +33,7 @@ from actorscope.tools.mcp_server import (
     fixed_identity,
     header_identity,
     http_server,
+    stdio_identity,
 )
 
 pytestmark = pytest.mark.sqlite_only(
@@ -71,8 +71,9 @@ def payload(result: CallToolResult) -> dict[str, Any]:
 
 def stdio_style(registry: ToolRegistry, host_token: str | None) -> Client:
     """An in-process client of a server that verified ``host_token`` at start-up (as stdio does)."""
-    identity = identity_from_token(host_token, OriginSigner(KEY))
-    return Client(create_mcp_server(registry, fixed_identity(identity)), mode="legacy")
+    env = {} if host_token is None else {"ACTORSCOPE_IDENTITY_TOKEN": host_token}
+    server = create_mcp_server(registry, stdio_identity(OriginSigner(KEY), env))
+    return Client(server, mode="legacy")
 
 
 @pytest.mark.parametrize("mode", MODES)

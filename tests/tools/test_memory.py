@@ -9,8 +9,7 @@ import actorscope.tools._memory
 from actorscope.agents import Agent, AgentRegistry
 from actorscope.errors import NotFoundError
 from actorscope.store import Database
-from actorscope.tools import MemoryEntry, MemoryKey
-from actorscope.tools._memory import DatabaseMemory, rank_entries
+from actorscope.tools._memory import DatabaseMemory, MemoryEntry, MemoryKey, rank_entries
 
 pytestmark = pytest.mark.sqlite_only(
     "the tools' subject is the boundary, not the dialect: test_cron_keys.py and tests/store "

@@ -13,8 +13,8 @@ from actorscope.context import bind_identity
 from actorscope.identity import Identity, PeerKind, SenderKind, telegram_identity
 from actorscope.permissions import AuditLog, GrantStore, PermissionPolicy
 from actorscope.store import Database
-from actorscope.tools import MemoryKey, ToolRegistry
-from actorscope.tools._memory import DatabaseMemory
+from actorscope.tools import ToolRegistry
+from actorscope.tools._memory import DatabaseMemory, MemoryKey
 
 pytestmark = pytest.mark.sqlite_only(
     "the tools' subject is the boundary, not the dialect: test_cron_keys.py and tests/store "

@@ -12,9 +12,9 @@ import pytest
 from actorscope.identity import Identity, PeerKind, SenderKind, telegram_identity
 from actorscope.messages import InboundMessage
 from actorscope.propagation import Origin, OriginSigner
-from actorscope.tools import decode_identity_token, encode_identity_token, identity_from_token
+from actorscope.tools import encode_identity_token
 from actorscope.tools._registry import EMPTY_IDENTITY
-from actorscope.tools._token import TOKEN_PURPOSE
+from actorscope.tools._token import TOKEN_PURPOSE, decode_identity_token, identity_from_token
 
 pytestmark = pytest.mark.sqlite_only(
     "the tools' subject is the boundary, not the dialect: test_cron_keys.py and tests/store "

@@ -36,7 +36,7 @@ from actorscope.errors import ConfigError
 from actorscope.permissions import GrantStore
 from actorscope.propagation import DEFAULT_KEY_ENV, OriginSigner
 from actorscope.store import DEFAULT_TENANT_SLUG
-from actorscope.tools import IDENTITY_TOKEN_ENV, Toolbox, builtin_tools, identity_from_token
+from actorscope.tools import Toolbox, builtin_tools
 
 __all__ = ["Transport", "mcp"]
 
@@ -98,10 +98,10 @@ async def _serve(
     from actorscope.assembly import permission_policy
     from actorscope.tools.mcp_server import (
         create_mcp_server,
-        fixed_identity,
         header_identity,
         http_server,
         serve_stdio,
+        stdio_identity,
     )
 
     async with database_to_change(db_path, create=create) as db:
@@ -123,8 +123,7 @@ async def _serve(
         )
         registry = builtin_tools(box)
         if listener is None:  # stdio
-            identity = identity_from_token(os.environ.get(IDENTITY_TOKEN_ENV), signer)
-            await serve_stdio(create_mcp_server(registry, fixed_identity(identity)))
+            await serve_stdio(create_mcp_server(registry, stdio_identity(signer)))
         else:
             server = create_mcp_server(registry, header_identity(signer))
             port = listener.getsockname()[1]

@@ -4,8 +4,9 @@ It advertises each tool's flat input schema exactly as built (the low-level SDK 
 nothing rewrites it) and returns every tool failure as an ``isError`` result with the
 structured error as its content. The identity of a call comes from an :data:`IdentitySource`:
 
-- stdio: :func:`fixed_identity` of the token in ``ACTORSCOPE_IDENTITY_TOKEN``, verified once
-  at start-up (one stdio server process serves one run);
+- stdio: :func:`stdio_identity`, the :func:`fixed_identity` of the token in
+  ``ACTORSCOPE_IDENTITY_TOKEN``, verified once at start-up (one stdio server process serves one
+  run);
 - streamable HTTP: :func:`header_identity`, the ``X-Actorscope-Identity`` header of each request.
 
 No valid token means the empty identity: the call runs with no scope and no sender, so it can
@@ -15,7 +16,8 @@ change nothing in a group. Arguments never supply the actor.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import mcp_types as types
@@ -28,16 +30,16 @@ from actorscope.context import bind_identity
 from actorscope.identity import Identity
 from actorscope.propagation import OriginSigner
 from actorscope.tools._registry import ToolRegistry, ToolResult
-from actorscope.tools._token import IDENTITY_HEADER, identity_from_token
+from actorscope.tools._token import IDENTITY_HEADER, IDENTITY_TOKEN_ENV, identity_from_token
 
 __all__ = [
     "IdentitySource",
-    "call_result",
     "create_mcp_server",
     "fixed_identity",
     "header_identity",
     "http_server",
     "serve_stdio",
+    "stdio_identity",
 ]
 
 SERVER_NAME = "actorscope"
@@ -56,6 +58,13 @@ def fixed_identity(identity: Identity) -> IdentitySource:
     return source
 
 
+def stdio_identity(signer: OriginSigner, env: Mapping[str, str] | None = None) -> IdentitySource:
+    """Every call runs as the identity in ``ACTORSCOPE_IDENTITY_TOKEN`` (of ``env``, default the
+    process environment), verified now with ``signer``; no valid token is the empty identity."""
+    token = (os.environ if env is None else env).get(IDENTITY_TOKEN_ENV)
+    return fixed_identity(identity_from_token(token, signer))
+
+
 def header_identity(signer: OriginSigner, header: str = IDENTITY_HEADER) -> IdentitySource:
     """Each call runs as the identity in its HTTP request's ``header`` token, if it verifies."""
 
@@ -67,7 +76,7 @@ def header_identity(signer: OriginSigner, header: str = IDENTITY_HEADER) -> Iden
     return source
 
 
-def call_result(result: ToolResult) -> types.CallToolResult:
+def _call_result(result: ToolResult) -> types.CallToolResult:
     """A tool result as MCP content: the JSON text, the same object as structured content."""
     text = json.dumps(result.payload, ensure_ascii=False, separators=(",", ":"))
     return types.CallToolResult(
@@ -99,7 +108,7 @@ def create_mcp_server(
         who = identity(ctx)
         with bind_identity(who):
             result = await registry.call(params.name, params.arguments, who)
-        return call_result(result)
+        return _call_result(result)
 
     return Server(name, version=__version__, on_list_tools=list_tools, on_call_tool=call_tool)
 
