@@ -23,6 +23,7 @@ from actorscope.identity import (
     Scope,
     ScopeKind,
     SenderKind,
+    chat_identity,
     discord_identity,
     discord_nonperson_identity,
     http_identity,
@@ -822,3 +823,90 @@ def test_discord_identity_refuses_a_telegram_placeholder_sender(placeholder: str
     """docs/design.md: Telegram placeholder ids are never identities (Discord builder too)."""
     with pytest.raises(IdentityError, match="Telegram placeholder id, never a Discord person"):
         discord_identity(placeholder, chat_id=5, guild_id=9)
+
+
+# --- One builder, by the registration -------------------------------------------------------
+
+
+def test_chat_identity_follows_the_guild_form_of_its_platform() -> None:
+    """On the guild form's platform each sender has a guild scope of its own; a direct chat
+    is the person's; the named Discord builders are this builder."""
+    member = chat_identity(DISCORD, GUILD_CHANNEL, CAROL, group=True, guild_id=GUILD)
+    assert (member.user_id, member.sender_id, member.peer_kind) == (
+        f"guild:{GUILD}:user:{CAROL}",
+        str(CAROL),
+        PeerKind.GROUP,
+    )
+    assert member == discord_identity(CAROL, chat_id=GUILD_CHANNEL, guild_id=GUILD)
+    hook = chat_identity(
+        DISCORD, GUILD_CHANNEL, 55, group=True, guild_id=GUILD, sender_kind=SenderKind.WEBHOOK
+    )
+    assert (hook.user_id, hook.sender_id, hook.sender_kind) == (
+        f"guild:{GUILD}:webhook:55",
+        "",
+        SenderKind.WEBHOOK,
+    )
+    assert hook == discord_nonperson_identity(
+        55, chat_id=GUILD_CHANNEL, guild_id=GUILD, sender_kind=SenderKind.WEBHOOK
+    )
+    dm = chat_identity(DISCORD, 7, CAROL, group=False)
+    assert (dm.user_id, dm.peer_kind) == (str(CAROL), PeerKind.DIRECT)
+
+
+@pytest.mark.parametrize(
+    ("call", "problem"),
+    [
+        pytest.param(
+            lambda: chat_identity(DISCORD, 7, CAROL, group=True),
+            "a user message outside a guild has no discord scope",
+            id="guild-form-group-without-a-guild",
+        ),
+        pytest.param(
+            lambda: chat_identity(DISCORD, 7, None, group=False),
+            "a none message outside a guild has no discord scope",
+            id="guild-form-direct-without-a-person",
+        ),
+        pytest.param(
+            lambda: chat_identity(
+                DISCORD, 7, 5, group=True, guild_id=9, sender_kind=SenderKind.SYNTHETIC
+            ),
+            "a synthetic message in a guild has no discord scope",
+            id="guild-form-other-kind",
+        ),
+        pytest.param(
+            lambda: chat_identity(TELEGRAM, -5, ALICE, group=True, guild_id=9),
+            "telegram has no guilds: its groups are group:<chat>",
+            id="group-form-with-a-guild",
+        ),
+    ],
+)
+def test_chat_identity_refuses_a_scope_its_form_does_not_have(call: Any, problem: str) -> None:
+    """A guild form without a guild (or a safe sender), or a guild on the group form, is one
+    IdentityError saying so."""
+    with pytest.raises(IdentityError) as refused:
+        call()
+    assert str(refused.value) == problem
+
+
+@pytest.mark.parametrize("nobody", [0, -5, "-1001234"])
+def test_an_id_no_person_has_is_nobody_on_the_built_in_platforms(nobody: int | str) -> None:
+    """0 or a negative id is never a person's (the platform's id rule): on Telegram such a
+    sender is no sender (the chat's scope, even in a private chat); Discord refuses it."""
+    identity = telegram_identity(ALICE, "private", nobody)
+    assert (identity.user_id, identity.sender_id, identity.sender_kind) == (
+        f"group:telegram:{ALICE}",
+        "",
+        SenderKind.NONE,
+    )
+    with pytest.raises(IdentityError, match="has no discord scope"):
+        discord_identity(nobody, chat_id=7)
+    with pytest.raises(IdentityError, match="has no discord scope"):
+        discord_identity(nobody, chat_id=7, guild_id=9)
+
+
+def test_telegram_identity_keeps_a_channel_name_of_the_bots_own() -> None:
+    """A Telegram bot under a channel name of its own gets it in its scopes (Telegram's ids)."""
+    identity = telegram_identity(GROUP_CHAT, "group", ALICE, channel="tg2")
+    assert (identity.user_id, identity.channel) == (f"group:tg2:{GROUP_CHAT}", "tg2")
+    with pytest.raises(IdentityError, match="chat id"):
+        telegram_identity("ideas", "group", ALICE, channel="tg2")

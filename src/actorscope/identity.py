@@ -4,11 +4,14 @@
 **actor** (who acted: permissions, audit, ownership). In a direct chat they coincide; in a
 group every member shares the group's scope and keeps their own sender id.
 
-This module is the single home of the synthetic-sender prefixes and the Telegram
-placeholder ids (a cross-platform rule: they are nobody on every platform); everything else
-asks :func:`is_synthetic_sender` and :func:`is_placeholder_sender` instead of keeping a copy.
-What a platform's own ids look like (integers on Telegram and Discord, opaque elsewhere) is
-its registered :class:`~actorscope.platforms.PlatformSpec`'s answer, asked here by channel.
+This module is the single home of the synthetic-sender prefixes and the placeholder ids (a
+cross-platform rule: they are nobody on every platform); everything else asks
+:func:`is_synthetic_sender` and :func:`is_placeholder_sender` instead of keeping a copy.
+What a platform's own ids look like (integers, or opaque tokens) and which group form it
+takes (``group:<platform>:<chat>``, or per-member ``guild:`` scopes) is its registered
+:class:`~actorscope.platforms.PlatformSpec`'s answer, asked here by name: one builder,
+:func:`chat_identity`, follows it for every platform, and the built-in platforms' builders
+(:func:`telegram_identity`, :func:`discord_identity`) only translate their vocabulary.
 """
 
 from __future__ import annotations
@@ -121,7 +124,7 @@ PERSON_SCOPE_PREFIX = "person:"
 
 #: What an agent key may be: it appears in session keys, cache keys and workspace paths.
 AGENT_KEY_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
-#: A Telegram user id or a Discord snowflake as a person's sender id: ASCII digits, no sign,
+#: A person's id on a platform of integer ids: ASCII digits, no sign,
 #: no leading zero (``re``'s ``[0-9]`` is ASCII only; ``fullmatch`` refuses a trailing newline).
 _CANONICAL_ID = re.compile(r"[1-9][0-9]{0,31}")
 _CHANNEL_NAME = re.compile(r"[a-z0-9][a-z0-9_.-]{0,63}")
@@ -191,7 +194,7 @@ def _placeholder_sender_kind(sender_id: str) -> SenderKind | None:
 def is_canonical_platform_id(sender_id: str) -> bool:
     """True iff ``sender_id`` is a positive ASCII decimal integer without sign or leading zero.
 
-    The only form a Telegram or Discord person's ``sender_id`` takes.
+    The only form a person's ``sender_id`` takes on a platform of integer ids.
     """
     return _CANONICAL_ID.fullmatch(sender_id) is not None
 
@@ -276,34 +279,23 @@ def _channel_name(channel: str) -> str:
     return channel
 
 
-def group_scope(chat_id: int | str, channel: str = TELEGRAM) -> str:
+def group_scope(chat_id: int | str, channel: str) -> str:
     """``group:<channel>:<chatID>``: the scope every member of a chat group shares."""
     name = _channel_name(channel)
     return f"group:{name}:{canonical_chat_id(name, chat_id)}"
 
 
 def guild_member_scope(guild_id: int | str, sender_id: int | str) -> str:
-    """``guild:<guildID>:user:<senderID>``: a Discord member's scope inside one guild."""
+    """``guild:<guildID>:user:<senderID>``: a member's scope inside one guild (the guild
+    group form)."""
     return f"guild:{platform_id(guild_id, 'guild id')}:user:{platform_id(sender_id, 'sender id')}"
-
-
-def _guild_webhook_scope(guild_id: int | str, webhook_id: int | str) -> str:
-    """``guild:<guildID>:webhook:<id>``: where a webhook's messages belong."""
-    return (
-        f"guild:{platform_id(guild_id, 'guild id')}:webhook:{platform_id(webhook_id, 'webhook id')}"
-    )
-
-
-def _guild_bot_scope(guild_id: int | str, bot_id: int | str) -> str:
-    """``guild:<guildID>:bot:<id>``: where a bot author's messages belong."""
-    return f"guild:{platform_id(guild_id, 'guild id')}:bot:{platform_id(bot_id, 'bot id')}"
 
 
 class ScopeKind(StrEnum):
     """What a scope string names (see :class:`Scope`)."""
 
     DIRECT = "direct"  # one person's (or an HTTP user's) own scope: the id itself
-    GROUP = "group"  # group:<channel>:<chatID> (legacy group:<chatID> is Telegram's)
+    GROUP = "group"  # group:<channel>:<chatID> (and the legacy form's group:<chatID>)
     GUILD_MEMBER = "guild-member"  # guild:<guildID>:user:<senderID>
     GUILD_WEBHOOK = "guild-webhook"  # guild:<guildID>:webhook:<id>
     GUILD_BOT = "guild-bot"  # guild:<guildID>:bot:<id>
@@ -315,6 +307,12 @@ _GUILD_KINDS = {
     "bot": ScopeKind.GUILD_BOT,
 }
 _GUILD_WORDS = {kind: word for word, kind in _GUILD_KINDS.items()}
+#: Who has a scope of their own in a guild: a member, and a webhook's or a bot's messages.
+_GUILD_SENDERS = {
+    SenderKind.USER: ScopeKind.GUILD_MEMBER,
+    SenderKind.WEBHOOK: ScopeKind.GUILD_WEBHOOK,
+    SenderKind.BOT: ScopeKind.GUILD_BOT,
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -322,7 +320,8 @@ class Scope:
     """A scope string (``user_id``) read into its parts: the one parser of scope strings.
 
     ``str(scope)`` gives the canonical string back. ``channel`` is the group's channel
-    (``discord`` for every guild scope; ``""`` for a direct scope, whose string does not say);
+    (the guild form's platform for every guild scope; ``""`` for a direct scope, whose string
+    does not say);
     ``chat_id`` is the group's chat (or a direct scope's own id); ``guild_id`` and
     ``member_id`` are set for guild scopes (``member_id``: the member, webhook or bot id).
     """
@@ -473,6 +472,10 @@ class Identity:
         return is_group_scope(self.user_id)
 
 
+#: Telegram's chat types: a private chat is direct, the others are shared.
+_TELEGRAM_CHATS = {"private": False, "group": True, "supergroup": True, "channel": True}
+
+
 def telegram_identity(
     chat_id: int | str,
     chat_type: str,
@@ -484,37 +487,23 @@ def telegram_identity(
 ) -> Identity:
     """The identity of a Telegram message (private chat, group, supergroup or channel).
 
+    :func:`chat_identity` of Telegram, with its chat type saying whether the chat is shared.
     A placeholder ``from`` id, a non-person ``sender_kind`` or a missing sender yields
     ``sender_id = ""``; such a message keeps the group scope even in what claims to be a
-    private chat, so it can never borrow a person's direct scope.
+    private chat, so it can never borrow a person's direct scope. ``channel`` is the channel
+    name its scopes carry (a bot's own, default ``telegram``).
     """
-    chat = platform_id(chat_id, "chat id")
-    sender = "" if sender_id is None else platform_id(sender_id, "sender id")
-    kind = _placeholder_sender_kind(sender) or sender_kind
-    if sender_id is None and kind is SenderKind.USER:
-        kind = SenderKind.NONE
-    if not _is_person_kind(kind):
-        sender = ""
-    if chat_type == "private" and sender:
-        return Identity(
-            user_id=sender,
-            sender_id=sender,
-            channel=_channel_name(channel),
-            chat_id=chat,
-            peer_kind=PeerKind.DIRECT,
-            sender_kind=kind,
-            role=role,
-        )
-    if chat_type not in ("private", "group", "supergroup", "channel"):
+    group = _TELEGRAM_CHATS.get(chat_type)
+    if group is None:
         raise IdentityError(f"unknown Telegram chat type {chat_type!r}")
-    return Identity(
-        user_id=f"group:{_channel_name(channel)}:{chat}",
-        sender_id=sender,
-        channel=channel,
-        chat_id=chat,
-        peer_kind=PeerKind.GROUP,
-        sender_kind=kind,
+    return chat_identity(
+        TELEGRAM,
+        chat_id,
+        sender_id,
+        group=group,
+        sender_kind=sender_kind,
         role=role,
+        channel=channel,
     )
 
 
@@ -526,37 +515,62 @@ def chat_identity(
     group: bool,
     sender_kind: SenderKind = SenderKind.USER,
     role: str = "",
+    channel: str = "",
+    guild_id: int | str | None = None,
 ) -> Identity:
     """The identity of a message on the registered ``platform``: the sender identification
-    every platform without rules of its own shares (docs/design.md, "Adding a platform").
+    every platform shares (docs/design.md, "Adding a platform"), by its registration.
 
     ``chat_id`` and ``sender_id`` are checked against the platform's id form; ``group`` says
     whether the chat is shared. A person (``sender_kind`` ``USER``, an id the platform gives
     a person, not a synthetic or placeholder id) in a direct chat gets their own scope; in a
-    group, the group's (``group:<platform>:<chatID>``). Anything else has ``sender_id = ""``
-    and keeps the group scope even in what claims to be a direct chat, so it can never borrow
-    a person's scope. An unregistered platform or a malformed id is an
-    :class:`IdentityError`.
+    group, the group's (``group:<channel>:<chatID>``; ``channel``, the channel name scopes
+    carry, defaults to the platform's). Anything else has ``sender_id = ""`` and keeps the
+    group scope even in what claims to be a direct chat, so it can never borrow a person's
+    scope.
+
+    On a platform of the guild form a shared chat belongs to ``guild_id``, and each sender has
+    a scope of its own there: a person ``guild:<gid>:user:<id>``, a webhook's or a bot's
+    messages (``sender_kind`` ``WEBHOOK`` / ``BOT``, by the author's id)
+    ``guild:<gid>:webhook|bot:<id>``; any other message there, or one in a direct chat
+    without a person, has no safe scope. An unregistered platform, a malformed id, a guild
+    where the form has none (or none where it needs one) is an :class:`IdentityError`.
     """
     spec = platform_spec(platform)
     if spec is None:
         raise IdentityError(f"no registered platform {platform!r}")
+    name = platform if channel in ("", platform) else _channel_name(channel)
     chat = spec.chat_id(chat_id)
-    sender = "" if sender_id is None else spec.chat_id(sender_id, "sender id")
-    kind = SenderKind(sender_kind)
+    author = "" if sender_id is None else spec.chat_id(sender_id, "sender id")
+    kind = sender_kind if type(sender_kind) is SenderKind else SenderKind(sender_kind)
+    guilds = spec.group_form == "guild"
     if sender_id is None and kind is SenderKind.USER:
         kind = SenderKind.NONE
-    elif is_synthetic_sender(sender):
+    elif guilds and kind in (SenderKind.WEBHOOK, SenderKind.BOT):
+        pass  # named by its own id in the guild, whatever that id looks like
+    elif spec.ids is IdForm.INTEGER:
+        # Canonical digits: never synthetic, and a placeholder only when spelled as one.
+        kind = _PLACEHOLDER_KINDS.get(author, kind)
+    elif is_synthetic_sender(author):
         kind = SenderKind.SYNTHETIC
-    elif is_placeholder_sender(sender):
-        kind = _placeholder_sender_kind(sender) or SenderKind.NONE
-    if _is_person_kind(kind) and not spec.is_person_id(sender):
+    elif is_placeholder_sender(author):
+        kind = _placeholder_sender_kind(author) or SenderKind.NONE
+    if _is_person_kind(kind) and not spec.is_person_id(author):
         kind = SenderKind.NONE  # a chat's id where a person's belongs (a negative one)
-    if not _is_person_kind(kind):
-        sender = ""
+    sender = author if _is_person_kind(kind) else ""
     if not group and sender:
-        return Identity(sender, sender, platform, chat, PeerKind.DIRECT, kind, role)
-    return Identity(f"group:{platform}:{chat}", sender, platform, chat, PeerKind.GROUP, kind, role)
+        return Identity(sender, sender, name, chat, PeerKind.DIRECT, kind, role)
+    if not guilds:
+        if guild_id is not None:
+            raise IdentityError(f"{platform} has no guilds: its groups are group:<chat>")
+        return Identity(f"group:{name}:{chat}", sender, name, chat, PeerKind.GROUP, kind, role)
+    scope_kind = _GUILD_SENDERS.get(kind)
+    if not group or guild_id is None or scope_kind is None or not author:
+        where = "in a guild" if group and guild_id is not None else "outside a guild"
+        raise IdentityError(f"a {kind.value} message {where} has no {platform} scope")
+    guild = platform_id(guild_id, "guild id")
+    scope = str(Scope(scope_kind, platform, guild_id=guild, member_id=author))
+    return Identity(scope, sender, name, chat, PeerKind.GROUP, kind, role)
 
 
 def discord_identity(
@@ -567,10 +581,10 @@ def discord_identity(
     sender_kind: SenderKind = SenderKind.USER,
     role: str = "",
 ) -> Identity:
-    """The identity of a Discord message or interaction by a person (or a bot account).
+    """The identity of a Discord message or interaction by a person.
 
-    In a guild the scope is per member (``guild:<gid>:user:<sid>``); in a DM it is the
-    sender. Threads never change either.
+    :func:`chat_identity` of Discord: in a guild the scope is per member
+    (``guild:<gid>:user:<sid>``); in a DM it is the sender. Threads never change either.
     """
     if sender_kind is not SenderKind.USER:
         raise IdentityError(
@@ -580,24 +594,8 @@ def discord_identity(
     if sender in PLACEHOLDER_SENDER_IDS:
         raise IdentityError(f"{sender} is a Telegram placeholder id, never a Discord person")
     chat = platform_id(chat_id, "channel id")
-    if guild_id is None:
-        return Identity(
-            user_id=sender,
-            sender_id=sender,
-            channel=DISCORD,
-            chat_id=chat,
-            peer_kind=PeerKind.DIRECT,
-            sender_kind=sender_kind,
-            role=role,
-        )
-    return Identity(
-        user_id=guild_member_scope(guild_id, sender),
-        sender_id=sender,
-        channel=DISCORD,
-        chat_id=chat,
-        peer_kind=PeerKind.GROUP,
-        sender_kind=sender_kind,
-        role=role,
+    return chat_identity(
+        DISCORD, chat, sender, group=guild_id is not None, guild_id=guild_id, role=role
     )
 
 
@@ -610,22 +608,15 @@ def discord_nonperson_identity(
 ) -> Identity:
     """The identity of a Discord webhook or bot-authored message: empty sender, guild scope.
 
-    A guild is required: without one such a message has no safe scope and is ignored.
+    :func:`chat_identity` of Discord for a ``WEBHOOK`` or ``BOT`` author. A guild is
+    required: without one such a message has no safe scope and is ignored.
     """
-    if sender_kind is SenderKind.WEBHOOK:
-        scope = _guild_webhook_scope(guild_id, author_id)
-    elif sender_kind is SenderKind.BOT:
-        scope = _guild_bot_scope(guild_id, author_id)
-    else:
+    if sender_kind not in (SenderKind.WEBHOOK, SenderKind.BOT):
         raise IdentityError(f"a Discord non-person sender is a webhook or a bot, not {sender_kind}")
-    return Identity(
-        user_id=scope,
-        sender_id="",
-        channel=DISCORD,
-        chat_id=platform_id(chat_id, "channel id"),
-        peer_kind=PeerKind.GROUP,
-        sender_kind=sender_kind,
-    )
+    guild = platform_id(guild_id, "guild id")
+    author = platform_id(author_id, f"{sender_kind.value} id")
+    chat = platform_id(chat_id, "channel id")
+    return chat_identity(DISCORD, chat, author, group=True, guild_id=guild, sender_kind=sender_kind)
 
 
 def http_identity(user_id: str, *, role: str = "", tenant_id: str | None = None) -> Identity:
