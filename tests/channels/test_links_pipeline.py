@@ -7,11 +7,12 @@ from __future__ import annotations
 import re
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from actorscope.agents import Agent
-from actorscope.channels import ChannelConfig
+from actorscope.channels import ChannelConfig, IgnoreReason
 from actorscope.channels._link_commands import link_request
 from actorscope.permissions import LinkMode, LinkStore
 from actorscope.store import Database
@@ -297,6 +298,80 @@ async def test_a_code_shown_by_a_non_person_in_a_group_is_burnt(
             assert replies(shown)[0].startswith("refused (group_context)")
         later = await tg.message("bob", f"/link {code}")
         assert replies(later)[0].startswith("refused (used_code)")
+
+
+async def exposed_rows(db: Database) -> list[tuple[str, str]]:
+    """The (issuer, shower) of each audit row of a code burnt for being shown in a group."""
+    await db.settle_audit()
+    rows = await db.fetchall(
+        "SELECT sender_id, actor FROM audit_log WHERE action = 'link.code' "
+        "AND reason = 'exposed_in_group' ORDER BY id"
+    )
+    return [(str(row["sender_id"]), str(row["actor"])) for row in rows]
+
+
+async def test_a_code_pasted_in_a_group_is_burnt_without_an_answer(
+    sims: tuple[TelegramSim, DiscordSim], db: Database
+) -> None:
+    """A live code pasted as plain text in a Telegram group or a Discord channel (no /link)
+    is burnt and audited; the chat gets only the bot's own answer to the message, and the
+    code no longer links."""
+    tg, dc = sims
+    tg.user("bob")
+    team = tg.supergroup("team")
+    general = dc.channel(dc.guild("lab"), "general")
+    first = code_of(await tg.message("ann", "/link"))
+    pasted = await tg.message("ann", f"my code is {first}, do not tell", team)
+    (answer,) = replies(pasted)
+    assert answer.startswith(f"scope group:telegram:{team.id} session ")
+    assert replies(await tg.message("bob", f"/link {first}"))[0].startswith("refused (used_code)")
+    second = code_of(await dc.dm("ann", "!link"))
+    shown = await dc.message("ann", f"try {second}", general)
+    assert [text.split()[0] for text in replies(shown)] == ["scope"]
+    assert replies(await tg.message("ann", f"/link {second}"))[0].startswith("refused (used_")
+    assert await exposed_rows(db) == [
+        (tg.account("ann"), tg.account("ann")),
+        (dc.account("ann"), dc.account("ann")),
+    ]
+
+
+async def test_a_code_pasted_in_a_group_that_is_not_admitted_is_burnt(
+    db: Database, tmp_path: Path
+) -> None:
+    """Groups refused by the bot's policy still burn a code shown there, without an answer."""
+    env = await _env(db, tmp_path, LinkMode.GRANTS)
+    config = ChannelConfig(platform="telegram", group_policy="disabled")
+    async with TelegramSim(env, config=config) as tg:
+        tg.handler(notes_bot(env)[1])  # type: ignore[arg-type]
+        tg.user("ann")
+        tg.user("bob")
+        tg.supergroup("team")
+        code = code_of(await tg.message("ann", "/link"))
+        shown = await tg.message("ann", f"{code}", "team")
+        assert (shown.ignored, replies(shown)) == (IgnoreReason.GROUP_DISABLED, [])
+        assert replies(await tg.message("bob", f"/link {code}"))[0].startswith("refused (used_")
+
+
+async def test_only_text_shaped_like_a_code_costs_a_lookup(
+    sims: tuple[TelegramSim, DiscordSim], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Group text without a code-shaped token never reaches the link store; a code-shaped
+    token does (once), and one that is no live code burns nothing; DMs are never looked at."""
+    tg, _ = sims
+    team = tg.supergroup("team")
+    looked: list[tuple[str, ...]] = []
+    burn = LinkStore.burn_exposed
+
+    async def counting(self: LinkStore, codes: Any, *args: Any, **kwargs: Any) -> list[str]:
+        looked.append(tuple(codes))
+        return await burn(self, codes, *args, **kwargs)
+
+    monkeypatch.setattr(LinkStore, "burn_exposed", counting)
+    await tg.message("ann", "hello - a text with a dash", team)
+    await tg.message("ann", "ABCDE-FGHJK in my DM")
+    assert looked == []
+    await tg.message("ann", "ABCDE-FGHJK", team)
+    assert looked == [("ABCDE-FGHJK",)]
 
 
 @pytest.mark.parametrize(

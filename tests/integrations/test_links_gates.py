@@ -206,3 +206,34 @@ def test_a_bad_links_mode_of_the_cog_is_one_clear_error(tmp_path: Path) -> None:
     bot = commands.Bot(command_prefix="!", intents=bot_intents())
     with pytest.raises(ConfigError, match="links must be one of 'off', 'dm', 'grants'"):
         ActorscopeCog(bot, database=":memory:", workspace=tmp_path, links="yes")
+
+
+async def test_the_cog_burns_a_code_pasted_in_a_guild(
+    discord_sim: DiscordSim, tmp_path: Path
+) -> None:
+    """ActorscopeCog(links="dm") hears a guild's plain text: a live code pasted there (no
+    command) is burnt without an answer and can no longer link."""
+    await discord_sim.serve_bot(LinkBot(tmp_path, links="dm"))
+    ann, eve = discord_sim.user("ann"), discord_sim.user("eve")
+    general = discord_sim.channel(discord_sim.guild("lab"), "general")
+    code = code_in(await discord_sim.dm(ann, "!link"))
+    assert texts(await discord_sim.message(ann, f"my code is {code}", general)) == []
+    (tried,) = texts(await discord_sim.dm(eve, f"!link {code}"))
+    assert tried.startswith("refused (used_code)")
+
+
+async def test_the_ptb_gate_burns_a_code_pasted_in_a_group(telegram_sim: TelegramSim) -> None:
+    """install(links="dm"): a live code pasted as plain text in a group reaches the bot's
+    handler as before, and is burnt: it can no longer link."""
+    app = telegram_sim.application_builder().build()
+    ptb.install(app, database=":memory:", links="dm")
+    app.add_handler(MessageHandler(filters.ALL, _scope_reply))
+    await telegram_sim.serve_application(app)
+    telegram_sim.user("ann")
+    telegram_sim.user("bob")
+    team = telegram_sim.supergroup("team")
+    code = code_in(await telegram_sim.message("ann", "/link"))
+    (answer,) = texts(await telegram_sim.message("ann", f"here: {code}", team))
+    assert answer == f"scope group:telegram:{team.id}"
+    (tried,) = texts(await telegram_sim.message("bob", f"/link {code}"))
+    assert tried.startswith("refused (used_code)")

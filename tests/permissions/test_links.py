@@ -467,3 +467,73 @@ async def test_old_link_codes_are_pruned_by_the_next_code(
     await links.issue_code(THIRD, tenant, now=3_000_000.0 + RATE_WINDOW + 2)
     rows = await db.fetchall("SELECT account FROM link_codes ORDER BY account")
     assert [row["account"] for row in rows] == ["telegram:43"]
+
+
+@pytest.mark.parametrize(
+    ("text", "found"),
+    [
+        ("my code is 25HJ4-CZNVE, use it", ("25HJ4-CZNVE",)),
+        ("(25HJ4-CZNVE) and 25HJ4-CZNVE again", ("25HJ4-CZNVE",)),
+        ("X25HJ4-CZNVE or 25HJ4-CZNVE7", ()),
+        ("25hj4-cznve", ()),  # not the shape a code is issued in
+        ("25HJ4 CZNVE", ()),
+        ("25HI4-CZNVE", ()),  # I is not in the alphabet
+        ("no dash at all, so never searched", ()),
+    ],
+)
+def test_codes_in_finds_tokens_of_a_codes_exact_shape(text: str, found: tuple[str, ...]) -> None:
+    """codes_in() takes only tokens shaped as issued (five, a dash, five, of the alphabet)."""
+    assert LinkStore.codes_in(text) == found
+
+
+def test_codes_in_looks_up_a_bounded_number_of_tokens() -> None:
+    """A text full of code-shaped tokens yields at most sixteen of them."""
+    text = " ".join(f"AAAAA-{n:05d}".replace("0", "A").replace("1", "B") for n in range(100))
+    assert len(LinkStore.codes_in(text)) == 16
+
+
+async def test_a_live_code_shown_in_a_group_is_burnt_and_audited(
+    links: LinkStore, tenant: str, db: Database
+) -> None:
+    """burn_exposed() uses up a live code shown in a group (audited as link.code with reason
+    exposed_in_group, the issuer as sender_id and the shower as actor): it no longer links."""
+    issued = await links.issue_code(TG, tenant)
+    shown = LinkStore.codes_in(f"here is my code: {issued.code} (don't tell)")
+    assert await links.burn_exposed(shown, DC_IN_GUILD, tenant) == ["telegram:42"]
+    later = await links.redeem(issued.code, DC, tenant)
+    assert (later.ok, later.reason) == (False, LinkReason.USED_CODE)
+    (row,) = [r for r in await audit_rows(db, "link.code") if r["reason"] == "exposed_in_group"]
+    assert (row["sender_id"], row["actor"], row["scope"]) == (
+        "telegram:42",
+        "discord:990000000000000001",
+        "",
+    )
+    assert row["detail"] == {"channel": "discord", "chat": "5550002"}
+    assert await links.burn_exposed(shown, DC_IN_GUILD, tenant) == []
+
+
+async def test_only_live_codes_are_burnt(links: LinkStore, tenant: str, db: Database) -> None:
+    """A used, an expired or an unknown code-shaped token burns nothing and writes no row;
+    a non-person showing a live code burns it, named in the row's detail."""
+    used = await links.issue_code(TG, tenant)
+    assert (await links.redeem(used.code, DC, tenant)).ok
+    expired = await links.issue_code(THIRD, tenant, now=time.time() - CODE_LIFETIME - 1)
+    tokens = (used.code, expired.code, "AAAAA-BBBBB")
+    assert await links.burn_exposed(tokens, TG_IN_GROUP, tenant) == []
+    rows = [r for r in await audit_rows(db, "link.code") if r["reason"] == "exposed_in_group"]
+    assert rows == []
+    live = await links.issue_code(telegram_identity(44, "private", 44), tenant)
+    admin = Identity(
+        user_id="group:telegram:-100200",
+        sender_id="",
+        channel="telegram",
+        chat_id="-100200",
+        peer_kind=PeerKind.GROUP,
+        sender_kind=SenderKind.ANONYMOUS_ADMIN,
+    )
+    assert await links.burn_exposed((live.code,), admin, tenant) == ["telegram:44"]
+    (row,) = [r for r in await audit_rows(db, "link.code") if r["reason"] == "exposed_in_group"]
+    assert (row["actor"], row["detail"]) == (
+        "",
+        {"channel": "telegram", "chat": "-100200", "sender": ""},
+    )

@@ -151,6 +151,8 @@ class Pipeline:
             if linking.argument and message.peer_kind is not PeerKind.DIRECT:
                 # A code sent in a group is burnt whether or not the group is admitted.
                 burnt = await self._link(message, linking)
+        elif self._links is not None and message.peer_kind is not PeerKind.DIRECT:
+            await self.burn_exposed(message)
         if command is not None and META_ADDRESSED not in message.metadata:
             # A writer command is addressed to the bot (Discord's "!" ones carry no mark).
             metadata = {**message.metadata, META_ADDRESSED: Addressed.COMMAND.value}
@@ -237,6 +239,22 @@ class Pipeline:
         except StoreError as exc:
             _log.warning("channels.link_command_failed command=%s: %s", request.command, exc)
             return None
+
+    async def burn_exposed(self, message: InboundMessage) -> None:
+        """While links are on: burn each live link code ``message`` (a group's) shows in its
+        plain text, audited, whether or not the group is admitted; nothing is answered. Only
+        a text holding a token of a code's exact shape costs a lookup; while the store is
+        away the message goes on (logged)."""
+        codes = LinkStore.codes_in(message.content)
+        if not codes or self._links is None or self._tenant_id is None:
+            return
+        try:
+            burnt = await self._links.burn_exposed(codes, message.identity(), self._tenant_id)
+        except StoreError as exc:
+            _log.warning("channels.exposed_code_unchecked: %s", exc)
+            return
+        if burnt:
+            _log.info("channels.link_code_burnt count=%d chat=%s", len(burnt), message.chat_id)
 
     async def _as_person(self, message: InboundMessage) -> InboundMessage:
         """The message in its linked person's scope (``dm`` mode), else as it is. While the

@@ -26,10 +26,11 @@ The writer commands are the Cog's: ``!addwriter @user``, ``!removewriter @user``
 (members with *Manage Server* may add the first writer). With ``links="dm"`` or
 ``"grants"`` (``[identity] links``) the Cog also adds ``!link``, ``!link CODE`` and
 ``!unlink`` (with the bot's own prefix), answered by the pipeline with the same link-command
-code as ``actorscope run`` and the PTB and aiogram gates. :func:`requires` is a check for
-both kinds of command: it decides the action for the actor with the
-:class:`~actorscope.permissions.PermissionPolicy` and answers a denial with its reason
-(ephemeral for an interaction). Webhooks, bots and other non-persons never pass it.
+code as ``actorscope run`` and the PTB and aiogram gates, and listens to guild messages: a
+live link code shown in one's plain text is burnt (audited, nothing answered).
+:func:`requires` is a check for both kinds of command: it decides the action for the actor
+with the :class:`~actorscope.permissions.PermissionPolicy` and answers a denial with its
+reason (ephemeral for an interaction). Webhooks, bots and other non-persons never pass it.
 
 A refused check raises a ``CheckFailure`` subclass after answering; an ``on_command_error``
 (and ``@bot.tree.error``) may ignore :class:`Refused` / :class:`AppRefused`.
@@ -89,6 +90,7 @@ from actorscope.permissions import (
     Decision,
     GrantChangeWatcher,
     LinkMode,
+    LinkStore,
     Reason,
     non_person_reason,
     parse_check_type,
@@ -365,6 +367,29 @@ class ActorscopeCog(commands.Cog, name=COG_NAME):
             await self._link_message(ctx, name)
 
         return answer
+
+    @commands.Cog.listener("on_message")
+    async def _burn_exposed(self, message: discord.Message) -> None:
+        """While links are on: a live link code shown in a guild message's plain text is
+        burnt (audited; nothing is answered), as the pipeline burns one for ``actorscope
+        run``. Only a text with a token of a code's shape is looked at further; a link
+        command is its command's to judge."""
+        loaded = self._loaded
+        if self._links is LinkMode.OFF or loaded is None or message.guild is None:
+            return
+        if not LinkStore.codes_in(message.content):
+            return
+        ctx = await self.bot.get_context(message)
+        if any(ctx.command is mine for mine in self._link_commands):
+            return
+        ingress = inspect_message(
+            message,
+            agent_key=loaded.services.agent.key,
+            bot_id=self._bot_id(),
+            ignore_bots=False,
+        )
+        if ingress.message is not None:
+            await loaded.pipeline.burn_exposed(ingress.message)
 
     async def _link_message(self, ctx: commands.Context[Any], name: str) -> None:
         """``!link``, ``!link CODE``, ``!unlink``: the pipeline answers (and, in a guild,

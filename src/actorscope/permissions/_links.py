@@ -8,7 +8,8 @@ at most one person of its tenant. A link is made in one of two ways, and no othe
   chat account A asks for a code (random, from :mod:`secrets`; :data:`CODE_LIFETIME` seconds;
   single-use; at most :data:`CODE_LIMIT` per account per :data:`RATE_WINDOW`; stored as its
   SHA-256, never as itself), and the same human sends it from account B in a direct chat.
-  A code sent in a group is refused and burnt; codes are never issued in groups. A code
+  A code sent in a group is refused and burnt; codes are never issued in groups, and a live
+  code shown in a group's plain text is burnt too (:meth:`LinkStore.burn_exposed`). A code
   guessed wrong counts against the sender: :data:`REFUSAL_LIMIT` refusals per window, then
   every redemption from that account is refused for the rest of it.
 - **Made by an operator** (:meth:`LinkStore.add`: the CLI, the HTTP API), with who made it.
@@ -23,6 +24,7 @@ caches (the store's triggers), so another process sees an unlink within the fres
 from __future__ import annotations
 
 import hashlib
+import re
 import secrets
 import time
 import uuid
@@ -74,6 +76,10 @@ REFUSAL_LIMIT = 5
 # No 0/O, 1/I/L: a code is read from one screen and typed into another.
 _ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
 _CODE_CHARS = 10  # 31^10 ~ 8e14 codes; with the limits above, guessing one is hopeless
+#: A token of an issued code's exact shape (``AB2CD-EF3GH``) in running text.
+_SHOWN = re.compile(rf"(?<![A-Za-z0-9])[{_ALPHABET}]{{5}}-[{_ALPHABET}]{{5}}(?![A-Za-z0-9])")
+#: The code-shaped tokens of one message that are looked up (a person shows one code).
+_SHOWN_LIMIT = 16
 _COLUMNS = "tenant_id, account, person_id, via, linked_by, created_at"
 
 
@@ -113,6 +119,8 @@ class LinkReason(StrEnum):
     LINKED_ELSEWHERE = "linked_elsewhere"
     RATE_LIMITED = "rate_limited"
     NOT_LINKED = "not_linked"
+    #: A live code shown in a group's plain text: burnt (an audit row, no answer).
+    EXPOSED_IN_GROUP = "exposed_in_group"
 
 
 @dataclass(frozen=True, slots=True)
@@ -487,6 +495,71 @@ class LinkStore:
                 identity=identity if account is None else None,
                 detail=detail,
             )
+
+    @staticmethod
+    def codes_in(text: str) -> tuple[str, ...]:
+        """The tokens of ``text`` shaped exactly as an issued code (``AB2CD-EF3GH``), at most
+        :data:`_SHOWN_LIMIT`, each once: what :meth:`burn_exposed` looks up. No store is read,
+        and text without a ``-`` is not even searched."""
+        if "-" not in text:
+            return ()
+        return tuple(dict.fromkeys(_SHOWN.findall(text)))[:_SHOWN_LIMIT]
+
+    async def burn_exposed(
+        self,
+        codes: Sequence[str],
+        identity: Identity,
+        tenant_id: str,
+        *,
+        now: float | None = None,
+    ) -> list[str]:
+        """Burn every live code among ``codes`` (:meth:`codes_in` of a group message's text
+        that ``identity`` sent): each is used up and audited as ``link.code`` with reason
+        ``exposed_in_group`` (``sender_id`` the account it was issued to, ``actor`` the
+        account that showed it, ``""`` for a non-person, the chat in ``detail``). Returns the
+        accounts whose codes were burnt; a message with no live code costs one read."""
+        if not codes:
+            return []
+        at = time.time() if now is None else now
+        digests = sorted({_digest(tenant_id, code) for code in codes})
+        marks = ", ".join("?" for _ in digests)
+        live = await self.db.fetchall(
+            f"SELECT digest FROM link_codes WHERE tenant_id = ? AND used_at IS NULL "
+            f"AND expires_at > ? AND digest IN ({marks})",
+            (tenant_id, utc_at(at), *digests),
+        )
+        if not live:
+            return []
+        shower = account_of(identity)
+        detail = {"channel": identity.channel, "chat": identity.chat_id}
+        if shower is None:
+            detail["sender"] = identity.sender_id
+        burnt: list[str] = []
+        async with self._changing(announce=False) as tx:
+            for found in live:
+                row = await tx.fetchone(
+                    "SELECT account FROM link_codes WHERE digest = ? AND used_at IS NULL",
+                    (found["digest"],),
+                )
+                if row is None:
+                    continue  # used meanwhile
+                await tx.execute(
+                    "UPDATE link_codes SET used_at = ? WHERE digest = ?",
+                    (utc_at(at), found["digest"]),
+                )
+                account = str(row["account"])
+                await self._audit(
+                    tx,
+                    tenant_id,
+                    AuditAction.LINK_CODE,
+                    account,
+                    await self._person_in(tx, tenant_id, account),
+                    LinkReason.EXPOSED_IN_GROUP,
+                    actor="" if shower is None else str(shower),
+                    detail=detail,
+                )
+                burnt.append(account)
+        return burnt
 
     async def unlink_person(self, identity: Identity, tenant_id: str) -> LinkOutcome:
         """The person unlinks, from any of its accounts in a direct chat: every account of the
