@@ -7,7 +7,7 @@ import uuid
 
 import pytest
 
-from actorscope.agents import NIL_UUID, AgentUUID, TenantUUID
+from actorscope.agents import NIL_UUID, AgentUUID
 from actorscope.agents._events import (
     NON_UUID_AGENT_ID,
     NON_UUID_TENANT_ID,
@@ -16,6 +16,7 @@ from actorscope.agents._events import (
     EventConsumer,
     check_event,
 )
+from actorscope.agents._types import TenantUUID
 from actorscope.errors import EventRejectedError
 
 

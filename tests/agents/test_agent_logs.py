@@ -7,8 +7,9 @@ import uuid
 
 import pytest
 
-from actorscope.agents import Agent, AgentKey, AgentUUID, Tenant, TenantUUID, agent_label
+from actorscope.agents import Agent, AgentKey, AgentUUID, Tenant, agent_label
 from actorscope.agents._logs import AgentLogger, agent_logger
+from actorscope.agents._types import TenantUUID
 from actorscope.errors import IdentityError
 
 

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from actorscope.agents import NIL_UUID, parse_uuid, parse_uuid_or_nil
+from actorscope.agents import NIL_UUID, is_uuid, parse_uuid, parse_uuid_or_nil
 from actorscope.agents._types import uuid_or_null, validate_uuids
 from actorscope.errors import InvalidUUIDError
 
@@ -59,3 +59,15 @@ def test_parse_uuid_raises_and_parse_uuid_or_nil_does_not() -> None:
     with pytest.raises(InvalidUUIDError, match="agent id"):
         parse_uuid("bot", "agent id")
     assert parse_uuid_or_nil("bot") == NIL_UUID
+
+
+def test_is_uuid_is_canonical_unless_told_otherwise() -> None:
+    """An uppercase UUID is a UUID only with canonical=False; a key or a bare hex never is."""
+    value = str(uuid.uuid4())
+    assert is_uuid(value)
+    assert is_uuid(value, canonical=False)
+    assert not is_uuid(value.upper())
+    assert is_uuid(value.upper(), canonical=False)
+    for other in ("main", value.replace("-", ""), f"{{{value}}}", None, 7):
+        assert not is_uuid(other)
+        assert not is_uuid(other, canonical=False)

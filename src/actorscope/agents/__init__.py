@@ -1,15 +1,13 @@
 """Agent and tenant identity: UUIDs for the system, keys for people."""
 
 from actorscope.agents._logs import agent_label
-from actorscope.agents._models import Agent, AgentListener, Tenant
+from actorscope.agents._models import Agent, Tenant
 from actorscope.agents._registry import AgentRegistry
 from actorscope.agents._types import (
     NIL_UUID,
     AgentKey,
     AgentUUID,
-    TenantUUID,
     is_uuid,
-    looks_like_uuid,
     parse_agent_key,
     parse_tenant_slug,
     parse_uuid,
@@ -20,14 +18,11 @@ __all__ = [
     "NIL_UUID",
     "Agent",
     "AgentKey",
-    "AgentListener",
     "AgentRegistry",
     "AgentUUID",
     "Tenant",
-    "TenantUUID",
     "agent_label",
     "is_uuid",
-    "looks_like_uuid",
     "parse_agent_key",
     "parse_tenant_slug",
     "parse_uuid",

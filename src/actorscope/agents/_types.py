@@ -45,13 +45,16 @@ _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12
 _TENANT_SLUG = re.compile(r"[a-z0-9][a-z0-9-]{0,62}")
 
 
-def is_uuid(value: object) -> bool:
-    """True iff ``value`` is a UUID in canonical form: 8-4-4-4-12 **lowercase** hex.
+def is_uuid(value: object, *, canonical: bool = True) -> bool:
+    """True iff ``value`` is a UUID in canonical form: 8-4-4-4-12 **lowercase** hex; with
+    ``canonical=False``, a hyphenated UUID in either case (a UUID, not an agent key).
 
-    Canonical only: stored ids are lowercase, so an uppercase spelling compared as text would
-    silently match nothing (no grant, no writer); callers with outside text use
+    Canonical by default: stored ids are lowercase, so an uppercase spelling compared as text
+    would silently match nothing (no grant, no writer); callers with outside text use
     :func:`parse_uuid`, which lowercases.
     """
+    if not canonical:
+        return looks_like_uuid(value)
     return isinstance(value, str) and _UUID.fullmatch(value) is not None
 
 

@@ -83,12 +83,7 @@ from actorscope._input import (
     toml_line,
     validation_problems,
 )
-from actorscope.agents import (
-    looks_like_uuid,
-    parse_agent_key,
-    parse_tenant_slug,
-    parse_uuid,
-)
+from actorscope.agents import is_uuid, parse_agent_key, parse_tenant_slug, parse_uuid
 from actorscope.assembly import AgentSettings
 from actorscope.channels import ChannelSection, SenderIds, platform, platforms, sender_ids
 from actorscope.errors import ConfigError, IdentityError
@@ -129,7 +124,7 @@ def _name(value: Any, kind: Literal["agent", "tenant"]) -> str:
     """An agent key or tenant slug (or either's UUID), checked before any database."""
     text = non_empty_text(value)
     try:
-        if looks_like_uuid(text):
+        if is_uuid(text, canonical=False):
             parse_uuid(text, kind)
         elif kind == "agent":
             parse_agent_key(text)

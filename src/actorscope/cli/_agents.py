@@ -12,7 +12,7 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from actorscope.agents import AgentRegistry, agent_label, looks_like_uuid
+from actorscope.agents import AgentRegistry, agent_label, is_uuid
 from actorscope.cli._common import (
     DEFAULT_DB,
     CreateOption,
@@ -91,7 +91,7 @@ def add(
         async with database_to_change(db, create=create) as database:
             registry = AgentRegistry(database)
             known = {t.slug for t in await registry.tenants()}
-            if create_tenant and tenant not in known and not looks_like_uuid(tenant):
+            if create_tenant and tenant not in known and not is_uuid(tenant, canonical=False):
                 await registry.create_tenant(tenant)
             owner = await registry.tenant(tenant)
             agent = await registry.create(key, owner.id, display_name=display_name)

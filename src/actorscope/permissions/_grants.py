@@ -16,7 +16,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from actorscope.agents import Agent, AgentRegistry, looks_like_uuid, parse_uuid
+from actorscope.agents import Agent, AgentRegistry, is_uuid, parse_uuid
 from actorscope.errors import GrantError, StoreError
 from actorscope.identity import Scope
 from actorscope.permissions._audit import AuditAction, AuditEntry, AuditLog
@@ -168,7 +168,7 @@ class GrantStore:
 
     async def _agent_ref(self, agent: str, tenant: str) -> str:
         """A UUID as given (validated later), or the UUID of the live agent with key ``agent``."""
-        if not isinstance(agent, str) or looks_like_uuid(agent):
+        if not isinstance(agent, str) or is_uuid(agent, canonical=False):
             return agent
         return (await self._agents.resolve(agent, tenant)).id
 

@@ -21,7 +21,7 @@ from functools import lru_cache
 
 from actorscope._input import shown_path
 from actorscope._text import has_unstorable
-from actorscope.agents import NIL_UUID, is_uuid, looks_like_uuid
+from actorscope.agents import NIL_UUID, is_uuid
 from actorscope.context import current_identity
 from actorscope.errors import StoreError
 from actorscope.identity import (
@@ -117,7 +117,7 @@ def _sender(scope: str, sender_id: str, channel: str) -> tuple[str, Reason | Non
 # cold check of the same few agents: the two UUID patterns cost ~0.4 us, a hit ~0.07 us.
 @lru_cache(maxsize=1024, typed=True)
 def _agent_ref(agent_id: str) -> tuple[str, bool]:
-    if not agent_id.islower() and looks_like_uuid(agent_id):
+    if not agent_id.islower() and is_uuid(agent_id, canonical=False):
         agent_id = agent_id.lower()
     return agent_id, is_uuid(agent_id) and agent_id != NIL_UUID
 

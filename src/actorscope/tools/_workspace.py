@@ -21,8 +21,8 @@ older than the marker's is refused (``agent_replaced``): it was removed and repl
 
 **Renames and removes.** The directory follows the agent, not the key: a renamed agent's
 directory moves to its new key (:meth:`Workspace.rename`), a removed agent's is archived.
-:meth:`Workspace.on_agent_changed` does both as an
-:class:`~actorscope.agents.AgentListener` (the toolbox subscribes it to its registry, so a
+:meth:`Workspace.on_agent_changed` does both as
+an agent listener (``AgentRegistry.subscribe``; the toolbox subscribes it to its registry, so a
 rename or remove in the same process moves the files at once). A rename made by a process
 that knows no workspace is caught up on first use: an agent whose directory is missing
 takes its own live directory (its marker names the agent's UUID) from under its old key.
@@ -247,7 +247,7 @@ class Workspace:
             return self._take_own(agent, old)
 
     def on_agent_changed(self, before: Agent, after: Agent | None) -> None:
-        """An :class:`~actorscope.agents.AgentListener`: archive on remove, move on rename.
+        """An agent listener (``AgentRegistry.subscribe``): archive on remove, move on rename.
 
         Runs after the registry's change committed, so it never raises: a directory that
         cannot be moved is logged and left for the agent's first use to claim.
