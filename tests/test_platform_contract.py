@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 from tests._wait import wait_until
-from tests.fakechat import NAME, PLATFORM, SPEC, FakeChat, FakeChatSim
+from tests.fakechat import NAME, PLATFORM, SPEC, FakeChat
+from tests.fakechat._sim import FakeChatSim
 
 from actorscope.assembly import AgentSettings, assemble
 from actorscope.bots import current_services

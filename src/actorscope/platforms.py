@@ -9,9 +9,13 @@ simulator). What the identity layer asks (is ``"042"`` a person id here? may a c
 channels ask loads it (:func:`actorscope.channels.platform`).
 
 The built-in platforms are Telegram, Discord and the HTTP API (no contract: it has no
-events to normalise). A new platform registers its spec with :func:`register` (the testing
-kit's fake chat does, for the length of a test) and cannot replace one already registered,
-so no import can relax a registered platform's id rules.
+events to normalise). A platform of another distribution is found through its entry point in
+the group ``actorscope.platforms`` (``chat = "chat_pkg:SPEC"``, naming its spec), loaded once,
+at the first question the built-in platforms cannot answer; one that cannot be loaded is one
+:class:`~actorscope.errors.ConfigError` naming it. Code registers a spec with :func:`register`
+(the testing kit's fake chat does, for the length of a test). No platform replaces one
+already registered, so nothing installed or imported can relax a registered platform's id
+rules.
 
 An *account* is one person on one platform, ``<platform>:<id>`` (:class:`Account`);
 :func:`actorscope.identity.account_of` says whose account an identity acts as.
@@ -24,9 +28,12 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from actorscope.errors import ConfigError, IdentityError
+
+if TYPE_CHECKING:
+    from importlib.metadata import EntryPoint
 
 __all__ = [
     "DISCORD",
@@ -48,6 +55,8 @@ __all__ = [
 TELEGRAM = "telegram"
 DISCORD = "discord"
 HTTP = "http"
+#: The entry-point group a distribution names its platforms' specs in.
+ENTRY_POINT_GROUP = "actorscope.platforms"
 
 _NAME = re.compile(r"[a-z][a-z0-9_-]{0,31}")
 _INTEGER = re.compile(r"-?[0-9]{1,32}")
@@ -154,22 +163,103 @@ _BUILT_IN = (
 #: Who holds the group forms that name no platform: the guild form's and the legacy one's.
 _GUILD_OWNER = next(spec.name for spec in _BUILT_IN if spec.group_form == "guild")
 _LEGACY_OWNER = next(spec.name for spec in _BUILT_IN if spec.legacy_groups)
-# The one registry. Only register() / registered() change it, and never a name it holds.
-_SPECS: dict[str, PlatformSpec] = {spec.name: spec for spec in _BUILT_IN}
+
+
+def _refusal(spec: object, taken: dict[str, PlatformSpec]) -> str:
+    """Why ``spec`` cannot join the platforms in ``taken``; ``""`` when it can."""
+    if not isinstance(spec, PlatformSpec):
+        return f"register() takes a PlatformSpec, got {type(spec).__name__}"
+    if spec.name in taken:
+        return f"a platform named {spec.name!r} is registered already"
+    if spec.group_form != "group" or spec.legacy_groups:
+        return (
+            f"{spec.name}: a registered platform's groups are group:{spec.name}:<chat>; the "
+            "guild and legacy forms are the built-in platforms' (the grammar is closed)"
+        )
+    return ""
+
+
+def _entry_point_spec(entry: EntryPoint, taken: dict[str, PlatformSpec]) -> PlatformSpec:
+    """The spec ``entry`` names, checked; one ConfigError naming the entry point if not."""
+    where = f"platform entry point {entry.name} = {entry.value!r} ({ENTRY_POINT_GROUP})"
+    try:
+        spec = entry.load()
+    except Exception as exc:  # an installed distribution's import: any failure is its problem
+        raise ConfigError(f"{where} cannot be loaded: {type(exc).__name__}: {exc}") from None
+    if not isinstance(spec, PlatformSpec):
+        raise ConfigError(f"{where}: it names a {type(spec).__name__}, not a PlatformSpec")
+    problem = _refusal(spec, taken)
+    if not problem and spec.name != entry.name:
+        problem = f"it names the platform {spec.name!r}, not {entry.name!r}"
+    if problem:
+        raise ConfigError(f"{where}: {problem}")
+    return spec
+
+
+class _Registry:
+    """The one registry: the built-in platforms, the installed distributions' (found through
+    their entry points when a question first misses the ones known), and the registered ones.
+    Only :meth:`add` and :meth:`remove` change it, and never a name it holds."""
+
+    __slots__ = ("_discovered", "_specs")
+
+    def __init__(self, built_in: tuple[PlatformSpec, ...]) -> None:
+        self._specs = {spec.name: spec for spec in built_in}
+        self._discovered = False
+
+    def get(self, name: str) -> PlatformSpec | None:
+        """The platform named ``name``, looking for installed ones on the first miss."""
+        spec = self._specs.get(name)
+        if spec is None and not self._discovered:
+            self._discover()
+            spec = self._specs.get(name)
+        return spec
+
+    def all(self) -> tuple[PlatformSpec, ...]:
+        """Every platform, the built-in ones first."""
+        if not self._discovered:
+            self._discover()
+        return tuple(self._specs.values())
+
+    def add(self, spec: PlatformSpec) -> None:
+        """Register ``spec`` (after the installed ones, so a name clash is said at once)."""
+        if not self._discovered:
+            self._discover()
+        problem = _refusal(spec, self._specs)
+        if problem:
+            raise ConfigError(problem)
+        self._specs[spec.name] = spec
+
+    def remove(self, name: str) -> None:
+        """Forget a platform :meth:`add` registered."""
+        del self._specs[name]
+
+    def _discover(self) -> None:
+        # Imported here: reading the installed distributions' metadata costs an import most
+        # processes (every question about a built-in platform) never need.
+        from importlib.metadata import entry_points
+
+        # Marked first: a platform's own import may ask the registry (it is answered with what
+        # is known so far). All or nothing: a broken entry point raises here every time it is
+        # asked, and adds none of the others meanwhile.
+        self._discovered = True
+        try:
+            found: dict[str, PlatformSpec] = {}
+            for entry in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
+                spec = _entry_point_spec(entry, self._specs | found)
+                found[spec.name] = spec
+        except BaseException:
+            self._discovered = False
+            raise
+        self._specs.update(found)
+
+
+_REGISTRY = _Registry(_BUILT_IN)
 
 
 def register(spec: PlatformSpec) -> PlatformSpec:
     """Register a platform; :class:`ConfigError` when its name is taken."""
-    if not isinstance(spec, PlatformSpec):
-        raise ConfigError(f"register() takes a PlatformSpec, got {type(spec).__name__}")
-    if spec.name in _SPECS:
-        raise ConfigError(f"a platform named {spec.name!r} is registered already")
-    if spec.group_form != "group" or spec.legacy_groups:
-        raise ConfigError(
-            f"{spec.name}: a registered platform's groups are group:{spec.name}:<chat>; the "
-            "guild and legacy forms are the built-in platforms' (the grammar is closed)"
-        )
-    _SPECS[spec.name] = spec
+    _REGISTRY.add(spec)
     return spec
 
 
@@ -180,17 +270,17 @@ def registered(spec: PlatformSpec) -> Iterator[PlatformSpec]:
     try:
         yield spec
     finally:
-        del _SPECS[spec.name]
+        _REGISTRY.remove(spec.name)
 
 
 def platform_spec(name: str) -> PlatformSpec | None:
     """The platform registered as ``name`` (a channel name that is a platform's), or ``None``."""
-    return _SPECS.get(name)
+    return _REGISTRY.get(name)
 
 
 def platform_specs() -> tuple[PlatformSpec, ...]:
     """Every registered platform, built-in ones first."""
-    return tuple(_SPECS.values())
+    return _REGISTRY.all()
 
 
 def scope_platform(scope: str) -> str:
@@ -208,7 +298,7 @@ def scope_platform(scope: str) -> str:
 def canonical_chat_id(channel: str, value: int | str, what: str = "chat id") -> str:
     """``value`` as a chat id of ``channel``: its platform's form; a channel of another name
     (a bot's own channel name) keeps the numeric form."""
-    spec = _SPECS.get(channel)
+    spec = _REGISTRY.get(channel)
     if spec is None:
         return platform_id(value, what)
     return spec.chat_id(value, what)
@@ -228,7 +318,7 @@ class Account:
     def parse(cls, text: str) -> Account:
         """``<platform>:<id>`` of a registered platform; :class:`IdentityError` otherwise."""
         platform, sep, account = text.partition(":") if isinstance(text, str) else ("", "", "")
-        spec = _SPECS.get(platform)
+        spec = _REGISTRY.get(platform)
         if not sep or spec is None:
             raise IdentityError(f"an account is <platform>:<id> of a known platform: {text!r}")
         if not spec.is_person_id(account):

@@ -3,18 +3,23 @@
 It is what docs/design.md ("Adding a platform") walks through: a registration
 (:data:`SPEC`: opaque ids, threads, where the contract lives), the contract
 (:data:`PLATFORM`: normaliser, runner with its writer-command surface, simulator), an
-emulator (:class:`FakeChat`, its server) and a simulator (:class:`FakeChatSim`). Nothing here
+emulator (:class:`FakeChat`, its server) and a simulator (``_sim.FakeChatSim``). Nothing here
 imports a ``_`` module of actorscope. A test registers it for its length::
 
     with registered(SPEC):
         ...
+
+or a distribution declares it, ``fakechat = "tests.fakechat:SPEC"`` in the entry-point group
+``actorscope.platforms``. The registry loads that when it is first asked, maybe while
+``actorscope.bots`` or the kit is being imported, so this face imports only what a platform's
+layer may (``actorscope.channels`` and below): the simulator, built on the kit, is named by
+the contract (``tests.fakechat._sim:FakeChatSim``) and imported where it runs.
 """
 
 from tests.fakechat._chat import FakeChat, Post
 from tests.fakechat._normalize import NAME, inspect_event
 from tests.fakechat._platform import PLATFORM, FakeChatPlatform, FakeChatSection
 from tests.fakechat._runner import FakeChatRunner
-from tests.fakechat._sim import FakeChatSim
 
 from actorscope.platforms import IdForm, PlatformSpec
 
@@ -26,7 +31,6 @@ __all__ = [
     "FakeChatPlatform",
     "FakeChatRunner",
     "FakeChatSection",
-    "FakeChatSim",
     "Post",
     "inspect_event",
 ]

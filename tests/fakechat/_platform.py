@@ -27,7 +27,7 @@ class FakeChatPlatform:
 
     command_prefixes = "/"
     event_name = "a fake chat event (event_id, chat)"
-    simulator = "tests.fakechat:FakeChatSim"
+    simulator = "tests.fakechat._sim:FakeChatSim"
     section = FakeChatSection
 
     @property

@@ -1,0 +1,134 @@
+"""Platforms of other distributions: found through their ``actorscope.platforms`` entry points.
+
+A temporary distribution (a ``dist-info`` folder on the path) declares the test platform,
+``tests/fakechat``, as an installed package would; a fresh process (the registry looks for
+entry points once) then sees it through the registry and the CLI, and a broken entry point is
+one line naming it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from importlib.metadata import EntryPoint
+from pathlib import Path
+
+import pytest
+from tests.fakechat import SPEC, FakeChat
+
+from actorscope.errors import ConfigError
+from actorscope.platforms import ENTRY_POINT_GROUP, _entry_point_spec, platform_spec
+
+REPO = Path(__file__).resolve().parents[1]
+TIMEOUT = 120.0
+
+
+def _installed(tmp_path: Path, entry: str) -> Path:
+    """A distribution in ``tmp_path/site`` whose one entry point is ``entry``."""
+    info = tmp_path / "site" / "fakechat_plugin-0.1.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: fakechat-plugin\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text(f"[{ENTRY_POINT_GROUP}]\n{entry}\n")
+    return info.parent
+
+
+def _actorscope(site: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """``python -m actorscope ARGS`` with ``site`` and this repository on the path."""
+    path = [str(site), str(REPO), os.environ.get("PYTHONPATH", "")]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ACTORSCOPE_")}
+    return subprocess.run(  # noqa: S603 - this interpreter, our own module, the test's args
+        [sys.executable, "-m", "actorscope", *args],
+        cwd=cwd,
+        env={**env, "PYTHONPATH": os.pathsep.join(filter(None, path))},
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        check=False,
+    )
+
+
+def test_an_installed_platform_is_seen_by_the_registry_and_the_cli(tmp_path: Path) -> None:
+    """Declared by an entry point, the fake chat normalises its events through ``actorscope
+    normalize`` and has its section in ``bot.toml``'s schema, with nothing registering it."""
+    site = _installed(tmp_path, "fakechat = tests.fakechat:SPEC")
+    event = tmp_path / "event.json"
+    event.write_text(json.dumps(FakeChat().message("alice", "hi", "ideas")))
+    normalized = _actorscope(site, "normalize", "--platform", "fakechat", str(event), cwd=tmp_path)
+    assert normalized.returncode == 0, normalized.stderr
+    result = json.loads(normalized.stdout)
+    assert (result["channel"], result["sender_id"], result["user_id"]) == (
+        "fakechat",
+        "alice",
+        "group:fakechat:ideas",
+    )
+    schema = _actorscope(site, "schema", "config", cwd=tmp_path)
+    assert schema.returncode == 0, schema.stderr
+    document = json.loads(schema.stdout)
+    assert {"telegram", "discord", "fakechat"} <= set(document["properties"])
+    assert "FakeChatSection" in document["$defs"]
+
+
+def test_a_broken_entry_point_is_one_line_naming_it(tmp_path: Path) -> None:
+    """An entry point whose object does not load stops the command with one line (exit 2)
+    naming it, instead of a traceback or a platform silently missing."""
+    site = _installed(tmp_path, "fakechat = tests.fakechat:NO_SUCH_SPEC")
+    event = tmp_path / "event.json"
+    event.write_text(json.dumps(FakeChat().message("alice", "hi", "ideas")))
+    broken = _actorscope(site, "normalize", "--platform", "fakechat", str(event), cwd=tmp_path)
+    assert broken.returncode == 2
+    lines = broken.stderr.strip().splitlines()
+    assert len(lines) == 1, broken.stderr
+    assert lines[0].startswith(
+        "actorscope: error: platform entry point fakechat = 'tests.fakechat:NO_SUCH_SPEC' "
+        "(actorscope.platforms) cannot be loaded: AttributeError:"
+    )
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "problem"),
+    [
+        pytest.param(
+            "fakechat",
+            "tests.fakechat:PLATFORM",
+            "it names a FakeChatPlatform, not a PlatformSpec",
+            id="not-a-spec",
+        ),
+        pytest.param(
+            "chat", "tests.fakechat:SPEC", "it names the platform 'fakechat', not 'chat'", id="name"
+        ),
+        pytest.param(
+            "nowhere",
+            "tests.no_such_module:SPEC",
+            "cannot be loaded: ModuleNotFoundError: No module named 'tests.no_such_module'",
+            id="no-module",
+        ),
+    ],
+)
+def test_an_entry_point_that_is_not_a_new_platform_is_refused(
+    name: str, value: str, problem: str
+) -> None:
+    """An entry point naming something else than a spec of its own name is one ConfigError
+    naming the entry point and what is wrong with it."""
+    entry = EntryPoint(name, value, ENTRY_POINT_GROUP)
+    with pytest.raises(ConfigError) as refused:
+        _entry_point_spec(entry, {})
+    assert str(refused.value) == (
+        f"platform entry point {name} = {value!r} (actorscope.platforms)"
+        f"{'' if problem.startswith('cannot') else ':'} {problem}"
+    )
+
+
+def test_an_entry_point_cannot_take_a_registered_name() -> None:
+    """A platform of an entry point never replaces one the registry holds."""
+    entry = EntryPoint("fakechat", "tests.fakechat:SPEC", ENTRY_POINT_GROUP)
+    assert _entry_point_spec(entry, {}) == SPEC
+    with pytest.raises(ConfigError) as refused:
+        _entry_point_spec(entry, {"fakechat": SPEC})
+    assert str(refused.value) == (
+        "platform entry point fakechat = 'tests.fakechat:SPEC' (actorscope.platforms): "
+        "a platform named 'fakechat' is registered already"
+    )
+    assert platform_spec("fakechat") is None  # nothing was registered
