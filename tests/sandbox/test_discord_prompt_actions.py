@@ -12,7 +12,6 @@ from tests.sandbox.conftest import BOUND, Connect
 
 from actorscope.sandbox import DiscordEmulator
 from actorscope.sandbox._console import DiscordConsole
-from actorscope.sandbox._prompt import run_console
 
 
 async def lines_of(*lines: str) -> AsyncIterator[str]:
@@ -84,8 +83,7 @@ async def test_prompt_user_actions_reach_the_bot(emu: DiscordEmulator, connect: 
     async with connect(bot):
         await bot.tree.sync()
         await emu.post(emu.world.bot, general, "pick a size", components=[menu])
-        await run_console(
-            console,
+        await console.run(
             lines_of(
                 "/as carol @general",
                 "/react 👍",
@@ -96,8 +94,7 @@ async def test_prompt_user_actions_reach_the_bot(emu: DiscordEmulator, connect: 
             ),
         )
         await emu.wait_for(lambda: any("opens the modal" in line for line in printed) or None)
-        await run_console(
-            console,
+        await console.run(
             lines_of(
                 '/modal "your question=Why owls?"',
                 "/join erin",

@@ -10,8 +10,8 @@ import pytest
 from actorscope.errors import ConfigError
 from actorscope.sandbox import BotApiEmulator, DiscordEmulator
 from actorscope.sandbox._console import DISCORD_HELP, DiscordConsole
-from actorscope.sandbox._prompt import Speak, parse_as, parse_click, run_console
-from actorscope.sandbox._telegram.console import HELP, SandboxConsole, populate_sandbox
+from actorscope.sandbox._prompt import Speak, parse_as, parse_click
+from actorscope.sandbox._telegram.console import HELP, SandboxConsole
 from actorscope.sandbox._world import ChannelType
 
 
@@ -83,8 +83,7 @@ async def test_discord_as_speaks_in_a_channel_a_thread_or_a_dm(emu: DiscordEmula
     printed: list[str] = []
     console = DiscordConsole(emu, printed.append)
     try:
-        await run_console(
-            console,
+        await console.run(
             lines_of(
                 "hello?",
                 "/as carol @general hi all",
@@ -131,8 +130,7 @@ async def test_discord_click_presses_the_bots_latest_message_here(emu: DiscordEm
     printed: list[str] = []
     console = DiscordConsole(emu, printed.append)
     try:
-        await run_console(
-            console,
+        await console.run(
             lines_of(
                 "/click show",
                 "/as carol @general",
@@ -158,7 +156,7 @@ async def test_discord_click_presses_the_bots_latest_message_here(emu: DiscordEm
 async def test_telegram_click_presses_the_bots_latest_message_here() -> None:
     """/click DATA finds the bot's latest message in the chat with that callback data."""
     emu = BotApiEmulator()
-    populate_sandbox(emu)
+    emu.populate()
     devs = emu.state.chat("@devs").id
 
     async def menu(*data: str) -> int:
@@ -171,8 +169,7 @@ async def test_telegram_click_presses_the_bots_latest_message_here() -> None:
     newer = await menu("show")
     printed: list[str] = []
     console = SandboxConsole(emu, printed.append)
-    await run_console(
-        console,
+    await console.run(
         lines_of("/as bob @devs", "/click show", "/click hide", f"/click {older}", "/click nope"),
     )
     clicks = [

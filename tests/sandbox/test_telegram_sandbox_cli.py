@@ -21,9 +21,7 @@ from actorscope.cli import main
 from actorscope.sandbox import BotApiEmulator, MemberStatus
 from actorscope.sandbox._telegram.console import (
     SandboxConsole,
-    populate_sandbox,
     read_lines,
-    run_console,
 )
 from actorscope.sandbox._telegram.files import Upload
 from actorscope.sandbox._telegram.updates import UPDATE_TYPES as UPDATE_KINDS
@@ -50,7 +48,7 @@ def example_config(tmp_path: Path) -> Path:
 def sandbox() -> tuple[BotApiEmulator, SandboxConsole, list[str]]:
     """A populated emulator, its console, and everything the console printed."""
     emu = BotApiEmulator()
-    populate_sandbox(emu)
+    emu.populate()
     printed: list[str] = []
     return emu, SandboxConsole(emu, printed.append), printed
 
@@ -60,8 +58,7 @@ async def test_as_user_in_chat_topic_and_private(
 ) -> None:
     """/as queues updates in a group topic and in a private chat; plain lines follow /as."""
     emu, console, printed = sandbox
-    await run_console(
-        console,
+    await console.run(
         lines_of(
             "/as alice @devs hello",
             "/as alice @devs#ideas idea",
@@ -87,7 +84,7 @@ async def test_unknown_users_and_chats_are_created_on_first_use(
 ) -> None:
     """/as with a new name and a new chat creates both; /users and /chats list them."""
     emu, console, printed = sandbox
-    await run_console(console, lines_of("/as dave @lab hey", "/users", "/chats"))
+    await console.run(lines_of("/as dave @lab hey", "/users", "/chats"))
     assert emu.state.user("dave").first_name == "Dave"
     lab = emu.state.chat("@lab")
     assert lab.type.value == "supergroup"
@@ -112,7 +109,7 @@ async def test_bot_replies_and_log_are_printed(
     assert f"[bot -> @devs#2 msg {mid}] welcome  [OK:ok]" in printed
     await emu.call("sendMessage", {"chat_id": 1, "text": "x"})
     assert "[bot sendMessage failed: Bad Request: chat not found]" in printed
-    await run_console(console, lines_of("/log", "/as bob @devs#ideas hm", f"/click {mid}"))
+    await console.run(lines_of("/log", "/as bob @devs#ideas hm", f"/click {mid}"))
     log = [line for line in printed if line.startswith("sendMessage ")]
     assert len(log) == 2
     assert '"text": "welcome"' in log[0]
@@ -146,8 +143,7 @@ async def test_reply_anon_join_errors_and_quit(
 ) -> None:
     """/reply, /anon and /join queue realistic updates; bad input prints; /quit stops."""
     emu, console, printed = sandbox
-    await run_console(
-        console,
+    await console.run(
         lines_of(
             "hello?",
             "/as bob @ops first",
@@ -221,8 +217,7 @@ async def test_user_action_commands_queue_what_telegram_delivers(
     )
     report = tmp_path / "report.txt"
     report.write_text("all good\n")
-    await run_console(
-        console,
+    await console.run(
         lines_of(
             "/as bob",
             "/press Tea",

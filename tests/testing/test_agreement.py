@@ -28,7 +28,7 @@ from actorscope.bots import current_services, load_bot_config, run_bots
 from actorscope.channels import ChannelConfig, Outcome
 from actorscope.integrations import aiogram, ptb
 from actorscope.messages import RunRequest
-from actorscope.sandbox._telegram.console import SandboxConsole, populate_sandbox
+from actorscope.sandbox import SandboxConsole
 from actorscope.store import Database
 from actorscope.testing import TelegramSim
 from actorscope.testing._grants import open_env
@@ -111,7 +111,7 @@ async def test_sandbox_and_telegram_sim_agree(tmp_path: Path, telegram_sim: Tele
     section = config.section("telegram")
     assert section is not None
     telegram_sim.config = section.config
-    populate_sandbox(telegram_sim.emu)
+    telegram_sim.emu.populate()
     shown: list[str] = []
     SandboxConsole(telegram_sim.emu, shown.append)
     env = telegram_sim.env
@@ -226,7 +226,7 @@ async def test_aiogram_ptb_and_actorscope_run_agree(tmp_path: Path) -> None:
     for name, serve in paths:
         (tmp_path / name).mkdir()
         async with open_env(tmp_path / name / "actorscope.db") as env, TelegramSim(env) as sim:
-            populate_sandbox(sim.emu)
+            sim.emu.populate()
             await serve(sim)
             seen[name] = await _sequence(sim)
     outcomes, sent, rows = seen["run"]

@@ -56,7 +56,6 @@ from actorscope.sandbox import (
     DiscordEmulator,
     SandboxConsole,
     discord_pointed_at,
-    populate_sandbox,
     sandbox_world,
 )
 from actorscope.store import Database, utc_at
@@ -154,7 +153,7 @@ class _Emulated:
 async def _sandbox(stack: AsyncExitStack, config: BotConfig, out: Output) -> _Emulated:
     """Populated emulators served on 127.0.0.1 until ``stack`` closes."""
     emulator = BotApiEmulator()
-    populate_sandbox(emulator)
+    emulator.populate()
     server = await stack.enter_async_context(BotApiServer(emulator))
     out("actorscope run --sandbox: Telegram Bot API emulator (offline)")
     out(f"base_url: {server.base_url}")

@@ -34,13 +34,11 @@ async def _serve(port: int, token: str | None) -> int:
         BotApiEmulator,
         BotApiServer,
         SandboxConsole,
-        populate_sandbox,
         read_lines,
-        run_console,
     )
 
     emu = BotApiEmulator(token)
-    populate_sandbox(emu)
+    emu.populate()
     server = BotApiServer(emu, port=port)
     try:
         await server.start()
@@ -59,7 +57,7 @@ async def _serve(port: int, token: str | None) -> int:
         typer.echo(SandboxConsole.help_text())
         console = SandboxConsole(emu, typer.echo, wait_for_bot=True)
         try:
-            await run_console(console, read_lines(sys.stdin))
+            await console.run(read_lines(sys.stdin))
         finally:
             console.close()
     finally:
@@ -79,7 +77,6 @@ async def _serve_discord(port: int, token: str | None, command: list[str]) -> in
         DiscordConsole,
         DiscordEmulator,
         read_lines,
-        run_console,
         sandbox_world,
     )
 
@@ -104,7 +101,7 @@ async def _serve_discord(port: int, token: str | None, command: list[str]) -> in
             typer.echo(DiscordConsole.help_text())
             console = DiscordConsole(emu, typer.echo)
             try:
-                await run_console(console, read_lines(sys.stdin))
+                await console.run(read_lines(sys.stdin))
             finally:
                 console.close()
         else:
@@ -125,7 +122,7 @@ async def _serve_discord(port: int, token: str | None, command: list[str]) -> in
 async def _with_bot(emu: DiscordEmulator, bot: BotProcess, help_text: str) -> int:
     """The prompt, once the bot process has connected, until the input ends or the bot does;
     1 (with one line on stderr) when the bot stopped first or never connected."""
-    from actorscope.sandbox import DiscordConsole, read_lines, run_console
+    from actorscope.sandbox import DiscordConsole, read_lines
 
     exited = asyncio.create_task(bot.wait())
     connected = asyncio.create_task(emu.wait_connected())
@@ -146,7 +143,7 @@ async def _with_bot(emu: DiscordEmulator, bot: BotProcess, help_text: str) -> in
             await bot.settle_quietly(emu)
 
         console = DiscordConsole(emu, typer.echo, settle=settle)
-        prompt = asyncio.create_task(run_console(console, read_lines(sys.stdin)))
+        prompt = asyncio.create_task(console.run(read_lines(sys.stdin)))
         try:
             await asyncio.wait({exited, prompt}, return_when=asyncio.FIRST_COMPLETED)
         finally:

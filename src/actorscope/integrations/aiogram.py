@@ -505,12 +505,10 @@ async def _sandbox(
         BotApiEmulator,
         BotApiServer,
         SandboxConsole,
-        populate_sandbox,
-        run_console,
     )
 
     emulator = BotApiEmulator()
-    populate_sandbox(emulator)
+    emulator.populate()
     async with BotApiServer(emulator) as server:
         dispatcher = build()
         if not isinstance(dispatcher, Dispatcher):
@@ -539,7 +537,7 @@ async def _sandbox(
             if polling.done():
                 polling.result()  # the dispatcher stopped at startup: its error, as it is
                 raise ConfigError("the dispatcher stopped before it polled the emulator")
-            await run_console(console, lines)
+            await console.run(lines)
             await sandbox_wait(emulator.queue.fetched(), "the bot left updates unfetched", _log)
         finally:
             # Also when Ctrl-C cancelled the prompt: stop polling, run the shutdown handlers.

@@ -611,12 +611,10 @@ async def _sandbox(
         BotApiEmulator,
         BotApiServer,
         SandboxConsole,
-        populate_sandbox,
-        run_console,
     )
 
     emulator = BotApiEmulator()
-    populate_sandbox(emulator)
+    emulator.populate()
     async with BotApiServer(emulator) as server:
         base = server.base_url
         builder = (
@@ -646,7 +644,7 @@ async def _sandbox(
             await sandbox_wait(
                 emulator.queue.first_poll(), "the bot has not polled the emulator", _log
             )
-            await run_console(console, lines)
+            await console.run(lines)
             await sandbox_wait(emulator.queue.fetched(), "the bot left updates unfetched", _log)
         finally:
             # Also when Ctrl-C cancelled the prompt: stop what runs before shutting down.

@@ -35,10 +35,9 @@ from actorscope.sandbox._connect import discord_pointed_at
 from actorscope.sandbox._console import DiscordConsole
 from actorscope.sandbox._declare import declared_world
 from actorscope.sandbox._emulator import DiscordEmulator
-from actorscope.sandbox._prompt import read_lines, run_console
+from actorscope.sandbox._prompt import read_lines
 from actorscope.sandbox._rest import HttpCall, RateLimit
 from actorscope.sandbox._telegram import (
-    ApiResponse,
     BotApiEmulator,
     BotApiError,
     BotApiServer,
@@ -50,7 +49,7 @@ from actorscope.sandbox._telegram import (
     RecordedCall,
     User,
 )
-from actorscope.sandbox._telegram.console import SandboxConsole, populate_sandbox
+from actorscope.sandbox._telegram.console import SandboxConsole
 from actorscope.sandbox._world import Channel as DiscordChannel
 from actorscope.sandbox._world import ChannelType as DiscordChannelType
 from actorscope.sandbox._world import Guild as DiscordGuild
@@ -60,7 +59,6 @@ from actorscope.sandbox._world import Permission as DiscordPermission
 from actorscope.sandbox._world import User as DiscordUser
 
 __all__ = [
-    "ApiResponse",
     "BotApiEmulator",
     "BotApiError",
     "BotApiServer",
@@ -87,8 +85,6 @@ __all__ = [
     "World",
     "declared_world",
     "discord_pointed_at",
-    "populate_sandbox",
     "read_lines",
-    "run_console",
     "sandbox_world",
 ]

@@ -39,7 +39,6 @@ __all__ = [
     "parse_as",
     "parse_click",
     "read_lines",
-    "run_console",
     "until_quiet",
 ]
 
@@ -200,6 +199,13 @@ class Prompt(ABC):
         self.out(f"now speaking as {self.here()}")
         return None
 
+    async def run(self, lines: AsyncIterator[str]) -> None:
+        """Feed ``lines`` (:func:`read_lines` of stdin, say) to the prompt until ``/quit`` or
+        the end of the input."""
+        async for line in lines:
+            if not await self.handle(line):
+                break
+
     @property
     @abstractmethod
     def speaking(self) -> bool:
@@ -220,13 +226,6 @@ class Prompt(ABC):
     @abstractmethod
     async def press(self, message: int | None, button: str | None) -> int | None:
         """The speaker presses ``button`` on the bot's ``message``; the event's id."""
-
-
-async def run_console(console: Prompt, lines: AsyncIterator[str]) -> None:
-    """Feed ``lines`` to the prompt until ``/quit`` or the end of the input."""
-    async for line in lines:
-        if not await console.handle(line):
-            break
 
 
 async def read_lines(stream: TextIO) -> AsyncIterator[str]:

@@ -30,34 +30,17 @@ from actorscope.sandbox._prompt import (
     Prompt,
     Speak,
     read_lines,
-    run_console,
     until_quiet,
 )
 from actorscope.sandbox._telegram.emulator import BotApiEmulator, RecordedCall
 from actorscope.sandbox._telegram.errors import BotApiError
-from actorscope.sandbox._telegram.models import Chat, ChatType, MemberStatus, User
+from actorscope.sandbox._telegram.models import Chat, ChatType, User
 from actorscope.sandbox._telegram.polls import PollRecord
 
-__all__ = ["HELP", "SandboxConsole", "populate_sandbox", "read_lines", "run_console"]
+__all__ = ["HELP", "SandboxConsole", "read_lines"]
 
 _NAME = re.compile(r"^@?[A-Za-z][A-Za-z0-9_]{2,31}$")
 Output = Callable[[str], None]
-
-
-def populate_sandbox(emu: BotApiEmulator) -> None:
-    """alice, bob and carol; @devs (a forum, alice admin) and @ops (a basic group)."""
-    state = emu.state
-    alice = state.add_user("Alice", username="alice", last_name="Liddell")
-    bob = state.add_user("Bob", username="bob")
-    carol = state.add_user("Carol", username="carol")
-    devs = state.add_chat("supergroup", title="Developers", username="devs", is_forum=True)
-    state.set_member(devs, alice, MemberStatus.ADMINISTRATOR)
-    state.set_member(devs, bob, MemberStatus.MEMBER)
-    state.add_topic(devs, "ideas")
-    state.add_topic(devs, "releases")
-    ops = state.add_chat("group", title="Operations", username="ops")
-    state.set_member(ops, carol, MemberStatus.CREATOR)
-    state.set_member(ops, bob, MemberStatus.MEMBER)
 
 
 @dataclass(slots=True)

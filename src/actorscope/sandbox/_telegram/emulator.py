@@ -28,7 +28,7 @@ from actorscope.sandbox._telegram.actions_members import MemberActions
 from actorscope.sandbox._telegram.context import BotSetup, MethodContext, Outbox
 from actorscope.sandbox._telegram.errors import BotApiError
 from actorscope.sandbox._telegram.files import FileStore, StoredFile
-from actorscope.sandbox._telegram.models import User
+from actorscope.sandbox._telegram.models import MemberStatus, User
 from actorscope.sandbox._telegram.params import Params
 from actorscope.sandbox._telegram.payments import Checkout, PaymentBook
 from actorscope.sandbox._telegram.polls import PollBook
@@ -168,6 +168,23 @@ class BotApiEmulator(MediaActions, MemberActions):
         )
         self._query_ids = itertools.count(4_000_000_000_000_001)
         self._listeners: list[CallListener] = []
+
+    def populate(self) -> None:
+        """Add the sandbox's people and chats: alice, bob and carol; @devs (a forum with the
+        topics "ideas" and "releases", alice admin, bob member) and @ops (a basic group, carol
+        its creator, bob member). ``actorscope sandbox`` and each ``run_sandbox`` start so."""
+        state = self.state
+        alice = state.add_user("Alice", username="alice", last_name="Liddell")
+        bob = state.add_user("Bob", username="bob")
+        carol = state.add_user("Carol", username="carol")
+        devs = state.add_chat("supergroup", title="Developers", username="devs", is_forum=True)
+        state.set_member(devs, alice, MemberStatus.ADMINISTRATOR)
+        state.set_member(devs, bob, MemberStatus.MEMBER)
+        state.add_topic(devs, "ideas")
+        state.add_topic(devs, "releases")
+        ops = state.add_chat("group", title="Operations", username="ops")
+        state.set_member(ops, carol, MemberStatus.CREATOR)
+        state.set_member(ops, bob, MemberStatus.MEMBER)
 
     @property
     def privacy_mode(self) -> bool:
