@@ -17,6 +17,7 @@ from actorscope.channels import IgnoreReason, Outcome
 from actorscope.channels._config import ChannelConfig
 from actorscope.channels.telegram._runner import TelegramRunner
 from actorscope.context import current_identity
+from actorscope.errors import ConfigError
 from actorscope.host import Host, MessageBus
 from actorscope.identity import Identity, PeerKind, SenderKind
 from actorscope.messages import InboundMessage, OutboundMessage, RunRequest, reply_to
@@ -237,3 +238,23 @@ async def test_button_click_is_answered_and_runs_as_the_clicker(bot: Bot) -> Non
         bob,
         "go",
     )
+
+
+async def test_a_refused_token_or_an_unreachable_api_is_one_config_error(
+    emu: BotApiEmulator, db: Database
+) -> None:
+    """start() turns the Bot API refusing the token, or no Bot API at the address, into one
+    ConfigError naming the channel, as the Discord runner does: never a library error."""
+    agent = await AgentRegistry(db).create("main")
+    pipeline = channel_pipeline(db, ChannelConfig(platform="telegram"), agent=agent)
+    refused = TelegramRunner(
+        pipeline,
+        token="123456:" + "x" * 35,
+        request=EmulatorRequest(emu),
+        get_updates_request=EmulatorRequest(emu),
+    )
+    with pytest.raises(ConfigError, match=r"^telegram: the bot token was rejected: "):
+        await refused.start()
+    nowhere = TelegramRunner(pipeline, token=emu.token, base_url="http://127.0.0.1:1/bot")
+    with pytest.raises(ConfigError, match=r"^telegram: cannot reach the Bot API: "):
+        await nowhere.start()

@@ -28,8 +28,6 @@ from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from typing import Any
 
-from telegram.error import InvalidToken, TelegramError
-
 from actorscope.agents import AgentRegistry
 from actorscope.assembly import assemble
 from actorscope.bots._config import BotConfig, load_handler, resolve_token
@@ -45,7 +43,7 @@ from actorscope.channels import (
 )
 from actorscope.channels.discord import DiscordSection
 from actorscope.channels.telegram import IgnoredListener, TelegramRunner, TelegramSection
-from actorscope.errors import ConfigError, StoreError
+from actorscope.errors import StoreError
 from actorscope.host import Handler, MessageBus, Reply
 from actorscope.messages import RunRequest
 from actorscope.permissions import AuditLog, GrantChangeWatcher
@@ -283,15 +281,6 @@ async def _run_prompt(prompt: _Prompt, lines: AsyncIterator[str]) -> None:
             break
 
 
-async def _start(runner: ChannelAdapter) -> None:
-    try:
-        await runner.start()
-    except InvalidToken as exc:
-        raise ConfigError(f"{runner.name}: the bot token was rejected: {exc}") from None
-    except TelegramError as exc:
-        raise ConfigError(f"{runner.name}: cannot reach the Bot API: {exc}") from None
-
-
 async def _cancelled(task: asyncio.Task[None]) -> None:
     task.cancel()
     with contextlib.suppress(asyncio.CancelledError):
@@ -396,7 +385,7 @@ async def run_bots(
         stack.push_async_callback(host.stop, drain=True, grace=SHUTDOWN_GRACE)
         for runner in runners:
             stack.push_async_callback(runner.stop_receiving)
-            await _start(runner)
+            await runner.start()  # a refused token is its one ConfigError
         console_task: asyncio.Task[None] | None = None
         if emulated is not None and console is not None:
             await _bounded(

@@ -40,7 +40,7 @@ from telegram import (
     Update,
 )
 from telegram.constants import ParseMode
-from telegram.error import TelegramError
+from telegram.error import InvalidToken, TelegramError
 from telegram.ext import Application, ApplicationBuilder, ContextTypes, TypeHandler
 from telegram.request import BaseRequest
 
@@ -346,7 +346,19 @@ class TelegramRunner(ChannelAdapter):
         self._bot_username = self.app.bot.username or ""
 
     async def start(self) -> None:
-        """``getMe``, then start polling or the webhook server; returns once receiving."""
+        """``getMe``, then start polling or the webhook server; returns once receiving.
+
+        A token the Bot API refuses, or a Bot API it cannot reach, is one
+        :class:`~actorscope.errors.ConfigError` naming the channel.
+        """
+        try:
+            await self._start()
+        except InvalidToken as exc:
+            raise ConfigError(f"{self.name}: the bot token was rejected: {exc}") from None
+        except TelegramError as exc:
+            raise ConfigError(f"{self.name}: cannot reach the Bot API: {exc}") from None
+
+    async def _start(self) -> None:
         await self.initialize()
         if self.webhook is not None:
             await self._start_webhook(self.webhook)
