@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import json
+import sys
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -339,3 +340,40 @@ async def test_the_probe_needs_a_chat_simulator() -> None:
         await probe(guarded, platform="discord")
     with pytest.raises(ConfigError, match="takes a handler"):
         await probe(application="x:y", platform=NAME)
+
+
+LEAKY_BOT = """
+from actorscope.bots import current_services
+
+
+async def handle(request):
+    services = current_services()
+    line = f"- {request.content} (by {request.sender_id or request.user_id})\\n"
+    services.workspace.append(services.agent, request.identity(), "notes.md", line)
+    return "saved"
+"""
+
+
+def test_actorscope_probe_runs_a_handler_on_the_platform_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``actorscope probe bot.toml --platform fakechat`` probes the file's handler on the fake
+    chat alone and finds its leak; an unknown platform, or one given for an application, is one
+    line (exit 2)."""
+    (tmp_path / "fakebot.py").write_text(LEAKY_BOT)
+    config = tmp_path / "bot.toml"
+    config.write_text('handler = "fakebot:handle"\n[telegram]\ntoken_env = "T"\n')
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delitem(sys.modules, "fakebot", raising=False)
+    args = ["probe", str(config), "--command", "/save", "--writer-only", "/save", "--json"]
+    assert main([*args, "--platform", NAME]) == 1
+    report = json.loads(capsys.readouterr().out)
+    leaks = {(c["event"], c["command"]) for c in report["cases"] if c["status"] == "leak"}
+    assert ("non-writer member", "/save") in leaks
+    assert any(
+        note.startswith(f"{NAME}: sent the events every chat has") for note in report["notes"]
+    )
+    assert main([*args, "--platform", "nochat"]) == 2
+    assert "no chat platform 'nochat'" in capsys.readouterr().err
+    assert main(["probe", "fakebot:handle", "--platform", NAME]) == 2
+    assert "--platform is for a bot.toml handler" in capsys.readouterr().err

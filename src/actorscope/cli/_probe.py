@@ -15,9 +15,10 @@ writer, and prints the matrix: ✓ held, ✗ leak, ● open (does what it does f
 dash: not applicable; then the commands open to everyone
 and what it could not test. ``--writer-only CMD`` (or ``[probe] writer_only``) names commands
 only writers may use. ``--out DIR`` writes a reproduction per leak: a scenario file for a
-handler's decision leak, a pytest file otherwise. Exit 1 on any leak, hang, error or skip, or
-when nothing of the bot's own was tested; 2 on bad input or when the probe does not reach the
-bot.
+handler's decision leak, a pytest file otherwise. ``--platform NAME`` probes the handler on
+that registered platform alone (its simulator, with its ``[NAME]`` section when the file has
+one), with the events every chat has. Exit 1 on any leak, hang, error or skip, or when nothing
+of the bot's own was tested; 2 on bad input or when the probe does not reach the bot.
 """
 
 from __future__ import annotations
@@ -26,13 +27,14 @@ import asyncio
 import os
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.markup import escape
 from rich.table import Table
 
 from actorscope.cli._common import console_for_tables, require_testing_extra
+from actorscope.errors import ConfigError
 
 __all__ = ["probe_command"]
 
@@ -112,11 +114,23 @@ def probe_command(
             metavar="COMMAND",
         ),
     ] = None,
+    platform: Annotated[
+        str | None,
+        typer.Option(
+            "--platform",
+            help=(
+                "Probe the handler on this registered platform alone (default: the file's "
+                "platforms as the probe knows them)."
+            ),
+            metavar="PLATFORM",
+        ),
+    ] = None,
 ) -> None:
     """Send every hostile sender x command to the configured bot; exit 1 on any leak or hang."""
     require_testing_extra("probe")
     # Imported here: the kit loads the platform libraries, which `--help` must not.
     from actorscope.bots import load_bot_config
+    from actorscope.channels import platform as contract_of
     from actorscope.testing import ProbeStatus, probe, write_repros
 
     spec = str(config)
@@ -130,6 +144,13 @@ def probe_command(
     discord = bot.section("discord") if bot is not None else None
     if discord is not None and not discord.enabled:
         discord = None
+    # Where the handler runs: the file's platforms, or the one --platform names.
+    where: dict[str, Any] = {"config": telegram, "discord": discord}
+    if platform is not None:
+        if bot is None:
+            raise ConfigError("--platform is for a bot.toml handler: an application runs as built")
+        contract_of(platform)  # a registered chat platform, or one line naming the known ones
+        where = {"platform": platform, "config": bot.section(platform), "discord": None}
     # A loop of our own, not asyncio.run: after a case hung, run() would wait for the hung
     # handler's task to finish cancelling, which a handler that swallows cancellation never does.
     loop = asyncio.new_event_loop()
@@ -141,8 +162,7 @@ def probe_command(
                 search_dir=Path.cwd() if bot is None else bot.base_dir,
                 commands=commands,
                 writer_only=writer_only,
-                config=telegram,
-                discord=discord,
+                **where,
                 owners=() if bot is None else bot.owners,
                 agent="main" if bot is None else bot.agent,
                 deadline=deadline,
