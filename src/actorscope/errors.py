@@ -6,8 +6,6 @@ caller (and the CLI) can catch one class and print one clear line::
     ActorscopeError
     ├── ConfigError                   a setting, config file or environment variable is wrong
     ├── IdentityError                 an id, scope or identity is malformed
-    │   ├── InvalidUUIDError          a string that must be a UUID is not one
-    │   ├── UnsafeKeyError            an agent key cannot be used in a path
     │   ├── IdentityValidationError   an LLM tool's identity argument breaks the rules
     │   └── UnboundIdentityError      a wrapper that needs a bound run identity ran outside one
     ├── PayloadError                  a platform update or input file is malformed
@@ -19,7 +17,6 @@ caller (and the CLI) can catch one class and print one clear line::
     ├── ConflictError                 a write would break a uniqueness or ownership rule
     ├── PermissionDeniedError         an action was refused; carries the ``Decision``
     ├── GrantError                    a grant's scope, config type or sender is malformed
-    ├── EventRejectedError            a domain event carries an id of the wrong kind
     ├── ReplyError                    a reply's buttons, media or format cannot be sent
     ├── ToolError                     a built-in LLM tool refused a call; ``code`` says why
     └── StoreError                    the database failed or cannot be used
@@ -29,6 +26,9 @@ caller (and the CLI) can catch one class and print one clear line::
         │   ├── SchemaTooNewError     written by a newer actorscope
         │   └── DatabaseNotWritableError
         └── MigrationError            a migration failed; nothing was applied
+
+A package may raise a private subclass of one of these (a string that must be a UUID and is
+not one is an :class:`IdentityError`): catch the classes drawn here.
 
 The sandbox's Telegram Bot API emulator refuses a call with its own
 ``actorscope.sandbox.BotApiError`` (an :class:`ActorscopeError` too).
@@ -48,11 +48,9 @@ __all__ = [
     "ConflictError",
     "DatabaseNotWritableError",
     "DatabaseOpenError",
-    "EventRejectedError",
     "GrantError",
     "IdentityError",
     "IdentityValidationError",
-    "InvalidUUIDError",
     "MigrationError",
     "NotADatabaseError",
     "NotFoundError",
@@ -67,7 +65,6 @@ __all__ = [
     "TenantNotFoundError",
     "ToolError",
     "UnboundIdentityError",
-    "UnsafeKeyError",
 ]
 
 
@@ -89,14 +86,6 @@ class ConfigError(ActorscopeError):
 
 class IdentityError(ActorscopeError):
     """An id, scope or identity is malformed."""
-
-
-class InvalidUUIDError(IdentityError):
-    """A string that must be a UUID is not one."""
-
-
-class UnsafeKeyError(IdentityError):
-    """An agent key cannot be used as a path segment."""
 
 
 class IdentityValidationError(IdentityError):
@@ -158,10 +147,6 @@ class PermissionDeniedError(ActorscopeError):
 
 class GrantError(ActorscopeError):
     """A permission grant names a malformed scope, config type, sender or permission."""
-
-
-class EventRejectedError(ActorscopeError):
-    """A domain event names an agent by something other than its UUID."""
 
 
 class ScenarioError(PayloadError):

@@ -14,10 +14,10 @@ from actorscope.agents._events import (
     DomainEvent,
     EventBus,
     EventConsumer,
+    EventRejectedError,
     check_event,
 )
 from actorscope.agents._types import TenantUUID
-from actorscope.errors import EventRejectedError
 
 
 class Recorder:

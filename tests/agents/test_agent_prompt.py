@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 
 from actorscope.agents import AgentKey, AgentUUID
 from actorscope.agents._prompt import SystemPromptConfig
-from actorscope.errors import IdentityError, InvalidUUIDError
+from actorscope.agents._types import InvalidUUIDError
+from actorscope.errors import IdentityError
 
 KEYS = st.from_regex(r"[A-Za-z0-9][A-Za-z0-9_-]{0,20}", fullmatch=True)
 UUIDS = st.uuids().map(str)

@@ -7,11 +7,11 @@ import uuid
 import pytest
 
 from actorscope.agents import AgentRegistry
+from actorscope.agents._types import InvalidUUIDError
 from actorscope.errors import (
     AgentNotFoundError,
     ConflictError,
     IdentityError,
-    InvalidUUIDError,
     NotFoundError,
     TenantNotFoundError,
 )

@@ -15,7 +15,7 @@ from tests.http.conftest import bearer
 
 from actorscope.agents import AgentRegistry
 from actorscope.bots import load_bot_config
-from actorscope.errors import InvalidUUIDError
+from actorscope.errors import IdentityError
 from actorscope.http import ApiKeyStore, create_app
 from actorscope.http._serve import bind, serve
 from actorscope.store import Database
@@ -109,7 +109,7 @@ async def test_a_key_of_another_tenant_never_reaches_the_served_agent(
 async def test_create_app_refuses_an_agent_key_for_the_served_agent(db: Database) -> None:
     """create_app(agent=...) takes the Agent or its UUID; a key, which names an agent in
     every tenant, is one clear error."""
-    with pytest.raises(InvalidUUIDError, match="served agent's UUID or Agent"):
+    with pytest.raises(IdentityError, match="served agent's UUID or Agent"):
         create_app(db, agent="main")
     agent = await AgentRegistry(db).create("main")
     assert create_app(db, agent=agent).state.operations.served_agent == agent.id

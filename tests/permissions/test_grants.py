@@ -16,7 +16,6 @@ from actorscope.errors import (
     ConflictError,
     GrantError,
     IdentityError,
-    InvalidUUIDError,
     StoreError,
 )
 from actorscope.identity import Identity, PeerKind
@@ -282,7 +281,7 @@ async def test_import_with_one_bad_row_writes_nothing(
 ) -> None:
     """One bad row (bad or unknown agent UUID, bad scope, type or permission) writes nothing."""
     rows = [row(agent), row(agent, sender_id="43"), row(agent, sender_id="44", **bad)]
-    with pytest.raises((GrantError, InvalidUUIDError, AgentNotFoundError)):
+    with pytest.raises((GrantError, IdentityError, AgentNotFoundError)):
         await store.import_grants(rows)
     assert await store.list() == []
     assert await count(db, "audit_log") == 0
@@ -293,7 +292,7 @@ async def test_import_validates_every_uuid_before_anything_else(
 ) -> None:
     """A bad UUID in a late row is reported even when an earlier row has another problem."""
     rows = [row(agent, scope="group:nope"), row(agent, agent_id="xyz")]
-    with pytest.raises(InvalidUUIDError, match="grant row 1"):
+    with pytest.raises(IdentityError, match="grant row 1"):
         await store.import_grants(rows)
 
 

@@ -7,7 +7,7 @@ from collections.abc import Callable
 import pytest
 
 from actorscope.context import bind_identity
-from actorscope.errors import IdentityError, InvalidUUIDError, PayloadError, UnboundIdentityError
+from actorscope.errors import IdentityError, PayloadError, UnboundIdentityError
 from actorscope.identity import Identity, PeerKind, SenderKind, telegram_identity
 from actorscope.messages import InboundMessage
 from actorscope.propagation import (
@@ -178,10 +178,10 @@ def test_without_a_bound_run_info_a_fresh_trace_is_started() -> None:
         (lambda: spawn_subagent("p", signer=SIGNER, metadata={"k": 1}), PayloadError),  # type: ignore[dict-item]
         (lambda: spawn_subagent("p", signer=SIGNER, metadata=[("k", "v")]), PayloadError),  # type: ignore[arg-type]
         (lambda: spawn_subagent("p", signer="key"), TypeError),  # type: ignore[arg-type]
-        (lambda: delegate("main", "t", signer=SIGNER), InvalidUUIDError),
+        (lambda: delegate("main", "t", signer=SIGNER), IdentityError),
         (lambda: teammate_dispatch("a b", "c", signer=SIGNER), IdentityError),
         (lambda: teammate_dispatch("", "c", signer=SIGNER), IdentityError),
-        (lambda: teammate_dispatch("x", "c", signer=SIGNER, agent_id="x"), InvalidUUIDError),
+        (lambda: teammate_dispatch("x", "c", signer=SIGNER, agent_id="x"), IdentityError),
         (lambda: session_send("c", signer=SIGNER, channel="Tele gram", chat_id="1"), IdentityError),
         (lambda: session_send("c", signer=SIGNER, channel="telegram", chat_id="@x"), IdentityError),
         (lambda: session_send("c", signer=SIGNER, channel="telegram", chat_id="1",
@@ -197,3 +197,14 @@ def test_bad_arguments_are_clear_errors(call: Callable[[], object], error: type[
     """Malformed text, names, ids, targets or objects raise one clear error, building nothing."""
     with bind_identity(ALICE), pytest.raises(error):
         call()
+
+
+def test_a_target_agent_that_is_no_uuid_is_named() -> None:
+    """delegate and teammate_dispatch say which target is not a UUID, and what it was."""
+    with bind_identity(ALICE):
+        with pytest.raises(
+            IdentityError, match="delegate target agent id must be a UUID, got 'main'"
+        ):
+            delegate("main", "t", signer=SIGNER)
+        with pytest.raises(IdentityError, match="teammate agent id must be a UUID, got 'x'"):
+            teammate_dispatch("x", "c", signer=SIGNER, agent_id="x")

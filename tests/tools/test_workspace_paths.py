@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from actorscope.errors import IdentityError, UnsafeKeyError
+from actorscope.errors import IdentityError
 from actorscope.tools._paths import (
     AGENTS_DIR,
+    UnsafeKeyError,
     archived_workspace_path,
     sanitise_key,
     tenant_workspace_path,

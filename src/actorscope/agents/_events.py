@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, replace
 
 from actorscope.agents._types import NIL_UUID, AgentUUID, TenantUUID, looks_like_uuid, parse_uuid
-from actorscope.errors import EventRejectedError
+from actorscope.errors import ActorscopeError
 from actorscope.store import utc_now
 
 __all__ = [
@@ -27,8 +27,14 @@ __all__ = [
     "EventBus",
     "EventConsumer",
     "EventHandler",
+    "EventRejectedError",
     "check_event",
 ]
+
+
+class EventRejectedError(ActorscopeError):
+    """A domain event names an agent by something other than its UUID."""
+
 
 #: The log message (and ``extra["event"]``) of the publish-time observer for a bad agent id.
 NON_UUID_AGENT_ID = "eventbus.non_uuid_agent_id"

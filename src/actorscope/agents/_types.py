@@ -11,13 +11,14 @@ import re
 from collections.abc import Iterable
 from typing import NewType
 
-from actorscope.errors import IdentityError, InvalidUUIDError
+from actorscope.errors import IdentityError
 from actorscope.identity import AGENT_KEY_PATTERN
 
 __all__ = [
     "NIL_UUID",
     "AgentKey",
     "AgentUUID",
+    "InvalidUUIDError",
     "TeamUUID",
     "TenantUUID",
     "is_uuid",
@@ -29,6 +30,11 @@ __all__ = [
     "uuid_or_null",
     "validate_uuids",
 ]
+
+
+class InvalidUUIDError(IdentityError):
+    """A string that must be a UUID is not one (an :class:`~actorscope.errors.IdentityError`)."""
+
 
 AgentUUID = NewType("AgentUUID", str)
 TenantUUID = NewType("TenantUUID", str)

@@ -15,16 +15,23 @@ import re
 from pathlib import Path
 
 from actorscope.agents import is_uuid
-from actorscope.errors import UnsafeKeyError
+from actorscope.errors import IdentityError
 
 __all__ = [
     "AGENTS_DIR",
     "TENANTS_DIR",
+    "UnsafeKeyError",
     "archived_workspace_path",
     "sanitise_key",
     "tenant_workspace_path",
     "workspace_path",
 ]
+
+
+class UnsafeKeyError(IdentityError):
+    """An agent key cannot be used as a path segment (an
+    :class:`~actorscope.errors.IdentityError`)."""
+
 
 AGENTS_DIR = "agents"
 TENANTS_DIR = "tenants"
