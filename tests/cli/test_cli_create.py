@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 
 from actorscope.cli import main
-from actorscope.propagation import DEFAULT_KEY_ENV
 
 GRANT = ("--agent", "main", "--scope", "group:telegram:-100200", "--sender", "42")
 
@@ -62,7 +61,7 @@ def test_a_mistyped_db_creates_nothing(
 ) -> None:
     """A writing command on a database that is not there: exit 2, one line saying so (and how
     to create one, for those that add), and no file, no table created."""
-    monkeypatch.setenv(DEFAULT_KEY_ENV, "k" * 32)
+    monkeypatch.setenv("ACTORSCOPE_ORIGIN_KEY", "k" * 32)
     assert main([*WRITING[command], "--db", db_target]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1

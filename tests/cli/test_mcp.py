@@ -16,7 +16,7 @@ from mcp_types import TextContent
 from actorscope.agents import AgentRegistry
 from actorscope.cli import main
 from actorscope.identity import telegram_identity
-from actorscope.propagation import DEFAULT_KEY_ENV, OriginSigner
+from actorscope.propagation import OriginSigner
 from actorscope.store import Database
 from actorscope.tools import encode_identity_token
 
@@ -47,7 +47,7 @@ def test_bad_input_is_one_line_and_exit_2(
     message: str,
 ) -> None:
     """An unknown agent or a bad option: one error line on stderr, exit 2, no traceback."""
-    monkeypatch.setenv(DEFAULT_KEY_ENV, KEY)
+    monkeypatch.setenv("ACTORSCOPE_ORIGIN_KEY", KEY)
     argv = ["mcp", "--db", str(tmp_path / "t.db"), "--create", *extra]
     assert main(argv) == 2
     err = capsys.readouterr().err
@@ -88,7 +88,7 @@ async def test_stdio_server_process_acts_as_the_token_identity(tmp_path: Path) -
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "actorscope", "mcp", "--db", str(db_path), "--agent", "main"],
-        env={DEFAULT_KEY_ENV: KEY, "ACTORSCOPE_IDENTITY_TOKEN": token},
+        env={"ACTORSCOPE_ORIGIN_KEY": KEY, "ACTORSCOPE_IDENTITY_TOKEN": token},
         cwd=str(tmp_path),
     )
     with anyio.fail_after(60):
@@ -120,7 +120,7 @@ async def test_stdio_server_adopts_a_workspace_laid_out_before_tenants(tmp_path:
         command=sys.executable,
         args=["-m", "actorscope", "mcp", "--db", str(db_path), "--agent", "main"],
         env={
-            DEFAULT_KEY_ENV: KEY,
+            "ACTORSCOPE_ORIGIN_KEY": KEY,
             "ACTORSCOPE_IDENTITY_TOKEN": encode_identity_token(direct, OriginSigner(KEY.encode())),
         },
         cwd=str(tmp_path),

@@ -201,6 +201,14 @@ def test_from_env_shares_a_key(monkeypatch: pytest.MonkeyPatch) -> None:
     assert from_env.verify(signer().attach(carrier(), ORIGIN)) == ORIGIN
 
 
+def test_from_env_reads_the_documented_variable_by_default(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without a name, from_env reads OriginSigner.KEY_ENV, ACTORSCOPE_ORIGIN_KEY."""
+    assert OriginSigner.KEY_ENV == "ACTORSCOPE_ORIGIN_KEY"
+    monkeypatch.setenv("ACTORSCOPE_ORIGIN_KEY", KEY.decode())
+    from_env = OriginSigner.from_env(clock=lambda: NOW)
+    assert from_env.verify(signer().attach(carrier(), ORIGIN)) == ORIGIN
+
+
 @pytest.mark.parametrize("value", [None, "short"])
 def test_from_env_missing_or_short_key_is_a_config_error(
     monkeypatch: pytest.MonkeyPatch, value: str | None

@@ -34,7 +34,7 @@ from actorscope.cli._common import (
 )
 from actorscope.errors import ConfigError
 from actorscope.permissions import GrantStore
-from actorscope.propagation import DEFAULT_KEY_ENV, OriginSigner
+from actorscope.propagation import OriginSigner
 from actorscope.store import DEFAULT_TENANT_SLUG
 from actorscope.tools import Toolbox, builtin_tools
 
@@ -49,10 +49,10 @@ class Transport(StrEnum):
 
 
 def _signer() -> OriginSigner:
-    if os.environ.get(DEFAULT_KEY_ENV) is None:
+    if os.environ.get(OriginSigner.KEY_ENV) is None:
         typer.echo(
-            f"actorscope: warning: {DEFAULT_KEY_ENV} is not set; no identity token can verify, "
-            "so every call runs with no scope and no sender",
+            f"actorscope: warning: {OriginSigner.KEY_ENV} is not set; no identity token can "
+            "verify, so every call runs with no scope and no sender",
             err=True,
         )
         return OriginSigner()

@@ -9,7 +9,7 @@ the one a host reads to see whom a carrier claims. See docs/design.md, "Propagat
 
 from actorscope.propagation._builder import build_run_request, sanitize_inbound
 from actorscope.propagation._keys import META_ORIGIN_SENDER_ID
-from actorscope.propagation._origin import DEFAULT_KEY_ENV, Origin, OriginSigner
+from actorscope.propagation._origin import Origin, OriginSigner
 from actorscope.propagation._run import RunInfo, bind_run, current_run
 from actorscope.propagation._wrappers import (
     DelegateTask,
@@ -26,7 +26,6 @@ from actorscope.propagation._wrappers import (
 )
 
 __all__ = [
-    "DEFAULT_KEY_ENV",
     "META_ORIGIN_SENDER_ID",
     "DelegateTask",
     "Origin",

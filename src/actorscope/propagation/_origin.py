@@ -26,7 +26,7 @@ import struct
 import time
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
-from typing import NamedTuple
+from typing import ClassVar, NamedTuple
 
 from actorscope.errors import ConfigError
 from actorscope.identity import Identity, PeerKind, Scope, ScopeKind
@@ -256,6 +256,9 @@ class OriginSigner:
     """
 
     __slots__ = ("_clock", "_key", "_max_age_ms", "_max_skew_ms", "_replay")
+
+    #: The environment variable :meth:`from_env` reads by default: ``ACTORSCOPE_ORIGIN_KEY``.
+    KEY_ENV: ClassVar[str] = DEFAULT_KEY_ENV
 
     def __init__(
         self,
