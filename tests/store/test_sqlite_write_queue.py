@@ -57,3 +57,40 @@ async def test_queued_writes_fail_within_one_busy_timeout_then_recover(tmp_path:
         assert all("locked" in message for message, _ in results), results
         assert max(seconds for _, seconds in results) < 2 * BUSY + 1.0, results
         await db.execute("UPDATE tenants SET name = name")
+
+
+async def test_a_write_queued_behind_a_busy_one_waits_only_its_own_budget(tmp_path: Path) -> None:
+    """A write queued half a timeout behind one that waits out another process's lock fails
+    within one busy timeout of its own start, not after the queue and then a full timeout."""
+    path = tmp_path / "t.db"
+    busy = 1.0
+    async with Database.open(path, busy_timeout=busy) as db:
+        locker = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-c",
+            LOCKER,
+            str(path),
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+        )
+        assert locker.stdin is not None
+        assert locker.stdout is not None
+        assert await asyncio.wait_for(locker.stdout.readline(), 20) == b"locked\n"
+
+        async def write() -> float:
+            started = time.monotonic()
+            with pytest.raises(StoreError, match="locked"):
+                await db.execute("UPDATE tenants SET name = name")
+            return time.monotonic() - started
+
+        try:
+            first = asyncio.create_task(write())
+            await asyncio.sleep(busy / 2)  # the first write is inside SQLite's busy wait
+            second = await write()
+            await first
+        finally:
+            locker.stdin.write(b"release\n")
+            await locker.stdin.drain()
+            await asyncio.wait_for(locker.wait(), 20)
+        assert second < busy + 0.25, second
+        await db.execute("UPDATE tenants SET name = name")

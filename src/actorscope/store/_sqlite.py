@@ -367,13 +367,10 @@ class SqliteDatabase(Database):
         holds the write lock, queued writes fail in about that time instead of each waiting
         its own timeout in turn.
         """
-        await self._queue_for_writer()
+        left = await self._queue_for_writer()
         try:
             self._check_open()
-            try:
-                await self._writer.execute("BEGIN IMMEDIATE")
-            except _FAILURES as exc:
-                raise _store_error(exc, "cannot start a write transaction") from exc
+            await self._begin(left)
             try:
                 yield SqliteTransaction(self._writer)
             except BaseException:
@@ -387,8 +384,14 @@ class SqliteDatabase(Database):
         finally:
             self._write_lock.release()
 
-    async def _queue_for_writer(self) -> None:
-        """Take the writer connection, waiting at most ``busy_timeout`` for it."""
+    async def _queue_for_writer(self) -> float:
+        """Take the writer connection, waiting at most ``busy_timeout`` for it; the seconds
+        of the write's budget that are left (``busy_timeout`` when it did not wait)."""
+        if not self._write_lock.locked():
+            await self._write_lock.acquire()
+            return self._busy_timeout
+        loop = asyncio.get_running_loop()
+        started = loop.time()
         try:
             async with asyncio.timeout(self._busy_timeout):
                 await self._write_lock.acquire()
@@ -397,6 +400,28 @@ class SqliteDatabase(Database):
                 "cannot start a write transaction: the writes queued before it did not finish"
                 f" within {self._busy_timeout:g}s (the database is locked or busy)"
             ) from None
+        return self._busy_timeout - (loop.time() - started)
+
+    async def _begin(self, left: float) -> None:
+        """``BEGIN IMMEDIATE``, waiting for another process's lock only for what is ``left``.
+
+        A write that queued behind others has spent part of its budget: SQLite then waits
+        only for the rest, so queued writes behind a lock another process holds fail together
+        in about one busy timeout, not one after the other.
+        """
+        shortened = left < self._busy_timeout
+        try:
+            if shortened:
+                await self._writer.execute(f"PRAGMA busy_timeout = {max(int(left * 1000), 0)}")
+            try:
+                await self._writer.execute("BEGIN IMMEDIATE")
+            finally:
+                if shortened:
+                    await self._writer.execute(
+                        f"PRAGMA busy_timeout = {int(self._busy_timeout * 1000)}"
+                    )
+        except _FAILURES as exc:
+            raise _store_error(exc, "cannot start a write transaction") from exc
 
     async def _start_feed(self) -> None:
         if not self._closed:
