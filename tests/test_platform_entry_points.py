@@ -34,14 +34,17 @@ def _installed(tmp_path: Path, entry: str) -> Path:
     return info.parent
 
 
-def _actorscope(site: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    """``python -m actorscope ARGS`` with ``site`` and this repository on the path."""
+def _actorscope(
+    site: Path, *args: str, cwd: Path, **variables: str
+) -> subprocess.CompletedProcess[str]:
+    """``python -m actorscope ARGS`` with ``site`` and this repository on the path (and the
+    environment ``variables``)."""
     path = [str(site), str(REPO), os.environ.get("PYTHONPATH", "")]
     env = {k: v for k, v in os.environ.items() if not k.startswith("ACTORSCOPE_")}
     return subprocess.run(  # noqa: S603 - this interpreter, our own module, the test's args
         [sys.executable, "-m", "actorscope", *args],
         cwd=cwd,
-        env={**env, "PYTHONPATH": os.pathsep.join(filter(None, path))},
+        env={**env, **variables, "PYTHONPATH": os.pathsep.join(filter(None, path))},
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,
@@ -69,6 +72,85 @@ def test_an_installed_platform_is_seen_by_the_registry_and_the_cli(tmp_path: Pat
     document = json.loads(schema.stdout)
     assert {"telegram", "discord", "fakechat"} <= set(document["properties"])
     assert "FakeChatSection" in document["$defs"]
+
+
+ECHO_BOT = """
+async def handle(request):
+    return f"heard {request.content}"
+"""
+RUN_CONFIG = """
+handler = "fakebot:handle"
+database = "bot.db"
+[fakechat]
+token_env = "FAKECHAT_TOKEN"
+"""
+#: ``run_bots`` on a ``bot.toml`` with a ``[fakechat]`` section, beside the fake chat's server
+#: (its runner finds it by the token): alice says hello in her DM; once the bot has answered,
+#: the run stops; what it printed and posted is the last line, as JSON.
+RUN_SCRIPT = """
+import asyncio, json, sys
+from pathlib import Path
+
+from tests._wait import wait_until
+from tests.fakechat import FakeChat
+
+from actorscope.bots import load_bot_config, run_bots
+
+
+async def main():
+    chat = FakeChat()
+    chat.person("alice")
+    config = load_bot_config(Path("bot.toml"))
+    printed, stop = [], asyncio.Event()
+
+    async def alice_says_hello():
+        await wait_until(lambda: any(line.startswith("running") for line in printed), 30)
+        await chat.updates.put(chat.message("alice", "hello"))
+        await wait_until(lambda: bool(chat.posted), 30)
+        stop.set()
+
+    said = asyncio.create_task(alice_says_hello())
+    env = {"FAKECHAT_TOKEN": chat.token}
+    await run_bots(config, env=env, out=printed.append, stop=stop, handle_signals=False)
+    await said
+    posted = [[post.chat, post.text] for post in chat.posted]
+    print(json.dumps({"printed": printed, "posted": posted}))
+
+
+asyncio.run(main())
+"""
+
+
+def test_actorscope_run_runs_an_installed_platform_through_its_contract(tmp_path: Path) -> None:
+    """``run_bots`` runs a ``[fakechat]`` section with the runner the fake chat's contract
+    builds: its events reach the handler and the reply is posted back; with a token no server
+    has, ``actorscope run`` is one line naming the platform (exit 2)."""
+    site = _installed(tmp_path, "fakechat = tests.fakechat:SPEC")
+    (tmp_path / "fakebot.py").write_text(ECHO_BOT)
+    (tmp_path / "bot.toml").write_text(RUN_CONFIG)
+    (tmp_path / "drive.py").write_text(RUN_SCRIPT)
+    path = [str(site), str(REPO), os.environ.get("PYTHONPATH", "")]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ACTORSCOPE_")}
+    ran = subprocess.run(
+        [sys.executable, "drive.py"],
+        cwd=tmp_path,
+        env={**env, "PYTHONPATH": os.pathsep.join(filter(None, path))},
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        check=False,
+    )
+    assert ran.returncode == 0, ran.stderr
+    result = json.loads(ran.stdout.strip().splitlines()[-1])
+    assert result["posted"] == [["dm.alice", "heard hello"]]
+    assert "running agent 'main' on fakechat; Ctrl-C to stop" in result["printed"]
+    assert result["printed"][-2:] == ["stopping", "stopped"]
+    refused = _actorscope(site, "run", "bot.toml", cwd=tmp_path, FAKECHAT_TOKEN="0" * 32)
+    assert refused.returncode == 2
+    assert refused.stderr.strip().splitlines() == [
+        "actorscope: error: fakechat: no server of this process has the token"
+    ]
 
 
 def test_a_broken_entry_point_is_one_line_naming_it(tmp_path: Path) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import secrets
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -25,12 +26,17 @@ class Post:
     text: str
 
 
+#: The servers of this process by their bot's token, as a runner given only a token finds its.
+_SERVERS: weakref.WeakValueDictionary[str, FakeChat] = weakref.WeakValueDictionary()
+
+
 class FakeChat:
     """One fake chat server: people and rooms named by strings (``alice``, ``ideas``)."""
 
     def __init__(self, *, bot: str = "fakebot") -> None:
         self.bot = bot
         self.token = secrets.token_hex(16)
+        _SERVERS[self.token] = self
         self.people: dict[str, str] = {}
         self.rooms: set[str] = set()
         self.posted: list[Post] = []
@@ -42,6 +48,11 @@ class FakeChat:
         self.listeners: list[Callable[[Post], None]] = []
         self._authors: dict[str, str] = {}
         self._count = 0
+
+    @staticmethod
+    def serving(token: str) -> FakeChat | None:
+        """The server of this process whose bot has ``token`` (how a runner connects)."""
+        return _SERVERS.get(token)
 
     def person(self, person_id: str, name: str = "") -> str:
         """Add a person; their id."""

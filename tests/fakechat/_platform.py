@@ -54,10 +54,11 @@ class FakeChatPlatform:
         return "" if len(token) == 32 and set(token) <= hexdigits else "is not a fakechat token"
 
     def runner(self, pipeline: Pipeline, *, token: str, **options: Any) -> FakeChatRunner:
-        """The runner on the server given as the ``chat`` option."""
-        chat = options.get("chat")
+        """The runner on the server given as the ``chat`` option, or else the server of this
+        process ``token`` is the bot's token of (``actorscope run``)."""
+        chat = options.get("chat", FakeChat.serving(token))
         if not isinstance(chat, FakeChat):
-            raise ConfigError("fakechat: the runner needs its server as chat=FakeChat()")
+            raise ConfigError("fakechat: no server of this process has the token")
         return FakeChatRunner(pipeline, token=token, chat=chat)
 
 

@@ -42,7 +42,7 @@ from actorscope.channels import (
     platform,
 )
 from actorscope.channels.discord import DiscordSection
-from actorscope.channels.telegram import IgnoredListener, TelegramRunner, TelegramSection
+from actorscope.channels.telegram import IgnoredListener, TelegramSection
 from actorscope.errors import StoreError
 from actorscope.host import Handler, MessageBus, Reply
 from actorscope.messages import RunRequest
@@ -399,8 +399,9 @@ async def run_bots(
                 prompt = _Prompt(console, guild_console, out)
                 console_task = asyncio.create_task(_run_prompt(prompt, lines))
         for runner in runners:
-            if isinstance(runner, TelegramRunner) and runner.webhook_server is not None:
-                out(f"{runner.name}: webhook receiver on {runner.webhook_server.local_url}")
+            status = runner.status()  # what its platform tells the operator (a webhook's URL)
+            if status:
+                out(f"{runner.name}: {status}")
         names = ", ".join(f"{r.name}" for r in runners)
         out(f"running agent {assembly.agent.key!r} on {names}; Ctrl-C to stop")
         try:

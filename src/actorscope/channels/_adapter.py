@@ -3,7 +3,8 @@
 A :class:`ChannelAdapter` owns one platform connection (a Telegram polling loop, a Discord
 gateway session). It publishes what it receives to a :class:`~actorscope.host.MessageBus`
 and is itself the :class:`~actorscope.host.OutboundSender` the host routes replies to, so a new
-platform needs these three methods and nothing else.
+platform needs these three methods and nothing else (:meth:`status`, a line for the operator,
+is optional).
 """
 
 from __future__ import annotations
@@ -24,6 +25,11 @@ class ChannelAdapter(OutboundSender):
     @abstractmethod
     async def start(self) -> None:
         """Connect and start delivering inbound messages; returns once running."""
+
+    def status(self) -> str:
+        """Once started, one line for the operator about where it takes events in (a webhook
+        receiver's URL); ``""`` when there is nothing to say (polling, a gateway session)."""
+        return ""
 
     async def stop_receiving(self) -> None:
         """Take in no new events but keep sending (shutdown: before the host drains)."""

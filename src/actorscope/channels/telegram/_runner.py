@@ -443,6 +443,11 @@ class TelegramRunner(ChannelAdapter):
             )
         return Fed.ACCEPTED
 
+    def status(self) -> str:
+        """In webhook mode, where its receiver listens; ``""`` when it polls."""
+        server = self.webhook_server
+        return "" if server is None else f"webhook receiver on {server.local_url}"
+
     async def stop_receiving(self) -> None:
         """Stop polling (or the webhook server) and process what was fetched; can still send."""
         server, self.webhook_server = self.webhook_server, None
