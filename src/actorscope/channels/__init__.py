@@ -3,10 +3,9 @@
 ``telegram.normalize_update`` and ``discord.normalize_message`` / ``normalize_interaction``
 build the :class:`~actorscope.messages.InboundMessage`; :class:`Pipeline` takes it the one way
 every event goes (dedup, admission, shared claim, writer command or publish) and returns an
-:class:`Ingress` whose :class:`Outcome` says what became of it; :func:`admit` applies a
-:class:`ChannelConfig` (policies, mention gate); :class:`DedupCache` drops redeliveries, and
-:class:`SharedDedup` does so across workers sharing a database;
-:func:`move_grants` applies a chat migration to the grants.
+:class:`Ingress` whose :class:`Outcome` says what became of it, admitting it by a
+:class:`ChannelConfig` (policies, mention gate) and dropping redeliveries (across workers
+sharing a database with :class:`SharedDedup`); a Telegram chat migration moves the grants.
 A platform is one subpackage, ``actorscope.channels.telegram`` / ``.discord``, imported by
 name (so this face loads no platform library); :func:`platform` gives its side of the contract,
 :class:`Platform` (docs/design.md, "Adding a platform").
@@ -26,7 +25,6 @@ from actorscope.channels._base import (
     IgnoreReason,
     Ingress,
     Outcome,
-    ScopeMigration,
 )
 from actorscope.channels._config import (
     ChannelConfig,
@@ -36,11 +34,8 @@ from actorscope.channels._config import (
     SenderIds,
     sender_ids,
 )
-from actorscope.channels._dedup import DedupCache
-from actorscope.channels._migration import move_grants
 from actorscope.channels._pipeline import Pipeline, Publish
 from actorscope.channels._platform import Platform, platform, platforms
-from actorscope.channels._policy import Admission, admit
 from actorscope.channels._shared_dedup import SharedDedup
 from actorscope.channels._turns import TurnLedger
 from actorscope.channels._writer_commands import WriterCommand, writer_command_named
@@ -55,11 +50,9 @@ __all__ = [
     "META_SENDER_NAME",
     "META_SESSION_KEY",
     "Addressed",
-    "Admission",
     "ChannelAdapter",
     "ChannelConfig",
     "ChannelSection",
-    "DedupCache",
     "GroupOverride",
     "IgnoreReason",
     "Ingress",
@@ -68,13 +61,10 @@ __all__ = [
     "Platform",
     "Policy",
     "Publish",
-    "ScopeMigration",
     "SenderIds",
     "SharedDedup",
     "TurnLedger",
     "WriterCommand",
-    "admit",
-    "move_grants",
     "platform",
     "platforms",
     "sender_ids",

@@ -3,7 +3,7 @@
 An adapter turns one platform event into an :class:`Ingress`: either an
 :class:`~actorscope.messages.InboundMessage` or the reason the event is ignored (plus, for a
 Telegram group that became a supergroup, the :class:`ScopeMigration` to apply). The same type
-is what admission (:func:`~actorscope.channels.admit`) and the ingress pipeline
+is what admission (``_policy.admit``) and the ingress pipeline
 (:class:`~actorscope.channels.Pipeline`) return: its :attr:`Ingress.outcome` says whether the
 event was admitted, ignored (and why), a duplicate, claimed by another worker, or a writer
 command the pipeline answered.
