@@ -22,12 +22,12 @@ from actorscope.channels._base import (
 from actorscope.channels._dedup import dedup_key
 from actorscope.channels.discord import (
     clear_caches,
-    inspect_dispatch,
     inspect_interaction,
     inspect_message,
     normalize_interaction,
     normalize_message,
 )
+from actorscope.channels.discord._normalize import inspect_dispatch
 from actorscope.errors import IdentityError
 from actorscope.identity import SenderKind
 from actorscope.messages import InboundMessage

@@ -12,7 +12,7 @@ import pytest
 from actorscope.channels._base import IgnoreReason, Ingress, display_name, flag_raised
 from actorscope.channels._config import ChannelConfig
 from actorscope.channels._policy import admit
-from actorscope.channels.discord import inspect_dispatch
+from actorscope.channels.discord._normalize import inspect_dispatch
 from actorscope.channels.telegram import inspect_update
 from actorscope.identity import SenderKind
 

@@ -1,9 +1,9 @@
-"""Discord: a discord.py ``Message`` / ``Interaction`` (or the raw gateway dict) → scope,
-actor and session key, and the runner.
+"""Discord: a discord.py ``Message`` / ``Interaction`` → scope, actor and session key, and the
+runner.
 
 :func:`normalize_message` and :func:`normalize_interaction` return an
 :class:`~actorscope.messages.InboundMessage`, or ``None`` for what a bot ignores;
-:func:`inspect_message`, :func:`inspect_interaction` and :func:`inspect_dispatch` return the
+:func:`inspect_message` and :func:`inspect_interaction` return the
 :class:`~actorscope.channels.Ingress` with the reason. None of them raises on a platform event.
 ``PLATFORM`` is Discord's side of the platform contract (:class:`~actorscope.channels.Platform`).
 """
@@ -17,9 +17,7 @@ from actorscope.channels.discord._commands import (
 )
 from actorscope.channels.discord._interactions import inspect_interaction, normalize_interaction
 from actorscope.channels.discord._normalize import (
-    CONVERSATION_MESSAGE_TYPES,
     clear_caches,
-    inspect_dispatch,
     inspect_message,
     normalize_message,
 )
@@ -35,7 +33,6 @@ from actorscope.channels.discord._runner import (
 from actorscope.channels.discord._section import DiscordSection
 
 __all__ = [
-    "CONVERSATION_MESSAGE_TYPES",
     "NOT_TAKING_COMMANDS",
     "PLATFORM",
     "WRITER_DESCRIPTIONS",
@@ -45,7 +42,6 @@ __all__ = [
     "bot_intents",
     "clear_caches",
     "handle_discord_writer_command",
-    "inspect_dispatch",
     "inspect_interaction",
     "inspect_message",
     "member_manages_guild",
