@@ -8,7 +8,7 @@ from pathlib import Path
 
 from actorscope.agents import AgentRegistry
 from actorscope.channels._migration import move_grants
-from actorscope.channels.telegram import chat_migration
+from actorscope.channels.telegram._normalize import chat_migration
 from actorscope.identity import telegram_identity
 from actorscope.permissions import GrantStore, PermissionPolicy, Reason
 from actorscope.store import Database

@@ -19,11 +19,11 @@ from actorscope.channels._base import (
     IgnoreReason,
 )
 from actorscope.channels.telegram import (
-    chat_migration,
     clear_caches,
     inspect_update,
     normalize_update,
 )
+from actorscope.channels.telegram._normalize import chat_migration
 from actorscope.errors import IdentityError
 from actorscope.identity import PLACEHOLDER_SENDER_IDS, SenderKind
 from actorscope.messages import InboundMessage

@@ -15,8 +15,6 @@ from actorscope.channels.telegram._commands import (
     is_telegram_admin,
 )
 from actorscope.channels.telegram._normalize import (
-    GENERAL_TOPIC_ID,
-    chat_migration,
     clear_caches,
     inspect_update,
     normalize_update,
@@ -34,14 +32,12 @@ from actorscope.channels.telegram._section import TelegramSection
 
 __all__ = [
     "ALLOWED_UPDATES",
-    "GENERAL_TOPIC_ID",
     "PLATFORM",
     "ChatAdmin",
     "IgnoredListener",
     "TelegramRunner",
     "TelegramSection",
     "asks_chat_admin",
-    "chat_migration",
     "clear_caches",
     "handle_telegram_writer_command",
     "inspect_update",
