@@ -387,9 +387,6 @@ class SqliteDatabase(Database):
     async def _queue_for_writer(self) -> float:
         """Take the writer connection, waiting at most ``busy_timeout`` for it; the seconds
         of the write's budget that are left (``busy_timeout`` when it did not wait)."""
-        if not self._write_lock.locked():
-            await self._write_lock.acquire()
-            return self._busy_timeout
         loop = asyncio.get_running_loop()
         started = loop.time()
         try:
@@ -409,7 +406,7 @@ class SqliteDatabase(Database):
         only for the rest, so queued writes behind a lock another process holds fail together
         in about one busy timeout, not one after the other.
         """
-        shortened = left < self._busy_timeout
+        shortened = left < self._busy_timeout - 0.001
         try:
             if shortened:
                 await self._writer.execute(f"PRAGMA busy_timeout = {max(int(left * 1000), 0)}")
@@ -422,6 +419,20 @@ class SqliteDatabase(Database):
                     )
         except _FAILURES as exc:
             raise _store_error(exc, "cannot start a write transaction") from exc
+        except BaseException:
+            # Cancelled while the connection's thread ran the statements: the BEGIN may still
+            # happen there, and the next write must not find its transaction open.
+            await asyncio.shield(self._settle())
+            raise
+
+    async def _settle(self) -> None:
+        """Wait for what the writer's thread was given, then roll back what it left open."""
+        try:
+            await self._writer.execute("SELECT 1")  # runs after the statements queued before it
+        except _FAILURES as exc:
+            _log.error("cannot settle the writer of %r after a cancelled write: %s", self.path, exc)
+            return
+        await self._rollback()
 
     async def _start_feed(self) -> None:
         if not self._closed:
