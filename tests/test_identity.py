@@ -891,17 +891,21 @@ def test_chat_identity_refuses_a_scope_its_form_does_not_have(call: Any, problem
 @pytest.mark.parametrize("nobody", [0, -5, "-1001234"])
 def test_an_id_no_person_has_is_nobody_on_the_built_in_platforms(nobody: int | str) -> None:
     """0 or a negative id is never a person's (the platform's id rule): on Telegram such a
-    sender is no sender (the chat's scope, even in a private chat); Discord refuses it."""
+    sender is no sender (the chat's scope, even in a private chat); Discord refuses it, saying
+    the id is no person's."""
     identity = telegram_identity(ALICE, "private", nobody)
     assert (identity.user_id, identity.sender_id, identity.sender_kind) == (
         f"group:telegram:{ALICE}",
         "",
         SenderKind.NONE,
     )
-    with pytest.raises(IdentityError, match="has no discord scope"):
+    said = f"sender id {int(nobody)} is not a discord person id"
+    with pytest.raises(IdentityError) as direct:
         discord_identity(nobody, chat_id=7)
-    with pytest.raises(IdentityError, match="has no discord scope"):
+    assert str(direct.value) == said
+    with pytest.raises(IdentityError) as member:
         discord_identity(nobody, chat_id=7, guild_id=9)
+    assert str(member.value) == said
 
 
 def test_telegram_identity_keeps_a_channel_name_of_the_bots_own() -> None:

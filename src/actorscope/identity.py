@@ -556,6 +556,8 @@ def chat_identity(
     elif is_placeholder_sender(author):
         kind = _placeholder_sender_kind(author) or SenderKind.NONE
     if _is_person_kind(kind) and not spec.is_person_id(author):
+        if guilds:  # every sender there has a scope of its own: no person, no scope
+            raise IdentityError(f"sender id {author} is not a {spec.name} person id")
         kind = SenderKind.NONE  # a chat's id where a person's belongs (a negative one)
     sender = author if _is_person_kind(kind) else ""
     if not group and sender:
