@@ -169,6 +169,31 @@ def test_a_broken_entry_point_is_one_line_naming_it(tmp_path: Path) -> None:
     )
 
 
+#: An installed platform whose spec loads but whose contract module is not there.
+GHOST_PLUGIN = """
+from actorscope.platforms import IdForm, PlatformSpec
+
+SPEC = PlatformSpec("ghost", IdForm.OPAQUE, contract="ghost_contract_missing:PLATFORM")
+"""
+
+
+def test_a_platform_whose_contract_module_is_missing_is_one_line_naming_it(
+    tmp_path: Path,
+) -> None:
+    """A plugin whose contract module cannot be imported stops the command with one line
+    (exit 2) naming the platform, the module and why, instead of a traceback."""
+    site = _installed(tmp_path, "ghost = ghost_plugin:SPEC")
+    (site / "ghost_plugin.py").write_text(GHOST_PLUGIN)
+    event = tmp_path / "event.json"
+    event.write_text(json.dumps({"text": "hi"}))
+    broken = _actorscope(site, "normalize", "--platform", "ghost", str(event), cwd=tmp_path)
+    assert broken.returncode == 2
+    assert broken.stderr.strip().splitlines() == [
+        "actorscope: error: platform 'ghost': its contract module 'ghost_contract_missing' "
+        "cannot be imported: ModuleNotFoundError: No module named 'ghost_contract_missing'"
+    ]
+
+
 @pytest.mark.parametrize(
     ("name", "value", "problem"),
     [

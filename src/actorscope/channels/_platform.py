@@ -91,13 +91,21 @@ class Platform(Protocol):
 
 def platform(name: str) -> Platform:
     """The contract of the platform registered as ``name``; :class:`ConfigError` when there
-    is none, or it has no events of its own (the HTTP API)."""
+    is none, it has no events of its own (the HTTP API), or its contract cannot be imported
+    (naming the platform, the module and why)."""
     spec = platform_spec(name)
     if spec is None or not spec.contract:
         known = ", ".join(sorted(s.name for s in platforms()))
         raise ConfigError(f"no chat platform {name!r} (known: {known})")
     module, _, attribute = spec.contract.partition(":")
-    found = getattr(importlib.import_module(module), attribute, None)
+    try:
+        imported = importlib.import_module(module)
+    except Exception as exc:  # an installed plugin's import: any failure is its problem
+        raise ConfigError(
+            f"platform {name!r}: its contract module {module!r} cannot be imported: "
+            f"{type(exc).__name__}: {exc}"
+        ) from None
+    found = getattr(imported, attribute, None)
     if not isinstance(found, Platform) or found.spec != spec:
         raise ConfigError(f"{spec.contract} is not the Platform of {name!r}")
     return found
