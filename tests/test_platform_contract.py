@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 from tests._wait import wait_until
-from tests.fakechat import NAME, PLATFORM, SPEC, FakeChat
+from tests.fakechat import NAME, PLATFORM, SPEC, FakeChat, FakeChatPlatform
 from tests.fakechat._sim import FakeChatSim
 
 from actorscope.assembly import AgentSettings, assemble
@@ -28,7 +28,7 @@ from actorscope.cli import main
 from actorscope.errors import ConfigError
 from actorscope.identity import PeerKind, SenderKind, account_of, chat_identity
 from actorscope.messages import InboundMessage, RunRequest
-from actorscope.platforms import Account, registered
+from actorscope.platforms import Account, IdForm, PlatformSpec, registered
 from actorscope.store import Database
 from actorscope.testing import Event, Grants, Turn, open_env, probe
 
@@ -340,6 +340,54 @@ async def test_the_probe_needs_a_chat_simulator() -> None:
         await probe(guarded, platform="discord")
     with pytest.raises(ConfigError, match="takes a handler"):
         await probe(application="x:y", platform=NAME)
+
+
+async def test_the_probe_takes_every_platform_a_file_runs_on() -> None:
+    """Given the channels of a file's enabled sections, the probe runs the handler on Telegram
+    and on the fake chat in one run (the fake chat's events labelled with its name) and finds
+    the leak on both."""
+    channels = [
+        ChannelConfig(platform="telegram", require_mention=False),
+        ChannelConfig(platform=NAME, require_mention=False),
+    ]
+    report = await probe(leaky, channels=channels, commands=["/save"], writer_only=["/save"])
+    leaks = {(case.event, case.command) for case in report.leaks}
+    assert ("non-writer member (group)", "/save") in leaks
+    assert (f"{NAME}: non-writer member", "/save") in leaks
+    assert any(note.startswith(f"{NAME}: sent the events every chat has") for note in report.notes)
+    with pytest.raises(ConfigError, match="takes channels for a handler"):
+        await probe(leaky, channels=channels, platform=NAME)
+
+
+class _NoSimulator(FakeChatPlatform):
+    """The fake chat's contract under another name, with no simulator for the kit."""
+
+    simulator = ""
+
+    @property
+    def spec(self) -> PlatformSpec:
+        """Its registration."""
+        return NO_SIMULATOR_SPEC
+
+
+NO_SIMULATOR_SPEC = PlatformSpec("mutechat", IdForm.OPAQUE, "thread", f"{__name__}:NO_SIMULATOR")
+NO_SIMULATOR = _NoSimulator()
+
+
+async def test_the_probe_names_a_platform_it_cannot_drive() -> None:
+    """A platform whose contract names no simulator is not probed, and a note says so; asked
+    for it alone, the probe refuses in one clear error."""
+    with registered(NO_SIMULATOR_SPEC):
+        channels = [ChannelConfig(platform="mutechat", require_mention=False)]
+        report = await probe(guarded, channels=channels, commands=["/save"])
+        with pytest.raises(ConfigError, match="names no simulator: the probe cannot drive it"):
+            await probe(guarded, platform="mutechat")
+    assert (
+        "not probed: mutechat (the platform's contract names no simulator the probe could drive)"
+        in report.notes
+    )
+    assert "non-writer member (group)" in report.events  # Telegram's world ran, as always
+    assert not [event for event in report.events if event.startswith("mutechat")]
 
 
 LEAKY_BOT = """

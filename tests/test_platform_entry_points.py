@@ -153,6 +153,43 @@ def test_actorscope_run_runs_an_installed_platform_through_its_contract(tmp_path
     ]
 
 
+SAVES_FOR_ANYONE = """
+from actorscope.bots import current_services
+
+
+async def handle(request):
+    services = current_services()
+    services.workspace.append(services.agent, request.identity(), "notes.md", request.content)
+    return "saved"
+"""
+
+
+#: A file running its handler on Telegram and on the fake chat (the probe's rooms name no bot).
+TWO_PLATFORMS = """
+handler = "notes_bot:handle"
+[telegram]
+token_env = "T"
+[fakechat]
+token_env = "F"
+require_mention = false
+"""
+
+
+def test_actorscope_probe_probes_every_enabled_platform_it_can_drive(tmp_path: Path) -> None:
+    """By default ``actorscope probe`` runs a file's handler on each enabled platform whose
+    contract names a simulator: Telegram and the installed fake chat, in one report."""
+    site = _installed(tmp_path, "fakechat = tests.fakechat:SPEC")
+    (tmp_path / "notes_bot.py").write_text(SAVES_FOR_ANYONE)
+    (tmp_path / "bot.toml").write_text(TWO_PLATFORMS)
+    args = ["probe", "bot.toml", "--command", "/save", "--writer-only", "/save", "--json"]
+    probed = _actorscope(site, *args, cwd=tmp_path)
+    assert probed.returncode == 1, probed.stderr
+    report = json.loads(probed.stdout)
+    leaks = {(c["event"], c["command"]) for c in report["cases"] if c["status"] == "leak"}
+    assert ("non-writer member (group)", "/save") in leaks
+    assert ("fakechat: non-writer member", "/save") in leaks
+
+
 def test_a_broken_entry_point_is_one_line_naming_it(tmp_path: Path) -> None:
     """An entry point whose object does not load stops the command with one line (exit 2)
     naming it, instead of a traceback or a platform silently missing."""

@@ -34,7 +34,8 @@ class Platform(Protocol):
     normaliser names commands itself, as Telegram's ``/`` ones). ``event_name`` names its raw
     event in a sentence (``a Telegram Update (update_id)``). ``simulator`` is the
     ``module:attribute`` of its testing-kit simulator (an ``actorscope.testing.Simulator``
-    taking an ``AgentEnv``), which drives its emulator. ``section`` is the model of its
+    taking an ``AgentEnv``), which drives its emulator; ``""`` when it has none (the kit and
+    the probe cannot drive it, and ``actorscope probe`` says so). ``section`` is the model of its
     ``bot.toml`` section for ``actorscope run`` (a :class:`ChannelSection` whose ``platform``
     is its name), whose ``runner_options`` its ``runner`` takes.
     """
@@ -56,7 +57,7 @@ class Platform(Protocol):
 
     @property
     def simulator(self) -> str:
-        """``module:attribute`` of its testing-kit simulator."""
+        """``module:attribute`` of its testing-kit simulator (``""``: none)."""
         ...
 
     @property

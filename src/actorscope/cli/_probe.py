@@ -1,7 +1,8 @@
 """``actorscope probe CONFIG [--json] [--out DIR]``: hostile senders at the configured bot.
 
-Runs the ``handler`` of ``CONFIG`` (the ``actorscope run`` TOML) in the Telegram simulator (and
-the Discord one when ``[discord]`` is enabled) on a throwaway database and workspace, or, when
+Runs the ``handler`` of ``CONFIG`` (the ``actorscope run`` TOML) on a throwaway database and
+workspace in the simulator of each enabled platform whose contract names one (Telegram's always;
+a note names the platforms it could not probe), or, when
 ``CONFIG`` is ``module:attribute`` (imported from the current folder first, as with ``python
 -m``), the PTB application that function builds from the simulator's ``ApplicationBuilder``,
 the aiogram ``Dispatcher`` a function returns (the simulator makes its ``Bot``), or the
@@ -140,17 +141,14 @@ def probe_command(
     section = bot.probe if bot is not None else None
     commands = [*(section.commands if section is not None else ()), *(extra or [])]
     writer_only = [*(section.writer_only if section is not None else ()), *(writer_only or [])]
-    telegram = bot.section("telegram") if bot is not None else None
-    discord = bot.section("discord") if bot is not None else None
-    if discord is not None and not discord.enabled:
-        discord = None
-    # Where the handler runs: the file's platforms, or the one --platform names.
-    where: dict[str, Any] = {"config": telegram, "discord": discord}
+    # Where the handler runs: the file's enabled platforms (the probe drives each whose
+    # contract names a simulator, and names the others), or the one --platform names.
+    where: dict[str, Any] = {"channels": () if bot is None else bot.sections()}
     if platform is not None:
         if bot is None:
             raise ConfigError("--platform is for a bot.toml handler: an application runs as built")
         contract_of(platform)  # a registered chat platform, or one line naming the known ones
-        where = {"platform": platform, "config": bot.section(platform), "discord": None}
+        where = {"platform": platform, "config": bot.section(platform)}
     # A loop of our own, not asyncio.run: after a case hung, run() would wait for the hung
     # handler's task to finish cancelling, which a handler that swallows cancellation never does.
     loop = asyncio.new_event_loop()

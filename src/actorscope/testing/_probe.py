@@ -1387,8 +1387,10 @@ class ProbeRun:
         spec: str,
         config: ChannelConfig | None,
         discord: ChannelConfig | None,
+        others: Sequence[ChannelConfig] = (),
     ) -> None:
-        """Probe a handler (and its Discord phase) or an application on the simulator."""
+        """Probe a handler (and its Discord phase, and one phase on each of ``others``'
+        platforms, labelled with its name) or an application on the simulator."""
         env, report = self.env, self.report
         telegram = config or ChannelConfig(platform="telegram", require_mention=False)
         worlds: list[ProbeWorld[Any]] = []
@@ -1401,7 +1403,10 @@ class ProbeRun:
                 scenarios = (
                     scenario_files(self.search_dir, handler) if isinstance(handler, str) else []
                 )
-                self.gather(served, "/!" if discord is not None else "/", scenarios)
+                prefixes = "/!" if discord is not None else "/"
+                for other in others:
+                    prefixes += contract_of(other.platform).command_prefixes
+                self.gather(served, prefixes, scenarios)
             else:
                 workspace = env.workspace.root if env.workspace is not None else Path("workspace")
                 overrides = {
@@ -1443,6 +1448,13 @@ class ProbeRun:
                     prefix="discord: ",
                     only=self.events,
                 )
+        if handler is not None:
+            for other in others:
+                name = other.platform
+                world, _ = await self.on_chat(
+                    handler, name, other, prefix=f"{name}: ", gathered=True
+                )
+                worlds.append(world)
         conclude(report, worlds, served.name)
         if handler is None:
             report.notes.append(
@@ -1451,8 +1463,27 @@ class ProbeRun:
             )
 
     async def chat(self, handler: Handler | str, name: str, config: ChannelConfig | None) -> None:
-        """Probe a handler on the simulator of platform ``name``'s contract."""
+        """Probe a handler on the simulator of platform ``name``'s contract alone."""
+        world, served = await self.on_chat(handler, name, config)
+        conclude(self.report, [world], served.name)
+
+    async def on_chat(
+        self,
+        handler: Handler | str,
+        name: str,
+        config: ChannelConfig | None,
+        *,
+        prefix: str = "",
+        gathered: bool = False,
+    ) -> tuple[_ChatWorld, Served]:
+        """The events every chat has, on the simulator of platform ``name``'s contract,
+        labelled ``prefix``; its world, to conclude with. ``gathered``: the commands to send
+        are in the report already (another platform's phase gathered them)."""
         contract = contract_of(name)
+        if not contract.simulator:
+            raise ConfigError(
+                f"the {name} platform's contract names no simulator: the probe cannot drive it"
+            )
         factory = load_object(contract.simulator, None, what=f"the {name} simulator")
         channel = config or ChannelConfig(platform=name, require_mention=False)
         report = self.report
@@ -1466,21 +1497,31 @@ class ProbeRun:
             named = handler if isinstance(handler, str) else getattr(loaded, "__name__", "")
             source = source_of(loaded, handler if isinstance(handler, str) else "")
             served = Served((), True, source, f"handler {named!r}")
-            scenarios = scenario_files(self.search_dir, handler) if isinstance(handler, str) else []
-            self.gather(served, contract.command_prefixes or "/", scenarios)
+            if not gathered:
+                scenarios = (
+                    scenario_files(self.search_dir, handler) if isinstance(handler, str) else []
+                )
+                self.gather(served, contract.command_prefixes or "/", scenarios)
             world = await _build_chat(sim, self.env, name)
             world.writer_only = self.writer_only
             await _prove_chat_writer(sim, world, served.name)
             wheres: dict[str, tuple[str, ...]] = dict.fromkeys(CHAT_EVENTS, (_ROOM,))
             await play(
-                world, CHAT_EVENTS, wheres, report.commands, self.deadline, report, only=self.events
+                world,
+                CHAT_EVENTS,
+                wheres,
+                report.commands,
+                self.deadline,
+                report,
+                prefix=prefix,
+                only=self.events,
             )
-        conclude(report, [world], served.name)
         report.notes.append(
             f"{name}: sent the events every chat has ({', '.join(CHAT_EVENTS)}); the events "
             "only Telegram and Discord have (anonymous admins, channel posts, other bots, "
             "clicks, edits, webhooks, slash commands) are not events the probe knows there"
         )
+        return world, served
 
 
 # -- any other platform of the contract ---------------------------------------------------------

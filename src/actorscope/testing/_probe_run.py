@@ -14,9 +14,11 @@ from typing import Any
 
 from actorscope.bots import load_object
 from actorscope.channels import ChannelConfig
+from actorscope.channels import platform as contract_of
 from actorscope.errors import ConfigError
 from actorscope.host import Handler
 from actorscope.permissions import LinkMode
+from actorscope.platforms import DISCORD, TELEGRAM
 from actorscope.testing._grants import open_env
 from actorscope.testing._probe import (
     _PROBE_DB,
@@ -40,6 +42,20 @@ def _load(target: object, search_dir: Path, what: str) -> tuple[object, str]:
     return target, str(getattr(target, "__name__", what))
 
 
+def _by_world(
+    channels: Sequence[ChannelConfig],
+) -> tuple[ChannelConfig | None, ChannelConfig | None, list[ChannelConfig], list[str]]:
+    """``channels`` by the probe's world that drives each: Telegram's (the base of every run),
+    its Discord phase, a chat phase each for the other platforms with a simulator; and the
+    platforms with none."""
+    telegram = next((c for c in channels if c.platform == TELEGRAM), None)
+    discord = next((c for c in channels if c.platform == DISCORD), None)
+    others = [c for c in channels if c.platform not in (TELEGRAM, DISCORD)]
+    driven = [c for c in others if contract_of(c.platform).simulator]
+    unprobed = [c.platform for c in others if not contract_of(c.platform).simulator]
+    return telegram, discord, driven, unprobed
+
+
 async def probe(
     handler: Handler | str | None = None,
     *,
@@ -54,8 +70,9 @@ async def probe(
     deadline: float = DEFAULT_DEADLINE,
     agent: str = "main",
     events: Sequence[str] = (),
-    platform: str = "telegram",
+    platform: str = TELEGRAM,
     links: str = "off",
+    channels: Sequence[ChannelConfig] = (),
 ) -> ProbeReport:
     """Probe ``handler`` (a function or ``module:function``) with every event x command.
 
@@ -80,12 +97,29 @@ async def probe(
     bot. ``links`` is the agent's ``[identity]
     links`` for an ``actorscope run`` handler (``off``, ``dm`` or ``grants``): the bot is probed
     as it runs, ``/link`` answered by the pipeline.
+
+    ``channels`` (instead of ``config``, ``discord`` and ``platform``) are the channel
+    configurations of the platforms a handler runs on (``bot.toml``'s enabled sections, as
+    ``actorscope probe`` passes them): it is probed on each one whose contract names a
+    simulator, in one run (on Telegram always, with the default configuration when none is
+    given here; each other platform's events labelled ``<platform>: ...``), and a note names
+    the platforms it could not probe.
     """
     if sum(given is not None for given in (handler, application, bot)) != 1:
         raise ConfigError("probe takes a handler, an application or a bot, exactly one")
-    if platform != "telegram" and (handler is None or discord is not None):
+    if platform != TELEGRAM and (handler is None or discord is not None):
         raise ConfigError(f"probe on {platform} takes a handler, and no discord configuration")
     report = ProbeReport([], [], [])
+    others: list[ChannelConfig] = []
+    if channels:
+        if handler is None or config is not None or discord is not None or platform != TELEGRAM:
+            raise ConfigError("probe takes channels for a handler, instead of config and discord")
+        config, discord, others, unprobed = _by_world(channels)
+        if unprobed:
+            report.notes.append(
+                f"not probed: {', '.join(unprobed)} (the platform's contract names no simulator "
+                "the probe could drive)"
+            )
     declared = frozenset(command_name(c) for c in writer_only)
     with (
         tempfile.TemporaryDirectory(prefix="actorscope-probe-") as tmp,
@@ -94,11 +128,11 @@ async def probe(
         async with open_env(folder / _PROBE_DB, agent_key=agent, links=LinkMode(links)) as env:
             env.roles.update(dict.fromkeys(owners, "owner"))
             run = ProbeRun(env, report, search, commands, declared, owners, deadline, events)
-            if handler is not None and platform != "telegram":
+            if handler is not None and platform != TELEGRAM:
                 await run.chat(handler, platform, config)
                 return report
             if handler is not None:
-                await run.telegram(handler, None, "", config, discord)
+                await run.telegram(handler, None, "", config, discord, others)
                 return report
             target = bot if bot is not None else application
             found, spec = _load(target, search, "bot" if bot is not None else "application")
