@@ -8,6 +8,7 @@ which strips every ``origin_*`` key: only wrappers put origins on the bus.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 
 from actorscope.errors import ConfigError, PayloadError
 from actorscope.messages import InboundMessage
@@ -24,15 +25,21 @@ def _checked(msg: object) -> InboundMessage:
     return msg
 
 
+# Set by the host consuming the bus while it runs: given a message, its turn to run in the
+# caller's task when a turn slot is free and no worker waits for one; else ``None``.
+_RunHere = Callable[[InboundMessage], Awaitable[None] | None]
+
+
 class MessageBus:
     """A FIFO of at most ``maxsize`` inbound messages."""
 
-    __slots__ = ("_queue",)
+    __slots__ = ("_queue", "_run_here")
 
     def __init__(self, maxsize: int = DEFAULT_BUS_SIZE) -> None:
         if type(maxsize) is not int or maxsize < 1:
             raise ConfigError(f"bus size must be a positive integer, got {maxsize!r}")
         self._queue: asyncio.Queue[InboundMessage] = asyncio.Queue(maxsize)
+        self._run_here: _RunHere | None = None
 
     @property
     def maxsize(self) -> int:
@@ -50,6 +57,23 @@ class MessageBus:
     async def publish_from_channel(self, msg: InboundMessage) -> None:
         """Enqueue a message that arrived from a channel, without any ``origin_*`` metadata."""
         await self._queue.put(sanitize_inbound(_checked(msg)))
+
+    async def run_from_channel(self, msg: InboundMessage) -> None:
+        """As :meth:`publish_from_channel`, but while nothing waits on the bus and its host
+        has a turn slot free, the message's turn runs now, in the caller's task.
+
+        For transports that give each event its own task (discord.py's events, webhook
+        requests): the turn skips the hop to a worker. Not for one that feeds its events one
+        after another (polling), where a long turn would hold up every chat.
+        """
+        checked = sanitize_inbound(_checked(msg))
+        turn = None
+        if self._run_here is not None and not self._queue.qsize():
+            turn = self._run_here(checked)
+        if turn is None:
+            await self._queue.put(checked)
+        else:
+            await turn
 
     def try_publish(self, msg: InboundMessage) -> bool:
         """Enqueue without waiting; ``False`` (and nothing enqueued) when the bus is full."""

@@ -10,13 +10,16 @@ reply to the request's chat (:func:`~actorscope.messages.reply_to`). A handler t
 logged with the identity it ran as; the step returns no reply. A reply its sender refuses
 (a :class:`~actorscope.errors.ReplyError`: a button or attachment the platform cannot take) is
 logged as one line naming what is wrong. :class:`Host` runs the step for each message on
-a :class:`~actorscope.host.MessageBus`; :meth:`Host.stop` drains the bus (or not) and
-then cancels its workers, every wait bounded.
+a :class:`~actorscope.host.MessageBus`, at most ``concurrency`` at once: on its workers, or in
+the publisher's task (:meth:`~actorscope.host.MessageBus.run_from_channel`) while a turn slot
+is free and nothing waits before the message; :meth:`Host.stop` drains the bus and those turns
+(or not) and then cancels them, every wait bounded.
 """
 
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextvars
 import itertools
 import logging
@@ -25,6 +28,7 @@ from collections.abc import Awaitable, Callable, Collection, Iterator, Mapping, 
 from contextlib import contextmanager
 from dataclasses import dataclass
 from types import TracebackType
+from typing import Any
 
 from actorscope.context import bind_identity
 from actorscope.errors import ActorscopeError, ConfigError, ReplyError
@@ -234,6 +238,10 @@ class RunStep:
 class Host:
     """Consumes ``bus`` with ``concurrency`` workers and runs the :class:`RunStep` for each.
 
+    The workers share ``concurrency`` turn slots with the turns that
+    :meth:`MessageBus.run_from_channel` runs in their publishers' tasks (no hop to a worker);
+    either way turns start in the order their messages were published.
+
     ``owners`` (sender ids) run with role ``owner`` and ``roles`` maps sender ids to other
     roles (:func:`role_for`), as for :class:`RunStep`. ``on_done`` is awaited
     with each message whose turn is over (its handler ran and its replies were sent), not for
@@ -271,6 +279,15 @@ class Host:
         )
         self._concurrency = concurrency
         self._workers: list[asyncio.Task[None]] = []
+        # Turn slots, shared by the workers and the turns run in a publisher's task
+        # (MessageBus.run_from_channel): at most ``concurrency`` turns at once. A worker
+        # holding a message waits for a slot in ``_waiting``, first come, first served.
+        self._free = concurrency
+        self._waiting: collections.deque[asyncio.Future[None]] = collections.deque()
+        # The publishers' tasks in a turn, for stop() to wait for, then cancel.
+        self._here: set[asyncio.Task[Any]] = set()
+        self._none_here = asyncio.Event()
+        self._none_here.set()
 
     @property
     def bus(self) -> MessageBus:
@@ -294,11 +311,70 @@ class Host:
         while True:
             msg = await self._bus.get()
             try:
-                await self.step._turn(msg)
-                if self._on_done is not None:
-                    await self._done(self._on_done, msg)
+                await self._take_slot()
+                try:
+                    await self.step._turn(msg)
+                    if self._on_done is not None:
+                        await self._done(self._on_done, msg)
+                finally:
+                    self._give_slot()
             finally:
                 self._bus.task_done()
+
+    async def _take_slot(self) -> None:
+        """Take a turn slot: at once if one is free and no worker waits, else in turn.
+
+        Only the first waiter is ever woken, and only while a slot is free, which nobody
+        else may take while anyone waits: turns start in the order their messages left the
+        bus, and a message run here never starts before one a worker holds.
+        """
+        if self._free and not self._waiting:
+            self._free -= 1
+            return
+        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._waiting.append(waiter)
+        try:
+            await waiter
+        except asyncio.CancelledError:
+            self._waiting.remove(waiter)
+            self._wake_first()  # had it been woken, its slot is still free: pass it on
+            raise
+        self._waiting.popleft()  # woken, so first
+        self._free -= 1
+        self._wake_first()
+
+    def _give_slot(self) -> None:
+        self._free += 1
+        self._wake_first()
+
+    def _wake_first(self) -> None:
+        if self._free and self._waiting and not self._waiting[0].done():
+            self._waiting[0].set_result(None)
+
+    def _run_here(self, msg: InboundMessage) -> Awaitable[None] | None:
+        """The turn of ``msg`` to run in the caller's task, or ``None`` to queue it: only
+        while the host runs, a slot is free and no worker waits for one (the bus checks it
+        holds nothing), so no turn starts before a message that was waiting."""
+        if not self._workers or not self._free or self._waiting:
+            return None
+        return self._turn_here(msg)
+
+    async def _turn_here(self, msg: InboundMessage) -> None:
+        self._free -= 1  # synchronously after _run_here's test: nothing ran in between
+        task = asyncio.current_task()
+        if task is not None:
+            self._here.add(task)
+            self._none_here.clear()
+        try:
+            await self.step._turn(msg)
+            if self._on_done is not None:
+                await self._done(self._on_done, msg)
+        finally:
+            if task is not None:
+                self._here.discard(task)
+                if not self._here:
+                    self._none_here.set()
+            self._give_slot()
 
     @staticmethod
     async def _done(
@@ -319,31 +395,38 @@ class Host:
             )
             for i in range(self._concurrency)
         ]
+        self._bus._run_here = self._run_here
 
     async def stop(self, *, drain: bool = True, grace: float = 5.0) -> int:
-        """Stop; with ``drain`` first wait (up to ``grace`` s) for the bus to empty.
+        """Stop; with ``drain`` first wait (up to ``grace`` s) for the bus to empty and the
+        turns running in publishers' tasks (:meth:`MessageBus.run_from_channel`) to end.
 
-        Workers are then cancelled and awaited, again for at most ``grace`` seconds.
-        Returns how many messages were left on the bus.
+        Workers, and the publishers' tasks still in a turn, are then cancelled and awaited,
+        again for at most ``grace`` seconds. Returns how many messages were left: on the bus,
+        or taken by a worker still waiting for a turn slot.
         """
         workers, self._workers = self._workers, []
         if not workers:
             return self._bus.qsize()
+        self._bus._run_here = None  # from now on every message waits on the bus
         if drain:
             try:
                 async with asyncio.timeout(grace):
                     await self._bus.join()
+                    await self._none_here.wait()
             except TimeoutError:
                 _log.warning("drain timed out after %gs; cancelling in-flight runs", grace)
-        for worker in workers:
-            worker.cancel()
-        done, pending = await asyncio.wait(workers, timeout=grace)
-        for worker in done:
+        held = len(self._waiting)  # messages taken off the bus, their turns not started
+        here = self._here - {asyncio.current_task()}
+        for task in (*workers, *here):
+            task.cancel()
+        done, pending = await asyncio.wait((*workers, *here), timeout=grace)
+        for worker in done.intersection(workers):
             if not worker.cancelled() and worker.exception() is not None:
                 _log.error("host worker %s died: %r", worker.get_name(), worker.exception())
         if pending:
-            _log.error("%d host workers ignored cancellation for %gs", len(pending), grace)
-        return self._bus.qsize()
+            _log.error("%d host turns ignored cancellation for %gs", len(pending), grace)
+        return self._bus.qsize() + held
 
     async def __aenter__(self) -> Host:
         await self.start()
