@@ -23,13 +23,17 @@ def channel_pipeline(
     agent: Agent | None = None,
     shared_dedup: SharedDedup | None = None,
     ledger: TurnLedger | None = None,
+    run_here: bool = False,
 ) -> Pipeline:
     """``config``'s pipeline over ``db``'s grants, publishing to ``bus`` (default: a new
-    one), for ``agent`` (default: none, as a runner built without one)."""
+    one), for ``agent`` (default: none, as a runner built without one); with ``run_here``
+    an event in a task of its own may run its turn there, as under ``actorscope run``."""
+    bus = bus if bus is not None else MessageBus()
     return Pipeline(
         config,
         writers=WriterManager(GrantStore(db), owners=config.owners),
-        publish=(bus if bus is not None else MessageBus()).publish_from_channel,
+        publish=bus.publish_from_channel,
+        run_here=bus.run_from_channel if run_here else None,
         agent_key=agent.key if agent is not None else "main",
         agent_id=agent.id if agent is not None else None,
         tenant_id=agent.tenant_id if agent is not None else None,

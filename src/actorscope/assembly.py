@@ -148,18 +148,21 @@ class Assembly:
         config: ChannelConfig,
         *,
         publish: Publish = _nowhere,
+        run_here: Publish | None = None,
         ledger: TurnLedger | None = None,
         owners: tuple[str, ...] = (),
     ) -> Pipeline:
         """The ingress pipeline of one channel: admitted messages go to ``publish`` (default:
-        nowhere, for a transport that reads them from the result); with ``ledger`` a claim
-        is a lease until the turn is over. The channel's owners and ``owners`` manage writers
-        too."""
+        nowhere, for a transport that reads them from the result), or to ``run_here`` when
+        the transport gives the event a task of its own (see :class:`Pipeline`); with
+        ``ledger`` a claim is a lease until the turn is over. The channel's owners and
+        ``owners`` manage writers too."""
         owners = (*config.owners, *self.owners, *owners)
         return Pipeline(
             config,
             writers=WriterManager(self.grants, owners=owners),
             publish=publish,
+            run_here=run_here,
             agent_key=self.agent.key,
             agent_id=self.agent.id,
             tenant_id=self.agent.tenant_id,

@@ -22,7 +22,7 @@ from actorscope.channels import META_CALLBACK_DATA
 from actorscope.channels._config import ChannelConfig
 from actorscope.channels.discord._runner import DiscordRunner
 from actorscope.errors import ConfigError, ReplyError
-from actorscope.host import MessageBus, Reply, RunStep
+from actorscope.host import Host, MessageBus, Reply, RunStep
 from actorscope.messages import (
     Attachment,
     Button,
@@ -265,7 +265,9 @@ async def replay(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterat
         grants = GrantStore(db)
         bus = MessageBus()
         runner = DiscordRunner(
-            channel_pipeline(db, ChannelConfig(platform="discord"), bus=bus, agent=agent),
+            channel_pipeline(
+                db, ChannelConfig(platform="discord"), bus=bus, agent=agent, run_here=True
+            ),
             token="unused",  # noqa: S106 - never logs in
             sync_commands=False,
         )
@@ -508,6 +510,31 @@ async def test_handler_uses_the_native_discord_client(replay: Replay) -> None:
     assert replay.http[-1][2]["content"] == "in #general"
     with pytest.raises(ConfigError, match="no Telegram channel is running"):
         _ = replay.services.telegram_bot
+
+
+async def test_with_a_host_running_the_turn_runs_in_the_events_task(replay: Replay) -> None:
+    """Under a running host with a free turn slot, a message's turn runs in the task
+    discord.py gave its event, not on a host worker (no bus hop); the reply goes out."""
+    tasks: list[str] = []
+
+    async def turn(request: RunRequest) -> Reply:
+        task = asyncio.current_task()
+        tasks.append(task.get_name() if task is not None else "")
+        return "noted"
+
+    host = Host(
+        with_services(turn, replay.services),
+        bus=replay.bus,
+        signer=OriginSigner(),
+        senders={"discord": replay.runner},
+        agent_id=replay.services.agent.id,
+        tenant_id=replay.services.agent.tenant_id,
+    )
+    async with host:
+        answer = await replay.message(ANN, "<@71000000000000009> hi", mentions=(BOT,))
+    assert answer == "noted"
+    assert tasks == ["discord.py: on_message"]
+    assert replay.bus.qsize() == 0
 
 
 async def test_html_reply_is_sent_as_its_text(replay: Replay) -> None:

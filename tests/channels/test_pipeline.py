@@ -96,6 +96,19 @@ async def test_admitted_then_duplicate(db: Database) -> None:
     assert sink.acks == 1
 
 
+async def test_a_message_in_a_task_of_its_own_goes_to_run_here(db: Database) -> None:
+    """With ``run_here``, an event whose caller is its own task (discord.py's events, a
+    webhook request) goes there; any other (polling) is published, as without one."""
+    sink, here = Sink(), Sink()
+    pipe = pipeline(db, sink, run_here=here.publish)
+    await pipe.process(update(1, "polled"))
+    await pipe.process(update(2, "own task"), own_task=True)
+    await pipeline(db, other := Sink()).process(update(3, "no run_here"), own_task=True)
+    assert [m.content for m in sink.published] == ["polled"]
+    assert [m.content for m in here.published] == ["own task"]
+    assert [m.content for m in other.published] == ["no run_here"]
+
+
 async def test_writer_command_is_answered_never_published(db: Database) -> None:
     """``/writers`` is answered by the pipeline through the sender; the handler never sees it."""
     sink, sender = Sink(), RecordingSender()

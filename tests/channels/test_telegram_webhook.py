@@ -12,6 +12,7 @@ from typing import Any
 
 import aiohttp
 import pytest
+from telegram import Update
 from tests._wait import wait_until
 from tests._wiring import channel_pipeline
 
@@ -30,7 +31,9 @@ from actorscope.channels.telegram._webhook import (
 )
 from actorscope.cli import main
 from actorscope.errors import ConfigError
-from actorscope.host import MessageBus
+from actorscope.host import Host, MessageBus, Reply
+from actorscope.messages import RunRequest
+from actorscope.propagation import OriginSigner
 from actorscope.sandbox import BotApiEmulator, EmulatorRequest
 from actorscope.store import Database
 
@@ -158,6 +161,48 @@ async def post_duplicate_and_markers(workers: list[Worker], emu: BotApiEmulator)
     assert [seen[-1] for seen in handled] == ["marker 0", "marker 1"]
     assert sorted(content for seen in handled for content in seen[:-1]) == ["hello"]
     assert all(worker.bus.qsize() == 0 for worker in workers)
+
+
+async def test_a_webhook_update_runs_its_turn_in_the_requests_task(
+    emu: BotApiEmulator, tmp_path: Path
+) -> None:
+    """Under a running host with a free turn slot, an update a webhook request delivers runs
+    its turn in that request's task and is answered once it is over; a polled one (handed in
+    one after another) goes to a host worker through the bus."""
+    tasks: list[str] = []
+
+    async def turn(request: RunRequest) -> Reply:
+        task = asyncio.current_task()
+        tasks.append(task.get_name() if task is not None else "")
+        return "pong"
+
+    async with Database.open(tmp_path / "t.db") as db:
+        bus = MessageBus()
+        runner = TelegramRunner(
+            channel_pipeline(db, ChannelConfig(platform="telegram"), bus=bus, run_here=True),
+            token=emu.token,
+            request=EmulatorRequest(emu),
+            webhook=webhook(),
+        )
+        host = Host(turn, bus=bus, signer=OriginSigner(), senders={runner.name: runner})
+        await runner.start()
+        try:
+            async with host:
+                assert await post(runner_url(runner), update(emu, "ping")) == 200
+                assert [m["text"] for m in emu.sent_messages()] == ["pong"]
+                await runner.handle_update(Update.de_json(update(emu, "polled"), runner.bot))
+                await wait_until(lambda: len(emu.sent_messages()) == 2)
+        finally:
+            await runner.stop()
+    assert tasks[0]
+    assert not tasks[0].startswith("actorscope-host-")
+    assert tasks[1].startswith("actorscope-host-")
+
+
+def runner_url(runner: TelegramRunner) -> str:
+    """Where a started webhook runner receives updates."""
+    assert runner.webhook_server is not None
+    return runner.webhook_server.local_url
 
 
 async def test_only_one_worker_sets_the_webhook(workers: list[Worker], emu: BotApiEmulator) -> None:

@@ -366,7 +366,12 @@ async def run_bots(
                 token,
                 options,
                 emulated,
-                assembly.pipeline(section.config, publish=bus.publish_from_channel, ledger=ledger),
+                assembly.pipeline(
+                    section.config,
+                    publish=bus.publish_from_channel,
+                    run_here=bus.run_from_channel,
+                    ledger=ledger,
+                ),
                 shown,
                 told,
             )

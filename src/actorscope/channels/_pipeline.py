@@ -73,7 +73,9 @@ Publish = Callable[[InboundMessage], Awaitable[None]]
 class Pipeline:
     """Dedup, admission, shared claim and writer commands for one channel of one agent.
 
-    ``publish`` takes each admitted message (``MessageBus.publish_from_channel``);
+    ``publish`` takes each admitted message (``MessageBus.publish_from_channel``), or
+    ``run_here`` (``MessageBus.run_from_channel``), when given, one whose caller is a task of
+    its event's own (:meth:`process`'s ``own_task``);
     ``agent_key`` is the agent the channel's messages are normalised for (their session
     keys), ``agent_id`` / ``tenant_id`` the one writer commands act for. With ``links`` (an
     agent whose ``[identity] links`` is on) ``/link`` and ``/unlink`` are answered here, and
@@ -86,6 +88,7 @@ class Pipeline:
         *,
         writers: WriterManager,
         publish: Publish,
+        run_here: Publish | None = None,
         agent_key: str = "main",
         agent_id: str | None = None,
         tenant_id: str | None = None,
@@ -102,6 +105,7 @@ class Pipeline:
         #: The open turns (``None``: claims are done at once, turns not tracked).
         self.ledger = ledger
         self._publish = publish
+        self._run_here = run_here
         self._agent_id = agent_id
         self._tenant_id = tenant_id
         self._links = links if link_mode is not LinkMode.OFF else None
@@ -124,6 +128,7 @@ class Pipeline:
         acknowledge: Acknowledge | None = None,
         command_prefixes: str = "",
         sender: OutboundSender | None = None,
+        own_task: bool = False,
     ) -> Ingress:
         """Take one normalised event the whole way; the result says what became of it.
 
@@ -132,7 +137,9 @@ class Pipeline:
         ``run_command`` a writer command runs with no target (listing works; adding or
         removing is refused, and audited, for want of a person). Its answer is sent through
         ``sender`` (the transport) before the claim is done; without one it is only returned
-        (the result's ``answer``).
+        (the result's ``answer``). ``own_task``: the caller is a task of this event's own
+        (discord.py's events, a webhook request), so with ``run_here`` the turn may run in it;
+        never for a transport that feeds its events one after another (polling).
         """
         if ingress.migration is not None:
             moved = await move_grants(self.writers.store, ingress.migration, moved_by="migration")
@@ -187,7 +194,10 @@ class Pipeline:
             await acknowledge()
         if self.ledger is not None:
             self.ledger.open(message)
-        await self._publish(message)
+        if own_task and self._run_here is not None:
+            await self._run_here(message)
+        else:
+            await self._publish(message)
         return Ingress(message)
 
     async def _answer(

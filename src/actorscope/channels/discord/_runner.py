@@ -503,7 +503,8 @@ class DiscordRunner(ChannelAdapter):
             await send_text(self.client, source, text)
 
     async def handle_message(self, message: discord.Message) -> Ingress:
-        """Normalise one message and take it through the pipeline (the gateway calls this)."""
+        """Normalise one message and take it through the pipeline (the gateway calls this,
+        in a task of the event's own: a pipeline with ``run_here`` may run the turn in it)."""
         ingress = inspect_message(
             message,
             agent_key=self.pipeline.agent_key,
@@ -531,11 +532,13 @@ class DiscordRunner(ChannelAdapter):
                 run_command=run_command,
                 command_prefixes="!",
                 sender=self,
+                own_task=True,
             )
         )
 
     async def handle_interaction(self, interaction: discord.Interaction[Any]) -> Ingress | None:
-        """Defer and publish an interaction that is not a writer slash command."""
+        """Defer and publish an interaction that is not a writer slash command (in its own
+        task, as :meth:`handle_message`)."""
         data: dict[str, Any] = dict(interaction.data or {})
         if interaction.type is discord.InteractionType.application_command and (
             writer_command_named(str(data.get("name", ""))) is not None
@@ -547,7 +550,9 @@ class DiscordRunner(ChannelAdapter):
             await interaction.response.defer()
             self._remember(interaction)
 
-        return self._told(await self.pipeline.process(ingress, acknowledge=defer, sender=self))
+        return self._told(
+            await self.pipeline.process(ingress, acknowledge=defer, sender=self, own_task=True)
+        )
 
     async def writer_interaction(
         self,

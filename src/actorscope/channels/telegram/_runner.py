@@ -425,7 +425,7 @@ class TelegramRunner(ChannelAdapter):
 
     async def _feed(self, update: Update) -> Fed:
         try:
-            result = await self.handle_update(update)
+            result = await self.handle_update(update, own_task=True)  # this request's task
         except StoreError as exc:  # the store is away: Telegram delivers it again later
             _log.warning("telegram.update_deferred update_id=%d: %s", update.update_id, exc)
             return Fed.BUSY
@@ -487,8 +487,13 @@ class TelegramRunner(ChannelAdapter):
         """Send ``text`` as a plain reply to ``source`` (:func:`send_text`)."""
         await send_text(self.app.bot, source, text)
 
-    async def handle_update(self, update: Update) -> Ingress:
-        """Normalise one update and take it through the pipeline (what polling calls for each)."""
+    async def handle_update(self, update: Update, *, own_task: bool = False) -> Ingress:
+        """Normalise one update and take it through the pipeline (what polling calls for each).
+
+        ``own_task``: the caller is a task of this update's own (a webhook request), so a
+        pipeline with ``run_here`` may run the turn in it; polling hands updates in one after
+        another, where a long turn would hold up every chat.
+        """
         ingress = inspect_update(
             update,
             agent_key=self.pipeline.agent_key,
@@ -516,6 +521,7 @@ class TelegramRunner(ChannelAdapter):
             run_command=run_command,
             acknowledge=functools.partial(answer_click, update),
             sender=self,
+            own_task=own_task,
         )
         self._ignored(update, result.reason)
         return result
