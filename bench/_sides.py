@@ -294,8 +294,10 @@ def telegram_runner(db: Database) -> Side:
         assembly = await _assembly(db, "tg")
         bus = MessageBus()
         config = ChannelConfig(platform="telegram", require_mention=False)
-        runner = TelegramRunner(
-            assembly.pipeline(config, publish=bus.publish_from_channel),
+        runner = TelegramRunner(  # polling: every turn goes through the bus
+            assembly.pipeline(
+                config, publish=bus.publish_from_channel, run_here=bus.run_from_channel
+            ),
             token=TOKEN,
             request=StubRequest(sends),
             get_updates_request=StubRequest(sends),
@@ -389,7 +391,9 @@ def discord_runner(db: Database, stream: DiscordStream) -> Side:
         bus = MessageBus()
         config = ChannelConfig(platform="discord", require_mention=False)
         runner = DiscordRunner(
-            assembly.pipeline(config, publish=bus.publish_from_channel),
+            assembly.pipeline(
+                config, publish=bus.publish_from_channel, run_here=bus.run_from_channel
+            ),
             token="offline",  # noqa: S106 - never logs in
             sync_commands=False,
         )

@@ -10,7 +10,8 @@ sent through the runner) and (b) a bare PTB ``Application`` whose handler sends 
 Discord: the Discord stream's ``MESSAGE_CREATE`` payloads go through discord.py's gateway
 parser (``ConnectionState.parse_message_create``) of (a) the production
 :class:`~actorscope.channels.discord._runner.DiscordRunner` (its ``on_message``, the pipeline,
-the host, the reply sent through the runner) and (b) a bare ``discord.Client`` whose
+the host's turn, run in the event's task while a turn slot is free as under ``actorscope run``,
+the reply sent through the runner) and (b) a bare ``discord.Client`` whose
 ``on_message`` sends the same reply.
 
 Both sides of a line talk to the same thin stub transport (``bench/_stubs.py``), do the same
