@@ -9,8 +9,9 @@ enabled, the Discord runner connects to a Discord emulator on 127.0.0.1 as well 
 :func:`~actorscope.sandbox.discord_pointed_at`), and the same prompt types as its guild
 members after ``/discord`` (``/telegram`` switches back; ``/discord LINE`` sends one line).
 
-Scale-out: a Telegram section in webhook mode runs a webhook receiver instead of polling, a
-Discord section with shards runs them on an ``AutoShardedClient``, and with shared dedup (the
+Outside the sandbox each enabled section runs on the runner its platform's contract builds
+(:func:`~actorscope.channels.platform`), with the options its section gives (scale-out: a
+webhook receiver instead of polling, shards), and with shared dedup (the
 ``shared_dedup`` key; on by default for PostgreSQL) every runner claims what it handles in the
 database, so workers sharing it process each update once.
 """
