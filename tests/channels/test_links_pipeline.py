@@ -352,6 +352,29 @@ async def test_a_code_pasted_in_a_group_that_is_not_admitted_is_burnt(
         assert replies(await tg.message("bob", f"/link {code}"))[0].startswith("refused (used_")
 
 
+async def test_a_guessed_code_in_a_group_that_is_not_admitted_leaves_no_row(
+    db: Database, tmp_path: Path
+) -> None:
+    """/link with no live code, in a group the bot refuses, from a person or an anonymous
+    admin, writes no audit row; a live code sent there is still burnt (one link.refused)."""
+    env = await _env(db, tmp_path, LinkMode.GRANTS)
+    config = ChannelConfig(platform="telegram", group_policy="disabled")
+    async with TelegramSim(env, config=config) as tg:
+        tg.user("ann")
+        tg.user("bob")
+        tg.supergroup("team")
+        for text in ("/link ABCDE-FGHJK", "/link not a code", "/link x"):
+            assert replies(await tg.message("bob", text, "team")) == []
+            assert replies(await tg.anonymous_admin("team", text)) == []
+        await db.settle_audit()
+        assert await db.fetchall("SELECT id FROM audit_log WHERE action = 'link.refused'") == []
+        code = code_of(await tg.message("ann", "/link"))
+        await tg.message("bob", f"/link {code}", "team")
+        await db.settle_audit()
+        rows = await db.fetchall("SELECT reason FROM audit_log WHERE action = 'link.refused'")
+        assert [row["reason"] for row in rows] == ["group_context"]
+
+
 async def test_only_text_shaped_like_a_code_costs_a_lookup(
     sims: tuple[TelegramSim, DiscordSim], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -217,6 +217,34 @@ async def test_a_code_sent_in_a_group_is_refused_and_burnt(
     assert rows[0]["detail"] == {"burnt": "telegram:42"}
 
 
+@pytest.mark.parametrize("sent", ["ABCDE-FGHJK", "anything at all", "used", "expired"], ids=str)
+async def test_a_group_link_without_a_live_code_writes_nothing(
+    links: LinkStore, tenant: str, db: Database, monkeypatch: pytest.MonkeyPatch, sent: str
+) -> None:
+    """/link x in a group with no live code x is group_context after one read: no write
+    transaction is opened and no audit row is left (anyone, in any group, can send it)."""
+    if sent == "used":
+        issued = await links.issue_code(TG, tenant)
+        assert (await links.redeem(issued.code, DC, tenant)).ok
+        sent = issued.code
+    elif sent == "expired":
+        sent = (await links.issue_code(TG, tenant, now=time.time() - CODE_LIFETIME - 1)).code
+    await db.settle_audit()
+    (before,) = await db.fetchall("SELECT COUNT(*) AS n FROM audit_log")
+
+    def no_transaction() -> Any:
+        raise AssertionError("a write transaction was opened")
+
+    monkeypatch.setattr(db, "transaction", no_transaction)
+    for who in (DC_IN_GUILD, TG_IN_GROUP):
+        refused = await links.redeem(sent, who, tenant)
+        assert (refused.ok, refused.reason) == (False, LinkReason.GROUP_CONTEXT)
+    monkeypatch.undo()
+    await db.settle_audit()
+    (after,) = await db.fetchall("SELECT COUNT(*) AS n FROM audit_log")
+    assert after["n"] == before["n"]
+
+
 async def test_codes_are_never_issued_in_groups(links: LinkStore, tenant: str) -> None:
     """Asking for a code in a group is refused; no code exists afterwards."""
     refused = await links.issue_code(TG_IN_GROUP, tenant)

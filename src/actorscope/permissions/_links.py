@@ -24,6 +24,7 @@ caches (the store's triggers), so another process sees an unlink within the fres
 from __future__ import annotations
 
 import hashlib
+import logging
 import re
 import secrets
 import time
@@ -80,6 +81,7 @@ _CODE_CHARS = 10  # 31^10 ~ 8e14 codes; with the limits above, guessing one is h
 _SHOWN = re.compile(rf"(?<![A-Za-z0-9])[{_ALPHABET}]{{5}}-[{_ALPHABET}]{{5}}(?![A-Za-z0-9])")
 #: The code-shaped tokens of one message that are looked up (a person shows one code).
 _SHOWN_LIMIT = 16
+_log = logging.getLogger("actorscope.permissions")
 _COLUMNS = "tenant_id, account, person_id, via, linked_by, created_at"
 
 
@@ -471,29 +473,45 @@ class LinkStore:
         return LinkOutcome(True, LinkReason.LINKED, account=sender, person=person_scope(person))
 
     async def _burn(self, code: str, identity: Identity, tenant_id: str, at: float) -> LinkOutcome:
-        """Use up a code sent in a group (unused, whoever it was issued to) and refuse."""
+        """Use up a live code sent in a group (whoever it was issued to) and refuse.
+
+        Whatever is sent, the answer is ``group_context``. Only a live code (unused, not
+        expired) is written: it is used up and audited as ``link.refused`` with the issuer in
+        ``detail``. Anything else costs one read and writes nothing (a debug line): a
+        ``/link x`` in any group the bot is in, admitted or not, by anyone, must not open a
+        write transaction or grow the audit log.
+        """
         account = account_of(identity)
         sender = "" if account is None else str(account)
+        refused = LinkOutcome(False, LinkReason.GROUP_CONTEXT, account=sender)
+        if not _normal_code(code):
+            return refused
         digest = _digest(tenant_id, code)
+        live = await self.db.fetchone(
+            "SELECT 1 FROM link_codes WHERE digest = ? AND tenant_id = ? AND used_at IS NULL "
+            "AND expires_at > ?",
+            (digest, tenant_id, utc_at(at)),
+        )
+        if live is None:
+            _log.debug("links.group_code_unknown channel=%s", identity.channel)
+            return refused
         async with self._changing(announce=False) as tx:
             row = await tx.fetchone(
-                "SELECT account FROM link_codes WHERE digest = ? AND tenant_id = ? "
-                "AND used_at IS NULL",
-                (digest, tenant_id),
+                "SELECT account FROM link_codes WHERE digest = ? AND used_at IS NULL",
+                (digest,),
             )
-            detail = {}
-            if row is not None and _normal_code(code):
-                await tx.execute(
-                    "UPDATE link_codes SET used_at = ? WHERE digest = ?", (utc_at(at), digest)
-                )
-                detail["burnt"] = str(row["account"])
+            if row is None:
+                return refused  # used meanwhile: nothing left to burn
+            await tx.execute(
+                "UPDATE link_codes SET used_at = ? WHERE digest = ?", (utc_at(at), digest)
+            )
             return await self._refused(
                 tx,
                 tenant_id,
                 sender,
                 LinkReason.GROUP_CONTEXT,
                 identity=identity if account is None else None,
-                detail=detail,
+                detail={"burnt": str(row["account"])},
             )
 
     @staticmethod
