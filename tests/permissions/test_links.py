@@ -503,21 +503,42 @@ async def test_old_link_codes_are_pruned_by_the_next_code(
         ("my code is 25HJ4-CZNVE, use it", ("25HJ4-CZNVE",)),
         ("(25HJ4-CZNVE) and 25HJ4-CZNVE again", ("25HJ4-CZNVE",)),
         ("X25HJ4-CZNVE or 25HJ4-CZNVE7", ()),
-        ("25hj4-cznve", ()),  # not the shape a code is issued in
-        ("25HJ4 CZNVE", ()),
+        ("25hj4-cznve", ("25hj4-cznve",)),  # redeem() takes it in lowercase too
+        ("25HJ4 CZNVE", ("25HJ4 CZNVE",)),  # and spaced
+        ("25HJ4CZNVE!", ("25HJ4CZNVE",)),  # and run together
+        ("25hj4-cznve and 25HJ4 CZNVE", ("25hj4-cznve",)),  # one code, however shown
+        ("2 5 h j 4 - c z n v e", ("2 5 h j 4 - c z n v e",)),
+        ("seven 25HJ4-CZNVE", ("25HJ4-CZNVE", "seven 25HJ4")),  # overlapping tokens
         ("25HI4-CZNVE", ()),  # I is not in the alphabet
-        ("no dash at all, so never searched", ()),
+        ("25HJ4, CZNVE", ()),  # a comma is no separator redeem() skips
+        ("short: 25HJ4-CZNV", ()),
     ],
 )
-def test_codes_in_finds_tokens_of_a_codes_exact_shape(text: str, found: tuple[str, ...]) -> None:
-    """codes_in() takes only tokens shaped as issued (five, a dash, five, of the alphabet)."""
+def test_codes_in_finds_every_form_redeem_takes(text: str, found: tuple[str, ...]) -> None:
+    """codes_in() takes every token redeem() would take for a code: ten characters of the
+    alphabet in either case, whitespace and dashes between them, not inside a longer word."""
     assert LinkStore.codes_in(text) == found
 
 
 def test_codes_in_looks_up_a_bounded_number_of_tokens() -> None:
-    """A text full of code-shaped tokens yields at most sixteen of them."""
+    """A text full of code-shaped tokens yields at most sixteen of them, those of the issued
+    shape first, so decoys before a code shown as issued cannot push it out."""
     text = " ".join(f"AAAAA-{n:05d}".replace("0", "A").replace("1", "B") for n in range(100))
     assert len(LinkStore.codes_in(text)) == 16
+    decoys = " ".join(f"{n:010d}".replace("0", "A").replace("1", "B") for n in range(40))
+    assert "25HJ4-CZNVE" in LinkStore.codes_in(f"{decoys} then 25HJ4-CZNVE")
+
+
+@pytest.mark.parametrize("shown", ["lower", "spaced"])
+async def test_a_live_code_shown_in_any_form_redeem_takes_is_burnt(
+    links: LinkStore, tenant: str, shown: str
+) -> None:
+    """A live code shown in a group in lowercase, or spaced, is found and burnt."""
+    code = (await links.issue_code(TG, tenant)).code
+    text = code.lower() if shown == "lower" else code.replace("-", " ")
+    found = LinkStore.codes_in(f"here: {text}")
+    assert await links.burn_exposed(found, DC_IN_GUILD, tenant) == ["telegram:42"]
+    assert (await links.redeem(code, DC, tenant)).reason is LinkReason.USED_CODE
 
 
 async def test_a_live_code_shown_in_a_group_is_burnt_and_audited(

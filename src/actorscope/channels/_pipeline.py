@@ -253,7 +253,7 @@ class Pipeline:
     async def burn_exposed(self, message: InboundMessage) -> None:
         """While links are on: burn each live link code ``message`` (a group's) shows in its
         plain text, audited, whether or not the group is admitted; nothing is answered. Only
-        a text holding a token of a code's exact shape costs a lookup; while the store is
+        a text holding a token redeem would take for a code costs a lookup; while the store is
         away the message goes on (logged)."""
         codes = LinkStore.codes_in(message.content)
         if not codes or self._links is None or self._tenant_id is None:

@@ -77,8 +77,16 @@ REFUSAL_LIMIT = 5
 # No 0/O, 1/I/L: a code is read from one screen and typed into another.
 _ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
 _CODE_CHARS = 10  # 31^10 ~ 8e14 codes; with the limits above, guessing one is hopeless
-#: A token of an issued code's exact shape (``AB2CD-EF3GH``) in running text.
-_SHOWN = re.compile(rf"(?<![A-Za-z0-9])[{_ALPHABET}]{{5}}-[{_ALPHABET}]{{5}}(?![A-Za-z0-9])")
+_CHARS = _ALPHABET + _ALPHABET.lower()  # redeem() takes a code in either case
+#: A token of text that redeem() would take for a code: ten characters of the alphabet in
+#: either case, whitespace and dashes anywhere between them (``AB2CD-EF3GH``, ``ab2cd ef3gh``,
+#: ``AB2CDEF3GH``), not inside a longer run of letters and digits. A lookahead, so tokens may
+#: overlap: ``send AB2CD-EF3GH`` holds ``send AB2CD`` and the code itself.
+_SHOWN = re.compile(
+    rf"(?<![A-Za-z0-9])(?=((?:[{_CHARS}][\s-]*+){{{_CODE_CHARS - 1}}}[{_CHARS}])(?![A-Za-z0-9]))"
+)
+#: The issued shape (five, a dash, five), looked up first when a text holds many tokens.
+_ISSUED_SHAPE = re.compile(rf"[{_CHARS}]{{5}}-[{_CHARS}]{{5}}")
 #: The code-shaped tokens of one message that are looked up (a person shows one code).
 _SHOWN_LIMIT = 16
 _log = logging.getLogger("actorscope.permissions")
@@ -516,12 +524,17 @@ class LinkStore:
 
     @staticmethod
     def codes_in(text: str) -> tuple[str, ...]:
-        """The tokens of ``text`` shaped exactly as an issued code (``AB2CD-EF3GH``), at most
-        :data:`_SHOWN_LIMIT`, each once: what :meth:`burn_exposed` looks up. No store is read,
-        and text without a ``-`` is not even searched."""
-        if "-" not in text:
+        """The tokens of ``text`` that :meth:`redeem` would take for a code (ten characters
+        of the code alphabet in either case, with any whitespace or dashes between them: what
+        :meth:`burn_exposed` looks up), each once, at most :data:`_SHOWN_LIMIT`, those of the
+        issued shape (``AB2CD-EF3GH``) first. No store is read."""
+        if len(text) < _CODE_CHARS:
             return ()
-        return tuple(dict.fromkeys(_SHOWN.findall(text)))[:_SHOWN_LIMIT]
+        tokens: dict[str, str] = {}  # normal form -> the token as shown
+        for found in _SHOWN.findall(text):
+            tokens.setdefault(_normal_code(found), found)
+        shown = sorted(tokens.values(), key=lambda token: _ISSUED_SHAPE.fullmatch(token) is None)
+        return tuple(shown[:_SHOWN_LIMIT])
 
     async def burn_exposed(
         self,
