@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from tests.fakechat import PLATFORM, SPEC, FakeChatSection
 
-from actorscope.bots import BotConfig, load_bot_config, resolve_token, run_bots
-from actorscope.bots._config import _KEYS, _platform_sections
+from actorscope.bots import BotConfig, load_bot_config, run_bots
+from actorscope.bots._config import _KEYS, _platform_sections, resolve_token
 from actorscope.channels import ChannelSection, platform
 from actorscope.channels.discord import DiscordSection
 from actorscope.channels.telegram import TelegramSection
