@@ -9,12 +9,10 @@ import pytest
 
 from actorscope.context import (
     actor_id_from_context,
-    agent_id_from_context,
     bind_identity,
     current_identity,
     role_from_context,
     sender_id_from_context,
-    tenant_id_from_context,
     user_id_from_context,
 )
 from actorscope.identity import Identity, PeerKind
@@ -32,21 +30,19 @@ GROUP = Identity(
 DIRECT = Identity(user_id="5151", sender_id="5151", channel="telegram", chat_id="5151")
 
 
-def _snapshot() -> tuple[str, str, str, str, str, str]:
+def _snapshot() -> tuple[str, str, str, str]:
     return (
         user_id_from_context(),
         sender_id_from_context(),
         actor_id_from_context(),
         role_from_context(),
-        tenant_id_from_context(),
-        agent_id_from_context(),
     )
 
 
 def test_helpers_return_empty_when_nothing_is_bound() -> None:
     """Every helper returns "" and current_identity() None outside any binding."""
     assert current_identity() is None
-    assert _snapshot() == ("", "", "", "", "", "")
+    assert _snapshot() == ("", "", "", "")
 
 
 def test_bind_identity_sets_every_helper() -> None:
@@ -59,8 +55,6 @@ def test_bind_identity_sets_every_helper() -> None:
             "4242",
             "4242",
             "admin",
-            "tenant-uuid",
-            "agent-uuid",
         )
     assert current_identity() is None
 

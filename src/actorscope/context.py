@@ -17,12 +17,10 @@ from actorscope.identity import Identity
 __all__ = [
     "Binding",
     "actor_id_from_context",
-    "agent_id_from_context",
     "bind_identity",
     "current_identity",
     "role_from_context",
     "sender_id_from_context",
-    "tenant_id_from_context",
     "user_id_from_context",
 ]
 
@@ -98,15 +96,3 @@ def role_from_context() -> str:
     """The role of the bound run (``owner``, ``admin`` ...), or ``""``."""
     identity = _IDENTITY.get()
     return identity.role if identity is not None else ""
-
-
-def tenant_id_from_context() -> str:
-    """The tenant UUID of the bound run, or ``""``."""
-    identity = _IDENTITY.get()
-    return (identity.tenant_id or "") if identity is not None else ""
-
-
-def agent_id_from_context() -> str:
-    """The agent UUID of the bound run, or ``""``."""
-    identity = _IDENTITY.get()
-    return (identity.agent_id or "") if identity is not None else ""
