@@ -77,7 +77,6 @@ from actorscope.channels import ChannelConfig, WriterCommand
 from actorscope.channels.telegram import asks_chat_admin, reply_route, text_parts
 from actorscope.errors import ConfigError, ReplyError
 from actorscope.host import Prepared, RunStep
-from actorscope.integrations._telegram_gate import GateObserver as _GateObserver
 from actorscope.integrations._telegram_gate import (
     GateSettings,
     ShowIgnored,
@@ -93,7 +92,6 @@ from actorscope.store import Database
 
 __all__ = [
     "Gate",
-    "GateObserver",
     "gate",
     "install",
     "requires",
@@ -110,9 +108,6 @@ _PERMISSIONS = tuple(sorted(str(c) for c in ConfigType if c is not ConfigType.AN
 _TURN = "actorscope_turn"
 #: The writer commands' router's name.
 _ROUTER = "actorscope"
-
-#: Told what the gate did (the testing kit records it; the sandbox prints ignored ones).
-GateObserver = _GateObserver[Update]
 H = TypeVar("H")
 _Next = Callable[[TelegramObject, dict[str, Any]], Awaitable[Any]]
 

@@ -74,7 +74,6 @@ from actorscope.context import bind_identity, current_identity
 from actorscope.errors import ConfigError
 from actorscope.host import OutboundSender, Prepared, RunStep
 from actorscope.identity import Identity
-from actorscope.integrations._telegram_gate import GateObserver as _GateObserver
 from actorscope.integrations._telegram_gate import (
     GateSettings,
     ShowIgnored,
@@ -92,7 +91,6 @@ __all__ = [
     "GATE_GROUP",
     "ActorscopeContext",
     "Gate",
-    "GateObserver",
     "bound",
     "context_types",
     "gate",
@@ -117,10 +115,6 @@ R = TypeVar("R")
 Callback = Callable[[Update, C], Coroutine[Any, Any, R]]
 #: A ``JobQueue`` callback: ``async def job(context)``.
 JobCallback = Callable[[C], Coroutine[Any, Any, R]]
-
-
-#: Told what the gate did (the testing kit records it; the sandbox prints ignored ones).
-GateObserver = _GateObserver[Update]
 
 
 @dataclass(slots=True)
