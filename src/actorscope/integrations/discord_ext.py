@@ -102,8 +102,6 @@ __all__ = [
     "COG_NAME",
     "ActorscopeCog",
     "AppRefused",
-    "DecisionListener",
-    "IngressListener",
     "Invocation",
     "Refused",
     "bound",
@@ -118,10 +116,10 @@ COG_NAME = "actorscope"
 _DISCORD_ERROR_LOGGERS = ("discord.ext.commands.bot", "discord.app_commands.tree")
 _log = logging.getLogger("actorscope.integrations.discord")
 #: Told every decision a :func:`requires` check makes: (action, decision).
-DecisionListener = Callable[[str, Decision], None]
+_DecisionListener = Callable[[str, Decision], None]
 #: Told what the pipeline made of every message / interaction a command took in, and the
 #: prepared run for an admitted one.
-IngressListener = Callable[[Ingress, Prepared | None], None]
+_IngressListener = Callable[[Ingress, Prepared | None], None]
 
 Source = commands.Context[Any] | discord.Interaction[Any]
 _T = TypeVar("_T")
@@ -286,8 +284,8 @@ class ActorscopeCog(commands.Cog, name=COG_NAME):
         self._loaded: _Loaded | None = None
         self._remembered: OrderedDict[str, Invocation] = OrderedDict()
         self._answering: dict[str, discord.Interaction[Any]] = {}
-        self._decision_listeners: list[DecisionListener] = []
-        self._ingress_listeners: list[IngressListener] = []
+        self._decision_listeners: list[_DecisionListener] = []
+        self._ingress_listeners: list[_IngressListener] = []
         self._sender = _AnswerSender(bot, self._answering)
 
     # -- lifecycle -------------------------------------------------------------------------
@@ -425,11 +423,11 @@ class ActorscopeCog(commands.Cog, name=COG_NAME):
             raise ConfigError("the ActorscopeCog is not loaded: await bot.add_cog(cog) first")
         return self._loaded
 
-    def add_decision_listener(self, listener: DecisionListener) -> None:
+    def add_decision_listener(self, listener: _DecisionListener) -> None:
         """Tell ``listener`` every decision :func:`requires` makes (the testing kit does)."""
         self._decision_listeners.append(listener)
 
-    def add_ingress_listener(self, listener: IngressListener) -> None:
+    def add_ingress_listener(self, listener: _IngressListener) -> None:
         """Tell ``listener`` what the pipeline made of each command's event."""
         self._ingress_listeners.append(listener)
 
