@@ -428,3 +428,25 @@ async def test_run_sandbox_says_why_the_bot_ignored_an_update(
         "  <- update 4 ignored by the bot: service_message",
     ]
     assert [r.getMessage() for r in caplog.records] == []
+
+
+async def test_link_with_a_code_or_nothing_is_text_to_the_bot(
+    sandbox: tuple[BotApiEmulator, SandboxConsole, list[str]],
+) -> None:
+    """/link CODE and a bare /link are sent as typed; only t.me / tg:// links are opened."""
+    emu, console, printed = sandbox
+    await console.run(
+        lines_of(
+            "/as bob",
+            "/link M8H45-46T75",
+            "/link",
+            "/link tg://resolve?domain=actorscope_sandbox_bot&start=ref",
+            "/link https://t.me/other_bot?start=x",
+        )
+    )
+    texts = [u["message"]["text"] for u in emu.queue.pending() if "message" in u]
+    assert texts == ["/link M8H45-46T75", "/link", "/start ref"]
+    assert not any("is not a t.me" in line or "usage: /link" in line for line in printed)
+    assert printed[-1] == (
+        "error: Bad Request: 'https://t.me/other_bot?start=x' is a link to @other_bot, not this bot"
+    )

@@ -23,6 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
+from urllib.parse import urlsplit
 
 from actorscope.sandbox._prompt import (
     SETTLE,
@@ -272,8 +273,9 @@ class SandboxConsole(Prompt):
 
     async def _link(self, rest: str) -> int | None:
         url, _, group = rest.partition(" ")
-        if not url:
-            raise BotApiError(400, "usage: /link URL [@GROUP]")
+        if not _is_deep_link(url):
+            # "/link CODE" (or a bare /link) is a message to the bot, such as a link command
+            return self._say(self._need_where(), f"/link {rest}".strip(), reply_to=None)
         target = self._chat(group.strip()) if group.strip() else None
         return self._show_update(self.emu.open_link(self._need_where().user, url, group=target))
 
@@ -399,12 +401,25 @@ class SandboxConsole(Prompt):
         Command("/vote", "/vote [MESSAGE] OPTION...", "the speaker votes (latest poll)", _vote),
         Command("/pay", "/pay [MESSAGE] [SHIPPING]", "the speaker pays an invoice", _pay),
         Command("/webapp", "/webapp BUTTON DATA", "the web app of BUTTON sends DATA", _webapp),
-        Command("/link", "/link URL [@GROUP]", "the speaker opens a t.me deep link", _link),
+        Command(
+            "/link",
+            "/link URL [@GROUP]",
+            "the speaker opens a t.me deep link (/link CODE: says it)",
+            _link,
+        ),
         Command("/again", "/again", "Telegram delivers the last update again (a retry)", _again),
         Command("/chats", "/chats", "the chats, their topics and members", _chats),
         Command("/users", "/users", "the users", _users),
         Command("/log", "/log", "the calls the bot made", _log),
     )
+
+
+def _is_deep_link(word: str) -> bool:
+    """Whether ``word`` is a t.me / telegram.me or ``tg://resolve`` link (``/link`` opens it)."""
+    parts = urlsplit(word)
+    if parts.scheme in ("http", "https"):
+        return parts.hostname in ("t.me", "telegram.me")
+    return parts.scheme == "tg" and parts.netloc == "resolve"
 
 
 def _split(rest: str, usage: str) -> list[str]:
