@@ -27,7 +27,7 @@ import time
 from collections.abc import AsyncIterator, Callable, Coroutine, Mapping
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from actorscope.agents import AgentRegistry
 from actorscope.assembly import assemble
@@ -48,6 +48,7 @@ from actorscope.errors import StoreError
 from actorscope.host import Handler, MessageBus, Reply
 from actorscope.messages import RunRequest
 from actorscope.permissions import AuditLog, GrantChangeWatcher
+from actorscope.platforms import DISCORD, TELEGRAM
 from actorscope.sandbox import (
     BotApiEmulator,
     BotApiServer,
@@ -170,8 +171,16 @@ async def _sandbox(stack: AsyncExitStack, config: BotConfig, out: Output) -> _Em
     telegram = config.section("telegram")
     if isinstance(telegram, TelegramSection) and telegram.webhook is not None:
         out("webhook:  not used in --sandbox (the emulator is polled)")
-    out(SandboxConsole.help_text() if discord is None else _BOTH_HELP)
+    out(_prompt_help(_helps(discord is not None)))
     return _Emulated(emulator, server.base_url, discord)
+
+
+def _helps(with_discord: bool) -> dict[str, str]:
+    """The emulated platforms' console help, by platform."""
+    helps = {TELEGRAM: SandboxConsole.help_text()}
+    if with_discord:
+        helps[DISCORD] = DiscordConsole.help_text()
+    return helps
 
 
 def _runner(
@@ -196,15 +205,22 @@ def _runner(
     return platform(section.platform).runner(pipeline, token=token, **options)
 
 
-_BOTH_HELP = f"""\
-one prompt, two platforms: lines go to Telegram until you switch
-  /discord              type on Discord from now on (/telegram switches back)
-  /discord LINE         one line on Discord (/telegram LINE: one line on Telegram)
-  /help                 this help
-Telegram:
-{SandboxConsole.help_text()}
-Discord:
-{DiscordConsole.help_text()}"""
+def _prompt_help(helps: Mapping[str, str]) -> str:
+    """The sandbox prompt's help: each emulated platform's console help, after how to switch
+    between them when there are several."""
+    if len(helps) == 1:
+        return next(iter(helps.values()))
+    first = next(iter(helps))
+    names = ", ".join(f"/{name}" for name in helps)
+    lines = [
+        f"one prompt, {len(helps)} platforms: lines go to {first} until you switch",
+        f"  /PLATFORM             type on PLATFORM from now on ({names})",
+        "  /PLATFORM LINE        one line on PLATFORM",
+        "  /help                 this help",
+    ]
+    for name, text in helps.items():
+        lines += [f"{name}:", text]
+    return "\n".join(lines)
 
 
 class _Taken:
@@ -241,38 +257,50 @@ class _Taken:
                 return result
 
 
-class _Prompt:
-    """The sandbox prompt: Telegram's console, and Discord's after ``/discord``."""
+class _Console(Protocol):
+    """What the sandbox prompt asks of a platform's console."""
 
-    def __init__(self, telegram: SandboxConsole, discord: DiscordConsole | None, out: Output):
-        self._telegram = telegram
-        self._discord = discord
+    @property
+    def speaking(self) -> bool:
+        """Whether someone speaks there yet."""
+        ...
+
+    def here(self) -> str:
+        """Who speaks where."""
+        ...
+
+    async def handle(self, line: str) -> bool:
+        """Act on one line; ``False`` when the session should end."""
+        ...
+
+
+class _Prompt:
+    """The sandbox prompt: one console per emulated platform, by name. Lines go to the first
+    until ``/<platform>`` switches; ``/<platform> LINE`` sends one line there."""
+
+    def __init__(self, consoles: Mapping[str, _Console], help_text: str, out: Output) -> None:
+        self._consoles = dict(consoles)
+        self._help = help_text
         self._out = out
-        self._on_discord = False
+        self._current = next(iter(self._consoles))
 
     async def handle(self, line: str) -> bool:
         """Run one line; ``False`` when the session should end."""
-        if self._discord is None:
-            return await self._telegram.handle(line)
+        if len(self._consoles) == 1:
+            return await self._consoles[self._current].handle(line)
         command, _, rest = line.strip().partition(" ")
         if command == "/help":
-            self._out(_BOTH_HELP)
+            self._out(self._help)
             return True
-        if command in ("/discord", "/telegram"):
-            on_discord = command == "/discord"
-            if rest.strip():
-                return await self._to(on_discord, rest)
-            self._on_discord = on_discord
-            prompt = self._discord if on_discord else self._telegram
-            where = prompt.here() if prompt.speaking else "use /as to say who you are"
-            self._out(f"now typing on {command[1:]} ({where})")
-            return True
-        return await self._to(self._on_discord, line)
-
-    async def _to(self, on_discord: bool, line: str) -> bool:
-        if on_discord and self._discord is not None:
-            return await self._discord.handle(line)
-        return await self._telegram.handle(line)
+        console = self._consoles.get(command[1:]) if command.startswith("/") else None
+        if console is None:
+            return await self._consoles[self._current].handle(line)
+        if rest.strip():
+            return await console.handle(rest)
+        self._current = command[1:]
+        where = console.here() if console.speaking else "use /as to say who you are"
+        self._out(f"now typing on {self._current} ({where})")
+        return True
 
 
 async def _run_prompt(prompt: _Prompt, lines: AsyncIterator[str]) -> None:
@@ -402,7 +430,11 @@ async def run_bots(
                     _discord_ready(emulated.discord), "the Discord bot has not connected"
                 )
             if lines is not None:
-                prompt = _Prompt(console, guild_console, out)
+                consoles: dict[str, _Console] = {TELEGRAM: console}
+                if guild_console is not None:
+                    consoles[DISCORD] = guild_console
+                helps = _prompt_help(_helps(guild_console is not None))
+                prompt = _Prompt(consoles, helps, out)
                 console_task = asyncio.create_task(_run_prompt(prompt, lines))
         for runner in runners:
             status = runner.status()  # what its platform tells the operator (a webhook's URL)
