@@ -14,6 +14,7 @@ import pytest
 from actorscope.agents import Agent
 from actorscope.channels import ChannelConfig, IgnoreReason
 from actorscope.channels._link_commands import link_request
+from actorscope.identity import telegram_identity
 from actorscope.permissions import LinkMode, LinkStore
 from actorscope.store import Database
 from actorscope.testing import DiscordSim, TelegramSim, Turn
@@ -373,6 +374,31 @@ async def test_a_guessed_code_in_a_group_that_is_not_admitted_leaves_no_row(
         await db.settle_audit()
         rows = await db.fetchall("SELECT reason FROM audit_log WHERE action = 'link.refused'")
         assert [row["reason"] for row in rows] == ["group_context"]
+
+
+@pytest.mark.parametrize("links", [LinkMode.GRANTS, LinkMode.OFF])
+async def test_a_code_in_another_bots_command_is_burnt(
+    db: Database, tmp_path: Path, links: LinkMode
+) -> None:
+    """A live code in a Telegram group's command for another bot (ignored as not for this
+    bot) is burnt while links are on, unanswered; with links off it is left alone."""
+    env = await _env(db, tmp_path, links)
+    async with TelegramSim(env) as tg:
+        tg.handler(notes_bot(env)[1])  # type: ignore[arg-type]
+        ann = tg.user("ann")
+        tg.supergroup("team")
+        if links is LinkMode.OFF:  # no /link then: a code issued as the store would
+            store = LinkStore(db)
+            dm = telegram_identity(ann.id, "private", ann.id)
+            code = (await store.issue_code(dm, await store.tenant_id())).code
+        else:
+            code = code_of(await tg.message("ann", "/link"))
+        shown = await tg.message("ann", f"/start@other_bot {code.lower()}", "team")
+        assert (shown.ignored, replies(shown)) == (IgnoreReason.NOT_FOR_THIS_BOT, [])
+        burnt = [(tg.account("ann"), tg.account("ann"))] if links is LinkMode.GRANTS else []
+        assert await exposed_rows(db) == burnt
+        unused = await db.fetchall("SELECT digest FROM link_codes WHERE used_at IS NULL")
+        assert len(unused) == (0 if burnt else 1)
 
 
 async def test_only_text_shaped_like_a_code_costs_a_lookup(

@@ -158,11 +158,12 @@ class Ingress(NamedTuple):
     """The outcome of one platform event: normalised, admitted, answered or ignored.
 
     ``message`` is the message as far as it got: the admitted one (mention stripped), the
-    normalised one an admission rule refused, or ``None`` when normalisation found nothing for
-    the bot; ``reason`` says why the event is ignored. ``migration`` is set for a chat
-    migration (the event itself is then ignored). ``command`` names the writer command the
-    pipeline ran and ``answer`` is its reply (``None`` for an edited command, which is not
-    run): such an event never reaches the handler.
+    normalised one an admission rule refused (or a normaliser ignored but kept: another bot's
+    command in a group, whose text the pipeline still looks at for a link code), or ``None``
+    when normalisation found nothing for the bot; ``reason`` says why the event is ignored.
+    ``migration`` is set for a chat migration (the event itself is then ignored). ``command``
+    names the writer command the pipeline ran and ``answer`` is its reply (``None`` for an
+    edited command, which is not run): such an event never reaches the handler.
     """
 
     message: InboundMessage | None

@@ -146,6 +146,8 @@ class Pipeline:
             _log.info("channels.grants_moved count=%d to %s", moved, ingress.migration.new_scope)
         message = ingress.message
         if message is None or ingress.reason is not None:
+            if message is not None and ingress.reason is IgnoreReason.NOT_FOR_THIS_BOT:
+                await self.burn_exposed(message)  # another bot's command may show a code
             return ingress
         if self.dedup.seen_message(message):
             return Ingress(message, IgnoreReason.DUPLICATE)
@@ -255,8 +257,10 @@ class Pipeline:
         plain text, audited, whether or not the group is admitted; nothing is answered. Only
         a text holding a token redeem would take for a code costs a lookup; while the store is
         away the message goes on (logged)."""
+        if self._links is None or self._tenant_id is None or message.peer_kind is PeerKind.DIRECT:
+            return
         codes = LinkStore.codes_in(message.content)
-        if not codes or self._links is None or self._tenant_id is None:
+        if not codes:
             return
         try:
             burnt = await self._links.burn_exposed(codes, message.identity(), self._tenant_id)

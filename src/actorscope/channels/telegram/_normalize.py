@@ -349,17 +349,16 @@ def _from_message(
         return ignored(IgnoreReason.MALFORMED, f"reply message id {reply.message_id!r}")
     if reply is not None and not (topic is not None and reply.message_id == topic):
         metadata[META_REPLY_TO_MESSAGE_ID] = str(reply.message_id)
+    addressed: str | None = ""
     if identity.peer_kind is PeerKind.GROUP:
         addressed = _addressed(content, reply, topic, bot_username, metadata)
-        if addressed is None:
-            return ignored(IgnoreReason.NOT_FOR_THIS_BOT, "command for another bot")
         if addressed:
             metadata[META_ADDRESSED] = addressed
     elif content.startswith("/"):
         command = command_of(content)
         if command is not None:
             metadata[META_COMMAND] = command[0]
-    return build_inbound(
+    inbound = build_inbound(
         identity,
         content=content,
         metadata=metadata,
@@ -367,6 +366,14 @@ def _from_message(
         message_id=str(message.message_id),
         media=_media(message) if not message.text else (),
     )
+    if addressed is None:
+        # Ignored, but kept: while links are on, a code it shows is burnt (Pipeline.process).
+        logger.debug(
+            "channels.ignored reason=%s command for another bot",
+            IgnoreReason.NOT_FOR_THIS_BOT.value,
+        )
+        return Ingress(inbound, IgnoreReason.NOT_FOR_THIS_BOT, detail="command for another bot")
+    return inbound
 
 
 def _addressed(
