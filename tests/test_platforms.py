@@ -7,7 +7,11 @@ channel configurations then take its ids, and the built-in platforms' rules neve
 
 from __future__ import annotations
 
+import threading
+from importlib.metadata import EntryPoint
+
 import pytest
+from tests.fakechat import SPEC
 
 from actorscope.channels import ChannelConfig
 from actorscope.errors import ConfigError, GrantError, IdentityError
@@ -22,14 +26,17 @@ from actorscope.identity import (
     identity_problem,
     session_key,
 )
+from actorscope.permissions import Reason, non_person_reason
 from actorscope.permissions._scopes import parse_grant_scope, parse_grantee
 from actorscope.platforms import (
     DISCORD,
+    ENTRY_POINT_GROUP,
     HTTP,
     TELEGRAM,
     Account,
     IdForm,
     PlatformSpec,
+    _Registry,
     platform_spec,
     register,
     registered,
@@ -151,3 +158,44 @@ def test_accounts_are_platform_and_id() -> None:
         alice = Identity("group:fakechat:ideas", "alice", "fakechat", "ideas", PeerKind.GROUP)
         assert account_of(alice) == Account("fakechat", "alice")
         assert Account.parse("fakechat:alice") == Account("fakechat", "alice")
+
+
+def test_a_rule_asked_before_a_platform_registers_is_the_platforms_rule_after() -> None:
+    """A sender judged while a platform of integer ids is absent (opaque rule: ``"042"`` is
+    someone) is judged by its rule once it registers (a look-alike of ``42``), and by the
+    opaque rule again once it leaves: no cached answer outlives a registry change."""
+    integers = PlatformSpec("intchat", IdForm.INTEGER, "thread", "tests.fakechat:PLATFORM")
+    look_alike = Identity("group:intchat:5", "042", "intchat", "5", PeerKind.GROUP)
+    assert non_person_reason(look_alike) is None
+    with registered(integers):
+        assert non_person_reason(look_alike) is Reason.INVALID_IDENTITY
+    assert non_person_reason(look_alike) is None
+
+
+def test_discovery_runs_once_however_many_threads_ask(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Threads asking about an unknown platform together look for installed platforms once,
+    and each gets the answer after that look, never a half-done one."""
+    from importlib import metadata
+
+    registry = _Registry(())
+    looked: list[str] = []
+    started, release = threading.Event(), threading.Event()
+
+    def entry_points(group: str) -> tuple[EntryPoint, ...]:
+        looked.append(group)
+        started.set()
+        release.wait(30)
+        return (EntryPoint("fakechat", "tests.fakechat:SPEC", group),)
+
+    monkeypatch.setattr(metadata, "entry_points", entry_points)
+    answers: list[PlatformSpec | None] = []
+    threads = [threading.Thread(target=lambda: answers.append(registry.get("fakechat")))]
+    threads[0].start()
+    assert started.wait(30)
+    threads.append(threading.Thread(target=lambda: answers.append(registry.get("fakechat"))))
+    threads[1].start()
+    release.set()
+    for thread in threads:
+        thread.join(30)
+    assert looked == [ENTRY_POINT_GROUP]
+    assert answers == [SPEC, SPEC]

@@ -15,7 +15,9 @@ at the first question the built-in platforms cannot answer; one that cannot be l
 :class:`~actorscope.errors.ConfigError` naming it. Code registers a spec with :func:`register`
 (the testing kit's fake chat does, for the length of a test). No platform replaces one
 already registered, so nothing installed or imported can relax a registered platform's id
-rules.
+rules. An answer that depends on the registry is kept with :func:`registry_cache`, which the
+registry clears on every change (discovery is one thread's, under a lock: the others wait for
+it), so no answer given before a platform registered or left is served after.
 
 An *account* is one person on one platform, ``<platform>:<id>`` (:class:`Account`);
 :func:`actorscope.identity.account_of` says whose account an identity acts as.
@@ -23,12 +25,14 @@ An *account* is one person on one platform, ``<platform>:<id>`` (:class:`Account
 
 from __future__ import annotations
 
+import functools
 import re
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, ParamSpec, Protocol, TypeVar, cast
 
 from actorscope.errors import ConfigError, IdentityError
 
@@ -48,6 +52,7 @@ __all__ = [
     "platform_specs",
     "register",
     "registered",
+    "registry_cache",
     "scope_platform",
 ]
 
@@ -62,6 +67,23 @@ _NAME = re.compile(r"[a-z][a-z0-9_-]{0,31}")
 _INTEGER = re.compile(r"-?[0-9]{1,32}")
 #: An opaque id: a short ASCII token, never a scope's ``:`` nor a grant's ``*`` or ``|``.
 _OPAQUE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.@+=-]{0,127}")
+
+
+P = ParamSpec("P")
+R = TypeVar("R")
+R_co = TypeVar("R_co", covariant=True)
+
+
+class _RegistryCached(Protocol[P, R_co]):
+    """A function :func:`registry_cache` keeps answers of."""
+
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R_co:
+        """The answer for the registry as it is now."""
+        ...
+
+    def cache_clear(self) -> None:
+        """Forget every kept answer."""
+        ...
 
 
 class IdForm(StrEnum):
@@ -199,13 +221,32 @@ def _entry_point_spec(entry: EntryPoint, taken: dict[str, PlatformSpec]) -> Plat
 class _Registry:
     """The one registry: the built-in platforms, the installed distributions' (found through
     their entry points when a question first misses the ones known), and the registered ones.
-    Only :meth:`add` and :meth:`remove` change it, and never a name it holds."""
+    Only :meth:`add`, :meth:`remove` and the discovery change it, never a name it holds, and
+    each change moves :attr:`generation` on and clears every :func:`registry_cache`."""
 
-    __slots__ = ("_discovered", "_specs")
+    __slots__ = ("_clears", "_discovered", "_discovering", "_lock", "_specs", "generation")
 
     def __init__(self, built_in: tuple[PlatformSpec, ...]) -> None:
         self._specs = {spec.name: spec for spec in built_in}
         self._discovered = False
+        self._discovering = False
+        # Reentrant: a platform's own import, in the discovering thread, may ask again.
+        self._lock = threading.RLock()
+        #: Moves on with every change (before the caches are cleared).
+        self.generation = 0
+        #: The ``cache_clear`` of each :func:`registry_cache`: called on every change.
+        self._clears: list[Callable[[], None]] = []
+
+    def on_change(self, clear: Callable[[], None]) -> None:
+        """Call ``clear`` after every change (a registry cache forgetting its answers)."""
+        with self._lock:
+            self._clears.append(clear)
+
+    def _changed(self) -> None:
+        # Under the lock, after the specs changed: no kept answer predates this state.
+        self.generation += 1
+        for clear in self._clears:
+            clear()
 
     def get(self, name: str) -> PlatformSpec | None:
         """The platform named ``name``, looking for installed ones on the first miss."""
@@ -225,36 +266,78 @@ class _Registry:
         """Register ``spec`` (after the installed ones, so a name clash is said at once)."""
         if not self._discovered:
             self._discover()
-        problem = _refusal(spec, self._specs)
-        if problem:
-            raise ConfigError(problem)
-        self._specs[spec.name] = spec
+        with self._lock:
+            problem = _refusal(spec, self._specs)
+            if problem:
+                raise ConfigError(problem)
+            self._specs = {**self._specs, spec.name: spec}
+            self._changed()
 
     def remove(self, name: str) -> None:
         """Forget a platform :meth:`add` registered."""
-        del self._specs[name]
+        with self._lock:
+            self._specs = {key: spec for key, spec in self._specs.items() if key != name}
+            self._changed()
 
     def _discover(self) -> None:
         # Imported here: reading the installed distributions' metadata costs an import most
         # processes (every question about a built-in platform) never need.
         from importlib.metadata import entry_points
 
-        # Marked first: a platform's own import may ask the registry (it is answered with what
-        # is known so far). All or nothing: a broken entry point raises here every time it is
-        # asked, and adds none of the others meanwhile.
-        self._discovered = True
-        try:
-            found: dict[str, PlatformSpec] = {}
-            for entry in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
-                spec = _entry_point_spec(entry, self._specs | found)
-                found[spec.name] = spec
-        except BaseException:
-            self._discovered = False
-            raise
-        self._specs.update(found)
+        # One thread looks; the others wait for its answer. A platform's own import, in the
+        # looking thread, may ask the registry: it is answered with what is known so far.
+        # All or nothing: a broken entry point raises here every time it is asked, and adds
+        # none of the others meanwhile.
+        with self._lock:
+            if self._discovered or self._discovering:
+                return
+            self._discovering = True
+            try:
+                found: dict[str, PlatformSpec] = {}
+                for entry in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
+                    spec = _entry_point_spec(entry, self._specs | found)
+                    found[spec.name] = spec
+            finally:
+                self._discovering = False
+            self._specs = {**self._specs, **found}
+            self._discovered = True
+            self._changed()
 
 
 _REGISTRY = _Registry(_BUILT_IN)
+
+
+def registry_cache(
+    maxsize: int, *, typed: bool = False
+) -> Callable[[Callable[P, R]], _RegistryCached[P, R]]:
+    """``functools.lru_cache`` for an answer that depends on the registry (an id rule, a
+    scope, a session key): the registry forgets every kept answer when it changes (a platform
+    registers, leaves or is discovered), so none is ever served for an older state. A hit
+    costs what an ``lru_cache`` hit costs."""
+
+    def decorate(function: Callable[P, R]) -> _RegistryCached[P, R]:
+        @functools.wraps(function)
+        def current(*args: P.args, **kwargs: P.kwargs) -> R:
+            # An answer computed while the registry changed (another thread registering) is
+            # computed again, so the one kept is of a single state, the newest.
+            generation = _REGISTRY.generation
+            answer = function(*args, **kwargs)
+            for _ in range(_RECOMPUTE):
+                if _REGISTRY.generation == generation:
+                    break
+                generation = _REGISTRY.generation
+                answer = function(*args, **kwargs)
+            return answer
+
+        cached = functools.lru_cache(maxsize=maxsize, typed=typed)(current)
+        _REGISTRY.on_change(cached.cache_clear)
+        return cast("_RegistryCached[P, R]", cached)
+
+    return decorate
+
+
+#: How often an answer is computed again when the registry keeps changing meanwhile.
+_RECOMPUTE = 8
 
 
 def register(spec: PlatformSpec) -> PlatformSpec:

@@ -45,6 +45,7 @@ from actorscope.permissions._scopes import (
     candidate_scopes,
     parse_check_type,
 )
+from actorscope.platforms import registry_cache
 
 __all__ = [
     "BYPASS_ROLES",
@@ -97,7 +98,7 @@ def non_person_reason(identity: Identity) -> Reason | None:
 # A pure function of three strings, asked again for every cold check of the same sender in the
 # same scope: the look-alike folding, placeholder parsing and identity rules behind it cost
 # ~1.5 us, a cache hit ~0.1 us. Bounded; typed, so a str subclass never shares an answer.
-@lru_cache(maxsize=4096, typed=True)
+@registry_cache(maxsize=4096, typed=True)
 def _sender(scope: str, sender_id: str, channel: str) -> tuple[str, Reason | None]:
     """The sender id a check looks up (legacy ``|name`` split off) and :func:`non_person_reason`."""
     sender = normalize_sender_id(sender_id)

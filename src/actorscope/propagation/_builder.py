@@ -35,7 +35,7 @@ from actorscope.identity import (
     session_key,
 )
 from actorscope.messages import InboundMessage, RunRequest
-from actorscope.platforms import platform_spec
+from actorscope.platforms import platform_spec, registry_cache
 from actorscope.propagation._keys import (
     META_ORIGIN_SIGNATURE,
     META_ORIGIN_VIA,
@@ -107,7 +107,7 @@ def origin_scope(origin: Origin) -> str | None:
 
 
 # Cached: a chain's turns repeat the same few (sender, scope) pairs, and the answer is pure.
-@lru_cache(maxsize=4096)
+@registry_cache(maxsize=4096)
 def _scope(sender: str, scope: str, peer_kind: PeerKind, channel: str, chat_id: str) -> str | None:
     if scope.startswith("guild:"):
         parsed = Scope.try_parse(scope)
@@ -168,7 +168,7 @@ def _attributed(
 
 # One cache lookup per verified message instead of two (_is_person, then _scope); the peer
 # kind of the run comes along, since it follows from the scope alone.
-@lru_cache(maxsize=4096)
+@registry_cache(maxsize=4096)
 def _person_scope(
     sender: str, scope: str, peer_kind: PeerKind, channel: str, chat_id: str
 ) -> tuple[str, PeerKind] | None:
@@ -181,7 +181,7 @@ def _person_scope(
     return rebuilt, PeerKind.GROUP if is_group_scope(rebuilt) else PeerKind.DIRECT
 
 
-@lru_cache(maxsize=4096)
+@registry_cache(maxsize=4096)
 def _session(agent_key: str, channel: str, peer_kind: PeerKind, chat_id: str, thread: str) -> str:
     # What a thread id splits a session by is the platform's word: a Telegram forum topic, a
     # Discord thread; a channel of no registered platform is a Telegram bot's of its own name.

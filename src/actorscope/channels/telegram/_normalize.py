@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from functools import lru_cache
 from typing import Any, TypeGuard
 
 from telegram import CallbackQuery, Message, Update
@@ -67,7 +66,7 @@ from actorscope.identity import (
     telegram_identity,
 )
 from actorscope.messages import InboundMessage, Media
-from actorscope.platforms import TELEGRAM, platform_id
+from actorscope.platforms import TELEGRAM, platform_id, registry_cache
 
 __all__ = [
     "GENERAL_TOPIC_ID",
@@ -109,14 +108,14 @@ _FILE_ATTRS = ("document", "voice", "video", "audio", "animation", "video_note",
 
 # Identities and session keys are pure functions of a few ids, and chats and senders repeat,
 # so both are memoised (bounded; typed, so True never stands for 1).
-@lru_cache(maxsize=4096, typed=True)
+@registry_cache(maxsize=4096, typed=True)
 def _identity(
     chat_id: int, chat_type: str, sender: int | None, kind: SenderKind, channel: str
 ) -> Identity:
     return telegram_identity(chat_id, chat_type, sender, sender_kind=kind, channel=channel)
 
 
-@lru_cache(maxsize=4096, typed=True)
+@registry_cache(maxsize=4096, typed=True)
 def _session(agent_key: str, channel: str, peer: PeerKind, chat_id: str, topic: int | None) -> str:
     return session_key(agent_key, channel, peer, chat_id, topic_id=topic)
 
