@@ -446,6 +446,27 @@ def test_a_named_link_command_keeps_its_code_whatever_the_prefix(
     assert request.argument == argument
 
 
+@pytest.mark.parametrize(
+    ("text", "prefix", "argument"),
+    [
+        ("link link ABCDE-FGHJK", "link ", "ABCDE-FGHJK"),
+        ("link  link", "link ", ""),
+        ("Link LINK abcde fghjk", "Link ", "abcde fghjk"),
+        ("bot link ABCDE-FGHJK", "bot ", "ABCDE-FGHJK"),
+        ("/link say link ABCDE-FGHJK", "", "say link ABCDE-FGHJK"),
+        ("<@99> link link", "", "link"),
+    ],
+)
+def test_a_named_link_command_is_read_after_the_prefix_matched(
+    text: str, prefix: str, argument: str
+) -> None:
+    """The argument starts after the prefix the framework matched (discord.py's ctx.prefix,
+    any string) and the name, never after a later word of the same name."""
+    request = link_request("link", text, "!", prefix=prefix)
+    assert request is not None
+    assert request.argument == argument
+
+
 def test_an_unnamed_link_command_needs_a_known_prefix() -> None:
     """Without a name, only a listed prefix makes a link command."""
     assert link_request("", "/link ABCDE-FGHJK", "!") is None

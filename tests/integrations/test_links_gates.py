@@ -116,13 +116,13 @@ class LinkBot(commands.Bot):
             await ctx.reply(f"scope {(await identity(ctx)).user_id}", mention_author=False)
 
 
-@pytest.mark.parametrize("prefix", ["!", "?"])
+@pytest.mark.parametrize("prefix", ["!", "?", "link ", "bot "])
 async def test_the_cog_answers_link_and_scopes_the_person(
     discord_sim: DiscordSim, tmp_path: Path, prefix: str
 ) -> None:
-    """ActorscopeCog(links="dm"): the bot's prefix + link asks for a code in a DM, + link CODE
-    from another account links the two (their DMs are one scope), no code is given in a
-    guild, and a code shown there is burnt."""
+    """ActorscopeCog(links="dm"): the bot's prefix (any string, "link " too) + link asks for
+    a code in a DM, + link CODE from another account links the two (their DMs are one scope),
+    no code is given in a guild, and a code shown there is burnt."""
     await discord_sim.serve_bot(LinkBot(tmp_path, prefix, links="dm"))
     ann, bob, eve = discord_sim.user("ann"), discord_sim.user("bob"), discord_sim.user("eve")
     general = discord_sim.channel(discord_sim.guild("lab"), "general")

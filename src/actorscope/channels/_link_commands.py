@@ -29,7 +29,13 @@ class LinkCommand(StrEnum):
 
 _BY_NAME = {command.value: command for command in LinkCommand}
 _COMMAND = re.compile(r"([/!])([A-Za-z]{1,32})(?:@[A-Za-z0-9_]{1,64})?(?:\s+(.*))?", re.DOTALL)
-_NAMED = r"(?is)(?<![a-z]){name}(?:@[a-z0-9_]{{1,64}})?(?![a-z0-9_])\s*(.*)"
+#: A named command at the start of its text, after at most a mention and punctuation (``/``,
+#: ``!``, ``?`` ...), never a later word of the same name; a framework's prefix of any other
+#: shape (discord.py's ``link `` or ``bot ``) is cut off first (``prefix``).
+_NAMED = (
+    r"(?is)(?:<@!?[0-9]{{1,20}}>)?[^\w\s]{{0,8}}\s*{name}(?:@[a-z0-9_]{{1,64}})?(?![a-z0-9_])"
+    r"\s*(.*)"
+)
 
 _WHY: dict[LinkReason, str] = {
     LinkReason.NOT_A_PERSON: "only a person's own account can be linked",
@@ -56,24 +62,27 @@ class LinkRequest:
     argument: str
 
 
-def link_request(named: str, text: str, prefixes: str) -> LinkRequest | None:
+def link_request(named: str, text: str, prefixes: str, *, prefix: str = "") -> LinkRequest | None:
     """The link command of a message, else ``None``.
 
     ``named`` is the command the normaliser or the framework named (Telegram's ``/link@bot``
     is ``link``; a discord.py bot's ``?link`` with its own prefix too), or ``""``; then
     ``text`` must start with one of ``prefixes`` (``"!"`` on Discord) and a link command. The
-    argument is the rest of the text after the command.
+    argument is the rest of the text after the command: after ``prefix`` when the framework
+    says which it matched (discord.py's ``ctx.prefix``, which may be any string, ``link ``
+    too), else after a mention and punctuation at the start of the text.
     """
-    stripped = text.strip()
     if named:
         command = _BY_NAME.get(named.lower())
         if command is None:
             return None
-        # What follows the command's name (and a Telegram ``@bot``), whatever prefix came first.
-        found = re.search(_NAMED.format(name=command.value), stripped)
+        head = text[len(prefix) :] if prefix and text.startswith(prefix) else text
+        pattern = _NAMED.format(name=command.value)
+        # An unknown prefix of another shape: the first word of the name (what a code needs).
+        found = re.match(pattern, head.strip()) or re.search(rf"(?<![a-z]){pattern}", head)
         argument = found.group(1) if found is not None else ""
     else:
-        match = _COMMAND.match(stripped)
+        match = _COMMAND.match(text.strip())
         if match is None or match.group(1) not in prefixes:
             return None
         command = _BY_NAME.get(match.group(2).lower())

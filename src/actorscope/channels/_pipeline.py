@@ -129,6 +129,7 @@ class Pipeline:
         command_prefixes: str = "",
         sender: OutboundSender | None = None,
         own_task: bool = False,
+        named_prefix: str = "",
     ) -> Ingress:
         """Take one normalised event the whole way; the result says what became of it.
 
@@ -140,6 +141,9 @@ class Pipeline:
         (the result's ``answer``). ``own_task``: the caller is a task of this event's own
         (discord.py's events, a webhook request), so with ``run_here`` the turn may run in it;
         never for a transport that feeds its events one after another (polling).
+        ``named_prefix``: the prefix a framework matched before the command the metadata
+        names (discord.py's ``ctx.prefix``); a link command's code is what follows it and the
+        name.
         """
         if ingress.migration is not None:
             moved = await move_grants(self.writers.store, ingress.migration, moved_by="migration")
@@ -152,7 +156,7 @@ class Pipeline:
         if self.dedup.seen_message(message):
             return Ingress(message, IgnoreReason.DUPLICATE)
         command = _command(message, bot_id, command_prefixes)
-        linking = self._link_request(message, bot_id, command_prefixes)
+        linking = self._link_request(message, bot_id, command_prefixes, named_prefix)
         burnt: LinkOutcome | None = None
         if linking is not None:
             if command is None and META_ADDRESSED not in message.metadata:
@@ -233,11 +237,13 @@ class Pipeline:
         return Ingress(message, command=command, answer=answer)
 
     def _link_request(
-        self, message: InboundMessage, bot_id: str | None, prefixes: str
+        self, message: InboundMessage, bot_id: str | None, prefixes: str, named_prefix: str
     ) -> LinkRequest | None:
         if self._links is None:
             return None
         named = message.metadata.get(META_COMMAND, "")
+        if named and named_prefix and message.content.startswith(named_prefix):
+            return link_request(named, message.content, prefixes, prefix=named_prefix)
         return link_request(named, strip_mention(message.content, user_id=bot_id), prefixes)
 
     async def _link(self, message: InboundMessage, request: LinkRequest) -> LinkOutcome | None:

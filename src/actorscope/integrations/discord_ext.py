@@ -394,7 +394,10 @@ class ActorscopeCog(commands.Cog, name=COG_NAME):
         burns a code sent there), as ``actorscope run`` does."""
         loaded = self._require()
         result = await loaded.pipeline.process(
-            self._message_ingress(ctx, name), bot_id=self._bot_id(), sender=self._sender
+            self._message_ingress(ctx, name),
+            bot_id=self._bot_id(),
+            sender=self._sender,
+            named_prefix=ctx.prefix or "",
         )
         self._remember(_key(ctx), Invocation(result, None))
 
