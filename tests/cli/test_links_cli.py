@@ -87,3 +87,23 @@ def test_links_refusals_are_one_line(
     assert line.startswith("actorscope: error: ")
     assert expected in line, line
     assert as_json(capsys, "links", "list", "--db", db_target) == before
+
+
+def test_grants_add_refuses_a_person_that_does_not_exist(
+    db_target: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """grants add --sender person:<uuid> of no person is exit 2, one line naming it; a linked
+    person's grant is made."""
+    assert run(capsys, "agents", "add", "main", "--db", db_target, "--create")[0] == 0
+    person = as_json(capsys, "links", "add", "telegram:42", "--db", db_target)[0]["person"]
+    grant = ("grants", "add", "--agent", "main", "--scope", "*", "--type", "cron")
+    unknown = "person:0b5e3a4e-55a4-4c63-9a3c-2b6f1d0c9a11"
+    status, _, err = run(capsys, *grant, "--sender", unknown, "--db", db_target)
+    assert status == 2
+    assert err == (
+        f"actorscope: error: no person {unknown} in the agent's tenant: link its accounts first"
+        " (actorscope links list shows the persons)\n"
+    )
+    status, out, err = run(capsys, *grant, "--sender", person, "--db", db_target)
+    assert status == 0, err
+    assert out == f"allow cron for {person} in * (agent main)\n"

@@ -137,3 +137,22 @@ async def test_the_console_links_and_unlinks_with_a_confirmation(
     )
     assert done.status_code == 303
     assert DC not in (await client.get("/console/links")).text
+
+
+async def test_a_grant_to_an_unknown_person_is_a_422(
+    db: Database, agent: Agent, client: httpx.AsyncClient, keys: dict[str, str]
+) -> None:
+    """POST /v1/grants to a person that does not exist is a 422 problem naming it; nothing is
+    written."""
+    headers = bearer(keys["operator"])
+    unknown = "person:0b5e3a4e-55a4-4c63-9a3c-2b6f1d0c9a11"
+    grant = {"agent": "main", "scope": "*", "sender_id": unknown, "config_type": "cron"}
+    before = await row_counts(db)
+    _problem(
+        await client.post("/v1/grants", json=grant, headers=headers), 422, f"no person {unknown}"
+    )
+    assert await row_counts(db) == before
+    made = await client.post("/v1/links", json={"accounts": ["telegram:42"]}, headers=headers)
+    person = made.json()[0]["person"]
+    added = await client.post("/v1/grants", json={**grant, "sender_id": person}, headers=headers)
+    assert added.status_code == 201, added.text

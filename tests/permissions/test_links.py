@@ -423,6 +423,18 @@ async def test_a_person_is_a_grantee(store: GrantStore, agent: Agent, links: Lin
         await store.grant(agent_id=agent.id, scope="*", config_type="cron", sender_id="person:42")
 
 
+async def test_a_grant_to_an_unknown_person_is_refused(
+    store: GrantStore, agent: Agent, links: LinkStore
+) -> None:
+    """A grant to a person no link made (or an unlink removed) is a GrantError naming it."""
+    made = await links.add(["telegram:42"], by="ops")
+    await links.remove("telegram:42", by="ops")
+    gone = made[0].person
+    with pytest.raises(GrantError, match=f"no person {gone} in the agent's tenant"):
+        await store.grant(agent_id=agent.id, scope="*", config_type="cron", sender_id=gone)
+    assert await store.list(agent_id=agent.id) == []
+
+
 def test_only_a_link_gives_a_person_scope() -> None:
     """No HTTP user can borrow a person's scope; a person's files are one key on every channel."""
     with pytest.raises(IdentityError, match="person's scope"):

@@ -64,7 +64,11 @@ ScopeOpt = Annotated[
 ]
 SenderOpt = Annotated[
     str,
-    typer.Option("--sender", help="The sender id (actor) the grant is for, or '*'.", metavar="ID"),
+    typer.Option(
+        "--sender",
+        help="The sender id (actor) the grant is for, a person:<uuid>, or '*'.",
+        metavar="ID",
+    ),
 ]
 TypeOpt = Annotated[
     str,

@@ -99,7 +99,12 @@ def links_remove(
     by: ByOpt = "cli",
     as_json: JsonOpt = False,
 ) -> None:
-    """Unlink one account from its person; exit 2 if it is not linked."""
+    """Unlink one account from its person; exit 2 if it is not linked.
+
+    The person keeps its other accounts and its id (removing its last account removes it). A
+    person's /unlink in a chat differs: it unlinks every account and removes the person, and a
+    new link then makes a new person, so grants to the old person:<uuid> cover no one.
+    """
     LinkStore.parse_account(account)
 
     async def run() -> dict[str, Any]:

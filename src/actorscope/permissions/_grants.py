@@ -18,7 +18,7 @@ from typing import Any
 
 from actorscope.agents import Agent, AgentRegistry, is_uuid, parse_uuid
 from actorscope.errors import GrantError, StoreError
-from actorscope.identity import Scope
+from actorscope.identity import PERSON_SCOPE_PREFIX, Scope
 from actorscope.permissions._audit import AuditAction, AuditEntry, AuditLog
 from actorscope.permissions._cache import DEFAULT_MAX_ENTRIES, DecisionCache
 from actorscope.permissions._records import (
@@ -439,6 +439,8 @@ class GrantStore:
         stored: tuple[Grant, ...] = ()
         async with self.changing(tenants) as tx:
             for write in writes:
+                if via == "grant":
+                    await _known_person(tx, write.key.sender_id, tenants[write.key.agent_id])
                 grant = await self._upsert_one(tx, write, tenants[write.key.agent_id], via)
                 stored += (grant,)
         return stored
@@ -492,3 +494,19 @@ class GrantStore:
         if row is None:
             raise StoreError(f"grant for agent {key.agent_id} vanished inside its transaction")
         return grant_from_row(row)
+
+
+async def _known_person(tx: Transaction, grantee: str, tenant_id: str) -> None:
+    """A grant to ``person:<uuid>`` names a person of the agent's tenant (a GrantError if not:
+    a person is made by a link, and its id changes when it is unlinked and linked again)."""
+    if not grantee.startswith(PERSON_SCOPE_PREFIX):
+        return
+    row = await tx.fetchone(
+        "SELECT 1 FROM persons WHERE id = ? AND tenant_id = ?",
+        (grantee.removeprefix(PERSON_SCOPE_PREFIX), tenant_id),
+    )
+    if row is None:
+        raise GrantError(
+            f"no person {grantee} in the agent's tenant: link its accounts first "
+            "(actorscope links list shows the persons)"
+        )
