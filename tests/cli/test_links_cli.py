@@ -72,6 +72,8 @@ def test_links_add_list_show_remove(db_target: str, capsys: pytest.CaptureFixtur
         (("links", "show", "nobody"), "of a known platform"),
         (("links", "list", "--tenant", "acme"), "no tenant 'acme'"),
         (("links", "add", "telegram:43", "telegram:44"), "at most one person"),
+        (("links", "add", "telegram:901", "telegram:901"), "telegram:901 is named twice"),
+        (("links", "add", "telegram:42", "telegram:42"), "telegram:42 is named twice"),
     ],
 )
 def test_links_refusals_are_one_line(

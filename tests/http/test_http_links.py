@@ -64,6 +64,7 @@ async def test_link_refusals_are_problems_that_write_nothing(
         ({"accounts": ["nowhere:1"]}, 422, "of a known platform"),
         ({"accounts": ["telegram:42", "telegram:43"]}, 409, "at most one person"),
         ({"accounts": ["telegram:44"], "person": "person:x"}, 422, "person:<uuid>"),
+        ({"accounts": ["telegram:901", "telegram:901"]}, 422, "telegram:901 is named twice"),
     ]
     for body, status, words in cases:
         _problem(await client.post("/v1/links", json=body, headers=headers), status, words)

@@ -60,7 +60,10 @@ def _print(title: str, rows: list[dict[str, str]], as_json: bool) -> None:
 def links_add(
     accounts: Annotated[
         list[str],
-        typer.Argument(help="Accounts to link to one person: <platform>:<id>.", metavar="ACCOUNT"),
+        typer.Argument(
+            help="Accounts to link to one person, each named once: <platform>:<id>.",
+            metavar="ACCOUNT",
+        ),
     ],
     db: DbOption = DEFAULT_DB,
     person: Annotated[

@@ -315,12 +315,16 @@ class LinkStore:
 
         With ``person`` (``person:<uuid>`` of the tenant) they join it; otherwise they join the
         person one of them belongs to already, or a new person. An account of another person
-        is a :class:`ConflictError` (unlink it first); nothing is written then. Returns every
+        is a :class:`ConflictError` (unlink it first), an account named twice an
+        :class:`IdentityError`; nothing is written then. Returns every
         link of the person afterwards.
         """
         parsed = [parse_account(text) for text in accounts]
         if not parsed:
             raise IdentityError("name at least one account to link (<platform>:<id>)")
+        named = [str(account) for account in parsed]
+        if twice := next((name for name in named if named.count(name) > 1), None):
+            raise IdentityError(f"{twice} is named twice: name each account to link once")
         wanted = parse_person(person) if person is not None else None
         tenant_id = await self.tenant_id(tenant)
         async with self._changing() as tx:
