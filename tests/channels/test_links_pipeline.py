@@ -13,9 +13,9 @@ import pytest
 
 from actorscope.agents import Agent
 from actorscope.channels import ChannelConfig, IgnoreReason
-from actorscope.channels._link_commands import link_request
+from actorscope.channels._link_commands import describe_link, link_request
 from actorscope.identity import telegram_identity
-from actorscope.permissions import LinkMode, LinkStore
+from actorscope.permissions import LinkMode, LinkOutcome, LinkReason, LinkStore
 from actorscope.store import Database
 from actorscope.testing import DiscordSim, TelegramSim, Turn
 from actorscope.testing._harness import AgentEnv, Event
@@ -472,3 +472,14 @@ def test_an_unnamed_link_command_needs_a_known_prefix() -> None:
     assert link_request("", "/link ABCDE-FGHJK", "!") is None
     assert link_request("", "link ABCDE-FGHJK", "!") is None
     assert link_request("note", "/note x", "/") is None
+
+
+def test_the_code_message_names_the_command_of_each_platform() -> None:
+    """The issued code's message says how to send it from Telegram and from Discord."""
+    issued = LinkOutcome(
+        True, LinkReason.CODE_ISSUED, code="25HJ4-CZNVE", expires_at="2026-01-01T11:30:00Z"
+    )
+    assert describe_link(issued) == (
+        "your link code is 25HJ4-CZNVE (once, until 11:30 UTC): from your other account, in a"
+        " direct chat with this bot, send /link 25HJ4-CZNVE (!link 25HJ4-CZNVE on Discord)"
+    )

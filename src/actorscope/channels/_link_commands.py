@@ -97,8 +97,9 @@ def describe_link(outcome: LinkOutcome) -> str:
     if outcome.reason is LinkReason.CODE_ISSUED:
         until = outcome.expires_at[11:16]  # HH:MM of an ISO 8601 UTC time
         return (
-            f"your link code is {outcome.code} (once, until {until} UTC): send "
-            f"/link {outcome.code} from your other account, in a direct chat with this bot"
+            f"your link code is {outcome.code} (once, until {until} UTC): from your other "
+            f"account, in a direct chat with this bot, send /link {outcome.code} "
+            f"(!link {outcome.code} on Discord)"
         )
     if outcome.reason is LinkReason.LINKED:
         return f"linked: {outcome.account} is now one person with the account that asked"
