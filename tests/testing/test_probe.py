@@ -13,10 +13,11 @@ from typing import Any
 
 import pytest
 
-from actorscope.channels import ChannelConfig
+from actorscope.channels import ChannelConfig, IgnoreReason, Ingress
+from actorscope.channels._pipeline import Pipeline
 from actorscope.cli import main
 from actorscope.errors import ConfigError, ScenarioError
-from actorscope.identity import Identity, account_of
+from actorscope.identity import Identity, SenderKind, account_of
 from actorscope.permissions import LinkOutcome, LinkReason, LinkStore
 from actorscope.testing import Prober, ProbeReachError, ProbeStatus, probe
 from actorscope.testing._grants import open_env
@@ -475,6 +476,36 @@ async def test_a_redeem_that_links_any_sender_is_a_leak(monkeypatch: pytest.Monk
     assert case.status is ProbeStatus.LEAK, case.problems
     assert case.problems[0].startswith("telegram:7171 was linked to person:")
     assert case.problems[0].endswith(", the writer's person")
+
+
+async def test_a_non_person_dropped_before_actorscope_is_not_tested(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Where the app drops the other bot's messages before actorscope sees them, the link
+    store is never reached: the non-person case says so (not tested, with a note), never
+    held; on the notes bot (no such drop) the same case holds, the code burnt."""
+    event = "link attempt by a non-person"
+    held = await probe(
+        "telegram_bot:handle", search_dir=EXAMPLES, commands=NOTE, links="grants", events=[event]
+    )
+    assert held.case(event, "/note probe").status is ProbeStatus.HELD
+    process = Pipeline.process
+
+    async def drops_bots(self: Pipeline, ingress: Ingress, **kwargs: Any) -> Ingress:
+        message = ingress.message
+        if message is not None and message.sender_kind is SenderKind.BOT:
+            return Ingress(None, IgnoreReason.BOT_SENDER)  # what an app's own filter does
+        return await process(self, ingress, **kwargs)
+
+    monkeypatch.setattr(Pipeline, "process", drops_bots)
+    report = await probe(
+        "telegram_bot:handle", search_dir=EXAMPLES, commands=NOTE, links="grants", events=[event]
+    )
+    case = report.case(event, "/note probe")
+    assert case.status is ProbeStatus.NOT_TESTED, case.problems
+    assert "the link store was not reached" in case.problems[0]
+    assert any("the link store was not reached" in note for note in report.notes)
+    assert not report.failures
 
 
 async def test_a_careless_redeem_is_a_leak(monkeypatch: pytest.MonkeyPatch) -> None:

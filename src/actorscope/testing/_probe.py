@@ -344,6 +344,9 @@ class ProbeWorld(Generic[SimT]):
     accounts: frozenset[str] = frozenset()
     #: What the case's event's ``setup`` did (the writer's command whose answer a click presses).
     prepared: list[Event] = field(default_factory=list)
+    #: Set by a case's send when the defence it tries was never reached (the bot dropped the
+    #: event before actorscope saw it): the case is then "not tested", never held.
+    unreached: str = ""
     #: Run before each case, outside what the case is judged by (the writer's person restored
     #: where links are on).
     reset: Callable[[], Awaitable[None]] | None = None
@@ -640,14 +643,41 @@ async def _look_alike(w: _TgWorld, where: str, command: str) -> list[Event]:
 async def _non_person_link(w: _TgWorld, where: str, command: str) -> list[Event]:
     """Non-persons try to link while the writer holds a live code: an anonymous admin asks
     for a code in the group, another bot asks for one in its DM, then sends the writer's code
-    there. The bot ignoring the attempt holds as much as the link store refusing it."""
+    there. It holds when the link store refused it (a ``link.refused`` row) or burnt the code;
+    a bot that drops the other bot's message before actorscope sees it leaves the code live
+    and writes no row: the link store was not reached, so the case is not tested."""
     code = await _writer_code(w)
     if not code:
         return []
     await w.sim.anonymous_admin(where, "/link", topic=_topic(where))
     await w.sim.message(_BOT_ID, "/link")
+    refusals = await _link_refusals(w)
     w.watch.begin()
-    return [await w.sim.message(_BOT_ID, f"/link {code}")]
+    sent = await w.sim.message(_BOT_ID, f"/link {code}")
+    if await _link_refusals(w) == refusals and await _live_codes(w, "writer"):
+        w.unreached = (
+            "the other bot's /link CODE was dropped before actorscope: the link store was not "
+            "reached (the writer's code is still live, no link refusal was written)"
+        )
+    return [sent]
+
+
+async def _link_refusals(w: _TgWorld) -> int:
+    """How many link refusals the audit log holds."""
+    await w.env.db.settle_audit()
+    row = await w.env.db.fetchone(
+        "SELECT COUNT(*) AS n FROM audit_log WHERE action = ?", (AuditAction.LINK_REFUSED.value,)
+    )
+    return 0 if row is None else int(row["n"])
+
+
+async def _live_codes(w: _TgWorld, user: str) -> int:
+    """How many unused link codes ``user``'s account holds."""
+    row = await w.env.db.fetchone(
+        "SELECT COUNT(*) AS n FROM link_codes WHERE account = ? AND used_at IS NULL",
+        (w.sim.account(user),),
+    )
+    return 0 if row is None else int(row["n"])
 
 
 async def _replayed_code(w: _TgWorld, where: str, command: str) -> list[Event]:
@@ -1127,6 +1157,7 @@ async def _run_case(
     seen = await audit.list(agent_id=env.agent.id, limit=1)
     last_id = seen[0].id if seen else 0
     world.watch.begin()
+    world.unreached = ""
     events = await event.send(world, where, case.command)
     behaviour = world.watch.end()
     if not events:
@@ -1154,6 +1185,9 @@ async def _run_case(
         case.status = ProbeStatus.LEAK
     elif case.as_writer:
         case.status = ProbeStatus.OPEN
+    elif world.unreached:
+        case.status = ProbeStatus.NOT_TESTED
+        case.problems = [f"not tested: {world.unreached}"]
     elif events[-1].ignored is not None and not case.decisions and not event.ignored_holds:
         case.status = ProbeStatus.NOT_APPLICABLE
 
