@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 from bench._streams import Doing, StreamEvent
 
 from actorscope.errors import ConfigError
-from actorscope.sandbox import BotApiError, DiscordEmulator, DiscordMessage, RecordedCall
+from actorscope.sandbox import BotApiCall, BotApiError, DiscordEmulator, DiscordMessage
 from soak._dispatcher import Dispatcher
 from soak._model import Expect, Reply, Sent, parse_soak_line
 from soak._world import BOT_USERNAME, DiscordSide, TelegramSide
@@ -116,7 +116,7 @@ class Driver:
         except TimeoutError:
             return None
 
-    def _telegram_call(self, call: RecordedCall) -> None:
+    def _telegram_call(self, call: BotApiCall) -> None:
         if call.method.lower() != "sendmessage" or call.response is None or not call.response.ok:
             return
         now = time.time()

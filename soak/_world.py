@@ -12,13 +12,13 @@ from dataclasses import dataclass
 
 from actorscope.sandbox import (
     BotApiEmulator,
-    Chat,
     DiscordChannel,
     DiscordGuild,
     DiscordUser,
-    MemberStatus,
-    User,
-    World,
+    DiscordWorld,
+    TelegramChat,
+    TelegramMemberStatus,
+    TelegramUser,
 )
 
 __all__ = ["DiscordSide", "TelegramSide", "discord_side", "telegram_side"]
@@ -32,19 +32,19 @@ class TelegramSide:
     """The Telegram emulator and its people and chats."""
 
     emu: BotApiEmulator
-    people: list[User]
-    chats: list[Chat]
-    other_bot: User
-    channel: Chat
-    probe_chat: Chat
-    probe_user: User
+    people: list[TelegramUser]
+    chats: list[TelegramChat]
+    other_bot: TelegramUser
+    channel: TelegramChat
+    probe_chat: TelegramChat
+    probe_user: TelegramUser
 
 
 @dataclass(slots=True)
 class DiscordSide:
     """The Discord world and its people, guilds and channels (the emulator is made from it)."""
 
-    world: World
+    world: DiscordWorld
     people: list[DiscordUser]
     guilds: list[DiscordGuild]
     channels: list[DiscordChannel]
@@ -71,19 +71,23 @@ def telegram_side(*, people: int, chats: int) -> TelegramSide:
         for i in range(people)
     ]
     groups = [
-        state.add_chat("supergroup", title=f"chat {c}", bot_status=MemberStatus.ADMINISTRATOR)
+        state.add_chat(
+            "supergroup", title=f"chat {c}", bot_status=TelegramMemberStatus.ADMINISTRATOR
+        )
         for c in range(chats)
     ]
     other_bot = state.add_user("Other", username="other_helper_bot", is_bot=True)
-    channel = state.add_chat("channel", title="news", bot_status=MemberStatus.ADMINISTRATOR)
-    probe_chat = state.add_chat("supergroup", title="probes", bot_status=MemberStatus.ADMINISTRATOR)
+    channel = state.add_chat("channel", title="news", bot_status=TelegramMemberStatus.ADMINISTRATOR)
+    probe_chat = state.add_chat(
+        "supergroup", title="probes", bot_status=TelegramMemberStatus.ADMINISTRATOR
+    )
     probe_user = state.add_user("Probe", username="soak_probe", user_id=_FIRST_SENDER - 1)
     return TelegramSide(emu, users, groups, other_bot, channel, probe_chat, probe_user)
 
 
 def discord_side(*, people: int, shard_count: int, channels_per_guild: int = 3) -> DiscordSide:
     """Two guilds per shard, each with channels and a webhook; ``people`` members in each."""
-    world = World(bot_name="soak-bot")
+    world = DiscordWorld(bot_name="soak-bot")
     owner = world.add_user("guild-owner")
     users = [world.add_user(f"member{i}") for i in range(people)]
     other_bot = world.add_user("other-bot", bot=True)

@@ -8,7 +8,7 @@ beside it (another chat, more people)::
 
 from __future__ import annotations
 
-from actorscope.sandbox import BotApiEmulator, ChatType, MemberStatus
+from actorscope.sandbox import BotApiEmulator, TelegramChatType, TelegramMemberStatus
 
 
 def devs_forum(emu: BotApiEmulator) -> BotApiEmulator:
@@ -19,8 +19,10 @@ def devs_forum(emu: BotApiEmulator) -> BotApiEmulator:
     """
     alice = emu.state.add_user("Alice", username="alice")
     bob = emu.state.add_user("Bob", username="bob")
-    devs = emu.state.add_chat(ChatType.SUPERGROUP, title="Devs", username="devs", is_forum=True)
-    emu.state.set_member(devs, alice, MemberStatus.ADMINISTRATOR)
-    emu.state.set_member(devs, bob, MemberStatus.MEMBER)
+    devs = emu.state.add_chat(
+        TelegramChatType.SUPERGROUP, title="Devs", username="devs", is_forum=True
+    )
+    emu.state.set_member(devs, alice, TelegramMemberStatus.ADMINISTRATOR)
+    emu.state.set_member(devs, bob, TelegramMemberStatus.MEMBER)
     emu.state.add_topic(devs, "ideas")  # thread 2: the first message of @devs opens it
     return emu

@@ -23,7 +23,7 @@ from actorscope.host import Host, MessageBus, Reply
 from actorscope.messages import Attachment, Button, RichReply, RunRequest
 from actorscope.permissions import GrantStore, PermissionPolicy
 from actorscope.propagation import OriginSigner
-from actorscope.sandbox import BotApiEmulator, EmulatorRequest, MemberStatus
+from actorscope.sandbox import BotApiEmulator, EmulatorRequest, TelegramMemberStatus
 from actorscope.store import Database
 from actorscope.tools._workspace import Workspace
 
@@ -70,7 +70,7 @@ async def bot(tmp_path: Path) -> AsyncIterator[Bot]:
     emu = BotApiEmulator(max_poll_timeout=1.0)
     bob = emu.state.add_user("Bob", username="bob")
     ops = emu.state.add_chat("group", title="Ops", username="ops")
-    emu.state.set_member(ops, bob, MemberStatus.MEMBER)
+    emu.state.set_member(ops, bob, TelegramMemberStatus.MEMBER)
     async with Database.open(tmp_path / "t.db") as db:
         agent = await AgentRegistry(db).create("main")
         grants = GrantStore(db)

@@ -22,7 +22,7 @@ from actorscope.host import Host, MessageBus
 from actorscope.identity import Identity, PeerKind, SenderKind
 from actorscope.messages import InboundMessage, OutboundMessage, RunRequest, reply_to
 from actorscope.propagation import OriginSigner
-from actorscope.sandbox import BotApiEmulator, EmulatorRequest, MemberStatus
+from actorscope.sandbox import BotApiEmulator, EmulatorRequest, TelegramMemberStatus
 from actorscope.store import Database
 
 
@@ -42,7 +42,7 @@ def emu() -> BotApiEmulator:
     """The shared @devs forum (topic "ideas" = 2, alice and bob); @ops: a plain group with bob."""
     emu = devs_forum(BotApiEmulator(max_poll_timeout=1.0))
     ops = emu.state.add_chat("group", title="Ops", username="ops")
-    emu.state.set_member(ops, emu.state.user("bob"), MemberStatus.MEMBER)
+    emu.state.set_member(ops, emu.state.user("bob"), TelegramMemberStatus.MEMBER)
     return emu
 
 

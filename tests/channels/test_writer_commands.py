@@ -25,7 +25,7 @@ from actorscope.host import Host, MessageBus
 from actorscope.messages import RunRequest
 from actorscope.permissions import GrantStore, WriterDecision, WriterReason
 from actorscope.propagation import OriginSigner
-from actorscope.sandbox import BotApiEmulator, EmulatorRequest, MemberStatus
+from actorscope.sandbox import BotApiEmulator, EmulatorRequest, TelegramMemberStatus
 from actorscope.store import Database
 
 
@@ -95,7 +95,10 @@ async def chat(tmp_path: Path) -> AsyncIterator[Chat]:
     """alice and dave are admins of @devs, bob and carol members; owner 4242 is configured."""
     emu = devs_forum(BotApiEmulator(max_poll_timeout=1.0))
     devs = emu.state.chat("@devs")
-    for name, status in (("carol", MemberStatus.MEMBER), ("dave", MemberStatus.CREATOR)):
+    for name, status in (
+        ("carol", TelegramMemberStatus.MEMBER),
+        ("dave", TelegramMemberStatus.CREATOR),
+    ):
         emu.state.set_member(devs, emu.state.add_user(name.title(), username=name), status)
     async with Database.open(tmp_path / "t.db") as db:
         agent = await AgentRegistry(db).create("main")

@@ -33,10 +33,10 @@ from actorscope.sandbox import (
     DiscordChannelType,
     DiscordEmulator,
     DiscordGuild,
+    DiscordInteraction,
     DiscordMessage,
     DiscordPermission,
-    Interaction,
-    World,
+    DiscordWorld,
 )
 from actorscope.sandbox._bootstrap import sitecustomize
 
@@ -50,10 +50,10 @@ BOT_PERMISSIONS = (
 )
 
 
-def world(token: str = "token") -> World:  # noqa: S107 - the examples' placeholder token
+def world(token: str = "token") -> DiscordWorld:  # noqa: S107 - the examples' placeholder token
     """The guild ``lab`` owned by alice, with bob and carol, #general (the system channel)
     and #random; the bot holds a role that may manage channels, roles, messages and members."""
-    lab = World(token=token)
+    lab = DiscordWorld(token=token)
     alice = lab.add_user("alice")
     guild = lab.add_guild("lab", owner=alice)
     role = lab.add_role(guild, "bots", int(BOT_PERMISSIONS))
@@ -107,7 +107,7 @@ class Running:
         await self.example.until(self.emu.wait_answered())
         return message
 
-    async def act(self, start: Callable[[], Awaitable[Interaction]]) -> Interaction:
+    async def act(self, start: Callable[[], Awaitable[DiscordInteraction]]) -> DiscordInteraction:
         """Start an interaction (``start``: a click, a pick) and return it once the bot has
         answered. A bot stores a message's view only after Discord answered its send, so a
         person quicker than that gets no answer ("This interaction failed" after Discord's
@@ -115,7 +115,7 @@ class Running:
         for _ in range(3):
             interaction = await start()
 
-            def answered(tried: Interaction = interaction) -> list[int] | None:
+            def answered(tried: DiscordInteraction = interaction) -> list[int] | None:
                 return tried.callbacks or None
 
             try:
@@ -125,13 +125,13 @@ class Running:
             return interaction
         raise TimeoutError(f"the bot answered none of 3 tries:\n{self.example.output()}")
 
-    async def click(self, who: str, message: DiscordMessage, custom_id: str) -> Interaction:
+    async def click(self, who: str, message: DiscordMessage, custom_id: str) -> DiscordInteraction:
         """``who`` clicks a button of ``message``; the interaction once the bot answered."""
         return await self.act(lambda: self.emu.click(who, message, custom_id))
 
     async def select(
         self, who: str, message: DiscordMessage, custom_id: str, values: Sequence[Any]
-    ) -> Interaction:
+    ) -> DiscordInteraction:
         """``who`` picks ``values`` in a select of ``message``, once the bot answered."""
         return await self.act(lambda: self.emu.select(who, message, custom_id, values))
 
@@ -155,7 +155,7 @@ class Running:
 async def running(
     name: str,
     cwd: Path,
-    lab: World | None = None,
+    lab: DiscordWorld | None = None,
     *,
     fill: Sequence[tuple[str, str]] = (),
     env: Mapping[str, str] | None = None,
@@ -576,7 +576,7 @@ async def test_embed_like_view_changes_image_and_text(tmp_path: Path) -> None:
 # -- application commands, context menus and modals ---------------------------------------
 
 
-def guild_fill(lab: World, line: str = "MY_GUILD = discord.Object(id=0)") -> tuple[str, str]:
+def guild_fill(lab: DiscordWorld, line: str = "MY_GUILD = discord.Object(id=0)") -> tuple[str, str]:
     """The placeholder line naming the test guild, filled in with the guild's id."""
     return line, line.replace("0)", f"{lab.guild('lab').id})")
 

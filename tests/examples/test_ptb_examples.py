@@ -22,7 +22,7 @@ import aiohttp
 import pytest
 from tests.examples._run import PTB, Example, launched
 
-from actorscope.sandbox import BotApiEmulator, BotApiServer, ChatType, MemberStatus
+from actorscope.sandbox import BotApiEmulator, BotApiServer, TelegramChatType, TelegramMemberStatus
 from actorscope.sandbox._telegram import make_token
 
 JSON = dict[str, Any]
@@ -340,9 +340,12 @@ async def test_deeplinking_follows_the_links_it_hands_out(tmp_path: Path) -> Non
     """deeplinking: each level's link, opened by the user, reaches the next level."""
     emu = world()
     club = emu.state.add_chat(
-        ChatType.SUPERGROUP, title="Club", username="club", bot_status=MemberStatus.LEFT
+        TelegramChatType.SUPERGROUP,
+        title="Club",
+        username="club",
+        bot_status=TelegramMemberStatus.LEFT,
     )
-    emu.state.set_member(club, "alice", MemberStatus.ADMINISTRATOR)
+    emu.state.set_member(club, "alice", TelegramMemberStatus.ADMINISTRATOR)
     async with running("deeplinking.py", tmp_path, emu) as bot:
         bot.emu.user_message("alice", "/start")
         first = await bot.says("Feel free to tell your friends about it")
@@ -375,9 +378,12 @@ async def test_chatmemberbot_tracks_its_chats_and_greets_members(tmp_path: Path)
     and lists the chats it is in."""
     emu = world()
     club = emu.state.add_chat(
-        ChatType.SUPERGROUP, title="Club", username="club", bot_status=MemberStatus.LEFT
+        TelegramChatType.SUPERGROUP,
+        title="Club",
+        username="club",
+        bot_status=TelegramMemberStatus.LEFT,
     )
-    emu.state.set_member(club, "alice", MemberStatus.CREATOR)
+    emu.state.set_member(club, "alice", TelegramMemberStatus.CREATOR)
     async with running("chatmemberbot.py", tmp_path, emu) as bot:
         bot.emu.user_message("carol", "hi")
         await bot.says("Welcome Carol. Use /show_chats to see what chats I'm in.")
@@ -402,9 +408,9 @@ async def test_pollbot_polls_quizzes_and_previews(tmp_path: Path) -> None:
     """pollbot: votes are announced and the poll stops after three; a quiz stops after three
     answers; a poll the user makes with the keyboard button comes back as a closed copy."""
     emu = world()
-    friends = emu.state.add_chat(ChatType.SUPERGROUP, title="Friends", username="friends")
+    friends = emu.state.add_chat(TelegramChatType.SUPERGROUP, title="Friends", username="friends")
     for name in ("alice", "bob", "carol"):
-        emu.state.set_member(friends, name, MemberStatus.MEMBER)
+        emu.state.set_member(friends, name, TelegramMemberStatus.MEMBER)
     async with running("pollbot.py", tmp_path, emu) as bot:
         bot.emu.user_message("alice", "/poll", friends)
         await bot.called("sendPoll")

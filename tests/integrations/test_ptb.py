@@ -47,7 +47,7 @@ from actorscope.integrations.ptb import (
 )
 from actorscope.integrations.ptb import gate as ptb_gate
 from actorscope.permissions import Decision, GrantStore
-from actorscope.sandbox import BotApiEmulator, Chat, EmulatorRequest
+from actorscope.sandbox import BotApiEmulator, EmulatorRequest, TelegramChat
 from actorscope.store import Database
 from actorscope.testing import AgentEnv, Event, Grants, TelegramSim
 
@@ -129,7 +129,7 @@ async def test_non_writer_is_denied_with_the_reason(
 
 
 async def _non_person_events(
-    telegram_sim: TelegramSim, expect: Callable[[Chat], None] | None = None
+    telegram_sim: TelegramSim, expect: Callable[[TelegramChat], None] | None = None
 ) -> list[Event]:
     """An anonymous admin, a post as a channel, a channel post and a bot, each ``/note``;
     ``expect`` declares what each /note in a group brings, before it is sent."""
@@ -161,7 +161,7 @@ async def test_non_persons_reach_the_handlers_and_requires_denies_them(
         who = identity(update, context)
         seen.append((who.sender_id, who.sender_kind.value))
 
-    def denied(devs: Chat) -> None:
+    def denied(devs: TelegramChat) -> None:
         telegram_sim.should_deny("file_writer", reason="empty_sender")
         telegram_sim.should_send(text="denied: empty_sender", chat=devs)
 

@@ -31,7 +31,13 @@ from telegram import (
     WebAppInfo,
 )
 
-from actorscope.sandbox import BotApiEmulator, BotApiError, ChatType, EmulatorRequest, MemberStatus
+from actorscope.sandbox import (
+    BotApiEmulator,
+    BotApiError,
+    EmulatorRequest,
+    TelegramChatType,
+    TelegramMemberStatus,
+)
 from actorscope.sandbox._telegram import make_token
 
 JSON = dict[str, Any]
@@ -116,17 +122,20 @@ def emu() -> BotApiEmulator:
     for name in ("alice", "bob", "carol"):
         emu.state.private_chat(emu.state.add_user(name.title(), username=name))
     club = emu.state.add_chat(
-        ChatType.SUPERGROUP, title="Club", username="club", bot_status=MemberStatus.LEFT
+        TelegramChatType.SUPERGROUP,
+        title="Club",
+        username="club",
+        bot_status=TelegramMemberStatus.LEFT,
     )
-    emu.state.set_member(club, "alice", MemberStatus.CREATOR)
+    emu.state.set_member(club, "alice", TelegramMemberStatus.CREATOR)
     friends = emu.state.add_chat(
-        ChatType.SUPERGROUP,
+        TelegramChatType.SUPERGROUP,
         title="Friends",
         username="friends",
-        bot_status=MemberStatus.ADMINISTRATOR,
+        bot_status=TelegramMemberStatus.ADMINISTRATOR,
     )
     for name in ("alice", "bob", "carol"):
-        emu.state.set_member(friends, name, MemberStatus.MEMBER)
+        emu.state.set_member(friends, name, TelegramMemberStatus.MEMBER)
     return emu
 
 
@@ -469,9 +478,12 @@ async def test_adding_and_removing_the_bot(emu: BotApiEmulator, bot: Bot) -> Non
 async def test_a_channel_gets_the_bot_as_an_admin(emu: BotApiEmulator, bot: Bot) -> None:
     """Bots join channels as administrators only, added by an admin."""
     news = emu.state.add_chat(
-        ChatType.CHANNEL, title="News", username="news", bot_status=MemberStatus.LEFT
+        TelegramChatType.CHANNEL,
+        title="News",
+        username="news",
+        bot_status=TelegramMemberStatus.LEFT,
     )
-    emu.state.set_member(news, "carol", MemberStatus.CREATOR)
+    emu.state.set_member(news, "carol", TelegramMemberStatus.CREATOR)
     change = parsed(emu.add_bot("carol", news), bot).my_chat_member
     assert change is not None
     assert change.new_chat_member.status == "administrator"
@@ -548,7 +560,7 @@ def test_privacy_mode_shows_a_captioned_command_and_hides_a_plain_photo() -> Non
     """With privacy mode, a photo whose caption is a command reaches the bot; others do not."""
     emu = BotApiEmulator(privacy_mode=True)
     emu.state.add_user("Erin", username="erin")
-    group = emu.state.add_chat(ChatType.SUPERGROUP, title="G", username="gee")
+    group = emu.state.add_chat(TelegramChatType.SUPERGROUP, title="G", username="gee")
     assert emu.user_photo("erin", png(), group) is None
     assert emu.user_photo("erin", png(), group, caption="/scan") is not None
 

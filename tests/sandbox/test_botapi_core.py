@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from tests._world import devs_forum
 
-from actorscope.sandbox import BotApiEmulator, BotApiError, MemberStatus
+from actorscope.sandbox import BotApiEmulator, BotApiError, TelegramMemberStatus
 from actorscope.sandbox._telegram import (
     ANONYMOUS_ADMIN_ID,
     CHANNEL_BOT_ID,
@@ -232,7 +232,7 @@ async def test_chat_members_and_administrators(emu: BotApiEmulator) -> None:
     """getChatMember reports statuses; getChatAdministrators lists admins only."""
     devs = emu.state.chat("@devs")
     carol = emu.state.add_user("Carol", username="carol")
-    emu.state.set_member(devs, carol, MemberStatus.CREATOR)
+    emu.state.set_member(devs, carol, TelegramMemberStatus.CREATOR)
     alice = await ok(emu, "getChatMember", chat_id=devs.id, user_id=emu.state.user("alice").id)
     assert alice["status"] == "administrator"
     assert alice["can_manage_topics"] is True
@@ -312,7 +312,7 @@ def test_private_message_and_supergroup_reply_thread(emu: BotApiEmulator) -> Non
     assert reply is not None
     assert reply["message"]["message_thread_id"] == first["message"]["message_id"]
     assert "is_topic_message" not in reply["message"]
-    assert emu.state.status(plain, "bob") is MemberStatus.MEMBER
+    assert emu.state.status(plain, "bob") is TelegramMemberStatus.MEMBER
 
 
 def test_anonymous_admin_and_channel_post(emu: BotApiEmulator) -> None:
@@ -342,7 +342,7 @@ def test_member_join_respects_allowed_updates(emu: BotApiEmulator) -> None:
     emu.member_joins(emu.state.add_user("Erin", username="erin"), "@devs")
     kinds = [next(k for k in u if k != "update_id") for u in emu.queue.pending()]
     assert kinds == ["message", "message"]  # a plain member bot hears of no one else's change
-    emu.state.set_member("@devs", emu.bot, MemberStatus.ADMINISTRATOR)
+    emu.state.set_member("@devs", emu.bot, TelegramMemberStatus.ADMINISTRATOR)
     dave = emu.state.add_user("Dave", username="dave")
     emu.member_joins(dave, "@devs")
     kinds = [next(k for k in u if k != "update_id") for u in emu.queue.pending()]
@@ -444,7 +444,7 @@ async def test_privacy_mode_hides_plain_group_messages() -> None:
     sent = (await emu.call("sendMessage", {"chat_id": group.id, "text": "q"})).body["result"]
     assert emu.user_message("bob", "answer", group, reply_to=sent["message_id"]) is not None
     assert emu.user_message("bob", "dm") is not None
-    emu.state.set_member(group, emu.bot, MemberStatus.ADMINISTRATOR)
+    emu.state.set_member(group, emu.bot, TelegramMemberStatus.ADMINISTRATOR)
     assert emu.user_message("bob", "chatter again", group) is not None
     assert [u["message"]["text"] for u in emu.queue.pending()] == [
         "/cmd",
@@ -479,10 +479,10 @@ def test_writing_as_a_channel_and_automatic_forwards() -> None:
 
 def test_message_where_the_bot_is_absent_changes_nothing(emu: BotApiEmulator) -> None:
     """A message in a chat the bot left is refused with 403 and the writer does not join."""
-    other = emu.state.add_chat("group", title="Elsewhere", bot_status=MemberStatus.LEFT)
+    other = emu.state.add_chat("group", title="Elsewhere", bot_status=TelegramMemberStatus.LEFT)
     with pytest.raises(BotApiError, match="not a member") as caught:
         emu.user_message("bob", "hello", other)
     assert caught.value.error_code == 403
-    assert emu.state.status(other, "bob") is MemberStatus.LEFT
+    assert emu.state.status(other, "bob") is TelegramMemberStatus.LEFT
     assert emu.state.messages(other) == []
     assert emu.queue.pending() == []

@@ -34,11 +34,11 @@ from telegram.ext import ApplicationBuilder, ContextTypes, MessageHandler, filte
 from tests._world import devs_forum
 
 from actorscope.sandbox import (
+    BotApiCall,
     BotApiEmulator,
     BotApiServer,
     EmulatorRequest,
-    MemberStatus,
-    RecordedCall,
+    TelegramMemberStatus,
 )
 
 # A 3x2 PNG header is all image_size reads.
@@ -65,7 +65,7 @@ def devs_id(emu: BotApiEmulator) -> int:
 
 def make_admin(emu: BotApiEmulator) -> None:
     """Promote the bot to administrator of @devs."""
-    emu.state.set_member("@devs", emu.bot, MemberStatus.ADMINISTRATOR)
+    emu.state.set_member("@devs", emu.bot, TelegramMemberStatus.ADMINISTRATOR)
 
 
 async def test_plain_ptb_bot_sends_typing_then_answers_over_http(emu: BotApiEmulator) -> None:
@@ -81,7 +81,7 @@ async def test_plain_ptb_bot_sends_typing_then_answers_over_http(emu: BotApiEmul
 
     answered = asyncio.Event()
 
-    def on_call(call: RecordedCall) -> None:
+    def on_call(call: BotApiCall) -> None:
         if call.method == "sendMessage":
             answered.set()
 
@@ -287,7 +287,9 @@ async def test_create_forum_topic(emu: BotApiEmulator, bot: Bot) -> None:
     assert posted.message_thread_id == topic.message_thread_id
     with pytest.raises(BadRequest, match=r"^Invalid icon_color specified$"):
         await bot.create_forum_topic(devs_id(emu), "x", icon_color=1)
-    ops = emu.state.add_chat("supergroup", title="Ops", bot_status=MemberStatus.ADMINISTRATOR)
+    ops = emu.state.add_chat(
+        "supergroup", title="Ops", bot_status=TelegramMemberStatus.ADMINISTRATOR
+    )
     with pytest.raises(BadRequest, match=r"^The chat is not a forum$"):
         await bot.create_forum_topic(ops.id, "x")
 

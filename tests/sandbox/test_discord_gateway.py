@@ -12,7 +12,7 @@ import discord
 import pytest
 from tests.sandbox.conftest import BOUND, Connect
 
-from actorscope.sandbox import DiscordEmulator, World, discord_pointed_at
+from actorscope.sandbox import DiscordEmulator, DiscordWorld, discord_pointed_at
 from actorscope.sandbox._gateway import CloseCode
 
 # Intents: GUILDS | GUILD_MESSAGES | MESSAGE_CONTENT, and the same without content.
@@ -138,7 +138,7 @@ async def test_disallowed_intents_close_with_4014(emu: DiscordEmulator, raw: Raw
 
 async def test_discord_py_reports_disallowed_intents() -> None:
     """discord.py turns the 4014 close into PrivilegedIntentsRequired."""
-    world = World()
+    world = DiscordWorld()
     world.privileged_intents = 0
     async with DiscordEmulator(world, wait_timeout=BOUND) as emu:
         client = discord.Client(intents=content_intents())

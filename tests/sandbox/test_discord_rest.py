@@ -11,7 +11,7 @@ import aiohttp
 import pytest
 from tests.sandbox.conftest import BOUND
 
-from actorscope.sandbox import DiscordEmulator, DiscordPermission, HttpCall, RateLimit
+from actorscope.sandbox import DiscordEmulator, DiscordHttpCall, DiscordPermission, DiscordRateLimit
 
 
 class Api:
@@ -94,15 +94,15 @@ async def test_every_request_is_logged_with_its_body_and_status(
     await api.call("POST", f"/channels/{general.id}/messages", {"content": "hi"})
     await api.call("GET", "/nowhere")
     assert list(emu.requests) == [
-        HttpCall("POST", f"/channels/{general.id}/messages", {"content": "hi"}, 200),
-        HttpCall("GET", "/nowhere", None, 404),
+        DiscordHttpCall("POST", f"/channels/{general.id}/messages", {"content": "hi"}, 200),
+        DiscordHttpCall("GET", "/nowhere", None, 404),
     ]
 
 
 async def test_burst_gets_429_with_bucket_headers() -> None:
     """Past the bucket's limit a route answers 429 with retry_after and Discord's headers."""
     async with (
-        DiscordEmulator(rate_limit=RateLimit(limit=2, per=60.0), wait_timeout=BOUND) as emu,
+        DiscordEmulator(rate_limit=DiscordRateLimit(limit=2, per=60.0), wait_timeout=BOUND) as emu,
         aiohttp.ClientSession() as session,
     ):
         api = Api(session, emu)
@@ -125,7 +125,7 @@ async def test_each_interactions_follow_ups_have_their_own_bucket() -> None:
     """Follow-ups count per webhook id *and* token, as on Discord: answering many interactions
     at once is not throttled as one bucket (the bot's application id is every one's webhook)."""
     async with (
-        DiscordEmulator(rate_limit=RateLimit(limit=1, per=60.0), wait_timeout=BOUND) as emu,
+        DiscordEmulator(rate_limit=DiscordRateLimit(limit=1, per=60.0), wait_timeout=BOUND) as emu,
         aiohttp.ClientSession() as session,
     ):
         api = Api(session, emu)

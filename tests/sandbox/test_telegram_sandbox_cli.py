@@ -18,7 +18,7 @@ from telegram.ext import ApplicationBuilder, CommandHandler, ContextTypes
 
 from actorscope.bots import load_bot_config, run_bots
 from actorscope.cli import main
-from actorscope.sandbox import BotApiEmulator, MemberStatus
+from actorscope.sandbox import BotApiEmulator, TelegramMemberStatus
 from actorscope.sandbox._telegram.console import (
     SandboxConsole,
     read_lines,
@@ -176,7 +176,7 @@ async def test_user_action_commands_queue_what_telegram_delivers(
     emu, console, printed = sandbox
     bob = emu.state.user("bob")
     emu.state.private_chat(bob)
-    emu.state.set_member("@ops", emu.bot, MemberStatus.LEFT)
+    emu.state.set_member("@ops", emu.bot, TelegramMemberStatus.LEFT)
     emu.queue.set_allowed(list(UPDATE_KINDS))
     await emu.call(
         "sendMessage",

@@ -1,8 +1,9 @@
 """Sandboxes: emulated chat platforms on 127.0.0.1 that unmodified bots connect to.
 
 The Telegram Bot API emulator: :class:`BotApiEmulator` is the core (state, update queue, call
-log, user actions, with :class:`Chat`, :class:`User`, :class:`ForumTopic` and
-:class:`MemberStatus` describing its world; a call it refuses raises :class:`BotApiError`);
+log, user actions, with :class:`TelegramChat` (:class:`TelegramChatType`), :class:`TelegramUser`,
+:class:`TelegramForumTopic` and :class:`TelegramMemberStatus` describing its world; every call is
+a :class:`BotApiCall`, and a call it refuses raises :class:`BotApiError`);
 :class:`EmulatorRequest` plugs it into
 python-telegram-bot without sockets; :class:`BotApiServer` serves it over loopback HTTP::
 
@@ -22,7 +23,10 @@ an ordinary ``discord.Client`` or ``commands.Bot`` connects to it inside
 
 Its world's objects are exported as :class:`DiscordUser`, :class:`DiscordGuild`,
 :class:`DiscordChannel` (text or voice channel, thread or DM; :class:`DiscordChannelType`) and
-:class:`DiscordMessage`; :class:`DiscordPermission` is a role's or overwrite's permission bits.
+:class:`DiscordMessage`, in a :class:`DiscordWorld`; :class:`DiscordPermission` is a role's or
+overwrite's permission bits; :class:`DiscordInteraction` is one a person started
+and how the bot answered it; every REST call is logged as a :class:`DiscordHttpCall`, and
+:class:`DiscordRateLimit` is a route's bucket.
 
 :func:`declared_world` builds the world from a scenario's ``setup.discord`` (the testing kit's
 vocabulary: users, bots, guilds with channels, threads, roles, members and webhooks).
@@ -36,53 +40,51 @@ from actorscope.sandbox._console import DiscordConsole
 from actorscope.sandbox._declare import declared_world
 from actorscope.sandbox._emulator import DiscordEmulator
 from actorscope.sandbox._prompt import read_lines
-from actorscope.sandbox._rest import HttpCall, RateLimit
-from actorscope.sandbox._telegram import (
-    BotApiEmulator,
-    BotApiError,
-    BotApiServer,
-    Chat,
-    ChatType,
-    EmulatorRequest,
-    ForumTopic,
-    MemberStatus,
-    RecordedCall,
-    User,
-)
+from actorscope.sandbox._rest import HttpCall as DiscordHttpCall
+from actorscope.sandbox._rest import RateLimit as DiscordRateLimit
+from actorscope.sandbox._telegram import BotApiEmulator, BotApiError, BotApiServer, EmulatorRequest
+from actorscope.sandbox._telegram import Chat as TelegramChat
+from actorscope.sandbox._telegram import ChatType as TelegramChatType
+from actorscope.sandbox._telegram import ForumTopic as TelegramForumTopic
+from actorscope.sandbox._telegram import MemberStatus as TelegramMemberStatus
+from actorscope.sandbox._telegram import RecordedCall as BotApiCall
+from actorscope.sandbox._telegram import User as TelegramUser
 from actorscope.sandbox._telegram.console import SandboxConsole
 from actorscope.sandbox._world import Channel as DiscordChannel
 from actorscope.sandbox._world import ChannelType as DiscordChannelType
 from actorscope.sandbox._world import Guild as DiscordGuild
-from actorscope.sandbox._world import Interaction, World, sandbox_world
+from actorscope.sandbox._world import Interaction as DiscordInteraction
 from actorscope.sandbox._world import Message as DiscordMessage
 from actorscope.sandbox._world import Permission as DiscordPermission
 from actorscope.sandbox._world import User as DiscordUser
+from actorscope.sandbox._world import World as DiscordWorld
+from actorscope.sandbox._world import sandbox_world
 
 __all__ = [
+    "BotApiCall",
     "BotApiEmulator",
     "BotApiError",
     "BotApiServer",
     "BotProcess",
-    "Chat",
-    "ChatType",
     "DiscordChannel",
     "DiscordChannelType",
     "DiscordConsole",
     "DiscordEmulator",
     "DiscordGuild",
+    "DiscordHttpCall",
+    "DiscordInteraction",
     "DiscordMessage",
     "DiscordPermission",
+    "DiscordRateLimit",
     "DiscordUser",
+    "DiscordWorld",
     "EmulatorRequest",
-    "ForumTopic",
-    "HttpCall",
-    "Interaction",
-    "MemberStatus",
-    "RateLimit",
-    "RecordedCall",
     "SandboxConsole",
-    "User",
-    "World",
+    "TelegramChat",
+    "TelegramChatType",
+    "TelegramForumTopic",
+    "TelegramMemberStatus",
+    "TelegramUser",
     "declared_world",
     "discord_pointed_at",
     "read_lines",

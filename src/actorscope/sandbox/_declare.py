@@ -37,7 +37,7 @@ _GUILD_KEYS = frozenset({"id", "owner", "channels", "threads", "roles", "members
 def declared_world(
     declaration: Mapping[str, Any], *, bot_name: str = "actorscope-bot", token: str | None = None
 ) -> World:
-    """The :class:`World` a scenario's ``setup.discord`` mapping declares."""
+    """The :class:`~actorscope.sandbox.DiscordWorld` a scenario's ``setup.discord`` declares."""
     spec = _mapping(declaration, _ROOT, _KEYS)
     world = World(bot_name=bot_name, token=token)
     people: dict[str, User] = {}

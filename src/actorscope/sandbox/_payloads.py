@@ -97,7 +97,8 @@ class Resolver:
         return str(key)
 
     def user(self, value: object) -> str:
-        """A user (a name or a :class:`User`): its id; its member too when in the guild."""
+        """A user (a name or a :class:`~actorscope.sandbox.DiscordUser`): its id; its member too
+        when in the guild."""
         user = value if isinstance(value, User) else self.world.user(str(value))
         if self.guild is not None and user.id in self.guild.members:
             member = self.guild.members[user.id].to_json(with_user=False)

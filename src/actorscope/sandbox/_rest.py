@@ -4,7 +4,8 @@ Errors have Discord's shapes: ``{"message": ..., "code": ...}`` (401, 403 Missin
 Permissions, 404 Unknown Channel / Message / ...) and 400 ``Invalid Form Body`` with field
 errors. Every route answers with Discord's rate-limit headers; a burst past the bucket gets
 429 with ``retry_after`` (and ``Via``, which discord.py reads to tell Discord from Cloudflare).
-Every request is logged as an :class:`HttpCall` (``DiscordEmulator.requests``).
+Every request is logged as a :class:`~actorscope.sandbox.DiscordHttpCall`
+(``DiscordEmulator.requests``).
 """
 
 from __future__ import annotations

@@ -42,7 +42,13 @@ from actorscope.errors import ConfigError
 from actorscope.host import OutboundSender, Prepared
 from actorscope.integrations import adopting
 from actorscope.sandbox import DiscordChannel as Channel
-from actorscope.sandbox import DiscordEmulator, HttpCall, Interaction, World, discord_pointed_at
+from actorscope.sandbox import (
+    DiscordEmulator,
+    DiscordHttpCall,
+    DiscordInteraction,
+    DiscordWorld,
+    discord_pointed_at,
+)
 from actorscope.sandbox import DiscordGuild as Guild
 from actorscope.sandbox import DiscordMessage as Message
 from actorscope.sandbox import DiscordUser as User
@@ -117,12 +123,12 @@ class DiscordSim(Simulator):
         *,
         config: ChannelConfig | None = None,
         bot_name: str = "actorscope",
-        world: World | None = None,
+        world: DiscordWorld | None = None,
     ) -> None:
         super().__init__(env, config or ChannelConfig(platform="discord", require_mention=False))
         #: The emulator's world (``world``, e.g. from :func:`~actorscope.sandbox.declared_world`,
         #: else an empty one with the bot called ``bot_name``).
-        self.world = world if world is not None else World(bot_name=bot_name)
+        self.world = world if world is not None else DiscordWorld(bot_name=bot_name)
         self.emulator = DiscordEmulator(self.world, wait_timeout=_WAIT)
         self.emulator.listeners.append(self._posted)
         #: What the runner's pipeline made of each event, by message or interaction id.
@@ -145,7 +151,7 @@ class DiscordSim(Simulator):
         return self.world.bot
 
     @property
-    def http_calls(self) -> list[HttpCall]:
+    def http_calls(self) -> list[DiscordHttpCall]:
         """Every REST request the bot made to the emulator (interaction callbacks and
         follow-ups included), in order."""
         return list(self.emulator.requests)
@@ -448,7 +454,7 @@ class DiscordSim(Simulator):
     ) -> Event:
         """``user`` runs ``/command`` in ``channel`` (default: their DM with the bot).
 
-        An option given as a :class:`~actorscope.sandbox.User` is a user option
+        An option given as a :class:`~actorscope.sandbox.DiscordUser` is a user option
         (``/addwriter user:``).
         """
         person = self.find_user(user)
@@ -488,7 +494,7 @@ class DiscordSim(Simulator):
         person, where = self.find_user(user), self.find_channel(channel)
         self._join(where, person)
         clicked = self._clicked(person, where, custom_id, message)
-        pressed: list[Interaction] = []
+        pressed: list[DiscordInteraction] = []
 
         async def send() -> dict[str, Any]:
             done = await self.emulator.click(person, clicked, custom_id)
@@ -538,7 +544,7 @@ class DiscordSim(Simulator):
         interaction = self.emulator.interactions.get(int(opened.payload.get("id", 0)))
         if interaction is None or interaction.modal is None:
             raise LookupError(f"{opened.label}: the bot opened no modal for it")
-        submitted: list[Interaction] = []
+        submitted: list[DiscordInteraction] = []
 
         async def send() -> dict[str, Any]:
             done = await self.emulator.submit_modal(person, interaction, values)
@@ -596,7 +602,7 @@ class DiscordSim(Simulator):
         kind: str,
         received: Callable[..., bool],
         *,
-        answered: Sequence[Interaction] = (),
+        answered: Sequence[DiscordInteraction] = (),
     ) -> Event:
         """Send an event and wait until the client got it (``kind`` dispatched and
         ``received`` by the check) and the handling tasks it started are done; bounded. Then the
@@ -636,7 +642,7 @@ class DiscordSim(Simulator):
             await self._answered(label, interaction)
         return await self._finish(event)
 
-    async def _answered(self, label: str, interaction: Interaction) -> None:
+    async def _answered(self, label: str, interaction: DiscordInteraction) -> None:
         """Wait (Discord's three seconds at most) until the bot answered ``interaction``."""
         __tracebackhide__ = True
         try:

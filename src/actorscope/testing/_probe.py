@@ -89,7 +89,7 @@ from actorscope.propagation import (
     spawn_subagent,
     ticker_run,
 )
-from actorscope.sandbox import HttpCall, RecordedCall
+from actorscope.sandbox import BotApiCall, DiscordHttpCall
 from actorscope.testing._discord_sim import DiscordSim
 from actorscope.testing._expect import Observation, ObservationKind
 from actorscope.testing._grants import Grants
@@ -468,7 +468,7 @@ def _telegram_calls(sim: TelegramSim) -> CallLog:
     """The bot's Bot API calls that change something (``get*`` only read)."""
 
     def effect(call: object) -> str | None:
-        if not isinstance(call, RecordedCall) or call.method.lower().startswith(_READS):
+        if not isinstance(call, BotApiCall) or call.method.lower().startswith(_READS):
             return None
         if call.method.lower() == "answercallbackquery" and not call.params.get("text"):
             return None  # the click acknowledged: nothing a user sees
@@ -477,11 +477,11 @@ def _telegram_calls(sim: TelegramSim) -> CallLog:
     return CallLog(lambda: sim.emu.calls, effect)
 
 
-def discord_calls(requests: Callable[[], Sequence[HttpCall]]) -> CallLog:
+def discord_calls(requests: Callable[[], Sequence[DiscordHttpCall]]) -> CallLog:
     """The bot's Discord REST calls that change something (a ``GET`` only reads)."""
 
     def effect(call: object) -> str | None:
-        if not isinstance(call, HttpCall) or call.method == "GET":
+        if not isinstance(call, DiscordHttpCall) or call.method == "GET":
             return None
         return api_call(f"{call.method} {_path(call.path)}", call.json or {}, _PEOPLE)
 

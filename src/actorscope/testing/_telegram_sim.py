@@ -42,15 +42,15 @@ from actorscope.integrations import adopting
 from actorscope.integrations.ptb import GATE_GROUP, Gate
 from actorscope.permissions import Decision
 from actorscope.sandbox import (
+    BotApiCall,
     BotApiEmulator,
     BotApiServer,
-    Chat,
-    ChatType,
     EmulatorRequest,
-    ForumTopic,
-    MemberStatus,
-    RecordedCall,
-    User,
+    TelegramChat,
+    TelegramChatType,
+    TelegramForumTopic,
+    TelegramMemberStatus,
+    TelegramUser,
 )
 from actorscope.testing._expect import ObservationKind, hide_on_expectation_failure
 from actorscope.testing._harness import AgentEnv, Event, Simulator
@@ -71,9 +71,9 @@ App = Application[Any, Any, Any, Any, Any, Any]
 #: error handlers).
 _APP_TASKS = "Application:"
 _WAIT = 10.0  # seconds the application's non-blocking handlers may take for one event
-UserLike = User | int | str
-ChatLike = Chat | int | str
-TopicLike = ForumTopic | int | str
+UserLike = TelegramUser | int | str
+ChatLike = TelegramChat | int | str
+TopicLike = TelegramForumTopic | int | str
 
 
 class TelegramSim(Simulator):
@@ -97,8 +97,8 @@ class TelegramSim(Simulator):
         self._server: BotApiServer | None = None
         self._app_event: Event | None = None
         self._app_errors: list[Exception] = []
-        self._users: dict[str, User] = {}
-        self._chats: dict[str, Chat] = {}
+        self._users: dict[str, TelegramUser] = {}
+        self._chats: dict[str, TelegramChat] = {}
 
     @property
     def bot_username(self) -> str:
@@ -274,7 +274,9 @@ class TelegramSim(Simulator):
 
     # -- the world -------------------------------------------------------------------------
 
-    def user(self, name: str, *, user_id: int | None = None, username: str | None = None) -> User:
+    def user(
+        self, name: str, *, user_id: int | None = None, username: str | None = None
+    ) -> TelegramUser:
         """A person called ``name`` (username defaults to ``name`` when it is a valid one)."""
         if name in self._users:
             return self._users[name]
@@ -285,17 +287,22 @@ class TelegramSim(Simulator):
         return person
 
     def _chat(
-        self, kind: ChatType, title: str, chat_id: int | None, forum: bool, username: str | None
-    ) -> Chat:
+        self,
+        kind: TelegramChatType,
+        title: str,
+        chat_id: int | None,
+        forum: bool,
+        username: str | None,
+    ) -> TelegramChat:
         chat = self.emu.state.add_chat(
             kind, title=title, chat_id=chat_id, is_forum=forum, username=username
         )
         self._chats[title] = chat
         return chat
 
-    def group(self, title: str, *, chat_id: int | None = None) -> Chat:
+    def group(self, title: str, *, chat_id: int | None = None) -> TelegramChat:
         """A basic group with the bot in it."""
-        return self._chat(ChatType.GROUP, title, chat_id, False, None)
+        return self._chat(TelegramChatType.GROUP, title, chat_id, False, None)
 
     def supergroup(
         self,
@@ -304,33 +311,35 @@ class TelegramSim(Simulator):
         forum: bool = False,
         chat_id: int | None = None,
         username: str | None = None,
-    ) -> Chat:
+    ) -> TelegramChat:
         """A supergroup (a forum with topics when ``forum``) with the bot in it."""
-        return self._chat(ChatType.SUPERGROUP, title, chat_id, forum, username)
+        return self._chat(TelegramChatType.SUPERGROUP, title, chat_id, forum, username)
 
-    def channel(self, title: str, *, chat_id: int | None = None) -> Chat:
+    def channel(self, title: str, *, chat_id: int | None = None) -> TelegramChat:
         """A channel the bot is an admin of (so it receives channel posts)."""
-        chat = self._chat(ChatType.CHANNEL, title, chat_id, False, None)
-        self.emu.state.set_member(chat, self.emu.bot, MemberStatus.ADMINISTRATOR)
+        chat = self._chat(TelegramChatType.CHANNEL, title, chat_id, False, None)
+        self.emu.state.set_member(chat, self.emu.bot, TelegramMemberStatus.ADMINISTRATOR)
         return chat
 
-    def topic(self, chat: ChatLike, name: str, *, thread_id: int | None = None) -> ForumTopic:
+    def topic(
+        self, chat: ChatLike, name: str, *, thread_id: int | None = None
+    ) -> TelegramForumTopic:
         """Open a forum topic in ``chat``."""
         return self.emu.state.add_topic(self.find_chat(chat), name, thread_id=thread_id)
 
     def make_admin(self, chat: ChatLike, user: UserLike) -> None:
         """Make ``user`` an administrator of ``chat``."""
         self.emu.state.set_member(
-            self.find_chat(chat), self.find_user(user), MemberStatus.ADMINISTRATOR
+            self.find_chat(chat), self.find_user(user), TelegramMemberStatus.ADMINISTRATOR
         )
 
-    def find_user(self, user: UserLike) -> User:
+    def find_user(self, user: UserLike) -> TelegramUser:
         """A user by sim name, id, ``@username`` or object."""
         if isinstance(user, str) and user in self._users:
             return self._users[user]
         return self.emu.state.user(user)
 
-    def find_chat(self, chat: ChatLike) -> Chat:
+    def find_chat(self, chat: ChatLike) -> TelegramChat:
         """A chat by sim title, id, ``@username`` or object."""
         if isinstance(chat, str) and chat in self._chats:
             return self._chats[chat]
@@ -338,9 +347,9 @@ class TelegramSim(Simulator):
 
     def chat_id(self, chat: object) -> str:
         """The chat's id as a string; a user stands for their private chat with the bot."""
-        if isinstance(chat, User):
+        if isinstance(chat, TelegramUser):
             return str(chat.id)
-        if not isinstance(chat, Chat | int | str):
+        if not isinstance(chat, TelegramChat | int | str):
             return str(chat)
         if isinstance(chat, str) and chat in self._users:
             return str(self._users[chat].id)
@@ -352,9 +361,9 @@ class TelegramSim(Simulator):
 
     def topic_id(self, chat: object, topic: object) -> str:
         """The topic's thread id as a string (``"1"`` is General)."""
-        if isinstance(topic, ForumTopic):
+        if isinstance(topic, TelegramForumTopic):
             return str(topic.thread_id)
-        if isinstance(topic, int | str) and isinstance(chat, Chat | int | str):
+        if isinstance(topic, int | str) and isinstance(chat, TelegramChat | int | str):
             return str(self.emu.state.topic(self.find_chat(chat), topic).thread_id)
         if isinstance(topic, str) and not topic.isdigit():
             raise ValueError(f"topic {topic!r} is a name: give its chat too")
@@ -362,7 +371,11 @@ class TelegramSim(Simulator):
 
     def user_id(self, user: object) -> str:
         """The user's id as a string."""
-        return str(self.find_user(user).id) if isinstance(user, User | int | str) else str(user)
+        return (
+            str(self.find_user(user).id)
+            if isinstance(user, TelegramUser | int | str)
+            else str(user)
+        )
 
     # -- events ----------------------------------------------------------------------------
 
@@ -478,11 +491,13 @@ class TelegramSim(Simulator):
             raise LookupError(f"the poll has no option {options!r} (options: {texts})")
         mid = self._poll_message(target, message)
         if target.is_group and not self.emu.state.status(target, person).is_present:
-            self.emu.state.set_member(target, person, MemberStatus.MEMBER)  # as writing does
+            self.emu.state.set_member(
+                target, person, TelegramMemberStatus.MEMBER
+            )  # as writing does
         update = self.emu.vote(person, target, mid, [int(i) for i in chosen])
         return await self._dispatch(update, f"telegram vote by {person.display_name}")
 
-    def _poll_message(self, chat: Chat, message: int | None) -> int:
+    def _poll_message(self, chat: TelegramChat, message: int | None) -> int:
         if message is not None:
             return message
         for stored in reversed(self.emu.state.messages(chat)):
@@ -490,7 +505,7 @@ class TelegramSim(Simulator):
                 return int(stored["message_id"])
         raise LookupError(f"the bot has sent no poll in {chat.label}")
 
-    def _poll(self, chat: Chat, message: int | None) -> dict[str, Any]:
+    def _poll(self, chat: TelegramChat, message: int | None) -> dict[str, Any]:
         stored = self.emu.state.message(chat, self._poll_message(chat, message))
         if stored is None or "poll" not in stored:
             raise LookupError(f"message {message} of {chat.label} is no poll")
@@ -504,7 +519,7 @@ class TelegramSim(Simulator):
 
     @staticmethod
     def _topic_ref(topic: TopicLike | None) -> int | str | None:
-        return topic.thread_id if isinstance(topic, ForumTopic) else topic
+        return topic.thread_id if isinstance(topic, TelegramForumTopic) else topic
 
     # -- the bot side ----------------------------------------------------------------------
 
@@ -561,7 +576,7 @@ class TelegramSim(Simulator):
             )
             event.request = None if prepared is None else prepared.request
 
-    def _on_call(self, call: RecordedCall) -> None:
+    def _on_call(self, call: BotApiCall) -> None:
         if call.method.lower() != "sendmessage" or not isinstance(call.result, dict):
             return
         sent: dict[str, Any] = call.result

@@ -70,7 +70,7 @@ _CHAIN_LABELS = {
 
 
 class _Player:
-    """Plays the steps of one loaded scenario in one :class:`World`."""
+    """Plays the steps of one loaded scenario in one world."""
 
     def __init__(self, loaded: LoadedScenario, world: World) -> None:
         self.loaded = loaded

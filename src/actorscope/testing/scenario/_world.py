@@ -15,8 +15,7 @@ from actorscope.agents import AgentRegistry
 from actorscope.channels import ChannelConfig
 from actorscope.errors import ConfigError, ScenarioError
 from actorscope.identity import PERSON_SCOPE_PREFIX, group_scope
-from actorscope.sandbox import World as DiscordWorld
-from actorscope.sandbox import declared_world
+from actorscope.sandbox import DiscordWorld, declared_world
 from actorscope.testing._discord_sim import DiscordSim
 from actorscope.testing._grants import Grants
 from actorscope.testing._harness import AgentEnv, Event, Simulator
