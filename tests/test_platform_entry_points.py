@@ -206,6 +206,45 @@ def test_a_broken_entry_point_is_one_line_naming_it(tmp_path: Path) -> None:
     )
 
 
+#: Imports a bot that never uses a platform plugin makes: none of them asks for plugins.
+UNRELATED_IMPORTS = """
+import actorscope.bots
+import actorscope.http
+import actorscope.integrations.discord_ext
+import actorscope.integrations.ptb
+import actorscope.testing
+print("imported")
+"""
+
+
+def test_a_broken_plugin_breaks_no_unrelated_import(tmp_path: Path) -> None:
+    """With a broken platform installed, the integrations, the kit, HTTP and the bots face
+    still import (a PTB bot keeps starting); loading a ``bot.toml`` says what is broken."""
+    site = _installed(tmp_path, "chat = nonexistent_mod:SPEC")
+    path = [str(site), str(REPO), os.environ.get("PYTHONPATH", "")]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ACTORSCOPE_")}
+    imported = subprocess.run(  # noqa: S603 - this interpreter, the test's own script
+        [sys.executable, "-c", UNRELATED_IMPORTS],
+        cwd=tmp_path,
+        env={**env, "PYTHONPATH": os.pathsep.join(filter(None, path))},
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        check=False,
+    )
+    assert (imported.returncode, imported.stdout) == (0, "imported\n"), imported.stderr
+    (tmp_path / "bot.toml").write_text(RUN_CONFIG)
+    refused = _actorscope(site, "run", "bot.toml", cwd=tmp_path)
+    assert refused.returncode == 2
+    lines = refused.stderr.strip().splitlines()
+    assert len(lines) == 1, refused.stderr
+    assert lines[0].startswith(
+        "actorscope: error: platform entry point chat = 'nonexistent_mod:SPEC' "
+        "(actorscope.platforms) cannot be loaded: ModuleNotFoundError:"
+    )
+
+
 #: An installed platform whose spec loads but whose contract module is not there.
 GHOST_PLUGIN = """
 from actorscope.platforms import IdForm, PlatformSpec

@@ -13,7 +13,7 @@ import pytest
 from tests.fakechat import PLATFORM, SPEC, FakeChatSection
 
 from actorscope.bots import BotConfig, load_bot_config, run_bots
-from actorscope.bots._config import _KEYS, _platform_sections, resolve_token
+from actorscope.bots._config import _platform_sections, resolve_token
 from actorscope.channels import ChannelSection, platform
 from actorscope.channels.discord import DiscordSection
 from actorscope.channels.telegram import TelegramSection
@@ -309,7 +309,7 @@ def test_schema_config_prints_the_models_json_schema(capsys: pytest.CaptureFixtu
     """`actorscope schema config` is BotConfig's JSON Schema: every section, no base_dir."""
     assert main(["schema", "config"]) == 0
     schema = json.loads(capsys.readouterr().out)
-    assert schema == BotConfig.model_json_schema()
+    assert schema == BotConfig.for_platforms().model_json_schema()
     assert {"strict", "telegram", "discord", "http", "probe"} <= set(schema["properties"])
     assert "base_dir" not in schema["properties"]
     assert schema["additionalProperties"] is False
@@ -490,7 +490,9 @@ def test_each_chat_platform_has_its_contracts_section(tmp_path: Path) -> None:
     assert isinstance(config.section("discord"), platform("discord").section)
     assert config.section("http") is None  # a section, but not a chat platform's
     assert config.section("nochat") is None
-    assert set(BotConfig.model_fields) == _KEYS | {"telegram", "discord"}  # no name taken twice
+    model = BotConfig.for_platforms()
+    assert set(model.model_fields) == set(BotConfig.model_fields) | {"telegram", "discord"}
+    assert type(config) is model
     off = write_config(tmp_path, HANDLER + TELEGRAM + "enabled = false\n")
     with pytest.raises(ConfigError) as refused:
         load_bot_config(off)
@@ -511,3 +513,18 @@ def test_a_registered_platforms_section_is_a_key_of_its_own(
         "tests.fakechat:PLATFORM: its section must be a ChannelSection whose platform is "
         "'fakechat', a name that is no other bot.toml key"
     )
+
+
+def test_a_platform_registered_after_the_import_gets_its_section(tmp_path: Path) -> None:
+    """The sections are the registry's when a file is loaded, not when actorscope.bots was
+    imported: a platform registered later has its key, and loses it when it leaves."""
+    path = write_config(tmp_path, HANDLER + '[fakechat]\ntoken_env = "FAKECHAT_TOKEN"\n')
+    with registered(SPEC):
+        config = load_bot_config(path)
+        fake = config.section("fakechat")
+        assert isinstance(fake, FakeChatSection)
+        assert fake.token_env == "FAKECHAT_TOKEN"  # noqa: S105 - a variable's name
+        assert [section.platform for section in config.sections()] == ["fakechat"]
+        assert "fakechat" in BotConfig.for_platforms().model_json_schema()["properties"]
+    with pytest.raises(ConfigError, match="fakechat: unknown key"):
+        load_bot_config(path)

@@ -55,7 +55,15 @@ import sys
 import types
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal, Union, cast, get_args, get_origin
+from typing import (
+    Annotated,
+    Any,
+    Literal,
+    Union,
+    cast,
+    get_args,
+    get_origin,
+)
 
 from pydantic import (
     BaseModel,
@@ -89,6 +97,7 @@ from actorscope.channels import ChannelSection, SenderIds, platform, platforms, 
 from actorscope.errors import ConfigError, IdentityError
 from actorscope.host import Handler
 from actorscope.permissions import LinkMode
+from actorscope.platforms import registry_cache
 
 __all__ = [
     "ENV_PREFIX",
@@ -265,53 +274,12 @@ def _base_dir(value: Any) -> Path:
     return value
 
 
-#: The top-level keys a platform's name cannot take as its section (the class body below).
-_KEYS = frozenset(
-    {"base_dir", "handler", "database", "workspace", "agent", "tenant", "owners"}
-    | {"shared_dedup", "strict", "http", "probe", "audit", "identity"}
-)
-
-
-def _platform_sections() -> dict[str, type[ChannelSection]]:
-    """Each registered chat platform's section model, from its contract, by its name."""
-    found: dict[str, type[ChannelSection]] = {}
-    for spec in platforms():
-        section = platform(spec.name).section
-        named = (
-            isinstance(section, type)
-            and issubclass(section, ChannelSection)
-            and section.model_fields["platform"].default == spec.name
-        )
-        if not named or spec.name in _KEYS:
-            raise ConfigError(
-                f"{spec.contract}: its section must be a ChannelSection whose platform is "
-                f"{spec.name!r}, a name that is no other bot.toml key"
-            )
-        found[spec.name] = section
-    return found
-
-
-#: The chat platforms' sections, in the registry's order: the sections ``actorscope run`` runs.
-_SECTIONS = _platform_sections()
-
-if TYPE_CHECKING:
-    _WithSections = BaseSettings
-else:
-    # The platforms are what the registry holds, so the keys are made here: one per platform,
-    # read through BotConfig.section(name) (an attribute of the platform's name works too,
-    # untyped).
-    _WithSections = create_model(
-        "_WithSections",
-        __base__=BaseSettings,
-        **{name: (section | None, None) for name, section in _SECTIONS.items()},
-    )
-
-
-class BotConfig(_WithSections):
+class BotConfig(BaseSettings):
     """A validated ``bot.toml``: top-level keys and one model per section.
 
-    Each registered chat platform has a section of its own name, its contract's section model
-    (:meth:`section`). Relative ``database`` and
+    Each registered chat platform has a section of its own name, its contract's section model:
+    :func:`load_bot_config` validates with :meth:`for_platforms`, this model with a key per
+    platform registered then, and :meth:`section` reads one. Relative ``database`` and
     ``workspace`` paths are resolved against ``base_dir`` (the file's directory).
     ``ACTORSCOPE_<KEY>`` / ``ACTORSCOPE_<SECTION>__<KEY>`` environment variables win over the
     file (see the configuration reference).
@@ -392,14 +360,21 @@ class BotConfig(_WithSections):
     def _owners(cls, value: Any) -> tuple[str, ...]:
         return sender_ids(value, "owners")
 
+    @classmethod
+    def for_platforms(cls) -> type[BotConfig]:
+        """This model with a section key for each chat platform registered now, in the
+        registry's order (built once per registry state; what :func:`load_bot_config`
+        validates with, and whose JSON Schema ``actorscope schema config`` prints)."""
+        return _with_sections()
+
     def section(self, name: str) -> ChannelSection | None:
         """The section of chat platform ``name``, if the file has one."""
-        found = getattr(self, name, None) if name in _SECTIONS else None
+        found = getattr(self, name, None) if name in _section_names(type(self)) else None
         return found if isinstance(found, ChannelSection) else None
 
     def sections(self) -> list[ChannelSection]:
         """The enabled platform sections, in the registry's order (the built-in ones first)."""
-        found = (self.section(name) for name in _SECTIONS)
+        found = (self.section(name) for name in _section_names(type(self)))
         return [section for section in found if section is not None and section.enabled]
 
     def agent_settings(self, *, agent: str | None = None) -> AgentSettings:
@@ -417,6 +392,46 @@ class BotConfig(_WithSections):
         )
 
 
+def _platform_of(kind: type[ChannelSection]) -> str:
+    """The platform a section model is of (its ``platform`` default)."""
+    default = kind.model_fields["platform"].default
+    return default if isinstance(default, str) else ""
+
+
+def _section_names(model: type[BotConfig]) -> tuple[str, ...]:
+    """The platform section keys of ``model`` (one :meth:`BotConfig.for_platforms` made)."""
+    return tuple(name for name in model.model_fields if name not in BotConfig.model_fields)
+
+
+def _platform_sections() -> dict[str, type[ChannelSection]]:
+    """Each registered chat platform's section model, from its contract, by its name."""
+    found: dict[str, type[ChannelSection]] = {}
+    for spec in platforms():
+        section = platform(spec.name).section
+        named = (
+            isinstance(section, type)
+            and issubclass(section, ChannelSection)
+            and _platform_of(section) == spec.name
+        )
+        if not named or spec.name in BotConfig.model_fields:
+            raise ConfigError(
+                f"{spec.contract}: its section must be a ChannelSection whose platform is "
+                f"{spec.name!r}, a name that is no other bot.toml key"
+            )
+        found[spec.name] = section
+    return found
+
+
+# Built when a file is first loaded (never at import: a broken plugin must not stop an
+# unrelated import), again after the registry changed.
+@registry_cache(maxsize=1)
+def _with_sections() -> type[BotConfig]:
+    fields: dict[str, Any] = {
+        name: (section | None, None) for name, section in _platform_sections().items()
+    }
+    return create_model("BotConfig", __base__=BotConfig, __module__=__name__, **fields)
+
+
 logger = logging.getLogger("actorscope.bots")  # the public name operators filter on
 
 #: Keys that decide who may do what, or where the token goes: an environment override of one
@@ -424,9 +439,14 @@ logger = logging.getLogger("actorscope.bots")  # the public name operators filte
 _SECURITY_KEYS = frozenset(
     {"owners", "strict", "allow_from", "dm_policy", "group_policy", "groups", "ignore_bots"}
     | {"links"}
-    # Where a platform's token goes.
-    | {key for section in _SECTIONS.values() for key in section.token_keys}
 )
+
+
+def _security_keys(model: type[BotConfig]) -> frozenset[str]:
+    """:data:`_SECURITY_KEYS` and, of each platform section of ``model``, where its token
+    goes."""
+    sections = (_table(model.model_fields[name].annotation) for name in _section_names(model))
+    return _SECURITY_KEYS | {key for section in sections for key in section.token_keys}
 
 
 def _types(annotation: Any) -> tuple[Any, ...]:
@@ -467,7 +487,7 @@ def _read(name: str, text: str, annotation: Any) -> Any:
     return text
 
 
-def _environment(environ: Mapping[str, str]) -> dict[str, Any]:
+def _environment(environ: Mapping[str, str], model: type[BotConfig]) -> dict[str, Any]:
     """The keys ``ACTORSCOPE_<KEY>`` / ``ACTORSCOPE_<SECTION>__<KEY>`` variables set, each read
     as its key takes it (:func:`_read`); a whole section's JSON first, then its keys' own."""
     found: dict[str, Any] = {}
@@ -477,9 +497,9 @@ def _environment(environ: Mapping[str, str]) -> dict[str, Any]:
         if name.upper().startswith(ENV_PREFIX)
     ]
     for path, name in sorted(named, key=lambda item: (len(item[0]), item[1])):
-        if path[0] not in BotConfig.model_fields:
+        if path[0] not in model.model_fields:
             continue  # not a key: another ACTORSCOPE_ variable (ACTORSCOPE_ORIGIN_KEY, ...)
-        annotation: Any = BotConfig
+        annotation: Any = model
         table: Any = found
         for depth, key in enumerate(path):
             kind, where = _table(annotation), f"environment {name.upper()}: "
@@ -505,10 +525,14 @@ class _Environment(PydanticBaseSettingsSource):
 
     def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
         """The value the variables give top-level key ``field_name``, if any."""
-        return _environment(os.environ).get(field_name), field_name, False
+        return _environment(os.environ, self._model).get(field_name), field_name, False
 
     def __call__(self) -> dict[str, Any]:
-        return _environment(os.environ)
+        return _environment(os.environ, self._model)
+
+    @property
+    def _model(self) -> type[BotConfig]:
+        return cast("type[BotConfig]", self.settings_cls)
 
 
 def _env_variable(loc: tuple[str | int, ...], environ: Mapping[str, str]) -> str | None:
@@ -521,9 +545,9 @@ def _env_variable(loc: tuple[str | int, ...], environ: Mapping[str, str]) -> str
     return None
 
 
-def _env_overrides(environ: Mapping[str, str]) -> list[str]:
-    """The ``ACTORSCOPE_`` variables that override a configuration key, sorted."""
-    fields = {name.upper() for name in BotConfig.model_fields}
+def _env_overrides(environ: Mapping[str, str], model: type[BotConfig]) -> list[str]:
+    """The ``ACTORSCOPE_`` variables that override a key of ``model``, sorted."""
+    fields = {name.upper() for name in model.model_fields}
     return sorted(
         name.upper()
         for name in environ
@@ -540,11 +564,13 @@ def _at(source: str, text: str, loc: tuple[str | int, ...]) -> str:
     return source if line is None else f"{source}:{line}"
 
 
-def _validated(document: dict[str, Any], text: str, source: str, base: Path) -> BotConfig:
-    """The model of ``document``; every problem one line of one ConfigError."""
+def _validated(
+    model: type[BotConfig], document: dict[str, Any], text: str, source: str, base: Path
+) -> BotConfig:
+    """``model`` of ``document``; every problem one line of one ConfigError."""
     try:
         # The file's own `base_dir` key (a string) comes last and is refused as unknown.
-        return BotConfig(**{"base_dir": base, **document})
+        return model(**{"base_dir": base, **document})
     except ValidationError as exc:
         found = validation_problems(exc)
         # In the file's order; what has no line (the environment, a missing key) comes last.
@@ -563,18 +589,20 @@ def load_bot_config(path: str | Path, *, require_bots: bool = True) -> BotConfig
     source = str(path)
     text = read_text_file(path, ConfigError)
     document = parse_toml(text, source, ConfigError)
-    config = _validated(document, text, source, path.resolve().parent)
+    model = BotConfig.for_platforms()
+    config = _validated(model, document, text, source, path.resolve().parent)
     if document.get("strict") is True and not config.strict:
         # Fail-closed is one-way: a stray variable must not turn it off behind the file.
         raise ConfigError(
             f"environment {ENV_PREFIX}STRICT: cannot turn off strict = true set in {source}"
         )
-    overrides = _env_overrides(os.environ)
-    platforms = set(_SECTIONS)  # a whole section
+    overrides = _env_overrides(os.environ, model)
+    security_keys = _security_keys(model)
+    platforms = set(_section_names(model))  # a whole section
     security = [
         name
         for name in overrides
-        if _SECURITY_KEYS & set(name[len(ENV_PREFIX) :].lower().split("__"))
+        if security_keys & set(name[len(ENV_PREFIX) :].lower().split("__"))
         or name[len(ENV_PREFIX) :].lower() in platforms
     ]
     if security:
@@ -588,7 +616,7 @@ def load_bot_config(path: str | Path, *, require_bots: bool = True) -> BotConfig
             raise ConfigError(f"{source}: handler: missing (module:function)")
         config = config.model_copy(update={"handler": config.http.handler})
     if require_bots and not config.sections():
-        named = " or ".join(f"[{name}]" for name in _SECTIONS)
+        named = " or ".join(f"[{name}]" for name in _section_names(model))
         raise ConfigError(f"{source}: no enabled {named} section")
     return config
 

@@ -71,4 +71,4 @@ def config_schema() -> None:
     # Imported here: the configuration model loads the channel modules, which `--help` must not.
     from actorscope.bots import BotConfig
 
-    typer.echo(json.dumps(BotConfig.model_json_schema(), indent=2, sort_keys=True))
+    typer.echo(json.dumps(BotConfig.for_platforms().model_json_schema(), indent=2, sort_keys=True))
