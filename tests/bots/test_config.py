@@ -19,7 +19,7 @@ from actorscope.channels.discord import DiscordSection
 from actorscope.channels.telegram import TelegramSection
 from actorscope.cli import main
 from actorscope.errors import ConfigError
-from actorscope.platforms import registered
+from actorscope.platforms import IdForm, PlatformSpec, registered
 
 HANDLER = 'handler = "mybot:handle"\n'
 TELEGRAM = '[telegram]\ntoken_env = "AS_TEST_TELEGRAM_TOKEN"\n'
@@ -510,8 +510,7 @@ def test_a_registered_platforms_section_is_a_key_of_its_own(
         with pytest.raises(ConfigError) as refused:
             _platform_sections()
     assert str(refused.value) == (
-        "tests.fakechat:PLATFORM: its section must be a ChannelSection whose platform is "
-        "'fakechat', a name that is no other bot.toml key"
+        "tests.fakechat:PLATFORM: its section must be a ChannelSection whose platform is 'fakechat'"
     )
 
 
@@ -528,3 +527,17 @@ def test_a_platform_registered_after_the_import_gets_its_section(tmp_path: Path)
         assert "fakechat" in BotConfig.for_platforms().model_json_schema()["properties"]
     with pytest.raises(ConfigError, match="fakechat: unknown key"):
         load_bot_config(path)
+
+
+@pytest.mark.parametrize("name", ["section", "sections", "json", "copy", "owners", "strict"])
+def test_a_platform_named_like_a_config_attribute_is_refused(tmp_path: Path, name: str) -> None:
+    """A platform whose name is a top-level key or an attribute of the model (``section``,
+    ``json``, ...) cannot have a section: one ConfigError naming it, before any shadowing."""
+    path = write_config(tmp_path, HANDLER + TELEGRAM)
+    spec = PlatformSpec(name, IdForm.OPAQUE, contract="tests.fakechat:PLATFORM")
+    with registered(spec), pytest.raises(ConfigError) as refused:
+        load_bot_config(path)
+    assert str(refused.value) == (
+        f"platform {name!r} cannot have a bot.toml section: {name!r} is a top-level key or "
+        "an attribute of BotConfig (rename the platform)"
+    )

@@ -403,20 +403,32 @@ def _section_names(model: type[BotConfig]) -> tuple[str, ...]:
     return tuple(name for name in model.model_fields if name not in BotConfig.model_fields)
 
 
+def _reserved() -> frozenset[str]:
+    """What a platform cannot be named to have a section: a top-level key, or any attribute
+    of the model (``section``, ``json``, ``model_config``, ...), which its key would shadow."""
+    return frozenset(BotConfig.model_fields) | frozenset(dir(BotConfig))
+
+
 def _platform_sections() -> dict[str, type[ChannelSection]]:
     """Each registered chat platform's section model, from its contract, by its name."""
     found: dict[str, type[ChannelSection]] = {}
+    reserved = _reserved()
     for spec in platforms():
+        if spec.name in reserved:
+            raise ConfigError(
+                f"platform {spec.name!r} cannot have a bot.toml section: {spec.name!r} is a "
+                "top-level key or an attribute of BotConfig (rename the platform)"
+            )
         section = platform(spec.name).section
         named = (
             isinstance(section, type)
             and issubclass(section, ChannelSection)
             and _platform_of(section) == spec.name
         )
-        if not named or spec.name in BotConfig.model_fields:
+        if not named:
             raise ConfigError(
                 f"{spec.contract}: its section must be a ChannelSection whose platform is "
-                f"{spec.name!r}, a name that is no other bot.toml key"
+                f"{spec.name!r}"
             )
         found[spec.name] = section
     return found
