@@ -514,14 +514,28 @@ def test_a_registered_platforms_section_is_a_key_of_its_own(
     )
 
 
+def test_a_section_is_read_typed_by_its_model(tmp_path: Path) -> None:
+    """``config.section(TelegramSection)`` is the ``[telegram]`` section as a TelegramSection
+    (mypy checks the attribute reads below), ``None`` for a platform the file has no section
+    of."""
+    path = write_config(tmp_path, HANDLER + TELEGRAM + 'base_url = "http://127.0.0.1:8081/bot"\n')
+    config = load_bot_config(path)
+    telegram = config.section(TelegramSection)
+    assert telegram is not None
+    assert (telegram.mode, telegram.webhook_url) == ("polling", None)
+    assert str(telegram.base_url) == "http://127.0.0.1:8081/bot"
+    assert config.section(DiscordSection) is None
+    assert config.section("telegram") is telegram
+
+
 def test_a_platform_registered_after_the_import_gets_its_section(tmp_path: Path) -> None:
     """The sections are the registry's when a file is loaded, not when actorscope.bots was
     imported: a platform registered later has its key, and loses it when it leaves."""
     path = write_config(tmp_path, HANDLER + '[fakechat]\ntoken_env = "FAKECHAT_TOKEN"\n')
     with registered(SPEC):
         config = load_bot_config(path)
-        fake = config.section("fakechat")
-        assert isinstance(fake, FakeChatSection)
+        fake = config.section(FakeChatSection)
+        assert fake is not None
         assert fake.token_env == "FAKECHAT_TOKEN"  # noqa: S105 - a variable's name
         assert [section.platform for section in config.sections()] == ["fakechat"]
         assert "fakechat" in BotConfig.for_platforms().model_json_schema()["properties"]

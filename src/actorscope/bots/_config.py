@@ -59,10 +59,12 @@ from typing import (
     Annotated,
     Any,
     Literal,
+    TypeVar,
     Union,
     cast,
     get_args,
     get_origin,
+    overload,
 )
 
 from pydantic import (
@@ -279,7 +281,8 @@ class BotConfig(BaseSettings):
 
     Each registered chat platform has a section of its own name, its contract's section model:
     :func:`load_bot_config` validates with :meth:`for_platforms`, this model with a key per
-    platform registered then, and :meth:`section` reads one. Relative ``database`` and
+    platform registered then, and :meth:`section` reads one (typed:
+    ``config.section(TelegramSection)``). Relative ``database`` and
     ``workspace`` paths are resolved against ``base_dir`` (the file's directory).
     ``ACTORSCOPE_<KEY>`` / ``ACTORSCOPE_<SECTION>__<KEY>`` environment variables win over the
     file (see the configuration reference).
@@ -367,10 +370,19 @@ class BotConfig(BaseSettings):
         validates with, and whose JSON Schema ``actorscope schema config`` prints)."""
         return _with_sections()
 
-    def section(self, name: str) -> ChannelSection | None:
-        """The section of chat platform ``name``, if the file has one."""
+    @overload
+    def section(self, kind: type[_Section]) -> _Section | None: ...
+
+    @overload
+    def section(self, kind: str) -> ChannelSection | None: ...
+
+    def section(self, kind: type[_Section] | str) -> _Section | ChannelSection | None:
+        """A chat platform's section, if the file has one: by its model
+        (``section(TelegramSection)``, typed as that model) or by the platform's name."""
+        model = ChannelSection if isinstance(kind, str) else kind
+        name = kind if isinstance(kind, str) else _platform_of(kind)
         found = getattr(self, name, None) if name in _section_names(type(self)) else None
-        return found if isinstance(found, ChannelSection) else None
+        return found if isinstance(found, model) else None
 
     def sections(self) -> list[ChannelSection]:
         """The enabled platform sections, in the registry's order (the built-in ones first)."""
@@ -390,6 +402,9 @@ class BotConfig(BaseSettings):
             shared_dedup=self.shared_dedup,
             links=LinkMode.OFF if self.identity is None else self.identity.links,
         )
+
+
+_Section = TypeVar("_Section", bound=ChannelSection)
 
 
 def _platform_of(kind: type[ChannelSection]) -> str:
