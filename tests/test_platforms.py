@@ -54,6 +54,7 @@ def test_built_in_platforms_cannot_be_replaced() -> None:
         "topic",
         "actorscope.channels.telegram:PLATFORM",
         legacy_groups=True,
+        max_person_id=2**52 - 1,
     )
     with pytest.raises(ConfigError, match="registered already"):
         register(PlatformSpec(TELEGRAM, IdForm.OPAQUE))
@@ -199,3 +200,21 @@ def test_discovery_runs_once_however_many_threads_ask(monkeypatch: pytest.Monkey
         thread.join(30)
     assert looked == [ENTRY_POINT_GROUP]
     assert answers == [SPEC, SPEC]
+
+
+@pytest.mark.parametrize(
+    ("account", "bound"),
+    [
+        ("telegram:99999999999999999999999999", 2**52 - 1),
+        (f"telegram:{2**52}", 2**52 - 1),
+        (f"discord:{2**64}", 2**64 - 1),
+    ],
+)
+def test_an_account_id_past_its_platforms_bound_is_refused(account: str, bound: int) -> None:
+    """A Telegram user id past 52 bits or a Discord snowflake past 64 bits is no person id."""
+    platform, _, number = account.partition(":")
+    with pytest.raises(
+        IdentityError, match=rf"^'{number}' is not a {platform} person id \(1 to {bound}\)$"
+    ):
+        Account.parse(account)
+    assert str(Account.parse(f"{platform}:{bound}")) == f"{platform}:{bound}"

@@ -118,6 +118,9 @@ class PlatformSpec:
     contract: str = ""
     group_form: Literal["group", "guild"] = "group"
     legacy_groups: bool = False
+    #: The largest person id of an integer platform's accounts (``0``: no bound);
+    #: :meth:`Account.parse` refuses a larger one (an operator's typo, never a person).
+    max_person_id: int = 0
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not _NAME.fullmatch(self.name):
@@ -172,6 +175,7 @@ _BUILT_IN = (
         "topic",
         "actorscope.channels.telegram:PLATFORM",
         legacy_groups=True,
+        max_person_id=2**52 - 1,  # the Bot API: a user id has at most 52 significant bits
     ),
     PlatformSpec(
         DISCORD,
@@ -179,6 +183,7 @@ _BUILT_IN = (
         "thread",
         "actorscope.channels.discord:PLATFORM",
         group_form="guild",
+        max_person_id=2**64 - 1,  # a snowflake is a 64-bit unsigned integer
     ),
     PlatformSpec(HTTP, IdForm.OPAQUE),
 )
@@ -404,6 +409,9 @@ class Account:
         spec = _REGISTRY.get(platform)
         if not sep or spec is None:
             raise IdentityError(f"an account is <platform>:<id> of a known platform: {text!r}")
-        if not spec.is_person_id(account):
-            raise IdentityError(f"{account!r} is not a {platform} person id")
+        if not spec.is_person_id(account) or (
+            spec.ids is IdForm.INTEGER and 0 < spec.max_person_id < int(account)
+        ):
+            bound = f" (1 to {spec.max_person_id})" if spec.max_person_id else ""
+            raise IdentityError(f"{account!r} is not a {platform} person id{bound}")
         return cls(platform, account)

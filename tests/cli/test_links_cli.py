@@ -73,6 +73,7 @@ def test_links_add_list_show_remove(db_target: str, capsys: pytest.CaptureFixtur
         (("links", "list", "--tenant", "acme"), "no tenant 'acme'"),
         (("links", "add", "telegram:43", "telegram:44"), "at most one person"),
         (("links", "add", "telegram:901", "telegram:901"), "telegram:901 is named twice"),
+        (("links", "add", f"discord:{2**64}"), "is not a discord person id (1 to "),
         (("links", "add", "telegram:42", "telegram:42"), "telegram:42 is named twice"),
     ],
 )
