@@ -213,13 +213,17 @@ import actorscope.http
 import actorscope.integrations.discord_ext
 import actorscope.integrations.ptb
 import actorscope.testing
-print("imported")
+from actorscope.identity import telegram_identity
+
+# A Telegram bot under a channel name of its own asks the registry about that name.
+print(telegram_identity(-5, "group", 42, channel="tg2").user_id)
 """
 
 
 def test_a_broken_plugin_breaks_no_unrelated_import(tmp_path: Path) -> None:
     """With a broken platform installed, the integrations, the kit, HTTP and the bots face
-    still import (a PTB bot keeps starting); loading a ``bot.toml`` says what is broken."""
+    still import and a channel name of a bot's own is still answered (a PTB bot keeps
+    running); loading a ``bot.toml``, which lists every platform, says what is broken."""
     site = _installed(tmp_path, "chat = nonexistent_mod:SPEC")
     path = [str(site), str(REPO), os.environ.get("PYTHONPATH", "")]
     env = {k: v for k, v in os.environ.items() if not k.startswith("ACTORSCOPE_")}
@@ -233,7 +237,7 @@ def test_a_broken_plugin_breaks_no_unrelated_import(tmp_path: Path) -> None:
         timeout=TIMEOUT,
         check=False,
     )
-    assert (imported.returncode, imported.stdout) == (0, "imported\n"), imported.stderr
+    assert (imported.returncode, imported.stdout) == (0, "group:tg2:-5\n"), imported.stderr
     (tmp_path / "bot.toml").write_text(RUN_CONFIG)
     refused = _actorscope(site, "run", "bot.toml", cwd=tmp_path)
     assert refused.returncode == 2

@@ -218,3 +218,28 @@ def test_an_account_id_past_its_platforms_bound_is_refused(account: str, bound: 
     ):
         Account.parse(account)
     assert str(Account.parse(f"{platform}:{bound}")) == f"{platform}:{bound}"
+
+
+def test_a_broken_entry_point_fails_only_questions_about_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Beside a broken installed platform, another installed one is found and an unknown
+    name is no platform; asking about the broken one, or for every platform, is its error."""
+    from importlib import metadata
+
+    entries = (
+        EntryPoint("chat", "nonexistent_mod:SPEC", ENTRY_POINT_GROUP),
+        EntryPoint("fakechat", "tests.fakechat:SPEC", ENTRY_POINT_GROUP),
+    )
+    monkeypatch.setattr(metadata, "entry_points", lambda group: entries)
+    registry = _Registry(())
+    assert registry.get("tg2") is None
+    assert registry.get("fakechat") == SPEC
+    said = (
+        "platform entry point chat = 'nonexistent_mod:SPEC' (actorscope.platforms) cannot be "
+        "loaded: ModuleNotFoundError: No module named 'nonexistent_mod'"
+    )
+    for ask in (lambda: registry.get("chat"), registry.all):
+        with pytest.raises(ConfigError) as refused:
+            ask()
+        assert str(refused.value) == said

@@ -12,7 +12,9 @@ The built-in platforms are Telegram, Discord and the HTTP API (no contract: it h
 events to normalise). A platform of another distribution is found through its entry point in
 the group ``actorscope.platforms`` (``chat = "chat_pkg:SPEC"``, naming its spec), loaded once,
 at the first question the built-in platforms cannot answer; one that cannot be loaded is one
-:class:`~actorscope.errors.ConfigError` naming it. Code registers a spec with :func:`register`
+:class:`~actorscope.errors.ConfigError` naming it, raised by a question about its name and by
+the list of every platform (what a ``bot.toml`` is loaded against), never by a question about
+another name (a bot's own channel name). Code registers a spec with :func:`register`
 (the testing kit's fake chat does, for the length of a test). No platform replaces one
 already registered, so nothing installed or imported can relax a registered platform's id
 rules. An answer that depends on the registry is kept with :func:`registry_cache`, which the
@@ -229,12 +231,22 @@ class _Registry:
     Only :meth:`add`, :meth:`remove` and the discovery change it, never a name it holds, and
     each change moves :attr:`generation` on and clears every :func:`registry_cache`."""
 
-    __slots__ = ("_clears", "_discovered", "_discovering", "_lock", "_specs", "generation")
+    __slots__ = (
+        "_broken",
+        "_clears",
+        "_discovered",
+        "_discovering",
+        "_lock",
+        "_specs",
+        "generation",
+    )
 
     def __init__(self, built_in: tuple[PlatformSpec, ...]) -> None:
         self._specs = {spec.name: spec for spec in built_in}
         self._discovered = False
         self._discovering = False
+        #: Installed platforms that cannot be loaded, by entry-point name: why.
+        self._broken: dict[str, str] = {}
         # Reentrant: a platform's own import, in the discovering thread, may ask again.
         self._lock = threading.RLock()
         #: Moves on with every change (before the caches are cleared).
@@ -256,15 +268,20 @@ class _Registry:
     def get(self, name: str) -> PlatformSpec | None:
         """The platform named ``name``, looking for installed ones on the first miss."""
         spec = self._specs.get(name)
-        if spec is None and not self._discovered:
-            self._discover()
-            spec = self._specs.get(name)
+        if spec is None:
+            if not self._discovered:
+                self._discover()
+                spec = self._specs.get(name)
+            if name in self._broken:  # a question about it; the others' answers stand
+                raise ConfigError(self._broken[name])
         return spec
 
     def all(self) -> tuple[PlatformSpec, ...]:
         """Every platform, the built-in ones first."""
         if not self._discovered:
             self._discover()
+        if self._broken:  # the list is not all there is
+            raise ConfigError(self._broken[min(self._broken)])
         return tuple(self._specs.values())
 
     def add(self, spec: PlatformSpec) -> None:
@@ -272,7 +289,7 @@ class _Registry:
         if not self._discovered:
             self._discover()
         with self._lock:
-            problem = _refusal(spec, self._specs)
+            problem = self._broken.get(getattr(spec, "name", "")) or _refusal(spec, self._specs)
             if problem:
                 raise ConfigError(problem)
             self._specs = {**self._specs, spec.name: spec}
@@ -291,20 +308,26 @@ class _Registry:
 
         # One thread looks; the others wait for its answer. A platform's own import, in the
         # looking thread, may ask the registry: it is answered with what is known so far.
-        # All or nothing: a broken entry point raises here every time it is asked, and adds
-        # none of the others meanwhile.
+        # A broken entry point is kept as its error: a question about its name, or for the
+        # list of all platforms, raises it; the others' platforms are added.
         with self._lock:
             if self._discovered or self._discovering:
                 return
             self._discovering = True
             try:
                 found: dict[str, PlatformSpec] = {}
+                broken: dict[str, str] = {}
                 for entry in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
-                    spec = _entry_point_spec(entry, self._specs | found)
+                    try:
+                        spec = _entry_point_spec(entry, self._specs | found)
+                    except ConfigError as exc:
+                        broken.setdefault(entry.name, str(exc))
+                        continue
                     found[spec.name] = spec
             finally:
                 self._discovering = False
             self._specs = {**self._specs, **found}
+            self._broken = broken
             self._discovered = True
             self._changed()
 
