@@ -153,6 +153,12 @@ class PlatformSpec:
         return _OPAQUE.fullmatch(value) is not None
 
 
+def _a(platform: str) -> str:
+    """``platform`` with its article, as it is read: "a telegram", "an HTTP"."""
+    name = "HTTP" if platform == HTTP else platform
+    return f"{'an' if name == 'HTTP' or name[0] in 'aeiou' else 'a'} {name}"
+
+
 def platform_id(value: int | str, what: str) -> str:
     """A Telegram / Discord numeric id as a canonical decimal string.
 
@@ -431,10 +437,13 @@ class Account:
         platform, sep, account = text.partition(":") if isinstance(text, str) else ("", "", "")
         spec = _REGISTRY.get(platform)
         if not sep or spec is None:
-            raise IdentityError(f"an account is <platform>:<id> of a known platform: {text!r}")
+            known = ", ".join(sorted(known.name for known in _REGISTRY.all()))
+            raise IdentityError(
+                f"an account is <platform>:<id> of a known platform ({known}): {text!r}"
+            )
         if not spec.is_person_id(account) or (
             spec.ids is IdForm.INTEGER and 0 < spec.max_person_id < int(account)
         ):
             bound = f" (1 to {spec.max_person_id})" if spec.max_person_id else ""
-            raise IdentityError(f"{account!r} is not a {platform} person id{bound}")
+            raise IdentityError(f"{account!r} is not {_a(platform)} person id{bound}")
         return cls(platform, account)

@@ -10,6 +10,7 @@ import pytest
 from actorscope.cli import main
 
 DC = "discord:990000000000000001"
+UNKNOWN = "0b5e3a4e-55a4-4c63-9a3c-2b6f1d0c9a11"
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
@@ -74,6 +75,25 @@ def test_links_add_list_show_remove(db_target: str, capsys: pytest.CaptureFixtur
         (("links", "add", "telegram:43", "telegram:44"), "at most one person"),
         (("links", "add", "telegram:901", "telegram:901"), "telegram:901 is named twice"),
         (("links", "add", f"discord:{2**64}"), "is not a discord person id (1 to "),
+        (("links", "add", "http:"), "'' is not an HTTP person id"),
+        (("links", "add", "foo:42"), "known platform (discord, http, telegram): 'foo:42'"),
+        (("links", "show", f"person:{UNKNOWN}"), f"no person person:{UNKNOWN} in tenant"),
+        (("links", "remove", f"person:{UNKNOWN}"), "links remove takes an account"),
+        (
+            (
+                "grants",
+                "add",
+                "--agent",
+                "main",
+                "--scope",
+                "*",
+                "--type",
+                "cron",
+                "--sender",
+                "telegram:42",
+            ),
+            "a grant names the bare id ('42') or the person of linked accounts (person:<uuid>)",
+        ),
         (("links", "add", "telegram:42", "telegram:42"), "telegram:42 is named twice"),
     ],
 )

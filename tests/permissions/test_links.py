@@ -97,7 +97,7 @@ async def test_operator_joins_the_person_an_account_has(links: LinkStore) -> Non
         ("telegram:42\u200b", "not a telegram person id"),  # look-alike: zero-width space
         ("telegram:\uff14\uff12", "not a telegram person id"),  # full-width digits
         ("discord:-5", "not a discord person id"),
-        ("http:subagent:x", "not a http person id"),  # a synthetic id cannot be an account
+        ("http:subagent:x", "not an HTTP person id"),  # a synthetic id cannot be an account
         ("telegram:", "not a telegram person id"),  # empty
         ("fax:42", "of a known platform"),
         ("42", "of a known platform"),

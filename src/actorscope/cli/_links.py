@@ -22,7 +22,7 @@ from actorscope.cli._common import (
     console_for_tables,
     database_to_change,
 )
-from actorscope.errors import NotFoundError
+from actorscope.errors import IdentityError, NotFoundError
 from actorscope.identity import PERSON_SCOPE_PREFIX
 from actorscope.permissions import Link, LinkStore
 from actorscope.store import DEFAULT_TENANT_SLUG, Database
@@ -108,6 +108,11 @@ def links_remove(
     person's /unlink in a chat differs: it unlinks every account and removes the person, and a
     new link then makes a new person, so grants to the old person:<uuid> cover no one.
     """
+    if account.startswith(PERSON_SCOPE_PREFIX):
+        raise IdentityError(
+            f"links remove takes an account (<platform>:<id>), not {account}: remove each of "
+            "its accounts (links show lists them), or the person sends /unlink"
+        )
     LinkStore.parse_account(account)
 
     async def run() -> dict[str, Any]:
@@ -170,6 +175,8 @@ def links_show(
                 [] if person is None else await store.links(tenant_id=tenant_id, person_id=person)
             )
             if not found:
+                if is_person:
+                    raise NotFoundError(f"no person {who} in tenant {tenant!r}")
                 raise NotFoundError(f"{who} is not linked to a person in tenant {tenant!r}")
             return _rows(found)
 

@@ -21,7 +21,7 @@ from actorscope.identity import (
     is_synthetic_sender,
     normalize_sender_id,
 )
-from actorscope.platforms import canonical_chat_id
+from actorscope.platforms import canonical_chat_id, platform_spec
 
 __all__ = [
     "ANY",
@@ -211,6 +211,12 @@ def grantee_problem(value: object, scope: str = "") -> str:
     if is_synthetic_sender(sender) or is_placeholder_sender(sender):
         return f"grant sender {value!r} is not a person; no check would ever match it"
     if not sender or _EXACT_ID.fullmatch(sender) is None:
+        platform, colon, bare = sender.partition(":")
+        if colon and platform_spec(platform) is not None:
+            return (
+                f"grant sender must be a sender id or '*', got {value!r}: a grant names the bare "
+                f"id ({bare!r}) or the person of linked accounts (person:<uuid>)"
+            )
         return f"grant sender must be a sender id or '*', got {value!r}"
     problem = identity_problem(scope, sender) if scope else None
     if problem is not None:
