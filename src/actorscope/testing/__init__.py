@@ -17,14 +17,11 @@ from actorscope.testing._discord_sim import DiscordSim
 from actorscope.testing._expect import (
     ExpectationError,
     Expectations,
-    Expected,
-    Observation,
     ObservationKind,
 )
 from actorscope.testing._grants import Grants, open_env
 from actorscope.testing._harness import AgentEnv, Event, Simulator, Turn
 from actorscope.testing._probe import (
-    ProbeCase,
     Prober,
     ProbeReachError,
     ProbeReport,
@@ -40,11 +37,8 @@ __all__ = [
     "Event",
     "ExpectationError",
     "Expectations",
-    "Expected",
     "Grants",
-    "Observation",
     "ObservationKind",
-    "ProbeCase",
     "ProbeReachError",
     "ProbeReport",
     "ProbeStatus",
