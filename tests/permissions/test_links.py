@@ -26,7 +26,13 @@ from actorscope.identity import (
     telegram_identity,
 )
 from actorscope.permissions import GrantStore, LinkReason, LinkStore, PermissionPolicy, Reason
-from actorscope.permissions._links import CODE_LIFETIME, CODE_LIMIT, RATE_WINDOW, REFUSAL_LIMIT
+from actorscope.permissions._links import (
+    CODE_LIFETIME,
+    CODE_LIMIT,
+    RATE_WINDOW,
+    REFUSAL_LIMIT,
+    _new_code,
+)
 from actorscope.store import Database
 from actorscope.tools._storage import storage_scope
 
@@ -524,12 +530,23 @@ async def test_old_link_codes_are_pruned_by_the_next_code(
         ("25HI4-CZNVE", ()),  # I is not in the alphabet
         ("25HJ4, CZNVE", ()),  # a comma is no separator redeem() skips
         ("short: 25HJ4-CZNV", ()),
+        ("understand the bug report, then answer", ()),  # ordinary words hold no digit
+        ("ABCDE-FGHJK", ()),  # no issued code is all letters
+        ("23456-78923", ()),  # nor all digits
     ],
 )
 def test_codes_in_finds_every_form_redeem_takes(text: str, found: tuple[str, ...]) -> None:
     """codes_in() takes every token redeem() would take for a code: ten characters of the
     alphabet in either case, whitespace and dashes between them, not inside a longer word."""
     assert LinkStore.codes_in(text) == found
+
+
+def test_every_issued_code_holds_a_digit_and_a_letter() -> None:
+    """Issued codes hold at least one digit and one letter, so codes_in() may skip text
+    without a digit: every one of many codes is found again by codes_in()."""
+    codes = [_new_code() for _ in range(3000)]
+    assert all(LinkStore.codes_in(f"code: {code}") == (code,) for code in codes)
+    assert len(set(codes)) == len(codes)
 
 
 def test_codes_in_looks_up_a_bounded_number_of_tokens() -> None:

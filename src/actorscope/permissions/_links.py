@@ -78,6 +78,10 @@ REFUSAL_LIMIT = 5
 _ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
 _CODE_CHARS = 10  # 31^10 ~ 8e14 codes; with the limits above, guessing one is hopeless
 _CHARS = _ALPHABET + _ALPHABET.lower()  # redeem() takes a code in either case
+_DIGITS = "23456789"
+_LETTERS = _ALPHABET.removesuffix(_DIGITS)
+#: A digit a code may hold: a text without one shows no code issued since codes hold one.
+_A_DIGIT = re.compile(f"[{_DIGITS}]")
 #: A token of text that redeem() would take for a code: ten characters of the alphabet in
 #: either case, whitespace and dashes anywhere between them (``AB2CD-EF3GH``, ``ab2cd ef3gh``,
 #: ``AB2CDEF3GH``), not inside a longer run of letters and digits. A lookahead, so tokens may
@@ -222,8 +226,15 @@ def _digest(tenant_id: str, code: str) -> str:
 
 
 def _new_code() -> str:
-    raw = "".join(secrets.choice(_ALPHABET) for _ in range(_CODE_CHARS))
-    return f"{raw[:5]}-{raw[5:]}"
+    """Ten characters of the alphabet, at least one a digit and one a letter: words of a
+    group's ordinary text (no digit) then never look like a code (:meth:`LinkStore.codes_in`)."""
+    raw = [secrets.choice(_ALPHABET) for _ in range(_CODE_CHARS)]
+    digit, letter = secrets.SystemRandom().sample(range(_CODE_CHARS), 2)
+    if not any(char in _DIGITS for char in raw):
+        raw[digit] = secrets.choice(_DIGITS)
+    if not any(char in _LETTERS for char in raw):
+        raw[letter] = secrets.choice(_LETTERS)
+    return f"{''.join(raw[:5])}-{''.join(raw[5:])}"
 
 
 class LinkStore:
@@ -529,14 +540,18 @@ class LinkStore:
     @staticmethod
     def codes_in(text: str) -> tuple[str, ...]:
         """The tokens of ``text`` that :meth:`redeem` would take for a code (ten characters
-        of the code alphabet in either case, with any whitespace or dashes between them: what
-        :meth:`burn_exposed` looks up), each once, at most :data:`_SHOWN_LIMIT`, those of the
+        of the code alphabet in either case, with any whitespace or dashes between them, at
+        least one a digit and one a letter, as every issued code: what :meth:`burn_exposed`
+        looks up), each once, at most :data:`_SHOWN_LIMIT`, those of the
         issued shape (``AB2CD-EF3GH``) first. No store is read."""
-        if len(text) < _CODE_CHARS:
+        if len(text) < _CODE_CHARS or _A_DIGIT.search(text) is None:
             return ()
         tokens: dict[str, str] = {}  # normal form -> the token as shown
         for found in _SHOWN.findall(text):
-            tokens.setdefault(_normal_code(found), found)
+            normal = _normal_code(found)
+            # An issued code holds a digit and a letter; ordinary words hold no digit.
+            if _A_DIGIT.search(normal) is not None and not normal.isdigit():
+                tokens.setdefault(normal, found)
         shown = sorted(tokens.values(), key=lambda token: _ISSUED_SHAPE.fullmatch(token) is None)
         return tuple(shown[:_SHOWN_LIMIT])
 
