@@ -23,12 +23,12 @@ from actorscope.identity import (
     Scope,
     ScopeKind,
     SenderKind,
+    _is_canonical_platform_id,
     chat_identity,
     discord_identity,
     discord_nonperson_identity,
     http_identity,
     identity_problem,
-    is_canonical_platform_id,
     is_group_scope,
     is_placeholder_sender,
     is_synthetic_sender,
@@ -682,7 +682,7 @@ def test_near_placeholders_are_not_placeholders(sender: str) -> None:
 )  # fmt: skip
 def test_is_canonical_platform_id(sender: str, canonical: bool) -> None:
     """Only a positive ASCII integer without sign or leading zero is canonical."""
-    assert is_canonical_platform_id(sender) is canonical
+    assert _is_canonical_platform_id(sender) is canonical
 
 
 @pytest.mark.parametrize(

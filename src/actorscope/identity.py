@@ -53,7 +53,6 @@ __all__ = [
     "guild_member_scope",
     "http_identity",
     "identity_problem",
-    "is_canonical_platform_id",
     "is_group_scope",
     "is_placeholder_sender",
     "is_synthetic_sender",
@@ -191,7 +190,7 @@ def _placeholder_sender_kind(sender_id: str) -> SenderKind | None:
     return _PLACEHOLDER_KINDS.get(_placeholder_key(sender_id))
 
 
-def is_canonical_platform_id(sender_id: str) -> bool:
+def _is_canonical_platform_id(sender_id: str) -> bool:
     """True iff ``sender_id`` is a positive ASCII decimal integer without sign or leading zero.
 
     The only form a person's ``sender_id`` takes on a platform of integer ids.
@@ -211,7 +210,7 @@ def identity_problem(scope: str, sender_id: str, channel: str = "") -> str | Non
     Telegram); when either names Telegram or Discord, the stricter rule holds:
 
     - Telegram and Discord (the identity table): a canonical positive ASCII integer
-      (:func:`is_canonical_platform_id`), so ``"042"``, ``"+42"``, ``"42\u200b"`` and
+      without sign or leading zero, so ``"042"``, ``"+42"``, ``"42\u200b"`` and
       full-width digits are refused instead of missing a grant (or a deny) on ``42``.
     - Another registered platform: its own id form
       (:meth:`~actorscope.platforms.PlatformSpec.is_person_id`).

@@ -18,7 +18,7 @@ from actorscope.channels.telegram import inspect_update
 from actorscope.identity import (
     PeerKind,
     SenderKind,
-    is_canonical_platform_id,
+    _is_canonical_platform_id,
     is_group_scope,
     is_placeholder_sender,
     is_synthetic_sender,
@@ -94,7 +94,7 @@ def check(ingress: Ingress) -> None:
     sender = message.sender_id
     assert not is_placeholder_sender(sender)
     assert not is_synthetic_sender(sender)
-    assert sender == "" or is_canonical_platform_id(sender), sender
+    assert sender == "" or _is_canonical_platform_id(sender), sender
     if message.sender_kind is not SenderKind.USER:
         assert sender == ""
     if is_group_scope(message.user_id):
@@ -207,7 +207,7 @@ def _discord_actors(dispatch: dict[str, Any]) -> list[Any]:
 
 def _canonical(sender: str) -> bool:
     """A canonical positive ASCII integer below 2**64: no sign, leading zero or other digit."""
-    return is_canonical_platform_id(sender) and int(sender) < 2**64
+    return _is_canonical_platform_id(sender) and int(sender) < 2**64
 
 
 def check_person(message: InboundMessage | None, actors: list[Any], flags: tuple[str, ...]) -> None:
