@@ -13,7 +13,7 @@ from aiogram import Dispatcher
 from aiogram.types import Message as AiogramMessage
 from discord.ext import commands
 from telegram import Update
-from telegram.ext import ContextTypes, MessageHandler, filters
+from telegram.ext import ApplicationBuilder, CommandHandler, ContextTypes, MessageHandler, filters
 
 from actorscope.channels.discord import bot_intents
 from actorscope.context import current_identity
@@ -237,3 +237,14 @@ async def test_the_ptb_gate_burns_a_code_pasted_in_a_group(telegram_sim: Telegra
     assert answer == f"scope group:telegram:{team.id}"
     (tried,) = texts(await telegram_sim.message("bob", f"/link {code}"))
     assert tried.startswith("refused (used_code)")
+
+
+@pytest.mark.parametrize("name", ["link", "unlink"])
+def test_ptb_install_with_links_refuses_the_apps_own_link_handler(name: str) -> None:
+    """install(links="dm") on an application with its own /link or /unlink CommandHandler is one
+    ConfigError naming it; with links off the handler stays the application's."""
+    app = ApplicationBuilder().token("123:" + "A" * 35).build()
+    app.add_handler(CommandHandler(["start", name], _scope_reply), group=3)
+    with pytest.raises(ConfigError, match=rf"answers /{name} itself, but the application has"):
+        ptb.install(app, database=":memory:", links="dm")
+    assert ptb.install(app, database=":memory:") is not None

@@ -83,7 +83,7 @@ from actorscope.integrations._telegram_gate import (
     sandbox_wait,
 )
 from actorscope.messages import OutboundMessage, RunRequest, reply_to
-from actorscope.permissions import Decision
+from actorscope.permissions import Decision, LinkMode
 from actorscope.propagation import OriginSigner, RunInfo, bind_run, current_run
 from actorscope.store import Database
 
@@ -408,6 +408,8 @@ def install(
         drop_non_persons=drop_non_persons,
         links=links,
     )
+    if settings.links is not LinkMode.OFF:
+        _refuse_own_link_handlers(application, settings.links)
     the_gate = Gate(application, settings)
     their_init, their_shutdown = application.post_init, application.post_shutdown
 
@@ -437,6 +439,23 @@ def install(
             group=writer_commands_group,
         )
     return the_gate
+
+
+def _refuse_own_link_handlers(application: PTBApp, links: LinkMode) -> None:
+    """A ConfigError when the application has a CommandHandler for /link or /unlink: with links
+    on the gate answers them, and the application's handler would never run. (A handler added
+    after install() is not seen here: it never runs either.)"""
+    for handlers in application.handlers.values():
+        for handler in handlers:
+            if not isinstance(handler, CommandHandler):
+                continue
+            for name in ("link", "unlink"):
+                if name in handler.commands:
+                    raise ConfigError(
+                        f"install(links={links.value!r}) answers /{name} itself, but the "
+                        f"application has a CommandHandler for /{name} of its own: rename it, "
+                        "or keep links off"
+                    )
 
 
 # -- what handlers use -----------------------------------------------------------------------
