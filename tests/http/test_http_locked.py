@@ -15,6 +15,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from tests._sqlite_lock import sqlite_locked
 from tests._wait import wait_until
 from tests.http.conftest import bearer
 
@@ -47,39 +48,6 @@ async def handle(request):
         reasons.append(str((await services.policy.check_file_writer(member)).reason))
     return " ".join(reasons)
 """
-
-#: Holds the write lock of the database at argv[1] from "locked" until a line on stdin.
-LOCKER = """\
-import sqlite3, sys
-conn = sqlite3.connect(sys.argv[1], isolation_level=None, timeout=10)
-conn.execute("BEGIN IMMEDIATE")
-conn.execute("UPDATE tenants SET name = name")
-print("locked", flush=True)
-sys.stdin.readline()
-conn.execute("ROLLBACK")
-"""
-
-
-@asynccontextmanager
-async def _write_locked(path: Path) -> AsyncIterator[None]:
-    """Another process holds the database's write lock for the block."""
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-c",
-        LOCKER,
-        str(path),
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-    )
-    assert proc.stdin is not None
-    assert proc.stdout is not None
-    try:
-        assert await asyncio.wait_for(proc.stdout.readline(), 20) == b"locked\n"
-        yield
-    finally:
-        proc.stdin.write(b"release\n")
-        await proc.stdin.drain()
-        await asyncio.wait_for(proc.wait(), 20)
 
 
 @asynccontextmanager
@@ -139,7 +107,7 @@ async def test_serve_under_a_held_write_lock(
             answer = await http.request(method, path, **kwargs)  # type: ignore[arg-type]
             return answer, time.monotonic() - started
 
-        async with _write_locked(db_path):
+        async with sqlite_locked(db_path):
             answers = await asyncio.gather(
                 timed("GET", "/healthz"),
                 timed("GET", "/readyz"),
@@ -177,22 +145,7 @@ async def test_serve_on_a_database_locked_before_it_starts_is_one_error_line(
     async with Database.open(tmp_path / "bot.db"):
         pass  # an up-to-date database, as `actorscope migrate` leaves it
     (tmp_path / "bot.toml").write_text('database = "bot.db"\n\n[http]\nport = 0\n')
-    exclusive = LOCKER.replace(
-        'conn.execute("BEGIN IMMEDIATE")',
-        'conn.execute("PRAGMA locking_mode=EXCLUSIVE")\nconn.execute("BEGIN EXCLUSIVE")',
-    )
-    locker = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-c",
-        exclusive,
-        str(tmp_path / "bot.db"),
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-    )
-    assert locker.stdin is not None
-    assert locker.stdout is not None
-    try:
-        assert await asyncio.wait_for(locker.stdout.readline(), 20) == b"locked\n"
+    async with sqlite_locked(tmp_path / "bot.db", exclusive=True):
         started = time.monotonic()
         served = await asyncio.create_subprocess_exec(
             sys.executable,
@@ -206,10 +159,6 @@ async def test_serve_on_a_database_locked_before_it_starts_is_one_error_line(
         )
         out, err = await asyncio.wait_for(served.communicate(), 30)
         assert time.monotonic() - started < BOUNDED + 5  # and the interpreter's start
-    finally:
-        locker.stdin.write(b"release\n")
-        await locker.stdin.drain()
-        await asyncio.wait_for(locker.wait(), 20)
     assert served.returncode == 2
     assert out == b""
     assert err.count(b"\n") == 1

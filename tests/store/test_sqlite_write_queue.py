@@ -4,25 +4,24 @@ process's lock: under a lock held elsewhere, N queued writes fail in about one t
 from __future__ import annotations
 
 import asyncio
-import sys
 import time
 from pathlib import Path
 
 import pytest
+from tests._sqlite_lock import sqlite_locked
 
 from actorscope.errors import StoreError
 from actorscope.store import Database
 
-#: Holds the write lock of the database at argv[1] from "locked" until a line on stdin.
-LOCKER = """\
-import sqlite3, sys
-conn = sqlite3.connect(sys.argv[1], isolation_level=None, timeout=10)
-conn.execute("BEGIN IMMEDIATE")
-print("locked", flush=True)
-sys.stdin.readline()
-conn.execute("ROLLBACK")
-"""
 BUSY = 0.5
+
+
+async def _failed_write(db: Database) -> tuple[str, float]:
+    """A write that fails under the lock: its error and how long it took."""
+    started = time.monotonic()
+    with pytest.raises(StoreError) as failed:
+        await db.execute("UPDATE tenants SET name = name")
+    return str(failed.value), time.monotonic() - started
 
 
 async def test_queued_writes_fail_within_one_busy_timeout_then_recover(tmp_path: Path) -> None:
@@ -30,30 +29,8 @@ async def test_queued_writes_fail_within_one_busy_timeout_then_recover(tmp_path:
     naming the lock within about one busy timeout (not four); after the lock, a write works."""
     path = tmp_path / "t.db"
     async with Database.open(path, busy_timeout=BUSY) as db:
-        locker = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-c",
-            LOCKER,
-            str(path),
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-        )
-        assert locker.stdin is not None
-        assert locker.stdout is not None
-        assert await asyncio.wait_for(locker.stdout.readline(), 20) == b"locked\n"
-
-        async def write() -> tuple[str, float]:
-            started = time.monotonic()
-            with pytest.raises(StoreError) as failed:
-                await db.execute("UPDATE tenants SET name = name")
-            return str(failed.value), time.monotonic() - started
-
-        try:
-            results = await asyncio.gather(*(write() for _ in range(4)))
-        finally:
-            locker.stdin.write(b"release\n")
-            await locker.stdin.drain()
-            await asyncio.wait_for(locker.wait(), 20)
+        async with sqlite_locked(path):
+            results = await asyncio.gather(*(_failed_write(db) for _ in range(4)))
         assert all("locked" in message for message, _ in results), results
         assert max(seconds for _, seconds in results) < 2 * BUSY + 1.0, results
         await db.execute("UPDATE tenants SET name = name")
@@ -65,33 +42,12 @@ async def test_a_write_queued_behind_a_busy_one_waits_only_its_own_budget(tmp_pa
     path = tmp_path / "t.db"
     busy = 1.0
     async with Database.open(path, busy_timeout=busy) as db:
-        locker = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-c",
-            LOCKER,
-            str(path),
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-        )
-        assert locker.stdin is not None
-        assert locker.stdout is not None
-        assert await asyncio.wait_for(locker.stdout.readline(), 20) == b"locked\n"
-
-        async def write() -> float:
-            started = time.monotonic()
-            with pytest.raises(StoreError, match="locked"):
-                await db.execute("UPDATE tenants SET name = name")
-            return time.monotonic() - started
-
-        try:
-            first = asyncio.create_task(write())
+        async with sqlite_locked(path):
+            first = asyncio.create_task(_failed_write(db))
             await asyncio.sleep(busy / 10)  # the first write is inside SQLite's busy wait
-            second = await write()
-            await first
-        finally:
-            locker.stdin.write(b"release\n")
-            await locker.stdin.drain()
-            await asyncio.wait_for(locker.wait(), 20)
+            message, second = await _failed_write(db)
+            assert "locked" in (await first)[0]
+        assert "locked" in message
         # Its own budget: ~1 busy timeout; the queue, then a full timeout again: ~1.9.
         assert second < 1.5 * busy, second
         await db.execute("UPDATE tenants SET name = name")
@@ -104,25 +60,13 @@ async def test_a_write_cancelled_while_it_begins_leaves_no_transaction_open(
     leaves the writer with no open transaction: once the lock is gone, writes work."""
     path = tmp_path / "t.db"
     async with Database.open(path, busy_timeout=2.0) as db:
-        locker = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-c",
-            LOCKER,
-            str(path),
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-        )
-        assert locker.stdin is not None
-        assert locker.stdout is not None
-        assert await asyncio.wait_for(locker.stdout.readline(), 20) == b"locked\n"
-        write = asyncio.create_task(db.execute("UPDATE tenants SET name = name"))
-        await asyncio.sleep(0.2)  # the write is inside SQLite's busy wait
-        locker.stdin.write(b"release\n")
-        await locker.stdin.drain()
-        write.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await write
-        await asyncio.wait_for(locker.wait(), 20)
+        async with sqlite_locked(path) as release:
+            write = asyncio.create_task(db.execute("UPDATE tenants SET name = name"))
+            await asyncio.sleep(0.2)  # the write is inside SQLite's busy wait
+            await release()
+            write.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await write
         assert await db.execute("UPDATE tenants SET name = name") >= 0
         async with Database.open(path) as other:
             assert await other.execute("UPDATE tenants SET name = name") >= 0
