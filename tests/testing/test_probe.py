@@ -390,7 +390,7 @@ async def test_hostile_link_events_hold_on_the_notes_bot(links: str) -> None:
     """With links on, the probe also tries to get the member into the writer's person (a
     replayed code, a code sent in a group, guesses), a look-alike of the writer and a
     non-person into any person, and the writer's other account after an unlink: on the notes
-    bot every one holds."""
+    bot every one holds, and a note says what the link events leave out."""
     report = await probe("telegram_bot:handle", search_dir=EXAMPLES, commands=NOTE, links=links)
     for event in LINK_EVENTS:
         case = report.case(event, "/note probe")
@@ -398,6 +398,7 @@ async def test_hostile_link_events_hold_on_the_notes_bot(links: str) -> None:
     look_alike = report.case("look-alike account of the writer (group)", "/note probe")
     assert [d["reason"] for d in look_alike.decisions] == ["no_grant"]
     assert not report.failures
+    assert any("link across platforms" in note for note in report.notes), report.notes
 
 
 async def test_the_link_events_prove_the_writers_own_link_first(

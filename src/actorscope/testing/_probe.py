@@ -1462,6 +1462,10 @@ class ProbeRun:
             events = dict(EVENTS)
             if env.assembly.settings.links is not LinkMode.OFF:
                 events.update(LINK_EVENTS)
+                report.notes.append(
+                    "the link events run between two Telegram accounts of the writer: a link "
+                    "across platforms, and /link on any other platform, are not probed"
+                )
             wheres = {name: _WHERES.get(name, ("group", "forum")) for name in events}
             await play(
                 world, events, wheres, report.commands, self.deadline, report, only=self.events
