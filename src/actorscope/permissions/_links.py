@@ -225,6 +225,18 @@ def _digest(tenant_id: str, code: str) -> str:
     return hashlib.sha256(f"{tenant_id}:{_normal_code(code)}".encode()).hexdigest()
 
 
+async def _use_up(tx: Transaction, digest: str, at: float) -> str | None:
+    """Mark the code ``digest`` used at ``at`` if it is not yet: the account it was issued
+    to, or None when it was used meanwhile."""
+    row = await tx.fetchone(
+        "SELECT account FROM link_codes WHERE digest = ? AND used_at IS NULL", (digest,)
+    )
+    if row is None:
+        return None
+    await tx.execute("UPDATE link_codes SET used_at = ? WHERE digest = ?", (utc_at(at), digest))
+    return str(row["account"])
+
+
 def _new_code() -> str:
     """Ten characters of the alphabet, at least one a digit and one a letter: words of a
     group's ordinary text (no digit) then never look like a code (:meth:`LinkStore.codes_in`)."""
@@ -509,33 +521,33 @@ class LinkStore:
         refused = LinkOutcome(False, LinkReason.GROUP_CONTEXT, account=sender)
         if not _normal_code(code):
             return refused
-        digest = _digest(tenant_id, code)
-        live = await self.db.fetchone(
-            "SELECT 1 FROM link_codes WHERE digest = ? AND tenant_id = ? AND used_at IS NULL "
-            "AND expires_at > ?",
-            (digest, tenant_id, utc_at(at)),
-        )
-        if live is None:
+        live = await self._live_digests(tenant_id, [_digest(tenant_id, code)], at)
+        if not live:
             _log.debug("links.group_code_unknown channel=%s", identity.channel)
             return refused
         async with self._changing(announce=False) as tx:
-            row = await tx.fetchone(
-                "SELECT account FROM link_codes WHERE digest = ? AND used_at IS NULL",
-                (digest,),
-            )
-            if row is None:
+            issued_to = await _use_up(tx, live[0], at)
+            if issued_to is None:
                 return refused  # used meanwhile: nothing left to burn
-            await tx.execute(
-                "UPDATE link_codes SET used_at = ? WHERE digest = ?", (utc_at(at), digest)
-            )
             return await self._refused(
                 tx,
                 tenant_id,
                 sender,
                 LinkReason.GROUP_CONTEXT,
                 identity=identity if account is None else None,
-                detail={"burnt": str(row["account"])},
+                detail={"burnt": issued_to},
             )
+
+    async def _live_digests(self, tenant_id: str, digests: Sequence[str], at: float) -> list[str]:
+        """Those of ``digests`` that are live codes of ``tenant_id`` at ``at`` (unused, not
+        expired): one read, outside any write transaction."""
+        marks = ", ".join("?" for _ in digests)
+        rows = await self.db.fetchall(
+            f"SELECT digest FROM link_codes WHERE tenant_id = ? AND used_at IS NULL "
+            f"AND expires_at > ? AND digest IN ({marks})",
+            (tenant_id, utc_at(at), *digests),
+        )
+        return [str(row["digest"]) for row in rows]
 
     @staticmethod
     def codes_in(text: str) -> tuple[str, ...]:
@@ -572,12 +584,7 @@ class LinkStore:
             return []
         at = time.time() if now is None else now
         digests = sorted({_digest(tenant_id, code) for code in codes})
-        marks = ", ".join("?" for _ in digests)
-        live = await self.db.fetchall(
-            f"SELECT digest FROM link_codes WHERE tenant_id = ? AND used_at IS NULL "
-            f"AND expires_at > ? AND digest IN ({marks})",
-            (tenant_id, utc_at(at), *digests),
-        )
+        live = await self._live_digests(tenant_id, digests, at)
         if not live:
             return []
         shower = account_of(identity)
@@ -586,18 +593,10 @@ class LinkStore:
             detail["sender"] = identity.sender_id
         burnt: list[str] = []
         async with self._changing(announce=False) as tx:
-            for found in live:
-                row = await tx.fetchone(
-                    "SELECT account FROM link_codes WHERE digest = ? AND used_at IS NULL",
-                    (found["digest"],),
-                )
-                if row is None:
+            for digest in live:
+                account = await _use_up(tx, digest, at)
+                if account is None:
                     continue  # used meanwhile
-                await tx.execute(
-                    "UPDATE link_codes SET used_at = ? WHERE digest = ?",
-                    (utc_at(at), found["digest"]),
-                )
-                account = str(row["account"])
                 await self._audit(
                     tx,
                     tenant_id,
