@@ -197,13 +197,19 @@ def test_a_broken_entry_point_is_one_line_naming_it(tmp_path: Path) -> None:
     event = tmp_path / "event.json"
     event.write_text(json.dumps(FakeChat().message("alice", "hi", "ideas")))
     broken = _actorscope(site, "normalize", "--platform", "fakechat", str(event), cwd=tmp_path)
-    assert broken.returncode == 2
-    lines = broken.stderr.strip().splitlines()
-    assert len(lines) == 1, broken.stderr
-    assert lines[0].startswith(
+    _one_error_line(
+        broken,
         "actorscope: error: platform entry point fakechat = 'tests.fakechat:NO_SUCH_SPEC' "
-        "(actorscope.platforms) cannot be loaded: AttributeError:"
+        "(actorscope.platforms) cannot be loaded: AttributeError:",
     )
+
+
+def _one_error_line(done: subprocess.CompletedProcess[str], start: str) -> None:
+    """The command exited 2 with one line on stderr, which begins with ``start``."""
+    assert done.returncode == 2
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    assert lines[0].startswith(start)
 
 
 #: Imports a bot that never uses a platform plugin makes: none of them asks for plugins.
@@ -240,12 +246,10 @@ def test_a_broken_plugin_breaks_no_unrelated_import(tmp_path: Path) -> None:
     assert (imported.returncode, imported.stdout) == (0, "group:tg2:-5\n"), imported.stderr
     (tmp_path / "bot.toml").write_text(RUN_CONFIG)
     refused = _actorscope(site, "run", "bot.toml", cwd=tmp_path)
-    assert refused.returncode == 2
-    lines = refused.stderr.strip().splitlines()
-    assert len(lines) == 1, refused.stderr
-    assert lines[0].startswith(
+    _one_error_line(
+        refused,
         "actorscope: error: platform entry point chat = 'nonexistent_mod:SPEC' "
-        "(actorscope.platforms) cannot be loaded: ModuleNotFoundError:"
+        "(actorscope.platforms) cannot be loaded: ModuleNotFoundError:",
     )
 
 
