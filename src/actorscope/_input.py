@@ -24,24 +24,29 @@ from urllib.parse import urlsplit
 
 from pydantic import BeforeValidator, ValidationError
 
-from actorscope.errors import ActorscopeError
+from actorscope.errors import ActorscopeError, IdentityError
 
 __all__ = [
     "MAX_INPUT_BYTES",
     "MAX_INTEGER_DIGITS",
     "MAX_JSON_DEPTH",
+    "NIL_UUID",
     "EnvName",
     "Flag",
     "HttpServiceUrl",
+    "InvalidUUIDError",
     "Port",
     "WsServiceUrl",
     "env_name",
     "flag",
+    "is_uuid",
     "key_path",
     "non_empty_text",
     "parse_age",
     "parse_json",
     "parse_toml",
+    "parse_uuid",
+    "parse_uuid_or_nil",
     "port_number",
     "read_file_bytes",
     "read_text_file",
@@ -362,3 +367,44 @@ def service_url(value: Any, secure: str, plain: str) -> str:
 HttpServiceUrl = Annotated[str, BeforeValidator(lambda value: service_url(value, "https", "http"))]
 #: A platform's gateway endpoint (``wss://``; ``ws://`` on this host only).
 WsServiceUrl = Annotated[str, BeforeValidator(lambda value: service_url(value, "wss", "ws"))]
+
+
+class InvalidUUIDError(IdentityError):
+    """A string that must be a UUID is not one (an :class:`~actorscope.errors.IdentityError`)."""
+
+
+#: The nil UUID: "no match" on read paths; stored as NULL, never as a row id.
+NIL_UUID = "00000000-0000-0000-0000-000000000000"
+
+_UUID_ANY_CASE = re.compile(
+    r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+)
+_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+
+
+def is_uuid(value: object, *, canonical: bool = True) -> bool:
+    """True iff ``value`` is a UUID in canonical form: 8-4-4-4-12 **lowercase** hex; with
+    ``canonical=False``, a hyphenated UUID in either case (a UUID, not an agent key).
+
+    Canonical by default: stored ids are lowercase, so an uppercase spelling compared as text
+    would silently match nothing (no grant, no writer); callers with outside text use
+    :func:`parse_uuid`, which lowercases.
+    """
+    pattern = _UUID if canonical else _UUID_ANY_CASE
+    return isinstance(value, str) and pattern.fullmatch(value) is not None
+
+
+def parse_uuid(value: object, what: str = "id") -> str:
+    """Return ``value`` as a canonical lowercase UUID string, or raise naming ``what``.
+
+    Only the hyphenated 36-character form is accepted (either case): braces, URNs and bare
+    hex are spellings a typo can produce, and a typo must not become a different id.
+    """
+    if not is_uuid(value, canonical=False):
+        raise InvalidUUIDError(f"{what} must be a UUID, got {value!r}")
+    return str(value).lower()
+
+
+def parse_uuid_or_nil(value: object) -> str:
+    """Like :func:`parse_uuid`, but ``NIL_UUID`` for anything invalid: for "no match" reads only."""
+    return str(value).lower() if is_uuid(value, canonical=False) else NIL_UUID

@@ -7,7 +7,8 @@ import uuid
 
 import pytest
 
-from actorscope.agents import NIL_UUID, AgentUUID
+from actorscope._input import NIL_UUID
+from actorscope.agents import AgentUUID
 from actorscope.agents._events import (
     NON_UUID_AGENT_ID,
     NON_UUID_TENANT_ID,

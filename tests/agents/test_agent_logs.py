@@ -7,19 +7,20 @@ import uuid
 
 import pytest
 
-from actorscope.agents import Agent, AgentKey, AgentUUID, Tenant, agent_label
+from actorscope.agents import Agent, AgentKey, AgentRegistry, AgentUUID
 from actorscope.agents._logs import AgentLogger, agent_logger
+from actorscope.agents._models import Tenant
 from actorscope.agents._types import TenantUUID
 from actorscope.errors import IdentityError
 
 
 def test_label_is_key_at_slug() -> None:
-    """agent_label joins key and tenant slug, validating both."""
-    assert agent_label("bot", "acme") == "bot@acme"
+    """AgentRegistry.label joins key and tenant slug, validating both."""
+    assert AgentRegistry.label("bot", "acme") == "bot@acme"
     with pytest.raises(IdentityError):
-        agent_label("bot", "")
+        AgentRegistry.label("bot", "")
     with pytest.raises(IdentityError):
-        agent_label("../bot", "acme")
+        AgentRegistry.label("../bot", "acme")
 
 
 def test_logger_prefixes_the_label_and_adds_fields(caplog: pytest.LogCaptureFixture) -> None:

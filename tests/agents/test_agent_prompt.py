@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from actorscope._input import InvalidUUIDError
 from actorscope.agents import AgentKey, AgentUUID
 from actorscope.agents._prompt import SystemPromptConfig
-from actorscope.agents._types import InvalidUUIDError
 from actorscope.errors import IdentityError
 
 KEYS = st.from_regex(r"[A-Za-z0-9][A-Za-z0-9_-]{0,20}", fullmatch=True)

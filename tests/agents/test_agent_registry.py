@@ -6,8 +6,8 @@ import uuid
 
 import pytest
 
+from actorscope._input import InvalidUUIDError
 from actorscope.agents import AgentRegistry
-from actorscope.agents._types import InvalidUUIDError
 from actorscope.errors import (
     AgentNotFoundError,
     ConflictError,

@@ -7,8 +7,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from actorscope.agents import NIL_UUID, is_uuid, parse_uuid, parse_uuid_or_nil
-from actorscope.agents._types import InvalidUUIDError, uuid_or_null, validate_uuids
+from actorscope._input import NIL_UUID, InvalidUUIDError, is_uuid, parse_uuid, parse_uuid_or_nil
+from actorscope.agents._types import uuid_or_null, validate_uuids
 
 
 def test_validate_uuids_returns_canonical_values() -> None:

@@ -16,7 +16,8 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, replace
 
-from actorscope.agents._types import NIL_UUID, AgentUUID, TenantUUID, looks_like_uuid, parse_uuid
+from actorscope._input import NIL_UUID, is_uuid, parse_uuid
+from actorscope.agents._types import AgentUUID, TenantUUID
 from actorscope.errors import ActorscopeError
 from actorscope.store import utc_now
 
@@ -69,7 +70,7 @@ class _Drift:
 
 def _problem(value: object, names: str) -> str:
     """Why ``value`` is not a UUID naming ``names``, or ``""`` if it is one."""
-    if not looks_like_uuid(value):
+    if not is_uuid(value, canonical=False):
         return "not a UUID"
     if parse_uuid(value) == NIL_UUID:
         return f"the nil UUID, which names no {names}"

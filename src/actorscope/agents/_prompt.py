@@ -11,7 +11,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from actorscope.agents._types import AgentKey, AgentUUID, parse_agent_key, parse_uuid
+from actorscope._input import parse_uuid
+from actorscope.agents._types import AgentKey, AgentUUID, parse_agent_key
 from actorscope.errors import IdentityError
 
 __all__ = ["SystemPromptConfig", "uuid_pattern"]

@@ -15,7 +15,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Protocol
 
+from actorscope._input import is_uuid, parse_uuid
 from actorscope.agents._cache import cache_for
+from actorscope.agents._logs import agent_label
 from actorscope.agents._models import (
     Agent,
     AgentListener,
@@ -29,10 +31,8 @@ from actorscope.agents._types import (
     AgentUUID,
     TeamUUID,
     TenantUUID,
-    looks_like_uuid,
     parse_agent_key,
     parse_tenant_slug,
-    parse_uuid,
     validate_uuids,
 )
 from actorscope.errors import (
@@ -71,7 +71,7 @@ class _Reader(Protocol):
 
 
 async def _find(reader: _Reader, owner: Tenant, key_or_uuid: str) -> Agent:
-    if looks_like_uuid(key_or_uuid):
+    if is_uuid(key_or_uuid, canonical=False):
         row = await reader.fetchone(
             _LIVE_IN_TENANT_BY_ID, (parse_uuid(key_or_uuid, "agent id"), owner.id)
         )
@@ -110,6 +110,24 @@ class AgentRegistry:
         self._cache = cache_for(db)
         self._ttl = cache_ttl
 
+    @staticmethod
+    def parse_key(value: object) -> AgentKey:
+        """``value`` as an agent key: 1-64 of ``A-Z a-z 0-9 _ -``, starting with a letter or
+        digit, and not a UUID; :class:`~actorscope.errors.IdentityError` otherwise."""
+        return parse_agent_key(value)
+
+    @staticmethod
+    def parse_tenant_slug(value: object) -> str:
+        """``value`` as a tenant slug: 1-63 of ``a-z 0-9 -``, starting with a letter or digit;
+        :class:`~actorscope.errors.IdentityError` otherwise."""
+        return parse_tenant_slug(value)
+
+    @staticmethod
+    def label(key: str, tenant_slug: str) -> str:
+        """How logs and the CLI name an agent: ``key@tenant-slug``, both checked (a key alone
+        is ambiguous across tenants)."""
+        return agent_label(key, tenant_slug)
+
     def subscribe(self, listener: AgentListener) -> None:
         """Call ``listener(before, after)`` after each rename or remove on this database.
 
@@ -126,7 +144,7 @@ class AgentRegistry:
 
     async def tenant(self, slug_or_uuid: str = DEFAULT_TENANT_SLUG) -> Tenant:
         """The tenant with this slug or UUID; :class:`TenantNotFoundError` otherwise."""
-        if looks_like_uuid(slug_or_uuid):
+        if is_uuid(slug_or_uuid, canonical=False):
             lookup, sql = parse_uuid(slug_or_uuid, "tenant"), "id"
         else:
             lookup, sql = parse_tenant_slug(slug_or_uuid), "slug"
@@ -211,7 +229,7 @@ class AgentRegistry:
         """
         owner = await self.tenant(tenant)
         now = time.monotonic()
-        if looks_like_uuid(key_or_uuid):
+        if is_uuid(key_or_uuid, canonical=False):
             cached = self._cache.by_id(parse_uuid(key_or_uuid, "agent id"), now, self._ttl)
         else:
             key = parse_agent_key(key_or_uuid)

@@ -11,15 +11,10 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
+from actorscope._input import is_uuid, parse_uuid
 from actorscope.agents._models import Agent, Tenant
 from actorscope.agents._registry import DEFAULT_CACHE_TTL, AgentRegistry
-from actorscope.agents._types import (
-    AgentKey,
-    TenantUUID,
-    looks_like_uuid,
-    parse_agent_key,
-    parse_uuid,
-)
+from actorscope.agents._types import AgentKey, TenantUUID, parse_agent_key
 from actorscope.errors import IdentityError
 
 __all__ = ["AgentRouter", "RouterEntry", "cache_key"]
@@ -100,7 +95,7 @@ class AgentRouter:
 
     def _cached_key(self, tenant_id: str, uuid_or_key: str) -> str | None:
         """The cache key (tenant, UUID or key) maps to, if known without the database."""
-        if not looks_like_uuid(uuid_or_key):
+        if not is_uuid(uuid_or_key, canonical=False):
             return cache_key(TenantUUID(tenant_id), parse_agent_key(uuid_or_key))
         agent_id = parse_uuid(uuid_or_key, "agent id")
         known = self._key_of_uuid.get(agent_id)
@@ -112,7 +107,7 @@ class AgentRouter:
     def _key(self, tenant: str, uuid_or_key: str) -> str | None:
         tenant_ref = _require_tenant(tenant)
         tenant_id = self._tenant_ids.get(
-            parse_uuid(tenant_ref, "tenant") if looks_like_uuid(tenant_ref) else tenant_ref
+            parse_uuid(tenant_ref, "tenant") if is_uuid(tenant_ref, canonical=False) else tenant_ref
         )
         return None if tenant_id is None else self._cached_key(tenant_id, uuid_or_key)
 

@@ -2,7 +2,8 @@
 
 ``AgentUUID``, ``TenantUUID`` and ``TeamUUID`` are canonical lowercase UUID strings;
 ``AgentKey`` is the per-tenant name (prompt text, paths, logs, the bot's @name). mypy keeps
-them apart; :func:`parse_uuid` is the only way to make a UUID-typed value from outside text.
+them apart; ``parse_uuid`` (``actorscope._input``) is the only way to make a UUID-typed value from
+outside text.
 """
 
 from __future__ import annotations
@@ -11,29 +12,20 @@ import re
 from collections.abc import Iterable
 from typing import NewType
 
+from actorscope._input import NIL_UUID, InvalidUUIDError, is_uuid, parse_uuid
 from actorscope.errors import IdentityError
 from actorscope.identity import AGENT_KEY_PATTERN
 
 __all__ = [
-    "NIL_UUID",
     "AgentKey",
     "AgentUUID",
-    "InvalidUUIDError",
     "TeamUUID",
     "TenantUUID",
-    "is_uuid",
-    "looks_like_uuid",
     "parse_agent_key",
     "parse_tenant_slug",
-    "parse_uuid",
-    "parse_uuid_or_nil",
     "uuid_or_null",
     "validate_uuids",
 ]
-
-
-class InvalidUUIDError(IdentityError):
-    """A string that must be a UUID is not one (an :class:`~actorscope.errors.IdentityError`)."""
 
 
 AgentUUID = NewType("AgentUUID", str)
@@ -41,48 +33,7 @@ TenantUUID = NewType("TenantUUID", str)
 TeamUUID = NewType("TeamUUID", str)
 AgentKey = NewType("AgentKey", str)
 
-#: The nil UUID: "no match" on read paths; stored as NULL, never as a row id.
-NIL_UUID = "00000000-0000-0000-0000-000000000000"
-
-_UUID_ANY_CASE = re.compile(
-    r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
-)
-_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 _TENANT_SLUG = re.compile(r"[a-z0-9][a-z0-9-]{0,62}")
-
-
-def is_uuid(value: object, *, canonical: bool = True) -> bool:
-    """True iff ``value`` is a UUID in canonical form: 8-4-4-4-12 **lowercase** hex; with
-    ``canonical=False``, a hyphenated UUID in either case (a UUID, not an agent key).
-
-    Canonical by default: stored ids are lowercase, so an uppercase spelling compared as text
-    would silently match nothing (no grant, no writer); callers with outside text use
-    :func:`parse_uuid`, which lowercases.
-    """
-    if not canonical:
-        return looks_like_uuid(value)
-    return isinstance(value, str) and _UUID.fullmatch(value) is not None
-
-
-def looks_like_uuid(value: object) -> bool:
-    """True iff ``value`` is a hyphenated UUID in either case: a UUID, not an agent key."""
-    return isinstance(value, str) and _UUID_ANY_CASE.fullmatch(value) is not None
-
-
-def parse_uuid(value: object, what: str = "id") -> str:
-    """Return ``value`` as a canonical lowercase UUID string, or raise naming ``what``.
-
-    Only the hyphenated 36-character form is accepted (either case): braces, URNs and bare
-    hex are spellings a typo can produce, and a typo must not become a different id.
-    """
-    if not looks_like_uuid(value):
-        raise InvalidUUIDError(f"{what} must be a UUID, got {value!r}")
-    return str(value).lower()
-
-
-def parse_uuid_or_nil(value: object) -> str:
-    """Like :func:`parse_uuid`, but ``NIL_UUID`` for anything invalid: for "no match" reads only."""
-    return str(value).lower() if looks_like_uuid(value) else NIL_UUID
 
 
 def validate_uuids(values: Iterable[object], what: str = "id") -> list[str]:
@@ -94,7 +45,7 @@ def validate_uuids(values: Iterable[object], what: str = "id") -> list[str]:
     """
     checked: list[str] = []
     for index, value in enumerate(values):
-        if not looks_like_uuid(value):
+        if not is_uuid(value, canonical=False):
             raise InvalidUUIDError(f"{what} #{index} must be a UUID, got {value!r}")
         checked.append(str(value).lower())
     return checked
@@ -119,7 +70,7 @@ def parse_agent_key(value: object) -> AgentKey:
             f"agent key must be 1-64 letters, digits, '_' or '-' (starting with a letter "
             f"or digit), got {value!r}"
         )
-    if looks_like_uuid(value):
+    if is_uuid(value, canonical=False):
         raise IdentityError(f"agent key must not look like a UUID: {value!r}")
     return AgentKey(value)
 

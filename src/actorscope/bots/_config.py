@@ -85,15 +85,17 @@ from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, Settings
 from actorscope._input import (
     Flag,
     Port,
+    is_uuid,
     non_empty_text,
     parse_age,
     parse_toml,
+    parse_uuid,
     read_text_file,
     shown_value,
     toml_line,
     validation_problems,
 )
-from actorscope.agents import is_uuid, parse_agent_key, parse_tenant_slug, parse_uuid
+from actorscope.agents import AgentRegistry
 from actorscope.assembly import AgentSettings
 from actorscope.channels import ChannelSection, SenderIds, platform, platforms, sender_ids
 from actorscope.errors import ConfigError, IdentityError
@@ -138,9 +140,9 @@ def _name(value: Any, kind: Literal["agent", "tenant"]) -> str:
         if is_uuid(text, canonical=False):
             parse_uuid(text, kind)
         elif kind == "agent":
-            parse_agent_key(text)
+            AgentRegistry.parse_key(text)
         else:
-            parse_tenant_slug(text)
+            AgentRegistry.parse_tenant_slug(text)
     except IdentityError as exc:
         raise ValueError(str(exc)) from None
     return text

@@ -12,7 +12,8 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from actorscope.agents import AgentRegistry, agent_label, is_uuid
+from actorscope._input import is_uuid
+from actorscope.agents import AgentRegistry
 from actorscope.cli._common import (
     DEFAULT_DB,
     CreateOption,
@@ -59,7 +60,7 @@ def _echo(row: dict[str, str], verb: str, as_json: bool) -> None:
     if as_json:
         typer.echo(json.dumps(row, sort_keys=True))
     else:
-        label = agent_label(row["key"], row["tenant"])
+        label = AgentRegistry.label(row["key"], row["tenant"])
         before = f"{row['previous_key']} -> " if "previous_key" in row else ""
         typer.echo(f"{verb} {before}{label} id={row['id']}")
 

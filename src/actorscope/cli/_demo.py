@@ -28,7 +28,7 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from actorscope.agents import Agent, AgentRegistry, agent_label
+from actorscope.agents import Agent, AgentRegistry
 from actorscope.cli._common import console_for_tables, require_testing_extra
 from actorscope.errors import ConflictError
 from actorscope.identity import (
@@ -187,7 +187,7 @@ async def _fresh_demo_agent(registry: AgentRegistry, db_path: Path, reset: bool)
         )
     others = [agent for agent in agents if agent not in named]
     if others and not reset:
-        names = ", ".join(agent_label(a.key, tenants[a.tenant_id]) for a in others[:3])
+        names = ", ".join(AgentRegistry.label(a.key, tenants[a.tenant_id]) for a in others[:3])
         more = f" and {len(others) - 3} more" if len(others) > 3 else ""
         raise ConflictError(
             f"{str(db_path)!r} holds other agents ({names}{more}); the demo plays in its own "

@@ -15,8 +15,9 @@ from fastapi.responses import JSONResponse, RedirectResponse, Response
 from starlette.background import BackgroundTask
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from actorscope._input import parse_uuid
 from actorscope._version import __version__
-from actorscope.agents import Agent, parse_uuid
+from actorscope.agents import Agent
 from actorscope.errors import ActorscopeError
 from actorscope.host import Handler
 from actorscope.http import _api, _console

@@ -33,7 +33,7 @@ from typing import Generic, Protocol, TypeVar
 
 from telegram import Message, Update
 
-from actorscope.agents import Agent, parse_agent_key
+from actorscope.agents import Agent, AgentRegistry
 from actorscope.assembly import AgentSettings
 from actorscope.bots import BotServices
 from actorscope.channels import ChannelConfig, Ingress, Outcome, Pipeline, WriterCommand
@@ -147,7 +147,7 @@ def gate_settings(
 ) -> GateSettings:
     """``install()``'s arguments checked, each problem one :class:`ConfigError`; ``bot``
     names what the gate goes into in that error (``a PTB application``)."""
-    key = parse_agent_key(agent)
+    key = AgentRegistry.parse_key(agent)
     if not isinstance(database, str | os.PathLike | Database):
         raise ConfigError("database must be a path, a database URL or an open Database")
     if not isinstance(owners, Collection) or isinstance(owners, str):

@@ -29,9 +29,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from actorscope._input import shown_path
+from actorscope._input import NIL_UUID, is_uuid, shown_path
 from actorscope._text import escape_unstorable
-from actorscope.agents import NIL_UUID, is_uuid
 from actorscope.errors import ConfigError, ConflictError, RowRefusedError, StoreError
 from actorscope.identity import MAX_SCOPE_CHARS, Identity
 from actorscope.store import Database, Row, Transaction, utc_at, utc_now

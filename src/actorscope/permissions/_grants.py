@@ -16,7 +16,8 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from actorscope.agents import Agent, AgentRegistry, is_uuid, parse_uuid
+from actorscope._input import is_uuid, parse_uuid
+from actorscope.agents import Agent, AgentRegistry
 from actorscope.errors import GrantError, StoreError
 from actorscope.identity import PERSON_SCOPE_PREFIX, Scope
 from actorscope.permissions._audit import AuditAction, AuditEntry, AuditLog

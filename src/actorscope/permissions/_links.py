@@ -34,7 +34,8 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from enum import StrEnum
 
-from actorscope.agents import AgentRegistry, parse_uuid
+from actorscope._input import parse_uuid
+from actorscope.agents import AgentRegistry
 from actorscope.errors import ConflictError, IdentityError, NotFoundError
 from actorscope.identity import (
     PERSON_SCOPE_PREFIX,

@@ -19,9 +19,8 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 from functools import lru_cache
 
-from actorscope._input import shown_path
+from actorscope._input import NIL_UUID, is_uuid, shown_path
 from actorscope._text import has_unstorable
-from actorscope.agents import NIL_UUID, is_uuid
 from actorscope.context import current_identity
 from actorscope.errors import StoreError
 from actorscope.identity import (

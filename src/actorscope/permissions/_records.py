@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from actorscope.agents import parse_uuid
+from actorscope._input import parse_uuid
 from actorscope.errors import GrantError
 from actorscope.permissions._scopes import (
     ANY,

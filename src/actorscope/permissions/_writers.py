@@ -26,7 +26,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 
-from actorscope.agents import NIL_UUID, parse_uuid_or_nil
+from actorscope._input import NIL_UUID, parse_uuid_or_nil
 from actorscope.context import current_identity
 from actorscope.identity import Identity, Scope, is_group_scope, normalize_sender_id
 from actorscope.permissions._audit import AuditAction, AuditEntry

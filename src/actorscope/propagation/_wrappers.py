@@ -15,7 +15,7 @@ import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from actorscope.agents import parse_uuid
+from actorscope._input import parse_uuid
 from actorscope.context import current_identity
 from actorscope.errors import IdentityError, PayloadError, UnboundIdentityError
 from actorscope.identity import Identity, PeerKind, SenderKind

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from actorscope.agents import is_uuid
+from actorscope._input import is_uuid
 from actorscope.errors import IdentityError
 
 __all__ = [

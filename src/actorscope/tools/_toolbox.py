@@ -24,7 +24,8 @@ from collections.abc import Awaitable
 from dataclasses import dataclass, replace
 from typing import Protocol
 
-from actorscope.agents import Agent, AgentRegistry, is_uuid
+from actorscope._input import is_uuid
+from actorscope.agents import Agent, AgentRegistry
 from actorscope.errors import AgentNotFoundError, PermissionDeniedError, ToolError
 from actorscope.identity import Identity, is_group_scope, normalize_sender_id
 from actorscope.permissions import (
