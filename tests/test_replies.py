@@ -17,7 +17,6 @@ from actorscope.messages import (
     OutboundMessage,
     ReplyFormat,
     RichReply,
-    reply_to,
 )
 
 SOURCE = InboundMessage(
@@ -29,7 +28,7 @@ def test_reply_to_carries_format_buttons_and_media(tmp_path: Path) -> None:
     """reply_to(request, RichReply) keeps the chat, topic and reply target and adds the rest."""
     photo = tmp_path / "a.png"
     photo.write_bytes(b"png")
-    out = reply_to(
+    out = OutboundMessage.reply_to(
         SOURCE,
         RichReply(
             "*hi*",
@@ -43,7 +42,7 @@ def test_reply_to_carries_format_buttons_and_media(tmp_path: Path) -> None:
     assert [[b.data for b in row] for row in out.buttons] == [["y", "n"]]  # a flat list: one row
     assert out.media[0].kind is AttachmentKind.PHOTO
     assert out.media[0].path == photo.resolve()
-    assert reply_to(SOURCE, "plain") == OutboundMessage(
+    assert OutboundMessage.reply_to(SOURCE, "plain") == OutboundMessage(
         channel="telegram", chat_id="42", content="plain", thread_id="3", reply_to_message_id="9"
     )
 

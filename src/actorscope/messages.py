@@ -30,15 +30,12 @@ __all__ = [
     "Attachment",
     "AttachmentKind",
     "Button",
-    "Buttons",
     "InboundMessage",
     "Media",
-    "Metadata",
     "OutboundMessage",
     "ReplyFormat",
     "RichReply",
     "RunRequest",
-    "reply_to",
 ]
 
 #: Run requests only: the synthetic sender that carried a *verified* origin (for audit). The
@@ -53,7 +50,7 @@ def _freeze(value: Mapping[str, str]) -> Mapping[str, str]:
 
 
 #: A read-only ``str -> str`` mapping that serialises as a plain JSON object.
-Metadata = Annotated[Mapping[str, str], PlainSerializer(dict, return_type=dict[str, str])]
+_Metadata = Annotated[Mapping[str, str], PlainSerializer(dict, return_type=dict[str, str])]
 
 # validate_default: the default metadata must be frozen by the validator too.
 _FROZEN = ConfigDict(frozen=True, extra="forbid", use_enum_values=False, validate_default=True)
@@ -99,7 +96,7 @@ class _MessageFields(_Frozen):
     peer_kind: PeerKind = PeerKind.DIRECT
     user_id: str
     sender_kind: SenderKind = SenderKind.USER
-    metadata: Metadata = Field(default_factory=dict)
+    metadata: _Metadata = Field(default_factory=dict)
     thread_id: str = ""
     message_id: str = ""
     tenant_id: str | None = None
@@ -274,7 +271,7 @@ class Attachment(_Frozen):
 
 
 #: Rows of buttons, top to bottom.
-Buttons = tuple[tuple[Button, ...], ...]
+_Buttons = tuple[tuple[Button, ...], ...]
 
 
 def _rows(value: object) -> object:
@@ -288,7 +285,7 @@ class _Rich(_Frozen):
     """Format, buttons and attachments: what a reply carries besides its text."""
 
     format: ReplyFormat = ReplyFormat.PLAIN
-    buttons: Buttons = ()
+    buttons: _Buttons = ()
     media: tuple[Attachment, ...] = ()
 
     @field_validator("buttons", mode="before")
@@ -298,7 +295,7 @@ class _Rich(_Frozen):
 
     @field_validator("buttons", mode="after")
     @classmethod
-    def _no_empty_row(cls, rows: Buttons) -> Buttons:
+    def _no_empty_row(cls, rows: _Buttons) -> _Buttons:
         if any(not row for row in rows):
             raise ReplyError("a row of buttons is empty")
         return rows
@@ -316,7 +313,34 @@ class OutboundMessage(_Rich):
     content: str
     thread_id: str = ""
     reply_to_message_id: str = ""
-    metadata: Metadata = Field(default_factory=dict)
+    metadata: _Metadata = Field(default_factory=dict)
+
+    @classmethod
+    def reply_to(
+        cls, source: InboundMessage | RunRequest, content: str | RichReply
+    ) -> OutboundMessage:
+        """A reply to ``source``: same channel, chat and topic/thread, replying to its message.
+
+        ``content`` is the text, or a :class:`RichReply` whose format, buttons and media the
+        reply carries. The one place a reply is built: the host, the runners' writer-command
+        answers and the testing kit all call it.
+        """
+        # Plain text is the content itself: no RichReply is built (and validated) to unwrap it.
+        carried: dict[str, Any] = {"content": content}
+        if isinstance(content, RichReply):
+            carried = {
+                "content": content.text,
+                "format": content.format,
+                "buttons": content.buttons,
+                "media": content.media,
+            }
+        return cls(
+            channel=source.channel,
+            chat_id=source.chat_id,
+            thread_id=source.thread_id,
+            reply_to_message_id=source.message_id,
+            **carried,
+        )
 
 
 class RichReply(_Rich):
@@ -324,7 +348,7 @@ class RichReply(_Rich):
 
     ``buttons`` is rows of :class:`Button` (a flat list is one row); ``media`` is
     :class:`Attachment` s sent before the text. The run step turns it into the
-    :class:`OutboundMessage` for the chat the request came from (:func:`reply_to`).
+    :class:`OutboundMessage` for the chat the request came from (:meth:`OutboundMessage.reply_to`).
     """
 
     text: str = ""
@@ -368,28 +392,3 @@ class RunRequest(_MessageFields):
     def identity(self) -> Identity:
         """The identity the host binds while this request runs."""
         return self._identity_with(self.role)
-
-
-def reply_to(source: InboundMessage | RunRequest, content: str | RichReply) -> OutboundMessage:
-    """A reply to ``source``: same channel, chat and topic/thread, replying to its message.
-
-    ``content`` is the text, or a :class:`RichReply` whose format, buttons and media the
-    reply carries. The one place a reply is built: the host, the runners' writer-command
-    answers and the testing kit all call it.
-    """
-    # Plain text is the content itself: no RichReply is built (and validated) to unwrap it.
-    carried: dict[str, Any] = {"content": content}
-    if isinstance(content, RichReply):
-        carried = {
-            "content": content.text,
-            "format": content.format,
-            "buttons": content.buttons,
-            "media": content.media,
-        }
-    return OutboundMessage(
-        channel=source.channel,
-        chat_id=source.chat_id,
-        thread_id=source.thread_id,
-        reply_to_message_id=source.message_id,
-        **carried,
-    )

@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from actorscope.channels._base import _FROM_IDENTITY, Ingress, build_inbound, reply_to
+from actorscope.channels._base import _FROM_IDENTITY, Ingress, build_inbound
 from actorscope.errors import PayloadError
 from actorscope.identity import Identity, discord_identity, telegram_identity
-from actorscope.messages import InboundMessage
+from actorscope.messages import InboundMessage, OutboundMessage
 
 
 def test_build_inbound_equals_validated_message() -> None:
@@ -48,7 +48,7 @@ def test_reply_goes_to_the_same_chat_and_thread() -> None:
     """A reply keeps channel, chat and thread, and answers the message."""
     identity = discord_identity(9001, chat_id=77, guild_id=5)
     message = build_inbound(identity, content="q", metadata={}, thread_id="88", message_id="3")
-    out = reply_to(message, "a")
+    out = OutboundMessage.reply_to(message, "a")
     assert (out.channel, out.chat_id, out.thread_id, out.reply_to_message_id) == (
         "discord",
         "77",

@@ -30,7 +30,6 @@ from actorscope.messages import (
     OutboundMessage,
     RichReply,
     RunRequest,
-    reply_to,
 )
 from actorscope.permissions import GrantStore, PermissionPolicy
 from actorscope.propagation import OriginSigner
@@ -417,7 +416,7 @@ async def test_send_text_sends_what_a_built_reply_sends(replay: Replay) -> None:
         (in_channel, ""),
     ]:
         start = len(replay.http)
-        await replay.runner.send(reply_to(source, text))
+        await replay.runner.send(OutboundMessage.reply_to(source, text))
         middle = len(replay.http)
         await replay.runner.send_text(source, text)
         calls = [(path, {**(sent or {}), "nonce": ""}) for _, path, sent in replay.http]

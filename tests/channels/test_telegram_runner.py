@@ -20,7 +20,7 @@ from actorscope.context import current_identity
 from actorscope.errors import ConfigError
 from actorscope.host import Host, MessageBus
 from actorscope.identity import Identity, PeerKind, SenderKind
-from actorscope.messages import InboundMessage, OutboundMessage, RunRequest, reply_to
+from actorscope.messages import InboundMessage, OutboundMessage, RunRequest
 from actorscope.propagation import OriginSigner
 from actorscope.sandbox import BotApiEmulator, EmulatorRequest, TelegramMemberStatus
 from actorscope.store import Database
@@ -191,7 +191,7 @@ async def test_send_text_sends_what_a_built_reply_sends(bot: Bot) -> None:
         (source(ops, "", ""), "no reply"),
     ]:
         before = len(emu.calls_to("sendMessage"))
-        await bot.runner.send(reply_to(message, text))
+        await bot.runner.send(OutboundMessage.reply_to(message, text))
         built = len(emu.calls_to("sendMessage"))
         await bot.runner.send_text(message, text)
         calls = [call.params for call in emu.calls_to("sendMessage")]

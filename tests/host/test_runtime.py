@@ -24,7 +24,6 @@ from actorscope.messages import (
     ReplyFormat,
     RichReply,
     RunRequest,
-    reply_to,
 )
 from actorscope.permissions import GrantStore, PermissionPolicy, Reason
 from actorscope.propagation import (
@@ -119,7 +118,7 @@ async def test_explicit_outbound_messages_are_routed_by_their_channel() -> None:
     async def fan_out(request: RunRequest) -> Reply:
         return [
             OutboundMessage(channel="discord", chat_id="1", content="x", thread_id="2"),
-            reply_to(request, "y"),
+            OutboundMessage.reply_to(request, "y"),
         ]
 
     host, telegram, discord = host_for(fan_out)

@@ -25,7 +25,7 @@ from pydantic import ValidationError
 
 from actorscope.errors import PayloadError
 from actorscope.identity import Identity
-from actorscope.messages import InboundMessage, Media, OutboundMessage, reply_to
+from actorscope.messages import InboundMessage, Media, OutboundMessage
 
 __all__ = [
     "ADAPTER_METADATA_KEYS",
@@ -46,7 +46,6 @@ __all__ = [
     "display_name",
     "flag_raised",
     "ignored",
-    "reply_to",
 ]
 
 # The message fields an adapter's Identity fills in (scope, actor and its kind, channel, chat,

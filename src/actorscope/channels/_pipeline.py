@@ -50,7 +50,7 @@ from actorscope.channels._writer_commands import (
 from actorscope.errors import StoreError
 from actorscope.host import OutboundSender
 from actorscope.identity import Identity, PeerKind
-from actorscope.messages import InboundMessage, reply_to
+from actorscope.messages import InboundMessage, OutboundMessage
 from actorscope.permissions import LinkMode, LinkOutcome, LinkStore, WriterManager
 
 __all__ = ["STORE_AWAY", "Acknowledge", "Pipeline", "Publish", "RunWriterCommand"]
@@ -231,7 +231,7 @@ class Pipeline:
     async def _send(
         message: InboundMessage, command: str, text: str, sender: OutboundSender | None
     ) -> Ingress:
-        answer = reply_to(message, text)
+        answer = OutboundMessage.reply_to(message, text)
         if sender is not None:
             await sender.send(answer)
         return Ingress(message, command=command, answer=answer)

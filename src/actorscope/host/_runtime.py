@@ -6,14 +6,14 @@ replayed carrier runs synthetic), gives the sender its role (:func:`role_for`), 
 request's identity and run info once, awaits the user's handler and routes what it returns to
 the sender registered for the reply's channel. What a handler returns (:data:`Reply`) becomes
 outbound messages in one place: a ``str`` or a :class:`~actorscope.messages.RichReply` is a
-reply to the request's chat (:func:`~actorscope.messages.reply_to`). A handler that raises is
-logged with the identity it ran as; the step returns no reply. A reply its sender refuses
-(a :class:`~actorscope.errors.ReplyError`: a button or attachment the platform cannot take) is
-logged as one line naming what is wrong. :class:`Host` runs the step for each message on
-a :class:`~actorscope.host.MessageBus`, at most ``concurrency`` at once: on its workers, or in
-the publisher's task (:meth:`~actorscope.host.MessageBus.run_from_channel`) while a turn slot
-is free and nothing waits before the message; :meth:`Host.stop` drains the bus and those turns
-(or not) and then cancels them, every wait bounded.
+reply to the request's chat (:meth:`~actorscope.messages.OutboundMessage.reply_to`). A
+handler that raises is logged with the identity it ran as; the step returns no reply. A reply
+its sender refuses (a :class:`~actorscope.errors.ReplyError`: a button or attachment the
+platform cannot take) is logged as one line naming what is wrong. :class:`Host` runs the step
+for each message on a :class:`~actorscope.host.MessageBus`, at most ``concurrency`` at once: on
+its workers, or in the publisher's task (:meth:`~actorscope.host.MessageBus.run_from_channel`)
+while a turn slot is free and nothing waits before the message; :meth:`Host.stop` drains the
+bus and those turns (or not) and then cancels them, every wait bounded.
 """
 
 from __future__ import annotations
@@ -35,10 +35,10 @@ from actorscope.errors import ActorscopeError, ConfigError, ReplyError
 from actorscope.host._bus import MessageBus
 from actorscope.host._sender import OutboundSender
 from actorscope.identity import Identity
-from actorscope.messages import InboundMessage, OutboundMessage, RichReply, RunRequest, reply_to
+from actorscope.messages import InboundMessage, OutboundMessage, RichReply, RunRequest
 from actorscope.propagation import OriginSigner, RunInfo, bind_run, build_run_request
 
-__all__ = ["Handler", "Host", "Prepared", "Reply", "RunStep", "reply_to", "role_for"]
+__all__ = ["Handler", "Host", "Prepared", "Reply", "RunStep", "role_for"]
 
 #: What a handler may return: text (or text with format, buttons and media) for the chat it
 #: ran in, ready messages, or nothing.
@@ -206,13 +206,16 @@ class RunStep:
         if reply is None:
             return []
         if isinstance(reply, str | RichReply):
-            return [reply_to(request, reply)]
+            return [OutboundMessage.reply_to(request, reply)]
         if isinstance(reply, OutboundMessage):
             return [reply]
         if isinstance(reply, Sequence) and all(
             isinstance(m, OutboundMessage | RichReply) for m in reply
         ):
-            return [m if isinstance(m, OutboundMessage) else reply_to(request, m) for m in reply]
+            return [
+                m if isinstance(m, OutboundMessage) else OutboundMessage.reply_to(request, m)
+                for m in reply
+            ]
         _log.error("handler returned %s, not a reply (%s)", type(reply).__name__, _who(request))
         return []
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 
-from actorscope.messages import InboundMessage, OutboundMessage, RunRequest, reply_to
+from actorscope.messages import InboundMessage, OutboundMessage, RunRequest
 
 __all__ = ["MemorySender", "OutboundSender"]
 
@@ -24,9 +24,10 @@ class OutboundSender(ABC):
         """Deliver ``msg`` to ``msg.chat_id`` (and ``msg.thread_id`` when set)."""
 
     async def send_text(self, source: InboundMessage | RunRequest, text: str) -> None:
-        """Deliver ``text`` as a plain reply to ``source``: what ``send(reply_to(source, text))``
-        delivers, which is what this does unless a sender knows a quicker way."""
-        await self.send(reply_to(source, text))
+        """Deliver ``text`` as a plain reply to ``source``: what
+        ``send(OutboundMessage.reply_to(source, text))`` delivers, which is what this does unless a
+        sender knows a quicker way."""
+        await self.send(OutboundMessage.reply_to(source, text))
 
 
 class MemorySender(OutboundSender):

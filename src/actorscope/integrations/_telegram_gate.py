@@ -43,7 +43,7 @@ from actorscope.host import Prepared, RunStep
 from actorscope.identity import Identity
 from actorscope.integrations._adoption import Opened, open_gate
 from actorscope.integrations._invisible import gate_config, stops
-from actorscope.messages import InboundMessage, OutboundMessage, reply_to
+from actorscope.messages import InboundMessage, OutboundMessage
 from actorscope.permissions import Decision, LinkMode, PermissionPolicy, WriterManager
 from actorscope.propagation import OriginSigner
 from actorscope.store import Database
@@ -435,7 +435,7 @@ class TelegramGate(Generic[U]):
             agent_id=who.agent_id,
             tenant_id=who.tenant_id,
         )
-        return reply_to(inbound, text)
+        return OutboundMessage.reply_to(inbound, text)
 
 
 # -- the sandboxes of run_sandbox (PTB and aiogram) ----------------------------------------

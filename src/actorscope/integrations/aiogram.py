@@ -85,7 +85,7 @@ from actorscope.integrations._telegram_gate import (
     gate_settings,
     sandbox_wait,
 )
-from actorscope.messages import OutboundMessage, reply_to
+from actorscope.messages import OutboundMessage
 from actorscope.permissions import ConfigType, Decision
 from actorscope.propagation import OriginSigner
 from actorscope.store import Database
@@ -369,7 +369,7 @@ async def _allowed(config_type: str, data: Mapping[str, Any]) -> bool:
         return True
     text = f"denied: {decision.reason}"
     if isinstance(bot, Bot) and not await _refuse_click(bot, turn.update, text):
-        await _send(bot, reply_to(turn.prepared.request, text))
+        await _send(bot, OutboundMessage.reply_to(turn.prepared.request, text))
     return False
 
 

@@ -82,7 +82,7 @@ from actorscope.integrations._telegram_gate import (
     gate_settings,
     sandbox_wait,
 )
-from actorscope.messages import OutboundMessage, RunRequest, reply_to
+from actorscope.messages import OutboundMessage, RunRequest
 from actorscope.permissions import Decision, LinkMode
 from actorscope.propagation import OriginSigner, RunInfo, bind_run, current_run
 from actorscope.store import Database
@@ -551,7 +551,7 @@ def requires(config_type: str, *, denied: Any = None) -> _Requires:
             if not decision.allowed:
                 text = f"denied: {decision.reason}"
                 if not await _refuse_click(update, text):
-                    await the_gate.send(reply_to(prepared.request, text))
+                    await the_gate.send(OutboundMessage.reply_to(prepared.request, text))
                 return denied
             return await callback(update, context)
 

@@ -28,7 +28,7 @@ from actorscope.context import bind_identity
 from actorscope.host import Handler, MessageBus, OutboundSender, Reply, role_for
 from actorscope.identity import Identity, PeerKind
 from actorscope.integrations import Adoption
-from actorscope.messages import InboundMessage, RunRequest, reply_to
+from actorscope.messages import InboundMessage, OutboundMessage, RunRequest
 from actorscope.permissions import Decision, GrantStore, LinkMode, LinkStore, PermissionPolicy
 from actorscope.propagation import (
     OriginSigner,
@@ -448,7 +448,7 @@ class Simulator(ABC):
         sender = self.sender
 
         async def reply(text: str) -> None:
-            await sender.send(reply_to(request, text))
+            await sender.send(OutboundMessage.reply_to(request, text))
 
         try:
             if self._served is not None:

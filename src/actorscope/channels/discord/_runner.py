@@ -57,12 +57,11 @@ from actorscope.errors import ConfigError, ReplyError
 from actorscope.identity import Identity
 from actorscope.messages import (
     AttachmentKind,
-    Buttons,
+    Button,
     InboundMessage,
     OutboundMessage,
     ReplyFormat,
     RunRequest,
-    reply_to,
 )
 
 __all__ = [
@@ -141,7 +140,7 @@ def bot_intents() -> discord.Intents:
     return intents
 
 
-def button_view(rows: Buttons) -> discord.ui.View | None:
+def button_view(rows: tuple[tuple[Button, ...], ...]) -> discord.ui.View | None:
     """The Discord components of a reply's buttons (``None`` without any).
 
     :class:`ReplyError` past Discord's limits: 5 rows of 5 buttons, an 80-character label, a
@@ -257,8 +256,8 @@ async def send_outbound(
 
 async def send_text(client: discord.Client, source: InboundMessage | RunRequest, text: str) -> None:
     """Send ``text`` as a plain reply to ``source`` in its channel or thread: what
-    ``send_outbound`` sends for ``reply_to(source, text)`` without an interaction, without
-    building that message."""
+    ``send_outbound`` sends for ``OutboundMessage.reply_to(source, text)`` without an
+    interaction, without building that message."""
     parts = _parts(text.strip("\n"), False)
     await _send_parts(client, source.thread_id or source.chat_id, source.message_id, parts, {})
 
@@ -498,7 +497,7 @@ class DiscordRunner(ChannelAdapter):
         """A plain reply to ``source``: the follow-up of its pending interaction, else
         :func:`send_text` to its channel or thread."""
         if source.message_id in self._pending:
-            await self.send(reply_to(source, text))
+            await self.send(OutboundMessage.reply_to(source, text))
         else:
             await send_text(self.client, source, text)
 

@@ -60,7 +60,7 @@ from actorscope.identity import Identity
 from actorscope.messages import (
     Attachment,
     AttachmentKind,
-    Buttons,
+    Button,
     InboundMessage,
     OutboundMessage,
     ReplyFormat,
@@ -125,7 +125,7 @@ WEBHOOK_CLAIM_CHANNEL = "telegram:set_webhook"
 PTBApp = Application[Any, Any, Any, Any, Any, Any]
 
 
-def inline_keyboard(rows: Buttons) -> InlineKeyboardMarkup | None:
+def inline_keyboard(rows: tuple[tuple[Button, ...], ...]) -> InlineKeyboardMarkup | None:
     """The Telegram keyboard of a reply's buttons (``None`` without any).
 
     :class:`ReplyError` when a button's data is longer than Telegram's 64 bytes.
