@@ -39,7 +39,7 @@ from typing import Any
 from actorscope.agents import Agent, AgentRegistry
 from actorscope.identity import Identity, PeerKind
 from actorscope.permissions import Decision, GrantStore, PermissionPolicy, Reason
-from actorscope.store import Database, utc_now
+from actorscope.store import Database
 from bench._timing import aper_call, goal_line, per_call, report
 
 GROUP = "group:telegram:-100200"
@@ -72,7 +72,7 @@ async def _paired(
 
 def _filler(agent: Agent, count: int) -> Iterator[tuple[Any, ...]]:
     """``count`` grants of the agent spread over groups, members and types (not the target)."""
-    now = utc_now()
+    now = Database.utc_now()
     for i in range(count):
         scope = f"group:telegram:-{200_000_000 + i // 8}"
         yield (

@@ -32,7 +32,7 @@ from actorscope.permissions import (
     WriterManager,
 )
 from actorscope.propagation import OriginSigner
-from actorscope.store import DEFAULT_TENANT_SLUG, Database
+from actorscope.store import Database
 from actorscope.tools import Workspace
 
 __all__ = ["AgentSettings", "Assembly", "assemble", "permission_policy"]
@@ -71,7 +71,7 @@ class AgentSettings:
     """
 
     agent: str = "main"
-    tenant: str = DEFAULT_TENANT_SLUG
+    tenant: str = Database.DEFAULT_TENANT_SLUG
     owners: tuple[str, ...] = ()
     roles: Mapping[str, str] = field(default_factory=dict)
     strict: bool = False

@@ -13,7 +13,7 @@ import pytest
 
 from actorscope.permissions import AuditEntry, AuditLog
 from actorscope.permissions._audit import AuditAction
-from actorscope.store import Database, utc_at
+from actorscope.store import Database
 
 RunCli = Callable[..., subprocess.CompletedProcess[str]]
 DAY = 86_400.0
@@ -29,7 +29,7 @@ async def _filled(path: Path) -> None:
                 sender_id=str(n),
                 scope="group:telegram:-100",
                 reason="no_grant",
-                created_at=utc_at(time.time() - age),
+                created_at=Database.utc_at(time.time() - age),
             )
             await log.write(entry)
 

@@ -11,7 +11,7 @@ from actorscope.agents import Agent
 from actorscope.identity import Identity, PeerKind
 from actorscope.permissions import GrantStore, PermissionPolicy, Reason
 from actorscope.permissions._audit import BATCH
-from actorscope.store import Database, Transaction, utc_now
+from actorscope.store import Database, Transaction
 
 GROUP = "group:telegram:-100200"
 FLOOD = 1000
@@ -74,9 +74,9 @@ async def test_a_queued_denial_is_stamped_when_decided_not_when_written(
     """A denial's row keeps the time of the check, though the writer builds it later."""
     policy = PermissionPolicy(store)
     identity = Identity(user_id=GROUP, sender_id="44", peer_kind=PeerKind.GROUP, agent_id=agent.id)
-    before = utc_now()
+    before = Database.utc_now()
     assert not (await policy.check_file_writer(identity)).allowed
-    after = utc_now()
+    after = Database.utc_now()
     (entry,) = await store.audit.list(sender_id="44")  # the group is written after `after`
     assert before <= entry.created_at <= after
     assert (entry.agent_id, entry.tenant_id) == (agent.id, agent.tenant_id)

@@ -18,7 +18,7 @@ from actorscope.bots._app import keep_audit
 from actorscope.errors import ConfigError
 from actorscope.permissions import AuditEntry, AuditLog
 from actorscope.permissions._audit import AuditAction
-from actorscope.store import Database, utc_at
+from actorscope.store import Database
 
 DAY = 86_400.0
 
@@ -32,7 +32,7 @@ async def rows(db: Database, *ages: float) -> list[AuditEntry]:
             sender_id=str(n),
             scope="group:telegram:-100",
             reason="no_grant",
-            created_at=utc_at(time.time() - age),
+            created_at=Database.utc_at(time.time() - age),
         )
         await log.write(entry)
     return list(reversed(await log.list(limit=1000)))
@@ -49,13 +49,13 @@ async def test_prune_deletes_older_rows_in_batches_and_exports_them_first(
     def export(entries: Sequence[AuditEntry]) -> None:
         exported.append([e.sender_id for e in entries])
 
-    pruned = await AuditLog(db).prune(utc_at(time.time() - DAY), batch=3, export=export)
+    pruned = await AuditLog(db).prune(Database.utc_at(time.time() - DAY), batch=3, export=export)
     assert pruned == 4
     assert exported == [["0", "1", "2"], ["3"]]
     left = await AuditLog(db).list()
     assert [e.sender_id for e in left] == ["4"]
     assert [e.id for e in everything][-1] == left[0].id
-    assert await AuditLog(db).prune(utc_at(time.time() - DAY)) == 0
+    assert await AuditLog(db).prune(Database.utc_at(time.time() - DAY)) == 0
     with pytest.raises(ConfigError, match="batch must be at least 1"):
         await AuditLog(db).prune("2000-01-01", batch=0)
 
@@ -68,7 +68,7 @@ async def test_an_export_that_fails_deletes_nothing(db: Database) -> None:
         raise OSError("disk full")
 
     with pytest.raises(OSError, match="disk full"):
-        await AuditLog(db).prune(utc_at(time.time() - DAY), export=broken)
+        await AuditLog(db).prune(Database.utc_at(time.time() - DAY), export=broken)
     assert len(await AuditLog(db).list()) == 2
 
 

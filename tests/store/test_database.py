@@ -21,7 +21,7 @@ from actorscope.errors import (
     SchemaTooNewError,
     StoreError,
 )
-from actorscope.store import DEFAULT_TENANT_SLUG, Database, utc_now
+from actorscope.store import Database
 from actorscope.store._migrations import Migration, load_migrations, split_statements
 
 MIGRATIONS = load_migrations()
@@ -48,14 +48,14 @@ async def _add_tenant(db: Database, slug: str) -> str:
     tenant_id = str(uuid.uuid4())
     await db.execute(
         "INSERT INTO tenants (id, slug, name, created_at) VALUES (?, ?, ?, ?)",
-        (tenant_id, slug, slug, utc_now()),
+        (tenant_id, slug, slug, Database.utc_now()),
     )
     return tenant_id
 
 
 async def _add_agent(db: Database, tenant_id: str, key: str) -> str:
     agent_id = str(uuid.uuid4())
-    now = utc_now()
+    now = Database.utc_now()
     await db.execute(
         "INSERT INTO agents (id, tenant_id, agent_key, created_at, updated_at)"
         " VALUES (?, ?, ?, ?, ?)",
@@ -75,7 +75,7 @@ async def test_new_database_has_the_default_tenant(sqlite_db: Database) -> None:
     """A new database has exactly one tenant, slug "default", whose id is its default_tenant_id."""
     rows = await sqlite_db.fetchall("SELECT id, slug FROM tenants")
     assert [(row["id"], row["slug"]) for row in rows] == [
-        (sqlite_db.default_tenant_id, DEFAULT_TENANT_SLUG)
+        (sqlite_db.default_tenant_id, Database.DEFAULT_TENANT_SLUG)
     ]
     assert uuid.UUID(sqlite_db.default_tenant_id).version == 4
 
@@ -196,7 +196,7 @@ async def test_agent_key_is_reusable_after_soft_delete(sqlite_db: Database) -> N
     """After the live agent is soft-deleted its key can be used again in the same tenant."""
     first = await _add_agent(sqlite_db, sqlite_db.default_tenant_id, "main")
     changed = await sqlite_db.execute(
-        "UPDATE agents SET deleted_at = ? WHERE id = ?", (utc_now(), first)
+        "UPDATE agents SET deleted_at = ? WHERE id = ?", (Database.utc_now(), first)
     )
     assert changed == 1
     second = await _add_agent(sqlite_db, sqlite_db.default_tenant_id, "main")
@@ -237,7 +237,7 @@ async def _insert_then_fail(db: Database, tenant_id: str) -> None:
     async with db.transaction() as tx:
         await tx.execute(
             "INSERT INTO tenants (id, slug, created_at) VALUES (?, ?, ?)",
-            (tenant_id, "doomed", utc_now()),
+            (tenant_id, "doomed", Database.utc_now()),
         )
         seen = await tx.fetchone("SELECT slug FROM tenants WHERE id = ?", (tenant_id,))
         assert seen is not None
@@ -259,14 +259,14 @@ async def _insert_two_tenants(db: Database, first: str, second: str) -> None:
         for slug in (first, second):
             await tx.execute(
                 "INSERT INTO tenants (id, slug, created_at) VALUES (?, ?, ?)",
-                (str(uuid.uuid4()), slug, utc_now()),
+                (str(uuid.uuid4()), slug, Database.utc_now()),
             )
 
 
 async def test_transaction_commits_all_or_nothing_on_conflict(sqlite_db: Database) -> None:
     """A conflict on the second write of a transaction rolls back the first write too."""
     with pytest.raises(ConflictError):
-        await _insert_two_tenants(sqlite_db, "first", DEFAULT_TENANT_SLUG)
+        await _insert_two_tenants(sqlite_db, "first", Database.DEFAULT_TENANT_SLUG)
     assert await sqlite_db.fetchone("SELECT 1 FROM tenants WHERE slug = 'first'") is None
 
 
@@ -275,7 +275,7 @@ async def test_reader_sees_only_committed_data(sqlite_db: Database) -> None:
     async with sqlite_db.transaction() as tx:
         await tx.execute(
             "INSERT INTO tenants (id, slug, created_at) VALUES (?, ?, ?)",
-            (str(uuid.uuid4()), "pending", utc_now()),
+            (str(uuid.uuid4()), "pending", Database.utc_now()),
         )
         assert await sqlite_db.fetchone("SELECT 1 FROM tenants WHERE slug = 'pending'") is None
     assert await sqlite_db.fetchone("SELECT 1 FROM tenants WHERE slug = 'pending'") is not None
@@ -291,7 +291,7 @@ async def test_concurrent_writes_are_serialised(sqlite_db: Database) -> None:
 
 async def test_executemany_and_fetchall_in_a_transaction(sqlite_db: Database) -> None:
     """Transaction.executemany writes every row and Transaction.fetchall reads them back."""
-    now = utc_now()
+    now = Database.utc_now()
     rows = [(str(uuid.uuid4()), f"t{n}", now) for n in range(3)]
     async with sqlite_db.transaction() as tx:
         await tx.executemany("INSERT INTO tenants (id, slug, created_at) VALUES (?, ?, ?)", rows)
@@ -309,7 +309,7 @@ async def test_schema_too_new_is_refused_and_the_file_is_untouched(db_path: Path
     with closing(sqlite3.connect(db_path)) as conn:
         conn.execute(
             "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
-            (len(MIGRATIONS) + 1, "from_the_future", utc_now()),
+            (len(MIGRATIONS) + 1, "from_the_future", Database.utc_now()),
         )
         conn.commit()
     before = await asyncio.to_thread(db_path.read_bytes)

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from actorscope.errors import ConflictError, DatabaseOpenError, SchemaTooNewError, StoreError
-from actorscope.store import Database, utc_now
+from actorscope.store import Database
 from actorscope.store._migrations import load_migrations
 from actorscope.store._sql import numbered_placeholders
 from actorscope.tools._cron import CronStore
@@ -20,7 +20,7 @@ from actorscope.tools._memory import DatabaseMemory, MemoryKey
 
 async def _agent(db: Database, key: str = "main") -> str:
     agent_id = str(uuid.uuid4())
-    now = utc_now()
+    now = Database.utc_now()
     await db.execute(
         "INSERT INTO agents (id, tenant_id, agent_key, created_at, updated_at) "
         "VALUES (?, ?, ?, ?, ?)",
@@ -122,7 +122,7 @@ async def test_unique_and_foreign_key_violations_are_conflicts(db: Database) -> 
     await _agent(db, "main")
     with pytest.raises(ConflictError):
         await _agent(db, "main")
-    now = utc_now()
+    now = Database.utc_now()
     with pytest.raises(ConflictError):
         await db.execute(
             "INSERT INTO config_permissions (tenant_id, agent_id, scope, config_type, sender_id, "
@@ -145,7 +145,7 @@ async def test_a_raising_transaction_writes_nothing(db: Database) -> None:
         async with db.transaction() as tx:
             await tx.execute(
                 "INSERT INTO tenants (id, slug, created_at) VALUES (?, ?, ?)",
-                (str(uuid.uuid4()), "acme", utc_now()),
+                (str(uuid.uuid4()), "acme", Database.utc_now()),
             )
             seen.append(await tx.fetchone("SELECT 1 FROM tenants WHERE slug = 'acme'"))
             raise RuntimeError("boom")
@@ -159,7 +159,7 @@ async def test_a_raising_transaction_writes_nothing(db: Database) -> None:
 async def test_partial_unique_index_frees_a_deleted_key(db: Database) -> None:
     """A soft-deleted agent's key may be reused (the unique index covers live agents only)."""
     first = await _agent(db, "main")
-    await db.execute("UPDATE agents SET deleted_at = ? WHERE id = ?", (utc_now(), first))
+    await db.execute("UPDATE agents SET deleted_at = ? WHERE id = ?", (Database.utc_now(), first))
     await _agent(db, "main")
     row = await db.fetchone("SELECT COUNT(*) AS n FROM agents WHERE agent_key = 'main'")
     assert row is not None
@@ -170,7 +170,7 @@ async def test_grant_changes_move_the_epoch(db: Database) -> None:
     """The grant_epoch triggers fire on both backends."""
     agent = await _agent(db)
     before = await db.fetchone("SELECT epoch FROM grant_epoch WHERE id = 1")
-    now = utc_now()
+    now = Database.utc_now()
     await db.execute(
         "INSERT INTO config_permissions (tenant_id, agent_id, scope, config_type, sender_id, "
         "permission, created_at, updated_at) VALUES (?, ?, 'g', 'cron', 'u', 'allow', ?, ?)",
@@ -204,7 +204,7 @@ async def test_newer_schema_is_refused(db_target: str) -> None:
     async with Database.open(db_target) as db:
         await db.execute(
             "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, 'future', ?)",
-            (db.schema_version + 1, utc_now()),
+            (db.schema_version + 1, Database.utc_now()),
         )
     with pytest.raises(SchemaTooNewError):
         await Database.connect(db_target)

@@ -14,7 +14,7 @@ import pytest
 from actorscope.agents import AgentRegistry
 from actorscope.identity import Identity, PeerKind
 from actorscope.permissions import GrantStore, PermissionPolicy
-from actorscope.store import Database, utc_now
+from actorscope.store import Database
 from actorscope.store._migrations import Migration, load_migrations
 
 RENAME = "grant_sender_id"
@@ -65,7 +65,7 @@ async def test_grants_written_before_the_rename_survive_under_sender_id(
     async with Database.open(db_target) as old:
         assert {"user_id"} <= await _columns(old)
         agent = await AgentRegistry(old).create("main")
-        now = utc_now()
+        now = Database.utc_now()
         for sender, permission in (("42", "allow"), ("*", "deny")):
             await old.execute(
                 "INSERT INTO config_permissions (tenant_id, agent_id, scope, config_type, "

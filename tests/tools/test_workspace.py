@@ -17,7 +17,7 @@ from actorscope.agents._types import AgentKey, AgentUUID, TenantUUID
 from actorscope.errors import ToolError
 from actorscope.identity import Identity, telegram_identity
 from actorscope.permissions import GrantStore, PermissionPolicy
-from actorscope.store import Database, utc_now
+from actorscope.store import Database
 from actorscope.tools import Toolbox, Workspace
 from actorscope.tools._workspace import (
     MAX_FILE_BYTES,
@@ -43,7 +43,7 @@ def make_agent(key: str = "main", tenant: str = TENANT) -> Agent:
         id=AgentUUID(str(uuid.uuid4())),
         key=AgentKey(key),
         tenant_id=TenantUUID(tenant),
-        created_at=utc_now(),
+        created_at=Database.utc_now(),
     )
 
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 from actorscope._input import NIL_UUID, is_uuid, parse_uuid
 from actorscope.agents._types import AgentUUID, TenantUUID
 from actorscope.errors import ActorscopeError
-from actorscope.store import utc_now
+from actorscope.store import Database
 
 __all__ = [
     "NON_UUID_AGENT_ID",
@@ -55,7 +55,7 @@ class DomainEvent:
     agent_id: AgentUUID
     tenant_id: TenantUUID | None = None
     data: Mapping[str, str] = field(default_factory=dict)
-    occurred_at: str = field(default_factory=utc_now)
+    occurred_at: str = field(default_factory=Database.utc_now)
 
 
 @dataclass(frozen=True, slots=True)

@@ -42,7 +42,7 @@ from actorscope.errors import (
     NotFoundError,
     TenantNotFoundError,
 )
-from actorscope.store import DEFAULT_TENANT_SLUG, Database, Row, utc_now
+from actorscope.store import Database, Row
 
 __all__ = [
     "DEFAULT_CACHE_TTL",
@@ -142,7 +142,7 @@ class AgentRegistry:
     def _remember(self, agent: Agent) -> Agent:
         return self._cache.put(agent, time.monotonic())
 
-    async def tenant(self, slug_or_uuid: str = DEFAULT_TENANT_SLUG) -> Tenant:
+    async def tenant(self, slug_or_uuid: str = Database.DEFAULT_TENANT_SLUG) -> Tenant:
         """The tenant with this slug or UUID; :class:`TenantNotFoundError` otherwise."""
         if is_uuid(slug_or_uuid, canonical=False):
             lookup, sql = parse_uuid(slug_or_uuid, "tenant"), "id"
@@ -173,17 +173,17 @@ class AgentRegistry:
                 raise ConflictError(f"tenant {slug!r} already exists")
             await tx.execute(
                 "INSERT INTO tenants (id, slug, name, created_at) VALUES (?, ?, ?, ?)",
-                (tenant.id, tenant.slug, tenant.name, utc_now()),
+                (tenant.id, tenant.slug, tenant.name, Database.utc_now()),
             )
         return tenant
 
     async def create(
-        self, key: str, tenant: str = DEFAULT_TENANT_SLUG, *, display_name: str = ""
+        self, key: str, tenant: str = Database.DEFAULT_TENANT_SLUG, *, display_name: str = ""
     ) -> Agent:
         """Create an agent; :class:`ConflictError` if a live agent of the tenant has the key."""
         agent_key = parse_agent_key(key)
         owner = await self.tenant(tenant)
-        now = utc_now()
+        now = Database.utc_now()
         agent = Agent(
             id=AgentUUID(str(uuid.uuid4())),
             key=agent_key,
@@ -201,7 +201,7 @@ class AgentRegistry:
             )
         return self._remember(agent)
 
-    async def ensure(self, key_or_uuid: str, tenant: str = DEFAULT_TENANT_SLUG) -> Agent:
+    async def ensure(self, key_or_uuid: str, tenant: str = Database.DEFAULT_TENANT_SLUG) -> Agent:
         """The live agent named by UUID or key within ``tenant``, created (by key) if missing.
 
         What a bot does at start: ``actorscope run`` and the PTB integration both call it.
@@ -222,7 +222,7 @@ class AgentRegistry:
             raise AgentNotFoundError(f"no agent with id {agent_id}")
         return self._remember(agent_from_row(row))
 
-    async def resolve(self, key_or_uuid: str, tenant: str = DEFAULT_TENANT_SLUG) -> Agent:
+    async def resolve(self, key_or_uuid: str, tenant: str = Database.DEFAULT_TENANT_SLUG) -> Agent:
         """The live agent named by UUID or key within ``tenant`` (slug or UUID).
 
         A UUID that belongs to another tenant is not found: a tenant never sees another's agents.
@@ -239,7 +239,7 @@ class AgentRegistry:
         return self._remember(await _find(self._db, owner, key_or_uuid))
 
     async def rename(
-        self, key_or_uuid: str, new_key: str, tenant: str = DEFAULT_TENANT_SLUG
+        self, key_or_uuid: str, new_key: str, tenant: str = Database.DEFAULT_TENANT_SLUG
     ) -> Agent:
         """Give an agent a new key; its UUID, and so every row that points at it, is unchanged."""
         target = parse_agent_key(new_key)
@@ -250,7 +250,7 @@ class AgentRegistry:
                 return before
             if await tx.fetchone(_LIVE_IN_TENANT_BY_KEY, (target, owner.id)) is not None:
                 raise ConflictError(f"agent {target!r} already exists in tenant {owner.slug!r}")
-            now = utc_now()
+            now = Database.utc_now()
             await tx.execute(
                 "UPDATE agents SET agent_key = ?, updated_at = ? WHERE id = ?",
                 (target, now, before.id),
@@ -260,7 +260,7 @@ class AgentRegistry:
         return after
 
     async def remove(
-        self, key_or_uuid: str, tenant: str = DEFAULT_TENANT_SLUG, *, purge: bool = False
+        self, key_or_uuid: str, tenant: str = Database.DEFAULT_TENANT_SLUG, *, purge: bool = False
     ) -> Agent:
         """Soft-delete an agent (its key becomes free); with ``purge``, delete the row.
 
@@ -273,7 +273,7 @@ class AgentRegistry:
             if purge:
                 await tx.execute("DELETE FROM agents WHERE id = ?", (before.id,))
             else:
-                now = utc_now()
+                now = Database.utc_now()
                 await tx.execute(
                     "UPDATE agents SET deleted_at = ?, updated_at = ? WHERE id = ?",
                     (now, now, before.id),
@@ -289,10 +289,10 @@ class AgentRegistry:
         database as it was.
         """
         ids = validate_uuids([row.get("id") for row in rows], "agent id")
-        now = utc_now()
+        now = Database.utc_now()
         agents: list[Agent] = []
         for index, (row, agent_id) in enumerate(zip(rows, ids, strict=True)):
-            owner = await self.tenant(_text(row, "tenant", index, DEFAULT_TENANT_SLUG))
+            owner = await self.tenant(_text(row, "tenant", index, Database.DEFAULT_TENANT_SLUG))
             agent = Agent(
                 id=AgentUUID(agent_id),
                 key=_key(row, index),
@@ -318,10 +318,10 @@ class AgentRegistry:
             )
         return [self._remember(agent) for agent in agents]
 
-    async def create_team(self, name: str = "", tenant: str = DEFAULT_TENANT_SLUG) -> Team:
+    async def create_team(self, name: str = "", tenant: str = Database.DEFAULT_TENANT_SLUG) -> Team:
         """Create a team in ``tenant``; teams have no key, only a UUID."""
         owner = await self.tenant(tenant)
-        team = Team(TeamUUID(str(uuid.uuid4())), owner.id, name, utc_now())
+        team = Team(TeamUUID(str(uuid.uuid4())), owner.id, name, Database.utc_now())
         await self._db.execute(
             "INSERT INTO teams (id, tenant_id, name, created_at) VALUES (?, ?, ?, ?)",
             (team.id, team.tenant_id, team.name, team.created_at),
@@ -353,7 +353,7 @@ class AgentRegistry:
             await tx.execute(
                 "INSERT INTO team_members (team_id, agent_id, role, added_at) VALUES (?, ?, ?, ?) "
                 "ON CONFLICT (team_id, agent_id) DO UPDATE SET role = excluded.role",
-                (team.id, member, role, utc_now()),
+                (team.id, member, role, Database.utc_now()),
             )
 
     async def members(self, team_id: str) -> list[TeamMember]:

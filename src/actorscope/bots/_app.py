@@ -58,7 +58,7 @@ from actorscope.sandbox import (
     discord_pointed_at,
     sandbox_world,
 )
-from actorscope.store import Database, utc_at
+from actorscope.store import Database
 
 __all__ = [
     "AUDIT_SETTLE",
@@ -113,7 +113,7 @@ async def keep_audit(db: Database, keep: float, *, interval: float = RETENTION_I
     """
     log = AuditLog(db)
     while True:
-        before = utc_at(time.time() - keep)
+        before = Database.utc_at(time.time() - keep)
         try:
             pruned = await log.prune(before)
         except StoreError as exc:

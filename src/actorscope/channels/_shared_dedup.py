@@ -88,7 +88,7 @@ def shared_dedup_default(db: Database) -> bool:
 
 
 def _stamp(seconds: float) -> str:
-    # ISO 8601 UTC text, as utc_now() writes every timestamp: it sorts as text.
+    # ISO 8601 UTC text, as Database.utc_now() writes every timestamp: it sorts as text.
     return datetime.fromtimestamp(seconds, UTC).isoformat(timespec="microseconds")
 
 

@@ -21,7 +21,7 @@ from actorscope.cli._common import (
     console_for_tables,
     database_to_change,
 )
-from actorscope.store import DEFAULT_TENANT_SLUG, Database
+from actorscope.store import Database
 
 __all__ = ["add", "list_agents", "remove", "rename"]
 
@@ -76,7 +76,7 @@ def add(
         str, typer.Argument(help="The new agent's key, unique in its tenant.", metavar="KEY")
     ],
     db: DbOption = DEFAULT_DB,
-    tenant: TenantOption = DEFAULT_TENANT_SLUG,
+    tenant: TenantOption = Database.DEFAULT_TENANT_SLUG,
     display_name: Annotated[
         str, typer.Option("--display-name", help="A name for UIs.", metavar="NAME")
     ] = "",
@@ -138,7 +138,7 @@ def rename(
     agent: AgentArgument,
     new_key: Annotated[str, typer.Argument(help="The new key.", metavar="KEY")],
     db: DbOption = DEFAULT_DB,
-    tenant: TenantOption = DEFAULT_TENANT_SLUG,
+    tenant: TenantOption = Database.DEFAULT_TENANT_SLUG,
     workspace: WorkspaceOption = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -161,7 +161,7 @@ def rename(
 def remove(
     agent: AgentArgument,
     db: DbOption = DEFAULT_DB,
-    tenant: TenantOption = DEFAULT_TENANT_SLUG,
+    tenant: TenantOption = Database.DEFAULT_TENANT_SLUG,
     purge: Annotated[
         bool,
         typer.Option("--purge", help="Delete the row and every row that references it."),

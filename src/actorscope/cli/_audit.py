@@ -17,7 +17,7 @@ from actorscope.cli._common import DEFAULT_DB, DbOption
 from actorscope.cli._grants import JsonOpt
 from actorscope.errors import ConfigError
 from actorscope.permissions import AuditEntry, AuditLog
-from actorscope.store import Database, utc_at
+from actorscope.store import Database
 
 __all__ = ["audit_prune"]
 
@@ -59,7 +59,7 @@ def audit_prune(
         seconds = parse_age(older_than)
     except ValueError as exc:
         raise ConfigError(f"--older-than {exc}") from None
-    before = utc_at(time.time() - seconds)
+    before = Database.utc_at(time.time() - seconds)
 
     async def run() -> int:
         async with Database.open(db, create=False) as database:

@@ -44,7 +44,7 @@ from actorscope.identity import (
 )
 from actorscope.permissions import AuditAction
 from actorscope.platforms import DISCORD, TELEGRAM
-from actorscope.store import DEFAULT_TENANT_SLUG, Database
+from actorscope.store import Database
 
 if TYPE_CHECKING:  # the test kit loads the platform libraries: imported where it plays
     from actorscope.testing.scenario import StepOutcome
@@ -178,7 +178,7 @@ async def _fresh_demo_agent(registry: AgentRegistry, db_path: Path, reset: bool)
     """Re-create the demo's own agent; refuse a database whose agents the demo did not make."""
     tenants = {tenant.id: tenant.slug for tenant in await registry.tenants()}
     agents = await registry.list()
-    home = DEFAULT_TENANT_SLUG  # where the demo creates its agent
+    home = Database.DEFAULT_TENANT_SLUG  # where the demo creates its agent
     named = [a for a in agents if a.key == DEMO_AGENT and tenants[a.tenant_id] == home]
     if any(agent.display_name != DEMO_DISPLAY_NAME for agent in named):
         raise ConflictError(

@@ -27,7 +27,7 @@ from actorscope.permissions import (
     parse_check_type,
     parse_grant,
 )
-from actorscope.store import DEFAULT_TENANT_SLUG, Database
+from actorscope.store import Database
 
 __all__ = ["audit", "audit_app", "check", "grants_add", "grants_list", "grants_remove"]
 
@@ -96,7 +96,7 @@ async def _filters(
     tenant_id = None if tenant is None else (await AgentRegistry(db).tenant(tenant)).id
     if agent is None:
         return None, tenant_id
-    return (await _agent(db, agent, tenant or DEFAULT_TENANT_SLUG)).id, tenant_id
+    return (await _agent(db, agent, tenant or Database.DEFAULT_TENANT_SLUG)).id, tenant_id
 
 
 def _table(title: str, columns: tuple[str, ...], rows: list[tuple[str, ...]]) -> None:
@@ -117,7 +117,7 @@ def grants_add(
     config_type: TypeOpt,
     db: DbOption = DEFAULT_DB,
     deny: DenyOpt = False,
-    tenant: TenantOpt = DEFAULT_TENANT_SLUG,
+    tenant: TenantOpt = Database.DEFAULT_TENANT_SLUG,
     granted_by: Annotated[
         str, typer.Option("--by", help="Who grants (audit).", metavar="NAME")
     ] = "cli",
@@ -159,7 +159,7 @@ def grants_remove(
     config_type: TypeOpt,
     db: DbOption = DEFAULT_DB,
     deny: Annotated[bool, typer.Option("--deny", help="Remove only if it is a deny.")] = False,
-    tenant: TenantOpt = DEFAULT_TENANT_SLUG,
+    tenant: TenantOpt = Database.DEFAULT_TENANT_SLUG,
     revoked_by: Annotated[
         str, typer.Option("--by", help="Who revokes (audit).", metavar="NAME")
     ] = "cli",
@@ -246,7 +246,7 @@ def check(
             "--role", help=f"The actor's role: {', '.join(KNOWN_ROLES[1:])}.", metavar="ROLE"
         ),
     ] = "",
-    tenant: TenantOpt = DEFAULT_TENANT_SLUG,
+    tenant: TenantOpt = Database.DEFAULT_TENANT_SLUG,
     as_json: JsonOpt = False,
     exit_code: Annotated[
         bool, typer.Option("--exit-code", help=f"Exit {EXIT_DENIED} when denied (for scripts).")

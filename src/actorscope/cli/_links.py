@@ -25,7 +25,7 @@ from actorscope.cli._common import (
 from actorscope.errors import IdentityError, NotFoundError
 from actorscope.identity import PERSON_SCOPE_PREFIX
 from actorscope.permissions import Link, LinkStore
-from actorscope.store import DEFAULT_TENANT_SLUG, Database
+from actorscope.store import Database
 
 __all__ = ["links_add", "links_app", "links_list", "links_remove", "links_show"]
 
@@ -70,7 +70,7 @@ def links_add(
         str | None,
         typer.Option("--person", help="Join this person (person:<uuid>).", metavar="PERSON"),
     ] = None,
-    tenant: TenantOpt = DEFAULT_TENANT_SLUG,
+    tenant: TenantOpt = Database.DEFAULT_TENANT_SLUG,
     by: ByOpt = "cli",
     create: CreateOption = False,
     as_json: JsonOpt = False,
@@ -98,7 +98,7 @@ def links_add(
 def links_remove(
     account: Annotated[str, typer.Argument(help="The account to unlink.", metavar="ACCOUNT")],
     db: DbOption = DEFAULT_DB,
-    tenant: TenantOpt = DEFAULT_TENANT_SLUG,
+    tenant: TenantOpt = Database.DEFAULT_TENANT_SLUG,
     by: ByOpt = "cli",
     as_json: JsonOpt = False,
 ) -> None:
@@ -156,7 +156,7 @@ def links_show(
         typer.Argument(help="An account (<platform>:<id>) or a person:<uuid>.", metavar="WHO"),
     ],
     db: DbOption = DEFAULT_DB,
-    tenant: TenantOpt = DEFAULT_TENANT_SLUG,
+    tenant: TenantOpt = Database.DEFAULT_TENANT_SLUG,
     as_json: JsonOpt = False,
 ) -> None:
     """Show a person and every account it owns (named by one of them); reads only."""

@@ -35,7 +35,7 @@ from actorscope.cli._common import (
 from actorscope.errors import ConfigError
 from actorscope.permissions import GrantStore
 from actorscope.propagation import OriginSigner
-from actorscope.store import DEFAULT_TENANT_SLUG
+from actorscope.store import Database
 from actorscope.tools import Toolbox, builtin_tools
 
 __all__ = ["Transport", "mcp"]
@@ -160,7 +160,7 @@ def mcp(
     ] = None,
     tenant: Annotated[
         str, typer.Option("--tenant", help="Tenant slug or UUID of --agent.", metavar="SLUG")
-    ] = DEFAULT_TENANT_SLUG,
+    ] = Database.DEFAULT_TENANT_SLUG,
     create: CreateOption = False,
 ) -> None:
     """Serve the built-in tools (workspace, cron, memory, whoami) over MCP."""

@@ -24,7 +24,7 @@ from actorscope.agents import AgentRegistry
 from actorscope.errors import ConfigError, IdentityError, NotFoundError, StoreError
 from actorscope.identity import http_identity
 from actorscope.permissions import BYPASS_ROLES, AuditEntry, AuditLog
-from actorscope.store import Database, Row, Transaction, utc_now
+from actorscope.store import Database, Row, Transaction
 
 __all__ = [
     "OPERATOR_ROLES",
@@ -180,7 +180,7 @@ class ApiKeyStore:
             agent_id=agent_id,
             user_id=user_id,
             role=role,
-            created_at=utc_now(),
+            created_at=Database.utc_now(),
         )
         async with self.db.transaction() as tx:
             await tx.execute(
@@ -229,7 +229,7 @@ class ApiKeyStore:
         found = await self.get(id_or_prefix)
         if found.revoked_at is not None:
             return found
-        now = utc_now()
+        now = Database.utc_now()
         async with self.db.transaction() as tx:
             await tx.execute(
                 "UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL",
@@ -255,7 +255,7 @@ class ApiKeyStore:
 
     async def touch(self, key: ApiKey, now: str | None = None) -> None:
         """Record that ``key`` was used, at most once per :data:`TOUCH_INTERVAL` seconds."""
-        now = now or utc_now()
+        now = now or Database.utc_now()
         if key.last_used_at is not None and not _older(key.last_used_at, now, TOUCH_INTERVAL):
             return
         await self.db.execute("UPDATE api_keys SET last_used_at = ? WHERE id = ?", (now, key.id))

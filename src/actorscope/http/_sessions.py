@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass
 
 from actorscope.http._keys import ApiKey, key_columns, key_from_row
-from actorscope.store import Database, utc_at, utc_now
+from actorscope.store import Database
 
 __all__ = ["SESSION_SECONDS", "ConsoleSessions", "Session", "csrf_token"]
 
@@ -61,11 +61,13 @@ class ConsoleSessions:
         token = secrets.token_urlsafe(32)
         now = time.time()
         async with self.db.transaction() as tx:
-            await tx.execute("DELETE FROM console_sessions WHERE expires_at <= ?", (utc_at(now),))
+            await tx.execute(
+                "DELETE FROM console_sessions WHERE expires_at <= ?", (Database.utc_at(now),)
+            )
             await tx.execute(
                 "INSERT INTO console_sessions (id, key_id, created_at, expires_at)"
                 " VALUES (?, ?, ?, ?)",
-                (_hash(token), key.id, utc_at(now), utc_at(now + self.seconds)),
+                (_hash(token), key.id, Database.utc_at(now), Database.utc_at(now + self.seconds)),
             )
         return Session(token, key)
 
@@ -78,7 +80,7 @@ class ConsoleSessions:
             f"SELECT {key_columns('k')} FROM console_sessions s"
             " JOIN api_keys k ON k.id = s.key_id"
             " WHERE s.id = ? AND s.expires_at > ? AND k.revoked_at IS NULL",
-            (_hash(token), utc_now()),
+            (_hash(token), Database.utc_now()),
         )
         if row is None:
             return None

@@ -25,7 +25,7 @@ from actorscope.agents import Agent
 from actorscope.assembly import AgentSettings, Assembly, assemble
 from actorscope.errors import ConfigError
 from actorscope.propagation import OriginSigner
-from actorscope.store import DEFAULT_TENANT_SLUG, Database
+from actorscope.store import Database
 
 __all__ = ["Adoption", "Opened", "adopting", "adoption_in_force", "open_gate"]
 
@@ -43,7 +43,7 @@ class Adoption:
     database: Database
     workspace: Path
     agent: str = "main"
-    tenant: str = DEFAULT_TENANT_SLUG
+    tenant: str = Database.DEFAULT_TENANT_SLUG
     signer: OriginSigner | None = None
     owners: tuple[str, ...] = ()
 

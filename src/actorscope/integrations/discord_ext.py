@@ -96,7 +96,7 @@ from actorscope.permissions import (
     parse_check_type,
 )
 from actorscope.propagation import OriginSigner
-from actorscope.store import DEFAULT_TENANT_SLUG, Database
+from actorscope.store import Database
 
 __all__ = [
     "COG_NAME",
@@ -227,7 +227,7 @@ class ActorscopeCog(commands.Cog, name=COG_NAME):
         *,
         database: str | os.PathLike[str] | Database,
         agent: str = "main",
-        tenant: str = DEFAULT_TENANT_SLUG,
+        tenant: str = Database.DEFAULT_TENANT_SLUG,
         owners: Iterable[int | str] = (),
         config: ChannelConfig | None = None,
         workspace: str | os.PathLike[str] = "workspace",

@@ -33,7 +33,7 @@ from actorscope._input import NIL_UUID, is_uuid, shown_path
 from actorscope._text import escape_unstorable
 from actorscope.errors import ConfigError, ConflictError, RowRefusedError, StoreError
 from actorscope.identity import MAX_SCOPE_CHARS, Identity
-from actorscope.store import Database, Row, Transaction, utc_at, utc_now
+from actorscope.store import Database, Row, Transaction
 
 __all__ = [
     "BATCH",
@@ -159,7 +159,7 @@ def _built(row: AuditEntry | _Denial) -> AuditEntry:
         tenant_id=identity.tenant_id or None,
         config_type=config_type,
         reason=reason,
-        created_at=utc_at(decided),
+        created_at=Database.utc_at(decided),
         detail={"person": person} if person else {},
     )
 
@@ -186,7 +186,7 @@ def _exact(entry: AuditEntry) -> dict[str, Any]:
 
 def _params(entry: AuditEntry) -> tuple[Any, ...]:
     return (
-        entry.created_at or utc_now(),
+        entry.created_at or Database.utc_now(),
         _storable(entry.tenant_id),
         # Telemetry rows never point at the nil UUID: "no agent" is NULL.
         None if entry.agent_id in (None, "", NIL_UUID) else _storable(entry.agent_id),

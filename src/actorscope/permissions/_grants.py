@@ -39,7 +39,7 @@ from actorscope.permissions._scopes import (
     parse_grantee,
     parse_permission,
 )
-from actorscope.store import DEFAULT_TENANT_SLUG, Database, Transaction, utc_now
+from actorscope.store import Database, Transaction
 
 __all__ = ["GrantStore"]
 
@@ -193,7 +193,7 @@ class GrantStore:
         permission: str = "allow",
         granted_by: str = "",
         metadata: Mapping[str, Any] | None = None,
-        tenant: str = DEFAULT_TENANT_SLUG,
+        tenant: str = Database.DEFAULT_TENANT_SLUG,
     ) -> Grant:
         """Create or replace the grant with this key; the change is audited as ``granted_by``.
 
@@ -248,7 +248,7 @@ class GrantStore:
         config_type: str,
         sender_id: str,
         revoked_by: str = "",
-        tenant: str = DEFAULT_TENANT_SLUG,
+        tenant: str = Database.DEFAULT_TENANT_SLUG,
     ) -> bool:
         """Delete the grant with this key; False if there was none (nothing is audited then).
 
@@ -452,7 +452,7 @@ class GrantStore:
             f"SELECT permission FROM config_permissions WHERE {_KEY_WHERE} AND tenant_id = ?",
             (key.agent_id, key.scope, key.config_type, key.sender_id, tenant_id),
         )
-        now = utc_now()
+        now = Database.utc_now()
         await tx.execute(
             _UPSERT,
             (

@@ -49,7 +49,7 @@ from actorscope.identity import (
 from actorscope.permissions._audit import AuditAction, AuditEntry, AuditLog
 from actorscope.permissions._scopes import ANY
 from actorscope.platforms import Account
-from actorscope.store import DEFAULT_TENANT_SLUG, Database, Row, Transaction, utc_at
+from actorscope.store import Database, Row, Transaction
 
 __all__ = [
     "CODE_LIFETIME",
@@ -234,7 +234,9 @@ async def _use_up(tx: Transaction, digest: str, at: float) -> str | None:
     )
     if row is None:
         return None
-    await tx.execute("UPDATE link_codes SET used_at = ? WHERE digest = ?", (utc_at(at), digest))
+    await tx.execute(
+        "UPDATE link_codes SET used_at = ? WHERE digest = ?", (Database.utc_at(at), digest)
+    )
     return str(row["account"])
 
 
@@ -263,7 +265,7 @@ class LinkStore:
     #: A person's UUID from ``person:<uuid>`` (see :func:`parse_person`).
     parse_person = staticmethod(parse_person)
 
-    async def tenant_id(self, tenant: str = DEFAULT_TENANT_SLUG) -> str:
+    async def tenant_id(self, tenant: str = Database.DEFAULT_TENANT_SLUG) -> str:
         """The UUID of ``tenant`` (a slug or UUID); :class:`TenantNotFoundError` otherwise."""
         return (await self._agents.tenant(tenant)).id
 
@@ -333,7 +335,7 @@ class LinkStore:
         *,
         person: str | None = None,
         by: str = "",
-        tenant: str = DEFAULT_TENANT_SLUG,
+        tenant: str = Database.DEFAULT_TENANT_SLUG,
     ) -> list[Link]:
         """Link ``accounts`` to one person, as an operator (audited as ``by``).
 
@@ -378,7 +380,7 @@ class LinkStore:
         return [_link(row) for row in rows]
 
     async def remove(
-        self, account: str, *, by: str = "", tenant: str = DEFAULT_TENANT_SLUG
+        self, account: str, *, by: str = "", tenant: str = Database.DEFAULT_TENANT_SLUG
     ) -> Link | None:
         """Unlink one account (audited as ``by``); ``None`` when it was not linked. A person
         left with no account is deleted."""
@@ -407,26 +409,26 @@ class LinkStore:
             row = await tx.fetchone(
                 "SELECT COUNT(*) AS n FROM link_codes WHERE tenant_id = ? AND account = ? "
                 "AND created_at >= ?",
-                (tenant_id, str(account), utc_at(at - RATE_WINDOW)),
+                (tenant_id, str(account), Database.utc_at(at - RATE_WINDOW)),
             )
             if row is not None and int(row["n"]) >= CODE_LIMIT:
                 return await self._refused(tx, tenant_id, str(account), LinkReason.RATE_LIMITED)
             await tx.execute(
                 "UPDATE link_codes SET used_at = ? WHERE tenant_id = ? AND account = ? "
                 "AND used_at IS NULL",
-                (utc_at(at), tenant_id, str(account)),
+                (Database.utc_at(at), tenant_id, str(account)),
             )
             # A code older than the window is expired and counts for no limit: drop every such
             # row (of any account), so the table holds only the codes of the last window.
             await tx.execute(
-                "DELETE FROM link_codes WHERE created_at < ?", (utc_at(at - RATE_WINDOW),)
+                "DELETE FROM link_codes WHERE created_at < ?", (Database.utc_at(at - RATE_WINDOW),)
             )
             code = _new_code()
-            expires = utc_at(at + CODE_LIFETIME)
+            expires = Database.utc_at(at + CODE_LIFETIME)
             await tx.execute(
                 "INSERT INTO link_codes (digest, tenant_id, account, created_at, expires_at) "
                 "VALUES (?, ?, ?, ?, ?)",
-                (_digest(tenant_id, code), tenant_id, str(account), utc_at(at), expires),
+                (_digest(tenant_id, code), tenant_id, str(account), Database.utc_at(at), expires),
             )
             person = await self._person_in(tx, tenant_id, str(account))
             await self._audit(
@@ -482,10 +484,10 @@ class LinkStore:
             if row["used_at"] is not None:
                 return await self._refused(tx, tenant_id, sender, LinkReason.USED_CODE)
             await tx.execute(
-                "UPDATE link_codes SET used_at = ? WHERE digest = ?", (utc_at(at), digest)
+                "UPDATE link_codes SET used_at = ? WHERE digest = ?", (Database.utc_at(at), digest)
             )
             issuer = str(row["account"])
-            if row["expires_at"] <= utc_at(at):
+            if row["expires_at"] <= Database.utc_at(at):
                 return await self._refused(tx, tenant_id, sender, LinkReason.EXPIRED_CODE)
             if issuer == sender:
                 return await self._refused(tx, tenant_id, sender, LinkReason.SAME_ACCOUNT)
@@ -546,7 +548,7 @@ class LinkStore:
         rows = await self.db.fetchall(
             f"SELECT digest FROM link_codes WHERE tenant_id = ? AND used_at IS NULL "
             f"AND expires_at > ? AND digest IN ({marks})",
-            (tenant_id, utc_at(at), *digests),
+            (tenant_id, Database.utc_at(at), *digests),
         )
         return [str(row["digest"]) for row in rows]
 
@@ -667,7 +669,7 @@ class LinkStore:
         person = str(uuid.uuid4())
         await tx.execute(
             "INSERT INTO persons (id, tenant_id, created_by, created_at) VALUES (?, ?, ?, ?)",
-            (person, tenant_id, by, utc_at(time.time())),
+            (person, tenant_id, by, Database.utc_at(time.time())),
         )
         return person
 
@@ -682,7 +684,7 @@ class LinkStore:
     ) -> None:
         await tx.execute(
             f"INSERT INTO person_accounts ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)",
-            (tenant_id, str(account), person, via.value, by, utc_at(time.time())),
+            (tenant_id, str(account), person, via.value, by, Database.utc_at(time.time())),
         )
         await self._audit(
             tx,
@@ -729,7 +731,7 @@ class LinkStore:
         row = await tx.fetchone(
             "SELECT COUNT(*) AS n FROM audit_log WHERE sender_id = ? AND action = ? "
             "AND tenant_id = ? AND created_at >= ?",
-            (account, AuditAction.LINK_REFUSED.value, tenant_id, utc_at(at - RATE_WINDOW)),
+            (account, AuditAction.LINK_REFUSED.value, tenant_id, Database.utc_at(at - RATE_WINDOW)),
         )
         return row is not None and int(row["n"]) >= REFUSAL_LIMIT
 

@@ -1,6 +1,6 @@
 """The project database: SQLite (aiosqlite) or PostgreSQL (asyncpg), numbered migrations."""
 
-from actorscope.store._base import DEFAULT_TENANT_SLUG, Database, Row, Transaction, utc_at, utc_now
+from actorscope.store._base import Database, Row, Transaction
 from actorscope.store._peek import read_sqlite_rows
 
 # The backends: each is a Database subclass saying which targets it opens, so Database.connect
@@ -13,11 +13,8 @@ from actorscope.store import _sqlite  # noqa: F401
 from actorscope.store import _postgres  # noqa: F401
 
 __all__ = [
-    "DEFAULT_TENANT_SLUG",
     "Database",
     "Row",
     "Transaction",
     "read_sqlite_rows",
-    "utc_at",
-    "utc_now",
 ]

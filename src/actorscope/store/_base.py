@@ -25,7 +25,6 @@ from typing import Any, ClassVar, Protocol
 from actorscope.errors import DatabaseOpenError, SchemaTooNewError, StoreError
 
 __all__ = [
-    "DEFAULT_TENANT_SLUG",
     "ChangeListener",
     "ChangeSubscribers",
     "Database",
@@ -36,10 +35,8 @@ __all__ = [
     "outdated_schema",
     "refuse_newer_schema",
     "url_scheme",
-    "utc_now",
 ]
 
-DEFAULT_TENANT_SLUG = "default"
 Params = Sequence[Any]
 
 
@@ -68,16 +65,6 @@ def url_scheme(target: str) -> str:
     """The scheme of a database URL as written (``postgresql``), ``""`` for a plain path."""
     match = _URL.match(target)
     return match["scheme"] if match is not None else ""
-
-
-def utc_now() -> str:
-    """The current time as an ISO 8601 UTC string with microseconds (sorts as text)."""
-    return utc_at(time.time())
-
-
-def utc_at(timestamp: float) -> str:
-    """A ``time.time()`` value as :func:`utc_now` writes it (for a time taken earlier)."""
-    return datetime.fromtimestamp(timestamp, UTC).isoformat(timespec="microseconds")
 
 
 def refuse_newer_schema(target: str, version: int, known: int) -> None:
@@ -190,9 +177,23 @@ class Database(abc.ABC):
     its targets are written, for the message naming every form) and ``_opens`` / ``_connect``.
     """
 
+    #: The slug of the tenant every database is created with (its id: ``default_tenant_id``);
+    #: what every ``tenant=`` argument means when none is given.
+    DEFAULT_TENANT_SLUG: ClassVar[str] = "default"
     dialect: ClassVar[str]
     #: How this backend's targets are written (``"sqlite:///path"``); a backend sets it.
     target_forms: ClassVar[tuple[str, ...]] = ()
+
+    @staticmethod
+    def utc_now() -> str:
+        """The current time as the database writes times: an ISO 8601 UTC string with
+        microseconds (it sorts as text)."""
+        return Database.utc_at(time.time())
+
+    @staticmethod
+    def utc_at(timestamp: float) -> str:
+        """A ``time.time()`` value as :meth:`utc_now` writes it (for a time taken earlier)."""
+        return datetime.fromtimestamp(timestamp, UTC).isoformat(timespec="microseconds")
 
     def __init__(self, path: str, *, schema_version: int, default_tenant_id: str) -> None:
         self.path = path

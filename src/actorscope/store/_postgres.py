@@ -34,7 +34,6 @@ from actorscope.errors import (
     StoreError,
 )
 from actorscope.store._base import (
-    DEFAULT_TENANT_SLUG,
     Database,
     Params,
     Row,
@@ -42,7 +41,6 @@ from actorscope.store._base import (
     outdated_schema,
     refuse_newer_schema,
     url_scheme,
-    utc_now,
 )
 from actorscope.store._migrations import Migration, load_migrations
 from actorscope.store._sql import numbered_placeholders
@@ -344,7 +342,7 @@ async def _existing(pool: Any, known: int, target: str) -> tuple[int, str]:
         if version < known:
             raise DatabaseOpenError(outdated_schema(target, version, known))
         tenant_id = await conn.fetchval(
-            "SELECT id FROM tenants WHERE slug = $1", DEFAULT_TENANT_SLUG
+            "SELECT id FROM tenants WHERE slug = $1", Database.DEFAULT_TENANT_SLUG
         )
     if tenant_id is None:
         raise NotADatabaseError(f"database {target!r} has no default tenant")
@@ -376,18 +374,18 @@ async def _migrate(pool: Any, migrations: Sequence[Migration], target: str) -> t
                 "INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)",
                 migration.version,
                 migration.name,
-                utc_now(),
+                Database.utc_now(),
             )
         await conn.execute(
             "INSERT INTO tenants (id, slug, name, created_at) VALUES ($1, $2, $3, $4) "
             "ON CONFLICT (slug) DO NOTHING",
             str(uuid.uuid4()),
-            DEFAULT_TENANT_SLUG,
+            Database.DEFAULT_TENANT_SLUG,
             "Default tenant",
-            utc_now(),
+            Database.utc_now(),
         )
         tenant_id = await conn.fetchval(
-            "SELECT id FROM tenants WHERE slug = $1", DEFAULT_TENANT_SLUG
+            "SELECT id FROM tenants WHERE slug = $1", Database.DEFAULT_TENANT_SLUG
         )
         if tenant_id is None:
             raise MigrationError(f"database {target!r}: the default tenant could not be created")

@@ -39,7 +39,6 @@ from actorscope.errors import (
     StoreError,
 )
 from actorscope.store._base import (
-    DEFAULT_TENANT_SLUG,
     ChangeSubscribers,
     Database,
     Params,
@@ -48,7 +47,6 @@ from actorscope.store._base import (
     outdated_schema,
     refuse_newer_schema,
     url_scheme,
-    utc_now,
 )
 from actorscope.store._migrations import Migration, load_migrations
 
@@ -518,7 +516,7 @@ async def _existing(conn: aiosqlite.Connection, target: str, version: int, known
 async def _default_tenant(conn: aiosqlite.Connection) -> str | None:
     """The id of the default tenant, or ``None`` if there is none."""
     async with conn.execute(
-        "SELECT id FROM tenants WHERE slug = ?", (DEFAULT_TENANT_SLUG,)
+        "SELECT id FROM tenants WHERE slug = ?", (Database.DEFAULT_TENANT_SLUG,)
     ) as cursor:
         row = await cursor.fetchone()
     return None if row is None else str(row[0])
@@ -547,12 +545,12 @@ async def _migrate(
                     ) from exc
             await conn.execute(
                 "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
-                (migration.version, migration.name, utc_now()),
+                (migration.version, migration.name, Database.utc_now()),
             )
         await conn.execute(
             "INSERT INTO tenants (id, slug, name, created_at) VALUES (?, ?, ?, ?) "
             "ON CONFLICT (slug) DO NOTHING",
-            (str(uuid.uuid4()), DEFAULT_TENANT_SLUG, "Default tenant", utc_now()),
+            (str(uuid.uuid4()), Database.DEFAULT_TENANT_SLUG, "Default tenant", Database.utc_now()),
         )
         tenant_id = await _default_tenant(conn)
         if tenant_id is None:

@@ -44,7 +44,7 @@ from actorscope.propagation import (
     teammate_dispatch,
     ticker_run,
 )
-from actorscope.store import DEFAULT_TENANT_SLUG, Database
+from actorscope.store import Database
 from actorscope.testing._expect import (
     Expectations,
     Observation,
@@ -81,7 +81,7 @@ class AgentEnv:
         db: Database,
         *,
         agent: str = "main",
-        tenant: str = DEFAULT_TENANT_SLUG,
+        tenant: str = Database.DEFAULT_TENANT_SLUG,
         workspace: str | os.PathLike[str] = "workspace",
         signer: OriginSigner | None = None,
         links: LinkMode = LinkMode.OFF,

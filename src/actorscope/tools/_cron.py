@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 
 from actorscope.errors import ConflictError, NotFoundError, StoreError, ToolError
-from actorscope.store import Database, Row, utc_now
+from actorscope.store import Database, Row
 
 __all__ = [
     "MAX_JOB_MESSAGE_CHARS",
@@ -152,7 +152,7 @@ class CronStore:
             raise ToolError(
                 "no_actor", "a cron job needs the person who adds it; this run has none"
             )
-        now = utc_now()
+        now = Database.utc_now()
         async with self._db.transaction() as tx:
             if await tx.fetchone(
                 f"SELECT 1 FROM cron_jobs WHERE {_KEY} AND name = ?", (agent_id, key, name)

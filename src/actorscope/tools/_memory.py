@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from actorscope.errors import NotFoundError, StoreError
-from actorscope.store import Database, Row, utc_now
+from actorscope.store import Database, Row
 
 __all__ = [
     "MAX_MEMORY_TEXT_CHARS",
@@ -142,7 +142,7 @@ class DatabaseMemory:
 
     async def add(self, key: MemoryKey, text: str, *, created_by: str) -> MemoryEntry:
         """Store a new entry."""
-        now = utc_now()
+        now = Database.utc_now()
         async with self._db.transaction() as tx:
             # RETURNING, not last_insert_rowid(): the same statement on SQLite and PostgreSQL.
             row = await tx.fetchone(
@@ -182,7 +182,10 @@ class DatabaseMemory:
     async def update(self, key: MemoryKey, entry_id: int, text: str) -> MemoryEntry:
         """Replace an entry's text."""
         return await self._change(
-            key, entry_id, "UPDATE memory_entries SET text = ?, updated_at = ?", (text, utc_now())
+            key,
+            entry_id,
+            "UPDATE memory_entries SET text = ?, updated_at = ?",
+            (text, Database.utc_now()),
         )
 
     async def set_pinned(self, key: MemoryKey, entry_id: int, pinned: bool) -> MemoryEntry:
@@ -191,7 +194,7 @@ class DatabaseMemory:
             key,
             entry_id,
             "UPDATE memory_entries SET pinned = ?, updated_at = ?",
-            (int(pinned), utc_now()),
+            (int(pinned), Database.utc_now()),
         )
 
     async def forget(self, key: MemoryKey, entry_id: int) -> MemoryEntry:
