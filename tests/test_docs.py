@@ -6,7 +6,8 @@ them (a handler body, a test module, names the reader supplies): those are compi
 ``await`` allowed) and their imports resolved. A block that is only ``--8<-- "FILE"`` shows a
 file that its own tests run; it is compiled and its imports resolved here.
 
-``ACTORSCOPE_WRITE_DOCS=1 pytest tests/test_docs.py`` rewrites ``docs/reference/cli.md``.
+``ACTORSCOPE_WRITE_DOCS=1 pytest tests/test_docs.py`` rewrites ``docs/reference/cli.md`` and the
+generated tables of ``docs/reference/scenario.md`` (the scenario file's keys, from its models).
 """
 
 from __future__ import annotations
@@ -14,9 +15,13 @@ from __future__ import annotations
 import ast
 import importlib
 import importlib.util
+import inspect
+import json
 import os
 import re
 import tomllib
+import types
+import typing
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,6 +30,8 @@ import typer
 import typer.core
 import typer.main
 import yaml
+from pydantic import BaseModel
+from pydantic.fields import FieldInfo
 
 from actorscope.bots import load_bot_config
 from actorscope.cli import app, main
@@ -32,10 +39,12 @@ from actorscope.http import create_app
 from actorscope.permissions import Reason
 from actorscope.store import Database
 from actorscope.testing.scenario import load_scenario
+from actorscope.testing.scenario._model import Scenario
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
 CLI_PAGE = DOCS / "reference" / "cli.md"
+SCENARIO_PAGE = DOCS / "reference" / "scenario.md"
 FENCE = re.compile(
     r"^```(?P<lang>[\w-]*)[^\n]*\n(?P<body>.*?)^```[ \t]*$", re.MULTILINE | re.DOTALL
 )
@@ -200,6 +209,111 @@ def test_cli_reference_is_the_cli_help(
         CLI_PAGE.write_text(page, encoding="utf-8")
     assert CLI_PAGE.read_text(encoding="utf-8") == page, (
         "docs/reference/cli.md differs from the CLI's help: run "
+        "ACTORSCOPE_WRITE_DOCS=1 pytest tests/test_docs.py and commit it"
+    )
+
+
+#: docs/reference/scenario.md is written by hand down to this line; the rest is generated.
+SCENARIO_MARK = (
+    "<!-- The tables below are generated from the scenario models by tests/test_docs.py. -->\n"
+)
+
+
+def _anchor(heading: str) -> str:
+    """The id Python-Markdown's toc gives a heading (its default slugify)."""
+    text = re.sub(r"[^\w\s-]", "", heading).strip().lower()
+    return re.sub(r"[-\s]+", "-", text)
+
+
+def _key_type(annotation: object, where: str, found: list[tuple[str, type[BaseModel]]]) -> str:
+    """A field's type in words; a model is a link to its own table (queued in ``found``)."""
+    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        found.append((where, annotation))
+        return f"[`{where}`](#{_anchor(where)})"
+    if origin is typing.Literal:
+        return " \\| ".join(f"`{arg}`" for arg in args)
+    if origin in (types.UnionType, typing.Union):
+        return " or ".join(_key_type(arg, where, found) for arg in args)
+    if origin is list:
+        return f"list of {_key_type(args[0], f'{where}[]', found)}"
+    if origin is dict:
+        return f"name → {_key_type(args[1], f'{where}.<name>', found)}"
+    words = {str: "text", int: "integer", bool: "`true` \\| `false`", type(None): "`null`"}
+    assert annotation in words, f"{where}: no words for {annotation!r}"
+    return words[annotation]
+
+
+#: A Sphinx role in a docstring (:func:`~actorscope.sandbox.declared_world`).
+DOC_ROLE = re.compile(r":\w+:`(?P<short>~?)(?P<target>[\w.]+)`")
+
+
+def _markdown(doc: str) -> str:
+    """A model's docstring as one Markdown paragraph: roles and ````code```` as `code`."""
+    doc = DOC_ROLE.sub(
+        lambda m: f"`{m['target'].rsplit('.', 1)[-1] if m['short'] else m['target']}`", doc
+    )
+    return " ".join(re.sub(r"``([^`]+)``", r"`\1`", doc).split())
+
+
+def _default(info: FieldInfo) -> str:
+    if info.is_required():
+        return "required"
+    value = info.get_default(call_default_factory=True)
+    if value is None:
+        return "not set"
+    if isinstance(value, BaseModel):
+        return "`{}`"
+    return f"`{json.dumps(value, ensure_ascii=False)}`"
+
+
+def _scenario_tables() -> str:
+    """One table per mapping of a scenario file, by key path, from the top level down."""
+    parts: list[str] = []
+    queue: list[tuple[str, type[BaseModel]]] = [("top level", Scenario)]
+    while queue:
+        where, model = queue.pop(0)
+        found: list[tuple[str, type[BaseModel]]] = []
+        rows = []
+        for name, info in model.model_fields.items():
+            key = info.alias or name
+            path = key if where == "top level" else f"{where}.{key}"
+            # A key whose default is null is one to leave out: its type is what it may be.
+            kinds = typing.get_args(info.annotation) if info.default is None else ()
+            kind = " or ".join(
+                _key_type(arg, path, found)
+                for arg in [k for k in kinds if k is not type(None)] or [info.annotation]
+            )
+            for bound in info.metadata:
+                if getattr(bound, "ge", None) is not None:
+                    kind += f" ≥ {bound.ge}"
+                if getattr(bound, "min_length", None) == 1:
+                    kind += " (at least one)"
+            rows.append([f"`{key}`", kind, _default(info), info.description or ""])
+        if not any(row[3] for row in rows):
+            rows = [row[:3] for row in rows]
+        head = ["Key", "Type", "Default", "What"][: len(rows[0])]
+        table = [head, ["---"] * len(head), *rows]
+        doc = _markdown(inspect.getdoc(model) or "")
+        title = "Top level" if where == "top level" else f"`{where}`"
+        parts += [
+            f"## {title}\n",
+            f"{doc}\n",
+            "\n".join(f"| {' | '.join(row)} |" for row in table) + "\n",
+        ]
+        queue[:0] = found  # depth first: a mapping's own tables follow it
+    return "\n".join(parts)
+
+
+def test_scenario_reference_is_the_schema() -> None:
+    """docs/reference/scenario.md's tables are the scenario models' keys, as they are now."""
+    hand, mark, _ = SCENARIO_PAGE.read_text(encoding="utf-8").partition(SCENARIO_MARK)
+    assert mark, f"docs/reference/scenario.md lost its line {SCENARIO_MARK.strip()}"
+    page = f"{hand}{SCENARIO_MARK}\n{_scenario_tables()}"
+    if os.environ.get("ACTORSCOPE_WRITE_DOCS") == "1":
+        SCENARIO_PAGE.write_text(page, encoding="utf-8")
+    assert SCENARIO_PAGE.read_text(encoding="utf-8") == page, (
+        "docs/reference/scenario.md differs from the scenario models: run "
         "ACTORSCOPE_WRITE_DOCS=1 pytest tests/test_docs.py and commit it"
     )
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from actorscope.errors import ScenarioError
-from actorscope.testing.scenario import load_scenario, parse_scenario
+from actorscope.testing.scenario import LoadedScenario, load_scenario
 
 GOOD = """\
 name: ok
@@ -23,7 +23,7 @@ steps:
 
 def test_good_file_loads_with_lines() -> None:
     """A valid scenario loads, and the line of each step is known."""
-    loaded = parse_scenario(GOOD, Path("ok.scenario.yaml"))
+    loaded = LoadedScenario.parse(GOOD, Path("ok.scenario.yaml"))
     assert loaded.scenario.steps[0].telegram is not None
     assert loaded.scenario.steps[0].telegram.sender == "alice"
     assert loaded.at("steps", 0) == "ok.scenario.yaml:6"
@@ -64,7 +64,7 @@ def test_good_file_loads_with_lines() -> None:
 def test_malformed_files_name_file_line_and_problem(text: str, expected: str) -> None:
     """Each malformed file raises one ScenarioError that starts with file:line and says why."""
     with pytest.raises(ScenarioError) as failure:
-        parse_scenario(text, Path("x.yaml"))
+        LoadedScenario.parse(text, Path("x.yaml"))
     assert str(failure.value).startswith(expected), str(failure.value)
 
 
@@ -89,8 +89,8 @@ steps:
 
 def test_a_grant_names_its_sender() -> None:
     """A scenario grant names the actor ``sender`` (the scope's word user is not the key)."""
-    (grant,) = parse_scenario(GRANTED, Path("g.yaml")).scenario.setup.grants
+    (grant,) = LoadedScenario.parse(GRANTED, Path("g.yaml")).scenario.setup.grants
     assert (grant.chat, grant.sender) == ("devs", "alice")
     with pytest.raises(ScenarioError) as failure:
-        parse_scenario(GRANTED.replace("sender: alice", "user: alice"), Path("g.yaml"))
+        LoadedScenario.parse(GRANTED.replace("sender: alice", "user: alice"), Path("g.yaml"))
     assert str(failure.value) == "g.yaml:7: setup.grants[0].sender: missing required key"

@@ -9,7 +9,7 @@ import pytest
 from actorscope.errors import ScenarioError
 from actorscope.messages import META_ORIGIN_VIA
 from actorscope.testing import TelegramSim
-from actorscope.testing.scenario import parse_scenario, run_scenario
+from actorscope.testing.scenario import LoadedScenario, run_scenario
 from actorscope.testing.scenario._model import CHAIN_KINDS
 
 BASE = """\
@@ -69,7 +69,7 @@ def _scenario(steps: str) -> str:
 def test_malformed_wrapper_steps_name_file_line(steps: str, expected: str) -> None:
     """A malformed new step raises one ScenarioError starting with file:line and the key path."""
     with pytest.raises(ScenarioError) as failure:
-        parse_scenario(_scenario(steps), Path("x.yaml"))
+        LoadedScenario.parse(_scenario(steps), Path("x.yaml"))
     assert str(failure.value).startswith(expected), str(failure.value)
 
 
@@ -95,7 +95,7 @@ async def test_bad_names_in_wrapper_steps_fail_at_file_line(
     tmp_path: Path, steps: str, expected: str
 ) -> None:
     """Names a new step uses are resolved when it runs; a bad one is reported at its line."""
-    loaded = parse_scenario(_scenario(steps), Path("x.yaml"))
+    loaded = LoadedScenario.parse(_scenario(steps), Path("x.yaml"))
     with pytest.raises(ScenarioError) as failure:
         await run_scenario(loaded, tmp_path / "s.db")
     assert str(failure.value).startswith(expected), str(failure.value)
@@ -104,12 +104,12 @@ async def test_bad_names_in_wrapper_steps_fail_at_file_line(
 def test_every_chain_kind_is_a_step_key() -> None:
     """Each chain kind parses as a step that continues the previous run by default."""
     for kind in CHAIN_KINDS:
-        loaded = parse_scenario(_scenario(f"  - {kind}: {{}}\n"), Path("x.yaml"))
+        loaded = LoadedScenario.parse(_scenario(f"  - {kind}: {{}}\n"), Path("x.yaml"))
         step = loaded.scenario.steps[1]
         assert step.kind == kind
         assert step.chain is not None
         assert step.chain.of is None
-    assert parse_scenario(BASE, Path("x.yaml")).scenario.steps[0].chain is None
+    assert LoadedScenario.parse(BASE, Path("x.yaml")).scenario.steps[0].chain is None
 
 
 CHAINS = """\
@@ -140,7 +140,7 @@ CHAINS = """\
 
 async def test_chain_steps_run_through_the_wrappers(tmp_path: Path) -> None:
     """Each chain runs as its synthetic sender's carrier, attributed to the human; table rows."""
-    loaded = parse_scenario(_scenario(CHAINS), Path("x.yaml"))
+    loaded = LoadedScenario.parse(_scenario(CHAINS), Path("x.yaml"))
     outcomes = await run_scenario(loaded, tmp_path / "s.db")
     rows = [(o.who, o.actor, o.decision) for o in outcomes]
     assert rows[1:4] == [

@@ -205,17 +205,17 @@ async def play_demo(db_path: Path, *, reset: bool = False) -> DemoRun:
     did not create, unless ``reset``; those agents are never changed.
     """
     from actorscope.testing import AgentEnv
-    from actorscope.testing.scenario import parse_scenario, run_scenario_in
+    from actorscope.testing.scenario import LoadedScenario, run_scenario
 
     script = resources.files("actorscope.cli").joinpath("demo.scenario.yaml")
-    loaded = parse_scenario(script.read_text(encoding="utf-8"), Path("demo.scenario.yaml"))
+    loaded = LoadedScenario.parse(script.read_text(encoding="utf-8"), Path("demo.scenario.yaml"))
     async with Database.open(db_path) as db:
         agent = await _fresh_demo_agent(AgentRegistry(db), db_path, reset)
         # The demo's bot writes no file: its workspace beside the database stays unmade.
         env = await AgentEnv.assemble(
             db, agent=agent.id, tenant=agent.tenant_id, workspace=db_path.parent / "workspace"
         )
-        outcomes = await run_scenario_in(loaded, env)
+        outcomes = await run_scenario(loaded, env)
         entries = await env.store.audit.list(agent_id=agent.id, limit=_MAX_AUDIT_ROWS)
     denials = sum(entry.action == AuditAction.CHECK_DENY for entry in entries)
     return DemoRun(outcomes, denials)

@@ -17,7 +17,7 @@ from pydantic import ValidationError
 from actorscope.errors import ScenarioError
 from actorscope.testing.scenario._model import Scenario
 
-__all__ = ["Lines", "LoadedScenario", "load_scenario", "parse_scenario", "where"]
+__all__ = ["Lines", "LoadedScenario", "load_scenario", "where"]
 
 Key = str | int
 Lines = dict[tuple[Key, ...], int]
@@ -34,6 +34,43 @@ class LoadedScenario:
     def line(self, *path: Key) -> int:
         """The line of the deepest known prefix of ``path`` (1 when nothing matches)."""
         return _line(self.lines, path)
+
+    @classmethod
+    def parse(cls, text: str, path: Path) -> LoadedScenario:
+        """Parse and validate scenario text; ``path`` is used in messages."""
+        source = str(path)
+        try:
+            root = yaml.compose(text, Loader=yaml.SafeLoader)
+        except yaml.MarkedYAMLError as exc:
+            mark = exc.problem_mark or exc.context_mark
+            line = mark.line + 1 if mark is not None else 1
+            raise ScenarioError(f"{source}:{line}: not valid YAML: {exc.problem}") from None
+        except yaml.YAMLError as exc:
+            raise ScenarioError(f"{source}:1: not valid YAML: {exc}") from None
+        if root is None:
+            raise ScenarioError(f"{source}:1: the file is empty; a scenario needs steps")
+        lines: Lines = {}
+        try:
+            data = _data(root, (), lines, source)
+        except yaml.YAMLError as exc:
+            raise ScenarioError(f"{source}:1: not valid YAML: {exc}") from None
+        if not isinstance(data, dict):
+            raise ScenarioError(f"{source}:{_line(lines, ())}: a scenario is a mapping of keys")
+        try:
+            scenario = Scenario.model_validate(data)
+        except ValidationError as exc:
+            error = exc.errors(include_url=False)[0]
+            loc = tuple(error["loc"])
+            message = str(error["msg"]).removeprefix("Value error, ")
+            if error["type"] == "extra_forbidden":
+                message = "unknown key"
+            elif error["type"] == "missing":
+                message = "missing required key"
+            raise ScenarioError(
+                f"{source}:{_line(lines, loc)}: {where(loc) or 'top level'}: {message}"
+            ) from None
+        _check_bot_keys(scenario, lines, source)
+        return cls(scenario, path, lines)
 
     def at(self, *path: Key) -> str:
         """``<file>:<line>``."""
@@ -79,43 +116,6 @@ def _data(node: yaml.Node, path: tuple[Key, ...], lines: Lines, source: str) -> 
     return yaml.SafeLoader(" ").construct_object(node)
 
 
-def parse_scenario(text: str, path: Path) -> LoadedScenario:
-    """Parse and validate scenario text; ``path`` is used in messages."""
-    source = str(path)
-    try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line = mark.line + 1 if mark is not None else 1
-        raise ScenarioError(f"{source}:{line}: not valid YAML: {exc.problem}") from None
-    except yaml.YAMLError as exc:
-        raise ScenarioError(f"{source}:1: not valid YAML: {exc}") from None
-    if root is None:
-        raise ScenarioError(f"{source}:1: the file is empty; a scenario needs steps")
-    lines: Lines = {}
-    try:
-        data = _data(root, (), lines, source)
-    except yaml.YAMLError as exc:
-        raise ScenarioError(f"{source}:1: not valid YAML: {exc}") from None
-    if not isinstance(data, dict):
-        raise ScenarioError(f"{source}:{_line(lines, ())}: a scenario is a mapping of keys")
-    try:
-        scenario = Scenario.model_validate(data)
-    except ValidationError as exc:
-        error = exc.errors(include_url=False)[0]
-        loc = tuple(error["loc"])
-        message = str(error["msg"]).removeprefix("Value error, ")
-        if error["type"] == "extra_forbidden":
-            message = "unknown key"
-        elif error["type"] == "missing":
-            message = "missing required key"
-        raise ScenarioError(
-            f"{source}:{_line(lines, loc)}: {where(loc) or 'top level'}: {message}"
-        ) from None
-    _check_bot_keys(scenario, lines, source)
-    return LoadedScenario(scenario, path, lines)
-
-
 def _check_bot_keys(scenario: Scenario, lines: Lines, source: str) -> None:
     """A step's ``action`` and ``reply`` script the built-in stub bot; a ``setup.handler``
     decides for itself, so with one they are errors, and without one a decision needs them."""
@@ -148,4 +148,4 @@ def load_scenario(path: str | Path) -> LoadedScenario:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise ScenarioError(f"{path}:1: cannot read: {exc}") from None
-    return parse_scenario(text, path)
+    return LoadedScenario.parse(text, path)

@@ -182,29 +182,42 @@ class DiscordSetup(_Strict):
 class Setup(_Strict):
     """Agent, roles, grants and the two platforms' worlds."""
 
-    agent: str = "main"
-    #: ``module:function`` of an ``actorscope run`` handler (as in ``bot.toml``; the scenario's
-    #: folder is searched first) that runs instead of the built-in stub bot.
-    handler: str | None = None
-    #: After the steps, run ``actorscope probe`` on ``handler`` (commands: the steps' telegram
-    #: texts that start with ``/``); any leak, hang or handler error fails the scenario.
-    probe: bool = False
-    agents: list[str] = []
-    owners: list[str] = []
-    roles: dict[str, str] = {}
-    #: What linked accounts change for the agent (``[identity] links``).
-    links: Literal["off", "dm", "grants"] = "off"
-    #: Persons by name, each its accounts (``telegram:alice``, ``discord:carol``: a user of
-    #: that platform's setup, by name or id); a grant's sender ``person:<name>`` names one.
-    persons: dict[str, list[str]] = {}
+    agent: str = Field("main", description="the agent the bot runs as")
+    handler: str | None = Field(
+        None,
+        description="`module:function` of an `actorscope run` handler (as in `bot.toml`; the "
+        "scenario's folder is searched first) that runs instead of the built-in stub bot",
+    )
+    probe: bool = Field(
+        False,
+        description="after the steps, run `actorscope probe` on `handler` (commands: the "
+        "steps' telegram texts that start with `/`); any leak, hang or handler error fails "
+        "the scenario",
+    )
+    agents: list[str] = Field([], description="more agents of the tenant, for grants")
+    owners: list[str] = Field([], description="sender names or ids that run with role owner")
+    roles: dict[str, str] = Field({}, description="sender name or id → role")
+    links: Literal["off", "dm", "grants"] = Field(
+        "off", description="what linked accounts change for the agent (`[identity] links`)"
+    )
+    persons: dict[str, list[str]] = Field(
+        {},
+        description="persons by name, each its accounts (`telegram:alice`, `discord:carol`: "
+        "a user of that platform's setup, by name or id); a grant's sender `person:<name>` "
+        "names one",
+    )
     grants: list[GrantSpec] = []
 
     # YAML reads a bare ``off`` as false: it means "off" here.
     _links = field_validator("links", mode="before")(
         lambda value: "off" if value is False else value
     )
-    ignore_bots: bool = True
-    require_mention: bool = False
+    ignore_bots: bool = Field(
+        True, description="false: anonymous admins, webhooks and other bots reach the bot"
+    )
+    require_mention: bool = Field(
+        False, description="in groups, only what mentions the bot reaches it (as in `bot.toml`)"
+    )
     telegram: TelegramSetup = TelegramSetup()
     discord: DiscordSetup = DiscordSetup()
 
@@ -281,7 +294,9 @@ class HttpStep(_Strict):
 class ChainStep(_Strict):
     """A step that continues an earlier step's run (``of``, default: the previous one)."""
 
-    of: int | None = Field(None, ge=1)
+    of: int | None = Field(
+        None, ge=1, description="the number of the earlier step (default: the previous one)"
+    )
 
 
 class AnnounceStep(ChainStep):

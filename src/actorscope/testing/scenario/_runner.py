@@ -25,7 +25,7 @@ from actorscope.testing.scenario._loader import LoadedScenario
 from actorscope.testing.scenario._model import Expect, HttpStep, Step
 from actorscope.testing.scenario._world import World
 
-__all__ = ["ScenarioFailure", "StepOutcome", "run_scenario", "run_scenario_in"]
+__all__ = ["ScenarioFailure", "StepOutcome", "run_scenario"]
 
 
 class ScenarioFailure(AssertionError):
@@ -260,10 +260,27 @@ def _http_request(identity: Identity) -> RunRequest:
     )
 
 
-async def run_scenario_in(
-    loaded: LoadedScenario, env: AgentEnv, on_step: Callable[[StepOutcome], None] | None = None
+async def run_scenario(
+    loaded: LoadedScenario,
+    where: Path | AgentEnv,
+    on_step: Callable[[StepOutcome], None] | None = None,
 ) -> list[StepOutcome]:
-    """Play ``loaded`` against an open :class:`AgentEnv`; every step is checked as it runs."""
+    """Play ``loaded`` on a new database at ``where`` (its agent is the scenario's), or in an
+    open :class:`AgentEnv`; every step is checked as it runs, and with ``setup.probe`` its
+    handler is probed after the steps."""
+    if isinstance(where, AgentEnv):
+        outcomes = await _play(loaded, where, on_step)
+    else:
+        setup = loaded.scenario.setup
+        async with open_env(where, agent_key=setup.agent, links=LinkMode(setup.links)) as env:
+            outcomes = await _play(loaded, env, on_step)
+    await _probe(loaded)
+    return outcomes
+
+
+async def _play(
+    loaded: LoadedScenario, env: AgentEnv, on_step: Callable[[StepOutcome], None] | None
+) -> list[StepOutcome]:
     outcomes: list[StepOutcome] = []
     async with World(loaded, env) as world:
         player = _Player(loaded, world)
@@ -275,19 +292,6 @@ async def run_scenario_in(
             outcomes.append(outcome)
             if on_step is not None:
                 on_step(outcome)
-    return outcomes
-
-
-async def run_scenario(
-    loaded: LoadedScenario,
-    db_path: Path,
-    on_step: Callable[[StepOutcome], None] | None = None,
-) -> list[StepOutcome]:
-    """Play ``loaded`` on a new database at ``db_path`` (its agent is the scenario's)."""
-    setup = loaded.scenario.setup
-    async with open_env(db_path, agent_key=setup.agent, links=LinkMode(setup.links)) as env:
-        outcomes = await run_scenario_in(loaded, env, on_step)
-    await _probe(loaded)
     return outcomes
 
 
