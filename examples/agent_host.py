@@ -23,7 +23,7 @@ from actorscope.channels.telegram import normalize_update
 from actorscope.context import sender_id_from_context, user_id_from_context
 from actorscope.host import Host, MessageBus, OutboundSender, Reply
 from actorscope.identity import PeerKind, SenderKind
-from actorscope.messages import META_ORIGIN_VIA, InboundMessage, OutboundMessage, RunRequest
+from actorscope.messages import InboundMessage, MetaKey, OutboundMessage, RunRequest
 from actorscope.permissions import GrantStore, PermissionPolicy
 from actorscope.propagation import (
     Origin,
@@ -88,7 +88,7 @@ async def run_example(db_path: Path) -> bool:
                 return "On it: a sub-agent is drafting notes.txt."
             # The sub-agent's result came back: write the file, if the member who asked may.
             decision = await policy.check_file_writer()
-            via = request.metadata.get(META_ORIGIN_VIA, "no verified origin")
+            via = request.metadata.get(MetaKey.ORIGIN_VIA, "no verified origin")
             verdict = "allowed" if decision.allowed else "denied"
             print(f"    run as {sender_id_from_context()} (via {via}) in {user_id_from_context()}: "
                   f"check_file_writer -> {verdict} ({decision.reason})")  # fmt: skip

@@ -26,23 +26,54 @@ from actorscope.errors import ReplyError
 from actorscope.identity import Identity, PeerKind, SenderKind
 
 __all__ = [
-    "META_ORIGIN_VIA",
     "Attachment",
     "AttachmentKind",
     "Button",
     "InboundMessage",
     "Media",
+    "MetaKey",
     "OutboundMessage",
     "ReplyFormat",
     "RichReply",
     "RunRequest",
 ]
 
-#: Run requests only: the synthetic sender that carried a *verified* origin (for audit). The
-#: builder writes it iff it attributed the run to that origin and strips every ``origin_*`` key
-#: of a message otherwise, so :attr:`RunRequest.propagated` reads it. Re-exported by
-#: :mod:`actorscope.propagation` with the other origin keys.
-META_ORIGIN_VIA = "origin_via"
+
+class MetaKey(StrEnum):
+    """The keys actorscope writes into a message's ``metadata`` (the values are the stable
+    strings: ``request.metadata.get(MetaKey.COMMAND)`` and ``.get("command")`` are the same).
+
+    A channel adapter writes only the keys before :attr:`ORIGIN_VIA`, never a user-controlled
+    mapping and never an ``origin_*`` key, so nothing a user types or names themselves can pose
+    as a propagated origin. Each value is text; an absent key means "not the case".
+    """
+
+    #: The session key the adapter computed
+    #: (``agent:<key>:<channel>:<direct|group>:<chat>[...]``).
+    SESSION_KEY = "session_key"
+    #: Which platform event this was: ``message``, ``edited_message``, ``channel_post``, ...
+    EVENT = "event"
+    #: The sender's @username or display name, for display only; never an identity.
+    SENDER_NAME = "sender_name"
+    #: How the message is addressed to the bot (``mention``, ``reply``, ``command``,
+    #: ``callback``, ``interaction``; for the mention gate), absent if not.
+    ADDRESSED = "addressed"
+    #: The command the message starts with, without its slash or ``@bot`` suffix: ``note`` for
+    #: Telegram's ``/note@my_bot buy milk`` (in a group only when it is addressed to this bot),
+    #: the name of a Discord slash command. What the platform sent, not an identity.
+    COMMAND = "command"
+    #: The id of the message this one replies to.
+    REPLY_TO_MESSAGE_ID = "reply_to_message_id"
+    #: Unix time of an edit, so an edit is not dropped as a duplicate of the original.
+    EDIT_DATE = "edit_date"
+    #: A button click: the clicked button's data (Telegram ``callback_data``, Discord component
+    #: ``custom_id``; also the message's ``content``). The clicker sent it: it selects among
+    #: the bot's own buttons, it is never an identity or a permission.
+    CALLBACK_DATA = "callback_data"
+    #: Run requests only: the synthetic sender that carried a *verified* origin (for audit).
+    #: The builder writes it iff it attributed the run to that origin and strips every
+    #: ``origin_*`` key of a message otherwise, so :attr:`RunRequest.propagated` reads it.
+    ORIGIN_VIA = "origin_via"
 
 
 def _freeze(value: Mapping[str, str]) -> Mapping[str, str]:
@@ -167,7 +198,7 @@ class Button(_Frozen):
     """An inline button: its label and either callback ``data`` or a link ``url``.
 
     A click on a ``data`` button comes back to the handler as a message whose
-    ``metadata["callback_data"]`` (:data:`actorscope.channels.META_CALLBACK_DATA`) is ``data``
+    ``metadata["callback_data"]`` (:attr:`MetaKey.CALLBACK_DATA`) is ``data``
     (and ``content`` too). Telegram allows 64 bytes of data, Discord 100 characters: the
     runner refuses more before it sends anything.
     """
@@ -367,7 +398,7 @@ class RunRequest(_MessageFields):
     ticker) and was attributed to that person.
 
     ``metadata`` keeps the inbound message's keys (never an unverified ``origin_*`` one).
-    ``metadata["command"]`` (:data:`actorscope.channels.META_COMMAND`) is the command the
+    ``metadata["command"]`` (:attr:`MetaKey.COMMAND`) is the command the
     message starts with, without its slash or ``@bot`` suffix: ``note`` for Telegram's
     ``/note@my_bot buy milk`` (in a group only when it is addressed to this bot), the name of a
     Discord slash command; absent for any other message. ``content`` keeps the full text. It
@@ -382,12 +413,12 @@ class RunRequest(_MessageFields):
         """True iff the builder attributed this turn to a verified origin (a propagated turn).
 
         Then ``sender_id`` is the person who started the chain and
-        ``metadata[META_ORIGIN_VIA]`` the synthetic sender that carried it. A direct message,
+        ``metadata[MetaKey.ORIGIN_VIA]`` the synthetic sender that carried it. A direct message,
         and a synthesised one whose origin is missing, forged, replayed or not a person, is
         not propagated: :func:`~actorscope.propagation.build_run_request` strips every
         ``origin_*`` key of those, so nothing unsigned can set this.
         """
-        return bool(self.metadata.get(META_ORIGIN_VIA))
+        return bool(self.metadata.get(MetaKey.ORIGIN_VIA))
 
     def identity(self) -> Identity:
         """The identity the host binds while this request runs."""

@@ -7,14 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from actorscope.channels._base import META_ADDRESSED, META_SESSION_KEY, IgnoreReason
+from actorscope.channels._base import IgnoreReason
 from actorscope.channels._config import ChannelConfig, Policy
 from actorscope.channels._dedup import DedupCache
 from actorscope.channels._mention import command_of, mentions_bot, strip_mention
 from actorscope.channels._policy import admit
 from actorscope.errors import ConfigError
 from actorscope.identity import PeerKind, SenderKind
-from actorscope.messages import InboundMessage
+from actorscope.messages import InboundMessage, MetaKey
 
 
 def write(tmp_path: Path, text: str) -> Path:
@@ -28,9 +28,9 @@ def group_message(
     sender: str = "4242", content: str = "hi", addressed: str = "", chat: str = "-100"
 ) -> InboundMessage:
     """A Telegram group message from ``sender``."""
-    metadata = {META_SESSION_KEY: f"agent:main:telegram:group:{chat}"}
+    metadata = {MetaKey.SESSION_KEY: f"agent:main:telegram:group:{chat}"}
     if addressed:
-        metadata[META_ADDRESSED] = addressed
+        metadata[MetaKey.ADDRESSED] = addressed
     return InboundMessage(
         channel="telegram",
         sender_id=sender,

@@ -11,14 +11,7 @@ import discord
 import pytest
 from tests._wait import wait_until
 
-from actorscope.channels._base import (
-    ADAPTER_METADATA_KEYS,
-    META_ADDRESSED,
-    META_COMMAND,
-    META_EDIT_DATE,
-    Addressed,
-    IgnoreReason,
-)
+from actorscope.channels._base import ADAPTER_METADATA_KEYS, Addressed, IgnoreReason
 from actorscope.channels._dedup import dedup_key
 from actorscope.channels.discord import (
     clear_caches,
@@ -30,7 +23,7 @@ from actorscope.channels.discord import (
 from actorscope.channels.discord._normalize import inspect_dispatch
 from actorscope.errors import IdentityError
 from actorscope.identity import SenderKind
-from actorscope.messages import InboundMessage
+from actorscope.messages import InboundMessage, MetaKey
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "discord"
 G, TEXT, THREAD, DM = (
@@ -167,7 +160,7 @@ async def test_messages_through_discord_py_parsers(client: RecordingClient) -> N
         )
         assert inspect_message(parsed, bot_id=BOT_ID).reason is expected[5], name
         if name == "guild_message":
-            assert message.metadata[META_ADDRESSED] == "mention"
+            assert message.metadata[MetaKey.ADDRESSED] == "mention"
 
 
 async def test_ignored_messages_through_discord_py(client: RecordingClient) -> None:
@@ -188,7 +181,7 @@ async def test_interactions_through_discord_py_parsers(client: RecordingClient) 
         state.parse_interaction_create(load(name)["d"])
         parsed = await settle(client.interactions, index)
         message = assert_maps_to(normalize_interaction(parsed), expected, name)
-        assert message.metadata[META_ADDRESSED] == "interaction"
+        assert message.metadata[MetaKey.ADDRESSED] == "interaction"
         assert message.content.startswith("/ask")
 
 
@@ -262,17 +255,17 @@ def test_mention_and_reply_mark_addressed() -> None:
     """A <@bot> mention or a reply to the bot's message marks the message addressed."""
     mention = normalize_message(load("guild_message")["d"], bot_id=BOT_ID)
     assert mention is not None
-    assert mention.metadata[META_ADDRESSED] == "mention"
+    assert mention.metadata[MetaKey.ADDRESSED] == "mention"
     data = load("thread_message")["d"]
     data["message_reference"] = {"message_id": "81234567890990000", "channel_id": THREAD}
     data["referenced_message"] = load("own_slash_reply")["d"]
     reply = normalize_message(data, bot_id=str(BOT_ID))
     assert reply is not None
-    assert reply.metadata[META_ADDRESSED] == "reply"
+    assert reply.metadata[MetaKey.ADDRESSED] == "reply"
     assert reply.metadata["reply_to_message_id"] == "81234567890990000"
     plain = normalize_message(load("thread_message")["d"], bot_id=BOT_ID)
     assert plain is not None
-    assert META_ADDRESSED not in plain.metadata
+    assert MetaKey.ADDRESSED not in plain.metadata
 
 
 def test_a_callers_marks_fill_in_what_the_payload_does_not_say() -> None:
@@ -282,7 +275,7 @@ def test_a_callers_marks_fill_in_what_the_payload_does_not_say() -> None:
         load("guild_message")["d"], bot_id=BOT_ID, addressed=Addressed.COMMAND, command="writers"
     ).message
     assert mention is not None
-    assert (mention.metadata[META_ADDRESSED], mention.metadata[META_COMMAND]) == (
+    assert (mention.metadata[MetaKey.ADDRESSED], mention.metadata[MetaKey.COMMAND]) == (
         "mention",
         "writers",
     )
@@ -290,11 +283,11 @@ def test_a_callers_marks_fill_in_what_the_payload_does_not_say() -> None:
         load("thread_message")["d"], bot_id=BOT_ID, addressed=Addressed.COMMAND
     ).message
     assert plain is not None
-    assert plain.metadata[META_ADDRESSED] == "command"
-    assert META_COMMAND not in plain.metadata
+    assert plain.metadata[MetaKey.ADDRESSED] == "command"
+    assert MetaKey.COMMAND not in plain.metadata
     unmarked = inspect_message(load("thread_message")["d"], bot_id=BOT_ID).message
     assert unmarked is not None
-    assert {META_ADDRESSED, META_COMMAND}.isdisjoint(unmarked.metadata)
+    assert {MetaKey.ADDRESSED, MetaKey.COMMAND}.isdisjoint(unmarked.metadata)
 
 
 def test_spoofed_names_change_nothing() -> None:
@@ -447,7 +440,7 @@ def test_an_edit_is_not_a_duplicate_of_the_original() -> None:
     edited = normalize_message({**data, "edited_timestamp": "2026-01-01T00:01:00.250000+00:00"})
     assert original is not None
     assert edited is not None
-    assert META_EDIT_DATE not in original.metadata
-    assert edited.metadata[META_EDIT_DATE] == "1767225660.25"
+    assert MetaKey.EDIT_DATE not in original.metadata
+    assert edited.metadata[MetaKey.EDIT_DATE] == "1767225660.25"
     assert dedup_key(edited) != dedup_key(original)
     assert inspect_message({**data, "edited_timestamp": 7}).reason is IgnoreReason.MALFORMED

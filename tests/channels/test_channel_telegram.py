@@ -11,13 +11,7 @@ from telegram import Update
 from telegram.ext import Application, ApplicationBuilder, ContextTypes, TypeHandler
 from telegram.request import BaseRequest, RequestData
 
-from actorscope.channels._base import (
-    ADAPTER_METADATA_KEYS,
-    META_ADDRESSED,
-    META_EDIT_DATE,
-    META_EVENT,
-    IgnoreReason,
-)
+from actorscope.channels._base import ADAPTER_METADATA_KEYS, IgnoreReason
 from actorscope.channels.telegram import (
     clear_caches,
     inspect_update,
@@ -26,7 +20,7 @@ from actorscope.channels.telegram import (
 from actorscope.channels.telegram._normalize import chat_migration
 from actorscope.errors import IdentityError
 from actorscope.identity import PLACEHOLDER_SENDER_IDS, SenderKind
-from actorscope.messages import InboundMessage
+from actorscope.messages import InboundMessage, MetaKey
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "telegram"
 BOT_USER = {
@@ -206,7 +200,7 @@ def test_forum_topic_reply_to_topic_root_is_not_a_reply_to_the_bot() -> None:
     """In a topic the bot opened, the topic root is not a reply: no ``addressed``."""
     message = normalize_update(load("forum_topic"), bot_username="actorscope_bot")
     assert message is not None
-    assert META_ADDRESSED not in message.metadata
+    assert MetaKey.ADDRESSED not in message.metadata
     assert "reply_to_message_id" not in message.metadata
 
 
@@ -216,7 +210,7 @@ def test_reply_to_the_bot_and_mentions_and_commands_are_addressed() -> None:
     for name, how in cases.items():
         message = normalize_update(load(name), bot_username="actorscope_bot")
         assert message is not None
-        assert message.metadata[META_ADDRESSED] == how, name
+        assert message.metadata[MetaKey.ADDRESSED] == how, name
     other = load("supergroup")
     other["message"]["text"] = "/status@someone_else_bot"
     assert inspect_update(other, bot_username="actorscope_bot").reason is (
@@ -228,11 +222,11 @@ def test_edited_message_and_callback_metadata() -> None:
     """Edits carry their edit time; callbacks carry the data as content and count as addressed."""
     edit = normalize_update(load("edited_message"))
     assert edit is not None
-    assert edit.metadata[META_EVENT] == "edited_message"
-    assert edit.metadata[META_EDIT_DATE] == "1700000100"
+    assert edit.metadata[MetaKey.EVENT] == "edited_message"
+    assert edit.metadata[MetaKey.EDIT_DATE] == "1700000100"
     click = normalize_update(load("callback_query"))
     assert click is not None
-    assert (click.content, click.metadata[META_ADDRESSED]) == ("vote:yes", "callback")
+    assert (click.content, click.metadata[MetaKey.ADDRESSED]) == ("vote:yes", "callback")
 
 
 def test_migration_is_exposed_as_scope_move() -> None:

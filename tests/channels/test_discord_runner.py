@@ -18,7 +18,6 @@ from tests._wiring import channel_pipeline
 
 from actorscope.agents import AgentRegistry
 from actorscope.bots import BotServices, current_services, with_services
-from actorscope.channels import META_CALLBACK_DATA
 from actorscope.channels._config import ChannelConfig
 from actorscope.channels.discord._runner import DiscordRunner
 from actorscope.errors import ConfigError, ReplyError
@@ -27,6 +26,7 @@ from actorscope.messages import (
     Attachment,
     Button,
     InboundMessage,
+    MetaKey,
     OutboundMessage,
     RichReply,
     RunRequest,
@@ -454,7 +454,7 @@ async def test_rich_reply_renders_buttons_files_and_a_click_comes_back(
     photo.write_bytes(b"\x89PNG fake")
 
     async def turn(request: RunRequest) -> Reply:
-        if request.metadata.get(META_CALLBACK_DATA) == "yes":
+        if request.metadata.get(MetaKey.CALLBACK_DATA) == "yes":
             return f"you chose {request.content}"
         return RichReply(
             "**Ship it?**",
@@ -484,7 +484,7 @@ async def test_rich_reply_renders_buttons_files_and_a_click_comes_back(
     clicked: InboundMessage = await asyncio.wait_for(replay.bus.get(), 1)
     replay.bus.task_done()
     assert (clicked.sender_id, clicked.content) == (str(BEN), "yes")
-    assert clicked.metadata[META_CALLBACK_DATA] == "yes"
+    assert clicked.metadata[MetaKey.CALLBACK_DATA] == "yes"
     await step.run(clicked)
     routes = [(method, path) for method, path, _ in replay.http[-2:]]
     assert routes == [

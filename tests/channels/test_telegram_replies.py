@@ -16,11 +16,10 @@ from tests._wiring import channel_pipeline
 
 from actorscope.agents import AgentRegistry
 from actorscope.bots import BotServices, current_services, with_services
-from actorscope.channels import META_CALLBACK_DATA
 from actorscope.channels._config import ChannelConfig
 from actorscope.channels.telegram._runner import TelegramRunner
 from actorscope.host import Host, MessageBus, Reply
-from actorscope.messages import Attachment, Button, RichReply, RunRequest
+from actorscope.messages import Attachment, Button, MetaKey, RichReply, RunRequest
 from actorscope.permissions import GrantStore, PermissionPolicy
 from actorscope.propagation import OriginSigner
 from actorscope.sandbox import BotApiEmulator, EmulatorRequest, TelegramMemberStatus
@@ -120,7 +119,7 @@ async def test_markdown_buttons_and_photo_then_a_click_comes_back(bot: Bot, tmp_
     photo = png(tmp_path / "chart.png")
 
     async def turn(request: RunRequest) -> Reply:
-        if request.metadata.get(META_CALLBACK_DATA) == "yes":
+        if request.metadata.get(MetaKey.CALLBACK_DATA) == "yes":
             return f"you chose {request.content}"
         return RichReply(
             "*Ship it?*",
@@ -149,7 +148,7 @@ async def test_markdown_buttons_and_photo_then_a_click_comes_back(bot: Bot, tmp_
     emu.callback_click("bob", "@ops", sent["message_id"], "yes")
     await wait_until(lambda: bool(emu.sent_messages()))
     click = bot.seen[-1]
-    assert (click.content, click.metadata[META_CALLBACK_DATA]) == ("yes", "yes")
+    assert (click.content, click.metadata[MetaKey.CALLBACK_DATA]) == ("yes", "yes")
     assert click.sender_id == str(emu.state.user("bob").id)
     assert emu.sent_messages()[-1]["text"] == "you chose yes"
     assert "callback_data" not in bot.seen[0].metadata  # typed text never carries it

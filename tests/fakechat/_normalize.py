@@ -11,18 +11,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from actorscope.channels import (
-    META_ADDRESSED,
-    META_EVENT,
-    META_REPLY_TO_MESSAGE_ID,
-    META_SENDER_NAME,
-    META_SESSION_KEY,
-    Addressed,
-    IgnoreReason,
-    Ingress,
-)
+from actorscope.channels import Addressed, IgnoreReason, Ingress
 from actorscope.errors import IdentityError, PayloadError
 from actorscope.identity import SenderKind, chat_identity, session_key
+from actorscope.messages import MetaKey
 
 __all__ = ["NAME", "inspect_event"]
 
@@ -61,14 +53,14 @@ def inspect_event(event: Mapping[str, Any], *, agent_key: str = "main") -> Ingre
         )
     except IdentityError as exc:
         return Ingress(None, IgnoreReason.MALFORMED, detail=str(exc))
-    metadata = {META_SESSION_KEY: key, META_EVENT: "message"}
+    metadata: dict[str, str] = {MetaKey.SESSION_KEY: key, MetaKey.EVENT: "message"}
     if author is not None and _text(author.get("name")):
-        metadata[META_SENDER_NAME] = author["name"]
+        metadata[MetaKey.SENDER_NAME] = author["name"]
     if event.get("to_bot") is True:
-        metadata[META_ADDRESSED] = Addressed.MENTION.value
+        metadata[MetaKey.ADDRESSED] = Addressed.MENTION.value
     reply = event.get("reply_to")
     if isinstance(reply, Mapping) and _text(reply.get("message_id")):
-        metadata[META_REPLY_TO_MESSAGE_ID] = reply["message_id"]
+        metadata[MetaKey.REPLY_TO_MESSAGE_ID] = reply["message_id"]
     try:
         return Ingress.of(
             identity, content=text, metadata=metadata, thread_id=thread, message_id=message_id

@@ -10,7 +10,7 @@ from pydantic import ValidationError
 
 from actorscope.errors import IdentityError
 from actorscope.identity import PeerKind, SenderKind
-from actorscope.messages import META_ORIGIN_VIA, InboundMessage, RunRequest
+from actorscope.messages import InboundMessage, MetaKey, RunRequest
 from actorscope.propagation import META_ORIGIN_SENDER_ID, Origin, OriginSigner, build_run_request
 from actorscope.propagation._builder import (
     _CARRIED,
@@ -77,9 +77,9 @@ def test_verified_origin_becomes_sender_role_and_rebuilt_scope(signer: OriginSig
 def test_request_metadata_holds_only_verified_origin_fields(signer: OriginSigner) -> None:
     """The request keeps its own keys, the verified origin and its carrier; no signature."""
     request = build_run_request(signer.attach(message(), GROUP_ORIGIN), signer=signer)
-    assert set(request.metadata) == {"note", *ORIGIN_FIELD_KEYS, META_ORIGIN_VIA}
+    assert set(request.metadata) == {"note", *ORIGIN_FIELD_KEYS, MetaKey.ORIGIN_VIA}
     assert request.metadata[META_ORIGIN_TRACE_ID] == "trace-1"
-    assert request.metadata[META_ORIGIN_VIA] == "subagent:t1"
+    assert request.metadata[MetaKey.ORIGIN_VIA] == "subagent:t1"
 
 
 @pytest.mark.parametrize(
@@ -102,7 +102,7 @@ def test_request_metadata_drops_unsigned_origin_keys_and_keeps_the_rest(
     carrier = message(metadata={**signed.metadata, **extra}, agent_id=agent)
     request = build_run_request(carrier, signer=signer)
     signed_keys = {*ORIGIN_FIELD_KEYS, *([META_ORIGIN_AGENT_ID] if agent else [])}
-    assert set(request.metadata) == kept | signed_keys | {META_ORIGIN_VIA}
+    assert set(request.metadata) == kept | signed_keys | {MetaKey.ORIGIN_VIA}
     assert request.sender_id == "4242"
 
 
@@ -286,8 +286,10 @@ def test_built_request_equals_a_validated_one(
     assert request.model_copy(update={"role": "x"}).role == "x"
     with pytest.raises(ValidationError):
         request.role = "owner"
-    assert not any(k.startswith("origin_") and k not in ORIGIN_FIELD_KEYS and k != META_ORIGIN_VIA
-                   for k in request.metadata)  # fmt: skip
+    assert not any(
+        k.startswith("origin_") and k not in ORIGIN_FIELD_KEYS and k != MetaKey.ORIGIN_VIA
+        for k in request.metadata
+    )
 
 
 def test_builder_carries_every_shared_field_it_does_not_decide(signer: OriginSigner) -> None:

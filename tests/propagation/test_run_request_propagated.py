@@ -7,11 +7,10 @@ from __future__ import annotations
 
 import pytest
 
-from actorscope.channels import META_COMMAND
 from actorscope.channels.telegram import normalize_update
 from actorscope.context import bind_identity
 from actorscope.identity import Identity, PeerKind
-from actorscope.messages import META_ORIGIN_VIA, InboundMessage, RunRequest
+from actorscope.messages import InboundMessage, MetaKey, RunRequest
 from actorscope.propagation import (
     OriginSigner,
     RunInfo,
@@ -50,12 +49,12 @@ def test_a_verified_subagent_announce_is_propagated(signer: OriginSigner) -> Non
     request = build_run_request(announce(signer), signer=signer)
     assert request.propagated is True
     assert request.sender_id == "4242"
-    assert request.metadata[META_ORIGIN_VIA].startswith("subagent:")
+    assert request.metadata[MetaKey.ORIGIN_VIA].startswith("subagent:")
 
 
 def test_a_direct_message_is_not_propagated(signer: OriginSigner) -> None:
     """A person's own message is not propagated, even carrying an origin_via key of its own."""
-    for metadata in ({}, {META_ORIGIN_VIA: "subagent:x"}):
+    for metadata in ({}, {MetaKey.ORIGIN_VIA: "subagent:x"}):
         direct = InboundMessage(
             channel="telegram",
             sender_id="4242",
@@ -105,6 +104,6 @@ def test_a_command_message_names_its_command(signer: OriginSigner) -> None:
     message = normalize_update(update)
     assert message is not None
     request = build_run_request(message, signer=signer)
-    assert request.metadata[META_COMMAND] == "note"
+    assert request.metadata[MetaKey.COMMAND] == "note"
     assert request.content == "/note@notes_bot buy milk"
     assert request.propagated is False

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from actorscope.errors import ScenarioError
-from actorscope.messages import META_ORIGIN_VIA
+from actorscope.messages import MetaKey
 from actorscope.testing import TelegramSim
 from actorscope.testing.scenario import LoadedScenario, run_scenario
 from actorscope.testing.scenario._model import CHAIN_KINDS
@@ -166,7 +166,7 @@ async def test_simulator_wrappers_carry_the_synthetic_sender(telegram_sim: Teleg
     assert senders[0].startswith("subagent:delegate:")
     assert senders[1:] == ["teammate:reviewer", "session_send_tool"]
     runs = [e.request for e in events if e.request is not None]
-    assert [r.metadata[META_ORIGIN_VIA] for r in runs] == senders
+    assert [r.metadata[MetaKey.ORIGIN_VIA] for r in runs] == senders
     assert {(r.sender_id, r.user_id) for r in runs} == {
         (str(alice.id), f"group:telegram:{devs.id}")
     }

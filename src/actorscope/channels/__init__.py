@@ -13,14 +13,6 @@ name (so this face loads no platform library); :func:`platform` gives its side o
 
 from actorscope.channels._adapter import ChannelAdapter
 from actorscope.channels._base import (
-    META_ADDRESSED,
-    META_CALLBACK_DATA,
-    META_COMMAND,
-    META_EDIT_DATE,
-    META_EVENT,
-    META_REPLY_TO_MESSAGE_ID,
-    META_SENDER_NAME,
-    META_SESSION_KEY,
     Addressed,
     IgnoreReason,
     Ingress,
@@ -41,14 +33,6 @@ from actorscope.channels._turns import TurnLedger
 from actorscope.channels._writer_commands import WriterCommand, writer_command_named
 
 __all__ = [
-    "META_ADDRESSED",
-    "META_CALLBACK_DATA",
-    "META_COMMAND",
-    "META_EDIT_DATE",
-    "META_EVENT",
-    "META_REPLY_TO_MESSAGE_ID",
-    "META_SENDER_NAME",
-    "META_SESSION_KEY",
     "Addressed",
     "ChannelAdapter",
     "ChannelConfig",

@@ -8,9 +8,10 @@ is what admission (``_policy.admit``) and the ingress pipeline
 event was admitted, ignored (and why), a duplicate, claimed by another worker, or a writer
 command the pipeline answered.
 
-Metadata written by an adapter uses only the fixed keys below. An adapter never copies a
-user-controlled mapping into ``InboundMessage.metadata`` and never writes an ``origin_*`` key,
-so nothing a user types or names themselves can pose as a propagated origin.
+Metadata written by an adapter uses only the fixed keys of
+:class:`~actorscope.messages.MetaKey`. An adapter never copies a user-controlled mapping into
+``InboundMessage.metadata`` and never writes an ``origin_*`` key, so nothing a user types or
+names themselves can pose as a propagated origin.
 """
 
 from __future__ import annotations
@@ -25,18 +26,10 @@ from pydantic import ValidationError
 
 from actorscope.errors import PayloadError
 from actorscope.identity import Identity
-from actorscope.messages import InboundMessage, Media, OutboundMessage
+from actorscope.messages import InboundMessage, Media, MetaKey, OutboundMessage
 
 __all__ = [
     "ADAPTER_METADATA_KEYS",
-    "META_ADDRESSED",
-    "META_CALLBACK_DATA",
-    "META_COMMAND",
-    "META_EDIT_DATE",
-    "META_EVENT",
-    "META_REPLY_TO_MESSAGE_ID",
-    "META_SENDER_NAME",
-    "META_SESSION_KEY",
     "Addressed",
     "IgnoreReason",
     "Ingress",
@@ -64,37 +57,9 @@ logger = logging.getLogger("actorscope.channels")
 # would print adapter warnings on stderr of programs that never configured logging (the CLI).
 logger.addHandler(logging.NullHandler())
 
-#: The session key the adapter computed (``agent:<key>:<channel>:<direct|group>:<chat>[...]``).
-META_SESSION_KEY = "session_key"
-#: Which platform event this was: ``message``, ``edited_message``, ``channel_post``, ...
-META_EVENT = "event"
-#: The sender's @username or display name, for display only; never an identity.
-META_SENDER_NAME = "sender_name"
-#: How the message is addressed to the bot (an :class:`Addressed` value), absent if not.
-META_ADDRESSED = "addressed"
-#: The command name of a slash command (Discord interaction, Telegram ``/cmd``), no slash.
-META_COMMAND = "command"
-#: The id of the message this one replies to.
-META_REPLY_TO_MESSAGE_ID = "reply_to_message_id"
-#: Unix time of an edit, so an edit is not dropped as a duplicate of the original.
-META_EDIT_DATE = "edit_date"
-#: A button click: the clicked button's data (Telegram ``callback_data``, Discord component
-#: ``custom_id``; also the message's ``content``). Absent for anything else. The clicker sent
-#: it: it selects among the bot's own buttons, it is never an identity or a permission.
-META_CALLBACK_DATA = "callback_data"
-
 #: Every key an adapter may put into ``InboundMessage.metadata``.
 ADAPTER_METADATA_KEYS: frozenset[str] = frozenset(
-    {
-        META_SESSION_KEY,
-        META_EVENT,
-        META_SENDER_NAME,
-        META_ADDRESSED,
-        META_COMMAND,
-        META_REPLY_TO_MESSAGE_ID,
-        META_EDIT_DATE,
-        META_CALLBACK_DATA,
-    }
+    key.value for key in MetaKey if key is not MetaKey.ORIGIN_VIA
 )
 
 
@@ -184,8 +149,8 @@ class Ingress(NamedTuple):
     ) -> Ingress:
         """A normaliser's message for ``identity`` (its scope, actor, channel, chat and peer
         kind): what a platform's :meth:`~actorscope.channels.Platform.inspect` returns for an
-        event the bot takes; ``metadata`` uses the ``META_*`` keys only. Built the one way
-        every adapter builds a message (types checked:
+        event the bot takes; ``metadata`` uses the :class:`~actorscope.messages.MetaKey` keys
+        only. Built the one way every adapter builds a message (types checked:
         :class:`~actorscope.errors.PayloadError`)."""
         message = build_inbound(
             identity,
@@ -219,7 +184,7 @@ class Ingress(NamedTuple):
         """The session key of the message, or ``""`` when ignored."""
         if self.message is None:
             return ""
-        return self.message.metadata.get(META_SESSION_KEY, "")
+        return self.message.metadata.get(MetaKey.SESSION_KEY, "")
 
 
 def ignored(reason: IgnoreReason, detail: str = "") -> Ingress:

@@ -11,9 +11,8 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 
-from actorscope.channels._base import META_EDIT_DATE, META_EVENT
 from actorscope.errors import ConfigError
-from actorscope.messages import InboundMessage
+from actorscope.messages import InboundMessage, MetaKey
 
 __all__ = ["DedupCache", "DedupKey", "dedup_key"]
 
@@ -22,8 +21,8 @@ DedupKey = tuple[str, str, str]
 
 def dedup_key(message: InboundMessage) -> DedupKey:
     """``(channel, chat_id, message)``; an edit is keyed by its edit time, not as the original."""
-    event = message.metadata.get(META_EVENT, "")
-    edit = message.metadata.get(META_EDIT_DATE, "")
+    event = message.metadata.get(MetaKey.EVENT, "")
+    edit = message.metadata.get(MetaKey.EDIT_DATE, "")
     tail = f":{event}:{edit}" if edit else (f":{event}" if event else "")
     return message.channel, message.chat_id, message.message_id + tail
 

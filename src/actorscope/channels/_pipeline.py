@@ -21,13 +21,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from types import MappingProxyType
 
-from actorscope.channels._base import (
-    META_ADDRESSED,
-    META_COMMAND,
-    Addressed,
-    IgnoreReason,
-    Ingress,
-)
+from actorscope.channels._base import Addressed, IgnoreReason, Ingress
 from actorscope.channels._config import ChannelConfig
 from actorscope.channels._dedup import DedupCache
 from actorscope.channels._link_commands import (
@@ -50,7 +44,7 @@ from actorscope.channels._writer_commands import (
 from actorscope.errors import StoreError
 from actorscope.host import OutboundSender
 from actorscope.identity import Identity, PeerKind
-from actorscope.messages import InboundMessage, OutboundMessage
+from actorscope.messages import InboundMessage, MetaKey, OutboundMessage
 from actorscope.permissions import LinkMode, LinkOutcome, LinkStore, WriterManager
 
 __all__ = ["STORE_AWAY", "Acknowledge", "Pipeline", "Publish", "RunWriterCommand"]
@@ -159,16 +153,16 @@ class Pipeline:
         linking = self._link_request(message, bot_id, command_prefixes, named_prefix)
         burnt: LinkOutcome | None = None
         if linking is not None:
-            if command is None and META_ADDRESSED not in message.metadata:
+            if command is None and MetaKey.ADDRESSED not in message.metadata:
                 message = _addressed(message)
             if linking.argument and message.peer_kind is not PeerKind.DIRECT:
                 # A code sent in a group is burnt whether or not the group is admitted.
                 burnt = await self._link(message, linking)
         elif self._links is not None and message.peer_kind is not PeerKind.DIRECT:
             await self.burn_exposed(message)
-        if command is not None and META_ADDRESSED not in message.metadata:
+        if command is not None and MetaKey.ADDRESSED not in message.metadata:
             # A writer command is addressed to the bot (Discord's "!" ones carry no mark).
-            metadata = {**message.metadata, META_ADDRESSED: Addressed.COMMAND.value}
+            metadata = {**message.metadata, MetaKey.ADDRESSED: Addressed.COMMAND.value}
             message = message.model_copy(update={"metadata": MappingProxyType(metadata)})
         admission = admit(message, self.config, bot_username=bot_username, bot_id=bot_id)
         if not admission.admitted or admission.message is None:
@@ -241,7 +235,7 @@ class Pipeline:
     ) -> LinkRequest | None:
         if self._links is None:
             return None
-        named = message.metadata.get(META_COMMAND, "")
+        named = message.metadata.get(MetaKey.COMMAND, "")
         if named and named_prefix and message.content.startswith(named_prefix):
             return link_request(named, message.content, prefixes, prefix=named_prefix)
         return link_request(named, strip_mention(message.content, user_id=bot_id), prefixes)
@@ -325,12 +319,12 @@ def describe(outcome: LinkOutcome | None) -> str:
 
 def _addressed(message: InboundMessage) -> InboundMessage:
     """``message`` marked as a command addressed to the bot."""
-    metadata = {**message.metadata, META_ADDRESSED: Addressed.COMMAND.value}
+    metadata = {**message.metadata, MetaKey.ADDRESSED: Addressed.COMMAND.value}
     return message.model_copy(update={"metadata": MappingProxyType(metadata)})
 
 
 def _command(message: InboundMessage, bot_id: str | None, prefixes: str) -> WriterCommand | None:
-    named = message.metadata.get(META_COMMAND, "")
+    named = message.metadata.get(MetaKey.COMMAND, "")
     if named:
         return writer_command_named(named)
     if not prefixes:

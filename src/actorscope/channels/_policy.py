@@ -11,11 +11,11 @@ The result is an :class:`~actorscope.channels.Ingress`, the one result type of i
 
 from __future__ import annotations
 
-from actorscope.channels._base import META_ADDRESSED, IgnoreReason, Ingress
+from actorscope.channels._base import IgnoreReason, Ingress
 from actorscope.channels._config import ChannelConfig, Policy
 from actorscope.channels._mention import strip_mention
 from actorscope.identity import PeerKind, Scope, SenderKind
-from actorscope.messages import InboundMessage
+from actorscope.messages import InboundMessage, MetaKey
 
 __all__ = ["Admission", "admit"]
 
@@ -65,7 +65,7 @@ def admit(
         sender and (sender in allow_from or sender in config.owners)
     ):
         return Ingress(message, IgnoreReason.NOT_ALLOWED)
-    addressed = message.metadata.get(META_ADDRESSED, "")
+    addressed = message.metadata.get(MetaKey.ADDRESSED, "")
     if require_mention and not addressed:
         return Ingress(message, IgnoreReason.NOT_MENTIONED)
     stripped = strip_mention(message.content, username=bot_username, user_id=bot_id)

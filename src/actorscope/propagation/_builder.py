@@ -34,11 +34,10 @@ from actorscope.identity import (
     person_session_key,
     session_key,
 )
-from actorscope.messages import InboundMessage, RunRequest
+from actorscope.messages import InboundMessage, MetaKey, RunRequest
 from actorscope.platforms import platform_spec, registry_cache
 from actorscope.propagation._keys import (
     META_ORIGIN_SIGNATURE,
-    META_ORIGIN_VIA,
     ORIGIN_AGENT_KEYS,
     ORIGIN_FIELD_KEYS,
     ORIGIN_PREFIX,
@@ -243,7 +242,7 @@ def build_run_request(
         role = origin.role if same_agent else ""
         sender_kind = SenderKind.USER
         kept = _verified_metadata(msg.metadata)
-        kept[META_ORIGIN_VIA] = msg.sender_id
+        kept[MetaKey.ORIGIN_VIA] = msg.sender_id
     fields: dict[str, object] = {
         "session_key": key,
         "user_id": user_id,

@@ -6,8 +6,9 @@ prefix test strips them all at channel ingress (see ``sanitize_inbound``).
 
 from __future__ import annotations
 
-# Defined next to RunRequest, whose ``propagated`` reads it; one of the origin keys all the same.
-from actorscope.messages import META_ORIGIN_VIA
+# MetaKey.ORIGIN_VIA is defined next to RunRequest, whose ``propagated`` reads it; one of the
+# origin keys all the same.
+from actorscope.messages import MetaKey
 
 __all__ = [
     "META_ORIGIN_AGENT_ID",
@@ -22,7 +23,6 @@ __all__ = [
     "META_ORIGIN_TENANT_ID",
     "META_ORIGIN_TRACE_ID",
     "META_ORIGIN_USER_ID",
-    "META_ORIGIN_VIA",
     "ORIGIN_AGENT_KEYS",
     "ORIGIN_FIELD_KEYS",
     "ORIGIN_KEYS",
@@ -79,7 +79,7 @@ ORIGIN_KEYS: frozenset[str] = frozenset(
         *ORIGIN_AGENT_KEYS,
         META_ORIGIN_SIGNED_AT,
         META_ORIGIN_SIGNATURE,
-        META_ORIGIN_VIA,
+        MetaKey.ORIGIN_VIA,
     )
 )
 

@@ -16,12 +16,6 @@ from typing import Any
 import discord
 
 from actorscope.channels._base import (
-    META_ADDRESSED,
-    META_CALLBACK_DATA,
-    META_COMMAND,
-    META_EVENT,
-    META_SENDER_NAME,
-    META_SESSION_KEY,
     Addressed,
     IgnoreReason,
     Ingress,
@@ -32,7 +26,7 @@ from actorscope.channels._base import (
 )
 from actorscope.channels.discord._ids import optional_snowflake, person, session, snowflake
 from actorscope.identity import PeerKind
-from actorscope.messages import InboundMessage
+from actorscope.messages import InboundMessage, MetaKey
 
 __all__ = ["inspect_interaction", "normalize_interaction"]
 
@@ -171,11 +165,11 @@ def _interaction(
     chat = parent_id or channel_id
     thread = channel_id if parent_id else None
     identity, key = person(agent_key, user_id, chat, guild_id, thread)
-    metadata = {
-        META_SESSION_KEY: key,
-        META_EVENT: "interaction",
-        META_ADDRESSED: Addressed.INTERACTION.value,
-        META_SENDER_NAME: user_name,
+    metadata: dict[str, str] = {
+        MetaKey.SESSION_KEY: key,
+        MetaKey.EVENT: "interaction",
+        MetaKey.ADDRESSED: Addressed.INTERACTION.value,
+        MetaKey.SENDER_NAME: user_name,
     }
     if interaction_type == 2:
         text = _command_text(data)
@@ -184,12 +178,12 @@ def _interaction(
         content = text
         name = data.get("name")
         if name:
-            metadata[META_COMMAND] = name
+            metadata[MetaKey.COMMAND] = name
     else:
         custom_id = data.get("custom_id")
         content = custom_id if isinstance(custom_id, str) else ""
         if interaction_type == 3 and content:  # a component (button) click
-            metadata[META_CALLBACK_DATA] = content
+            metadata[MetaKey.CALLBACK_DATA] = content
     return build_inbound(
         identity,
         content=content,

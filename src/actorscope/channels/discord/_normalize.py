@@ -41,13 +41,6 @@ from typing import Any, NamedTuple
 import discord
 
 from actorscope.channels._base import (
-    META_ADDRESSED,
-    META_COMMAND,
-    META_EDIT_DATE,
-    META_EVENT,
-    META_REPLY_TO_MESSAGE_ID,
-    META_SENDER_NAME,
-    META_SESSION_KEY,
     Addressed,
     IgnoreReason,
     Ingress,
@@ -59,7 +52,7 @@ from actorscope.channels._base import (
 from actorscope.channels.discord._ids import optional_snowflake, person, session, snowflake
 from actorscope.channels.discord._interactions import inspect_interaction, normalize_interaction
 from actorscope.identity import PeerKind, SenderKind, discord_nonperson_identity
-from actorscope.messages import InboundMessage
+from actorscope.messages import InboundMessage, MetaKey
 
 __all__ = [
     "CONVERSATION_MESSAGE_TYPES",
@@ -335,22 +328,22 @@ def _message(
         key = session(agent_key, identity.peer_kind, identity.chat_id, thread)
     else:
         identity, key = person(agent_key, author_id, chat, guild_id, thread)
-    metadata = {META_SESSION_KEY: key, META_EVENT: "message"}
+    metadata: dict[str, str] = {MetaKey.SESSION_KEY: key, MetaKey.EVENT: "message"}
     if identity.sender_id:
-        metadata[META_SENDER_NAME] = author_name
+        metadata[MetaKey.SENDER_NAME] = author_name
     if reply_to is not None:
-        metadata[META_REPLY_TO_MESSAGE_ID] = str(reply_to)
+        metadata[MetaKey.REPLY_TO_MESSAGE_ID] = str(reply_to)
     if edited is not None:  # an edit is a new event, never a duplicate of the original
-        metadata[META_EDIT_DATE] = str(edited.timestamp())
+        metadata[MetaKey.EDIT_DATE] = str(edited.timestamp())
     if me is not None and identity.peer_kind is PeerKind.GROUP:
         if replied_author == me:
-            metadata[META_ADDRESSED] = Addressed.REPLY.value
+            metadata[MetaKey.ADDRESSED] = Addressed.REPLY.value
         elif mentioned:
-            metadata[META_ADDRESSED] = Addressed.MENTION.value
+            metadata[MetaKey.ADDRESSED] = Addressed.MENTION.value
     if marks.addressed:
-        metadata.setdefault(META_ADDRESSED, marks.addressed)
+        metadata.setdefault(MetaKey.ADDRESSED, marks.addressed)
     if marks.command:
-        metadata[META_COMMAND] = marks.command
+        metadata[MetaKey.COMMAND] = marks.command
     return build_inbound(
         identity,
         content=content,

@@ -38,14 +38,6 @@ from typing import Any, TypeGuard
 from telegram import CallbackQuery, Message, Update
 
 from actorscope.channels._base import (
-    META_ADDRESSED,
-    META_CALLBACK_DATA,
-    META_COMMAND,
-    META_EDIT_DATE,
-    META_EVENT,
-    META_REPLY_TO_MESSAGE_ID,
-    META_SENDER_NAME,
-    META_SESSION_KEY,
     Addressed,
     IgnoreReason,
     Ingress,
@@ -65,7 +57,7 @@ from actorscope.identity import (
     session_key,
     telegram_identity,
 )
-from actorscope.messages import InboundMessage, Media
+from actorscope.messages import InboundMessage, Media, MetaKey
 from actorscope.platforms import TELEGRAM, platform_id, registry_cache
 
 __all__ = [
@@ -335,28 +327,30 @@ def _from_message(
         if isinstance(found, Ingress):
             return found
         topic = found
-    metadata = {
-        META_SESSION_KEY: _session(agent_key, channel, identity.peer_kind, identity.chat_id, topic),
-        META_EVENT: event,
+    metadata: dict[str, str] = {
+        MetaKey.SESSION_KEY: _session(
+            agent_key, channel, identity.peer_kind, identity.chat_id, topic
+        ),
+        MetaKey.EVENT: event,
     }
     if identity.sender_id and user is not None:
-        metadata[META_SENDER_NAME] = display_name(user.username, user.first_name)
+        metadata[MetaKey.SENDER_NAME] = display_name(user.username, user.first_name)
     if event.startswith("edited_") and message.edit_date is not None:
-        metadata[META_EDIT_DATE] = str(int(message.edit_date.timestamp()))
+        metadata[MetaKey.EDIT_DATE] = str(int(message.edit_date.timestamp()))
     reply = message.reply_to_message
     if reply is not None and not _is_user_id(reply.message_id):
         return ignored(IgnoreReason.MALFORMED, f"reply message id {reply.message_id!r}")
     if reply is not None and not (topic is not None and reply.message_id == topic):
-        metadata[META_REPLY_TO_MESSAGE_ID] = str(reply.message_id)
+        metadata[MetaKey.REPLY_TO_MESSAGE_ID] = str(reply.message_id)
     addressed: str | None = ""
     if identity.peer_kind is PeerKind.GROUP:
         addressed = _addressed(content, reply, topic, bot_username, metadata)
         if addressed:
-            metadata[META_ADDRESSED] = addressed
+            metadata[MetaKey.ADDRESSED] = addressed
     elif content.startswith("/"):
         command = command_of(content)
         if command is not None:
-            metadata[META_COMMAND] = command[0]
+            metadata[MetaKey.COMMAND] = command[0]
     inbound = build_inbound(
         identity,
         content=content,
@@ -388,7 +382,7 @@ def _addressed(
         if command is not None:
             if command[1] and bot_username and command[1].lower() != bot_username.lower():
                 return None
-            metadata[META_COMMAND] = command[0]
+            metadata[MetaKey.COMMAND] = command[0]
             return Addressed.COMMAND.value
     if bot_username:
         if (
@@ -440,15 +434,17 @@ def _from_callback(
             topic = found
     if identity.sender_kind is not SenderKind.USER and ignore_bots:
         return ignored(IgnoreReason.NONPERSON_SENDER, identity.sender_kind.value)
-    metadata = {
-        META_SESSION_KEY: _session(agent_key, channel, identity.peer_kind, identity.chat_id, topic),
-        META_EVENT: "callback_query",
-        META_ADDRESSED: Addressed.CALLBACK.value,
+    metadata: dict[str, str] = {
+        MetaKey.SESSION_KEY: _session(
+            agent_key, channel, identity.peer_kind, identity.chat_id, topic
+        ),
+        MetaKey.EVENT: "callback_query",
+        MetaKey.ADDRESSED: Addressed.CALLBACK.value,
     }
     if identity.sender_id:
-        metadata[META_SENDER_NAME] = display_name(clicker.username, clicker.first_name)
+        metadata[MetaKey.SENDER_NAME] = display_name(clicker.username, clicker.first_name)
     if query.data:
-        metadata[META_CALLBACK_DATA] = query.data
+        metadata[MetaKey.CALLBACK_DATA] = query.data
     return build_inbound(
         identity,
         content=query.data or query.game_short_name or "",
