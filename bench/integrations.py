@@ -120,7 +120,7 @@ def _dpy_bot(stream: DiscordStream, cog_db: Database | None) -> Side:
             yield discord_feed(bot)
         finally:
             if cog_db is not None:
-                await bot.remove_cog(discord_ext.COG_NAME)
+                await bot.remove_cog(discord_ext.ActorscopeCog.NAME)
             await bot.close()
 
     label = "commands.Bot + ActorscopeCog + requires" if cog_db else "bare commands.Bot"

@@ -185,7 +185,8 @@ PUBLIC = [*FACES, *CONTRACT_MODULES]
 # store's default tenant slug and time text went onto Database: -3.
 # testing.scenario's 22 schema models, parse_scenario and run_scenario_in left: -24.
 # channels' eight META_* keys and messages' META_ORIGIN_VIA became one enum, messages.MetaKey.
-NAME_BUDGET = 323
+# The integrations' faces removed 6 (constants onto their classes, internal result types).
+NAME_BUDGET = 317
 
 
 # Faces that still leak a third-party name; strict, so the fix turns the xfail into a failure

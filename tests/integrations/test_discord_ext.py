@@ -23,7 +23,6 @@ from actorscope.channels.discord import bot_intents
 from actorscope.context import current_identity, role_from_context
 from actorscope.errors import ConfigError, GrantError
 from actorscope.integrations.discord_ext import (
-    COG_NAME,
     ActorscopeCog,
     AppRefused,
     Refused,
@@ -395,7 +394,7 @@ async def test_cog_load_and_unload_leave_no_tasks(tmp_path: Path) -> None:
     await bot.add_cog(cog)
     assert cog.services.agent.key == "notes"
     assert ActorscopeCog.of(bot) is cog
-    await bot.remove_cog(COG_NAME)
+    await bot.remove_cog(ActorscopeCog.NAME)
     assert asyncio.all_tasks() - before == set()
     with pytest.raises(ConfigError, match="not loaded"):
         _ = cog.services
@@ -415,7 +414,7 @@ async def test_the_cog_builds_a_fail_closed_policy_when_strict(
     try:
         assert cog.services.policy.strict is strict
     finally:
-        await bot.remove_cog(COG_NAME)
+        await bot.remove_cog(ActorscopeCog.NAME)
         await bot.close()
 
 
@@ -706,7 +705,7 @@ async def test_a_refusal_logged_after_the_cog_unloaded_has_no_traceback(
     before the bot stops): its traceback is still kept out of the log, while another error on
     the same logger is logged as before."""
     bot = notes_bot
-    await bot.remove_cog(COG_NAME)
+    await bot.remove_cog(ActorscopeCog.NAME)
     caplog.set_level(logging.DEBUG)
     logger = logging.getLogger("discord.ext.commands.bot")
     for error in (Refused("no_grant"), RuntimeError("a real failure")):

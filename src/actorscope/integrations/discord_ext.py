@@ -48,7 +48,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Itera
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar, get_origin
+from typing import Any, ClassVar, TypeVar, get_origin
 
 with warnings.catch_warnings():
     # discord.py imports the deprecated stdlib ``audioop`` for voice, which a text bot never uses.
@@ -99,10 +99,8 @@ from actorscope.propagation import OriginSigner
 from actorscope.store import Database
 
 __all__ = [
-    "COG_NAME",
     "ActorscopeCog",
     "AppRefused",
-    "Invocation",
     "Refused",
     "bound",
     "identity",
@@ -110,8 +108,7 @@ __all__ = [
     "services",
 ]
 
-#: The Cog's name (``bot.get_cog(COG_NAME)``).
-COG_NAME = "actorscope"
+_COG_NAME = "actorscope"
 #: Where discord.py logs a failed command with its traceback when nothing else handles it.
 _DISCORD_ERROR_LOGGERS = ("discord.ext.commands.bot", "discord.app_commands.tree")
 _log = logging.getLogger("actorscope.integrations.discord")
@@ -182,7 +179,7 @@ def _denial_text(decision: Decision) -> str:
 
 
 @dataclass(frozen=True, slots=True)
-class Invocation:
+class _Invocation:
     """What the pipeline made of one command's message or interaction: its result, and the
     prepared run (request, identity, run info) when it was admitted."""
 
@@ -206,7 +203,7 @@ class _Loaded:
     opened: Opened
 
 
-class ActorscopeCog(commands.Cog, name=COG_NAME):
+class ActorscopeCog(commands.Cog, name=_COG_NAME):
     """The ingress pipeline, the run step's identity and the writer commands for a bot.
 
     ``database`` is a path or URL (opened in ``cog_load``, closed in ``cog_unload``) or an
@@ -220,6 +217,9 @@ class ActorscopeCog(commands.Cog, name=COG_NAME):
     change; with either mode the Cog adds ``link`` and ``unlink`` commands (a bot with
     commands of those names of its own cannot load it).
     """
+
+    #: The Cog's name (``bot.get_cog(ActorscopeCog.NAME)``).
+    NAME: ClassVar[str] = _COG_NAME
 
     def __init__(
         self,
@@ -282,7 +282,7 @@ class ActorscopeCog(commands.Cog, name=COG_NAME):
         #: The link commands added to the bot while loaded (links on).
         self._link_commands: list[commands.Command[Any, ..., Any]] = []
         self._loaded: _Loaded | None = None
-        self._remembered: OrderedDict[str, Invocation] = OrderedDict()
+        self._remembered: OrderedDict[str, _Invocation] = OrderedDict()
         self._answering: dict[str, discord.Interaction[Any]] = {}
         self._decision_listeners: list[_DecisionListener] = []
         self._ingress_listeners: list[_IngressListener] = []
@@ -399,12 +399,12 @@ class ActorscopeCog(commands.Cog, name=COG_NAME):
             sender=self._sender,
             named_prefix=ctx.prefix or "",
         )
-        self._remember(_key(ctx), Invocation(result, None))
+        self._remember(_key(ctx), _Invocation(result, None))
 
     @classmethod
     def of(cls, bot: discord.Client) -> ActorscopeCog:
         """The bot's loaded ActorscopeCog; :class:`ConfigError` when it has none."""
-        cog = bot.get_cog(COG_NAME) if isinstance(bot, commands.Bot) else None
+        cog = bot.get_cog(_COG_NAME) if isinstance(bot, commands.Bot) else None
         if not isinstance(cog, cls):
             raise ConfigError(
                 "this bot has no ActorscopeCog: await bot.add_cog(ActorscopeCog(...))"
@@ -445,13 +445,13 @@ class ActorscopeCog(commands.Cog, name=COG_NAME):
             and writer_command_named(command.name) is not None
         ) or any(command is mine for mine in self._link_commands):
             return True  # the writer and link commands take their message through the pipeline
-        invocation = await self.invocation(ctx)
+        invocation = await self._invocation(ctx)
         if invocation.prepared is None and stops(invocation.result, self.config):
             _log.info("discord.refused command=%s reason=%s", ctx.command, invocation.refusal())
             raise Refused(invocation.refusal())
         return True  # with an identity, or none to attach (requires denies it)
 
-    async def invocation(self, source: Source) -> Invocation:
+    async def _invocation(self, source: Source) -> _Invocation:
         """What the pipeline made of ``source``'s message or interaction (once per event).
 
         A hybrid command invoked as a slash command is its interaction.
@@ -474,9 +474,9 @@ class ActorscopeCog(commands.Cog, name=COG_NAME):
         prepared = None
         if result.outcome is Outcome.ADMITTED and result.message is not None:
             prepared = loaded.step.prepare(result.message)
-        return self._remember(key, Invocation(result, prepared))
+        return self._remember(key, _Invocation(result, prepared))
 
-    def _remember(self, key: str, invocation: Invocation) -> Invocation:
+    def _remember(self, key: str, invocation: _Invocation) -> _Invocation:
         self._remembered[key] = invocation
         while len(self._remembered) > _MAX_REMEMBERED:
             self._remembered.popitem(last=False)
@@ -508,7 +508,7 @@ class ActorscopeCog(commands.Cog, name=COG_NAME):
         """Decide ``action`` for the actor of ``source``; ``None`` when the pipeline did not
         admit the event (no command runs for it). Non-persons are denied before the policy."""
         parse_check_type(action)
-        invocation = await self.invocation(source)
+        invocation = await self._invocation(source)
         prepared = invocation.prepared
         if prepared is None:
             return None
@@ -594,7 +594,7 @@ class ActorscopeCog(commands.Cog, name=COG_NAME):
             run_command=run_command,
             sender=self._sender,
         )
-        self._remember(_key(ctx), Invocation(result, None))
+        self._remember(_key(ctx), _Invocation(result, None))
 
     async def _writer_interaction(
         self,
@@ -627,7 +627,7 @@ class ActorscopeCog(commands.Cog, name=COG_NAME):
             self._answering.pop(key, None)
         if result.outcome is Outcome.IGNORED:
             await interaction.response.send_message(NOT_TAKING_COMMANDS, ephemeral=True)
-        self._remember(_key(interaction), Invocation(result, None))
+        self._remember(_key(interaction), _Invocation(result, None))
 
 
 class _AnswerSender(OutboundSender):
@@ -668,7 +668,7 @@ async def identity(source: Source) -> Identity:
 
     :class:`Refused` / :class:`AppRefused` when the pipeline did not admit the event.
     """
-    invocation = await ActorscopeCog.of(_client(source)).invocation(source)
+    invocation = await ActorscopeCog.of(_client(source))._invocation(source)
     if invocation.prepared is None:
         raise _refused(source, invocation.refusal())
     return invocation.prepared.identity
@@ -677,7 +677,7 @@ async def identity(source: Source) -> Identity:
 @asynccontextmanager
 async def bound(source: Source) -> AsyncIterator[Identity]:
     """Bind ``source``'s identity and run info for the block (the run step's one binding)."""
-    invocation = await ActorscopeCog.of(_client(source)).invocation(source)
+    invocation = await ActorscopeCog.of(_client(source))._invocation(source)
     if invocation.prepared is None:
         raise _refused(source, invocation.refusal())
     with RunStep.bound(invocation.prepared) as prepared:
@@ -744,7 +744,7 @@ def requires(action: str) -> Callable[[_T], _T]:
         cog = ActorscopeCog.of(interaction.client)
         decision = await cog.check(action, interaction)
         if decision is None:
-            invocation = await cog.invocation(interaction)
+            invocation = await cog._invocation(interaction)
             _log_denial(action, interaction.command, None)
             if invocation.result.outcome is Outcome.IGNORED:
                 await interaction.response.send_message(NOT_TAKING_COMMANDS, ephemeral=True)

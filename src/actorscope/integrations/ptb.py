@@ -16,7 +16,7 @@ application:
   change feed, so a grant revoked anywhere is seen within a second; close what was opened.
   Inside :func:`~actorscope.integrations.adopting` (the testing kit, ``actorscope probe``)
   it opens the adoption's database, agent and workspace instead (:attr:`Gate.opened`).
-* in group :data:`GATE_GROUP` (-1) a blocking handler (whatever the application's
+* in group :attr:`Gate.GROUP` (-1) a blocking handler (whatever the application's
   ``Defaults``) that takes every Telegram update through the one ingress
   :class:`~actorscope.channels.Pipeline` (dedup, admission, shared claim) and the run step's
   :meth:`~actorscope.host.RunStep.prepare`, and attaches the identity. Every update goes on
@@ -49,7 +49,7 @@ import warnings
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Collection, Coroutine, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeVar, overload
+from typing import Any, ClassVar, Protocol, TypeVar, overload
 
 from telegram import Update
 from telegram.error import TelegramError
@@ -88,7 +88,6 @@ from actorscope.propagation import OriginSigner, RunInfo, bind_run, current_run
 from actorscope.store import Database
 
 __all__ = [
-    "GATE_GROUP",
     "ActorscopeContext",
     "Gate",
     "bound",
@@ -103,8 +102,6 @@ __all__ = [
 
 _log = logging.getLogger("actorscope.integrations.ptb")
 
-#: The handler group of the gate: before every group of yours (0 and up).
-GATE_GROUP = -1
 #: Admitted updates remembered for their handlers (oldest dropped first).
 _REMEMBERED = 4096
 
@@ -130,6 +127,8 @@ class _Admitted:
 class Gate(TelegramGate[Update], OutboundSender):
     """actorscope installed in one PTB ``Application`` (see :func:`install`)."""
 
+    #: The handler group of the gate: before every group of yours (0 and up).
+    GROUP: ClassVar[int] = -1
     framework = "ptb"
     not_open = (
         "run it with run_polling() / run_webhook(), or await application.post_init(application)"
@@ -427,7 +426,7 @@ def install(
 
     application.post_init = post_init
     application.post_shutdown = post_shutdown
-    application.add_handler(_GateHandler(the_gate), group=GATE_GROUP)
+    application.add_handler(_GateHandler(the_gate), group=Gate.GROUP)
     for command in WriterCommand:
         application.add_handler(
             CommandHandler(
@@ -471,7 +470,7 @@ def gate(context: AnyContext | PTBApp) -> Gate:
 
 
 def _installed(application: PTBApp) -> Gate | None:
-    for handler in application.handlers.get(GATE_GROUP, ()):
+    for handler in application.handlers.get(Gate.GROUP, ()):
         if isinstance(handler, _GateHandler):
             return handler.gate
     return None

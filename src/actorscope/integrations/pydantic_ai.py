@@ -62,11 +62,8 @@ from actorscope.tools import (
 
 __all__ = [
     "ActorscopeDeps",
-    "CheckPolicy",
-    "DelegateResult",
     "actorscope_deps",
     "builtin_toolset",
-    "denial",
     "mcp_toolset",
     "registry_toolset",
     "requires",
@@ -86,7 +83,7 @@ P = ParamSpec("P")
 T = TypeVar("T")
 
 
-class CheckPolicy(Protocol):
+class _CheckPolicy(Protocol):
     """What a guard needs: ``actorscope.permissions.PermissionPolicy`` has it."""
 
     def check(self, config_type: str, identity: Identity | None = None) -> Awaitable[Decision]:
@@ -104,7 +101,7 @@ class ActorscopeDeps:
     """
 
     identity: Identity
-    policy: CheckPolicy
+    policy: _CheckPolicy
     signer: OriginSigner | None = None
     toolbox: Toolbox | None = None
     agent_key: str = "main"
@@ -119,7 +116,7 @@ class ActorscopeDeps:
     def bound(
         cls,
         *,
-        policy: CheckPolicy,
+        policy: _CheckPolicy,
         signer: OriginSigner | None = None,
         toolbox: Toolbox | None = None,
         agent_key: str = "main",
@@ -146,7 +143,7 @@ def actorscope_deps(deps: object) -> ActorscopeDeps:
     )
 
 
-def denial(decision: Decision) -> dict[str, Any]:
+def _denial(decision: Decision) -> dict[str, Any]:
     """The tool result of a refused check: an error the model can read and explain."""
     reason = str(decision.reason)
     message = (
@@ -193,7 +190,7 @@ def requires(config_type: str) -> Callable[[GuardedFunc[P, T]], GuardedFunc[P, T
             deps = actorscope_deps(ctx.deps)
             decision = await deps.policy.check(checked, deps.identity)
             if not decision.allowed:
-                return denial(decision)
+                return _denial(decision)
             with bind_identity(deps.identity):
                 return await func(ctx, *args, **kwargs)
 
@@ -238,7 +235,7 @@ def builtin_toolset(toolbox: Toolbox, *, id: str = "actorscope") -> FunctionTool
 
 
 @dataclass(frozen=True, slots=True)
-class DelegateResult:
+class _DelegateResult:
     """What a delegate produced, and for whom.
 
     ``run`` is the delegate's run request (its ``sender_id`` is the human, or the synthetic
@@ -289,7 +286,7 @@ async def run_delegate(
     target_agent_id: str | None = None,
     agent_key: str | None = None,
     deps: Callable[[ActorscopeDeps], object] | None = None,
-) -> DelegateResult:
+) -> _DelegateResult:
     """Run ``agent`` on ``task`` for the human behind ``ctx``, and bring its result back.
 
     Without ``target_agent_id`` the delegate is a sub-agent of the same agent (the human's
@@ -321,7 +318,7 @@ async def run_delegate(
     else:
         message = announce_delegate_result(carrier, output, signer=signer)
     announce = build_run_request(message, signer=signer, agent_key=caller.agent_key)
-    return DelegateResult(announce.content, run, announce)
+    return _DelegateResult(announce.content, run, announce)
 
 
 def mcp_toolset(

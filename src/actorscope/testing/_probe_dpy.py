@@ -39,7 +39,7 @@ from actorscope.channels.discord import silence_voice_warnings
 from actorscope.errors import ConfigError
 from actorscope.host import Prepared
 from actorscope.integrations import Adoption, adopting
-from actorscope.integrations.discord_ext import COG_NAME, ActorscopeCog
+from actorscope.integrations.discord_ext import ActorscopeCog
 from actorscope.permissions import Decision
 from actorscope.sandbox import DiscordEmulator, declared_world, discord_pointed_at
 from actorscope.sandbox import DiscordMessage as Message
@@ -138,7 +138,7 @@ class _Hosted:
     @property
     def cog(self) -> ActorscopeCog | None:
         """The bot's ActorscopeCog (``None``: a plain discord.py bot)."""
-        found = self.bot.get_cog(COG_NAME) if isinstance(self.bot, commands.Bot) else None
+        found = self.bot.get_cog(ActorscopeCog.NAME) if isinstance(self.bot, commands.Bot) else None
         return found if isinstance(found, ActorscopeCog) else None
 
 

@@ -39,7 +39,7 @@ from actorscope.channels import ChannelConfig, Ingress
 from actorscope.channels.telegram import TelegramRunner
 from actorscope.host import OutboundSender, Prepared
 from actorscope.integrations import adopting
-from actorscope.integrations.ptb import GATE_GROUP, Gate
+from actorscope.integrations.ptb import Gate
 from actorscope.permissions import Decision
 from actorscope.sandbox import (
     BotApiCall,
@@ -596,7 +596,7 @@ class TelegramSim(Simulator):
 
 def gate_of(application: App) -> Gate | None:
     """The gate :func:`~actorscope.integrations.ptb.install` put into ``application``, if any."""
-    for handler in application.handlers.get(GATE_GROUP, ()):
+    for handler in application.handlers.get(Gate.GROUP, ()):
         found = getattr(handler, "gate", None)
         if isinstance(found, Gate):
             return found
