@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from actorscope.agents import Agent, AgentRegistry
-from actorscope.channels import ChannelConfig, Pipeline, Publish, SharedDedup, TurnLedger
+from actorscope.channels import ChannelConfig, Pipeline, SharedDedup, TurnLedger
 from actorscope.host import Handler, Host, MessageBus, OutboundSender, RunStep
 from actorscope.messages import InboundMessage, RunRequest
 from actorscope.permissions import (
@@ -147,8 +147,8 @@ class Assembly:
         self,
         config: ChannelConfig,
         *,
-        publish: Publish = _nowhere,
-        run_here: Publish | None = None,
+        publish: Callable[[InboundMessage], Awaitable[None]] = _nowhere,
+        run_here: Callable[[InboundMessage], Awaitable[None]] | None = None,
         ledger: TurnLedger | None = None,
         owners: tuple[str, ...] = (),
     ) -> Pipeline:

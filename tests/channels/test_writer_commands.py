@@ -18,7 +18,6 @@ from actorscope.channels._writer_commands import (
     WriterCommand,
     describe_decision,
     parse_writer_command,
-    writer_command_named,
 )
 from actorscope.channels.telegram._runner import TelegramRunner
 from actorscope.host import Host, MessageBus
@@ -38,8 +37,8 @@ def test_parse_writer_command() -> None:
     assert parse_writer_command("/addwriters") is None
     assert parse_writer_command("please /addwriter") is None
     assert parse_writer_command("/note x") is None
-    assert writer_command_named("AddWriter") is WriterCommand.ADD
-    assert writer_command_named("ask") is None
+    assert WriterCommand.named("AddWriter") is WriterCommand.ADD
+    assert WriterCommand.named("ask") is None
 
 
 def test_describe_decision_states_outcome_and_reason() -> None:

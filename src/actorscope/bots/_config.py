@@ -97,7 +97,7 @@ from actorscope._input import (
 )
 from actorscope.agents import AgentRegistry
 from actorscope.assembly import AgentSettings
-from actorscope.channels import ChannelSection, SenderIds, platform, platforms, sender_ids
+from actorscope.channels import ChannelSection, SenderIds, platform, platforms
 from actorscope.errors import ConfigError, IdentityError
 from actorscope.host import Handler
 from actorscope.permissions import LinkMode
@@ -359,11 +359,6 @@ class BotConfig(BaseSettings):
     def _workspace(cls, value: Any, info: ValidationInfo) -> Path:
         text = value if isinstance(value, Path) else Path(non_empty_text(value))
         return Path(info.data.get("base_dir", Path.cwd())) / text
-
-    @field_validator("owners", mode="before")
-    @classmethod
-    def _owners(cls, value: Any) -> tuple[str, ...]:
-        return sender_ids(value, "owners")
 
     @classmethod
     def for_platforms(cls) -> type[BotConfig]:

@@ -24,13 +24,12 @@ from actorscope.channels._config import (
     GroupOverride,
     Policy,
     SenderIds,
-    sender_ids,
 )
-from actorscope.channels._pipeline import Pipeline, Publish
+from actorscope.channels._pipeline import Pipeline
 from actorscope.channels._platform import Platform, platform, platforms
 from actorscope.channels._shared_dedup import SharedDedup
 from actorscope.channels._turns import TurnLedger
-from actorscope.channels._writer_commands import WriterCommand, writer_command_named
+from actorscope.channels._writer_commands import WriterCommand
 
 __all__ = [
     "Addressed",
@@ -44,13 +43,10 @@ __all__ = [
     "Pipeline",
     "Platform",
     "Policy",
-    "Publish",
     "SenderIds",
     "SharedDedup",
     "TurnLedger",
     "WriterCommand",
     "platform",
     "platforms",
-    "sender_ids",
-    "writer_command_named",
 ]

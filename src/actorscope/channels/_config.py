@@ -59,7 +59,6 @@ __all__ = [
     "GroupOverride",
     "Policy",
     "SenderIds",
-    "sender_ids",
 ]
 
 _SENDER_ID = re.compile(r"[0-9]{1,32}")
@@ -76,7 +75,7 @@ def _platform(value: Any) -> str:
 
 
 #: Sender ids as a schema shows them: TOML writes them as integers or strings.
-SenderIds = Annotated[
+_Ids = Annotated[
     tuple[str, ...],
     WithJsonSchema({"type": "array", "items": {"type": ["integer", "string"]}}),
 ]
@@ -125,6 +124,15 @@ def sender_ids(value: Any, field: str, platform: str = "") -> tuple[str, ...]:
     return tuple(ids)
 
 
+def _numeric_ids(value: Any, info: ValidationInfo) -> tuple[str, ...]:
+    return sender_ids(value, info.field_name or "ids")
+
+
+#: A field of numeric sender ids (``owners = [4242, "5151"]``), checked as a channel's
+#: ``owners`` are (no username, no placeholder) and kept as canonical text.
+SenderIds = Annotated[_Ids, BeforeValidator(_numeric_ids)]
+
+
 def _opaque_ids(value: Any, field: str, spec: PlatformSpec) -> tuple[str, ...]:
     if value is None:
         return ()
@@ -152,7 +160,7 @@ class GroupOverride(_Strict):
     """Settings for one group (chat, guild or channel id) that replace the channel's own."""
 
     policy: Policy | None = None
-    allow_from: SenderIds | None = None
+    allow_from: _Ids | None = None
     require_mention: Flag | None = None
 
     @field_validator("allow_from", mode="before")
@@ -180,8 +188,8 @@ class ChannelConfig(_Strict):
     token_env: str = ""
     dm_policy: Policy = Policy.OPEN
     group_policy: Policy = Policy.OPEN
-    allow_from: SenderIds = ()
-    owners: SenderIds = ()
+    allow_from: _Ids = ()
+    owners: _Ids = ()
     require_mention: Flag = True
     ignore_bots: Flag = True
     groups: dict[str, GroupOverride] = {}

@@ -39,7 +39,6 @@ from actorscope.channels._writer_commands import (
     WriterCommand,
     execute_writer_command,
     parse_writer_command,
-    writer_command_named,
 )
 from actorscope.errors import StoreError
 from actorscope.host import OutboundSender
@@ -326,7 +325,7 @@ def _addressed(message: InboundMessage) -> InboundMessage:
 def _command(message: InboundMessage, bot_id: str | None, prefixes: str) -> WriterCommand | None:
     named = message.metadata.get(MetaKey.COMMAND, "")
     if named:
-        return writer_command_named(named)
+        return WriterCommand.named(named)
     if not prefixes:
         return None
     return parse_writer_command(strip_mention(message.content, user_id=bot_id), prefixes=prefixes)

@@ -21,7 +21,6 @@ __all__ = [
     "describe_decision",
     "execute_writer_command",
     "parse_writer_command",
-    "writer_command_named",
 ]
 
 
@@ -31,6 +30,11 @@ class WriterCommand(StrEnum):
     ADD = "addwriter"
     REMOVE = "removewriter"
     LIST = "writers"
+
+    @classmethod
+    def named(cls, name: str) -> WriterCommand | None:
+        """The writer command called ``name`` (no prefix, any case), else ``None``."""
+        return _BY_NAME.get(name.lower())
 
 
 _BY_NAME = {command.value: command for command in WriterCommand}
@@ -57,12 +61,7 @@ def parse_writer_command(text: str, *, prefixes: str = "/") -> WriterCommand | N
     match = _COMMAND.match(text.strip())
     if match is None or match.group(1) not in prefixes:
         return None
-    return writer_command_named(match.group(2))
-
-
-def writer_command_named(name: str) -> WriterCommand | None:
-    """The writer command called ``name`` (no prefix, any case), else ``None``."""
-    return _BY_NAME.get(name.lower())
+    return WriterCommand.named(match.group(2))
 
 
 def describe_decision(decision: WriterDecision, *, target_name: str = "", usage: str = "") -> str:

@@ -59,15 +59,7 @@ with warnings.catch_warnings():
 
 from actorscope.assembly import AgentSettings
 from actorscope.bots import BotServices
-from actorscope.channels import (
-    Addressed,
-    ChannelConfig,
-    Ingress,
-    Outcome,
-    Pipeline,
-    WriterCommand,
-    writer_command_named,
-)
+from actorscope.channels import Addressed, ChannelConfig, Ingress, Outcome, Pipeline, WriterCommand
 from actorscope.channels.discord import (
     NOT_TAKING_COMMANDS,
     WRITER_DESCRIPTIONS,
@@ -442,7 +434,7 @@ class ActorscopeCog(commands.Cog, name=_COG_NAME):
         if (
             command is not None
             and command.cog is self
-            and writer_command_named(command.name) is not None
+            and WriterCommand.named(command.name) is not None
         ) or any(command is mine for mine in self._link_commands):
             return True  # the writer and link commands take their message through the pipeline
         invocation = await self._invocation(ctx)

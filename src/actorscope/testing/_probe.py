@@ -47,12 +47,7 @@ import yaml
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup
 
 from actorscope.bots import load_object
-from actorscope.channels import (
-    ChannelConfig,
-    IgnoreReason,
-    WriterCommand,
-    writer_command_named,
-)
+from actorscope.channels import ChannelConfig, IgnoreReason, WriterCommand
 from actorscope.channels import platform as contract_of
 from actorscope.context import bind_identity
 from actorscope.errors import ConfigError, NotFoundError
@@ -391,7 +386,7 @@ def sent_text(command: str) -> str:
     """What a text event sends for ``command``: a command without an argument gets one
     (``probe``), so that the bot does what it does, not print its usage; a writer command is
     sent as it is (it names the message it replies to)."""
-    if command.strip().partition(" ")[2] or writer_command_named(command_name(command)):
+    if command.strip().partition(" ")[2] or WriterCommand.named(command_name(command)):
         return command
     return f"{command} probe"
 
@@ -1087,7 +1082,7 @@ def _decision_leaks(
 
 def _writer_command(world: ProbeWorld[SimT], command: str) -> bool:
     """A writer command the bot's gate answers (judged by its decisions and grants)."""
-    return world.gated and writer_command_named(command_name(command)) is not None
+    return world.gated and WriterCommand.named(command_name(command)) is not None
 
 
 async def _baseline(
@@ -1303,13 +1298,13 @@ def _gather(
     known = [
         c
         for c in dict.fromkeys([*given, *served.commands])
-        if writer_command_named(command_name(c)) is None
+        if WriterCommand.named(command_name(c)) is None
     ]
     names = {command_name(c) for c in known}
     extra = [
         c
         for c in inferred
-        if command_name(c) not in names and writer_command_named(command_name(c)) is None
+        if command_name(c) not in names and WriterCommand.named(command_name(c)) is None
     ]
     if not known and extra:
         report.notes.append(
@@ -1327,7 +1322,7 @@ def conclude(report: ProbeReport, worlds: Sequence[ProbeWorld[Any]], name: str) 
     own = [
         c
         for c in report.commands
-        if not (gated and writer_command_named(command_name(c)) is not None)
+        if not (gated and WriterCommand.named(command_name(c)) is not None)
     ]
     report.writer_only = [
         c
@@ -1739,7 +1734,7 @@ def discord_text(command: str) -> str:
     the non-writer, another command without an argument gets one (``probe``)."""
     if _MENTION.sub("", command).strip().partition(" ")[2]:
         return command
-    named = writer_command_named(command_name(command))
+    named = WriterCommand.named(command_name(command))
     if named in (WriterCommand.ADD, WriterCommand.REMOVE):
         return f"{command} <@{D_MEMBER}>"
     return command if named is not None else f"{command} probe"

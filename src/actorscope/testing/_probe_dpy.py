@@ -34,7 +34,7 @@ from typing import Any, TypeVar
 import discord
 from discord.ext import commands
 
-from actorscope.channels import IgnoreReason, Ingress, writer_command_named
+from actorscope.channels import IgnoreReason, Ingress, WriterCommand
 from actorscope.channels.discord import silence_voice_warnings
 from actorscope.errors import ConfigError
 from actorscope.host import Prepared
@@ -441,7 +441,7 @@ async def _press(w: _DpyWorld, where: str, answers: Sequence[Event], who: str) -
 async def _writer_answer(w: _DpyWorld, where: str, command: str) -> list[Event]:
     """The writer's ``command``: the bot's answer is what a click presses (none for a writer
     command of the Cog, whose answers have no button)."""
-    if w.gated and writer_command_named(command_name(command)) is not None:
+    if w.gated and WriterCommand.named(command_name(command)) is not None:
         return []
     event, _ = await _say(w, "writer", where, discord_text(command))
     return [event]

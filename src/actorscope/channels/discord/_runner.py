@@ -42,7 +42,7 @@ from actorscope.channels._adapter import ChannelAdapter
 from actorscope.channels._base import Ingress, Outcome
 from actorscope.channels._pipeline import Pipeline
 from actorscope.channels._shared_dedup import SharedDedup
-from actorscope.channels._writer_commands import WriterCommand, writer_command_named
+from actorscope.channels._writer_commands import WriterCommand
 from actorscope.channels.discord._commands import (
     WriterTarget,
     handle_discord_writer_command,
@@ -540,7 +540,7 @@ class DiscordRunner(ChannelAdapter):
         task, as :meth:`handle_message`)."""
         data: dict[str, Any] = dict(interaction.data or {})
         if interaction.type is discord.InteractionType.application_command and (
-            writer_command_named(str(data.get("name", ""))) is not None
+            WriterCommand.named(str(data.get("name", ""))) is not None
         ):
             return None  # the command tree answers these
         ingress = inspect_interaction(interaction, agent_key=self.pipeline.agent_key)
