@@ -30,7 +30,7 @@ from actorscope.identity import PeerKind, SenderKind, account_of, chat_identity
 from actorscope.messages import InboundMessage, RunRequest
 from actorscope.platforms import Account, IdForm, PlatformSpec, registered
 from actorscope.store import Database
-from actorscope.testing import Event, Grants, Turn, open_env, probe
+from actorscope.testing import AgentEnv, Event, Grants, Turn, probe
 
 ROOM = "group:fakechat:ideas"
 
@@ -243,7 +243,7 @@ async def test_the_kit_judges_its_senders(tmp_path: Path) -> None:
     config = ChannelConfig.from_mapping(
         {"platform": NAME, "require_mention": False, "ignore_bots": False}
     )
-    async with open_env(tmp_path / "kit.db") as env, FakeChatSim(env, config=config) as sim:
+    async with AgentEnv.open(tmp_path / "kit.db") as env, FakeChatSim(env, config=config) as sim:
         sim.person("alice"), sim.person("bob"), sim.room("ideas")
         await Grants(env.store, env.agent).allow(ROOM, "alice")
 
@@ -283,7 +283,7 @@ def _synthetic(sender_id: str) -> InboundMessage:
 
 async def test_the_kit_drops_nonpersons_by_default(tmp_path: Path) -> None:
     """With the default configuration a bot's post never reaches the handler."""
-    async with open_env(tmp_path / "kit.db") as env, FakeChatSim(env) as sim:
+    async with AgentEnv.open(tmp_path / "kit.db") as env, FakeChatSim(env) as sim:
         event = await sim.bot_post("helper", "hi", "ideas")
         assert (event.admitted, event.ignored) == (False, IgnoreReason.NONPERSON_SENDER)
 

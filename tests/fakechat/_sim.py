@@ -2,7 +2,8 @@
 
 A :class:`~actorscope.testing.Simulator` like the kit's Telegram and Discord ones, built only
 from the kit's public faces: the pipeline comes from the env's assembly, each event goes
-through :meth:`~actorscope.testing.Simulator.feed`, and every post is an observation.
+through :meth:`~actorscope.testing.Simulator.feed`, and every post is recorded
+(:meth:`~actorscope.testing.Simulator.record_send`).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from tests.fakechat._runner import FakeChatRunner
 
 from actorscope.channels import ChannelConfig
 from actorscope.host import OutboundSender
-from actorscope.testing import AgentEnv, Event, ObservationKind, Simulator
+from actorscope.testing import AgentEnv, Event, Simulator
 
 __all__ = ["FakeChatSim"]
 
@@ -95,6 +96,4 @@ class FakeChatSim(Simulator):
         return await self.feed(label, raw, lambda: runner.handle(raw))
 
     def _posted(self, post: Post) -> None:
-        self.expect.record(
-            ObservationKind.SEND, text=post.text, chat=post.chat, topic=post.thread, ephemeral=False
-        )
+        self.record_send(text=post.text, chat=post.chat, topic=post.thread)

@@ -30,8 +30,7 @@ from actorscope.integrations import aiogram, ptb
 from actorscope.messages import RunRequest
 from actorscope.sandbox import SandboxConsole
 from actorscope.store import Database
-from actorscope.testing import TelegramSim
-from actorscope.testing._grants import open_env
+from actorscope.testing import AgentEnv, TelegramSim
 
 HANDLER = """
 from actorscope.bots import current_services
@@ -225,7 +224,7 @@ async def test_aiogram_ptb_and_actorscope_run_agree(tmp_path: Path) -> None:
     )
     for name, serve in paths:
         (tmp_path / name).mkdir()
-        async with open_env(tmp_path / name / "actorscope.db") as env, TelegramSim(env) as sim:
+        async with AgentEnv.open(tmp_path / name / "actorscope.db") as env, TelegramSim(env) as sim:
             sim.emu.populate()
             await serve(sim)
             seen[name] = await _sequence(sim)

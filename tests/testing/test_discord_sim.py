@@ -11,7 +11,8 @@ from tests._wiring import channel_pipeline
 from actorscope.channels import ChannelConfig, IgnoreReason, Outcome
 from actorscope.channels.discord._runner import DiscordRunner
 from actorscope.identity import SenderKind
-from actorscope.testing import AgentEnv, DiscordSim, ExpectationError, Grants, Turn
+from actorscope.testing import AgentEnv, DiscordSim, Grants, Turn
+from actorscope.testing._expect import ExpectationError
 
 
 def writer_bot(sim: DiscordSim) -> None:

@@ -31,8 +31,7 @@ from actorscope.integrations import ptb
 from actorscope.integrations.discord_ext import ActorscopeCog, bound, services
 from actorscope.permissions import GrantStore, LinkMode, LinkStore
 from actorscope.store import Database
-from actorscope.testing import DiscordSim, Event, TelegramSim
-from actorscope.testing._grants import open_env
+from actorscope.testing import AgentEnv, DiscordSim, Event, TelegramSim
 
 HANDLER = """
 from actorscope.bots import current_services
@@ -294,7 +293,7 @@ async def _through_sims(tmp_path: Path, name: str, serve: Serve) -> list[tuple[s
     folder = tmp_path / name
     folder.mkdir()
     async with (
-        open_env(folder / "actorscope.db", links=LinkMode.GRANTS) as env,
+        AgentEnv.open(folder / "actorscope.db", links=LinkMode.GRANTS) as env,
         TelegramSim(env, config=telegram.config) as tg,
         DiscordSim(env, config=discord.config) as dc,
     ):

@@ -19,8 +19,7 @@ from actorscope.cli import main
 from actorscope.errors import ConfigError, ScenarioError
 from actorscope.identity import Identity, SenderKind, account_of
 from actorscope.permissions import LinkOutcome, LinkReason, LinkStore
-from actorscope.testing import Prober, ProbeReachError, ProbeStatus, probe
-from actorscope.testing._grants import open_env
+from actorscope.testing import AgentEnv, Prober, ProbeReachError, ProbeStatus, probe
 from actorscope.testing.scenario import ScenarioFailure, load_scenario, run_scenario
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -172,12 +171,10 @@ async def test_reproduction_scenario_fails_as_the_probe_did(
     tmp_path: Path, actorscope_probe: Prober
 ) -> None:
     """The scenario written for a non-writer's leak fails when played (the leak reproduces)."""
-    from actorscope.testing import write_repros
-
     report = await actorscope_probe(
         "probe_bots:scope_not_actor", search_dir=FIXTURES, commands=NOTE
     )
-    written = write_repros(report, tmp_path / "repro", handler="probe_bots:scope_not_actor")
+    written = report.write_repros(tmp_path / "repro", handler="probe_bots:scope_not_actor")
     first = load_scenario(written[0])
     assert first.scenario.steps, "a non-writer's message is replayable as a step"
     with pytest.raises(ScenarioFailure):
@@ -359,12 +356,14 @@ def test_cli_probes_the_notes_bot_with_links_on(
     config.write_text(config.read_text("utf-8") + f'\n[identity]\nlinks = "{links}"\n', "utf-8")
     seen: list[str] = []
 
-    def recording(*args: Any, **kwargs: Any) -> Any:
+    opened = AgentEnv.open
+
+    def recording(cls: type[AgentEnv], *args: Any, **kwargs: Any) -> Any:
         seen.append(str(kwargs.get("links")))
-        return open_env(*args, **kwargs)
+        return opened(*args, **kwargs)
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr("actorscope.testing._probe_run.open_env", recording)
+        patch.setattr(AgentEnv, "open", classmethod(recording))
         assert main(["probe", str(config)]) == 0
     assert seen == [links]
     assert "0 leak(s), 0 hung, 0 error(s), 0 skipped in" in capsys.readouterr().out

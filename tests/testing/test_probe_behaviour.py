@@ -21,7 +21,7 @@ import pytest
 
 from actorscope.cli import main
 from actorscope.errors import ConfigError
-from actorscope.testing import Prober, ProbeReachError, ProbeStatus, write_repros
+from actorscope.testing import Prober, ProbeReachError, ProbeStatus
 from actorscope.testing.scenario import ScenarioFailure, load_scenario, run_scenario
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -334,8 +334,8 @@ async def test_behaviour_leak_reproduction_fails_while_the_leak_is_there(
         events=[event],
     )
     assert report.case(event, command).status is ProbeStatus.LEAK
-    written = write_repros(
-        report, tmp_path / "repro", handler=handler, application=application, search_dir=FIXTURES
+    written = report.write_repros(
+        tmp_path / "repro", handler=handler, application=application, search_dir=FIXTURES
     )
     assert [p.name for p in written] == ["test_probe_leak_001.py"]
     assert "writer_only=['/note']" in written[0].read_text("utf-8")

@@ -15,7 +15,7 @@ import pytest
 from actorscope.cli import main
 from actorscope.cli._probe import _close as close_probe_loop
 from actorscope.errors import ConfigError
-from actorscope.testing import Prober, ProbeStatus, write_repros
+from actorscope.testing import Prober, ProbeStatus
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
@@ -158,8 +158,8 @@ async def test_ptb_reproduction_is_a_test_that_fails_on_the_broken_bot(
         application="probe_ptb_bots:no_check", search_dir=FIXTURES, events=[event]
     )
     assert report.case(event, "/note").status is ProbeStatus.LEAK
-    [written] = write_repros(
-        report, tmp_path / "repro", application="probe_ptb_bots:no_check", search_dir=FIXTURES
+    [written] = report.write_repros(
+        tmp_path / "repro", application="probe_ptb_bots:no_check", search_dir=FIXTURES
     )
     result = _run_repro(written)
     assert result.returncode == 1, result.stdout[-2000:] + result.stderr[-2000:]

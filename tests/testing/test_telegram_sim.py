@@ -10,7 +10,8 @@ from telegram.ext import ApplicationBuilder, CommandHandler, ContextTypes
 
 from actorscope.channels import IgnoreReason, Outcome
 from actorscope.identity import Identity, PeerKind, SenderKind
-from actorscope.testing import ExpectationError, Grants, TelegramSim, Turn
+from actorscope.testing import Grants, TelegramSim, Turn
+from actorscope.testing._expect import ExpectationError
 from actorscope.testing._grants import Binder
 
 

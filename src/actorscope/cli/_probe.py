@@ -132,7 +132,7 @@ def probe_command(
     # Imported here: the kit loads the platform libraries, which `--help` must not.
     from actorscope.bots import load_bot_config
     from actorscope.channels import platform as contract_of
-    from actorscope.testing import ProbeStatus, probe, write_repros
+    from actorscope.testing import ProbeStatus, probe
 
     spec = str(config)
     # No such file but a colon: module:attribute (load_object names what is wrong with it).
@@ -174,9 +174,9 @@ def probe_command(
     if not hung:
         _close(loop)
     if out is not None and bot is not None:
-        write_repros(report, out, handler=bot.handler)
+        report.write_repros(out, handler=bot.handler)
     elif out is not None:
-        write_repros(report, out, application=spec, search_dir=Path.cwd())
+        report.write_repros(out, application=spec, search_dir=Path.cwd())
     if as_json:
         typer.echo(report.to_json())
     else:

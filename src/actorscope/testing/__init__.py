@@ -14,20 +14,9 @@ the bot's commands and reports every permission leak. The pytest plugin
 from __future__ import annotations
 
 from actorscope.testing._discord_sim import DiscordSim
-from actorscope.testing._expect import (
-    ExpectationError,
-    Expectations,
-    ObservationKind,
-)
-from actorscope.testing._grants import Grants, open_env
+from actorscope.testing._grants import Grants
 from actorscope.testing._harness import AgentEnv, Event, Simulator, Turn
-from actorscope.testing._probe import (
-    Prober,
-    ProbeReachError,
-    ProbeReport,
-    ProbeStatus,
-    write_repros,
-)
+from actorscope.testing._probe import Prober, ProbeReachError, ProbeReport, ProbeStatus
 from actorscope.testing._probe_run import probe
 from actorscope.testing._telegram_sim import TelegramSim
 
@@ -35,10 +24,7 @@ __all__ = [
     "AgentEnv",
     "DiscordSim",
     "Event",
-    "ExpectationError",
-    "Expectations",
     "Grants",
-    "ObservationKind",
     "ProbeReachError",
     "ProbeReport",
     "ProbeStatus",
@@ -46,7 +32,5 @@ __all__ = [
     "Simulator",
     "TelegramSim",
     "Turn",
-    "open_env",
     "probe",
-    "write_repros",
 ]

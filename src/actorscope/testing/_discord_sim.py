@@ -52,7 +52,7 @@ from actorscope.sandbox import (
 from actorscope.sandbox import DiscordGuild as Guild
 from actorscope.sandbox import DiscordMessage as Message
 from actorscope.sandbox import DiscordUser as User
-from actorscope.testing._expect import ObservationKind, hide_on_expectation_failure
+from actorscope.testing._expect import hide_on_expectation_failure
 from actorscope.testing._harness import AgentEnv, Event, Simulator
 
 __all__ = ["DiscordSim"]
@@ -672,13 +672,12 @@ class DiscordSim(Simulator):
             event.request = prepared.request
 
     def _posted(self, message: Message) -> None:
-        """The emulator's listener: a message the bot sent is a SEND observation (an
-        ephemeral one too, marked as such)."""
+        """The emulator's listener: a message the bot sent is recorded (an ephemeral one
+        too, marked as such)."""
         if message.author.id != self.bot.id:
             return
         channel = message.channel
-        self.expect.record(
-            ObservationKind.SEND,
+        self.record_send(
             text=message.content,
             chat=str(channel.parent_id or channel.id),
             topic=str(channel.id) if channel.is_thread else "",

@@ -8,19 +8,15 @@ or as objects with an ``id`` (simulator users), so tests read like the chat they
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager, contextmanager
-from pathlib import Path
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from actorscope.agents import Agent
 from actorscope.context import bind_identity
 from actorscope.identity import Identity, PeerKind, SenderKind, is_group_scope
-from actorscope.permissions import Grant, GrantStore, LinkMode, Permission
-from actorscope.propagation import OriginSigner
-from actorscope.store import Database
-from actorscope.testing._harness import AgentEnv
+from actorscope.permissions import Grant, GrantStore, Permission
 
-__all__ = ["Binder", "Grants", "open_env", "sender_of"]
+__all__ = ["Binder", "Grants", "sender_of"]
 
 
 def sender_of(who: object) -> str:
@@ -130,20 +126,3 @@ class Binder:
         bound = identity if identity is not None else self.identity(sender, scope, role=role)
         with bind_identity(bound):
             yield bound
-
-
-@asynccontextmanager
-async def open_env(
-    path: Path,
-    *,
-    agent_key: str = "main",
-    signer: OriginSigner | None = None,
-    links: LinkMode = LinkMode.OFF,
-) -> AsyncIterator[AgentEnv]:
-    """A migrated database at ``path`` with the default tenant and agent ``agent_key``,
-    assembled (:func:`~actorscope.bots.assemble`); the served handler's workspace is the
-    folder ``workspace`` beside it. ``links``: what linked accounts change for the agent."""
-    async with Database.open(path) as db:
-        yield await AgentEnv.assemble(
-            db, agent=agent_key, workspace=path.parent / "workspace", signer=signer, links=links
-        )

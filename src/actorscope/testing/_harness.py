@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import os
 from abc import ABC, abstractmethod
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -68,12 +69,29 @@ class AgentEnv:
     ``roles`` may change between events (a test's owners, a scenario's roles); those with
     role ``owner`` are also the owners the simulators' writer managers know (read when a
     simulator starts). ``workspace`` is where a served ``actorscope run`` handler writes its
-    files. Open one with :func:`~actorscope.testing.open_env` (or the ``actorscope_env``
-    fixture).
+    files. Open one with :meth:`open` (or the ``actorscope_env`` fixture).
     """
 
     assembly: Assembly
     roles: dict[str, str]
+
+    @classmethod
+    @asynccontextmanager
+    async def open(
+        cls,
+        path: Path,
+        *,
+        agent_key: str = "main",
+        signer: OriginSigner | None = None,
+        links: LinkMode = LinkMode.OFF,
+    ) -> AsyncIterator[AgentEnv]:
+        """A migrated database at ``path`` with the default tenant and agent ``agent_key``,
+        assembled (:func:`~actorscope.bots.assemble`); the served handler's workspace is the
+        folder ``workspace`` beside it. ``links``: what linked accounts change for the agent."""
+        async with Database.open(path) as db:
+            yield await cls.assemble(
+                db, agent=agent_key, workspace=path.parent / "workspace", signer=signer, links=links
+            )
 
     @classmethod
     async def assemble(
@@ -324,6 +342,23 @@ class Simulator(ABC):
     def record_decision(self, action: str, decision: Decision) -> None:
         """Record a permission decision the bot made, for ``should_allow`` / ``should_deny``."""
         self.expect.record_decision(action, decision)
+
+    def record_send(
+        self,
+        *,
+        text: str,
+        chat: object,
+        topic: object = "",
+        message: object = None,
+        ephemeral: bool = False,
+    ) -> None:
+        """Record a message the bot sent, for ``should_send`` (a platform half calls it for
+        each of the bot's posts): its ``chat`` and ``topic`` (thread) ids, ``message`` its
+        own id (for a click on it), ``ephemeral`` when only one user sees it."""
+        fields: dict[str, object] = {"text": text, "chat": chat, "topic": topic}
+        if message is not None:
+            fields["message"] = message
+        self.expect.record(ObservationKind.SEND, **fields, ephemeral=ephemeral)
 
     # -- expectations ----------------------------------------------------------------------
 

@@ -116,7 +116,6 @@ __all__ = [
     "ProbeReport",
     "ProbeStatus",
     "Prober",
-    "write_repros",
 ]
 
 #: The writer commands every bot with actorscope's gate has (answered by the gate, never by
@@ -296,6 +295,60 @@ class ProbeReport:
     def to_json(self) -> str:
         """The report as indented JSON."""
         return json.dumps(self.as_dict(), indent=2, ensure_ascii=False)
+
+    def write_repros(
+        self,
+        out: Path,
+        *,
+        handler: str | None = None,
+        application: str | None = None,
+        bot: str | None = None,
+        search_dir: Path | None = None,
+    ) -> list[Path]:
+        """Write one reproduction per leak or hang into ``out``.
+
+        For a ``handler``: a ``*.scenario.yaml`` whose setup is the probe's world (a step replays
+        the event where a scenario can express it). For a PTB ``application`` or a discord.py
+        ``bot`` (as ``module:attribute``, found in ``search_dir``), which a scenario cannot serve,
+        and for a handler's behaviour leak (a writer-only command doing for a hostile sender what
+        it does for the writer), which a scenario step cannot judge: a ``test_probe_leak_NNN.py``
+        that probes that one event x command with the ``actorscope_probe`` fixture (the same
+        writer-only commands) and fails while the case does not hold.
+        """
+        given = [
+            (k, v)
+            for k, v in (("handler", handler), ("application", application), ("bot", bot))
+            if v is not None
+        ]
+        if len(given) != 1:
+            raise ConfigError(
+                "ProbeReport.write_repros takes a handler, an application or a bot, exactly one"
+            )
+        [(kind, spec)] = given
+        out.mkdir(parents=True, exist_ok=True)
+        written: list[Path] = []
+        reproducible = [c for c in self.cases if c.status in (ProbeStatus.LEAK, ProbeStatus.HUNG)]
+        for index, case in enumerate(reproducible, 1):
+            if handler is not None and not case.behaviour_only:
+                path = out / f"probe-leak-{index:03d}.scenario.yaml"
+                text = yaml.safe_dump(_scenario(case, handler), sort_keys=False)
+            else:
+                path = out / f"test_probe_leak_{index:03d}.py"
+                text = _REPRO_TEST.format(
+                    title=_one_line(f"{case.event} x {case.command}"),
+                    problems=_one_line("; ".join(case.problems)),
+                    index=index,
+                    kind=kind,
+                    spec=spec,
+                    search_dir=str((search_dir or Path.cwd()).resolve()),
+                    command=case.command,
+                    writer_only=list(dict.fromkeys(c.split(" ", 1)[0] for c in self.writer_only)),
+                    event=case.event,
+                )
+            path.write_text(text, "utf-8")
+            case.repro = str(path)
+            written.append(path)
+        return written
 
 
 @dataclass(frozen=True)
@@ -1927,56 +1980,3 @@ async def test_probe_leak_{index:03d}(actorscope_probe: Prober) -> None:
 
 def _one_line(text: str) -> str:
     return " ".join(text.split())
-
-
-def write_repros(
-    report: ProbeReport,
-    out: Path,
-    *,
-    handler: str | None = None,
-    application: str | None = None,
-    bot: str | None = None,
-    search_dir: Path | None = None,
-) -> list[Path]:
-    """Write one reproduction per leak or hang into ``out``.
-
-    For a ``handler``: a ``*.scenario.yaml`` whose setup is the probe's world (a step replays
-    the event where a scenario can express it). For a PTB ``application`` or a discord.py
-    ``bot`` (as ``module:attribute``, found in ``search_dir``), which a scenario cannot serve,
-    and for a handler's behaviour leak (a writer-only command doing for a hostile sender what
-    it does for the writer), which a scenario step cannot judge: a ``test_probe_leak_NNN.py``
-    that probes that one event x command with the ``actorscope_probe`` fixture (the same
-    writer-only commands) and fails while the case does not hold.
-    """
-    given = [
-        (k, v)
-        for k, v in (("handler", handler), ("application", application), ("bot", bot))
-        if v is not None
-    ]
-    if len(given) != 1:
-        raise ConfigError("write_repros takes a handler, an application or a bot, exactly one")
-    [(kind, spec)] = given
-    out.mkdir(parents=True, exist_ok=True)
-    written: list[Path] = []
-    reproducible = [c for c in report.cases if c.status in (ProbeStatus.LEAK, ProbeStatus.HUNG)]
-    for index, case in enumerate(reproducible, 1):
-        if handler is not None and not case.behaviour_only:
-            path = out / f"probe-leak-{index:03d}.scenario.yaml"
-            text = yaml.safe_dump(_scenario(case, handler), sort_keys=False)
-        else:
-            path = out / f"test_probe_leak_{index:03d}.py"
-            text = _REPRO_TEST.format(
-                title=_one_line(f"{case.event} x {case.command}"),
-                problems=_one_line("; ".join(case.problems)),
-                index=index,
-                kind=kind,
-                spec=spec,
-                search_dir=str((search_dir or Path.cwd()).resolve()),
-                command=case.command,
-                writer_only=list(dict.fromkeys(c.split(" ", 1)[0] for c in report.writer_only)),
-                event=case.event,
-            )
-        path.write_text(text, "utf-8")
-        case.repro = str(path)
-        written.append(path)
-    return written

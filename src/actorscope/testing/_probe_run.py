@@ -19,7 +19,7 @@ from actorscope.errors import ConfigError
 from actorscope.host import Handler
 from actorscope.permissions import LinkMode
 from actorscope.platforms import DISCORD, TELEGRAM
-from actorscope.testing._grants import open_env
+from actorscope.testing._harness import AgentEnv
 from actorscope.testing._probe import (
     _PROBE_DB,
     DEFAULT_DEADLINE,
@@ -125,7 +125,7 @@ async def probe(
         tempfile.TemporaryDirectory(prefix="actorscope-probe-") as tmp,
         _contained(Path(tmp), search_dir) as (folder, search),
     ):
-        async with open_env(folder / _PROBE_DB, agent_key=agent, links=LinkMode(links)) as env:
+        async with AgentEnv.open(folder / _PROBE_DB, agent_key=agent, links=LinkMode(links)) as env:
             env.roles.update(dict.fromkeys(owners, "owner"))
             run = ProbeRun(env, report, search, commands, declared, owners, deadline, events)
             if handler is not None and platform != TELEGRAM:

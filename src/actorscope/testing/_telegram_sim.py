@@ -52,7 +52,7 @@ from actorscope.sandbox import (
     TelegramMemberStatus,
     TelegramUser,
 )
-from actorscope.testing._expect import ObservationKind, hide_on_expectation_failure
+from actorscope.testing._expect import hide_on_expectation_failure
 from actorscope.testing._harness import AgentEnv, Event, Simulator
 
 if TYPE_CHECKING:
@@ -584,8 +584,7 @@ class TelegramSim(Simulator):
         topic = ""
         if chat.get("is_forum"):
             topic = str(sent["message_thread_id"]) if sent.get("is_topic_message") else "1"
-        self.expect.record(
-            ObservationKind.SEND,
+        self.record_send(
             text=sent.get("text", ""),
             chat=chat["id"],
             topic=topic,

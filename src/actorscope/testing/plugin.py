@@ -39,7 +39,7 @@ import pytest_asyncio
 from actorscope.agents import Agent
 from actorscope.store import Database
 from actorscope.testing._discord_sim import DiscordSim
-from actorscope.testing._grants import Binder, Grants, open_env
+from actorscope.testing._grants import Binder, Grants
 from actorscope.testing._harness import AgentEnv, Simulator
 from actorscope.testing._probe import Prober
 from actorscope.testing._probe_run import probe
@@ -164,7 +164,7 @@ def pytest_collect_file(parent: pytest.Collector, file_path: Path) -> pytest.Col
 @pytest_asyncio.fixture
 async def actorscope_env(tmp_path: Path) -> AsyncIterator[AgentEnv]:
     """A migrated temporary database with agent ``main``, its grants, policy and signer."""
-    async with open_env(tmp_path / "actorscope.db") as env:
+    async with AgentEnv.open(tmp_path / "actorscope.db") as env:
         yield env
 
 

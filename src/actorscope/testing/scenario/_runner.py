@@ -19,7 +19,6 @@ from actorscope.identity import Identity, http_identity
 from actorscope.messages import RunRequest
 from actorscope.permissions import LinkMode
 from actorscope.testing._expect import Expected, ObservationKind, diff
-from actorscope.testing._grants import open_env
 from actorscope.testing._harness import AgentEnv, Event, Simulator, Turn
 from actorscope.testing.scenario._loader import LoadedScenario
 from actorscope.testing.scenario._model import Expect, HttpStep, Step
@@ -272,7 +271,7 @@ async def run_scenario(
         outcomes = await _play(loaded, where, on_step)
     else:
         setup = loaded.scenario.setup
-        async with open_env(where, agent_key=setup.agent, links=LinkMode(setup.links)) as env:
+        async with AgentEnv.open(where, agent_key=setup.agent, links=LinkMode(setup.links)) as env:
             outcomes = await _play(loaded, env, on_step)
     await _probe(loaded)
     return outcomes
