@@ -12,9 +12,9 @@ from hypothesis import strategies as st
 
 from actorscope.errors import ActorscopeError, IdentityError
 from actorscope.identity import (
+    _SYNTHETIC_SENDER_PREFIXES,
     PLACEHOLDER_SENDER_IDS,
     SYNTHETIC_SENDER_EXACT,
-    SYNTHETIC_SENDER_PREFIXES,
     TELEGRAM_ANONYMOUS_ADMIN_ID,
     TELEGRAM_CHANNEL_BOT_ID,
     TELEGRAM_SERVICE_ID,
@@ -26,9 +26,7 @@ from actorscope.identity import (
     _is_canonical_platform_id,
     chat_identity,
     discord_identity,
-    discord_nonperson_identity,
     http_identity,
-    identity_problem,
     is_group_scope,
     is_placeholder_sender,
     is_synthetic_sender,
@@ -207,24 +205,24 @@ def test_discord_guild_thread_does_not_change_the_scope() -> None:
 
 @pytest.mark.parametrize(
     "kind",
-    [SenderKind.WEBHOOK, SenderKind.CHANNEL, SenderKind.NONE, SenderKind.SYNTHETIC],
+    [SenderKind.CHANNEL, SenderKind.NONE, SenderKind.SYNTHETIC, SenderKind.ANONYMOUS_ADMIN],
 )
-def test_discord_identity_refuses_nonperson_kinds(kind: SenderKind) -> None:
-    """discord_identity raises IdentityError for a non-person sender kind."""
-    with pytest.raises(IdentityError):
+def test_discord_identity_refuses_other_kinds(kind: SenderKind) -> None:
+    """discord_identity raises IdentityError for a kind but a person, a webhook or a bot."""
+    with pytest.raises(IdentityError, match="a person, a webhook or a bot"):
         discord_identity(CAROL, chat_id=GUILD_CHANNEL, guild_id=GUILD, sender_kind=kind)
 
 
-@pytest.mark.parametrize("guild", [GUILD, None])
-def test_discord_identity_refuses_a_bot_author(guild: int | None) -> None:
-    """A Discord bot author is a non-person (docs/design.md): discord_identity refuses it."""
-    with pytest.raises(IdentityError):
-        discord_identity(CAROL, chat_id=GUILD_CHANNEL, guild_id=guild, sender_kind=SenderKind.BOT)
+@pytest.mark.parametrize("kind", [SenderKind.WEBHOOK, SenderKind.BOT])
+def test_discord_identity_refuses_a_nonperson_without_a_guild(kind: SenderKind) -> None:
+    """A Discord webhook or bot author outside a guild has no safe scope: refused."""
+    with pytest.raises(IdentityError, match="needs its guild"):
+        discord_identity(CAROL, chat_id=GUILD_CHANNEL, sender_kind=kind)
 
 
 def test_discord_webhook_scope_and_empty_sender() -> None:
     """A Discord webhook message: scope guild:<gid>:webhook:<id>, sender "", WEBHOOK kind."""
-    identity = discord_nonperson_identity(
+    identity = discord_identity(
         777888, chat_id=GUILD_CHANNEL, guild_id=GUILD, sender_kind=SenderKind.WEBHOOK
     )
     assert identity.user_id == f"guild:{GUILD}:webhook:777888"
@@ -237,20 +235,13 @@ def test_discord_webhook_scope_and_empty_sender() -> None:
 
 def test_discord_bot_author_scope_and_empty_sender() -> None:
     """A Discord bot-authored message: scope guild:<gid>:bot:<id>, sender "", BOT kind."""
-    identity = discord_nonperson_identity(
+    identity = discord_identity(
         555, chat_id=GUILD_CHANNEL, guild_id=GUILD, sender_kind=SenderKind.BOT
     )
     assert identity.user_id == f"guild:{GUILD}:bot:555"
     assert identity.sender_id == ""
     assert identity.sender_kind is SenderKind.BOT
     assert identity.is_group
-
-
-@pytest.mark.parametrize("kind", [SenderKind.USER, SenderKind.CHANNEL, SenderKind.NONE])
-def test_discord_nonperson_identity_accepts_only_webhook_or_bot(kind: SenderKind) -> None:
-    """discord_nonperson_identity raises IdentityError for any kind but WEBHOOK or BOT."""
-    with pytest.raises(IdentityError):
-        discord_nonperson_identity(555, chat_id=GUILD_CHANNEL, guild_id=GUILD, sender_kind=kind)
 
 
 # --- HTTP and system -----------------------------------------------------------------------
@@ -577,7 +568,7 @@ def test_discord_group_scope_names_its_guild(
 ) -> None:
     """Every Discord guild scope names the guild id as its second segment."""
     member = discord_identity(sender, chat_id=chat, guild_id=guild)
-    other = discord_nonperson_identity(sender, chat_id=chat, guild_id=guild, sender_kind=nonperson)
+    other = discord_identity(sender, chat_id=chat, guild_id=guild, sender_kind=nonperson)
     for identity in (member, other):
         assert identity.is_group
         assert identity.user_id.split(":")[:2] == ["guild", str(int(guild))]
@@ -605,7 +596,7 @@ def platform_identities(draw: st.DrawFn) -> Identity:
             guild_id=draw(st.one_of(st.none(), _int_or_str(ids))),
         )
     if builder == "discord_nonperson":
-        return discord_nonperson_identity(
+        return discord_identity(
             draw(_int_or_str(ids)),
             chat_id=draw(_int_or_str(ids)),
             guild_id=draw(_int_or_str(ids)),
@@ -714,7 +705,7 @@ def test_is_canonical_platform_id(sender: str, canonical: bool) -> None:
 )
 def test_identity_problem(scope: str, sender: str, channel: str, problem: bool) -> None:
     """The identity step: storable everywhere; in groups a well-formed id for the channel."""
-    found = identity_problem(scope, sender, channel)
+    found = Identity.problem(scope, sender, channel)
     assert (found is not None) is problem, found
 
 
@@ -722,9 +713,9 @@ def test_identity_problem(scope: str, sender: str, channel: str, problem: bool) 
 def test_leading_zeros_are_never_a_telegram_or_discord_person(number: int, zeros: int) -> None:
     """Property: any positive id with leading zeros is refused in Telegram and Discord groups."""
     sender = "0" * zeros + str(number)
-    assert identity_problem(TG_GROUP, str(number)) is None
-    assert identity_problem(TG_GROUP, sender) is not None
-    assert identity_problem(f"guild:9:user:{number}", sender) is not None
+    assert Identity.problem(TG_GROUP, str(number)) is None
+    assert Identity.problem(TG_GROUP, sender) is not None
+    assert Identity.problem(f"guild:9:user:{number}", sender) is not None
 
 
 @given(
@@ -741,11 +732,11 @@ def test_a_format_character_anywhere_makes_any_group_sender_invalid(
     at = min(at, len(text))
     sender = text[:at] + char + text[at:]
     assert unicodedata.category(char) == "Cf"
-    assert identity_problem(f"group:{channel}:-5", sender, channel) is not None
+    assert Identity.problem(f"group:{channel}:-5", sender, channel) is not None
 
 
 @given(
-    st.sampled_from(sorted(SYNTHETIC_SENDER_PREFIXES)),
+    st.sampled_from(sorted(_SYNTHETIC_SENDER_PREFIXES)),
     st.text(alphabet="abc:-1", max_size=8),
     st.lists(st.booleans(), min_size=30, max_size=30),
     st.lists(st.sampled_from(["", *FORMAT_CHARS]), min_size=30, max_size=30),
@@ -846,7 +837,7 @@ def test_chat_identity_follows_the_guild_form_of_its_platform() -> None:
         "",
         SenderKind.WEBHOOK,
     )
-    assert hook == discord_nonperson_identity(
+    assert hook == discord_identity(
         55, chat_id=GUILD_CHANNEL, guild_id=GUILD, sender_kind=SenderKind.WEBHOOK
     )
     dm = chat_identity(DISCORD, 7, CAROL, group=False)

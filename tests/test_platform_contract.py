@@ -26,7 +26,7 @@ from actorscope.bots import current_services
 from actorscope.channels import ChannelConfig, IgnoreReason, Outcome, Platform, platform, platforms
 from actorscope.cli import main
 from actorscope.errors import ConfigError
-from actorscope.identity import PeerKind, SenderKind, account_of, chat_identity
+from actorscope.identity import PeerKind, SenderKind, chat_identity
 from actorscope.messages import InboundMessage, RunRequest
 from actorscope.platforms import Account, IdForm, PlatformSpec, registered
 from actorscope.store import Database
@@ -295,8 +295,8 @@ def test_its_people_are_accounts() -> None:
     helper = PLATFORM.inspect(chat.message("helper", "hi", "ideas", bot=True)).message
     assert alice is not None
     assert helper is not None
-    assert account_of(alice.identity()) == Account(NAME, "alice")
-    assert account_of(helper.identity()) is None
+    assert alice.identity().account == Account(NAME, "alice")
+    assert helper.identity().account is None
 
 
 async def _save(request: RunRequest) -> str:

@@ -15,17 +15,7 @@ from tests.fakechat import SPEC
 
 from actorscope.channels import ChannelConfig
 from actorscope.errors import ConfigError, GrantError, IdentityError
-from actorscope.identity import (
-    Identity,
-    PeerKind,
-    Scope,
-    SenderKind,
-    account_of,
-    group_scope,
-    http_identity,
-    identity_problem,
-    session_key,
-)
+from actorscope.identity import Identity, PeerKind, Scope, SenderKind, http_identity, session_key
 from actorscope.permissions import Reason, non_person_reason
 from actorscope.permissions._scopes import parse_grant_scope, parse_grantee
 from actorscope.platforms import (
@@ -58,7 +48,7 @@ def test_built_in_platforms_cannot_be_replaced() -> None:
     )
     with pytest.raises(ConfigError, match="registered already"):
         register(PlatformSpec(TELEGRAM, IdForm.OPAQUE))
-    assert identity_problem("group:telegram:-100", "042") is not None
+    assert Identity.problem("group:telegram:-100", "042") is not None
 
 
 def test_a_bad_spec_is_one_clear_error() -> None:
@@ -93,15 +83,15 @@ def test_an_opaque_platform_names_its_rooms_and_people() -> None:
     """Registered, its rooms are group scopes and session keys; unregistered, they are not."""
     assert Scope.try_parse("group:fakechat:ideas") is None
     with registered(FAKE):
-        assert group_scope("ideas", "fakechat") == "group:fakechat:ideas"
+        assert str(Scope.group("fakechat", "ideas")) == "group:fakechat:ideas"
         assert str(Scope.parse("group:fakechat:ideas")) == "group:fakechat:ideas"
         key = session_key("main", "fakechat", PeerKind.GROUP, "ideas", thread_id="t1")
         assert key == "agent:main:fakechat:group:ideas:thread:t1"
-        assert identity_problem("group:fakechat:ideas", "alice", "fakechat") is None
+        assert Identity.problem("group:fakechat:ideas", "alice", "fakechat") is None
         for look_alike in ("alice\u200b", "\uff41lice", "al ice", "alice:x"):
-            assert identity_problem("group:fakechat:ideas", look_alike, "fakechat") is not None
+            assert Identity.problem("group:fakechat:ideas", look_alike, "fakechat") is not None
         with pytest.raises(IdentityError, match="fakechat id"):
-            group_scope("id:eas", "fakechat")
+            str(Scope.group("fakechat", "id:eas"))
         assert parse_grant_scope("group:fakechat:ideas") == "group:fakechat:ideas"
         assert parse_grantee("alice", "group:fakechat:ideas") == "alice"
         with pytest.raises(GrantError):
@@ -149,15 +139,15 @@ def test_accounts_are_platform_and_id() -> None:
         with pytest.raises(IdentityError):
             Account.parse(bad)
     person = Identity("group:telegram:-100", "42", "telegram", "-100", PeerKind.GROUP)
-    assert account_of(person) == Account("telegram", "42")
-    assert account_of(http_identity("alice")) == Account(HTTP, "alice")
+    assert person.account == Account("telegram", "42")
+    assert http_identity("alice").account == Account(HTTP, "alice")
     nobody = Identity("group:telegram:-100", "", "telegram", "-100", PeerKind.GROUP)
     synthetic = Identity("u", "subagent:1", "telegram", sender_kind=SenderKind.SYNTHETIC)
     other_channel = Identity("42", "42", "tg2", "42")
-    assert [account_of(i) for i in (nobody, synthetic, other_channel)] == [None, None, None]
+    assert [i.account for i in (nobody, synthetic, other_channel)] == [None, None, None]
     with registered(FAKE):
         alice = Identity("group:fakechat:ideas", "alice", "fakechat", "ideas", PeerKind.GROUP)
-        assert account_of(alice) == Account("fakechat", "alice")
+        assert alice.account == Account("fakechat", "alice")
         assert Account.parse("fakechat:alice") == Account("fakechat", "alice")
 
 

@@ -20,6 +20,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import ClassVar
 
 from actorscope._text import has_unstorable
 from actorscope.errors import IdentityError
@@ -37,22 +38,15 @@ from actorscope.platforms import (
 
 __all__ = [
     "AGENT_KEY_PATTERN",
-    "MAX_SCOPE_CHARS",
     "PERSON_SCOPE_PREFIX",
-    "SYNTHETIC_SENDER_PREFIXES",
     "Identity",
     "PeerKind",
     "Scope",
     "ScopeKind",
     "SenderKind",
-    "account_of",
     "chat_identity",
     "discord_identity",
-    "discord_nonperson_identity",
-    "group_scope",
-    "guild_member_scope",
     "http_identity",
-    "identity_problem",
     "is_group_scope",
     "is_placeholder_sender",
     "is_synthetic_sender",
@@ -86,7 +80,7 @@ class SenderKind(StrEnum):
 
 
 #: Internal routing identities. A sender id that starts with one of these is never a human.
-SYNTHETIC_SENDER_PREFIXES: tuple[str, ...] = (
+_SYNTHETIC_SENDER_PREFIXES: tuple[str, ...] = (
     "subagent:",
     "notification:",
     "teammate:",
@@ -132,7 +126,7 @@ MAX_SENDER_ID_CHARS = 256
 #: The longest scope a check looks up (a group scope is under 100 characters; an HTTP user's
 #: or a custom channel's ids are opaque but short). Longer ids are refused before any lookup,
 #: so none reaches a store index that cannot hold it (PostgreSQL's ~2.7 KB B-tree row).
-MAX_SCOPE_CHARS = 512
+_MAX_SCOPE_CHARS = 512
 
 
 def person_scope(person_id: str) -> str:
@@ -173,7 +167,7 @@ def is_synthetic_sender(sender_id: str) -> bool:
     are all synthetic.
     """
     folded = _folded(sender_id)
-    return folded in SYNTHETIC_SENDER_EXACT or folded.startswith(SYNTHETIC_SENDER_PREFIXES)
+    return folded in SYNTHETIC_SENDER_EXACT or folded.startswith(_SYNTHETIC_SENDER_PREFIXES)
 
 
 def is_placeholder_sender(sender_id: str) -> bool:
@@ -198,32 +192,10 @@ def _is_canonical_platform_id(sender_id: str) -> bool:
     return _CANONICAL_ID.fullmatch(sender_id) is not None
 
 
-def identity_problem(scope: str, sender_id: str, channel: str = "") -> str | None:
-    """Why (``scope``, ``sender_id``) is not an identity a check may look up, or ``None``.
-
-    Everywhere: neither may hold a character a store cannot hold (a lone surrogate, NUL or
-    another control character), so SQLite and PostgreSQL answer alike, nor be longer than
-    :data:`MAX_SENDER_ID_CHARS` (sender) or :data:`MAX_SCOPE_CHARS` (scope). In a group context
-    the sender, after the legacy ``id|name`` split, must also be a well-formed person id for
-    its channel. The channel is known from ``channel`` (``Identity.channel``) and from the
-    scope (``guild:`` is Discord; ``group:<channel>:...``; a legacy ``group:<chatID>`` is
-    Telegram); when either names Telegram or Discord, the stricter rule holds:
-
-    - Telegram and Discord (the identity table): a canonical positive ASCII integer
-      without sign or leading zero, so ``"042"``, ``"+42"``, ``"42\u200b"`` and
-      full-width digits are refused instead of missing a grant (or a deny) on ``42``.
-    - Another registered platform: its own id form
-      (:meth:`~actorscope.platforms.PlatformSpec.is_person_id`).
-    - Any other channel (the table leaves custom channels' ids opaque: they need not be
-      integers): no format characters (category Cf) and unchanged by NFKC, so an id cannot
-      imitate another one with invisible or compatibility characters. A Telegram or Discord
-      bot running under a channel name of its own (``group:tg2:...``) is such a channel
-      here; its adapter already writes canonical ids (:func:`platform_id`).
-
-    An empty sender is not a problem here: the policy denies it as ``empty_sender``.
-    """
-    if len(scope) > MAX_SCOPE_CHARS:
-        return f"scope is {len(scope)} characters long, over the limit of {MAX_SCOPE_CHARS}"
+def _identity_problem(scope: str, sender_id: str, channel: str = "") -> str | None:
+    # Identity.problem: its docstring says the rules.
+    if len(scope) > _MAX_SCOPE_CHARS:
+        return f"scope is {len(scope)} characters long, over the limit of {_MAX_SCOPE_CHARS}"
     if len(sender_id) > MAX_SENDER_ID_CHARS:
         return (
             f"sender id is {len(sender_id)} characters long, over the limit of "
@@ -278,18 +250,6 @@ def _channel_name(channel: str) -> str:
     return channel
 
 
-def group_scope(chat_id: int | str, channel: str) -> str:
-    """``group:<channel>:<chatID>``: the scope every member of a chat group shares."""
-    name = _channel_name(channel)
-    return f"group:{name}:{canonical_chat_id(name, chat_id)}"
-
-
-def guild_member_scope(guild_id: int | str, sender_id: int | str) -> str:
-    """``guild:<guildID>:user:<senderID>``: a member's scope inside one guild (the guild
-    group form)."""
-    return f"guild:{platform_id(guild_id, 'guild id')}:user:{platform_id(sender_id, 'sender id')}"
-
-
 class ScopeKind(StrEnum):
     """What a scope string names (see :class:`Scope`)."""
 
@@ -325,11 +285,32 @@ class Scope:
     ``member_id`` are set for guild scopes (``member_id``: the member, webhook or bot id).
     """
 
+    #: The longest scope a check looks up (a group scope is under 100 characters; an HTTP
+    #: user's or a custom channel's ids are opaque but short). Longer ids are refused before
+    #: any lookup, so none reaches a store index that cannot hold it.
+    MAX_CHARS: ClassVar[int] = _MAX_SCOPE_CHARS
+
     kind: ScopeKind
     channel: str = ""
     chat_id: str = ""
     guild_id: str = ""
     member_id: str = ""
+
+    @classmethod
+    def group(cls, channel: str, chat_id: int | str) -> Scope:
+        """``group:<channel>:<chatID>``: the scope every member of a chat group shares;
+        :class:`IdentityError` for a malformed channel name or chat id (its platform's form)."""
+        name = _channel_name(channel)
+        return cls(ScopeKind.GROUP, channel=name, chat_id=canonical_chat_id(name, chat_id))
+
+    @classmethod
+    def guild_member(cls, guild_id: int | str, sender_id: int | str) -> Scope:
+        """``guild:<guildID>:user:<senderID>``: a member's scope inside one guild (the guild
+        group form); :class:`IdentityError` unless both are numeric ids."""
+        guild, member = platform_id(guild_id, "guild id"), platform_id(sender_id, "sender id")
+        return cls(
+            ScopeKind.GUILD_MEMBER, scope_platform("guild:"), guild_id=guild, member_id=member
+        )
 
     @classmethod
     def parse(cls, user_id: str) -> Scope:
@@ -470,6 +451,41 @@ class Identity:
         """True iff this identity acts in a group context."""
         return is_group_scope(self.user_id)
 
+    @property
+    def account(self) -> Account | None:
+        """The account this identity acts as, identified by its channel's platform: the
+        sender on a chat platform, the authenticated user over HTTP. ``None`` for no person
+        (an empty, synthetic or placeholder sender), a channel of no registered platform, or
+        an id that platform never gives a person."""
+        return _account_of(self)
+
+    @staticmethod
+    def problem(user_id: str, sender_id: str, channel: str = "") -> str | None:
+        """Why (``user_id``, ``sender_id``) is not an identity a check may look up, or ``None``.
+
+        Everywhere: neither may hold a character a store cannot hold (a lone surrogate, NUL or
+        another control character), so SQLite and PostgreSQL answer alike, nor be longer than
+        ``MAX_SENDER_ID_CHARS`` (sender) or :attr:`Scope.MAX_CHARS` (scope). In a group context
+        the sender, after the legacy ``id|name`` split, must also be a well-formed person id for
+        its channel. The channel is known from ``channel`` (``Identity.channel``) and from the
+        scope (``guild:`` is Discord; ``group:<channel>:...``; a legacy ``group:<chatID>`` is
+        Telegram); when either names Telegram or Discord, the stricter rule holds:
+
+        - Telegram and Discord (the identity table): a canonical positive ASCII integer
+          without sign or leading zero, so ``"042"``, ``"+42"``, ``"42\u200b"`` and
+          full-width digits are refused instead of missing a grant (or a deny) on ``42``.
+        - Another registered platform: its own id form
+          (:meth:`~actorscope.platforms.PlatformSpec.is_person_id`).
+        - Any other channel (the table leaves custom channels' ids opaque: they need not be
+          integers): no format characters (category Cf) and unchanged by NFKC, so an id cannot
+          imitate another one with invisible or compatibility characters. A Telegram or Discord
+          bot running under a channel name of its own (``group:tg2:...``) is such a channel
+          here; its adapter already writes canonical ids (:func:`platform_id`).
+
+        An empty sender is not a problem here: the policy denies it as ``empty_sender``.
+        """
+        return _identity_problem(user_id, sender_id, channel)
+
 
 #: Telegram's chat types: a private chat is direct, the others are shared.
 _TELEGRAM_CHATS = {"private": False, "group": True, "supergroup": True, "channel": True}
@@ -582,14 +598,26 @@ def discord_identity(
     sender_kind: SenderKind = SenderKind.USER,
     role: str = "",
 ) -> Identity:
-    """The identity of a Discord message or interaction by a person.
+    """The identity of a Discord message or interaction: by a person, a webhook or a bot.
 
     :func:`chat_identity` of Discord: in a guild the scope is per member
     (``guild:<gid>:user:<sid>``); in a DM it is the sender. Threads never change either.
+    A webhook's or a bot-authored message (``sender_kind`` ``WEBHOOK`` / ``BOT``, ``sender_id``
+    its author's id) has an empty sender and a scope of its own in the guild
+    (``guild:<gid>:webhook|bot:<id>``); it needs the guild: without one it has no safe scope.
     """
+    if sender_kind in (SenderKind.WEBHOOK, SenderKind.BOT):
+        if guild_id is None:
+            raise IdentityError(f"a Discord {sender_kind.value} message needs its guild")
+        guild = platform_id(guild_id, "guild id")
+        author = platform_id(sender_id, f"{sender_kind.value} id")
+        chat = platform_id(chat_id, "channel id")
+        return chat_identity(
+            DISCORD, chat, author, group=True, guild_id=guild, sender_kind=sender_kind, role=role
+        )
     if sender_kind is not SenderKind.USER:
         raise IdentityError(
-            f"discord_identity is for people; use discord_nonperson_identity for {sender_kind}"
+            f"a Discord sender is a person, a webhook or a bot, not {SenderKind(sender_kind)}"
         )
     sender = platform_id(sender_id, "sender id")
     if sender in PLACEHOLDER_SENDER_IDS:
@@ -598,26 +626,6 @@ def discord_identity(
     return chat_identity(
         DISCORD, chat, sender, group=guild_id is not None, guild_id=guild_id, role=role
     )
-
-
-def discord_nonperson_identity(
-    author_id: int | str,
-    *,
-    chat_id: int | str,
-    guild_id: int | str,
-    sender_kind: SenderKind,
-) -> Identity:
-    """The identity of a Discord webhook or bot-authored message: empty sender, guild scope.
-
-    :func:`chat_identity` of Discord for a ``WEBHOOK`` or ``BOT`` author. A guild is
-    required: without one such a message has no safe scope and is ignored.
-    """
-    if sender_kind not in (SenderKind.WEBHOOK, SenderKind.BOT):
-        raise IdentityError(f"a Discord non-person sender is a webhook or a bot, not {sender_kind}")
-    guild = platform_id(guild_id, "guild id")
-    author = platform_id(author_id, f"{sender_kind.value} id")
-    chat = platform_id(chat_id, "channel id")
-    return chat_identity(DISCORD, chat, author, group=True, guild_id=guild, sender_kind=sender_kind)
 
 
 def http_identity(user_id: str, *, role: str = "", tenant_id: str | None = None) -> Identity:
@@ -674,11 +682,8 @@ def system_identity(
     )
 
 
-def account_of(identity: Identity) -> Account | None:
-    """The account ``identity`` acts as, identified by its channel's platform: the sender on
-    a chat platform, the authenticated user over HTTP. ``None`` for no person (an empty,
-    synthetic or placeholder sender), a channel of no registered platform, or an id that
-    platform never gives a person."""
+def _account_of(identity: Identity) -> Account | None:
+    # Identity.account: the sender (the user over HTTP) as an account of its platform.
     spec = platform_spec(identity.channel)
     if spec is None:
         return None

@@ -22,7 +22,7 @@ registry clears on every change (discovery is one thread's, under a lock: the ot
 it), so no answer given before a platform registered or left is served after.
 
 An *account* is one person on one platform, ``<platform>:<id>`` (:class:`Account`);
-:func:`actorscope.identity.account_of` says whose account an identity acts as.
+:attr:`actorscope.identity.Identity.account` says whose account an identity acts as.
 """
 
 from __future__ import annotations

@@ -22,13 +22,7 @@ from tests.integrations.conftest import Script, World
 
 from actorscope.context import bind_identity
 from actorscope.errors import ConfigError, GrantError, UnboundIdentityError
-from actorscope.identity import (
-    Identity,
-    PeerKind,
-    SenderKind,
-    discord_nonperson_identity,
-    telegram_identity,
-)
+from actorscope.identity import Identity, PeerKind, SenderKind, discord_identity, telegram_identity
 from actorscope.integrations.pydantic_ai import (
     ActorscopeDeps,
     actorscope_deps,
@@ -68,7 +62,7 @@ def person(kind: str) -> Identity:
         return telegram_identity(CHAT, "supergroup", MEMBER)
     if kind == "anonymous_admin":
         return telegram_identity(CHAT, "supergroup", 1087968824)
-    return discord_nonperson_identity(777, chat_id=55, guild_id=99, sender_kind=SenderKind.WEBHOOK)
+    return discord_identity(777, chat_id=55, guild_id=99, sender_kind=SenderKind.WEBHOOK)
 
 
 def expected(kind: str, path: str) -> tuple[bool, Reason]:

@@ -17,7 +17,7 @@ from actorscope.channels import ChannelConfig, IgnoreReason, Ingress
 from actorscope.channels._pipeline import Pipeline
 from actorscope.cli import main
 from actorscope.errors import ConfigError, ScenarioError
-from actorscope.identity import Identity, SenderKind, account_of
+from actorscope.identity import Identity, SenderKind
 from actorscope.permissions import LinkOutcome, LinkReason, LinkStore
 from actorscope.testing import AgentEnv, Prober, ProbeReachError, ProbeStatus, probe
 from actorscope.testing.scenario import ScenarioFailure, load_scenario, run_scenario
@@ -409,7 +409,7 @@ async def test_the_link_events_prove_the_writers_own_link_first(
     async def refuses(
         self: LinkStore, code: str, identity: Identity, tenant_id: str, **_: Any
     ) -> LinkOutcome:
-        return LinkOutcome(False, LinkReason.UNKNOWN_CODE, account=str(account_of(identity)))
+        return LinkOutcome(False, LinkReason.UNKNOWN_CODE, account=str(identity.account))
 
     monkeypatch.setattr(LinkStore, "redeem", refuses)
     with pytest.raises(ProbeReachError, match="could not link their own two accounts"):
@@ -515,7 +515,7 @@ async def test_a_careless_redeem_is_a_leak(monkeypatch: pytest.MonkeyPatch) -> N
     async def careless(
         self: LinkStore, code: str, identity: Identity, tenant_id: str, **_: Any
     ) -> LinkOutcome:
-        account = account_of(identity)
+        account = identity.account
         assert account is not None
         made = await self.add([str(account), "telegram:4242"], by="bug", tenant=tenant_id)
         return LinkOutcome(True, LinkReason.LINKED, account=str(account), person=made[0].person)

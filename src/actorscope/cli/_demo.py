@@ -36,7 +36,6 @@ from actorscope.identity import (
     PeerKind,
     SenderKind,
     discord_identity,
-    discord_nonperson_identity,
     http_identity,
     session_key,
     system_identity,
@@ -101,7 +100,7 @@ def _samples() -> tuple[Sample, ...]:
     dm_channel = 81234567890120001  # a DM channel has its own snowflake, not the user's
     dc_dm = discord_identity(carol, chat_id=dm_channel)
     dc_guild = discord_identity(carol, chat_id=general, guild_id=guild)
-    dc_hook = discord_nonperson_identity(
+    dc_hook = discord_identity(
         777888, chat_id=general, guild_id=guild, sender_kind=SenderKind.WEBHOOK
     )
     http = http_identity("api-user-17")

@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from actorscope.http._guard import Problem
 from actorscope.http._keys import ApiKey
 from actorscope.http._ops import AUDIT_PAGE, Operations
-from actorscope.identity import MAX_SCOPE_CHARS
+from actorscope.identity import Scope
 
 __all__ = [
     "MAX_CURSOR",
@@ -30,7 +30,7 @@ __all__ = [
 #: The largest audit cursor (an id): what a database integer holds.
 MAX_CURSOR = 2**63 - 1
 #: The longest text a query or path parameter may be: the longest scope actorscope stores.
-MAX_PARAMETER = MAX_SCOPE_CHARS
+MAX_PARAMETER = Scope.MAX_CHARS
 #: No control characters: no stored id, scope or type has one (audit rows store them escaped).
 _PRINTABLE = r"^[^\x00-\x1f\x7f-\x9f]*$"
 

@@ -32,7 +32,7 @@ from typing import Any
 from actorscope._input import NIL_UUID, is_uuid, shown_path
 from actorscope._text import escape_unstorable
 from actorscope.errors import ConfigError, ConflictError, RowRefusedError, StoreError
-from actorscope.identity import MAX_SCOPE_CHARS, Identity
+from actorscope.identity import Identity, Scope
 from actorscope.store import Database, Row, Transaction
 
 __all__ = [
@@ -168,11 +168,11 @@ def _storable(text: str | None) -> str | None:
     # An attacker-supplied id no store can hold (NUL, lone surrogate) must still leave its
     # audit row; a row no store can take would also block the retry queue behind it.
     # An over-long one (refused as invalid_identity) is cut to fit PostgreSQL's index rows
-    # (MAX_SCOPE_CHARS characters of at most 4 bytes stay under its ~2.7 KB), saying so.
+    # (Scope.MAX_CHARS characters of at most 4 bytes stay under its ~2.7 KB), saying so.
     if text is None:
         return None
-    if len(text) > MAX_SCOPE_CHARS:
-        text = f"{text[:MAX_SCOPE_CHARS]}…({len(text)} characters)"
+    if len(text) > Scope.MAX_CHARS:
+        text = f"{text[: Scope.MAX_CHARS]}…({len(text)} characters)"
     return escape_unstorable(text)
 
 

@@ -41,7 +41,6 @@ from actorscope.identity import (
     PERSON_SCOPE_PREFIX,
     Identity,
     PeerKind,
-    account_of,
     is_placeholder_sender,
     is_synthetic_sender,
     person_scope,
@@ -294,7 +293,7 @@ class LinkStore:
         ``None`` (a group, a non-person, an account linked to nobody)."""
         if _in_group(identity):
             return None
-        account = account_of(identity)
+        account = identity.account
         if account is None:
             return None
         person = await self.person_of(account, tenant_id)
@@ -400,7 +399,7 @@ class LinkStore:
         for a non-person, in a group, and past :data:`CODE_LIMIT` codes per window.
         """
         at = time.time() if now is None else now
-        account = account_of(identity)
+        account = identity.account
         if account is None:
             return await self._refuse(tenant_id, "", LinkReason.NOT_A_PERSON, identity)
         if _in_group(identity):
@@ -461,7 +460,7 @@ class LinkStore:
         linked already.
         """
         at = time.time() if now is None else now
-        account = account_of(identity)
+        account = identity.account
         if _in_group(identity):
             # Whoever sent it (a non-person too), a code seen in a group is burnt.
             return await self._burn(code, identity, tenant_id, at)
@@ -519,7 +518,7 @@ class LinkStore:
         ``/link x`` in any group the bot is in, admitted or not, by anyone, must not open a
         write transaction or grow the audit log.
         """
-        account = account_of(identity)
+        account = identity.account
         sender = "" if account is None else str(account)
         refused = LinkOutcome(False, LinkReason.GROUP_CONTEXT, account=sender)
         if not _normal_code(code):
@@ -590,7 +589,7 @@ class LinkStore:
         live = await self._live_digests(tenant_id, digests, at)
         if not live:
             return []
-        shower = account_of(identity)
+        shower = identity.account
         detail = {"channel": identity.channel, "chat": identity.chat_id}
         if shower is None:
             detail["sender"] = identity.sender_id
@@ -616,7 +615,7 @@ class LinkStore:
     async def unlink_person(self, identity: Identity, tenant_id: str) -> LinkOutcome:
         """The person unlinks, from any of its accounts in a direct chat: every account of the
         identity's person is unlinked and the person is gone (audited as the account)."""
-        account = account_of(identity)
+        account = identity.account
         if account is None:
             return await self._refuse(tenant_id, "", LinkReason.NOT_A_PERSON, identity)
         sender = str(account)

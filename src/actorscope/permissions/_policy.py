@@ -25,8 +25,6 @@ from actorscope.context import current_identity
 from actorscope.errors import StoreError
 from actorscope.identity import (
     Identity,
-    account_of,
-    identity_problem,
     is_group_scope,
     is_placeholder_sender,
     is_synthetic_sender,
@@ -88,7 +86,7 @@ def non_person_reason(identity: Identity) -> Reason | None:
     other check that asks (memory tools, ownership, writer management), so they all judge
     and word a refusal alike. In order: ``empty_sender``, ``synthetic_sender``,
     ``placeholder_sender`` (look-alikes included), then ``invalid_identity`` for an id
-    :func:`~actorscope.identity.identity_problem` refuses: one no store can hold, or in a
+    :meth:`~actorscope.identity.Identity.problem` refuses: one no store can hold, or in a
     Telegram/Discord group a sender that is not a canonical id (``"042"``, ``"42\u200b"``).
     """
     return _sender(identity.user_id, identity.sender_id, identity.channel)[1]
@@ -107,7 +105,7 @@ def _sender(scope: str, sender_id: str, channel: str) -> tuple[str, Reason | Non
         return sender, Reason.SYNTHETIC_SENDER
     if is_placeholder_sender(sender):
         return sender, Reason.PLACEHOLDER_SENDER
-    if identity_problem(scope, sender_id, channel) is not None:
+    if Identity.problem(scope, sender_id, channel) is not None:
         return sender, Reason.INVALID_IDENTITY
     return sender, None
 
@@ -320,7 +318,7 @@ class PermissionPolicy:
 
     async def _person(self, identity: Identity, agent_id: str) -> tuple[str, str]:
         """The acting account and the person it is linked to (``person:<uuid>`` or ``""``)."""
-        found = account_of(identity)
+        found = identity.account
         if found is None or self.links is None:
             return "", ""
         person = await self.links.person_of_agent_account(found, agent_id)

@@ -15,7 +15,7 @@ from functools import lru_cache
 from actorscope.errors import GrantError, IdentityError
 from actorscope.identity import (
     PERSON_SCOPE_PREFIX,
-    identity_problem,
+    Identity,
     is_group_scope,
     is_placeholder_sender,
     is_synthetic_sender,
@@ -192,7 +192,7 @@ def grantee_problem(value: object, scope: str = "") -> str:
     """Why ``value`` cannot be a grant's ``sender_id`` (in ``scope``, if given); ``""`` if it can.
 
     With ``scope``, the sender must also be an id a check in that scope could look up, by the
-    policy's own rule (:func:`~actorscope.identity.identity_problem`): in a Telegram or Discord
+    policy's own rule (:meth:`~actorscope.identity.Identity.problem`): in a Telegram or Discord
     group scope (``group:telegram:...``, ``group:discord:...``, ``guild:...``, a legacy
     two-part ``group:<chat>``, and their ``:*`` prefixes) a canonical id, so ``"042"``,
     ``"42\u200b"`` and full-width digits are refused instead of stored as a grant that no
@@ -218,7 +218,7 @@ def grantee_problem(value: object, scope: str = "") -> str:
                 f"id ({bare!r}) or the person of linked accounts (person:<uuid>)"
             )
         return f"grant sender must be a sender id or '*', got {value!r}"
-    problem = identity_problem(scope, sender) if scope else None
+    problem = Identity.problem(scope, sender) if scope else None
     if problem is not None:
         return f"grant sender {value!r} cannot act in scope {scope!r}: {problem}"
     return ""

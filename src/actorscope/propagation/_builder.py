@@ -20,13 +20,11 @@ from types import MappingProxyType
 from actorscope.errors import IdentityError
 from actorscope.identity import (
     PERSON_SCOPE_PREFIX,
-    SYNTHETIC_SENDER_PREFIXES,
+    Identity,
     PeerKind,
     Scope,
     ScopeKind,
     SenderKind,
-    guild_member_scope,
-    identity_problem,
     is_group_scope,
     is_placeholder_sender,
     is_synthetic_sender,
@@ -115,7 +113,7 @@ def _scope(sender: str, scope: str, peer_kind: PeerKind, channel: str, chat_id: 
         spec = platform_spec(parsed.channel)  # the guild form's platform: its person ids
         if spec is None or not spec.is_person_id(sender):
             return None
-        return guild_member_scope(parsed.guild_id, sender)
+        return str(Scope.guild_member(parsed.guild_id, sender))
     if peer_kind is PeerKind.GROUP or is_group_scope(scope):
         group = Scope.try_group(channel, chat_id)
         return str(group) if group is not None else None
@@ -148,11 +146,7 @@ def _attributed(
     # scope's peer kind; None unless the carrier is synthetic and its origin verifies and is a
     # person.
     sender = msg.sender_id
-    if META_ORIGIN_SIGNATURE not in msg.metadata or not (
-        # A raw id with a synthetic prefix is synthetic after normalising too: the quick test
-        # answers for every carrier a wrapper built, the full one for anything else.
-        sender.startswith(SYNTHETIC_SENDER_PREFIXES) or is_synthetic_sender(sender)
-    ):
+    if META_ORIGIN_SIGNATURE not in msg.metadata or not is_synthetic_sender(sender):
         return None
     # Every check after verify() reads only signed fields, so an origin that fails them would
     # fail them on every delivery: consuming it first changes no answer.
@@ -174,7 +168,7 @@ def _person_scope(
     if not _is_person(sender):
         return None
     rebuilt = _scope(sender, scope, peer_kind, channel, chat_id)
-    if rebuilt is None or identity_problem(rebuilt, sender, channel) is not None:
+    if rebuilt is None or Identity.problem(rebuilt, sender, channel) is not None:
         # A look-alike of a person id (``042`` on Telegram) is nobody: the run stays synthetic.
         return None
     return rebuilt, PeerKind.GROUP if is_group_scope(rebuilt) else PeerKind.DIRECT

@@ -58,10 +58,10 @@ from actorscope.identity import (
     TELEGRAM_SERVICE_ID,
     Identity,
     PeerKind,
+    Scope,
     SenderKind,
     chat_identity,
     discord_identity,
-    guild_member_scope,
     person_scope,
     telegram_identity,
 )
@@ -1828,7 +1828,7 @@ async def seed_discord(
     and the writer's ``dm`` channel; what the writer's DM must not change."""
     writers: dict[str, str] = {}
     for guild, person in zip(guilds, (D_WRITER, D_OTHER_WRITER), strict=True):
-        scope = writer_scope(guild_member_scope(guild, person)) or ""
+        scope = writer_scope(str(Scope.guild_member(guild, person))) or ""
         writers[scope] = str(person)
     await seed_writers(env, writers)
     planted = {

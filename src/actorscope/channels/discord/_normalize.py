@@ -51,7 +51,7 @@ from actorscope.channels._base import (
 )
 from actorscope.channels.discord._ids import optional_snowflake, person, session, snowflake
 from actorscope.channels.discord._interactions import inspect_interaction, normalize_interaction
-from actorscope.identity import PeerKind, SenderKind, discord_nonperson_identity
+from actorscope.identity import PeerKind, SenderKind, discord_identity
 from actorscope.messages import InboundMessage, MetaKey
 
 __all__ = [
@@ -322,7 +322,7 @@ def _message(
             reason = IgnoreReason.NONPERSON_SENDER if webhook_id else IgnoreReason.BOT_SENDER
             return ignored(reason)
         kind = SenderKind.WEBHOOK if webhook_id is not None else SenderKind.BOT
-        identity = discord_nonperson_identity(
+        identity = discord_identity(
             webhook_id or author_id, chat_id=chat, guild_id=guild_id, sender_kind=kind
         )
         key = session(agent_key, identity.peer_kind, identity.chat_id, thread)

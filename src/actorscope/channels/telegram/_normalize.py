@@ -51,8 +51,8 @@ from actorscope.channels._mention import command_of, mentions_bot
 from actorscope.identity import (
     Identity,
     PeerKind,
+    Scope,
     SenderKind,
-    group_scope,
     is_placeholder_sender,
     session_key,
     telegram_identity,
@@ -212,8 +212,8 @@ def _migration(message: Message, channel: str) -> Ingress | None:
         channel=channel,
         old_chat_id=old_id,
         new_chat_id=new_id,
-        old_scope=group_scope(old_id, channel),
-        new_scope=group_scope(new_id, channel),
+        old_scope=str(Scope.group(channel, old_id)),
+        new_scope=str(Scope.group(channel, new_id)),
     )
     logger.info("telegram.chat_migrated old=%s new=%s", move.old_scope, move.new_scope)
     return Ingress(None, IgnoreReason.CHAT_MIGRATED, migration=move)

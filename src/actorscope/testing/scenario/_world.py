@@ -14,7 +14,7 @@ from telegram import InlineKeyboardButton, InlineKeyboardMarkup
 from actorscope.agents import AgentRegistry
 from actorscope.channels import ChannelConfig
 from actorscope.errors import ConfigError, ScenarioError
-from actorscope.identity import PERSON_SCOPE_PREFIX, group_scope
+from actorscope.identity import PERSON_SCOPE_PREFIX, Scope
 from actorscope.sandbox import DiscordWorld, declared_world
 from actorscope.testing._discord_sim import DiscordSim
 from actorscope.testing._grants import Grants
@@ -181,7 +181,9 @@ class World:
         if spec.chat is not None:
             if spec.chat not in setup.telegram.chats:
                 raise self._error((*path, "chat"), f"unknown Telegram chat {spec.chat!r}")
-            return group_scope(self.telegram.find_chat(spec.chat).id, self.telegram.config.name)
+            return str(
+                Scope.group(self.telegram.config.name, self.telegram.find_chat(spec.chat).id)
+            )
         if spec.guild is not None:
             if spec.guild not in setup.discord.guilds:
                 raise self._error((*path, "guild"), f"unknown Discord guild {spec.guild!r}")
