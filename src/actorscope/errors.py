@@ -21,14 +21,14 @@ caller (and the CLI) can catch one class and print one clear line::
     ├── ToolError                     a built-in LLM tool refused a call; ``code`` says why
     └── StoreError                    the database failed or cannot be used
         ├── RowRefusedError           the store refused a row's values (too long, malformed)
-        ├── DatabaseOpenError         the file cannot be opened as an actorscope database
-        │   ├── NotADatabaseError     the file exists but is not SQLite
-        │   ├── SchemaTooNewError     written by a newer actorscope
-        │   └── DatabaseNotWritableError
-        └── MigrationError            a migration failed; nothing was applied
+        └── DatabaseOpenError         the target cannot be opened as an actorscope database
+            ├── SchemaTooNewError     written by a newer actorscope
+            └── DatabaseNotWritableError
 
 A package may raise a private subclass of one of these (a string that must be a UUID and is
-not one is an :class:`IdentityError`): catch the classes drawn here.
+not one is an :class:`IdentityError`; a file that is no actorscope database is a
+:class:`DatabaseOpenError`; a failed migration, after which nothing was applied, a
+:class:`StoreError`): catch the classes drawn here.
 
 The sandbox's Telegram Bot API emulator refuses a call with its own
 ``actorscope.sandbox.BotApiError`` (an :class:`ActorscopeError` too).
@@ -51,8 +51,6 @@ __all__ = [
     "GrantError",
     "IdentityError",
     "IdentityValidationError",
-    "MigrationError",
-    "NotADatabaseError",
     "NotFoundError",
     "PayloadError",
     "PermissionDeniedError",
@@ -179,17 +177,9 @@ class DatabaseOpenError(StoreError):
     """The path cannot be opened as an actorscope database."""
 
 
-class NotADatabaseError(DatabaseOpenError):
-    """The file exists but is not an SQLite database."""
-
-
 class SchemaTooNewError(DatabaseOpenError):
     """The database was written by a newer actorscope schema."""
 
 
 class DatabaseNotWritableError(DatabaseOpenError):
     """The database file or its directory cannot be written."""
-
-
-class MigrationError(StoreError):
-    """A migration failed; the transaction was rolled back and nothing was applied."""

@@ -16,12 +16,11 @@ from actorscope.errors import (
     ConflictError,
     DatabaseNotWritableError,
     DatabaseOpenError,
-    MigrationError,
-    NotADatabaseError,
     SchemaTooNewError,
     StoreError,
 )
 from actorscope.store import Database
+from actorscope.store._base import MigrationError, NotADatabaseError
 from actorscope.store._migrations import Migration, load_migrations, split_statements
 
 MIGRATIONS = load_migrations()

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from actorscope.errors import DatabaseOpenError, NotADatabaseError
+from actorscope.errors import DatabaseOpenError
 from actorscope.store import Database
+from actorscope.store._base import NotADatabaseError
 from actorscope.store._migrations import load_migrations
 
 

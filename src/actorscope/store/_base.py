@@ -28,6 +28,8 @@ __all__ = [
     "ChangeListener",
     "ChangeSubscribers",
     "Database",
+    "MigrationError",
+    "NotADatabaseError",
     "Params",
     "QueuedWriter",
     "Row",
@@ -38,6 +40,16 @@ __all__ = [
 ]
 
 Params = Sequence[Any]
+
+
+class NotADatabaseError(DatabaseOpenError):
+    """The file exists but is not an SQLite database, or a database without actorscope's
+    tables (a :class:`~actorscope.errors.DatabaseOpenError`)."""
+
+
+class MigrationError(StoreError):
+    """A migration failed; the transaction was rolled back and nothing was applied (a
+    :class:`~actorscope.errors.StoreError`)."""
 
 
 class Row(Protocol):

@@ -25,16 +25,11 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
 from actorscope._input import shown_path
-from actorscope.errors import (
-    ConflictError,
-    DatabaseOpenError,
-    MigrationError,
-    NotADatabaseError,
-    RowRefusedError,
-    StoreError,
-)
+from actorscope.errors import ConflictError, DatabaseOpenError, RowRefusedError, StoreError
 from actorscope.store._base import (
     Database,
+    MigrationError,
+    NotADatabaseError,
     Params,
     Row,
     Transaction,

@@ -33,14 +33,14 @@ from actorscope.errors import (
     ConflictError,
     DatabaseNotWritableError,
     DatabaseOpenError,
-    MigrationError,
-    NotADatabaseError,
     RowRefusedError,
     StoreError,
 )
 from actorscope.store._base import (
     ChangeSubscribers,
     Database,
+    MigrationError,
+    NotADatabaseError,
     Params,
     Row,
     Transaction,
