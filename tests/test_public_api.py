@@ -141,7 +141,10 @@ DOCUMENTED: dict[str, tuple[str, ...]] = {
     "actorscope.sandbox": (
         "DiscordEmulator",
         "discord_pointed_at",
-        "sandbox_world",
+        "platform_sandbox",
+        "Sandbox",
+        "SandboxSession",
+        "Console",
         "BotApiEmulator",
         "BotApiServer",
         "EmulatorRequest",
@@ -196,7 +199,9 @@ PUBLIC = [*FACES, *CONTRACT_MODULES]
 # ExpectationError and Expectations are internal: -5.
 # identity's account, problem and scope builders went onto Identity and Scope: -7.
 # errors' NotADatabaseError and MigrationError became the store's own subclasses: -2.
-NAME_BUDGET = 300
+# The sandbox member added 4 to actorscope.sandbox (platform_sandbox, Sandbox, SandboxSession,
+# Console); BotProcess, DiscordConsole and sandbox_world went internal: +1.
+NAME_BUDGET = 301
 
 
 # Faces that still leak a third-party name; strict, so the fix turns the xfail into a failure

@@ -290,6 +290,19 @@ async def test_run_bots_in_process_stops_on_event_and_on_quit(tmp_path: Path) ->
     assert agent.key == "main"
 
 
+async def test_the_sandbox_runs_only_the_enabled_platforms(tmp_path: Path) -> None:
+    """With only [discord] enabled, --sandbox starts Discord's emulator and not Telegram's."""
+    text = 'handler = "mybot:handle"\ndatabase = "bot.db"\n[discord]\ntoken_env = "D"\n'
+    config = load_bot_config(write_config(tmp_path, text))
+    printed: list[str] = []
+    async with asyncio.timeout(20):
+        await run_bots(config, sandbox=True, out=printed.append, lines=lines_of("/quit"))
+    assert any(x.startswith("discord:  gateway + REST emulator on") for x in printed)
+    assert not [x for x in printed if "Telegram" in x or x.startswith("base_url:")]
+    assert "running agent 'main' on discord; Ctrl-C to stop" in printed
+    assert printed[-1] == "stopped"
+
+
 async def test_a_failing_prompt_input_is_raised_after_a_clean_shutdown(tmp_path: Path) -> None:
     """A sandbox input that fails ends the session, and run_bots raises its error."""
     config = load_bot_config(write_config(tmp_path, GOOD))

@@ -28,6 +28,7 @@ class FakeChatPlatform:
     command_prefixes = "/"
     event_name = "a fake chat event (event_id, chat)"
     simulator = "tests.fakechat._sim:FakeChatSim"
+    sandbox = ""
     section = FakeChatSection
 
     @property

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from actorscope.bots import load_bot_config, run_bots
 from actorscope.channels import IgnoreReason, Outcome
-from actorscope.sandbox import sandbox_world
+from actorscope.sandbox._world import sandbox_world
 from actorscope.store import Database
 from actorscope.testing import DiscordSim
 

@@ -3,11 +3,12 @@
 :func:`run_bots` opens the database, finds (or creates) the agent, starts a
 :class:`~actorscope.host.Host` with the user's handler and one runner per enabled platform, and
 runs until ``stop`` is set (SIGINT / SIGTERM set it when ``handle_signals``). In sandbox mode
-the Telegram runner talks to a Bot API emulator on 127.0.0.1 and a prompt lets you type as
-users; the session ends with the prompt (``/quit`` or end of input) too. With ``[discord]``
-enabled, the Discord runner connects to a Discord emulator on 127.0.0.1 as well (through
-:func:`~actorscope.sandbox.discord_pointed_at`), and the same prompt types as its guild
-members after ``/discord`` (``/telegram`` switches back; ``/discord LINE`` sends one line).
+each enabled section whose platform's contract names a sandbox
+(:func:`~actorscope.sandbox.platform_sandbox`) runs against that platform's emulator on
+127.0.0.1 (when the file enables none, the first registered platform with a sandbox does),
+and one prompt types as people there: lines go to the first platform's console until
+``/<platform>`` switches, ``/<platform> LINE`` sends one line; the session ends with the
+prompt (``/quit`` or end of input) too.
 
 Outside the sandbox each enabled section runs on the runner its platform's contract builds
 (:func:`~actorscope.channels.platform`), with the options its section gives (scale-out: a
@@ -24,10 +25,9 @@ import logging
 import os
 import signal
 import time
-from collections.abc import AsyncIterator, Callable, Coroutine, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import AsyncExitStack
-from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from actorscope.agents import AgentRegistry
 from actorscope.assembly import assemble
@@ -36,28 +36,16 @@ from actorscope.bots._services import BotServices, bind_services
 from actorscope.channels import (
     ChannelAdapter,
     ChannelSection,
-    IgnoreReason,
-    Ingress,
     Pipeline,
     TurnLedger,
     platform,
+    platforms,
 )
-from actorscope.channels.discord import DiscordSection
-from actorscope.channels.telegram import IgnoredListener, TelegramSection
-from actorscope.errors import StoreError
+from actorscope.errors import ConfigError, StoreError
 from actorscope.host import Handler, MessageBus, Reply
 from actorscope.messages import RunRequest
 from actorscope.permissions import AuditLog, GrantChangeWatcher
-from actorscope.platforms import DISCORD, TELEGRAM
-from actorscope.sandbox import (
-    BotApiEmulator,
-    BotApiServer,
-    DiscordConsole,
-    DiscordEmulator,
-    SandboxConsole,
-    discord_pointed_at,
-    sandbox_world,
-)
+from actorscope.sandbox import Console, Sandbox, SandboxSession, platform_sandbox
 from actorscope.store import Database
 
 __all__ = [
@@ -73,9 +61,6 @@ _log = logging.getLogger("actorscope.bots")
 
 #: Seconds the host may spend finishing queued messages at shutdown.
 SHUTDOWN_GRACE = 5.0
-#: Seconds the sandbox waits for the bot's first poll, and at the end of the input for the
-#: bot to fetch what was typed (a stop in the middle of either leaves PTB tracebacks).
-_SANDBOX_WAIT = 10.0
 Output = Callable[[str], None]
 
 
@@ -125,83 +110,52 @@ async def keep_audit(db: Database, keep: float, *, interval: float = RETENTION_I
 
 
 def _sections(
-    config: BotConfig, env: Mapping[str, str], sandbox: bool, source: str
+    config: BotConfig, env: Mapping[str, str], source: str
 ) -> list[tuple[ChannelSection, str, dict[str, Any]]]:
-    """Each section to run, with its token and its runner's options (a webhook's secret
+    """Each enabled section, with its token and its runner's options (a webhook's secret
     read), checked before anything starts."""
-    if sandbox:
-        # The emulators hand out the tokens; Discord runs only when its section is enabled.
-        section = config.section("telegram") or TelegramSection()
-        discord = [s for s in (config.section("discord"),) if s is not None and s.enabled]
-        emulated: list[ChannelSection] = [section, *discord]
-        return [(s, "", {}) for s in emulated]
     return [
         (section, resolve_token(section, env, source), section.runner_options(env, source))
         for section in config.sections()
     ]
 
 
-@dataclass(slots=True)
-class _Emulated:
-    """The sandbox's emulators: Telegram's (and its base URL) always, Discord's when enabled."""
-
-    telegram: BotApiEmulator
-    base_url: str
-    discord: DiscordEmulator | None
-
-
-async def _sandbox(stack: AsyncExitStack, config: BotConfig, out: Output) -> _Emulated:
-    """Populated emulators served on 127.0.0.1 until ``stack`` closes."""
-    emulator = BotApiEmulator()
-    emulator.populate()
-    server = await stack.enter_async_context(BotApiServer(emulator))
-    out("actorscope run --sandbox: Telegram Bot API emulator (offline)")
-    out(f"base_url: {server.base_url}")
-    out(f"bot:      @{emulator.bot.username}")
-    discord: DiscordEmulator | None = None
-    discord_section = config.section("discord")
-    if discord_section is not None and discord_section.enabled:
-        discord = await stack.enter_async_context(
-            DiscordEmulator(sandbox_world(), wait_timeout=_SANDBOX_WAIT)
-        )
-        # Process-wide until the session ends: the Discord runner's client talks to it.
-        stack.enter_context(discord_pointed_at(discord))
-        out(f"discord:  gateway + REST emulator on {discord.base_url} (offline)")
-        out(f"discord bot: {discord.world.bot.username} (id {discord.world.bot.id})")
-    telegram = config.section("telegram")
-    if isinstance(telegram, TelegramSection) and telegram.webhook is not None:
-        out("webhook:  not used in --sandbox (the emulator is polled)")
-    out(_prompt_help(_helps(discord is not None)))
-    return _Emulated(emulator, server.base_url, discord)
-
-
-def _helps(with_discord: bool) -> dict[str, str]:
-    """The emulated platforms' console help, by platform."""
-    helps = {TELEGRAM: SandboxConsole.help_text()}
-    if with_discord:
-        helps[DISCORD] = DiscordConsole.help_text()
-    return helps
+def _sandboxed(config: BotConfig) -> tuple[list[tuple[ChannelSection, Sandbox]], list[str]]:
+    """Each enabled section whose platform has a sandbox, with it, and the names of the
+    enabled ones without (not run in the sandbox). When the file enables none with a sandbox,
+    the registry's first platform that has one (the built-in ones come first), on the file's
+    section of it or that section's defaults."""
+    found: list[tuple[ChannelSection, Sandbox]] = []
+    without: list[str] = []
+    for section in config.sections():
+        sandbox = platform_sandbox(section.platform)
+        if sandbox is None:
+            without.append(section.platform)
+        else:
+            found.append((section, sandbox))
+    if found:
+        return found, without
+    for spec in platforms():
+        sandbox = platform_sandbox(spec.name)
+        if sandbox is not None:
+            section = config.section(spec.name) or platform(spec.name).section.model_validate(
+                {"platform": spec.name}
+            )
+            return [(section, sandbox)], without
+    raise ConfigError("--sandbox: no registered platform has a sandbox")
 
 
 def _runner(
     section: ChannelSection,
     token: str,
     options: dict[str, Any],
-    sandbox: _Emulated | None,
+    session: SandboxSession | None,
     pipeline: Pipeline,
-    on_ignored: IgnoredListener | None = None,
-    on_result: Callable[[Ingress], None] | None = None,
 ) -> ChannelAdapter:
-    """The section's runner, from its platform's contract; in the sandbox, pointed at the
-    built-in platforms' emulators."""
-    if sandbox is not None:
-        if isinstance(section, DiscordSection):
-            # One session sees every guild of the emulator: shards are for real deployments.
-            token = sandbox.discord.world.token if sandbox.discord is not None else token
-            options = {"on_result": on_result}
-        else:
-            token = sandbox.telegram.token
-            options = {"base_url": sandbox.base_url, "poll_timeout": 1, "on_ignored": on_ignored}
+    """The section's runner, from its platform's contract; in the sandbox, pointed at its
+    platform's emulator by the session."""
+    if session is not None:
+        token, options = session.token, session.runner_options()
     return platform(section.platform).runner(pipeline, token=token, **options)
 
 
@@ -223,62 +177,11 @@ def _prompt_help(helps: Mapping[str, str]) -> str:
     return "\n".join(lines)
 
 
-class _Taken:
-    """The Discord runner's results, so the prompt waits until the bot has taken an event in.
-
-    The prompt sends one event at a time and waits here, so the first result that is not the
-    bot's own message belongs to it (a result without a message, such as a webhook's, too).
-    """
-
-    def __init__(self, out: Output) -> None:
-        self._out = out
-        self._results: asyncio.Queue[Ingress] = asyncio.Queue()
-
-    def told(self, result: Ingress) -> None:
-        """The runner's listener: every event's result."""
-        if result.reason is not IgnoreReason.OWN_MESSAGE:
-            self._results.put_nowait(result)
-
-    async def settle(self, event_id: int) -> None:
-        """Wait (bounded) for the result of event ``event_id``; say when the bot ignored it."""
-        try:
-            result = await asyncio.wait_for(self._match(str(event_id)), _SANDBOX_WAIT)
-        except TimeoutError:
-            _log.warning("sandbox: the Discord bot has not taken event %s in", event_id)
-            return
-        if result.reason is not None:
-            self._out(f"  <- discord event {event_id} ignored by the bot: {result.reason}")
-
-    async def _match(self, event_id: str) -> Ingress:
-        # Bounded by settle's timeout; an earlier event's late result is skipped.
-        while True:
-            result = await self._results.get()
-            if result.message is None or result.message.message_id == event_id:
-                return result
-
-
-class _Console(Protocol):
-    """What the sandbox prompt asks of a platform's console."""
-
-    @property
-    def speaking(self) -> bool:
-        """Whether someone speaks there yet."""
-        ...
-
-    def here(self) -> str:
-        """Who speaks where."""
-        ...
-
-    async def handle(self, line: str) -> bool:
-        """Act on one line; ``False`` when the session should end."""
-        ...
-
-
 class _Prompt:
     """The sandbox prompt: one console per emulated platform, by name. Lines go to the first
     until ``/<platform>`` switches; ``/<platform> LINE`` sends one line there."""
 
-    def __init__(self, consoles: Mapping[str, _Console], help_text: str, out: Output) -> None:
+    def __init__(self, consoles: Mapping[str, Console], help_text: str, out: Output) -> None:
         self._consoles = dict(consoles)
         self._help = help_text
         self._out = out
@@ -316,20 +219,6 @@ async def _cancelled(task: asyncio.Task[None]) -> None:
         await task
 
 
-async def _bounded(waiting: Coroutine[Any, Any, None], late: str) -> None:
-    """Wait for a sandbox milestone, at most ``_SANDBOX_WAIT`` seconds (then log ``late``)."""
-    try:
-        await asyncio.wait_for(waiting, _SANDBOX_WAIT)
-    except TimeoutError:
-        _log.warning("sandbox: %s after %gs", late, _SANDBOX_WAIT)
-
-
-async def _discord_ready(emulator: DiscordEmulator) -> None:
-    """The runner's gateway session is open and its writer slash commands are synced."""
-    await emulator.wait_connected()
-    await emulator.wait_for(lambda: emulator.commands.get(None))
-
-
 async def _wait(stop: asyncio.Event, console: asyncio.Task[None] | None) -> None:
     waiters: set[asyncio.Task[Any]] = {asyncio.create_task(stop.wait())}
     if console is not None:
@@ -355,7 +244,12 @@ async def run_bots(
 ) -> None:
     """Run until ``stop`` is set, a signal arrives, or (sandbox) the prompt ends."""
     env = os.environ if env is None else env
-    sections = _sections(config, env, sandbox, source)
+    emulated, without = _sandboxed(config) if sandbox else ([], [])
+    sections: list[tuple[ChannelSection, str, dict[str, Any]]] = (
+        [(section, "", {}) for section, _ in emulated]  # the sessions give tokens and options
+        if sandbox
+        else _sections(config, env, source)
+    )
     handler = load_handler(config.handler, config.base_dir)
     stop = stop if stop is not None else asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -376,35 +270,33 @@ async def run_bots(
         bus = MessageBus()
         # A claim is a lease until its turn is over: a worker that dies mid-turn loses nothing.
         ledger = await stack.enter_async_context(TurnLedger(assembly.shared_dedup))
-        emulated = await _sandbox(stack, config, out) if sandbox else None
-        console = (
-            None if emulated is None else SandboxConsole(emulated.telegram, out, wait_for_bot=True)
-        )
-        if console is not None:
-            stack.callback(console.close)  # after the drain below: its replies are shown
-        taken = _Taken(out) if emulated is not None and emulated.discord is not None else None
-        guild_console = None
-        if emulated is not None and emulated.discord is not None and taken is not None:
-            guild_console = DiscordConsole(emulated.discord, out, settle=taken.settle)
-            stack.callback(guild_console.close)
-        shown = None if console is None else console.show_ignored
-        told = None if taken is None else taken.told
+        # Each emulator runs until the stack closes; its console is closed after the drain
+        # below (its replies are shown).
+        sessions = [await box.open(stack, section, out) for section, box in emulated]
+        for name in without:
+            out(f"{name}: not run in --sandbox (its platform has no sandbox)")
+        consoles = {
+            section.platform: session.console
+            for (section, _), session in zip(emulated, sessions, strict=True)
+        }
+        helps = {name: console.help_text() for name, console in consoles.items()}
+        help_text = _prompt_help(helps) if helps else ""
+        if help_text:
+            out(help_text)
         runners = [
             _runner(
                 section,
                 token,
                 options,
-                emulated,
+                sessions[index] if sessions else None,
                 assembly.pipeline(
                     section.config,
                     publish=bus.publish_from_channel,
                     run_here=bus.run_from_channel,
                     ledger=ledger,
                 ),
-                shown,
-                told,
             )
-            for section, token, options in sections
+            for index, (section, token, options) in enumerate(sections)
         ]
         # The handler reaches each channel's native bot object through its services.
         services = BotServices.of(assembly, {runner.name: runner for runner in runners})
@@ -421,21 +313,11 @@ async def run_bots(
             stack.push_async_callback(runner.stop_receiving)
             await runner.start()  # a refused token is its one ConfigError
         console_task: asyncio.Task[None] | None = None
-        if emulated is not None and console is not None:
-            await _bounded(
-                emulated.telegram.queue.first_poll(), "the bot has not polled the emulator"
-            )
-            if emulated.discord is not None:
-                await _bounded(
-                    _discord_ready(emulated.discord), "the Discord bot has not connected"
-                )
-            if lines is not None:
-                consoles: dict[str, _Console] = {TELEGRAM: console}
-                if guild_console is not None:
-                    consoles[DISCORD] = guild_console
-                helps = _prompt_help(_helps(guild_console is not None))
-                prompt = _Prompt(consoles, helps, out)
-                console_task = asyncio.create_task(_run_prompt(prompt, lines))
+        for session in sessions:
+            await session.ready()  # bounded: a late bot is a warning
+        if sessions and lines is not None:
+            prompt = _Prompt(consoles, help_text, out)
+            console_task = asyncio.create_task(_run_prompt(prompt, lines))
         for runner in runners:
             status = runner.status()  # what its platform tells the operator (a webhook's URL)
             if status:
@@ -444,8 +326,9 @@ async def run_bots(
         out(f"running agent {assembly.agent.key!r} on {names}; Ctrl-C to stop")
         try:
             await _wait(stop, console_task)
-            if emulated is not None and console_task is not None and console_task.done():
-                await _bounded(emulated.telegram.queue.fetched(), "the bot left updates unfetched")
+            if console_task is not None and console_task.done():
+                for session in sessions:
+                    await session.drained()  # bounded, as ready()
             if console_task is not None and console_task.done():
                 # The prompt's input (a test's script) failed: the caller sees why, after
                 # the shutdown, instead of a session that ended early without a word.

@@ -1,4 +1,4 @@
-"""``actorscope run CONFIG.toml [--sandbox]``: the configured Telegram and Discord bots."""
+"""``actorscope run CONFIG.toml [--sandbox]``: the bots of a file's enabled platform sections."""
 
 from __future__ import annotations
 
@@ -16,7 +16,8 @@ def run(
         bool,
         typer.Option(
             "--sandbox",
-            help="Run Telegram against a Bot API emulator on 127.0.0.1 (no token) with a prompt.",
+            help="Run each enabled platform against its emulator on 127.0.0.1 (no tokens), "
+            "with a prompt.",
         ),
     ] = False,
 ) -> None:

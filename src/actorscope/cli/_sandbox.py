@@ -1,20 +1,20 @@
-"""``actorscope sandbox``: a Telegram Bot API or Discord emulator on 127.0.0.1 with a prompt.
+"""``actorscope sandbox``: a platform's emulator on 127.0.0.1 with a prompt.
 
-Telegram: point a python-telegram-bot Application at the printed base URL and token, or an
-aiogram ``Bot`` at the printed root (``TelegramAPIServer.from_base(ROOT)``). Discord
-(``--platform discord``): ``actorscope sandbox --platform discord -- python bot.py`` runs your
-unmodified discord.py bot in its own process, pointed at the emulator (or connect one in
-process with ``discord_pointed_at``). Then type as different people in different chats; the
-bot's replies are printed as they arrive. Ctrl-C (or SIGTERM) stops it all cleanly.
+``--platform NAME`` picks a registered platform whose contract names a sandbox
+(:func:`~actorscope.sandbox.platform_sandbox`; default: the first, a built-in one). The
+emulator prints how to point one's own bot at it; where the sandbox runs a bot itself,
+``actorscope sandbox --platform NAME -- python bot.py`` runs it unmodified, pointed at the
+emulator. Then type as different people in different chats; the bot's replies are printed as
+they arrive. Ctrl-C (or SIGTERM) stops it all cleanly.
 """
 
 from __future__ import annotations
 
 import asyncio
-import shlex
 import signal
 import sys
 from collections.abc import Coroutine
+from contextlib import AsyncExitStack
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -23,141 +23,69 @@ from actorscope.cli._common import cannot_listen
 from actorscope.errors import ConfigError
 
 if TYPE_CHECKING:
-    from actorscope.sandbox import BotProcess, DiscordEmulator
+    from actorscope.sandbox import Sandbox
 
 __all__ = ["sandbox"]
 
 
-async def _serve(port: int, token: str | None) -> int:
-    # Imported here: the emulator (and PTB's types) must not load for every command.
-    from actorscope.sandbox import (
-        BotApiEmulator,
-        BotApiServer,
-        SandboxConsole,
-        read_lines,
-    )
+async def _serve(box: Sandbox, port: int, token: str | None, command: list[str]) -> int:
+    """The emulator with the prompt (or the bot ``command``) until either ends."""
+    from actorscope.sandbox import read_lines
 
-    emu = BotApiEmulator(token)
-    emu.populate()
-    server = BotApiServer(emu, port=port)
-    try:
-        await server.start()
-    except OSError as exc:  # the port is taken, or not ours to take
-        raise cannot_listen(f"127.0.0.1 --port {port}", exc) from None
-    try:
-        typer.echo("actorscope sandbox: a Telegram Bot API emulator (offline)")
-        typer.echo(f"base_url: {server.base_url}")
-        typer.echo(f"token:    {emu.token}")
-        typer.echo(f"bot:      @{emu.bot.username}")
-        typer.echo(f"root:     {server.root_url}")
-        typer.echo("connect:  ApplicationBuilder().token(TOKEN).base_url(BASE_URL)")
-        typer.echo(
-            "aiogram:  Bot(TOKEN, session=AiohttpSession(api=TelegramAPIServer.from_base(ROOT)))"
-        )
-        typer.echo(SandboxConsole.help_text())
-        console = SandboxConsole(emu, typer.echo, wait_for_bot=True)
+    async with AsyncExitStack() as stack:
         try:
-            await console.run(read_lines(sys.stdin))
-        finally:
-            console.close()
-    finally:
-        await server.stop()
+            session = await box.open(stack, None, typer.echo, port=port, token=token)
+        except OSError as exc:  # the port is taken, or not ours to take
+            raise cannot_listen(f"127.0.0.1 --port {port}", exc) from None
+        if command:
+            problem = await session.bot_process(command, read_lines(sys.stdin))
+        else:
+            for line in session.connect_lines():
+                typer.echo(line)
+            typer.echo(session.console.help_text())
+            await session.console.run(read_lines(sys.stdin))
+            problem = ""
     typer.echo("sandbox stopped")
+    if problem:
+        typer.echo(f"actorscope: error: {problem}", err=True)
+        return 1
     return 0
 
 
-#: Seconds a bot process has to connect to the emulator.
-_BOT_CONNECTS = 30.0
+def _sandboxes() -> dict[str, Sandbox]:
+    """The registered platforms with a sandbox, by name, in the registry's order (the
+    built-in ones first); one whose contract or sandbox cannot be loaded is left out."""
+    from actorscope.channels import platforms
+    from actorscope.sandbox import platform_sandbox
 
-
-async def _serve_discord(port: int, token: str | None, command: list[str]) -> int:
-    # Imported here: discord.py must not load for every command.
-    from actorscope.sandbox import (
-        BotProcess,
-        DiscordConsole,
-        DiscordEmulator,
-        read_lines,
-        sandbox_world,
-    )
-
-    emu = DiscordEmulator(sandbox_world(token=token), port=port, wait_timeout=_BOT_CONNECTS)
-    try:
-        await emu.start()
-    except OSError as exc:  # the port is taken, or not ours to take
-        raise cannot_listen(f"127.0.0.1 --port {port}", exc) from None
-    status = 0
-    try:
-        typer.echo("actorscope sandbox: a Discord gateway + REST emulator (offline)")
-        typer.echo(f"listening: {emu.base_url}")
-        typer.echo(f"api:       {emu.api_url}")
-        typer.echo(f"gateway:   {emu.gateway_url}")
-        typer.echo(f"token:     {emu.world.token}")
-        typer.echo(f"bot:       {emu.world.bot.username} (id {emu.world.bot.id})")
-        if not command:
-            typer.echo(
-                "connect:   actorscope sandbox --platform discord -- python bot.py"
-                "  (runs your bot pointed here)"
-            )
-            typer.echo(DiscordConsole.help_text())
-            console = DiscordConsole(emu, typer.echo)
-            try:
-                await console.run(read_lines(sys.stdin))
-            finally:
-                console.close()
-        else:
-            names = " and ".join(BotProcess.TOKEN_VARIABLES)
-            typer.echo(f"running:   {shlex.join(command)}  (token in {names})")
-            bot = await BotProcess.start(command, emu, typer.echo)
-            try:
-                status = await _with_bot(emu, bot, DiscordConsole.help_text())
-            finally:
-                stopped = await bot.stop()
-                typer.echo(f"bot process stopped (status {stopped})")
-    finally:
-        await emu.stop()
-    typer.echo("sandbox stopped")
-    return status
-
-
-async def _with_bot(emu: DiscordEmulator, bot: BotProcess, help_text: str) -> int:
-    """The prompt, once the bot process has connected, until the input ends or the bot does;
-    1 (with one line on stderr) when the bot stopped first or never connected."""
-    from actorscope.sandbox import DiscordConsole, read_lines
-
-    exited = asyncio.create_task(bot.wait())
-    connected = asyncio.create_task(emu.wait_connected())
-    try:
-        await asyncio.wait({exited, connected}, return_when=asyncio.FIRST_COMPLETED)
-        if not connected.done() or connected.exception() is not None:
-            why = (
-                f"exited with status {exited.result()}"
-                if exited.done()
-                else f"did not connect to the emulator within {_BOT_CONNECTS:g}s"
-            )
-            typer.echo(f"actorscope: error: the bot process {why}", err=True)
-            return 1
-        typer.echo(f"bot process {bot.pid} connected")
-        typer.echo(help_text)
-
-        async def settle(event: int) -> None:
-            await bot.settle_quietly(emu)
-
-        console = DiscordConsole(emu, typer.echo, settle=settle)
-        prompt = asyncio.create_task(console.run(read_lines(sys.stdin)))
+    found: dict[str, Sandbox] = {}
+    for spec in platforms():
         try:
-            await asyncio.wait({exited, prompt}, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            console.close()
-            prompt.cancel()
-        if exited.done() and not prompt.done():
-            status = exited.result()
-            typer.echo(f"actorscope: error: the bot process exited with status {status}", err=True)
-            return 1
-        prompt.result()
-        return 0
-    finally:
-        connected.cancel()
-        exited.cancel()
+            box = platform_sandbox(spec.name)
+        except ConfigError:
+            continue
+        if box is not None:
+            found[spec.name] = box
+    return found
+
+
+def _chosen(name: str | None) -> tuple[str, Sandbox]:
+    """The platform ``--platform`` names (default: the first with a sandbox) and its
+    sandbox; one ConfigError naming the choices when it has none."""
+    from actorscope.platforms import platform_spec
+    from actorscope.sandbox import platform_sandbox
+
+    if name is not None and platform_spec(name) is not None:
+        box = platform_sandbox(name)  # a broken plugin's sandbox: its one ConfigError
+        if box is not None:
+            return name, box
+    boxes = _sandboxes()
+    if name is None and boxes:
+        return next(iter(boxes.items()))
+    choices = " or ".join(boxes) or "a platform with a sandbox (none is registered)"
+    raise ConfigError(
+        f"--platform must be {choices} (the registered platforms with a sandbox), not {name!r}"
+    )
 
 
 def sandbox(
@@ -167,41 +95,43 @@ def sandbox(
     token: str | None = typer.Option(
         None, "--token", help="Bot token to accept (default: a random one).", metavar="TOKEN"
     ),
-    platform: str = typer.Option(
-        "telegram",
+    platform: str | None = typer.Option(
+        None,
         "--platform",
-        help="Which platform to emulate: telegram or discord.",
+        help="Which platform to emulate: a registered one with a sandbox "
+        "(default: the first, a built-in one).",
         metavar="PLATFORM",
+        show_default=False,
     ),
     command: Annotated[
         list[str] | None,
         typer.Argument(
-            help="Discord: your bot's command, after -- (e.g. -- python bot.py): it runs "
-            "unmodified, pointed at the emulator, with its token in DISCORD_BOT_TOKEN.",
+            help="Your bot's command, after -- (e.g. -- python bot.py), where the platform's "
+            "sandbox runs one: it runs unmodified, pointed at the emulator, with its token.",
             metavar="COMMAND",
             show_default=False,
         ),
     ] = None,
 ) -> int:
-    """Run a Telegram Bot API or Discord emulator on 127.0.0.1 and type as people in its chats."""
+    """Run a chat platform's emulator on 127.0.0.1 and type as people in its chats."""
     if not 0 <= port <= 65535:
         raise ConfigError(f"--port must be between 0 and 65535, not {port}")
-    if platform not in {"telegram", "discord"}:
-        raise ConfigError(f"--platform must be telegram or discord, not {platform!r}")
-    if platform == "discord":
-        if token is not None and (not token or any(c.isspace() for c in token)):
-            raise ConfigError("--token must be non-empty and contain no spaces")
-        return _stopped_by_signals(_serve_discord(port, token, command or []))
-    if command:
-        raise ConfigError(
-            "a bot command after -- is for --platform discord; point a PTB bot at the printed"
-            " base_url and token, or an aiogram Bot at the printed root, instead"
-        )
+    _, box = _chosen(platform)
     if token is not None:
-        bot_id, sep, secret = token.partition(":")
-        if not (sep and bot_id.isdigit() and secret):
-            raise ConfigError("--token must look like <bot id>:<secret>, e.g. 123456:abc")
-    return _stopped_by_signals(_serve(port, token))
+        if not token or any(c.isspace() for c in token):
+            raise ConfigError("--token must be non-empty and contain no spaces")
+        problem = box.token_problem(token)
+        if problem:
+            raise ConfigError(f"--token {problem}")
+    if command:
+        problem = box.command_problem(command)
+        if problem:
+            runs = [
+                name for name, other in _sandboxes().items() if not other.command_problem(command)
+            ]
+            which = " or ".join(f"--platform {name}" for name in runs) or "no platform"
+            raise ConfigError(f"a bot command after -- is for {which}; {problem}")
+    return _stopped_by_signals(_serve(box, port, token, command or []))
 
 
 def _stopped_by_signals(session: Coroutine[Any, Any, int | None]) -> int:

@@ -31,14 +31,18 @@ and how the bot answered it; every REST call is logged as a :class:`DiscordHttpC
 :func:`declared_world` builds the world from a scenario's ``setup.discord`` (the testing kit's
 vocabulary: users, bots, guilds with channels, threads, roles, members and webhooks).
 
+:func:`platform_sandbox` is a platform's :class:`Sandbox` as its contract names it (the
+``sandbox`` member): ``open`` starts its emulator and returns a :class:`SandboxSession` (its
+token, its runner's options, its :class:`Console`); ``actorscope run --sandbox`` and
+``actorscope sandbox`` ask it, and name no platform.
+
 This package never imports pytest or ``actorscope.testing``.
 """
 
-from actorscope.sandbox._bot_process import BotProcess
 from actorscope.sandbox._connect import discord_pointed_at
-from actorscope.sandbox._console import DiscordConsole
 from actorscope.sandbox._declare import declared_world
 from actorscope.sandbox._emulator import DiscordEmulator
+from actorscope.sandbox._member import Console, Sandbox, SandboxSession, platform_sandbox
 from actorscope.sandbox._prompt import read_lines
 from actorscope.sandbox._rest import HttpCall as DiscordHttpCall
 from actorscope.sandbox._rest import RateLimit as DiscordRateLimit
@@ -58,17 +62,15 @@ from actorscope.sandbox._world import Message as DiscordMessage
 from actorscope.sandbox._world import Permission as DiscordPermission
 from actorscope.sandbox._world import User as DiscordUser
 from actorscope.sandbox._world import World as DiscordWorld
-from actorscope.sandbox._world import sandbox_world
 
 __all__ = [
     "BotApiCall",
     "BotApiEmulator",
     "BotApiError",
     "BotApiServer",
-    "BotProcess",
+    "Console",
     "DiscordChannel",
     "DiscordChannelType",
-    "DiscordConsole",
     "DiscordEmulator",
     "DiscordGuild",
     "DiscordHttpCall",
@@ -79,7 +81,9 @@ __all__ = [
     "DiscordUser",
     "DiscordWorld",
     "EmulatorRequest",
+    "Sandbox",
     "SandboxConsole",
+    "SandboxSession",
     "TelegramChat",
     "TelegramChatType",
     "TelegramForumTopic",
@@ -87,6 +91,6 @@ __all__ = [
     "TelegramUser",
     "declared_world",
     "discord_pointed_at",
+    "platform_sandbox",
     "read_lines",
-    "sandbox_world",
 ]

@@ -25,6 +25,7 @@ class Discord:
     command_prefixes = "!"  # "!addwriter" in a channel; slash commands are named
     event_name = "a Discord gateway dispatch (op, t, d)"
     simulator = "actorscope.testing:DiscordSim"
+    sandbox = "actorscope.sandbox._discord_sandbox:SANDBOX"
     section = DiscordSection
 
     @property

@@ -26,6 +26,7 @@ class Telegram:
     command_prefixes = ""  # the normaliser names /commands itself
     event_name = "a Telegram Update (update_id)"
     simulator = "actorscope.testing:TelegramSim"
+    sandbox = "actorscope.sandbox._telegram.sandbox:SANDBOX"
     section = TelegramSection
 
     @property
