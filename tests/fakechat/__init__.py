@@ -2,8 +2,9 @@
 
 It is what docs/design.md ("Adding a platform") walks through: a registration
 (:data:`SPEC`: opaque ids, threads, where the contract lives), the contract
-(:data:`PLATFORM`: normaliser, runner with its writer-command surface, simulator), an
-emulator (:class:`FakeChat`, its server) and a simulator (``_sim.FakeChatSim``). Nothing here
+(:data:`PLATFORM`: normaliser, runner with its writer-command surface, simulator, sandbox),
+an emulator (:class:`FakeChat`, its server), a simulator (``_sim.FakeChatSim``) and a sandbox
+(``_sandbox.SANDBOX``, for ``actorscope run --sandbox`` and ``actorscope sandbox``). Nothing here
 imports a ``_`` module of actorscope. A test registers it for its length::
 
     with registered(SPEC):

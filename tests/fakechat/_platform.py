@@ -28,8 +28,8 @@ class FakeChatPlatform:
     command_prefixes = "/"
     event_name = "a fake chat event (event_id, chat)"
     simulator = "tests.fakechat._sim:FakeChatSim"
-    sandbox = ""
-    section = FakeChatSection
+    sandbox = "tests.fakechat._sandbox:SANDBOX"
+    section: type[ChannelSection] = FakeChatSection
 
     @property
     def spec(self) -> PlatformSpec:
