@@ -16,7 +16,6 @@ from actorscope.propagation._builder import (
     _CARRIED,
     _DECIDED,
     origin_scope,
-    sanitize_inbound,
     verified_origin,
 )
 from actorscope.propagation._keys import (
@@ -244,7 +243,7 @@ def test_sanitize_inbound_drops_every_origin_key(signer: OriginSigner) -> None:
     """Channel ingress drops all origin_* keys (known or not) and keeps the rest."""
     dirty = signer.attach(message("5151"), GROUP_ORIGIN)
     dirty = message("5151", metadata={**dirty.metadata, "origin_future": "x", "originator": "y"})
-    clean = sanitize_inbound(dirty)
+    clean = Origin.strip(dirty)
     assert dict(clean.metadata) == {"note": "kept", "originator": "y"}
     assert clean.model_dump(exclude={"metadata"}) == dirty.model_dump(exclude={"metadata"})
 
@@ -252,7 +251,7 @@ def test_sanitize_inbound_drops_every_origin_key(signer: OriginSigner) -> None:
 def test_sanitize_inbound_returns_a_clean_message_unchanged() -> None:
     """A message without origin keys is returned as is (no copy)."""
     clean = message("5151")
-    assert sanitize_inbound(clean) is clean
+    assert Origin.strip(clean) is clean
 
 
 @pytest.mark.parametrize(

@@ -23,20 +23,18 @@ from actorscope.messages import InboundMessage, RunRequest
 from actorscope.permissions import Decision, GrantStore, PermissionPolicy, Reason
 from actorscope.propagation import (
     META_ORIGIN_SENDER_ID,
+    Origin,
     OriginSigner,
     RunInfo,
-    announce_delegate_result,
+    TickerJob,
     announce_subagent_result,
     bind_run,
     build_run_request,
-    create_ticker_job,
     delegate,
     session_send,
     spawn_subagent,
     teammate_dispatch,
-    ticker_run,
 )
-from actorscope.propagation._builder import sanitize_inbound
 from actorscope.propagation._keys import (
     META_ORIGIN_CHANNEL,
     META_ORIGIN_CHAT_ID,
@@ -147,7 +145,7 @@ def via_delegate(env: Env, parent: RunRequest) -> InboundMessage:
     delegate_run = build(env, task.message)
     assert delegate_run.agent_id == env.helper.id
     assert delegate_run.sender_id == parent.sender_id
-    back = announce_delegate_result(task, "draft done", signer=env.signer)
+    back = announce_subagent_result(task, "draft done", signer=env.signer)
     assert back.agent_id == env.agent.id
     assert back.sender_id == f"subagent:delegate:{task.delegation_id}"
     return back
@@ -171,10 +169,10 @@ def via_session_send(env: Env, parent: RunRequest) -> InboundMessage:
 def via_ticker(env: Env, parent: RunRequest) -> InboundMessage:
     """A ticker job created in the member's run, fired later outside any run."""
     with bind_identity(parent.identity()):
-        job = create_ticker_job("nightly-notes", "write notes.txt")
+        job = TickerJob.create("nightly-notes", "write notes.txt")
     env.clock.now += 3600  # the job fires an hour later; the run is signed when it fires
     assert current_identity() is None
-    return ticker_run(job, signer=env.signer)
+    return job.run(signer=env.signer)
 
 
 WRAPPERS = {
@@ -344,7 +342,7 @@ async def test_origin_on_a_real_users_message_is_ignored(env: Env) -> None:
     request = build(env, smuggled)
     assert request.sender_id == NON_WRITER
     assert (await check(env, request)).reason is Reason.NO_GRANT
-    assert build(env, sanitize_inbound(smuggled)).metadata == {}
+    assert build(env, Origin.strip(smuggled)).metadata == {}
 
 
 async def test_synthetic_origin_sender_is_ignored(env: Env) -> None:

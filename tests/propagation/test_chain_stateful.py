@@ -31,21 +31,17 @@ from actorscope.propagation import (
     Origin,
     OriginSigner,
     RunInfo,
-    announce_delegate_result,
+    TickerJob,
     announce_subagent_result,
     bind_run,
     build_run_request,
-    create_ticker_job,
     delegate,
     session_send,
     spawn_subagent,
     teammate_dispatch,
-    ticker_run,
 )
-from actorscope.propagation._builder import sanitize_inbound
 from actorscope.propagation._keys import ORIGIN_KEYS
 from actorscope.propagation._origin import MIN_KEY_BYTES
-from actorscope.propagation._wrappers import TickerJob
 
 HUMANS = ("1001", "1002", "1003")
 ROLES = {"1001": "admin", "1002": "", "1003": ""}
@@ -117,7 +113,7 @@ class Chains(RuleBasedStateMachine):
             peer_kind=PeerKind.GROUP, user_id=scope, agent_id=AGENT,
             metadata={**extra, "display_name": display},
         )  # fmt: skip
-        return (sanitize_inbound(msg) if sanitize else msg), (human, scope)
+        return (Origin.strip(msg) if sanitize else msg), (human, scope)
 
     @rule(target=runs, item=pending)
     def run(self, item: Item) -> Any:
@@ -158,7 +154,7 @@ class Chains(RuleBasedStateMachine):
     def delegate_task(self, run: tuple[RunRequest, Chain], text: str, extra: dict[str, str]) -> Any:
         with self._in(run):
             task = delegate(OTHER_AGENT, text, signer=self.signer, metadata=extra)
-        back = announce_delegate_result(task, text, signer=self.signer, metadata=extra)
+        back = announce_subagent_result(task, text, signer=self.signer, metadata=extra)
         return multiple((task.message, run[1]), (back, run[1]))
 
     @rule(target=pending, run=runs, name=names, text=texts, extra=attacker_metadata)
@@ -183,11 +179,11 @@ class Chains(RuleBasedStateMachine):
     @rule(target=jobs, run=runs, name=names, text=texts)
     def create_job(self, run: tuple[RunRequest, Chain], name: str, text: str) -> Any:
         with self._in(run):
-            return create_ticker_job(name, text), run[1]
+            return TickerJob.create(name, text), run[1]
 
     @rule(target=pending, job=jobs)
     def fire_job(self, job: tuple[TickerJob, Chain]) -> Item:
-        return ticker_run(job[0], signer=self.signer), job[1]
+        return job[0].run(signer=self.signer), job[1]
 
     # --- transport --------------------------------------------------------------------------
 

@@ -14,15 +14,13 @@ from actorscope.propagation import (
     META_ORIGIN_SENDER_ID,
     OriginSigner,
     RunInfo,
-    announce_delegate_result,
+    TickerJob,
     announce_subagent_result,
     bind_run,
-    create_ticker_job,
     delegate,
     session_send,
     spawn_subagent,
     teammate_dispatch,
-    ticker_run,
 )
 from actorscope.propagation._keys import (
     META_ORIGIN_ROLE,
@@ -54,14 +52,14 @@ CALLS: dict[str, Callable[[], InboundMessage]] = {
         spawn_subagent("p", signer=SIGNER), "r", signer=SIGNER, metadata=FORGED
     ),
     "delegate": lambda: delegate(OTHER_AGENT, "t", signer=SIGNER, metadata=FORGED).message,
-    "delegate-announce": lambda: announce_delegate_result(
+    "delegate-announce": lambda: announce_subagent_result(
         delegate(OTHER_AGENT, "t", signer=SIGNER), "r", signer=SIGNER, metadata=FORGED
     ),
     "teammate": lambda: teammate_dispatch("scribe", "c", signer=SIGNER, metadata=FORGED),
     "session_send": lambda: session_send(
         "c", signer=SIGNER, channel="telegram", chat_id="-100123", metadata=FORGED
     ),
-    "ticker": lambda: ticker_run(create_ticker_job("job1", "p"), signer=SIGNER, metadata=FORGED),
+    "ticker": lambda: TickerJob.create("job1", "p").run(signer=SIGNER, metadata=FORGED),
 }
 
 
@@ -114,7 +112,7 @@ def test_delegate_goes_to_the_target_and_announces_back_to_the_parent() -> None:
     assert task.target_agent_id == OTHER_AGENT
     assert task.message.agent_id == OTHER_AGENT
     assert task.sender_id == f"subagent:delegate:{task.delegation_id}" == task.message.sender_id
-    back = announce_delegate_result(task, "done", signer=SIGNER)
+    back = announce_subagent_result(task, "done", signer=SIGNER)
     assert (back.agent_id, back.sender_id) == (AGENT, task.sender_id)
 
 
@@ -148,15 +146,15 @@ def test_ticker_job_keeps_creator_and_scope_and_signs_each_run_fresh() -> None:
     clock = [1_800_000_000.0]
     signer = OriginSigner(b"t" * MIN_KEY_BYTES, clock=lambda: clock[0])
     with bind_identity(ALICE):
-        job = create_ticker_job("daily.report", "summarise")
+        job = TickerJob.create("daily.report", "summarise")
     assert (job.origin.sender_id, job.route.user_id, job.sender_id) == (
         "4242",
         ALICE.user_id,
         "ticker:daily.report",
     )
-    first = ticker_run(job, signer=signer)
+    first = job.run(signer=signer)
     clock[0] += 86_400
-    second = ticker_run(job, signer=signer)
+    second = job.run(signer=signer)
     assert signer.verify(second) is not None
     assert signer.verify(first) is None  # a day old: past max age
     assert second.content == "summarise"
@@ -188,9 +186,8 @@ def test_without_a_bound_run_info_a_fresh_trace_is_started() -> None:
                               peer_kind="room"), IdentityError),
         (lambda: session_send("c", signer=SIGNER, channel="telegram", chat_id="1",
                               thread_id="t"), IdentityError),
-        (lambda: create_ticker_job("a:b", "p"), IdentityError),
+        (lambda: TickerJob.create("a:b", "p"), IdentityError),
         (lambda: announce_subagent_result("task", "r", signer=SIGNER), TypeError),  # type: ignore[arg-type]
-        (lambda: ticker_run("job", signer=SIGNER), TypeError),  # type: ignore[arg-type]
     ],
 )  # fmt: skip
 def test_bad_arguments_are_clear_errors(call: Callable[[], object], error: type[Exception]) -> None:

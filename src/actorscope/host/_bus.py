@@ -12,7 +12,7 @@ from collections.abc import Awaitable, Callable
 
 from actorscope.errors import ConfigError, PayloadError
 from actorscope.messages import InboundMessage
-from actorscope.propagation import sanitize_inbound
+from actorscope.propagation import Origin
 
 __all__ = ["DEFAULT_BUS_SIZE", "MessageBus"]
 
@@ -56,7 +56,7 @@ class MessageBus:
 
     async def publish_from_channel(self, msg: InboundMessage) -> None:
         """Enqueue a message that arrived from a channel, without any ``origin_*`` metadata."""
-        await self._queue.put(sanitize_inbound(_checked(msg)))
+        await self._queue.put(Origin.strip(_checked(msg)))
 
     async def run_from_channel(self, msg: InboundMessage) -> None:
         """As :meth:`publish_from_channel`, but while nothing waits on the bus and its host
@@ -66,7 +66,7 @@ class MessageBus:
         requests): the turn skips the hop to a worker. Not for one that feeds its events one
         after another (polling), where a long turn would hold up every chat.
         """
-        checked = sanitize_inbound(_checked(msg))
+        checked = Origin.strip(_checked(msg))
         turn = None
         if self._run_here is not None and not self._queue.qsize():
             turn = self._run_here(checked)

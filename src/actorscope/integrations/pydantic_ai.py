@@ -44,7 +44,6 @@ from actorscope.propagation import (
     OriginSigner,
     RunInfo,
     SubagentTask,
-    announce_delegate_result,
     announce_subagent_result,
     bind_run,
     build_run_request,
@@ -312,11 +311,7 @@ async def run_delegate(
         deps=deps,
     )
     output = result.output if isinstance(result.output, str) else str(result.output)
-    message: InboundMessage
-    if isinstance(carrier, SubagentTask):
-        message = announce_subagent_result(carrier, output, signer=signer)
-    else:
-        message = announce_delegate_result(carrier, output, signer=signer)
+    message = announce_subagent_result(carrier, output, signer=signer)
     announce = build_run_request(message, signer=signer, agent_key=caller.agent_key)
     return _DelegateResult(announce.content, run, announce)
 

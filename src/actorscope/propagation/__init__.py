@@ -7,7 +7,7 @@ when the origin verifies. The ``origin_*`` metadata keys are :class:`Origin`'s w
 the one a host reads to see whom a carrier claims. See docs/design.md, "Propagation".
 """
 
-from actorscope.propagation._builder import build_run_request, sanitize_inbound
+from actorscope.propagation._builder import build_run_request
 from actorscope.propagation._keys import META_ORIGIN_SENDER_ID
 from actorscope.propagation._origin import Origin, OriginSigner
 from actorscope.propagation._run import RunInfo, bind_run, current_run
@@ -15,14 +15,11 @@ from actorscope.propagation._wrappers import (
     DelegateTask,
     SubagentTask,
     TickerJob,
-    announce_delegate_result,
     announce_subagent_result,
-    create_ticker_job,
     delegate,
     session_send,
     spawn_subagent,
     teammate_dispatch,
-    ticker_run,
 )
 
 __all__ = [
@@ -33,16 +30,12 @@ __all__ = [
     "RunInfo",
     "SubagentTask",
     "TickerJob",
-    "announce_delegate_result",
     "announce_subagent_result",
     "bind_run",
     "build_run_request",
-    "create_ticker_job",
     "current_run",
     "delegate",
-    "sanitize_inbound",
     "session_send",
     "spawn_subagent",
     "teammate_dispatch",
-    "ticker_run",
 ]

@@ -8,14 +8,13 @@ Discord guild). Anything else keeps the message's own sender - a synthetic one i
 group permission. The origin's role comes along only into a run of the same agent and tenant
 as the run it was that human's role in; a delegate to another agent gets the human, no role.
 
-:func:`sanitize_inbound` strips every ``origin_*`` key from a message that came from a channel.
+:meth:`Origin.strip` strips every ``origin_*`` key from a message that came from a channel.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from functools import lru_cache
-from types import MappingProxyType
 
 from actorscope.errors import IdentityError
 from actorscope.identity import (
@@ -38,12 +37,12 @@ from actorscope.propagation._keys import (
     META_ORIGIN_SIGNATURE,
     ORIGIN_AGENT_KEYS,
     ORIGIN_FIELD_KEYS,
-    ORIGIN_PREFIX,
     is_origin_key,
+    without_origin_keys,
 )
 from actorscope.propagation._origin import Origin, OriginSigner
 
-__all__ = ["build_run_request", "origin_scope", "sanitize_inbound", "verified_origin"]
+__all__ = ["build_run_request", "origin_scope", "verified_origin"]
 
 # The keys verify() reads (the agent and tenant ones only when present).
 _FIELD_SET = frozenset((*ORIGIN_FIELD_KEYS, *ORIGIN_AGENT_KEYS))
@@ -73,24 +72,11 @@ _CARRIED = tuple(
 )
 
 
-def _strip(metadata: Mapping[str, str]) -> dict[str, str]:
-    # is_origin_key() spelled out: no call per key (every run request copies its metadata).
-    return {key: value for key, value in metadata.items() if not key.startswith(ORIGIN_PREFIX)}
-
-
 def _verified_metadata(metadata: Mapping[str, str]) -> dict[str, str]:
     # Called only after verify() succeeded, which read exactly the field keys and the agent
     # and tenant keys: their values here are the verified ones. Signature and timestamp go;
     # so does any other origin_* key (unsigned, so untrusted); keys outside origin_ stay.
     return {k: v for k, v in metadata.items() if k in _FIELD_SET or not is_origin_key(k)}
-
-
-def sanitize_inbound(msg: InboundMessage) -> InboundMessage:
-    """``msg`` without any ``origin_*`` metadata: what a channel may put on the bus."""
-    for key in msg.metadata:  # a plain loop (is_origin_key spelled out): once per message
-        if key.startswith(ORIGIN_PREFIX):
-            return msg.model_copy(update={"metadata": MappingProxyType(_strip(msg.metadata))})
-    return msg
 
 
 def origin_scope(origin: Origin) -> str | None:
@@ -226,7 +212,7 @@ def build_run_request(
     if attributed is None:
         user_id, sender_id, role = msg.user_id, msg.sender_id, ""
         sender_kind, peer_kind = msg.sender_kind, msg.peer_kind
-        kept = _strip(msg.metadata)
+        kept = without_origin_keys(msg.metadata)
     else:
         origin, sender_id, user_id, peer_kind = attributed
         # A role is the human's role for one agent of one tenant: an owner of agent A who

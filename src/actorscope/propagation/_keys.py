@@ -1,10 +1,12 @@
 """The metadata keys that carry a run's origin on a synthesised message.
 
 Every key starts with :data:`ORIGIN_PREFIX`, the signature and its timestamp included, so one
-prefix test strips them all at channel ingress (see ``sanitize_inbound``).
+prefix test strips them all at channel ingress (see ``Origin.strip``).
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping
 
 # MetaKey.ORIGIN_VIA is defined next to RunRequest, whose ``propagated`` reads it; one of the
 # origin keys all the same.
@@ -28,6 +30,7 @@ __all__ = [
     "ORIGIN_KEYS",
     "ORIGIN_PREFIX",
     "is_origin_key",
+    "without_origin_keys",
 ]
 
 ORIGIN_PREFIX = "origin_"
@@ -87,3 +90,9 @@ ORIGIN_KEYS: frozenset[str] = frozenset(
 def is_origin_key(key: str) -> bool:
     """True iff ``key`` is reserved for propagation (any ``origin_*`` key, known or not)."""
     return key.startswith(ORIGIN_PREFIX)
+
+
+def without_origin_keys(metadata: Mapping[str, str]) -> dict[str, str]:
+    """``metadata`` without its ``origin_*`` keys."""
+    # is_origin_key() spelled out: no call per key (every run request copies its metadata).
+    return {key: value for key, value in metadata.items() if not key.startswith(ORIGIN_PREFIX)}

@@ -45,7 +45,9 @@ from actorscope.propagation._keys import (
     META_ORIGIN_TRACE_ID,
     META_ORIGIN_USER_ID,
     ORIGIN_FIELD_KEYS,
+    ORIGIN_PREFIX,
     is_origin_key,
+    without_origin_keys,
 )
 from actorscope.propagation._replay import DEFAULT_REPLAY_CAPACITY, ReplayGuard
 
@@ -170,6 +172,15 @@ class Origin(NamedTuple):
         if self.tenant_id is not None:
             metadata[META_ORIGIN_TENANT_ID] = self.tenant_id
         return metadata
+
+    @staticmethod
+    def strip(msg: InboundMessage) -> InboundMessage:
+        """``msg`` without any ``origin_*`` metadata: what a channel may put on the bus."""
+        for key in msg.metadata:  # a plain loop (is_origin_key spelled out): once per message
+            if key.startswith(ORIGIN_PREFIX):
+                metadata = MappingProxyType(without_origin_keys(msg.metadata))
+                return msg.model_copy(update={"metadata": metadata})
+        return msg
 
 
 def _canonical(

@@ -31,14 +31,11 @@ __all__ = [
     "Route",
     "SubagentTask",
     "TickerJob",
-    "announce_delegate_result",
     "announce_subagent_result",
-    "create_ticker_job",
     "delegate",
     "session_send",
     "spawn_subagent",
     "teammate_dispatch",
-    "ticker_run",
 ]
 
 #: The sender of every message ``session_send`` synthesises.
@@ -113,6 +110,32 @@ class TickerJob:
     def sender_id(self) -> str:
         """The synthetic sender of each run: ``ticker:<job>``."""
         return f"ticker:{self.name}"
+
+    @classmethod
+    def create(cls, name: str, prompt: str) -> TickerJob:
+        """A job that will run ``prompt`` in the calling run's scope, for its human."""
+        identity, run = _caller("TickerJob.create")
+        origin, route = _capture(identity, run)
+        return cls(
+            name=_name(name, "ticker job name"),
+            prompt=_text(prompt, "prompt"),
+            origin=origin,
+            route=route,
+        )
+
+    def run(
+        self, *, signer: OriginSigner, metadata: Mapping[str, str] | None = None
+    ) -> InboundMessage:
+        """The message that starts one run of the job, signed now (each run gets a fresh
+        timestamp)."""
+        return _carrier(
+            signer,
+            self.origin,
+            self.route,
+            sender=self.sender_id,
+            content=self.prompt,
+            metadata=metadata,
+        )
 
 
 def _caller(what: str) -> tuple[Identity, RunInfo]:
@@ -206,7 +229,6 @@ def _carrier(
 
 
 def _announce(
-    kind: type[SubagentTask | DelegateTask],
     task: SubagentTask | DelegateTask,
     result: str,
     *,
@@ -214,8 +236,8 @@ def _announce(
     metadata: Mapping[str, str] | None,
 ) -> InboundMessage:
     # The result goes back where the task came from, as the task's own synthetic sender.
-    if not isinstance(task, kind):
-        raise TypeError(f"task must be a {kind.__name__}, got {type(task).__name__}")
+    if not isinstance(task, (SubagentTask, DelegateTask)):
+        raise TypeError(f"task must be a SubagentTask or a DelegateTask, got {type(task).__name__}")
     return _carrier(
         signer,
         task.origin,
@@ -256,14 +278,15 @@ def spawn_subagent(
 
 
 def announce_subagent_result(
-    task: SubagentTask,
+    task: SubagentTask | DelegateTask,
     result: str,
     *,
     signer: OriginSigner,
     metadata: Mapping[str, str] | None = None,
 ) -> InboundMessage:
-    """The message that brings a sub-agent's result back to the run that spawned it."""
-    return _announce(SubagentTask, task, result, signer=signer, metadata=metadata)
+    """The message that brings a sub-agent's result back to the run that spawned it, or a
+    delegate's (``task`` from :func:`delegate`) back to the delegating agent's run."""
+    return _announce(task, result, signer=signer, metadata=metadata)
 
 
 def delegate(
@@ -295,17 +318,6 @@ def delegate(
         route=route,
         message=message,
     )
-
-
-def announce_delegate_result(
-    task: DelegateTask,
-    result: str,
-    *,
-    signer: OriginSigner,
-    metadata: Mapping[str, str] | None = None,
-) -> InboundMessage:
-    """The message that brings a delegate's result back to the delegating agent's run."""
-    return _announce(DelegateTask, task, result, signer=signer, metadata=metadata)
 
 
 def teammate_dispatch(
@@ -364,27 +376,4 @@ def session_send(
         sender=SESSION_SEND_SENDER,
         content=_text(content, "content"),
         metadata=metadata,
-    )
-
-
-def create_ticker_job(name: str, prompt: str) -> TickerJob:
-    """A job that will run ``prompt`` in the calling run's scope, for the calling run's human."""
-    identity, run = _caller("create_ticker_job")
-    origin, route = _capture(identity, run)
-    return TickerJob(
-        name=_name(name, "ticker job name"),
-        prompt=_text(prompt, "prompt"),
-        origin=origin,
-        route=route,
-    )
-
-
-def ticker_run(
-    job: TickerJob, *, signer: OriginSigner, metadata: Mapping[str, str] | None = None
-) -> InboundMessage:
-    """The message that starts one run of ``job``, signed now (each run gets a fresh timestamp)."""
-    if not isinstance(job, TickerJob):
-        raise TypeError(f"job must be a TickerJob, got {type(job).__name__}")
-    return _carrier(
-        signer, job.origin, job.route, sender=job.sender_id, content=job.prompt, metadata=metadata
     )

@@ -35,15 +35,13 @@ from actorscope.propagation import (
     OriginSigner,
     RunInfo,
     SubagentTask,
-    announce_delegate_result,
+    TickerJob,
     announce_subagent_result,
     bind_run,
-    create_ticker_job,
     delegate,
     session_send,
     spawn_subagent,
     teammate_dispatch,
-    ticker_run,
 )
 from actorscope.store import Database
 from actorscope.testing._expect import (
@@ -523,7 +521,7 @@ class Simulator(ABC):
 
         def build() -> InboundMessage:
             handed = delegate(target, task, signer=signer)
-            return announce_delegate_result(handed, result, signer=signer)
+            return announce_subagent_result(handed, result, signer=signer)
 
         return await self._chain(parent, build, f"delegate announce of {parent.label}")
 
@@ -571,7 +569,7 @@ class Simulator(ABC):
         signer = self.env.signer
 
         def build() -> InboundMessage:
-            return ticker_run(create_ticker_job(name, prompt), signer=signer)
+            return TickerJob.create(name, prompt).run(signer=signer)
 
         return await self._chain(parent, build, f"ticker {name!r} created in {parent.label}")
 

@@ -78,11 +78,10 @@ from actorscope.propagation import (
     Origin,
     OriginSigner,
     RunInfo,
+    TickerJob,
     bind_run,
-    create_ticker_job,
     delegate,
     spawn_subagent,
-    ticker_run,
 )
 from actorscope.sandbox import BotApiCall, DiscordHttpCall
 from actorscope.testing._discord_sim import DiscordSim
@@ -923,7 +922,7 @@ async def _ticker(w: _TgWorld, where: str, command: str) -> list[Event]:
         w,
         where,
         "member",
-        lambda: ticker_run(create_ticker_job("probe", text), signer=signer),
+        lambda: TickerJob.create("probe", text).run(signer=signer),
         "ticker",
     )
 
