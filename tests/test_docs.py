@@ -34,7 +34,8 @@ from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
 from actorscope.bots import load_bot_config
-from actorscope.cli import app, main
+from actorscope.cli import main
+from actorscope.cli._app import app
 from actorscope.http import create_app
 from actorscope.permissions import Reason
 from actorscope.store import Database

@@ -202,7 +202,8 @@ PUBLIC = [*FACES, *CONTRACT_MODULES]
 # The sandbox member added 4 to actorscope.sandbox (platform_sandbox, Sandbox, SandboxSession,
 # Console); BotProcess, DiscordConsole and sandbox_world went internal: +1.
 # propagation's ticker functions, delegate announce and sanitize_inbound became methods: -4.
-NAME_BUDGET = 297
+# cli's app is internal: main runs it: -1.
+NAME_BUDGET = 296
 
 
 # Faces that still leak a third-party name; strict, so the fix turns the xfail into a failure

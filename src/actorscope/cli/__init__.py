@@ -1,5 +1,5 @@
 """The ``actorscope`` command line (``actorscope --help``)."""
 
-from actorscope.cli._app import app, main
+from actorscope.cli._app import main
 
-__all__ = ["app", "main"]
+__all__ = ["main"]
