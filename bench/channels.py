@@ -117,7 +117,7 @@ def _warm_and_cold(
 
 
 def _clear_caches() -> None:
-    telegram_adapter.clear_caches()
+    telegram_adapter.PLATFORM.clear_caches()
     discord_adapter.clear_caches()
 
 
@@ -226,7 +226,7 @@ def main() -> None:
         ptb,
         "Update.de_json",
         "",
-        (telegram_adapter.clear_caches,),
+        (telegram_adapter.PLATFORM.clear_caches,),
     )
 
     _client, state = discord_state()

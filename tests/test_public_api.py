@@ -203,7 +203,8 @@ PUBLIC = [*FACES, *CONTRACT_MODULES]
 # Console); BotProcess, DiscordConsole and sandbox_world went internal: +1.
 # propagation's ticker functions, delegate announce and sanitize_inbound became methods: -4.
 # cli's app is internal: main runs it: -1.
-NAME_BUDGET = 296
+# channels.telegram: what the PTB/aiogram integrations use moved onto PLATFORM: -9.
+NAME_BUDGET = 287
 
 
 # Faces that still leak a third-party name; strict, so the fix turns the xfail into a failure

@@ -14,7 +14,7 @@ from actorscope.channels._base import ADAPTER_METADATA_KEYS, Ingress
 from actorscope.channels._config import ChannelConfig
 from actorscope.channels._policy import admit
 from actorscope.channels.discord._normalize import inspect_dispatch
-from actorscope.channels.telegram import inspect_update
+from actorscope.channels.telegram._normalize import inspect_update
 from actorscope.identity import (
     PeerKind,
     SenderKind,

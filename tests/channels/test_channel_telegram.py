@@ -12,12 +12,8 @@ from telegram.ext import Application, ApplicationBuilder, ContextTypes, TypeHand
 from telegram.request import BaseRequest, RequestData
 
 from actorscope.channels._base import ADAPTER_METADATA_KEYS, IgnoreReason
-from actorscope.channels.telegram import (
-    clear_caches,
-    inspect_update,
-    normalize_update,
-)
-from actorscope.channels.telegram._normalize import chat_migration
+from actorscope.channels.telegram import PLATFORM, normalize_update
+from actorscope.channels.telegram._normalize import chat_migration, inspect_update
 from actorscope.errors import IdentityError
 from actorscope.identity import PLACEHOLDER_SENDER_IDS, SenderKind
 from actorscope.messages import InboundMessage, MetaKey
@@ -264,7 +260,7 @@ def test_clear_caches_forgets_the_memoised_session_keys() -> None:
     assert first is not None
     assert again is not None
     assert first.metadata["session_key"] is again.metadata["session_key"]  # memoised
-    clear_caches()
+    PLATFORM.clear_caches()
     fresh = normalize_update(load("group"), agent_key="memo")
     assert fresh is not None
     assert fresh.metadata["session_key"] == first.metadata["session_key"]

@@ -13,7 +13,7 @@ from actorscope.channels._base import IgnoreReason, Ingress, display_name, flag_
 from actorscope.channels._config import ChannelConfig
 from actorscope.channels._policy import admit
 from actorscope.channels.discord._normalize import inspect_dispatch
-from actorscope.channels.telegram import inspect_update
+from actorscope.channels.telegram._normalize import inspect_update
 from actorscope.identity import SenderKind
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"

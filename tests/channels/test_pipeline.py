@@ -19,7 +19,7 @@ from actorscope.channels import (
 from actorscope.channels._pipeline import STORE_AWAY
 from actorscope.channels._shared_dedup import Claim
 from actorscope.channels._turns import TurnLedger
-from actorscope.channels.telegram import inspect_update
+from actorscope.channels.telegram._normalize import inspect_update
 from actorscope.errors import StoreError
 from actorscope.identity import Identity
 from actorscope.messages import InboundMessage

@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 
 from actorscope.channels._base import IgnoreReason
-from actorscope.channels.telegram import inspect_update, normalize_update
+from actorscope.channels.telegram import normalize_update
+from actorscope.channels.telegram._normalize import inspect_update
 
 
 def _message(chat_id: int, sender_id: int) -> dict[str, Any]:

@@ -37,7 +37,7 @@ from actorscope.agents import Agent, AgentRegistry
 from actorscope.assembly import AgentSettings
 from actorscope.bots import BotServices
 from actorscope.channels import ChannelConfig, Ingress, Outcome, Pipeline, WriterCommand
-from actorscope.channels.telegram import ChatAdmin, handle_telegram_writer_command, inspect_update
+from actorscope.channels.telegram import PLATFORM as TELEGRAM_PLATFORM
 from actorscope.errors import ConfigError
 from actorscope.host import Prepared, RunStep
 from actorscope.identity import Identity
@@ -381,7 +381,7 @@ class TelegramGate(Generic[U]):
     async def _judge(
         self, state: GateState, update: U, parsed: Update, bot_username: str | None
     ) -> Judged:
-        ingress = inspect_update(
+        ingress = TELEGRAM_PLATFORM.inspect_update(
             parsed,
             agent_key=state.agent.key,
             bot_username=bot_username,
@@ -420,13 +420,13 @@ class TelegramGate(Generic[U]):
         return Judged(result, stopped=again)
 
     async def writer_answer(
-        self, call: WriterCall, message: Message, chat_admin: ChatAdmin
+        self, call: WriterCall, message: Message, chat_admin: Callable[[Identity], Awaitable[bool]]
     ) -> OutboundMessage:
         """The answer to the writer command ``call`` (sent as ``message``, as the normaliser
         reads it): the same writer-command code as ``actorscope run``; ``chat_admin`` asks the
         Bot API whether the sender administers the chat, when that can matter."""
         command, who, inbound = call
-        text = await handle_telegram_writer_command(
+        text = await TELEGRAM_PLATFORM.writer_command(
             self._state().writers,
             command,
             message,

@@ -74,7 +74,7 @@ from telegram import Update as ParsedUpdate
 
 from actorscope.bots import bind_services
 from actorscope.channels import ChannelConfig, WriterCommand
-from actorscope.channels.telegram import asks_chat_admin, reply_route, text_parts
+from actorscope.channels.telegram import PLATFORM as TELEGRAM_PLATFORM
 from actorscope.errors import ConfigError, ReplyError
 from actorscope.host import Prepared, RunStep
 from actorscope.integrations._telegram_gate import (
@@ -223,7 +223,9 @@ class Gate(TelegramGate[Update]):
             return str((await bot.get_chat_member(chat_id, user_id)).status)
 
         # Unknown (the call failed, or its answer did not parse) means "not an admin".
-        chat_admin = functools.partial(asks_chat_admin, status_of, errors=(AiogramError,))
+        chat_admin = functools.partial(
+            TELEGRAM_PLATFORM.asks_chat_admin, status_of, errors=(AiogramError,)
+        )
         await _send(bot, await self.writer_answer(turn.writer, turn.parsed.message, chat_admin))
 
     # -- what tools use --------------------------------------------------------------------
@@ -426,14 +428,14 @@ def requires(config_type: str) -> _Requires:
 async def _send(bot: Bot, msg: OutboundMessage) -> None:
     """Send the gate's own text answer (a denial, a writer command's answer) with ``bot``: to
     its chat and forum topic, replying when possible, in parts (as every Telegram sender of
-    actorscope does: ``reply_route``, ``text_parts``)."""
+    actorscope does: ``reply_route``, ``text_parts`` of Telegram's ``PLATFORM``)."""
     if msg.media or msg.buttons:
         raise ReplyError("the aiogram gate sends text answers only")
-    route = reply_route(msg)
+    route = TELEGRAM_PLATFORM.reply_route(msg)
     reply = None
     if route.reply_to is not None:
         reply = ReplyParameters(message_id=route.reply_to, allow_sending_without_reply=True)
-    for index, part in enumerate(text_parts(msg.content)):
+    for index, part in enumerate(TELEGRAM_PLATFORM.text_parts(msg.content)):
         await bot.send_message(
             chat_id=route.chat,
             text=part,

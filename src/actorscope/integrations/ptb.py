@@ -69,7 +69,7 @@ from telegram.warnings import PTBUserWarning
 
 from actorscope.bots import bind_services
 from actorscope.channels import ChannelConfig, WriterCommand
-from actorscope.channels.telegram import ALLOWED_UPDATES, is_telegram_admin, send_outbound
+from actorscope.channels.telegram import PLATFORM as TELEGRAM_PLATFORM
 from actorscope.context import bind_identity, current_identity
 from actorscope.errors import ConfigError
 from actorscope.host import OutboundSender, Prepared, RunStep
@@ -223,7 +223,7 @@ class Gate(TelegramGate[Update], OutboundSender):
 
     async def send(self, msg: OutboundMessage) -> None:
         """Send ``msg`` with the application's bot (chat, forum topic, reply)."""
-        await send_outbound(self.application.bot, msg)
+        await TELEGRAM_PLATFORM.send_outbound(self.application.bot, msg)
 
     # -- the gate itself -------------------------------------------------------------------
 
@@ -266,7 +266,7 @@ class Gate(TelegramGate[Update], OutboundSender):
         admitted = self._find(update)
         if admitted is None or admitted.writer is None or update.message is None:
             return  # the pipeline did not take it for a writer command (another bot's)
-        chat_admin = functools.partial(is_telegram_admin, self.application.bot)
+        chat_admin = functools.partial(TELEGRAM_PLATFORM.is_chat_admin, self.application.bot)
         await self.send(await self.writer_answer(admitted.writer, update.message, chat_admin))
         raise ApplicationHandlerStop
 
@@ -650,7 +650,9 @@ async def _sandbox(
             if updater is None:
                 raise ConfigError("the application has no updater: build it with an Updater")
             await updater.start_polling(
-                poll_interval=0.0, timeout=1, allowed_updates=list(ALLOWED_UPDATES)
+                poll_interval=0.0,
+                timeout=1,
+                allowed_updates=list(TELEGRAM_PLATFORM.allowed_updates),
             )
             await app.start()
             await sandbox_wait(
