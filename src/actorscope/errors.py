@@ -8,8 +8,7 @@ caller (and the CLI) can catch one class and print one clear line::
     ├── IdentityError                 an id, scope or identity is malformed
     │   ├── IdentityValidationError   an LLM tool's identity argument breaks the rules
     │   └── UnboundIdentityError      a wrapper that needs a bound run identity ran outside one
-    ├── PayloadError                  a platform update or input file is malformed
-    │   └── ScenarioError             a scenario file is malformed (names file:line)
+    ├── PayloadError                  a platform update, input or scenario file is malformed
     ├── SchemaError                   a tool schema cannot be built flat or read
     ├── NotFoundError                 something named does not exist
     │   ├── TenantNotFoundError
@@ -28,7 +27,8 @@ caller (and the CLI) can catch one class and print one clear line::
 A package may raise a private subclass of one of these (a string that must be a UUID and is
 not one is an :class:`IdentityError`; a file that is no actorscope database is a
 :class:`DatabaseOpenError`; a failed migration, after which nothing was applied, a
-:class:`StoreError`): catch the classes drawn here.
+:class:`StoreError`; a malformed scenario file, whose message starts with ``file:line:``, a
+:class:`PayloadError`): catch the classes drawn here.
 
 The sandbox's Telegram Bot API emulator refuses a call with its own
 ``actorscope.sandbox.BotApiError`` (an :class:`ActorscopeError` too).
@@ -56,7 +56,6 @@ __all__ = [
     "PermissionDeniedError",
     "ReplyError",
     "RowRefusedError",
-    "ScenarioError",
     "SchemaError",
     "SchemaTooNewError",
     "StoreError",
@@ -145,10 +144,6 @@ class PermissionDeniedError(ActorscopeError):
 
 class GrantError(ActorscopeError):
     """A permission grant names a malformed scope, config type, sender or permission."""
-
-
-class ScenarioError(PayloadError):
-    """A ``*.scenario.yaml`` file is malformed; the message starts with ``file:line:``."""
 
 
 class ToolError(ActorscopeError):

@@ -14,13 +14,14 @@ import pytest
 
 from actorscope.bots import current_services
 from actorscope.channels import Outcome
-from actorscope.errors import ConfigError, ScenarioError
+from actorscope.errors import ConfigError
 from actorscope.identity import Identity
 from actorscope.messages import RunRequest
 from actorscope.permissions import Decision, PermissionPolicy, Reason
 from actorscope.testing import AgentEnv, DiscordSim, Grants, TelegramSim
 from actorscope.testing._grants import Binder
 from actorscope.testing.scenario import load_scenario, run_scenario
+from actorscope.testing.scenario._loader import ScenarioError
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 NOTES_BOT = "telegram_bot:handle"

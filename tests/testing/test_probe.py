@@ -16,11 +16,12 @@ import pytest
 from actorscope.channels import ChannelConfig, IgnoreReason, Ingress
 from actorscope.channels._pipeline import Pipeline
 from actorscope.cli import main
-from actorscope.errors import ConfigError, ScenarioError
+from actorscope.errors import ConfigError
 from actorscope.identity import Identity, SenderKind
 from actorscope.permissions import LinkOutcome, LinkReason, LinkStore
 from actorscope.testing import AgentEnv, Prober, ProbeReachError, ProbeStatus, probe
 from actorscope.testing.scenario import ScenarioFailure, load_scenario, run_scenario
+from actorscope.testing.scenario._loader import ScenarioError
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from actorscope.errors import ScenarioError
 from actorscope.testing.scenario import load_scenario, run_scenario
+from actorscope.testing.scenario._loader import ScenarioError
 
 SCENARIO = """\
 name: a person's grant covers both of its accounts

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from actorscope.errors import ScenarioError
 from actorscope.testing.scenario import LoadedScenario, load_scenario
+from actorscope.testing.scenario._loader import ScenarioError
 
 GOOD = """\
 name: ok

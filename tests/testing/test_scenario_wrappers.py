@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from actorscope.errors import ScenarioError
 from actorscope.messages import MetaKey
 from actorscope.testing import TelegramSim
 from actorscope.testing.scenario import LoadedScenario, run_scenario
+from actorscope.testing.scenario._loader import ScenarioError
 from actorscope.testing.scenario._model import CHAIN_KINDS
 
 BASE = """\

@@ -13,9 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from actorscope.errors import ScenarioError
 from actorscope.testing._expect import ExpectationError
-from actorscope.testing.scenario._loader import load_scenario
+from actorscope.testing.scenario._loader import ScenarioError, load_scenario
 from actorscope.testing.scenario._runner import ScenarioFailure, run_scenario
 
 __all__ = ["SCENARIO_SUFFIX", "ScenarioFile", "ScenarioItem", "is_scenario_file"]

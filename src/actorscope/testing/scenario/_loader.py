@@ -1,7 +1,7 @@
 """Load a scenario file with line numbers: YAML nodes → data + a path → line map → pydantic.
 
-Every problem is one :class:`~actorscope.errors.ScenarioError` whose message starts with
-``<file>:<line>:`` and names the key path and what is wrong.
+Every problem is one :class:`ScenarioError` (a :class:`~actorscope.errors.PayloadError`) whose
+message starts with ``<file>:<line>:`` and names the key path and what is wrong.
 """
 
 from __future__ import annotations
@@ -14,10 +14,15 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from actorscope.errors import ScenarioError
+from actorscope.errors import PayloadError
 from actorscope.testing.scenario._model import Scenario
 
-__all__ = ["Lines", "LoadedScenario", "load_scenario", "where"]
+__all__ = ["Lines", "LoadedScenario", "ScenarioError", "load_scenario", "where"]
+
+
+class ScenarioError(PayloadError):
+    """A ``*.scenario.yaml`` file is malformed; the message starts with ``file:line:``."""
+
 
 Key = str | int
 Lines = dict[tuple[Key, ...], int]

@@ -14,13 +14,13 @@ from typing import Any
 
 from actorscope.bots import load_handler
 from actorscope.channels import Outcome
-from actorscope.errors import ConfigError, ScenarioError
+from actorscope.errors import ConfigError
 from actorscope.identity import Identity, http_identity
 from actorscope.messages import RunRequest
 from actorscope.permissions import LinkMode
 from actorscope.testing._expect import Expected, ObservationKind, diff
 from actorscope.testing._harness import AgentEnv, Event, Simulator, Turn
-from actorscope.testing.scenario._loader import LoadedScenario
+from actorscope.testing.scenario._loader import LoadedScenario, ScenarioError
 from actorscope.testing.scenario._model import Expect, HttpStep, Step
 from actorscope.testing.scenario._world import World
 

@@ -13,14 +13,14 @@ from telegram import InlineKeyboardButton, InlineKeyboardMarkup
 
 from actorscope.agents import AgentRegistry
 from actorscope.channels import ChannelConfig
-from actorscope.errors import ConfigError, ScenarioError
+from actorscope.errors import ConfigError
 from actorscope.identity import PERSON_SCOPE_PREFIX, Scope
 from actorscope.sandbox import DiscordWorld, declared_world
 from actorscope.testing._discord_sim import DiscordSim
 from actorscope.testing._grants import Grants
 from actorscope.testing._harness import AgentEnv, Event, Simulator
 from actorscope.testing._telegram_sim import TelegramSim
-from actorscope.testing.scenario._loader import LoadedScenario
+from actorscope.testing.scenario._loader import LoadedScenario, ScenarioError
 from actorscope.testing.scenario._model import (
     DiscordStep,
     GrantSpec,
