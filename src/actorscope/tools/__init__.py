@@ -5,12 +5,12 @@ The MCP server is ``actorscope.tools.mcp_server`` (extra ``mcp``), imported only
 
 from actorscope.tools._builtin import builtin_tools
 from actorscope.tools._identity_args import resolve_agent_identity
-from actorscope.tools._lint import Violation, lint_tool_schema, to_openai_strict
+from actorscope.tools._lint import lint_tool_schema, to_openai_strict
 from actorscope.tools._registry import Tool, ToolRegistry, ToolResult
 from actorscope.tools._schema import flat_schema
 from actorscope.tools._token import IDENTITY_HEADER, encode_identity_token
 from actorscope.tools._toolbox import Toolbox
-from actorscope.tools._workspace import FileMissingError, UnsafePathError, Workspace
+from actorscope.tools._workspace import FileMissingError, Workspace
 
 __all__ = [
     "IDENTITY_HEADER",
@@ -19,8 +19,6 @@ __all__ = [
     "ToolRegistry",
     "ToolResult",
     "Toolbox",
-    "UnsafePathError",
-    "Violation",
     "Workspace",
     "builtin_tools",
     "encode_identity_token",

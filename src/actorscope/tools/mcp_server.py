@@ -1,8 +1,9 @@
-"""An MCP server for a :class:`~actorscope.tools._registry.ToolRegistry` (extra ``mcp``).
+"""An MCP server for a :class:`~actorscope.tools.ToolRegistry` (extra ``mcp``).
 
 It advertises each tool's flat input schema exactly as built (the low-level SDK server, so
 nothing rewrites it) and returns every tool failure as an ``isError`` result with the
-structured error as its content. The identity of a call comes from an :data:`IdentitySource`:
+structured error as its content. The identity of a call comes from an identity source (a
+function of the request context):
 
 - stdio: :func:`stdio_identity`, the :func:`fixed_identity` of the token in
   ``ACTORSCOPE_IDENTITY_TOKEN``, verified once at start-up (one stdio server process serves one
@@ -33,7 +34,6 @@ from actorscope.tools._registry import ToolRegistry, ToolResult
 from actorscope.tools._token import IDENTITY_HEADER, IDENTITY_TOKEN_ENV, identity_from_token
 
 __all__ = [
-    "IdentitySource",
     "create_mcp_server",
     "fixed_identity",
     "header_identity",
@@ -46,10 +46,10 @@ SERVER_NAME = "actorscope"
 DEFAULT_HTTP_PATH = "/mcp"
 
 #: Gives the identity a call runs as, from its request context.
-IdentitySource = Callable[[ServerRequestContext[Any, Any]], Identity]
+_IdentitySource = Callable[[ServerRequestContext[Any, Any]], Identity]
 
 
-def fixed_identity(identity: Identity) -> IdentitySource:
+def fixed_identity(identity: Identity) -> _IdentitySource:
     """Every call runs as ``identity`` (stdio: the token verified at start-up)."""
 
     def source(ctx: ServerRequestContext[Any, Any]) -> Identity:
@@ -58,14 +58,14 @@ def fixed_identity(identity: Identity) -> IdentitySource:
     return source
 
 
-def stdio_identity(signer: OriginSigner, env: Mapping[str, str] | None = None) -> IdentitySource:
+def stdio_identity(signer: OriginSigner, env: Mapping[str, str] | None = None) -> _IdentitySource:
     """Every call runs as the identity in ``ACTORSCOPE_IDENTITY_TOKEN`` (of ``env``, default the
     process environment), verified now with ``signer``; no valid token is the empty identity."""
     token = (os.environ if env is None else env).get(IDENTITY_TOKEN_ENV)
     return fixed_identity(identity_from_token(token, signer))
 
 
-def header_identity(signer: OriginSigner, header: str = IDENTITY_HEADER) -> IdentitySource:
+def header_identity(signer: OriginSigner, header: str = IDENTITY_HEADER) -> _IdentitySource:
     """Each call runs as the identity in its HTTP request's ``header`` token, if it verifies."""
 
     def source(ctx: ServerRequestContext[Any, Any]) -> Identity:
@@ -87,7 +87,7 @@ def _call_result(result: ToolResult) -> types.CallToolResult:
 
 
 def create_mcp_server(
-    registry: ToolRegistry, identity: IdentitySource, *, name: str = SERVER_NAME
+    registry: ToolRegistry, identity: _IdentitySource, *, name: str = SERVER_NAME
 ) -> Server[Any]:
     """A low-level MCP server serving ``registry``'s tools as ``identity`` says."""
     listing = types.ListToolsResult(
