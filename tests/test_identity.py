@@ -35,7 +35,7 @@ from actorscope.identity import (
     system_identity,
     telegram_identity,
 )
-from actorscope.platforms import DISCORD, HTTP, TELEGRAM, platform_id
+from actorscope.platforms import DISCORD, HTTP, TELEGRAM, _integer_id
 
 ALICE = 4242
 GROUP_CHAT = -4100200300
@@ -479,7 +479,7 @@ def test_normalize_sender_id(raw: str, expected: str) -> None:
     assert normalize_sender_id(raw) == expected
 
 
-# --- platform_id ---------------------------------------------------------------------------
+# --- _integer_id ---------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -488,14 +488,14 @@ def test_normalize_sender_id(raw: str, expected: str) -> None:
 )
 def test_platform_id_canonicalises_numbers(value: int | str, expected: str) -> None:
     """A numeric id (int or decimal string) becomes its canonical decimal string."""
-    assert platform_id(value, "chat id") == expected
+    assert _integer_id(value, "chat id") == expected
 
 
 @pytest.mark.parametrize("bad", ["1:2", "abc", True, False, "subagent:1", "", " 1", "1\n", 1.5])
 def test_platform_id_rejects_non_numeric(bad: object) -> None:
     """Colons, names, booleans, synthetic ids and padding raise IdentityError naming the field."""
     with pytest.raises(IdentityError, match="chat id"):
-        platform_id(bad, "chat id")  # type: ignore[arg-type]
+        _integer_id(bad, "chat id")  # type: ignore[arg-type]
 
 
 def test_identity_error_is_an_actorscope_error() -> None:

@@ -206,7 +206,8 @@ PUBLIC = [*FACES, *CONTRACT_MODULES]
 # channels.telegram: what the PTB/aiogram integrations use moved onto PLATFORM: -9.
 # errors' ScenarioError became the scenario loader's own PayloadError: -1.
 # tools' Violation and UnsafePathError and mcp_server's IdentitySource went internal: -3.
-NAME_BUDGET = 283
+# platforms' platform_id is internal: a spec's chat_id canonicalises its ids: -1.
+NAME_BUDGET = 282
 
 
 # Faces that still leak a third-party name; strict, so the fix turns the xfail into a failure

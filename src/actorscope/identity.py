@@ -30,8 +30,8 @@ from actorscope.platforms import (
     TELEGRAM,
     Account,
     IdForm,
+    PlatformSpec,
     canonical_chat_id,
-    platform_id,
     platform_spec,
     scope_platform,
 )
@@ -240,6 +240,13 @@ def _is_person_kind(kind: SenderKind) -> bool:
     return kind in _PERSON_KINDS
 
 
+def _spec(platform: str) -> PlatformSpec:
+    spec = platform_spec(platform)
+    if spec is None:
+        raise IdentityError(f"no registered platform {platform!r}")
+    return spec
+
+
 def _channel_name(channel: str) -> str:
     if platform_spec(channel) is not None:
         return channel
@@ -307,7 +314,8 @@ class Scope:
     def guild_member(cls, guild_id: int | str, sender_id: int | str) -> Scope:
         """``guild:<guildID>:user:<senderID>``: a member's scope inside one guild (the guild
         group form); :class:`IdentityError` unless both are numeric ids."""
-        guild, member = platform_id(guild_id, "guild id"), platform_id(sender_id, "sender id")
+        spec = _spec(scope_platform("guild:"))
+        guild, member = spec.chat_id(guild_id, "guild id"), spec.chat_id(sender_id, "sender id")
         return cls(
             ScopeKind.GUILD_MEMBER, scope_platform("guild:"), guild_id=guild, member_id=member
         )
@@ -480,7 +488,8 @@ class Identity:
           integers): no format characters (category Cf) and unchanged by NFKC, so an id cannot
           imitate another one with invisible or compatibility characters. A Telegram or Discord
           bot running under a channel name of its own (``group:tg2:...``) is such a channel
-          here; its adapter already writes canonical ids (:func:`platform_id`).
+          here; its adapter already writes canonical ids
+          (:meth:`~actorscope.platforms.PlatformSpec.chat_id`).
 
         An empty sender is not a problem here: the policy denies it as ``empty_sender``.
         """
@@ -551,9 +560,7 @@ def chat_identity(
     without a person, has no safe scope. An unregistered platform, a malformed id, a guild
     where the form has none (or none where it needs one) is an :class:`IdentityError`.
     """
-    spec = platform_spec(platform)
-    if spec is None:
-        raise IdentityError(f"no registered platform {platform!r}")
+    spec = _spec(platform)
     name = platform if channel in ("", platform) else _channel_name(channel)
     chat = spec.chat_id(chat_id)
     author = "" if sender_id is None else spec.chat_id(sender_id, "sender id")
@@ -585,7 +592,7 @@ def chat_identity(
     if not group or guild_id is None or scope_kind is None or not author:
         where = "in a guild" if group and guild_id is not None else "outside a guild"
         raise IdentityError(f"a {kind.value} message {where} has no {platform} scope")
-    guild = platform_id(guild_id, "guild id")
+    guild = spec.chat_id(guild_id, "guild id")
     scope = str(Scope(scope_kind, platform, guild_id=guild, member_id=author))
     return Identity(scope, sender, name, chat, PeerKind.GROUP, kind, role)
 
@@ -606,12 +613,13 @@ def discord_identity(
     its author's id) has an empty sender and a scope of its own in the guild
     (``guild:<gid>:webhook|bot:<id>``); it needs the guild: without one it has no safe scope.
     """
+    spec = _spec(DISCORD)
     if sender_kind in (SenderKind.WEBHOOK, SenderKind.BOT):
         if guild_id is None:
             raise IdentityError(f"a Discord {sender_kind.value} message needs its guild")
-        guild = platform_id(guild_id, "guild id")
-        author = platform_id(sender_id, f"{sender_kind.value} id")
-        chat = platform_id(chat_id, "channel id")
+        guild = spec.chat_id(guild_id, "guild id")
+        author = spec.chat_id(sender_id, f"{sender_kind.value} id")
+        chat = spec.chat_id(chat_id, "channel id")
         return chat_identity(
             DISCORD, chat, author, group=True, guild_id=guild, sender_kind=sender_kind, role=role
         )
@@ -619,10 +627,10 @@ def discord_identity(
         raise IdentityError(
             f"a Discord sender is a person, a webhook or a bot, not {SenderKind(sender_kind)}"
         )
-    sender = platform_id(sender_id, "sender id")
+    sender = spec.chat_id(sender_id, "sender id")
     if sender in PLACEHOLDER_SENDER_IDS:
         raise IdentityError(f"{sender} is a Telegram placeholder id, never a Discord person")
-    chat = platform_id(chat_id, "channel id")
+    chat = spec.chat_id(chat_id, "channel id")
     return chat_identity(
         DISCORD, chat, sender, group=guild_id is not None, guild_id=guild_id, role=role
     )

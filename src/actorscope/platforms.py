@@ -49,7 +49,6 @@ __all__ = [
     "IdForm",
     "PlatformSpec",
     "canonical_chat_id",
-    "platform_id",
     "platform_spec",
     "platform_specs",
     "register",
@@ -141,7 +140,7 @@ class PlatformSpec:
         """``value`` as this platform's canonical chat id; :class:`IdentityError` naming
         ``what`` for anything else (a colon or a synthetic prefix never gets into a scope)."""
         if self.ids is IdForm.INTEGER:
-            return platform_id(value, what)
+            return _integer_id(value, what)
         if isinstance(value, str) and _OPAQUE.fullmatch(value):
             return value
         raise IdentityError(f"{what} must be a {self.name} id (letters, digits), got {value!r}")
@@ -159,7 +158,7 @@ def _a(platform: str) -> str:
     return f"{'an' if name == 'HTTP' or name[0] in 'aeiou' else 'a'} {name}"
 
 
-def platform_id(value: int | str, what: str) -> str:
+def _integer_id(value: int | str, what: str) -> str:
     """A Telegram / Discord numeric id as a canonical decimal string.
 
     Raises :class:`IdentityError` naming ``what`` for anything else, so a colon, a username
@@ -417,7 +416,7 @@ def canonical_chat_id(channel: str, value: int | str, what: str = "chat id") -> 
     (a bot's own channel name) keeps the numeric form."""
     spec = _REGISTRY.get(channel)
     if spec is None:
-        return platform_id(value, what)
+        return _integer_id(value, what)
     return spec.chat_id(value, what)
 
 

@@ -58,7 +58,7 @@ from actorscope.identity import (
     telegram_identity,
 )
 from actorscope.messages import InboundMessage, Media, MetaKey
-from actorscope.platforms import TELEGRAM, platform_id, registry_cache
+from actorscope.platforms import TELEGRAM, registry_cache
 
 __all__ = [
     "GENERAL_TOPIC_ID",
@@ -207,13 +207,13 @@ def _migration(message: Message, channel: str) -> Ingress | None:
         return None
     if not (_is_chat_id(old) and _is_chat_id(new)):
         return ignored(IgnoreReason.MALFORMED, f"migration chat ids {old!r} → {new!r}")
-    old_id, new_id = platform_id(old, "chat id"), platform_id(new, "chat id")
+    old_scope, new_scope = Scope.group(channel, old), Scope.group(channel, new)
     move = ScopeMigration(
         channel=channel,
-        old_chat_id=old_id,
-        new_chat_id=new_id,
-        old_scope=str(Scope.group(channel, old_id)),
-        new_scope=str(Scope.group(channel, new_id)),
+        old_chat_id=old_scope.chat_id,
+        new_chat_id=new_scope.chat_id,
+        old_scope=str(old_scope),
+        new_scope=str(new_scope),
     )
     logger.info("telegram.chat_migrated old=%s new=%s", move.old_scope, move.new_scope)
     return Ingress(None, IgnoreReason.CHAT_MIGRATED, migration=move)
