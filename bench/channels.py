@@ -118,7 +118,7 @@ def _warm_and_cold(
 
 def _clear_caches() -> None:
     telegram_adapter.PLATFORM.clear_caches()
-    discord_adapter.clear_caches()
+    discord_adapter.PLATFORM.clear_caches()
 
 
 def _timed(fn: Callable[[], object]) -> float:
@@ -249,5 +249,5 @@ def main() -> None:
         dpy,
         "discord.Message(...)",
         "",
-        (discord_adapter.clear_caches,),
+        (discord_adapter.PLATFORM.clear_caches,),
     )

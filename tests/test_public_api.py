@@ -207,7 +207,8 @@ PUBLIC = [*FACES, *CONTRACT_MODULES]
 # errors' ScenarioError became the scenario loader's own PayloadError: -1.
 # tools' Violation and UnsafePathError and mcp_server's IdentitySource went internal: -3.
 # platforms' platform_id is internal: a spec's chat_id canonicalises its ids: -1.
-NAME_BUDGET = 282
+# channels.discord: what the discord.py Cog and the probe use moved onto PLATFORM: -11.
+NAME_BUDGET = 271
 
 
 # Faces that still leak a third-party name; strict, so the fix turns the xfail into a failure

@@ -13,13 +13,8 @@ from tests._wait import wait_until
 
 from actorscope.channels._base import ADAPTER_METADATA_KEYS, Addressed, IgnoreReason
 from actorscope.channels._dedup import dedup_key
-from actorscope.channels.discord import (
-    clear_caches,
-    inspect_interaction,
-    inspect_message,
-    normalize_interaction,
-    normalize_message,
-)
+from actorscope.channels.discord import PLATFORM as DISCORD_PLATFORM
+from actorscope.channels.discord import normalize_interaction, normalize_message
 from actorscope.channels.discord._normalize import inspect_dispatch
 from actorscope.errors import IdentityError
 from actorscope.identity import SenderKind
@@ -158,7 +153,7 @@ async def test_messages_through_discord_py_parsers(client: RecordingClient) -> N
         message = assert_maps_to(
             normalize_message(parsed, bot_id=BOT_ID, ignore_bots=False), expected, name
         )
-        assert inspect_message(parsed, bot_id=BOT_ID).reason is expected[5], name
+        assert DISCORD_PLATFORM.inspect_message(parsed, bot_id=BOT_ID).reason is expected[5], name
         if name == "guild_message":
             assert message.metadata[MetaKey.ADDRESSED] == "mention"
 
@@ -170,7 +165,9 @@ async def test_ignored_messages_through_discord_py(client: RecordingClient) -> N
         state.parse_message_create(load(name)["d"])
         parsed = await settle(client.messages, index)
         for ignore_bots in (True, False):
-            ingress = inspect_message(parsed, bot_id=BOT_ID, ignore_bots=ignore_bots)
+            ingress = DISCORD_PLATFORM.inspect_message(
+                parsed, bot_id=BOT_ID, ignore_bots=ignore_bots
+            )
             assert ingress.reason is reason, name
 
 
@@ -200,14 +197,19 @@ async def test_parsed_objects_with_raised_flags_are_no_person(client: RecordingC
         data["author"] |= {"id": author, key: value}
         state.parse_message_create(data)
         parsed = await settle(client.messages, count)
-        assert inspect_message(parsed, bot_id=BOT_ID).reason is reason, (key, value)
+        assert DISCORD_PLATFORM.inspect_message(parsed, bot_id=BOT_ID).reason is reason, (
+            key,
+            value,
+        )
         opted_in = normalize_message(parsed, bot_id=BOT_ID, ignore_bots=False)
         assert opted_in is None or opted_in.sender_kind is not SenderKind.USER, (key, value)
     interaction = load("slash_guild")["d"]
     interaction["member"]["user"] |= {"id": "9104", "bot": 1}
     state.parse_interaction_create(interaction)
     parsed_interaction = await settle(client.interactions, 1)
-    assert inspect_interaction(parsed_interaction).reason is IgnoreReason.BOT_SENDER
+    assert (
+        DISCORD_PLATFORM.inspect_interaction(parsed_interaction).reason is IgnoreReason.BOT_SENDER
+    )
 
 
 async def test_parsed_object_with_non_string_content_is_malformed(client: RecordingClient) -> None:
@@ -216,7 +218,7 @@ async def test_parsed_object_with_non_string_content_is_malformed(client: Record
     data["content"] = 42
     client._connection.parse_message_create(data)
     parsed = await settle(client.messages, 1)
-    assert inspect_message(parsed, bot_id=BOT_ID).reason is IgnoreReason.MALFORMED
+    assert DISCORD_PLATFORM.inspect_message(parsed, bot_id=BOT_ID).reason is IgnoreReason.MALFORMED
 
 
 def test_raw_dicts_match_parsed_objects() -> None:
@@ -245,9 +247,12 @@ def test_webhook_and_bot_without_guild_are_ignored() -> None:
         data = load(name)["d"]
         del data["guild_id"]
         # With its member object left, the message claims a guild it does not name: malformed.
-        assert inspect_message(data, ignore_bots=False).reason is IgnoreReason.MALFORMED, name
+        assert (
+            DISCORD_PLATFORM.inspect_message(data, ignore_bots=False).reason
+            is IgnoreReason.MALFORMED
+        ), name
         del data["member"]
-        ingress = inspect_message(data, ignore_bots=False)
+        ingress = DISCORD_PLATFORM.inspect_message(data, ignore_bots=False)
         assert ingress.reason is IgnoreReason.NO_GUILD, name
 
 
@@ -271,7 +276,7 @@ def test_mention_and_reply_mark_addressed() -> None:
 def test_a_callers_marks_fill_in_what_the_payload_does_not_say() -> None:
     """The Cog's marks: a command's addressed mark where no mention or reply marked it, and
     the command name; without them nothing is marked."""
-    mention = inspect_message(
+    mention = DISCORD_PLATFORM.inspect_message(
         load("guild_message")["d"], bot_id=BOT_ID, addressed=Addressed.COMMAND, command="writers"
     ).message
     assert mention is not None
@@ -279,13 +284,13 @@ def test_a_callers_marks_fill_in_what_the_payload_does_not_say() -> None:
         "mention",
         "writers",
     )
-    plain = inspect_message(
+    plain = DISCORD_PLATFORM.inspect_message(
         load("thread_message")["d"], bot_id=BOT_ID, addressed=Addressed.COMMAND
     ).message
     assert plain is not None
     assert plain.metadata[MetaKey.ADDRESSED] == "command"
     assert MetaKey.COMMAND not in plain.metadata
-    unmarked = inspect_message(load("thread_message")["d"], bot_id=BOT_ID).message
+    unmarked = DISCORD_PLATFORM.inspect_message(load("thread_message")["d"], bot_id=BOT_ID).message
     assert unmarked is not None
     assert {MetaKey.ADDRESSED, MetaKey.COMMAND}.isdisjoint(unmarked.metadata)
 
@@ -306,7 +311,7 @@ def test_clear_caches_forgets_the_memoised_session_keys() -> None:
     assert first is not None
     assert again is not None
     assert first.metadata["session_key"] is again.metadata["session_key"]  # memoised
-    clear_caches()
+    DISCORD_PLATFORM.clear_caches()
     fresh = normalize_message(payload, bot_id=BOT_ID, agent_key="memo")
     assert fresh is not None
     assert fresh.metadata["session_key"] == first.metadata["session_key"]
@@ -327,7 +332,7 @@ def test_unhandled_interaction_types_are_ignored() -> None:
     """Pings and autocomplete are not messages."""
     data = load("slash_guild")["d"]
     data["type"] = 4
-    assert inspect_interaction(data).reason is IgnoreReason.UNSUPPORTED_EVENT
+    assert DISCORD_PLATFORM.inspect_interaction(data).reason is IgnoreReason.UNSUPPORTED_EVENT
 
 
 def test_bad_agent_key_is_the_callers_error() -> None:
@@ -343,17 +348,17 @@ def test_bad_agent_key_raises_for_an_ignored_message_too() -> None:
     data = load("guild_message")["d"]
     data["type"] = 7  # a system message: ignored
     with pytest.raises(IdentityError):
-        inspect_message(data, agent_key="a b")
+        DISCORD_PLATFORM.inspect_message(data, agent_key="a b")
 
 
 def test_malformed_payloads_are_ignored_not_raised() -> None:
     """Missing ids, bad snowflakes and non-mappings are ignored as malformed."""
     data = load("guild_message")["d"]
     data["author"]["id"] = "12ab"
-    assert inspect_message(data).reason is IgnoreReason.MALFORMED
+    assert DISCORD_PLATFORM.inspect_message(data).reason is IgnoreReason.MALFORMED
     not_a_message: Any = 42
-    assert inspect_message(not_a_message).reason is IgnoreReason.MALFORMED
-    assert inspect_interaction(not_a_message).reason is IgnoreReason.MALFORMED
+    assert DISCORD_PLATFORM.inspect_message(not_a_message).reason is IgnoreReason.MALFORMED
+    assert DISCORD_PLATFORM.inspect_interaction(not_a_message).reason is IgnoreReason.MALFORMED
     assert inspect_dispatch({"op": 0, "t": "MESSAGE_CREATE", "d": []}).reason is (
         IgnoreReason.MALFORMED
     )
@@ -363,10 +368,10 @@ def test_placeholder_ids_are_never_discord_senders() -> None:
     """An author or interaction user with a Telegram placeholder id gets no identity."""
     data = load("guild_message")["d"]
     data["author"]["id"] = "1087968824"
-    assert inspect_message(data).reason is IgnoreReason.MALFORMED
+    assert DISCORD_PLATFORM.inspect_message(data).reason is IgnoreReason.MALFORMED
     interaction = load("slash_dm")["d"]
     interaction["user"]["id"] = "777000"
-    assert inspect_interaction(interaction).reason is IgnoreReason.MALFORMED
+    assert DISCORD_PLATFORM.inspect_interaction(interaction).reason is IgnoreReason.MALFORMED
 
 
 # --- impossible or malformed ids never become identities ------------------------------------
@@ -443,4 +448,7 @@ def test_an_edit_is_not_a_duplicate_of_the_original() -> None:
     assert MetaKey.EDIT_DATE not in original.metadata
     assert edited.metadata[MetaKey.EDIT_DATE] == "1767225660.25"
     assert dedup_key(edited) != dedup_key(original)
-    assert inspect_message({**data, "edited_timestamp": 7}).reason is IgnoreReason.MALFORMED
+    assert (
+        DISCORD_PLATFORM.inspect_message({**data, "edited_timestamp": 7}).reason
+        is IgnoreReason.MALFORMED
+    )

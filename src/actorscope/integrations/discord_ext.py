@@ -60,18 +60,8 @@ with warnings.catch_warnings():
 from actorscope.assembly import AgentSettings
 from actorscope.bots import BotServices
 from actorscope.channels import Addressed, ChannelConfig, Ingress, Outcome, Pipeline, WriterCommand
-from actorscope.channels.discord import (
-    NOT_TAKING_COMMANDS,
-    WRITER_DESCRIPTIONS,
-    WriterTarget,
-    handle_discord_writer_command,
-    inspect_interaction,
-    inspect_message,
-    member_manages_guild,
-    mention_target,
-    send_outbound,
-    user_target,
-)
+from actorscope.channels.discord import PLATFORM as DISCORD_PLATFORM
+from actorscope.channels.discord import WriterTarget
 from actorscope.errors import ConfigError
 from actorscope.host import OutboundSender, Prepared, RunStep
 from actorscope.identity import Identity, SenderKind
@@ -372,7 +362,7 @@ class ActorscopeCog(commands.Cog, name=_COG_NAME):
         ctx = await self.bot.get_context(message)
         if any(ctx.command is mine for mine in self._link_commands):
             return
-        ingress = inspect_message(
+        ingress = DISCORD_PLATFORM.inspect_message(
             message,
             agent_key=loaded.services.agent.key,
             bot_id=self._bot_id(),
@@ -461,7 +451,7 @@ class ActorscopeCog(commands.Cog, name=_COG_NAME):
             )
         else:
             result = await loaded.pipeline.process(
-                inspect_interaction(source, agent_key=loaded.services.agent.key)
+                DISCORD_PLATFORM.inspect_interaction(source, agent_key=loaded.services.agent.key)
             )
         prepared = None
         if result.outcome is Outcome.ADMITTED and result.message is not None:
@@ -485,7 +475,7 @@ class ActorscopeCog(commands.Cog, name=_COG_NAME):
         the bot, and a writer or link command (``command``) is named as the normalisers name
         commands."""
         loaded = self._require()
-        return inspect_message(
+        return DISCORD_PLATFORM.inspect_message(
             ctx.message,
             agent_key=loaded.services.agent.key,
             bot_id=self._bot_id(),
@@ -521,43 +511,55 @@ class ActorscopeCog(commands.Cog, name=_COG_NAME):
 
     # -- writer commands -------------------------------------------------------------------
 
-    @commands.command(name=WriterCommand.ADD.value, help=WRITER_DESCRIPTIONS[WriterCommand.ADD])
+    @commands.command(
+        name=WriterCommand.ADD.value, help=DISCORD_PLATFORM.writer_descriptions[WriterCommand.ADD]
+    )
     async def addwriter_message(self, ctx: commands.Context[Any]) -> None:
         """``!addwriter @user``."""
         await self._writer_message(ctx, WriterCommand.ADD)
 
     @commands.command(
-        name=WriterCommand.REMOVE.value, help=WRITER_DESCRIPTIONS[WriterCommand.REMOVE]
+        name=WriterCommand.REMOVE.value,
+        help=DISCORD_PLATFORM.writer_descriptions[WriterCommand.REMOVE],
     )
     async def removewriter_message(self, ctx: commands.Context[Any]) -> None:
         """``!removewriter @user``."""
         await self._writer_message(ctx, WriterCommand.REMOVE)
 
-    @commands.command(name=WriterCommand.LIST.value, help=WRITER_DESCRIPTIONS[WriterCommand.LIST])
+    @commands.command(
+        name=WriterCommand.LIST.value, help=DISCORD_PLATFORM.writer_descriptions[WriterCommand.LIST]
+    )
     async def writers_message(self, ctx: commands.Context[Any]) -> None:
         """``!writers``."""
         await self._writer_message(ctx, WriterCommand.LIST)
 
     @app_commands.command(
-        name=WriterCommand.ADD.value, description=WRITER_DESCRIPTIONS[WriterCommand.ADD]
+        name=WriterCommand.ADD.value,
+        description=DISCORD_PLATFORM.writer_descriptions[WriterCommand.ADD],
     )
     async def addwriter_slash(
         self, interaction: discord.Interaction[Any], user: discord.User
     ) -> None:
         """``/addwriter user:``."""
-        await self._writer_interaction(interaction, WriterCommand.ADD, user_target(user))
+        await self._writer_interaction(
+            interaction, WriterCommand.ADD, DISCORD_PLATFORM.user_target(user)
+        )
 
     @app_commands.command(
-        name=WriterCommand.REMOVE.value, description=WRITER_DESCRIPTIONS[WriterCommand.REMOVE]
+        name=WriterCommand.REMOVE.value,
+        description=DISCORD_PLATFORM.writer_descriptions[WriterCommand.REMOVE],
     )
     async def removewriter_slash(
         self, interaction: discord.Interaction[Any], user: discord.User
     ) -> None:
         """``/removewriter user:``."""
-        await self._writer_interaction(interaction, WriterCommand.REMOVE, user_target(user))
+        await self._writer_interaction(
+            interaction, WriterCommand.REMOVE, DISCORD_PLATFORM.user_target(user)
+        )
 
     @app_commands.command(
-        name=WriterCommand.LIST.value, description=WRITER_DESCRIPTIONS[WriterCommand.LIST]
+        name=WriterCommand.LIST.value,
+        description=DISCORD_PLATFORM.writer_descriptions[WriterCommand.LIST],
     )
     async def writers_slash(self, interaction: discord.Interaction[Any]) -> None:
         """``/writers``."""
@@ -566,11 +568,15 @@ class ActorscopeCog(commands.Cog, name=_COG_NAME):
     async def _writer_message(self, ctx: commands.Context[Any], command: WriterCommand) -> None:
         loaded = self._require()
         message = ctx.message
-        target = mention_target(message.mentions) if command is not WriterCommand.LIST else None
-        manage_guild = member_manages_guild(message.author)
+        target = (
+            DISCORD_PLATFORM.mention_target(message.mentions)
+            if command is not WriterCommand.LIST
+            else None
+        )
+        manage_guild = DISCORD_PLATFORM.member_manages_guild(message.author)
 
         async def run_command(command: WriterCommand, identity: Identity) -> str:
-            return await handle_discord_writer_command(
+            return await DISCORD_PLATFORM.writer_command(
                 loaded.pipeline.writers,
                 command,
                 identity,
@@ -600,7 +606,7 @@ class ActorscopeCog(commands.Cog, name=_COG_NAME):
 
         async def run_command(command: WriterCommand, identity: Identity) -> str:
             self._answering[key] = interaction  # the answer is this interaction's response
-            return await handle_discord_writer_command(
+            return await DISCORD_PLATFORM.writer_command(
                 loaded.pipeline.writers,
                 command,
                 identity,
@@ -610,7 +616,9 @@ class ActorscopeCog(commands.Cog, name=_COG_NAME):
                 tenant_id=identity.tenant_id,
             )
 
-        ingress = inspect_interaction(interaction, agent_key=loaded.services.agent.key)
+        ingress = DISCORD_PLATFORM.inspect_interaction(
+            interaction, agent_key=loaded.services.agent.key
+        )
         try:
             result = await loaded.pipeline.process(
                 ingress, run_command=run_command, sender=self._sender
@@ -618,7 +626,9 @@ class ActorscopeCog(commands.Cog, name=_COG_NAME):
         finally:
             self._answering.pop(key, None)
         if result.outcome is Outcome.IGNORED:
-            await interaction.response.send_message(NOT_TAKING_COMMANDS, ephemeral=True)
+            await interaction.response.send_message(
+                DISCORD_PLATFORM.not_taking_commands, ephemeral=True
+            )
         self._remember(_key(interaction), _Invocation(result, None))
 
 
@@ -632,7 +642,9 @@ class _AnswerSender(OutboundSender):
 
     async def send(self, msg: OutboundMessage) -> None:
         """Deliver ``msg``."""
-        await send_outbound(self._bot, msg, self._answering.pop(msg.reply_to_message_id, None))
+        await DISCORD_PLATFORM.send_outbound(
+            self._bot, msg, self._answering.pop(msg.reply_to_message_id, None)
+        )
 
 
 def _key(source: Source) -> str:
@@ -739,7 +751,9 @@ def requires(action: str) -> Callable[[_T], _T]:
             invocation = await cog._invocation(interaction)
             _log_denial(action, interaction.command, None)
             if invocation.result.outcome is Outcome.IGNORED:
-                await interaction.response.send_message(NOT_TAKING_COMMANDS, ephemeral=True)
+                await interaction.response.send_message(
+                    DISCORD_PLATFORM.not_taking_commands, ephemeral=True
+                )
             raise AppRefused(invocation.refusal())
         if not decision.allowed:
             _log_denial(action, interaction.command, decision)

@@ -35,7 +35,7 @@ import discord
 from discord.ext import commands
 
 from actorscope.channels import IgnoreReason, Ingress, WriterCommand
-from actorscope.channels.discord import silence_voice_warnings
+from actorscope.channels.discord import PLATFORM as DISCORD_PLATFORM
 from actorscope.errors import ConfigError
 from actorscope.host import Prepared
 from actorscope.integrations import Adoption, adopting
@@ -533,7 +533,7 @@ async def _prove_writer(world: _DpyWorld, served: Served) -> None:
 async def probe_bot(found: object, spec: str, run: ProbeRun) -> None:
     """Run the bot ``found`` is or builds against the emulator; every event x command into the
     run's report (its commands extended by the bot's own)."""
-    silence_voice_warnings()
+    DISCORD_PLATFORM.silence_voice_warnings()
     env = run.env
     workspace = env.workspace.root if env.workspace is not None else Path("workspace")
     bot = _built(
