@@ -245,7 +245,7 @@ def _key_type(annotation: object, where: str, found: list[tuple[str, type[BaseMo
     return words[annotation]
 
 
-#: A Sphinx role in a docstring (:func:`~actorscope.sandbox.declared_world`).
+#: A Sphinx role in a docstring (:func:`~actorscope.sandbox.platform_sandbox`).
 DOC_ROLE = re.compile(r":\w+:`(?P<short>~?)(?P<target>[\w.]+)`")
 
 

@@ -30,15 +30,15 @@ from tests.examples._run import BOUND, DPY, Example, launched
 from actorscope._aio import Site
 from actorscope.sandbox import (
     DiscordChannel,
-    DiscordChannelType,
     DiscordEmulator,
     DiscordGuild,
     DiscordInteraction,
     DiscordMessage,
-    DiscordPermission,
     DiscordWorld,
 )
 from actorscope.sandbox._bootstrap import sitecustomize
+from actorscope.sandbox._world import ChannelType as DiscordChannelType
+from actorscope.sandbox._world import Permission as DiscordPermission
 
 JSON = dict[str, Any]
 #: What the bot may do in the test guild, through its role.

@@ -16,12 +16,8 @@ from actorscope.channels._config import ChannelConfig
 from actorscope.channels.discord._runner import DiscordRunner, silence_voice_warnings
 from actorscope.errors import ConfigError
 from actorscope.host import MessageBus
-from actorscope.sandbox import (
-    DiscordEmulator,
-    DiscordPermission,
-    declared_world,
-    discord_pointed_at,
-)
+from actorscope.sandbox import DiscordEmulator, DiscordWorld, discord_pointed_at
+from actorscope.sandbox._world import Permission as DiscordPermission
 from actorscope.store import Database
 
 SCENARIO = Path(__file__).resolve().parents[2] / "examples/scenarios/discord_identity.scenario.yaml"
@@ -43,7 +39,7 @@ ROLES = {
 
 def test_roles_members_threads_and_webhooks_are_declared() -> None:
     """dave holds the declared Manage Server role; all are members; the thread and hook exist."""
-    world = declared_world(ROLES)
+    world = DiscordWorld.declared(ROLES)
     lab = world.guild("lab")
     dave, bot = world.user("dave"), world.user("deploy-bot")
     assert dave.id == 9002
@@ -83,7 +79,7 @@ def test_a_bad_declaration_is_one_error_naming_its_place(
 ) -> None:
     """Each mistake is one ConfigError that names where it is."""
     with pytest.raises(ConfigError) as caught:
-        declared_world(declaration)
+        DiscordWorld.declared(declaration)
     assert str(caught.value).startswith(message)
 
 
@@ -92,7 +88,7 @@ async def test_a_scenario_world_gives_the_runner_the_scenarios_identities(tmp_pa
     setup = yaml.safe_load(SCENARIO.read_text())["setup"]["discord"]
     silence_voice_warnings()
     async with (
-        DiscordEmulator(declared_world(setup), wait_timeout=BOUND) as emu,
+        DiscordEmulator(DiscordWorld.declared(setup), wait_timeout=BOUND) as emu,
         Database.open(tmp_path / "t.db") as db,
     ):
         agent = await AgentRegistry(db).create("main")

@@ -11,7 +11,9 @@ import aiohttp
 import pytest
 from tests.sandbox.conftest import BOUND
 
-from actorscope.sandbox import DiscordEmulator, DiscordHttpCall, DiscordPermission, DiscordRateLimit
+from actorscope.sandbox import DiscordEmulator, DiscordHttpCall
+from actorscope.sandbox._rest import RateLimit as DiscordRateLimit
+from actorscope.sandbox._world import Permission as DiscordPermission
 
 
 class Api:

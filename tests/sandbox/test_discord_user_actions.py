@@ -15,7 +15,9 @@ from discord import app_commands
 from tests.sandbox.conftest import BOUND, Connect
 
 from actorscope.errors import ConfigError
-from actorscope.sandbox import DiscordChannelType, DiscordEmulator, DiscordPermission
+from actorscope.sandbox import DiscordEmulator
+from actorscope.sandbox._world import ChannelType as DiscordChannelType
+from actorscope.sandbox._world import Permission as DiscordPermission
 
 JSON = dict[str, Any]
 

@@ -11,7 +11,7 @@ from actorscope.errors import ConfigError
 from actorscope.sandbox import BotApiEmulator, DiscordEmulator
 from actorscope.sandbox._console import DISCORD_HELP, DiscordConsole
 from actorscope.sandbox._prompt import Speak, parse_as, parse_click
-from actorscope.sandbox._telegram.console import HELP, SandboxConsole
+from actorscope.sandbox._telegram.console import HELP, TelegramConsole
 from actorscope.sandbox._world import ChannelType
 
 
@@ -168,7 +168,7 @@ async def test_telegram_click_presses_the_bots_latest_message_here() -> None:
     older = await menu("show", "hide")
     newer = await menu("show")
     printed: list[str] = []
-    console = SandboxConsole(emu, printed.append)
+    console = TelegramConsole(emu, printed.append)
     await console.run(
         lines_of("/as bob @devs", "/click show", "/click hide", f"/click {older}", "/click nope"),
     )

@@ -20,7 +20,7 @@ from actorscope.bots import load_bot_config, run_bots
 from actorscope.cli import main
 from actorscope.sandbox import BotApiEmulator, TelegramMemberStatus
 from actorscope.sandbox._telegram.console import (
-    SandboxConsole,
+    TelegramConsole,
     read_lines,
 )
 from actorscope.sandbox._telegram.files import Upload
@@ -45,16 +45,16 @@ def example_config(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def sandbox() -> tuple[BotApiEmulator, SandboxConsole, list[str]]:
+def sandbox() -> tuple[BotApiEmulator, TelegramConsole, list[str]]:
     """A populated emulator, its console, and everything the console printed."""
     emu = BotApiEmulator()
     emu.populate()
     printed: list[str] = []
-    return emu, SandboxConsole(emu, printed.append), printed
+    return emu, TelegramConsole(emu, printed.append), printed
 
 
 async def test_as_user_in_chat_topic_and_private(
-    sandbox: tuple[BotApiEmulator, SandboxConsole, list[str]],
+    sandbox: tuple[BotApiEmulator, TelegramConsole, list[str]],
 ) -> None:
     """/as queues updates in a group topic and in a private chat; plain lines follow /as."""
     emu, console, printed = sandbox
@@ -80,7 +80,7 @@ async def test_as_user_in_chat_topic_and_private(
 
 
 async def test_unknown_users_and_chats_are_created_on_first_use(
-    sandbox: tuple[BotApiEmulator, SandboxConsole, list[str]],
+    sandbox: tuple[BotApiEmulator, TelegramConsole, list[str]],
 ) -> None:
     """/as with a new name and a new chat creates both; /users and /chats list them."""
     emu, console, printed = sandbox
@@ -94,7 +94,7 @@ async def test_unknown_users_and_chats_are_created_on_first_use(
 
 
 async def test_bot_replies_and_log_are_printed(
-    sandbox: tuple[BotApiEmulator, SandboxConsole, list[str]],
+    sandbox: tuple[BotApiEmulator, TelegramConsole, list[str]],
 ) -> None:
     """The bot's sendMessage shows up at once with its place; /log lists its calls."""
     emu, console, printed = sandbox
@@ -121,7 +121,7 @@ async def test_bot_replies_and_log_are_printed(
 
 
 async def test_media_chat_actions_and_deletes_are_printed(
-    sandbox: tuple[BotApiEmulator, SandboxConsole, list[str]],
+    sandbox: tuple[BotApiEmulator, TelegramConsole, list[str]],
 ) -> None:
     """Typing, photos, polls and deletes show up at the prompt in words."""
     emu, _, printed = sandbox
@@ -139,7 +139,7 @@ async def test_media_chat_actions_and_deletes_are_printed(
 
 
 async def test_reply_anon_join_errors_and_quit(
-    sandbox: tuple[BotApiEmulator, SandboxConsole, list[str]],
+    sandbox: tuple[BotApiEmulator, TelegramConsole, list[str]],
 ) -> None:
     """/reply, /anon and /join queue realistic updates; bad input prints; /quit stops."""
     emu, console, printed = sandbox
@@ -170,7 +170,7 @@ async def test_reply_anon_join_errors_and_quit(
 
 
 async def test_user_action_commands_queue_what_telegram_delivers(
-    sandbox: tuple[BotApiEmulator, SandboxConsole, list[str]], tmp_path: Path
+    sandbox: tuple[BotApiEmulator, TelegramConsole, list[str]], tmp_path: Path
 ) -> None:
     """Each user-action command of the prompt queues the update its action makes."""
     emu, console, printed = sandbox
@@ -431,7 +431,7 @@ async def test_run_sandbox_says_why_the_bot_ignored_an_update(
 
 
 async def test_link_with_a_code_or_nothing_is_text_to_the_bot(
-    sandbox: tuple[BotApiEmulator, SandboxConsole, list[str]],
+    sandbox: tuple[BotApiEmulator, TelegramConsole, list[str]],
 ) -> None:
     """/link CODE and a bare /link are sent as typed; only t.me / tg:// links are opened."""
     emu, console, printed = sandbox

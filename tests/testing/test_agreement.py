@@ -28,7 +28,7 @@ from actorscope.bots import current_services, load_bot_config, run_bots
 from actorscope.channels import ChannelConfig, Outcome
 from actorscope.integrations import aiogram, ptb
 from actorscope.messages import RunRequest
-from actorscope.sandbox import SandboxConsole
+from actorscope.sandbox import TelegramConsole
 from actorscope.store import Database
 from actorscope.testing import AgentEnv, TelegramSim
 
@@ -112,7 +112,7 @@ async def test_sandbox_and_telegram_sim_agree(tmp_path: Path, telegram_sim: Tele
     telegram_sim.config = section.config
     telegram_sim.emu.populate()
     shown: list[str] = []
-    SandboxConsole(telegram_sim.emu, shown.append)
+    TelegramConsole(telegram_sim.emu, shown.append)
     env = telegram_sim.env
     telegram_sim.serve(config.handler, search_dir=config.base_dir)
     state = telegram_sim.emu.state

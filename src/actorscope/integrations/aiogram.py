@@ -501,7 +501,7 @@ async def _sandbox(
     from actorscope.sandbox import (
         BotApiEmulator,
         BotApiServer,
-        SandboxConsole,
+        TelegramConsole,
     )
 
     emulator = BotApiEmulator()
@@ -513,13 +513,13 @@ async def _sandbox(
                 f"run_sandbox(build): build() must return an aiogram Dispatcher, "
                 f"got {type(dispatcher).__name__}"
             )
-        console = SandboxConsole(emulator, out, wait_for_bot=True)
+        console = TelegramConsole(emulator, out, wait_for_bot=True)
         the_gate = Gate.of(dispatcher)
         if the_gate is not None:
             the_gate.observe(ShowIgnored(the_gate, console.show_ignored))
         out("aiogram sandbox: Telegram Bot API emulator (offline)")
         out(f"bot: @{emulator.bot.username}")
-        out(SandboxConsole.help_text())
+        out(TelegramConsole.help_text())
         bot = _emulator_bot(emulator.token, server.root_url)
         polling = asyncio.create_task(
             dispatcher.start_polling(

@@ -622,7 +622,7 @@ async def _sandbox(
     from actorscope.sandbox import (
         BotApiEmulator,
         BotApiServer,
-        SandboxConsole,
+        TelegramConsole,
     )
 
     emulator = BotApiEmulator()
@@ -636,12 +636,12 @@ async def _sandbox(
             .base_file_url(base.replace("/bot", "/file/bot"))
         )
         app = build(builder)
-        console = SandboxConsole(emulator, out, wait_for_bot=True)
+        console = TelegramConsole(emulator, out, wait_for_bot=True)
         the_gate = gate(app)
         the_gate.observe(ShowIgnored(the_gate, console.show_ignored))
         out("PTB sandbox: Telegram Bot API emulator (offline)")
         out(f"bot: @{emulator.bot.username}")
-        out(SandboxConsole.help_text())
+        out(TelegramConsole.help_text())
         await app.initialize()
         try:
             if app.post_init is not None:

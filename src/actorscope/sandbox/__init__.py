@@ -5,7 +5,8 @@ log, user actions, with :class:`TelegramChat` (:class:`TelegramChatType`), :clas
 :class:`TelegramForumTopic` and :class:`TelegramMemberStatus` describing its world; every call is
 a :class:`BotApiCall`, and a call it refuses raises :class:`BotApiError`);
 :class:`EmulatorRequest` plugs it into
-python-telegram-bot without sockets; :class:`BotApiServer` serves it over loopback HTTP::
+python-telegram-bot without sockets; :class:`BotApiServer` serves it over loopback HTTP, and
+:class:`TelegramConsole` types at it as people (the sandbox prompt)::
 
     emu = BotApiEmulator()
     async with BotApiServer(emu) as server:
@@ -22,14 +23,14 @@ an ordinary ``discord.Client`` or ``commands.Bot`` connects to it inside
             await emu.say("carol", "general", "hello")
 
 Its world's objects are exported as :class:`DiscordUser`, :class:`DiscordGuild`,
-:class:`DiscordChannel` (text or voice channel, thread or DM; :class:`DiscordChannelType`) and
-:class:`DiscordMessage`, in a :class:`DiscordWorld`; :class:`DiscordPermission` is a role's or
-overwrite's permission bits; :class:`DiscordInteraction` is one a person started
-and how the bot answered it; every REST call is logged as a :class:`DiscordHttpCall`, and
-:class:`DiscordRateLimit` is a route's bucket.
+:class:`DiscordChannel` (text or voice channel, thread or DM) and
+:class:`DiscordMessage`, in a :class:`DiscordWorld`; :class:`DiscordInteraction` is one a
+person started and how the bot answered it; every REST call is logged as a
+:class:`DiscordHttpCall`. :meth:`DiscordWorld.declared` builds the world from a scenario's
+``setup.discord`` (the testing kit's vocabulary: users, bots, guilds with channels, threads,
+roles, members and webhooks).
 
-:func:`declared_world` builds the world from a scenario's ``setup.discord`` (the testing kit's
-vocabulary: users, bots, guilds with channels, threads, roles, members and webhooks).
+:func:`read_lines` reads a prompt's lines from a stream (stdin) without blocking the loop.
 
 :func:`platform_sandbox` is a platform's :class:`Sandbox` as its contract names it (the
 ``sandbox`` member): ``open`` starts its emulator and returns a :class:`SandboxSession` (its
@@ -40,12 +41,10 @@ This package never imports pytest or ``actorscope.testing``.
 """
 
 from actorscope.sandbox._connect import discord_pointed_at
-from actorscope.sandbox._declare import declared_world
 from actorscope.sandbox._emulator import DiscordEmulator
 from actorscope.sandbox._member import Console, Sandbox, SandboxSession, platform_sandbox
 from actorscope.sandbox._prompt import read_lines
 from actorscope.sandbox._rest import HttpCall as DiscordHttpCall
-from actorscope.sandbox._rest import RateLimit as DiscordRateLimit
 from actorscope.sandbox._telegram import BotApiEmulator, BotApiError, BotApiServer, EmulatorRequest
 from actorscope.sandbox._telegram import Chat as TelegramChat
 from actorscope.sandbox._telegram import ChatType as TelegramChatType
@@ -53,13 +52,11 @@ from actorscope.sandbox._telegram import ForumTopic as TelegramForumTopic
 from actorscope.sandbox._telegram import MemberStatus as TelegramMemberStatus
 from actorscope.sandbox._telegram import RecordedCall as BotApiCall
 from actorscope.sandbox._telegram import User as TelegramUser
-from actorscope.sandbox._telegram.console import SandboxConsole
+from actorscope.sandbox._telegram.console import TelegramConsole
 from actorscope.sandbox._world import Channel as DiscordChannel
-from actorscope.sandbox._world import ChannelType as DiscordChannelType
 from actorscope.sandbox._world import Guild as DiscordGuild
 from actorscope.sandbox._world import Interaction as DiscordInteraction
 from actorscope.sandbox._world import Message as DiscordMessage
-from actorscope.sandbox._world import Permission as DiscordPermission
 from actorscope.sandbox._world import User as DiscordUser
 from actorscope.sandbox._world import World as DiscordWorld
 
@@ -70,26 +67,22 @@ __all__ = [
     "BotApiServer",
     "Console",
     "DiscordChannel",
-    "DiscordChannelType",
     "DiscordEmulator",
     "DiscordGuild",
     "DiscordHttpCall",
     "DiscordInteraction",
     "DiscordMessage",
-    "DiscordPermission",
-    "DiscordRateLimit",
     "DiscordUser",
     "DiscordWorld",
     "EmulatorRequest",
     "Sandbox",
-    "SandboxConsole",
     "SandboxSession",
     "TelegramChat",
     "TelegramChatType",
+    "TelegramConsole",
     "TelegramForumTopic",
     "TelegramMemberStatus",
     "TelegramUser",
-    "declared_world",
     "discord_pointed_at",
     "platform_sandbox",
     "read_lines",

@@ -126,7 +126,7 @@ class DiscordSim(Simulator):
         world: DiscordWorld | None = None,
     ) -> None:
         super().__init__(env, config or ChannelConfig(platform="discord", require_mention=False))
-        #: The emulator's world (``world``, e.g. from :func:`~actorscope.sandbox.declared_world`,
+        #: The emulator's world (``world``, e.g. from ``DiscordWorld.declared()``,
         #: else an empty one with the bot called ``bot_name``).
         self.world = world if world is not None else DiscordWorld(bot_name=bot_name)
         self.emulator = DiscordEmulator(self.world, wait_timeout=_WAIT)

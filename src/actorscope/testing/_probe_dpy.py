@@ -41,7 +41,7 @@ from actorscope.host import Prepared
 from actorscope.integrations import Adoption, adopting
 from actorscope.integrations.discord_ext import ActorscopeCog
 from actorscope.permissions import Decision
-from actorscope.sandbox import DiscordEmulator, declared_world, discord_pointed_at
+from actorscope.sandbox import DiscordEmulator, DiscordWorld, discord_pointed_at
 from actorscope.sandbox import DiscordMessage as Message
 from actorscope.testing._expect import Expectations, ObservationKind
 from actorscope.testing._harness import AgentEnv, Event
@@ -549,7 +549,7 @@ async def probe_bot(found: object, spec: str, run: ProbeRun) -> None:
             f"bot {spec!r} was closed already (run before in this process), and discord.py "
             "does not start a client twice: name its class or a function that builds it"
         )
-    world = declared_world(_DECLARED)
+    world = DiscordWorld.declared(_DECLARED)
     adoption = env.adoption()
     async with (
         DiscordEmulator(world, wait_timeout=_START_WAIT) as emu,

@@ -38,7 +38,7 @@ from actorscope.sandbox._telegram.errors import BotApiError
 from actorscope.sandbox._telegram.models import Chat, ChatType, User
 from actorscope.sandbox._telegram.polls import PollRecord
 
-__all__ = ["HELP", "SandboxConsole", "read_lines"]
+__all__ = ["HELP", "TelegramConsole", "read_lines"]
 
 _NAME = re.compile(r"^@?[A-Za-z][A-Za-z0-9_]{2,31}$")
 Output = Callable[[str], None]
@@ -51,7 +51,7 @@ class _Where:
     topic: str | None
 
 
-class SandboxConsole(Prompt):
+class TelegramConsole(Prompt):
     """Interprets prompt lines against a Bot API emulator and prints what the bot does."""
 
     PLACE = "@CHAT[#TOPIC]"
@@ -431,7 +431,7 @@ def _split(rest: str, usage: str) -> list[str]:
 
 
 #: The prompt's help, as /help prints it.
-HELP = SandboxConsole.help_text()
+HELP = TelegramConsole.help_text()
 
 
 # Calls without a message result that the prompt still shows: what the bot did, in words.

@@ -158,7 +158,7 @@ class DiscordGuildSpec(_Strict):
     """A Discord guild: channels (name → id or null), threads, roles (name → permission names,
     e.g. ``manage_guild``), members' roles (user → role names) and webhooks (name → channel).
 
-    The Discord emulator's vocabulary: :func:`~actorscope.sandbox.declared_world` builds the
+    The Discord emulator's vocabulary: ``DiscordWorld.declared()`` builds the
     world from it and names what is wrong.
     """
 

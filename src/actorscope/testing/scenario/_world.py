@@ -15,7 +15,7 @@ from actorscope.agents import AgentRegistry
 from actorscope.channels import ChannelConfig
 from actorscope.errors import ConfigError
 from actorscope.identity import PERSON_SCOPE_PREFIX, Scope
-from actorscope.sandbox import DiscordWorld, declared_world
+from actorscope.sandbox import DiscordWorld
 from actorscope.testing._discord_sim import DiscordSim
 from actorscope.testing._grants import Grants
 from actorscope.testing._harness import AgentEnv, Event, Simulator
@@ -162,7 +162,7 @@ class World:
     def _discord_world(self, setup: Setup) -> DiscordWorld:
         """The Discord emulator's world ``setup.discord`` declares (one vocabulary)."""
         try:
-            return declared_world(setup.discord.model_dump(), bot_name=DISCORD_BOT)
+            return DiscordWorld.declared(setup.discord.model_dump(), bot_name=DISCORD_BOT)
         except ConfigError as exc:
             raise ScenarioError(f"{self.loaded.at('setup', 'discord')}: {exc}") from None
 
