@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from actorscope.agents import AgentRegistry
-from actorscope.bots import BotServices, current_services, with_services
+from actorscope.bots import BotServices, current_services
 from actorscope.context import bind_identity
 from actorscope.identity import Identity, PeerKind
 from actorscope.messages import RunRequest
@@ -37,7 +37,7 @@ async def test_the_handlers_denials_are_written_before_its_reply(tmp_path: Path)
             peer_kind=PeerKind.GROUP, session_key="agent:main:telegram:group:-100200",
         )  # fmt: skip
         with bind_identity(member):
-            assert await with_services(handler, services)(request) == "no_grant"
+            assert await services.wrap(handler)(request) == "no_grant"
         row = await db.fetchone("SELECT COUNT(*) FROM audit_log WHERE action = 'check.deny'")
         assert row is not None
         assert row[0] == 1

@@ -17,7 +17,7 @@ from tests._wait import wait_until
 from tests._wiring import channel_pipeline
 
 from actorscope.agents import AgentRegistry
-from actorscope.bots import BotServices, current_services, with_services
+from actorscope.bots import BotServices, current_services
 from actorscope.channels._config import ChannelConfig
 from actorscope.channels.discord._runner import DiscordRunner
 from actorscope.errors import ConfigError, ReplyError
@@ -438,7 +438,7 @@ async def test_send_text_sends_what_a_built_reply_sends(replay: Replay) -> None:
 def run_step(replay: Replay, turn: Any) -> RunStep:
     """A run step with ``turn`` as the handler (services bound), replying through the runner."""
     return RunStep(
-        with_services(turn, replay.services),
+        replay.services.wrap(turn),
         signer=OriginSigner(),
         senders={"discord": replay.runner},
         agent_id=replay.services.agent.id,
@@ -522,7 +522,7 @@ async def test_with_a_host_running_the_turn_runs_in_the_events_task(replay: Repl
         return "noted"
 
     host = Host(
-        with_services(turn, replay.services),
+        replay.services.wrap(turn),
         bus=replay.bus,
         signer=OriginSigner(),
         senders={"discord": replay.runner},

@@ -15,7 +15,7 @@ from tests._wait import wait_until
 from tests._wiring import channel_pipeline
 
 from actorscope.agents import AgentRegistry
-from actorscope.bots import BotServices, current_services, with_services
+from actorscope.bots import BotServices, current_services
 from actorscope.channels._config import ChannelConfig
 from actorscope.channels.telegram._runner import TelegramRunner
 from actorscope.host import Host, MessageBus, Reply
@@ -97,7 +97,7 @@ async def bot(tmp_path: Path) -> AsyncIterator[Bot]:
             {runner.name: runner},
         )
         host = Host(
-            with_services(handler, services),
+            services.wrap(handler),
             bus=bus,
             signer=OriginSigner(),
             agent_id=agent.id,

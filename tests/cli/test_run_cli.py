@@ -21,7 +21,6 @@ from actorscope.bots import (
     load_bot_config,
     load_handler,
     run_bots,
-    with_services,
 )
 from actorscope.cli import main
 from actorscope.context import current_identity
@@ -158,7 +157,7 @@ async def test_run_step_gives_owners_their_role_and_binds_services(tmp_path: Pat
         services = BotServices(db, agent, grants, PermissionPolicy(grants), Workspace(tmp_path))
         sender = RecordingSender()
         host = Host(
-            with_services(handler, services),
+            services.wrap(handler),
             bus=MessageBus(),
             signer=OriginSigner(),
             senders={"telegram": sender},

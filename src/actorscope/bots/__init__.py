@@ -1,6 +1,6 @@
 """Running bots: the ``actorscope run`` configuration, runtime, handler services and prompt."""
 
-from actorscope.bots._app import run_bots, with_services
+from actorscope.bots._app import run_bots
 from actorscope.bots._config import (
     BotConfig,
     HttpSection,
@@ -9,7 +9,7 @@ from actorscope.bots._config import (
     load_handler,
     load_object,
 )
-from actorscope.bots._services import BotServices, bind_services, current_services
+from actorscope.bots._services import BotServices, current_services
 from actorscope.bots._terminal import run_in_terminal
 
 __all__ = [
@@ -17,12 +17,10 @@ __all__ = [
     "BotServices",
     "HttpSection",
     "ProbeSection",
-    "bind_services",
     "current_services",
     "load_bot_config",
     "load_handler",
     "load_object",
     "run_bots",
     "run_in_terminal",
-    "with_services",
 ]

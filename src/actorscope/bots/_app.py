@@ -32,7 +32,7 @@ from typing import Any
 from actorscope.agents import AgentRegistry
 from actorscope.assembly import assemble
 from actorscope.bots._config import BotConfig, load_handler, resolve_token
-from actorscope.bots._services import BotServices, bind_services
+from actorscope.bots._services import BotServices
 from actorscope.channels import (
     ChannelAdapter,
     ChannelSection,
@@ -42,19 +42,16 @@ from actorscope.channels import (
     platforms,
 )
 from actorscope.errors import ConfigError, StoreError
-from actorscope.host import Handler, MessageBus, Reply
-from actorscope.messages import RunRequest
+from actorscope.host import MessageBus
 from actorscope.permissions import AuditLog, GrantChangeWatcher
 from actorscope.sandbox import Console, Sandbox, SandboxSession, platform_sandbox
 from actorscope.store import Database
 
 __all__ = [
-    "AUDIT_SETTLE",
     "RETENTION_INTERVAL",
     "SHUTDOWN_GRACE",
     "keep_audit",
     "run_bots",
-    "with_services",
 ]
 
 _log = logging.getLogger("actorscope.bots")
@@ -66,27 +63,6 @@ Output = Callable[[str], None]
 
 #: Seconds between two prunes of the audit trail by ``[audit] keep`` (at most).
 RETENTION_INTERVAL = 3600.0
-
-#: Seconds a turn's reply waits for the audit rows its checks queued (a denial's row is
-#: written in the background; a reply must not tell of a decision the trail lost).
-AUDIT_SETTLE = 0.5
-
-
-def with_services(handler: Handler, services: BotServices) -> Handler:
-    """``handler`` with the bot's services bound (the run step has bound the identity).
-
-    When it returns, the audit rows its checks queued are written (at most
-    :data:`AUDIT_SETTLE` s) before the run step sends its reply: a worker killed right after a
-    denial has sent nobody a decision the audit log does not have.
-    """
-
-    async def run(request: RunRequest) -> Reply:
-        with bind_services(services):
-            reply = await handler(request)
-        await services.db.settle_audit(AUDIT_SETTLE)
-        return reply
-
-    return run
 
 
 async def keep_audit(db: Database, keep: float, *, interval: float = RETENTION_INTERVAL) -> None:
@@ -300,7 +276,7 @@ async def run_bots(
         ]
         # The handler reaches each channel's native bot object through its services.
         services = BotServices.of(assembly, {runner.name: runner for runner in runners})
-        host = assembly.host(with_services(handler, services), bus=bus, on_done=ledger.finish)
+        host = assembly.host(services.wrap(handler), bus=bus, on_done=ledger.finish)
         for runner in runners:
             host.add_sender(runner.name, runner)
         await host.start()

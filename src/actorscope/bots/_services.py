@@ -11,7 +11,7 @@ the running channel.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TypeVar
@@ -26,11 +26,17 @@ from actorscope.channels.discord import DiscordRunner
 from actorscope.channels.telegram import TelegramRunner
 from actorscope.context import current_identity
 from actorscope.errors import ConfigError
+from actorscope.host import Handler, Reply
+from actorscope.messages import RunRequest
 from actorscope.permissions import GrantStore, PermissionPolicy
 from actorscope.store import Database
 from actorscope.tools import Workspace
 
-__all__ = ["BotServices", "bind_services", "current_services"]
+__all__ = ["AUDIT_SETTLE", "BotServices", "current_services"]
+
+#: Seconds a turn's reply waits for the audit rows its checks queued (a denial's row is
+#: written in the background; a reply must not tell of a decision the trail lost).
+AUDIT_SETTLE = 0.5
 
 
 _Runner = TypeVar("_Runner", TelegramRunner, DiscordRunner)
@@ -91,13 +97,32 @@ class BotServices:
             raise ConfigError(f"no {platform} channel is running in this bot")
         raise ConfigError(f"several {platform} channels run here; call this inside a handler")
 
+    def bind(self) -> AbstractContextManager[BotServices]:
+        """Make these services current for the ``with`` body (and the tasks it starts)."""
+        return _bound(self)
+
+    def wrap(self, handler: Handler) -> Handler:
+        """``handler`` with these services bound (the run step has bound the identity).
+
+        When it returns, the audit rows its checks queued are written (at most
+        :data:`AUDIT_SETTLE` s) before the run step sends its reply: a worker killed right
+        after a denial has sent nobody a decision the audit log does not have.
+        """
+
+        async def run(request: RunRequest) -> Reply:
+            with _bound(self):
+                reply = await handler(request)
+            await self.db.settle_audit(AUDIT_SETTLE)
+            return reply
+
+        return run
+
 
 _SERVICES: ContextVar[BotServices | None] = ContextVar("actorscope_bot_services", default=None)
 
 
 @contextmanager
-def bind_services(services: BotServices) -> Iterator[BotServices]:
-    """Make ``services`` current for the ``with`` body (and the tasks it starts)."""
+def _bound(services: BotServices) -> Iterator[BotServices]:
     token = _SERVICES.set(services)
     try:
         yield services

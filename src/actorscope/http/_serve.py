@@ -25,7 +25,6 @@ from actorscope.bots import (
     HttpSection,
     load_handler,
     run_bots,
-    with_services,
 )
 from actorscope.errors import ConfigError
 from actorscope.http._app import create_app
@@ -185,7 +184,7 @@ async def serve(
         db = await stack.enter_async_context(Database.open(config.database))
         assembly = await assemble(db, config.agent_settings(agent=section.agent))
         agent = assembly.agent
-        bound = None if handler is None else with_services(handler, BotServices.of(assembly))
+        bound = None if handler is None else BotServices.of(assembly).wrap(handler)
         app = create_app(
             db,
             handler=bound,

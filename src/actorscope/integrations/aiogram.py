@@ -72,7 +72,6 @@ from aiogram.filters import Command
 from aiogram.types import Message, ReplyParameters, TelegramObject, Update
 from telegram import Update as ParsedUpdate
 
-from actorscope.bots import bind_services
 from actorscope.channels import ChannelConfig, WriterCommand
 from actorscope.channels.telegram import PLATFORM as TELEGRAM_PLATFORM
 from actorscope.errors import ConfigError, ReplyError
@@ -185,7 +184,7 @@ class Gate(TelegramGate[Update]):
         data["run_request"] = None if prepared is None else prepared.request
         if prepared is None:
             return await handler(event, data)  # no identity: ``requires`` denies it
-        with RunStep.bound(prepared), bind_services(self.services):
+        with RunStep.bound(prepared), self.services.bind():
             return await handler(event, data)
 
     async def _read(self, event: Update, bot: Bot) -> tuple[ParsedUpdate, str | None] | None:

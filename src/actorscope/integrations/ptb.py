@@ -67,7 +67,6 @@ from telegram.ext import (
 )
 from telegram.warnings import PTBUserWarning
 
-from actorscope.bots import bind_services
 from actorscope.channels import ChannelConfig, WriterCommand
 from actorscope.channels.telegram import PLATFORM as TELEGRAM_PLATFORM
 from actorscope.context import bind_identity, current_identity
@@ -506,7 +505,7 @@ def bound(callback: Callback[C, R]) -> Callback[C, R | None]:
         if prepared is None:
             _log.warning("ptb.unbound update=%s: not admitted by the gate", update.update_id)
             return None
-        with RunStep.bound(prepared), bind_services(the_gate.services):
+        with RunStep.bound(prepared), the_gate.services.bind():
             return await callback(update, context)
 
     return run
@@ -546,7 +545,7 @@ def requires(config_type: str, *, denied: Any = None) -> _Requires:
         if decision is None or prepared is None:
             await _refuse_click(update, "denied: no identity")
             return denied
-        with RunStep.bound(prepared), bind_services(the_gate.services):
+        with RunStep.bound(prepared), the_gate.services.bind():
             if not decision.allowed:
                 text = f"denied: {decision.reason}"
                 if not await _refuse_click(update, text):
@@ -566,7 +565,7 @@ def requires(config_type: str, *, denied: Any = None) -> _Requires:
             )
             return denied
         who, info = entry
-        with bind_identity(who), bind_run(info or RunInfo()), bind_services(the_gate.services):
+        with bind_identity(who), bind_run(info or RunInfo()), the_gate.services.bind():
             decision = await the_gate.check(config_type, who)
             if not decision.allowed:
                 the_gate.log_denial(config_type, decision, job=name)

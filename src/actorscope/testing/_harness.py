@@ -23,7 +23,7 @@ from typing import Any
 
 from actorscope.agents import Agent
 from actorscope.assembly import AgentSettings, Assembly, assemble
-from actorscope.bots import BotServices, bind_services, load_handler
+from actorscope.bots import BotServices, load_handler
 from actorscope.channels import ChannelConfig, IgnoreReason, Ingress, Outcome
 from actorscope.context import bind_identity
 from actorscope.host import Handler, MessageBus, OutboundSender, Reply, role_for
@@ -486,7 +486,7 @@ class Simulator(ABC):
         try:
             if self._served is not None:
                 served, services = self._served
-                with bind_services(services):
+                with services.bind():
                     return await served(request)
             await self._handler(Turn(self, message, request, reply))
         except Exception as exc:
