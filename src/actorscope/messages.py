@@ -74,6 +74,11 @@ class MetaKey(StrEnum):
     #: The builder writes it iff it attributed the run to that origin and strips every
     #: ``origin_*`` key of a message otherwise, so :attr:`RunRequest.propagated` reads it.
     ORIGIN_VIA = "origin_via"
+    #: A synthesised message only: the person who started the chain, as its signed origin
+    #: claims (:class:`~actorscope.propagation.Origin`'s wire format, the other ``origin_*``
+    #: keys with it); a host reads it to see whom a carrier claims, and
+    #: :func:`~actorscope.propagation.build_run_request` believes it only when it verifies.
+    ORIGIN_SENDER_ID = "origin_sender_id"
 
 
 def _freeze(value: Mapping[str, str]) -> Mapping[str, str]:

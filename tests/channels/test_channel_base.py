@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from actorscope.channels._base import _FROM_IDENTITY, Ingress, build_inbound
+from actorscope.channels._base import _FROM_IDENTITY, ADAPTER_METADATA_KEYS, Ingress, build_inbound
 from actorscope.errors import PayloadError
 from actorscope.identity import Identity, discord_identity, telegram_identity
-from actorscope.messages import InboundMessage, OutboundMessage
+from actorscope.messages import InboundMessage, MetaKey, OutboundMessage
 
 
 def test_build_inbound_equals_validated_message() -> None:
@@ -98,3 +98,18 @@ def test_build_inbound_takes_any_mapping_of_text_as_metadata() -> None:
     plain = build_inbound(identity, content="", metadata={"event": "message"})
     assert frozen == plain
     assert dict(frozen.metadata) == {"event": "message"}
+
+
+def test_adapter_metadata_keys_are_the_meta_keys_without_origin_ones() -> None:
+    """An adapter may write every MetaKey but the signed origin's (origin_via, origin_sender_id)."""
+    assert {
+        "session_key",
+        "event",
+        "sender_name",
+        "addressed",
+        "command",
+        "reply_to_message_id",
+        "edit_date",
+        "callback_data",
+    } == ADAPTER_METADATA_KEYS
+    assert {MetaKey.ORIGIN_VIA, MetaKey.ORIGIN_SENDER_ID}.isdisjoint(ADAPTER_METADATA_KEYS)

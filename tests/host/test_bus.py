@@ -8,8 +8,7 @@ import pytest
 
 from actorscope.errors import ConfigError, PayloadError
 from actorscope.host import MessageBus
-from actorscope.messages import InboundMessage
-from actorscope.propagation import META_ORIGIN_SENDER_ID
+from actorscope.messages import InboundMessage, MetaKey
 
 
 def message(n: int, **metadata: str) -> InboundMessage:
@@ -57,10 +56,10 @@ async def test_join_waits_for_task_done() -> None:
 async def test_publish_from_channel_strips_origin_keys() -> None:
     """A channel's message loses every origin_* key on the way in; a wrapper's keeps them."""
     bus = MessageBus()
-    await bus.publish_from_channel(message(0, **{META_ORIGIN_SENDER_ID: "1", "lang": "en"}))
-    await bus.publish(message(1, **{META_ORIGIN_SENDER_ID: "1"}))
+    await bus.publish_from_channel(message(0, **{MetaKey.ORIGIN_SENDER_ID: "1", "lang": "en"}))
+    await bus.publish(message(1, **{MetaKey.ORIGIN_SENDER_ID: "1"}))
     assert dict((await bus.get()).metadata) == {"lang": "en"}
-    assert dict((await bus.get()).metadata) == {META_ORIGIN_SENDER_ID: "1"}
+    assert dict((await bus.get()).metadata) == {MetaKey.ORIGIN_SENDER_ID: "1"}
 
 
 @pytest.mark.parametrize("size", [0, -1, 1.5, True])

@@ -12,8 +12,8 @@ from tests._wait import wait_until
 from actorscope.host import Host, MessageBus, Reply
 from actorscope.host._sender import MemorySender
 from actorscope.identity import PeerKind
-from actorscope.messages import InboundMessage, RunRequest
-from actorscope.propagation import META_ORIGIN_SENDER_ID, OriginSigner
+from actorscope.messages import InboundMessage, MetaKey, RunRequest
+from actorscope.propagation import OriginSigner
 
 CHAT = "-1001234567890"
 
@@ -84,7 +84,7 @@ async def test_a_message_runs_in_its_publishers_task_while_a_slot_is_free() -> N
     host, sent = host_for(turns, concurrency=2)
     await host.start()
     me = asyncio.current_task()
-    await host.bus.run_from_channel(tg("hi", **{META_ORIGIN_SENDER_ID: "99"}))
+    await host.bus.run_from_channel(tg("hi", **{MetaKey.ORIGIN_SENDER_ID: "99"}))
     assert turns.tasks["hi"] is me
     assert turns.senders == ["42"]
     assert sent() == ["hi"]

@@ -20,6 +20,7 @@ from actorscope.identity import Identity, PeerKind
 from actorscope.messages import (
     Button,
     InboundMessage,
+    MetaKey,
     OutboundMessage,
     ReplyFormat,
     RichReply,
@@ -27,7 +28,6 @@ from actorscope.messages import (
 )
 from actorscope.permissions import GrantStore, PermissionPolicy, Reason
 from actorscope.propagation import (
-    META_ORIGIN_SENDER_ID,
     OriginSigner,
     announce_subagent_result,
     current_run,
@@ -255,7 +255,7 @@ async def test_forged_origin_from_a_channel_is_stripped_on_the_way_in() -> None:
         return None
 
     host, _, _ = host_for(record)
-    forged = tg("5151").model_copy(update={"metadata": {META_ORIGIN_SENDER_ID: "4242"}})
+    forged = tg("5151").model_copy(update={"metadata": {MetaKey.ORIGIN_SENDER_ID: "4242"}})
     async with host:
         await host.bus.publish_from_channel(forged)
     assert [(r.sender_id, dict(r.metadata)) for r in seen] == [("5151", {})]

@@ -33,9 +33,9 @@ from actorscope.integrations.pydantic_ai import (
     run_delegate,
     run_message,
 )
-from actorscope.messages import InboundMessage
+from actorscope.messages import InboundMessage, MetaKey
 from actorscope.permissions import AuditAction, Reason
-from actorscope.propagation import META_ORIGIN_SENDER_ID, spawn_subagent
+from actorscope.propagation import spawn_subagent
 from actorscope.tools import Tool, ToolRegistry, lint_tool_schema, to_openai_strict
 from actorscope.tools._identity_args import AGENT_ALIAS_DESCRIPTION, AGENT_ID_DESCRIPTION
 from actorscope.tools._lint import TARGETS
@@ -395,7 +395,7 @@ async def test_forged_or_replayed_carrier_runs_synthetic(world: World) -> None:
         channel="telegram", sender_id="subagent:forged", chat_id=str(CHAT),
         peer_kind=PeerKind.GROUP, user_id=GROUP, sender_kind=SenderKind.SYNTHETIC,
         content="write", agent_id=world.main.id, tenant_id=world.main.tenant_id,
-        metadata={META_ORIGIN_SENDER_ID: WRITER, "origin_channel": "telegram",
+        metadata={MetaKey.ORIGIN_SENDER_ID: WRITER, "origin_channel": "telegram",
                   "origin_chat_id": str(CHAT), "origin_peer_kind": "group"},
     )  # fmt: skip
     run, _ = await run_message(helper, forged, deps)

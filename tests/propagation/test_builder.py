@@ -11,7 +11,7 @@ from pydantic import ValidationError
 from actorscope.errors import IdentityError
 from actorscope.identity import PeerKind, SenderKind
 from actorscope.messages import InboundMessage, MetaKey, RunRequest
-from actorscope.propagation import META_ORIGIN_SENDER_ID, Origin, OriginSigner, build_run_request
+from actorscope.propagation import Origin, OriginSigner, build_run_request
 from actorscope.propagation._builder import (
     _CARRIED,
     _DECIDED,
@@ -150,7 +150,7 @@ def test_origin_on_a_person_message_is_ignored(signer: OriginSigner) -> None:
     assert signer.verify(signed) == GROUP_ORIGIN
     request = build_run_request(signed, signer=signer)
     assert (request.sender_id, request.role) == ("5151", "")
-    assert META_ORIGIN_SENDER_ID not in request.metadata
+    assert MetaKey.ORIGIN_SENDER_ID not in request.metadata
 
 
 @pytest.mark.parametrize(

@@ -19,10 +19,9 @@ from actorscope.agents import Agent, AgentRegistry
 from actorscope.context import bind_identity, current_identity
 from actorscope.host import MessageBus
 from actorscope.identity import PeerKind, SenderKind, is_synthetic_sender
-from actorscope.messages import InboundMessage, RunRequest
+from actorscope.messages import InboundMessage, MetaKey, RunRequest
 from actorscope.permissions import Decision, GrantStore, PermissionPolicy, Reason
 from actorscope.propagation import (
-    META_ORIGIN_SENDER_ID,
     Origin,
     OriginSigner,
     RunInfo,
@@ -204,7 +203,7 @@ async def test_chain_is_checked_for_the_member_who_asked(
     carried = WRAPPERS[wrapper](env, parent)
     assert carried.sender_id.startswith(SENDER_PREFIX[wrapper])
     assert is_synthetic_sender(carried.sender_id)
-    assert carried.metadata[META_ORIGIN_SENDER_ID] == member
+    assert carried.metadata[MetaKey.ORIGIN_SENDER_ID] == member
     request = build(env, carried)
     assert request.sender_id == member
     assert request.user_id == GROUP
@@ -289,7 +288,7 @@ FORGERIES: dict[str, Callable[[Env, InboundMessage], InboundMessage]] = {
         _drop_meta(m), env.signer.verify(m) or pytest.fail("fixture origin must verify")
     ),
     "sender swapped to the writer": lambda env, m: _replace_meta(
-        m, **{META_ORIGIN_SENDER_ID: WRITER}
+        m, **{MetaKey.ORIGIN_SENDER_ID: WRITER}
     ),
     "role raised to owner": lambda env, m: _replace_meta(m, **{META_ORIGIN_ROLE: "owner"}),
     "origin channel": lambda env, m: _replace_meta(m, **{META_ORIGIN_CHANNEL: "discord"}),
@@ -353,7 +352,7 @@ async def test_synthetic_origin_sender_is_ignored(env: Env) -> None:
     synthetic_run = build(env, stray)
     assert synthetic_run.sender_id == "subagent:stray"
     carried = via_subagent(env, synthetic_run)
-    assert carried.metadata[META_ORIGIN_SENDER_ID] == "subagent:stray"
+    assert carried.metadata[MetaKey.ORIGIN_SENDER_ID] == "subagent:stray"
     assert env.signer.verify(carried) is not None
     request = build(env, carried)
     assert request.sender_id == carried.sender_id != "subagent:stray"
@@ -378,7 +377,7 @@ async def test_legacy_origin_sender_keeps_write_access_after_a_subagent_hop(env:
     parent = build(env, member_message(env, "42|bob"))
     assert (await check(env, parent)).reason is Reason.GRANTED  # directly: split, granted
     carried = via_subagent(env, parent)
-    assert carried.metadata[META_ORIGIN_SENDER_ID] == "42|bob"
+    assert carried.metadata[MetaKey.ORIGIN_SENDER_ID] == "42|bob"
     request = build(env, carried)
     assert (request.sender_id, request.user_id, request.sender_kind) == (
         "42",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from actorscope.propagation import META_ORIGIN_SENDER_ID
+from actorscope.messages import MetaKey
 from actorscope.propagation._keys import (
     META_ORIGIN_SIGNATURE,
     META_ORIGIN_SIGNED_AT,
@@ -14,7 +14,7 @@ from actorscope.propagation._keys import (
 
 def test_documented_key_names() -> None:
     """The origin fields are the names of docs/design.md, in canonical order."""
-    assert META_ORIGIN_SENDER_ID == "origin_sender_id"
+    assert MetaKey.ORIGIN_SENDER_ID.value == "origin_sender_id"
     assert ORIGIN_FIELD_KEYS == (
         "origin_sender_id",
         "origin_role",

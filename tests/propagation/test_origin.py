@@ -10,8 +10,8 @@ import pytest
 
 from actorscope.errors import ConfigError
 from actorscope.identity import Identity, PeerKind, telegram_identity
-from actorscope.messages import InboundMessage
-from actorscope.propagation import META_ORIGIN_SENDER_ID, Origin, OriginSigner
+from actorscope.messages import InboundMessage, MetaKey
+from actorscope.propagation import Origin, OriginSigner
 from actorscope.propagation._keys import (
     META_ORIGIN_PEER_KIND,
     META_ORIGIN_SIGNATURE,
@@ -76,7 +76,11 @@ def test_metadata_round_trip() -> None:
 
 @pytest.mark.parametrize(
     "metadata",
-    [{}, {META_ORIGIN_SENDER_ID: "1"}, {META_ORIGIN_SENDER_ID: "1", META_ORIGIN_PEER_KIND: "x"}],
+    [
+        {},
+        {MetaKey.ORIGIN_SENDER_ID: "1"},
+        {MetaKey.ORIGIN_SENDER_ID: "1", META_ORIGIN_PEER_KIND: "x"},
+    ],
 )
 def test_from_metadata_without_sender_or_peer_kind_is_none(metadata: dict[str, str]) -> None:
     """No sender, or an unknown peer kind, means no origin."""
@@ -94,7 +98,7 @@ def test_attach_then_verify_returns_the_origin_and_keeps_other_metadata() -> Non
 
 def test_attach_replaces_any_origin_keys_already_present() -> None:
     """Origin keys the carrier already had (say, copied by a careless caller) are overwritten."""
-    dirty = carrier(metadata={META_ORIGIN_SENDER_ID: "6666", "origin_extra": "x"})
+    dirty = carrier(metadata={MetaKey.ORIGIN_SENDER_ID: "6666", "origin_extra": "x"})
     signed = signer().attach(dirty, ORIGIN)
     assert "origin_extra" not in signed.metadata
     assert signer().verify(signed) == ORIGIN

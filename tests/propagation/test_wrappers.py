@@ -9,9 +9,8 @@ import pytest
 from actorscope.context import bind_identity
 from actorscope.errors import IdentityError, PayloadError, UnboundIdentityError
 from actorscope.identity import Identity, PeerKind, SenderKind, telegram_identity
-from actorscope.messages import InboundMessage
+from actorscope.messages import InboundMessage, MetaKey
 from actorscope.propagation import (
-    META_ORIGIN_SENDER_ID,
     OriginSigner,
     RunInfo,
     TickerJob,
@@ -44,7 +43,7 @@ ALICE = Identity(
     tenant_id=TENANT,
 )
 RUN = RunInfo(session_key="agent:main:telegram:group:-100123:topic:7", trace_id="tr", thread_id="7")
-FORGED = {META_ORIGIN_SENDER_ID: "6666", META_ORIGIN_ROLE: "owner", "origin_x": "y", "k": "v"}
+FORGED = {MetaKey.ORIGIN_SENDER_ID: "6666", META_ORIGIN_ROLE: "owner", "origin_x": "y", "k": "v"}
 
 CALLS: dict[str, Callable[[], InboundMessage]] = {
     "spawn": lambda: spawn_subagent("p", signer=SIGNER, metadata=FORGED).message,

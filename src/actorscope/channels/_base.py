@@ -58,8 +58,9 @@ logger = logging.getLogger("actorscope.channels")
 logger.addHandler(logging.NullHandler())
 
 #: Every key an adapter may put into ``InboundMessage.metadata``.
+#: Never an ``origin_*`` key: those are the signed origin's, which only the wrappers write.
 ADAPTER_METADATA_KEYS: frozenset[str] = frozenset(
-    key.value for key in MetaKey if key is not MetaKey.ORIGIN_VIA
+    key.value for key in MetaKey if not key.value.startswith("origin_")
 )
 
 

@@ -3,12 +3,12 @@
 Wrappers read the origin from the calling run's bound identity and sign it onto the message
 they synthesise; :func:`build_run_request` gives the next turn that human as its sender only
 when the origin verifies. The ``origin_*`` metadata keys are :class:`Origin`'s wire format
-(:meth:`Origin.to_metadata`, :meth:`Origin.from_metadata`); :data:`META_ORIGIN_SENDER_ID` is
-the one a host reads to see whom a carrier claims. See docs/design.md, "Propagation".
+(:meth:`Origin.to_metadata`, :meth:`Origin.from_metadata`);
+:attr:`~actorscope.messages.MetaKey.ORIGIN_SENDER_ID` is the one a host reads to see whom a
+carrier claims. See docs/design.md, "Propagation".
 """
 
 from actorscope.propagation._builder import build_run_request
-from actorscope.propagation._keys import META_ORIGIN_SENDER_ID
 from actorscope.propagation._origin import Origin, OriginSigner
 from actorscope.propagation._run import RunInfo, bind_run, current_run
 from actorscope.propagation._wrappers import (
@@ -23,7 +23,6 @@ from actorscope.propagation._wrappers import (
 )
 
 __all__ = [
-    "META_ORIGIN_SENDER_ID",
     "DelegateTask",
     "Origin",
     "OriginSigner",

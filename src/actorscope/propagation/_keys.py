@@ -35,8 +35,9 @@ __all__ = [
 
 ORIGIN_PREFIX = "origin_"
 
-#: The human who started the chain (never synthetic, never a placeholder).
-META_ORIGIN_SENDER_ID = "origin_sender_id"
+#: The human who started the chain (never synthetic, never a placeholder); public as
+#: ``MetaKey.ORIGIN_SENDER_ID``, the one origin key a host reads to see whom a carrier claims.
+META_ORIGIN_SENDER_ID: str = MetaKey.ORIGIN_SENDER_ID.value
 #: That human's role in the originating run (``owner``, ``admin`` ...), or ``""``.
 META_ORIGIN_ROLE = "origin_role"
 #: The channel of the originating run (``telegram``, ``discord`` ...).
