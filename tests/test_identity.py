@@ -35,7 +35,7 @@ from actorscope.identity import (
     system_identity,
     telegram_identity,
 )
-from actorscope.platforms import DISCORD, HTTP, TELEGRAM, _integer_id
+from actorscope.platforms import BuiltInPlatform, _integer_id
 
 ALICE = 4242
 GROUP_CHAT = -4100200300
@@ -53,7 +53,7 @@ def test_telegram_private_chat_scope_and_actor_are_the_sender() -> None:
     assert identity == Identity(
         user_id="4242",
         sender_id="4242",
-        channel=TELEGRAM,
+        channel=BuiltInPlatform.TELEGRAM.value,
         chat_id="4242",
         peer_kind=PeerKind.DIRECT,
         sender_kind=SenderKind.USER,
@@ -70,7 +70,7 @@ def test_telegram_group_scope_is_the_chat_and_actor_is_the_sender(chat_type: str
     assert identity.sender_id == "4242"
     assert identity.actor_id == "4242"
     assert identity.chat_id == str(FORUM_CHAT)
-    assert identity.channel == TELEGRAM
+    assert identity.channel == BuiltInPlatform.TELEGRAM
     assert identity.peer_kind is PeerKind.GROUP
     assert identity.sender_kind is SenderKind.USER
     assert identity.is_group
@@ -177,7 +177,7 @@ def test_discord_dm_scope_and_actor_are_the_sender() -> None:
     assert identity == Identity(
         user_id="9001",
         sender_id="9001",
-        channel=DISCORD,
+        channel=BuiltInPlatform.DISCORD.value,
         chat_id="9002",
         peer_kind=PeerKind.DIRECT,
         sender_kind=SenderKind.USER,
@@ -230,7 +230,7 @@ def test_discord_webhook_scope_and_empty_sender() -> None:
     assert identity.actor_id == identity.user_id
     assert identity.sender_kind is SenderKind.WEBHOOK
     assert identity.peer_kind is PeerKind.GROUP
-    assert identity.channel == DISCORD
+    assert identity.channel == BuiltInPlatform.DISCORD
 
 
 def test_discord_bot_author_scope_and_empty_sender() -> None:
@@ -253,7 +253,7 @@ def test_http_identity_scope_is_the_user_and_sender_is_empty() -> None:
     assert identity.user_id == "api-user-17"
     assert identity.sender_id == ""
     assert identity.actor_id == "api-user-17"
-    assert identity.channel == HTTP
+    assert identity.channel == BuiltInPlatform.HTTP
     assert identity.peer_kind is PeerKind.DIRECT
     assert identity.sender_kind is SenderKind.NONE
     assert identity.role == "admin"
@@ -341,13 +341,16 @@ def test_identity_coerces_kind_strings_to_enums() -> None:
 
 def test_session_key_direct() -> None:
     """A direct chat session key: agent:<key>:<channel>:direct:<chat>."""
-    assert session_key("main", TELEGRAM, PeerKind.DIRECT, 4242) == "agent:main:telegram:direct:4242"
+    assert (
+        session_key("main", BuiltInPlatform.TELEGRAM, PeerKind.DIRECT, 4242)
+        == "agent:main:telegram:direct:4242"
+    )
 
 
 def test_session_key_group() -> None:
     """A group chat session key: agent:<key>:<channel>:group:<chat>."""
     assert (
-        session_key("main", TELEGRAM, PeerKind.GROUP, GROUP_CHAT)
+        session_key("main", BuiltInPlatform.TELEGRAM, PeerKind.GROUP, GROUP_CHAT)
         == f"agent:main:telegram:group:{GROUP_CHAT}"
     )
 
@@ -355,7 +358,7 @@ def test_session_key_group() -> None:
 def test_session_key_topic() -> None:
     """A forum topic appends :topic:<N>."""
     assert (
-        session_key("main", TELEGRAM, PeerKind.GROUP, FORUM_CHAT, topic_id=7)
+        session_key("main", BuiltInPlatform.TELEGRAM, PeerKind.GROUP, FORUM_CHAT, topic_id=7)
         == f"agent:main:telegram:group:{FORUM_CHAT}:topic:7"
     )
 
@@ -363,7 +366,13 @@ def test_session_key_topic() -> None:
 def test_session_key_thread() -> None:
     """A thread appends :thread:<N>."""
     assert (
-        session_key("main", DISCORD, PeerKind.GROUP, GUILD_CHANNEL, thread_id="81234567890123999")
+        session_key(
+            "main",
+            BuiltInPlatform.DISCORD,
+            PeerKind.GROUP,
+            GUILD_CHANNEL,
+            thread_id="81234567890123999",
+        )
         == f"agent:main:discord:group:{GUILD_CHANNEL}:thread:81234567890123999"
     )
 
@@ -371,20 +380,24 @@ def test_session_key_thread() -> None:
 def test_session_key_rejects_topic_and_thread_together() -> None:
     """Passing both a topic and a thread raises IdentityError."""
     with pytest.raises(IdentityError, match="not both"):
-        session_key("main", TELEGRAM, PeerKind.GROUP, FORUM_CHAT, topic_id=1, thread_id=2)
+        session_key(
+            "main", BuiltInPlatform.TELEGRAM, PeerKind.GROUP, FORUM_CHAT, topic_id=1, thread_id=2
+        )
 
 
 @pytest.mark.parametrize("bad_key", ["", "a:b", "a b", "tab\tkey", "\n"])
 def test_session_key_rejects_a_bad_agent_key(bad_key: str) -> None:
     """An empty agent key or one with ':' or whitespace raises IdentityError."""
     with pytest.raises(IdentityError, match="agent key"):
-        session_key(bad_key, TELEGRAM, PeerKind.DIRECT, 1)
+        session_key(bad_key, BuiltInPlatform.TELEGRAM, PeerKind.DIRECT, 1)
 
 
 def test_session_key_rejects_a_non_numeric_topic() -> None:
     """A topic id that is not numeric raises IdentityError."""
     with pytest.raises(IdentityError, match="topic id"):
-        session_key("main", TELEGRAM, PeerKind.GROUP, FORUM_CHAT, topic_id="general")
+        session_key(
+            "main", BuiltInPlatform.TELEGRAM, PeerKind.GROUP, FORUM_CHAT, topic_id="general"
+        )
 
 
 # --- classifiers ---------------------------------------------------------------------------
@@ -619,7 +632,7 @@ def test_platform_sender_ids_never_contain_a_colon(identity: Identity) -> None:
 @given(identity=platform_identities())
 def test_no_person_means_no_direct_scope(identity: Identity) -> None:
     """A platform identity with an empty sender is a group scope unless it is an HTTP caller."""
-    if identity.sender_id == "" and identity.channel != HTTP:
+    if identity.sender_id == "" and identity.channel != BuiltInPlatform.HTTP:
         assert identity.is_group
 
 
@@ -822,7 +835,9 @@ def test_discord_identity_refuses_a_telegram_placeholder_sender(placeholder: str
 def test_chat_identity_follows_the_guild_form_of_its_platform() -> None:
     """On the guild form's platform each sender has a guild scope of its own; a direct chat
     is the person's; the named Discord builders are this builder."""
-    member = chat_identity(DISCORD, GUILD_CHANNEL, CAROL, group=True, guild_id=GUILD)
+    member = chat_identity(
+        BuiltInPlatform.DISCORD, GUILD_CHANNEL, CAROL, group=True, guild_id=GUILD
+    )
     assert (member.user_id, member.sender_id, member.peer_kind) == (
         f"guild:{GUILD}:user:{CAROL}",
         str(CAROL),
@@ -830,7 +845,12 @@ def test_chat_identity_follows_the_guild_form_of_its_platform() -> None:
     )
     assert member == discord_identity(CAROL, chat_id=GUILD_CHANNEL, guild_id=GUILD)
     hook = chat_identity(
-        DISCORD, GUILD_CHANNEL, 55, group=True, guild_id=GUILD, sender_kind=SenderKind.WEBHOOK
+        BuiltInPlatform.DISCORD,
+        GUILD_CHANNEL,
+        55,
+        group=True,
+        guild_id=GUILD,
+        sender_kind=SenderKind.WEBHOOK,
     )
     assert (hook.user_id, hook.sender_id, hook.sender_kind) == (
         f"guild:{GUILD}:webhook:55",
@@ -840,7 +860,7 @@ def test_chat_identity_follows_the_guild_form_of_its_platform() -> None:
     assert hook == discord_identity(
         55, chat_id=GUILD_CHANNEL, guild_id=GUILD, sender_kind=SenderKind.WEBHOOK
     )
-    dm = chat_identity(DISCORD, 7, CAROL, group=False)
+    dm = chat_identity(BuiltInPlatform.DISCORD, 7, CAROL, group=False)
     assert (dm.user_id, dm.peer_kind) == (str(CAROL), PeerKind.DIRECT)
 
 
@@ -848,24 +868,29 @@ def test_chat_identity_follows_the_guild_form_of_its_platform() -> None:
     ("call", "problem"),
     [
         pytest.param(
-            lambda: chat_identity(DISCORD, 7, CAROL, group=True),
+            lambda: chat_identity(BuiltInPlatform.DISCORD, 7, CAROL, group=True),
             "a user message outside a guild has no discord scope",
             id="guild-form-group-without-a-guild",
         ),
         pytest.param(
-            lambda: chat_identity(DISCORD, 7, None, group=False),
+            lambda: chat_identity(BuiltInPlatform.DISCORD, 7, None, group=False),
             "a none message outside a guild has no discord scope",
             id="guild-form-direct-without-a-person",
         ),
         pytest.param(
             lambda: chat_identity(
-                DISCORD, 7, 5, group=True, guild_id=9, sender_kind=SenderKind.SYNTHETIC
+                BuiltInPlatform.DISCORD,
+                7,
+                5,
+                group=True,
+                guild_id=9,
+                sender_kind=SenderKind.SYNTHETIC,
             ),
             "a synthetic message in a guild has no discord scope",
             id="guild-form-other-kind",
         ),
         pytest.param(
-            lambda: chat_identity(TELEGRAM, -5, ALICE, group=True, guild_id=9),
+            lambda: chat_identity(BuiltInPlatform.TELEGRAM, -5, ALICE, group=True, guild_id=9),
             "telegram has no guilds: its groups are group:<chat>",
             id="group-form-with-a-guild",
         ),

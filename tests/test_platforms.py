@@ -19,11 +19,9 @@ from actorscope.identity import Identity, PeerKind, Scope, SenderKind, http_iden
 from actorscope.permissions import Reason, non_person_reason
 from actorscope.permissions._scopes import parse_grant_scope, parse_grantee
 from actorscope.platforms import (
-    DISCORD,
     ENTRY_POINT_GROUP,
-    HTTP,
-    TELEGRAM,
     Account,
+    BuiltInPlatform,
     IdForm,
     PlatformSpec,
     _Registry,
@@ -38,8 +36,8 @@ FAKE = PlatformSpec("fakechat", IdForm.OPAQUE, "thread", "tests.fakechat:PLATFOR
 
 def test_built_in_platforms_cannot_be_replaced() -> None:
     """Telegram's integer ids stay: a registration under its name is refused."""
-    assert platform_spec(TELEGRAM) == PlatformSpec(
-        TELEGRAM,
+    assert platform_spec(BuiltInPlatform.TELEGRAM) == PlatformSpec(
+        BuiltInPlatform.TELEGRAM,
         IdForm.INTEGER,
         "topic",
         "actorscope.channels.telegram:PLATFORM",
@@ -47,7 +45,7 @@ def test_built_in_platforms_cannot_be_replaced() -> None:
         max_person_id=2**52 - 1,
     )
     with pytest.raises(ConfigError, match="registered already"):
-        register(PlatformSpec(TELEGRAM, IdForm.OPAQUE))
+        register(PlatformSpec(BuiltInPlatform.TELEGRAM, IdForm.OPAQUE))
     assert Identity.problem("group:telegram:-100", "042") is not None
 
 
@@ -74,9 +72,14 @@ def test_the_group_forms_stay_closed() -> None:
     with pytest.raises(ConfigError, match="'group' or 'guild'"):
         PlatformSpec("fake", IdForm.OPAQUE, group_form="room")  # type: ignore[arg-type]
     scopes = ("guild:1:user:2", "group:-100", "group:fakechat:ideas", "42")
-    assert [scope_platform(scope) for scope in scopes] == [DISCORD, TELEGRAM, "fakechat", ""]
-    assert Scope.parse("guild:1:user:2").channel == DISCORD
-    assert Scope.parse("group:-100").channel == TELEGRAM
+    assert [scope_platform(scope) for scope in scopes] == [
+        BuiltInPlatform.DISCORD,
+        BuiltInPlatform.TELEGRAM,
+        "fakechat",
+        "",
+    ]
+    assert Scope.parse("guild:1:user:2").channel == BuiltInPlatform.DISCORD
+    assert Scope.parse("group:-100").channel == BuiltInPlatform.TELEGRAM
 
 
 def test_an_opaque_platform_names_its_rooms_and_people() -> None:
@@ -128,7 +131,7 @@ def test_a_channel_config_takes_the_platforms_ids() -> None:
                 {"platform": "fakechat", "groups": {"ideas": {"allow_from": [], "policy": "x"}}}
             )
         with pytest.raises(ConfigError, match="must be one of"):
-            ChannelConfig.from_mapping({"platform": HTTP})
+            ChannelConfig.from_mapping({"platform": BuiltInPlatform.HTTP})
 
 
 def test_accounts_are_platform_and_id() -> None:
@@ -140,7 +143,7 @@ def test_accounts_are_platform_and_id() -> None:
             Account.parse(bad)
     person = Identity("group:telegram:-100", "42", "telegram", "-100", PeerKind.GROUP)
     assert person.account == Account("telegram", "42")
-    assert http_identity("alice").account == Account(HTTP, "alice")
+    assert http_identity("alice").account == Account(BuiltInPlatform.HTTP, "alice")
     nobody = Identity("group:telegram:-100", "", "telegram", "-100", PeerKind.GROUP)
     synthetic = Identity("u", "subagent:1", "telegram", sender_kind=SenderKind.SYNTHETIC)
     other_channel = Identity("42", "42", "tg2", "42")

@@ -25,10 +25,8 @@ from typing import ClassVar
 from actorscope._text import has_unstorable
 from actorscope.errors import IdentityError
 from actorscope.platforms import (
-    DISCORD,
-    HTTP,
-    TELEGRAM,
     Account,
+    BuiltInPlatform,
     IdForm,
     PlatformSpec,
     canonical_chat_id,
@@ -506,7 +504,7 @@ def telegram_identity(
     sender_id: int | str | None,
     *,
     sender_kind: SenderKind = SenderKind.USER,
-    channel: str = TELEGRAM,
+    channel: str = BuiltInPlatform.TELEGRAM.value,
     role: str = "",
 ) -> Identity:
     """The identity of a Telegram message (private chat, group, supergroup or channel).
@@ -521,7 +519,7 @@ def telegram_identity(
     if group is None:
         raise IdentityError(f"unknown Telegram chat type {chat_type!r}")
     return chat_identity(
-        TELEGRAM,
+        BuiltInPlatform.TELEGRAM,
         chat_id,
         sender_id,
         group=group,
@@ -561,7 +559,7 @@ def chat_identity(
     where the form has none (or none where it needs one) is an :class:`IdentityError`.
     """
     spec = _spec(platform)
-    name = platform if channel in ("", platform) else _channel_name(channel)
+    name = spec.name if channel in ("", platform) else _channel_name(channel)
     chat = spec.chat_id(chat_id)
     author = "" if sender_id is None else spec.chat_id(sender_id, "sender id")
     kind = sender_kind if type(sender_kind) is SenderKind else SenderKind(sender_kind)
@@ -613,7 +611,7 @@ def discord_identity(
     its author's id) has an empty sender and a scope of its own in the guild
     (``guild:<gid>:webhook|bot:<id>``); it needs the guild: without one it has no safe scope.
     """
-    spec = _spec(DISCORD)
+    spec = _spec(BuiltInPlatform.DISCORD)
     if sender_kind in (SenderKind.WEBHOOK, SenderKind.BOT):
         if guild_id is None:
             raise IdentityError(f"a Discord {sender_kind.value} message needs its guild")
@@ -621,7 +619,13 @@ def discord_identity(
         author = spec.chat_id(sender_id, f"{sender_kind.value} id")
         chat = spec.chat_id(chat_id, "channel id")
         return chat_identity(
-            DISCORD, chat, author, group=True, guild_id=guild, sender_kind=sender_kind, role=role
+            BuiltInPlatform.DISCORD,
+            chat,
+            author,
+            group=True,
+            guild_id=guild,
+            sender_kind=sender_kind,
+            role=role,
         )
     if sender_kind is not SenderKind.USER:
         raise IdentityError(
@@ -632,7 +636,12 @@ def discord_identity(
         raise IdentityError(f"{sender} is a Telegram placeholder id, never a Discord person")
     chat = spec.chat_id(chat_id, "channel id")
     return chat_identity(
-        DISCORD, chat, sender, group=guild_id is not None, guild_id=guild_id, role=role
+        BuiltInPlatform.DISCORD,
+        chat,
+        sender,
+        group=guild_id is not None,
+        guild_id=guild_id,
+        role=role,
     )
 
 
@@ -651,7 +660,7 @@ def http_identity(user_id: str, *, role: str = "", tenant_id: str | None = None)
     return Identity(
         user_id=user_id,
         sender_id="",
-        channel=HTTP,
+        channel=BuiltInPlatform.HTTP.value,
         peer_kind=PeerKind.DIRECT,
         sender_kind=SenderKind.NONE,
         role=role,
@@ -695,7 +704,7 @@ def _account_of(identity: Identity) -> Account | None:
     spec = platform_spec(identity.channel)
     if spec is None:
         return None
-    actor = identity.user_id if spec.name == HTTP else identity.sender_id
+    actor = identity.user_id if spec.name == BuiltInPlatform.HTTP else identity.sender_id
     if (
         not actor
         or identity.sender_kind not in (SenderKind.USER, SenderKind.NONE)

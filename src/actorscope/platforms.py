@@ -42,10 +42,8 @@ if TYPE_CHECKING:
     from importlib.metadata import EntryPoint
 
 __all__ = [
-    "DISCORD",
-    "HTTP",
-    "TELEGRAM",
     "Account",
+    "BuiltInPlatform",
     "IdForm",
     "PlatformSpec",
     "canonical_chat_id",
@@ -57,10 +55,6 @@ __all__ = [
     "scope_platform",
 ]
 
-#: The built-in platforms' names (each also the default channel name of its bots).
-TELEGRAM = "telegram"
-DISCORD = "discord"
-HTTP = "http"
 #: The entry-point group a distribution names its platforms' specs in.
 ENTRY_POINT_GROUP = "actorscope.platforms"
 
@@ -85,6 +79,14 @@ class _RegistryCached(Protocol[P, R_co]):
     def cache_clear(self) -> None:
         """Forget every kept answer."""
         ...
+
+
+class BuiltInPlatform(StrEnum):
+    """The built-in platforms' names (each also the default channel name of its bots)."""
+
+    TELEGRAM = "telegram"
+    DISCORD = "discord"
+    HTTP = "http"
 
 
 class IdForm(StrEnum):
@@ -154,7 +156,7 @@ class PlatformSpec:
 
 def _a(platform: str) -> str:
     """``platform`` with its article, as it is read: "a telegram", "an HTTP"."""
-    name = "HTTP" if platform == HTTP else platform
+    name = "HTTP" if platform == BuiltInPlatform.HTTP else platform
     return f"{'an' if name == 'HTTP' or name[0] in 'aeiou' else 'a'} {name}"
 
 
@@ -177,7 +179,7 @@ def _integer_id(value: int | str, what: str) -> str:
 
 _BUILT_IN = (
     PlatformSpec(
-        TELEGRAM,
+        BuiltInPlatform.TELEGRAM.value,
         IdForm.INTEGER,
         "topic",
         "actorscope.channels.telegram:PLATFORM",
@@ -185,14 +187,14 @@ _BUILT_IN = (
         max_person_id=2**52 - 1,  # the Bot API: a user id has at most 52 significant bits
     ),
     PlatformSpec(
-        DISCORD,
+        BuiltInPlatform.DISCORD.value,
         IdForm.INTEGER,
         "thread",
         "actorscope.channels.discord:PLATFORM",
         group_form="guild",
         max_person_id=2**64 - 1,  # a snowflake is a 64-bit unsigned integer
     ),
-    PlatformSpec(HTTP, IdForm.OPAQUE),
+    PlatformSpec(BuiltInPlatform.HTTP.value, IdForm.OPAQUE),
 )
 #: Who holds the group forms that name no platform: the guild form's and the legacy one's.
 _GUILD_OWNER = next(spec.name for spec in _BUILT_IN if spec.group_form == "guild")

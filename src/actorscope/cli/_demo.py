@@ -42,7 +42,7 @@ from actorscope.identity import (
     telegram_identity,
 )
 from actorscope.permissions import AuditAction
-from actorscope.platforms import DISCORD, TELEGRAM
+from actorscope.platforms import BuiltInPlatform
 from actorscope.store import Database
 
 if TYPE_CHECKING:  # the test kit loads the platform libraries: imported where it plays
@@ -87,10 +87,14 @@ def _samples() -> tuple[Sample, ...]:
     guild, general, thread = 81234567890123456, 81234567890123457, 81234567890123999
 
     def tg(identity: Identity, chat: int, topic: int | None = None) -> str:
-        return session_key(DEMO_AGENT, TELEGRAM, identity.peer_kind, chat, topic_id=topic)
+        return session_key(
+            DEMO_AGENT, BuiltInPlatform.TELEGRAM, identity.peer_kind, chat, topic_id=topic
+        )
 
     def dc(identity: Identity, chat: int, thread_id: int | None = None) -> str:
-        return session_key(DEMO_AGENT, DISCORD, identity.peer_kind, chat, thread_id=thread_id)
+        return session_key(
+            DEMO_AGENT, BuiltInPlatform.DISCORD, identity.peer_kind, chat, thread_id=thread_id
+        )
 
     tg_dm = telegram_identity(alice, "private", alice)
     tg_group = telegram_identity(group, "group", alice)

@@ -42,7 +42,7 @@ from actorscope.permissions import (
     parse_grant,
     writer_scope,
 )
-from actorscope.platforms import HTTP
+from actorscope.platforms import BuiltInPlatform
 from actorscope.propagation import OriginSigner
 from actorscope.store import Database
 
@@ -176,7 +176,7 @@ class Operations:
         step = self._step(self.handler, found)
         message_id = uuid.uuid4().hex
         msg = InboundMessage(
-            channel=HTTP,
+            channel=BuiltInPlatform.HTTP.value,
             sender_id=identity.sender_id,
             chat_id=_chat_id(key.user_id, session),
             content=content,
@@ -201,7 +201,7 @@ class Operations:
             step = RunStep(
                 handler,
                 signer=self.signer,
-                senders={HTTP: _Discard()},
+                senders={BuiltInPlatform.HTTP.value: _Discard()},
                 agent_key=agent.key,
                 agent_id=agent.id,
                 tenant_id=agent.tenant_id,
@@ -344,7 +344,7 @@ class Operations:
         return Identity(
             user_id=scope,
             sender_id="",
-            channel=HTTP,
+            channel=BuiltInPlatform.HTTP.value,
             peer_kind=PeerKind.GROUP,
             sender_kind=SenderKind.NONE,
             role=key.role,

@@ -18,7 +18,7 @@ from actorscope.channels import platform as contract_of
 from actorscope.errors import ConfigError
 from actorscope.host import Handler
 from actorscope.permissions import LinkMode
-from actorscope.platforms import DISCORD, TELEGRAM
+from actorscope.platforms import BuiltInPlatform
 from actorscope.testing._harness import AgentEnv
 from actorscope.testing._probe import (
     _PROBE_DB,
@@ -48,9 +48,11 @@ def _by_world(
     """``channels`` by the probe's world that drives each: Telegram's (the base of every run),
     its Discord phase, a chat phase each for the other platforms with a simulator; and the
     platforms with none."""
-    telegram = next((c for c in channels if c.platform == TELEGRAM), None)
-    discord = next((c for c in channels if c.platform == DISCORD), None)
-    others = [c for c in channels if c.platform not in (TELEGRAM, DISCORD)]
+    telegram = next((c for c in channels if c.platform == BuiltInPlatform.TELEGRAM), None)
+    discord = next((c for c in channels if c.platform == BuiltInPlatform.DISCORD), None)
+    others = [
+        c for c in channels if c.platform not in (BuiltInPlatform.TELEGRAM, BuiltInPlatform.DISCORD)
+    ]
     driven = [c for c in others if contract_of(c.platform).simulator]
     unprobed = [c.platform for c in others if not contract_of(c.platform).simulator]
     return telegram, discord, driven, unprobed
@@ -70,7 +72,7 @@ async def probe(
     deadline: float = DEFAULT_DEADLINE,
     agent: str = "main",
     events: Sequence[str] = (),
-    platform: str = TELEGRAM,
+    platform: str = BuiltInPlatform.TELEGRAM.value,
     links: str = "off",
     channels: Sequence[ChannelConfig] = (),
 ) -> ProbeReport:
@@ -107,12 +109,17 @@ async def probe(
     """
     if sum(given is not None for given in (handler, application, bot)) != 1:
         raise ConfigError("probe takes a handler, an application or a bot, exactly one")
-    if platform != TELEGRAM and (handler is None or discord is not None):
+    if platform != BuiltInPlatform.TELEGRAM and (handler is None or discord is not None):
         raise ConfigError(f"probe on {platform} takes a handler, and no discord configuration")
     report = ProbeReport([], [], [])
     others: list[ChannelConfig] = []
     if channels:
-        if handler is None or config is not None or discord is not None or platform != TELEGRAM:
+        if (
+            handler is None
+            or config is not None
+            or discord is not None
+            or platform != BuiltInPlatform.TELEGRAM
+        ):
             raise ConfigError("probe takes channels for a handler, instead of config and discord")
         config, discord, others, unprobed = _by_world(channels)
         if unprobed:
@@ -128,7 +135,7 @@ async def probe(
         async with AgentEnv.open(folder / _PROBE_DB, agent_key=agent, links=LinkMode(links)) as env:
             env.roles.update(dict.fromkeys(owners, "owner"))
             run = ProbeRun(env, report, search, commands, declared, owners, deadline, events)
-            if handler is not None and platform != TELEGRAM:
+            if handler is not None and platform != BuiltInPlatform.TELEGRAM:
                 await run.chat(handler, platform, config)
                 return report
             if handler is not None:

@@ -13,7 +13,7 @@ from actorscope.identity import (
     is_placeholder_sender,
     session_key,
 )
-from actorscope.platforms import DISCORD
+from actorscope.platforms import BuiltInPlatform
 
 __all__ = ["optional_snowflake", "person", "session", "snowflake"]
 
@@ -35,7 +35,7 @@ def person(
 @lru_cache(maxsize=4096, typed=True)
 def session(agent_key: str, peer: PeerKind, chat_id: str, thread: int | None) -> str:
     """The Discord session key (memoised)."""
-    return session_key(agent_key, DISCORD, peer, chat_id, thread_id=thread)
+    return session_key(agent_key, BuiltInPlatform.DISCORD, peer, chat_id, thread_id=thread)
 
 
 # A snowflake is an unsigned 64-bit integer.

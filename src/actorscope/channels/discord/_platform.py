@@ -18,7 +18,7 @@ from actorscope.errors import ConfigError
 from actorscope.identity import Identity
 from actorscope.messages import OutboundMessage
 from actorscope.permissions import WriterManager
-from actorscope.platforms import DISCORD, PlatformSpec, platform_spec
+from actorscope.platforms import BuiltInPlatform, PlatformSpec, platform_spec
 
 __all__ = ["PLATFORM", "Discord"]
 
@@ -49,9 +49,9 @@ class Discord:
     @property
     def spec(self) -> PlatformSpec:
         """Discord's registration: snowflake ids, threads."""
-        spec = platform_spec(DISCORD)
+        spec = platform_spec(BuiltInPlatform.DISCORD)
         if spec is None:  # built in: only a broken install has it missing
-            raise ConfigError(f"{DISCORD} is not a registered platform")
+            raise ConfigError(f"{BuiltInPlatform.DISCORD} is not a registered platform")
         return spec
 
     def inspect(

@@ -58,7 +58,7 @@ from actorscope.identity import (
     telegram_identity,
 )
 from actorscope.messages import InboundMessage, Media, MetaKey
-from actorscope.platforms import TELEGRAM, registry_cache
+from actorscope.platforms import BuiltInPlatform, registry_cache
 
 __all__ = [
     "GENERAL_TOPIC_ID",
@@ -126,7 +126,7 @@ def normalize_update(
     *,
     agent_key: str = "main",
     bot_username: str | None = None,
-    channel: str = TELEGRAM,
+    channel: str = BuiltInPlatform.TELEGRAM.value,
     ignore_bots: bool = True,
 ) -> InboundMessage | None:
     """The :class:`InboundMessage` of an update, or ``None`` for what a bot ignores."""
@@ -139,7 +139,7 @@ def inspect_update(
     *,
     agent_key: str = "main",
     bot_username: str | None = None,
-    channel: str = TELEGRAM,
+    channel: str = BuiltInPlatform.TELEGRAM.value,
     ignore_bots: bool = True,
 ) -> Ingress:
     """Normalise an ``Update`` (or its JSON dict); never raises on a malformed update.
@@ -175,7 +175,7 @@ def _inspect_any(
 
 
 def chat_migration(
-    update_or_dict: Update | Mapping[str, Any], *, channel: str = TELEGRAM
+    update_or_dict: Update | Mapping[str, Any], *, channel: str = BuiltInPlatform.TELEGRAM.value
 ) -> ScopeMigration | None:
     """The scope move announced by a migration update, else ``None``."""
     return inspect_update(update_or_dict, channel=channel).migration

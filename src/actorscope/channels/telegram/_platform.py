@@ -18,7 +18,7 @@ from actorscope.errors import ConfigError
 from actorscope.identity import Identity
 from actorscope.messages import OutboundMessage
 from actorscope.permissions import WriterManager
-from actorscope.platforms import TELEGRAM, PlatformSpec, platform_spec
+from actorscope.platforms import BuiltInPlatform, PlatformSpec, platform_spec
 
 __all__ = ["PLATFORM", "TOKEN", "Telegram"]
 
@@ -47,16 +47,18 @@ class Telegram:
     @property
     def spec(self) -> PlatformSpec:
         """Telegram's registration: integer ids, forum topics."""
-        spec = platform_spec(TELEGRAM)
+        spec = platform_spec(BuiltInPlatform.TELEGRAM)
         if spec is None:  # built in: only a broken install has it missing
-            raise ConfigError(f"{TELEGRAM} is not a registered platform")
+            raise ConfigError(f"{BuiltInPlatform.TELEGRAM} is not a registered platform")
         return spec
 
     def inspect(
         self, event: Mapping[str, Any], *, agent_key: str = "main", channel: str = ""
     ) -> Ingress:
         """:meth:`inspect_update` of the Update's JSON."""
-        return _normalize.inspect_update(event, agent_key=agent_key, channel=channel or TELEGRAM)
+        return _normalize.inspect_update(
+            event, agent_key=agent_key, channel=channel or BuiltInPlatform.TELEGRAM.value
+        )
 
     def recognizes(self, event: Mapping[str, Any]) -> bool:
         """An Update has an ``update_id``."""
@@ -88,7 +90,7 @@ class Telegram:
         *,
         agent_key: str = "main",
         bot_username: str | None = None,
-        channel: str = TELEGRAM,
+        channel: str = BuiltInPlatform.TELEGRAM.value,
         ignore_bots: bool = True,
     ) -> Ingress:
         """Normalise an ``Update`` (or its JSON dict) as the bot ``bot_username`` sees it;
