@@ -14,7 +14,7 @@ import pytest
 from actorscope.agents import AgentRegistry
 from actorscope.context import bind_identity, current_identity, sender_id_from_context
 from actorscope.errors import ConfigError, ReplyError
-from actorscope.host import Host, MessageBus, OutboundSender, Reply, RunStep, role_for
+from actorscope.host import Host, MessageBus, OutboundSender, Reply, RunStep
 from actorscope.host._sender import MemorySender
 from actorscope.identity import Identity, PeerKind
 from actorscope.messages import (
@@ -473,11 +473,11 @@ async def test_host_checks_the_write_for_the_member_after_a_subagent(
 
 def test_role_for_prefers_the_request_then_configured_roles_then_owners() -> None:
     """The one owner→role rule: a request's role wins, then ``roles``, then ``owners``."""
-    assert role_for("42", "admin", owners=("42",)) == "admin"
-    assert role_for("42", owners=("42",), roles={"42": "mod"}) == "mod"
-    assert role_for("42", owners=("42",)) == "owner"
-    assert role_for("7", owners=("42",)) == ""
-    assert role_for("", owners=("",)) == ""
+    assert RunStep.role_for("42", "admin", owners=("42",)) == "admin"
+    assert RunStep.role_for("42", owners=("42",), roles={"42": "mod"}) == "mod"
+    assert RunStep.role_for("42", owners=("42",)) == "owner"
+    assert RunStep.role_for("7", owners=("42",)) == ""
+    assert RunStep.role_for("", owners=("",)) == ""
 
 
 async def test_run_step_prepare_is_the_integration_point() -> None:

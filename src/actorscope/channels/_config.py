@@ -49,7 +49,7 @@ from actorscope._input import (
     validation_problems,
 )
 from actorscope.errors import ConfigError, IdentityError
-from actorscope.host import role_for
+from actorscope.host import RunStep
 from actorscope.identity import is_placeholder_sender
 from actorscope.platforms import IdForm, PlatformSpec, platform_spec, platform_specs
 
@@ -264,8 +264,9 @@ class ChannelConfig(_Strict):
         return None
 
     def role_for(self, sender_id: str) -> str:
-        """``"owner"`` for a configured owner, else ``""`` (:func:`actorscope.host.role_for`)."""
-        return role_for(sender_id, owners=self.owners)
+        """``"owner"`` for a configured owner, else ``""``
+        (:meth:`~actorscope.host.RunStep.role_for`)."""
+        return RunStep.role_for(sender_id, owners=self.owners)
 
 
 class ChannelSection(ChannelConfig):

@@ -5,7 +5,7 @@ consumes it.
 """
 
 from actorscope.host._bus import MessageBus
-from actorscope.host._runtime import Handler, Host, Prepared, Reply, RunStep, role_for
+from actorscope.host._runtime import Handler, Host, Prepared, Reply, RunStep
 from actorscope.host._sender import OutboundSender
 
 __all__ = [
@@ -16,5 +16,4 @@ __all__ = [
     "Prepared",
     "Reply",
     "RunStep",
-    "role_for",
 ]

@@ -2,8 +2,8 @@
 
 :class:`RunStep` is the only copy of the turn: for an admitted message it builds the run
 request (attributing a synthesised message to its verified origin, which it consumes: a
-replayed carrier runs synthetic), gives the sender its role (:func:`role_for`), binds the
-request's identity and run info once, awaits the user's handler and routes what it returns to
+replayed carrier runs synthetic), gives the sender its role (:meth:`RunStep.role_for`), binds
+the request's identity and run info once, awaits the user's handler and routes what it returns to
 the sender registered for the reply's channel. What a handler returns (:data:`Reply`) becomes
 outbound messages in one place: a ``str`` or a :class:`~actorscope.messages.RichReply` is a
 reply to the request's chat (:meth:`~actorscope.messages.OutboundMessage.reply_to`). A
@@ -38,7 +38,7 @@ from actorscope.identity import Identity
 from actorscope.messages import InboundMessage, OutboundMessage, RichReply, RunRequest
 from actorscope.propagation import OriginSigner, RunInfo, bind_run, build_run_request
 
-__all__ = ["Handler", "Host", "Prepared", "Reply", "RunStep", "role_for"]
+__all__ = ["Handler", "Host", "Prepared", "Reply", "RunStep"]
 
 #: What a handler may return: text (or text with format, buttons and media) for the chat it
 #: ran in, ready messages, or nothing.
@@ -47,26 +47,6 @@ Reply = str | RichReply | OutboundMessage | Sequence[OutboundMessage | RichReply
 Handler = Callable[[RunRequest], Awaitable[Reply]]
 
 _log = logging.getLogger("actorscope.host")
-
-
-def role_for(
-    sender_id: str,
-    role: str = "",
-    *,
-    owners: Collection[str] = (),
-    roles: Mapping[str, str] | None = None,
-) -> str:
-    """The role a turn runs with: the one the request carries, else the sender's configured
-    role (``roles``), else ``owner`` for a configured owner, else ``""``.
-
-    The only owner→role rule: the host, ``actorscope run`` and the testing kit all use it.
-    """
-    if role or not sender_id:
-        return role
-    configured = (roles or {}).get(sender_id, "")
-    if configured:
-        return configured
-    return "owner" if sender_id in owners else ""
 
 
 def _who(request: RunRequest) -> str:
@@ -92,6 +72,26 @@ class RunStep:
     and is read at each turn (it may change between turns). Replies go to the
     :class:`OutboundSender` registered for their channel (:meth:`add_sender`).
     """
+
+    @staticmethod
+    def role_for(
+        sender_id: str,
+        role: str = "",
+        *,
+        owners: Collection[str] = (),
+        roles: Mapping[str, str] | None = None,
+    ) -> str:
+        """The role a turn runs with: the one the request carries, else the sender's configured
+        role (``roles``), else ``owner`` for a configured owner, else ``""``.
+
+        The only owner→role rule: the host, ``actorscope run`` and the testing kit all use it.
+        """
+        if role or not sender_id:
+            return role
+        configured = (roles or {}).get(sender_id, "")
+        if configured:
+            return configured
+        return "owner" if sender_id in owners else ""
 
     def __init__(
         self,
@@ -152,7 +152,7 @@ class RunStep:
                 "dropped a message from %r in chat %r: %s", msg.sender_id, msg.chat_id, exc
             )
             return None
-        role = role_for(
+        role = self.role_for(
             request.sender_id, role or request.role, owners=self._owners, roles=self._roles
         )
         if role != request.role:
@@ -246,7 +246,7 @@ class Host:
     either way turns start in the order their messages were published.
 
     ``owners`` (sender ids) run with role ``owner`` and ``roles`` maps sender ids to other
-    roles (:func:`role_for`), as for :class:`RunStep`. ``on_done`` is awaited
+    roles (:meth:`RunStep.role_for`), as for :class:`RunStep`. ``on_done`` is awaited
     with each message whose turn is over (its handler ran and its replies were sent), not for
     a turn a stop cancelled; ``actorscope run`` marks the update's shared claim done there.
     """

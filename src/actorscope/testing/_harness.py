@@ -26,7 +26,7 @@ from actorscope.assembly import AgentSettings, Assembly, assemble
 from actorscope.bots import BotServices, load_handler
 from actorscope.channels import ChannelConfig, IgnoreReason, Ingress, Outcome
 from actorscope.context import bind_identity
-from actorscope.host import Handler, MessageBus, OutboundSender, Reply, role_for
+from actorscope.host import Handler, MessageBus, OutboundSender, Reply, RunStep
 from actorscope.identity import Identity, PeerKind
 from actorscope.integrations import Adoption
 from actorscope.messages import InboundMessage, OutboundMessage, RunRequest
@@ -147,7 +147,7 @@ class AgentEnv:
 
     def role_of(self, sender_id: str) -> str:
         """The configured role of a sender (``owner``, ``admin`` ...), or ``""``."""
-        return role_for(sender_id, roles=self.roles)
+        return RunStep.role_for(sender_id, roles=self.roles)
 
     @property
     def owners(self) -> tuple[str, ...]:
