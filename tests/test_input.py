@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import threading
+import uuid
 from pathlib import Path
 
 import pytest
@@ -11,9 +12,14 @@ import pytest
 from actorscope._input import (
     MAX_INTEGER_DIGITS,
     MAX_JSON_DEPTH,
+    NIL_UUID,
+    InvalidUUIDError,
+    is_uuid,
     key_path,
     parse_json,
     parse_toml,
+    parse_uuid,
+    parse_uuid_or_nil,
     read_text_file,
     shown_path,
     toml_line,
@@ -160,3 +166,25 @@ def test_key_path_quotes_what_is_not_a_bare_key() -> None:
         "telegram.groups.-100.allow_from[0]"
     )
     assert key_path(("http", "a b")) == 'http."a b"'
+
+
+# --- UUID text ---------------------------------------------------------------------------
+
+
+def test_parse_uuid_raises_and_parse_uuid_or_nil_does_not() -> None:
+    """parse_uuid names what is wrong; parse_uuid_or_nil means "no match"."""
+    with pytest.raises(InvalidUUIDError, match="agent id"):
+        parse_uuid("bot", "agent id")
+    assert parse_uuid_or_nil("bot") == NIL_UUID
+
+
+def test_is_uuid_is_canonical_unless_told_otherwise() -> None:
+    """An uppercase UUID is a UUID only with canonical=False; a key or a bare hex never is."""
+    value = str(uuid.uuid4())
+    assert is_uuid(value)
+    assert is_uuid(value, canonical=False)
+    assert not is_uuid(value.upper())
+    assert is_uuid(value.upper(), canonical=False)
+    for other in ("main", value.replace("-", ""), f"{{{value}}}", None, 7):
+        assert not is_uuid(other)
+        assert not is_uuid(other, canonical=False)

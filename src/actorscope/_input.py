@@ -6,6 +6,10 @@ beyond what the parsers survive. :func:`read_text_file` reads at most :data:`MAX
 without ever blocking on a writer; :func:`parse_json` and :func:`parse_toml` refuse deep
 nesting and over-long integers. Every failure is the caller's :class:`ActorscopeError` subclass
 with one line naming the file and what is wrong (and the limit, if one was hit).
+
+UUID text is checked here too, once for every package: :func:`is_uuid`, :func:`parse_uuid`
+(an :class:`InvalidUUIDError`, an :class:`~actorscope.errors.IdentityError`, naming what is
+not a UUID) and :func:`parse_uuid_or_nil` (``NIL_UUID`` for "no match" reads).
 """
 
 from __future__ import annotations

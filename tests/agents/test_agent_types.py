@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from actorscope._input import NIL_UUID, InvalidUUIDError, is_uuid, parse_uuid, parse_uuid_or_nil
+from actorscope._input import NIL_UUID, InvalidUUIDError
 from actorscope.agents._types import uuid_or_null, validate_uuids
 
 
@@ -51,22 +51,3 @@ def test_uuid_or_null_keeps_real_uuids_and_refuses_garbage() -> None:
     assert uuid_or_null(value.upper(), "audit agent") == value
     with pytest.raises(InvalidUUIDError, match="audit agent"):
         uuid_or_null("bot", "audit agent")
-
-
-def test_parse_uuid_raises_and_parse_uuid_or_nil_does_not() -> None:
-    """parse_uuid names what is wrong; parse_uuid_or_nil means "no match"."""
-    with pytest.raises(InvalidUUIDError, match="agent id"):
-        parse_uuid("bot", "agent id")
-    assert parse_uuid_or_nil("bot") == NIL_UUID
-
-
-def test_is_uuid_is_canonical_unless_told_otherwise() -> None:
-    """An uppercase UUID is a UUID only with canonical=False; a key or a bare hex never is."""
-    value = str(uuid.uuid4())
-    assert is_uuid(value)
-    assert is_uuid(value, canonical=False)
-    assert not is_uuid(value.upper())
-    assert is_uuid(value.upper(), canonical=False)
-    for other in ("main", value.replace("-", ""), f"{{{value}}}", None, 7):
-        assert not is_uuid(other)
-        assert not is_uuid(other, canonical=False)
