@@ -7,7 +7,8 @@ runner test needs only a database's grants and a bus, so it builds the same pipe
 from __future__ import annotations
 
 from actorscope.agents import Agent
-from actorscope.channels import ChannelConfig, Pipeline, SharedDedup
+from actorscope.channels import ChannelConfig, Pipeline
+from actorscope.channels._shared_dedup import SharedDedup
 from actorscope.channels._turns import TurnLedger
 from actorscope.host import MessageBus, OutboundSender
 from actorscope.messages import OutboundMessage

@@ -85,9 +85,9 @@ async def test_an_observed_assembly_tells_every_decision(db: Database) -> None:
 async def test_shared_dedup_follows_the_store_unless_told(db: Database, backend: str) -> None:
     """Shared claims are on for PostgreSQL and off for SQLite, unless the settings say."""
     default = await assemble(db)
-    assert (default.shared_dedup is not None) == (backend == "postgresql")
-    assert (await assemble(db, AgentSettings(shared_dedup=True))).shared_dedup is not None
-    assert (await assemble(db, AgentSettings(shared_dedup=False))).shared_dedup is None
+    assert (default.turns.shared_dedup is not None) == (backend == "postgresql")
+    assert (await assemble(db, AgentSettings(shared_dedup=True))).turns.shared_dedup is not None
+    assert (await assemble(db, AgentSettings(shared_dedup=False))).turns.shared_dedup is None
 
 
 async def test_a_bot_file_gives_its_agent_settings(tmp_path: Path, db: Database) -> None:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from actorscope.agents import Agent, AgentRegistry
-from actorscope.channels import ChannelConfig, Pipeline, SharedDedup, TurnLedger
+from actorscope.channels import ChannelConfig, Pipeline, TurnLedger
 from actorscope.host import Handler, Host, MessageBus, OutboundSender, RunStep
 from actorscope.messages import InboundMessage, RunRequest
 from actorscope.permissions import (
@@ -112,7 +112,9 @@ class Assembly:
     policy: PermissionPolicy
     writers: WriterManager
     workspace: Workspace
-    shared_dedup: SharedDedup | None
+    #: The turns its workers have open, and the shared claim store (``turns.shared_dedup``:
+    #: ``None`` when claims are not shared) every channel's pipeline claims updates in.
+    turns: TurnLedger
     #: The persons and links of the agent's database, when ``settings.links`` is on.
     links: LinkStore | None = None
 
@@ -166,7 +168,7 @@ class Assembly:
             agent_key=self.agent.key,
             agent_id=self.agent.id,
             tenant_id=self.agent.tenant_id,
-            shared_dedup=self.shared_dedup,
+            shared_dedup=self.turns.shared_dedup,
             ledger=ledger,
             links=self.links,
             link_mode=self.settings.links,
@@ -238,6 +240,6 @@ async def assemble(db: Database, settings: AgentSettings | None = None) -> Assem
         writers=WriterManager(grants, owners=settings.owners),
         # One agent, one tenant: its tenant adopts a workspace laid out before tenants.
         workspace=Workspace(settings.workspace, legacy_tenant=agent.tenant_id),
-        shared_dedup=SharedDedup(db) if shared else None,
+        turns=TurnLedger.on(db if shared else None),
         links=links,
     )

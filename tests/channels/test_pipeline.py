@@ -13,11 +13,10 @@ from actorscope.channels import (
     Ingress,
     Outcome,
     Pipeline,
-    SharedDedup,
     WriterCommand,
 )
 from actorscope.channels._pipeline import STORE_AWAY
-from actorscope.channels._shared_dedup import Claim
+from actorscope.channels._shared_dedup import Claim, SharedDedup
 from actorscope.channels._turns import TurnLedger
 from actorscope.channels.telegram._normalize import inspect_update
 from actorscope.errors import StoreError

@@ -37,7 +37,6 @@ from actorscope.channels import (
     ChannelAdapter,
     ChannelSection,
     Pipeline,
-    TurnLedger,
     platform,
     platforms,
 )
@@ -245,7 +244,7 @@ async def run_bots(
         AgentRegistry(db).subscribe(assembly.workspace.on_agent_changed)
         bus = MessageBus()
         # A claim is a lease until its turn is over: a worker that dies mid-turn loses nothing.
-        ledger = await stack.enter_async_context(TurnLedger(assembly.shared_dedup))
+        ledger = await stack.enter_async_context(assembly.turns)
         # Each emulator runs until the stack closes; its console is closed after the drain
         # below (its replies are shown).
         sessions = [await box.open(stack, section, out) for section, box in emulated]

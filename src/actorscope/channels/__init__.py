@@ -5,7 +5,7 @@ build the :class:`~actorscope.messages.InboundMessage`; :class:`Pipeline` takes 
 every event goes (dedup, admission, shared claim, writer command or publish) and returns an
 :class:`Ingress` whose :class:`Outcome` says what became of it, admitting it by a
 :class:`ChannelConfig` (policies, mention gate) and dropping redeliveries (across workers
-sharing a database with :class:`SharedDedup`); a Telegram chat migration moves the grants.
+sharing a database, claimed in a :class:`TurnLedger`); a Telegram chat migration moves the grants.
 A platform is one subpackage, ``actorscope.channels.telegram`` / ``.discord``, imported by
 name (so this face loads no platform library); :func:`platform` gives its side of the contract,
 :class:`Platform` (docs/design.md, "Adding a platform").
@@ -27,7 +27,6 @@ from actorscope.channels._config import (
 )
 from actorscope.channels._pipeline import Pipeline
 from actorscope.channels._platform import Platform, platform, platforms
-from actorscope.channels._shared_dedup import SharedDedup
 from actorscope.channels._turns import TurnLedger
 from actorscope.channels._writer_commands import WriterCommand
 
@@ -44,7 +43,6 @@ __all__ = [
     "Platform",
     "Policy",
     "SenderIds",
-    "SharedDedup",
     "TurnLedger",
     "WriterCommand",
     "platform",

@@ -19,6 +19,7 @@ from actorscope.channels._dedup import DedupKey, dedup_key
 from actorscope.channels._shared_dedup import SharedDedup
 from actorscope.errors import StoreError
 from actorscope.messages import InboundMessage
+from actorscope.store import Database
 
 __all__ = ["MAX_OPEN_TURNS", "TurnLedger"]
 
@@ -40,6 +41,17 @@ class TurnLedger:
         # Finished turns whose claim could not be marked done yet (the store was away).
         self._unfinished: set[DedupKey] = set()
         self._renewal: asyncio.Task[None] | None = None
+
+    @classmethod
+    def on(cls, db: Database | None) -> TurnLedger:
+        """A ledger whose claims are leases in ``db``'s shared claim store (``processed_updates``,
+        for several workers on one database); ``None``: no shared store, no claims."""
+        return cls(SharedDedup(db) if db is not None else None)
+
+    @property
+    def shared_dedup(self) -> SharedDedup | None:
+        """The shared claim store the channels' pipelines claim updates in (``None``: none)."""
+        return self._shared
 
     @property
     def leases(self) -> bool:
