@@ -17,7 +17,6 @@ from actorscope.sandbox import (
     DiscordUser,
     DiscordWorld,
     TelegramChat,
-    TelegramMemberStatus,
     TelegramUser,
 )
 
@@ -71,16 +70,12 @@ def telegram_side(*, people: int, chats: int) -> TelegramSide:
         for i in range(people)
     ]
     groups = [
-        state.add_chat(
-            "supergroup", title=f"chat {c}", bot_status=TelegramMemberStatus.ADMINISTRATOR
-        )
+        state.add_chat("supergroup", title=f"chat {c}", bot_status="administrator")
         for c in range(chats)
     ]
     other_bot = state.add_user("Other", username="other_helper_bot", is_bot=True)
-    channel = state.add_chat("channel", title="news", bot_status=TelegramMemberStatus.ADMINISTRATOR)
-    probe_chat = state.add_chat(
-        "supergroup", title="probes", bot_status=TelegramMemberStatus.ADMINISTRATOR
-    )
+    channel = state.add_chat("channel", title="news", bot_status="administrator")
+    probe_chat = state.add_chat("supergroup", title="probes", bot_status="administrator")
     probe_user = state.add_user("Probe", username="soak_probe", user_id=_FIRST_SENDER - 1)
     return TelegramSide(emu, users, groups, other_bot, channel, probe_chat, probe_user)
 

@@ -8,7 +8,9 @@ beside it (another chat, more people)::
 
 from __future__ import annotations
 
-from actorscope.sandbox import BotApiEmulator, TelegramChatType, TelegramMemberStatus
+from actorscope.sandbox import BotApiEmulator
+from actorscope.sandbox._telegram import ChatType as TelegramChatType
+from actorscope.sandbox._telegram import MemberStatus as TelegramMemberStatus
 
 
 def devs_forum(emu: BotApiEmulator) -> BotApiEmulator:

@@ -22,7 +22,8 @@ from actorscope.host import Host, MessageBus, Reply
 from actorscope.messages import Attachment, Button, MetaKey, RichReply, RunRequest
 from actorscope.permissions import GrantStore, PermissionPolicy
 from actorscope.propagation import OriginSigner
-from actorscope.sandbox import BotApiEmulator, EmulatorRequest, TelegramMemberStatus
+from actorscope.sandbox import BotApiEmulator, EmulatorRequest
+from actorscope.sandbox._telegram import MemberStatus as TelegramMemberStatus
 from actorscope.store import Database
 from actorscope.tools._workspace import Workspace
 

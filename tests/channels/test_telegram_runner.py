@@ -22,7 +22,8 @@ from actorscope.host import Host, MessageBus
 from actorscope.identity import Identity, PeerKind, SenderKind
 from actorscope.messages import InboundMessage, OutboundMessage, RunRequest
 from actorscope.propagation import OriginSigner
-from actorscope.sandbox import BotApiEmulator, EmulatorRequest, TelegramMemberStatus
+from actorscope.sandbox import BotApiEmulator, EmulatorRequest
+from actorscope.sandbox._telegram import MemberStatus as TelegramMemberStatus
 from actorscope.store import Database
 
 

@@ -24,7 +24,8 @@ from actorscope.host import Host, MessageBus
 from actorscope.messages import RunRequest
 from actorscope.permissions import GrantStore, WriterDecision, WriterReason
 from actorscope.propagation import OriginSigner
-from actorscope.sandbox import BotApiEmulator, EmulatorRequest, TelegramMemberStatus
+from actorscope.sandbox import BotApiEmulator, EmulatorRequest
+from actorscope.sandbox._telegram import MemberStatus as TelegramMemberStatus
 from actorscope.store import Database
 
 

@@ -22,7 +22,9 @@ import aiohttp
 import pytest
 from tests.examples._run import PTB, Example, launched
 
-from actorscope.sandbox import BotApiEmulator, BotApiServer, TelegramChatType, TelegramMemberStatus
+from actorscope.sandbox import BotApiEmulator, BotApiServer
+from actorscope.sandbox._telegram import ChatType as TelegramChatType
+from actorscope.sandbox._telegram import MemberStatus as TelegramMemberStatus
 from actorscope.sandbox._telegram import make_token
 
 JSON = dict[str, Any]

@@ -31,13 +31,9 @@ from telegram import (
     WebAppInfo,
 )
 
-from actorscope.sandbox import (
-    BotApiEmulator,
-    BotApiError,
-    EmulatorRequest,
-    TelegramChatType,
-    TelegramMemberStatus,
-)
+from actorscope.sandbox import BotApiEmulator, BotApiError, EmulatorRequest
+from actorscope.sandbox._telegram import ChatType as TelegramChatType
+from actorscope.sandbox._telegram import MemberStatus as TelegramMemberStatus
 from actorscope.sandbox._telegram import make_token
 
 JSON = dict[str, Any]

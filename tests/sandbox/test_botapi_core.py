@@ -9,13 +9,14 @@ from typing import Any
 import pytest
 from tests._world import devs_forum
 
-from actorscope.sandbox import BotApiEmulator, BotApiError, TelegramMemberStatus
+from actorscope.sandbox import BotApiEmulator, BotApiError
 from actorscope.sandbox._telegram import (
     ANONYMOUS_ADMIN_ID,
     CHANNEL_BOT_ID,
     SERVICE_USER_ID,
     make_token,
 )
+from actorscope.sandbox._telegram import MemberStatus as TelegramMemberStatus
 from actorscope.sandbox._telegram.entities import parse_entities
 
 JSON = dict[str, Any]

@@ -33,13 +33,8 @@ from telegram.error import BadRequest
 from telegram.ext import ApplicationBuilder, ContextTypes, MessageHandler, filters
 from tests._world import devs_forum
 
-from actorscope.sandbox import (
-    BotApiCall,
-    BotApiEmulator,
-    BotApiServer,
-    EmulatorRequest,
-    TelegramMemberStatus,
-)
+from actorscope.sandbox import BotApiCall, BotApiEmulator, BotApiServer, EmulatorRequest
+from actorscope.sandbox._telegram import MemberStatus as TelegramMemberStatus
 
 # A 3x2 PNG header is all image_size reads.
 PNG = b"\x89PNG\r\n\x1a\n" + struct.pack(">I4sII", 13, b"IHDR", 3, 2) + b"\x08\x02\x00\x00\x00"

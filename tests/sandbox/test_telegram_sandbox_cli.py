@@ -18,7 +18,8 @@ from telegram.ext import ApplicationBuilder, CommandHandler, ContextTypes
 
 from actorscope.bots import load_bot_config, run_bots
 from actorscope.cli import main
-from actorscope.sandbox import BotApiEmulator, TelegramMemberStatus
+from actorscope.sandbox import BotApiEmulator
+from actorscope.sandbox._telegram import MemberStatus as TelegramMemberStatus
 from actorscope.sandbox._telegram.console import (
     TelegramConsole,
     read_lines,

@@ -1,8 +1,9 @@
 """Sandboxes: emulated chat platforms on 127.0.0.1 that unmodified bots connect to.
 
 The Telegram Bot API emulator: :class:`BotApiEmulator` is the core (state, update queue, call
-log, user actions, with :class:`TelegramChat` (:class:`TelegramChatType`), :class:`TelegramUser`,
-:class:`TelegramForumTopic` and :class:`TelegramMemberStatus` describing its world; every call is
+log, user actions, with :class:`TelegramChat`, :class:`TelegramUser` and
+:class:`TelegramForumTopic` describing its world (a chat's type and a member's status are
+given and compared as their Bot API strings, ``"supergroup"``, ``"administrator"``); every call is
 a :class:`BotApiCall`, and a call it refuses raises :class:`BotApiError`);
 :class:`EmulatorRequest` plugs it into
 python-telegram-bot without sockets; :class:`BotApiServer` serves it over loopback HTTP, and
@@ -47,9 +48,7 @@ from actorscope.sandbox._prompt import read_lines
 from actorscope.sandbox._rest import HttpCall as DiscordHttpCall
 from actorscope.sandbox._telegram import BotApiEmulator, BotApiError, BotApiServer, EmulatorRequest
 from actorscope.sandbox._telegram import Chat as TelegramChat
-from actorscope.sandbox._telegram import ChatType as TelegramChatType
 from actorscope.sandbox._telegram import ForumTopic as TelegramForumTopic
-from actorscope.sandbox._telegram import MemberStatus as TelegramMemberStatus
 from actorscope.sandbox._telegram import RecordedCall as BotApiCall
 from actorscope.sandbox._telegram import User as TelegramUser
 from actorscope.sandbox._telegram.console import TelegramConsole
@@ -78,10 +77,8 @@ __all__ = [
     "Sandbox",
     "SandboxSession",
     "TelegramChat",
-    "TelegramChatType",
     "TelegramConsole",
     "TelegramForumTopic",
-    "TelegramMemberStatus",
     "TelegramUser",
     "discord_pointed_at",
     "platform_sandbox",

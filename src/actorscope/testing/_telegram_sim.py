@@ -47,9 +47,7 @@ from actorscope.sandbox import (
     BotApiServer,
     EmulatorRequest,
     TelegramChat,
-    TelegramChatType,
     TelegramForumTopic,
-    TelegramMemberStatus,
     TelegramUser,
 )
 from actorscope.testing._expect import hide_on_expectation_failure
@@ -288,7 +286,7 @@ class TelegramSim(Simulator):
 
     def _chat(
         self,
-        kind: TelegramChatType,
+        kind: str,
         title: str,
         chat_id: int | None,
         forum: bool,
@@ -302,7 +300,7 @@ class TelegramSim(Simulator):
 
     def group(self, title: str, *, chat_id: int | None = None) -> TelegramChat:
         """A basic group with the bot in it."""
-        return self._chat(TelegramChatType.GROUP, title, chat_id, False, None)
+        return self._chat("group", title, chat_id, False, None)
 
     def supergroup(
         self,
@@ -313,12 +311,12 @@ class TelegramSim(Simulator):
         username: str | None = None,
     ) -> TelegramChat:
         """A supergroup (a forum with topics when ``forum``) with the bot in it."""
-        return self._chat(TelegramChatType.SUPERGROUP, title, chat_id, forum, username)
+        return self._chat("supergroup", title, chat_id, forum, username)
 
     def channel(self, title: str, *, chat_id: int | None = None) -> TelegramChat:
         """A channel the bot is an admin of (so it receives channel posts)."""
-        chat = self._chat(TelegramChatType.CHANNEL, title, chat_id, False, None)
-        self.emu.state.set_member(chat, self.emu.bot, TelegramMemberStatus.ADMINISTRATOR)
+        chat = self._chat("channel", title, chat_id, False, None)
+        self.emu.state.set_member(chat, self.emu.bot, "administrator")
         return chat
 
     def topic(
@@ -329,9 +327,7 @@ class TelegramSim(Simulator):
 
     def make_admin(self, chat: ChatLike, user: UserLike) -> None:
         """Make ``user`` an administrator of ``chat``."""
-        self.emu.state.set_member(
-            self.find_chat(chat), self.find_user(user), TelegramMemberStatus.ADMINISTRATOR
-        )
+        self.emu.state.set_member(self.find_chat(chat), self.find_user(user), "administrator")
 
     def find_user(self, user: UserLike) -> TelegramUser:
         """A user by sim name, id, ``@username`` or object."""
@@ -491,9 +487,7 @@ class TelegramSim(Simulator):
             raise LookupError(f"the poll has no option {options!r} (options: {texts})")
         mid = self._poll_message(target, message)
         if target.is_group and not self.emu.state.status(target, person).is_present:
-            self.emu.state.set_member(
-                target, person, TelegramMemberStatus.MEMBER
-            )  # as writing does
+            self.emu.state.set_member(target, person, "member")  # as writing does
         update = self.emu.vote(person, target, mid, [int(i) for i in chosen])
         return await self._dispatch(update, f"telegram vote by {person.display_name}")
 

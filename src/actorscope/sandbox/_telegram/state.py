@@ -115,7 +115,7 @@ class BotApiState:
         username: str | None = None,
         is_forum: bool = False,
         chat_id: int | None = None,
-        bot_status: MemberStatus = MemberStatus.MEMBER,
+        bot_status: MemberStatus | str = MemberStatus.MEMBER,
     ) -> Chat:
         """Create a group, supergroup (``is_forum`` for topics) or channel with the bot in it."""
         kind = ChatType(chat_type)
