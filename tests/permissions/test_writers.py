@@ -15,7 +15,6 @@ from actorscope.permissions import (
     WriterDecision,
     WriterManager,
     WriterReason,
-    writer_scope,
 )
 from actorscope.permissions._writers import WriterRole
 from actorscope.store import Database
@@ -37,9 +36,9 @@ def member(agent: Agent, sender: str) -> Identity:
 
 def test_writer_scope_per_platform() -> None:
     """Telegram writers live at the group scope, Discord writers at guild:<gid>:*; DMs have none."""
-    assert writer_scope(GROUP) == GROUP
-    assert writer_scope(f"guild:{GID}:user:42") == f"guild:{GID}:*"
-    assert writer_scope("42") is None
+    assert WriterManager.scope_of(GROUP) == GROUP
+    assert WriterManager.scope_of(f"guild:{GID}:user:42") == f"guild:{GID}:*"
+    assert WriterManager.scope_of("42") is None
 
 
 async def test_owner_adds_and_lists_writers(store: GrantStore, ident: MakeIdentity) -> None:

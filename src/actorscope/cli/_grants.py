@@ -20,13 +20,7 @@ from actorscope.cli._common import (
 )
 from actorscope.errors import ConfigError, NotFoundError
 from actorscope.identity import Identity, PeerKind, is_group_scope
-from actorscope.permissions import (
-    BYPASS_ROLES,
-    GrantStore,
-    Permission,
-    parse_check_type,
-    parse_grant,
-)
+from actorscope.permissions import ConfigType, GrantStore, Permission, PermissionPolicy
 from actorscope.store import Database
 
 __all__ = ["audit", "audit_app", "check", "grants_add", "grants_list", "grants_remove"]
@@ -80,7 +74,7 @@ DenyOpt = Annotated[bool, typer.Option("--deny", help="A deny grant instead of a
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON.")]
 
 #: The roles ``check --role`` takes: none, or one that bypasses grants.
-KNOWN_ROLES: tuple[str, ...] = ("", *sorted(BYPASS_ROLES))
+KNOWN_ROLES: tuple[str, ...] = ("", *sorted(PermissionPolicy.BYPASS_ROLES))
 #: ``check --exit-code``: the status of a denied check.
 EXIT_DENIED = 1
 
@@ -125,7 +119,7 @@ def grants_add(
     as_json: JsonOpt = False,
 ) -> None:
     """Grant (or, with --deny, deny) a config type to a sender in a scope; replaces any grant."""
-    parse_grant(scope, config_type, sender)
+    GrantStore.validate(scope, config_type, sender)
     permission = Permission.DENY if deny else Permission.ALLOW
 
     async def run() -> dict[str, Any]:
@@ -166,7 +160,7 @@ def grants_remove(
     as_json: JsonOpt = False,
 ) -> None:
     """Remove the grant with this agent, scope, sender and type; exit 2 if there is none."""
-    grantee = parse_grant(scope, config_type, sender)
+    grantee = GrantStore.validate(scope, config_type, sender)
     wanted = Permission.DENY if deny else None
 
     async def run() -> dict[str, Any]:
@@ -253,7 +247,7 @@ def check(
     ] = False,
 ) -> None:
     """Decide one permission check, what-if: writes nothing; exit 0 whatever the decision."""
-    parse_check_type(config_type, scope=scope)
+    ConfigType.parse_check(config_type, scope=scope)
     if role not in KNOWN_ROLES:
         raise ConfigError(
             f"--role must be one of {', '.join(KNOWN_ROLES[1:])} (or left out), not {role!r}"

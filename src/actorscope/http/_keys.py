@@ -23,7 +23,7 @@ from typing import Any
 from actorscope.agents import AgentRegistry
 from actorscope.errors import ConfigError, IdentityError, NotFoundError, StoreError
 from actorscope.identity import http_identity
-from actorscope.permissions import BYPASS_ROLES, AuditEntry, AuditLog
+from actorscope.permissions import AuditEntry, AuditLog, PermissionPolicy
 from actorscope.store import Database, Row, Transaction
 
 __all__ = [
@@ -41,7 +41,7 @@ __all__ = [
 #: The roles a key may carry, most powerful first.
 ROLES: tuple[str, ...] = ("owner", "admin", "operator", "viewer", "member")
 #: Roles that may use the operator endpoints and the console (those that bypass group checks).
-OPERATOR_ROLES: frozenset[str] = BYPASS_ROLES
+OPERATOR_ROLES: frozenset[str] = PermissionPolicy.BYPASS_ROLES
 #: Seconds between two writes of one key's ``last_used_at`` (a read per request, not a write).
 TOUCH_INTERVAL = 60.0
 #: Keys whose last touch attempt a store remembers (the oldest is forgotten first).

@@ -39,8 +39,6 @@ from actorscope.permissions import (
     Permission,
     WriterManager,
     WriterReason,
-    parse_grant,
-    writer_scope,
 )
 from actorscope.platforms import BuiltInPlatform
 from actorscope.propagation import OriginSigner
@@ -249,7 +247,7 @@ class Operations:
         """Create or replace a grant; audited with the key's user as the actor."""
         self.require_operator(key)
         try:
-            parse_grant(scope, config_type, sender_id, permission)
+            GrantStore.validate(scope, config_type, sender_id, permission)
         except ActorscopeError as exc:
             raise problem_for(exc) from None
         found = await self.agent(key, agent)
@@ -269,7 +267,7 @@ class Operations:
         """Remove a grant (404 if there is none); audited with the key's user as the actor."""
         self.require_operator(key)
         try:
-            grantee = parse_grant(scope, config_type, sender_id)
+            grantee = GrantStore.validate(scope, config_type, sender_id)
         except ActorscopeError as exc:
             raise problem_for(exc) from None
         found = await self.agent(key, agent)
@@ -332,10 +330,12 @@ class Operations:
         """The group a writer scope names (``group:<ch>:<chat>``, ``guild:<gid>:*`` or a member
         scope of a guild); 422 for anything else."""
         try:
-            parse_grant(scope, ConfigType.FILE_WRITER, "*")  # a writer is a file_writer grant
+            GrantStore.validate(
+                scope, ConfigType.FILE_WRITER, "*"
+            )  # a writer is a file_writer grant
         except GrantError as exc:
             raise Problem(422, f"scope: {exc}") from None
-        where = writer_scope(scope)
+        where = WriterManager.scope_of(scope)
         if where is None or "*" in where.removesuffix(":*"):
             raise Problem(422, f"scope: {scope!r} is not the scope of one group")
         return where
@@ -364,7 +364,7 @@ class Operations:
         self.require_operator(key)
         where = self.group(scope)
         try:
-            target = parse_grant(where, ConfigType.FILE_WRITER, sender_id)
+            target = GrantStore.validate(where, ConfigType.FILE_WRITER, sender_id)
         except GrantError as exc:
             raise Problem(422, f"sender_id: {exc}") from None
         if target == "*":
@@ -382,7 +382,7 @@ class Operations:
         self.require_operator(key)
         where = self.group(scope)
         try:
-            target = parse_grant(where, ConfigType.FILE_WRITER, sender_id)
+            target = GrantStore.validate(where, ConfigType.FILE_WRITER, sender_id)
         except GrantError as exc:
             raise Problem(422, f"sender_id: {exc}") from None
         found = await self.agent(key, agent)
@@ -406,7 +406,7 @@ class Operations:
                     where
                     for grant in rows
                     if grant.permission == Permission.ALLOW
-                    and (where := writer_scope(grant.scope)) is not None
+                    and (where := WriterManager.scope_of(grant.scope)) is not None
                     and "*" not in where.removesuffix(":*")
                 }
             )

@@ -69,13 +69,13 @@ from actorscope.integrations._adoption import Opened, open_gate
 from actorscope.integrations._invisible import gate_config, stops
 from actorscope.messages import OutboundMessage
 from actorscope.permissions import (
+    ConfigType,
     Decision,
     GrantChangeWatcher,
     LinkMode,
     LinkStore,
     Reason,
     non_person_reason,
-    parse_check_type,
 )
 from actorscope.propagation import OriginSigner
 from actorscope.store import Database
@@ -489,7 +489,7 @@ class ActorscopeCog(commands.Cog, name=_COG_NAME):
     async def check(self, action: str, source: Source) -> Decision | None:
         """Decide ``action`` for the actor of ``source``; ``None`` when the pipeline did not
         admit the event (no command runs for it). Non-persons are denied before the policy."""
-        parse_check_type(action)
+        ConfigType.parse_check(action)
         invocation = await self._invocation(source)
         prepared = invocation.prepared
         if prepared is None:
@@ -729,7 +729,7 @@ def requires(action: str) -> Callable[[_T], _T]:
     clicker is the actor: a denied click is answered ephemerally and the callback does not
     run.
     """
-    parse_check_type(action)
+    ConfigType.parse_check(action)
 
     async def message_check(ctx: commands.Context[Any]) -> bool:
         decision = await ActorscopeCog.of(ctx.bot).check(action, ctx)

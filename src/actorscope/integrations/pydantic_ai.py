@@ -38,7 +38,7 @@ from actorscope.context import bind_identity, current_identity
 from actorscope.errors import ConfigError, UnboundIdentityError
 from actorscope.identity import Identity
 from actorscope.messages import InboundMessage, RunRequest
-from actorscope.permissions import Decision, parse_check_type
+from actorscope.permissions import ConfigType, Decision
 from actorscope.propagation import (
     DelegateTask,
     OriginSigner,
@@ -175,7 +175,7 @@ def requires(config_type: str) -> Callable[[GuardedFunc[P, T]], GuardedFunc[P, T
     allowed call runs the body with that identity bound; a denied one returns :func:`denial`
     instead, so the run goes on and the model can tell the person why.
     """
-    checked = parse_check_type(config_type)
+    checked = ConfigType.parse_check(config_type)
 
     def decorate(func: GuardedFunc[P, T]) -> GuardedFunc[P, T | dict[str, Any]]:
         if not inspect.iscoroutinefunction(func):

@@ -4,24 +4,21 @@ from actorscope.permissions._audit import AuditAction, AuditEntry, AuditLog
 from actorscope.permissions._grants import GrantStore
 from actorscope.permissions._links import Link, LinkMode, LinkOutcome, LinkReason, LinkStore
 from actorscope.permissions._policy import (
-    BYPASS_ROLES,
     Decision,
     PermissionPolicy,
     Reason,
     non_person_reason,
 )
 from actorscope.permissions._records import Grant
-from actorscope.permissions._scopes import ConfigType, Permission, parse_check_type, parse_grant
+from actorscope.permissions._scopes import ConfigType, Permission
 from actorscope.permissions._watch import GrantChangeWatcher
 from actorscope.permissions._writers import (
     WriterDecision,
     WriterManager,
     WriterReason,
-    writer_scope,
 )
 
 __all__ = [
-    "BYPASS_ROLES",
     "AuditAction",
     "AuditEntry",
     "AuditLog",
@@ -42,7 +39,4 @@ __all__ = [
     "WriterManager",
     "WriterReason",
     "non_person_reason",
-    "parse_check_type",
-    "parse_grant",
-    "writer_scope",
 ]

@@ -35,6 +35,7 @@ from actorscope.permissions._scopes import (
     ANY,
     Permission,
     parse_config_type,
+    parse_grant,
     parse_grant_scope,
     parse_grantee,
     parse_permission,
@@ -119,6 +120,19 @@ class _Write:
 
 class GrantStore:
     """Grants of every tenant and agent, with a decision cache shared by the policies over it."""
+
+    @staticmethod
+    def validate(
+        scope: object,
+        config_type: object,
+        sender_id: object,
+        permission: object = Permission.ALLOW,
+    ) -> str:
+        """What a grant names, checked as :meth:`grant` checks it, in this order: the scope
+        (exact, ``*`` or a ``<prefix>:*``), the config type, the grantee (``*`` or a person a
+        check in that scope can match) and ``allow`` / ``deny``. Returns the canonical grantee;
+        one :class:`~actorscope.errors.GrantError` says what is wrong."""
+        return parse_grant(scope, config_type, sender_id, permission)
 
     def __init__(self, db: Database, *, max_cached: int = DEFAULT_MAX_ENTRIES) -> None:
         self.db = db

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from enum import StrEnum
 from functools import lru_cache
+from typing import ClassVar
 
 from actorscope._input import NIL_UUID, is_uuid, shown_path
 from actorscope._text import has_unstorable
@@ -165,6 +166,10 @@ class PermissionPolicy:
     ``links`` (an agent with ``links = "grants"``): a grant to the person an acting account
     is linked to counts as the account's own, and a deny of either wins.
     """
+
+    #: The roles every check allows without a grant (a run's ``owner``, ``admin`` and
+    #: ``operator``).
+    BYPASS_ROLES: ClassVar[frozenset[str]] = BYPASS_ROLES
 
     def __init__(
         self,

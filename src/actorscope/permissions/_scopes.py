@@ -53,6 +53,13 @@ class ConfigType(StrEnum):
     CONTEXT_FILES = "context_files"
     ANY = "*"
 
+    @classmethod
+    def parse_check(cls, value: object, *, scope: object = None) -> str:
+        """A check's config type: a concrete type, never ``*``; with ``scope``, that scope
+        first: a concrete one a check can run in (no ``*``, no ``<prefix>:*``). One
+        :class:`~actorscope.errors.GrantError` says what is wrong."""
+        return parse_check_type(value, scope=scope)
+
 
 class Permission(StrEnum):
     """A grant allows or denies."""

@@ -141,6 +141,12 @@ def _member_prefix(scope: str) -> str | None:
 class WriterManager:
     """Add, remove and list the writers of a group, for the agent of the identity."""
 
+    @staticmethod
+    def scope_of(user_id: str) -> str | None:
+        """Where the writers of the group ``user_id`` is in are granted (a Discord guild's
+        ``guild:<gid>:*``), or ``None`` outside a group."""
+        return writer_scope(user_id)
+
     def __init__(
         self,
         store: GrantStore,

@@ -72,7 +72,7 @@ from actorscope.permissions import (
     LinkMode,
     LinkReason,
     LinkStore,
-    writer_scope,
+    WriterManager,
 )
 from actorscope.propagation import (
     Origin,
@@ -1827,7 +1827,7 @@ async def seed_discord(
     and the writer's ``dm`` channel; what the writer's DM must not change."""
     writers: dict[str, str] = {}
     for guild, person in zip(guilds, (D_WRITER, D_OTHER_WRITER), strict=True):
-        scope = writer_scope(str(Scope.guild_member(guild, person))) or ""
+        scope = WriterManager.scope_of(str(Scope.guild_member(guild, person))) or ""
         writers[scope] = str(person)
     await seed_writers(env, writers)
     planted = {
