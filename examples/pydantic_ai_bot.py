@@ -36,7 +36,6 @@ from actorscope.errors import ActorscopeError
 from actorscope.identity import SenderKind
 from actorscope.integrations.pydantic_ai import (
     ActorscopeDeps,
-    actorscope_deps,
     requires,
     run_delegate,
     run_message,
@@ -68,7 +67,7 @@ async def write_notes(ctx: RunContext[BotDeps], text: str) -> str:
     Args:
         text: The line to add.
     """
-    who = actorscope_deps(ctx.deps).identity  # the member who asked, never a tool argument
+    who = ActorscopeDeps.of(ctx.deps).identity  # the member who asked, never a tool argument
     services = ctx.deps.services
     services.workspace.append(services.agent, who, NOTES, f"- {text} (by {who.sender_id})\n")
     return f"saved to {NOTES}"

@@ -25,7 +25,6 @@ from actorscope.errors import ConfigError, GrantError, UnboundIdentityError
 from actorscope.identity import Identity, PeerKind, SenderKind, discord_identity, telegram_identity
 from actorscope.integrations.pydantic_ai import (
     ActorscopeDeps,
-    actorscope_deps,
     builtin_toolset,
     mcp_toolset,
     registry_toolset,
@@ -82,7 +81,7 @@ async def write_notes(ctx: RunContext[ActorscopeDeps], text: str) -> dict[str, A
     Args:
         text: The line to add.
     """
-    deps = actorscope_deps(ctx.deps)
+    deps = ActorscopeDeps.of(ctx.deps)
     assert deps.toolbox is not None
     agent, who = await deps.toolbox.acting(deps.identity)
     size = deps.toolbox.workspace.append(agent, who, NOTES, f"- {text}\n")
@@ -374,7 +373,7 @@ async def test_deps_need_a_bound_identity_and_a_signer(world: World) -> None:
     with pytest.raises(UnboundIdentityError):
         ActorscopeDeps.bound(policy=world.policy)
     with pytest.raises(ConfigError, match="needs actorscope deps"):
-        actorscope_deps(object())
+        ActorscopeDeps.of(object())
     helper = PydanticAgent(Script("whoami", {}).model(), deps_type=ActorscopeDeps)
     with bind_identity(person("writer")):
         carrier = spawn_subagent("write", signer=world.signer)

@@ -15,6 +15,6 @@ and signer instead of its bot's own settings; the gate's ``opened`` (:class:`Ope
 where it actually is. The testing kit and ``actorscope probe`` run users' bots this way.
 """
 
-from actorscope.integrations._adoption import Adoption, Opened, adopting, adoption_in_force
+from actorscope.integrations._adoption import Adoption, Opened, adopting
 
-__all__ = ["Adoption", "Opened", "adopting", "adoption_in_force"]
+__all__ = ["Adoption", "Opened", "adopting"]

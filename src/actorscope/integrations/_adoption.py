@@ -27,7 +27,7 @@ from actorscope.errors import ConfigError
 from actorscope.propagation import OriginSigner
 from actorscope.store import Database
 
-__all__ = ["Adoption", "Opened", "adopting", "adoption_in_force", "open_gate"]
+__all__ = ["Adoption", "Opened", "adopting", "open_gate"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +52,12 @@ class Adoption:
             raise ConfigError("Adoption needs an open Database")
         if not isinstance(self.workspace, str | os.PathLike):
             raise ConfigError("Adoption needs a workspace folder")
+
+    @staticmethod
+    def in_force() -> Adoption | None:
+        """The adoption a gate opening now must use (:func:`adopting`), or ``None`` (its own
+        settings)."""
+        return _ADOPTION.get()
 
     def applied(self, settings: AgentSettings) -> AgentSettings:
         """``settings`` as the adoption changes them: its agent, tenant, workspace and signer
@@ -98,11 +104,6 @@ def adopting(adoption: Adoption) -> Iterator[Adoption]:
         _ADOPTION.reset(token)
 
 
-def adoption_in_force() -> Adoption | None:
-    """The adoption a gate opening now must use, or ``None`` (its own settings)."""
-    return _ADOPTION.get()
-
-
 async def open_gate(
     database: str | os.PathLike[str] | Database, settings: AgentSettings, stack: AsyncExitStack
 ) -> tuple[Assembly, Opened]:
@@ -112,7 +113,7 @@ async def open_gate(
     ``stack`` (and closed with it); an open one is left open. The database's change feed
     starts now, so another process's grant change reaches the gate's cache within a second.
     """
-    adoption = adoption_in_force()
+    adoption = Adoption.in_force()
     given = database if adoption is None else adoption.database
     if adoption is not None:
         settings = adoption.applied(settings)

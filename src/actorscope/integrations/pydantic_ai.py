@@ -3,7 +3,7 @@
 - **Identity in deps.** :class:`ActorscopeDeps` carries the run's bound
   :class:`~actorscope.identity.Identity` and the services tools need (policy, signer,
   toolbox). Use it as an agent's deps, or put it in a field named ``actorscope`` of your own
-  deps; :func:`actorscope_deps` finds it. Tools read the actor from there, never from
+  deps; :meth:`ActorscopeDeps.of` finds it. Tools read the actor from there, never from
   arguments the model wrote.
 - **Guarded tools.** :func:`requires` on a tool function checks the actor with the policy
   before the body runs; a denial is the tool's result (``{"error": {"code":
@@ -61,7 +61,6 @@ from actorscope.tools import (
 
 __all__ = [
     "ActorscopeDeps",
-    "actorscope_deps",
     "builtin_toolset",
     "mcp_toolset",
     "registry_toolset",
@@ -128,18 +127,19 @@ class ActorscopeDeps:
             )
         return cls(identity, policy, signer, toolbox, agent_key)
 
-
-def actorscope_deps(deps: object) -> ActorscopeDeps:
-    """The :class:`ActorscopeDeps` of a run's deps: the deps themselves, or their ``actorscope``."""
-    if isinstance(deps, ActorscopeDeps):
-        return deps
-    nested = getattr(deps, DEPS_FIELD, None)
-    if isinstance(nested, ActorscopeDeps):
-        return nested
-    raise ConfigError(
-        "this tool needs actorscope deps: run the agent with deps=ActorscopeDeps(...) or deps "
-        f"that have an {DEPS_FIELD!r} field holding one, got {type(deps).__name__}"
-    )
+    @classmethod
+    def of(cls, deps: object) -> ActorscopeDeps:
+        """The :class:`ActorscopeDeps` of a run's deps: the deps themselves, or their
+        ``actorscope`` field."""
+        if isinstance(deps, ActorscopeDeps):
+            return deps
+        nested = getattr(deps, DEPS_FIELD, None)
+        if isinstance(nested, ActorscopeDeps):
+            return nested
+        raise ConfigError(
+            "this tool needs actorscope deps: run the agent with deps=ActorscopeDeps(...) or "
+            f"deps that have an {DEPS_FIELD!r} field holding one, got {type(deps).__name__}"
+        )
 
 
 def _denial(decision: Decision) -> dict[str, Any]:
@@ -186,7 +186,7 @@ def requires(config_type: str) -> Callable[[GuardedFunc[P, T]], GuardedFunc[P, T
         async def guarded(
             ctx: RunContext[Any], /, *args: P.args, **kwargs: P.kwargs
         ) -> T | dict[str, Any]:
-            deps = actorscope_deps(ctx.deps)
+            deps = ActorscopeDeps.of(ctx.deps)
             decision = await deps.policy.check(checked, deps.identity)
             if not decision.allowed:
                 return _denial(decision)
@@ -200,7 +200,7 @@ def requires(config_type: str) -> Callable[[GuardedFunc[P, T]], GuardedFunc[P, T
 
 def _registry_caller(registry: ToolRegistry, name: str) -> Callable[..., Awaitable[dict[str, Any]]]:
     async def call(ctx: RunContext[Any], **arguments: Any) -> dict[str, Any]:
-        deps = actorscope_deps(ctx.deps)
+        deps = ActorscopeDeps.of(ctx.deps)
         # The raw arguments: the registry validates agent_id / agent before anything else.
         with bind_identity(deps.identity):
             result = await registry.call(name, arguments, deps.identity)
@@ -295,7 +295,7 @@ async def run_delegate(
     its deps are the caller's with that identity (``deps`` builds the delegate's own deps
     from them). The output returns as an announce, attributed the same way.
     """
-    caller = actorscope_deps(ctx.deps)
+    caller = ActorscopeDeps.of(ctx.deps)
     signer = _signer(caller)
     carrier: SubagentTask | DelegateTask
     with bind_identity(caller.identity):
@@ -335,7 +335,7 @@ def mcp_toolset(
         raise ConfigError(f"{IDENTITY_HEADER} is set from each run's deps, not by hand")
 
     def run_headers(ctx: RunContext[Any]) -> dict[str, str]:
-        identity = actorscope_deps(ctx.deps).identity
+        identity = ActorscopeDeps.of(ctx.deps).identity
         return {**extra, IDENTITY_HEADER: encode_identity_token(identity, signer)}
 
     return MCPToolset(url, id=id, headers=run_headers, tool_error_behavior="failed")
