@@ -19,7 +19,7 @@ import httpx
 from actorscope.agents import AgentRegistry
 from actorscope.bots import HttpSection
 from actorscope.http import ApiKeyStore, create_app
-from actorscope.http._serve import bind, running, url_of
+from actorscope.http._serve import running, url_of
 from actorscope.messages import RunRequest
 from actorscope.store import Database
 
@@ -68,7 +68,7 @@ async def _main() -> None:
             section = HttpSection(
                 agent="main", handler="unused:handler", port=0, max_connections=CONCURRENT
             )
-            sock = bind(section)
+            sock = section.listen()
             try:
                 async with running(create_app(db, handler=handler), sock, section):
                     limits = httpx.Limits(max_connections=CONCURRENT)

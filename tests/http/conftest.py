@@ -14,7 +14,7 @@ from actorscope.bots import HttpSection
 from actorscope.context import current_identity
 from actorscope.http import ApiKeyStore, create_app
 from actorscope.http._keys import ROLES
-from actorscope.http._serve import bind, running, url_of
+from actorscope.http._serve import running, url_of
 from actorscope.messages import RunRequest
 from actorscope.store import Database
 
@@ -86,7 +86,7 @@ async def live_server(app: FastAPI) -> AsyncIterator[str]:
 async def serving(app: FastAPI, section: HttpSection | None = None) -> AsyncIterator[str]:
     """``app`` under uvicorn on a free port of 127.0.0.1 for the block (with ``section``'s
     bounds, default ``HttpSection()``'s); its base URL."""
-    sock = bind(HttpSection(host="127.0.0.1", port=0))
+    sock = HttpSection(host="127.0.0.1", port=0).listen()
     try:
         async with running(app, sock, section):
             yield url_of(sock)

@@ -22,7 +22,7 @@ from tests.http.conftest import bearer
 from actorscope.agents import AgentRegistry
 from actorscope.bots import load_bot_config
 from actorscope.http import ApiKeyStore
-from actorscope.http._serve import bind, serve
+from actorscope.http._serve import serve
 from actorscope.permissions import AuditLog, GrantStore
 from actorscope.store import Database
 
@@ -61,7 +61,7 @@ async def _served(tmp_path: Path, strict: bool) -> AsyncIterator[str]:
     )
     config = load_bot_config(path, require_bots=False)
     assert config.http is not None
-    sock = bind(config.http)
+    sock = config.http.listen()
     lines: list[str] = []
     stop = asyncio.Event()
     task = asyncio.create_task(

@@ -18,7 +18,7 @@ from actorscope.bots import load_bot_config
 from actorscope.cli import main
 from actorscope.errors import ConfigError
 from actorscope.http import ApiKeyStore, create_app
-from actorscope.http._serve import bind, serve
+from actorscope.http._serve import serve
 from actorscope.messages import RunRequest
 from actorscope.store import Database
 
@@ -92,7 +92,7 @@ async def test_serve_runs_the_configured_handler_and_prints_its_address(tmp_path
     """serve() with an [http]-only file: prints the address; a message reaches the handler."""
     config = load_bot_config(_config(tmp_path, 0, "http_serve_bot_a"), require_bots=False)
     assert config.http is not None
-    sock = bind(config.http)
+    sock = config.http.listen()
     lines: list[str] = []
     stop = asyncio.Event()
     running = asyncio.create_task(

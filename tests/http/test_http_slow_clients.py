@@ -26,7 +26,7 @@ from actorscope.channels.discord._runner import silence_voice_warnings
 from actorscope.errors import ConfigError
 from actorscope.http import ApiKeyStore, create_app
 from actorscope.http._guard import BODY_TIMEOUT
-from actorscope.http._serve import bind, descriptors_needed, serve
+from actorscope.http._serve import descriptors_needed, serve
 from actorscope.messages import RunRequest
 from actorscope.sandbox import DiscordEmulator, discord_pointed_at
 from actorscope.store import Database
@@ -149,7 +149,7 @@ async def _served(
     path.write_text(text)
     config = load_bot_config(path, require_bots=False)
     assert config.http is not None
-    sock = bind(config.http)
+    sock = config.http.listen()
     lines: list[str] = []
     stop = asyncio.Event()
     task = asyncio.create_task(
@@ -348,7 +348,7 @@ def test_a_connection_limit_beyond_the_open_file_limit_is_one_error(tmp_path: Pa
     path.write_text(f'handler = "m:f"\n\n[http]\nmax_connections = {allowed}\n')
     config = load_bot_config(path, require_bots=False)
     with (
-        bind(HttpSection(port=0)) as sock,
+        HttpSection(port=0).listen() as sock,
         pytest.raises(ConfigError, match=r"http.max_connections = \d+ needs about \d+ open files"),
     ):
         asyncio.run(serve(config, sock, source="bot.toml"))

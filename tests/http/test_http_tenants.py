@@ -17,7 +17,7 @@ from actorscope.agents import AgentRegistry
 from actorscope.bots import load_bot_config
 from actorscope.errors import IdentityError
 from actorscope.http import ApiKeyStore, create_app
-from actorscope.http._serve import bind, serve
+from actorscope.http._serve import serve
 from actorscope.store import Database
 
 #: A handler that writes ``notes.txt`` of the caller's scope ("write TEXT") or reads it back,
@@ -49,7 +49,7 @@ async def _serving(tmp_path: Path, database: str, module: str) -> AsyncIterator[
     )
     config = load_bot_config(path, require_bots=False)
     assert config.http is not None
-    sock = bind(config.http)
+    sock = config.http.listen()
     lines: list[str] = []
     stop = asyncio.Event()
     task = asyncio.create_task(

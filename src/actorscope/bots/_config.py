@@ -51,6 +51,7 @@ import json
 import logging
 import os
 import re
+import socket
 import sys
 import types
 from collections.abc import Mapping
@@ -58,6 +59,7 @@ from pathlib import Path
 from typing import (
     Annotated,
     Any,
+    ClassVar,
     Literal,
     TypeVar,
     Union,
@@ -221,6 +223,25 @@ class HttpSection(BaseModel):
     #: The same default as ``actorscope.http.create_app``'s ``body_timeout``.
     body_timeout: Annotated[float, BeforeValidator(_seconds)] = 30.0
     trusted_proxies: Annotated[tuple[str, ...], BeforeValidator(_networks)] = ()
+
+    #: Connections the kernel queues for the server (they hold no descriptor of the process).
+    LISTEN_BACKLOG: ClassVar[int] = 128
+
+    def listen(self) -> socket.socket:
+        """A listening TCP socket at the section's host and port (what ``actorscope serve``
+        serves on); ``OSError`` if it cannot be had."""
+        infos = socket.getaddrinfo(self.host, self.port, type=socket.SOCK_STREAM)
+        family, kind, proto, _, address = infos[0]
+        sock = socket.socket(family, kind, proto)
+        try:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            sock.bind(address)
+            sock.listen(self.LISTEN_BACKLOG)
+        except OSError:
+            sock.close()
+            raise
+        sock.setblocking(False)
+        return sock
 
 
 class AuditSection(BaseModel):

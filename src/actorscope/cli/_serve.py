@@ -28,7 +28,6 @@ def serve(
     if section is None:  # load_bot_config(require_bots=False) refuses such a file already
         raise ConfigError(f"{config}: no [http] section")
     try:
-        from actorscope.http import bind
         from actorscope.http import serve as run_server
     except ModuleNotFoundError as exc:
         raise ConfigError(
@@ -36,7 +35,7 @@ def serve(
             "pip install 'actorscope[http]'"
         ) from None
     try:
-        sock = bind(section)
+        sock = section.listen()
     except OSError as exc:
         raise cannot_listen(f"{section.host}:{section.port}", exc) from None
     try:

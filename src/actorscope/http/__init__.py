@@ -8,14 +8,14 @@
         config = uvicorn.Config(app, host="127.0.0.1", port=8080, proxy_headers=False)
         await uvicorn.Server(config).serve()
 
-``actorscope serve CONFIG`` runs it next to the configured bots (:func:`bind`, then
-:func:`serve`), with the ``[http]`` section's
+``actorscope serve CONFIG`` runs it next to the configured bots (``HttpSection.listen()``,
+then :func:`serve`), with the ``[http]`` section's
 bounds (connections, header and body timeouts, trusted proxies). :class:`ApiKeyStore` is what
 ``actorscope keys`` manages.
 """
 
 from actorscope.http._app import create_app
 from actorscope.http._keys import ApiKeyStore
-from actorscope.http._serve import bind, serve
+from actorscope.http._serve import serve
 
-__all__ = ["ApiKeyStore", "bind", "create_app", "serve"]
+__all__ = ["ApiKeyStore", "create_app", "serve"]

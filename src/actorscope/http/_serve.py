@@ -35,7 +35,6 @@ from actorscope.store import Database
 __all__ = [
     "LISTEN_BACKLOG",
     "STARTUP_WAIT",
-    "bind",
     "check_descriptors",
     "descriptors_needed",
     "gated",
@@ -47,7 +46,7 @@ __all__ = [
 #: Seconds uvicorn may take to start answering.
 STARTUP_WAIT = 10.0
 #: Connections the kernel queues for the server (they hold no descriptor of the process).
-LISTEN_BACKLOG = 128
+LISTEN_BACKLOG = HttpSection.LISTEN_BACKLOG
 #: Descriptors kept for the database, the bots and the process beside the HTTP connections.
 _RESERVED_DESCRIPTORS = 32
 _TICK = 0.02
@@ -120,22 +119,6 @@ def url_of(sock: socket.socket) -> str:
     """``http://host:port`` of a listening socket."""
     host, port = sock.getsockname()[:2]
     return f"http://{host}:{port}" if ":" not in host else f"http://[{host}]:{port}"
-
-
-def bind(section: HttpSection) -> socket.socket:
-    """A listening TCP socket at the section's host and port; ``OSError`` if it cannot be had."""
-    infos = socket.getaddrinfo(section.host, section.port, type=socket.SOCK_STREAM)
-    family, kind, proto, _, address = infos[0]
-    sock = socket.socket(family, kind, proto)
-    try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind(address)
-        sock.listen(LISTEN_BACKLOG)
-    except OSError:
-        sock.close()
-        raise
-    sock.setblocking(False)
-    return sock
 
 
 def descriptors_needed(section: HttpSection) -> int:
