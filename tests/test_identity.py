@@ -213,6 +213,22 @@ def test_discord_identity_refuses_other_kinds(kind: SenderKind) -> None:
         discord_identity(CAROL, chat_id=GUILD_CHANNEL, guild_id=GUILD, sender_kind=kind)
 
 
+@pytest.mark.parametrize("kind", ["bogus", 7, None])
+def test_discord_identity_refuses_a_kind_it_cannot_read(kind: object) -> None:
+    """A sender kind no Discord sender has, of any type, is one IdentityError."""
+    with pytest.raises(IdentityError, match="a person, a webhook or a bot"):
+        discord_identity(CAROL, chat_id=GUILD_CHANNEL, guild_id=GUILD, sender_kind=kind)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("kind", [SenderKind.WEBHOOK, SenderKind.BOT])
+def test_discord_nonperson_identity_takes_no_role(kind: SenderKind) -> None:
+    """A webhook's or a bot's message is never given a role (an owner role would bypass)."""
+    with pytest.raises(IdentityError, match="takes no role"):
+        discord_identity(
+            CAROL, chat_id=GUILD_CHANNEL, guild_id=GUILD, sender_kind=kind, role="owner"
+        )
+
+
 @pytest.mark.parametrize("kind", [SenderKind.WEBHOOK, SenderKind.BOT])
 def test_discord_identity_refuses_a_nonperson_without_a_guild(kind: SenderKind) -> None:
     """A Discord webhook or bot author outside a guild has no safe scope: refused."""

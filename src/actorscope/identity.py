@@ -612,11 +612,21 @@ def discord_identity(
     (``guild:<gid>:webhook|bot:<id>``); it needs the guild: without one it has no safe scope.
     """
     spec = _spec(BuiltInPlatform.DISCORD)
-    if sender_kind in (SenderKind.WEBHOOK, SenderKind.BOT):
+    kinds = {kind.value: kind for kind in (SenderKind.USER, SenderKind.WEBHOOK, SenderKind.BOT)}
+    kind = kinds.get(sender_kind) if isinstance(sender_kind, str) else None
+    if kind is None:
+        raise IdentityError(
+            f"a Discord sender is a person, a webhook or a bot (sender_kind "
+            f"{', '.join(kinds)}), not {sender_kind!r}"
+        )
+    if kind in (SenderKind.WEBHOOK, SenderKind.BOT):
         if guild_id is None:
-            raise IdentityError(f"a Discord {sender_kind.value} message needs its guild")
+            raise IdentityError(f"a Discord {kind.value} message needs its guild")
+        if role:
+            # A role is a person's: an owner role on a webhook would bypass every check.
+            raise IdentityError(f"a Discord {kind.value} message takes no role, not {role!r}")
         guild = spec.chat_id(guild_id, "guild id")
-        author = spec.chat_id(sender_id, f"{sender_kind.value} id")
+        author = spec.chat_id(sender_id, f"{kind.value} id")
         chat = spec.chat_id(chat_id, "channel id")
         return chat_identity(
             BuiltInPlatform.DISCORD,
@@ -624,12 +634,7 @@ def discord_identity(
             author,
             group=True,
             guild_id=guild,
-            sender_kind=sender_kind,
-            role=role,
-        )
-    if sender_kind is not SenderKind.USER:
-        raise IdentityError(
-            f"a Discord sender is a person, a webhook or a bot, not {SenderKind(sender_kind)}"
+            sender_kind=kind,
         )
     sender = spec.chat_id(sender_id, "sender id")
     if sender in PLACEHOLDER_SENDER_IDS:
