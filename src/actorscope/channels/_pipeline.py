@@ -161,7 +161,7 @@ class Pipeline:
             await self.burn_exposed(message)
         if command is not None and MetaKey.ADDRESSED not in message.metadata:
             # A writer command is addressed to the bot (Discord's "!" ones carry no mark).
-            metadata = {**message.metadata, MetaKey.ADDRESSED: Addressed.COMMAND.value}
+            metadata = {**message.metadata, MetaKey.ADDRESSED.value: Addressed.COMMAND.value}
             message = message.model_copy(update={"metadata": MappingProxyType(metadata)})
         admission = admit(message, self.config, bot_username=bot_username, bot_id=bot_id)
         if not admission.admitted or admission.message is None:
@@ -318,7 +318,7 @@ def describe(outcome: LinkOutcome | None) -> str:
 
 def _addressed(message: InboundMessage) -> InboundMessage:
     """``message`` marked as a command addressed to the bot."""
-    metadata = {**message.metadata, MetaKey.ADDRESSED: Addressed.COMMAND.value}
+    metadata = {**message.metadata, MetaKey.ADDRESSED.value: Addressed.COMMAND.value}
     return message.model_copy(update={"metadata": MappingProxyType(metadata)})
 
 

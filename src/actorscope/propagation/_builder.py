@@ -222,7 +222,7 @@ def build_run_request(
         role = origin.role if same_agent else ""
         sender_kind = SenderKind.USER
         kept = _verified_metadata(msg.metadata)
-        kept[MetaKey.ORIGIN_VIA] = msg.sender_id
+        kept[MetaKey.ORIGIN_VIA.value] = msg.sender_id
     fields: dict[str, object] = {
         "session_key": key,
         "user_id": user_id,
