@@ -152,6 +152,7 @@ def test_actorscope_sandbox_takes_it_by_name(
     ("args", "message"),
     [
         (["--platform", "nochat"], "--platform must be telegram or discord or fakechat"),
+        (["--platform", "http"], "--platform must be telegram or discord or fakechat"),
         (["--platform", "fakechat", "--token", "abc"], "--token is not taken: the fake chat"),
         (
             ["--platform", "fakechat", "--", "python", "bot.py"],

@@ -75,16 +75,19 @@ def _chosen(name: str | None) -> tuple[str, Sandbox]:
     from actorscope.platforms import platform_spec
     from actorscope.sandbox import platform_sandbox
 
-    if name is not None and platform_spec(name) is not None:
+    spec = platform_spec(name) if name is not None else None
+    if name is not None and spec is not None and spec.contract:
         box = platform_sandbox(name)  # a broken plugin's sandbox: its one ConfigError
         if box is not None:
             return name, box
     boxes = _sandboxes()
     if name is None and boxes:
         return next(iter(boxes.items()))
-    choices = " or ".join(boxes) or "a platform with a sandbox (none is registered)"
+    if not boxes:
+        raise ConfigError("no registered platform has a sandbox")
     raise ConfigError(
-        f"--platform must be {choices} (the registered platforms with a sandbox), not {name!r}"
+        f"--platform must be {' or '.join(boxes)} (the registered platforms with a sandbox), "
+        f"not {name!r}"
     )
 
 
