@@ -13,6 +13,7 @@ generated tables of ``docs/reference/scenario.md`` (the scenario file's keys, fr
 from __future__ import annotations
 
 import ast
+import enum
 import importlib
 import importlib.util
 import inspect
@@ -234,6 +235,8 @@ def _key_type(annotation: object, where: str, found: list[tuple[str, type[BaseMo
         return f"[`{where}`](#{_anchor(where)})"
     if origin is typing.Literal:
         return " \\| ".join(f"`{arg}`" for arg in args)
+    if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
+        return " \\| ".join(f"`{member.value}`" for member in annotation)
     if origin in (types.UnionType, typing.Union):
         return " or ".join(_key_type(arg, where, found) for arg in args)
     if origin is list:

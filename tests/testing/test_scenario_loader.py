@@ -48,6 +48,18 @@ def test_good_file_loads_with_lines() -> None:
             GOOD.replace("    action: file_writer\n", ""),
             "x.yaml:6: steps[0]: expect.decision needs the step's action",
         ),
+        (
+            GOOD.replace("action: file_writer", "action: bogus"),
+            "x.yaml:7: steps[0].action: Input should be 'file_writer'",
+        ),
+        (
+            GOOD.replace("action: file_writer", "action: '*'"),
+            "x.yaml:7: steps[0].action: a check asks about one config type",
+        ),
+        (
+            GOOD.replace("steps:", "  grants: [{scope: '*', sender: alice, type: bogus}]\nsteps:"),
+            "x.yaml:5: setup.grants[0].type: Input should be 'file_writer'",
+        ),
     ],
     ids=[
         "unknown-key",
@@ -59,6 +71,9 @@ def test_good_file_loads_with_lines() -> None:
         "duplicate-key",
         "two-events",
         "decision-without-action",
+        "unknown-action",
+        "wildcard-action",
+        "unknown-grant-type",
     ],
 )
 def test_malformed_files_name_file_line_and_problem(text: str, expected: str) -> None:

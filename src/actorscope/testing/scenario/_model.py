@@ -53,6 +53,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from actorscope.permissions import ConfigType
+
 __all__ = [
     "CHAIN_KINDS",
     "AnnounceStep",
@@ -108,7 +110,7 @@ class GrantSpec(_Strict):
     chat: str | None = None
     guild: str | None = None
     sender: str
-    type: str = "file_writer"
+    type: ConfigType = ConfigType.FILE_WRITER
     deny: bool = False
     agent: str | None = None
 
@@ -395,9 +397,19 @@ class Step(_Strict):
     teammate_dispatch: TeammateStep | None = None
     session_send: SessionSendStep | None = None
     ticker: TickerStep | None = None
-    action: str | None = None
+    action: ConfigType | None = Field(
+        None,
+        description="The config type the bot checks on this turn (one type, not `*`).",
+    )
     reply: str | None = None
     expect: Expect = Expect()
+
+    @field_validator("action")
+    @classmethod
+    def _concrete_action(cls, value: ConfigType | None) -> ConfigType | None:
+        if value is ConfigType.ANY:
+            raise ValueError("a check asks about one config type, not '*'")
+        return value
 
     @model_validator(mode="after")
     def _one_event(self) -> Step:
