@@ -234,7 +234,7 @@ async def send_outbound(bot: Bot, msg: OutboundMessage) -> None:
 
 async def send_text(bot: Bot, source: InboundMessage | RunRequest, text: str) -> None:
     """Send ``text`` as a plain reply to ``source``: what ``send_outbound`` sends for
-    ``reply_to(source, text)``, without building that message."""
+    ``OutboundMessage.reply_to(source, text)``, without building that message."""
     route = _route(source.chat_id, source.thread_id, source.message_id, None)
     reply = None
     if route.reply_to is not None:
