@@ -13,11 +13,12 @@ from __future__ import annotations
 import asyncio
 import importlib
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Sequence
 from contextlib import AsyncExitStack
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from actorscope.errors import ConfigError
+from actorscope.sandbox._prompt import Output
 
 if TYPE_CHECKING:
     from actorscope.channels import ChannelSection
@@ -32,7 +33,6 @@ __all__ = [
     "platform_sandbox",
 ]
 
-Output = Callable[[str], None]
 #: Seconds a session waits for the bot to be ready, and at the end of the input for it to
 #: take in what was typed (a stop in the middle of either leaves a library's tracebacks).
 SANDBOX_WAIT = 10.0

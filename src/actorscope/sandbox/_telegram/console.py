@@ -19,7 +19,6 @@ import contextlib
 import json
 import re
 import shlex
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
@@ -28,6 +27,7 @@ from urllib.parse import urlsplit
 from actorscope.sandbox._prompt import (
     SETTLE,
     Command,
+    Output,
     Prompt,
     Speak,
     read_lines,
@@ -41,7 +41,6 @@ from actorscope.sandbox._telegram.polls import PollRecord
 __all__ = ["HELP", "TelegramConsole", "read_lines"]
 
 _NAME = re.compile(r"^@?[A-Za-z][A-Za-z0-9_]{2,31}$")
-Output = Callable[[str], None]
 
 
 @dataclass(slots=True)
