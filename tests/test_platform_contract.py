@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 from tests._wait import wait_until
-from tests.fakechat import NAME, PLATFORM, SPEC, FakeChat, FakeChatPlatform
+from tests.fakechat import NAME, PLATFORM, SPEC, FakeChat, FakeChatPlatform, FakeChatSection
 from tests.fakechat._sim import FakeChatSim
 
 from actorscope.assembly import AgentSettings, assemble
@@ -425,3 +425,31 @@ def test_actorscope_probe_runs_a_handler_on_the_platform_named(
     assert "no chat platform 'nochat'" in capsys.readouterr().err
     assert main(["probe", "fakebot:handle", "--platform", NAME]) == 2
     assert "--platform is for a bot.toml handler" in capsys.readouterr().err
+
+
+class _Unfinished:
+    """A contract written for the contract before its sandbox member: it lacks ``sandbox``."""
+
+    command_prefixes = "/"
+    event_name = "an unfinished chat event"
+    simulator = ""
+    section = FakeChatSection
+
+    @property
+    def spec(self) -> PlatformSpec:
+        """Its registration."""
+        return UNFINISHED_SPEC
+
+
+UNFINISHED_SPEC = PlatformSpec("oldchat", IdForm.OPAQUE, "thread", f"{__name__}:UNFINISHED")
+UNFINISHED = _Unfinished()
+
+
+def test_a_contract_missing_members_is_refused_naming_them() -> None:
+    """A contract that lacks members of the Platform protocol is one ConfigError naming them."""
+    with registered(UNFINISHED_SPEC), pytest.raises(ConfigError) as refused:
+        platform("oldchat")
+    assert str(refused.value) == (
+        f"{__name__}:UNFINISHED is not the Platform of 'oldchat' (it has no inspect, "
+        "recognizes, runner, sandbox, token_problem)"
+    )

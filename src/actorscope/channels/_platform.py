@@ -99,6 +99,10 @@ class Platform(Protocol):
         ...
 
 
+#: The members a contract must have, named when one lacks any.
+_MEMBERS = tuple(sorted(name for name in dir(Platform) if not name.startswith("_")))
+
+
 def platform(name: str) -> Platform:
     """The contract of the platform registered as ``name``; :class:`ConfigError` when there
     is none, it has no events of its own (the HTTP API), or its contract cannot be imported
@@ -117,7 +121,9 @@ def platform(name: str) -> Platform:
         ) from None
     found = getattr(imported, attribute, None)
     if not isinstance(found, Platform) or found.spec != spec:
-        raise ConfigError(f"{spec.contract} is not the Platform of {name!r}")
+        missing = [member for member in _MEMBERS if not hasattr(found, member)]
+        why = f" (it has no {', '.join(missing)})" if missing else ""
+        raise ConfigError(f"{spec.contract} is not the Platform of {name!r}{why}")
     return found
 
 
