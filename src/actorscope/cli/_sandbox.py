@@ -13,8 +13,9 @@ from __future__ import annotations
 import asyncio
 import signal
 import sys
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Iterator
 from contextlib import AsyncExitStack
+from itertools import islice
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -52,21 +53,20 @@ async def _serve(box: Sandbox, port: int, token: str | None, command: list[str])
     return 0
 
 
-def _sandboxes() -> dict[str, Sandbox]:
-    """The registered platforms with a sandbox, by name, in the registry's order (the
-    built-in ones first); one whose contract or sandbox cannot be loaded is left out."""
+def _sandboxes() -> Iterator[tuple[str, Sandbox]]:
+    """The registered platforms with a sandbox and it, in the registry's order (the
+    built-in ones first), each loaded only when asked for; one whose contract or sandbox
+    cannot be loaded is left out."""
     from actorscope.channels import platforms
     from actorscope.sandbox import platform_sandbox
 
-    found: dict[str, Sandbox] = {}
     for spec in platforms():
         try:
             box = platform_sandbox(spec.name)
         except ConfigError:
             continue
         if box is not None:
-            found[spec.name] = box
-    return found
+            yield spec.name, box
 
 
 def _chosen(name: str | None) -> tuple[str, Sandbox]:
@@ -80,11 +80,12 @@ def _chosen(name: str | None) -> tuple[str, Sandbox]:
         box = platform_sandbox(name)  # a broken plugin's sandbox: its one ConfigError
         if box is not None:
             return name, box
-    boxes = _sandboxes()
-    if name is None and boxes:
-        return next(iter(boxes.items()))
+    # The default loads no other platform's sandbox.
+    boxes = dict(_sandboxes()) if name is not None else dict(islice(_sandboxes(), 1))
     if not boxes:
         raise ConfigError("no registered platform has a sandbox")
+    if name is None:
+        return next(iter(boxes.items()))
     raise ConfigError(
         f"--platform must be {' or '.join(boxes)} (the registered platforms with a sandbox), "
         f"not {name!r}"
@@ -129,9 +130,7 @@ def sandbox(
     if command:
         problem = box.command_problem(command)
         if problem:
-            runs = [
-                name for name, other in _sandboxes().items() if not other.command_problem(command)
-            ]
+            runs = [name for name, other in _sandboxes() if not other.command_problem(command)]
             which = " or ".join(f"--platform {name}" for name in runs) or "no platform"
             raise ConfigError(f"a bot command after -- is for {which}; {problem}")
     return _stopped_by_signals(_serve(box, port, token, command or []))
