@@ -595,6 +595,12 @@ def chat_identity(
     return Identity(scope, sender, name, chat, PeerKind.GROUP, kind, role)
 
 
+#: The sender kinds a Discord message has, by their text (a ``SenderKind`` is its text).
+_DISCORD_KINDS = {
+    kind.value: kind for kind in (SenderKind.USER, SenderKind.WEBHOOK, SenderKind.BOT)
+}
+
+
 def discord_identity(
     sender_id: int | str,
     *,
@@ -612,12 +618,11 @@ def discord_identity(
     (``guild:<gid>:webhook|bot:<id>``); it needs the guild: without one it has no safe scope.
     """
     spec = _spec(BuiltInPlatform.DISCORD)
-    kinds = {kind.value: kind for kind in (SenderKind.USER, SenderKind.WEBHOOK, SenderKind.BOT)}
-    kind = kinds.get(sender_kind) if isinstance(sender_kind, str) else None
+    kind = _DISCORD_KINDS.get(sender_kind) if isinstance(sender_kind, str) else None
     if kind is None:
         raise IdentityError(
             f"a Discord sender is a person, a webhook or a bot (sender_kind "
-            f"{', '.join(kinds)}), not {sender_kind!r}"
+            f"{', '.join(_DISCORD_KINDS)}), not {sender_kind!r}"
         )
     if kind in (SenderKind.WEBHOOK, SenderKind.BOT):
         if guild_id is None:
