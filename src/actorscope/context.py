@@ -33,7 +33,7 @@ class Binding(AbstractContextManager[_T]):
     """``with`` sets a context variable to a value and resets it on exit, even on error.
 
     A class, not a generator context manager: the host enters one for the identity and one
-    for the run every turn. :func:`bind_identity` and ``propagation.bind_run`` return one.
+    for the run every turn. :func:`bind_identity` and ``propagation.RunInfo.bind`` return one.
     """
 
     __slots__ = ("_token", "_value", "_var")

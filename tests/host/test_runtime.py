@@ -29,8 +29,8 @@ from actorscope.messages import (
 from actorscope.permissions import GrantStore, PermissionPolicy, Reason
 from actorscope.propagation import (
     OriginSigner,
+    RunInfo,
     announce_subagent_result,
-    current_run,
     spawn_subagent,
 )
 from actorscope.store import Database
@@ -232,7 +232,7 @@ async def test_handler_runs_bound_and_its_spawn_comes_back_as_the_member() -> No
     signer = OriginSigner()
 
     async def agent(request: RunRequest) -> Reply:
-        run = current_run()
+        run = RunInfo.current()
         same_session = run is not None and run.session_key == request.session_key
         seen.append((sender_id_from_context(), request.sender_id, request.user_id, same_session))
         if request.content == "write":

@@ -27,7 +27,6 @@ from actorscope.propagation import (
     RunInfo,
     TickerJob,
     announce_subagent_result,
-    bind_run,
     build_run_request,
     delegate,
     session_send,
@@ -115,7 +114,7 @@ def build(env: Env, msg: InboundMessage) -> RunRequest:
 def in_run(request: RunRequest, action: Callable[[], InboundMessage]) -> InboundMessage:
     """Run ``action`` inside ``request``'s bound identity, as the host would."""
     info = RunInfo(session_key=request.session_key, thread_id=request.thread_id)
-    with bind_identity(request.identity()), bind_run(info):
+    with bind_identity(request.identity()), info.bind():
         return action()
 
 
@@ -128,7 +127,7 @@ async def check(env: Env, request: RunRequest) -> Decision:
 def via_subagent(env: Env, parent: RunRequest) -> InboundMessage:
     """Spawn a sub-agent, run its first turn, and announce its result to the parent."""
     info = RunInfo(session_key=parent.session_key, thread_id=parent.thread_id)
-    with bind_identity(parent.identity()), bind_run(info):
+    with bind_identity(parent.identity()), info.bind():
         task = spawn_subagent("write notes.txt", signer=env.signer)
     assert task.origin_sender_id == parent.sender_id
     assert task.origin.session_key == parent.session_key

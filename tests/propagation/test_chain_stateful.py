@@ -33,7 +33,6 @@ from actorscope.propagation import (
     RunInfo,
     TickerJob,
     announce_subagent_result,
-    bind_run,
     build_run_request,
     delegate,
     session_send,
@@ -261,7 +260,7 @@ class _Bound:
 
     def __init__(self, request: RunRequest, info: RunInfo) -> None:
         self._identity = bind_identity(request.identity())
-        self._run = bind_run(info)
+        self._run = info.bind()
 
     def __enter__(self) -> None:
         self._identity.__enter__()

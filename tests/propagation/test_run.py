@@ -7,46 +7,40 @@ import asyncio
 import pytest
 
 from actorscope.messages import RunRequest
-from actorscope.propagation import RunInfo, bind_run, current_run
+from actorscope.propagation import RunInfo
 from actorscope.propagation._keys import META_ORIGIN_TRACE_ID
 
 
 def test_bind_nests_and_restores() -> None:
     """An inner binding shadows the outer one and the outer returns afterwards."""
-    assert current_run() is None
-    with bind_run(RunInfo(session_key="a")):
-        with bind_run(RunInfo(session_key="b")):
-            assert current_run() == RunInfo(session_key="b")
-        assert current_run() == RunInfo(session_key="a")
-    assert current_run() is None
+    assert RunInfo.current() is None
+    with RunInfo(session_key="a").bind():
+        with RunInfo(session_key="b").bind():
+            assert RunInfo.current() == RunInfo(session_key="b")
+        assert RunInfo.current() == RunInfo(session_key="a")
+    assert RunInfo.current() is None
 
 
 def test_binding_is_restored_after_an_error() -> None:
     """An exception in the body does not leave the run bound."""
-    with pytest.raises(RuntimeError), bind_run(RunInfo(trace_id="t")):
+    with pytest.raises(RuntimeError), RunInfo(trace_id="t").bind():
         raise RuntimeError
-    assert current_run() is None
+    assert RunInfo.current() is None
 
 
 async def _seen() -> RunInfo | None:
     await asyncio.sleep(0)
-    return current_run()
+    return RunInfo.current()
 
 
 async def test_tasks_inherit_the_binding() -> None:
     """A task created inside the binding sees it; one created outside does not."""
     outside = asyncio.create_task(_seen())
-    with bind_run(RunInfo(thread_id="9")):
+    with RunInfo(thread_id="9").bind():
         inside = asyncio.create_task(_seen())
         seen_outside = await outside
         assert (await inside) == RunInfo(thread_id="9")
     assert seen_outside is None
-
-
-def test_only_runinfo_binds() -> None:
-    """Binding anything else is a TypeError."""
-    with pytest.raises(TypeError), bind_run("agent:main"):  # type: ignore[arg-type]
-        pass
 
 
 def test_run_info_for_a_request_keeps_its_trace_or_starts_one() -> None:

@@ -15,7 +15,6 @@ from actorscope.propagation import (
     OriginSigner,
     RunInfo,
     announce_subagent_result,
-    bind_run,
     build_run_request,
     spawn_subagent,
 )
@@ -39,7 +38,7 @@ def signer() -> OriginSigner:
 
 def announce(signer: OriginSigner) -> InboundMessage:
     """Alice's sub-agent announcing its result, signed by ``signer``."""
-    with bind_identity(ALICE), bind_run(RUN):
+    with bind_identity(ALICE), RUN.bind():
         task = spawn_subagent("write notes.txt", signer=signer)
     return announce_subagent_result(task, "written", signer=signer)
 

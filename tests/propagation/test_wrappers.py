@@ -15,7 +15,6 @@ from actorscope.propagation import (
     RunInfo,
     TickerJob,
     announce_subagent_result,
-    bind_run,
     delegate,
     session_send,
     spawn_subagent,
@@ -65,7 +64,7 @@ CALLS: dict[str, Callable[[], InboundMessage]] = {
 @pytest.mark.parametrize("call", sorted(CALLS))
 def test_origin_comes_from_the_bound_run_never_from_arguments(call: str) -> None:
     """Forged origin keys in arguments are dropped; the signed origin is the bound run's."""
-    with bind_identity(ALICE), bind_run(RUN):
+    with bind_identity(ALICE), RUN.bind():
         msg = CALLS[call]()
     origin = SIGNER.verify(msg)
     assert origin is not None
@@ -86,7 +85,7 @@ def test_every_wrapper_needs_a_bound_run(call: str) -> None:
 
 def test_subagent_task_and_announce_share_the_synthetic_sender_and_route() -> None:
     """Task message and announce come from subagent:<taskID> and go back to the parent's topic."""
-    with bind_identity(ALICE), bind_run(RUN):
+    with bind_identity(ALICE), RUN.bind():
         task = spawn_subagent("write it", signer=SIGNER, label="writer")
     announce = announce_subagent_result(task, "written", signer=SIGNER)
     assert task.sender_id == f"subagent:{task.task_id}" == announce.sender_id

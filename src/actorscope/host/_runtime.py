@@ -36,7 +36,7 @@ from actorscope.host._bus import MessageBus
 from actorscope.host._sender import OutboundSender
 from actorscope.identity import Identity
 from actorscope.messages import InboundMessage, OutboundMessage, RichReply, RunRequest
-from actorscope.propagation import OriginSigner, RunInfo, bind_run, build_run_request
+from actorscope.propagation import OriginSigner, RunInfo, build_run_request
 
 __all__ = ["Handler", "Host", "Prepared", "Reply", "RunStep"]
 
@@ -167,7 +167,7 @@ class RunStep:
     @contextmanager
     def bound(prepared: Prepared) -> Iterator[Prepared]:
         """Bind the prepared identity and run info for the block."""
-        with bind_identity(prepared.identity), bind_run(prepared.info):
+        with bind_identity(prepared.identity), prepared.info.bind():
             yield prepared
 
     async def run(self, msg: InboundMessage, *, role: str = "") -> list[OutboundMessage]:
@@ -187,7 +187,7 @@ class RunStep:
         if prepared is None:
             return
         request = prepared.request
-        with bind_identity(prepared.identity), bind_run(prepared.info):  # what bound() does
+        with bind_identity(prepared.identity), prepared.info.bind():  # what bound() does
             try:
                 reply = await self._handler(request)
             except Exception:

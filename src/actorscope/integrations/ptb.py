@@ -83,7 +83,7 @@ from actorscope.integrations._telegram_gate import (
 )
 from actorscope.messages import OutboundMessage, RunRequest
 from actorscope.permissions import Decision, LinkMode
-from actorscope.propagation import OriginSigner, RunInfo, bind_run, current_run
+from actorscope.propagation import OriginSigner, RunInfo
 from actorscope.store import Database
 
 __all__ = [
@@ -185,7 +185,7 @@ class Gate(TelegramGate[Update], OutboundSender):
             return
         who = current_identity()
         if who is not None:
-            self._job_actors[event.job_id] = (who, current_run())
+            self._job_actors[event.job_id] = (who, RunInfo.current())
 
     def job_actor(self, job: object) -> Identity | None:
         """The identity of the gated handler that scheduled ``job`` (a PTB ``Job``), else
@@ -565,7 +565,7 @@ def requires(config_type: str, *, denied: Any = None) -> _Requires:
             )
             return denied
         who, info = entry
-        with bind_identity(who), bind_run(info or RunInfo()), the_gate.services.bind():
+        with bind_identity(who), (info or RunInfo()).bind(), the_gate.services.bind():
             decision = await the_gate.check(config_type, who)
             if not decision.allowed:
                 the_gate.log_denial(config_type, decision, job=name)

@@ -45,7 +45,6 @@ from actorscope.propagation import (
     RunInfo,
     SubagentTask,
     announce_subagent_result,
-    bind_run,
     build_run_request,
     delegate,
     spawn_subagent,
@@ -266,7 +265,7 @@ async def run_message(
     run = build_run_request(message, signer=signer, agent_key=agent_key or caller.agent_key)
     identity = run.identity()
     run_deps = replace(caller, identity=identity)
-    with bind_identity(identity), bind_run(RunInfo.for_request(run)):
+    with bind_identity(identity), RunInfo.for_request(run).bind():
         result = await agent.run(run.content, deps=deps(run_deps) if deps is not None else run_deps)
     return run, result
 

@@ -10,7 +10,7 @@ carrier claims. See docs/design.md, "Propagation".
 
 from actorscope.propagation._builder import build_run_request
 from actorscope.propagation._origin import Origin, OriginSigner
-from actorscope.propagation._run import RunInfo, bind_run, current_run
+from actorscope.propagation._run import RunInfo
 from actorscope.propagation._wrappers import (
     DelegateTask,
     SubagentTask,
@@ -30,9 +30,7 @@ __all__ = [
     "SubagentTask",
     "TickerJob",
     "announce_subagent_result",
-    "bind_run",
     "build_run_request",
-    "current_run",
     "delegate",
     "session_send",
     "spawn_subagent",

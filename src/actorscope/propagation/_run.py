@@ -1,6 +1,6 @@
 """What a run knows about itself beyond its identity: session key, trace id, reply thread.
 
-The host binds a :class:`RunInfo` next to the identity (:func:`bind_run`), so the wrappers can
+The host binds a :class:`RunInfo` next to the identity (:meth:`RunInfo.bind`), so the wrappers can
 record the session and thread a chain started in without taking them from tool arguments.
 Like the identity it lives in a context variable that asyncio tasks inherit.
 """
@@ -17,7 +17,7 @@ from actorscope.context import Binding
 from actorscope.messages import RunRequest
 from actorscope.propagation._keys import META_ORIGIN_TRACE_ID
 
-__all__ = ["RunInfo", "bind_run", "current_run"]
+__all__ = ["RunInfo"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,17 +39,14 @@ class RunInfo:
         )
         return cls(session_key=request.session_key, trace_id=trace_id, thread_id=request.thread_id)
 
+    def bind(self) -> AbstractContextManager[RunInfo]:
+        """Run the ``with`` body with this as the current run; the previous one returns on exit."""
+        return Binding(_RUN, self)
+
+    @staticmethod
+    def current() -> RunInfo | None:
+        """The bound :class:`RunInfo`, or ``None`` outside a host-run turn."""
+        return _RUN.get()
+
 
 _RUN: ContextVar[RunInfo | None] = ContextVar("actorscope_run", default=None)
-
-
-def bind_run(info: RunInfo) -> AbstractContextManager[RunInfo]:
-    """Run the ``with`` body with ``info`` as the current run; the previous one returns on exit."""
-    if not isinstance(info, RunInfo):
-        raise TypeError(f"bind_run() takes a RunInfo, got {type(info).__name__}")
-    return Binding(_RUN, info)
-
-
-def current_run() -> RunInfo | None:
-    """The bound :class:`RunInfo`, or ``None`` outside a host-run turn."""
-    return _RUN.get()

@@ -23,7 +23,7 @@ from actorscope.messages import InboundMessage
 from actorscope.platforms import canonical_chat_id
 from actorscope.propagation._keys import is_origin_key
 from actorscope.propagation._origin import Origin, OriginSigner
-from actorscope.propagation._run import RunInfo, current_run
+from actorscope.propagation._run import RunInfo
 
 __all__ = [
     "SESSION_SEND_SENDER",
@@ -144,7 +144,7 @@ def _caller(what: str) -> tuple[Identity, RunInfo]:
         raise UnboundIdentityError(
             f"{what}() must be called inside a run: no identity is bound (see bind_identity)"
         )
-    return identity, current_run() or RunInfo()
+    return identity, RunInfo.current() or RunInfo()
 
 
 def _capture(identity: Identity, run: RunInfo) -> tuple[Origin, Route]:

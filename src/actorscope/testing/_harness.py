@@ -37,7 +37,6 @@ from actorscope.propagation import (
     SubagentTask,
     TickerJob,
     announce_subagent_result,
-    bind_run,
     delegate,
     session_send,
     spawn_subagent,
@@ -577,7 +576,7 @@ class Simulator(ABC):
         """Call a wrapper inside ``parent``'s run (its origin is read from the bound identity,
         as in the host) and run the turn for the message it synthesised."""
         request = self._require_run(parent)
-        with bind_identity(request.identity()), bind_run(_info(request)):
+        with bind_identity(request.identity()), _info(request).bind():
             message = build()
         return await self.synthetic(message, label)
 

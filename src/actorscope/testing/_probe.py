@@ -79,7 +79,6 @@ from actorscope.propagation import (
     OriginSigner,
     RunInfo,
     TickerJob,
-    bind_run,
     delegate,
     spawn_subagent,
 )
@@ -896,7 +895,7 @@ async def _started_by(
         return [parent]
     request = parent.request
     info = RunInfo(session_key=request.session_key, thread_id=request.thread_id)
-    with bind_identity(request.identity()), bind_run(info):
+    with bind_identity(request.identity()), info.bind():
         message = build()
     w.watch.begin()
     return [parent, await w.sim.synthetic(message, label)]
@@ -1694,7 +1693,7 @@ async def _chat_subagent(w: _ChatWorld, where: str, command: str) -> list[Event]
         return [parent]
     request, signer = parent.request, w.env.signer
     info = RunInfo(session_key=request.session_key, thread_id=request.thread_id)
-    with bind_identity(request.identity()), bind_run(info):
+    with bind_identity(request.identity()), info.bind():
         message = spawn_subagent(sent_text(command), signer=signer).message
     w.watch.begin()
     sim: Simulator = w.sim
