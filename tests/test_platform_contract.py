@@ -28,7 +28,7 @@ from actorscope.cli import main
 from actorscope.errors import ConfigError
 from actorscope.identity import PeerKind, SenderKind, chat_identity
 from actorscope.messages import InboundMessage, RunRequest
-from actorscope.platforms import Account, IdForm, PlatformSpec, registered
+from actorscope.platforms import Account, IdForm, PlatformSpec, register
 from actorscope.store import Database
 from actorscope.testing import AgentEnv, Event, Grants, Turn, probe
 
@@ -38,7 +38,7 @@ ROOM = "group:fakechat:ideas"
 @pytest.fixture(autouse=True)
 def fakechat() -> Iterator[None]:
     """The fake chat is a registered platform for each test, and only then."""
-    with registered(SPEC):
+    with register(SPEC):
         yield
 
 
@@ -377,7 +377,7 @@ NO_SIMULATOR = _NoSimulator()
 async def test_the_probe_names_a_platform_it_cannot_drive() -> None:
     """A platform whose contract names no simulator is not probed, and a note says so; asked
     for it alone, the probe refuses in one clear error."""
-    with registered(NO_SIMULATOR_SPEC):
+    with register(NO_SIMULATOR_SPEC):
         channels = [ChannelConfig(platform="mutechat", require_mention=False)]
         report = await probe(guarded, channels=channels, commands=["/save"])
         with pytest.raises(ConfigError, match="names no simulator: the probe cannot drive it"):
@@ -447,7 +447,7 @@ UNFINISHED = _Unfinished()
 
 def test_a_contract_missing_members_is_refused_naming_them() -> None:
     """A contract that lacks members of the Platform protocol is one ConfigError naming them."""
-    with registered(UNFINISHED_SPEC), pytest.raises(ConfigError) as refused:
+    with register(UNFINISHED_SPEC), pytest.raises(ConfigError) as refused:
         platform("oldchat")
     assert str(refused.value) == (
         f"{__name__}:UNFINISHED is not the Platform of 'oldchat' (it has no inspect, "

@@ -21,7 +21,7 @@ from actorscope.bots import load_bot_config, run_bots
 from actorscope.channels import ChannelSection
 from actorscope.cli import main
 from actorscope.errors import ConfigError
-from actorscope.platforms import IdForm, PlatformSpec, registered
+from actorscope.platforms import IdForm, PlatformSpec, register
 from actorscope.sandbox import Sandbox, platform_sandbox
 
 SRC = Path(actorscope.__file__).parent
@@ -35,7 +35,7 @@ BOUND = 30
 @pytest.fixture(autouse=True)
 def fakechat() -> Iterator[None]:
     """The fake chat is a registered platform for each test, and only then."""
-    with registered(SPEC):
+    with register(SPEC):
         yield
 
 
@@ -123,7 +123,7 @@ async def test_without_a_sandbox_a_section_is_not_run_and_the_default_runs(
 ) -> None:
     """An enabled section whose platform has no sandbox is not run (a line says so), and
     with none that has one the registry's first platform with a sandbox runs."""
-    with registered(QUIET_SPEC):
+    with register(QUIET_SPEC):
         assert platform_sandbox("quietchat") is None
         config = load_bot_config(_config(tmp_path, "[quietchat]\n"))
         printed: list[str] = []

@@ -1,7 +1,7 @@
 """The platform registry: what every layer asks about a platform's ids, and accounts.
 
 A platform of opaque ids (a chat whose people and rooms are named ``alice`` and ``ideas``)
-is registered for a test with ``registered(...)``; identity, scopes, session keys, grants and
+is registered for a test with ``with register(...)``; identity, scopes, session keys, grants and
 channel configurations then take its ids, and the built-in platforms' rules never change.
 """
 
@@ -27,7 +27,6 @@ from actorscope.platforms import (
     _Registry,
     platform_spec,
     register,
-    registered,
     scope_platform,
 )
 
@@ -82,10 +81,22 @@ def test_the_group_forms_stay_closed() -> None:
     assert Scope.parse("group:-100").channel == BuiltInPlatform.TELEGRAM
 
 
+def test_a_registration_stays_until_its_handle_is_left() -> None:
+    """register() registers at once; the handle it returns, left as a context, unregisters."""
+    spec = PlatformSpec("stays", IdForm.OPAQUE)
+    handle = register(spec)
+    try:
+        assert platform_spec("stays") is spec
+    finally:
+        with handle as entered:
+            assert entered is spec
+    assert platform_spec("stays") is None
+
+
 def test_an_opaque_platform_names_its_rooms_and_people() -> None:
     """Registered, its rooms are group scopes and session keys; unregistered, they are not."""
     assert Scope.try_parse("group:fakechat:ideas") is None
-    with registered(FAKE):
+    with register(FAKE):
         assert str(Scope.group("fakechat", "ideas")) == "group:fakechat:ideas"
         assert str(Scope.parse("group:fakechat:ideas")) == "group:fakechat:ideas"
         key = session_key("main", "fakechat", PeerKind.GROUP, "ideas", thread_id="t1")
@@ -106,7 +117,7 @@ def test_a_channel_config_takes_the_platforms_ids() -> None:
     """A registered platform with a contract is a channel's platform; its ids are its own."""
     with pytest.raises(ConfigError, match="must be one of telegram, discord"):
         ChannelConfig.from_mapping({"platform": "fakechat"})
-    with registered(FAKE):
+    with register(FAKE):
         config = ChannelConfig.from_mapping(
             {"platform": "fakechat", "owners": ["alice"], "groups": {"ideas": {}}}
         )
@@ -148,7 +159,7 @@ def test_accounts_are_platform_and_id() -> None:
     synthetic = Identity("u", "subagent:1", "telegram", sender_kind=SenderKind.SYNTHETIC)
     other_channel = Identity("42", "42", "tg2", "42")
     assert [i.account for i in (nobody, synthetic, other_channel)] == [None, None, None]
-    with registered(FAKE):
+    with register(FAKE):
         alice = Identity("group:fakechat:ideas", "alice", "fakechat", "ideas", PeerKind.GROUP)
         assert alice.account == Account("fakechat", "alice")
         assert Account.parse("fakechat:alice") == Account("fakechat", "alice")
@@ -161,7 +172,7 @@ def test_a_rule_asked_before_a_platform_registers_is_the_platforms_rule_after() 
     integers = PlatformSpec("intchat", IdForm.INTEGER, "thread", "tests.fakechat:PLATFORM")
     look_alike = Identity("group:intchat:5", "042", "intchat", "5", PeerKind.GROUP)
     assert non_person_reason(look_alike) is None
-    with registered(integers):
+    with register(integers):
         assert non_person_reason(look_alike) is Reason.INVALID_IDENTITY
     assert non_person_reason(look_alike) is None
 

@@ -220,7 +220,8 @@ PUBLIC = [*FACES, *CONTRACT_MODULES]
 # integrations' adoption_in_force became Adoption.in_force: -1.
 # http's bind became HttpSection.listen(): -1.
 # propagation's bind_run and current_run became RunInfo.bind() and RunInfo.current(): -2.
-NAME_BUDGET = 249
+# platforms' registered became register used as a context manager: -1.
+NAME_BUDGET = 248
 
 
 # Faces that still leak a third-party name; strict, so the fix turns the xfail into a failure

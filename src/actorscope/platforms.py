@@ -15,7 +15,8 @@ at the first question the built-in platforms cannot answer; one that cannot be l
 :class:`~actorscope.errors.ConfigError` naming it, raised by a question about its name and by
 the list of every platform (what a ``bot.toml`` is loaded against), never by a question about
 another name (a bot's own channel name). Code registers a spec with :func:`register`
-(the testing kit's fake chat does, for the length of a test). No platform replaces one
+(for the length of a block when used as ``with register(spec):``, as the tests' fake chat
+is). No platform replaces one
 already registered, so nothing installed or imported can relax a registered platform's id
 rules. An answer that depends on the registry is kept with :func:`registry_cache`, which the
 registry clears on every change (discovery is one thread's, under a lock: the others wait for
@@ -30,8 +31,8 @@ from __future__ import annotations
 import functools
 import re
 import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING, Literal, ParamSpec, Protocol, TypeVar, cast
@@ -50,7 +51,6 @@ __all__ = [
     "platform_spec",
     "platform_specs",
     "register",
-    "registered",
     "registry_cache",
     "scope_platform",
 ]
@@ -375,20 +375,28 @@ def registry_cache(
 _RECOMPUTE = 8
 
 
-def register(spec: PlatformSpec) -> PlatformSpec:
-    """Register a platform; :class:`ConfigError` when its name is taken."""
+class _Registration(AbstractContextManager[PlatformSpec]):
+    """A platform :func:`register` registered: ``with`` it, the platform leaves at the end of
+    the block (a test's platform); otherwise it stays."""
+
+    __slots__ = ("spec",)
+
+    def __init__(self, spec: PlatformSpec) -> None:
+        self.spec = spec
+
+    def __enter__(self) -> PlatformSpec:
+        return self.spec
+
+    def __exit__(self, *exc_info: object) -> None:
+        _REGISTRY.remove(self.spec.name)
+
+
+def register(spec: PlatformSpec) -> AbstractContextManager[PlatformSpec]:
+    """Register a platform; :class:`ConfigError` when its name is taken. It stays registered,
+    unless the call is used as a context manager (``with register(spec):``, a test's
+    platform): then it leaves at the end of the block."""
     _REGISTRY.add(spec)
-    return spec
-
-
-@contextmanager
-def registered(spec: PlatformSpec) -> Iterator[PlatformSpec]:
-    """``spec`` registered for the block only (a test's platform)."""
-    register(spec)
-    try:
-        yield spec
-    finally:
-        _REGISTRY.remove(spec.name)
+    return _Registration(spec)
 
 
 def platform_spec(name: str) -> PlatformSpec | None:

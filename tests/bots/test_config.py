@@ -19,7 +19,7 @@ from actorscope.channels.discord import DiscordSection
 from actorscope.channels.telegram import TelegramSection
 from actorscope.cli import main
 from actorscope.errors import ConfigError
-from actorscope.platforms import IdForm, PlatformSpec, registered
+from actorscope.platforms import IdForm, PlatformSpec, register
 
 HANDLER = 'handler = "mybot:handle"\n'
 TELEGRAM = '[telegram]\ntoken_env = "AS_TEST_TELEGRAM_TOKEN"\n'
@@ -504,7 +504,7 @@ def test_a_registered_platforms_section_is_a_key_of_its_own(
 ) -> None:
     """A platform registered before the model is built gets its key; a contract whose section
     is not a ChannelSection of its own platform is one error naming the contract."""
-    with registered(SPEC):
+    with register(SPEC):
         assert _platform_sections()["fakechat"] is FakeChatSection
         monkeypatch.setattr(PLATFORM, "section", ChannelSection)
         with pytest.raises(ConfigError) as refused:
@@ -532,7 +532,7 @@ def test_a_platform_registered_after_the_import_gets_its_section(tmp_path: Path)
     """The sections are the registry's when a file is loaded, not when actorscope.bots was
     imported: a platform registered later has its key, and loses it when it leaves."""
     path = write_config(tmp_path, HANDLER + '[fakechat]\ntoken_env = "FAKECHAT_TOKEN"\n')
-    with registered(SPEC):
+    with register(SPEC):
         config = load_bot_config(path)
         fake = config.section(FakeChatSection)
         assert fake is not None
@@ -549,7 +549,7 @@ def test_a_platform_named_like_a_config_attribute_is_refused(tmp_path: Path, nam
     ``json``, ...) cannot have a section: one ConfigError naming it, before any shadowing."""
     path = write_config(tmp_path, HANDLER + TELEGRAM)
     spec = PlatformSpec(name, IdForm.OPAQUE, contract="tests.fakechat:PLATFORM")
-    with registered(spec), pytest.raises(ConfigError) as refused:
+    with register(spec), pytest.raises(ConfigError) as refused:
         load_bot_config(path)
     assert str(refused.value) == (
         f"platform {name!r} cannot have a bot.toml section: {name!r} is a top-level key or "

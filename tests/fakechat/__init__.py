@@ -7,7 +7,7 @@ an emulator (:class:`FakeChat`, its server), a simulator (``_sim.FakeChatSim``) 
 (``_sandbox.SANDBOX``, for ``actorscope run --sandbox`` and ``actorscope sandbox``). Nothing here
 imports a ``_`` module of actorscope. A test registers it for its length::
 
-    with registered(SPEC):
+    with register(SPEC):
         ...
 
 or a distribution declares it, ``fakechat = "tests.fakechat:SPEC"`` in the entry-point group
