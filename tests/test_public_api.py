@@ -221,7 +221,8 @@ PUBLIC = [*FACES, *CONTRACT_MODULES]
 # http's bind became HttpSection.listen(): -1.
 # propagation's bind_run and current_run became RunInfo.bind() and RunInfo.current(): -2.
 # platforms' registered became register used as a context manager: -1.
-NAME_BUDGET = 248
+# channels' GroupOverride and Policy are internal (a configuration writes strings): -2.
+NAME_BUDGET = 246
 
 
 # Faces that still leak a third-party name; strict, so the fix turns the xfail into a failure

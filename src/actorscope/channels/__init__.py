@@ -21,8 +21,6 @@ from actorscope.channels._base import (
 from actorscope.channels._config import (
     ChannelConfig,
     ChannelSection,
-    GroupOverride,
-    Policy,
     SenderIds,
 )
 from actorscope.channels._pipeline import Pipeline
@@ -35,13 +33,11 @@ __all__ = [
     "ChannelAdapter",
     "ChannelConfig",
     "ChannelSection",
-    "GroupOverride",
     "IgnoreReason",
     "Ingress",
     "Outcome",
     "Pipeline",
     "Platform",
-    "Policy",
     "SenderIds",
     "TurnLedger",
     "WriterCommand",

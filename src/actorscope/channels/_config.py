@@ -180,7 +180,12 @@ def _opaque_override(spec: PlatformSpec, key: str, item: Any) -> Any:
 
 
 class ChannelConfig(_Strict):
-    """One platform's admission settings; see the module docstring for the TOML form."""
+    """One platform's admission settings (the TOML form is in the module docstring).
+
+    ``dm_policy`` and ``group_policy`` are ``open``, ``allowlist`` or ``disabled``; ``groups``
+    maps a chat, guild or channel id to the keys ``policy``, ``allow_from`` and
+    ``require_mention``, which replace the channel's own there.
+    """
 
     #: A registered platform with events of its own (``telegram``, ``discord``, ...).
     platform: Annotated[str, BeforeValidator(_platform)]
