@@ -40,7 +40,7 @@ from actorscope.cli._app import app
 from actorscope.http import create_app
 from actorscope.permissions import Reason
 from actorscope.store import Database
-from actorscope.testing.scenario import load_scenario
+from actorscope.testing.scenario import LoadedScenario
 from actorscope.testing.scenario._model import Scenario
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -166,7 +166,7 @@ def test_yaml_block(block: Block, tmp_path: Path) -> None:
     if isinstance(document, dict) and "steps" in document:
         path = tmp_path / "docs.scenario.yaml"
         path.write_text(block.body, encoding="utf-8")
-        assert load_scenario(path).scenario.steps
+        assert LoadedScenario.load(path).scenario.steps
 
 
 def _commands(group: typer.core.TyperGroup, path: tuple[str, ...]) -> list[tuple[str, ...]]:

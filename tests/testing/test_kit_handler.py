@@ -20,7 +20,7 @@ from actorscope.messages import RunRequest
 from actorscope.permissions import Decision, PermissionPolicy, Reason
 from actorscope.testing import AgentEnv, DiscordSim, Grants, TelegramSim
 from actorscope.testing._grants import Binder
-from actorscope.testing.scenario import load_scenario, run_scenario
+from actorscope.testing.scenario import LoadedScenario, run_scenario
 from actorscope.testing.scenario._loader import ScenarioError
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -187,7 +187,7 @@ def scenario_in(folder: Path, text: str) -> Path:
 async def test_scenario_runs_the_handler_of_setup(tmp_path: Path) -> None:
     """setup.handler runs the user's handler; the step's decision is the handler's own."""
     path = scenario_in(tmp_path, SCENARIO.replace("HANDLER", NOTES_BOT))
-    outcomes = await run_scenario(load_scenario(path), tmp_path / "s.db")
+    outcomes = await run_scenario(LoadedScenario.load(path), tmp_path / "s.db")
     assert [(o.action, o.decision, o.reason) for o in outcomes] == [
         ("file_writer", "denied", "no_grant")
     ]
@@ -209,7 +209,7 @@ async def test_a_missing_or_broken_scenario_handler_names_file_and_line(
     (tmp_path / "broken_notes.py").write_text("raise RuntimeError('boom')\n", encoding="utf-8")
     path = scenario_in(tmp_path, SCENARIO.replace("HANDLER", handler))
     with pytest.raises(ScenarioError) as failure:
-        await run_scenario(load_scenario(path), tmp_path / "s.db")
+        await run_scenario(LoadedScenario.load(path), tmp_path / "s.db")
     assert str(failure.value).startswith(f"{tmp_path}/{problem}"), str(failure.value)
 
 
@@ -219,7 +219,7 @@ def test_a_scenario_with_a_handler_scripts_no_stub(tmp_path: Path) -> None:
         "    expect:\n", "    action: file_writer\n    expect:\n"
     )
     with pytest.raises(ScenarioError, match=r"notes.scenario.yaml:9: steps\[0\].action: setup"):
-        load_scenario(scenario_in(tmp_path, text))
+        LoadedScenario.load(scenario_in(tmp_path, text))
 
 
 REPLY_TO = """\
@@ -249,7 +249,7 @@ async def test_reply_to_names_an_earlier_telegram_message_of_the_chat(
     path = tmp_path / "reply.scenario.yaml"
     path.write_text(REPLY_TO.replace("NUMBER", str(number)), encoding="utf-8")
     with pytest.raises(ScenarioError) as failure:
-        await run_scenario(load_scenario(path), tmp_path / "s.db")
+        await run_scenario(LoadedScenario.load(path), tmp_path / "s.db")
     assert str(failure.value) == f"{path}:8: reply_to: {problem}"
 
 
@@ -269,5 +269,5 @@ steps:
 """
     path = tmp_path / "owners.scenario.yaml"
     path.write_text(text, encoding="utf-8")
-    outcomes = await run_scenario(load_scenario(path), tmp_path / "s.db")
+    outcomes = await run_scenario(LoadedScenario.load(path), tmp_path / "s.db")
     assert outcomes[1].decision == "writer command"

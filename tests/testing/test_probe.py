@@ -20,7 +20,7 @@ from actorscope.errors import ConfigError
 from actorscope.identity import Identity, SenderKind
 from actorscope.permissions import LinkOutcome, LinkReason, LinkStore
 from actorscope.testing import AgentEnv, Prober, ProbeReachError, ProbeStatus, probe
-from actorscope.testing.scenario import ScenarioFailure, load_scenario, run_scenario
+from actorscope.testing.scenario import LoadedScenario, ScenarioFailure, run_scenario
 from actorscope.testing.scenario._loader import ScenarioError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -164,7 +164,7 @@ def test_cli_leak_exits_1_with_json_and_a_reproduction(
     leaking = {case["event"] for case in report["cases"] if case["status"] == "leak"}
     assert "non-writer member (group)" in leaking
     scenario = out_dir / "probe-leak-001.scenario.yaml"
-    loaded = load_scenario(scenario)
+    loaded = LoadedScenario.load(scenario)
     assert loaded.scenario.setup.handler == "probe_bots:scope_not_actor"
 
 
@@ -176,7 +176,7 @@ async def test_reproduction_scenario_fails_as_the_probe_did(
         "probe_bots:scope_not_actor", search_dir=FIXTURES, commands=NOTE
     )
     written = report.write_repros(tmp_path / "repro", handler="probe_bots:scope_not_actor")
-    first = load_scenario(written[0])
+    first = LoadedScenario.load(written[0])
     assert first.scenario.steps, "a non-writer's message is replayable as a step"
     with pytest.raises(ScenarioFailure):
         await run_scenario(first, tmp_path / "replay.db")
@@ -322,7 +322,7 @@ def _probe_scenario(folder: Path, handler: str, probe: bool = True) -> Path:
 async def test_scenario_probe_true_holds_for_the_notes_bot(tmp_path: Path) -> None:
     """probe: true with the notes bot: the steps pass and the probe finds nothing."""
     folder = _bot_dir(tmp_path, "telegram_bot:handle")
-    loaded = load_scenario(_probe_scenario(folder, "telegram_bot:handle"))
+    loaded = LoadedScenario.load(_probe_scenario(folder, "telegram_bot:handle"))
     await run_scenario(loaded, tmp_path / "s.db")
 
 
@@ -331,10 +331,10 @@ async def test_scenario_probe_true_fails_on_a_leak(tmp_path: Path) -> None:
     folder = _bot_dir(tmp_path, "probe_bots:allows_empty_sender")
     path = _probe_scenario(folder, "probe_bots:allows_empty_sender")
     with pytest.raises(ScenarioFailure, match=r"probed.scenario.yaml:4: setup.probe: 2 leak") as e:
-        await run_scenario(load_scenario(path), tmp_path / "s.db")
+        await run_scenario(LoadedScenario.load(path), tmp_path / "s.db")
     assert "message with no sender" in str(e.value)
     unprobed = _probe_scenario(folder, "probe_bots:allows_empty_sender", probe=False)
-    await run_scenario(load_scenario(unprobed), tmp_path / "t.db")  # the steps alone pass
+    await run_scenario(LoadedScenario.load(unprobed), tmp_path / "t.db")  # the steps alone pass
 
 
 def test_scenario_probe_needs_a_handler(tmp_path: Path) -> None:
@@ -343,7 +343,7 @@ def test_scenario_probe_needs_a_handler(tmp_path: Path) -> None:
     text = "name: x\nsetup:\n  probe: true\nsteps:\n  - telegram: {from: bob, text: hi}\n"
     path.write_text(text, "utf-8")
     with pytest.raises(ScenarioError, match=r"x.scenario.yaml:3: setup.probe: probe: true needs"):
-        load_scenario(path)
+        LoadedScenario.load(path)
 
 
 @pytest.mark.parametrize("links", ["dm", "grants"])

@@ -22,7 +22,7 @@ import pytest
 from actorscope.cli import main
 from actorscope.errors import ConfigError
 from actorscope.testing import Prober, ProbeReachError, ProbeStatus
-from actorscope.testing.scenario import ScenarioFailure, load_scenario, run_scenario
+from actorscope.testing.scenario import LoadedScenario, ScenarioFailure, run_scenario
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures"
@@ -388,4 +388,4 @@ async def test_scenario_probe_of_a_handler_it_cannot_reach_fails(tmp_path: Path)
         "utf-8",
     )
     with pytest.raises(ScenarioFailure, match=r"setup.probe: not tested: the probe knows no"):
-        await run_scenario(load_scenario(path), tmp_path / "s.db")
+        await run_scenario(LoadedScenario.load(path), tmp_path / "s.db")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from actorscope.testing.scenario import load_scenario, run_scenario
+from actorscope.testing.scenario import LoadedScenario, run_scenario
 from actorscope.testing.scenario._loader import ScenarioError
 
 SCENARIO = """\
@@ -50,7 +50,7 @@ async def test_a_scenario_links_accounts_and_grants_the_person(
     text = SCENARIO.replace("LINKS", links).replace("ALLOWED", allowed).replace("REASON", reason)
     path = tmp_path / "links.scenario.yaml"
     path.write_text(text, encoding="utf-8")
-    outcomes = await run_scenario(load_scenario(path), tmp_path / "s.db")
+    outcomes = await run_scenario(LoadedScenario.load(path), tmp_path / "s.db")
     assert [o.reason for o in outcomes] == [reason, reason, "no_grant"]
 
 
@@ -80,4 +80,4 @@ async def test_a_bad_person_names_its_line(
     path = tmp_path / "links.scenario.yaml"
     path.write_text(text.replace(old, new), encoding="utf-8")
     with pytest.raises(ScenarioError, match=problem):
-        await run_scenario(load_scenario(path), tmp_path / "s.db")
+        await run_scenario(LoadedScenario.load(path), tmp_path / "s.db")

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from actorscope.testing.scenario import LoadedScenario, load_scenario
+from actorscope.testing.scenario import LoadedScenario
 from actorscope.testing.scenario._loader import ScenarioError
 
 GOOD = """\
@@ -86,7 +86,7 @@ def test_malformed_files_name_file_line_and_problem(text: str, expected: str) ->
 def test_unreadable_file_is_a_scenario_error(tmp_path: Path) -> None:
     """A missing file is reported as a ScenarioError naming it."""
     with pytest.raises(ScenarioError, match="cannot read"):
-        load_scenario(tmp_path / "missing.scenario.yaml")
+        LoadedScenario.load(tmp_path / "missing.scenario.yaml")
 
 
 GRANTED = """\

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from actorscope.testing._expect import ExpectationError
-from actorscope.testing.scenario._loader import ScenarioError, load_scenario
+from actorscope.testing.scenario._loader import LoadedScenario, ScenarioError
 from actorscope.testing.scenario._runner import ScenarioFailure, run_scenario
 
 __all__ = ["SCENARIO_SUFFIX", "ScenarioFile", "ScenarioItem", "is_scenario_file"]
@@ -40,7 +40,7 @@ class ScenarioItem(pytest.Item):
 
     def runtest(self) -> None:
         """Load, validate and play the scenario; any problem fails the item."""
-        loaded = load_scenario(self.path)
+        loaded = LoadedScenario.load(self.path)
         with tempfile.TemporaryDirectory(prefix="actorscope-scenario-") as tmp:
             asyncio.run(run_scenario(loaded, Path(tmp) / "scenario.db"))
 

@@ -17,7 +17,7 @@ from pydantic import ValidationError
 from actorscope.errors import PayloadError
 from actorscope.testing.scenario._model import Scenario
 
-__all__ = ["Lines", "LoadedScenario", "ScenarioError", "load_scenario", "where"]
+__all__ = ["Lines", "LoadedScenario", "ScenarioError", "where"]
 
 
 class ScenarioError(PayloadError):
@@ -39,6 +39,16 @@ class LoadedScenario:
     def line(self, *path: Key) -> int:
         """The line of the deepest known prefix of ``path`` (1 when nothing matches)."""
         return _line(self.lines, path)
+
+    @classmethod
+    def load(cls, path: str | Path) -> LoadedScenario:
+        """Read and validate a ``*.scenario.yaml`` file."""
+        path = Path(path)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ScenarioError(f"{path}:1: cannot read: {exc}") from None
+        return cls.parse(text, path)
 
     @classmethod
     def parse(cls, text: str, path: Path) -> LoadedScenario:
@@ -144,13 +154,3 @@ def _check_bot_keys(scenario: Scenario, lines: Lines, source: str) -> None:
             raise ScenarioError(
                 f"{source}:{_line(lines, at)}: {where(at)}: expect.decision needs the step's action"
             )
-
-
-def load_scenario(path: str | Path) -> LoadedScenario:
-    """Read and validate a ``*.scenario.yaml`` file."""
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ScenarioError(f"{path}:1: cannot read: {exc}") from None
-    return LoadedScenario.parse(text, path)
