@@ -16,7 +16,7 @@ from tests.fakechat import SPEC
 from actorscope.channels import ChannelConfig
 from actorscope.errors import ConfigError, GrantError, IdentityError
 from actorscope.identity import Identity, PeerKind, Scope, SenderKind, http_identity, session_key
-from actorscope.permissions import Reason, non_person_reason
+from actorscope.permissions import PermissionPolicy, Reason
 from actorscope.permissions._scopes import parse_grant_scope, parse_grantee
 from actorscope.platforms import (
     ENTRY_POINT_GROUP,
@@ -171,10 +171,10 @@ def test_a_rule_asked_before_a_platform_registers_is_the_platforms_rule_after() 
     opaque rule again once it leaves: no cached answer outlives a registry change."""
     integers = PlatformSpec("intchat", IdForm.INTEGER, "thread", "tests.fakechat:PLATFORM")
     look_alike = Identity("group:intchat:5", "042", "intchat", "5", PeerKind.GROUP)
-    assert non_person_reason(look_alike) is None
+    assert PermissionPolicy.non_person_reason(look_alike) is None
     with register(integers):
-        assert non_person_reason(look_alike) is Reason.INVALID_IDENTITY
-    assert non_person_reason(look_alike) is None
+        assert PermissionPolicy.non_person_reason(look_alike) is Reason.INVALID_IDENTITY
+    assert PermissionPolicy.non_person_reason(look_alike) is None
 
 
 def test_discovery_runs_once_however_many_threads_ask(monkeypatch: pytest.MonkeyPatch) -> None:

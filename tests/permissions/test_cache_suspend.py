@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from actorscope.permissions import GrantChangeWatcher, GrantStore
+from actorscope.permissions import GrantStore
 from actorscope.permissions._cache import DecisionCache
 from actorscope.store import Database
 
@@ -51,7 +51,7 @@ async def test_feed_callbacks_drive_the_stores_cache(store: GrantStore) -> None:
 async def test_watcher_is_one_entry_point_on_both_backends(db: Database, store: GrantStore) -> None:
     """The watcher starts the database's feed: an epoch poll on SQLite, LISTEN on PostgreSQL."""
     assert not db.listening  # the feed starts with the first cached check, or the watcher
-    async with GrantChangeWatcher(store, interval=0.01) as watcher:
+    async with store.watch(interval=0.01) as watcher:
         assert not await watcher.apoll()
     assert db.pushes_changes is (db.dialect == "postgresql")
     assert db.listening  # the database's own feed outlives the watcher

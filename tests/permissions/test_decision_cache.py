@@ -62,7 +62,7 @@ class _RevokedDuringRead(GrantStore):
     """A store whose first lookup is overtaken by a revoke made elsewhere plus a flush.
 
     This is the interleaving of a running bot (cold check in flight) with
-    ``actorscope grants remove`` in another shell and the GrantChangeWatcher's flush
+    ``actorscope grants remove`` in another shell and the change watcher's flush
     (``GrantStore.invalidate()`` with no agent).
     """
 
@@ -97,7 +97,7 @@ class _RevokedDuringRead(GrantStore):
             await self._elsewhere.revoke(
                 agent_id=self._agent_id, scope=GROUP, config_type="file_writer", sender_id="42"
             )
-            self.invalidate()  # what GrantChangeWatcher.apoll() does when the epoch moves
+            self.invalidate()  # what store.watch().apoll() does when the epoch moves
         return answer
 
 

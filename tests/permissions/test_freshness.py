@@ -22,7 +22,7 @@ from tests._wait import wait_until
 from actorscope.agents import Agent
 from actorscope.errors import StoreError
 from actorscope.identity import Identity, PeerKind
-from actorscope.permissions import GrantChangeWatcher, GrantStore, PermissionPolicy
+from actorscope.permissions import GrantStore, PermissionPolicy
 from actorscope.permissions._cache import DecisionCache
 from actorscope.store import Database, Row
 from actorscope.store._base import ChangeSubscribers
@@ -108,7 +108,7 @@ async def test_failed_poll_suspends_caching_until_a_poll_rereads_the_epoch(
     policy = PermissionPolicy(store)
     member = _member(agent)
     await store.grant(**_key(agent))
-    watcher = GrantChangeWatcher(store)
+    watcher = store.watch()
     await watcher.apoll()
     failing = True
     real_fetchone = db.fetchone

@@ -1,4 +1,4 @@
-"""GrantChangeWatcher: grant changes made by another connection reach this process's cache."""
+"""GrantStore.watch(): grant changes made by another connection reach this process's cache."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from tests._wait import wait_until
 from actorscope.agents import AgentRegistry
 from actorscope.errors import ConfigError
 from actorscope.identity import Identity, telegram_identity
-from actorscope.permissions import GrantChangeWatcher, GrantStore, PermissionPolicy, Reason
+from actorscope.permissions import GrantStore, PermissionPolicy, Reason
 from actorscope.store import Database
 
 SCOPE = "group:telegram:-100"
@@ -35,7 +35,7 @@ async def test_revoke_by_another_connection_is_seen_after_one_poll(tmp_path: Pat
         assert member.agent_id is not None
         store = GrantStore(ours)
         policy = PermissionPolicy(store)
-        watcher = GrantChangeWatcher(store)
+        watcher = store.watch()
         await watcher.apoll()
         await GrantStore(theirs).grant(
             agent_id=member.agent_id, scope=SCOPE, config_type="file_writer", sender_id="42"
@@ -56,7 +56,7 @@ async def test_unchanged_epoch_keeps_the_cache(tmp_path: Path) -> None:
     """Polling without a change reports no change and flushes nothing."""
     async with Database.open(tmp_path / "t.db") as db:
         store = GrantStore(db)
-        watcher = GrantChangeWatcher(store)
+        watcher = store.watch()
         assert await watcher.apoll() is False
         assert await watcher.apoll() is False
 
@@ -72,7 +72,7 @@ async def test_running_watcher_flushes_within_its_interval(tmp_path: Path) -> No
         await GrantStore(theirs).grant(
             agent_id=member.agent_id, scope=SCOPE, config_type="file_writer", sender_id="42"
         )
-        async with GrantChangeWatcher(store, interval=0.01):
+        async with store.watch(interval=0.01):
             assert (await policy.check_file_writer(member)).allowed
             await GrantStore(theirs).revoke(
                 agent_id=member.agent_id, scope=SCOPE, config_type="file_writer", sender_id="42"
@@ -80,7 +80,8 @@ async def test_running_watcher_flushes_within_its_interval(tmp_path: Path) -> No
             await wait_until(lambda: denied(policy, member))
 
 
-def test_interval_must_be_positive(tmp_path: Path) -> None:
+async def test_interval_must_be_positive(tmp_path: Path) -> None:
     """A zero or negative interval is a configuration error."""
-    with pytest.raises(ConfigError, match="positive"):
-        GrantChangeWatcher(object(), interval=0)  # type: ignore[arg-type]
+    async with Database.open(tmp_path / "t.db") as db:
+        with pytest.raises(ConfigError, match="positive"):
+            GrantStore(db).watch(interval=0)

@@ -27,7 +27,6 @@ from actorscope.permissions import (
     GrantStore,
     PermissionPolicy,
     Reason,
-    non_person_reason,
 )
 from actorscope.store import Database
 
@@ -697,10 +696,10 @@ def test_non_person_rules_run_once_per_scope_sender_and_channel(
     # A sender no earlier test (or earlier run in this process) asked about: the cache is cold.
     sender = str(4_000_000_000 + secrets.randbelow(10**9))
     person = Identity(user_id=GROUP, sender_id=sender, channel="telegram")
-    assert [non_person_reason(person) for _ in range(3)] == [None] * 3
+    assert [PermissionPolicy.non_person_reason(person) for _ in range(3)] == [None] * 3
     assert folds == [sender]  # the rules ran once
     lookalike = Identity(user_id=GROUP, sender_id="\uff14" + sender[1:], channel="telegram")
-    assert non_person_reason(lookalike) is Reason.INVALID_IDENTITY
+    assert PermissionPolicy.non_person_reason(lookalike) is Reason.INVALID_IDENTITY
 
 
 async def test_leading_zero_no_longer_escapes_a_deny(db: Database) -> None:

@@ -21,7 +21,7 @@ from tests._wait import wait_until
 
 from actorscope.agents import Agent, AgentRegistry
 from actorscope.identity import Identity, PeerKind
-from actorscope.permissions import GrantChangeWatcher, GrantStore, PermissionPolicy
+from actorscope.permissions import GrantStore, PermissionPolicy
 from actorscope.store import Database
 
 WORKER = Path(__file__).with_name("grant_worker.py")
@@ -217,7 +217,7 @@ async def test_killed_listener_flushes_and_bypasses_the_cache(
             await theirs.fetchall("SELECT pg_terminate_backend(?)", (pid,))
             await wait_until(lambda: not ours.listening, 10)
             assert len(store.cache) == 0
-            async with GrantChangeWatcher(store) as watcher:
+            async with store.watch() as watcher:
                 assert await watcher.apoll()  # the one entry point reports the outage too
             await elsewhere.revoke(**key)  # its NOTIFY reaches nobody in `ours`
             assert not (await policy.check_file_writer(member)).allowed

@@ -42,7 +42,7 @@ from actorscope.channels import (
 )
 from actorscope.errors import ConfigError, StoreError
 from actorscope.host import MessageBus
-from actorscope.permissions import AuditLog, GrantChangeWatcher
+from actorscope.permissions import AuditLog
 from actorscope.sandbox import Console, Sandbox, SandboxSession, platform_sandbox
 from actorscope.store import Database
 
@@ -236,7 +236,7 @@ async def run_bots(
         db = await stack.enter_async_context(Database.open(config.database))
         assembly = await assemble(db, config.agent_settings())
         # `actorscope grants remove` from another shell must reach this process's cache.
-        await stack.enter_async_context(GrantChangeWatcher(assembly.grants))
+        await stack.enter_async_context(assembly.grants.watch())
         if config.audit is not None and config.audit.keep is not None:
             retention = asyncio.create_task(keep_audit(db, config.audit.keep))
             stack.push_async_callback(_cancelled, retention)

@@ -71,11 +71,10 @@ from actorscope.messages import OutboundMessage
 from actorscope.permissions import (
     ConfigType,
     Decision,
-    GrantChangeWatcher,
     LinkMode,
     LinkStore,
+    PermissionPolicy,
     Reason,
-    non_person_reason,
 )
 from actorscope.propagation import OriginSigner
 from actorscope.store import Database
@@ -294,7 +293,7 @@ class ActorscopeCog(commands.Cog, name=_COG_NAME):
         try:
             assembly, opened = await open_gate(self._database, settings, stack)
             # A grant changed by another process (`actorscope grants ...`) reaches this cache.
-            await stack.enter_async_context(GrantChangeWatcher(assembly.grants))
+            await stack.enter_async_context(assembly.grants.watch())
             _quiet_refusals()
             if self._links is not LinkMode.OFF:
                 self._add_link_commands()
@@ -498,7 +497,7 @@ class ActorscopeCog(commands.Cog, name=_COG_NAME):
         if decided is not None:
             return decided
         who = prepared.identity
-        refusal = non_person_reason(who)
+        refusal = PermissionPolicy.non_person_reason(who)
         if refusal is not None or who.sender_kind is not SenderKind.USER:
             reason = refusal or Reason.EMPTY_SENDER
             decision = Decision(False, reason, who.user_id, who.sender_id, action)

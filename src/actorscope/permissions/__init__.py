@@ -7,11 +7,9 @@ from actorscope.permissions._policy import (
     Decision,
     PermissionPolicy,
     Reason,
-    non_person_reason,
 )
 from actorscope.permissions._records import Grant
 from actorscope.permissions._scopes import ConfigType, Permission
-from actorscope.permissions._watch import GrantChangeWatcher
 from actorscope.permissions._writers import (
     WriterDecision,
     WriterManager,
@@ -25,7 +23,6 @@ __all__ = [
     "ConfigType",
     "Decision",
     "Grant",
-    "GrantChangeWatcher",
     "GrantStore",
     "Link",
     "LinkMode",
@@ -38,5 +35,4 @@ __all__ = [
     "WriterDecision",
     "WriterManager",
     "WriterReason",
-    "non_person_reason",
 ]

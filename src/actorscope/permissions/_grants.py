@@ -40,6 +40,7 @@ from actorscope.permissions._scopes import (
     parse_grantee,
     parse_permission,
 )
+from actorscope.permissions._watch import DEFAULT_WATCH_INTERVAL, GrantChangeWatcher
 from actorscope.store import Database, Transaction
 
 __all__ = ["GrantStore"]
@@ -169,6 +170,13 @@ class GrantStore:
     def on_feed_restored(self) -> None:
         """The change feed is (back) up: forget every decision (some changes were missed)."""
         self.cache.resume()
+
+    def watch(self, *, interval: float = DEFAULT_WATCH_INTERVAL) -> GrantChangeWatcher:
+        """The explicit way to run the change feed: ``async with store.watch():`` starts it now
+        (not at the first cached check) and on SQLite also polls every ``interval`` seconds;
+        ``await watcher.apoll()`` checks for changes at once (True if cached decisions were
+        dropped). A non-positive interval is a :class:`~actorscope.errors.ConfigError`."""
+        return GrantChangeWatcher(self.db, interval=interval)
 
     async def cache_generation(self, agent_id: str) -> int:
         """Call before a read whose answer may be cached: the token :meth:`cache.put` needs.

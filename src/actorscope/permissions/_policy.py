@@ -2,7 +2,7 @@
 
 1. not a group context → allow; 2. role owner/admin/operator → allow; 3. no agent → deny;
 4. empty sender → deny; 5. synthetic, placeholder or look-alike sender (``invalid_identity``)
-→ deny (:func:`non_person_reason`); 6. grant lookup;
+→ deny (:meth:`PermissionPolicy.non_person_reason`); 6. grant lookup;
 7. store error → allow and audit (or deny when ``strict``).
 
 A warm check (same agent, tenant, scope, sender, channel and type as an earlier cold one, no
@@ -51,7 +51,6 @@ __all__ = [
     "DecisionObserver",
     "PermissionPolicy",
     "Reason",
-    "non_person_reason",
 ]
 
 _log = logging.getLogger("actorscope.permissions")
@@ -80,25 +79,12 @@ class Reason(StrEnum):
     INVALID_IDENTITY = "invalid_identity"
 
 
-def non_person_reason(identity: Identity) -> Reason | None:
-    """Why the identity's sender is no person to act in its scope, or ``None`` if it is one.
-
-    The one "is this a person" rule: the policy's own pre-lookup steps, shared by every
-    other check that asks (memory tools, ownership, writer management), so they all judge
-    and word a refusal alike. In order: ``empty_sender``, ``synthetic_sender``,
-    ``placeholder_sender`` (look-alikes included), then ``invalid_identity`` for an id
-    :meth:`~actorscope.identity.Identity.problem` refuses: one no store can hold, or in a
-    Telegram/Discord group a sender that is not a canonical id (``"042"``, ``"42\u200b"``).
-    """
-    return _sender(identity.user_id, identity.sender_id, identity.channel)[1]
-
-
 # A pure function of three strings, asked again for every cold check of the same sender in the
 # same scope: the look-alike folding, placeholder parsing and identity rules behind it cost
 # ~1.5 us, a cache hit ~0.1 us. Bounded; typed, so a str subclass never shares an answer.
 @registry_cache(maxsize=4096, typed=True)
 def _sender(scope: str, sender_id: str, channel: str) -> tuple[str, Reason | None]:
-    """The sender id a check looks up (legacy ``|name`` split off) and :func:`non_person_reason`."""
+    """The sender id a check looks up (legacy ``|name`` split off) and its non-person reason."""
     sender = normalize_sender_id(sender_id)
     if not sender:
         return sender, Reason.EMPTY_SENDER
@@ -170,6 +156,19 @@ class PermissionPolicy:
     #: The roles every check allows without a grant (a run's ``owner``, ``admin`` and
     #: ``operator``).
     BYPASS_ROLES: ClassVar[frozenset[str]] = BYPASS_ROLES
+
+    @staticmethod
+    def non_person_reason(identity: Identity) -> Reason | None:
+        """Why the identity's sender is no person to act in its scope, or ``None`` if it is one.
+
+        The one "is this a person" rule: the policy's own pre-lookup steps, shared by every
+        other check that asks (memory tools, ownership, writer management), so they all judge
+        and word a refusal alike. In order: ``empty_sender``, ``synthetic_sender``,
+        ``placeholder_sender`` (look-alikes included), then ``invalid_identity`` for an id
+        :meth:`~actorscope.identity.Identity.problem` refuses: one no store can hold, or in a
+        Telegram/Discord group a sender that is not a canonical id (``"042"``, ``"42\u200b"``).
+        """
+        return _sender(identity.user_id, identity.sender_id, identity.channel)[1]
 
     def __init__(
         self,

@@ -6,9 +6,9 @@ hears other processes' grant changes within a second, with or without this class
 pushes them (LISTEN/NOTIFY, probed), SQLite polls the ``grant_epoch`` counter that triggers
 move on every grant or agent change. While the feed is down nothing is cached.
 
-:class:`GrantChangeWatcher` stays for existing callers and for those who want the feed
-running before the first check (``async with GrantChangeWatcher(store)``) or a faster poll on
-SQLite (``interval``); :meth:`GrantChangeWatcher.apoll` checks for changes at once.
+:meth:`GrantStore.watch` returns a :class:`GrantChangeWatcher`, for those who want the feed
+running before the first check (``async with store.watch()``) or a faster poll on SQLite
+(``interval``); :meth:`GrantChangeWatcher.apoll` checks for changes at once.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import contextlib
 from types import TracebackType
 
 from actorscope.errors import ConfigError
-from actorscope.permissions._grants import GrantStore
+from actorscope.store import Database
 
 __all__ = ["DEFAULT_WATCH_INTERVAL", "GrantChangeWatcher"]
 
@@ -26,16 +26,16 @@ DEFAULT_WATCH_INTERVAL = 0.5
 
 
 class GrantChangeWatcher:
-    """Starts ``store``'s database change feed now; on SQLite also polls every ``interval``.
+    """Starts ``db``'s change feed now; on SQLite also polls every ``interval``.
 
     The database's own feed keeps running after the block (until the database closes); the
     extra poll task stops with it. A failed poll suspends caching until a poll succeeds.
     """
 
-    def __init__(self, store: GrantStore, *, interval: float = DEFAULT_WATCH_INTERVAL) -> None:
+    def __init__(self, db: Database, *, interval: float = DEFAULT_WATCH_INTERVAL) -> None:
         if interval <= 0:
             raise ConfigError(f"the grant watch interval must be positive, got {interval}")
-        self._store = store
+        self._db = db
         self._interval = interval
         self._task: asyncio.Task[None] | None = None
 
@@ -44,8 +44,8 @@ class GrantChangeWatcher:
 
         On SQLite: the epoch moved, or could not be read. On PostgreSQL: the feed is down.
         """
-        await self._store.db.watch_changes()
-        return await self._store.db.poll_changes()
+        await self._db.watch_changes()
+        return await self._db.poll_changes()
 
     async def _run(self) -> None:
         while True:
@@ -53,8 +53,8 @@ class GrantChangeWatcher:
             await self.apoll()
 
     async def __aenter__(self) -> GrantChangeWatcher:
-        await self._store.db.watch_changes()
-        if not self._store.db.pushes_changes:
+        await self._db.watch_changes()
+        if not self._db.pushes_changes:
             self._task = asyncio.create_task(self._run(), name="actorscope-grant-watch")
         return self
 

@@ -31,7 +31,7 @@ from actorscope.context import current_identity
 from actorscope.identity import Identity, Scope, is_group_scope, normalize_sender_id
 from actorscope.permissions._audit import AuditAction, AuditEntry
 from actorscope.permissions._grants import GrantStore
-from actorscope.permissions._policy import non_person_reason
+from actorscope.permissions._policy import PermissionPolicy
 from actorscope.permissions._records import GrantKey, GrantLookup
 from actorscope.permissions._scopes import (
     ANY,
@@ -346,7 +346,7 @@ class WriterManager:
         self, identity: Identity, agent_id: str, writers: _Writers, *, platform_admin: bool
     ) -> WriterRole | None:
         """The requester's authority; ``None`` if the requester is not a person at all."""
-        if non_person_reason(identity) is not None:  # the policy's own person rule
+        if PermissionPolicy.non_person_reason(identity) is not None:  # the policy's own person rule
             return None
         actor = normalize_sender_id(identity.sender_id)
         if actor in self.owners:

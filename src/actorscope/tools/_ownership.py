@@ -2,21 +2,24 @@
 
 :func:`owns` accepts either, so rows written before the actor/scope split stay reachable;
 :func:`owner_for_new_row` is what a writer stores. Ownership never goes to a non-person: in a
-group context an identity whose sender is no person (:func:`non_person_reason`: empty,
-synthetic, placeholder, or a look-alike id such as ``"042"`` in a Telegram group) owns nothing
-and its new rows record no owner (``""``).
+group context an identity whose sender is no person
+(:meth:`PermissionPolicy.non_person_reason`: empty, synthetic, placeholder, or a look-alike id
+such as ``"042"`` in a Telegram group) owns nothing and its new rows record no owner (``""``).
 """
 
 from __future__ import annotations
 
 from actorscope.identity import Identity, is_group_scope, normalize_sender_id
-from actorscope.permissions import non_person_reason
+from actorscope.permissions import PermissionPolicy
 
 __all__ = ["owner_for_new_row", "owns"]
 
 
 def _no_person_in_group(identity: Identity) -> bool:
-    return is_group_scope(identity.user_id) and non_person_reason(identity) is not None
+    return (
+        is_group_scope(identity.user_id)
+        and PermissionPolicy.non_person_reason(identity) is not None
+    )
 
 
 def owns(owner_id: str, identity: Identity) -> bool:

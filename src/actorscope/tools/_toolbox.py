@@ -6,9 +6,9 @@ that a scope is bound (a call with no identity has none, so it can change nothin
 a write passes its permission check, and who may change memory in a group:
 
 - adding an entry needs a person sender, judged by the permission policy's own rule
-  (:func:`~actorscope.permissions.non_person_reason`: not empty, synthetic, a placeholder, or
-  a look-alike id such as ``"042"`` or ``"42\u200b"`` in a Telegram/Discord group), refused
-  with the policy's reason words;
+  (:meth:`~actorscope.permissions.PermissionPolicy.non_person_reason`: not empty, synthetic,
+  a placeholder, or a look-alike id such as ``"042"`` or ``"42\u200b"`` in a Telegram/Discord
+  group), refused with the policy's reason words;
 - changing or deleting one needs its owner (a person, by the same rule; ``owns`` also
   accepts rows written before the actor/scope split), else a ``file_writer`` allow (a grant
   or the owner, admin and operator roles' bypass);
@@ -33,8 +33,8 @@ from actorscope.permissions import (
     AuditEntry,
     AuditLog,
     Decision,
+    PermissionPolicy,
     Reason,
-    non_person_reason,
 )
 from actorscope.store import Database
 from actorscope.tools._cron import CronStore
@@ -49,7 +49,6 @@ __all__ = [
     "Toolbox",
     "Verdict",
     "WritePolicy",
-    "non_person_reason",
     "require_scope",
 ]
 
@@ -167,7 +166,7 @@ class Toolbox:
         """
         if not is_group_scope(identity.user_id):
             return Reason.NOT_GROUP_CONTEXT
-        reason = non_person_reason(identity)
+        reason = PermissionPolicy.non_person_reason(identity)
         if reason is None:
             return OWNER_REASON
         sender = normalize_sender_id(identity.sender_id)
