@@ -30,11 +30,13 @@ from telegram import Update
 
 from actorscope.channels import discord as discord_adapter
 from actorscope.channels import telegram as telegram_adapter
-from actorscope.channels.discord import normalize_interaction, normalize_message
-from actorscope.channels.telegram import normalize_update
 from bench._ptb import topic_update
 from bench._streams import BOT_USERNAME, discord_stream, telegram_stream
 from bench._timing import goal_line, per_call, report
+
+normalize_update = telegram_adapter.PLATFORM.normalize_update
+normalize_message = discord_adapter.PLATFORM.normalize_message
+normalize_interaction = discord_adapter.PLATFORM.normalize_interaction
 
 __all__ = ["DISCORD_GUILD", "DISCORD_MESSAGE", "TELEGRAM_UPDATE", "discord_state", "main"]
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from actorscope.agents import AgentRegistry
-from actorscope.channels.telegram import normalize_update
+from actorscope.channels.telegram import PLATFORM as TELEGRAM
 from actorscope.context import sender_id_from_context, user_id_from_context
 from actorscope.host import Host, MessageBus, OutboundSender, Reply
 from actorscope.identity import PeerKind, SenderKind
@@ -106,7 +106,9 @@ async def run_example(db_path: Path) -> bool:
                 text = f"@{BOT} please write notes.txt"
                 print(f"{name} ({sender}, {'writer' if sender == ALICE else 'not a writer'}) "
                       f"in {GROUP}: {text!r}")  # fmt: skip
-                inbound = normalize_update(update(sender, name, text, message_id), bot_username=BOT)
+                inbound = TELEGRAM.normalize_update(
+                    update(sender, name, text, message_id), bot_username=BOT
+                )
                 if inbound is None:  # the adapter would ignore it; the story needs it
                     print("    (ignored by the Telegram adapter)")
                     continue

@@ -14,7 +14,6 @@ from tests._wait import wait_until
 from actorscope.channels._base import ADAPTER_METADATA_KEYS, Addressed, IgnoreReason
 from actorscope.channels._dedup import dedup_key
 from actorscope.channels.discord import PLATFORM as DISCORD_PLATFORM
-from actorscope.channels.discord import normalize_interaction, normalize_message
 from actorscope.channels.discord._normalize import inspect_dispatch
 from actorscope.errors import IdentityError
 from actorscope.identity import SenderKind
@@ -151,7 +150,9 @@ async def test_messages_through_discord_py_parsers(client: RecordingClient) -> N
         state.parse_message_create(load(name)["d"])
         parsed = await settle(client.messages, index)
         message = assert_maps_to(
-            normalize_message(parsed, bot_id=BOT_ID, ignore_bots=False), expected, name
+            DISCORD_PLATFORM.normalize_message(parsed, bot_id=BOT_ID, ignore_bots=False),
+            expected,
+            name,
         )
         assert DISCORD_PLATFORM.inspect_message(parsed, bot_id=BOT_ID).reason is expected[5], name
         if name == "guild_message":
@@ -177,7 +178,7 @@ async def test_interactions_through_discord_py_parsers(client: RecordingClient) 
     for index, (name, expected) in enumerate(INTERACTIONS.items(), start=1):
         state.parse_interaction_create(load(name)["d"])
         parsed = await settle(client.interactions, index)
-        message = assert_maps_to(normalize_interaction(parsed), expected, name)
+        message = assert_maps_to(DISCORD_PLATFORM.normalize_interaction(parsed), expected, name)
         assert message.metadata[MetaKey.ADDRESSED] == "interaction"
         assert message.content.startswith("/ask")
 
@@ -201,7 +202,7 @@ async def test_parsed_objects_with_raised_flags_are_no_person(client: RecordingC
             key,
             value,
         )
-        opted_in = normalize_message(parsed, bot_id=BOT_ID, ignore_bots=False)
+        opted_in = DISCORD_PLATFORM.normalize_message(parsed, bot_id=BOT_ID, ignore_bots=False)
         assert opted_in is None or opted_in.sender_kind is not SenderKind.USER, (key, value)
     interaction = load("slash_guild")["d"]
     interaction["member"]["user"] |= {"id": "9104", "bot": 1}
@@ -225,17 +226,19 @@ def test_raw_dicts_match_parsed_objects() -> None:
     """Raw gateway dicts give the same identities (threads need the thread-parent map)."""
     parents = {int(THREAD): int(TEXT)}
     for name, expected in MESSAGES.items():
-        message = normalize_message(
+        message = DISCORD_PLATFORM.normalize_message(
             load(name)["d"], bot_id=BOT_ID, ignore_bots=False, thread_parents=parents
         )
         assert_maps_to(message, expected, name)
     for name, expected in INTERACTIONS.items():
-        assert_maps_to(normalize_interaction(load(name)["d"]), expected, name)
+        assert_maps_to(DISCORD_PLATFORM.normalize_interaction(load(name)["d"]), expected, name)
 
 
 def test_slash_reply_never_names_the_human() -> None:
     """A bot's reply to a slash command stays the bot's: interaction_metadata.user is unused."""
-    message = normalize_message(load("other_bot_slash_reply")["d"], ignore_bots=False)
+    message = DISCORD_PLATFORM.normalize_message(
+        load("other_bot_slash_reply")["d"], ignore_bots=False
+    )
     assert message is not None
     assert message.sender_id == ""
     assert "9001" not in message.user_id
@@ -258,17 +261,17 @@ def test_webhook_and_bot_without_guild_are_ignored() -> None:
 
 def test_mention_and_reply_mark_addressed() -> None:
     """A <@bot> mention or a reply to the bot's message marks the message addressed."""
-    mention = normalize_message(load("guild_message")["d"], bot_id=BOT_ID)
+    mention = DISCORD_PLATFORM.normalize_message(load("guild_message")["d"], bot_id=BOT_ID)
     assert mention is not None
     assert mention.metadata[MetaKey.ADDRESSED] == "mention"
     data = load("thread_message")["d"]
     data["message_reference"] = {"message_id": "81234567890990000", "channel_id": THREAD}
     data["referenced_message"] = load("own_slash_reply")["d"]
-    reply = normalize_message(data, bot_id=str(BOT_ID))
+    reply = DISCORD_PLATFORM.normalize_message(data, bot_id=str(BOT_ID))
     assert reply is not None
     assert reply.metadata[MetaKey.ADDRESSED] == "reply"
     assert reply.metadata["reply_to_message_id"] == "81234567890990000"
-    plain = normalize_message(load("thread_message")["d"], bot_id=BOT_ID)
+    plain = DISCORD_PLATFORM.normalize_message(load("thread_message")["d"], bot_id=BOT_ID)
     assert plain is not None
     assert MetaKey.ADDRESSED not in plain.metadata
 
@@ -297,7 +300,7 @@ def test_a_callers_marks_fill_in_what_the_payload_does_not_say() -> None:
 
 def test_spoofed_names_change_nothing() -> None:
     """Usernames like subagent:1, display names like 1087968824, origin text: no effect."""
-    message = normalize_message(load("spoof_names")["d"], bot_id=BOT_ID)
+    message = DISCORD_PLATFORM.normalize_message(load("spoof_names")["d"], bot_id=BOT_ID)
     assert message is not None
     assert (message.sender_id, message.sender_kind) == ("9001", SenderKind.USER)
     assert set(message.metadata) <= ADAPTER_METADATA_KEYS
@@ -307,12 +310,15 @@ def test_spoofed_names_change_nothing() -> None:
 def test_clear_caches_forgets_the_memoised_session_keys() -> None:
     """clear_caches() (for benchmarks) drops the memo: the next message builds an equal key anew."""
     payload = load("guild_message")["d"]
-    first, again = (normalize_message(payload, bot_id=BOT_ID, agent_key="memo") for _ in range(2))
+    first, again = (
+        DISCORD_PLATFORM.normalize_message(payload, bot_id=BOT_ID, agent_key="memo")
+        for _ in range(2)
+    )
     assert first is not None
     assert again is not None
     assert first.metadata["session_key"] is again.metadata["session_key"]  # memoised
     DISCORD_PLATFORM.clear_caches()
-    fresh = normalize_message(payload, bot_id=BOT_ID, agent_key="memo")
+    fresh = DISCORD_PLATFORM.normalize_message(payload, bot_id=BOT_ID, agent_key="memo")
     assert fresh is not None
     assert fresh.metadata["session_key"] == first.metadata["session_key"]
     assert fresh.metadata["session_key"] is not first.metadata["session_key"]
@@ -338,9 +344,9 @@ def test_unhandled_interaction_types_are_ignored() -> None:
 def test_bad_agent_key_is_the_callers_error() -> None:
     """A malformed agent key raises instead of being reported as a malformed event."""
     with pytest.raises(IdentityError):
-        normalize_message(load("guild_message")["d"], agent_key="a b")
+        DISCORD_PLATFORM.normalize_message(load("guild_message")["d"], agent_key="a b")
     with pytest.raises(IdentityError):
-        normalize_interaction(load("slash_dm")["d"], agent_key="")
+        DISCORD_PLATFORM.normalize_interaction(load("slash_dm")["d"], agent_key="")
 
 
 def test_bad_agent_key_raises_for_an_ignored_message_too() -> None:
@@ -441,8 +447,10 @@ def test_discord_message_with_member_but_no_guild_id_is_not_a_dm() -> None:
 def test_an_edit_is_not_a_duplicate_of_the_original() -> None:
     """An edited message carries its edit time, so dedup keys it apart from the original."""
     data = load("guild_message")["d"]
-    original = normalize_message(data)
-    edited = normalize_message({**data, "edited_timestamp": "2026-01-01T00:01:00.250000+00:00"})
+    original = DISCORD_PLATFORM.normalize_message(data)
+    edited = DISCORD_PLATFORM.normalize_message(
+        {**data, "edited_timestamp": "2026-01-01T00:01:00.250000+00:00"}
+    )
     assert original is not None
     assert edited is not None
     assert MetaKey.EDIT_DATE not in original.metadata

@@ -1,4 +1,4 @@
-"""Telegram fixtures through a real PTB ``Application`` (offline) into ``normalize_update``."""
+"""Telegram fixtures through a real PTB ``Application`` (offline) into its normaliser."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from telegram.ext import Application, ApplicationBuilder, ContextTypes, TypeHand
 from telegram.request import BaseRequest, RequestData
 
 from actorscope.channels._base import ADAPTER_METADATA_KEYS, IgnoreReason
-from actorscope.channels.telegram import PLATFORM, normalize_update
+from actorscope.channels.telegram import PLATFORM
 from actorscope.channels.telegram._normalize import chat_migration, inspect_update
 from actorscope.errors import IdentityError
 from actorscope.identity import PLACEHOLDER_SENDER_IDS, SenderKind
@@ -153,7 +153,9 @@ async def through_application(names: list[str], **options: Any) -> dict[str, Inb
     current: list[str] = []
 
     async def handler(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-        results[current[0]] = normalize_update(update, bot_username=context.bot.username, **options)
+        results[current[0]] = PLATFORM.normalize_update(
+            update, bot_username=context.bot.username, **options
+        )
 
     app.add_handler(TypeHandler(Update, handler))
     async with app:
@@ -194,7 +196,7 @@ async def test_default_ignores_nonperson_senders() -> None:
 
 def test_forum_topic_reply_to_topic_root_is_not_a_reply_to_the_bot() -> None:
     """In a topic the bot opened, the topic root is not a reply: no ``addressed``."""
-    message = normalize_update(load("forum_topic"), bot_username="actorscope_bot")
+    message = PLATFORM.normalize_update(load("forum_topic"), bot_username="actorscope_bot")
     assert message is not None
     assert MetaKey.ADDRESSED not in message.metadata
     assert "reply_to_message_id" not in message.metadata
@@ -204,7 +206,7 @@ def test_reply_to_the_bot_and_mentions_and_commands_are_addressed() -> None:
     """A reply to the bot, an @mention and a /cmd@bot each mark the message addressed."""
     cases = {"supergroup_reply": "reply", "group": "mention", "supergroup": "command"}
     for name, how in cases.items():
-        message = normalize_update(load(name), bot_username="actorscope_bot")
+        message = PLATFORM.normalize_update(load(name), bot_username="actorscope_bot")
         assert message is not None
         assert message.metadata[MetaKey.ADDRESSED] == how, name
     other = load("supergroup")
@@ -216,11 +218,11 @@ def test_reply_to_the_bot_and_mentions_and_commands_are_addressed() -> None:
 
 def test_edited_message_and_callback_metadata() -> None:
     """Edits carry their edit time; callbacks carry the data as content and count as addressed."""
-    edit = normalize_update(load("edited_message"))
+    edit = PLATFORM.normalize_update(load("edited_message"))
     assert edit is not None
     assert edit.metadata[MetaKey.EVENT] == "edited_message"
     assert edit.metadata[MetaKey.EDIT_DATE] == "1700000100"
-    click = normalize_update(load("callback_query"))
+    click = PLATFORM.normalize_update(load("callback_query"))
     assert click is not None
     assert (click.content, click.metadata[MetaKey.ADDRESSED]) == ("vote:yes", "callback")
 
@@ -239,7 +241,7 @@ def test_migration_is_exposed_as_scope_move() -> None:
 
 def test_spoofed_names_and_text_change_nothing() -> None:
     """Display names and text that look like ids or origins never reach identity or metadata."""
-    message = normalize_update(load("spoof_names"), bot_username="actorscope_bot")
+    message = PLATFORM.normalize_update(load("spoof_names"), bot_username="actorscope_bot")
     assert message is not None
     assert (message.sender_id, message.sender_kind) == ("4242", SenderKind.USER)
     assert set(message.metadata) <= ADAPTER_METADATA_KEYS
@@ -248,7 +250,7 @@ def test_spoofed_names_and_text_change_nothing() -> None:
 
 def test_custom_channel_name_and_agent_key() -> None:
     """A configured channel name becomes the scope's channel; the agent key the session's."""
-    message = normalize_update(load("group"), channel="tg-work", agent_key="helper")
+    message = PLATFORM.normalize_update(load("group"), channel="tg-work", agent_key="helper")
     assert message is not None
     assert message.user_id == f"group:tg-work:{GROUP}"
     assert message.metadata["session_key"] == f"agent:helper:tg-work:group:{GROUP}"
@@ -256,12 +258,12 @@ def test_custom_channel_name_and_agent_key() -> None:
 
 def test_clear_caches_forgets_the_memoised_session_keys() -> None:
     """clear_caches() (for benchmarks) drops the memo: the next update builds an equal key anew."""
-    first, again = (normalize_update(load("group"), agent_key="memo") for _ in range(2))
+    first, again = (PLATFORM.normalize_update(load("group"), agent_key="memo") for _ in range(2))
     assert first is not None
     assert again is not None
     assert first.metadata["session_key"] is again.metadata["session_key"]  # memoised
     PLATFORM.clear_caches()
-    fresh = normalize_update(load("group"), agent_key="memo")
+    fresh = PLATFORM.normalize_update(load("group"), agent_key="memo")
     assert fresh is not None
     assert fresh.metadata["session_key"] == first.metadata["session_key"]
     assert fresh.metadata["session_key"] is not first.metadata["session_key"]
@@ -270,7 +272,7 @@ def test_clear_caches_forgets_the_memoised_session_keys() -> None:
 def test_bad_agent_key_is_the_callers_error() -> None:
     """A malformed agent key raises instead of silently ignoring every update."""
     with pytest.raises(IdentityError):
-        normalize_update(load("group"), agent_key="a:b")
+        PLATFORM.normalize_update(load("group"), agent_key="a:b")
 
 
 @pytest.mark.parametrize("fixture", ["my_chat_member", "service_new_members"])
@@ -299,7 +301,7 @@ def test_media_messages_carry_caption_and_file_ids() -> None:
         {"file_id": "large", "file_unique_id": "l", "width": 900, "height": 900},
     ]
     message["document"] = {"file_id": "doc", "file_unique_id": "d", "mime_type": "text/plain"}
-    normalized = normalize_update(update, bot_username="actorscope_bot")
+    normalized = PLATFORM.normalize_update(update, bot_username="actorscope_bot")
     assert normalized is not None
     assert normalized.content == "look @actorscope_bot"
     assert [(m.kind, m.file_id) for m in normalized.media] == [

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from actorscope.channels._base import IgnoreReason
-from actorscope.channels.telegram import normalize_update
+from actorscope.channels.telegram import PLATFORM as TELEGRAM
 from actorscope.channels.telegram._normalize import inspect_update
 
 
@@ -70,4 +70,4 @@ def test_private_message_and_click_by_the_chat_itself_pass() -> None:
 
 def test_normalize_update_drops_a_private_message_from_another_person() -> None:
     """normalize_update gives nothing for chat 99 with sender 42: no scope/session split."""
-    assert normalize_update(_message(99, 42)) is None
+    assert TELEGRAM.normalize_update(_message(99, 42)) is None

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from actorscope.channels.telegram import normalize_update
+from actorscope.channels.telegram import PLATFORM as TELEGRAM
 from actorscope.context import bind_identity
 from actorscope.identity import Identity, PeerKind
 from actorscope.messages import InboundMessage, MetaKey, RunRequest
@@ -100,7 +100,7 @@ def test_a_command_message_names_its_command(signer: OriginSigner) -> None:
             "text": "/note@notes_bot buy milk",
         },
     }
-    message = normalize_update(update)
+    message = TELEGRAM.normalize_update(update)
     assert message is not None
     request = build_run_request(message, signer=signer)
     assert request.metadata[MetaKey.COMMAND] == "note"

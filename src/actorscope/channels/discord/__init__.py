@@ -1,7 +1,7 @@
 """Discord: a discord.py ``Message`` / ``Interaction`` → scope, actor and session key, and the
 runner.
 
-:func:`normalize_message` and :func:`normalize_interaction` return an
+``PLATFORM.normalize_message`` and ``PLATFORM.normalize_interaction`` return an
 :class:`~actorscope.messages.InboundMessage`, or ``None`` for what a bot ignores;
 ``PLATFORM.inspect_message`` and ``PLATFORM.inspect_interaction`` return the
 :class:`~actorscope.channels.Ingress` with the reason. None of them raises on a platform event.
@@ -10,8 +10,6 @@ and what the discord.py Cog asks of Discord.
 """
 
 from actorscope.channels.discord._commands import WriterTarget
-from actorscope.channels.discord._interactions import normalize_interaction
-from actorscope.channels.discord._normalize import normalize_message
 from actorscope.channels.discord._platform import PLATFORM
 from actorscope.channels.discord._runner import DiscordRunner, bot_intents
 from actorscope.channels.discord._section import DiscordSection
@@ -22,6 +20,4 @@ __all__ = [
     "DiscordSection",
     "WriterTarget",
     "bot_intents",
-    "normalize_interaction",
-    "normalize_message",
 ]

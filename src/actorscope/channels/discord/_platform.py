@@ -72,6 +72,8 @@ class Discord:
     silence_voice_warnings = staticmethod(_runner.silence_voice_warnings)
     inspect_message = staticmethod(_normalize.inspect_message)
     inspect_interaction = staticmethod(_interactions.inspect_interaction)
+    normalize_message = staticmethod(_normalize.normalize_message)
+    normalize_interaction = staticmethod(_interactions.normalize_interaction)
     send_outbound = staticmethod(_runner.send_outbound)
     member_manages_guild = staticmethod(_commands.member_manages_guild)
     user_target = staticmethod(_commands.user_target)

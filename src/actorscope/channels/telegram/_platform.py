@@ -75,6 +75,7 @@ class Telegram:
     # themselves: one signature and docstring each, and no extra call on an update's path.
     clear_caches = staticmethod(_normalize.clear_caches)
     inspect_update = staticmethod(_normalize.inspect_update)
+    normalize_update = staticmethod(_normalize.normalize_update)
     send_outbound = staticmethod(_runner.send_outbound)
     reply_route = staticmethod(_runner.reply_route)
     text_parts = staticmethod(_runner.text_parts)
