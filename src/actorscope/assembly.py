@@ -35,25 +35,10 @@ from actorscope.propagation import OriginSigner
 from actorscope.store import Database
 from actorscope.tools import Workspace
 
-__all__ = ["AgentSettings", "Assembly", "assemble", "permission_policy"]
+__all__ = ["AgentSettings", "Assembly", "assemble"]
 
 #: Told every decision of an assembly's policy (the testing kit records them).
 DecisionObserver = Callable[[Decision], None]
-
-
-def permission_policy(
-    grants: GrantStore,
-    *,
-    strict: bool = False,
-    audit: bool = True,
-    observer: DecisionObserver | None = None,
-    links: LinkStore | None = None,
-) -> PermissionPolicy:
-    """The permission policy over ``grants``: the one place outside ``permissions`` that
-    builds one. :func:`assemble` makes an agent's with it; a process that serves every agent
-    of a database (``actorscope mcp`` without ``--agent``) asks for one here. With ``links``
-    a linked person's grants count for each of its accounts (``links = "grants"``)."""
-    return PermissionPolicy(grants, strict=strict, audit=audit, observer=observer, links=links)
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +71,27 @@ class AgentSettings:
         if not isinstance(self.workspace, Path):
             object.__setattr__(self, "workspace", Path(os.fspath(self.workspace)))
         object.__setattr__(self, "owners", tuple(self.owners))
+
+    def policy(
+        self,
+        grants: GrantStore,
+        *,
+        links: LinkStore | None = None,
+        observer: DecisionObserver | None = None,
+    ) -> PermissionPolicy:
+        """The permission policy these settings call for over ``grants``: the one place outside
+        ``permissions`` that builds one. :func:`assemble` makes an agent's with it; a process
+        that serves every agent of a database (``actorscope mcp`` without ``--agent``) asks
+        ``AgentSettings().policy(GrantStore(db))``. ``strict`` and ``audit`` are the settings';
+        ``links`` counts a linked person's grants for each of its accounts only when the
+        settings' ``links`` is ``"grants"``; ``observer`` is told every decision."""
+        return PermissionPolicy(
+            grants,
+            strict=self.strict,
+            audit=self.audit,
+            observer=observer,
+            links=links if self.links is LinkMode.GRANTS else None,
+        )
 
 
 async def _nowhere(message: InboundMessage) -> None:
@@ -135,14 +141,7 @@ class Assembly:
 
     def observed(self, observer: DecisionObserver) -> Assembly:
         """This assembly with a policy that also tells ``observer`` every decision."""
-        settings = self.settings
-        policy = permission_policy(
-            self.grants,
-            strict=settings.strict,
-            audit=settings.audit,
-            observer=observer,
-            links=self.links if settings.links is LinkMode.GRANTS else None,
-        )
+        policy = self.settings.policy(self.grants, links=self.links, observer=observer)
         return replace(self, policy=policy)
 
     def pipeline(
@@ -231,12 +230,7 @@ async def assemble(db: Database, settings: AgentSettings | None = None) -> Assem
         agent=agent,
         settings=settings,
         grants=grants,
-        policy=permission_policy(
-            grants,
-            strict=settings.strict,
-            audit=settings.audit,
-            links=links if settings.links is LinkMode.GRANTS else None,
-        ),
+        policy=settings.policy(grants, links=links),
         writers=WriterManager(grants, owners=settings.owners),
         # One agent, one tenant: its tenant adopts a workspace laid out before tenants.
         workspace=Workspace(settings.workspace, legacy_tenant=agent.tenant_id),

@@ -95,7 +95,7 @@ async def _serve(
 ) -> None:
     # Imported here: the SDK is the optional `mcp` extra, and every other command must work
     # without it.
-    from actorscope.assembly import permission_policy
+    from actorscope.assembly import AgentSettings
     from actorscope.tools.mcp_server import (
         create_mcp_server,
         header_identity,
@@ -115,7 +115,7 @@ async def _serve(
         box = Toolbox.create(
             db,
             # The database's change feed keeps cached decisions within 1 s of any grant change.
-            policy=permission_policy(GrantStore(db)),
+            policy=AgentSettings().policy(GrantStore(db)),
             workspace_root=workspace,
             default_agent=agent,
             agents=agents,
