@@ -24,7 +24,6 @@ from actorscope.context import current_identity, role_from_context
 from actorscope.errors import ConfigError, GrantError
 from actorscope.integrations.discord_ext import (
     ActorscopeCog,
-    AppRefused,
     Refused,
     bound,
     requires,
@@ -328,7 +327,7 @@ async def test_hybrid_command_as_slash_runs_as_the_interaction_user(
 
     @bot.tree.error
     async def quiet(interaction: discord.Interaction[Any], error: Exception) -> None:
-        assert isinstance(error, Refused | AppRefused)
+        assert isinstance(error, Refused)
 
     await discord_sim.serve_bot(bot)
     carol, dave = discord_sim.user("carol"), discord_sim.user("dave")
@@ -346,6 +345,40 @@ async def test_hybrid_command_as_slash_runs_as_the_interaction_user(
     discord_sim.should_allow("file_writer", reason="granted", sender=carol)
     discord_sim.should_send(text="saved", chat=general)
     await discord_sim.slash(carol, "note", general, options={"text": "ok"})
+
+
+async def test_a_slash_commands_refusal_is_a_refused_the_tree_takes(
+    discord_sim: DiscordSim, tmp_path: Path
+) -> None:
+    """A denied app command raises Refused, which the tree's error handler gets as its own."""
+    bot = commands.Bot(command_prefix="!", intents=bot_intents())
+    await bot.add_cog(
+        ActorscopeCog(bot, database=discord_sim.env.db, workspace=tmp_path / "workspace")
+    )
+
+    @app_commands.command(name="ping", description="Ping (writers only)")
+    @requires("file_writer")
+    async def ping(interaction: discord.Interaction[Any]) -> None:
+        await interaction.response.send_message("pong")
+
+    bot.tree.add_command(ping)
+    errors: list[Exception] = []
+
+    @bot.tree.error
+    async def record(interaction: discord.Interaction[Any], error: Exception) -> None:
+        errors.append(error)
+
+    await discord_sim.serve_bot(bot)
+    dave = discord_sim.user("dave")
+    lab = discord_sim.guild("lab")
+    general = discord_sim.channel(lab, "general")
+    discord_sim.should_deny("file_writer", reason="no_grant", sender=dave)
+    discord_sim.should_send(text="denied: no_grant", chat=general)
+    await discord_sim.slash(dave, "ping", general)
+    await wait_until(lambda: bool(errors))
+    assert isinstance(errors[0], Refused)
+    assert isinstance(errors[0], app_commands.CheckFailure)
+    assert errors[0].reason == "no_grant"
 
 
 async def test_an_edited_command_is_judged_afresh(

@@ -38,11 +38,9 @@ from actorscope.integrations.ptb import (
     ActorscopeContext,
     Gate,
     bound,
-    context_types,
     identity,
     install,
     requires,
-    run_request,
     run_sandbox,
 )
 from actorscope.integrations.ptb import gate as ptb_gate
@@ -337,7 +335,9 @@ async def test_conversation_handler_reply_markup_and_clicks_still_work(
 
     async def clicked(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         assert update.callback_query is not None
-        identities.append(run_request(update, context).sender_id)
+        prepared = ptb_gate(context).prepared(update)
+        assert prepared is not None
+        identities.append(prepared.request.sender_id)
         await context.bot.send_message(update.callback_query.from_user.id, "kept")
 
     app.add_handler(
@@ -424,10 +424,10 @@ async def test_allows_filter_passes_only_writers(
 
 
 async def test_actorscope_context_carries_the_identity(actorscope_env: AgentEnv) -> None:
-    """With context_types() the handler reads context.identity; install/shutdown leave no task."""
+    """With ActorscopeContext.types() a handler reads context.identity; no task is left over."""
     emu = BotApiEmulator()
     before = asyncio.all_tasks()
-    application = _bare_builder(emu).context_types(context_types()).build()
+    application = _bare_builder(emu).context_types(ActorscopeContext.types()).build()
     install(application, database=actorscope_env.db.path, owners=["7"])
     seen: list[tuple[str, str]] = []
 

@@ -25,7 +25,6 @@ from actorscope.errors import ConfigError, GrantError, UnboundIdentityError
 from actorscope.identity import Identity, PeerKind, SenderKind, discord_identity, telegram_identity
 from actorscope.integrations.pydantic_ai import (
     ActorscopeDeps,
-    builtin_toolset,
     mcp_toolset,
     registry_toolset,
     requires,
@@ -35,7 +34,7 @@ from actorscope.integrations.pydantic_ai import (
 from actorscope.messages import InboundMessage, MetaKey
 from actorscope.permissions import AuditAction, Reason
 from actorscope.propagation import spawn_subagent
-from actorscope.tools import Tool, ToolRegistry, lint_tool_schema, to_openai_strict
+from actorscope.tools import Tool, ToolRegistry, builtin_tools, lint_tool_schema, to_openai_strict
 from actorscope.tools._identity_args import AGENT_ALIAS_DESCRIPTION, AGENT_ID_DESCRIPTION
 from actorscope.tools._lint import TARGETS
 from actorscope.tools._registry import ToolCall
@@ -215,7 +214,9 @@ async def test_model_supplied_identity_arguments_change_no_actor(
     elif path == "delegated":
         script = Script("workspace_write", {"path": NOTES, "content": "x", **forged})
         agent = PydanticAgent(
-            script.model(), deps_type=ActorscopeDeps, toolsets=[builtin_toolset(world.toolbox)]
+            script.model(),
+            deps_type=ActorscopeDeps,
+            toolsets=[registry_toolset(builtin_tools(world.toolbox))],
         )
     else:
         script = Script("write_notes", {"text": "x", **forged})
@@ -240,7 +241,10 @@ async def test_schemas_pydantic_ai_sends_pass_the_linter_for_every_target(
             local.model(),
             deps_type=ActorscopeDeps,
             tools=[write_notes],
-            toolsets=[builtin_toolset(world.toolbox), registry_toolset(note_registry())],
+            toolsets=[
+                registry_toolset(builtin_tools(world.toolbox)),
+                registry_toolset(note_registry()),
+            ],
         ),
         PydanticAgent(
             remote.model(),

@@ -158,7 +158,9 @@ async def _serve_ptb(sim: TelegramSim, config: ChannelConfig) -> None:
     @ptb.bound
     async def text(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         assert update.effective_message is not None
-        content = ptb.run_request(update, context).content
+        prepared = ptb.gate(context).prepared(update)
+        assert prepared is not None
+        content = prepared.request.content
         await update.effective_message.reply_text(await _answer(content))
 
     app.add_handler(MessageHandler(filters.TEXT & ~filters.COMMAND, text))

@@ -269,7 +269,9 @@ async def _serve_integrations(tg: TelegramSim, dc: DiscordSim, base: Path) -> No
     @ptb.bound
     async def text(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         assert update.effective_message is not None
-        request = ptb.run_request(update, context)
+        prepared = ptb.gate(context).prepared(update)
+        assert prepared is not None
+        request = prepared.request
         if request.content == "where":
             await update.effective_message.reply_text(f"scope {request.user_id}")
         else:

@@ -18,7 +18,7 @@ one ingress :class:`~actorscope.channels.Pipeline` (dedup, admission, shared cla
 :class:`~actorscope.host.RunStep`'s ``prepare`` (run request, owner → role): a prefix command
 in the Cog's global check, before any other check runs; an application command when it first
 asks (:func:`requires`, :func:`identity`, :func:`bound`). A message or interaction the
-pipeline does not admit runs no command (:class:`Refused` / :class:`AppRefused`).
+pipeline does not admit runs no command (:class:`Refused`).
 
 The writer commands are the Cog's: ``!addwriter @user``, ``!removewriter @user``,
 ``!writers`` and the slash commands ``/addwriter user:``, ``/removewriter user:``,
@@ -33,7 +33,7 @@ with the :class:`~actorscope.permissions.PermissionPolicy` and answers a denial 
 reason (ephemeral for an interaction). Webhooks, bots and other non-persons never pass it.
 
 A refused check raises a ``CheckFailure`` subclass after answering; an ``on_command_error``
-(and ``@bot.tree.error``) may ignore :class:`Refused` / :class:`AppRefused`.
+(and ``@bot.tree.error``) may ignore :class:`Refused`.
 """
 
 from __future__ import annotations
@@ -81,7 +81,6 @@ from actorscope.store import Database
 
 __all__ = [
     "ActorscopeCog",
-    "AppRefused",
     "Refused",
     "bound",
     "identity",
@@ -112,10 +111,12 @@ _LINK_COMMANDS = {
 
 
 class Refused(commands.CheckFailure):
-    """A prefix command the Cog refused (already answered, or ignored on purpose).
+    """A command the Cog refused (already answered, or ignored on purpose).
 
     ``reason`` is the decision's reason or why the pipeline ignored the message;
-    ``decision`` is the denial, when a :func:`requires` check made one.
+    ``decision`` is the denial, when a :func:`requires` check made one. A prefix (or hybrid)
+    command's is a ``commands.CheckFailure``; an application command's is also an
+    ``app_commands.CheckFailure``, so ``@bot.tree.error`` gets it as one.
     """
 
     def __init__(self, reason: str, decision: Decision | None = None) -> None:
@@ -130,9 +131,9 @@ class _QuietRefusals(logging.Filter):
     other error is logged as before."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        """False for a record about a :class:`Refused` / :class:`AppRefused`."""
+        """False for a record about a :class:`Refused`."""
         error = record.exc_info[1] if record.exc_info else None
-        return not isinstance(error, Refused | AppRefused)
+        return not isinstance(error, Refused)
 
 
 def _quiet_refusals() -> None:
@@ -145,13 +146,9 @@ def _quiet_refusals() -> None:
             logger.addFilter(_QuietRefusals())
 
 
-class AppRefused(app_commands.CheckFailure):
-    """An application command the Cog refused (answered, ephemeral, where it could be)."""
-
-    def __init__(self, reason: str, decision: Decision | None = None) -> None:
-        super().__init__(f"actorscope refused the command: {reason}")
-        self.reason = reason
-        self.decision = decision
+class _AppRefused(app_commands.CheckFailure, Refused):
+    """An application command the Cog refused (answered, ephemeral, where it could be): a
+    :class:`Refused` that discord.py's command tree takes as its own check failure."""
 
 
 def _denial_text(decision: Decision) -> str:
@@ -669,7 +666,7 @@ def _client(source: Source) -> discord.Client:
 async def identity(source: Source) -> Identity:
     """The identity (scope and actor) ``source``'s command runs as.
 
-    :class:`Refused` / :class:`AppRefused` when the pipeline did not admit the event.
+    :class:`Refused` when the pipeline did not admit the event.
     """
     invocation = await ActorscopeCog.of(_client(source))._invocation(source)
     if invocation.prepared is None:
@@ -695,7 +692,7 @@ def services(source: Source) -> BotServices:
 def _refused(source: Source, reason: str, decision: Decision | None = None) -> Exception:
     if isinstance(source, commands.Context):
         return Refused(reason, decision)
-    return AppRefused(reason, decision)
+    return _AppRefused(reason, decision)
 
 
 def _log_denial(action: str, command: object, decision: Decision | None) -> None:
@@ -721,7 +718,7 @@ def requires(action: str) -> Callable[[_T], _T]:
 
     Put it under ``@bot.command()`` / ``@commands.command()`` or
     ``@app_commands.command()`` (or above, on the command object). A denial is answered with
-    its reason (ephemeral for an interaction) and raises :class:`Refused` / :class:`AppRefused`.
+    its reason (ephemeral for an interaction) and raises :class:`Refused`.
 
     On a View item's callback (``@discord.ui.button`` / ``@discord.ui.select``, above or
     under it, the item parameter annotated or not) or on an item's own ``callback`` the
@@ -753,11 +750,11 @@ def requires(action: str) -> Callable[[_T], _T]:
                 await interaction.response.send_message(
                     DISCORD_PLATFORM.not_taking_commands, ephemeral=True
                 )
-            raise AppRefused(invocation.refusal())
+            raise _AppRefused(invocation.refusal())
         if not decision.allowed:
             _log_denial(action, interaction.command, decision)
             await interaction.response.send_message(_denial_text(decision), ephemeral=True)
-            raise AppRefused(str(decision.reason), decision)
+            raise _AppRefused(str(decision.reason), decision)
         return True
 
     async def component_check(interaction: discord.Interaction[Any], name: str) -> bool:

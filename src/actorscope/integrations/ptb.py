@@ -30,8 +30,9 @@ application:
   ``writer_commands_group``, default 0: call :func:`install` before adding your handlers)
   running the same writer-command code as ``actorscope run``; they answer and stop the update.
 
-Your handlers reach the update's identity with :func:`identity` / :func:`run_request` (or
-``context.identity`` with :class:`ActorscopeContext`, see :func:`context_types`). :func:`bound`
+Your handlers reach the update's identity with :func:`identity` (or ``context.identity`` and
+``context.run_request`` with :class:`ActorscopeContext`, see :meth:`ActorscopeContext.types`;
+:meth:`Gate.prepared` gives an admitted update's prepared run). :func:`bound`
 runs a callback with the identity, run info and :class:`~actorscope.bots.BotServices` bound
 (``current_identity()``, ``current_services()`` work inside it); :func:`requires` also checks
 the actor with the policy first and answers a denial with its reason (fail-closed: non-persons,
@@ -90,12 +91,10 @@ __all__ = [
     "ActorscopeContext",
     "Gate",
     "bound",
-    "context_types",
     "gate",
     "identity",
     "install",
     "requires",
-    "run_request",
     "run_sandbox",
 ]
 
@@ -314,7 +313,7 @@ class ActorscopeContext(
 ):
     """A ``CallbackContext`` that also carries the admitted update's identity and request.
 
-    Use it with ``ApplicationBuilder().context_types(context_types())``.
+    Use it with ``ApplicationBuilder().context_types(ActorscopeContext.types())``.
     """
 
     __slots__ = ("_prepared",)
@@ -342,12 +341,12 @@ class ActorscopeContext(
         """The run request of the admitted update (``None`` in jobs and error handlers)."""
         return None if self._prepared is None else self._prepared.request
 
-
-def context_types() -> ContextTypes[
-    ActorscopeContext, dict[Any, Any], dict[Any, Any], dict[Any, Any]
-]:
-    """``ContextTypes`` with :class:`ActorscopeContext` (``ApplicationBuilder().context_types``)."""
-    return ContextTypes(context=ActorscopeContext)
+    @classmethod
+    def types(
+        cls,
+    ) -> ContextTypes[ActorscopeContext, dict[Any, Any], dict[Any, Any], dict[Any, Any]]:
+        """``ContextTypes`` with this context, for ``ApplicationBuilder().context_types(...)``."""
+        return ContextTypes(context=cls)
 
 
 def install(
@@ -485,11 +484,6 @@ def _prepared(update: object, context: AnyContext) -> Prepared:
 def identity(update: object, context: AnyContext) -> Identity:
     """The identity of the admitted ``update`` (scope, actor, role ...)."""
     return _prepared(update, context).identity
-
-
-def run_request(update: object, context: AnyContext) -> RunRequest:
-    """The run request of the admitted ``update`` (session key, content, metadata ...)."""
-    return _prepared(update, context).request
 
 
 def bound(callback: Callback[C, R]) -> Callback[C, R | None]:

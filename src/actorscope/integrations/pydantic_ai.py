@@ -8,10 +8,11 @@
 - **Guarded tools.** :func:`requires` on a tool function checks the actor with the policy
   before the body runs; a denial is the tool's result (``{"error": {"code":
   "permission_denied", "reason": ...}}``) that the model can explain, and the policy audits it.
-- **Built-in tools.** :func:`builtin_toolset` serves actorscope's workspace, cron, memory and
-  whoami tools (any :class:`~actorscope.tools.ToolRegistry`, with :func:`registry_toolset`)
-  with their flat schemas; every call goes through the registry's boundary, which validates
-  ``agent_id`` / ``agent`` on the raw arguments before anything runs. Tools that take an agent
+- **Built-in tools.** :func:`registry_toolset` serves the tools of any
+  :class:`~actorscope.tools.ToolRegistry` (actorscope's workspace, cron, memory and whoami
+  tools: ``registry_toolset(builtin_tools(toolbox))``) with their flat schemas; every call
+  goes through the registry's boundary, which validates ``agent_id`` / ``agent`` on the raw
+  arguments before anything runs. Tools that take an agent
   namespace are written as actorscope :class:`~actorscope.tools.Tool` s and served this way.
 - **Delegation.** :func:`run_delegate` runs another agent inside a tool under a signed origin
   (:func:`~actorscope.propagation.spawn_subagent` or :func:`~actorscope.propagation.delegate`
@@ -54,13 +55,11 @@ from actorscope.tools import (
     Toolbox,
     ToolRegistry,
     ToolResult,
-    builtin_tools,
     encode_identity_token,
 )
 
 __all__ = [
     "ActorscopeDeps",
-    "builtin_toolset",
     "mcp_toolset",
     "registry_toolset",
     "requires",
@@ -225,11 +224,6 @@ def registry_toolset(registry: ToolRegistry, *, id: str | None = None) -> Functi
         for tool in registry
     ]
     return FunctionToolset(tools, id=id)
-
-
-def builtin_toolset(toolbox: Toolbox, *, id: str = "actorscope") -> FunctionToolset[Any]:
-    """actorscope's built-in tools (workspace, cron, memory, whoami) as a PydanticAI toolset."""
-    return registry_toolset(builtin_tools(toolbox), id=id)
 
 
 @dataclass(frozen=True, slots=True)
