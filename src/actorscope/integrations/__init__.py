@@ -8,13 +8,13 @@ from here, so importing ``actorscope.integrations`` loads no framework).
 - ``actorscope.integrations.pydantic_ai`` (extra ``pydantic-ai``): identity in deps, guarded
   tools, the built-in tools as a toolset, and delegation that keeps the human actor.
 
-This face holds what every integration shares: *adoption*. Inside ``with adopting(Adoption(
-database=db, workspace=root, agent="main"))`` every gate that opens (``install()``'s at
+This face holds what every integration shares: *adoption*. Inside ``with Adoption(
+database=db, workspace=root, agent="main").bind()`` every gate that opens (``install()``'s at
 ``post_init``, ``ActorscopeCog``'s at ``cog_load``) opens on that database, agent, workspace
 and signer instead of its bot's own settings; the gate's ``opened`` (:class:`Opened`) says
 where it actually is. The testing kit and ``actorscope probe`` run users' bots this way.
 """
 
-from actorscope.integrations._adoption import Adoption, Opened, adopting
+from actorscope.integrations._adoption import Adoption, Opened
 
-__all__ = ["Adoption", "Opened", "adopting"]
+__all__ = ["Adoption", "Opened"]

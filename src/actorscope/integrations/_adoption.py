@@ -3,10 +3,10 @@
 A tool that runs a user's bot as written (the testing kit's ``serve_application`` /
 ``serve_bot``, ``actorscope probe``) must judge it on the tool's grants and keep it off the
 bot's own storage, whatever the bot's code passed to ``install()`` or ``ActorscopeCog``. It
-does so by *adopting* the bot: every gate that opens inside :func:`adopting` opens on the
-:class:`Adoption` instead of its own settings. A gate opens at the framework's start hook
+does so by *adopting* the bot: every gate that opens inside ``with adoption.bind():`` opens
+on the :class:`Adoption` instead of its own settings. A gate opens at the framework's start hook
 (PTB ``post_init``, discord.py ``cog_load``, aiogram ``startup``), so a tool wraps the bot's
-start in ``with adopting(...)``; a gate that opened before is not moved (the tool sees that
+start in ``with Adoption(...).bind():``; a gate that opened before is not moved (the tool sees that
 in :class:`Opened` and refuses to go on). Each gate exposes what it actually opened as
 :class:`Opened` (``Gate.opened``, ``ActorscopeCog.opened``), so a tool proves its reach
 before it trusts a clean result.
@@ -15,19 +15,19 @@ before it trusts a clean result.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
-from contextlib import AsyncExitStack, contextmanager
+from contextlib import AbstractContextManager, AsyncExitStack
 from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from actorscope.agents import Agent
 from actorscope.assembly import AgentSettings, Assembly, assemble
+from actorscope.context import Binding
 from actorscope.errors import ConfigError
 from actorscope.propagation import OriginSigner
 from actorscope.store import Database
 
-__all__ = ["Adoption", "Opened", "adopting", "open_gate"]
+__all__ = ["Adoption", "Opened", "open_gate"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,9 +55,14 @@ class Adoption:
 
     @staticmethod
     def in_force() -> Adoption | None:
-        """The adoption a gate opening now must use (:func:`adopting`), or ``None`` (its own
+        """The adoption a gate opening now must use (:meth:`bind`), or ``None`` (its own
         settings)."""
         return _ADOPTION.get()
+
+    def bind(self) -> AbstractContextManager[Adoption]:
+        """Every actorscope gate that opens inside the ``with`` block (and in tasks started
+        from it) opens on this adoption; the previous adoption, if any, returns on exit."""
+        return Binding(_ADOPTION, self)
 
     def applied(self, settings: AgentSettings) -> AgentSettings:
         """``settings`` as the adoption changes them: its agent, tenant, workspace and signer
@@ -91,24 +96,11 @@ class Opened:
 _ADOPTION: ContextVar[Adoption | None] = ContextVar("actorscope_adoption", default=None)
 
 
-@contextmanager
-def adopting(adoption: Adoption) -> Iterator[Adoption]:
-    """Every actorscope gate that opens inside the block (and in tasks started from it)
-    opens on ``adoption``; the previous adoption, if any, returns on exit."""
-    if not isinstance(adoption, Adoption):
-        raise ConfigError(f"adopting() takes an Adoption, got {type(adoption).__name__}")
-    token = _ADOPTION.set(adoption)
-    try:
-        yield adoption
-    finally:
-        _ADOPTION.reset(token)
-
-
 async def open_gate(
     database: str | os.PathLike[str] | Database, settings: AgentSettings, stack: AsyncExitStack
 ) -> tuple[Assembly, Opened]:
     """What a gate opens at its framework's start hook: the agent of ``settings`` on
-    ``database``, or, inside :func:`adopting`, on the adoption (:meth:`Adoption.applied`),
+    ``database``, or, inside :meth:`Adoption.bind`, on the adoption (:meth:`Adoption.applied`),
     assembled by the composition root. A database given as a path or URL is opened on
     ``stack`` (and closed with it); an open one is left open. The database's change feed
     starts now, so another process's grant change reaches the gate's cache within a second.

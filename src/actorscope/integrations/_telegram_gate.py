@@ -6,7 +6,7 @@ Both put actorscope into a Telegram framework the same way, and this module is t
   composition root (:func:`~actorscope.assembly.assemble`): one ingress
   :class:`~actorscope.channels.Pipeline` and one :class:`~actorscope.host.RunStep` (which only
   prepares: the framework's handlers are the turn); inside
-  :func:`~actorscope.integrations.adopting`, on the adoption instead
+  :meth:`~actorscope.integrations.Adoption.bind`, on the adoption instead
   (:class:`~actorscope.integrations.Opened` says which);
 * judging one Telegram update (:meth:`TelegramGate.judge`): the normaliser, the pipeline
   (writer commands deferred to the framework's handler), the run step's ``prepare``, the
@@ -234,7 +234,7 @@ class TelegramGate(Generic[U]):
         root's :func:`~actorscope.assembly.assemble`, through
         :func:`~actorscope.integrations._adoption.open_gate`.
 
-        Inside :func:`~actorscope.integrations.adopting` the gate opens on the adoption's
+        Inside :meth:`~actorscope.integrations.Adoption.bind` the gate opens on the adoption's
         database, agent, workspace and signer instead of its own (see :attr:`opened`).
         """
         if self._open is not None:

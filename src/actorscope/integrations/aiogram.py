@@ -34,7 +34,7 @@ dispatcher:
   :class:`~actorscope.store.Database`, which stays open), gets or creates the agent and
   starts the change feed, so a grant revoked anywhere is seen within a second; at shutdown
   (after the dispatcher's own shutdown handlers) it closes what it opened. Inside
-  :func:`~actorscope.integrations.adopting` (the testing kit, ``actorscope probe``) it opens
+  :meth:`~actorscope.integrations.Adoption.bind` (the testing kit, ``actorscope probe``) it opens
   the adoption's database, agent and workspace instead (:attr:`Gate.opened`).
 * a router of its own (``actorscope``) with ``/addwriter``, ``/removewriter`` and
   ``/writers``, running the same writer-command code as ``actorscope run``. A writer command

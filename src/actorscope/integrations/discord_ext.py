@@ -271,7 +271,7 @@ class ActorscopeCog(commands.Cog, name=_COG_NAME):
     async def cog_load(self) -> None:
         """Open the database, find or create the agent, start the grant change feed.
 
-        Inside :func:`~actorscope.integrations.adopting`: the adoption's database, agent,
+        Inside :meth:`~actorscope.integrations.Adoption.bind`: the adoption's database, agent,
         workspace and signer (owners added), whatever the Cog was given.
         """
         if self._loaded is not None:

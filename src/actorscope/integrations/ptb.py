@@ -14,7 +14,7 @@ application:
   the database (or take an open :class:`~actorscope.store.Database`, which stays open), get or
   create the agent (:meth:`~actorscope.agents.AgentRegistry.ensure`), start the database's
   change feed, so a grant revoked anywhere is seen within a second; close what was opened.
-  Inside :func:`~actorscope.integrations.adopting` (the testing kit, ``actorscope probe``)
+  Inside :meth:`~actorscope.integrations.Adoption.bind` (the testing kit, ``actorscope probe``)
   it opens the adoption's database, agent and workspace instead (:attr:`Gate.opened`).
 * in group :attr:`Gate.GROUP` (-1) a blocking handler (whatever the application's
   ``Defaults``) that takes every Telegram update through the one ingress

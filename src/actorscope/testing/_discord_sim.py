@@ -40,7 +40,6 @@ from actorscope.channels import ChannelConfig, Ingress, Pipeline, WriterCommand
 from actorscope.channels.discord import DiscordRunner, WriterTarget
 from actorscope.errors import ConfigError
 from actorscope.host import OutboundSender, Prepared
-from actorscope.integrations import adopting
 from actorscope.sandbox import DiscordChannel as Channel
 from actorscope.sandbox import (
     DiscordEmulator,
@@ -223,7 +222,7 @@ class DiscordSim(Simulator):
         runs as at login (add the Cog there); its commands, checks and replies run as in
         production, and the decisions its ``requires`` checks make are recorded for
         ``should_allow`` / ``should_deny``. The Cog is *adopted*
-        (:func:`~actorscope.integrations.adopting`): it loads on this simulator's database,
+        (:meth:`~actorscope.integrations.Adoption.bind`): it loads on this simulator's database,
         agent, workspace and signer whatever it was given, so the test's grants decide and no
         file of the bot's is written; ``adopt=False`` keeps the bot's own database. The bot is
         closed (its Cogs unloaded) when the simulator stops.
@@ -242,7 +241,7 @@ class DiscordSim(Simulator):
         async def login() -> None:
             # The session task is started inside the adoption too: a Cog added later loads
             # on it as well.
-            with adopting(adoption) if adoption is not None else nullcontext():
+            with adoption.bind() if adoption is not None else nullcontext():
                 await bot.login(self.world.token)
                 self._bot_session = asyncio.create_task(bot.connect(), name="discord-sim-bot")
 

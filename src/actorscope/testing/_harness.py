@@ -155,7 +155,7 @@ class AgentEnv:
 
     def adoption(self) -> Adoption:
         """This database, agent, workspace, signer and owners, for a served bot's gate to
-        open on (:func:`~actorscope.integrations.adopting`)."""
+        open on (:meth:`~actorscope.integrations.Adoption.bind`)."""
         return Adoption(
             database=self.db,
             workspace=self.workspace.root,

@@ -4,7 +4,7 @@
 :func:`~actorscope.integrations.aiogram.install`'s keyword arguments when it takes them, and
 with none for a plain dispatcher. The simulator makes the ``Bot`` (an aiogram session pointed
 at its Bot API emulator) and starts the dispatcher as ``start_polling`` would, *adopted*
-(:func:`~actorscope.integrations.adopting`): a gate ``install()`` put into it opens on the
+(:meth:`~actorscope.integrations.Adoption.bind`): a gate ``install()`` put into it opens on the
 probe's database, agent and workspace whatever it was given, and the probe checks that it did
 (``Gate.opened``) before any case. Without a gate it is a plain aiogram bot, probed as it is:
 the probe shows who can use each command today. Its commands are the ``Command`` filters of

@@ -6,7 +6,7 @@ with the keyword arguments of :class:`~actorscope.integrations.discord_ext.Actor
 (``database``, ``agent``, ``workspace``, ``owners``) it takes. The bot logs in to a
 :class:`~actorscope.sandbox.DiscordEmulator` inside :func:`~actorscope.sandbox.discord_pointed_at`
 (its ``setup_hook`` and tree sync run as at login), *adopted*
-(:func:`~actorscope.integrations.adopting`): its ActorscopeCog opens on the probe's database,
+(:meth:`~actorscope.integrations.Adoption.bind`): its ActorscopeCog opens on the probe's database,
 agent and workspace whatever it was given, and one found elsewhere stops the probe
 (:class:`~actorscope.testing._probe_target.ProbeReachError`). A bot without the Cog is a plain
 discord.py bot, probed as it is: the probe shows who can use each command today.
@@ -38,7 +38,7 @@ from actorscope.channels import IgnoreReason, Ingress, WriterCommand
 from actorscope.channels.discord import PLATFORM as DISCORD_PLATFORM
 from actorscope.errors import ConfigError
 from actorscope.host import Prepared
-from actorscope.integrations import Adoption, adopting
+from actorscope.integrations import Adoption
 from actorscope.integrations.discord_ext import ActorscopeCog
 from actorscope.permissions import Decision
 from actorscope.sandbox import DiscordEmulator, DiscordWorld, discord_pointed_at
@@ -207,7 +207,7 @@ async def _hosted(
         task: asyncio.Future[None] | None = None
         try:
             try:
-                with adopting(adoption):  # the session task too: a Cog added later loads on it
+                with adoption.bind():  # the session task too: a Cog added later loads on it
                     await asyncio.wait_for(bot.login(emu.world.token), _START_WAIT)
                     task = asyncio.ensure_future(bot.connect(reconnect=False))
                 await emu.wait_connected()

@@ -3,7 +3,7 @@
 The function ``module:function`` names is called with the simulator's ``ApplicationBuilder``
 (and, when it takes them, :func:`~actorscope.integrations.ptb.install`'s keyword arguments);
 a build function taking only the builder is fine. The application is started as
-``run_polling`` would, *adopted* (:func:`~actorscope.integrations.adopting`): a gate that
+``run_polling`` would, *adopted* (:meth:`~actorscope.integrations.Adoption.bind`): a gate that
 ``install()`` put into it opens on the probe's database, agent and workspace whatever it was
 given, and the probe checks that it did (``Gate.opened``) before any case. Without a gate it
 is a plain PTB bot, probed as it is: the probe shows who can use each command today. Its

@@ -20,7 +20,7 @@ from aiogram.types import Update
 
 from actorscope.channels import Ingress
 from actorscope.host import Prepared
-from actorscope.integrations import Adoption, adopting
+from actorscope.integrations import Adoption
 from actorscope.integrations.aiogram import Gate
 from actorscope.permissions import Decision
 from actorscope.sandbox import BotApiServer
@@ -89,7 +89,7 @@ class ServedDispatcher:
             the_gate.observe(_Recorder(listener))
         else:
             adoption = None
-        with adopting(adoption) if adoption is not None else nullcontext():
+        with adoption.bind() if adoption is not None else nullcontext():
             await self.dispatcher.emit_startup(bot=self.bot, **self._workflow())
         self._started = True
         if (

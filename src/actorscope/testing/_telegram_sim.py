@@ -38,7 +38,6 @@ from telegram.ext import Application, ApplicationBuilder, CallbackContext
 from actorscope.channels import ChannelConfig, Ingress
 from actorscope.channels.telegram import TelegramRunner
 from actorscope.host import OutboundSender, Prepared
-from actorscope.integrations import adopting
 from actorscope.integrations.ptb import Gate
 from actorscope.permissions import Decision
 from actorscope.sandbox import (
@@ -153,7 +152,7 @@ class TelegramSim(Simulator):
         """Make ``application`` the bot; return its gate (``None`` for a plain application,
         without ``install()``, which is served as it is).
 
-        The gate is *adopted* (:func:`~actorscope.integrations.adopting`): it opens on this
+        The gate is *adopted* (:meth:`~actorscope.integrations.Adoption.bind`): it opens on this
         simulator's database, agent, workspace and signer whatever ``install()`` was given,
         so the test's grants decide and no file of the bot's is written. ``adopt=False``
         keeps the application's own database (the test says so). It is initialised and
@@ -181,7 +180,7 @@ class TelegramSim(Simulator):
         if the_gate is not None:
             the_gate.observe(_Recorder(self))
         application.add_error_handler(self._on_app_error, block=True)
-        with adopting(adoption) if adoption is not None else nullcontext():
+        with adoption.bind() if adoption is not None else nullcontext():
             await application.initialize()
             self._application = application
             if application.post_init is not None:
