@@ -6,7 +6,7 @@ from typing import Any
 
 from telegram import Bot, Update
 
-from actorscope.identity import session_key, telegram_identity
+from actorscope.identity import Identity, session_key
 from bench._timing import per_call, report
 
 PAYLOAD: dict[str, Any] = {
@@ -31,7 +31,7 @@ def main() -> None:
         return Update.de_json(PAYLOAD, bot)
 
     def ours() -> object:
-        identity = telegram_identity(-1001234567890, "supergroup", 4242)
+        identity = Identity.chat("telegram", -1001234567890, 4242, group=True)
         key = session_key("main", "telegram", identity.peer_kind, -1001234567890, topic_id=9)
         return identity, key
 

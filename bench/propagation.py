@@ -22,7 +22,7 @@ from telegram.ext import Application, ApplicationBuilder, ContextTypes, MessageH
 from telegram.request import BaseRequest, RequestData
 
 from actorscope.context import bind_identity
-from actorscope.identity import telegram_identity
+from actorscope.identity import Identity
 from actorscope.messages import InboundMessage
 from actorscope.propagation import (
     OriginSigner,
@@ -76,7 +76,7 @@ async def _noop(update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
 
 
 def _announce(signer: OriginSigner) -> InboundMessage:
-    identity = telegram_identity(-1001234567890, "supergroup", 4242)
+    identity = Identity.chat("telegram", -1001234567890, 4242, group=True)
     with bind_identity(identity):
         task = spawn_subagent("write notes.txt", signer=signer)
     return announce_subagent_result(task, "notes.txt is ready", signer=signer)
@@ -84,7 +84,7 @@ def _announce(signer: OriginSigner) -> InboundMessage:
 
 def _distinct_announces(signer: OriginSigner, count: int) -> Iterator[InboundMessage]:
     # Each one a different signed carrier, so consuming them never hits a replay.
-    identity = telegram_identity(-1001234567890, "supergroup", 4242)
+    identity = Identity.chat("telegram", -1001234567890, 4242, group=True)
     with bind_identity(identity):
         task = spawn_subagent("write notes.txt", signer=signer)
     return iter([announce_subagent_result(task, f"part {i}", signer=signer) for i in range(count)])

@@ -20,7 +20,7 @@ from mcp import Client
 from mcp.server import Server, ServerRequestContext
 
 from actorscope.agents import AgentRegistry
-from actorscope.identity import telegram_identity
+from actorscope.identity import Identity
 from actorscope.permissions import GrantStore, PermissionPolicy
 from actorscope.propagation import OriginSigner
 from actorscope.store import Database
@@ -91,7 +91,7 @@ def _bare_server() -> Server[Any]:
 
 async def _run() -> None:
     signer = OriginSigner()
-    member = telegram_identity(-1001234567890, "supergroup", 4242)
+    member = Identity.chat("telegram", -1001234567890, 4242, group=True)
     token = encode_identity_token(member, signer)
     with tempfile.TemporaryDirectory() as workspace:
         async with Database.open(":memory:") as db:

@@ -26,7 +26,7 @@ from actorscope.bots import current_services
 from actorscope.channels import ChannelConfig, IgnoreReason, Outcome, Platform, platform, platforms
 from actorscope.cli import main
 from actorscope.errors import ConfigError
-from actorscope.identity import PeerKind, SenderKind, chat_identity
+from actorscope.identity import Identity, PeerKind, SenderKind
 from actorscope.messages import InboundMessage, RunRequest
 from actorscope.platforms import Account, IdForm, PlatformSpec, register
 from actorscope.store import Database
@@ -158,12 +158,12 @@ def test_a_bad_event_is_ignored_not_raised(raw: dict[str, object]) -> None:
 
 def test_chat_identity_checks_the_platforms_ids() -> None:
     """The shared sender identification refuses an unregistered platform and bad ids."""
-    assert chat_identity(NAME, "ideas", "alice", group=True).user_id == ROOM
+    assert Identity.chat(NAME, "ideas", "alice", group=True).user_id == ROOM
     with pytest.raises(Exception, match="no registered platform"):
-        chat_identity("nowhere", "ideas", "alice", group=True)
+        Identity.chat("nowhere", "ideas", "alice", group=True)
     with pytest.raises(Exception, match="fakechat id"):
-        chat_identity(NAME, "id:eas", "alice", group=True)
-    integer = chat_identity("telegram", -100, -100, group=False)
+        Identity.chat(NAME, "id:eas", "alice", group=True)
+    integer = Identity.chat("telegram", -100, -100, group=False)
     assert (integer.user_id, integer.sender_id, integer.sender_kind) == (
         "group:telegram:-100",
         "",
@@ -229,7 +229,7 @@ async def test_its_runner_polls_and_manages_writers(db: Database) -> None:
     assert chat.posted[0].chat == "ideas"
     assert chat.posted[0].text == "added bob as a writer"
     identity = replace(
-        chat_identity(NAME, "ideas", "bob", group=True),
+        Identity.chat(NAME, "ideas", "bob", group=True),
         agent_id=assembly.agent.id,
         tenant_id=assembly.agent.tenant_id,
     )

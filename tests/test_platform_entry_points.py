@@ -219,10 +219,10 @@ import actorscope.http
 import actorscope.integrations.discord_ext
 import actorscope.integrations.ptb
 import actorscope.testing
-from actorscope.identity import telegram_identity
+from actorscope.identity import (Identity)
 
 # A Telegram bot under a channel name of its own asks the registry about that name.
-print(telegram_identity(-5, "group", 42, channel="tg2").user_id)
+print(Identity.chat("telegram", -5, 42, group=True, channel="tg2").user_id)
 """
 
 

@@ -15,7 +15,7 @@ from tests.fakechat import SPEC
 
 from actorscope.channels import ChannelConfig
 from actorscope.errors import ConfigError, GrantError, IdentityError
-from actorscope.identity import Identity, PeerKind, Scope, SenderKind, http_identity, session_key
+from actorscope.identity import Identity, PeerKind, Scope, SenderKind, session_key
 from actorscope.permissions import PermissionPolicy, Reason
 from actorscope.permissions._scopes import parse_grant_scope, parse_grantee
 from actorscope.platforms import (
@@ -154,7 +154,7 @@ def test_accounts_are_platform_and_id() -> None:
             Account.parse(bad)
     person = Identity("group:telegram:-100", "42", "telegram", "-100", PeerKind.GROUP)
     assert person.account == Account("telegram", "42")
-    assert http_identity("alice").account == Account(BuiltInPlatform.HTTP, "alice")
+    assert Identity.http("alice").account == Account(BuiltInPlatform.HTTP, "alice")
     nobody = Identity("group:telegram:-100", "", "telegram", "-100", PeerKind.GROUP)
     synthetic = Identity("u", "subagent:1", "telegram", sender_kind=SenderKind.SYNTHETIC)
     other_channel = Identity("42", "42", "tg2", "42")

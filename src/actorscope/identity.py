@@ -10,8 +10,8 @@ cross-platform rule: they are nobody on every platform); everything else asks
 What a platform's own ids look like (integers, or opaque tokens) and which group form it
 takes (``group:<platform>:<chat>``, or per-member ``guild:`` scopes) is its registered
 :class:`~actorscope.platforms.PlatformSpec`'s answer, asked here by name: one builder,
-:func:`chat_identity`, follows it for every platform, and the built-in platforms' builders
-(:func:`telegram_identity`, :func:`discord_identity`) only translate their vocabulary.
+:meth:`Identity.chat`, follows it for every platform; a platform's own vocabulary (its chat
+types, its kinds of author) is translated in its own subpackage, so this module names none.
 """
 
 from __future__ import annotations
@@ -42,9 +42,6 @@ __all__ = [
     "Scope",
     "ScopeKind",
     "SenderKind",
-    "chat_identity",
-    "discord_identity",
-    "http_identity",
     "is_group_scope",
     "is_placeholder_sender",
     "is_synthetic_sender",
@@ -52,8 +49,6 @@ __all__ = [
     "person_scope",
     "person_session_key",
     "session_key",
-    "system_identity",
-    "telegram_identity",
 ]
 
 
@@ -493,220 +488,126 @@ class Identity:
         """
         return _identity_problem(user_id, sender_id, channel)
 
+    @classmethod
+    def chat(
+        cls,
+        platform: str,
+        chat_id: int | str,
+        sender_id: int | str | None,
+        *,
+        group: bool,
+        sender_kind: SenderKind = SenderKind.USER,
+        role: str = "",
+        channel: str = "",
+        guild_id: int | str | None = None,
+    ) -> Identity:
+        """The identity of a message on the registered ``platform``: the sender identification
+        every platform shares (docs/design.md, "Adding a platform"), by its registration.
 
-#: Telegram's chat types: a private chat is direct, the others are shared.
-_TELEGRAM_CHATS = {"private": False, "group": True, "supergroup": True, "channel": True}
+        ``chat_id`` and ``sender_id`` are checked against the platform's id form; ``group`` says
+        whether the chat is shared. A person (``sender_kind`` ``USER``, an id the platform gives
+        a person, not a synthetic or placeholder id) in a direct chat gets their own scope; in a
+        group, the group's (``group:<channel>:<chatID>``; ``channel``, the channel name scopes
+        carry, defaults to the platform's). Anything else has ``sender_id = ""`` and keeps the
+        group scope even in what claims to be a direct chat, so it can never borrow a person's
+        scope.
 
-
-def telegram_identity(
-    chat_id: int | str,
-    chat_type: str,
-    sender_id: int | str | None,
-    *,
-    sender_kind: SenderKind = SenderKind.USER,
-    channel: str = BuiltInPlatform.TELEGRAM.value,
-    role: str = "",
-) -> Identity:
-    """The identity of a Telegram message (private chat, group, supergroup or channel).
-
-    :func:`chat_identity` of Telegram, with its chat type saying whether the chat is shared.
-    A placeholder ``from`` id, a non-person ``sender_kind`` or a missing sender yields
-    ``sender_id = ""``; such a message keeps the group scope even in what claims to be a
-    private chat, so it can never borrow a person's direct scope. ``channel`` is the channel
-    name its scopes carry (a bot's own, default ``telegram``).
-    """
-    group = _TELEGRAM_CHATS.get(chat_type)
-    if group is None:
-        raise IdentityError(f"unknown Telegram chat type {chat_type!r}")
-    return chat_identity(
-        BuiltInPlatform.TELEGRAM,
-        chat_id,
-        sender_id,
-        group=group,
-        sender_kind=sender_kind,
-        role=role,
-        channel=channel,
-    )
-
-
-def chat_identity(
-    platform: str,
-    chat_id: int | str,
-    sender_id: int | str | None,
-    *,
-    group: bool,
-    sender_kind: SenderKind = SenderKind.USER,
-    role: str = "",
-    channel: str = "",
-    guild_id: int | str | None = None,
-) -> Identity:
-    """The identity of a message on the registered ``platform``: the sender identification
-    every platform shares (docs/design.md, "Adding a platform"), by its registration.
-
-    ``chat_id`` and ``sender_id`` are checked against the platform's id form; ``group`` says
-    whether the chat is shared. A person (``sender_kind`` ``USER``, an id the platform gives
-    a person, not a synthetic or placeholder id) in a direct chat gets their own scope; in a
-    group, the group's (``group:<channel>:<chatID>``; ``channel``, the channel name scopes
-    carry, defaults to the platform's). Anything else has ``sender_id = ""`` and keeps the
-    group scope even in what claims to be a direct chat, so it can never borrow a person's
-    scope.
-
-    On a platform of the guild form a shared chat belongs to ``guild_id``, and each sender has
-    a scope of its own there: a person ``guild:<gid>:user:<id>``, a webhook's or a bot's
-    messages (``sender_kind`` ``WEBHOOK`` / ``BOT``, by the author's id)
-    ``guild:<gid>:webhook|bot:<id>``; any other message there, or one in a direct chat
-    without a person, has no safe scope. An unregistered platform, a malformed id, a guild
-    where the form has none (or none where it needs one) is an :class:`IdentityError`.
-    """
-    spec = _spec(platform)
-    name = spec.name if channel in ("", platform) else _channel_name(channel)
-    chat = spec.chat_id(chat_id)
-    author = "" if sender_id is None else spec.chat_id(sender_id, "sender id")
-    kind = sender_kind if type(sender_kind) is SenderKind else SenderKind(sender_kind)
-    guilds = spec.group_form == "guild"
-    if sender_id is None and kind is SenderKind.USER:
-        kind = SenderKind.NONE
-    elif guilds and kind in (SenderKind.WEBHOOK, SenderKind.BOT):
-        pass  # named by its own id in the guild, whatever that id looks like
-    elif spec.ids is IdForm.INTEGER:
-        # Canonical digits: never synthetic, and a placeholder only when spelled as one.
-        kind = _PLACEHOLDER_KINDS.get(author, kind)
-    elif is_synthetic_sender(author):
-        kind = SenderKind.SYNTHETIC
-    elif is_placeholder_sender(author):
-        kind = _placeholder_sender_kind(author) or SenderKind.NONE
-    if _is_person_kind(kind) and not spec.is_person_id(author):
-        if guilds:  # every sender there has a scope of its own: no person, no scope
-            raise IdentityError(f"sender id {author} is not a {spec.name} person id")
-        kind = SenderKind.NONE  # a chat's id where a person's belongs (a negative one)
-    sender = author if _is_person_kind(kind) else ""
-    if not group and sender:
-        return Identity(sender, sender, name, chat, PeerKind.DIRECT, kind, role)
-    if not guilds:
-        if guild_id is not None:
-            raise IdentityError(f"{platform} has no guilds: its groups are group:<chat>")
-        return Identity(f"group:{name}:{chat}", sender, name, chat, PeerKind.GROUP, kind, role)
-    scope_kind = _GUILD_SENDERS.get(kind)
-    if not group or guild_id is None or scope_kind is None or not author:
-        where = "in a guild" if group and guild_id is not None else "outside a guild"
-        raise IdentityError(f"a {kind.value} message {where} has no {platform} scope")
-    guild = spec.chat_id(guild_id, "guild id")
-    scope = str(Scope(scope_kind, platform, guild_id=guild, member_id=author))
-    return Identity(scope, sender, name, chat, PeerKind.GROUP, kind, role)
-
-
-#: The sender kinds a Discord message has, by their text (a ``SenderKind`` is its text).
-_DISCORD_KINDS = {
-    kind.value: kind for kind in (SenderKind.USER, SenderKind.WEBHOOK, SenderKind.BOT)
-}
-
-
-def discord_identity(
-    sender_id: int | str,
-    *,
-    chat_id: int | str,
-    guild_id: int | str | None = None,
-    sender_kind: SenderKind = SenderKind.USER,
-    role: str = "",
-) -> Identity:
-    """The identity of a Discord message or interaction: by a person, a webhook or a bot.
-
-    :func:`chat_identity` of Discord: in a guild the scope is per member
-    (``guild:<gid>:user:<sid>``); in a DM it is the sender. Threads never change either.
-    A webhook's or a bot-authored message (``sender_kind`` ``WEBHOOK`` / ``BOT``, ``sender_id``
-    its author's id) has an empty sender and a scope of its own in the guild
-    (``guild:<gid>:webhook|bot:<id>``); it needs the guild: without one it has no safe scope.
-    """
-    spec = _spec(BuiltInPlatform.DISCORD)
-    kind = _DISCORD_KINDS.get(sender_kind) if isinstance(sender_kind, str) else None
-    if kind is None:
-        raise IdentityError(
-            f"a Discord sender is a person, a webhook or a bot (sender_kind "
-            f"{', '.join(_DISCORD_KINDS)}), not {sender_kind!r}"
-        )
-    if kind in (SenderKind.WEBHOOK, SenderKind.BOT):
-        if guild_id is None:
-            raise IdentityError(f"a Discord {kind.value} message needs its guild")
-        if role:
-            # A role is a person's: an owner role on a webhook would bypass every check.
-            raise IdentityError(f"a Discord {kind.value} message takes no role, not {role!r}")
+        On a platform of the guild form a shared chat belongs to ``guild_id``, and each sender has
+        a scope of its own there: a person ``guild:<gid>:user:<id>``, a webhook's or a bot's
+        messages (``sender_kind`` ``WEBHOOK`` / ``BOT``, by the author's id)
+        ``guild:<gid>:webhook|bot:<id>``; any other message there, or one in a direct chat
+        without a person, has no safe scope. An unregistered platform, a malformed id, a guild
+        where the form has none (or none where it needs one) is an :class:`IdentityError`.
+        """
+        spec = _spec(platform)
+        name = spec.name if channel in ("", platform) else _channel_name(channel)
+        chat = spec.chat_id(chat_id)
+        author = "" if sender_id is None else spec.chat_id(sender_id, "sender id")
+        kind = sender_kind if type(sender_kind) is SenderKind else SenderKind(sender_kind)
+        guilds = spec.group_form == "guild"
+        if sender_id is None and kind is SenderKind.USER:
+            kind = SenderKind.NONE
+        elif guilds and kind in (SenderKind.WEBHOOK, SenderKind.BOT):
+            pass  # named by its own id in the guild, whatever that id looks like
+        elif spec.ids is IdForm.INTEGER:
+            # Canonical digits: never synthetic, and a placeholder only when spelled as one.
+            kind = _PLACEHOLDER_KINDS.get(author, kind)
+        elif is_synthetic_sender(author):
+            kind = SenderKind.SYNTHETIC
+        elif is_placeholder_sender(author):
+            kind = _placeholder_sender_kind(author) or SenderKind.NONE
+        if _is_person_kind(kind) and not spec.is_person_id(author):
+            if guilds:  # every sender there has a scope of its own: no person, no scope
+                raise IdentityError(f"sender id {author} is not a {spec.name} person id")
+            kind = SenderKind.NONE  # a chat's id where a person's belongs (a negative one)
+        sender = author if _is_person_kind(kind) else ""
+        if not group and sender:
+            return Identity(sender, sender, name, chat, PeerKind.DIRECT, kind, role)
+        if not guilds:
+            if guild_id is not None:
+                raise IdentityError(f"{platform} has no guilds: its groups are group:<chat>")
+            return Identity(f"group:{name}:{chat}", sender, name, chat, PeerKind.GROUP, kind, role)
+        scope_kind = _GUILD_SENDERS.get(kind)
+        if not group or guild_id is None or scope_kind is None or not author:
+            where = "in a guild" if group and guild_id is not None else "outside a guild"
+            raise IdentityError(f"a {kind.value} message {where} has no {platform} scope")
         guild = spec.chat_id(guild_id, "guild id")
-        author = spec.chat_id(sender_id, f"{kind.value} id")
-        chat = spec.chat_id(chat_id, "channel id")
-        return chat_identity(
-            BuiltInPlatform.DISCORD,
-            chat,
-            author,
-            group=True,
-            guild_id=guild,
+        scope = str(Scope(scope_kind, platform, guild_id=guild, member_id=author))
+        return Identity(scope, sender, name, chat, PeerKind.GROUP, kind, role)
+
+    @classmethod
+    def http(cls, user_id: str, *, role: str = "", tenant_id: str | None = None) -> Identity:
+        """An authenticated HTTP API caller: scope and actor are the user, ``sender_id`` empty."""
+        if not user_id or user_id != user_id.strip():
+            raise IdentityError(
+                f"HTTP user id must be non-empty without surrounding spaces: {user_id!r}"
+            )
+        if is_group_scope(user_id):
+            # A user id shaped like a group scope would share that group's memory and files.
+            raise IdentityError(f"HTTP user id must not look like a group scope: {user_id!r}")
+        if user_id.startswith(PERSON_SCOPE_PREFIX):
+            # Nor may one borrow a linked person's direct scope.
+            raise IdentityError(f"HTTP user id must not look like a person's scope: {user_id!r}")
+        return Identity(
+            user_id=user_id,
+            sender_id="",
+            channel=BuiltInPlatform.HTTP.value,
+            peer_kind=PeerKind.DIRECT,
+            sender_kind=SenderKind.NONE,
+            role=role,
+            tenant_id=tenant_id,
+        )
+
+    @classmethod
+    def system(
+        cls, user_id: str = "", sender_id: str = "", *, role: str = "", channel: str = ""
+    ) -> Identity:
+        """A cron, ticker or system run: inherited scope (or none), and a propagated or no sender.
+
+        ``channel`` is the channel of the inherited scope: a direct scope (a person's id) means
+        that person only on its channel, so a run inheriting one must say which (its files,
+        memory and cron jobs are stored under the channel too). A synthetic ``sender_id`` is kept
+        and marked ``SYNTHETIC`` (still denied every group permission); a legacy ``id|name`` is
+        split; a placeholder id becomes ``""``.
+        """
+        sender_id = normalize_sender_id(sender_id)
+        placeholder = _placeholder_sender_kind(sender_id)
+        if placeholder is not None:
+            sender_id, kind = "", placeholder
+        elif sender_id and is_synthetic_sender(sender_id):
+            kind = SenderKind.SYNTHETIC
+        elif sender_id:
+            kind = SenderKind.USER
+        else:
+            kind = SenderKind.NONE
+        return Identity(
+            user_id=user_id,
+            sender_id=sender_id,
+            channel=_channel_name(channel) if channel else "",
+            peer_kind=PeerKind.GROUP if is_group_scope(user_id) else PeerKind.DIRECT,
             sender_kind=kind,
+            role=role,
         )
-    sender = spec.chat_id(sender_id, "sender id")
-    if sender in PLACEHOLDER_SENDER_IDS:
-        raise IdentityError(f"{sender} is a Telegram placeholder id, never a Discord person")
-    chat = spec.chat_id(chat_id, "channel id")
-    return chat_identity(
-        BuiltInPlatform.DISCORD,
-        chat,
-        sender,
-        group=guild_id is not None,
-        guild_id=guild_id,
-        role=role,
-    )
-
-
-def http_identity(user_id: str, *, role: str = "", tenant_id: str | None = None) -> Identity:
-    """An authenticated HTTP API caller: scope and actor are the user, ``sender_id`` is empty."""
-    if not user_id or user_id != user_id.strip():
-        raise IdentityError(
-            f"HTTP user id must be non-empty without surrounding spaces: {user_id!r}"
-        )
-    if is_group_scope(user_id):
-        # A user id shaped like a group scope would share that group's memory and files.
-        raise IdentityError(f"HTTP user id must not look like a group scope: {user_id!r}")
-    if user_id.startswith(PERSON_SCOPE_PREFIX):
-        # Nor may one borrow a linked person's direct scope.
-        raise IdentityError(f"HTTP user id must not look like a person's scope: {user_id!r}")
-    return Identity(
-        user_id=user_id,
-        sender_id="",
-        channel=BuiltInPlatform.HTTP.value,
-        peer_kind=PeerKind.DIRECT,
-        sender_kind=SenderKind.NONE,
-        role=role,
-        tenant_id=tenant_id,
-    )
-
-
-def system_identity(
-    user_id: str = "", sender_id: str = "", *, role: str = "", channel: str = ""
-) -> Identity:
-    """A cron, ticker or system run: inherited scope (or none), and a propagated or no sender.
-
-    ``channel`` is the channel of the inherited scope: a direct scope (a person's id) means
-    that person only on its channel, so a run inheriting one must say which (its files,
-    memory and cron jobs are stored under the channel too). A synthetic ``sender_id`` is kept
-    and marked ``SYNTHETIC`` (still denied every group permission); a legacy ``id|name`` is
-    split; a Telegram placeholder id becomes ``""``.
-    """
-    sender_id = normalize_sender_id(sender_id)
-    placeholder = _placeholder_sender_kind(sender_id)
-    if placeholder is not None:
-        sender_id, kind = "", placeholder
-    elif sender_id and is_synthetic_sender(sender_id):
-        kind = SenderKind.SYNTHETIC
-    elif sender_id:
-        kind = SenderKind.USER
-    else:
-        kind = SenderKind.NONE
-    return Identity(
-        user_id=user_id,
-        sender_id=sender_id,
-        channel=_channel_name(channel) if channel else "",
-        peer_kind=PeerKind.GROUP if is_group_scope(user_id) else PeerKind.DIRECT,
-        sender_kind=kind,
-        role=role,
-    )
 
 
 def _account_of(identity: Identity) -> Account | None:

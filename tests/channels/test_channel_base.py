@@ -11,13 +11,13 @@ from pydantic import ValidationError
 
 from actorscope.channels._base import _FROM_IDENTITY, ADAPTER_METADATA_KEYS, Ingress, build_inbound
 from actorscope.errors import PayloadError
-from actorscope.identity import Identity, discord_identity, telegram_identity
+from actorscope.identity import Identity
 from actorscope.messages import InboundMessage, MetaKey, OutboundMessage
 
 
 def test_build_inbound_equals_validated_message() -> None:
     """Every field matches a validated InboundMessage, and the result is frozen."""
-    identity = telegram_identity(-100, "supergroup", 42)
+    identity = Identity.chat("telegram", -100, 42, group=True)
     metadata = {"session_key": "agent:main:telegram:group:-100:topic:3"}
     fast = build_inbound(identity, content="hi", metadata=metadata, thread_id="3", message_id="9")
     slow = InboundMessage(
@@ -46,7 +46,7 @@ def test_build_inbound_equals_validated_message() -> None:
 
 def test_reply_goes_to_the_same_chat_and_thread() -> None:
     """A reply keeps channel, chat and thread, and answers the message."""
-    identity = discord_identity(9001, chat_id=77, guild_id=5)
+    identity = Identity.chat("discord", 77, 9001, group=True, guild_id=5)
     message = build_inbound(identity, content="q", metadata={}, thread_id="88", message_id="3")
     out = OutboundMessage.reply_to(message, "a")
     assert (out.channel, out.chat_id, out.thread_id, out.reply_to_message_id) == (
@@ -59,7 +59,7 @@ def test_reply_goes_to_the_same_chat_and_thread() -> None:
 
 def test_ingress_session_key() -> None:
     """An ingress exposes its message's session key, or "" when ignored."""
-    identity = telegram_identity(42, "private", 42)
+    identity = Identity.chat("telegram", 42, 42, group=False)
     message = build_inbound(identity, content="", metadata={"session_key": "k"})
     assert Ingress(message).session_key == "k"
     assert Ingress(None).session_key == ""
@@ -67,7 +67,7 @@ def test_ingress_session_key() -> None:
 
 def test_build_inbound_refuses_values_that_are_not_text() -> None:
     """A number, list or None where text belongs raises PayloadError, never builds a message."""
-    identity = telegram_identity(-100, "supergroup", 42)
+    identity = Identity.chat("telegram", -100, 42, group=True)
     for bad in (123, ["hi"], None, b"hi"):
         value: Any = bad
         with pytest.raises(PayloadError, match="must be text"):
@@ -86,14 +86,14 @@ def test_build_inbound_fills_every_identity_field_but_agent_and_tenant() -> None
     shared = {field.name for field in fields(Identity)} & InboundMessage.model_fields.keys()
     assert set(_FROM_IDENTITY) == shared - {"agent_id", "tenant_id"}
     assert {"user_id", "sender_id", "channel", "chat_id", "peer_kind", "sender_kind"} <= shared
-    identity = replace(telegram_identity(-100, "supergroup", 42), agent_id="a", tenant_id="t")
+    identity = replace(Identity.chat("telegram", -100, 42, group=True), agent_id="a", tenant_id="t")
     message = build_inbound(identity, content="", metadata={})
     assert message.identity() == replace(identity, agent_id=None, tenant_id=None)
 
 
 def test_build_inbound_takes_any_mapping_of_text_as_metadata() -> None:
     """A read-only mapping is metadata as a dict is: copied, frozen, the same message."""
-    identity = telegram_identity(-100, "supergroup", 42)
+    identity = Identity.chat("telegram", -100, 42, group=True)
     frozen = build_inbound(identity, content="", metadata=MappingProxyType({"event": "message"}))
     plain = build_inbound(identity, content="", metadata={"event": "message"})
     assert frozen == plain

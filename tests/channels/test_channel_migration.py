@@ -9,7 +9,7 @@ from pathlib import Path
 from actorscope.agents import AgentRegistry
 from actorscope.channels._migration import move_grants
 from actorscope.channels.telegram._normalize import chat_migration
-from actorscope.identity import telegram_identity
+from actorscope.identity import Identity
 from actorscope.permissions import GrantStore, PermissionPolicy, Reason
 from actorscope.store import Database
 
@@ -39,7 +39,7 @@ async def test_grants_follow_the_migration(tmp_path: Path) -> None:
         moved = {g.sender_id: g.permission for g in await store.list(scope=move.new_scope)}
         assert moved == {"4242": "allow", "5151": "deny"}
         policy = PermissionPolicy(store)
-        alice = telegram_identity(move.new_chat_id, "supergroup", 4242)
+        alice = Identity.chat("telegram", move.new_chat_id, 4242, group=True)
         decision = await policy.check_file_writer(identity=replace(alice, agent_id=agent.id))
         assert decision.reason is Reason.GRANTED
         assert await move_grants(store, move) == 0

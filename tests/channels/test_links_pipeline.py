@@ -14,7 +14,7 @@ import pytest
 from actorscope.agents import Agent
 from actorscope.channels import ChannelConfig, IgnoreReason
 from actorscope.channels._link_commands import describe_link, link_request
-from actorscope.identity import telegram_identity
+from actorscope.identity import Identity
 from actorscope.permissions import LinkMode, LinkOutcome, LinkReason, LinkStore
 from actorscope.store import Database
 from actorscope.testing import DiscordSim, TelegramSim, Turn
@@ -389,7 +389,7 @@ async def test_a_code_in_another_bots_command_is_burnt(
         tg.supergroup("team")
         if links is LinkMode.OFF:  # no /link then: a code issued as the store would
             store = LinkStore(db)
-            dm = telegram_identity(ann.id, "private", ann.id)
+            dm = Identity.chat("telegram", ann.id, ann.id, group=False)
             code = (await store.issue_code(dm, await store.tenant_id())).code
         else:
             code = code_of(await tg.message("ann", "/link"))

@@ -15,7 +15,7 @@ from mcp_types import TextContent
 
 from actorscope.agents import AgentRegistry
 from actorscope.cli import main
-from actorscope.identity import telegram_identity
+from actorscope.identity import Identity
 from actorscope.propagation import OriginSigner
 from actorscope.store import Database
 from actorscope.tools import encode_identity_token
@@ -83,7 +83,7 @@ async def test_stdio_server_process_acts_as_the_token_identity(tmp_path: Path) -
     db_path = tmp_path / "t.db"
     async with Database.open(db_path) as db:
         await AgentRegistry(db).create("main")
-    member = telegram_identity(-100200300, "supergroup", 5151)
+    member = Identity.chat("telegram", -100200300, 5151, group=True)
     token = encode_identity_token(member, OriginSigner(KEY.encode()))
     params = StdioServerParameters(
         command=sys.executable,
@@ -112,7 +112,7 @@ async def test_stdio_server_adopts_a_workspace_laid_out_before_tenants(tmp_path:
     db_path = tmp_path / "t.db"
     async with Database.open(db_path) as db:
         await AgentRegistry(db).create("main")
-    direct = telegram_identity(4242, "private", 4242)
+    direct = Identity.chat("telegram", 4242, 4242, group=False)
     legacy = tmp_path / "workspace" / "agents" / "main" / "4242" / "n.md"
     legacy.parent.mkdir(parents=True)
     legacy.write_text("from before tenants", encoding="utf-8")

@@ -1,7 +1,7 @@
 """The fake chat's normaliser: one raw event → an :class:`~actorscope.channels.Ingress`.
 
 The event is the server's JSON (:meth:`FakeChat.message`). Sender identification is
-actorscope's own (:func:`~actorscope.identity.chat_identity`): a person in a room shares the
+actorscope's own (:meth:`~actorscope.identity.Identity.chat`): a person in a room shares the
 room's scope and keeps their id; a post without an author or by a bot keeps the room's scope
 with no sender; a DM is its person's own scope. A malformed event is ignored, never raised.
 """
@@ -13,7 +13,7 @@ from typing import Any
 
 from actorscope.channels import Addressed, IgnoreReason, Ingress
 from actorscope.errors import IdentityError, PayloadError
-from actorscope.identity import SenderKind, chat_identity, session_key
+from actorscope.identity import Identity, SenderKind, session_key
 from actorscope.messages import MetaKey
 
 __all__ = ["NAME", "inspect_event"]
@@ -45,7 +45,7 @@ def inspect_event(event: Mapping[str, Any], *, agent_key: str = "main") -> Ingre
         SenderKind.USER if author is None or author.get("bot", False) is False else SenderKind.BOT
     )
     try:
-        identity = chat_identity(
+        identity = Identity.chat(
             NAME, _text(chat.get("id")) or "", sender, group=group, sender_kind=kind
         )
         key = session_key(

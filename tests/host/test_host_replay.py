@@ -7,7 +7,7 @@ from dataclasses import replace
 from actorscope.context import bind_identity, current_identity
 from actorscope.host import Host, MessageBus, Reply
 from actorscope.host._sender import MemorySender
-from actorscope.identity import Identity, SenderKind, telegram_identity
+from actorscope.identity import Identity, SenderKind
 from actorscope.messages import RunRequest
 from actorscope.propagation import OriginSigner, build_run_request, delegate, spawn_subagent
 
@@ -44,7 +44,7 @@ def recording_host(
 async def test_a_second_delivery_of_one_signed_carrier_runs_synthetic() -> None:
     """Processed twice (a redelivery or a replay), a carrier runs as the member only once."""
     signer = OriginSigner()
-    with bind_identity(telegram_identity(-100200, "supergroup", 42)):
+    with bind_identity(Identity.chat("telegram", -100200, 42, group=True)):
         message = spawn_subagent("summarise", signer=signer).message
     seen: list[Identity] = []
     host = recording_host(signer, seen)
@@ -59,7 +59,7 @@ async def test_a_second_delivery_of_one_signed_carrier_runs_synthetic() -> None:
 async def test_replay_through_the_bus_runs_synthetic() -> None:
     """The same carrier published twice on the bus is attributed for its first run only."""
     signer = OriginSigner()
-    with bind_identity(telegram_identity(-100200, "supergroup", 42)):
+    with bind_identity(Identity.chat("telegram", -100200, 42, group=True)):
         message = spawn_subagent("summarise", signer=signer).message
     seen: list[Identity] = []
     host = recording_host(signer, seen)
@@ -72,7 +72,7 @@ async def test_replay_through_the_bus_runs_synthetic() -> None:
 async def test_host_consumes_even_after_a_dry_run_build() -> None:
     """A consume=False build elsewhere leaves the origin for the host, which then spends it."""
     signer = OriginSigner()
-    with bind_identity(telegram_identity(-100200, "supergroup", 42)):
+    with bind_identity(Identity.chat("telegram", -100200, 42, group=True)):
         message = spawn_subagent("summarise", signer=signer).message
     assert build_run_request(message, signer=signer, consume=False).sender_id == "42"
     seen: list[Identity] = []
@@ -86,7 +86,9 @@ async def test_delegate_run_on_the_host_of_another_agent_has_no_role() -> None:
     """An owner of HOME delegating to OTHER: OTHER's host binds the member without a role."""
     signer = OriginSigner()
     owner = replace(
-        telegram_identity(-100200, "supergroup", 42, role="owner"), agent_id=HOME, tenant_id=TENANT
+        Identity.chat("telegram", -100200, 42, group=True, role="owner"),
+        agent_id=HOME,
+        tenant_id=TENANT,
     )
     with bind_identity(owner):
         message = delegate(OTHER, "rewrite", signer=signer).message

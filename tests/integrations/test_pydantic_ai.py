@@ -22,7 +22,7 @@ from tests.integrations.conftest import Script, World
 
 from actorscope.context import bind_identity
 from actorscope.errors import ConfigError, GrantError, UnboundIdentityError
-from actorscope.identity import Identity, PeerKind, SenderKind, discord_identity, telegram_identity
+from actorscope.identity import Identity, PeerKind, SenderKind
 from actorscope.integrations.pydantic_ai import (
     ActorscopeDeps,
     mcp_toolset,
@@ -55,12 +55,14 @@ PATHS = ("direct", "delegated", "mcp")
 def person(kind: str) -> Identity:
     """The identity of one kind of sender in the group (no agent yet)."""
     if kind == "writer":
-        return telegram_identity(CHAT, "supergroup", WRITER)
+        return Identity.chat("telegram", CHAT, WRITER, group=True)
     if kind == "non_writer":
-        return telegram_identity(CHAT, "supergroup", MEMBER)
+        return Identity.chat("telegram", CHAT, MEMBER, group=True)
     if kind == "anonymous_admin":
-        return telegram_identity(CHAT, "supergroup", 1087968824)
-    return discord_identity(777, chat_id=55, guild_id=99, sender_kind=SenderKind.WEBHOOK)
+        return Identity.chat("telegram", CHAT, 1087968824, group=True)
+    return Identity.chat(
+        "discord", 55, 777, group=True, guild_id=99, sender_kind=SenderKind.WEBHOOK
+    )
 
 
 def expected(kind: str, path: str) -> tuple[bool, Reason]:

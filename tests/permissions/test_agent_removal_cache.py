@@ -6,7 +6,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from actorscope.agents import AgentRegistry
-from actorscope.identity import telegram_identity
+from actorscope.identity import Identity
 from actorscope.permissions import GrantStore, PermissionPolicy, Reason
 from actorscope.store import Database
 
@@ -23,7 +23,7 @@ async def test_removed_agent_loses_its_warm_allow(tmp_path: Path) -> None:
             sender_id="42",
         )
         policy = PermissionPolicy(store)
-        member = telegram_identity(-100, "supergroup", 42)
+        member = Identity.chat("telegram", -100, 42, group=True)
         bound = replace(member, agent_id=agent.id)
         first = await policy.check_file_writer(bound)
         assert first.allowed

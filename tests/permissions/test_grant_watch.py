@@ -10,7 +10,7 @@ from tests._wait import wait_until
 
 from actorscope.agents import AgentRegistry
 from actorscope.errors import ConfigError
-from actorscope.identity import Identity, telegram_identity
+from actorscope.identity import Identity
 from actorscope.permissions import GrantStore, PermissionPolicy, Reason
 from actorscope.store import Database
 
@@ -19,7 +19,7 @@ SCOPE = "group:telegram:-100"
 
 async def _member(db: Database) -> Identity:
     agent = await AgentRegistry(db).create("main")
-    return replace(telegram_identity(-100, "supergroup", 42), agent_id=agent.id)
+    return replace(Identity.chat("telegram", -100, 42, group=True), agent_id=agent.id)
 
 
 async def denied(policy: PermissionPolicy, member: Identity) -> bool:

@@ -16,15 +16,7 @@ from tests._wait import wait_until
 
 from actorscope.agents import Agent, AgentRegistry
 from actorscope.errors import ConflictError, GrantError, IdentityError, NotFoundError
-from actorscope.identity import (
-    Identity,
-    PeerKind,
-    SenderKind,
-    discord_identity,
-    http_identity,
-    system_identity,
-    telegram_identity,
-)
+from actorscope.identity import Identity, PeerKind, SenderKind
 from actorscope.permissions import GrantStore, LinkReason, LinkStore, PermissionPolicy, Reason
 from actorscope.permissions._links import (
     CODE_LIFETIME,
@@ -36,11 +28,15 @@ from actorscope.permissions._links import (
 from actorscope.store import Database
 from actorscope.tools._storage import storage_scope
 
-TG = telegram_identity(42, "private", 42)  # telegram:42 in its DM
-DC = discord_identity(990000000000000001, chat_id=5550001)  # discord:990000000000000001 in a DM
-THIRD = telegram_identity(43, "private", 43)
-TG_IN_GROUP = telegram_identity(-100200, "supergroup", 42)
-DC_IN_GUILD = discord_identity(990000000000000001, chat_id=5550002, guild_id=81234567890123456)
+TG = Identity.chat("telegram", 42, 42, group=False)  # telegram:42 in its DM
+DC = Identity.chat(
+    "discord", 5550001, 990000000000000001, group=False
+)  # discord:990000000000000001 in a DM
+THIRD = Identity.chat("telegram", 43, 43, group=False)
+TG_IN_GROUP = Identity.chat("telegram", -100200, 42, group=True)
+DC_IN_GUILD = Identity.chat(
+    "discord", 5550002, 990000000000000001, group=True, guild_id=81234567890123456
+)
 
 
 @pytest.fixture
@@ -275,7 +271,7 @@ async def test_an_expired_code_is_refused(links: LinkStore, tenant: str) -> None
             peer_kind=PeerKind.GROUP,
             sender_kind=SenderKind.ANONYMOUS_ADMIN,
         ),
-        system_identity("42", "subagent:task-1", channel="telegram"),
+        Identity.system("42", "subagent:task-1", channel="telegram"),
         Identity(user_id="777000", sender_id="777000", channel="telegram"),
         Identity(user_id="042", sender_id="042", channel="telegram"),
         Identity(user_id="42\u200b", sender_id="42\u200b", channel="telegram"),
@@ -369,7 +365,7 @@ async def test_the_person_unlinks_from_any_account(
 
 async def test_an_http_user_links_like_any_account(links: LinkStore, tenant: str) -> None:
     """An HTTP caller's account is its user (http:alice), and it can prove a link too."""
-    issued = await links.issue_code(http_identity("alice"), tenant)
+    issued = await links.issue_code(Identity.http("alice"), tenant)
     assert issued.account == "http:alice"
     assert (await links.redeem(issued.code, TG, tenant)).ok
 
@@ -444,7 +440,7 @@ async def test_a_grant_to_an_unknown_person_is_refused(
 def test_only_a_link_gives_a_person_scope() -> None:
     """No HTTP user can borrow a person's scope; a person's files are one key on every channel."""
     with pytest.raises(IdentityError, match="person's scope"):
-        http_identity("person:0b5e3a4e-55a4-4c63-9a3c-2b6f1d0c9a11")
+        Identity.http("person:0b5e3a4e-55a4-4c63-9a3c-2b6f1d0c9a11")
     scope = "person:0b5e3a4e-55a4-4c63-9a3c-2b6f1d0c9a11"
     keys = {
         storage_scope(Identity(user_id=scope, sender_id="42", channel=c))
@@ -600,7 +596,7 @@ async def test_only_live_codes_are_burnt(links: LinkStore, tenant: str, db: Data
     assert await links.burn_exposed(tokens, TG_IN_GROUP, tenant) == []
     rows = [r for r in await audit_rows(db, "link.code") if r["reason"] == "exposed_in_group"]
     assert rows == []
-    live = await links.issue_code(telegram_identity(44, "private", 44), tenant)
+    live = await links.issue_code(Identity.chat("telegram", 44, 44, group=False), tenant)
     admin = Identity(
         user_id="group:telegram:-100200",
         sender_id="",

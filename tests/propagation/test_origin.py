@@ -9,7 +9,7 @@ from typing import get_type_hints
 import pytest
 
 from actorscope.errors import ConfigError
-from actorscope.identity import Identity, PeerKind, telegram_identity
+from actorscope.identity import Identity, PeerKind
 from actorscope.messages import InboundMessage, MetaKey
 from actorscope.propagation import Origin, OriginSigner
 from actorscope.propagation._keys import (
@@ -61,7 +61,7 @@ def signer(
 
 def test_from_identity_copies_the_run_fields() -> None:
     """An origin taken from an identity keeps sender, role, channel, chat, scope and peer kind."""
-    identity = telegram_identity(-100123, "supergroup", 4242, role="admin")
+    identity = Identity.chat("telegram", -100123, 4242, group=True, role="admin")
     origin = Origin.from_identity(identity, session_key="s", trace_id="t")
     assert origin == Origin("4242", "admin", "telegram", "-100123", identity.user_id,
                             PeerKind.GROUP, "s", "t")  # fmt: skip

@@ -11,7 +11,7 @@ import pytest
 
 from actorscope.agents import AgentRegistry
 from actorscope.context import bind_identity
-from actorscope.identity import Identity, PeerKind, SenderKind, telegram_identity
+from actorscope.identity import Identity, PeerKind, SenderKind
 from actorscope.messages import InboundMessage
 from actorscope.permissions import GrantStore, PermissionPolicy, Reason
 from actorscope.propagation import (
@@ -44,7 +44,7 @@ OTHER_TENANT = "00000000-0000-4000-8000-0000000000f2"
 
 def owner(agent_id: str | None = HOME, tenant_id: str | None = TENANT) -> Identity:
     """Member 42 of group -100200, owner of ``agent_id`` in ``tenant_id``."""
-    base = telegram_identity(-100200, "supergroup", 42, role="owner")
+    base = Identity.chat("telegram", -100200, 42, group=True, role="owner")
     return replace(base, agent_id=agent_id, tenant_id=tenant_id)
 
 

@@ -9,7 +9,7 @@ import pytest
 
 from actorscope.context import bind_identity
 from actorscope.errors import ConfigError
-from actorscope.identity import SenderKind, telegram_identity
+from actorscope.identity import Identity, SenderKind
 from actorscope.messages import InboundMessage
 from actorscope.propagation import (
     OriginSigner,
@@ -38,7 +38,7 @@ class Clock:
 
 def signed_carriers(signer: OriginSigner, count: int = 1) -> list[InboundMessage]:
     """``count`` distinct signed announces from member 42 of group -100200."""
-    with bind_identity(telegram_identity(-100200, "supergroup", 42)):
+    with bind_identity(Identity.chat("telegram", -100200, 42, group=True)):
         task = spawn_subagent("work", signer=signer)
     return [announce_subagent_result(task, f"part {i}", signer=signer) for i in range(count)]
 
@@ -201,7 +201,7 @@ def test_guard_is_per_signer() -> None:
 def test_exact_replay_of_a_spawned_task_is_not_honoured_twice() -> None:
     """docs/design.md: a replayed origin is ignored; a signed task carrier attributes only once."""
     signer = OriginSigner()
-    with bind_identity(telegram_identity(-100200, "supergroup", 42)):
+    with bind_identity(Identity.chat("telegram", -100200, 42, group=True)):
         message = spawn_subagent("summarise the thread", signer=signer).message
     first = build_run_request(message, signer=signer)
     again = build_run_request(message, signer=signer)

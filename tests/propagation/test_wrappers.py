@@ -8,7 +8,7 @@ import pytest
 
 from actorscope.context import bind_identity
 from actorscope.errors import IdentityError, PayloadError, UnboundIdentityError
-from actorscope.identity import Identity, PeerKind, SenderKind, telegram_identity
+from actorscope.identity import Identity, PeerKind, SenderKind
 from actorscope.messages import InboundMessage, MetaKey
 from actorscope.propagation import (
     OriginSigner,
@@ -160,7 +160,7 @@ def test_ticker_job_keeps_creator_and_scope_and_signs_each_run_fresh() -> None:
 
 def test_without_a_bound_run_info_a_fresh_trace_is_started() -> None:
     """A run bound without RunInfo still gets a trace id, but no session key or thread."""
-    with bind_identity(telegram_identity(4242, "private", 4242)):
+    with bind_identity(Identity.chat("telegram", 4242, 4242, group=False)):
         task = spawn_subagent("p", signer=SIGNER)
     assert task.message.metadata[META_ORIGIN_SESSION_KEY] == ""
     assert len(task.message.metadata[META_ORIGIN_TRACE_ID]) == 32

@@ -16,7 +16,7 @@ from tests._wait import wait_until
 
 from actorscope.agents import Agent, AgentRegistry
 from actorscope.context import bind_identity
-from actorscope.identity import Identity, system_identity, telegram_identity
+from actorscope.identity import Identity
 from actorscope.permissions import GrantStore, PermissionPolicy
 from actorscope.store import Database
 from actorscope.tools import Toolbox, ToolRegistry, builtin_tools
@@ -38,12 +38,12 @@ GROUP_SCOPE = f"group:telegram:{CHAT}"
 
 def group(sender: str, **changes: Any) -> Identity:
     """A Telegram supergroup member."""
-    return replace(telegram_identity(CHAT, "supergroup", sender), **changes)
+    return replace(Identity.chat("telegram", CHAT, sender, group=True), **changes)
 
 
 def dm(sender: str) -> Identity:
     """A Telegram private chat."""
-    return telegram_identity(sender, "private", sender)
+    return Identity.chat("telegram", sender, sender, group=False)
 
 
 async def call(
@@ -110,8 +110,8 @@ async def test_direct_chat_write_needs_no_grant(registry: ToolRegistry, tmp_path
 @pytest.mark.parametrize(
     ("identity", "reason"),
     [
-        (telegram_identity(CHAT, "supergroup", 1087968824), "empty_sender"),
-        (system_identity(GROUP_SCOPE, "subagent:task-1"), "synthetic_sender"),
+        (Identity.chat("telegram", CHAT, 1087968824, group=True), "empty_sender"),
+        (Identity.system(GROUP_SCOPE, "subagent:task-1"), "synthetic_sender"),
     ],
 )
 async def test_non_person_senders_in_a_group_are_denied(
@@ -295,7 +295,7 @@ async def _revoke_seen_within_a_second(
         db, policy=PermissionPolicy(store), workspace_root=tmp_path / "ws", default_agent=agent
     )
     tools = builtin_tools(box)
-    member = replace(telegram_identity(-100777, "supergroup", 42), agent_id=agent.id)
+    member = replace(Identity.chat("telegram", -100777, 42, group=True), agent_id=agent.id)
     loop = asyncio.get_running_loop()
 
     async def write_allowed() -> bool:

@@ -10,7 +10,7 @@ import pytest
 
 from actorscope.agents import Agent, AgentRegistry
 from actorscope.context import bind_identity
-from actorscope.identity import telegram_identity
+from actorscope.identity import Identity
 from actorscope.permissions import GrantStore, PermissionPolicy
 from actorscope.store import Database
 from actorscope.tools import Toolbox, ToolRegistry, builtin_tools
@@ -19,7 +19,7 @@ from actorscope.tools._memory import MemoryEntry, MemoryKey
 INVALID: list[Any] = [None, 0, True, {}, [], "", " \t\r\n", "\u2003\u00a0"]
 VALID = ["__shared__", "proyecto-東京-🧠", " project ", "project"]
 SPELLINGS = ["agent_id", "agent"]
-GROUP = telegram_identity(-100200300, "supergroup", 4242)
+GROUP = Identity.chat("telegram", -100200300, 4242, group=True)
 
 # Every memory operation, with arguments that are valid apart from the namespace.
 OPERATIONS: dict[str, tuple[str, dict[str, Any]]] = {

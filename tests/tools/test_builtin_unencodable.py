@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from actorscope.context import bind_identity
-from actorscope.identity import Identity, telegram_identity
+from actorscope.identity import Identity
 from actorscope.tools import ToolRegistry
 from actorscope.tools.mcp_server import _call_result
 
@@ -27,7 +27,7 @@ LONE = "note \ud800 here"
 
 
 def _writer() -> Identity:
-    return telegram_identity(CHAT, "supergroup", WRITER)
+    return Identity.chat("telegram", CHAT, WRITER, group=True)
 
 
 async def _call(tools: ToolRegistry, tool: str, /, **args: Any) -> dict[str, Any]:

@@ -14,14 +14,14 @@ import pytest
 
 from actorscope.agents import Agent, AgentRegistry
 from actorscope.context import bind_identity
-from actorscope.identity import Identity, http_identity, telegram_identity
+from actorscope.identity import Identity
 from actorscope.permissions import GrantStore, PermissionPolicy
 from actorscope.store import Database
 from actorscope.store._migrations import Migration, load_migrations
 from actorscope.tools import Toolbox, ToolRegistry, builtin_tools
 
-TELEGRAM_USER = telegram_identity(4242, "private", 4242)
-HTTP_USER = http_identity("4242")
+TELEGRAM_USER = Identity.chat("telegram", 4242, 4242, group=False)
+HTTP_USER = Identity.http("4242")
 DISCORD_DM = Identity(user_id="4242", sender_id="4242", channel="discord")
 KEY_MIGRATION = "cron_storage_key"
 

@@ -17,7 +17,7 @@ from mcp_types import CallToolResult, TextContent
 
 from actorscope.agents import Agent, AgentRegistry
 from actorscope.cli import main
-from actorscope.identity import Identity, telegram_identity
+from actorscope.identity import Identity
 from actorscope.propagation import OriginSigner
 from actorscope.store import Database
 from actorscope.tools import (
@@ -52,7 +52,7 @@ MODES = ["legacy", "auto"]
 
 def group(sender: str) -> Identity:
     """A Telegram supergroup member."""
-    return telegram_identity(CHAT, "supergroup", sender)
+    return Identity.chat("telegram", CHAT, sender, group=True)
 
 
 def token(identity: Identity, key: bytes = KEY) -> str:
@@ -167,7 +167,7 @@ async def test_group_writer_can_write(registry: ToolRegistry, grant_writer: Gran
 
 async def test_same_call_from_a_direct_chat_is_allowed(registry: ToolRegistry) -> None:
     """The member's DM token: no grant is needed outside groups."""
-    dm = telegram_identity(MEMBER, "private", MEMBER)
+    dm = Identity.chat("telegram", MEMBER, MEMBER, group=False)
     async with stdio_style(registry, token(dm)) as client:
         result = await client.call_tool("workspace_write", {"path": "n.md", "content": "hi"})
     assert result.is_error is False
@@ -257,7 +257,7 @@ async def test_tokens_of_two_tenants_agents_named_main_reach_separate_files(
     """Over MCP, acme's main (its token names its UUID and tenant) cannot read default's main."""
     agents = AgentRegistry(db)
     acme = await agents.create("main", tenant=(await agents.create_tenant("acme")).slug)
-    me = telegram_identity(4242, "private", 4242)
+    me = Identity.chat("telegram", 4242, 4242, group=False)
     as_default = replace(me, agent_id=agent.id, tenant_id=agent.tenant_id)
     as_acme = replace(me, agent_id=acme.id, tenant_id=acme.tenant_id)
     async with stdio_style(registry, token(as_default)) as client:

@@ -10,7 +10,7 @@ import pytest
 
 from actorscope.agents import Agent
 from actorscope.context import bind_identity
-from actorscope.identity import Identity, PeerKind, SenderKind, telegram_identity
+from actorscope.identity import Identity, PeerKind, SenderKind
 from actorscope.permissions import AuditLog, GrantStore, PermissionPolicy
 from actorscope.store import Database
 from actorscope.tools import ToolRegistry
@@ -29,14 +29,14 @@ SCOPE = f"group:telegram:{CHAT}"
 
 def member(sender: str, **changes: Any) -> Identity:
     """A Telegram supergroup member."""
-    return replace(telegram_identity(CHAT, "supergroup", sender), **changes)
+    return replace(Identity.chat("telegram", CHAT, sender, group=True), **changes)
 
 
 SUBAGENT = Identity(
     user_id=SCOPE, sender_id="subagent:task-1", channel="telegram", chat_id=str(CHAT),
     sender_kind=SenderKind.SYNTHETIC,
 )  # fmt: skip
-NOBODY = telegram_identity(CHAT, "supergroup", None)
+NOBODY = Identity.chat("telegram", CHAT, None, group=True)
 
 
 async def reflect(tools: ToolRegistry, who: Identity, **args: Any) -> dict[str, Any]:
@@ -146,7 +146,7 @@ async def test_an_http_user_cannot_read_the_telegram_dm_memory_of_the_same_id(
     registry: ToolRegistry,
 ) -> None:
     """HTTP user "4242" and Telegram user 4242 have separate memory."""
-    telegram = telegram_identity(4242, "private", 4242)
+    telegram = Identity.chat("telegram", 4242, 4242, group=False)
     http_user = Identity(user_id="4242", sender_id="", channel="http")
     await reflect(registry, telegram, action="add", text="telegram secret")
     with bind_identity(http_user):
@@ -159,7 +159,7 @@ async def test_telegram_dm_rows_stored_under_the_bare_id_stay_readable(
 ) -> None:
     """A row written before channels were in the key (scope "4242") is still the Telegram user's."""
     await DatabaseMemory(db).add(MemoryKey(agent.id, "p", "4242"), "old note", created_by="4242")
-    with bind_identity(telegram_identity(4242, "private", 4242)):
+    with bind_identity(Identity.chat("telegram", 4242, 4242, group=False)):
         found = await registry.call("memory_search", {"agent_id": "p"})
     assert [e["text"] for e in found.payload["entries"]] == ["old note"]
 

@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from actorscope.context import bind_identity
 from actorscope.errors import ConflictError, NotFoundError, StoreError
-from actorscope.identity import Identity, telegram_identity
+from actorscope.identity import Identity
 from actorscope.tools import Tool, ToolRegistry, ToolResult
 from actorscope.tools._registry import EMPTY_IDENTITY, ToolCall
 
@@ -47,7 +47,7 @@ def _raising(exc: Exception) -> Tool[Echo]:
     return Tool("boom", "Fails.", Echo, handler)
 
 
-ALICE = telegram_identity(-1001, "supergroup", 42)
+ALICE = Identity.chat("telegram", -1001, 42, group=True)
 
 
 @pytest.fixture

@@ -5,19 +5,19 @@ from __future__ import annotations
 import pytest
 
 from actorscope.errors import ToolError
-from actorscope.identity import Identity, system_identity, telegram_identity
+from actorscope.identity import Identity
 from actorscope.tools._storage import storage_scope
 
 
 @pytest.mark.parametrize(
     ("identity", "key"),
     [
-        (telegram_identity(4242, "private", 4242), "4242"),
+        (Identity.chat("telegram", 4242, 4242, group=False), "4242"),
         (Identity(user_id="4242", sender_id="", channel="http"), "direct:http:4242"),
         (Identity(user_id="4242", sender_id="4242", channel="discord"), "direct:discord:4242"),
         (Identity(user_id="bob", sender_id="", channel="telegram"), "direct:telegram:bob"),
         (Identity(user_id="b", sender_id="", channel="a:x"), "direct:a%3Ax:b"),
-        (telegram_identity(-100, "supergroup", 7), "group:telegram:-100"),
+        (Identity.chat("telegram", -100, 7, group=True), "group:telegram:-100"),
         (Identity(user_id="guild:1:user:2", sender_id="2", channel="discord"), "guild:1:user:2"),
     ],
 )
@@ -43,15 +43,15 @@ def test_no_scope_has_no_storage_key() -> None:
 def test_a_direct_scope_without_a_channel_has_no_storage_key() -> None:
     """A system run inheriting a DM without its channel is no_scope, never a shared key."""
     with pytest.raises(ToolError) as refused:
-        storage_scope(system_identity("4242"))
+        storage_scope(Identity.system("4242"))
     assert refused.value.code == "no_scope"
     assert "names no channel" in str(refused.value)
 
 
 def test_a_system_run_keeps_the_storage_key_of_the_scope_it_inherits() -> None:
     """A cron run in Telegram user 4242's DM sees that user's files; HTTP user 4242's differ."""
-    telegram_dm = telegram_identity(4242, "private", 4242)
-    assert storage_scope(system_identity("4242", channel="telegram")) == storage_scope(telegram_dm)
-    assert storage_scope(system_identity("4242", channel="http")) == "direct:http:4242"
+    telegram_dm = Identity.chat("telegram", 4242, 4242, group=False)
+    assert storage_scope(Identity.system("4242", channel="telegram")) == storage_scope(telegram_dm)
+    assert storage_scope(Identity.system("4242", channel="http")) == "direct:http:4242"
     group = "group:telegram:-100"
-    assert storage_scope(system_identity(group, "ticker:x")) == group  # groups name their channel
+    assert storage_scope(Identity.system(group, "ticker:x")) == group  # groups name their channel

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from actorscope.context import bind_identity
-from actorscope.identity import telegram_identity
+from actorscope.identity import Identity
 from actorscope.tools import (
     ToolRegistry,
     lint_tool_schema,
@@ -22,7 +22,7 @@ pytestmark = pytest.mark.sqlite_only(
     "run the tools' tables on both"
 )
 
-DM = telegram_identity(4242, "private", 4242)
+DM = Identity.chat("telegram", 4242, 4242, group=False)
 
 
 def _sample(node: dict[str, Any]) -> Any:

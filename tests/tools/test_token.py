@@ -9,7 +9,7 @@ from dataclasses import replace
 
 import pytest
 
-from actorscope.identity import Identity, PeerKind, SenderKind, telegram_identity
+from actorscope.identity import Identity, PeerKind, SenderKind
 from actorscope.messages import InboundMessage
 from actorscope.propagation import Origin, OriginSigner
 from actorscope.tools import encode_identity_token
@@ -23,7 +23,7 @@ pytestmark = pytest.mark.sqlite_only(
 
 KEY = b"k" * 32
 MEMBER = replace(
-    telegram_identity(-100200300, "supergroup", 5151, role="admin"),
+    Identity.chat("telegram", -100200300, 5151, group=True, role="admin"),
     tenant_id="11111111-1111-4111-8111-111111111111",
     agent_id="22222222-2222-4222-8222-222222222222",
 )
@@ -53,7 +53,7 @@ def _reencode(token: str, **changes: str) -> str:
     "identity",
     [
         MEMBER,
-        telegram_identity(4242, "private", 4242),
+        Identity.chat("telegram", 4242, 4242, group=False),
         Identity(user_id="", sender_id="", sender_kind=SenderKind.NONE),
         Identity(user_id="proyecto-東京-🧠", sender_id=" x ", peer_kind=PeerKind.GROUP),
     ],

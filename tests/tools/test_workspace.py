@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from actorscope.agents import Agent, AgentRegistry
 from actorscope.agents._types import AgentKey, AgentUUID, TenantUUID
 from actorscope.errors import ToolError
-from actorscope.identity import Identity, telegram_identity
+from actorscope.identity import Identity
 from actorscope.permissions import GrantStore, PermissionPolicy
 from actorscope.store import Database
 from actorscope.tools import Toolbox, Workspace
@@ -32,8 +32,8 @@ pytestmark = pytest.mark.sqlite_only(
 )
 
 SCOPE = "group:telegram:-100200300"
-GROUP = telegram_identity(-100200300, "supergroup", 4242)
-DM = telegram_identity(4242, "private", 4242)
+GROUP = Identity.chat("telegram", -100200300, 4242, group=True)
+DM = Identity.chat("telegram", 4242, 4242, group=False)
 TENANT = TenantUUID(str(uuid.uuid4()))
 
 

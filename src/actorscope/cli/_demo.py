@@ -31,16 +31,7 @@ from rich.text import Text
 from actorscope.agents import Agent, AgentRegistry
 from actorscope.cli._common import console_for_tables, require_testing_extra
 from actorscope.errors import ConflictError
-from actorscope.identity import (
-    Identity,
-    PeerKind,
-    SenderKind,
-    discord_identity,
-    http_identity,
-    session_key,
-    system_identity,
-    telegram_identity,
-)
+from actorscope.identity import Identity, PeerKind, SenderKind, session_key
 from actorscope.permissions import AuditAction
 from actorscope.platforms import BuiltInPlatform
 from actorscope.store import Database
@@ -96,20 +87,22 @@ def _samples() -> tuple[Sample, ...]:
             DEMO_AGENT, BuiltInPlatform.DISCORD, identity.peer_kind, chat, thread_id=thread_id
         )
 
-    tg_dm = telegram_identity(alice, "private", alice)
-    tg_group = telegram_identity(group, "group", alice)
-    tg_topic = telegram_identity(forum, "supergroup", bob)
-    tg_anon = telegram_identity(forum, "supergroup", 1087968824)
-    tg_post = telegram_identity(-1009876543210, "channel", None, sender_kind=SenderKind.CHANNEL)
-    dm_channel = 81234567890120001  # a DM channel has its own snowflake, not the user's
-    dc_dm = discord_identity(carol, chat_id=dm_channel)
-    dc_guild = discord_identity(carol, chat_id=general, guild_id=guild)
-    dc_hook = discord_identity(
-        777888, chat_id=general, guild_id=guild, sender_kind=SenderKind.WEBHOOK
+    tg_dm = Identity.chat("telegram", alice, alice, group=False)
+    tg_group = Identity.chat("telegram", group, alice, group=True)
+    tg_topic = Identity.chat("telegram", forum, bob, group=True)
+    tg_anon = Identity.chat("telegram", forum, 1087968824, group=True)
+    tg_post = Identity.chat(
+        "telegram", -1009876543210, None, group=True, sender_kind=SenderKind.CHANNEL
     )
-    http = http_identity("api-user-17")
-    ticker = system_identity(tg_group.user_id, channel=tg_group.channel)
-    ticker_origin = system_identity(tg_group.user_id, str(alice), channel=tg_group.channel)
+    dm_channel = 81234567890120001  # a DM channel has its own snowflake, not the user's
+    dc_dm = Identity.chat("discord", dm_channel, carol, group=False)
+    dc_guild = Identity.chat("discord", general, carol, group=True, guild_id=guild)
+    dc_hook = Identity.chat(
+        "discord", general, 777888, group=True, guild_id=guild, sender_kind=SenderKind.WEBHOOK
+    )
+    http = Identity.http("api-user-17")
+    ticker = Identity.system(tg_group.user_id, channel=tg_group.channel)
+    ticker_origin = Identity.system(tg_group.user_id, str(alice), channel=tg_group.channel)
     return (
         Sample("Telegram private chat (alice)", tg_dm, tg(tg_dm, alice)),
         Sample("Telegram group (alice)", tg_group, tg(tg_group, group)),

@@ -22,7 +22,7 @@ from typing import Any
 
 from actorscope.agents import AgentRegistry
 from actorscope.errors import ConfigError, IdentityError, NotFoundError, StoreError
-from actorscope.identity import http_identity
+from actorscope.identity import Identity
 from actorscope.permissions import AuditEntry, AuditLog, PermissionPolicy
 from actorscope.store import Database, Row, Transaction
 
@@ -166,7 +166,7 @@ class ApiKeyStore:
         """A new key for ``user_id`` in ``tenant`` (slug or UUID), optionally for one agent."""
         parse_role(role)
         try:
-            http_identity(user_id)
+            Identity.http(user_id)
         except IdentityError as exc:
             raise ConfigError(f"--user: {exc}") from None
         owner = await self._agents.tenant(tenant)

@@ -26,7 +26,7 @@ from actorscope.host import Handler, OutboundSender, RunStep
 from actorscope.http._guard import Problem
 from actorscope.http._keys import ApiKey, ApiKeyStore
 from actorscope.http._sessions import ConsoleSessions
-from actorscope.identity import Identity, PeerKind, SenderKind, http_identity
+from actorscope.identity import Identity, PeerKind, SenderKind
 from actorscope.messages import InboundMessage, OutboundMessage
 from actorscope.permissions import (
     AuditAction,
@@ -170,7 +170,7 @@ class Operations:
             raise Problem(503, "no handler is configured for messages")
         if len(content) > MAX_CONTENT:
             raise Problem(422, f"content is longer than {MAX_CONTENT} characters")
-        identity = http_identity(key.user_id, role=key.role, tenant_id=key.tenant_id)
+        identity = Identity.http(key.user_id, role=key.role, tenant_id=key.tenant_id)
         step = self._step(self.handler, found)
         message_id = uuid.uuid4().hex
         msg = InboundMessage(

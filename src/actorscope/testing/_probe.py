@@ -60,10 +60,7 @@ from actorscope.identity import (
     PeerKind,
     Scope,
     SenderKind,
-    chat_identity,
-    discord_identity,
     person_scope,
-    telegram_identity,
 )
 from actorscope.messages import InboundMessage
 from actorscope.permissions import (
@@ -473,7 +470,7 @@ class Prober(Protocol):
 
 
 def _scope(chat_id: int) -> str:
-    return telegram_identity(chat_id, "supergroup", None).user_id
+    return Identity.chat("telegram", chat_id, None, group=True).user_id
 
 
 _GROUP_ID = -1001000000001
@@ -559,15 +556,20 @@ async def _build(sim: TelegramSim, env: AgentEnv) -> _TgWorld:
     }
     await seed_writers(env, writers)
     planted = {
-        str(_OTHER_ID): _plant(env, telegram_identity(_OTHER_ID, "supergroup", None)),
-        str(_WRITER_ID): _plant(env, telegram_identity(_WRITER_ID, "private", _WRITER_ID)),
+        str(_OTHER_ID): _plant(env, Identity.chat("telegram", _OTHER_ID, None, group=True)),
+        str(_WRITER_ID): _plant(
+            env, Identity.chat("telegram", _WRITER_ID, _WRITER_ID, group=False)
+        ),
     }
     watch = Watch(_telegram_calls(sim), folder_watch(env))
     world = ProbeWorld(sim, env, writers, watch, secrets=planted)
     world.writer_acts = {"message": _writer_says, "click": _writer_clicks, "run": _writers_run}
     world.groups = _group_names(
         env,
-        [telegram_identity(chat, "supergroup", None) for chat in (_GROUP_ID, _FORUM_ID, _OTHER_ID)],
+        [
+            Identity.chat("telegram", chat, None, group=True)
+            for chat in (_GROUP_ID, _FORUM_ID, _OTHER_ID)
+        ],
     )
     for where in ("group", "forum"):
         said = await sim.message("member", "hello", where, topic=_topic(where))
@@ -929,7 +931,7 @@ async def _ticker(w: _TgWorld, where: str, command: str) -> list[Event]:
 def _writer_carrier(w: _TgWorld, where: str, command: str, signer: OriginSigner) -> InboundMessage:
     """A sub-agent carrier signed by ``signer`` claiming the writer's run in ``where``."""
     chat_id = _FORUM_ID if where == "forum" else _GROUP_ID
-    identity = _of_agent(w.env, telegram_identity(chat_id, "supergroup", _WRITER_ID))
+    identity = _of_agent(w.env, Identity.chat("telegram", chat_id, _WRITER_ID, group=True))
     with bind_identity(identity):
         return spawn_subagent(sent_text(command), signer=signer).message
 
@@ -1656,7 +1658,7 @@ async def _chat_writer_dm(w: _ChatWorld, where: str, command: str) -> list[Event
 def _room(w: _ChatWorld, sender: str | None) -> Identity:
     """The identity of ``sender`` (``None``: nobody) in the writer's room."""
     sim: Simulator = w.sim
-    return chat_identity(sim.platform, _ROOM, sender, group=True)
+    return Identity.chat(sim.platform, _ROOM, sender, group=True)
 
 
 def _chat_from(sender_id: str, kind: SenderKind) -> _Send[Any]:
@@ -1744,7 +1746,7 @@ async def _build_chat(sim: Simulator, env: AgentEnv, name: str) -> _ChatWorld:
     writer, other = chat.person("writer"), chat.person("otherwriter")
     chat.person("member")
     rooms = [chat.room(_ROOM), chat.room(_ELSEWHERE)]
-    identities = [chat_identity(name, room, None, group=True) for room in rooms]
+    identities = [Identity.chat(name, room, None, group=True) for room in rooms]
     writers = {identities[0].user_id: writer, identities[1].user_id: other}
     await seed_writers(env, writers)
     planted = {rooms[1]: _plant(env, identities[1])}
@@ -1830,15 +1832,15 @@ async def seed_discord(
         writers[scope] = str(person)
     await seed_writers(env, writers)
     planted = {
-        str(lobby): discord_identity(D_OTHER_WRITER, chat_id=lobby, guild_id=guilds[1]),
-        str(dm): discord_identity(D_WRITER, chat_id=dm),
+        str(lobby): Identity.chat("discord", lobby, D_OTHER_WRITER, group=True, guild_id=guilds[1]),
+        str(dm): Identity.chat("discord", dm, D_WRITER, group=False),
     }
     secrets = {chat: _plant(env, i) for chat, i in planted.items()}
     world = ProbeWorld(sim, env, writers, watch, secrets=secrets)
     world.groups = _group_names(
         env,
         [
-            discord_identity(person, chat_id=general, guild_id=guild)
+            Identity.chat("discord", general, person, group=True, guild_id=guild)
             for guild in guilds
             for person in (D_WRITER, D_OTHER_WRITER, D_MEMBER)
         ],

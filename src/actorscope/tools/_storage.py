@@ -55,7 +55,7 @@ def storage_scope(identity: Identity) -> str:
         raise ToolError(
             "no_scope",
             f"the direct scope {shown_path(scope)} names no channel: a run that inherits a "
-            "direct scope must say its channel (system_identity(..., channel=...))",
+            "direct scope must say its channel (Identity.system(..., channel=...))",
         )
     if identity.channel == TELEGRAM_CHANNEL and scope.isascii() and scope.isdigit():
         return scope

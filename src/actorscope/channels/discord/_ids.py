@@ -9,13 +9,67 @@ from actorscope.errors import IdentityError
 from actorscope.identity import (
     Identity,
     PeerKind,
-    discord_identity,
+    SenderKind,
     is_placeholder_sender,
     session_key,
 )
-from actorscope.platforms import BuiltInPlatform
+from actorscope.platforms import BuiltInPlatform, platform_spec
 
-__all__ = ["optional_snowflake", "person", "session", "snowflake"]
+__all__ = ["discord_identity", "optional_snowflake", "person", "session", "snowflake"]
+
+#: The sender kinds a Discord message has, by their text (a ``SenderKind`` is its text).
+_KINDS = {kind.value: kind for kind in (SenderKind.USER, SenderKind.WEBHOOK, SenderKind.BOT)}
+
+
+def discord_identity(
+    sender_id: int | str,
+    *,
+    chat_id: int | str,
+    guild_id: int | str | None = None,
+    sender_kind: SenderKind = SenderKind.USER,
+    role: str = "",
+) -> Identity:
+    """The identity of a Discord message or interaction: by a person, a webhook or a bot.
+
+    :meth:`Identity.chat` of Discord: in a guild the scope is per member
+    (``guild:<gid>:user:<sid>``); in a DM it is the sender. Threads never change either.
+    A webhook's or a bot-authored message (``sender_kind`` ``WEBHOOK`` / ``BOT``, ``sender_id``
+    its author's id) has an empty sender and a scope of its own in the guild
+    (``guild:<gid>:webhook|bot:<id>``); it needs the guild: without one it has no safe scope.
+    """
+    spec = platform_spec(BuiltInPlatform.DISCORD)
+    if spec is None:  # built in: only a broken install has it missing
+        raise IdentityError(f"no registered platform {BuiltInPlatform.DISCORD.value!r}")
+    kind = _KINDS.get(sender_kind) if isinstance(sender_kind, str) else None
+    if kind is None:
+        raise IdentityError(
+            f"a Discord sender is a person, a webhook or a bot (sender_kind "
+            f"{', '.join(_KINDS)}), not {sender_kind!r}"
+        )
+    if kind in (SenderKind.WEBHOOK, SenderKind.BOT):
+        if guild_id is None:
+            raise IdentityError(f"a Discord {kind.value} message needs its guild")
+        if role:
+            # A role is a person's: an owner role on a webhook would bypass every check.
+            raise IdentityError(f"a Discord {kind.value} message takes no role, not {role!r}")
+        guild = spec.chat_id(guild_id, "guild id")
+        author = spec.chat_id(sender_id, f"{kind.value} id")
+        chat = spec.chat_id(chat_id, "channel id")
+        return Identity.chat(
+            BuiltInPlatform.DISCORD, chat, author, group=True, guild_id=guild, sender_kind=kind
+        )
+    sender = spec.chat_id(sender_id, "sender id")
+    if is_placeholder_sender(sender):
+        raise IdentityError(f"{sender} is a Telegram placeholder id, never a Discord person")
+    chat = spec.chat_id(chat_id, "channel id")
+    return Identity.chat(
+        BuiltInPlatform.DISCORD,
+        chat,
+        sender,
+        group=guild_id is not None,
+        guild_id=guild_id,
+        role=role,
+    )
 
 
 @lru_cache(maxsize=4096, typed=True)

@@ -49,9 +49,15 @@ from actorscope.channels._base import (
     flag_raised,
     ignored,
 )
-from actorscope.channels.discord._ids import optional_snowflake, person, session, snowflake
+from actorscope.channels.discord._ids import (
+    discord_identity,
+    optional_snowflake,
+    person,
+    session,
+    snowflake,
+)
 from actorscope.channels.discord._interactions import inspect_interaction, normalize_interaction
-from actorscope.identity import PeerKind, SenderKind, discord_identity
+from actorscope.identity import PeerKind, SenderKind
 from actorscope.messages import InboundMessage, MetaKey
 
 __all__ = [

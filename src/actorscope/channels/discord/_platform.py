@@ -7,7 +7,7 @@ from typing import Any
 
 from actorscope.channels._base import Ingress
 from actorscope.channels._pipeline import Pipeline
-from actorscope.channels.discord import _commands, _interactions, _normalize, _runner
+from actorscope.channels.discord import _commands, _ids, _interactions, _normalize, _runner
 from actorscope.channels.discord._runner import DiscordRunner
 from actorscope.channels.discord._section import DiscordSection
 from actorscope.errors import ConfigError
@@ -79,6 +79,8 @@ class Discord:
     user_target = staticmethod(_commands.user_target)
     mention_target = staticmethod(_commands.mention_target)
     writer_command = staticmethod(_commands.handle_discord_writer_command)
+    #: A message's identity by a person, a webhook or a bot.
+    identity = staticmethod(_ids.discord_identity)
 
 
 #: The contract the registry names (``actorscope.channels.discord:PLATFORM``).

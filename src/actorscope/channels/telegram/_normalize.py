@@ -48,6 +48,7 @@ from actorscope.channels._base import (
     ignored,
 )
 from actorscope.channels._mention import command_of, mentions_bot
+from actorscope.errors import IdentityError
 from actorscope.identity import (
     Identity,
     PeerKind,
@@ -55,7 +56,6 @@ from actorscope.identity import (
     SenderKind,
     is_placeholder_sender,
     session_key,
-    telegram_identity,
 )
 from actorscope.messages import InboundMessage, Media, MetaKey
 from actorscope.platforms import BuiltInPlatform, registry_cache
@@ -66,6 +66,7 @@ __all__ = [
     "clear_caches",
     "inspect_update",
     "normalize_update",
+    "telegram_identity",
 ]
 
 logger = logging.getLogger("actorscope.channels.telegram")
@@ -96,6 +97,41 @@ _CONTENT_ATTRS = (
     "story",
 )
 _FILE_ATTRS = ("document", "voice", "video", "audio", "animation", "video_note", "sticker")
+
+
+#: Telegram's chat types: a private chat is direct, the others are shared.
+_CHAT_TYPES = {"private": False, "group": True, "supergroup": True, "channel": True}
+
+
+def telegram_identity(
+    chat_id: int | str,
+    chat_type: str,
+    sender_id: int | str | None,
+    *,
+    sender_kind: SenderKind = SenderKind.USER,
+    channel: str = BuiltInPlatform.TELEGRAM.value,
+    role: str = "",
+) -> Identity:
+    """The identity of a Telegram message (private chat, group, supergroup or channel).
+
+    :meth:`Identity.chat` of Telegram, with its chat type saying whether the chat is shared.
+    A placeholder ``from`` id, a non-person ``sender_kind`` or a missing sender yields
+    ``sender_id = ""``; such a message keeps the group scope even in what claims to be a
+    private chat, so it can never borrow a person's direct scope. ``channel`` is the channel
+    name its scopes carry (a bot's own, default ``telegram``).
+    """
+    group = _CHAT_TYPES.get(chat_type)
+    if group is None:
+        raise IdentityError(f"unknown Telegram chat type {chat_type!r}")
+    return Identity.chat(
+        BuiltInPlatform.TELEGRAM,
+        chat_id,
+        sender_id,
+        group=group,
+        sender_kind=sender_kind,
+        role=role,
+        channel=channel,
+    )
 
 
 # Identities and session keys are pure functions of a few ids, and chats and senders repeat,

@@ -82,6 +82,8 @@ class Telegram:
     is_chat_admin = staticmethod(_commands.is_telegram_admin)
     asks_chat_admin = staticmethod(_commands.asks_chat_admin)
     writer_command = staticmethod(_commands.handle_telegram_writer_command)
+    #: A message's identity from Telegram's chat type (``private``, ``group``, ...).
+    identity = staticmethod(_normalize.telegram_identity)
 
 
 #: The contract the registry names (``actorscope.channels.telegram:PLATFORM``).

@@ -15,7 +15,7 @@ from typing import Any
 from actorscope.bots import load_handler
 from actorscope.channels import Outcome
 from actorscope.errors import ConfigError
-from actorscope.identity import Identity, http_identity
+from actorscope.identity import Identity
 from actorscope.messages import RunRequest
 from actorscope.permissions import LinkMode
 from actorscope.testing._expect import Expected, ObservationKind, diff
@@ -122,7 +122,7 @@ class _Player:
     async def play_http(self, index: int, step: Step, http: HttpStep) -> StepOutcome:
         env = self.world.env
         identity = replace(
-            http_identity(http.user, role=http.role, tenant_id=env.agent.tenant_id),
+            Identity.http(http.user, role=http.role, tenant_id=env.agent.tenant_id),
             agent_id=env.agent.id,
         )
         sim = self.world.telegram
