@@ -10,15 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from actorscope.sandbox import (
-    BotApiEmulator,
-    DiscordChannel,
-    DiscordGuild,
-    DiscordUser,
-    DiscordWorld,
-    TelegramChat,
-    TelegramUser,
-)
+from actorscope.sandbox import BotApiEmulator, DiscordWorld
 
 __all__ = ["DiscordSide", "TelegramSide", "discord_side", "telegram_side"]
 
@@ -31,12 +23,12 @@ class TelegramSide:
     """The Telegram emulator and its people and chats."""
 
     emu: BotApiEmulator
-    people: list[TelegramUser]
-    chats: list[TelegramChat]
-    other_bot: TelegramUser
-    channel: TelegramChat
-    probe_chat: TelegramChat
-    probe_user: TelegramUser
+    people: list[BotApiEmulator.User]
+    chats: list[BotApiEmulator.Chat]
+    other_bot: BotApiEmulator.User
+    channel: BotApiEmulator.Chat
+    probe_chat: BotApiEmulator.Chat
+    probe_user: BotApiEmulator.User
 
 
 @dataclass(slots=True)
@@ -44,17 +36,17 @@ class DiscordSide:
     """The Discord world and its people, guilds and channels (the emulator is made from it)."""
 
     world: DiscordWorld
-    people: list[DiscordUser]
-    guilds: list[DiscordGuild]
-    channels: list[DiscordChannel]
-    other_bot: DiscordUser
+    people: list[DiscordWorld.User]
+    guilds: list[DiscordWorld.Guild]
+    channels: list[DiscordWorld.Channel]
+    other_bot: DiscordWorld.User
     shard_count: int
 
-    def shard_of(self, guild: DiscordGuild) -> int:
+    def shard_of(self, guild: DiscordWorld.Guild) -> int:
         """The shard Discord sends ``guild``'s events to."""
         return (guild.id >> 22) % self.shard_count
 
-    def guild_of(self, channel: DiscordChannel) -> DiscordGuild:
+    def guild_of(self, channel: DiscordWorld.Channel) -> DiscordWorld.Guild:
         """The guild ``channel`` belongs to."""
         guild = self.world.guild_of(channel)
         assert guild is not None

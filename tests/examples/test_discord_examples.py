@@ -28,14 +28,7 @@ from aiohttp import web
 from tests.examples._run import BOUND, DPY, Example, launched
 
 from actorscope._aio import Site
-from actorscope.sandbox import (
-    DiscordChannel,
-    DiscordEmulator,
-    DiscordGuild,
-    DiscordInteraction,
-    DiscordMessage,
-    DiscordWorld,
-)
+from actorscope.sandbox import DiscordEmulator, DiscordMessage, DiscordWorld
 from actorscope.sandbox._bootstrap import sitecustomize
 from actorscope.sandbox._world import ChannelType as DiscordChannelType
 from actorscope.sandbox._world import Permission as DiscordPermission
@@ -73,10 +66,10 @@ class Running:
         self.example = example
 
     @property
-    def guild(self) -> DiscordGuild:
+    def guild(self) -> DiscordWorld.Guild:
         return self.emu.world.guild("lab")
 
-    def channel(self, name: str) -> DiscordChannel:
+    def channel(self, name: str) -> DiscordWorld.Channel:
         return self.emu.world.channel(name)
 
     def mention(self) -> str:
@@ -107,7 +100,9 @@ class Running:
         await self.example.until(self.emu.wait_answered())
         return message
 
-    async def act(self, start: Callable[[], Awaitable[DiscordInteraction]]) -> DiscordInteraction:
+    async def act(
+        self, start: Callable[[], Awaitable[DiscordWorld.Interaction]]
+    ) -> DiscordWorld.Interaction:
         """Start an interaction (``start``: a click, a pick) and return it once the bot has
         answered. A bot stores a message's view only after Discord answered its send, so a
         person quicker than that gets no answer ("This interaction failed" after Discord's
@@ -115,7 +110,7 @@ class Running:
         for _ in range(3):
             interaction = await start()
 
-            def answered(tried: DiscordInteraction = interaction) -> list[int] | None:
+            def answered(tried: DiscordWorld.Interaction = interaction) -> list[int] | None:
                 return tried.callbacks or None
 
             try:
@@ -125,13 +120,15 @@ class Running:
             return interaction
         raise TimeoutError(f"the bot answered none of 3 tries:\n{self.example.output()}")
 
-    async def click(self, who: str, message: DiscordMessage, custom_id: str) -> DiscordInteraction:
+    async def click(
+        self, who: str, message: DiscordMessage, custom_id: str
+    ) -> DiscordWorld.Interaction:
         """``who`` clicks a button of ``message``; the interaction once the bot answered."""
         return await self.act(lambda: self.emu.click(who, message, custom_id))
 
     async def select(
         self, who: str, message: DiscordMessage, custom_id: str, values: Sequence[Any]
-    ) -> DiscordInteraction:
+    ) -> DiscordWorld.Interaction:
         """``who`` picks ``values`` in a select of ``message``, once the bot answered."""
         return await self.act(lambda: self.emu.select(who, message, custom_id, values))
 

@@ -45,7 +45,7 @@ from actorscope.integrations.ptb import (
 )
 from actorscope.integrations.ptb import gate as ptb_gate
 from actorscope.permissions import Decision, GrantStore
-from actorscope.sandbox import BotApiEmulator, EmulatorRequest, TelegramChat
+from actorscope.sandbox import BotApiEmulator, EmulatorRequest
 from actorscope.store import Database
 from actorscope.testing import AgentEnv, Event, Grants, TelegramSim
 
@@ -127,7 +127,7 @@ async def test_non_writer_is_denied_with_the_reason(
 
 
 async def _non_person_events(
-    telegram_sim: TelegramSim, expect: Callable[[TelegramChat], None] | None = None
+    telegram_sim: TelegramSim, expect: Callable[[BotApiEmulator.Chat], None] | None = None
 ) -> list[Event]:
     """An anonymous admin, a post as a channel, a channel post and a bot, each ``/note``;
     ``expect`` declares what each /note in a group brings, before it is sent."""
@@ -159,7 +159,7 @@ async def test_non_persons_reach_the_handlers_and_requires_denies_them(
         who = identity(update, context)
         seen.append((who.sender_id, who.sender_kind.value))
 
-    def denied(devs: TelegramChat) -> None:
+    def denied(devs: BotApiEmulator.Chat) -> None:
         telegram_sim.should_deny("file_writer", reason="empty_sender")
         telegram_sim.should_send(text="denied: empty_sender", chat=devs)
 

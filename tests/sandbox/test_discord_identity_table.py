@@ -12,11 +12,11 @@ from dataclasses import dataclass
 import pytest
 
 from actorscope.identity import PeerKind, SenderKind
-from actorscope.sandbox import DiscordChannel, DiscordGuild
+from actorscope.sandbox import DiscordWorld
 from actorscope.testing import DiscordSim, Event, Grants, Turn
 
 #: Plays one event in the world; gets the simulator, the guild and its #general.
-Play = Callable[[DiscordSim, DiscordGuild, DiscordChannel], Awaitable[Event]]
+Play = Callable[[DiscordSim, DiscordWorld.Guild, DiscordWorld.Channel], Awaitable[Event]]
 
 
 @dataclass(frozen=True)
@@ -33,31 +33,41 @@ class Row:
     reason: str
 
 
-async def _member(sim: DiscordSim, guild: DiscordGuild, general: DiscordChannel) -> Event:
+async def _member(
+    sim: DiscordSim, guild: DiscordWorld.Guild, general: DiscordWorld.Channel
+) -> Event:
     return await sim.message("carol", "write", general)
 
 
-async def _thread(sim: DiscordSim, guild: DiscordGuild, general: DiscordChannel) -> Event:
+async def _thread(
+    sim: DiscordSim, guild: DiscordWorld.Guild, general: DiscordWorld.Channel
+) -> Event:
     return await sim.message("carol", "write", sim.thread(general, "design"))
 
 
-async def _dm(sim: DiscordSim, guild: DiscordGuild, general: DiscordChannel) -> Event:
+async def _dm(sim: DiscordSim, guild: DiscordWorld.Guild, general: DiscordWorld.Channel) -> Event:
     return await sim.dm("dave", "write")
 
 
-async def _webhook(sim: DiscordSim, guild: DiscordGuild, general: DiscordChannel) -> Event:
+async def _webhook(
+    sim: DiscordSim, guild: DiscordWorld.Guild, general: DiscordWorld.Channel
+) -> Event:
     return await sim.webhook(general, "write", name="ci")
 
 
-async def _bot(sim: DiscordSim, guild: DiscordGuild, general: DiscordChannel) -> Event:
+async def _bot(sim: DiscordSim, guild: DiscordWorld.Guild, general: DiscordWorld.Channel) -> Event:
     return await sim.bot_message("deploy-bot", "write", general)
 
 
-async def _slash(sim: DiscordSim, guild: DiscordGuild, general: DiscordChannel) -> Event:
+async def _slash(
+    sim: DiscordSim, guild: DiscordWorld.Guild, general: DiscordWorld.Channel
+) -> Event:
     return await sim.slash("dave", "write", general, options={"file": "a.md"})
 
 
-async def _click(sim: DiscordSim, guild: DiscordGuild, general: DiscordChannel) -> Event:
+async def _click(
+    sim: DiscordSim, guild: DiscordWorld.Guild, general: DiscordWorld.Channel
+) -> Event:
     # The bot posted a message with a "save" button earlier; carol presses it.
     button = {"type": 2, "style": 1, "label": "Save", "custom_id": "save"}
     await sim.emulator.post(

@@ -1,10 +1,10 @@
 """Sandboxes: emulated chat platforms on 127.0.0.1 that unmodified bots connect to.
 
 The Telegram Bot API emulator: :class:`BotApiEmulator` is the core (state, update queue, call
-log, user actions, with :class:`TelegramChat`, :class:`TelegramUser` and
-:class:`TelegramForumTopic` describing its world (a chat's type and a member's status are
-given and compared as their Bot API strings, ``"supergroup"``, ``"administrator"``); every call is
-a :class:`BotApiCall`, and a call it refuses raises :class:`BotApiError`);
+log, user actions, with ``BotApiEmulator.User``, ``.Chat`` and ``.ForumTopic`` describing its
+world (a chat's type and a member's status are given and compared as their Bot API strings,
+``"supergroup"``, ``"administrator"``); every call is a :class:`BotApiCall`, and a call it
+refuses raises :class:`BotApiError`);
 :class:`EmulatorRequest` plugs it into
 python-telegram-bot without sockets; :class:`BotApiServer` serves it over loopback HTTP, and
 :class:`TelegramConsole` types at it as people (the sandbox prompt)::
@@ -23,13 +23,12 @@ an ordinary ``discord.Client`` or ``commands.Bot`` connects to it inside
             ...
             await emu.say("carol", "general", "hello")
 
-Its world's objects are exported as :class:`DiscordUser`, :class:`DiscordGuild`,
-:class:`DiscordChannel` (text or voice channel, thread or DM) and
-:class:`DiscordMessage`, in a :class:`DiscordWorld`; :class:`DiscordInteraction` is one a
-person started and how the bot answered it; every REST call is logged as a
-:class:`DiscordHttpCall`. :meth:`DiscordWorld.declared` builds the world from a scenario's
-``setup.discord`` (the testing kit's vocabulary: users, bots, guilds with channels, threads,
-roles, members and webhooks).
+Its world is a :class:`DiscordWorld` of ``DiscordWorld.User``, ``.Guild``, ``.Channel`` (text
+or voice channel, thread or DM) and :class:`DiscordMessage` objects;
+``DiscordWorld.Interaction`` is one a person started and how the bot answered it; every REST
+call is logged as a :class:`DiscordHttpCall`. :meth:`DiscordWorld.declared` builds the world
+from a scenario's ``setup.discord`` (the testing kit's vocabulary: users, bots, guilds with
+channels, threads, roles, members and webhooks).
 
 :func:`read_lines` reads a prompt's lines from a stream (stdin) without blocking the loop.
 
@@ -47,16 +46,9 @@ from actorscope.sandbox._member import Console, Sandbox, SandboxSession, platfor
 from actorscope.sandbox._prompt import read_lines
 from actorscope.sandbox._rest import HttpCall as DiscordHttpCall
 from actorscope.sandbox._telegram import BotApiEmulator, BotApiError, BotApiServer, EmulatorRequest
-from actorscope.sandbox._telegram import Chat as TelegramChat
-from actorscope.sandbox._telegram import ForumTopic as TelegramForumTopic
 from actorscope.sandbox._telegram import RecordedCall as BotApiCall
-from actorscope.sandbox._telegram import User as TelegramUser
 from actorscope.sandbox._telegram.console import TelegramConsole
-from actorscope.sandbox._world import Channel as DiscordChannel
-from actorscope.sandbox._world import Guild as DiscordGuild
-from actorscope.sandbox._world import Interaction as DiscordInteraction
 from actorscope.sandbox._world import Message as DiscordMessage
-from actorscope.sandbox._world import User as DiscordUser
 from actorscope.sandbox._world import World as DiscordWorld
 
 __all__ = [
@@ -65,21 +57,14 @@ __all__ = [
     "BotApiError",
     "BotApiServer",
     "Console",
-    "DiscordChannel",
     "DiscordEmulator",
-    "DiscordGuild",
     "DiscordHttpCall",
-    "DiscordInteraction",
     "DiscordMessage",
-    "DiscordUser",
     "DiscordWorld",
     "EmulatorRequest",
     "Sandbox",
     "SandboxSession",
-    "TelegramChat",
     "TelegramConsole",
-    "TelegramForumTopic",
-    "TelegramUser",
     "discord_pointed_at",
     "platform_sandbox",
     "read_lines",

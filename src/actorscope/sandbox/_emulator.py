@@ -361,7 +361,7 @@ class DiscordEmulator:
         self, who: User | str, where: Channel | str, name: str, /, **options: object
     ) -> Interaction:
         """``who`` runs ``/name`` with ``options``: types taken from the synced command, else
-        from the value (a :class:`~actorscope.sandbox.DiscordUser` is a user option, an ``int``
+        from the value (a ``DiscordWorld.User`` is a user option, an ``int``
         an integer, a ``bool`` a boolean, anything else a string)."""
         user, channel = self._user(who), self._channel(where)
         command = self._command(name, channel)

@@ -97,7 +97,7 @@ class Resolver:
         return str(key)
 
     def user(self, value: object) -> str:
-        """A user (a name or a :class:`~actorscope.sandbox.DiscordUser`): its id; its member too
+        """A user (a name or a ``DiscordWorld.User``): its id; its member too
         when in the guild."""
         user = value if isinstance(value, User) else self.world.user(str(value))
         if self.guild is not None and user.id in self.guild.members:

@@ -12,7 +12,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import IntEnum, IntFlag
-from typing import Any
+from typing import Any, TypeAlias
 
 from actorscope.errors import ConfigError
 
@@ -429,8 +429,46 @@ def emoji_json(key: str) -> JSON:
     return {"id": None, "name": key}
 
 
+@dataclass(slots=True)
+class Interaction:
+    """An interaction a person started, and how the bot answered it."""
+
+    id: int
+    token: str
+    type: int
+    user: User
+    channel: Channel
+    data: JSON
+    message: Message | None = None
+    #: The callback types the bot sent, in order (4 reply, 5 defer, 6 defer-update, 7 update).
+    callbacks: list[int] = field(default_factory=list)
+    #: The bot's reply (callback type 4) or its deferred reply's edit, and each follow-up.
+    replies: list[Message] = field(default_factory=list)
+    original: Message | None = None
+    #: The bot deferred its reply (callback type 5) with flags 64: the reply is ephemeral.
+    ephemeral: bool = False
+    #: The modal the bot answered with (callback type 9), until the person submits it.
+    modal: JSON | None = None
+
+
 class World:
-    """Everything the emulated Discord knows; names are unique per kind."""
+    """Everything the emulated Discord knows; names are unique per kind.
+
+    Its objects are :attr:`User` (a person, bot or webhook author), :attr:`Guild`,
+    :attr:`Channel` (a text or voice channel, thread or DM) and the messages in them; an
+    :attr:`Interaction` is one a person started and how the bot answered it. The world and its
+    emulator create and return them (``world.add_user``, ``emu.click(...)``); read their
+    attributes, and give them back to its actions.
+    """
+
+    #: A person, a bot or a webhook's author.
+    User: TypeAlias = User
+    #: A guild, with its channels, roles and members.
+    Guild: TypeAlias = Guild
+    #: A text or voice channel, a thread or a DM.
+    Channel: TypeAlias = Channel
+    #: An interaction a person started, and how the bot answered it.
+    Interaction: TypeAlias = Interaction
 
     @classmethod
     def declared(
@@ -645,28 +683,6 @@ def sandbox_world(*, token: str | None = None) -> World:
     world.add_thread(general, "design", owner=alice)
     world.add_webhook(general, "ci")
     return world
-
-
-@dataclass(slots=True)
-class Interaction:
-    """An interaction a person started, and how the bot answered it."""
-
-    id: int
-    token: str
-    type: int
-    user: User
-    channel: Channel
-    data: JSON
-    message: Message | None = None
-    #: The callback types the bot sent, in order (4 reply, 5 defer, 6 defer-update, 7 update).
-    callbacks: list[int] = field(default_factory=list)
-    #: The bot's reply (callback type 4) or its deferred reply's edit, and each follow-up.
-    replies: list[Message] = field(default_factory=list)
-    original: Message | None = None
-    #: The bot deferred its reply (callback type 5) with flags 64: the reply is ephemeral.
-    ephemeral: bool = False
-    #: The modal the bot answered with (callback type 9), until the person submits it.
-    modal: JSON | None = None
 
 
 # -- a declared world (World.declared) ----------------------------------------------------

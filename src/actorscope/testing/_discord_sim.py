@@ -40,17 +40,13 @@ from actorscope.channels import ChannelConfig, Ingress, Pipeline, WriterCommand
 from actorscope.channels.discord import DiscordRunner, WriterTarget
 from actorscope.errors import ConfigError
 from actorscope.host import OutboundSender, Prepared
-from actorscope.sandbox import DiscordChannel as Channel
 from actorscope.sandbox import (
     DiscordEmulator,
     DiscordHttpCall,
-    DiscordInteraction,
     DiscordWorld,
     discord_pointed_at,
 )
-from actorscope.sandbox import DiscordGuild as Guild
 from actorscope.sandbox import DiscordMessage as Message
-from actorscope.sandbox import DiscordUser as User
 from actorscope.testing._expect import hide_on_expectation_failure
 from actorscope.testing._harness import AgentEnv, Event, Simulator
 
@@ -59,6 +55,10 @@ __all__ = ["DiscordSim"]
 #: A failed expectation's traceback ends at the test's line, not in this module.
 __tracebackhide__ = hide_on_expectation_failure
 
+User = DiscordWorld.User
+Guild = DiscordWorld.Guild
+Channel = DiscordWorld.Channel
+DiscordInteraction = DiscordWorld.Interaction
 UserLike = User | int | str
 ChannelLike = Channel | int | str
 GuildLike = Guild | int | str
@@ -453,7 +453,7 @@ class DiscordSim(Simulator):
     ) -> Event:
         """``user`` runs ``/command`` in ``channel`` (default: their DM with the bot).
 
-        An option given as a :class:`~actorscope.sandbox.DiscordUser` is a user option
+        An option given as a ``DiscordWorld.User`` is a user option
         (``/addwriter user:``).
         """
         person = self.find_user(user)

@@ -45,9 +45,6 @@ from actorscope.sandbox import (
     BotApiEmulator,
     BotApiServer,
     EmulatorRequest,
-    TelegramChat,
-    TelegramForumTopic,
-    TelegramUser,
 )
 from actorscope.testing._expect import hide_on_expectation_failure
 from actorscope.testing._harness import AgentEnv, Event, Simulator
@@ -68,6 +65,9 @@ App = Application[Any, Any, Any, Any, Any, Any]
 #: error handlers).
 _APP_TASKS = "Application:"
 _WAIT = 10.0  # seconds the application's non-blocking handlers may take for one event
+TelegramUser = BotApiEmulator.User
+TelegramChat = BotApiEmulator.Chat
+TelegramForumTopic = BotApiEmulator.ForumTopic
 UserLike = TelegramUser | int | str
 ChatLike = TelegramChat | int | str
 TopicLike = TelegramForumTopic | int | str

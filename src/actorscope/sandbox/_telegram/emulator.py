@@ -14,7 +14,7 @@ import secrets
 import string
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeAlias
 
 from actorscope.sandbox._telegram import (
     methods_bot,
@@ -28,7 +28,7 @@ from actorscope.sandbox._telegram.actions_members import MemberActions
 from actorscope.sandbox._telegram.context import BotSetup, MethodContext, Outbox
 from actorscope.sandbox._telegram.errors import BotApiError
 from actorscope.sandbox._telegram.files import FileStore, StoredFile
-from actorscope.sandbox._telegram.models import MemberStatus, User
+from actorscope.sandbox._telegram.models import Chat, ForumTopic, MemberStatus, User
 from actorscope.sandbox._telegram.params import Params
 from actorscope.sandbox._telegram.payments import Checkout, PaymentBook
 from actorscope.sandbox._telegram.polls import PollBook
@@ -134,7 +134,19 @@ class BotApiEmulator(MediaActions, MemberActions):
 
     ``passport_public_key`` is the PEM public key the bot's owner gave BotFather for Telegram
     Passport (``share_passport`` encrypts for it).
+
+    Its world is made of :attr:`User` (a person or bot), :attr:`Chat` (a private chat, group,
+    supergroup or channel; its ``type`` is the Bot API string, ``"supergroup"``) and
+    :attr:`ForumTopic` objects, which its methods create and return (``emu.state.add_user``,
+    ``add_chat``, ``add_topic``); read their attributes, and give them back to its actions.
     """
+
+    #: A Telegram user or bot of the emulated world.
+    User: TypeAlias = User
+    #: A chat of the emulated world.
+    Chat: TypeAlias = Chat
+    #: A forum topic of a supergroup (``thread_id``, ``name``).
+    ForumTopic: TypeAlias = ForumTopic
 
     def __init__(
         self,
