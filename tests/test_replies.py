@@ -11,11 +11,9 @@ import pytest
 from actorscope.errors import ReplyError
 from actorscope.messages import (
     Attachment,
-    AttachmentKind,
     Button,
     InboundMessage,
     OutboundMessage,
-    ReplyFormat,
     RichReply,
 )
 
@@ -38,9 +36,9 @@ def test_reply_to_carries_format_buttons_and_media(tmp_path: Path) -> None:
         ),
     )
     assert (out.chat_id, out.thread_id, out.reply_to_message_id) == ("42", "3", "9")
-    assert (out.content, out.format) == ("*hi*", ReplyFormat.MARKDOWN)
+    assert (out.content, out.format) == ("*hi*", "markdown")
     assert [[b.data for b in row] for row in out.buttons] == [["y", "n"]]  # a flat list: one row
-    assert out.media[0].kind is AttachmentKind.PHOTO
+    assert out.media[0].kind == "photo"
     assert out.media[0].path == photo.resolve()
     assert OutboundMessage.reply_to(SOURCE, "plain") == OutboundMessage(
         channel="telegram", chat_id="42", content="plain", thread_id="3", reply_to_message_id="9"
@@ -88,7 +86,7 @@ def test_url_attachments_and_rows_of_buttons() -> None:
         (lambda: Attachment.photo("file:///etc/passwd"), "is not an http:// or https:// URL"),
         (lambda: Attachment.photo("/no/such/file.png"), "does not exist"),
         (lambda: Attachment.photo("bad\x00name"), "does not exist"),
-        (lambda: Attachment(kind=AttachmentKind.PHOTO), "exactly one of path= and url="),
+        (lambda: Attachment(kind="photo"), "exactly one of path= and url="),
         (lambda: RichReply("x", buttons=[[]]), "a row of buttons is empty"),
     ],
 )

@@ -3,7 +3,7 @@
 All three are frozen pydantic models; ``metadata`` is a read-only ``str -> str`` mapping, so a
 message cannot be altered after it was built (or signed).
 
-A reply may carry more than text: a :class:`ReplyFormat` (plain, Markdown, HTML), rows of inline
+A reply may carry more than text: a ``format`` (``plain``, ``markdown``, ``html``), rows of inline
 :class:`Button` s (callback data or a link) and :class:`Attachment` s (a photo or document by
 local path or http(s) URL). They are platform-neutral; each runner renders them (Telegram: an
 ``InlineKeyboardMarkup``; Discord: a ``discord.ui.View``) and checks its platform's limits
@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from enum import StrEnum
 from pathlib import Path
 from types import MappingProxyType
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, field_validator
@@ -27,13 +27,11 @@ from actorscope.identity import Identity, PeerKind, SenderKind
 
 __all__ = [
     "Attachment",
-    "AttachmentKind",
     "Button",
     "InboundMessage",
     "Media",
     "MetaKey",
     "OutboundMessage",
-    "ReplyFormat",
     "RichReply",
     "RunRequest",
 ]
@@ -166,23 +164,13 @@ class InboundMessage(_MessageFields):
         return self._identity_with(role)
 
 
-class ReplyFormat(StrEnum):
-    """How a reply's text is marked up; each platform renders its own dialect.
+#: How a reply's text is marked up; each platform renders its own dialect. ``markdown`` is
+#: Telegram's MarkdownV2 and Discord's own Markdown; ``html`` is Telegram's HTML subset, sent to
+#: Discord as its text with the tags removed.
+_Format = Literal["plain", "markdown", "html"]
 
-    ``markdown`` is Telegram's MarkdownV2 and Discord's own Markdown; ``html`` is Telegram's
-    HTML subset, sent to Discord as its text with the tags removed.
-    """
-
-    PLAIN = "plain"
-    MARKDOWN = "markdown"
-    HTML = "html"
-
-
-class AttachmentKind(StrEnum):
-    """What an outbound attachment is shown as."""
-
-    PHOTO = "photo"
-    DOCUMENT = "document"
+#: What an outbound attachment is shown as.
+_Kind = Literal["photo", "document"]
 
 
 def _web_url(url: str, what: str) -> str:
@@ -236,13 +224,14 @@ class Button(_Frozen):
 
 
 class Attachment(_Frozen):
-    """A photo or document to send: a local file (``path``) or an http(s) ``url``.
+    """A photo or document to send (``kind``: ``"photo"`` or ``"document"``): a local file
+    (``path``) or an http(s) ``url``.
 
     The path is the handler's own: it is taken as given (made absolute, symlinks resolved),
     never joined to a base directory, and must name an existing regular file.
     """
 
-    kind: AttachmentKind
+    kind: _Kind
     path: Path | None = None
     url: str = ""
 
@@ -268,14 +257,14 @@ class Attachment(_Frozen):
     def model_post_init(self, context: Any, /) -> None:
         """Exactly one of ``path`` and ``url``."""
         if (self.path is None) == (not self.url):
-            raise ReplyError(f"a {self.kind.value} attachment needs exactly one of path= and url=")
+            raise ReplyError(f"a {self.kind} attachment needs exactly one of path= and url=")
 
     @property
     def name(self) -> str:
         """The file name shown to users: the path's, else the URL path's last part."""
         if self.path is not None:
             return self.path.name
-        return urlsplit(self.url).path.rpartition("/")[2] or self.kind.value
+        return urlsplit(self.url).path.rpartition("/")[2] or self.kind
 
     def read(self, *, limit: int) -> bytes:
         """The bytes of a ``path`` attachment, at most ``limit``; else one :class:`ReplyError`.
@@ -283,24 +272,24 @@ class Attachment(_Frozen):
         Read when the reply is sent (the file may have changed since the reply was built).
         """
         if self.path is None:
-            raise ReplyError(f"a {self.kind.value} given by URL has no local bytes to read")
-        content = read_file_bytes(self.path, ReplyError, limit=limit, what=f"a {self.kind.value}")
+            raise ReplyError(f"a {self.kind} given by URL has no local bytes to read")
+        content = read_file_bytes(self.path, ReplyError, limit=limit, what=f"a {self.kind}")
         if not content:
-            raise ReplyError(f"{shown_path(self.path)}: the {self.kind.value} is empty")
+            raise ReplyError(f"{shown_path(self.path)}: the {self.kind} is empty")
         return content
 
     @classmethod
     def photo(cls, source: str | Path) -> Attachment:
         """A photo from a local path or an http(s) URL (a ``str`` with ``://`` is a URL)."""
-        return cls._of(AttachmentKind.PHOTO, source)
+        return cls._of("photo", source)
 
     @classmethod
     def document(cls, source: str | Path) -> Attachment:
         """A document from a local path or an http(s) URL (a ``str`` with ``://`` is a URL)."""
-        return cls._of(AttachmentKind.DOCUMENT, source)
+        return cls._of("document", source)
 
     @classmethod
-    def _of(cls, kind: AttachmentKind, source: str | Path) -> Attachment:
+    def _of(cls, kind: _Kind, source: str | Path) -> Attachment:
         if isinstance(source, str) and "://" in source:
             return cls(kind=kind, url=source)
         return cls(kind=kind, path=Path(source))
@@ -318,9 +307,14 @@ def _rows(value: object) -> object:
 
 
 class _Rich(_Frozen):
-    """Format, buttons and attachments: what a reply carries besides its text."""
+    """Format, buttons and attachments: what a reply carries besides its text.
 
-    format: ReplyFormat = ReplyFormat.PLAIN
+    ``format`` is how the text is marked up: ``"plain"``, ``"markdown"`` (Telegram's
+    MarkdownV2, Discord's own Markdown) or ``"html"`` (Telegram's HTML subset; Discord gets
+    the text without the tags).
+    """
+
+    format: _Format = "plain"
     buttons: _Buttons = ()
     media: tuple[Attachment, ...] = ()
 

@@ -22,7 +22,6 @@ from actorscope.messages import (
     InboundMessage,
     MetaKey,
     OutboundMessage,
-    ReplyFormat,
     RichReply,
     RunRequest,
 )
@@ -141,7 +140,7 @@ async def test_rich_replies_become_outbound_messages_in_one_place() -> None:
     await host.process(tg("42", "one", topic="7", message_id="99"))
     await host.process(tg("42", "two"))
     first, second = telegram.sent
-    assert (first.content, first.format, first.thread_id) == ("*a*", ReplyFormat.MARKDOWN, "7")
+    assert (first.content, first.format, first.thread_id) == ("*a*", "markdown", "7")
     assert (first.reply_to_message_id, first.buttons[0][0].data) == ("99", "y")
     assert (second.content, second.chat_id) == ("b", CHAT)
     assert [m.content for m in discord.sent] == ["c"]

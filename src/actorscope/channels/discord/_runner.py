@@ -56,11 +56,9 @@ from actorscope.channels.discord._shards import DiscordShards
 from actorscope.errors import ConfigError, ReplyError
 from actorscope.identity import Identity
 from actorscope.messages import (
-    AttachmentKind,
     Button,
     InboundMessage,
     OutboundMessage,
-    ReplyFormat,
     RunRequest,
 )
 
@@ -194,7 +192,7 @@ class _TextOf(HTMLParser):
 
 def _discord_text(msg: OutboundMessage) -> str:
     """The reply's text as Discord shows it: Markdown as is, HTML without its tags."""
-    if msg.format is not ReplyFormat.HTML:
+    if msg.format != "html":
         return msg.content
     parser = _TextOf()
     parser.feed(msg.content)
@@ -213,7 +211,7 @@ def _attachments(msg: OutboundMessage) -> tuple[dict[str, Any], list[str]]:
         if item.path is not None:
             content = item.read(limit=_UPLOAD_LIMIT)
             files.append(discord.File(io.BytesIO(content), filename=item.name))
-        elif item.kind is AttachmentKind.PHOTO:
+        elif item.kind == "photo":
             embeds.append(discord.Embed().set_image(url=item.url))
         else:
             links.append(item.url)

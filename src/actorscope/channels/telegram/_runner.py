@@ -59,11 +59,9 @@ from actorscope.errors import ConfigError, ReplyError, StoreError
 from actorscope.identity import Identity
 from actorscope.messages import (
     Attachment,
-    AttachmentKind,
     Button,
     InboundMessage,
     OutboundMessage,
-    ReplyFormat,
     RunRequest,
 )
 
@@ -95,11 +93,11 @@ MAX_CAPTION_LENGTH = 1024
 #: Telegram's limit for a button's callback data (UTF-8 bytes).
 MAX_CALLBACK_DATA_BYTES = 64
 #: The most a bot may upload: 10 MB for a photo, 50 MB for a document.
-_UPLOAD_LIMITS = {AttachmentKind.PHOTO: 10_000_000, AttachmentKind.DOCUMENT: 50_000_000}
+_UPLOAD_LIMITS = {"photo": 10_000_000, "document": 50_000_000}
 _PARSE_MODES = {
-    ReplyFormat.PLAIN: None,
-    ReplyFormat.MARKDOWN: ParseMode.MARKDOWN_V2,
-    ReplyFormat.HTML: ParseMode.HTML,
+    "plain": None,
+    "markdown": ParseMode.MARKDOWN_V2,
+    "html": ParseMode.HTML,
 }
 _STOP_TIMEOUT = 10.0
 #: Webhook updates in hand (being handled, or waiting for their turn) before more are refused
@@ -216,7 +214,7 @@ async def send_outbound(bot: Bot, msg: OutboundMessage) -> None:
     captioned = bool(uploads) and len(msg.content) <= MAX_CAPTION_LENGTH
     for index, (kind, upload) in enumerate(uploads):
         last = captioned and index == len(uploads) - 1
-        send_file = bot.send_photo if kind is AttachmentKind.PHOTO else bot.send_document
+        send_file = bot.send_photo if kind == "photo" else bot.send_document
         await send_file(
             chat,
             upload,
