@@ -26,7 +26,6 @@ from actorscope.identity import Identity
 from actorscope.messages import InboundMessage
 from actorscope.propagation import (
     OriginSigner,
-    announce_subagent_result,
     build_run_request,
     spawn_subagent,
 )
@@ -79,7 +78,7 @@ def _announce(signer: OriginSigner) -> InboundMessage:
     identity = Identity.chat("telegram", -1001234567890, 4242, group=True)
     with bind_identity(identity):
         task = spawn_subagent("write notes.txt", signer=signer)
-    return announce_subagent_result(task, "notes.txt is ready", signer=signer)
+    return task.announce("notes.txt is ready", signer=signer)
 
 
 def _distinct_announces(signer: OriginSigner, count: int) -> Iterator[InboundMessage]:
@@ -87,7 +86,7 @@ def _distinct_announces(signer: OriginSigner, count: int) -> Iterator[InboundMes
     identity = Identity.chat("telegram", -1001234567890, 4242, group=True)
     with bind_identity(identity):
         task = spawn_subagent("write notes.txt", signer=signer)
-    return iter([announce_subagent_result(task, f"part {i}", signer=signer) for i in range(count)])
+    return iter([task.announce(f"part {i}", signer=signer) for i in range(count)])
 
 
 async def _ptb_per_update() -> float:

@@ -28,7 +28,6 @@ from actorscope.permissions import GrantStore, PermissionPolicy
 from actorscope.propagation import (
     Origin,
     OriginSigner,
-    announce_subagent_result,
     spawn_subagent,
 )
 from actorscope.store import Database
@@ -83,7 +82,7 @@ async def run_example(db_path: Path) -> bool:
                 task = spawn_subagent("draft notes.txt", signer=signer)
                 print(f"    run as {sender_id_from_context()} in {user_id_from_context()}: "
                       f"spawned {task.sender_id}")  # fmt: skip
-                result = announce_subagent_result(task, "notes.txt: meeting notes", signer=signer)
+                result = task.announce("notes.txt: meeting notes", signer=signer)
                 await bus.publish(result)
                 return "On it: a sub-agent is drafting notes.txt."
             # The sub-agent's result came back: write the file, if the member who asked may.

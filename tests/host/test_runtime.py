@@ -29,7 +29,6 @@ from actorscope.permissions import GrantStore, PermissionPolicy, Reason
 from actorscope.propagation import (
     OriginSigner,
     RunInfo,
-    announce_subagent_result,
     spawn_subagent,
 )
 from actorscope.store import Database
@@ -236,7 +235,7 @@ async def test_handler_runs_bound_and_its_spawn_comes_back_as_the_member() -> No
         seen.append((sender_id_from_context(), request.sender_id, request.user_id, same_session))
         if request.content == "write":
             task = spawn_subagent("do it", signer=signer)
-            await host.bus.publish(announce_subagent_result(task, "done", signer=signer))
+            await host.bus.publish(task.announce("done", signer=signer))
         return None
 
     host, _, _ = host_for(agent, signer=signer)
@@ -453,7 +452,7 @@ async def test_host_checks_the_write_for_the_member_after_a_subagent(
     async def agent(request: RunRequest) -> Reply:
         if request.sender_id == member and not request.metadata:
             task = spawn_subagent("write notes.txt", signer=signer)
-            await host.bus.publish(announce_subagent_result(task, "ready", signer=signer))
+            await host.bus.publish(task.announce("ready", signer=signer))
             return "working on it"
         decision = await policy.check_file_writer()
         decisions.append((decision.sender_id, decision.reason, decision.scope))

@@ -26,7 +26,6 @@ from actorscope.propagation import (
     OriginSigner,
     RunInfo,
     TickerJob,
-    announce_subagent_result,
     build_run_request,
     delegate,
     session_send,
@@ -133,7 +132,7 @@ def via_subagent(env: Env, parent: RunRequest) -> InboundMessage:
     assert task.origin.session_key == parent.session_key
     sub_run = build(env, task.message)
     assert sub_run.session_key == parent.session_key
-    return announce_subagent_result(task, "notes.txt is ready to write", signer=env.signer)
+    return task.announce("notes.txt is ready to write", signer=env.signer)
 
 
 def via_delegate(env: Env, parent: RunRequest) -> InboundMessage:
@@ -143,7 +142,7 @@ def via_delegate(env: Env, parent: RunRequest) -> InboundMessage:
     delegate_run = build(env, task.message)
     assert delegate_run.agent_id == env.helper.id
     assert delegate_run.sender_id == parent.sender_id
-    back = announce_subagent_result(task, "draft done", signer=env.signer)
+    back = task.announce("draft done", signer=env.signer)
     assert back.agent_id == env.agent.id
     assert back.sender_id == f"subagent:delegate:{task.delegation_id}"
     return back

@@ -32,7 +32,6 @@ from actorscope.propagation import (
     OriginSigner,
     RunInfo,
     TickerJob,
-    announce_subagent_result,
     build_run_request,
     delegate,
     session_send,
@@ -146,14 +145,14 @@ class Chains(RuleBasedStateMachine):
     def spawn(self, run: tuple[RunRequest, Chain], text: str, extra: dict[str, str]) -> Any:
         with self._in(run):
             task = spawn_subagent(text, signer=self.signer, metadata=extra)
-        result = announce_subagent_result(task, text[::-1], signer=self.signer, metadata=extra)
+        result = task.announce(text[::-1], signer=self.signer, metadata=extra)
         return multiple((task.message, run[1]), (result, run[1]))
 
     @rule(target=pending, run=runs, text=texts, extra=attacker_metadata)
     def delegate_task(self, run: tuple[RunRequest, Chain], text: str, extra: dict[str, str]) -> Any:
         with self._in(run):
             task = delegate(OTHER_AGENT, text, signer=self.signer, metadata=extra)
-        back = announce_subagent_result(task, text, signer=self.signer, metadata=extra)
+        back = task.announce(text, signer=self.signer, metadata=extra)
         return multiple((task.message, run[1]), (back, run[1]))
 
     @rule(target=pending, run=runs, name=names, text=texts, extra=attacker_metadata)

@@ -21,7 +21,7 @@ from actorscope.context import bind_identity
 from actorscope.identity import PeerKind, is_synthetic_sender
 from actorscope.messages import InboundMessage, RunRequest
 from actorscope.permissions import GrantStore, PermissionPolicy, Reason
-from actorscope.propagation import OriginSigner, announce_subagent_result, spawn_subagent
+from actorscope.propagation import OriginSigner, spawn_subagent
 from actorscope.store import Database
 
 CHAT = "-1009876"
@@ -58,7 +58,7 @@ def announce_json(signer: OriginSigner, agent: Agent) -> str:
     )  # fmt: skip
     with bind_identity(parent.identity()):
         task = spawn_subagent("write report.md", signer=signer)
-    return announce_subagent_result(task, "done", signer=signer).model_dump_json()
+    return task.announce("done", signer=signer).model_dump_json()
 
 
 def run_child(payload: str, key: str) -> RunRequest:

@@ -13,7 +13,6 @@ from actorscope.identity import Identity, SenderKind
 from actorscope.messages import InboundMessage
 from actorscope.propagation import (
     OriginSigner,
-    announce_subagent_result,
     build_run_request,
     spawn_subagent,
 )
@@ -40,7 +39,7 @@ def signed_carriers(signer: OriginSigner, count: int = 1) -> list[InboundMessage
     """``count`` distinct signed announces from member 42 of group -100200."""
     with bind_identity(Identity.chat("telegram", -100200, 42, group=True)):
         task = spawn_subagent("work", signer=signer)
-    return [announce_subagent_result(task, f"part {i}", signer=signer) for i in range(count)]
+    return [task.announce(f"part {i}", signer=signer) for i in range(count)]
 
 
 def test_guard_accepts_a_signature_once() -> None:

@@ -14,7 +14,6 @@ from actorscope.messages import InboundMessage, MetaKey, RunRequest
 from actorscope.propagation import (
     OriginSigner,
     RunInfo,
-    announce_subagent_result,
     build_run_request,
     spawn_subagent,
 )
@@ -40,7 +39,7 @@ def announce(signer: OriginSigner) -> InboundMessage:
     """Alice's sub-agent announcing its result, signed by ``signer``."""
     with bind_identity(ALICE), RUN.bind():
         task = spawn_subagent("write notes.txt", signer=signer)
-    return announce_subagent_result(task, "written", signer=signer)
+    return task.announce("written", signer=signer)
 
 
 def test_a_verified_subagent_announce_is_propagated(signer: OriginSigner) -> None:

@@ -14,7 +14,6 @@ from actorscope.propagation import (
     OriginSigner,
     RunInfo,
     TickerJob,
-    announce_subagent_result,
     delegate,
     session_send,
     spawn_subagent,
@@ -46,12 +45,12 @@ FORGED = {MetaKey.ORIGIN_SENDER_ID: "6666", META_ORIGIN_ROLE: "owner", "origin_x
 
 CALLS: dict[str, Callable[[], InboundMessage]] = {
     "spawn": lambda: spawn_subagent("p", signer=SIGNER, metadata=FORGED).message,
-    "announce": lambda: announce_subagent_result(
-        spawn_subagent("p", signer=SIGNER), "r", signer=SIGNER, metadata=FORGED
+    "announce": lambda: spawn_subagent("p", signer=SIGNER).announce(
+        "r", signer=SIGNER, metadata=FORGED
     ),
     "delegate": lambda: delegate(OTHER_AGENT, "t", signer=SIGNER, metadata=FORGED).message,
-    "delegate-announce": lambda: announce_subagent_result(
-        delegate(OTHER_AGENT, "t", signer=SIGNER), "r", signer=SIGNER, metadata=FORGED
+    "delegate-announce": lambda: delegate(OTHER_AGENT, "t", signer=SIGNER).announce(
+        "r", signer=SIGNER, metadata=FORGED
     ),
     "teammate": lambda: teammate_dispatch("scribe", "c", signer=SIGNER, metadata=FORGED),
     "session_send": lambda: session_send(
@@ -87,7 +86,7 @@ def test_subagent_task_and_announce_share_the_synthetic_sender_and_route() -> No
     """Task message and announce come from subagent:<taskID> and go back to the parent's topic."""
     with bind_identity(ALICE), RUN.bind():
         task = spawn_subagent("write it", signer=SIGNER, label="writer")
-    announce = announce_subagent_result(task, "written", signer=SIGNER)
+    announce = task.announce("written", signer=SIGNER)
     assert task.sender_id == f"subagent:{task.task_id}" == announce.sender_id
     assert task.message.sender_id == task.sender_id
     assert task.origin_sender_id == "4242"
@@ -110,7 +109,7 @@ def test_delegate_goes_to_the_target_and_announces_back_to_the_parent() -> None:
     assert task.target_agent_id == OTHER_AGENT
     assert task.message.agent_id == OTHER_AGENT
     assert task.sender_id == f"subagent:delegate:{task.delegation_id}" == task.message.sender_id
-    back = announce_subagent_result(task, "done", signer=SIGNER)
+    back = task.announce("done", signer=SIGNER)
     assert (back.agent_id, back.sender_id) == (AGENT, task.sender_id)
 
 
@@ -185,7 +184,6 @@ def test_without_a_bound_run_info_a_fresh_trace_is_started() -> None:
         (lambda: session_send("c", signer=SIGNER, channel="telegram", chat_id="1",
                               thread_id="t"), IdentityError),
         (lambda: TickerJob.create("a:b", "p"), IdentityError),
-        (lambda: announce_subagent_result("task", "r", signer=SIGNER), TypeError),  # type: ignore[arg-type]
     ],
 )  # fmt: skip
 def test_bad_arguments_are_clear_errors(call: Callable[[], object], error: type[Exception]) -> None:

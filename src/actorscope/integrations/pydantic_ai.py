@@ -45,7 +45,6 @@ from actorscope.propagation import (
     OriginSigner,
     RunInfo,
     SubagentTask,
-    announce_subagent_result,
     build_run_request,
     delegate,
     spawn_subagent,
@@ -304,7 +303,7 @@ async def run_delegate(
         deps=deps,
     )
     output = result.output if isinstance(result.output, str) else str(result.output)
-    message = announce_subagent_result(carrier, output, signer=signer)
+    message = carrier.announce(output, signer=signer)
     announce = build_run_request(message, signer=signer, agent_key=caller.agent_key)
     return _DelegateResult(announce.content, run, announce)
 

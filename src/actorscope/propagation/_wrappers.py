@@ -31,7 +31,6 @@ __all__ = [
     "Route",
     "SubagentTask",
     "TickerJob",
-    "announce_subagent_result",
     "delegate",
     "session_send",
     "spawn_subagent",
@@ -79,6 +78,17 @@ class SubagentTask:
         """The human the sub-agent works for."""
         return self.origin.sender_id
 
+    def announce(
+        self,
+        result: str,
+        *,
+        signer: OriginSigner,
+        metadata: Mapping[str, str] | None = None,
+    ) -> InboundMessage:
+        """The message that brings the sub-agent's ``result`` back to the run that spawned
+        it, as the task's own sender."""
+        return _announce(self, result, signer=signer, metadata=metadata)
+
 
 @dataclass(frozen=True, slots=True)
 class DelegateTask:
@@ -95,6 +105,17 @@ class DelegateTask:
     def sender_id(self) -> str:
         """The synthetic sender of both legs: ``subagent:delegate:<id>``."""
         return f"subagent:delegate:{self.delegation_id}"
+
+    def announce(
+        self,
+        result: str,
+        *,
+        signer: OriginSigner,
+        metadata: Mapping[str, str] | None = None,
+    ) -> InboundMessage:
+        """The message that brings the delegate's ``result`` back to the delegating agent's
+        run, as the task's own sender."""
+        return _announce(self, result, signer=signer, metadata=metadata)
 
 
 @dataclass(frozen=True, slots=True)
@@ -236,8 +257,6 @@ def _announce(
     metadata: Mapping[str, str] | None,
 ) -> InboundMessage:
     # The result goes back where the task came from, as the task's own synthetic sender.
-    if not isinstance(task, (SubagentTask, DelegateTask)):
-        raise TypeError(f"task must be a SubagentTask or a DelegateTask, got {type(task).__name__}")
     return _carrier(
         signer,
         task.origin,
@@ -275,18 +294,6 @@ def spawn_subagent(
         message=message,
         label=_text(label, "label"),
     )
-
-
-def announce_subagent_result(
-    task: SubagentTask | DelegateTask,
-    result: str,
-    *,
-    signer: OriginSigner,
-    metadata: Mapping[str, str] | None = None,
-) -> InboundMessage:
-    """The message that brings a sub-agent's result back to the run that spawned it, or a
-    delegate's (``task`` from :func:`delegate`) back to the delegating agent's run."""
-    return _announce(task, result, signer=signer, metadata=metadata)
 
 
 def delegate(

@@ -36,7 +36,6 @@ from actorscope.propagation import (
     RunInfo,
     SubagentTask,
     TickerJob,
-    announce_subagent_result,
     delegate,
     session_send,
     spawn_subagent,
@@ -501,7 +500,7 @@ class Simulator(ABC):
 
         def build() -> InboundMessage:
             task = spawn_subagent(prompt, signer=signer)
-            return announce_subagent_result(task, result, signer=signer)
+            return task.announce(result, signer=signer)
 
         return await self._chain(parent, build, f"sub-agent announce of {parent.label}")
 
@@ -520,7 +519,7 @@ class Simulator(ABC):
 
         def build() -> InboundMessage:
             handed = delegate(target, task, signer=signer)
-            return announce_subagent_result(handed, result, signer=signer)
+            return handed.announce(result, signer=signer)
 
         return await self._chain(parent, build, f"delegate announce of {parent.label}")
 
