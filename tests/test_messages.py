@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from pydantic import BaseModel, ValidationError
 
 from actorscope.identity import Identity, PeerKind, SenderKind
-from actorscope.messages import InboundMessage, Media, OutboundMessage, RunRequest
+from actorscope.messages import InboundMessage, OutboundMessage, RunRequest
 from actorscope.propagation import Origin
 
 INBOUND = InboundMessage(
@@ -26,7 +26,7 @@ INBOUND = InboundMessage(
     message_id="99",
     tenant_id="tenant-uuid",
     agent_id="agent-uuid",
-    media=(Media(kind="photo", file_id="f1", mime_type="image/jpeg"),),
+    media=({"kind": "photo", "file_id": "f1", "mime_type": "image/jpeg"},),
 )
 OUTBOUND = OutboundMessage(
     channel="discord",
@@ -233,7 +233,7 @@ optional_text = st.one_of(st.none(), text)
         message_id=text,
         tenant_id=optional_text,
         agent_id=optional_text,
-        media=st.lists(st.builds(Media, kind=text, url=text), max_size=2).map(tuple),
+        media=st.lists(st.fixed_dictionaries({"kind": text, "url": text}), max_size=2).map(tuple),
     ),
     outbound=st.builds(
         OutboundMessage,

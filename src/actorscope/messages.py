@@ -29,7 +29,6 @@ __all__ = [
     "Attachment",
     "Button",
     "InboundMessage",
-    "Media",
     "MetaKey",
     "OutboundMessage",
     "RichReply",
@@ -102,8 +101,9 @@ class _Frozen(BaseModel):
         return hash(self.model_dump_json())
 
 
-class Media(_Frozen):
-    """An attachment referenced by a message; the bytes stay on the platform."""
+class _Media(_Frozen):
+    """An attachment referenced by a message (an item of :attr:`InboundMessage.media`);
+    the bytes stay on the platform."""
 
     kind: str
     file_id: str = ""
@@ -157,7 +157,10 @@ class InboundMessage(_MessageFields):
     ``user_id`` is the scope, ``sender_id`` the actor (``""`` when no person sent it).
     """
 
-    media: tuple[Media, ...] = ()
+    #: The attachments the message references (the bytes stay on the platform): each has a
+    #: ``kind`` (``photo``, ``document``, ...), ``file_id``, ``url``, ``mime_type`` and
+    #: ``file_name`` (```` when not known).
+    media: tuple[_Media, ...] = ()
 
     def identity(self, *, role: str = "") -> Identity:
         """The identity of this message's own sender (no origin is consulted)."""

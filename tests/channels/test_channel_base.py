@@ -76,9 +76,11 @@ def test_build_inbound_refuses_values_that_are_not_text() -> None:
             build_inbound(identity, content="", metadata={}, message_id=value)
         with pytest.raises(PayloadError, match="metadata"):
             build_inbound(identity, content="", metadata={"sender_name": value})
-    media: Any = ("photo",)
-    with pytest.raises(PayloadError, match="media"):
-        build_inbound(identity, content="", metadata={}, media=media)
+    for media in (("photo",), ({"kind": 1},), ({"kind": "photo", "size": "9"},)):
+        with pytest.raises(PayloadError, match="media"):
+            build_inbound(identity, content="", metadata={}, media=media)  # type: ignore[arg-type]
+    photo = build_inbound(identity, content="", metadata={}, media=({"kind": "photo"},))
+    assert [(item.kind, item.file_id) for item in photo.media] == [("photo", "")]
 
 
 def test_build_inbound_fills_every_identity_field_but_agent_and_tenant() -> None:

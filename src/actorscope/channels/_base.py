@@ -26,7 +26,7 @@ from pydantic import ValidationError
 
 from actorscope.errors import PayloadError
 from actorscope.identity import Identity
-from actorscope.messages import InboundMessage, Media, MetaKey, OutboundMessage
+from actorscope.messages import InboundMessage, MetaKey, OutboundMessage
 
 __all__ = [
     "ADAPTER_METADATA_KEYS",
@@ -223,7 +223,7 @@ def build_inbound(
     metadata: Mapping[str, str],
     thread_id: str = "",
     message_id: str = "",
-    media: tuple[Media, ...] = (),
+    media: tuple[Mapping[str, str], ...] = (),
 ) -> InboundMessage:
     """An :class:`InboundMessage` for ``identity``: the one way adapters build a message.
 
@@ -232,12 +232,14 @@ def build_inbound(
     are checked strictly, by the model's validation: a value taken unchecked from a payload
     (a number, bytes or ``None`` where text belongs) raises
     :class:`~actorscope.errors.PayloadError` naming what is wrong instead of reaching
-    ``admit()`` or a handler.
+    ``admit()`` or a handler. ``media`` is the attachments the message references, each the
+    mapping of its text fields (``kind``, ``file_id``, ``url``, ``mime_type``, ``file_name``).
     """
-    media = tuple(media)
+    items: list[dict[str, str]] = []
     for item in media:
-        if not isinstance(item, Media):
-            raise PayloadError("build_inbound: media must be Media items")
+        if not isinstance(item, Mapping):
+            raise PayloadError(_MEDIA_PROBLEM)
+        items.append(dict(item))
     message: dict[str, object] = {
         "content": content,
         # A dict as it is (the validation copies it); any other mapping as a dict, which
@@ -245,7 +247,7 @@ def build_inbound(
         "metadata": metadata if type(metadata) is dict else dict(metadata),
         "thread_id": thread_id,
         "message_id": message_id,
-        "media": media,
+        "media": tuple(items),
     }
     for name in _FROM_IDENTITY:  # a plain loop: no generator frame per message
         message[name] = getattr(identity, name)
@@ -257,11 +259,16 @@ def build_inbound(
         raise PayloadError(_not_text(exc)) from None
 
 
+_MEDIA_PROBLEM = "build_inbound: each media item is a mapping of text (kind, file_id, ...)"
+
+
 def _not_text(exc: ValidationError) -> str:
     """What build_inbound refused, as one line without pydantic's types."""
     field = str(exc.errors()[0]["loc"][0]) if exc.errors() else ""
     if field == "metadata":
         return "build_inbound: metadata keys and values must be text"
+    if field == "media":
+        return _MEDIA_PROBLEM
     if field in ("content", "thread_id", "message_id"):
         return "build_inbound: content, thread_id and message_id must be text"
     return f"build_inbound: {field or 'a field'} is not valid"

@@ -57,7 +57,7 @@ from actorscope.identity import (
     is_placeholder_sender,
     session_key,
 )
-from actorscope.messages import InboundMessage, Media, MetaKey
+from actorscope.messages import InboundMessage, MetaKey
 from actorscope.platforms import BuiltInPlatform, registry_cache
 
 __all__ = [
@@ -490,19 +490,20 @@ def _from_callback(
     )
 
 
-def _media(message: Message) -> tuple[Media, ...]:
-    items: list[Media] = []
+def _media(message: Message) -> tuple[dict[str, str], ...]:
+    """The attachments ``message`` references, as :func:`build_inbound` takes them."""
+    items: list[dict[str, str]] = []
     if message.photo:
-        items.append(Media(kind="photo", file_id=message.photo[-1].file_id))
+        items.append({"kind": "photo", "file_id": message.photo[-1].file_id})
     for attr in _FILE_ATTRS:
         item = getattr(message, attr)
         if item is not None:
             items.append(
-                Media(
-                    kind=attr,
-                    file_id=item.file_id,
-                    mime_type=getattr(item, "mime_type", None) or "",
-                    file_name=getattr(item, "file_name", None) or "",
-                )
+                {
+                    "kind": attr,
+                    "file_id": item.file_id,
+                    "mime_type": getattr(item, "mime_type", None) or "",
+                    "file_name": getattr(item, "file_name", None) or "",
+                }
             )
     return tuple(items)
