@@ -24,10 +24,10 @@ from actorscope.identity import Identity
 from actorscope.permissions import GrantStore, PermissionPolicy
 from actorscope.propagation import OriginSigner
 from actorscope.store import Database
-from actorscope.tools import Toolbox, builtin_tools, encode_identity_token
+from actorscope.tools import IdentityToken, Toolbox, builtin_tools
 from actorscope.tools._memory import MemoryEntry, MemoryKey
 from actorscope.tools._token import identity_from_token
-from actorscope.tools.mcp_server import create_mcp_server, fixed_identity
+from actorscope.tools.mcp_server import create_mcp_server
 from bench._timing import aper_call, per_call, report
 
 __all__ = ["ListMemory", "main"]
@@ -92,7 +92,7 @@ def _bare_server() -> Server[Any]:
 async def _run() -> None:
     signer = OriginSigner()
     member = Identity.chat("telegram", -1001234567890, 4242, group=True)
-    token = encode_identity_token(member, signer)
+    token = IdentityToken.encode(member, signer)
     with tempfile.TemporaryDirectory() as workspace:
         async with Database.open(":memory:") as db:
             agent = await AgentRegistry(db).create("main")
@@ -112,7 +112,7 @@ async def _run() -> None:
                 lambda: registry.call("memory_search", search, member), number=2000
             )
             direct = await aper_call(lambda: memory.search(key, "tea", 10), number=2000)
-            ours = create_mcp_server(registry, fixed_identity(member))
+            ours = create_mcp_server(registry, member)
             async with (
                 Client(ours, mode="legacy") as mine,
                 Client(_bare_server(), mode="legacy") as bare,

@@ -18,7 +18,7 @@ from actorscope.cli import main
 from actorscope.identity import Identity
 from actorscope.propagation import OriginSigner
 from actorscope.store import Database
-from actorscope.tools import encode_identity_token
+from actorscope.tools import IdentityToken
 
 KEY = "k" * 32
 
@@ -84,7 +84,7 @@ async def test_stdio_server_process_acts_as_the_token_identity(tmp_path: Path) -
     async with Database.open(db_path) as db:
         await AgentRegistry(db).create("main")
     member = Identity.chat("telegram", -100200300, 5151, group=True)
-    token = encode_identity_token(member, OriginSigner(KEY.encode()))
+    token = IdentityToken.encode(member, OriginSigner(KEY.encode()))
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "actorscope", "mcp", "--db", str(db_path), "--agent", "main"],
@@ -121,7 +121,7 @@ async def test_stdio_server_adopts_a_workspace_laid_out_before_tenants(tmp_path:
         args=["-m", "actorscope", "mcp", "--db", str(db_path), "--agent", "main"],
         env={
             "ACTORSCOPE_ORIGIN_KEY": KEY,
-            "ACTORSCOPE_IDENTITY_TOKEN": encode_identity_token(direct, OriginSigner(KEY.encode())),
+            "ACTORSCOPE_IDENTITY_TOKEN": IdentityToken.encode(direct, OriginSigner(KEY.encode())),
         },
         cwd=str(tmp_path),
     )

@@ -26,7 +26,7 @@ from actorscope.permissions import Decision, GrantStore, PermissionPolicy
 from actorscope.propagation import OriginSigner
 from actorscope.store import Database
 from actorscope.tools import Toolbox, builtin_tools
-from actorscope.tools.mcp_server import create_mcp_server, header_identity, http_server
+from actorscope.tools.mcp_server import create_mcp_server, http_server
 
 KEY = b"k" * 32
 
@@ -81,7 +81,7 @@ async def world(db: Database, agent: Agent, store: GrantStore, tmp_path: Path) -
 async def mcp_url(world: World, serve_on_loopback: Callable[..., Any]) -> AsyncIterator[str]:
     """actorscope's built-in tools over streamable HTTP on loopback, identity from the header."""
     server = http_server(
-        create_mcp_server(builtin_tools(world.toolbox), header_identity(world.signer)),
+        create_mcp_server(builtin_tools(world.toolbox), world.signer),
         host="127.0.0.1",
         port=0,
     )

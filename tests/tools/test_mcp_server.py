@@ -17,24 +17,13 @@ from mcp_types import CallToolResult, TextContent
 
 from actorscope.agents import Agent, AgentRegistry
 from actorscope.cli import main
+from actorscope.errors import ConfigError
 from actorscope.identity import Identity
 from actorscope.propagation import OriginSigner
 from actorscope.store import Database
-from actorscope.tools import (
-    IDENTITY_HEADER,
-    ToolRegistry,
-    encode_identity_token,
-    lint_tool_schema,
-    to_openai_strict,
-)
+from actorscope.tools import IdentityToken, ToolRegistry, lint_tool_schema, to_openai_strict
 from actorscope.tools._lint import TARGETS
-from actorscope.tools.mcp_server import (
-    create_mcp_server,
-    fixed_identity,
-    header_identity,
-    http_server,
-    stdio_identity,
-)
+from actorscope.tools.mcp_server import create_mcp_server, http_server
 
 pytestmark = pytest.mark.sqlite_only(
     "the tools' subject is the boundary, not the dialect: test_cron_keys.py and tests/store "
@@ -57,7 +46,7 @@ def group(sender: str) -> Identity:
 
 def token(identity: Identity, key: bytes = KEY) -> str:
     """The identity token a host holding ``key`` would pass."""
-    return encode_identity_token(identity, OriginSigner(key))
+    return IdentityToken.encode(identity, OriginSigner(key))
 
 
 def payload(result: CallToolResult) -> dict[str, Any]:
@@ -72,14 +61,14 @@ def payload(result: CallToolResult) -> dict[str, Any]:
 def stdio_style(registry: ToolRegistry, host_token: str | None) -> Client:
     """An in-process client of a server that verified ``host_token`` at start-up (as stdio does)."""
     env = {} if host_token is None else {"ACTORSCOPE_IDENTITY_TOKEN": host_token}
-    server = create_mcp_server(registry, stdio_identity(OriginSigner(KEY), env))
+    server = create_mcp_server(registry, IdentityToken.from_env(OriginSigner(KEY), env))
     return Client(server, mode="legacy")
 
 
 @pytest.mark.parametrize("mode", MODES)
 async def test_tools_list_is_lint_clean_for_every_target(registry: ToolRegistry, mode: str) -> None:
     """The real tools/list is clean for claude and gemini, and for openai-strict once converted."""
-    server = create_mcp_server(registry, fixed_identity(group(MEMBER)))
+    server = create_mcp_server(registry, group(MEMBER))
     async with Client(server, mode=mode) as client:
         listing = await client.list_tools()
     wire = listing.model_dump(mode="json", by_alias=True, exclude_none=True)
@@ -216,20 +205,24 @@ async def http_url(
     registry: ToolRegistry, serve_on_loopback: Callable[..., Any]
 ) -> AsyncIterator[str]:
     """The built-in tools served over streamable HTTP on a loopback port of this process."""
-    server = http_server(
-        create_mcp_server(registry, header_identity(OriginSigner(KEY))), host="127.0.0.1", port=0
-    )
+    server = http_server(create_mcp_server(registry, OriginSigner(KEY)), host="127.0.0.1", port=0)
     async with serve_on_loopback(server) as port:
         yield f"http://127.0.0.1:{port}/mcp"
 
 
 async def _http_call(url: str, host_token: str | None, name: str, args: dict[str, Any]) -> Any:
-    headers = {IDENTITY_HEADER: host_token} if host_token is not None else {}
+    headers = {IdentityToken.HEADER: host_token} if host_token is not None else {}
     async with (
         httpx2.AsyncClient(headers=headers) as http,
         Client(streamable_http_client(url, http_client=http)) as client,
     ):
         return payload(await client.call_tool(name, args))
+
+
+def test_a_server_needs_an_identity_or_a_signer(registry: ToolRegistry) -> None:
+    """create_mcp_server refuses an identity that is neither an Identity nor an OriginSigner."""
+    with pytest.raises(ConfigError, match=r"an Identity .* or an OriginSigner"):
+        create_mcp_server(registry, "X-Actorscope-Identity")  # type: ignore[arg-type]
 
 
 async def test_streamable_http_reads_the_identity_header(

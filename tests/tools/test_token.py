@@ -12,9 +12,9 @@ import pytest
 from actorscope.identity import Identity, PeerKind, SenderKind
 from actorscope.messages import InboundMessage
 from actorscope.propagation import Origin, OriginSigner
-from actorscope.tools import encode_identity_token
+from actorscope.tools import IdentityToken
 from actorscope.tools._registry import EMPTY_IDENTITY
-from actorscope.tools._token import TOKEN_PURPOSE, decode_identity_token, identity_from_token
+from actorscope.tools._token import TOKEN_PURPOSE, identity_from_token
 
 pytestmark = pytest.mark.sqlite_only(
     "the tools' subject is the boundary, not the dialect: test_cron_keys.py and tests/store "
@@ -60,31 +60,31 @@ def _reencode(token: str, **changes: str) -> str:
 )
 def test_round_trip_gives_the_same_identity(identity: Identity) -> None:
     """A token made with a signer decodes, with the same key, to the identity it carried."""
-    token = encode_identity_token(identity, OriginSigner(KEY))
-    assert decode_identity_token(token, OriginSigner(KEY)) == identity
+    token = IdentityToken.encode(identity, OriginSigner(KEY))
+    assert IdentityToken.decode(token, OriginSigner(KEY)) == identity
 
 
 def test_another_key_or_a_tampered_field_does_not_verify() -> None:
     """A different key, or any changed field (the sender, the role), fails verification."""
-    token = encode_identity_token(MEMBER, OriginSigner(KEY))
+    token = IdentityToken.encode(MEMBER, OriginSigner(KEY))
     signer = OriginSigner(KEY)
-    assert decode_identity_token(token, OriginSigner(b"x" * 32)) is None
-    assert decode_identity_token(_reencode(token, sender_id="4242"), signer) is None
-    assert decode_identity_token(_reencode(token, role="owner"), signer) is None
-    assert decode_identity_token(_reencode(token, user_id="4242"), signer) is None
+    assert IdentityToken.decode(token, OriginSigner(b"x" * 32)) is None
+    assert IdentityToken.decode(_reencode(token, sender_id="4242"), signer) is None
+    assert IdentityToken.decode(_reencode(token, role="owner"), signer) is None
+    assert IdentityToken.decode(_reencode(token, user_id="4242"), signer) is None
 
 
 def test_expired_and_future_tokens_do_not_verify() -> None:
     """Tokens older than max_age, or too far in the future, are refused."""
     clock = Clock()
     signer = OriginSigner(KEY, max_age=60, max_skew=5, clock=clock)
-    token = encode_identity_token(MEMBER, signer)
+    token = IdentityToken.encode(MEMBER, signer)
     clock.now += 59
-    assert decode_identity_token(token, signer) == MEMBER
+    assert IdentityToken.decode(token, signer) == MEMBER
     clock.now += 2
-    assert decode_identity_token(token, signer) is None
+    assert IdentityToken.decode(token, signer) is None
     clock.now -= 61 + 6
-    assert decode_identity_token(token, signer) is None
+    assert IdentityToken.decode(token, signer) is None
 
 
 @pytest.mark.parametrize(
@@ -101,7 +101,7 @@ def test_expired_and_future_tokens_do_not_verify() -> None:
 )
 def test_malformed_tokens_are_none(token: str) -> None:
     """Anything that is not a well-formed token decodes to None, never an exception."""
-    assert decode_identity_token(token, OriginSigner(KEY)) is None
+    assert IdentityToken.decode(token, OriginSigner(KEY)) is None
 
 
 def test_bad_field_values_are_refused_even_when_signed() -> None:
@@ -112,7 +112,7 @@ def test_bad_field_values_are_refused_even_when_signed() -> None:
     names = ("user_id", "sender_id", "channel", "chat_id", "peer_kind", "sender_kind", "role")
     body = json.dumps(dict(zip((*names, "tenant_id", "agent_id"), fields, strict=True)))
     encoded = base64.urlsafe_b64encode(body.encode()).rstrip(b"=").decode()
-    assert decode_identity_token(f"ast1.{encoded}.{signed_at}.{signature}", signer) is None
+    assert IdentityToken.decode(f"ast1.{encoded}.{signed_at}.{signature}", signer) is None
 
 
 def test_an_origin_signature_is_not_a_token_signature() -> None:
@@ -124,9 +124,9 @@ def test_an_origin_signature_is_not_a_token_signature() -> None:
     signed = signer.attach(carrier, Origin.from_identity(MEMBER))
     signature = signed.metadata["origin_signature"]
     signed_at = signed.metadata["origin_signed_at"]
-    token = encode_identity_token(MEMBER, signer)
+    token = IdentityToken.encode(MEMBER, signer)
     prefix, body, _, _ = token.split(".")
-    assert decode_identity_token(f"{prefix}.{body}.{signed_at}.{signature}", signer) is None
+    assert IdentityToken.decode(f"{prefix}.{body}.{signed_at}.{signature}", signer) is None
 
 
 def test_identity_from_token_falls_back_to_the_empty_identity(
@@ -139,4 +139,14 @@ def test_identity_from_token_falls_back_to_the_empty_identity(
         assert identity_from_token("ast1.forged.1.ab", signer) is EMPTY_IDENTITY
     assert "tools.identity_token_rejected" in caplog.text
     assert "forged" not in caplog.text
-    assert identity_from_token(encode_identity_token(MEMBER, signer), signer) == MEMBER
+    assert identity_from_token(IdentityToken.encode(MEMBER, signer), signer) == MEMBER
+
+
+def test_from_env_verifies_the_variables_token_once() -> None:
+    """from_env reads ACTORSCOPE_IDENTITY_TOKEN: a valid token is its identity, else no one."""
+    signer = OriginSigner(KEY)
+    assert IdentityToken.ENV == "ACTORSCOPE_IDENTITY_TOKEN"
+    env = {IdentityToken.ENV: IdentityToken.encode(MEMBER, signer)}
+    assert IdentityToken.from_env(signer, env) == MEMBER
+    assert IdentityToken.from_env(OriginSigner(b"x" * 32), env) is EMPTY_IDENTITY
+    assert IdentityToken.from_env(signer, {}) is EMPTY_IDENTITY

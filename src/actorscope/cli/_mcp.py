@@ -36,7 +36,7 @@ from actorscope.errors import ConfigError
 from actorscope.permissions import GrantStore
 from actorscope.propagation import OriginSigner
 from actorscope.store import Database
-from actorscope.tools import Toolbox, builtin_tools
+from actorscope.tools import IdentityToken, Toolbox, builtin_tools
 
 __all__ = ["Transport", "mcp"]
 
@@ -96,13 +96,7 @@ async def _serve(
     # Imported here: the SDK is the optional `mcp` extra, and every other command must work
     # without it.
     from actorscope.assembly import AgentSettings
-    from actorscope.tools.mcp_server import (
-        create_mcp_server,
-        header_identity,
-        http_server,
-        serve_stdio,
-        stdio_identity,
-    )
+    from actorscope.tools.mcp_server import create_mcp_server, http_server, serve_stdio
 
     async with database_to_change(db_path, create=create) as db:
         agents = AgentRegistry(db)
@@ -123,9 +117,9 @@ async def _serve(
         )
         registry = builtin_tools(box)
         if listener is None:  # stdio
-            await serve_stdio(create_mcp_server(registry, stdio_identity(signer)))
+            await serve_stdio(create_mcp_server(registry, IdentityToken.from_env(signer)))
         else:
-            server = create_mcp_server(registry, header_identity(signer))
+            server = create_mcp_server(registry, signer)
             port = listener.getsockname()[1]
             await http_server(server, host=host, port=port).serve(sockets=[listener])
 

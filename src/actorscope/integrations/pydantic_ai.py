@@ -50,11 +50,10 @@ from actorscope.propagation import (
     spawn_subagent,
 )
 from actorscope.tools import (
-    IDENTITY_HEADER,
+    IdentityToken,
     Toolbox,
     ToolRegistry,
     ToolResult,
-    encode_identity_token,
 )
 
 __all__ = [
@@ -318,16 +317,16 @@ def mcp_toolset(
     """A toolset of actorscope's MCP server at ``url`` that acts as each run's deps identity.
 
     Every run connects with its identity signed into the ``X-Actorscope-Identity`` header
-    (the server's :func:`~actorscope.tools.mcp_server.header_identity` verifies it with the same
+    (the server, made with ``create_mcp_server(registry, signer)``, verifies it with the same
     key); no tool argument carries the actor. A refused call comes back to the model as a
     failed tool result it can explain.
     """
     extra = dict(headers or {})
-    if any(key.lower() == IDENTITY_HEADER.lower() for key in extra):
-        raise ConfigError(f"{IDENTITY_HEADER} is set from each run's deps, not by hand")
+    if any(key.lower() == IdentityToken.HEADER.lower() for key in extra):
+        raise ConfigError(f"{IdentityToken.HEADER} is set from each run's deps, not by hand")
 
     def run_headers(ctx: RunContext[Any]) -> dict[str, str]:
         identity = ActorscopeDeps.of(ctx.deps).identity
-        return {**extra, IDENTITY_HEADER: encode_identity_token(identity, signer)}
+        return {**extra, IdentityToken.HEADER: IdentityToken.encode(identity, signer)}
 
     return MCPToolset(url, id=id, headers=run_headers, tool_error_behavior="failed")

@@ -8,20 +8,19 @@ from actorscope.tools._identity_args import resolve_agent_identity
 from actorscope.tools._lint import lint_tool_schema, to_openai_strict
 from actorscope.tools._registry import Tool, ToolRegistry, ToolResult
 from actorscope.tools._schema import flat_schema
-from actorscope.tools._token import IDENTITY_HEADER, encode_identity_token
+from actorscope.tools._token import IdentityToken
 from actorscope.tools._toolbox import Toolbox
 from actorscope.tools._workspace import FileMissingError, Workspace
 
 __all__ = [
-    "IDENTITY_HEADER",
     "FileMissingError",
+    "IdentityToken",
     "Tool",
     "ToolRegistry",
     "ToolResult",
     "Toolbox",
     "Workspace",
     "builtin_tools",
-    "encode_identity_token",
     "flat_schema",
     "lint_tool_schema",
     "resolve_agent_identity",

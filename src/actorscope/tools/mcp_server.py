@@ -2,13 +2,16 @@
 
 It advertises each tool's flat input schema exactly as built (the low-level SDK server, so
 nothing rewrites it) and returns every tool failure as an ``isError`` result with the
-structured error as its content. The identity of a call comes from an identity source (a
-function of the request context):
+structured error as its content. Whom a call runs as is the ``identity`` given to
+:func:`create_mcp_server`:
 
-- stdio: :func:`stdio_identity`, the :func:`fixed_identity` of the token in
-  ``ACTORSCOPE_IDENTITY_TOKEN``, verified once at start-up (one stdio server process serves one
-  run);
-- streamable HTTP: :func:`header_identity`, the ``X-Actorscope-Identity`` header of each request.
+- an :class:`~actorscope.identity.Identity`: every call runs as it. Over stdio that is
+  ``IdentityToken.from_env(signer)``
+  (:meth:`~actorscope.tools.IdentityToken.from_env`), the token in
+  ``ACTORSCOPE_IDENTITY_TOKEN`` verified once at start-up (one stdio server process serves
+  one run);
+- an :class:`~actorscope.propagation.OriginSigner`: each call runs as the identity in the
+  ``X-Actorscope-Identity`` header of its HTTP request (streamable HTTP), verified with it.
 
 No valid token means the empty identity: the call runs with no scope and no sender, so it can
 change nothing in a group. Arguments never supply the actor.
@@ -17,8 +20,7 @@ change nothing in a group. Arguments never supply the actor.
 from __future__ import annotations
 
 import json
-import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
 import mcp_types as types
@@ -28,19 +30,13 @@ from mcp.server.stdio import stdio_server
 
 from actorscope._version import __version__
 from actorscope.context import bind_identity
+from actorscope.errors import ConfigError
 from actorscope.identity import Identity
 from actorscope.propagation import OriginSigner
 from actorscope.tools._registry import ToolRegistry, ToolResult
-from actorscope.tools._token import IDENTITY_HEADER, IDENTITY_TOKEN_ENV, identity_from_token
+from actorscope.tools._token import IdentityToken, identity_from_token
 
-__all__ = [
-    "create_mcp_server",
-    "fixed_identity",
-    "header_identity",
-    "http_server",
-    "serve_stdio",
-    "stdio_identity",
-]
+__all__ = ["create_mcp_server", "http_server", "serve_stdio"]
 
 SERVER_NAME = "actorscope"
 DEFAULT_HTTP_PATH = "/mcp"
@@ -49,7 +45,7 @@ DEFAULT_HTTP_PATH = "/mcp"
 _IdentitySource = Callable[[ServerRequestContext[Any, Any]], Identity]
 
 
-def fixed_identity(identity: Identity) -> _IdentitySource:
+def _fixed(identity: Identity) -> _IdentitySource:
     """Every call runs as ``identity`` (stdio: the token verified at start-up)."""
 
     def source(ctx: ServerRequestContext[Any, Any]) -> Identity:
@@ -58,19 +54,12 @@ def fixed_identity(identity: Identity) -> _IdentitySource:
     return source
 
 
-def stdio_identity(signer: OriginSigner, env: Mapping[str, str] | None = None) -> _IdentitySource:
-    """Every call runs as the identity in ``ACTORSCOPE_IDENTITY_TOKEN`` (of ``env``, default the
-    process environment), verified now with ``signer``; no valid token is the empty identity."""
-    token = (os.environ if env is None else env).get(IDENTITY_TOKEN_ENV)
-    return fixed_identity(identity_from_token(token, signer))
-
-
-def header_identity(signer: OriginSigner, header: str = IDENTITY_HEADER) -> _IdentitySource:
-    """Each call runs as the identity in its HTTP request's ``header`` token, if it verifies."""
+def _from_header(signer: OriginSigner) -> _IdentitySource:
+    """Each call runs as the identity in its HTTP request's identity header, if it verifies."""
 
     def source(ctx: ServerRequestContext[Any, Any]) -> Identity:
         headers = getattr(ctx.request, "headers", None)
-        token = headers.get(header) if headers is not None else None
+        token = headers.get(IdentityToken.HEADER) if headers is not None else None
         return identity_from_token(token if isinstance(token, str) else None, signer)
 
     return source
@@ -87,9 +76,24 @@ def _call_result(result: ToolResult) -> types.CallToolResult:
 
 
 def create_mcp_server(
-    registry: ToolRegistry, identity: _IdentitySource, *, name: str = SERVER_NAME
+    registry: ToolRegistry, identity: Identity | OriginSigner, *, name: str = SERVER_NAME
 ) -> Server[Any]:
-    """A low-level MCP server serving ``registry``'s tools as ``identity`` says."""
+    """A low-level MCP server serving ``registry``'s tools.
+
+    ``identity`` is whom every call runs as (an :class:`~actorscope.identity.Identity`), or the
+    :class:`~actorscope.propagation.OriginSigner` that verifies each HTTP request's identity
+    token (in the header :attr:`~actorscope.tools.IdentityToken.HEADER`); a request
+    without a valid one runs as no one.
+    """
+    if isinstance(identity, Identity):
+        source = _fixed(identity)
+    elif isinstance(identity, OriginSigner):
+        source = _from_header(identity)
+    else:
+        raise ConfigError(
+            "create_mcp_server() takes an Identity (every call runs as it) or an OriginSigner "
+            f"(each request's identity token), got {type(identity).__name__}"
+        )
     listing = types.ListToolsResult(
         tools=[
             types.Tool(name=tool.name, description=tool.description, input_schema=tool.input_schema)
@@ -105,7 +109,7 @@ def create_mcp_server(
     async def call_tool(
         ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
-        who = identity(ctx)
+        who = source(ctx)
         with bind_identity(who):
             result = await registry.call(params.name, params.arguments, who)
         return _call_result(result)
