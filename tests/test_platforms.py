@@ -27,7 +27,6 @@ from actorscope.platforms import (
     _Registry,
     platform_spec,
     register,
-    scope_platform,
 )
 
 FAKE = PlatformSpec("fakechat", IdForm.OPAQUE, "thread", "tests.fakechat:PLATFORM")
@@ -70,15 +69,14 @@ def test_the_group_forms_stay_closed() -> None:
         assert platform_spec(spec.name) is None
     with pytest.raises(ConfigError, match="'group' or 'guild'"):
         PlatformSpec("fake", IdForm.OPAQUE, group_form="room")  # type: ignore[arg-type]
-    scopes = ("guild:1:user:2", "group:-100", "group:fakechat:ideas", "42")
-    assert [scope_platform(scope) for scope in scopes] == [
+    scopes = ("guild:1:user:2", "group:-100", "42")
+    assert [Scope.parse(scope).channel for scope in scopes] == [
         BuiltInPlatform.DISCORD,
         BuiltInPlatform.TELEGRAM,
-        "fakechat",
         "",
     ]
-    assert Scope.parse("guild:1:user:2").channel == BuiltInPlatform.DISCORD
-    assert Scope.parse("group:-100").channel == BuiltInPlatform.TELEGRAM
+    with register(FAKE):
+        assert Scope.parse("group:fakechat:ideas").channel == "fakechat"
 
 
 def test_a_registration_stays_until_its_handle_is_left() -> None:

@@ -31,7 +31,6 @@ from actorscope.platforms import (
     PlatformSpec,
     canonical_chat_id,
     platform_spec,
-    scope_platform,
 )
 
 __all__ = [
@@ -201,7 +200,7 @@ def _identity_problem(scope: str, sender_id: str, channel: str = "") -> str | No
     sender = normalize_sender_id(sender_id)
     if not sender or not is_group_scope(scope):
         return None
-    scope_channel = scope_platform(scope)
+    scope_channel = _scope_platform(scope)
     for name in (channel, scope_channel):
         spec = platform_spec(name)
         if spec is None or spec.is_person_id(sender):
@@ -231,6 +230,33 @@ def normalize_sender_id(raw: str) -> str:
 def _is_person_kind(kind: SenderKind) -> bool:
     """True iff a sender of this kind is a person, the only kind that gets a ``sender_id``."""
     return kind in _PERSON_KINDS
+
+
+def _form_holder(*, guild: bool) -> str:
+    """The built-in platform holding the guild group form (``guild``) or the legacy two-part
+    ``group:<chat>`` one: the grammar is closed, so no registered platform holds either."""
+    for name in BuiltInPlatform:
+        spec = platform_spec(name)
+        if spec is not None and (spec.group_form == "guild" if guild else spec.legacy_groups):
+            return spec.name
+    raise IdentityError(f"no built-in platform holds the {'guild' if guild else 'legacy'} form")
+
+
+#: Who holds the group forms that name no platform: the guild form's and the legacy one's.
+_GUILD_OWNER = _form_holder(guild=True)
+_LEGACY_OWNER = _form_holder(guild=False)
+
+
+def _scope_platform(scope: str) -> str:
+    """The platform a group scope belongs to: ``guild:...`` the guild form's holder,
+    ``group:<platform>:<chat>`` the platform it names (registered or not), a legacy
+    ``group:<chat>`` the legacy form's holder; ``""`` for any other scope."""
+    if scope.startswith("guild:"):
+        return _GUILD_OWNER
+    if not scope.startswith("group:"):
+        return ""
+    channel, sep, _ = scope[len("group:") :].partition(":")
+    return channel if sep else _LEGACY_OWNER
 
 
 def _spec(platform: str) -> PlatformSpec:
@@ -307,11 +333,9 @@ class Scope:
     def guild_member(cls, guild_id: int | str, sender_id: int | str) -> Scope:
         """``guild:<guildID>:user:<senderID>``: a member's scope inside one guild (the guild
         group form); :class:`IdentityError` unless both are numeric ids."""
-        spec = _spec(scope_platform("guild:"))
+        spec = _spec(_GUILD_OWNER)
         guild, member = spec.chat_id(guild_id, "guild id"), spec.chat_id(sender_id, "sender id")
-        return cls(
-            ScopeKind.GUILD_MEMBER, scope_platform("guild:"), guild_id=guild, member_id=member
-        )
+        return cls(ScopeKind.GUILD_MEMBER, _GUILD_OWNER, guild_id=guild, member_id=member)
 
     @classmethod
     def parse(cls, user_id: str) -> Scope:
@@ -335,11 +359,11 @@ class Scope:
                 _CANONICAL_ID.fullmatch(parts[1]) and _CANONICAL_ID.fullmatch(parts[3])
             ):
                 return None
-            return cls(kind, scope_platform(user_id), guild_id=parts[1], member_id=parts[3])
+            return cls(kind, _GUILD_OWNER, guild_id=parts[1], member_id=parts[3])
         if user_id.startswith("group:"):
             parts = user_id.split(":")
             if len(parts) == 2:
-                return cls.try_group(scope_platform(user_id), parts[1])
+                return cls.try_group(_LEGACY_OWNER, parts[1])
             if len(parts) == 3:
                 return cls.try_group(parts[1], parts[2])
             return None

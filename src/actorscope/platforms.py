@@ -52,7 +52,6 @@ __all__ = [
     "platform_specs",
     "register",
     "registry_cache",
-    "scope_platform",
 ]
 
 #: The entry-point group a distribution names its platforms' specs in.
@@ -196,9 +195,6 @@ _BUILT_IN = (
     ),
     PlatformSpec(BuiltInPlatform.HTTP.value, IdForm.OPAQUE),
 )
-#: Who holds the group forms that name no platform: the guild form's and the legacy one's.
-_GUILD_OWNER = next(spec.name for spec in _BUILT_IN if spec.group_form == "guild")
-_LEGACY_OWNER = next(spec.name for spec in _BUILT_IN if spec.legacy_groups)
 
 
 def _refusal(spec: object, taken: dict[str, PlatformSpec]) -> str:
@@ -407,18 +403,6 @@ def platform_spec(name: str) -> PlatformSpec | None:
 def platform_specs() -> tuple[PlatformSpec, ...]:
     """Every registered platform, built-in ones first."""
     return _REGISTRY.all()
-
-
-def scope_platform(scope: str) -> str:
-    """The platform a group scope belongs to: ``guild:...`` the guild form's holder,
-    ``group:<platform>:<chat>`` the platform it names (registered or not), a legacy
-    ``group:<chat>`` the legacy form's holder; ``""`` for any other scope."""
-    if scope.startswith("guild:"):
-        return _GUILD_OWNER
-    if not scope.startswith("group:"):
-        return ""
-    channel, sep, _ = scope[len("group:") :].partition(":")
-    return channel if sep else _LEGACY_OWNER
 
 
 def canonical_chat_id(channel: str, value: int | str, what: str = "chat id") -> str:
