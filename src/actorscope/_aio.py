@@ -1,13 +1,22 @@
-"""One aiohttp application served on one TCP socket: bound, cleaned up, never left half-open.
+"""Asyncio helpers every package may share.
 
-Shared by the Telegram webhook server and the Bot API emulator's loopback server.
+:class:`Site`: one aiohttp application served on one TCP socket, bound, cleaned up, never left
+half-open (the Telegram webhook server and the Bot API emulator's loopback server).
+:func:`read_lines`: the lines of a blocking stream (stdin) without blocking the loop (the
+sandbox prompts: ``actorscope run --sandbox``, ``actorscope sandbox``, the PTB and aiogram
+sandboxes).
 """
 
 from __future__ import annotations
 
+import asyncio
+import threading
+from collections.abc import AsyncIterator
+from typing import TextIO
+
 from aiohttp import web
 
-__all__ = ["Site"]
+__all__ = ["Site", "read_lines"]
 
 
 class Site:
@@ -46,3 +55,30 @@ class Site:
         if runner is not None:
             await runner.cleanup()
         self.port = None
+
+
+async def read_lines(stream: TextIO) -> AsyncIterator[str]:
+    """Lines of a blocking stream (stdin), read on a daemon thread so the event loop keeps running.
+
+    A daemon thread (not the loop's executor) because a ``readline`` blocked on a terminal
+    cannot be cancelled, and ``asyncio.run`` would wait for an executor thread at exit.
+    """
+    loop = asyncio.get_running_loop()
+    queue: asyncio.Queue[str | None] = asyncio.Queue()
+
+    def post(item: str | None) -> bool:
+        try:
+            loop.call_soon_threadsafe(queue.put_nowait, item)
+        except RuntimeError:  # the loop is closed: nobody is listening any more
+            return False
+        return True
+
+    def pump() -> None:
+        for line in stream:
+            if not post(line):
+                return
+        post(None)
+
+    threading.Thread(target=pump, name="sandbox-stdin", daemon=True).start()
+    while (line := await queue.get()) is not None:
+        yield line

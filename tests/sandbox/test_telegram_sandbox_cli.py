@@ -16,14 +16,12 @@ import pytest
 from telegram import Update
 from telegram.ext import ApplicationBuilder, CommandHandler, ContextTypes
 
+from actorscope._aio import read_lines
 from actorscope.bots import load_bot_config, run_bots
 from actorscope.cli import main
 from actorscope.sandbox import BotApiEmulator
 from actorscope.sandbox._telegram import MemberStatus as TelegramMemberStatus
-from actorscope.sandbox._telegram.console import (
-    TelegramConsole,
-    read_lines,
-)
+from actorscope.sandbox._telegram.console import TelegramConsole
 from actorscope.sandbox._telegram.files import Upload
 from actorscope.sandbox._telegram.updates import UPDATE_TYPES as UPDATE_KINDS
 

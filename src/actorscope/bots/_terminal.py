@@ -11,9 +11,9 @@ import asyncio
 import logging
 import sys
 
+from actorscope._aio import read_lines
 from actorscope.bots._app import run_bots
 from actorscope.bots._config import BotConfig
-from actorscope.sandbox import read_lines
 
 __all__ = ["run_in_terminal"]
 

@@ -31,7 +31,7 @@ __all__ = ["sandbox"]
 
 async def _serve(box: Sandbox, port: int, token: str | None, command: list[str]) -> int:
     """The emulator with the prompt (or the bot ``command``) until either ends."""
-    from actorscope.sandbox import read_lines
+    from actorscope._aio import read_lines
 
     async with AsyncExitStack() as stack:
         try:

@@ -598,7 +598,7 @@ def run_sandbox(
     # Imported here: only the sandbox needs the emulator.
     import sys
 
-    from actorscope.sandbox import read_lines
+    from actorscope._aio import read_lines
 
     try:
         asyncio.run(_sandbox(build, lines if lines is not None else read_lines(sys.stdin), out))

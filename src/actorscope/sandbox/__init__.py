@@ -30,8 +30,6 @@ call is logged as a :class:`DiscordHttpCall`. :meth:`DiscordWorld.declared` buil
 from a scenario's ``setup.discord`` (the testing kit's vocabulary: users, bots, guilds with
 channels, threads, roles, members and webhooks).
 
-:func:`read_lines` reads a prompt's lines from a stream (stdin) without blocking the loop.
-
 :func:`platform_sandbox` is a platform's :class:`Sandbox` as its contract names it (the
 ``sandbox`` member): ``open`` starts its emulator and returns a :class:`SandboxSession` (its
 token, its runner's options, its :class:`Console`); ``actorscope run --sandbox`` and
@@ -43,7 +41,6 @@ This package never imports pytest or ``actorscope.testing``.
 from actorscope.sandbox._connect import discord_pointed_at
 from actorscope.sandbox._emulator import DiscordEmulator
 from actorscope.sandbox._member import Console, Sandbox, SandboxSession, platform_sandbox
-from actorscope.sandbox._prompt import read_lines
 from actorscope.sandbox._rest import HttpCall as DiscordHttpCall
 from actorscope.sandbox._telegram import BotApiEmulator, BotApiError, BotApiServer, EmulatorRequest
 from actorscope.sandbox._telegram import RecordedCall as BotApiCall
@@ -67,5 +64,4 @@ __all__ = [
     "TelegramConsole",
     "discord_pointed_at",
     "platform_sandbox",
-    "read_lines",
 ]

@@ -22,11 +22,10 @@ from __future__ import annotations
 
 import asyncio
 import shlex
-import threading
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, ClassVar, Generic, TextIO, TypeVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 from actorscope.errors import ActorscopeError, ConfigError
 
@@ -38,7 +37,6 @@ __all__ = [
     "Speak",
     "parse_as",
     "parse_click",
-    "read_lines",
     "until_quiet",
 ]
 
@@ -200,8 +198,8 @@ class Prompt(ABC):
         return None
 
     async def run(self, lines: AsyncIterator[str]) -> None:
-        """Feed ``lines`` (:func:`read_lines` of stdin, say) to the prompt until ``/quit`` or
-        the end of the input."""
+        """Feed ``lines`` (stdin's, say) to the prompt until ``/quit`` or the end of the
+        input."""
         async for line in lines:
             if not await self.handle(line):
                 break
@@ -226,30 +224,3 @@ class Prompt(ABC):
     @abstractmethod
     async def press(self, message: int | None, button: str | None) -> int | None:
         """The speaker presses ``button`` on the bot's ``message``; the event's id."""
-
-
-async def read_lines(stream: TextIO) -> AsyncIterator[str]:
-    """Lines of a blocking stream (stdin), read on a daemon thread so the event loop keeps running.
-
-    A daemon thread (not the loop's executor) because a ``readline`` blocked on a terminal
-    cannot be cancelled, and ``asyncio.run`` would wait for an executor thread at exit.
-    """
-    loop = asyncio.get_running_loop()
-    queue: asyncio.Queue[str | None] = asyncio.Queue()
-
-    def post(item: str | None) -> bool:
-        try:
-            loop.call_soon_threadsafe(queue.put_nowait, item)
-        except RuntimeError:  # the loop is closed: nobody is listening any more
-            return False
-        return True
-
-    def pump() -> None:
-        for line in stream:
-            if not post(line):
-                return
-        post(None)
-
-    threading.Thread(target=pump, name="sandbox-stdin", daemon=True).start()
-    while (line := await queue.get()) is not None:
-        yield line

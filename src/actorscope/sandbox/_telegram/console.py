@@ -30,7 +30,6 @@ from actorscope.sandbox._prompt import (
     Output,
     Prompt,
     Speak,
-    read_lines,
     until_quiet,
 )
 from actorscope.sandbox._telegram.emulator import BotApiEmulator, RecordedCall
@@ -38,7 +37,7 @@ from actorscope.sandbox._telegram.errors import BotApiError
 from actorscope.sandbox._telegram.models import Chat, ChatType, User
 from actorscope.sandbox._telegram.polls import PollRecord
 
-__all__ = ["HELP", "TelegramConsole", "read_lines"]
+__all__ = ["HELP", "TelegramConsole"]
 
 _NAME = re.compile(r"^@?[A-Za-z][A-Za-z0-9_]{2,31}$")
 
