@@ -11,7 +11,7 @@ import discord
 import pytest
 from tests._wait import wait_until
 
-from actorscope.channels._base import ADAPTER_METADATA_KEYS, Addressed, IgnoreReason
+from actorscope.channels._base import ADAPTER_METADATA_KEYS, IgnoreReason
 from actorscope.channels._dedup import dedup_key
 from actorscope.channels.discord import PLATFORM as DISCORD_PLATFORM
 from actorscope.channels.discord._normalize import inspect_dispatch
@@ -280,7 +280,7 @@ def test_a_callers_marks_fill_in_what_the_payload_does_not_say() -> None:
     """The Cog's marks: a command's addressed mark where no mention or reply marked it, and
     the command name; without them nothing is marked."""
     mention = DISCORD_PLATFORM.inspect_message(
-        load("guild_message")["d"], bot_id=BOT_ID, addressed=Addressed.COMMAND, command="writers"
+        load("guild_message")["d"], bot_id=BOT_ID, addressed="command", command="writers"
     ).message
     assert mention is not None
     assert (mention.metadata[MetaKey.ADDRESSED], mention.metadata[MetaKey.COMMAND]) == (
@@ -288,7 +288,7 @@ def test_a_callers_marks_fill_in_what_the_payload_does_not_say() -> None:
         "writers",
     )
     plain = DISCORD_PLATFORM.inspect_message(
-        load("thread_message")["d"], bot_id=BOT_ID, addressed=Addressed.COMMAND
+        load("thread_message")["d"], bot_id=BOT_ID, addressed="command"
     ).message
     assert plain is not None
     assert plain.metadata[MetaKey.ADDRESSED] == "command"
@@ -296,6 +296,8 @@ def test_a_callers_marks_fill_in_what_the_payload_does_not_say() -> None:
     unmarked = DISCORD_PLATFORM.inspect_message(load("thread_message")["d"], bot_id=BOT_ID).message
     assert unmarked is not None
     assert {MetaKey.ADDRESSED, MetaKey.COMMAND}.isdisjoint(unmarked.metadata)
+    with pytest.raises(ValueError, match="addressed must be one of mention, reply, command"):
+        DISCORD_PLATFORM.inspect_message(load("thread_message")["d"], addressed="shouted")
 
 
 def test_spoofed_names_change_nothing() -> None:

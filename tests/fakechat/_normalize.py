@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from actorscope.channels import Addressed, IgnoreReason, Ingress
+from actorscope.channels import IgnoreReason, Ingress
 from actorscope.errors import IdentityError, PayloadError
 from actorscope.identity import Identity, SenderKind, session_key
 from actorscope.messages import MetaKey
@@ -57,7 +57,7 @@ def inspect_event(event: Mapping[str, Any], *, agent_key: str = "main") -> Ingre
     if author is not None and _text(author.get("name")):
         metadata[MetaKey.SENDER_NAME] = author["name"]
     if event.get("to_bot") is True:
-        metadata[MetaKey.ADDRESSED] = Addressed.MENTION.value
+        metadata[MetaKey.ADDRESSED] = "mention"
     reply = event.get("reply_to")
     if isinstance(reply, Mapping) and _text(reply.get("message_id")):
         metadata[MetaKey.REPLY_TO_MESSAGE_ID] = reply["message_id"]

@@ -15,7 +15,6 @@ name (so this face loads no platform library); :func:`platform` gives its side o
 
 from actorscope.channels._adapter import ChannelAdapter
 from actorscope.channels._base import (
-    Addressed,
     IgnoreReason,
     Ingress,
     Outcome,
@@ -31,7 +30,6 @@ from actorscope.channels._turns import TurnLedger
 from actorscope.channels._writer_commands import WriterCommand
 
 __all__ = [
-    "Addressed",
     "ChannelAdapter",
     "ChannelConfig",
     "ChannelSection",

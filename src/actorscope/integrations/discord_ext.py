@@ -59,7 +59,7 @@ with warnings.catch_warnings():
 
 from actorscope.assembly import AgentSettings
 from actorscope.bots import BotServices
-from actorscope.channels import Addressed, ChannelConfig, Ingress, Outcome, Pipeline, WriterCommand
+from actorscope.channels import ChannelConfig, Ingress, Outcome, Pipeline, WriterCommand
 from actorscope.channels.discord import PLATFORM as DISCORD_PLATFORM
 from actorscope.channels.discord import WriterTarget
 from actorscope.errors import ConfigError
@@ -476,7 +476,7 @@ class ActorscopeCog(commands.Cog, name=_COG_NAME):
             agent_key=loaded.services.agent.key,
             bot_id=self._bot_id(),
             ignore_bots=loaded.pipeline.normaliser_drops_non_persons,
-            addressed=None if self._mention_commands else Addressed.COMMAND,
+            addressed="" if self._mention_commands else "command",
             command=command,
         )
 

@@ -129,16 +129,17 @@ def inspect_message(
     bot_id: int | str | None = None,
     ignore_bots: bool = True,
     thread_parents: Mapping[int, int] | None = None,
-    addressed: Addressed | None = None,
+    addressed: str = "",
     command: str = "",
 ) -> Ingress:
     """Normalise a message; never raises on a malformed one.
 
     A bad ``agent_key`` is the caller's error, never taken for a malformed message: building a
     message with it raises ``IdentityError``. A caller that knows more than the payload says
-    (the discord.py Cog: discord.py found a command in it) passes ``addressed`` (the mark a
-    message addressed neither by a reply nor a mention gets) and ``command`` (the
-    ``command`` metadata), so the message is built once, marked.
+    (the discord.py Cog: discord.py found a command in it) passes ``addressed`` (the
+    :attr:`~actorscope.messages.MetaKey.ADDRESSED` mark, ``"command"``, a message addressed
+    neither by a reply nor a mention gets; another value is a ``ValueError``) and ``command``
+    (the ``command`` metadata), so the message is built once, marked.
     """
     result = _inspect_message(
         message_or_payload, agent_key, bot_id, ignore_bots, thread_parents, addressed, command
@@ -152,13 +153,15 @@ def _inspect_message(
     bot_id: int | str | None,
     ignore_bots: bool,
     thread_parents: Mapping[int, int] | None,
-    addressed: Addressed | None = None,
+    addressed: str = "",
     command: str = "",
 ) -> InboundMessage | Ingress:
     # The caller's agent key, checked before any payload is read: a bad one raises
     # IdentityError (the caller's error), never taken for a malformed message.
     session(agent_key, PeerKind.DIRECT, "0", None)
-    marks = _Marks(addressed.value if addressed is not None else "", command)
+    if addressed and addressed not in _MARKS:
+        raise ValueError(f"addressed must be one of {', '.join(_MARKS)}, got {addressed!r}")
+    marks = _Marks(addressed, command)
     try:
         me = bot_id if type(bot_id) is int else optional_snowflake(bot_id, "bot id")
         if isinstance(message_or_payload, discord.Message):
@@ -171,6 +174,10 @@ def _inspect_message(
     except Exception as exc:  # an adapter must never let one bad event kill the bot
         logger.warning("discord.malformed_message error=%s: %s", type(exc).__name__, exc)
         return ignored(IgnoreReason.MALFORMED, f"{type(exc).__name__}: {exc}")
+
+
+#: The marks of how a message is addressed (the values of ``MetaKey.ADDRESSED``).
+_MARKS = tuple(mark.value for mark in Addressed)
 
 
 class _Marks(NamedTuple):
