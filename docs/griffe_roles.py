@@ -1,7 +1,7 @@
 """A griffe extension for the API reference: Sphinx roles in docstrings become Markdown code.
 
 The docstrings name other objects the Sphinx way (``:class:`~actorscope.host.RunStep```,
-``:func:`is_group_scope```); mkdocstrings renders Markdown, where the role would show
+``:meth:`Scope.parse```); mkdocstrings renders Markdown, where the role would show
 literally. ``~`` keeps the last part of the name only, as Sphinx shows it.
 """
 

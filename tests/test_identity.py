@@ -4,30 +4,28 @@ from __future__ import annotations
 
 import dataclasses
 import unicodedata
+from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import actorscope.identity
 from actorscope.errors import ActorscopeError, IdentityError
 from actorscope.identity import (
     _SYNTHETIC_SENDER_PREFIXES,
+    ANONYMOUS_ADMIN_ID,
+    CHANNEL_BOT_ID,
     PLACEHOLDER_SENDER_IDS,
+    SERVICE_ID,
     SYNTHETIC_SENDER_EXACT,
-    TELEGRAM_ANONYMOUS_ADMIN_ID,
-    TELEGRAM_CHANNEL_BOT_ID,
-    TELEGRAM_SERVICE_ID,
     Identity,
     PeerKind,
     Scope,
     ScopeKind,
     SenderKind,
     _is_canonical_platform_id,
-    is_group_scope,
-    is_placeholder_sender,
-    is_synthetic_sender,
-    normalize_sender_id,
     session_key,
 )
 from actorscope.platforms import BuiltInPlatform, _integer_id
@@ -218,7 +216,7 @@ def test_session_key_rejects_a_non_numeric_topic() -> None:
 )
 def test_is_group_scope(scope: str, expected: bool) -> None:
     """A scope is a group context iff it starts with group: or guild:."""
-    assert is_group_scope(scope) is expected
+    assert Scope.is_group_id(scope) is expected
 
 
 @pytest.mark.parametrize(
@@ -235,7 +233,7 @@ def test_is_group_scope(scope: str, expected: bool) -> None:
 )
 def test_is_synthetic_sender_true(sender: str) -> None:
     """Each synthetic prefix, and the exact session_send_tool, is synthetic."""
-    assert is_synthetic_sender(sender)
+    assert SenderKind.is_synthetic(sender)
 
 
 @pytest.mark.parametrize(
@@ -254,15 +252,15 @@ def test_is_synthetic_sender_true(sender: str) -> None:
 )
 def test_is_synthetic_sender_false(sender: str) -> None:
     """Real ids and near misses are not synthetic; session_send_tool matches exactly only."""
-    assert not is_synthetic_sender(sender)
+    assert not SenderKind.is_synthetic(sender)
 
 
 @pytest.mark.parametrize(
     "sender",
     [
-        TELEGRAM_ANONYMOUS_ADMIN_ID,
-        TELEGRAM_CHANNEL_BOT_ID,
-        TELEGRAM_SERVICE_ID,
+        ANONYMOUS_ADMIN_ID,
+        CHANNEL_BOT_ID,
+        SERVICE_ID,
         "1087968824|GroupAnonymousBot",
         "136817688|Channel_Bot",
         " 777000 ",
@@ -270,13 +268,13 @@ def test_is_synthetic_sender_false(sender: str) -> None:
 )
 def test_is_placeholder_sender_true(sender: str) -> None:
     """Telegram placeholder ids are placeholders, legacy "id|name" form included."""
-    assert is_placeholder_sender(sender)
+    assert SenderKind.is_placeholder(sender)
 
 
 @pytest.mark.parametrize("sender", ["42", "", "10879688240", "777", "42|1087968824"])
 def test_is_placeholder_sender_false(sender: str) -> None:
     """Other ids are not placeholders."""
-    assert not is_placeholder_sender(sender)
+    assert not SenderKind.is_placeholder(sender)
 
 
 def test_placeholder_ids_are_exactly_the_three_telegram_ids() -> None:
@@ -290,7 +288,7 @@ def test_placeholder_ids_are_exactly_the_three_telegram_ids() -> None:
 )
 def test_normalize_sender_id(raw: str, expected: str) -> None:
     """A legacy "<id>|<username>" sender string is split down to the id."""
-    assert normalize_sender_id(raw) == expected
+    assert SenderKind.normalize_id(raw) == expected
 
 
 # --- _integer_id ---------------------------------------------------------------------------
@@ -333,9 +331,9 @@ def _int_or_str(strategy: st.SearchStrategy[int]) -> st.SearchStrategy[int | str
 @settings(max_examples=200, deadline=None)
 @given(raw=st.text())
 def test_normalize_sender_id_is_idempotent(raw: str) -> None:
-    """normalize_sender_id(normalize_sender_id(x)) == normalize_sender_id(x) for any text."""
-    once = normalize_sender_id(raw)
-    assert normalize_sender_id(once) == once
+    """normalize_id(normalize_id(x)) == normalize_id(x) for any text."""
+    once = SenderKind.normalize_id(raw)
+    assert SenderKind.normalize_id(once) == once
     assert "|" not in once
 
 
@@ -353,7 +351,7 @@ FORMAT_CHARS = ["\u200b", "\u200c", "\u200d", "\u2060", "\ufeff", "\u202e", "\u0
 )  # fmt: skip
 def test_synthetic_detection_ignores_case_and_format_characters(sender: str) -> None:
     """``SUBAGENT:x``, a zero-width-prefixed or full-width ``subagent:x`` are all synthetic."""
-    assert is_synthetic_sender(sender)
+    assert SenderKind.is_synthetic(sender)
 
 
 @pytest.mark.parametrize(
@@ -363,13 +361,13 @@ def test_synthetic_detection_ignores_case_and_format_characters(sender: str) -> 
 )  # fmt: skip
 def test_placeholder_lookalikes_are_placeholders(sender: str) -> None:
     """Leading zeros, full-width or other decimal digits, format characters: still placeholders."""
-    assert is_placeholder_sender(sender)
+    assert SenderKind.is_placeholder(sender)
 
 
 @pytest.mark.parametrize("sender", ["7770000", "77700", "0", "1" * 5000, "-777000"])
 def test_near_placeholders_are_not_placeholders(sender: str) -> None:
     """Other numbers (a 5,000-digit one too: no int() digit-limit crash) are not placeholders."""
-    assert not is_placeholder_sender(sender)
+    assert not SenderKind.is_placeholder(sender)
 
 
 @pytest.mark.parametrize(
@@ -456,13 +454,13 @@ def test_synthetic_prefix_in_any_case_with_hidden_characters_is_synthetic(
         (char.upper() if up else char) + gap
         for char, up, gap in zip(prefix, upper, hidden, strict=False)
     )
-    assert is_synthetic_sender(hidden[-1] + spelled + rest)
+    assert SenderKind.is_synthetic(hidden[-1] + spelled + rest)
 
 
 @given(st.sampled_from(sorted(SYNTHETIC_SENDER_EXACT)), st.lists(st.booleans(), min_size=30))
 def test_exact_synthetic_sender_in_any_case_is_synthetic(exact: str, upper: list[bool]) -> None:
     """Property: ``session_send_tool`` in any mix of case is synthetic."""
-    assert is_synthetic_sender(
+    assert SenderKind.is_synthetic(
         "".join(c.upper() if u else c for c, u in zip(exact, upper, strict=False))
     )
 
@@ -557,3 +555,9 @@ def test_chat_identity_refuses_a_scope_its_form_does_not_have(call: Any, problem
     with pytest.raises(IdentityError) as refused:
         call()
     assert str(refused.value) == problem
+
+
+def test_the_identity_module_names_no_platform() -> None:
+    """identity.py never names Telegram or Discord: their vocabulary is in their subpackages."""
+    text = Path(actorscope.identity.__file__).read_text().lower()
+    assert ("telegram" not in text, "discord" not in text) == (True, True)

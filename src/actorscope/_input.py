@@ -31,6 +31,7 @@ from pydantic import BeforeValidator, ValidationError
 from actorscope.errors import ActorscopeError, IdentityError
 
 __all__ = [
+    "AGENT_KEY_PATTERN",
     "MAX_INPUT_BYTES",
     "MAX_INTEGER_DIGITS",
     "MAX_JSON_DEPTH",
@@ -61,6 +62,8 @@ __all__ = [
     "validation_problems",
 ]
 
+#: What an agent key may be: it appears in session keys, cache keys and workspace paths.
+AGENT_KEY_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
 #: The most an input file may hold (a Telegram update or a tools/list is a few KiB).
 MAX_INPUT_BYTES = 4 * 1024 * 1024
 #: How deep JSON arrays and objects may nest (parsers and linters recurse per level).

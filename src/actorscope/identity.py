@@ -6,7 +6,8 @@ group every member shares the group's scope and keeps their own sender id.
 
 This module is the single home of the synthetic-sender prefixes and the placeholder ids (a
 cross-platform rule: they are nobody on every platform); everything else asks
-:func:`is_synthetic_sender` and :func:`is_placeholder_sender` instead of keeping a copy.
+:meth:`SenderKind.is_synthetic` and :meth:`SenderKind.is_placeholder` instead of keeping a
+copy.
 What a platform's own ids look like (integers, or opaque tokens) and which group form it
 takes (``group:<platform>:<chat>``, or per-member ``guild:`` scopes) is its registered
 :class:`~actorscope.platforms.PlatformSpec`'s answer, asked here by name: one builder,
@@ -22,6 +23,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import ClassVar
 
+from actorscope._input import AGENT_KEY_PATTERN
 from actorscope._text import has_unstorable
 from actorscope.errors import IdentityError
 from actorscope.platforms import (
@@ -34,19 +36,11 @@ from actorscope.platforms import (
 )
 
 __all__ = [
-    "AGENT_KEY_PATTERN",
-    "PERSON_SCOPE_PREFIX",
     "Identity",
     "PeerKind",
     "Scope",
     "ScopeKind",
     "SenderKind",
-    "is_group_scope",
-    "is_placeholder_sender",
-    "is_synthetic_sender",
-    "normalize_sender_id",
-    "person_scope",
-    "person_session_key",
     "session_key",
 ]
 
@@ -56,19 +50,6 @@ class PeerKind(StrEnum):
 
     DIRECT = "direct"
     GROUP = "group"
-
-
-class SenderKind(StrEnum):
-    """What was behind a message. Only ``USER`` is a person with a ``sender_id``."""
-
-    USER = "user"
-    BOT = "bot"
-    ANONYMOUS_ADMIN = "anonymous_admin"
-    CHANNEL = "channel"
-    SERVICE = "service"
-    WEBHOOK = "webhook"
-    SYNTHETIC = "synthetic"
-    NONE = "none"
 
 
 #: Internal routing identities. A sender id that starts with one of these is never a human.
@@ -82,33 +63,22 @@ _SYNTHETIC_SENDER_PREFIXES: tuple[str, ...] = (
 #: Synthetic sender ids that are matched whole rather than by prefix.
 SYNTHETIC_SENDER_EXACT: frozenset[str] = frozenset({"session_send_tool"})
 
-#: Telegram's "GroupAnonymousBot": the ``from`` of a message an anonymous admin sent.
-TELEGRAM_ANONYMOUS_ADMIN_ID = "1087968824"
-#: Telegram's "Channel_Bot": the ``from`` of a message posted on behalf of a channel.
-TELEGRAM_CHANNEL_BOT_ID = "136817688"
-#: Telegram's service account: automatic forwards from a linked channel, service notices.
-TELEGRAM_SERVICE_ID = "777000"
-
-_PLACEHOLDER_KINDS: dict[str, SenderKind] = {
-    TELEGRAM_ANONYMOUS_ADMIN_ID: SenderKind.ANONYMOUS_ADMIN,
-    TELEGRAM_CHANNEL_BOT_ID: SenderKind.CHANNEL,
-    TELEGRAM_SERVICE_ID: SenderKind.SERVICE,
-}
+#: The stand-in ids a chat platform sends where a person's id belongs: its "GroupAnonymousBot"
+#: (the author of an anonymous admin's message), "Channel_Bot" (a post on behalf of a channel)
+#: and service account (automatic forwards, service notices). Nobody, on every platform.
+ANONYMOUS_ADMIN_ID = "1087968824"
+CHANNEL_BOT_ID = "136817688"
+SERVICE_ID = "777000"
 #: Ids that stand in for "no person" and must never be treated as an identity.
-PLACEHOLDER_SENDER_IDS: frozenset[str] = frozenset(_PLACEHOLDER_KINDS)
+PLACEHOLDER_SENDER_IDS: frozenset[str] = frozenset({ANONYMOUS_ADMIN_ID, CHANNEL_BOT_ID, SERVICE_ID})
 
 #: The only group contexts: a platform chooses between these forms and never adds one, so
 #: no registration can make a group look direct (the one boundary every check trusts).
 GROUP_SCOPE_PREFIXES: tuple[str, ...] = ("group:", "guild:")
-# Bot accounts are not people: they never hold a sender id, on any platform.
-_PERSON_KINDS = frozenset({SenderKind.USER})
-
 #: A person's scope and grantee: ``person:<uuid>`` (a tenant's person owning linked accounts).
 #: Direct, never a group: no platform id, HTTP user id or group scope can take this form.
-PERSON_SCOPE_PREFIX = "person:"
+_PERSON_PREFIX = "person:"
 
-#: What an agent key may be: it appears in session keys, cache keys and workspace paths.
-AGENT_KEY_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
 #: A person's id on a platform of integer ids: ASCII digits, no sign,
 #: no leading zero (``re``'s ``[0-9]`` is ASCII only; ``fullmatch`` refuses a trailing newline).
 _CANONICAL_ID = re.compile(r"[1-9][0-9]{0,31}")
@@ -121,13 +91,8 @@ MAX_SENDER_ID_CHARS = 256
 _MAX_SCOPE_CHARS = 512
 
 
-def person_scope(person_id: str) -> str:
-    """``person:<id>``: the scope (in ``dm`` mode) and grantee of a linked person."""
-    return f"{PERSON_SCOPE_PREFIX}{person_id}"
-
-
-def is_group_scope(user_id: str) -> bool:
-    """True iff the scope belongs to a group context (``group:`` or ``guild:``)."""
+def _is_group_scope(user_id: str) -> bool:
+    """True iff the scope string names a group context (``group:`` or ``guild:``)."""
     return user_id.startswith(GROUP_SCOPE_PREFIXES)
 
 
@@ -136,9 +101,9 @@ def _folded(sender_id: str) -> str:
     # direction marks) dropped, NFKC (full-width letters and digits become ASCII), case-folded,
     # then legacy-split. Detection only: the id itself is never rewritten this way.
     if sender_id.isascii():
-        return normalize_sender_id(sender_id.lower())
+        return _normalize_sender_id(sender_id.lower())
     visible = "".join(char for char in sender_id if unicodedata.category(char) != "Cf")
-    return normalize_sender_id(unicodedata.normalize("NFKC", visible).casefold())
+    return _normalize_sender_id(unicodedata.normalize("NFKC", visible).casefold())
 
 
 def _placeholder_key(sender_id: str) -> str:
@@ -150,7 +115,7 @@ def _placeholder_key(sender_id: str) -> str:
     return folded
 
 
-def is_synthetic_sender(sender_id: str) -> bool:
+def _is_synthetic_sender(sender_id: str) -> bool:
     """True iff ``sender_id`` is an internal routing identity rather than a person.
 
     Detection ignores case, format characters (Unicode category Cf, e.g. ``"\u200b"``) and
@@ -162,8 +127,8 @@ def is_synthetic_sender(sender_id: str) -> bool:
     return folded in SYNTHETIC_SENDER_EXACT or folded.startswith(_SYNTHETIC_SENDER_PREFIXES)
 
 
-def is_placeholder_sender(sender_id: str) -> bool:
-    """True iff ``sender_id`` spells one of Telegram's stand-in ids.
+def _is_placeholder_sender(sender_id: str) -> bool:
+    """True iff ``sender_id`` spells one of the stand-in ids (``PLACEHOLDER_SENDER_IDS``).
 
     Look-alikes count: a legacy ``id|name``, leading zeros (``"0777000"``), full-width or
     other decimal digits and format characters all spell the placeholder they imitate.
@@ -171,8 +136,71 @@ def is_placeholder_sender(sender_id: str) -> bool:
     return _placeholder_key(sender_id) in PLACEHOLDER_SENDER_IDS
 
 
+def _normalize_sender_id(raw: str) -> str:
+    """Split a legacy ``"<id>|<username>"`` sender string down to the id.
+
+    Idempotent, and whitespace around the id is dropped: ``" 42|bob "`` → ``"42"``.
+    """
+    return raw.split("|", 1)[0].strip()
+
+
+class SenderKind(StrEnum):
+    """What was behind a message. Only ``USER`` is a person with a ``sender_id``.
+
+    Its static methods read a sender id: :meth:`is_synthetic`, :meth:`is_placeholder` (neither
+    is a person) and :meth:`normalize_id` (the legacy ``id|name`` split).
+    """
+
+    USER = "user"
+    BOT = "bot"
+    ANONYMOUS_ADMIN = "anonymous_admin"
+    CHANNEL = "channel"
+    SERVICE = "service"
+    WEBHOOK = "webhook"
+    SYNTHETIC = "synthetic"
+    NONE = "none"
+
+    @staticmethod
+    def is_synthetic(sender_id: str) -> bool:
+        """True iff ``sender_id`` is an internal routing identity rather than a person.
+
+        Detection ignores case, format characters (Unicode category Cf, e.g. ``"\u200b"``)
+        and compatibility forms (full-width letters), and splits a legacy ``id|name`` first:
+        so ``"SUBAGENT:x"``, ``"\u200bsubagent:x"``, ``" subagent:x"`` and
+        ``"session_send_tool|x"`` are all synthetic.
+        """
+        return _is_synthetic_sender(sender_id)
+
+    @staticmethod
+    def is_placeholder(sender_id: str) -> bool:
+        """True iff ``sender_id`` spells one of the stand-in ids a platform sends where a
+        person's id belongs (an anonymous admin, a channel, a service account).
+
+        Look-alikes count: a legacy ``id|name``, leading zeros (``"0777000"``), full-width or
+        other decimal digits and format characters all spell the placeholder they imitate.
+        """
+        return _is_placeholder_sender(sender_id)
+
+    @staticmethod
+    def normalize_id(raw: str) -> str:
+        """Split a legacy ``"<id>|<username>"`` sender string down to the id.
+
+        Idempotent, and whitespace around the id is dropped: ``" 42|bob "`` → ``"42"``.
+        """
+        return raw.split("|", 1)[0].strip()
+
+
+_PLACEHOLDER_KINDS: dict[str, SenderKind] = {
+    ANONYMOUS_ADMIN_ID: SenderKind.ANONYMOUS_ADMIN,
+    CHANNEL_BOT_ID: SenderKind.CHANNEL,
+    SERVICE_ID: SenderKind.SERVICE,
+}
+# Bot accounts are not people: they never hold a sender id, on any platform.
+_PERSON_KINDS = frozenset({SenderKind.USER})
+
+
 def _placeholder_sender_kind(sender_id: str) -> SenderKind | None:
-    """The kind a Telegram placeholder id (or a look-alike of one) stands for, else ``None``."""
+    """The kind a placeholder id (or a look-alike of one) stands for, else ``None``."""
     return _PLACEHOLDER_KINDS.get(_placeholder_key(sender_id))
 
 
@@ -197,8 +225,8 @@ def _identity_problem(scope: str, sender_id: str, channel: str = "") -> str | No
         return f"scope {scope!r} holds a character no store can hold (control or surrogate)"
     if has_unstorable(sender_id):
         return f"sender id {sender_id!r} holds a character no store can hold (control or surrogate)"
-    sender = normalize_sender_id(sender_id)
-    if not sender or not is_group_scope(scope):
+    sender = _normalize_sender_id(sender_id)
+    if not sender or not _is_group_scope(scope):
         return None
     scope_channel = _scope_platform(scope)
     for name in (channel, scope_channel):
@@ -217,14 +245,6 @@ def _identity_problem(scope: str, sender_id: str, channel: str = "") -> str | No
     ):
         return f"sender id {sender!r} holds format or compatibility characters"
     return None
-
-
-def normalize_sender_id(raw: str) -> str:
-    """Split a legacy ``"<id>|<username>"`` sender string down to the id.
-
-    Idempotent, and whitespace around the id is dropped: ``" 42|bob "`` → ``"42"``.
-    """
-    return raw.split("|", 1)[0].strip()
 
 
 def _is_person_kind(kind: SenderKind) -> bool:
@@ -315,12 +335,26 @@ class Scope:
     #: user's or a custom channel's ids are opaque but short). Longer ids are refused before
     #: any lookup, so none reaches a store index that cannot hold it.
     MAX_CHARS: ClassVar[int] = _MAX_SCOPE_CHARS
+    #: A linked person's scope and grantee is ``person:<uuid>`` (:meth:`person`): direct,
+    #: never a group; no platform id, HTTP user id or group scope takes this form.
+    PERSON_PREFIX: ClassVar[str] = _PERSON_PREFIX
 
     kind: ScopeKind
     channel: str = ""
     chat_id: str = ""
     guild_id: str = ""
     member_id: str = ""
+
+    @staticmethod
+    def is_group_id(user_id: str) -> bool:
+        """True iff the scope string ``user_id`` names a group context (``group:`` or
+        ``guild:``): :attr:`is_group` without parsing."""
+        return user_id.startswith(GROUP_SCOPE_PREFIXES)
+
+    @classmethod
+    def person(cls, person_id: str) -> Scope:
+        """``person:<id>``: the scope (in ``dm`` mode) and grantee of a linked person."""
+        return cls(ScopeKind.DIRECT, chat_id=f"{_PERSON_PREFIX}{person_id}")
 
     @classmethod
     def group(cls, channel: str, chat_id: int | str) -> Scope:
@@ -394,16 +428,6 @@ class Scope:
         return f"guild:{self.guild_id}:{_GUILD_WORDS[self.kind]}:{self.member_id}"
 
 
-def person_session_key(agent_key: str, person: str) -> str:
-    """``agent:<agentKey>:person:direct:<uuid>``: a linked person's direct session, one on
-    every channel (``links = "dm"``); ``person`` is its scope, ``person:<uuid>``."""
-    if AGENT_KEY_PATTERN.fullmatch(agent_key) is None:
-        raise IdentityError(
-            f"agent key must be 1-64 letters, digits, '_' or '-', got {agent_key!r}"
-        )
-    return f"agent:{agent_key}:person:direct:{person.removeprefix(PERSON_SCOPE_PREFIX)}"
-
-
 def session_key(
     agent_key: str,
     channel: str,
@@ -474,7 +498,7 @@ class Identity:
     @property
     def is_group(self) -> bool:
         """True iff this identity acts in a group context."""
-        return is_group_scope(self.user_id)
+        return _is_group_scope(self.user_id)
 
     @property
     def account(self) -> Account | None:
@@ -493,19 +517,20 @@ class Identity:
         ``MAX_SENDER_ID_CHARS`` (sender) or :attr:`Scope.MAX_CHARS` (scope). In a group context
         the sender, after the legacy ``id|name`` split, must also be a well-formed person id for
         its channel. The channel is known from ``channel`` (``Identity.channel``) and from the
-        scope (``guild:`` is Discord; ``group:<channel>:...``; a legacy ``group:<chatID>`` is
-        Telegram); when either names Telegram or Discord, the stricter rule holds:
+        scope (``guild:`` is the guild form's platform; ``group:<channel>:...``; a legacy
+        ``group:<chatID>`` is the legacy form's); when either names a registered platform, its
+        id form (:meth:`~actorscope.platforms.PlatformSpec.is_person_id`) holds:
 
-        - Telegram and Discord (the identity table): a canonical positive ASCII integer
-          without sign or leading zero, so ``"042"``, ``"+42"``, ``"42\u200b"`` and
-          full-width digits are refused instead of missing a grant (or a deny) on ``42``.
-        - Another registered platform: its own id form
-          (:meth:`~actorscope.platforms.PlatformSpec.is_person_id`).
+        - A platform of integer ids (the built-in chat platforms, by the identity table): a
+          canonical positive ASCII integer without sign or leading zero, so ``"042"``,
+          ``"+42"``, ``"42\u200b"`` and full-width digits are refused instead of missing a
+          grant (or a deny) on ``42``.
+        - Another registered platform: its own id form.
         - Any other channel (the table leaves custom channels' ids opaque: they need not be
           integers): no format characters (category Cf) and unchanged by NFKC, so an id cannot
-          imitate another one with invisible or compatibility characters. A Telegram or Discord
-          bot running under a channel name of its own (``group:tg2:...``) is such a channel
-          here; its adapter already writes canonical ids
+          imitate another one with invisible or compatibility characters. A built-in
+          platform's bot running under a channel name of its own (``group:tg2:...``) is such a
+          channel here; its adapter already writes canonical ids
           (:meth:`~actorscope.platforms.PlatformSpec.chat_id`).
 
         An empty sender is not a problem here: the policy denies it as ``empty_sender``.
@@ -556,9 +581,9 @@ class Identity:
         elif spec.ids is IdForm.INTEGER:
             # Canonical digits: never synthetic, and a placeholder only when spelled as one.
             kind = _PLACEHOLDER_KINDS.get(author, kind)
-        elif is_synthetic_sender(author):
+        elif _is_synthetic_sender(author):
             kind = SenderKind.SYNTHETIC
-        elif is_placeholder_sender(author):
+        elif _is_placeholder_sender(author):
             kind = _placeholder_sender_kind(author) or SenderKind.NONE
         if _is_person_kind(kind) and not spec.is_person_id(author):
             if guilds:  # every sender there has a scope of its own: no person, no scope
@@ -586,10 +611,10 @@ class Identity:
             raise IdentityError(
                 f"HTTP user id must be non-empty without surrounding spaces: {user_id!r}"
             )
-        if is_group_scope(user_id):
+        if _is_group_scope(user_id):
             # A user id shaped like a group scope would share that group's memory and files.
             raise IdentityError(f"HTTP user id must not look like a group scope: {user_id!r}")
-        if user_id.startswith(PERSON_SCOPE_PREFIX):
+        if user_id.startswith(_PERSON_PREFIX):
             # Nor may one borrow a linked person's direct scope.
             raise IdentityError(f"HTTP user id must not look like a person's scope: {user_id!r}")
         return Identity(
@@ -614,11 +639,11 @@ class Identity:
         and marked ``SYNTHETIC`` (still denied every group permission); a legacy ``id|name`` is
         split; a placeholder id becomes ``""``.
         """
-        sender_id = normalize_sender_id(sender_id)
+        sender_id = _normalize_sender_id(sender_id)
         placeholder = _placeholder_sender_kind(sender_id)
         if placeholder is not None:
             sender_id, kind = "", placeholder
-        elif sender_id and is_synthetic_sender(sender_id):
+        elif sender_id and _is_synthetic_sender(sender_id):
             kind = SenderKind.SYNTHETIC
         elif sender_id:
             kind = SenderKind.USER
@@ -628,7 +653,7 @@ class Identity:
             user_id=user_id,
             sender_id=sender_id,
             channel=_channel_name(channel) if channel else "",
-            peer_kind=PeerKind.GROUP if is_group_scope(user_id) else PeerKind.DIRECT,
+            peer_kind=PeerKind.GROUP if _is_group_scope(user_id) else PeerKind.DIRECT,
             sender_kind=kind,
             role=role,
         )
@@ -643,8 +668,8 @@ def _account_of(identity: Identity) -> Account | None:
     if (
         not actor
         or identity.sender_kind not in (SenderKind.USER, SenderKind.NONE)
-        or is_synthetic_sender(actor)
-        or is_placeholder_sender(actor)
+        or _is_synthetic_sender(actor)
+        or _is_placeholder_sender(actor)
         or not spec.is_person_id(actor)
     ):
         return None

@@ -15,14 +15,7 @@ from actorscope.channels._config import ChannelConfig
 from actorscope.channels._policy import admit
 from actorscope.channels.discord._normalize import inspect_dispatch
 from actorscope.channels.telegram._normalize import inspect_update
-from actorscope.identity import (
-    PeerKind,
-    SenderKind,
-    _is_canonical_platform_id,
-    is_group_scope,
-    is_placeholder_sender,
-    is_synthetic_sender,
-)
+from actorscope.identity import PeerKind, Scope, SenderKind, _is_canonical_platform_id
 from actorscope.messages import InboundMessage
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
@@ -92,12 +85,12 @@ def check(ingress: Ingress) -> None:
         assert ingress.reason is not None
         return
     sender = message.sender_id
-    assert not is_placeholder_sender(sender)
-    assert not is_synthetic_sender(sender)
+    assert not SenderKind.is_placeholder(sender)
+    assert not SenderKind.is_synthetic(sender)
     assert sender == "" or _is_canonical_platform_id(sender), sender
     if message.sender_kind is not SenderKind.USER:
         assert sender == ""
-    if is_group_scope(message.user_id):
+    if Scope.is_group_id(message.user_id):
         assert message.peer_kind is PeerKind.GROUP
         assert message.sender_kind is SenderKind.USER or sender == ""
     else:

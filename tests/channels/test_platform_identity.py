@@ -11,14 +11,12 @@ from actorscope.channels.discord import PLATFORM as DISCORD
 from actorscope.channels.telegram import PLATFORM as TELEGRAM
 from actorscope.errors import IdentityError
 from actorscope.identity import (
+    ANONYMOUS_ADMIN_ID,
     PLACEHOLDER_SENDER_IDS,
-    TELEGRAM_ANONYMOUS_ADMIN_ID,
     Identity,
     PeerKind,
+    Scope,
     SenderKind,
-    is_group_scope,
-    is_placeholder_sender,
-    is_synthetic_sender,
 )
 from actorscope.platforms import BuiltInPlatform
 
@@ -124,7 +122,7 @@ def test_telegram_placeholder_sender_is_empty_with_group_scope(
 def test_telegram_placeholder_overrides_a_claimed_user_kind() -> None:
     """A placeholder id is never a person even when the caller claims SenderKind.USER."""
     identity = TELEGRAM.identity(
-        GROUP_CHAT, "supergroup", TELEGRAM_ANONYMOUS_ADMIN_ID, sender_kind=SenderKind.USER
+        GROUP_CHAT, "supergroup", ANONYMOUS_ADMIN_ID, sender_kind=SenderKind.USER
     )
     assert identity.sender_id == ""
     assert identity.sender_kind is SenderKind.ANONYMOUS_ADMIN
@@ -258,7 +256,7 @@ def test_discord_bot_author_scope_and_empty_sender() -> None:
 def test_direct_telegram_scope_is_never_a_group_scope(sender: int | str, chat: int | str) -> None:
     """A Telegram private chat with a real numeric sender never yields a group scope."""
     identity = TELEGRAM.identity(chat, "private", sender)
-    assert not is_group_scope(identity.user_id)
+    assert not Scope.is_group_id(identity.user_id)
     assert identity.peer_kind is PeerKind.DIRECT
     assert identity.user_id == identity.sender_id == str(int(sender))
 
@@ -268,7 +266,7 @@ def test_direct_telegram_scope_is_never_a_group_scope(sender: int | str, chat: i
 def test_discord_dm_scope_is_never_a_group_scope(sender: int | str, chat: int | str) -> None:
     """A Discord DM never yields a group scope."""
     identity = DISCORD.identity(sender, chat_id=chat)
-    assert not is_group_scope(identity.user_id)
+    assert not Scope.is_group_id(identity.user_id)
     assert identity.peer_kind is PeerKind.DIRECT
 
 
@@ -415,8 +413,8 @@ def test_telegram_identity_keeps_a_channel_name_of_the_bots_own() -> None:
 def test_platform_sender_ids_never_contain_a_colon(identity: Identity) -> None:
     """No sender id built by a platform builder contains ":" (nor is synthetic or a placeholder)."""
     assert ":" not in identity.sender_id
-    assert not is_synthetic_sender(identity.sender_id)
-    assert not is_placeholder_sender(identity.sender_id)
+    assert not SenderKind.is_synthetic(identity.sender_id)
+    assert not SenderKind.is_placeholder(identity.sender_id)
 
 
 @settings(max_examples=100, deadline=None)

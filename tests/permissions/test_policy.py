@@ -15,12 +15,12 @@ from actorscope.agents import Agent, AgentRegistry
 from actorscope.context import bind_identity
 from actorscope.errors import GrantError, StoreError
 from actorscope.identity import (
-    TELEGRAM_ANONYMOUS_ADMIN_ID,
-    TELEGRAM_CHANNEL_BOT_ID,
-    TELEGRAM_SERVICE_ID,
+    ANONYMOUS_ADMIN_ID,
+    CHANNEL_BOT_ID,
+    SERVICE_ID,
     Identity,
     PeerKind,
-    is_synthetic_sender,
+    SenderKind,
 )
 from actorscope.permissions import (
     Decision,
@@ -126,9 +126,7 @@ async def test_synthetic_senders_are_denied(
         assert (decision.allowed, decision.reason) == (False, Reason.SYNTHETIC_SENDER)
 
 
-@pytest.mark.parametrize(
-    "sender", [TELEGRAM_ANONYMOUS_ADMIN_ID, TELEGRAM_CHANNEL_BOT_ID, TELEGRAM_SERVICE_ID]
-)
+@pytest.mark.parametrize("sender", [ANONYMOUS_ADMIN_ID, CHANNEL_BOT_ID, SERVICE_ID])
 async def test_placeholder_ids_are_denied(
     store: GrantStore, agent: Agent, policy: PermissionPolicy, ident: MakeIdentity, sender: str
 ) -> None:
@@ -686,13 +684,13 @@ def test_non_person_rules_run_once_per_scope_sender_and_channel(
 ) -> None:
     """A repeated non_person_reason is answered from its bounded cache, a look-alike is not."""
     folds: list[str] = []
-    real = is_synthetic_sender
+    real = SenderKind.is_synthetic
 
     def counting(sender: str) -> bool:
         folds.append(sender)
         return real(sender)
 
-    monkeypatch.setattr("actorscope.permissions._policy.is_synthetic_sender", counting)
+    monkeypatch.setattr(SenderKind, "is_synthetic", staticmethod(counting))
     # A sender no earlier test (or earlier run in this process) asked about: the cache is cold.
     sender = str(4_000_000_000 + secrets.randbelow(10**9))
     person = Identity(user_id=GROUP, sender_id=sender, channel="telegram")

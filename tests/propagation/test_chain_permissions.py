@@ -18,7 +18,7 @@ import pytest
 from actorscope.agents import Agent, AgentRegistry
 from actorscope.context import bind_identity, current_identity
 from actorscope.host import MessageBus
-from actorscope.identity import PeerKind, SenderKind, is_synthetic_sender
+from actorscope.identity import PeerKind, SenderKind
 from actorscope.messages import InboundMessage, MetaKey, RunRequest
 from actorscope.permissions import Decision, GrantStore, PermissionPolicy, Reason
 from actorscope.propagation import (
@@ -200,7 +200,7 @@ async def test_chain_is_checked_for_the_member_who_asked(
     parent = build(env, member_message(env, member))
     carried = WRAPPERS[wrapper](env, parent)
     assert carried.sender_id.startswith(SENDER_PREFIX[wrapper])
-    assert is_synthetic_sender(carried.sender_id)
+    assert SenderKind.is_synthetic(carried.sender_id)
     assert carried.metadata[MetaKey.ORIGIN_SENDER_ID] == member
     request = build(env, carried)
     assert request.sender_id == member
@@ -315,7 +315,7 @@ async def test_forged_origin_is_ignored_and_the_run_is_denied(env: Env, forgery:
     forged = FORGERIES[forgery](env, genuine)
     request = build(env, forged)
     assert request.sender_id == forged.sender_id
-    assert is_synthetic_sender(request.sender_id)
+    assert SenderKind.is_synthetic(request.sender_id)
     assert request.role == ""
     assert not any(key.startswith("origin_") for key in request.metadata)
     decision = await check(env, request)
@@ -328,7 +328,7 @@ async def test_too_old_origin_is_ignored(env: Env) -> None:
     assert build(env, carried).sender_id == WRITER
     env.clock.now += 601
     request = build(env, carried)
-    assert is_synthetic_sender(request.sender_id)
+    assert SenderKind.is_synthetic(request.sender_id)
     assert (await check(env, request)).reason is Reason.SYNTHETIC_SENDER
 
 
@@ -364,7 +364,7 @@ async def test_placeholder_or_empty_origin_sender_is_ignored(env: Env, placehold
         member_message(env, WRITER), sender_id=placeholder, sender_kind=SenderKind.ANONYMOUS_ADMIN
     )
     request = build(env, via_subagent(env, build(env, anonymous)))
-    assert is_synthetic_sender(request.sender_id)
+    assert SenderKind.is_synthetic(request.sender_id)
     assert not (await check(env, request)).allowed
 
 
@@ -394,5 +394,5 @@ async def test_lookalike_origin_sender_stays_synthetic_and_denied(env: Env, look
     store = GrantStore(env.db)
     await store.grant(agent_id=env.agent.id, scope=GROUP, config_type="file_writer", sender_id="*")
     request = build(env, via_subagent(env, build(env, member_message(env, lookalike))))
-    assert is_synthetic_sender(request.sender_id)
+    assert SenderKind.is_synthetic(request.sender_id)
     assert (await check(env, request)).reason is Reason.SYNTHETIC_SENDER

@@ -25,7 +25,7 @@ from hypothesis.stateful import (
 from actorscope.context import bind_identity
 from actorscope.errors import IdentityError
 from actorscope.host import MessageBus
-from actorscope.identity import PeerKind, SenderKind, is_synthetic_sender
+from actorscope.identity import PeerKind, SenderKind
 from actorscope.messages import InboundMessage, RunRequest
 from actorscope.propagation import (
     Origin,
@@ -124,7 +124,7 @@ class Chains(RuleBasedStateMachine):
         if msg.sender_id == human:  # a person's own message: the host resolves their role
             request = request.model_copy(update={"role": ROLES.get(human, "")})
         effective = request.sender_id
-        assert effective in ("", human) or is_synthetic_sender(effective), (effective, chain)
+        assert effective in ("", human) or SenderKind.is_synthetic(effective), (effective, chain)
         if effective == human:
             assert request.user_id == scope
             assert request.role in ("", ROLES.get(human, ""))
@@ -217,7 +217,7 @@ class Chains(RuleBasedStateMachine):
     def tamper_carrier(self, item: Item, field: str, value: str) -> Item:
         msg, chain = item
         changed = InboundMessage.model_validate({**msg.model_dump(), field: value})
-        if not is_synthetic_sender(changed.sender_id):
+        if not SenderKind.is_synthetic(changed.sender_id):
             # A person's own message: what it says about sender and scope is the channel's word.
             chain = (changed.sender_id, changed.user_id)
         return changed, chain

@@ -18,7 +18,7 @@ import pytest
 
 from actorscope.agents import Agent, AgentRegistry
 from actorscope.context import bind_identity
-from actorscope.identity import PeerKind, is_synthetic_sender
+from actorscope.identity import PeerKind, SenderKind
 from actorscope.messages import InboundMessage, RunRequest
 from actorscope.permissions import GrantStore, PermissionPolicy, Reason
 from actorscope.propagation import OriginSigner, spawn_subagent
@@ -95,7 +95,7 @@ async def test_second_process_with_another_key_stays_synthetic(
     """With a different key the child keeps the synthetic sender, which the check denies."""
     policy, agent = policy_agent
     request = run_child(announce_json(OriginSigner(), agent), secrets.token_hex(32))
-    assert is_synthetic_sender(request.sender_id)
+    assert SenderKind.is_synthetic(request.sender_id)
     with bind_identity(request.identity()):
         decision = await policy.check_file_writer()
     assert (decision.allowed, decision.reason) == (False, Reason.SYNTHETIC_SENDER)

@@ -12,9 +12,8 @@ import re
 from collections.abc import Iterable
 from typing import NewType
 
-from actorscope._input import NIL_UUID, InvalidUUIDError, is_uuid, parse_uuid
+from actorscope._input import AGENT_KEY_PATTERN, NIL_UUID, InvalidUUIDError, is_uuid, parse_uuid
 from actorscope.errors import IdentityError
-from actorscope.identity import AGENT_KEY_PATTERN
 
 __all__ = [
     "AgentKey",

@@ -50,7 +50,7 @@ from actorscope._input import (
 )
 from actorscope.errors import ConfigError, IdentityError
 from actorscope.host import RunStep
-from actorscope.identity import is_placeholder_sender
+from actorscope.identity import SenderKind
 from actorscope.platforms import IdForm, PlatformSpec, platform_spec, platform_specs
 
 __all__ = [
@@ -118,7 +118,7 @@ def sender_ids(value: Any, field: str, platform: str = "") -> tuple[str, ...]:
                 "scope ids are not senders)"
             )
         canonical = str(int(text))
-        if is_placeholder_sender(canonical):
+        if SenderKind.is_placeholder(canonical):
             raise ValueError(f"{where} is a Telegram placeholder, not a person")
         ids.append(canonical)
     return tuple(ids)

@@ -19,7 +19,7 @@ from actorscope.cli._common import (
     database_to_change,
 )
 from actorscope.errors import ConfigError, NotFoundError
-from actorscope.identity import Identity, PeerKind, is_group_scope
+from actorscope.identity import Identity, PeerKind, Scope
 from actorscope.permissions import ConfigType, GrantStore, Permission, PermissionPolicy
 from actorscope.store import Database
 
@@ -259,7 +259,7 @@ def check(
             identity = Identity(
                 user_id=scope,
                 sender_id=sender,
-                peer_kind=PeerKind.GROUP if is_group_scope(scope) else PeerKind.DIRECT,
+                peer_kind=PeerKind.GROUP if Scope.is_group_id(scope) else PeerKind.DIRECT,
                 role=role,
                 tenant_id=found.tenant_id,
                 agent_id=found.id,

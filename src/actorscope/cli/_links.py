@@ -23,7 +23,7 @@ from actorscope.cli._common import (
     database_to_change,
 )
 from actorscope.errors import IdentityError, NotFoundError
-from actorscope.identity import PERSON_SCOPE_PREFIX
+from actorscope.identity import Scope
 from actorscope.permissions import Link, LinkStore
 from actorscope.store import Database
 
@@ -108,7 +108,7 @@ def links_remove(
     person's /unlink in a chat differs: it unlinks every account and removes the person, and a
     new link then makes a new person, so grants to the old person:<uuid> cover no one.
     """
-    if account.startswith(PERSON_SCOPE_PREFIX):
+    if account.startswith(Scope.PERSON_PREFIX):
         raise IdentityError(
             f"links remove takes an account (<platform>:<id>), not {account}: remove each of "
             "its accounts (links show lists them), or the person sends /unlink"
@@ -160,7 +160,7 @@ def links_show(
     as_json: JsonOpt = False,
 ) -> None:
     """Show a person and every account it owns (named by one of them); reads only."""
-    is_person = who.startswith(PERSON_SCOPE_PREFIX)
+    is_person = who.startswith(Scope.PERSON_PREFIX)
     if is_person:
         LinkStore.parse_person(who)
     else:

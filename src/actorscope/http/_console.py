@@ -22,7 +22,7 @@ from actorscope.http._guard import Problem
 from actorscope.http._keys import ApiKey
 from actorscope.http._ops import AUDIT_PAGE, Operations
 from actorscope.http._sessions import SESSION_SECONDS, Session, csrf_token
-from actorscope.identity import PERSON_SCOPE_PREFIX
+from actorscope.identity import Scope
 from actorscope.permissions import ConfigType
 
 __all__ = ["SESSION_COOKIE", "error_page", "is_console", "router"]
@@ -344,7 +344,7 @@ async def links_add(
 ) -> Response:
     """Link ``account`` with another account or to a person, then back to the links page."""
     other = other.strip()
-    if other.startswith(PERSON_SCOPE_PREFIX):
+    if other.startswith(Scope.PERSON_PREFIX):
         await ops.add_links(key, [account.strip()], person=other)
     else:
         await ops.add_links(key, [account.strip(), *([other] if other else [])])

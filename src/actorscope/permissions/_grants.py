@@ -19,7 +19,7 @@ from typing import Any
 from actorscope._input import is_uuid, parse_uuid
 from actorscope.agents import Agent, AgentRegistry
 from actorscope.errors import GrantError, StoreError
-from actorscope.identity import PERSON_SCOPE_PREFIX, Scope
+from actorscope.identity import Scope
 from actorscope.permissions._audit import AuditAction, AuditEntry, AuditLog
 from actorscope.permissions._cache import DEFAULT_MAX_ENTRIES, DecisionCache
 from actorscope.permissions._records import (
@@ -522,11 +522,11 @@ class GrantStore:
 async def _known_person(tx: Transaction, grantee: str, tenant_id: str) -> None:
     """A grant to ``person:<uuid>`` names a person of the agent's tenant (a GrantError if not:
     a person is made by a link, and its id changes when it is unlinked and linked again)."""
-    if not grantee.startswith(PERSON_SCOPE_PREFIX):
+    if not grantee.startswith(Scope.PERSON_PREFIX):
         return
     row = await tx.fetchone(
         "SELECT 1 FROM persons WHERE id = ? AND tenant_id = ?",
-        (grantee.removeprefix(PERSON_SCOPE_PREFIX), tenant_id),
+        (grantee.removeprefix(Scope.PERSON_PREFIX), tenant_id),
     )
     if row is None:
         raise GrantError(

@@ -37,14 +37,7 @@ from enum import StrEnum
 from actorscope._input import parse_uuid
 from actorscope.agents import AgentRegistry
 from actorscope.errors import ConflictError, IdentityError, NotFoundError
-from actorscope.identity import (
-    PERSON_SCOPE_PREFIX,
-    Identity,
-    PeerKind,
-    is_placeholder_sender,
-    is_synthetic_sender,
-    person_scope,
-)
+from actorscope.identity import Identity, PeerKind, Scope, SenderKind
 from actorscope.permissions._audit import AuditAction, AuditEntry, AuditLog
 from actorscope.permissions._scopes import ANY
 from actorscope.platforms import Account
@@ -151,7 +144,7 @@ class Link:
     @property
     def person(self) -> str:
         """The person as a scope and grantee: ``person:<id>``."""
-        return person_scope(self.person_id)
+        return str(Scope.person(self.person_id))
 
     def as_dict(self) -> dict[str, str]:
         """The link as plain JSON-ready data."""
@@ -201,7 +194,7 @@ def parse_account(text: object) -> Account:
     if not isinstance(text, str):
         raise IdentityError(f"an account is <platform>:<id>, got {text!r}")
     account = Account.parse(text)
-    if is_placeholder_sender(account.id) or is_synthetic_sender(account.id):
+    if SenderKind.is_placeholder(account.id) or SenderKind.is_synthetic(account.id):
         raise IdentityError(f"{text!r} is not a person; it can never be linked")
     return account
 
@@ -210,7 +203,7 @@ def parse_person(text: object) -> str:
     """A person's UUID from ``person:<uuid>`` or the bare UUID; :class:`IdentityError` else."""
     if not isinstance(text, str):
         raise IdentityError(f"a person is person:<uuid>, got {text!r}")
-    bare = text.removeprefix(PERSON_SCOPE_PREFIX)
+    bare = text.removeprefix(Scope.PERSON_PREFIX)
     try:
         return parse_uuid(bare, "person id")
     except IdentityError:
@@ -297,7 +290,7 @@ class LinkStore:
         if account is None:
             return None
         person = await self.person_of(account, tenant_id)
-        return None if person is None else person_scope(person)
+        return None if person is None else str(Scope.person(person))
 
     async def links(
         self,
@@ -359,12 +352,12 @@ class LinkStore:
                     "SELECT 1 FROM persons WHERE id = ? AND tenant_id = ?", (wanted, tenant_id)
                 )
                 if row is None:
-                    raise NotFoundError(f"no person {person_scope(wanted)} in tenant {tenant!r}")
+                    raise NotFoundError(f"no person {Scope.person(wanted)} in tenant {tenant!r}")
             distinct = set(owners.values())
             if wanted is not None:
                 distinct.add(wanted)
             if len(distinct) > 1:
-                taken = ", ".join(f"{acc} ({person_scope(p)})" for acc, p in sorted(owners.items()))
+                taken = ", ".join(f"{acc} ({Scope.person(p)})" for acc, p in sorted(owners.items()))
                 raise ConflictError(
                     f"an account belongs to at most one person: {taken}; unlink it first"
                 )
@@ -444,7 +437,7 @@ class LinkStore:
             True,
             LinkReason.CODE_ISSUED,
             account=str(account),
-            person=person_scope(person) if person else "",
+            person=str(Scope.person(person)) if person else "",
             code=code,
             expires_at=expires,
         )
@@ -507,7 +500,9 @@ class LinkStore:
                     tx, tenant_id, Account.parse(issuer), person, LinkVia.CODE, sender
                 )
             await self._insert(tx, tenant_id, account, person, LinkVia.CODE, sender)
-        return LinkOutcome(True, LinkReason.LINKED, account=sender, person=person_scope(person))
+        return LinkOutcome(
+            True, LinkReason.LINKED, account=sender, person=str(Scope.person(person))
+        )
 
     async def _burn(self, code: str, identity: Identity, tenant_id: str, at: float) -> LinkOutcome:
         """Use up a live code sent in a group (whoever it was issued to) and refuse.
@@ -631,7 +626,9 @@ class LinkStore:
             )
             for row in rows:
                 await self._unlink(tx, tenant_id, str(row["account"]), sender, LinkVia.CODE)
-        return LinkOutcome(True, LinkReason.UNLINKED, account=sender, person=person_scope(person))
+        return LinkOutcome(
+            True, LinkReason.UNLINKED, account=sender, person=str(Scope.person(person))
+        )
 
     # -- inside a transaction --------------------------------------------------------------
 
@@ -770,7 +767,7 @@ class LinkStore:
             detail=extra,
         )
         return LinkOutcome(
-            False, reason, account=account, person=person_scope(person) if person else ""
+            False, reason, account=account, person=str(Scope.person(person)) if person else ""
         )
 
     async def _audit(
@@ -790,7 +787,7 @@ class LinkStore:
                 action=action,
                 sender_id=account,
                 actor=actor,
-                scope=person_scope(person) if person else "",
+                scope=str(Scope.person(person)) if person else "",
                 tenant_id=tenant_id,
                 reason=reason.value,
                 detail=dict(detail or {}),

@@ -24,14 +24,7 @@ from actorscope._input import NIL_UUID, is_uuid, shown_path
 from actorscope._text import has_unstorable
 from actorscope.context import current_identity
 from actorscope.errors import StoreError
-from actorscope.identity import (
-    Identity,
-    is_group_scope,
-    is_placeholder_sender,
-    is_synthetic_sender,
-    normalize_sender_id,
-    person_scope,
-)
+from actorscope.identity import Identity, Scope, SenderKind
 from actorscope.permissions._audit import AuditAction, AuditEntry
 from actorscope.permissions._grants import GrantStore
 from actorscope.permissions._links import LinkStore
@@ -85,12 +78,12 @@ class Reason(StrEnum):
 @registry_cache(maxsize=4096, typed=True)
 def _sender(scope: str, sender_id: str, channel: str) -> tuple[str, Reason | None]:
     """The sender id a check looks up (legacy ``|name`` split off) and its non-person reason."""
-    sender = normalize_sender_id(sender_id)
+    sender = SenderKind.normalize_id(sender_id)
     if not sender:
         return sender, Reason.EMPTY_SENDER
-    if is_synthetic_sender(sender):
+    if SenderKind.is_synthetic(sender):
         return sender, Reason.SYNTHETIC_SENDER
-    if is_placeholder_sender(sender):
+    if SenderKind.is_placeholder(sender):
         return sender, Reason.PLACEHOLDER_SENDER
     if Identity.problem(scope, sender_id, channel) is not None:
         return sender, Reason.INVALID_IDENTITY
@@ -258,7 +251,7 @@ class PermissionPolicy:
                 # Stored ids are lowercase; an uppercase spelling must name the same agent.
                 identity = replace(identity, agent_id=stored)
         scope = identity.user_id
-        if not is_group_scope(scope):
+        if not Scope.is_group_id(scope):
             return Decision(True, Reason.NOT_GROUP_CONTEXT, scope, identity.sender_id, config_type)
         if identity.role in BYPASS_ROLES:
             return Decision(True, Reason.ROLE_BYPASS, scope, identity.sender_id, config_type)
@@ -326,7 +319,7 @@ class PermissionPolicy:
         if found is None or self.links is None:
             return "", ""
         person = await self.links.person_of_agent_account(found, agent_id)
-        return str(found), person_scope(person) if person else ""
+        return str(found), str(Scope.person(person)) if person else ""
 
     async def _store_failed(
         self,

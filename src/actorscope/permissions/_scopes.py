@@ -13,14 +13,7 @@ from enum import StrEnum
 from functools import lru_cache
 
 from actorscope.errors import GrantError, IdentityError
-from actorscope.identity import (
-    PERSON_SCOPE_PREFIX,
-    Identity,
-    is_group_scope,
-    is_placeholder_sender,
-    is_synthetic_sender,
-    normalize_sender_id,
-)
+from actorscope.identity import Identity, Scope, SenderKind
 from actorscope.platforms import canonical_chat_id, platform_spec
 
 __all__ = [
@@ -186,7 +179,7 @@ def parse_grant_scope(value: object, *, pattern: bool = True) -> str:
         if _segments_match(head, prefix=True):
             return value
         raise GrantError(f"bad scope prefix {value!r}: scope must be {_SCOPE_FORMS}")
-    if is_group_scope(value):
+    if Scope.is_group_id(value):
         if _segments_match(value.split(":"), prefix=False):
             return value
         raise GrantError(f"bad group scope {value!r}: scope must be {_SCOPE_FORMS}")
@@ -209,13 +202,13 @@ def grantee_problem(value: object, scope: str = "") -> str:
         return f"grant sender must be a sender id or '*', got {value!r}"
     if value == ANY:
         return ""
-    if value.startswith(PERSON_SCOPE_PREFIX):
+    if value.startswith(Scope.PERSON_PREFIX):
         # A linked person: covers each of its accounts where links = "grants".
-        if _UUID.fullmatch(value[len(PERSON_SCOPE_PREFIX) :]) is None:
+        if _UUID.fullmatch(value[len(Scope.PERSON_PREFIX) :]) is None:
             return f"a person grantee is person:<uuid>, got {value!r}"
         return ""
-    sender = normalize_sender_id(value)
-    if is_synthetic_sender(sender) or is_placeholder_sender(sender):
+    sender = SenderKind.normalize_id(value)
+    if SenderKind.is_synthetic(sender) or SenderKind.is_placeholder(sender):
         return f"grant sender {value!r} is not a person; no check would ever match it"
     if not sender or _EXACT_ID.fullmatch(sender) is None:
         platform, colon, bare = sender.partition(":")
@@ -240,7 +233,7 @@ def parse_grantee(value: object, scope: str = "") -> str:
     problem = grantee_problem(value, scope)
     if problem:
         raise GrantError(problem)
-    return normalize_sender_id(str(value))
+    return SenderKind.normalize_id(str(value))
 
 
 def parse_grant(

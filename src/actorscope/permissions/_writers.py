@@ -28,7 +28,7 @@ from enum import StrEnum
 
 from actorscope._input import NIL_UUID, parse_uuid_or_nil
 from actorscope.context import current_identity
-from actorscope.identity import Identity, Scope, is_group_scope, normalize_sender_id
+from actorscope.identity import Identity, Scope, SenderKind
 from actorscope.permissions._audit import AuditAction, AuditEntry
 from actorscope.permissions._grants import GrantStore
 from actorscope.permissions._policy import PermissionPolicy
@@ -111,7 +111,7 @@ class _Request:
 
 def writer_scope(user_id: str) -> str | None:
     """Where a group's writers are granted, or ``None`` outside a group."""
-    if not is_group_scope(user_id):
+    if not Scope.is_group_id(user_id):
         return None
     scope = Scope.try_parse(user_id)
     if scope is None:  # a malformed group scope has no writers
@@ -154,7 +154,7 @@ class WriterManager:
         owners: Iterable[str] = (),
     ) -> None:
         self.store = store
-        self.owners = frozenset(normalize_sender_id(owner) for owner in owners if owner)
+        self.owners = frozenset(SenderKind.normalize_id(owner) for owner in owners if owner)
         # Serialises this manager's requests; the last-writer rule itself is decided inside
         # the database's write transaction, which serialises every worker (see _remove).
         self._lock = asyncio.Lock()
@@ -334,12 +334,12 @@ class WriterManager:
             return await self._refuse(bound, reason, scope, str(target), none)
         if role is WriterRole.NONE:
             return await self._refuse(bound, WriterReason.NOT_AUTHORIZED, scope, str(target), none)
-        target_id = normalize_sender_id(target) if isinstance(target, str) else ""
+        target_id = SenderKind.normalize_id(target) if isinstance(target, str) else ""
         if not target_id or target_id == ANY or grantee_problem(target_id, scope):
             return await self._refuse(
                 bound, WriterReason.INVALID_TARGET, scope, target, role, operator
             )
-        actor = operator or normalize_sender_id(bound.sender_id)
+        actor = operator or SenderKind.normalize_id(bound.sender_id)
         return _Request(bound, scope, agent_id, target_id, writers, role, actor)
 
     async def _role(
@@ -348,7 +348,7 @@ class WriterManager:
         """The requester's authority; ``None`` if the requester is not a person at all."""
         if PermissionPolicy.non_person_reason(identity) is not None:  # the policy's own person rule
             return None
-        actor = normalize_sender_id(identity.sender_id)
+        actor = SenderKind.normalize_id(identity.sender_id)
         if actor in self.owners:
             return WriterRole.OWNER
         if await self._is_writer(identity, agent_id, writers):
@@ -362,7 +362,7 @@ class WriterManager:
         self, identity: Identity, agent_id: str, writers: _Writers, tx: Transaction | None = None
     ) -> bool:
         """Is the requester a writer here (holds a row and the policy allows them)?"""
-        actor = normalize_sender_id(identity.sender_id)
+        actor = SenderKind.normalize_id(identity.sender_id)
         # Exactly check_file_writer's answer for this actor here: an allow row is not enough.
         return actor in writers.holders and await self._allows(
             identity, agent_id, identity.user_id, actor, tx

@@ -16,21 +16,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from functools import lru_cache
 
+from actorscope._input import AGENT_KEY_PATTERN
 from actorscope.errors import IdentityError
-from actorscope.identity import (
-    PERSON_SCOPE_PREFIX,
-    Identity,
-    PeerKind,
-    Scope,
-    ScopeKind,
-    SenderKind,
-    is_group_scope,
-    is_placeholder_sender,
-    is_synthetic_sender,
-    normalize_sender_id,
-    person_session_key,
-    session_key,
-)
+from actorscope.identity import Identity, PeerKind, Scope, ScopeKind, SenderKind, session_key
 from actorscope.messages import InboundMessage, MetaKey, RunRequest
 from actorscope.platforms import platform_spec, registry_cache
 from actorscope.propagation._keys import (
@@ -72,6 +60,16 @@ _CARRIED = tuple(
 )
 
 
+def _person_session_key(agent_key: str, person: str) -> str:
+    """``agent:<agentKey>:person:direct:<uuid>``: a linked person's direct session, one on
+    every channel (``links = "dm"``); ``person`` is its scope, ``person:<uuid>``."""
+    if AGENT_KEY_PATTERN.fullmatch(agent_key) is None:
+        raise IdentityError(
+            f"agent key must be 1-64 letters, digits, '_' or '-', got {agent_key!r}"
+        )
+    return f"agent:{agent_key}:person:direct:{person.removeprefix(Scope.PERSON_PREFIX)}"
+
+
 def _verified_metadata(metadata: Mapping[str, str]) -> dict[str, str]:
     # Called only after verify() succeeded, which read exactly the field keys and the agent
     # and tenant keys: their values here are the verified ones. Signature and timestamp go;
@@ -85,7 +83,7 @@ def origin_scope(origin: Origin) -> str | None:
     A group scope is never copied from ``origin.user_id``: it is rebuilt from the origin's
     channel and chat, and a guild scope from the guild id and the origin sender.
     """
-    sender = normalize_sender_id(origin.sender_id)  # a legacy ``id|name`` is its id
+    sender = SenderKind.normalize_id(origin.sender_id)  # a legacy ``id|name`` is its id
     return _scope(sender, origin.user_id, origin.peer_kind, origin.channel, origin.chat_id)
 
 
@@ -100,7 +98,7 @@ def _scope(sender: str, scope: str, peer_kind: PeerKind, channel: str, chat_id: 
         if spec is None or not spec.is_person_id(sender):
             return None
         return str(Scope.guild_member(parsed.guild_id, sender))
-    if peer_kind is PeerKind.GROUP or is_group_scope(scope):
+    if peer_kind is PeerKind.GROUP or Scope.is_group_id(scope):
         group = Scope.try_group(channel, chat_id)
         return str(group) if group is not None else None
     return scope or sender
@@ -110,7 +108,9 @@ def _scope(sender: str, scope: str, peer_kind: PeerKind, channel: str, chat_id: 
 def _is_person(sender: str) -> bool:
     # ``sender`` is already normalised (legacy ``id|name`` split): a person is what is left
     # when it is neither empty, synthetic nor a placeholder.
-    return bool(sender and not is_synthetic_sender(sender) and not is_placeholder_sender(sender))
+    return bool(
+        sender and not SenderKind.is_synthetic(sender) and not SenderKind.is_placeholder(sender)
+    )
 
 
 def verified_origin(
@@ -132,7 +132,7 @@ def _attributed(
     # scope's peer kind; None unless the carrier is synthetic and its origin verifies and is a
     # person.
     sender = msg.sender_id
-    if META_ORIGIN_SIGNATURE not in msg.metadata or not is_synthetic_sender(sender):
+    if META_ORIGIN_SIGNATURE not in msg.metadata or not SenderKind.is_synthetic(sender):
         return None
     # Every check after verify() reads only signed fields, so an origin that fails them would
     # fail them on every delivery: consuming it first changes no answer.
@@ -140,7 +140,7 @@ def _attributed(
     if origin is None:
         return None
     # A legacy ``id|name`` origin sender is its id, as it is in a direct check (docs/design.md).
-    sender = normalize_sender_id(origin.sender_id)
+    sender = SenderKind.normalize_id(origin.sender_id)
     scope = _person_scope(sender, origin.user_id, origin.peer_kind, origin.channel, origin.chat_id)
     return None if scope is None else (origin, sender, *scope)
 
@@ -157,7 +157,7 @@ def _person_scope(
     if rebuilt is None or Identity.problem(rebuilt, sender, channel) is not None:
         # A look-alike of a person id (``042`` on Telegram) is nobody: the run stays synthetic.
         return None
-    return rebuilt, PeerKind.GROUP if is_group_scope(rebuilt) else PeerKind.DIRECT
+    return rebuilt, PeerKind.GROUP if Scope.is_group_id(rebuilt) else PeerKind.DIRECT
 
 
 @registry_cache(maxsize=4096)
@@ -199,10 +199,10 @@ def build_run_request(
         raise IdentityError(f"agent_id must be a string or None, got {type(agent_id).__name__}")
     if tenant_id is not None and type(tenant_id) is not str:
         raise IdentityError(f"tenant_id must be a string or None, got {type(tenant_id).__name__}")
-    if msg.peer_kind is PeerKind.DIRECT and msg.user_id.startswith(PERSON_SCOPE_PREFIX):
+    if msg.peer_kind is PeerKind.DIRECT and msg.user_id.startswith(Scope.PERSON_PREFIX):
         # A linked person's direct scope (links = "dm", set by the pipeline): one session
         # on every channel, as its memory and files are.
-        key = person_session_key(agent_key, msg.user_id)
+        key = _person_session_key(agent_key, msg.user_id)
     else:
         key = _session(agent_key, msg.channel, msg.peer_kind, msg.chat_id, msg.thread_id)
     run_agent = msg.agent_id if msg.agent_id is not None else agent_id

@@ -13,7 +13,7 @@ from contextlib import contextmanager
 
 from actorscope.agents import Agent
 from actorscope.context import bind_identity
-from actorscope.identity import Identity, PeerKind, SenderKind, is_group_scope
+from actorscope.identity import Identity, PeerKind, Scope, SenderKind
 from actorscope.permissions import Grant, GrantStore, Permission
 
 __all__ = ["Binder", "Grants", "sender_of"]
@@ -100,7 +100,7 @@ class Binder:
         """An identity of the agent: ``scope`` defaults to the sender's direct scope."""
         sender_id = sender_of(sender) if sender != "" else ""
         user_id = sender_id if scope is None else scope
-        group = is_group_scope(user_id)
+        group = Scope.is_group_id(user_id)
         return Identity(
             user_id=user_id,
             sender_id=sender_id,

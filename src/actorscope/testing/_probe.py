@@ -53,14 +53,13 @@ from actorscope.context import bind_identity
 from actorscope.errors import ConfigError, NotFoundError
 from actorscope.host import Handler
 from actorscope.identity import (
-    TELEGRAM_ANONYMOUS_ADMIN_ID,
-    TELEGRAM_CHANNEL_BOT_ID,
-    TELEGRAM_SERVICE_ID,
+    ANONYMOUS_ADMIN_ID,
+    CHANNEL_BOT_ID,
+    SERVICE_ID,
     Identity,
     PeerKind,
     Scope,
     SenderKind,
-    person_scope,
 )
 from actorscope.messages import InboundMessage
 from actorscope.permissions import (
@@ -121,7 +120,7 @@ DEFAULT_DEADLINE = 10.0
 #: How long a hung case's cancellation is given before the probe moves on.
 _CANCEL_WAIT = 1.0
 #: The placeholder accounts Telegram puts in ``from`` for non-persons (identity's own).
-_PLACEHOLDERS = (TELEGRAM_ANONYMOUS_ADMIN_ID, TELEGRAM_CHANNEL_BOT_ID, TELEGRAM_SERVICE_ID)
+_PLACEHOLDERS = (ANONYMOUS_ADMIN_ID, CHANNEL_BOT_ID, SERVICE_ID)
 #: The files a marker is planted in, in the other scopes.
 _PLANTED_FILES = ("notes.md", "memory.md")
 #: The name of the probe's database in its temporary folder.
@@ -1216,9 +1215,9 @@ async def _run_case(
     after = await _snapshot(env)
     problems += _changes(before, after, groups=world.groups if event.dm else None)
     problems += [
-        f"{account} was linked to {person_scope(person)}, the writer's person"
-        if person_scope(person) == world.person
-        else f"{account} was linked to {person_scope(person)}"
+        f"{account} was linked to {Scope.person(person)!s}, the writer's person"
+        if str(Scope.person(person)) == world.person
+        else f"{account} was linked to {Scope.person(person)!s}"
         for account, person in sorted((await _foreign_links(world)).items())
         if foreign.get(account) != person
     ]

@@ -9,7 +9,7 @@ such as ``"042"`` in a Telegram group) owns nothing and its new rows record no o
 
 from __future__ import annotations
 
-from actorscope.identity import Identity, is_group_scope, normalize_sender_id
+from actorscope.identity import Identity, Scope, SenderKind
 from actorscope.permissions import PermissionPolicy
 
 __all__ = ["owner_for_new_row", "owns"]
@@ -17,7 +17,7 @@ __all__ = ["owner_for_new_row", "owns"]
 
 def _no_person_in_group(identity: Identity) -> bool:
     return (
-        is_group_scope(identity.user_id)
+        Scope.is_group_id(identity.user_id)
         and PermissionPolicy.non_person_reason(identity) is not None
     )
 
@@ -28,10 +28,10 @@ def owns(owner_id: str, identity: Identity) -> bool:
     An empty owner matches nobody; a legacy ``"<id>|<name>"`` owner is split first. In a
     group, an identity that is no person owns nothing.
     """
-    owner = normalize_sender_id(owner_id)
+    owner = SenderKind.normalize_id(owner_id)
     if not owner or _no_person_in_group(identity):
         return False
-    actor = normalize_sender_id(identity.actor_id)
+    actor = SenderKind.normalize_id(identity.actor_id)
     return owner == actor or owner == identity.user_id
 
 
@@ -43,4 +43,4 @@ def owner_for_new_row(identity: Identity) -> str:
     """
     if _no_person_in_group(identity):
         return ""
-    return normalize_sender_id(identity.actor_id)
+    return SenderKind.normalize_id(identity.actor_id)

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from actorscope._input import shown_path
 from actorscope.errors import ToolError
-from actorscope.identity import PERSON_SCOPE_PREFIX, Identity, is_group_scope
+from actorscope.identity import Identity, Scope
 
 __all__ = ["DIRECT_PREFIX", "TELEGRAM_CHANNEL", "require_scope", "storage_scope"]
 
@@ -48,7 +48,7 @@ def _escape_channel(channel: str) -> str:
 def storage_scope(identity: Identity) -> str:
     """The key the identity's files and memory are stored under (see the module text)."""
     scope = require_scope(identity)
-    if is_group_scope(scope) or scope.startswith(PERSON_SCOPE_PREFIX):
+    if Scope.is_group_id(scope) or scope.startswith(Scope.PERSON_PREFIX):
         # A linked person's scope (links = "dm") is one across channels: that is its point.
         return scope
     if not identity.channel:

@@ -27,7 +27,7 @@ from typing import Protocol
 from actorscope._input import is_uuid
 from actorscope.agents import Agent, AgentRegistry
 from actorscope.errors import AgentNotFoundError, PermissionDeniedError, ToolError
-from actorscope.identity import Identity, is_group_scope, normalize_sender_id
+from actorscope.identity import Identity, Scope, SenderKind
 from actorscope.permissions import (
     AuditAction,
     AuditEntry,
@@ -164,12 +164,12 @@ class Toolbox:
 
         In a group only a person may add (the entry is theirs); the refusal is audited.
         """
-        if not is_group_scope(identity.user_id):
+        if not Scope.is_group_id(identity.user_id):
             return Reason.NOT_GROUP_CONTEXT
         reason = PermissionPolicy.non_person_reason(identity)
         if reason is None:
             return OWNER_REASON
-        sender = normalize_sender_id(identity.sender_id)
+        sender = SenderKind.normalize_id(identity.sender_id)
         decision = Decision(False, reason, identity.user_id, sender, MEMORY_CONFIG_TYPE)
         await self.audit.record(
             AuditEntry(
@@ -193,7 +193,7 @@ class Toolbox:
         In a group: its owner (a person) may; anyone else needs a ``file_writer`` allow, whose
         check audits its own denial.
         """
-        if not is_group_scope(identity.user_id):
+        if not Scope.is_group_id(identity.user_id):
             return Reason.NOT_GROUP_CONTEXT
         if owns(entry.created_by, identity):  # never true for a non-person in a group
             return OWNER_REASON

@@ -6,13 +6,7 @@ from functools import lru_cache
 from typing import Any
 
 from actorscope.errors import IdentityError
-from actorscope.identity import (
-    Identity,
-    PeerKind,
-    SenderKind,
-    is_placeholder_sender,
-    session_key,
-)
+from actorscope.identity import Identity, PeerKind, SenderKind, session_key
 from actorscope.platforms import BuiltInPlatform, platform_spec
 
 __all__ = ["discord_identity", "optional_snowflake", "person", "session", "snowflake"]
@@ -59,7 +53,7 @@ def discord_identity(
             BuiltInPlatform.DISCORD, chat, author, group=True, guild_id=guild, sender_kind=kind
         )
     sender = spec.chat_id(sender_id, "sender id")
-    if is_placeholder_sender(sender):
+    if SenderKind.is_placeholder(sender):
         raise IdentityError(f"{sender} is a Telegram placeholder id, never a Discord person")
     chat = spec.chat_id(chat_id, "channel id")
     return Identity.chat(
@@ -77,7 +71,7 @@ def person(
     agent_key: str, sender: int, chat: int, guild: int | None, thread: int | None
 ) -> tuple[Identity, str]:
     """Identity and session key of a person: one cache lookup per message."""
-    if is_placeholder_sender(str(sender)):
+    if SenderKind.is_placeholder(str(sender)):
         # Telegram's stand-in ids are never identities, on any platform (no real snowflake
         # is that small): the event is treated as malformed.
         raise IdentityError(f"sender id {sender} is a placeholder, not a person")

@@ -18,7 +18,7 @@ from telegram import Bot, ChatMember, Message
 from telegram.error import TelegramError
 
 from actorscope.channels._writer_commands import WriterCommand, execute_writer_command
-from actorscope.identity import Identity, is_placeholder_sender
+from actorscope.identity import Identity, SenderKind
 from actorscope.permissions import WriterManager
 
 __all__ = [
@@ -82,7 +82,7 @@ def telegram_writer_target(message: Message) -> tuple[str, str] | None:
     user = reply.from_user
     if reply.sender_chat is not None or user is None or user.is_bot:
         return None
-    if is_placeholder_sender(str(user.id)):
+    if SenderKind.is_placeholder(str(user.id)):
         return None
     name = f"@{user.username}" if user.username else user.first_name
     return str(user.id), f"{name} ({user.id})"

@@ -49,14 +49,7 @@ from actorscope.channels._base import (
 )
 from actorscope.channels._mention import command_of, mentions_bot
 from actorscope.errors import IdentityError
-from actorscope.identity import (
-    Identity,
-    PeerKind,
-    Scope,
-    SenderKind,
-    is_placeholder_sender,
-    session_key,
-)
+from actorscope.identity import Identity, PeerKind, Scope, SenderKind, session_key
 from actorscope.messages import InboundMessage, MetaKey
 from actorscope.platforms import BuiltInPlatform, registry_cache
 
@@ -293,7 +286,7 @@ def _sender(message: Message, chat_id: int, channel_post: bool) -> tuple[int | N
     if user is None:
         return None, SenderKind.NONE
     # A placeholder id maps to its own kind inside telegram_identity, with or without is_bot.
-    if flag_raised(user.is_bot) and not is_placeholder_sender(str(user.id)):
+    if flag_raised(user.is_bot) and not SenderKind.is_placeholder(str(user.id)):
         return None, SenderKind.BOT
     return user.id, SenderKind.USER
 

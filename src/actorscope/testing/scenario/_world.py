@@ -14,7 +14,7 @@ from telegram import InlineKeyboardButton, InlineKeyboardMarkup
 from actorscope.agents import AgentRegistry
 from actorscope.channels import ChannelConfig
 from actorscope.errors import ConfigError
-from actorscope.identity import PERSON_SCOPE_PREFIX, Scope
+from actorscope.identity import Scope
 from actorscope.sandbox import DiscordWorld
 from actorscope.testing._discord_sim import DiscordSim
 from actorscope.testing._grants import Grants
@@ -102,8 +102,8 @@ class World:
         for index, spec in enumerate(setup.grants):
             path = ("setup", "grants", index)
             scope = self._grant_scope(spec, path)
-            if spec.sender.startswith(PERSON_SCOPE_PREFIX):
-                sender = persons.get(spec.sender.removeprefix(PERSON_SCOPE_PREFIX), "")
+            if spec.sender.startswith(Scope.PERSON_PREFIX):
+                sender = persons.get(spec.sender.removeprefix(Scope.PERSON_PREFIX), "")
                 if not sender:
                     raise self._error((*path, "sender"), f"unknown person {spec.sender!r}")
             else:
