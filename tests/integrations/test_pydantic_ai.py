@@ -20,6 +20,7 @@ from pydantic_ai import Agent as PydanticAgent
 from pydantic_ai import RunContext
 from tests.integrations.conftest import Script, World
 
+from actorscope.cli._lint import TARGETS, lint_tool_schema
 from actorscope.context import bind_identity
 from actorscope.errors import ConfigError, GrantError, UnboundIdentityError
 from actorscope.identity import Identity, PeerKind, SenderKind
@@ -34,10 +35,10 @@ from actorscope.integrations.pydantic_ai import (
 from actorscope.messages import InboundMessage, MetaKey
 from actorscope.permissions import AuditAction, Reason
 from actorscope.propagation import spawn_subagent
-from actorscope.tools import Tool, ToolRegistry, builtin_tools, lint_tool_schema, to_openai_strict
+from actorscope.tools import Tool, ToolRegistry, builtin_tools
 from actorscope.tools._identity_args import AGENT_ALIAS_DESCRIPTION, AGENT_ID_DESCRIPTION
-from actorscope.tools._lint import TARGETS
 from actorscope.tools._registry import ToolCall
+from actorscope.tools._strict import to_openai_strict
 
 pytestmark = pytest.mark.sqlite_only(
     "PydanticAI's subject is the tool boundary and delegation, not the dialect: the policy and "

@@ -17,12 +17,13 @@ from mcp_types import CallToolResult, TextContent
 
 from actorscope.agents import Agent, AgentRegistry
 from actorscope.cli import main
+from actorscope.cli._lint import TARGETS, lint_tool_schema
 from actorscope.errors import ConfigError
 from actorscope.identity import Identity
 from actorscope.propagation import OriginSigner
 from actorscope.store import Database
-from actorscope.tools import IdentityToken, ToolRegistry, lint_tool_schema, to_openai_strict
-from actorscope.tools._lint import TARGETS
+from actorscope.tools import IdentityToken, ToolRegistry
+from actorscope.tools._strict import to_openai_strict
 from actorscope.tools.mcp_server import create_mcp_server, http_server
 
 pytestmark = pytest.mark.sqlite_only(

@@ -10,8 +10,8 @@ import pytest
 from pydantic import BaseModel, Field
 
 from actorscope.cli import main
+from actorscope.cli._lint import lint_tool_schema
 from actorscope.errors import SchemaError
-from actorscope.tools import flat_schema, lint_tool_schema, to_openai_strict
 from actorscope.tools._builtin import (
     BUILTIN_TOOL_NAMES,
     CronAddInput,
@@ -24,6 +24,8 @@ from actorscope.tools._builtin import (
     WorkspaceWriteInput,
 )
 from actorscope.tools._identity_args import AGENT_ALIAS_DESCRIPTION, AGENT_ID_DESCRIPTION
+from actorscope.tools._schema import flat_schema
+from actorscope.tools._strict import to_openai_strict
 
 
 class Place(BaseModel):

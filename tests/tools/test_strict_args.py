@@ -2,20 +2,21 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
 
+from actorscope.cli._lint import lint_tool_schema
 from actorscope.context import bind_identity
 from actorscope.identity import Identity
-from actorscope.tools import (
-    ToolRegistry,
-    lint_tool_schema,
-    resolve_agent_identity,
-    to_openai_strict,
-)
+from actorscope.tools import ToolRegistry
 from actorscope.tools._builtin import BUILTIN_TOOL_NAMES
-from actorscope.tools._identity_args import CANONICAL_FIELD, DEPRECATED_FIELD
+from actorscope.tools._identity_args import (
+    CANONICAL_FIELD,
+    DEPRECATED_FIELD,
+    resolve_agent_identity,
+)
 
 pytestmark = pytest.mark.sqlite_only(
     "the tools' subject is the boundary, not the dialect: test_cron_keys.py and tests/store "
@@ -55,7 +56,7 @@ def test_what_a_strict_model_sends_passes_identity_and_argument_validation(
     """For every built-in tool the strict form lints clean and its full argument object parses."""
     tool = registry.get(name)
     assert tool is not None
-    strict = to_openai_strict(tool.input_schema)
+    strict = tool.openai_strict_schema()
     assert lint_tool_schema(strict, "openai-strict") == []
     arguments = strict_arguments(strict)
     if tool.agent_namespace:
@@ -72,7 +73,7 @@ def test_the_strict_form_requires_agent_id_and_has_no_alias(
     """agent_id is a required non-null string; agent is gone; the descriptions say so."""
     tool = registry.get(name)
     assert tool is not None
-    strict = to_openai_strict(tool.input_schema)
+    strict = tool.openai_strict_schema()
     assert DEPRECATED_FIELD not in strict["properties"]
     assert DEPRECATED_FIELD not in strict["required"]
     agent_id = strict["properties"][CANONICAL_FIELD]
@@ -117,3 +118,17 @@ async def test_a_null_identity_or_required_property_is_still_an_error(
         "message": "name: Input should be a valid string",
         "field": "name",
     }
+
+
+def test_the_strict_form_is_a_new_dict_and_leaves_the_flat_schema_alone(
+    registry: ToolRegistry,
+) -> None:
+    """openai_strict_schema() builds a fresh dict each call; input_schema stays flat."""
+    tool = registry.get("memory_reflect")
+    assert tool is not None
+    flat = json.dumps(tool.input_schema, sort_keys=True)
+    first = tool.openai_strict_schema()
+    first["properties"].clear()
+    assert tool.openai_strict_schema()["properties"]
+    assert json.dumps(tool.input_schema, sort_keys=True) == flat
+    assert DEPRECATED_FIELD in tool.input_schema["properties"]

@@ -13,8 +13,8 @@ import typer
 from actorscope._input import parse_json, read_text_file
 from actorscope._text import escape_unstorable
 from actorscope.cli._catalog import tools_from_json
+from actorscope.cli._lint import lint_tool_schema
 from actorscope.errors import SchemaError
-from actorscope.tools import lint_tool_schema
 
 __all__ = ["LintTarget", "config_schema", "lint"]
 

@@ -1,11 +1,11 @@
 """A small registry of LLM tools, and the one boundary every tool call goes through.
 
-A :class:`Tool` is a name, a description, a pydantic input model (advertised as its
-:func:`~actorscope.tools._schema.flat_schema`) and an async handler. :meth:`ToolRegistry.call`
-is the boundary: it takes the identity from the bound run (never from the arguments),
-validates the ``agent_id`` / ``agent`` namespace of tools that take one *before* anything
-else runs, validates the rest of the arguments, runs the handler, and turns every failure
-into a structured error :class:`ToolResult`, so no exception reaches the model.
+A :class:`Tool` is a name, a description, a pydantic input model (advertised as its flat
+schema, ``Tool.input_schema``, or in OpenAI strict form) and an async handler.
+:meth:`ToolRegistry.call` is the boundary: it takes the identity from the bound run (never
+from the arguments), validates the ``agent_id`` / ``agent`` namespace of tools that take one
+*before* anything else runs, validates the rest of the arguments, runs the handler, and turns
+every failure into a structured error :class:`ToolResult`, so no exception reaches the model.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from actorscope.errors import (
 from actorscope.identity import Identity, SenderKind
 from actorscope.tools._identity_args import IDENTITY_FIELDS, resolve_agent_identity
 from actorscope.tools._schema import flat_schema
+from actorscope.tools._strict import to_openai_strict
 
 __all__ = [
     "EMPTY_IDENTITY",
@@ -95,12 +96,24 @@ class Tool(Generic[M]):
     def __post_init__(self) -> None:
         object.__setattr__(self, "input_schema", flat_schema(self.input_model))
 
+    def openai_strict_schema(self) -> dict[str, Any]:
+        """:attr:`input_schema` in OpenAI strict form (a new dict each call).
+
+        Every object lists all its properties in ``required`` and has ``additionalProperties:
+        false``; a property that was optional becomes nullable (``["string", "null"]``,
+        ``null`` added to its ``enum``, its ``default`` dropped), so the model sends ``null``
+        for "not given", which :meth:`parse_arguments` reads as absent. A tool that takes an
+        identity argument gets ``agent_id`` as a required, non-null string and no deprecated
+        ``agent`` alias (strict clients are new), and its description says so.
+        """
+        return to_openai_strict(self.input_schema)
+
     def parse_arguments(self, arguments: Mapping[str, object]) -> tuple[str, M]:
         """The validated namespace (``""`` if the tool takes none) and input model.
 
         Raises :class:`IdentityValidationError` or pydantic's ``ValidationError``. A ``null``
         for an optional property means "not given" (the OpenAI strict form sends every
-        property: :func:`~actorscope.tools._lint.to_openai_strict`), except for the identity
+        property: :meth:`openai_strict_schema`), except for the identity
         arguments, whose null is always an error (docs/design.md, "Tool boundary").
         """
         namespace = ""
