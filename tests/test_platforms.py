@@ -79,6 +79,16 @@ def test_the_group_forms_stay_closed() -> None:
         assert Scope.parse("group:fakechat:ideas").channel == "fakechat"
 
 
+def test_a_channels_chat_ids_take_its_platforms_form() -> None:
+    """canonical_chat_id: the platform's spec decides; a channel of no platform is numeric."""
+    assert PlatformSpec.canonical_chat_id(BuiltInPlatform.TELEGRAM, "-0100") == "-100"
+    assert PlatformSpec.canonical_chat_id("tg-work", 7) == "7"
+    with pytest.raises(IdentityError, match="topic id must be a numeric id"):
+        PlatformSpec.canonical_chat_id("tg-work", "ideas", "topic id")
+    with register(FAKE):
+        assert PlatformSpec.canonical_chat_id("fakechat", "ideas") == "ideas"
+
+
 def test_a_registration_stays_until_its_handle_is_left() -> None:
     """register() registers at once; the handle it returns, left as a context, unregisters."""
     spec = PlatformSpec("stays", IdForm.OPAQUE)

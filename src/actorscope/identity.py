@@ -31,7 +31,6 @@ from actorscope.platforms import (
     BuiltInPlatform,
     IdForm,
     PlatformSpec,
-    canonical_chat_id,
     platform_spec,
 )
 
@@ -361,7 +360,9 @@ class Scope:
         """``group:<channel>:<chatID>``: the scope every member of a chat group shares;
         :class:`IdentityError` for a malformed channel name or chat id (its platform's form)."""
         name = _channel_name(channel)
-        return cls(ScopeKind.GROUP, channel=name, chat_id=canonical_chat_id(name, chat_id))
+        return cls(
+            ScopeKind.GROUP, channel=name, chat_id=PlatformSpec.canonical_chat_id(name, chat_id)
+        )
 
     @classmethod
     def guild_member(cls, guild_id: int | str, sender_id: int | str) -> Scope:
@@ -406,11 +407,12 @@ class Scope:
     @classmethod
     def try_group(cls, channel: str, chat_id: str) -> Scope | None:
         """The group scope of ``chat_id`` on ``channel``, or ``None`` if either is malformed
-        (the chat id in its platform's form: :func:`~actorscope.platforms.canonical_chat_id`)."""
+        (the chat id in its platform's form:
+        :meth:`~actorscope.platforms.PlatformSpec.canonical_chat_id`)."""
         if not _CHANNEL_NAME.fullmatch(channel):
             return None
         try:
-            chat = canonical_chat_id(channel, chat_id)
+            chat = PlatformSpec.canonical_chat_id(channel, chat_id)
         except IdentityError:
             return None
         return cls(ScopeKind.GROUP, channel=channel, chat_id=chat)
@@ -449,11 +451,12 @@ def session_key(
     if topic_id is not None and thread_id is not None:
         raise IdentityError("a session key takes a topic or a thread, not both")
     name = _channel_name(channel)
-    key = f"agent:{agent_key}:{name}:{PeerKind(peer_kind).value}:{canonical_chat_id(name, chat_id)}"
+    canonical = PlatformSpec.canonical_chat_id
+    key = f"agent:{agent_key}:{name}:{PeerKind(peer_kind).value}:{canonical(name, chat_id)}"
     if topic_id is not None:
-        key += f":topic:{canonical_chat_id(name, topic_id, 'topic id')}"
+        key += f":topic:{canonical(name, topic_id, 'topic id')}"
     elif thread_id is not None:
-        key += f":thread:{canonical_chat_id(name, thread_id, 'thread id')}"
+        key += f":thread:{canonical(name, thread_id, 'thread id')}"
     return key
 
 

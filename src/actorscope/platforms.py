@@ -47,7 +47,6 @@ __all__ = [
     "BuiltInPlatform",
     "IdForm",
     "PlatformSpec",
-    "canonical_chat_id",
     "platform_spec",
     "platform_specs",
     "register",
@@ -145,6 +144,15 @@ class PlatformSpec:
         if isinstance(value, str) and _OPAQUE.fullmatch(value):
             return value
         raise IdentityError(f"{what} must be a {self.name} id (letters, digits), got {value!r}")
+
+    @classmethod
+    def canonical_chat_id(cls, channel: str, value: int | str, what: str = "chat id") -> str:
+        """``value`` as a chat id of ``channel``: :meth:`chat_id` of its platform's spec; a
+        channel of another name (a bot's own channel name) keeps the numeric form."""
+        spec = _REGISTRY.get(channel)
+        if spec is None:
+            return _integer_id(value, what)
+        return spec.chat_id(value, what)
 
     def is_person_id(self, value: str) -> bool:
         """True iff ``value`` is spelled as one of this platform's person ids."""
@@ -403,15 +411,6 @@ def platform_spec(name: str) -> PlatformSpec | None:
 def platform_specs() -> tuple[PlatformSpec, ...]:
     """Every registered platform, built-in ones first."""
     return _REGISTRY.all()
-
-
-def canonical_chat_id(channel: str, value: int | str, what: str = "chat id") -> str:
-    """``value`` as a chat id of ``channel``: its platform's form; a channel of another name
-    (a bot's own channel name) keeps the numeric form."""
-    spec = _REGISTRY.get(channel)
-    if spec is None:
-        return _integer_id(value, what)
-    return spec.chat_id(value, what)
 
 
 @dataclass(frozen=True, slots=True, order=True)

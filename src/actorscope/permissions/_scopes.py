@@ -14,7 +14,7 @@ from functools import lru_cache
 
 from actorscope.errors import GrantError, IdentityError
 from actorscope.identity import Identity, Scope, SenderKind
-from actorscope.platforms import canonical_chat_id, platform_spec
+from actorscope.platforms import PlatformSpec, platform_spec
 
 __all__ = [
     "ANY",
@@ -155,7 +155,7 @@ def _segments_match(segments: list[str], *, prefix: bool) -> bool:
 def _chat_id(channel: str, segment: str) -> bool:
     # Canonical only, or a grant could be written that no check matches.
     try:
-        return canonical_chat_id(channel, segment) == segment
+        return PlatformSpec.canonical_chat_id(channel, segment) == segment
     except IdentityError:
         return False
 

@@ -20,7 +20,7 @@ from actorscope.context import current_identity
 from actorscope.errors import IdentityError, PayloadError, UnboundIdentityError
 from actorscope.identity import Identity, PeerKind, SenderKind
 from actorscope.messages import InboundMessage
-from actorscope.platforms import canonical_chat_id
+from actorscope.platforms import PlatformSpec
 from actorscope.propagation._keys import is_origin_key
 from actorscope.propagation._origin import Origin, OriginSigner
 from actorscope.propagation._run import RunInfo
@@ -369,10 +369,14 @@ def session_send(
     target = _channel(channel)
     route = Route(
         channel=target,
-        chat_id=canonical_chat_id(target, chat_id, "target chat id"),
+        chat_id=PlatformSpec.canonical_chat_id(target, chat_id, "target chat id"),
         user_id=here.user_id,
         peer_kind=PeerKind(peer_kind),
-        thread_id=canonical_chat_id(target, thread_id, "target thread id") if thread_id else "",
+        thread_id=(
+            PlatformSpec.canonical_chat_id(target, thread_id, "target thread id")
+            if thread_id
+            else ""
+        ),
         tenant_id=here.tenant_id,
         agent_id=here.agent_id,
     )
