@@ -15,7 +15,7 @@ from actorscope.agents import Agent
 from actorscope.channels import ChannelConfig, IgnoreReason
 from actorscope.channels._link_commands import describe_link, link_request
 from actorscope.identity import Identity
-from actorscope.permissions import LinkMode, LinkOutcome, LinkReason, LinkStore
+from actorscope.permissions import LinkMode, LinkOutcome, LinkStore, Reason
 from actorscope.store import Database
 from actorscope.testing import DiscordSim, TelegramSim, Turn
 from actorscope.testing._harness import AgentEnv, Event
@@ -479,7 +479,7 @@ def test_an_unnamed_link_command_needs_a_known_prefix() -> None:
 def test_the_code_message_names_the_command_of_each_platform() -> None:
     """The issued code's message says how to send it from Telegram and from Discord."""
     issued = LinkOutcome(
-        True, LinkReason.CODE_ISSUED, code="25HJ4-CZNVE", expires_at="2026-01-01T11:30:00Z"
+        True, Reason.CODE_ISSUED, code="25HJ4-CZNVE", expires_at="2026-01-01T11:30:00Z"
     )
     assert describe_link(issued) == (
         "your link code is 25HJ4-CZNVE (once, until 11:30 UTC): from your other account, in a"

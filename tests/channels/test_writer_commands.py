@@ -22,7 +22,7 @@ from actorscope.channels._writer_commands import (
 from actorscope.channels.telegram._runner import TelegramRunner
 from actorscope.host import Host, MessageBus
 from actorscope.messages import RunRequest
-from actorscope.permissions import GrantStore, WriterDecision, WriterReason
+from actorscope.permissions import GrantStore, Reason, WriterDecision
 from actorscope.propagation import OriginSigner
 from actorscope.sandbox import BotApiEmulator, EmulatorRequest
 from actorscope.sandbox._telegram import MemberStatus as TelegramMemberStatus
@@ -44,11 +44,11 @@ def test_parse_writer_command() -> None:
 
 def test_describe_decision_states_outcome_and_reason() -> None:
     """Success names the target; a refusal carries the reason value and why."""
-    added = WriterDecision(True, WriterReason.ADDED, "group:telegram:-1", "42")
+    added = WriterDecision(True, Reason.WRITER_ADDED, "group:telegram:-1", "42")
     assert describe_decision(added, target_name="@bob (42)") == "added @bob (42) as a writer"
-    last = WriterDecision(False, WriterReason.LAST_WRITER, "group:telegram:-1", "42")
+    last = WriterDecision(False, Reason.LAST_WRITER, "group:telegram:-1", "42")
     assert describe_decision(last).startswith("refused (last_writer): 42 is the last writer")
-    nobody = WriterDecision(False, WriterReason.INVALID_TARGET, "group:telegram:-1", "")
+    nobody = WriterDecision(False, Reason.INVALID_TARGET, "group:telegram:-1", "")
     assert describe_decision(nobody, usage="reply to them") == (
         "refused (invalid_target): no person to act on: reply to them"
     )

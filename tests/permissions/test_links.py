@@ -17,7 +17,7 @@ from tests._wait import wait_until
 from actorscope.agents import Agent, AgentRegistry
 from actorscope.errors import ConflictError, GrantError, IdentityError, NotFoundError
 from actorscope.identity import Identity, PeerKind, SenderKind
-from actorscope.permissions import GrantStore, LinkReason, LinkStore, PermissionPolicy, Reason
+from actorscope.permissions import GrantStore, LinkStore, PermissionPolicy, Reason
 from actorscope.permissions._links import (
     CODE_LIFETIME,
     CODE_LIMIT,
@@ -167,11 +167,11 @@ async def test_proven_link_in_direct_chats(links: LinkStore, tenant: str, db: Da
     """A code from telegram:42's DM sent back from a Discord DM links both to one person."""
     issued = await links.issue_code(TG, tenant)
     assert issued.ok
-    assert issued.reason is LinkReason.CODE_ISSUED
+    assert issued.reason is Reason.CODE_ISSUED
     assert len(issued.code) == 11
     linked = await links.redeem(issued.code.lower(), DC, tenant)
     assert linked.ok
-    assert linked.reason is LinkReason.LINKED
+    assert linked.reason is Reason.LINKED
     assert linked.account == "discord:990000000000000001"
     person = linked.person.removeprefix("person:")
     assert await links.person_of("telegram:42", tenant) == person
@@ -202,7 +202,7 @@ async def test_a_replayed_code_is_refused(links: LinkStore, tenant: str) -> None
     issued = await links.issue_code(TG, tenant)
     assert (await links.redeem(issued.code, DC, tenant)).ok
     replay = await links.redeem(issued.code, THIRD, tenant)
-    assert (replay.ok, replay.reason) == (False, LinkReason.USED_CODE)
+    assert (replay.ok, replay.reason) == (False, Reason.USED_CODE)
     assert await links.person_of("telegram:43", tenant) is None
 
 
@@ -212,9 +212,9 @@ async def test_a_code_sent_in_a_group_is_refused_and_burnt(
     """In a group the code is refused (group_context) and burnt: a later DM gets used_code."""
     issued = await links.issue_code(TG, tenant)
     refused = await links.redeem(issued.code, DC_IN_GUILD, tenant)
-    assert (refused.ok, refused.reason) == (False, LinkReason.GROUP_CONTEXT)
+    assert (refused.ok, refused.reason) == (False, Reason.GROUP_CONTEXT)
     later = await links.redeem(issued.code, DC, tenant)
-    assert (later.ok, later.reason) == (False, LinkReason.USED_CODE)
+    assert (later.ok, later.reason) == (False, Reason.USED_CODE)
     rows = await audit_rows(db, "link.refused")
     assert rows[0]["detail"] == {"burnt": "telegram:42"}
 
@@ -240,7 +240,7 @@ async def test_a_group_link_without_a_live_code_writes_nothing(
     monkeypatch.setattr(db, "transaction", no_transaction)
     for who in (DC_IN_GUILD, TG_IN_GROUP):
         refused = await links.redeem(sent, who, tenant)
-        assert (refused.ok, refused.reason) == (False, LinkReason.GROUP_CONTEXT)
+        assert (refused.ok, refused.reason) == (False, Reason.GROUP_CONTEXT)
     monkeypatch.undo()
     await db.settle_audit()
     (after,) = await db.fetchall("SELECT COUNT(*) AS n FROM audit_log")
@@ -250,7 +250,7 @@ async def test_a_group_link_without_a_live_code_writes_nothing(
 async def test_codes_are_never_issued_in_groups(links: LinkStore, tenant: str) -> None:
     """Asking for a code in a group is refused; no code exists afterwards."""
     refused = await links.issue_code(TG_IN_GROUP, tenant)
-    assert (refused.ok, refused.reason, refused.code) == (False, LinkReason.GROUP_CONTEXT, "")
+    assert (refused.ok, refused.reason, refused.code) == (False, Reason.GROUP_CONTEXT, "")
     assert await links.db.fetchall("SELECT digest FROM link_codes") == []
 
 
@@ -258,7 +258,7 @@ async def test_an_expired_code_is_refused(links: LinkStore, tenant: str) -> None
     """A code sent after its lifetime is expired_code, and used up."""
     issued = await links.issue_code(TG, tenant, now=1_000_000.0)
     late = await links.redeem(issued.code, DC, tenant, now=1_000_000.0 + CODE_LIFETIME + 1)
-    assert (late.ok, late.reason) == (False, LinkReason.EXPIRED_CODE)
+    assert (late.ok, late.reason) == (False, Reason.EXPIRED_CODE)
 
 
 @pytest.mark.parametrize(
@@ -293,11 +293,11 @@ async def test_a_non_person_can_neither_ask_nor_send_a_code(
 ) -> None:
     """Every non-person is refused not_a_person on both steps, and links nothing."""
     asked = await links.issue_code(who, tenant)
-    assert (asked.ok, asked.reason, asked.code) == (False, LinkReason.NOT_A_PERSON, "")
+    assert (asked.ok, asked.reason, asked.code) == (False, Reason.NOT_A_PERSON, "")
     issued = await links.issue_code(TG, tenant)
     sent = await links.redeem(issued.code, who, tenant)
     # In a group the code is refused (and burnt) for being there, whoever sent it.
-    expected = LinkReason.GROUP_CONTEXT if who.is_group else LinkReason.NOT_A_PERSON
+    expected = Reason.GROUP_CONTEXT if who.is_group else Reason.NOT_A_PERSON
     assert (sent.ok, sent.reason) == (False, expected)
     assert await links.links() == []
 
@@ -305,10 +305,10 @@ async def test_a_non_person_can_neither_ask_nor_send_a_code(
 async def test_unknown_empty_and_own_codes_are_refused(links: LinkStore, tenant: str) -> None:
     """A guessed code is unknown_code, no code is no_code, one's own code is same_account."""
     unknown = await links.redeem("ABCDE-FGHJK", DC, tenant)
-    assert unknown.reason is LinkReason.UNKNOWN_CODE
-    assert (await links.redeem("  ", DC, tenant)).reason is LinkReason.NO_CODE
+    assert unknown.reason is Reason.UNKNOWN_CODE
+    assert (await links.redeem("  ", DC, tenant)).reason is Reason.NO_CODE
     issued = await links.issue_code(TG, tenant)
-    assert (await links.redeem(issued.code, TG, tenant)).reason is LinkReason.SAME_ACCOUNT
+    assert (await links.redeem(issued.code, TG, tenant)).reason is Reason.SAME_ACCOUNT
 
 
 async def test_an_account_of_another_person_is_not_taken(links: LinkStore, tenant: str) -> None:
@@ -317,11 +317,11 @@ async def test_an_account_of_another_person_is_not_taken(links: LinkStore, tenan
     await links.add(["discord:990000000000000001", "telegram:43"], by="ops")
     issued = await links.issue_code(TG, tenant)
     taken = await links.redeem(issued.code, DC, tenant)
-    assert (taken.ok, taken.reason) == (False, LinkReason.LINKED_ELSEWHERE)
+    assert (taken.ok, taken.reason) == (False, Reason.LINKED_ELSEWHERE)
     assert await links.person_of("telegram:42", tenant) is None
     mine = await links.issue_code(THIRD, tenant)
     same = await links.redeem(mine.code, DC, tenant)
-    assert (same.ok, same.reason) == (False, LinkReason.ALREADY_LINKED)
+    assert (same.ok, same.reason) == (False, Reason.ALREADY_LINKED)
 
 
 async def test_issuing_is_rate_limited_and_one_code_lives(links: LinkStore, tenant: str) -> None:
@@ -329,19 +329,19 @@ async def test_issuing_is_rate_limited_and_one_code_lives(links: LinkStore, tena
     codes = [await links.issue_code(TG, tenant, now=2_000_000.0 + i) for i in range(CODE_LIMIT)]
     assert all(outcome.ok for outcome in codes)
     limited = await links.issue_code(TG, tenant, now=2_000_010.0)
-    assert (limited.ok, limited.reason) == (False, LinkReason.RATE_LIMITED)
+    assert (limited.ok, limited.reason) == (False, Reason.RATE_LIMITED)
     old = await links.redeem(codes[0].code, DC, tenant, now=2_000_020.0)
-    assert old.reason is LinkReason.USED_CODE
+    assert old.reason is Reason.USED_CODE
     assert (await links.redeem(codes[-1].code, DC, tenant, now=2_000_021.0)).ok
 
 
 async def test_guessing_locks_the_guesser_out(links: LinkStore, tenant: str) -> None:
     """After REFUSAL_LIMIT refused codes an account is refused even the right code."""
     for _ in range(REFUSAL_LIMIT):
-        assert (await links.redeem("ZZZZZ-ZZZZZ", DC, tenant)).reason is LinkReason.UNKNOWN_CODE
+        assert (await links.redeem("ZZZZZ-ZZZZZ", DC, tenant)).reason is Reason.UNKNOWN_CODE
     issued = await links.issue_code(TG, tenant)
     locked = await links.redeem(issued.code, DC, tenant)
-    assert (locked.ok, locked.reason) == (False, LinkReason.RATE_LIMITED)
+    assert (locked.ok, locked.reason) == (False, Reason.RATE_LIMITED)
 
 
 async def test_the_person_unlinks_from_any_account(
@@ -351,11 +351,11 @@ async def test_the_person_unlinks_from_any_account(
     issued = await links.issue_code(TG, tenant)
     await links.redeem(issued.code, DC, tenant)
     done = await links.unlink_person(DC, tenant)
-    assert (done.ok, done.reason) == (True, LinkReason.UNLINKED)
+    assert (done.ok, done.reason) == (True, Reason.UNLINKED)
     assert await links.links() == []
     again = await links.unlink_person(TG, tenant)
-    assert (again.ok, again.reason) == (False, LinkReason.NOT_LINKED)
-    assert (await links.unlink_person(TG_IN_GROUP, tenant)).reason is LinkReason.GROUP_CONTEXT
+    assert (again.ok, again.reason) == (False, Reason.NOT_LINKED)
+    assert (await links.unlink_person(TG_IN_GROUP, tenant)).reason is Reason.GROUP_CONTEXT
     rows = await audit_rows(db, "link.remove")
     assert {(r["sender_id"], r["actor"]) for r in rows} == {
         ("telegram:42", "discord:990000000000000001"),
@@ -494,8 +494,8 @@ async def test_a_non_person_burns_a_code_it_shows_in_a_group(
         sender_kind=SenderKind.ANONYMOUS_ADMIN,
     )
     refused = await links.redeem(issued.code, admin, tenant)
-    assert (refused.ok, refused.reason, refused.account) == (False, LinkReason.GROUP_CONTEXT, "")
-    assert (await links.redeem(issued.code, DC, tenant)).reason is LinkReason.USED_CODE
+    assert (refused.ok, refused.reason, refused.account) == (False, Reason.GROUP_CONTEXT, "")
+    assert (await links.redeem(issued.code, DC, tenant)).reason is Reason.USED_CODE
     rows = await audit_rows(db, "link.refused")
     assert rows[0]["detail"]["burnt"] == "telegram:42"
 
@@ -563,7 +563,7 @@ async def test_a_live_code_shown_in_any_form_redeem_takes_is_burnt(
     text = code.lower() if shown == "lower" else code.replace("-", " ")
     found = LinkStore.codes_in(f"here: {text}")
     assert await links.burn_exposed(found, DC_IN_GUILD, tenant) == ["telegram:42"]
-    assert (await links.redeem(code, DC, tenant)).reason is LinkReason.USED_CODE
+    assert (await links.redeem(code, DC, tenant)).reason is Reason.USED_CODE
 
 
 async def test_a_live_code_shown_in_a_group_is_burnt_and_audited(
@@ -575,7 +575,7 @@ async def test_a_live_code_shown_in_a_group_is_burnt_and_audited(
     shown = LinkStore.codes_in(f"here is my code: {issued.code} (don't tell)")
     assert await links.burn_exposed(shown, DC_IN_GUILD, tenant) == ["telegram:42"]
     later = await links.redeem(issued.code, DC, tenant)
-    assert (later.ok, later.reason) == (False, LinkReason.USED_CODE)
+    assert (later.ok, later.reason) == (False, Reason.USED_CODE)
     (row,) = [r for r in await audit_rows(db, "link.code") if r["reason"] == "exposed_in_group"]
     assert (row["sender_id"], row["actor"], row["scope"]) == (
         "telegram:42",

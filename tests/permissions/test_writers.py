@@ -14,7 +14,6 @@ from actorscope.permissions import (
     Reason,
     WriterDecision,
     WriterManager,
-    WriterReason,
 )
 from actorscope.permissions._writers import WriterRole
 from actorscope.store import Database
@@ -45,7 +44,7 @@ async def test_owner_adds_and_lists_writers(store: GrantStore, ident: MakeIdenti
     """A configured owner adds a writer; the grant is file_writer at the group scope."""
     manager = WriterManager(store, owners=["1"])
     decision = await manager.add_writer("42", ident("1"))
-    assert decision == WriterDecision(True, WriterReason.ADDED, GROUP, "42", WriterRole.OWNER)
+    assert decision == WriterDecision(True, Reason.WRITER_ADDED, GROUP, "42", WriterRole.OWNER)
     assert await manager.writers(ident("1")) == ["42"]
     (grant,) = await store.list()
     assert (grant.scope, grant.config_type, grant.sender_id, grant.granted_by) == (
@@ -66,7 +65,7 @@ async def test_existing_writer_may_add_and_stranger_may_not(
     added = await manager.add_writer("43", ident("42"))
     assert (added.ok, added.manager) == (True, WriterRole.WRITER)
     refused = await manager.add_writer("44", ident("99"))
-    assert (refused.ok, refused.reason) == (False, WriterReason.NOT_AUTHORIZED)
+    assert (refused.ok, refused.reason) == (False, Reason.NOT_AUTHORIZED)
     assert await manager.writers(ident("1")) == ["42", "43"]
     entry = (await store.audit.list(actor="99"))[0]
     assert (entry.action, entry.reason, entry.sender_id) == (
@@ -82,13 +81,13 @@ async def test_platform_admin_only_for_the_first_writer(
     """A platform admin (platform_admin=True) may add the first writer only, a non-admin none."""
     manager = WriterManager(store)
     refused_stranger = await manager.add_writer("42", ident("8"), platform_admin=False)
-    assert refused_stranger.reason is WriterReason.NOT_AUTHORIZED
+    assert refused_stranger.reason is Reason.NOT_AUTHORIZED
     assert await store.list() == []
     first = await manager.add_writer("42", ident("7"), platform_admin=True)
     assert (first.ok, first.manager) == (True, WriterRole.PLATFORM_ADMIN)
     assert await manager.writers(ident("7")) == ["42"]
     second = await manager.add_writer("43", ident("7"), platform_admin=True)
-    assert (second.ok, second.reason) == (False, WriterReason.NOT_AUTHORIZED)
+    assert (second.ok, second.reason) == (False, Reason.NOT_AUTHORIZED)
     assert await manager.writers(ident("7")) == ["42"]
 
 
@@ -110,9 +109,9 @@ async def test_a_platform_admin_removing_in_an_empty_group_finds_no_writer(
     """remove_writer takes platform_admin too: an admin learns not_a_writer, others no more."""
     manager = WriterManager(store)
     admin = await manager.remove_writer("42", ident("7"), platform_admin=True)
-    assert (admin.reason, admin.manager) == (WriterReason.NOT_A_WRITER, WriterRole.PLATFORM_ADMIN)
+    assert (admin.reason, admin.manager) == (Reason.NOT_A_WRITER, WriterRole.PLATFORM_ADMIN)
     stranger = await manager.remove_writer("42", ident("8"))
-    assert stranger.reason is WriterReason.NOT_AUTHORIZED
+    assert stranger.reason is Reason.NOT_AUTHORIZED
 
 
 async def test_last_writer_cannot_be_removed(store: GrantStore, ident: MakeIdentity) -> None:
@@ -120,10 +119,10 @@ async def test_last_writer_cannot_be_removed(store: GrantStore, ident: MakeIdent
     manager = WriterManager(store, owners=["1"])
     await manager.add_writer("42", ident("1"))
     last = await manager.remove_writer("42", ident("1"))
-    assert (last.ok, last.reason) == (False, WriterReason.LAST_WRITER)
+    assert (last.ok, last.reason) == (False, Reason.LAST_WRITER)
     await manager.add_writer("43", ident("42"))
     removed = await manager.remove_writer("42", ident("43"))
-    assert (removed.ok, removed.reason) == (True, WriterReason.REMOVED)
+    assert (removed.ok, removed.reason) == (True, Reason.WRITER_REMOVED)
     assert await manager.writers(ident("1")) == ["43"]
     denied = await PermissionPolicy(store).check_file_writer(ident("42"))
     assert denied.reason is Reason.NO_GRANT
@@ -133,8 +132,8 @@ async def test_add_existing_and_remove_missing(store: GrantStore, ident: MakeIde
     """Adding a writer twice says already_writer; removing a non-writer says not_a_writer."""
     manager = WriterManager(store, owners=["1"])
     await manager.add_writer("42", ident("1"))
-    assert (await manager.add_writer("42", ident("1"))).reason is WriterReason.ALREADY_WRITER
-    assert (await manager.remove_writer("77", ident("1"))).reason is WriterReason.NOT_A_WRITER
+    assert (await manager.add_writer("42", ident("1"))).reason is Reason.ALREADY_WRITER
+    assert (await manager.remove_writer("77", ident("1"))).reason is Reason.NOT_A_WRITER
 
 
 async def test_refusals_for_context_agent_requester_and_target(
@@ -143,18 +142,16 @@ async def test_refusals_for_context_agent_requester_and_target(
     """DMs, no agent, non-person requesters and bad targets are refused with their reason."""
     manager = WriterManager(store, owners=["1", "subagent:x"])
     assert (await manager.add_writer("42", ident("1", user_id="1"))).reason is (
-        WriterReason.NOT_GROUP_CONTEXT
+        Reason.NOT_GROUP_CONTEXT
     )
-    assert (await manager.add_writer("42")).reason is WriterReason.NOT_GROUP_CONTEXT
-    assert (await manager.add_writer("42", ident("1", agent_id=None))).reason is (
-        WriterReason.NO_AGENT
-    )
+    assert (await manager.add_writer("42")).reason is Reason.NOT_GROUP_CONTEXT
+    assert (await manager.add_writer("42", ident("1", agent_id=None))).reason is (Reason.NO_AGENT)
     for requester in ("", "subagent:x", "1087968824"):
         refused = await manager.add_writer("42", ident(requester))
-        assert refused.reason is WriterReason.MANAGER_NOT_A_PERSON
+        assert refused.reason is Reason.MANAGER_NOT_A_PERSON
     for target in ("", "*", "subagent:abc", "136817688", "a b"):
         refused = await manager.add_writer(target, ident("1"))
-        assert refused.reason is WriterReason.INVALID_TARGET
+        assert refused.reason is Reason.INVALID_TARGET
     assert await store.list() == []
 
 
@@ -212,7 +209,7 @@ async def test_member_scoped_writer_counts_for_the_last_writer_rule(
     )
     manager = WriterManager(store)
     last = await manager.remove_writer("42", member(agent, "42"))
-    assert last.reason is WriterReason.LAST_WRITER
+    assert last.reason is Reason.LAST_WRITER
     assert len(await store.list()) == 1
 
 
@@ -223,7 +220,7 @@ async def test_a_look_alike_sender_cannot_manage_writers(
     manager = WriterManager(store, owners=["1"])
     for sender in ("042", "42\u200b"):
         refused = await manager.add_writer("43", ident(sender), platform_admin=True)
-        assert (refused.ok, refused.reason) == (False, WriterReason.MANAGER_NOT_A_PERSON)
+        assert (refused.ok, refused.reason) == (False, Reason.MANAGER_NOT_A_PERSON)
     assert await store.list() == []
 
 
@@ -232,7 +229,7 @@ async def test_a_look_alike_target_is_refused(store: GrantStore, ident: MakeIden
     manager = WriterManager(store, owners=["1"])
     for target in ("042", "42\u200b", "\uff14\uff12", "+42"):
         refused = await manager.add_writer(target, ident("1"))
-        assert (refused.ok, refused.reason) == (False, WriterReason.INVALID_TARGET), target
+        assert (refused.ok, refused.reason) == (False, Reason.INVALID_TARGET), target
     assert await store.list() == []
 
 

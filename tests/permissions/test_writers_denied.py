@@ -7,7 +7,7 @@ from pathlib import Path
 
 from actorscope.agents import Agent, AgentRegistry
 from actorscope.identity import Identity, PeerKind
-from actorscope.permissions import GrantStore, PermissionPolicy, WriterManager, WriterReason
+from actorscope.permissions import GrantStore, PermissionPolicy, Reason, WriterManager
 from actorscope.store import Database
 
 GROUP = "group:telegram:-100200"
@@ -56,9 +56,9 @@ async def test_last_allowed_writer_is_kept_but_a_denied_holder_may_be_removed(
     await _deny(store, agent, "*", "2")
     manager = WriterManager(store)
     last = await manager.remove_writer("1", ident("1"))
-    assert (last.ok, last.reason) == (False, WriterReason.LAST_WRITER)
+    assert (last.ok, last.reason) == (False, Reason.LAST_WRITER)
     stale = await manager.remove_writer("2", ident("1"))
-    assert (stale.ok, stale.reason) == (True, WriterReason.REMOVED)
+    assert (stale.ok, stale.reason) == (True, Reason.WRITER_REMOVED)
     assert {g.sender_id for g in await store.list(config_type="file_writer")} == {"1"}
 
 
@@ -71,7 +71,7 @@ async def test_denied_holders_still_block_the_admin_bootstrap(
     manager = WriterManager(store)
     assert await manager.writers(ident("7")) == []
     refused = await manager.add_writer("8", ident("7"), platform_admin=True)
-    assert (refused.ok, refused.reason) == (False, WriterReason.NOT_AUTHORIZED)
+    assert (refused.ok, refused.reason) == (False, Reason.NOT_AUTHORIZED)
 
 
 async def test_discord_guild_deny_outranks_a_member_scoped_writer(
@@ -86,7 +86,7 @@ async def test_discord_guild_deny_outranks_a_member_scoped_writer(
     assert await manager.writers(_member(agent, "1")) == ["1"]
     for denied in ("2", "3"):
         refused = await manager.add_writer("4", _member(agent, denied))
-        assert (refused.ok, refused.reason) == (False, WriterReason.NOT_AUTHORIZED)
+        assert (refused.ok, refused.reason) == (False, Reason.NOT_AUTHORIZED)
     assert (await manager.add_writer("4", _member(agent, "1"))).ok
 
 

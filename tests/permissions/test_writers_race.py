@@ -6,7 +6,7 @@ import asyncio
 
 from actorscope.agents import AgentRegistry
 from actorscope.identity import Identity, PeerKind
-from actorscope.permissions import GrantStore, WriterManager, WriterReason
+from actorscope.permissions import GrantStore, Reason, WriterManager
 from actorscope.store import Database
 
 GROUP = "group:telegram:-100200"
@@ -36,6 +36,6 @@ async def test_two_workers_removing_the_two_last_writers_leave_one(db_target: st
             )
             assert sorted(d.ok for d in outcomes) == [False, True], (trial, outcomes)
             refused = next(d for d in outcomes if not d.ok)
-            assert refused.reason in (WriterReason.LAST_WRITER, WriterReason.NOT_AUTHORIZED)
+            assert refused.reason in (Reason.LAST_WRITER, Reason.NOT_AUTHORIZED)
             remaining = await managers[0].writers(writer(agent.id, "42"))
             assert len(remaining) == 1, (trial, remaining)

@@ -18,7 +18,7 @@ from actorscope.channels._pipeline import Pipeline
 from actorscope.cli import main
 from actorscope.errors import ConfigError
 from actorscope.identity import Identity, SenderKind
-from actorscope.permissions import LinkOutcome, LinkReason, LinkStore
+from actorscope.permissions import LinkOutcome, LinkStore, Reason
 from actorscope.testing import AgentEnv, Prober, ProbeReachError, ProbeStatus, probe
 from actorscope.testing.scenario import LoadedScenario, ScenarioFailure, run_scenario
 from actorscope.testing.scenario._loader import ScenarioError
@@ -410,7 +410,7 @@ async def test_the_link_events_prove_the_writers_own_link_first(
     async def refuses(
         self: LinkStore, code: str, identity: Identity, tenant_id: str, **_: Any
     ) -> LinkOutcome:
-        return LinkOutcome(False, LinkReason.UNKNOWN_CODE, account=str(identity.account))
+        return LinkOutcome(False, Reason.UNKNOWN_CODE, account=str(identity.account))
 
     monkeypatch.setattr(LinkStore, "redeem", refuses)
     with pytest.raises(ProbeReachError, match="could not link their own two accounts"):
@@ -434,10 +434,10 @@ async def test_a_redeem_that_merges_into_the_senders_person_is_a_leak(
             (hashlib.sha256(f"{tenant_id}:{code.replace('-', '')}".encode()).hexdigest(),),
         )
         outcome = await redeem(self, code, identity, tenant_id, **kwargs)
-        if outcome.reason is not LinkReason.LINKED_ELSEWHERE or issuer is None:
+        if outcome.reason is not Reason.LINKED_ELSEWHERE or issuer is None:
             return outcome
         made = await self.add([issuer["account"], outcome.account], by="bug", tenant=tenant_id)
-        return LinkOutcome(True, LinkReason.LINKED, account=outcome.account, person=made[0].person)
+        return LinkOutcome(True, Reason.LINKED, account=outcome.account, person=made[0].person)
 
     monkeypatch.setattr(LinkStore, "redeem", merging)
     event = "look-alike account of the writer (group)"
@@ -464,9 +464,9 @@ async def test_a_redeem_that_links_any_sender_is_a_leak(monkeypatch: pytest.Monk
         )
         sender = f"telegram:{identity.sender_id or identity.chat_id}"
         if issuer is None:
-            return LinkOutcome(False, LinkReason.UNKNOWN_CODE, account=sender)
+            return LinkOutcome(False, Reason.UNKNOWN_CODE, account=sender)
         made = await self.add([issuer["account"], sender], by="bug", tenant=tenant_id)
-        return LinkOutcome(True, LinkReason.LINKED, account=sender, person=made[0].person)
+        return LinkOutcome(True, Reason.LINKED, account=sender, person=made[0].person)
 
     monkeypatch.setattr(LinkStore, "redeem", unchecked)
     event = "link attempt by a non-person"
@@ -519,7 +519,7 @@ async def test_a_careless_redeem_is_a_leak(monkeypatch: pytest.MonkeyPatch) -> N
         account = identity.account
         assert account is not None
         made = await self.add([str(account), "telegram:4242"], by="bug", tenant=tenant_id)
-        return LinkOutcome(True, LinkReason.LINKED, account=str(account), person=made[0].person)
+        return LinkOutcome(True, Reason.LINKED, account=str(account), person=made[0].person)
 
     monkeypatch.setattr(LinkStore, "redeem", careless)
     report = await probe(

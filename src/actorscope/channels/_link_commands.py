@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from actorscope.identity import Identity
-from actorscope.permissions import LinkOutcome, LinkReason, LinkStore
+from actorscope.permissions import LinkOutcome, LinkStore, Reason
 
 __all__ = ["LinkCommand", "LinkRequest", "describe_link", "execute_link_command", "link_request"]
 
@@ -37,20 +37,20 @@ _NAMED = (
     r"\s*(.*)"
 )
 
-_WHY: dict[LinkReason, str] = {
-    LinkReason.NOT_A_PERSON: "only a person's own account can be linked",
-    LinkReason.GROUP_CONTEXT: (
+_WHY: dict[Reason, str] = {
+    Reason.NOT_A_PERSON: "only a person's own account can be linked",
+    Reason.GROUP_CONTEXT: (
         "link codes work only in a direct chat with the bot; a code sent here is burnt"
     ),
-    LinkReason.NO_CODE: "send /link alone for a code, or /link CODE with a code",
-    LinkReason.UNKNOWN_CODE: "no such code; ask for a new one with /link",
-    LinkReason.USED_CODE: "that code was used already; ask for a new one with /link",
-    LinkReason.EXPIRED_CODE: "that code has expired; ask for a new one with /link",
-    LinkReason.SAME_ACCOUNT: "send the code from your other account, not this one",
-    LinkReason.ALREADY_LINKED: "these accounts are linked already",
-    LinkReason.LINKED_ELSEWHERE: "this account is linked to someone already; /unlink it first",
-    LinkReason.RATE_LIMITED: "too many link attempts from this account; try again later",
-    LinkReason.NOT_LINKED: "this account is not linked",
+    Reason.NO_CODE: "send /link alone for a code, or /link CODE with a code",
+    Reason.UNKNOWN_CODE: "no such code; ask for a new one with /link",
+    Reason.USED_CODE: "that code was used already; ask for a new one with /link",
+    Reason.EXPIRED_CODE: "that code has expired; ask for a new one with /link",
+    Reason.SAME_ACCOUNT: "send the code from your other account, not this one",
+    Reason.ALREADY_LINKED: "these accounts are linked already",
+    Reason.LINKED_ELSEWHERE: "this account is linked to someone already; /unlink it first",
+    Reason.RATE_LIMITED: "too many link attempts from this account; try again later",
+    Reason.NOT_LINKED: "this account is not linked",
 }
 
 
@@ -94,16 +94,16 @@ def link_request(named: str, text: str, prefixes: str, *, prefix: str = "") -> L
 
 def describe_link(outcome: LinkOutcome) -> str:
     """One line for the chat: what happened, or ``refused (<reason>): <why>``."""
-    if outcome.reason is LinkReason.CODE_ISSUED:
+    if outcome.reason is Reason.CODE_ISSUED:
         until = outcome.expires_at[11:16]  # HH:MM of an ISO 8601 UTC time
         return (
             f"your link code is {outcome.code} (once, until {until} UTC): from your other "
             f"account, in a direct chat with this bot, send /link {outcome.code} "
             f"(!link {outcome.code} on Discord)"
         )
-    if outcome.reason is LinkReason.LINKED:
+    if outcome.reason is Reason.LINKED:
         return f"linked: {outcome.account} is now one person with the account that asked"
-    if outcome.reason is LinkReason.UNLINKED:
+    if outcome.reason is Reason.UNLINKED:
         return "unlinked: your accounts are separate again"
     return f"refused ({outcome.reason.value}): {_WHY.get(outcome.reason, '')}"
 

@@ -14,7 +14,7 @@ import re
 from enum import StrEnum
 
 from actorscope.identity import Identity
-from actorscope.permissions import WriterDecision, WriterManager, WriterReason
+from actorscope.permissions import Reason, WriterDecision, WriterManager
 
 __all__ = [
     "WriterCommand",
@@ -40,17 +40,17 @@ class WriterCommand(StrEnum):
 _BY_NAME = {command.value: command for command in WriterCommand}
 _COMMAND = re.compile(r"([/!])([A-Za-z]{1,32})(?:@[A-Za-z0-9_]{1,64})?(?=\s|$)")
 
-_WHY: dict[WriterReason, str] = {
-    WriterReason.ALREADY_WRITER: "{target} is already a writer",
-    WriterReason.NOT_A_WRITER: "{target} is not a writer",
-    WriterReason.LAST_WRITER: "{target} is the last writer; add another writer first",
-    WriterReason.NOT_GROUP_CONTEXT: "writers are managed in groups only",
-    WriterReason.NO_AGENT: "this bot has no agent configured",
-    WriterReason.MANAGER_NOT_A_PERSON: (
+_WHY: dict[Reason, str] = {
+    Reason.ALREADY_WRITER: "{target} is already a writer",
+    Reason.NOT_A_WRITER: "{target} is not a writer",
+    Reason.LAST_WRITER: "{target} is the last writer; add another writer first",
+    Reason.NOT_GROUP_CONTEXT: "writers are managed in groups only",
+    Reason.NO_AGENT: "this bot has no agent configured",
+    Reason.MANAGER_NOT_A_PERSON: (
         "only a person can manage writers (not an anonymous admin, a channel or a bot)"
     ),
-    WriterReason.INVALID_TARGET: "no person to act on: {usage}",
-    WriterReason.NOT_AUTHORIZED: (
+    Reason.INVALID_TARGET: "no person to act on: {usage}",
+    Reason.NOT_AUTHORIZED: (
         "only owners and writers may manage writers; group admins may add the first writer only"
     ),
 }
@@ -67,7 +67,7 @@ def parse_writer_command(text: str, *, prefixes: str = "/") -> WriterCommand | N
 def describe_decision(decision: WriterDecision, *, target_name: str = "", usage: str = "") -> str:
     """One line for the chat: what happened, or ``refused (<reason>): <why>``."""
     target = target_name or decision.target or "that user"
-    if decision.ok and decision.reason is WriterReason.ADDED:
+    if decision.ok and decision.reason is Reason.WRITER_ADDED:
         return f"added {target} as a writer"
     if decision.ok:
         return f"removed {target} from the writers"
@@ -94,7 +94,7 @@ async def execute_writer_command(
     if command is WriterCommand.LIST:
         if not identity.is_group:
             return describe_decision(
-                WriterDecision(False, WriterReason.NOT_GROUP_CONTEXT, "", ""), usage=usage
+                WriterDecision(False, Reason.NOT_GROUP_CONTEXT, "", ""), usage=usage
             )
         writers = await manager.named_writers(identity)
         if not writers:

@@ -37,8 +37,8 @@ from actorscope.permissions import (
     Link,
     LinkStore,
     Permission,
+    Reason,
     WriterManager,
-    WriterReason,
 )
 from actorscope.platforms import BuiltInPlatform
 from actorscope.propagation import OriginSigner
@@ -372,7 +372,7 @@ class Operations:
         found = await self.agent(key, agent)
         identity = self._group_identity(key, found, where)
         decision = await self.writers.add_writer(target, identity, operator=key.user_id)
-        if decision.reason is WriterReason.ALREADY_WRITER:
+        if decision.reason is Reason.ALREADY_WRITER:
             raise Problem(409, f"{target} is already a writer of {where}")
         if not decision.ok:
             raise Problem(422, f"not added: {decision.reason}")
@@ -388,9 +388,9 @@ class Operations:
         found = await self.agent(key, agent)
         identity = self._group_identity(key, found, where)
         decision = await self.writers.remove_writer(target, identity, operator=key.user_id)
-        if decision.reason is WriterReason.NOT_A_WRITER:
+        if decision.reason is Reason.NOT_A_WRITER:
             raise Problem(404, f"{target} is not a writer of {where}")
-        if decision.reason is WriterReason.LAST_WRITER:
+        if decision.reason is Reason.LAST_WRITER:
             raise Problem(409, f"{target} is the last writer of {where}; add another first")
         if not decision.ok:
             raise Problem(422, f"not removed: {decision.reason}")

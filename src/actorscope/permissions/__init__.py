@@ -2,18 +2,17 @@
 
 from actorscope.permissions._audit import AuditAction, AuditEntry, AuditLog
 from actorscope.permissions._grants import GrantStore
-from actorscope.permissions._links import Link, LinkMode, LinkOutcome, LinkReason, LinkStore
+from actorscope.permissions._links import Link, LinkMode, LinkOutcome, LinkStore
 from actorscope.permissions._policy import (
     Decision,
     PermissionPolicy,
-    Reason,
 )
+from actorscope.permissions._reasons import Reason
 from actorscope.permissions._records import Grant
 from actorscope.permissions._scopes import ConfigType, Permission
 from actorscope.permissions._writers import (
     WriterDecision,
     WriterManager,
-    WriterReason,
 )
 
 __all__ = [
@@ -27,12 +26,10 @@ __all__ = [
     "Link",
     "LinkMode",
     "LinkOutcome",
-    "LinkReason",
     "LinkStore",
     "Permission",
     "PermissionPolicy",
     "Reason",
     "WriterDecision",
     "WriterManager",
-    "WriterReason",
 ]

@@ -39,6 +39,7 @@ from actorscope.agents import AgentRegistry
 from actorscope.errors import ConflictError, IdentityError, NotFoundError
 from actorscope.identity import Identity, PeerKind, Scope, SenderKind
 from actorscope.permissions._audit import AuditAction, AuditEntry, AuditLog
+from actorscope.permissions._reasons import Reason
 from actorscope.permissions._scopes import ANY
 from actorscope.platforms import Account
 from actorscope.store import Database, Row, Transaction
@@ -51,7 +52,6 @@ __all__ = [
     "Link",
     "LinkMode",
     "LinkOutcome",
-    "LinkReason",
     "LinkStore",
     "LinkVia",
     "parse_account",
@@ -109,27 +109,6 @@ class LinkVia(StrEnum):
     OPERATOR = "operator"  # made by an operator (CLI, HTTP API)
 
 
-class LinkReason(StrEnum):
-    """What a link request came to; the values are the contract (chat answers, audit rows)."""
-
-    CODE_ISSUED = "code_issued"
-    LINKED = "linked"
-    UNLINKED = "unlinked"
-    NOT_A_PERSON = "not_a_person"
-    GROUP_CONTEXT = "group_context"
-    NO_CODE = "no_code"
-    UNKNOWN_CODE = "unknown_code"
-    EXPIRED_CODE = "expired_code"
-    USED_CODE = "used_code"
-    SAME_ACCOUNT = "same_account"
-    ALREADY_LINKED = "already_linked"
-    LINKED_ELSEWHERE = "linked_elsewhere"
-    RATE_LIMITED = "rate_limited"
-    NOT_LINKED = "not_linked"
-    #: A live code shown in a group's plain text: burnt (an audit row, no answer).
-    EXPOSED_IN_GROUP = "exposed_in_group"
-
-
 @dataclass(frozen=True, slots=True)
 class Link:
     """One account of one person: who linked it, how and when."""
@@ -169,7 +148,7 @@ class LinkOutcome:
     """
 
     ok: bool
-    reason: LinkReason
+    reason: Reason
     account: str = ""
     person: str = ""
     code: str = ""
@@ -394,9 +373,9 @@ class LinkStore:
         at = time.time() if now is None else now
         account = identity.account
         if account is None:
-            return await self._refuse(tenant_id, "", LinkReason.NOT_A_PERSON, identity)
+            return await self._refuse(tenant_id, "", Reason.NOT_A_PERSON, identity)
         if _in_group(identity):
-            return await self._refuse(tenant_id, str(account), LinkReason.GROUP_CONTEXT)
+            return await self._refuse(tenant_id, str(account), Reason.GROUP_CONTEXT)
         async with self._changing(announce=False) as tx:
             row = await tx.fetchone(
                 "SELECT COUNT(*) AS n FROM link_codes WHERE tenant_id = ? AND account = ? "
@@ -404,7 +383,7 @@ class LinkStore:
                 (tenant_id, str(account), Database.utc_at(at - RATE_WINDOW)),
             )
             if row is not None and int(row["n"]) >= CODE_LIMIT:
-                return await self._refused(tx, tenant_id, str(account), LinkReason.RATE_LIMITED)
+                return await self._refused(tx, tenant_id, str(account), Reason.RATE_LIMITED)
             await tx.execute(
                 "UPDATE link_codes SET used_at = ? WHERE tenant_id = ? AND account = ? "
                 "AND used_at IS NULL",
@@ -429,13 +408,13 @@ class LinkStore:
                 AuditAction.LINK_CODE,
                 str(account),
                 person,
-                LinkReason.CODE_ISSUED,
+                Reason.CODE_ISSUED,
                 actor=str(account),
                 detail={"expires_at": expires},
             )
         return LinkOutcome(
             True,
-            LinkReason.CODE_ISSUED,
+            Reason.CODE_ISSUED,
             account=str(account),
             person=str(Scope.person(person)) if person else "",
             code=code,
@@ -458,41 +437,41 @@ class LinkStore:
             # Whoever sent it (a non-person too), a code seen in a group is burnt.
             return await self._burn(code, identity, tenant_id, at)
         if account is None:
-            return await self._refuse(tenant_id, "", LinkReason.NOT_A_PERSON, identity)
+            return await self._refuse(tenant_id, "", Reason.NOT_A_PERSON, identity)
         sender = str(account)
         if not _normal_code(code):
-            return await self._refuse(tenant_id, sender, LinkReason.NO_CODE)
+            return await self._refuse(tenant_id, sender, Reason.NO_CODE)
         digest = _digest(tenant_id, code)
         async with self._changing() as tx:
             if await self._locked_out(tx, tenant_id, sender, at):
-                return await self._refused(tx, tenant_id, sender, LinkReason.RATE_LIMITED)
+                return await self._refused(tx, tenant_id, sender, Reason.RATE_LIMITED)
             row = await tx.fetchone(
                 "SELECT account, expires_at, used_at FROM link_codes "
                 "WHERE digest = ? AND tenant_id = ?",
                 (digest, tenant_id),
             )
             if row is None:
-                return await self._refused(tx, tenant_id, sender, LinkReason.UNKNOWN_CODE)
+                return await self._refused(tx, tenant_id, sender, Reason.UNKNOWN_CODE)
             if row["used_at"] is not None:
-                return await self._refused(tx, tenant_id, sender, LinkReason.USED_CODE)
+                return await self._refused(tx, tenant_id, sender, Reason.USED_CODE)
             await tx.execute(
                 "UPDATE link_codes SET used_at = ? WHERE digest = ?", (Database.utc_at(at), digest)
             )
             issuer = str(row["account"])
             if row["expires_at"] <= Database.utc_at(at):
-                return await self._refused(tx, tenant_id, sender, LinkReason.EXPIRED_CODE)
+                return await self._refused(tx, tenant_id, sender, Reason.EXPIRED_CODE)
             if issuer == sender:
-                return await self._refused(tx, tenant_id, sender, LinkReason.SAME_ACCOUNT)
+                return await self._refused(tx, tenant_id, sender, Reason.SAME_ACCOUNT)
             owners = await self._owners(tx, tenant_id, [Account.parse(issuer), account])
             mine, theirs = owners.get(sender), owners.get(issuer)
             if mine is not None and mine == theirs:
                 return await self._refused(
-                    tx, tenant_id, sender, LinkReason.ALREADY_LINKED, person=mine
+                    tx, tenant_id, sender, Reason.ALREADY_LINKED, person=mine
                 )
             if mine is not None:
                 # Joining the issuer would take this account from its person: unlink first.
                 return await self._refused(
-                    tx, tenant_id, sender, LinkReason.LINKED_ELSEWHERE, person=mine
+                    tx, tenant_id, sender, Reason.LINKED_ELSEWHERE, person=mine
                 )
             person = theirs or await self._new_person(tx, tenant_id, sender)
             if theirs is None:
@@ -500,9 +479,7 @@ class LinkStore:
                     tx, tenant_id, Account.parse(issuer), person, LinkVia.CODE, sender
                 )
             await self._insert(tx, tenant_id, account, person, LinkVia.CODE, sender)
-        return LinkOutcome(
-            True, LinkReason.LINKED, account=sender, person=str(Scope.person(person))
-        )
+        return LinkOutcome(True, Reason.LINKED, account=sender, person=str(Scope.person(person)))
 
     async def _burn(self, code: str, identity: Identity, tenant_id: str, at: float) -> LinkOutcome:
         """Use up a live code sent in a group (whoever it was issued to) and refuse.
@@ -515,7 +492,7 @@ class LinkStore:
         """
         account = identity.account
         sender = "" if account is None else str(account)
-        refused = LinkOutcome(False, LinkReason.GROUP_CONTEXT, account=sender)
+        refused = LinkOutcome(False, Reason.GROUP_CONTEXT, account=sender)
         if not _normal_code(code):
             return refused
         live = await self._live_digests(tenant_id, [_digest(tenant_id, code)], at)
@@ -530,7 +507,7 @@ class LinkStore:
                 tx,
                 tenant_id,
                 sender,
-                LinkReason.GROUP_CONTEXT,
+                Reason.GROUP_CONTEXT,
                 identity=identity if account is None else None,
                 detail={"burnt": issued_to},
             )
@@ -600,7 +577,7 @@ class LinkStore:
                     AuditAction.LINK_CODE,
                     account,
                     await self._person_in(tx, tenant_id, account),
-                    LinkReason.EXPOSED_IN_GROUP,
+                    Reason.EXPOSED_IN_GROUP,
                     actor="" if shower is None else str(shower),
                     detail=detail,
                 )
@@ -612,23 +589,21 @@ class LinkStore:
         identity's person is unlinked and the person is gone (audited as the account)."""
         account = identity.account
         if account is None:
-            return await self._refuse(tenant_id, "", LinkReason.NOT_A_PERSON, identity)
+            return await self._refuse(tenant_id, "", Reason.NOT_A_PERSON, identity)
         sender = str(account)
         if _in_group(identity):
-            return await self._refuse(tenant_id, sender, LinkReason.GROUP_CONTEXT)
+            return await self._refuse(tenant_id, sender, Reason.GROUP_CONTEXT)
         async with self._changing() as tx:
             person = await self._person_in(tx, tenant_id, sender)
             if person is None:
-                return await self._refused(tx, tenant_id, sender, LinkReason.NOT_LINKED)
+                return await self._refused(tx, tenant_id, sender, Reason.NOT_LINKED)
             rows = await tx.fetchall(
                 "SELECT account FROM person_accounts WHERE person_id = ? ORDER BY account",
                 (person,),
             )
             for row in rows:
                 await self._unlink(tx, tenant_id, str(row["account"]), sender, LinkVia.CODE)
-        return LinkOutcome(
-            True, LinkReason.UNLINKED, account=sender, person=str(Scope.person(person))
-        )
+        return LinkOutcome(True, Reason.UNLINKED, account=sender, person=str(Scope.person(person)))
 
     # -- inside a transaction --------------------------------------------------------------
 
@@ -688,7 +663,7 @@ class LinkStore:
             AuditAction.LINK_ADD,
             str(account),
             person,
-            LinkReason.LINKED,
+            Reason.LINKED,
             actor=by,
             detail={"via": via.value},
         )
@@ -717,7 +692,7 @@ class LinkStore:
             AuditAction.LINK_REMOVE,
             account,
             link.person_id,
-            LinkReason.UNLINKED,
+            Reason.UNLINKED,
             actor=by,
             detail={"via": via.value},
         )
@@ -735,7 +710,7 @@ class LinkStore:
         self,
         tenant_id: str,
         account: str,
-        reason: LinkReason,
+        reason: Reason,
         identity: Identity | None = None,
     ) -> LinkOutcome:
         async with self.db.transaction() as tx:
@@ -746,7 +721,7 @@ class LinkStore:
         tx: Transaction,
         tenant_id: str,
         account: str,
-        reason: LinkReason,
+        reason: Reason,
         *,
         person: str | None = None,
         identity: Identity | None = None,
@@ -777,7 +752,7 @@ class LinkStore:
         action: AuditAction,
         account: str,
         person: str | None,
-        reason: LinkReason,
+        reason: Reason,
         *,
         actor: str,
         detail: dict[str, str] | None = None,

@@ -16,7 +16,6 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from enum import StrEnum
 from functools import lru_cache
 from typing import ClassVar
 
@@ -28,6 +27,7 @@ from actorscope.identity import Identity, Scope, SenderKind
 from actorscope.permissions._audit import AuditAction, AuditEntry
 from actorscope.permissions._grants import GrantStore
 from actorscope.permissions._links import LinkStore
+from actorscope.permissions._reasons import Reason
 from actorscope.permissions._records import GrantLookup
 from actorscope.permissions._scopes import (
     CHECK_TYPES,
@@ -43,33 +43,12 @@ __all__ = [
     "Decision",
     "DecisionObserver",
     "PermissionPolicy",
-    "Reason",
 ]
 
 _log = logging.getLogger("actorscope.permissions")
 
 #: Roles that bypass group checks (``viewer`` and no role do not).
 BYPASS_ROLES: frozenset[str] = frozenset({"owner", "admin", "operator"})
-
-
-class Reason(StrEnum):
-    """Why a check decided as it did; the values are the contract of docs/design.md."""
-
-    NOT_GROUP_CONTEXT = "not_group_context"
-    ROLE_BYPASS = "role_bypass"
-    NO_AGENT = "no_agent"
-    EMPTY_SENDER = "empty_sender"
-    SYNTHETIC_SENDER = "synthetic_sender"
-    PLACEHOLDER_SENDER = "placeholder_sender"
-    GRANTED = "granted"
-    DENIED_BY_GRANT = "denied_by_grant"
-    NO_GRANT = "no_grant"
-    STORE_ERROR_FAIL_OPEN = "store_error_fail_open"
-    STORE_ERROR_FAIL_CLOSED = "store_error_fail_closed"
-    #: A sender or scope no store can hold (a lone surrogate, NUL, a control character), or
-    #: in a group a sender that is not a well-formed person id for its channel (``"042"`` on
-    #: Telegram). Denied before any lookup, so it can never reach the fail-open path.
-    INVALID_IDENTITY = "invalid_identity"
 
 
 # A pure function of three strings, asked again for every cold check of the same sender in the

@@ -32,6 +32,7 @@ from actorscope.identity import Identity, Scope, SenderKind
 from actorscope.permissions._audit import AuditAction, AuditEntry
 from actorscope.permissions._grants import GrantStore
 from actorscope.permissions._policy import PermissionPolicy
+from actorscope.permissions._reasons import Reason
 from actorscope.permissions._records import GrantKey, GrantLookup
 from actorscope.permissions._scopes import (
     ANY,
@@ -45,25 +46,9 @@ from actorscope.store import Transaction
 __all__ = [
     "WriterDecision",
     "WriterManager",
-    "WriterReason",
     "WriterRole",
     "writer_scope",
 ]
-
-
-class WriterReason(StrEnum):
-    """The outcome of a writer-management request."""
-
-    ADDED = "writer_added"
-    REMOVED = "writer_removed"
-    ALREADY_WRITER = "already_writer"
-    NOT_A_WRITER = "not_a_writer"
-    LAST_WRITER = "last_writer"
-    NOT_GROUP_CONTEXT = "not_group_context"
-    NO_AGENT = "no_agent"
-    MANAGER_NOT_A_PERSON = "manager_not_a_person"
-    INVALID_TARGET = "invalid_target"
-    NOT_AUTHORIZED = "not_authorized"
 
 
 class WriterRole(StrEnum):
@@ -81,7 +66,7 @@ class WriterDecision:
     """What happened to a request to add or remove ``target`` as a writer of ``scope``."""
 
     ok: bool
-    reason: WriterReason
+    reason: Reason
     scope: str
     target: str
     manager: WriterRole = WriterRole.NONE
@@ -232,7 +217,7 @@ class WriterManager:
                 return request
             scope, target_id, role = request.scope, request.target, request.role
             if target_id in request.writers.holders:
-                return WriterDecision(False, WriterReason.ALREADY_WRITER, scope, target_id, role)
+                return WriterDecision(False, Reason.ALREADY_WRITER, scope, target_id, role)
             await self.store.grant(
                 agent_id=request.agent_id,
                 scope=scope,
@@ -245,7 +230,7 @@ class WriterManager:
                     **({"name": name} if name else {}),
                 },
             )
-            return WriterDecision(True, WriterReason.ADDED, scope, target_id, role)
+            return WriterDecision(True, Reason.WRITER_ADDED, scope, target_id, role)
 
     async def remove_writer(
         self,
@@ -265,14 +250,14 @@ class WriterManager:
                 return request
             scope, target_id, role = request.scope, request.target, request.role
             outcome = await self._remove(request)
-            if outcome is WriterReason.REMOVED:
+            if outcome is Reason.WRITER_REMOVED:
                 return WriterDecision(True, outcome, scope, target_id, role)
-            if outcome is WriterReason.NOT_A_WRITER:
+            if outcome is Reason.NOT_A_WRITER:
                 return WriterDecision(False, outcome, scope, target_id, role)
             operator = request.actor if role is WriterRole.OPERATOR else ""
             return await self._refuse(request.identity, outcome, scope, target_id, role, operator)
 
-    async def _remove(self, request: _Request) -> WriterReason:
+    async def _remove(self, request: _Request) -> Reason:
         """Revoke the target's writer grants unless that leaves the group without a writer.
 
         Decided on the writers read inside the write transaction that revokes: write
@@ -299,14 +284,14 @@ class WriterManager:
             if request.role is WriterRole.WRITER and not await self._is_writer(
                 identity, agent_id, writers, tx
             ):
-                return WriterReason.NOT_AUTHORIZED
+                return Reason.NOT_AUTHORIZED
             if target not in writers.holders:
-                return WriterReason.NOT_A_WRITER
+                return Reason.NOT_A_WRITER
             # A denied holder's stale row may go; the last writer the policy allows may not.
             if writers.allowed == [target]:
-                return WriterReason.LAST_WRITER
+                return Reason.LAST_WRITER
             await self.store.revoke_many(keys, revoked_by=request.actor, tx=tx)
-        return WriterReason.REMOVED
+        return Reason.WRITER_REMOVED
 
     async def _prepare(
         self, target: str, identity: Identity | None, operator: str, platform_admin: bool
@@ -316,12 +301,10 @@ class WriterManager:
         none = WriterRole.NONE
         scope = writer_scope(bound.user_id) if bound is not None else None
         if bound is None or scope is None:
-            return await self._refuse(
-                bound, WriterReason.NOT_GROUP_CONTEXT, "", target, none, operator
-            )
+            return await self._refuse(bound, Reason.NOT_GROUP_CONTEXT, "", target, none, operator)
         agent_id = _agent_uuid(bound)
         if agent_id is None:
-            return await self._refuse(bound, WriterReason.NO_AGENT, scope, target, none, operator)
+            return await self._refuse(bound, Reason.NO_AGENT, scope, target, none, operator)
         writers = await self._writers(bound, agent_id, scope)
         role = (
             WriterRole.OPERATOR
@@ -330,15 +313,13 @@ class WriterManager:
         )
         # Authority before the target: someone who may not manage writers learns only that.
         if role is None:
-            reason = WriterReason.MANAGER_NOT_A_PERSON
+            reason = Reason.MANAGER_NOT_A_PERSON
             return await self._refuse(bound, reason, scope, str(target), none)
         if role is WriterRole.NONE:
-            return await self._refuse(bound, WriterReason.NOT_AUTHORIZED, scope, str(target), none)
+            return await self._refuse(bound, Reason.NOT_AUTHORIZED, scope, str(target), none)
         target_id = SenderKind.normalize_id(target) if isinstance(target, str) else ""
         if not target_id or target_id == ANY or grantee_problem(target_id, scope):
-            return await self._refuse(
-                bound, WriterReason.INVALID_TARGET, scope, target, role, operator
-            )
+            return await self._refuse(bound, Reason.INVALID_TARGET, scope, target, role, operator)
         actor = operator or SenderKind.normalize_id(bound.sender_id)
         return _Request(bound, scope, agent_id, target_id, writers, role, actor)
 
@@ -411,7 +392,7 @@ class WriterManager:
     async def _refuse(
         self,
         identity: Identity | None,
-        reason: WriterReason,
+        reason: Reason,
         scope: str,
         target: str,
         role: WriterRole,

@@ -66,8 +66,8 @@ from actorscope.permissions import (
     AuditAction,
     AuditLog,
     LinkMode,
-    LinkReason,
     LinkStore,
+    Reason,
     WriterManager,
 )
 from actorscope.propagation import (
@@ -681,7 +681,7 @@ async def _look_alike(w: _TgWorld, where: str, command: str) -> list[Event]:
         return []
     sent = await w.sim.message("writer-alt", f"/link {code}")
     said = _texts(sent)
-    if not said or any(f"({LinkReason.RATE_LIMITED.value})" in text for text in said):
+    if not said or any(f"({Reason.RATE_LIMITED.value})" in text for text in said):
         return []
     w.watch.begin()
     return [await _say(w, _LOOK_ALIKE_ID, sent_text(command), where)]
