@@ -27,7 +27,7 @@ from actorscope.channels.telegram._webhook import Fed
 from actorscope.errors import StoreError
 from actorscope.host import MessageBus
 from actorscope.messages import InboundMessage
-from actorscope.sandbox import BotApiEmulator, EmulatorRequest
+from actorscope.sandbox import BotApiEmulator
 from actorscope.store import Database
 from actorscope.store._migrations import Migration, load_migrations
 
@@ -128,7 +128,7 @@ def _runner(
 ) -> TelegramRunner:
     config = ChannelConfig(platform="telegram")
     pipeline = channel_pipeline(db, config, bus=bus, shared_dedup=shared_dedup, ledger=ledger)
-    return TelegramRunner(pipeline, token=emu.token, request=EmulatorRequest(emu), **kwargs)
+    return TelegramRunner(pipeline, token=emu.token, request=emu.request(), **kwargs)
 
 
 @asynccontextmanager

@@ -26,7 +26,7 @@ from actorscope.channels.telegram._runner import TelegramRunner
 from actorscope.errors import ConfigError
 from actorscope.host import MessageBus
 from actorscope.messages import InboundMessage
-from actorscope.sandbox import BotApiEmulator, EmulatorRequest
+from actorscope.sandbox import BotApiEmulator
 from actorscope.store import Database
 
 
@@ -156,7 +156,7 @@ def telegram_runner(emu: BotApiEmulator, db: Database, bus: MessageBus) -> Teleg
     return TelegramRunner(
         channel_pipeline(db, config, bus=bus, shared_dedup=SharedDedup(db)),
         token=emu.token,
-        request=EmulatorRequest(emu),
+        request=emu.request(),
     )
 
 

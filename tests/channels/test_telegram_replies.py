@@ -22,7 +22,7 @@ from actorscope.host import Host, MessageBus, Reply
 from actorscope.messages import Attachment, Button, MetaKey, RichReply, RunRequest
 from actorscope.permissions import GrantStore, PermissionPolicy
 from actorscope.propagation import OriginSigner
-from actorscope.sandbox import BotApiEmulator, EmulatorRequest
+from actorscope.sandbox import BotApiEmulator
 from actorscope.sandbox._telegram import MemberStatus as TelegramMemberStatus
 from actorscope.store import Database
 from actorscope.tools._workspace import Workspace
@@ -78,8 +78,8 @@ async def bot(tmp_path: Path) -> AsyncIterator[Bot]:
         runner = TelegramRunner(
             channel_pipeline(db, ChannelConfig(platform="telegram"), bus=bus, agent=agent),
             token=emu.token,
-            request=EmulatorRequest(emu),
-            get_updates_request=EmulatorRequest(emu),
+            request=emu.request(),
+            get_updates_request=emu.request(),
             poll_timeout=1,
         )
         state = Bot(emu, runner)

@@ -22,7 +22,7 @@ from actorscope.host import Host, MessageBus
 from actorscope.identity import Identity, PeerKind, SenderKind
 from actorscope.messages import InboundMessage, OutboundMessage, RunRequest
 from actorscope.propagation import OriginSigner
-from actorscope.sandbox import BotApiEmulator, EmulatorRequest
+from actorscope.sandbox import BotApiEmulator
 from actorscope.sandbox._telegram import MemberStatus as TelegramMemberStatus
 from actorscope.store import Database
 
@@ -57,8 +57,8 @@ async def bot(emu: BotApiEmulator, tmp_path: Path) -> AsyncIterator[Bot]:
         runner = TelegramRunner(
             channel_pipeline(db, ChannelConfig(platform="telegram"), bus=bus, agent=agent),
             token=emu.token,
-            request=EmulatorRequest(emu),
-            get_updates_request=EmulatorRequest(emu),
+            request=emu.request(),
+            get_updates_request=emu.request(),
             poll_timeout=1,
             on_ignored=ignored.__setitem__,
         )
@@ -251,8 +251,8 @@ async def test_a_refused_token_or_an_unreachable_api_is_one_config_error(
     refused = TelegramRunner(
         pipeline,
         token="123456:" + "x" * 35,
-        request=EmulatorRequest(emu),
-        get_updates_request=EmulatorRequest(emu),
+        request=emu.request(),
+        get_updates_request=emu.request(),
     )
     with pytest.raises(ConfigError, match=r"^telegram: the bot token was rejected: "):
         await refused.start()

@@ -34,7 +34,7 @@ from actorscope.errors import ConfigError
 from actorscope.host import Host, MessageBus, Reply
 from actorscope.messages import RunRequest
 from actorscope.propagation import OriginSigner
-from actorscope.sandbox import BotApiEmulator, EmulatorRequest
+from actorscope.sandbox import BotApiEmulator
 from actorscope.store import Database
 
 SECRET = "s3cret_Token-1"  # noqa: S105 - a test secret
@@ -71,7 +71,7 @@ def make_runner(
     return TelegramRunner(
         channel_pipeline(db, config, bus=bus, shared_dedup=shared_dedup),
         token=emu.token,
-        request=EmulatorRequest(emu),
+        request=emu.request(),
         webhook=hook,
     )
 
@@ -181,7 +181,7 @@ async def test_a_webhook_update_runs_its_turn_in_the_requests_task(
         runner = TelegramRunner(
             channel_pipeline(db, ChannelConfig(platform="telegram"), bus=bus, run_here=True),
             token=emu.token,
-            request=EmulatorRequest(emu),
+            request=emu.request(),
             webhook=webhook(),
         )
         host = Host(turn, bus=bus, signer=OriginSigner(), senders={runner.name: runner})
@@ -500,7 +500,7 @@ async def test_run_bots_in_webhook_mode_end_to_end(
 
     class EmulatedRunner(TelegramRunner):
         def __init__(self, *args: Any, **kwargs: Any) -> None:
-            super().__init__(*args, request=EmulatorRequest(emu), **kwargs)
+            super().__init__(*args, request=emu.request(), **kwargs)
 
     # actorscope run builds the runner through the platform contract: it builds this one.
     monkeypatch.setattr(telegram_platform, "TelegramRunner", EmulatedRunner)

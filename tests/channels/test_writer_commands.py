@@ -24,7 +24,7 @@ from actorscope.host import Host, MessageBus
 from actorscope.messages import RunRequest
 from actorscope.permissions import GrantStore, Reason, WriterDecision
 from actorscope.propagation import OriginSigner
-from actorscope.sandbox import BotApiEmulator, EmulatorRequest
+from actorscope.sandbox import BotApiEmulator
 from actorscope.sandbox._telegram import MemberStatus as TelegramMemberStatus
 from actorscope.store import Database
 
@@ -113,8 +113,8 @@ async def chat(tmp_path: Path) -> AsyncIterator[Chat]:
         runner = TelegramRunner(
             channel_pipeline(db, config, bus=bus, agent=agent),
             token=emu.token,
-            request=EmulatorRequest(emu),
-            get_updates_request=EmulatorRequest(emu),
+            request=emu.request(),
+            get_updates_request=emu.request(),
             poll_timeout=1,
         )
         host = Host(handler, bus=bus, signer=OriginSigner(), agent_id=agent.id)

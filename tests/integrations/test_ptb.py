@@ -45,7 +45,7 @@ from actorscope.integrations.ptb import (
 )
 from actorscope.integrations.ptb import gate as ptb_gate
 from actorscope.permissions import Decision, GrantStore
-from actorscope.sandbox import BotApiEmulator, EmulatorRequest
+from actorscope.sandbox import BotApiEmulator
 from actorscope.store import Database
 from actorscope.testing import AgentEnv, Event, Grants, TelegramSim
 
@@ -80,8 +80,8 @@ def _bare_builder(emu: BotApiEmulator) -> ApplicationBuilder[Any, Any, Any, Any,
     return (
         ApplicationBuilder()
         .token(emu.token)
-        .request(EmulatorRequest(emu))
-        .get_updates_request(EmulatorRequest(emu))
+        .request(emu.request())
+        .get_updates_request(emu.request())
     )
 
 

@@ -31,7 +31,7 @@ from telegram import (
     WebAppInfo,
 )
 
-from actorscope.sandbox import BotApiEmulator, BotApiError, EmulatorRequest
+from actorscope.sandbox import BotApiEmulator, BotApiError
 from actorscope.sandbox._telegram import ChatType as TelegramChatType
 from actorscope.sandbox._telegram import MemberStatus as TelegramMemberStatus
 from actorscope.sandbox._telegram import make_token
@@ -138,7 +138,7 @@ def emu() -> BotApiEmulator:
 @pytest.fixture
 async def bot(emu: BotApiEmulator) -> AsyncIterator[Bot]:
     """A PTB ``Bot`` answered by the emulator in process."""
-    async with Bot(emu.token, request=EmulatorRequest(emu)) as ptb_bot:
+    async with Bot(emu.token, request=emu.request()) as ptb_bot:
         yield ptb_bot
 
 
@@ -403,7 +403,7 @@ async def test_an_unanswered_query_expires_after_ten_seconds() -> None:
     emu = BotApiEmulator(clock=lambda: now[0])
     dave = emu.state.add_user("Dave", username="dave")
     emu.state.private_chat(dave)
-    async with Bot(emu.token, request=EmulatorRequest(emu)) as bot:
+    async with Bot(emu.token, request=emu.request()) as bot:
         invoice = await _invoice(bot, dave.id)
         query = parsed(emu.pay(dave, dave.id, invoice), bot).pre_checkout_query
         assert query is not None
@@ -689,7 +689,7 @@ async def test_shared_passport_data_decrypts_with_the_bots_key() -> None:
             "passport": {"data": {"document_no": "X1", "expiry_date": ""}, "front_side": scan},
         },
     )
-    async with Bot(emu.token, request=EmulatorRequest(emu), private_key=private) as bot:
+    async with Bot(emu.token, request=emu.request(), private_key=private) as bot:
         message = parsed(update, bot).message
         assert message is not None
         assert message.passport_data is not None

@@ -1,6 +1,6 @@
 """The emulator's group and LLM-bot methods, called through PTB's own ``Bot`` (its shapes).
 
-Each method is exercised with python-telegram-bot's ``Bot`` over :class:`EmulatorRequest`, so
+Each method is exercised with python-telegram-bot's ``Bot`` over the emulator's ``request()``, so
 the answers are what PTB parses; the error descriptions are Telegram's (PTB drops the
 ``Bad Request:`` prefix and capitalises the rest). Uploads and the file download path are
 also checked over loopback HTTP with PTB's default ``HTTPXRequest``.
@@ -33,7 +33,7 @@ from telegram.error import BadRequest
 from telegram.ext import ApplicationBuilder, ContextTypes, MessageHandler, filters
 from tests._world import devs_forum
 
-from actorscope.sandbox import BotApiCall, BotApiEmulator, BotApiServer, EmulatorRequest
+from actorscope.sandbox import BotApiCall, BotApiEmulator, BotApiServer
 from actorscope.sandbox._telegram import MemberStatus as TelegramMemberStatus
 
 # A 3x2 PNG header is all image_size reads.
@@ -49,7 +49,7 @@ def emu() -> BotApiEmulator:
 @pytest.fixture
 async def bot(emu: BotApiEmulator) -> AsyncIterator[Bot]:
     """A PTB ``Bot`` answered by the emulator in process."""
-    async with Bot(emu.token, request=EmulatorRequest(emu)) as ptb_bot:
+    async with Bot(emu.token, request=emu.request()) as ptb_bot:
         yield ptb_bot
 
 

@@ -1,4 +1,4 @@
-"""A real python-telegram-bot Application driven offline through EmulatorRequest."""
+"""A real python-telegram-bot Application driven offline through BotApiEmulator.request()."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from telegram.request._requestparameter import RequestParameter
 from tests._wait import wait_until
 from tests._world import devs_forum
 
-from actorscope.sandbox import BotApiEmulator, EmulatorRequest
+from actorscope.sandbox import BotApiEmulator
 from actorscope.sandbox._telegram.files import Upload
 from actorscope.sandbox._telegram.request import decode_request_data, split_bot_url
 
@@ -60,8 +60,8 @@ def build_app(emu: BotApiEmulator, seen: Seen) -> Application:  # type: ignore[t
     app = (
         ApplicationBuilder()
         .token(emu.token)
-        .request(EmulatorRequest(emu))
-        .get_updates_request(EmulatorRequest(emu))
+        .request(emu.request())
+        .get_updates_request(emu.request())
         .build()
     )
     app.add_handler(CommandHandler("start", start))
@@ -160,7 +160,7 @@ async def test_slow_answer_times_out_and_uninitialized_request_fails(
     emu: BotApiEmulator,
 ) -> None:
     """A long poll past the read timeout raises TimedOut; an unopened request refuses."""
-    request = EmulatorRequest(emu, read_timeout=0.1)
+    request = emu.request(read_timeout=0.1)
     url = f"https://api.telegram.org/bot{emu.token}/getUpdates"
     data = RequestData([RequestParameter.from_input("timeout", 5)])
     with pytest.raises(NetworkError, match="not initialized"):

@@ -4,9 +4,8 @@ The Telegram Bot API emulator: :class:`BotApiEmulator` is the core (state, updat
 log, user actions, with ``BotApiEmulator.User``, ``.Chat`` and ``.ForumTopic`` describing its
 world (a chat's type and a member's status are given and compared as their Bot API strings,
 ``"supergroup"``, ``"administrator"``); every call is a :class:`BotApiCall`, and a call it
-refuses raises :class:`BotApiError`);
-:class:`EmulatorRequest` plugs it into
-python-telegram-bot without sockets; :class:`BotApiServer` serves it over loopback HTTP, and
+refuses raises :class:`BotApiError`); its ``request()`` plugs it into python-telegram-bot
+without sockets; :class:`BotApiServer` serves it over loopback HTTP, and
 :class:`TelegramConsole` types at it as people (the sandbox prompt)::
 
     emu = BotApiEmulator()
@@ -42,7 +41,7 @@ from actorscope.sandbox._connect import discord_pointed_at
 from actorscope.sandbox._emulator import DiscordEmulator
 from actorscope.sandbox._member import Console, Sandbox, SandboxSession, platform_sandbox
 from actorscope.sandbox._rest import HttpCall as DiscordHttpCall
-from actorscope.sandbox._telegram import BotApiEmulator, BotApiError, BotApiServer, EmulatorRequest
+from actorscope.sandbox._telegram import BotApiEmulator, BotApiError, BotApiServer
 from actorscope.sandbox._telegram import RecordedCall as BotApiCall
 from actorscope.sandbox._telegram.console import TelegramConsole
 from actorscope.sandbox._world import Message as DiscordMessage
@@ -58,7 +57,6 @@ __all__ = [
     "DiscordHttpCall",
     "DiscordMessage",
     "DiscordWorld",
-    "EmulatorRequest",
     "Sandbox",
     "SandboxSession",
     "TelegramConsole",

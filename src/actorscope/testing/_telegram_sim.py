@@ -4,7 +4,7 @@ Users, basic groups, supergroups with forum topics and channels live in a
 :class:`~actorscope.sandbox.BotApiEmulator`; each user action there produces the
 ``Update`` JSON Telegram would deliver, which the production
 :class:`~actorscope.channels.telegram._runner.TelegramRunner` (its PTB ``Application`` talking
-to the emulator through :class:`~actorscope.sandbox.EmulatorRequest`) handles as it
+to the emulator through ``BotApiEmulator.request()``) handles as it
 handles a polled update: the ingress pipeline (dedup, admission, shared claim; writer commands
 answered by the runner, button clicks answered) and then the production run step with the
 bot's turn. Replies go back through the runner's ``send`` and every Bot API call is recorded
@@ -44,7 +44,6 @@ from actorscope.sandbox import (
     BotApiCall,
     BotApiEmulator,
     BotApiServer,
-    EmulatorRequest,
 )
 from actorscope.testing._expect import hide_on_expectation_failure
 from actorscope.testing._harness import AgentEnv, Event, Simulator
@@ -130,8 +129,8 @@ class TelegramSim(Simulator):
                 self.config, publish=self.bus.publish_from_channel, owners=self.env.owners
             ),
             token=self.emu.token,
-            request=EmulatorRequest(self.emu),
-            get_updates_request=EmulatorRequest(self.emu),
+            request=self.emu.request(),
+            get_updates_request=self.emu.request(),
         )
         await runner.initialize()
         self.step.add_sender(runner.name, runner)
@@ -144,8 +143,8 @@ class TelegramSim(Simulator):
         return (
             ApplicationBuilder()
             .token(self.emu.token)
-            .request(EmulatorRequest(self.emu))
-            .get_updates_request(EmulatorRequest(self.emu))
+            .request(self.emu.request())
+            .get_updates_request(self.emu.request())
         )
 
     async def serve_application(self, application: App, *, adopt: bool = True) -> Gate | None:

@@ -1,7 +1,7 @@
 """An offline Telegram Bot API emulator (its face is :mod:`actorscope.sandbox`).
 
-:class:`BotApiEmulator` is the core (state, update queue, call log, user actions);
-:class:`EmulatorRequest` plugs it into python-telegram-bot without sockets;
+:class:`BotApiEmulator` is the core (state, update queue, call log, user actions; its
+``request()`` plugs it into python-telegram-bot without sockets);
 :class:`BotApiServer` serves it over loopback HTTP.
 """
 
@@ -10,6 +10,7 @@ from __future__ import annotations
 from actorscope.sandbox._telegram.emulator import (
     ApiResponse,
     BotApiEmulator,
+    EmulatorRequest,
     RecordedCall,
     make_token,
 )
@@ -25,7 +26,6 @@ from actorscope.sandbox._telegram.models import (
     MemberStatus,
     User,
 )
-from actorscope.sandbox._telegram.request import EmulatorRequest
 from actorscope.sandbox._telegram.server import BotApiServer
 
 __all__ = [

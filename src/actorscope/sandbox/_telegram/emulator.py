@@ -8,6 +8,7 @@ call is recorded, in the order it was made, before it is answered.
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import json
 import secrets
@@ -15,6 +16,11 @@ import string
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
+from urllib.parse import parse_qsl, urlsplit
+
+from telegram._utils.types import ODVInput
+from telegram.error import TimedOut
+from telegram.request import BaseRequest, RequestData
 
 from actorscope.sandbox._telegram import (
     methods_bot,
@@ -32,10 +38,15 @@ from actorscope.sandbox._telegram.models import Chat, ForumTopic, MemberStatus, 
 from actorscope.sandbox._telegram.params import Params
 from actorscope.sandbox._telegram.payments import Checkout, PaymentBook
 from actorscope.sandbox._telegram.polls import PollBook
+from actorscope.sandbox._telegram.request import (
+    decode_request_data,
+    split_bot_url,
+    split_file_url,
+)
 from actorscope.sandbox._telegram.state import BotApiState
 from actorscope.sandbox._telegram.updates import UpdateQueue
 
-__all__ = ["ApiResponse", "BotApiEmulator", "RecordedCall", "make_token"]
+__all__ = ["ApiResponse", "BotApiEmulator", "EmulatorRequest", "RecordedCall", "make_token"]
 
 JSON = dict[str, Any]
 Handler = Callable[[MethodContext, Params], Awaitable[Any]]
@@ -256,6 +267,20 @@ class BotApiEmulator(MediaActions, MemberActions):
             listener(record)
         return response
 
+    def request(self, *, read_timeout: float | None = 5.0) -> EmulatorRequest:
+        """A python-telegram-bot ``BaseRequest`` answered by this emulator, without a socket
+        (a slower answer than ``read_timeout`` seconds raises PTB's ``TimedOut``)::
+
+            app = (
+                ApplicationBuilder()
+                .token(emu.token)
+                .request(emu.request())
+                .get_updates_request(emu.request())
+                .build()
+            )
+        """
+        return EmulatorRequest(self, read_timeout=read_timeout)
+
     def add_listener(self, listener: CallListener) -> None:
         """Call ``listener(record)`` after every answered call (e.g. to print bot replies)."""
         self._listeners.append(listener)
@@ -288,3 +313,61 @@ class BotApiEmulator(MediaActions, MemberActions):
     def close(self) -> None:
         """End waiting long polls now (for server shutdown); later polls return at once."""
         self.queue.close()
+
+
+class EmulatorRequest(BaseRequest):
+    """Routes PTB's Bot API requests straight into an emulator (no network at all)."""
+
+    __slots__ = ("_emulator", "_initialized", "_read_timeout")
+
+    def __init__(self, emulator: BotApiEmulator, *, read_timeout: float | None = 5.0) -> None:
+        self._emulator = emulator
+        self._read_timeout = read_timeout
+        self._initialized = False
+
+    @property
+    def read_timeout(self) -> float | None:
+        """The default read timeout in seconds (PTB adds the poll timeout for getUpdates)."""
+        return self._read_timeout
+
+    async def initialize(self) -> None:
+        """Nothing to open; remembers that it was initialized."""
+        self._initialized = True
+
+    async def shutdown(self) -> None:
+        """Nothing to close."""
+        self._initialized = False
+
+    async def do_request(
+        self,
+        url: str,
+        method: str,
+        request_data: RequestData | None = None,
+        read_timeout: ODVInput[float] = BaseRequest.DEFAULT_NONE,
+        write_timeout: ODVInput[float] = BaseRequest.DEFAULT_NONE,
+        connect_timeout: ODVInput[float] = BaseRequest.DEFAULT_NONE,
+        pool_timeout: ODVInput[float] = BaseRequest.DEFAULT_NONE,
+    ) -> tuple[int, bytes]:
+        """Answer one request from the emulator; a slow answer raises ``TimedOut``."""
+        if not self._initialized:
+            raise RuntimeError("This EmulatorRequest is not initialized!")
+        token, file_path = split_file_url(url)
+        if file_path:
+            try:
+                return 200, self._emulator.download(file_path, token=token).content
+            except BotApiError as exc:
+                return exc.error_code, ApiResponse.failure(exc).to_bytes()
+        token, api_method = split_bot_url(url)
+        if not api_method:
+            return 404, b'{"ok": false, "error_code": 404, "description": "Not Found"}'
+        params = dict(parse_qsl(urlsplit(url).query))
+        params.update(decode_request_data(request_data))
+        timeout = read_timeout if isinstance(read_timeout, float | int) else self._read_timeout
+        if read_timeout is None:
+            timeout = None
+        call = self._emulator.call(api_method, params, token=token)
+        try:
+            response = await asyncio.wait_for(call, timeout)
+        except TimeoutError as exc:
+            raise TimedOut from exc
+        return response.status, response.to_bytes()
