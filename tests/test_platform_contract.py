@@ -21,6 +21,7 @@ from tests._wait import wait_until
 from tests.fakechat import NAME, PLATFORM, SPEC, FakeChat, FakeChatPlatform, FakeChatSection
 from tests.fakechat._sim import FakeChatSim
 
+import actorscope
 from actorscope.assembly import AgentSettings, assemble
 from actorscope.bots import current_services
 from actorscope.channels import ChannelConfig, IgnoreReason, Outcome, Platform, platform, platforms
@@ -359,6 +360,23 @@ async def test_the_probe_takes_every_platform_a_file_runs_on() -> None:
         await probe(leaky, channels=channels, platform=NAME)
 
 
+def test_the_probe_engine_names_no_platform() -> None:
+    """testing/_probe.py and _probe_run.py never name Telegram or Discord: each platform's
+    probe world is what its contract names."""
+    testing = Path(actorscope.__file__).parent / "testing"
+    for path in (testing / "_probe.py", testing / "_probe_run.py"):
+        text = path.read_text().lower()
+        assert ("telegram" not in text, "discord" not in text) == (True, True), path
+
+
+def test_each_built_in_platform_names_its_probe_world() -> None:
+    """Telegram's and Discord's contracts name their own probe worlds; the fake chat names
+    none, and gets the world every chat has."""
+    assert platform("telegram").probe_world.startswith("actorscope.testing.")
+    assert platform("discord").probe_world.startswith("actorscope.testing.")
+    assert PLATFORM.probe_world == ""
+
+
 class _NoSimulator(FakeChatPlatform):
     """The fake chat's contract under another name, with no simulator for the kit."""
 
@@ -428,7 +446,7 @@ def test_actorscope_probe_runs_a_handler_on_the_platform_named(
 
 
 class _Unfinished:
-    """A contract written for the contract before its sandbox member: it lacks ``sandbox``."""
+    """A contract written before its sandbox and probe world members: it lacks both."""
 
     command_prefixes = "/"
     event_name = "an unfinished chat event"
@@ -451,5 +469,5 @@ def test_a_contract_missing_members_is_refused_naming_them() -> None:
         platform("oldchat")
     assert str(refused.value) == (
         f"{__name__}:UNFINISHED is not the Platform of 'oldchat' (it has no inspect, "
-        "recognizes, runner, sandbox, token_problem)"
+        "probe_world, recognizes, runner, sandbox, token_problem)"
     )

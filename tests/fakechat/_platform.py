@@ -28,6 +28,7 @@ class FakeChatPlatform:
     command_prefixes = "/"
     event_name = "a fake chat event (event_id, chat)"
     simulator = "tests.fakechat._sim:FakeChatSim"
+    probe_world = ""  # the world every chat has
     sandbox = "tests.fakechat._sandbox:SANDBOX"
     section: type[ChannelSection] = FakeChatSection
 

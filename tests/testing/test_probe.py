@@ -228,7 +228,7 @@ async def test_discord_phase_probes_clean_and_catches_a_discord_only_mistake(
     """With a Discord config the Discord events run too; a Discord-only skip is caught there."""
     discord = ChannelConfig(platform="discord", require_mention=True)
     clean = await actorscope_probe(
-        "telegram_bot:handle", search_dir=EXAMPLES, commands=NOTE, discord=discord
+        "telegram_bot:handle", search_dir=EXAMPLES, commands=NOTE, channels=[discord]
     )
     assert clean.failures == []
     held = clean.case("discord: non-writer member (ideas)", "/note probe")
@@ -237,7 +237,7 @@ async def test_discord_phase_probes_clean_and_catches_a_discord_only_mistake(
         clean.case("discord: webhook (general)", "/note probe").status is ProbeStatus.NOT_APPLICABLE
     )
     broken = await actorscope_probe(
-        "probe_bots:trusts_discord", search_dir=FIXTURES, commands=NOTE, discord=discord
+        "probe_bots:trusts_discord", search_dir=FIXTURES, commands=NOTE, channels=[discord]
     )
     leaks = {case.event for case in broken.leaks}
     assert "discord: non-writer member (general)" in leaks

@@ -6,8 +6,8 @@ A platform is one subpackage (``channels/telegram/``, ``channels/discord/``) who
 (:func:`actorscope.platforms.register`: its id form, thread word and where this contract
 lives). Everything above the identity layer asks :func:`platform` for it: ``actorscope
 normalize`` its normaliser, ``actorscope run`` its runner, the testing kit and the probe its
-simulator, ``actorscope run --sandbox`` and ``actorscope sandbox`` its sandbox. The pipeline,
-the policy and the run step need nothing else of a platform.
+simulator and probe world, ``actorscope run --sandbox`` and ``actorscope sandbox`` its
+sandbox. The pipeline, the policy and the run step need nothing else of a platform.
 """
 
 from __future__ import annotations
@@ -36,10 +36,14 @@ class Platform(Protocol):
     event in a sentence (``a Telegram Update (update_id)``). ``simulator`` is the
     ``module:attribute`` of its testing-kit simulator (an ``actorscope.testing.Simulator``
     taking an ``AgentEnv``), which drives its emulator; ``""`` when it has none (the kit and
-    the probe cannot drive it, and ``actorscope probe`` says so). ``sandbox`` is the
+    the probe cannot drive it, and ``actorscope probe`` says so). ``probe_world`` is the
+    ``module:attribute`` of its probe world beside its simulator (its probe events and the
+    frameworks' bots it serves: the built-in platforms'); ``""``: the events every chat has,
+    on its simulator (a platform outside actorscope names ``""``). ``sandbox`` is the
     ``module:attribute`` of its sandbox (an ``actorscope.sandbox.Sandbox``: its emulator on
     127.0.0.1 for ``actorscope run --sandbox`` and ``actorscope sandbox``); ``""`` when it
-    has none. Both are strings because they sit above this layer. ``section`` is the model of its
+    has none. All three are strings because they sit above this layer. ``section`` is the
+    model of its
     ``bot.toml`` section for ``actorscope run`` (a :class:`ChannelSection` whose ``platform``
     is its name), whose ``runner_options`` its ``runner`` takes.
     """
@@ -62,6 +66,11 @@ class Platform(Protocol):
     @property
     def simulator(self) -> str:
         """``module:attribute`` of its testing-kit simulator (``""``: none)."""
+        ...
+
+    @property
+    def probe_world(self) -> str:
+        """``module:attribute`` of its probe world (``""``: the one every chat has)."""
         ...
 
     @property

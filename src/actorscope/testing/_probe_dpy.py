@@ -1,4 +1,7 @@
-"""The probe's discord.py mode: the user's own bot, unchanged, against the Discord emulator.
+"""Discord's probe world: its events for an ``actorscope run`` handler on
+:class:`~actorscope.testing.DiscordSim` (:data:`DISCORD_EVENTS`, a phase after the run's first
+platform's), and the discord.py mode: the user's own bot, unchanged, against the Discord
+emulator. Its contract names :data:`PROBE` (``probe_world``).
 
 :func:`probe_bot` runs the bot it is given, built already, or builds it with the factory it is
 given (a ``discord.Client`` or ``commands.Bot`` subclass, or a function returning one), called
@@ -34,43 +37,53 @@ from typing import Any, TypeVar
 import discord
 from discord.ext import commands
 
-from actorscope.channels import IgnoreReason, Ingress, WriterCommand
+from actorscope.channels import ChannelConfig, IgnoreReason, Ingress, WriterCommand
 from actorscope.channels.discord import PLATFORM as DISCORD_PLATFORM
 from actorscope.errors import ConfigError
-from actorscope.host import Prepared
+from actorscope.host import Handler, Prepared
+from actorscope.identity import Identity, Scope
 from actorscope.integrations import Adoption
 from actorscope.integrations.discord_ext import ActorscopeCog
-from actorscope.permissions import Decision
-from actorscope.sandbox import DiscordEmulator, DiscordWorld, discord_pointed_at
+from actorscope.permissions import Decision, WriterManager
+from actorscope.sandbox import DiscordEmulator, DiscordHttpCall, DiscordWorld, discord_pointed_at
 from actorscope.sandbox import DiscordMessage as Message
+from actorscope.testing._discord_sim import DiscordSim
 from actorscope.testing._expect import Expectations, ObservationKind
 from actorscope.testing._harness import AgentEnv, Event
 from actorscope.testing._probe import (
-    D_BOT,
-    D_MEMBER,
-    D_OTHER_WRITER,
-    D_WRITER,
+    PEOPLE,
+    PlatformProbe,
     ProbeEvent,
     ProbeReachError,
     ProbeRun,
+    ProbeTarget,
     ProbeWorld,
+    Send,
     conclude,
-    discord_calls,
-    discord_text,
     folder_watch,
+    group_names,
+    plant,
     play,
-    seed_discord,
+    seed_writers,
 )
-from actorscope.testing._probe_effects import Watch
+from actorscope.testing._probe_effects import CallLog, Watch, api_call
 from actorscope.testing._probe_target import Served, call_factory, command_name, source_of
 
-__all__ = ["BOT_EVENTS", "BotFactory", "is_bot_factory", "probe_bot"]
+__all__ = ["BOT_EVENTS", "DISCORD_EVENTS", "PROBE", "BotFactory", "is_bot_factory", "probe_bot"]
 
 #: A discord.py bot to probe: called with ``database``, ``agent``, ``workspace`` and ``owners``
 #: (keywords, those it takes), it returns the ``discord.Client`` / ``commands.Bot`` to run.
 BotFactory = Callable[..., discord.Client]
 #: How long the bot may take to log in, sync and connect.
 _START_WAIT = 30.0
+SimT = TypeVar("SimT")
+#: The probe's Discord people: the writer, another guild's writer, a member, another bot.
+D_WRITER, D_OTHER_WRITER, D_MEMBER, D_BOT = (
+    424200000000000001,
+    515100000000000002,
+    616100000000000003,
+    717100000000000004,
+)
 #: A look-alike of the writer: the writer's digits and one more.
 _D_LOOKALIKE = int(f"{D_WRITER}0")
 #: The probe's Discord world, in the sandbox's scenario vocabulary.
@@ -95,6 +108,152 @@ _DECLARED: dict[str, Any] = {
 _STRING, _INTEGER, _BOOLEAN, _USER, _NUMBER = 3, 4, 5, 6, 10
 #: A mention of the bot before a command (the prefix of ``commands.when_mentioned``).
 _MENTION = re.compile(r"^\s*<@!?\d+>\s*")
+
+
+#: A path segment this long is a token (an interaction's, a webhook's), not a name.
+_TOKEN_LENGTH = 20
+
+
+def discord_calls(requests: Callable[[], Sequence[DiscordHttpCall]]) -> CallLog:
+    """The bot's Discord REST calls that change something (a ``GET`` only reads)."""
+
+    def effect(call: object) -> str | None:
+        if not isinstance(call, DiscordHttpCall) or call.method == "GET":
+            return None
+        return api_call(f"{call.method} {_path(call.path)}", call.json or {}, PEOPLE)
+
+    return CallLog(requests, effect)
+
+
+def _path(path: str) -> str:
+    """A REST path without its ids and tokens (``/interactions/#/*/callback``)."""
+    parts = path.split("/")
+    return "/".join(
+        "#" if part.isdigit() else "*" if len(part) > _TOKEN_LENGTH else part for part in parts
+    )
+
+
+# -- an actorscope run handler, on the Discord simulator ----------------------------------------
+_DcWorld = ProbeWorld[DiscordSim]
+_DcSend = Send[DiscordSim]
+
+
+def discord_text(command: str) -> str:
+    """What a Discord message sends for ``command``: ``/addwriter`` and ``/removewriter`` name
+    the non-writer, another command without an argument gets one (``probe``)."""
+    if _MENTION.sub("", command).strip().partition(" ")[2]:
+        return command
+    named = WriterCommand.named(command_name(command))
+    if named in (WriterCommand.ADD, WriterCommand.REMOVE):
+        return f"{command} <@{D_MEMBER}>"
+    return command if named is not None else f"{command} probe"
+
+
+async def _build_discord(sim: DiscordSim, env: AgentEnv) -> _DcWorld:
+    """Guild ``guild`` (#general, thread ideas) with its writer; guild ``elsewhere`` (#lobby)
+    with its own; a member, another bot."""
+    writer = sim.user("writer", user_id=D_WRITER)
+    sim.user("otherwriter", user_id=D_OTHER_WRITER)
+    sim.user("member", user_id=D_MEMBER)
+    sim.user("helperbot", user_id=D_BOT, bot=True)
+    guild, elsewhere = sim.guild("guild"), sim.guild("elsewhere")
+    general = sim.channel(guild, "general")
+    sim.thread(general, "ideas")
+    lobby = sim.channel(elsewhere, "lobby")
+    dm = sim.dm_channel(writer)
+    requests = sim.emulator.requests
+    watch = Watch(discord_calls(lambda: requests), folder_watch(env))
+    world = await seed_discord(
+        sim, env, (guild.id, elsewhere.id), general.id, lobby.id, dm.id, watch
+    )
+    world.writer_acts = {"message": _d_writer_says}
+    return world
+
+
+async def seed_discord(
+    sim: SimT,
+    env: AgentEnv,
+    guilds: tuple[int, int],
+    general: int,
+    lobby: int,
+    dm: int,
+    watch: Watch,
+) -> ProbeWorld[SimT]:
+    """The Discord probe world of ``sim``: the writer granted guild-wide in the first guild,
+    the other writer in the second; markers planted in the second guild's ``lobby`` channel
+    and the writer's ``dm`` channel; what the writer's DM must not change."""
+    writers: dict[str, str] = {}
+    for guild, person in zip(guilds, (D_WRITER, D_OTHER_WRITER), strict=True):
+        scope = WriterManager.scope_of(str(Scope.guild_member(guild, person))) or ""
+        writers[scope] = str(person)
+    await seed_writers(env, writers)
+    planted = {
+        str(lobby): Identity.chat("discord", lobby, D_OTHER_WRITER, group=True, guild_id=guilds[1]),
+        str(dm): Identity.chat("discord", dm, D_WRITER, group=False),
+    }
+    secrets = {chat: plant(env, i) for chat, i in planted.items()}
+    world = ProbeWorld(sim, env, writers, watch, secrets=secrets)
+    world.groups = group_names(
+        env,
+        [
+            Identity.chat("discord", general, person, group=True, guild_id=guild)
+            for guild in guilds
+            for person in (D_WRITER, D_OTHER_WRITER, D_MEMBER)
+        ],
+    ) | set(writers)
+    return world
+
+
+async def _d_non_writer(w: _DcWorld, where: str, command: str) -> list[Event]:
+    return [await w.sim.message("member", discord_text(command), where, mention_bot=True)]
+
+
+async def _d_other_writer(w: _DcWorld, where: str, command: str) -> list[Event]:
+    return [await w.sim.message("otherwriter", discord_text(command), where, mention_bot=True)]
+
+
+async def _d_webhook(w: _DcWorld, where: str, command: str) -> list[Event]:
+    return [await w.sim.webhook(where, discord_text(command))]
+
+
+async def _d_bot(w: _DcWorld, where: str, command: str) -> list[Event]:
+    return [await w.sim.bot_message("helperbot", discord_text(command), where)]
+
+
+async def _d_slash(w: _DcWorld, where: str, command: str) -> list[Event]:
+    name = command_name(command)
+    if name not in _DISCORD_SLASH:
+        return [Event(f"no slash command {name!r}", {}, ignored=IgnoreReason.NOT_FOR_THIS_BOT)]
+    # /addwriter and /removewriter name someone: the non-writer names themself.
+    person = w.sim.find_user("member")
+    options = {"user": person} if name != "writers" else None
+    return [await w.sim.slash(person, name, where, options=options)]
+
+
+async def _d_writer_dm(w: _DcWorld, where: str, command: str) -> list[Event]:
+    return [await w.sim.dm("writer", discord_text(command))]
+
+
+async def _d_writer_says(w: _DcWorld, where: str, command: str) -> list[Event]:
+    return [await w.sim.message("writer", discord_text(command), where, mention_bot=True)]
+
+
+#: The slash commands the Discord runner registers (the writer commands).
+_DISCORD_SLASH = frozenset({"addwriter", "removewriter", "writers"})
+_Dc = ProbeEvent[DiscordSim]
+#: The Discord probe events, by name.
+DISCORD_EVENTS: dict[str, _Dc] = {
+    "non-writer member": _Dc(_d_non_writer, person=True),
+    "writer of another guild": _Dc(_d_other_writer, person=True),
+    "webhook": _Dc(_d_webhook),
+    "another bot": _Dc(_d_bot),
+    "slash command by a non-writer": _Dc(_d_slash, like="slash"),
+    "the writer's DM": _Dc(_d_writer_dm, dm=True),
+}
+_DISCORD_WHERES: dict[str, tuple[str, ...]] = {
+    name: ("general",) if event.dm else ("general", "ideas")
+    for name, event in DISCORD_EVENTS.items()
+}
 
 
 #: How discord.py starts the log line of an error no handler of the bot's took (``on_error``,
@@ -579,3 +738,62 @@ async def probe_bot(found: object, spec: str, run: ProbeRun) -> None:
             probed, BOT_EVENTS, _BOT_WHERES, report.commands, run.deadline, report, only=run.events
         )
         conclude(report, [probed], served.name)
+
+
+class _Bots:
+    """discord.py bots, their classes and factories (``bot=``, or ``application=`` when it
+    names one), run against the emulator as they are."""
+
+    arguments = frozenset({"application", "bot"})
+    fallback = False
+    serves = "a discord.py bot, its class or a function building one"
+
+    def recognises(self, found: object) -> bool:
+        """:func:`is_bot_factory`."""
+        return is_bot_factory(found)
+
+    async def probe(
+        self, found: object, spec: str, run: ProbeRun, config: ChannelConfig | None
+    ) -> None:
+        """:func:`probe_bot` (the bot's own intents and commands: ``config`` is not used)."""
+        await probe_bot(found, spec, run)
+
+
+class _DiscordProbe:
+    """Discord's probe world: a handler's phase after the run's first platform's (the
+    commands were gathered there), and discord.py bots."""
+
+    alone = False
+    targets: Sequence[ProbeTarget] = (_Bots(),)
+
+    async def phase(
+        self,
+        run: ProbeRun,
+        handler: Handler | str,
+        name: str,
+        config: ChannelConfig | None,
+        prefix: str,
+        prefixes: str | None,
+    ) -> tuple[ProbeWorld[Any], Served]:
+        """:data:`DISCORD_EVENTS` for ``handler``, in a channel and a thread."""
+        channel = config or ChannelConfig(platform=name, require_mention=False)
+        async with DiscordSim(run.env, config=channel) as sim:
+            served = run.serve_handler(sim, handler, prefixes)
+            world = await _build_discord(sim, run.env)
+            world.writer_only = run.writer_only
+            report = run.report
+            await play(
+                world,
+                DISCORD_EVENTS,
+                _DISCORD_WHERES,
+                report.commands,
+                run.deadline,
+                report,
+                prefix=prefix,
+                only=run.events,
+            )
+        return world, served
+
+
+#: What Discord's contract names (``probe_world``).
+PROBE: PlatformProbe = _DiscordProbe()

@@ -35,6 +35,7 @@ class Telegram:
     allowed_updates = _runner.ALLOWED_UPDATES
     event_name = "a Telegram Update (update_id)"
     simulator = "actorscope.testing:TelegramSim"
+    probe_world = "actorscope.testing._probe_telegram:PROBE"
     sandbox = "actorscope.sandbox._telegram.sandbox:SANDBOX"
     section = TelegramSection
 
