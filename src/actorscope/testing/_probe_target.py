@@ -1,10 +1,11 @@
 """What the probe is pointed at: the bot's framework, what serving it told, and its commands.
 
-A framework the probe serves on the Telegram simulator (python-telegram-bot in ``_probe_ptb``,
-aiogram in ``_probe_aiogram``) is one small module with a :class:`TelegramFramework`: whether
-it recognises what ``module:attribute`` names, and how to serve it on a
-:class:`~actorscope.testing.TelegramSim` (returning :class:`Served`, after
-:func:`check_reach`). discord.py bots run against the Discord emulator in ``_probe_dpy``.
+A framework the probe serves is offered by a platform's probe world (its targets): on the
+Telegram simulator, python-telegram-bot (``_probe_ptb``) and aiogram (``_probe_aiogram``),
+each one small module with a ``TelegramFramework`` (``_probe_telegram``): whether it
+recognises what ``module:attribute`` names, and how to serve it (returning :class:`Served`,
+after :func:`check_reach`); discord.py bots run against the Discord emulator in
+``_probe_dpy``. This module names no simulator.
 
 :func:`call_factory` calls a user's factory with the keyword arguments it takes (a build
 function taking only the builder is a plain bot). :func:`inferred_commands` reads commands out
@@ -21,19 +22,17 @@ import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import yaml
 
 from actorscope.errors import ConfigError
 from actorscope.integrations import Opened
 from actorscope.testing._harness import AgentEnv
-from actorscope.testing._telegram_sim import TelegramSim
 
 __all__ = [
     "ProbeReachError",
     "Served",
-    "TelegramFramework",
     "call_factory",
     "check_reach",
     "command_name",
@@ -69,26 +68,6 @@ class Served:
     gated: bool
     source: Path | None
     name: str
-
-
-class TelegramFramework(Protocol):
-    """A bot framework the probe serves on the Telegram simulator."""
-
-    #: How a line of the report names the framework (``python-telegram-bot``).
-    name: str
-
-    def recognises(self, found: object) -> bool:
-        """Whether ``found`` (what ``module:attribute`` names) is this framework's bot."""
-        ...
-
-    async def serve(
-        self, found: object, spec: str, sim: TelegramSim, overrides: Mapping[str, Any]
-    ) -> Served:
-        """Build ``found`` against ``sim`` (a started ``TelegramSim``) on the probe's database
-        (``overrides``: ``database``, ``agent``, ``workspace``, ``owners``, ``config``,
-        ``signer``), start it, prove it is on the probe's database (one ConfigError saying
-        what is wrong otherwise) and say what it handles."""
-        ...
 
 
 def _accepted(found: Callable[..., Any], overrides: Mapping[str, Any]) -> dict[str, Any]:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup
 
@@ -66,7 +66,7 @@ from actorscope.testing._probe import (
 from actorscope.testing._probe_aiogram import AIOGRAM
 from actorscope.testing._probe_effects import CallLog, Watch, api_call
 from actorscope.testing._probe_ptb import PTB
-from actorscope.testing._probe_target import ProbeReachError, Served, TelegramFramework
+from actorscope.testing._probe_target import ProbeReachError, Served
 from actorscope.testing._telegram_sim import TelegramSim
 
 __all__ = ["EVENTS", "LINK_EVENTS", "PROBE"]
@@ -720,6 +720,26 @@ async def _probe(
 def _channel(config: ChannelConfig | None, name: str) -> ChannelConfig:
     """The channel the runner admits by: ``config``, or mention not required."""
     return config or ChannelConfig(platform=name, require_mention=False)
+
+
+class TelegramFramework(Protocol):
+    """A bot framework the probe serves on the Telegram simulator."""
+
+    #: How a line of the report names the framework (``python-telegram-bot``).
+    name: str
+
+    def recognises(self, found: object) -> bool:
+        """Whether ``found`` (what ``module:attribute`` names) is this framework's bot."""
+        ...
+
+    async def serve(
+        self, found: object, spec: str, sim: TelegramSim, overrides: Mapping[str, Any]
+    ) -> Served:
+        """Build ``found`` against ``sim`` (a started ``TelegramSim``) on the probe's database
+        (``overrides``: ``database``, ``agent``, ``workspace``, ``owners``, ``config``,
+        ``signer``), start it, prove it is on the probe's database (one ConfigError saying
+        what is wrong otherwise) and say what it handles."""
+        ...
 
 
 class _Application:
