@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import json
+import subprocess
 import sys
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import replace
@@ -367,6 +368,38 @@ def test_the_probe_engine_names_no_platform() -> None:
     for path in (testing / "_probe.py", testing / "_probe_run.py"):
         text = path.read_text().lower()
         assert ("telegram" not in text, "discord" not in text) == (True, True), path
+
+
+ALONE = """
+import asyncio, sys
+from tests.fakechat import SPEC
+from tests.test_platform_contract import guarded
+from actorscope.platforms import register
+from actorscope.testing import probe
+
+with register(SPEC):
+    report = asyncio.run(probe(guarded, platform="fakechat", commands=["/save"]))
+print(report.passed, sorted(m for m in sys.modules if m.startswith("actorscope.testing._probe_")))
+"""
+
+
+def test_a_handler_probed_on_one_platform_loads_no_other_probe_world() -> None:
+    """Probing a handler on the fake chat alone imports neither Telegram's nor Discord's
+    probe world (each is loaded when a run reaches its platform)."""
+    done = subprocess.run(  # noqa: S603 - this interpreter, the test's own code
+        [sys.executable, "-c", ALONE],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        cwd=Path(__file__).parent.parent,
+    )
+    assert done.returncode == 0, done.stderr
+    passed, _, loaded = done.stdout.strip().partition(" ")
+    assert passed == "True"
+    assert "_probe_telegram" not in loaded
+    assert "_probe_dpy" not in loaded
+    assert "actorscope.testing._probe_effects" in loaded  # the engine's own modules did load
 
 
 def test_each_built_in_platform_names_its_probe_world() -> None:

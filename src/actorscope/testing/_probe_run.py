@@ -136,15 +136,16 @@ async def probe(
     """
     if sum(given is not None for given in (handler, application, bot)) != 1:
         raise ConfigError("probe takes a handler, an application or a bot, exactly one")
-    first = _first_platform()
-    if platform not in ("", first) and handler is None:
+    # Asked only when needed: a handler probed on one platform loads no other one's world.
+    base = platform or _first_platform()
+    if handler is None and base != _first_platform():
         raise ConfigError(f"probe on {platform} takes a handler")
     report = ProbeReport([], [], [])
     others: list[ChannelConfig] = []
     if channels:
-        if handler is None or config is not None or platform not in ("", first):
+        if handler is None or config is not None or base != _first_platform():
             raise ConfigError("probe takes channels for a handler, instead of config and platform")
-        config, others, unprobed = _by_world(channels, first)
+        config, others, unprobed = _by_world(channels, base)
         if unprobed:
             report.notes.append(
                 f"not probed: {', '.join(unprobed)} (the platform's contract names no simulator "
@@ -159,7 +160,7 @@ async def probe(
             env.roles.update(dict.fromkeys(owners, "owner"))
             run = ProbeRun(env, report, search, commands, declared, owners, deadline, events)
             if handler is not None:
-                await run.handler_phases(handler, platform or first, config, others)
+                await run.handler_phases(handler, base, config, others)
                 return report
             argument = "bot" if bot is not None else "application"
             found, spec = _load(bot if bot is not None else application, search, argument)
