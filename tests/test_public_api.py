@@ -237,7 +237,9 @@ PUBLIC = [*FACES, *CONTRACT_MODULES]
 # platforms' canonical_chat_id became PlatformSpec.canonical_chat_id: -1.
 # permissions' WriterReason and LinkReason became members of the one Reason enum: -2.
 # sandbox's EmulatorRequest(emu) became BotApiEmulator.request(): -1.
-NAME_BUDGET = 195
+# propagation's DelegateTask is internal (delegate()'s result, only read): -1.
+NAME_BUDGET = 194
+NAME_BUDGET = 194
 
 
 # Faces that still leak a third-party name; strict, so the fix turns the xfail into a failure

@@ -41,10 +41,8 @@ from actorscope.identity import Identity
 from actorscope.messages import InboundMessage, RunRequest
 from actorscope.permissions import ConfigType, Decision
 from actorscope.propagation import (
-    DelegateTask,
     OriginSigner,
     RunInfo,
-    SubagentTask,
     build_run_request,
     delegate,
     spawn_subagent,
@@ -288,21 +286,22 @@ async def run_delegate(
     """
     caller = ActorscopeDeps.of(ctx.deps)
     signer = _signer(caller)
-    carrier: SubagentTask | DelegateTask
     with bind_identity(caller.identity):
         if target_agent_id is None:
-            carrier = spawn_subagent(task, signer=signer)
+            sub = spawn_subagent(task, signer=signer)
+            carrier, announce_result = sub.message, sub.announce
         else:
-            carrier = delegate(target_agent_id, task, signer=signer)
+            handed = delegate(target_agent_id, task, signer=signer)
+            carrier, announce_result = handed.message, handed.announce
     run, result = await run_message(
         agent,
-        carrier.message,
+        carrier,
         caller,
         agent_key=agent_key or caller.agent_key,
         deps=deps,
     )
     output = result.output if isinstance(result.output, str) else str(result.output)
-    message = carrier.announce(output, signer=signer)
+    message = announce_result(output, signer=signer)
     announce = build_run_request(message, signer=signer, agent_key=caller.agent_key)
     return _DelegateResult(announce.content, run, announce)
 

@@ -12,7 +12,6 @@ from actorscope.propagation._builder import build_run_request
 from actorscope.propagation._origin import Origin, OriginSigner
 from actorscope.propagation._run import RunInfo
 from actorscope.propagation._wrappers import (
-    DelegateTask,
     SubagentTask,
     TickerJob,
     delegate,
@@ -22,7 +21,6 @@ from actorscope.propagation._wrappers import (
 )
 
 __all__ = [
-    "DelegateTask",
     "Origin",
     "OriginSigner",
     "RunInfo",
