@@ -8,10 +8,8 @@ from typing import Any
 import pytest
 
 from actorscope.context import (
-    actor_id_from_context,
     bind_identity,
     current_identity,
-    role_from_context,
     sender_id_from_context,
     user_id_from_context,
 )
@@ -31,11 +29,12 @@ DIRECT = Identity(user_id="5151", sender_id="5151", channel="telegram", chat_id=
 
 
 def _snapshot() -> tuple[str, str, str, str]:
+    identity = current_identity()
     return (
         user_id_from_context(),
         sender_id_from_context(),
-        actor_id_from_context(),
-        role_from_context(),
+        identity.actor_id if identity is not None else "",
+        identity.role if identity is not None else "",
     )
 
 
@@ -59,11 +58,13 @@ def test_bind_identity_sets_every_helper() -> None:
     assert current_identity() is None
 
 
-def test_actor_id_from_context_falls_back_to_scope() -> None:
-    """actor_id_from_context() is the scope when the bound sender is empty."""
+def test_bound_actor_id_falls_back_to_scope() -> None:
+    """The bound identity's actor_id is the scope when its sender is empty."""
     with bind_identity(Identity(user_id="api-user", sender_id="")):
         assert sender_id_from_context() == ""
-        assert actor_id_from_context() == "api-user"
+        bound = current_identity()
+        assert bound is not None
+        assert bound.actor_id == "api-user"
 
 
 def test_nested_binds_restore_the_outer_identity() -> None:

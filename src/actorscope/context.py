@@ -16,10 +16,8 @@ from actorscope.identity import Identity
 
 __all__ = [
     "Binding",
-    "actor_id_from_context",
     "bind_identity",
     "current_identity",
-    "role_from_context",
     "sender_id_from_context",
     "user_id_from_context",
 ]
@@ -84,15 +82,3 @@ def sender_id_from_context() -> str:
     """The actor of the bound run, for permission checks, or ``""``."""
     identity = _IDENTITY.get()
     return identity.sender_id if identity is not None else ""
-
-
-def actor_id_from_context() -> str:
-    """The sender, else the scope, of the bound run (audit, ownership, roles), or ``""``."""
-    identity = _IDENTITY.get()
-    return identity.actor_id if identity is not None else ""
-
-
-def role_from_context() -> str:
-    """The role of the bound run (``owner``, ``admin`` ...), or ``""``."""
-    identity = _IDENTITY.get()
-    return identity.role if identity is not None else ""

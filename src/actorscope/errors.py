@@ -5,14 +5,10 @@ caller (and the CLI) can catch one class and print one clear line::
 
     ActorscopeError
     ├── ConfigError                   a setting, config file or environment variable is wrong
-    ├── IdentityError                 an id, scope or identity is malformed
-    │   ├── IdentityValidationError   an LLM tool's identity argument breaks the rules
-    │   └── UnboundIdentityError      a wrapper that needs a bound run identity ran outside one
+    ├── IdentityError                 an id, scope or identity is malformed, or none is bound
     ├── PayloadError                  a platform update, input or scenario file is malformed
     ├── SchemaError                   a tool schema cannot be built flat or read
-    ├── NotFoundError                 something named does not exist
-    │   ├── TenantNotFoundError
-    │   └── AgentNotFoundError
+    ├── NotFoundError                 something named (a tenant, an agent) does not exist
     ├── ConflictError                 a write would break a uniqueness or ownership rule
     ├── PermissionDeniedError         an action was refused; carries the ``Decision``
     ├── GrantError                    a grant's scope, config type or sender is malformed
@@ -20,15 +16,15 @@ caller (and the CLI) can catch one class and print one clear line::
     ├── ToolError                     a built-in LLM tool refused a call; ``code`` says why
     └── StoreError                    the database failed or cannot be used
         ├── RowRefusedError           the store refused a row's values (too long, malformed)
-        └── DatabaseOpenError         the target cannot be opened as an actorscope database
-            ├── SchemaTooNewError     written by a newer actorscope
-            └── DatabaseNotWritableError
+        └── DatabaseOpenError         the target cannot be opened as an actorscope database;
+                                      ``creatable``: whether creating (or migrating) it helps
 
 A package may raise a private subclass of one of these (a string that must be a UUID and is
-not one is an :class:`IdentityError`; a file that is no actorscope database is a
-:class:`DatabaseOpenError`; a failed migration, after which nothing was applied, a
-:class:`StoreError`; a malformed scenario file, whose message starts with ``file:line:``, a
-:class:`PayloadError`): catch the classes drawn here.
+not one, or an LLM tool's identity argument that breaks the rules, is an
+:class:`IdentityError`; a file that is no actorscope database, one a newer actorscope wrote or
+one that cannot be written is a :class:`DatabaseOpenError`; a failed migration, after which
+nothing was applied, a :class:`StoreError`; a malformed scenario file, whose message starts
+with ``file:line:``, a :class:`PayloadError`): catch the classes drawn here.
 
 The sandbox's Telegram Bot API emulator refuses a call with its own
 ``actorscope.sandbox.BotApiError`` (an :class:`ActorscopeError` too).
@@ -43,25 +39,19 @@ from typing import Any
 
 __all__ = [
     "ActorscopeError",
-    "AgentNotFoundError",
     "ConfigError",
     "ConflictError",
-    "DatabaseNotWritableError",
     "DatabaseOpenError",
     "GrantError",
     "IdentityError",
-    "IdentityValidationError",
     "NotFoundError",
     "PayloadError",
     "PermissionDeniedError",
     "ReplyError",
     "RowRefusedError",
     "SchemaError",
-    "SchemaTooNewError",
     "StoreError",
-    "TenantNotFoundError",
     "ToolError",
-    "UnboundIdentityError",
 ]
 
 
@@ -85,22 +75,6 @@ class IdentityError(ActorscopeError):
     """An id, scope or identity is malformed."""
 
 
-class IdentityValidationError(IdentityError):
-    """An LLM tool's identity argument breaks the tool-boundary rules.
-
-    ``field`` names the offending argument (``agent_id`` or ``agent``), or is empty when
-    the problem is that neither was given.
-    """
-
-    def __init__(self, message: str, *, field: str = "") -> None:
-        super().__init__(message)
-        self.field = field
-
-
-class UnboundIdentityError(IdentityError):
-    """A propagation wrapper was called outside any run: there is no bound identity to carry."""
-
-
 class ReplyError(ActorscopeError):
     """A reply cannot be sent as built: a button, attachment or format breaks a rule.
 
@@ -120,14 +94,6 @@ class SchemaError(ActorscopeError):
 
 class NotFoundError(ActorscopeError):
     """Something named by the caller does not exist."""
-
-
-class TenantNotFoundError(NotFoundError):
-    """No tenant has that slug or UUID."""
-
-
-class AgentNotFoundError(NotFoundError):
-    """No live agent has that key or UUID in the tenant."""
 
 
 class ConflictError(ActorscopeError):
@@ -169,12 +135,10 @@ class RowRefusedError(StoreError):
 
 
 class DatabaseOpenError(StoreError):
-    """The path cannot be opened as an actorscope database."""
+    """The path cannot be opened as an actorscope database.
 
+    ``creatable`` is false when creating or migrating it cannot help: a newer actorscope
+    wrote it, or it cannot be written (the CLI then offers no ``--create``).
+    """
 
-class SchemaTooNewError(DatabaseOpenError):
-    """The database was written by a newer actorscope schema."""
-
-
-class DatabaseNotWritableError(DatabaseOpenError):
-    """The database file or its directory cannot be written."""
+    creatable: bool = True

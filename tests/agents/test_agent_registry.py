@@ -8,13 +8,8 @@ import pytest
 
 from actorscope._input import InvalidUUIDError
 from actorscope.agents import AgentRegistry
-from actorscope.errors import (
-    AgentNotFoundError,
-    ConflictError,
-    IdentityError,
-    NotFoundError,
-    TenantNotFoundError,
-)
+from actorscope.agents._registry import AgentNotFoundError
+from actorscope.errors import ConflictError, IdentityError, NotFoundError
 from actorscope.store import Database
 
 
@@ -85,9 +80,9 @@ async def test_resolve_needs_a_valid_existing_tenant(registry: AgentRegistry) ->
     await registry.create("bot")
     with pytest.raises(IdentityError):
         await registry.resolve("bot", "")
-    with pytest.raises(TenantNotFoundError):
+    with pytest.raises(NotFoundError, match="no tenant"):
         await registry.resolve("bot", "nope")
-    with pytest.raises(TenantNotFoundError):
+    with pytest.raises(NotFoundError):
         await registry.resolve("bot", str(uuid.uuid4()))
 
 
@@ -212,7 +207,7 @@ async def test_import_batch_with_one_bad_uuid_leaves_the_database_unchanged(
     [
         ({"key": "x"}, InvalidUUIDError),
         ({"id": "KEEP", "key": "../x"}, IdentityError),
-        ({"id": "KEEP", "key": "x", "tenant": "nope"}, TenantNotFoundError),
+        ({"id": "KEEP", "key": "x", "tenant": "nope"}, NotFoundError),
         ({"id": "KEEP", "key": "x", "display_name": 3}, IdentityError),
         ({"id": "KEEP", "key": "k0"}, ConflictError),
         ({"id": "EXISTING", "key": "fresh"}, ConflictError),

@@ -7,8 +7,9 @@ import gc
 import pytest
 
 from actorscope.agents import AgentRegistry
+from actorscope.agents._registry import AgentNotFoundError
 from actorscope.agents._router import AgentRouter, cache_key
-from actorscope.errors import AgentNotFoundError, IdentityError
+from actorscope.errors import IdentityError
 from actorscope.store import Database
 
 

@@ -20,7 +20,7 @@ from tests.integrations._dpy_views import WipeBelowObject, Wiping
 
 from actorscope.channels import ChannelConfig, IgnoreReason, Outcome
 from actorscope.channels.discord import bot_intents
-from actorscope.context import current_identity, role_from_context
+from actorscope.context import current_identity
 from actorscope.errors import ConfigError, GrantError
 from actorscope.integrations.discord_ext import (
     ActorscopeCog,
@@ -295,7 +295,7 @@ async def test_owner_runs_with_role_owner_and_the_identity_is_bound(
         outside = current_identity()
         async with bound(ctx) as who:
             bound_now = current_identity()
-            await ctx.reply(f"{who.sender_id} {role_from_context()} {bound_now == who}")
+            await ctx.reply(f"{who.sender_id} {who.role} {bound_now == who}")
         await ctx.reply(f"after: {current_identity() == outside}")
 
     await discord_sim.serve_bot(bot)

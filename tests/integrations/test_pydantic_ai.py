@@ -22,7 +22,7 @@ from tests.integrations.conftest import Script, World
 
 from actorscope.cli._lint import TARGETS, lint_tool_schema
 from actorscope.context import bind_identity
-from actorscope.errors import ConfigError, GrantError, UnboundIdentityError
+from actorscope.errors import ConfigError, GrantError, IdentityError
 from actorscope.identity import Identity, PeerKind, SenderKind
 from actorscope.integrations.pydantic_ai import (
     ActorscopeDeps,
@@ -377,7 +377,7 @@ def test_guard_refuses_identity_parameters_and_unknown_types() -> None:
 
 async def test_deps_need_a_bound_identity_and_a_signer(world: World) -> None:
     """ActorscopeDeps.bound() outside a run, or delegation without a signer, is a clear error."""
-    with pytest.raises(UnboundIdentityError):
+    with pytest.raises(IdentityError):
         ActorscopeDeps.bound(policy=world.policy)
     with pytest.raises(ConfigError, match="needs actorscope deps"):
         ActorscopeDeps.of(object())

@@ -11,13 +11,8 @@ from typing import Any
 import pytest
 
 from actorscope.agents import Agent, AgentRegistry
-from actorscope.errors import (
-    AgentNotFoundError,
-    ConflictError,
-    GrantError,
-    IdentityError,
-    StoreError,
-)
+from actorscope.agents._registry import AgentNotFoundError
+from actorscope.errors import ConflictError, GrantError, IdentityError, StoreError
 from actorscope.identity import Identity, PeerKind
 from actorscope.permissions import GrantStore, PermissionPolicy, Reason
 from actorscope.permissions._audit import AuditLog

@@ -7,7 +7,7 @@ from collections.abc import Callable
 import pytest
 
 from actorscope.context import bind_identity
-from actorscope.errors import IdentityError, PayloadError, UnboundIdentityError
+from actorscope.errors import IdentityError, PayloadError
 from actorscope.identity import Identity, PeerKind, SenderKind
 from actorscope.messages import InboundMessage, MetaKey
 from actorscope.propagation import (
@@ -77,8 +77,8 @@ def test_origin_comes_from_the_bound_run_never_from_arguments(call: str) -> None
 
 @pytest.mark.parametrize("call", sorted(CALLS))
 def test_every_wrapper_needs_a_bound_run(call: str) -> None:
-    """Outside any run there is no origin to carry: UnboundIdentityError, nothing built."""
-    with pytest.raises(UnboundIdentityError, match="inside a run"):
+    """Outside any run there is no origin to carry: IdentityError, nothing built."""
+    with pytest.raises(IdentityError, match="inside a run"):
         CALLS[call]()
 
 

@@ -11,16 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from actorscope.errors import (
-    ActorscopeError,
-    ConflictError,
-    DatabaseNotWritableError,
-    DatabaseOpenError,
-    SchemaTooNewError,
-    StoreError,
-)
+from actorscope.errors import ActorscopeError, ConflictError, DatabaseOpenError, StoreError
 from actorscope.store import Database
-from actorscope.store._base import MigrationError, NotADatabaseError
+from actorscope.store._base import (
+    DatabaseNotWritableError,
+    MigrationError,
+    NotADatabaseError,
+    SchemaTooNewError,
+)
 from actorscope.store._migrations import Migration, load_migrations, split_statements
 
 MIGRATIONS = load_migrations()
@@ -370,10 +368,13 @@ def test_store_errors_are_actorscope_errors(error: type[Exception]) -> None:
 
 
 def test_open_errors_are_database_open_errors() -> None:
-    """NotADatabaseError, SchemaTooNewError and DatabaseNotWritableError are DatabaseOpenErrors."""
+    """The store's open errors are DatabaseOpenErrors; creating fixes neither a newer schema nor
+    an unwritable path (``creatable``)."""
     for error in (NotADatabaseError, SchemaTooNewError, DatabaseNotWritableError):
         assert issubclass(error, DatabaseOpenError)
     assert issubclass(DatabaseOpenError, StoreError)
+    assert (DatabaseOpenError.creatable, NotADatabaseError.creatable) == (True, True)
+    assert (SchemaTooNewError.creatable, DatabaseNotWritableError.creatable) == (False, False)
 
 
 # --- migration files -----------------------------------------------------------------------

@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from actorscope.errors import ConflictError, DatabaseOpenError, SchemaTooNewError, StoreError
+from actorscope.errors import ConflictError, DatabaseOpenError, StoreError
 from actorscope.store import Database
+from actorscope.store._base import SchemaTooNewError
 from actorscope.store._migrations import load_migrations
 from actorscope.store._sql import numbered_placeholders
 from actorscope.tools._cron import CronStore

@@ -8,8 +8,7 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from actorscope.errors import IdentityValidationError
-from actorscope.tools._identity_args import resolve_agent_identity
+from actorscope.tools._identity_args import IdentityValidationError, resolve_agent_identity
 
 INVALID: list[Any] = [None, 0, True, {}, [], "", " \t\r\n", "\u2003\u00a0", "\u200b", 1.5]
 VALID = ["__shared__", "proyecto-東京-🧠", " project ", "project"]

@@ -36,11 +36,9 @@ from actorscope.agents._types import (
     validate_uuids,
 )
 from actorscope.errors import (
-    AgentNotFoundError,
     ConflictError,
     IdentityError,
     NotFoundError,
-    TenantNotFoundError,
 )
 from actorscope.store import Database, Row
 
@@ -48,11 +46,19 @@ __all__ = [
     "DEFAULT_CACHE_TTL",
     "Agent",
     "AgentListener",
+    "AgentNotFoundError",
     "AgentRegistry",
     "Team",
     "TeamMember",
     "Tenant",
 ]
+
+
+class AgentNotFoundError(NotFoundError):
+    """No live agent has that key or UUID (in the tenant): a
+    :class:`~actorscope.errors.NotFoundError` that :meth:`AgentRegistry.ensure` tells apart
+    from a missing tenant, which it must not create an agent for."""
+
 
 #: Seconds a cached read may be served (see :class:`AgentRegistry`).
 DEFAULT_CACHE_TTL = 5.0
@@ -143,7 +149,7 @@ class AgentRegistry:
         return self._cache.put(agent, time.monotonic())
 
     async def tenant(self, slug_or_uuid: str = Database.DEFAULT_TENANT_SLUG) -> Tenant:
-        """The tenant with this slug or UUID; :class:`TenantNotFoundError` otherwise."""
+        """The tenant with this slug or UUID; :class:`~actorscope.errors.NotFoundError` else."""
         if is_uuid(slug_or_uuid, canonical=False):
             lookup, sql = parse_uuid(slug_or_uuid, "tenant"), "id"
         else:
@@ -155,7 +161,7 @@ class AgentRegistry:
             f"SELECT id, slug, name FROM tenants WHERE {sql} = ?", (lookup,)
         )
         if row is None:
-            raise TenantNotFoundError(f"no tenant {slug_or_uuid!r}")
+            raise NotFoundError(f"no tenant {slug_or_uuid!r}")
         found = Tenant(id=TenantUUID(row["id"]), slug=row["slug"], name=row["name"])
         self._cache.put_tenant(found, time.monotonic())
         return found

@@ -18,9 +18,7 @@ from rich.console import Console
 
 from actorscope.errors import (
     ConfigError,
-    DatabaseNotWritableError,
     DatabaseOpenError,
-    SchemaTooNewError,
 )
 from actorscope.store import Database
 
@@ -69,11 +67,9 @@ async def database_to_change(db: str, *, create: bool | None = None) -> AsyncIte
     """
     try:
         database = await Database.connect(db, create=bool(create))
-    except (SchemaTooNewError, DatabaseNotWritableError):
-        raise  # --create would not help
     except DatabaseOpenError as exc:
-        if create is not False:
-            raise
+        if create is not False or not exc.creatable:
+            raise  # or --create would not help
         raise DatabaseOpenError(
             f"{exc}; this command creates no database: add --create to create (or upgrade)"
             f" it, or run actorscope migrate --db {db}"

@@ -16,7 +16,6 @@ from typing import Any
 from actorscope.agents import Agent, AgentRegistry
 from actorscope.errors import (
     ActorscopeError,
-    AgentNotFoundError,
     ConflictError,
     GrantError,
     IdentityError,
@@ -151,7 +150,7 @@ class Operations:
         found = await self._resolve(key, name)
         if self.served_agent is not None and found.id != self.served_agent:
             tenant = await self.agents.tenant(key.tenant_id)
-            raise problem_for(AgentNotFoundError(f"no agent {name!r} in tenant {tenant.slug!r}"))
+            raise problem_for(NotFoundError(f"no agent {name!r} in tenant {tenant.slug!r}"))
         return self._own(key, found, name)
 
     async def visible_agents(self, key: ApiKey) -> list[Agent]:

@@ -36,7 +36,7 @@ from pydantic_ai.tools import Tool as PydanticTool
 from pydantic_ai.toolsets import FunctionToolset
 
 from actorscope.context import bind_identity, current_identity
-from actorscope.errors import ConfigError, UnboundIdentityError
+from actorscope.errors import ConfigError, IdentityError
 from actorscope.identity import Identity
 from actorscope.messages import InboundMessage, RunRequest
 from actorscope.permissions import ConfigType, Decision
@@ -116,7 +116,7 @@ class ActorscopeDeps:
         """Deps for the identity bound to this run (a ``Host`` handler has one bound)."""
         identity = current_identity()
         if identity is None:
-            raise UnboundIdentityError(
+            raise IdentityError(
                 "ActorscopeDeps.bound() must be called inside a run: no identity is bound"
             )
         return cls(identity, policy, signer, toolbox, agent_key)

@@ -237,7 +237,7 @@ class LinkStore:
     parse_person = staticmethod(parse_person)
 
     async def tenant_id(self, tenant: str = Database.DEFAULT_TENANT_SLUG) -> str:
-        """The UUID of ``tenant`` (a slug or UUID); :class:`TenantNotFoundError` otherwise."""
+        """The UUID of ``tenant`` (a slug or UUID); ``NotFoundError`` otherwise."""
         return (await self._agents.tenant(tenant)).id
 
     # -- reading ---------------------------------------------------------------------------

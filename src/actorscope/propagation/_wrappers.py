@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from actorscope._input import parse_uuid
 from actorscope.context import current_identity
-from actorscope.errors import IdentityError, PayloadError, UnboundIdentityError
+from actorscope.errors import IdentityError, PayloadError
 from actorscope.identity import Identity, PeerKind, SenderKind
 from actorscope.messages import InboundMessage
 from actorscope.platforms import PlatformSpec
@@ -162,7 +162,7 @@ class TickerJob:
 def _caller(what: str) -> tuple[Identity, RunInfo]:
     identity = current_identity()
     if identity is None:
-        raise UnboundIdentityError(
+        raise IdentityError(
             f"{what}() must be called inside a run: no identity is bound (see bind_identity)"
         )
     return identity, RunInfo.current() or RunInfo()

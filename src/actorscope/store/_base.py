@@ -22,17 +22,19 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from datetime import UTC, datetime
 from typing import Any, ClassVar, Protocol
 
-from actorscope.errors import DatabaseOpenError, SchemaTooNewError, StoreError
+from actorscope.errors import DatabaseOpenError, StoreError
 
 __all__ = [
     "ChangeListener",
     "ChangeSubscribers",
     "Database",
+    "DatabaseNotWritableError",
     "MigrationError",
     "NotADatabaseError",
     "Params",
     "QueuedWriter",
     "Row",
+    "SchemaTooNewError",
     "Transaction",
     "outdated_schema",
     "refuse_newer_schema",
@@ -45,6 +47,20 @@ Params = Sequence[Any]
 class NotADatabaseError(DatabaseOpenError):
     """The file exists but is not an SQLite database, or a database without actorscope's
     tables (a :class:`~actorscope.errors.DatabaseOpenError`)."""
+
+
+class SchemaTooNewError(DatabaseOpenError):
+    """The database was written by a newer actorscope schema (a
+    :class:`~actorscope.errors.DatabaseOpenError` creating cannot fix)."""
+
+    creatable = False
+
+
+class DatabaseNotWritableError(DatabaseOpenError):
+    """The database file or its directory cannot be written (a
+    :class:`~actorscope.errors.DatabaseOpenError` creating cannot fix)."""
+
+    creatable = False
 
 
 class MigrationError(StoreError):

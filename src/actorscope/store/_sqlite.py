@@ -31,7 +31,6 @@ import aiosqlite
 from actorscope._input import shown_path
 from actorscope.errors import (
     ConflictError,
-    DatabaseNotWritableError,
     DatabaseOpenError,
     RowRefusedError,
     StoreError,
@@ -39,6 +38,7 @@ from actorscope.errors import (
 from actorscope.store._base import (
     ChangeSubscribers,
     Database,
+    DatabaseNotWritableError,
     MigrationError,
     NotADatabaseError,
     Params,

@@ -17,7 +17,7 @@ import unicodedata
 from collections.abc import Mapping
 
 from actorscope._text import has_lone_surrogate
-from actorscope.errors import IdentityValidationError
+from actorscope.errors import IdentityError
 
 __all__ = [
     "AGENT_ALIAS_DESCRIPTION",
@@ -27,8 +27,22 @@ __all__ = [
     "DEPRECATED_FIELD",
     "IDENTITY_FIELDS",
     "STRICT_IDENTITY_NOTE",
+    "IdentityValidationError",
     "resolve_agent_identity",
 ]
+
+
+class IdentityValidationError(IdentityError):
+    """An LLM tool's identity argument breaks the tool-boundary rules.
+
+    ``field`` names the offending argument (``agent_id`` or ``agent``), or is empty when
+    the problem is that neither was given.
+    """
+
+    def __init__(self, message: str, *, field: str = "") -> None:
+        super().__init__(message)
+        self.field = field
+
 
 CANONICAL_FIELD = "agent_id"
 DEPRECATED_FIELD = "agent"

@@ -21,14 +21,17 @@ from actorscope.context import current_identity
 from actorscope.errors import (
     ActorscopeError,
     ConflictError,
-    IdentityValidationError,
     NotFoundError,
     PermissionDeniedError,
     StoreError,
     ToolError,
 )
 from actorscope.identity import Identity, SenderKind
-from actorscope.tools._identity_args import IDENTITY_FIELDS, resolve_agent_identity
+from actorscope.tools._identity_args import (
+    IDENTITY_FIELDS,
+    IdentityValidationError,
+    resolve_agent_identity,
+)
 from actorscope.tools._schema import flat_schema
 from actorscope.tools._strict import to_openai_strict
 

@@ -26,7 +26,7 @@ from typing import Protocol
 
 from actorscope._input import is_uuid
 from actorscope.agents import Agent, AgentRegistry
-from actorscope.errors import AgentNotFoundError, PermissionDeniedError, ToolError
+from actorscope.errors import NotFoundError, PermissionDeniedError, ToolError
 from actorscope.identity import Identity, Scope, SenderKind
 from actorscope.permissions import (
     AuditAction,
@@ -140,7 +140,7 @@ class Toolbox:
             raise ToolError("no_agent", "the run's agent id is not a UUID")
         try:
             agent = await self.agents.get(identity.agent_id)
-        except AgentNotFoundError:
+        except NotFoundError:
             raise ToolError("no_agent", "the run's agent does not exist") from None
         if identity.tenant_id and identity.tenant_id != agent.tenant_id:
             raise ToolError("no_agent", "the run's agent belongs to another tenant")
