@@ -28,7 +28,7 @@ from actorscope.bots import current_services, load_bot_config, run_bots
 from actorscope.channels import ChannelConfig, Outcome
 from actorscope.integrations import aiogram, ptb
 from actorscope.messages import RunRequest
-from actorscope.sandbox import TelegramConsole
+from actorscope.sandbox._telegram.console import TelegramConsole
 from actorscope.store import Database
 from actorscope.testing import AgentEnv, TelegramSim
 

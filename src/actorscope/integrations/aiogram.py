@@ -497,11 +497,7 @@ def _emulator_bot(token: str, root_url: str) -> Bot:
 async def _sandbox(
     build: Callable[[], Dispatcher], lines: AsyncIterator[str], out: Callable[[str], None]
 ) -> None:
-    from actorscope.sandbox import (
-        BotApiEmulator,
-        BotApiServer,
-        TelegramConsole,
-    )
+    from actorscope.sandbox import BotApiEmulator, BotApiServer
 
     emulator = BotApiEmulator()
     emulator.populate()
@@ -512,13 +508,13 @@ async def _sandbox(
                 f"run_sandbox(build): build() must return an aiogram Dispatcher, "
                 f"got {type(dispatcher).__name__}"
             )
-        console = TelegramConsole(emulator, out, wait_for_bot=True)
+        console = server.console(out)
         the_gate = Gate.of(dispatcher)
         if the_gate is not None:
             the_gate.observe(ShowIgnored(the_gate, console.show_ignored))
         out("aiogram sandbox: Telegram Bot API emulator (offline)")
         out(f"bot: @{emulator.bot.username}")
-        out(TelegramConsole.help_text())
+        out(console.help_text())
         bot = _emulator_bot(emulator.token, server.root_url)
         polling = asyncio.create_task(
             dispatcher.start_polling(

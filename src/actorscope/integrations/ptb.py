@@ -612,11 +612,7 @@ async def _sandbox(
     lines: AsyncIterator[str],
     out: Callable[[str], None],
 ) -> None:
-    from actorscope.sandbox import (
-        BotApiEmulator,
-        BotApiServer,
-        TelegramConsole,
-    )
+    from actorscope.sandbox import BotApiEmulator, BotApiServer
 
     emulator = BotApiEmulator()
     emulator.populate()
@@ -629,12 +625,12 @@ async def _sandbox(
             .base_file_url(base.replace("/bot", "/file/bot"))
         )
         app = build(builder)
-        console = TelegramConsole(emulator, out, wait_for_bot=True)
+        console = server.console(out)
         the_gate = gate(app)
         the_gate.observe(ShowIgnored(the_gate, console.show_ignored))
         out("PTB sandbox: Telegram Bot API emulator (offline)")
         out(f"bot: @{emulator.bot.username}")
-        out(TelegramConsole.help_text())
+        out(console.help_text())
         await app.initialize()
         try:
             if app.post_init is not None:

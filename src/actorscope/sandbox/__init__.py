@@ -5,8 +5,8 @@ log, user actions, with ``BotApiEmulator.User``, ``.Chat`` and ``.ForumTopic`` d
 world (a chat's type and a member's status are given and compared as their Bot API strings,
 ``"supergroup"``, ``"administrator"``); every call is a :class:`BotApiCall`, and a call it
 refuses raises :class:`BotApiError`); its ``request()`` plugs it into python-telegram-bot
-without sockets; :class:`BotApiServer` serves it over loopback HTTP, and
-:class:`TelegramConsole` types at it as people (the sandbox prompt)::
+without sockets; :class:`BotApiServer` serves it over loopback HTTP, and its ``console(out)``
+types at it as people (the sandbox prompt)::
 
     emu = BotApiEmulator()
     async with BotApiServer(emu) as server:
@@ -43,7 +43,6 @@ from actorscope.sandbox._member import Console, Sandbox, SandboxSession, platfor
 from actorscope.sandbox._rest import HttpCall as DiscordHttpCall
 from actorscope.sandbox._telegram import BotApiEmulator, BotApiError, BotApiServer
 from actorscope.sandbox._telegram import RecordedCall as BotApiCall
-from actorscope.sandbox._telegram.console import TelegramConsole
 from actorscope.sandbox._world import Message as DiscordMessage
 from actorscope.sandbox._world import World as DiscordWorld
 
@@ -59,7 +58,6 @@ __all__ = [
     "DiscordWorld",
     "Sandbox",
     "SandboxSession",
-    "TelegramConsole",
     "discord_pointed_at",
     "platform_sandbox",
 ]

@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Any
 
 from actorscope.errors import ConfigError
 from actorscope.sandbox._member import Output, bounded
-from actorscope.sandbox._telegram.console import TelegramConsole
 from actorscope.sandbox._telegram.emulator import BotApiEmulator
 from actorscope.sandbox._telegram.server import BotApiServer
 
@@ -26,7 +25,7 @@ class TelegramSession:
     def __init__(self, emulator: BotApiEmulator, server: BotApiServer, out: Output) -> None:
         self.emulator = emulator
         self.server = server
-        self.console = TelegramConsole(emulator, out, wait_for_bot=True)
+        self.console = server.console(out)
 
     @property
     def token(self) -> str:

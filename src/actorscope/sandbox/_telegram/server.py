@@ -19,6 +19,8 @@ from typing import Any
 from aiohttp import web
 
 from actorscope._aio import Site
+from actorscope.sandbox._prompt import Output
+from actorscope.sandbox._telegram.console import TelegramConsole
 from actorscope.sandbox._telegram.emulator import ApiResponse, BotApiEmulator
 from actorscope.sandbox._telegram.errors import BotApiError
 from actorscope.sandbox._telegram.files import Upload
@@ -83,6 +85,12 @@ class BotApiServer:
         #: :mod:`.webhooks`): each public HTTPS base URL a bot may set, with the loopback base
         #: URL that stands in for it.
         self.webhooks = WebhookDelivery(emulator, webhook_routes or {})
+
+    def console(self, out: Output) -> TelegramConsole:
+        """The sandbox prompt, typing at the served emulator as people and printing through
+        ``out`` what the bot does; each typed line waits until the bot has fetched its update
+        (a bot polls this server). ``close()`` it when done."""
+        return TelegramConsole(self.emulator, out, wait_for_bot=True)
 
     @property
     def port(self) -> int:
