@@ -25,7 +25,7 @@ from aiogram import Bot, Dispatcher, F, Router
 from aiogram.filters import Command, CommandObject
 from aiogram.types import CallbackQuery, InlineKeyboardButton, InlineKeyboardMarkup, Message
 
-from actorscope.bots import current_services
+from actorscope.bots import BotServices
 from actorscope.identity import Identity
 from actorscope.integrations.aiogram import install, requires, run_sandbox
 from actorscope.tools import FileMissingError
@@ -45,7 +45,7 @@ def notes_router() -> Router:
         if not command.args:
             await message.reply("usage: /note <text>")
             return
-        services = current_services()
+        services = BotServices.current()
         line = f"- {command.args} (by {identity.sender_id or identity.user_id})\n"
         services.workspace.append(services.agent, identity, NOTES_FILE, line)
         button = InlineKeyboardButton(text="show notes", callback_data=SHOW)
@@ -55,7 +55,7 @@ def notes_router() -> Router:
     async def show(callback: CallbackQuery, identity: Identity) -> None:
         """The "show notes" button: anyone in the chat may read the chat's notes."""
         await callback.answer()  # the click is yours to answer: actorscope answers only a denial
-        services = current_services()
+        services = BotServices.current()
         try:
             notes = services.workspace.read(services.agent, identity, NOTES_FILE)
         except FileMissingError:

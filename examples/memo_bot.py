@@ -8,7 +8,7 @@ scope). Each reply names the scope (``request.user_id``) the memo lives in. Run 
 
 from __future__ import annotations
 
-from actorscope.bots import current_services
+from actorscope.bots import BotServices
 from actorscope.messages import RunRequest
 from actorscope.tools import FileMissingError
 
@@ -19,7 +19,7 @@ async def handle(request: RunRequest) -> str | None:
     """``/remember TEXT`` (``!remember`` on Discord) writes the memo; ``/memo`` reads it."""
     command, _, text = request.content.strip().partition(" ")
     command = command.split("@", 1)[0].lstrip("/!").lower()
-    services = current_services()
+    services = BotServices.current()
     if command == "remember" and text.strip():
         services.workspace.write(services.agent, request.identity(), MEMO_FILE, text.strip())
         return f"remembered (scope {request.user_id})"

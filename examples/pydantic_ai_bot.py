@@ -31,7 +31,7 @@ from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCall
 from pydantic_ai.models import Model
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-from actorscope.bots import BotServices, current_services, load_bot_config, run_in_terminal
+from actorscope.bots import BotServices, load_bot_config, run_in_terminal
 from actorscope.errors import ActorscopeError
 from actorscope.identity import SenderKind
 from actorscope.integrations.pydantic_ai import (
@@ -184,7 +184,7 @@ async def handle(request: RunRequest) -> str | None:
     name, rest = command(request.content)
     if name not in ("/ask", "/forge"):
         return None
-    services = current_services()
+    services = BotServices.current()
     # A key of this run: the delegation is signed and verified inside this one call.
     deps = ActorscopeDeps.bound(
         policy=services.policy, signer=OriginSigner(), agent_key=services.agent.key

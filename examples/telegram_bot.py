@@ -15,7 +15,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from actorscope.bots import current_services, load_bot_config, run_in_terminal
+from actorscope.bots import BotServices, load_bot_config, run_in_terminal
 from actorscope.context import current_identity
 from actorscope.errors import ActorscopeError
 from actorscope.messages import RunRequest
@@ -39,7 +39,7 @@ async def handle(request: RunRequest) -> str | None:
         return None
     if not text:
         return "usage: /note <text>"
-    services = current_services()
+    services = BotServices.current()
     decision = await services.policy.check_file_writer(current_identity())
     if not decision.allowed:
         return f"denied: {decision.reason}"

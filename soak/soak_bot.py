@@ -11,7 +11,7 @@ import os
 import re
 import time
 
-from actorscope.bots import current_services
+from actorscope.bots import BotServices
 from actorscope.errors import StoreError
 from actorscope.messages import Button, RichReply, RunRequest
 
@@ -21,7 +21,7 @@ _ASK = (Button(text="again", data="again"),)
 
 async def handle(request: RunRequest) -> RichReply:
     """Check the sender's file_writer permission here and say what it was."""
-    services = current_services()
+    services = BotServices.current()
     decision = await services.policy.check_file_writer()
     decided = time.time()
     found = _NONCE.search(request.content)

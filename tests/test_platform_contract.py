@@ -24,7 +24,7 @@ from tests.fakechat._sim import FakeChatSim
 
 import actorscope
 from actorscope.assembly import AgentSettings, assemble
-from actorscope.bots import current_services
+from actorscope.bots import BotServices
 from actorscope.channels import ChannelConfig, IgnoreReason, Outcome, Platform, platform, platforms
 from actorscope.cli import main
 from actorscope.errors import ConfigError
@@ -302,7 +302,7 @@ def test_its_people_are_accounts() -> None:
 
 
 async def _save(request: RunRequest) -> str:
-    services = current_services()
+    services = BotServices.current()
     line = f"- {request.content} (by {request.sender_id or request.user_id})\n"
     services.workspace.append(services.agent, request.identity(), "notes.md", line)
     return "saved"
@@ -310,7 +310,7 @@ async def _save(request: RunRequest) -> str:
 
 async def guarded(request: RunRequest) -> str:
     """A bot that saves a note only for those the policy allows."""
-    decision = await current_services().policy.check_file_writer()
+    decision = await BotServices.current().policy.check_file_writer()
     return await _save(request) if decision.allowed else f"refused: {decision.reason}"
 
 
@@ -442,11 +442,11 @@ async def test_the_probe_names_a_platform_it_cannot_drive() -> None:
 
 
 LEAKY_BOT = """
-from actorscope.bots import current_services
+from actorscope.bots import BotServices
 
 
 async def handle(request):
-    services = current_services()
+    services = BotServices.current()
     line = f"- {request.content} (by {request.sender_id or request.user_id})\\n"
     services.workspace.append(services.agent, request.identity(), "notes.md", line)
     return "saved"

@@ -154,11 +154,11 @@ def test_actorscope_run_runs_an_installed_platform_through_its_contract(tmp_path
 
 
 SAVES_FOR_ANYONE = """
-from actorscope.bots import current_services
+from actorscope.bots import BotServices
 
 
 async def handle(request):
-    services = current_services()
+    services = BotServices.current()
     services.workspace.append(services.agent, request.identity(), "notes.md", request.content)
     return "saved"
 """

@@ -195,11 +195,11 @@ def test_run_with_two_problems_prints_one_line_each(
 STRICT_HANDLER = """
 from pathlib import Path
 
-from actorscope.bots import current_services
+from actorscope.bots import BotServices
 
 
 async def handle(request):
-    Path(__file__).with_name("strict.txt").write_text(str(current_services().policy.strict))
+    Path(__file__).with_name("strict.txt").write_text(str(BotServices.current().policy.strict))
     return "seen"
 """
 

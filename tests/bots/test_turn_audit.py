@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from actorscope.agents import AgentRegistry
-from actorscope.bots import BotServices, current_services
+from actorscope.bots import BotServices
 from actorscope.context import bind_identity
 from actorscope.identity import Identity, PeerKind
 from actorscope.messages import RunRequest
@@ -26,7 +26,7 @@ async def test_the_handlers_denials_are_written_before_its_reply(tmp_path: Path)
         services = BotServices(db, agent, grants, PermissionPolicy(grants), Workspace(tmp_path))
 
         async def handler(request: RunRequest) -> str:
-            decision = await current_services().policy.check_file_writer()
+            decision = await BotServices.current().policy.check_file_writer()
             return str(decision.reason)
 
         member = Identity(

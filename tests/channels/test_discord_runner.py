@@ -17,7 +17,7 @@ from tests._wait import wait_until
 from tests._wiring import channel_pipeline
 
 from actorscope.agents import AgentRegistry
-from actorscope.bots import BotServices, current_services
+from actorscope.bots import BotServices
 from actorscope.channels._config import ChannelConfig
 from actorscope.channels.discord._runner import DiscordRunner
 from actorscope.errors import ConfigError, ReplyError
@@ -495,10 +495,10 @@ async def test_rich_reply_renders_buttons_files_and_a_click_comes_back(
 
 
 async def test_handler_uses_the_native_discord_client(replay: Replay) -> None:
-    """current_services().discord_client is the runner's discord.Client, with its cache."""
+    """BotServices.current().discord_client is the runner's discord.Client, with its cache."""
 
     async def turn(request: RunRequest) -> Reply:
-        channel = current_services().discord_client.get_channel(int(request.chat_id))
+        channel = BotServices.current().discord_client.get_channel(int(request.chat_id))
         assert isinstance(channel, discord.TextChannel)
         return f"in #{channel.name}"
 

@@ -15,7 +15,7 @@ from tests._wait import wait_until
 from tests._wiring import channel_pipeline
 
 from actorscope.agents import AgentRegistry
-from actorscope.bots import BotServices, current_services
+from actorscope.bots import BotServices
 from actorscope.channels._config import ChannelConfig
 from actorscope.channels.telegram._runner import TelegramRunner
 from actorscope.host import Host, MessageBus, Reply
@@ -185,11 +185,11 @@ async def test_html_text_with_document_goes_after_the_file(bot: Bot, tmp_path: P
 
 
 async def test_handler_uses_the_native_bot(bot: Bot) -> None:
-    """current_services().telegram_bot is the PTB Bot: any Bot API call, here a chat action."""
+    """BotServices.current().telegram_bot is the PTB Bot: any Bot API call, here a chat action."""
     answers: list[bool] = []
 
     async def turn(request: RunRequest) -> Reply:
-        native = current_services().telegram_bot
+        native = BotServices.current().telegram_bot
         answers.append(await native.send_chat_action(int(request.chat_id), "typing"))
         return "done"
 

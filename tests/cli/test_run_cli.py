@@ -15,13 +15,7 @@ import pytest
 from tests._wiring import RecordingSender
 
 from actorscope.agents import AgentRegistry
-from actorscope.bots import (
-    BotServices,
-    current_services,
-    load_bot_config,
-    load_handler,
-    run_bots,
-)
+from actorscope.bots import BotServices, load_bot_config, load_handler, run_bots
 from actorscope.cli import main
 from actorscope.context import current_identity
 from actorscope.errors import ConfigError
@@ -148,7 +142,7 @@ async def test_run_step_gives_owners_their_role_and_binds_services(tmp_path: Pat
     async def handler(request: RunRequest) -> str:
         identity = current_identity()
         assert identity is not None
-        seen.append((request.role, identity.role, current_services()))
+        seen.append((request.role, identity.role, BotServices.current()))
         return "ok"
 
     async with Database.open(tmp_path / "t.db") as db:
@@ -176,7 +170,7 @@ async def test_run_step_gives_owners_their_role_and_binds_services(tmp_path: Pat
     assert [(r, i) for r, i, _ in seen] == [("owner", "owner"), ("", "")]
     assert seen[0][2] is services
     with pytest.raises(ConfigError):
-        current_services()
+        BotServices.current()
 
 
 async def read_until(

@@ -33,12 +33,12 @@ BUSY = 5.0
 BOUNDED = BUSY + 3.0
 
 HANDLER = """\
-from actorscope.bots import current_services
+from actorscope.bots import BotServices
 from actorscope.identity import Identity, PeerKind
 
 
 async def handle(request):
-    services = current_services()
+    services = BotServices.current()
     reasons = []
     for sender in ("41", "42"):
         member = Identity(

@@ -23,12 +23,12 @@ from actorscope.store import Database
 #: A handler that writes ``notes.txt`` of the caller's scope ("write TEXT") or reads it back,
 #: with the services ``serve`` gives it (the served agent's workspace).
 HANDLER = """\
-from actorscope.bots import current_services
+from actorscope.bots import BotServices
 from actorscope.context import current_identity
 
 
 async def handle(request):
-    services = current_services()
+    services = BotServices.current()
     identity = current_identity()
     path = services.workspace.resolve(services.agent, identity, "notes.txt")
     if request.content.startswith("write "):

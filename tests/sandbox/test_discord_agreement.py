@@ -23,12 +23,12 @@ from actorscope.store import Database
 from actorscope.testing import DiscordSim
 
 HANDLER = """
-from actorscope.bots import current_services
+from actorscope.bots import BotServices
 from actorscope.messages import RunRequest
 
 
 async def handle(request: RunRequest) -> str:
-    decision = await current_services().policy.check_file_writer()
+    decision = await BotServices.current().policy.check_file_writer()
     return f"{request.content}: {'ok' if decision.allowed else 'no'} ({decision.reason})"
 """
 CONFIG = """

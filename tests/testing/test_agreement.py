@@ -24,7 +24,7 @@ from telegram import Update
 from telegram.ext import ContextTypes, MessageHandler, filters
 from tests._wait import wait_until
 
-from actorscope.bots import current_services, load_bot_config, run_bots
+from actorscope.bots import BotServices, load_bot_config, run_bots
 from actorscope.channels import ChannelConfig, Outcome
 from actorscope.integrations import aiogram, ptb
 from actorscope.messages import RunRequest
@@ -33,12 +33,12 @@ from actorscope.store import Database
 from actorscope.testing import AgentEnv, TelegramSim
 
 HANDLER = """
-from actorscope.bots import current_services
+from actorscope.bots import BotServices
 from actorscope.messages import RunRequest
 
 
 async def handle(request: RunRequest) -> str:
-    decision = await current_services().policy.check_file_writer()
+    decision = await BotServices.current().policy.check_file_writer()
     return f"{request.content}: {'ok' if decision.allowed else 'no'} ({decision.reason})"
 """
 CONFIG = """
@@ -146,7 +146,7 @@ async def test_sandbox_and_telegram_sim_agree(tmp_path: Path, telegram_sim: Tele
 
 async def _answer(content: str) -> str:
     """What every path's bot says: the ``actorscope run`` handler's reply, from its services."""
-    decision = await current_services().policy.check_file_writer()
+    decision = await BotServices.current().policy.check_file_writer()
     return f"{content}: {'ok' if decision.allowed else 'no'} ({decision.reason})"
 
 

@@ -1,7 +1,7 @@
 """The kit runs the user's own ``actorscope run`` handler and records its policy's decisions.
 
 The notes bot of ``examples/telegram_bot.py`` is served by its ``module:function`` string (the
-loader ``actorscope run`` uses), with ``current_services()`` bound; ``should_allow`` /
+loader ``actorscope run`` uses), with ``BotServices.current()`` bound; ``should_allow`` /
 ``should_deny`` see the decisions its policy makes, not a stub's.
 """
 
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from actorscope.bots import current_services
+from actorscope.bots import BotServices
 from actorscope.channels import Outcome
 from actorscope.errors import ConfigError
 from actorscope.identity import Identity
@@ -131,12 +131,12 @@ async def test_served_handler_on_discord_records_its_decisions(discord_sim: Disc
 
 
 async def test_served_function_gets_the_sims_services(telegram_sim: TelegramSim) -> None:
-    """A handler passed as a function also runs with current_services() bound to the sim's."""
+    """A handler passed as a function also runs with BotServices.current() bound to the sim's."""
     seen: list[PermissionPolicy] = []
 
     @telegram_sim.serve
     async def handle(request: RunRequest) -> str:
-        seen.append(current_services().policy)
+        seen.append(BotServices.current().policy)
         return "ok"
 
     telegram_sim.should_send(text="ok")

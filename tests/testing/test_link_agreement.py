@@ -25,7 +25,7 @@ from telegram import Update
 from telegram.ext import ContextTypes, MessageHandler, filters
 from tests._wait import wait_until
 
-from actorscope.bots import current_services, load_bot_config, run_bots
+from actorscope.bots import BotServices, load_bot_config, run_bots
 from actorscope.channels.discord import bot_intents
 from actorscope.integrations import ptb
 from actorscope.integrations.discord_ext import ActorscopeCog, bound, services
@@ -34,14 +34,14 @@ from actorscope.store import Database
 from actorscope.testing import AgentEnv, DiscordSim, Event, TelegramSim
 
 HANDLER = """
-from actorscope.bots import current_services
+from actorscope.bots import BotServices
 from actorscope.messages import RunRequest
 
 
 async def handle(request: RunRequest) -> str:
     if request.content.endswith("where"):
         return f"scope {request.user_id}"
-    decision = await current_services().policy.check_file_writer()
+    decision = await BotServices.current().policy.check_file_writer()
     verdict = "ok" if decision.allowed else "no"
     return f"{request.content}: {verdict} ({decision.reason}) {decision.person or '-'}"
 """
@@ -229,7 +229,7 @@ async def _serve_run_handler(tg: TelegramSim, dc: DiscordSim, base: Path) -> Non
 
 async def _answer(content: str) -> str:
     """What the integrations' handlers say: the ``actorscope run`` handler's reply."""
-    decision = await current_services().policy.check_file_writer()
+    decision = await BotServices.current().policy.check_file_writer()
     verdict = "ok" if decision.allowed else "no"
     return f"{content}: {verdict} ({decision.reason}) {decision.person or '-'}"
 

@@ -9,7 +9,7 @@ from actorscope.bots._config import (
     load_handler,
     load_object,
 )
-from actorscope.bots._services import BotServices, current_services
+from actorscope.bots._services import BotServices
 from actorscope.bots._terminal import run_in_terminal
 
 __all__ = [
@@ -17,7 +17,6 @@ __all__ = [
     "BotServices",
     "HttpSection",
     "ProbeSection",
-    "current_services",
     "load_bot_config",
     "load_handler",
     "load_object",

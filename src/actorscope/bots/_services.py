@@ -2,7 +2,7 @@
 the platform's own bot object.
 
 ``actorscope run`` binds one :class:`BotServices` around every handler call (the same way the
-identity is bound), so a handler reaches them with :func:`current_services` instead of a
+identity is bound), so a handler reaches them with :meth:`BotServices.current` instead of a
 global. For what a reply cannot express, :attr:`BotServices.telegram_bot` is the
 python-telegram-bot ``Bot`` and :attr:`BotServices.discord_client` the ``discord.Client`` of
 the running channel.
@@ -32,7 +32,7 @@ from actorscope.permissions import GrantStore, PermissionPolicy
 from actorscope.store import Database
 from actorscope.tools import Workspace
 
-__all__ = ["AUDIT_SETTLE", "BotServices", "current_services"]
+__all__ = ["AUDIT_SETTLE", "BotServices"]
 
 #: Seconds a turn's reply waits for the audit rows its checks queued (a denial's row is
 #: written in the background; a reply must not tell of a decision the trail lost).
@@ -52,6 +52,16 @@ class BotServices:
     policy: PermissionPolicy
     workspace: Workspace
     channels: Mapping[str, ChannelAdapter] = field(default_factory=dict)
+
+    @classmethod
+    def current(cls) -> BotServices:
+        """The services of the running bot; :class:`ConfigError` outside a handler call."""
+        services = _SERVICES.get()
+        if services is None:
+            raise ConfigError(
+                "no bot is running here: BotServices.current() works inside a handler"
+            )
+        return services
 
     @classmethod
     def of(
@@ -128,11 +138,3 @@ def _bound(services: BotServices) -> Iterator[BotServices]:
         yield services
     finally:
         _SERVICES.reset(token)
-
-
-def current_services() -> BotServices:
-    """The services of the running bot; :class:`ConfigError` outside a handler call."""
-    services = _SERVICES.get()
-    if services is None:
-        raise ConfigError("no bot is running here: current_services() works inside a handler")
-    return services

@@ -28,7 +28,7 @@ dispatcher:
   an inline query, a member update ...) and ``run_request``, so a handler may take
   ``identity: Identity``; while your handlers run the identity, the run info and the
   :class:`~actorscope.bots.BotServices` are bound (``current_identity()``,
-  ``current_services()``). Button clicks reach your handlers unanswered
+  ``BotServices.current()``). Button clicks reach your handlers unanswered
   (``await callback.answer()`` works); the gate answers a click only when it stops it.
 * a startup handler (first of the dispatcher's) that opens the database (or takes an open
   :class:`~actorscope.store.Database`, which stays open), gets or creates the agent and

@@ -34,7 +34,7 @@ Your handlers reach the update's identity with :func:`identity` (or ``context.id
 ``context.run_request`` with :class:`ActorscopeContext`, see :meth:`ActorscopeContext.types`;
 :meth:`Gate.prepared` gives an admitted update's prepared run). :func:`bound`
 runs a callback with the identity, run info and :class:`~actorscope.bots.BotServices` bound
-(``current_identity()``, ``current_services()`` work inside it); :func:`requires` also checks
+(``current_identity()``, ``BotServices.current()`` work inside it); :func:`requires` also checks
 the actor with the policy first and answers a denial with its reason (fail-closed: non-persons,
 empty and synthetic senders and updates without an identity are denied); :meth:`Gate.allows`
 is the same check as a filter.

@@ -288,7 +288,7 @@ class Simulator(ABC):
         in ``bot.toml`` says it, imported by the same loader (a top-level module in
         ``search_dir`` wins over ``sys.path``; a problem is one
         :class:`~actorscope.errors.ConfigError`). It runs exactly as under ``actorscope run``:
-        identity bound by the run step, :func:`~actorscope.bots.current_services` bound to
+        identity bound by the run step, :meth:`~actorscope.bots.BotServices.current` bound to
         :attr:`services`, and what it returns routed through the runner. Every decision its
         policy makes is recorded. Returns the handler (works as a decorator).
         """
@@ -298,7 +298,7 @@ class Simulator(ABC):
 
     @property
     def services(self) -> BotServices:
-        """What a served handler gets from ``current_services()``: the env's database, agent,
+        """What a served handler gets from ``BotServices.current()``: the env's database, agent,
         grants and workspace, and this simulator's recording :attr:`policy`."""
         return BotServices.of(self.assembly)
 
