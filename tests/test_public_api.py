@@ -118,7 +118,7 @@ DOCUMENTED: dict[str, tuple[str, ...]] = {
         "run_bots",
     ),
     "actorscope.http": ("create_app",),
-    "actorscope.integrations": ("Adoption", "Opened"),
+    "actorscope.integrations": ("Adoption",),
     "actorscope.integrations.ptb": ("install", "requires", "bound", "identity", "gate"),
     "actorscope.integrations.aiogram": ("install", "requires", "gate", "run_sandbox"),
     "actorscope.integrations.discord_ext": ("ActorscopeCog", "requires", "bound", "services"),
@@ -240,7 +240,10 @@ PUBLIC = [*FACES, *CONTRACT_MODULES]
 # context's actor_id_from_context and role_from_context are current_identity()'s fields: -2.
 # sandbox's TelegramConsole became BotApiServer.console(out): -1.
 # bots' current_services() became BotServices.current(): -1.
-NAME_BUDGET = 184
+# integrations' Opened is internal (Gate.opened / ActorscopeCog.opened, only read): -1.
+# integrations' Opened is internal (Gate.opened / ActorscopeCog.opened, only read): -1.
+NAME_BUDGET = 183
+NAME_BUDGET = 183
 
 
 # Faces that still leak a third-party name; strict, so the fix turns the xfail into a failure

@@ -11,10 +11,11 @@ from here, so importing ``actorscope.integrations`` loads no framework).
 This face holds what every integration shares: *adoption*. Inside ``with Adoption(
 database=db, workspace=root, agent="main").bind()`` every gate that opens (``install()``'s at
 ``post_init``, ``ActorscopeCog``'s at ``cog_load``) opens on that database, agent, workspace
-and signer instead of its bot's own settings; the gate's ``opened`` (:class:`Opened`) says
-where it actually is. The testing kit and ``actorscope probe`` run users' bots this way.
+and signer instead of its bot's own settings; the gate's ``opened`` (its ``database``,
+``agent``, ``workspace`` and ``adopted``) says where it actually is. The testing kit and
+``actorscope probe`` run users' bots this way.
 """
 
-from actorscope.integrations._adoption import Adoption, Opened
+from actorscope.integrations._adoption import Adoption
 
-__all__ = ["Adoption", "Opened"]
+__all__ = ["Adoption"]

@@ -7,7 +7,7 @@ Both put actorscope into a Telegram framework the same way, and this module is t
   :class:`~actorscope.channels.Pipeline` and one :class:`~actorscope.host.RunStep` (which only
   prepares: the framework's handlers are the turn); inside
   :meth:`~actorscope.integrations.Adoption.bind`, on the adoption instead
-  (:class:`~actorscope.integrations.Opened` says which);
+  (:attr:`Gate.opened` says which);
 * judging one Telegram update (:meth:`TelegramGate.judge`): the normaliser, the pipeline
   (writer commands deferred to the framework's handler), the run step's ``prepare``, the
   observers told; what is stopped follows :func:`~._invisible.stops`, and an update the gate

@@ -123,7 +123,16 @@ class _Aiogram:
             raise ProbeReachError(f"dispatcher {spec!r}: {exc}") from None
         if gate is not None:
             fix = "build the Dispatcher and leave starting it (its startup) to the probe"
-            check_reach(gate.opened, spec, "dispatcher", sim.env, fix)
+            opened = gate.opened
+            check_reach(
+                spec,
+                "dispatcher",
+                sim.env,
+                fix,
+                database=opened.database,
+                agent=opened.agent,
+                workspace=opened.workspace,
+            )
         registered = [f"/{c['command']}" for listed in sim.emu.commands.values() for c in listed]
         commands = tuple(dict.fromkeys([*_commands(built), *registered]))
         return Served(commands, gate is not None, source_of(found, spec), f"dispatcher {spec!r}")

@@ -82,7 +82,16 @@ class _PTB:
             raise ProbeReachError(f"application {spec!r}: {exc}") from None
         if gate is not None:
             fix = "build the Application and leave starting it (initialize, post_init) to the probe"
-            check_reach(gate.opened, spec, "application", sim.env, fix)
+            opened = gate.opened
+            check_reach(
+                spec,
+                "application",
+                sim.env,
+                fix,
+                database=opened.database,
+                agent=opened.agent,
+                workspace=opened.workspace,
+            )
         registered = [f"/{c['command']}" for listed in sim.emu.commands.values() for c in listed]
         handled = _command_handlers(h for group in app.handlers.values() for h in group)
         commands = tuple(dict.fromkeys([*handled, *registered]))

@@ -26,8 +26,9 @@ from typing import Any
 
 import yaml
 
+from actorscope.agents import Agent
 from actorscope.errors import ConfigError
-from actorscope.integrations import Opened
+from actorscope.store import Database
 from actorscope.testing._harness import AgentEnv
 
 __all__ = [
@@ -98,24 +99,34 @@ def call_factory(
         ) from None
 
 
-def check_reach(opened: Opened, spec: str, what: str, env: AgentEnv, fix: str) -> None:
+def check_reach(
+    spec: str,
+    what: str,
+    env: AgentEnv,
+    fix: str,
+    *,
+    database: Database,
+    agent: Agent,
+    workspace: Path,
+) -> None:
     """The gate of the ``what`` (``application``, ``dispatcher``) ``spec`` names opened on the
-    probe's database, agent and workspace; one ProbeReachError otherwise, ending with
-    ``fix`` (what the build function should do, after "let <its name> ...")."""
+    probe's database, agent and workspace (what its ``Gate.opened`` says it opened); one
+    ProbeReachError otherwise, ending with ``fix`` (what the build function should do, after
+    "let <its name> ...")."""
     advice = f"let {spec.rpartition(':')[2] or spec} {fix}"
-    if opened.database is not env.db:
+    if database is not env.db:
         raise ProbeReachError(
-            f"the {what}'s gate opened {opened.url}, not the probe's database: {advice}"
+            f"the {what}'s gate opened {database.path}, not the probe's database: {advice}"
         )
-    if opened.agent.id != env.agent.id:
+    if agent.id != env.agent.id:
         raise ProbeReachError(
-            f"the {what}'s gate runs as agent {opened.agent.key!r}, not the probe's "
+            f"the {what}'s gate runs as agent {agent.key!r}, not the probe's "
             f"{env.agent.key!r}: {advice}"
         )
-    workspace = env.workspace.root if env.workspace is not None else None
-    if workspace is not None and opened.workspace.resolve() != workspace.resolve():
+    root = env.workspace.root if env.workspace is not None else None
+    if root is not None and workspace.resolve() != root.resolve():
         raise ProbeReachError(
-            f"the {what}'s gate uses the workspace {opened.workspace}, not the probe's: {advice}"
+            f"the {what}'s gate uses the workspace {workspace}, not the probe's: {advice}"
         )
 
 
