@@ -25,12 +25,12 @@ from tests.fakechat._sim import FakeChatSim
 import actorscope
 from actorscope.assembly import AgentSettings, assemble
 from actorscope.bots import BotServices
-from actorscope.channels import ChannelConfig, IgnoreReason, Outcome, Platform, platform, platforms
+from actorscope.channels import ChannelConfig, IgnoreReason, Outcome, Platform, platform
 from actorscope.cli import main
 from actorscope.errors import ConfigError
 from actorscope.identity import Identity, PeerKind, SenderKind
 from actorscope.messages import InboundMessage, RunRequest
-from actorscope.platforms import Account, IdForm, PlatformSpec, register
+from actorscope.platforms import Account, IdForm, PlatformSpec, platform_specs, register
 from actorscope.store import Database
 from actorscope.testing import AgentEnv, Event, Grants, Turn, probe
 
@@ -48,7 +48,7 @@ def test_the_registry_finds_the_contract() -> None:
     """Registered, the fake chat is a platform with a contract; the registry loads it."""
     assert platform(NAME) is PLATFORM
     assert isinstance(PLATFORM, Platform)
-    assert NAME in [spec.name for spec in platforms()]
+    assert NAME in [spec.name for spec in platform_specs()]
 
 
 def test_it_checks_its_own_tokens() -> None:

@@ -242,8 +242,8 @@ PUBLIC = [*FACES, *CONTRACT_MODULES]
 # bots' current_services() became BotServices.current(): -1.
 # integrations' Opened is internal (Gate.opened / ActorscopeCog.opened, only read): -1.
 # integrations' Opened is internal (Gate.opened / ActorscopeCog.opened, only read): -1.
-NAME_BUDGET = 183
-NAME_BUDGET = 183
+# channels' platforms() became platforms.platform_specs() (one list of the chat platforms): -1.
+NAME_BUDGET = 182
 
 
 # Faces that still leak a third-party name; strict, so the fix turns the xfail into a failure

@@ -409,8 +409,9 @@ def platform_spec(name: str) -> PlatformSpec | None:
 
 
 def platform_specs() -> tuple[PlatformSpec, ...]:
-    """Every registered platform, built-in ones first."""
-    return _REGISTRY.all()
+    """Every registered chat platform (one with events of its own: a contract), built-in
+    ones first; the HTTP API, which has none, is :func:`platform_spec` ``("http")`` only."""
+    return tuple(spec for spec in _REGISTRY.all() if spec.contract)
 
 
 @dataclass(frozen=True, slots=True, order=True)

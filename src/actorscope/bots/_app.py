@@ -38,11 +38,11 @@ from actorscope.channels import (
     ChannelSection,
     Pipeline,
     platform,
-    platforms,
 )
 from actorscope.errors import ConfigError, StoreError
 from actorscope.host import MessageBus
 from actorscope.permissions import AuditLog
+from actorscope.platforms import platform_specs
 from actorscope.sandbox import Console, Sandbox, SandboxSession, platform_sandbox
 from actorscope.store import Database
 
@@ -110,7 +110,7 @@ def _sandboxed(config: BotConfig) -> tuple[list[tuple[ChannelSection, Sandbox]],
             found.append((section, sandbox))
     if found:
         return found, without
-    for spec in platforms():
+    for spec in platform_specs():
         sandbox = platform_sandbox(spec.name)
         if sandbox is not None:
             section = config.section(spec.name) or platform(spec.name).section.model_validate(

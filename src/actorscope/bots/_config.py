@@ -99,11 +99,11 @@ from actorscope._input import (
 )
 from actorscope.agents import AgentRegistry
 from actorscope.assembly import AgentSettings
-from actorscope.channels import ChannelSection, SenderIds, platform, platforms
+from actorscope.channels import ChannelSection, SenderIds, platform
 from actorscope.errors import ConfigError, IdentityError
 from actorscope.host import Handler
 from actorscope.permissions import LinkMode
-from actorscope.platforms import registry_cache
+from actorscope.platforms import platform_specs, registry_cache
 
 __all__ = [
     "ENV_PREFIX",
@@ -446,7 +446,7 @@ def _platform_sections() -> dict[str, type[ChannelSection]]:
     """Each registered chat platform's section model, from its contract, by its name."""
     found: dict[str, type[ChannelSection]] = {}
     reserved = _reserved()
-    for spec in platforms():
+    for spec in platform_specs():
         if spec.name in reserved:
             raise ConfigError(
                 f"platform {spec.name!r} cannot have a bot.toml section: {spec.name!r} is a "

@@ -25,7 +25,7 @@ from actorscope.channels._config import (
     SenderIds,
 )
 from actorscope.channels._pipeline import Pipeline
-from actorscope.channels._platform import Platform, platform, platforms
+from actorscope.channels._platform import Platform, platform
 from actorscope.channels._turns import TurnLedger
 from actorscope.channels._writer_commands import WriterCommand
 
@@ -42,5 +42,4 @@ __all__ = [
     "TurnLedger",
     "WriterCommand",
     "platform",
-    "platforms",
 ]

@@ -69,7 +69,7 @@ def _platform(value: Any) -> str:
     """A registered platform that has events of its own (a contract)."""
     spec = platform_spec(value) if isinstance(value, str) else None
     if spec is None or not spec.contract:
-        known = ", ".join(s.name for s in platform_specs() if s.contract)
+        known = ", ".join(s.name for s in platform_specs())
         raise ValueError(f"must be one of {known}, got {shown_value(value)}")
     return spec.name
 

@@ -23,7 +23,7 @@ from actorscope.channels._pipeline import Pipeline
 from actorscope.errors import ConfigError
 from actorscope.platforms import PlatformSpec, platform_spec, platform_specs
 
-__all__ = ["Platform", "platform", "platforms"]
+__all__ = ["Platform", "platform"]
 
 
 @runtime_checkable
@@ -118,7 +118,7 @@ def platform(name: str) -> Platform:
     (naming the platform, the module and why)."""
     spec = platform_spec(name)
     if spec is None or not spec.contract:
-        known = ", ".join(sorted(s.name for s in platforms()))
+        known = ", ".join(sorted(s.name for s in platform_specs()))
         raise ConfigError(f"no chat platform {name!r} (known: {known})")
     module, _, attribute = spec.contract.partition(":")
     try:
@@ -134,8 +134,3 @@ def platform(name: str) -> Platform:
         why = f" (it has no {', '.join(missing)})" if missing else ""
         raise ConfigError(f"{spec.contract} is not the Platform of {name!r}{why}")
     return found
-
-
-def platforms() -> tuple[PlatformSpec, ...]:
-    """The registered platforms that have events of their own (a contract)."""
-    return tuple(spec for spec in platform_specs() if spec.contract)

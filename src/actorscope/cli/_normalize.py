@@ -69,11 +69,12 @@ def _reason(detail: str) -> str:
 
 def _other_platform(payload: dict[str, Any], chosen: Platform) -> str | None:
     """Why ``payload`` looks like another platform's, in words; None if it does not."""
-    from actorscope.channels import platform, platforms
+    from actorscope.channels import platform
+    from actorscope.platforms import platform_specs
 
     if chosen.recognizes(payload):
         return None
-    for spec in platforms():
+    for spec in platform_specs():
         other = platform(spec.name)
         if other is not chosen and other.recognizes(payload):
             return (
@@ -110,10 +111,11 @@ def normalize(
 
     ``--json`` is accepted like every other command's; the output is JSON with or without it.
     """
-    from actorscope.channels import IgnoreReason, platforms
+    from actorscope.channels import IgnoreReason
     from actorscope.channels import platform as platform_of
+    from actorscope.platforms import platform_specs
 
-    names = [spec.name for spec in platforms()]
+    names = [spec.name for spec in platform_specs()]
     if platform not in names:
         raise ConfigError(f"--platform must be {' or '.join(names)}, got {platform!r}")
     chosen = platform_of(platform)

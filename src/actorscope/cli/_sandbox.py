@@ -57,10 +57,10 @@ def _sandboxes() -> Iterator[tuple[str, Sandbox]]:
     """The registered platforms with a sandbox and it, in the registry's order (the
     built-in ones first), each loaded only when asked for; one whose contract or sandbox
     cannot be loaded is left out."""
-    from actorscope.channels import platforms
+    from actorscope.platforms import platform_specs
     from actorscope.sandbox import platform_sandbox
 
-    for spec in platforms():
+    for spec in platform_specs():
         try:
             box = platform_sandbox(spec.name)
         except ConfigError:

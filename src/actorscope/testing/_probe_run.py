@@ -14,11 +14,12 @@ from pathlib import Path
 from typing import Any
 
 from actorscope.bots import load_object
-from actorscope.channels import ChannelConfig, platforms
+from actorscope.channels import ChannelConfig
 from actorscope.channels import platform as contract_of
 from actorscope.errors import ConfigError
 from actorscope.host import Handler
 from actorscope.permissions import LinkMode
+from actorscope.platforms import platform_specs
 from actorscope.testing._harness import AgentEnv
 from actorscope.testing._probe import (
     _PROBE_DB,
@@ -46,7 +47,7 @@ def _first_platform() -> str:
     """The platform a handler is probed on first by default: the first registered one (the
     built-in ones come first) whose contract names a simulator and whose probe world can
     run alone."""
-    for spec in platforms():
+    for spec in platform_specs():
         if contract_of(spec.name).simulator and probe_world(spec.name).alone:
             return spec.name
     raise ConfigError("no registered platform has a probe world a handler can be probed in")
@@ -72,7 +73,7 @@ def _target(found: object, spec: str, argument: str) -> ProbeTarget:
     what is wrong, or one ConfigError naming what the probe serves."""
     targets = [
         target
-        for s in platforms()
+        for s in platform_specs()
         if contract_of(s.name).probe_world
         for target in probe_world(s.name).targets
         if argument in target.arguments
