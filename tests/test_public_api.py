@@ -243,7 +243,9 @@ PUBLIC = [*FACES, *CONTRACT_MODULES]
 # integrations' Opened is internal (Gate.opened / ActorscopeCog.opened, only read): -1.
 # integrations' Opened is internal (Gate.opened / ActorscopeCog.opened, only read): -1.
 # channels' platforms() became platforms.platform_specs() (one list of the chat platforms): -1.
-NAME_BUDGET = 182
+# errors' PermissionDeniedError is internal to tools; store's read_sqlite_rows is a Database
+# staticmethod: -2.
+NAME_BUDGET = 180
 
 
 # Faces that still leak a third-party name; strict, so the fix turns the xfail into a failure

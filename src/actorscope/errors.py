@@ -10,7 +10,6 @@ caller (and the CLI) can catch one class and print one clear line::
     ├── SchemaError                   a tool schema cannot be built flat or read
     ├── NotFoundError                 something named (a tenant, an agent) does not exist
     ├── ConflictError                 a write would break a uniqueness or ownership rule
-    ├── PermissionDeniedError         an action was refused; carries the ``Decision``
     ├── GrantError                    a grant's scope, config type or sender is malformed
     ├── ReplyError                    a reply's buttons, media or format cannot be sent
     ├── ToolError                     a built-in LLM tool refused a call; ``code`` says why
@@ -24,7 +23,8 @@ not one, or an LLM tool's identity argument that breaks the rules, is an
 :class:`IdentityError`; a file that is no actorscope database, one a newer actorscope wrote or
 one that cannot be written is a :class:`DatabaseOpenError`; a failed migration, after which
 nothing was applied, a :class:`StoreError`; a malformed scenario file, whose message starts
-with ``file:line:``, a :class:`PayloadError`): catch the classes drawn here.
+with ``file:line:``, a :class:`PayloadError`; a built-in tool's refused permission, whose
+``decision`` says why, an :class:`ActorscopeError`): catch the classes drawn here.
 
 The sandbox's Telegram Bot API emulator refuses a call with its own
 ``actorscope.sandbox.BotApiError`` (an :class:`ActorscopeError` too).
@@ -35,8 +35,6 @@ stays synthetic (see ``actorscope.propagation``).
 
 from __future__ import annotations
 
-from typing import Any
-
 __all__ = [
     "ActorscopeError",
     "ConfigError",
@@ -46,7 +44,6 @@ __all__ = [
     "IdentityError",
     "NotFoundError",
     "PayloadError",
-    "PermissionDeniedError",
     "ReplyError",
     "RowRefusedError",
     "SchemaError",
@@ -98,14 +95,6 @@ class NotFoundError(ActorscopeError):
 
 class ConflictError(ActorscopeError):
     """A write would break a uniqueness or ownership rule."""
-
-
-class PermissionDeniedError(ActorscopeError):
-    """An action was refused; ``decision`` says why."""
-
-    def __init__(self, message: str, *, decision: Any = None) -> None:
-        super().__init__(message)
-        self.decision = decision
 
 
 class GrantError(ActorscopeError):

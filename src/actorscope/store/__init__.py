@@ -1,7 +1,6 @@
 """The project database: SQLite (aiosqlite) or PostgreSQL (asyncpg), numbered migrations."""
 
 from actorscope.store._base import Database, Row, Transaction
-from actorscope.store._peek import read_sqlite_rows
 
 # The backends: each is a Database subclass saying which targets it opens, so Database.connect
 # knows the ones imported here, in this order (SQLite, the default, first: it is tried and
@@ -16,5 +15,4 @@ __all__ = [
     "Database",
     "Row",
     "Transaction",
-    "read_sqlite_rows",
 ]

@@ -23,6 +23,7 @@ from datetime import UTC, datetime
 from typing import Any, ClassVar, Protocol
 
 from actorscope.errors import DatabaseOpenError, StoreError
+from actorscope.store import _peek
 
 __all__ = [
     "ChangeListener",
@@ -211,6 +212,10 @@ class Database(abc.ABC):
     dialect: ClassVar[str]
     #: How this backend's targets are written (``"sqlite:///path"``); a backend sets it.
     target_forms: ClassVar[tuple[str, ...]] = ()
+
+    #: Every table's rows of a SQLite file that is not the project's (a bot's own), read only:
+    #: what ``actorscope probe`` compares before and after an event.
+    read_sqlite_rows = staticmethod(_peek.read_sqlite_rows)
 
     @staticmethod
     def utc_now() -> str:

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from actorscope.errors import StoreError
-from actorscope.store import read_sqlite_rows
+from actorscope.store import Database
 
 __all__ = [
     "Behaviour",
@@ -245,6 +245,6 @@ def _sqlite_rows(path: Path, skip: Collection[str]) -> dict[str, Counter[str]]:
     """Every table's rows of the bot's database at ``path``; one ``(unreadable)`` entry saying
     why when it cannot be read (a change of that is a change too)."""
     try:
-        return read_sqlite_rows(path, skip=skip, timeout=_SQLITE_WAIT)
+        return Database.read_sqlite_rows(path, skip=skip, timeout=_SQLITE_WAIT)
     except StoreError as exc:
         return {"(unreadable)": Counter([str(exc)])}

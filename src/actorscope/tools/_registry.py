@@ -22,7 +22,6 @@ from actorscope.errors import (
     ActorscopeError,
     ConflictError,
     NotFoundError,
-    PermissionDeniedError,
     StoreError,
     ToolError,
 )
@@ -34,6 +33,7 @@ from actorscope.tools._identity_args import (
 )
 from actorscope.tools._schema import flat_schema
 from actorscope.tools._strict import to_openai_strict
+from actorscope.tools._toolbox import PermissionDeniedError
 
 __all__ = [
     "EMPTY_IDENTITY",

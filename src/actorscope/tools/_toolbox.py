@@ -26,7 +26,7 @@ from typing import Protocol
 
 from actorscope._input import is_uuid
 from actorscope.agents import Agent, AgentRegistry
-from actorscope.errors import NotFoundError, PermissionDeniedError, ToolError
+from actorscope.errors import ActorscopeError, NotFoundError, ToolError
 from actorscope.identity import Identity, Scope, SenderKind
 from actorscope.permissions import (
     AuditAction,
@@ -46,11 +46,22 @@ from actorscope.tools._workspace import Workspace
 __all__ = [
     "MEMORY_CONFIG_TYPE",
     "OWNER_REASON",
+    "PermissionDeniedError",
     "Toolbox",
     "Verdict",
     "WritePolicy",
     "require_scope",
 ]
+
+
+class PermissionDeniedError(ActorscopeError):
+    """A built-in tool's action was refused; ``decision`` says why (the registry turns it into
+    the call's ``permission_denied`` result)."""
+
+    def __init__(self, message: str, *, decision: object = None) -> None:
+        super().__init__(message)
+        self.decision = decision
+
 
 #: The ``config_type`` of memory audit rows and of refusals to add memory.
 MEMORY_CONFIG_TYPE = "memory"
