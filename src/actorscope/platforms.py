@@ -13,14 +13,14 @@ events to normalise). A platform of another distribution is found through its en
 the group ``actorscope.platforms`` (``chat = "chat_pkg:SPEC"``, naming its spec), loaded once,
 at the first question the built-in platforms cannot answer; one that cannot be loaded is one
 :class:`~actorscope.errors.ConfigError` naming it, raised by a question about its name and by
-the list of every platform (what a ``bot.toml`` is loaded against), never by a question about
-another name (a bot's own channel name). Code registers a spec with :func:`register`
-(for the length of a block when used as ``with register(spec):``, as the tests' fake chat
-is). No platform replaces one
-already registered, so nothing installed or imported can relax a registered platform's id
-rules. An answer that depends on the registry is kept with :func:`registry_cache`, which the
-registry clears on every change (discovery is one thread's, under a lock: the others wait for
-it), so no answer given before a platform registered or left is served after.
+the list of the chat platforms (:func:`platform_specs`, what a ``bot.toml`` is loaded
+against), never by a question about another name (a bot's own channel name). Code registers
+a spec with :func:`register` (for the length of a block when used as
+``with register(spec):``, as the tests' fake chat is). No platform replaces one already
+registered, so nothing installed or imported can relax a registered platform's id rules. An
+answer that depends on the registry is kept with :func:`registry_cache`, which the registry
+clears on every change (discovery is one thread's, under a lock: the others wait for it), so
+no answer given before a platform registered or left is served after.
 
 An *account* is one person on one platform, ``<platform>:<id>`` (:class:`Account`);
 :attr:`actorscope.identity.Identity.account` says whose account an identity acts as.
