@@ -1,6 +1,6 @@
 """The next-turn builder against python-telegram-bot's own per-update cost, in the same run.
 
-Ours: ``build_run_request`` on a sub-agent announce, verifying its signed origin every call
+Ours: ``signer.run_request`` on a sub-agent announce, verifying its signed origin every call
 (HMAC-SHA256 + the rule + the rebuilt scope + the session key + the ``RunRequest``). One
 announce is built over and over, so the timed calls pass ``consume=False``: consuming (the
 default, and what the host does) would make every call after the first a replay, which stays
@@ -26,7 +26,6 @@ from actorscope.identity import Identity
 from actorscope.messages import InboundMessage
 from actorscope.propagation import (
     OriginSigner,
-    build_run_request,
     spawn_subagent,
 )
 from bench._ptb import topic_update
@@ -111,10 +110,10 @@ async def _ptb_per_update() -> float:
 
 
 def main() -> None:
-    """Print build_run_request (verifying, consuming, plain message) vs PTB's per-update cost."""
+    """Print signer.run_request (verifying, consuming, plain message) vs PTB's per-update cost."""
     signer = OriginSigner()
     announce = _announce(signer)
-    assert build_run_request(announce, signer=signer, consume=False).sender_id == "4242"
+    assert signer.run_request(announce, consume=False).sender_id == "4242"
     plain = InboundMessage(
         channel="telegram", sender_id="4242", chat_id="-1001234567890", peer_kind="group",
         user_id="group:telegram:-1001234567890", thread_id="9",
@@ -122,8 +121,8 @@ def main() -> None:
     baseline = asyncio.run(_ptb_per_update())
     label = "de_json + process_update"
     report(
-        "build_run_request (verify signed origin)",
-        per_call(lambda: build_run_request(announce, signer=signer, consume=False)),
+        "signer.run_request (verify signed origin)",
+        per_call(lambda: signer.run_request(announce, consume=False)),
         baseline,
         label,
         # Secondary, no goal: issue #17 retired the 5 % goal of one repeated update (it pushed
@@ -131,12 +130,10 @@ def main() -> None:
     )
     number, repeat = 5_000, 5
     fresh = _distinct_announces(signer, number * repeat + 1)
-    assert build_run_request(next(fresh), signer=signer).sender_id == "4242"
+    assert signer.run_request(next(fresh)).sender_id == "4242"
     report(
-        "build_run_request (consume, as the host does)",
-        per_call(
-            lambda: build_run_request(next(fresh), signer=signer), number=number, repeat=repeat
-        ),
+        "signer.run_request (consume, as the host does)",
+        per_call(lambda: signer.run_request(next(fresh)), number=number, repeat=repeat),
         baseline,
         label,
     )
@@ -147,8 +144,8 @@ def main() -> None:
         label,
     )
     report(
-        "build_run_request (channel message)",
-        per_call(lambda: build_run_request(plain, signer=signer, consume=False)),
+        "signer.run_request (channel message)",
+        per_call(lambda: signer.run_request(plain, consume=False)),
         baseline,
         label,
     )

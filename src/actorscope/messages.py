@@ -74,7 +74,7 @@ class MetaKey(StrEnum):
     #: A synthesised message only: the person who started the chain, as its signed origin
     #: claims (:class:`~actorscope.propagation.Origin`'s wire format, the other ``origin_*``
     #: keys with it); a host reads it to see whom a carrier claims, and
-    #: :func:`~actorscope.propagation.build_run_request` believes it only when it verifies.
+    #: :meth:`~actorscope.propagation.OriginSigner.run_request` believes it only when it verifies.
     ORIGIN_SENDER_ID = "origin_sender_id"
 
 
@@ -118,7 +118,7 @@ class _MessageFields(_Frozen):
     Who acted where (the scope ``user_id``, the actor ``sender_id`` and its kind, channel,
     chat, peer kind, topic/thread, the message id, the agent and tenant) plus the text and the
     metadata. Both models inherit them, so a field added here is on both with one annotation
-    and default; :func:`~actorscope.propagation.build_run_request` and
+    and default; :meth:`~actorscope.propagation.OriginSigner.run_request` and
     :func:`~actorscope.channels.build_inbound` derive what they copy from ``model_fields``.
     The order below is :class:`InboundMessage`'s field order (its JSON and ``model_dump``).
     """
@@ -417,7 +417,7 @@ class RunRequest(_MessageFields):
         Then ``sender_id`` is the person who started the chain and
         ``metadata[MetaKey.ORIGIN_VIA]`` the synthetic sender that carried it. A direct message,
         and a synthesised one whose origin is missing, forged, replayed or not a person, is
-        not propagated: :func:`~actorscope.propagation.build_run_request` strips every
+        not propagated: :meth:`~actorscope.propagation.OriginSigner.run_request` strips every
         ``origin_*`` key of those, so nothing unsigned can set this.
         """
         return bool(self.metadata.get(MetaKey.ORIGIN_VIA))

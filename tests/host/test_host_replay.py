@@ -9,7 +9,7 @@ from actorscope.host import Host, MessageBus, Reply
 from actorscope.host._sender import MemorySender
 from actorscope.identity import Identity, SenderKind
 from actorscope.messages import RunRequest
-from actorscope.propagation import OriginSigner, build_run_request, delegate, spawn_subagent
+from actorscope.propagation import OriginSigner, delegate, spawn_subagent
 
 HOME = "00000000-0000-4000-8000-00000000000a"
 OTHER = "00000000-0000-4000-8000-00000000000b"
@@ -74,11 +74,11 @@ async def test_host_consumes_even_after_a_dry_run_build() -> None:
     signer = OriginSigner()
     with bind_identity(Identity.chat("telegram", -100200, 42, group=True)):
         message = spawn_subagent("summarise", signer=signer).message
-    assert build_run_request(message, signer=signer, consume=False).sender_id == "42"
+    assert signer.run_request(message, consume=False).sender_id == "42"
     seen: list[Identity] = []
     host = recording_host(signer, seen)
     await host.process(message)
-    assert build_run_request(message, signer=signer).sender_id != "42"
+    assert signer.run_request(message).sender_id != "42"
     assert [i.sender_id for i in seen] == ["42"]
 
 

@@ -11,13 +11,7 @@ from pydantic import ValidationError
 from actorscope.errors import IdentityError
 from actorscope.identity import PeerKind, SenderKind
 from actorscope.messages import InboundMessage, MetaKey, RunRequest
-from actorscope.propagation import Origin, OriginSigner, build_run_request
-from actorscope.propagation._builder import (
-    _CARRIED,
-    _DECIDED,
-    origin_scope,
-    verified_origin,
-)
+from actorscope.propagation import Origin, OriginSigner
 from actorscope.propagation._keys import (
     META_ORIGIN_AGENT_ID,
     META_ORIGIN_ROLE,
@@ -25,7 +19,13 @@ from actorscope.propagation._keys import (
     META_ORIGIN_TRACE_ID,
     ORIGIN_FIELD_KEYS,
 )
-from actorscope.propagation._origin import MIN_KEY_BYTES
+from actorscope.propagation._origin import (
+    _CARRIED,
+    _DECIDED,
+    MIN_KEY_BYTES,
+    origin_scope,
+    verified_origin,
+)
 
 GROUP_ORIGIN = Origin(
     sender_id="4242",
@@ -62,7 +62,7 @@ def message(sender: str = "subagent:t1", **changes: object) -> InboundMessage:
 
 def test_verified_origin_becomes_sender_role_and_rebuilt_scope(signer: OriginSigner) -> None:
     """A synthetic carrier with a verified origin runs as the origin's human, with their role."""
-    request = build_run_request(signer.attach(message(), GROUP_ORIGIN), signer=signer)
+    request = signer.run_request(signer.attach(message(), GROUP_ORIGIN))
     assert (request.sender_id, request.role, request.user_id) == (
         "4242",
         "admin",
@@ -75,7 +75,7 @@ def test_verified_origin_becomes_sender_role_and_rebuilt_scope(signer: OriginSig
 
 def test_request_metadata_holds_only_verified_origin_fields(signer: OriginSigner) -> None:
     """The request keeps its own keys, the verified origin and its carrier; no signature."""
-    request = build_run_request(signer.attach(message(), GROUP_ORIGIN), signer=signer)
+    request = signer.run_request(signer.attach(message(), GROUP_ORIGIN))
     assert set(request.metadata) == {"note", *ORIGIN_FIELD_KEYS, MetaKey.ORIGIN_VIA}
     assert request.metadata[META_ORIGIN_TRACE_ID] == "trace-1"
     assert request.metadata[MetaKey.ORIGIN_VIA] == "subagent:t1"
@@ -99,7 +99,7 @@ def test_request_metadata_drops_unsigned_origin_keys_and_keeps_the_rest(
     origin = GROUP_ORIGIN._replace(agent_id=agent)
     signed = signer.attach(message(metadata={}, agent_id=agent), origin)
     carrier = message(metadata={**signed.metadata, **extra}, agent_id=agent)
-    request = build_run_request(carrier, signer=signer)
+    request = signer.run_request(carrier)
     signed_keys = {*ORIGIN_FIELD_KEYS, *([META_ORIGIN_AGENT_ID] if agent else [])}
     assert set(request.metadata) == kept | signed_keys | {MetaKey.ORIGIN_VIA}
     assert request.sender_id == "4242"
@@ -108,7 +108,7 @@ def test_request_metadata_drops_unsigned_origin_keys_and_keeps_the_rest(
 def test_unverified_origin_leaves_the_synthetic_sender_and_no_role(signer: OriginSigner) -> None:
     """Unsigned origin fields, even claiming an owner, change nothing and are dropped."""
     forged = message(metadata={**GROUP_ORIGIN.to_metadata(), META_ORIGIN_ROLE: "owner"})
-    request = build_run_request(forged, signer=signer)
+    request = signer.run_request(forged)
     assert (request.sender_id, request.role) == ("subagent:t1", "")
     assert request.sender_kind is SenderKind.SYNTHETIC
     assert set(request.metadata) == set()
@@ -124,7 +124,7 @@ def test_origin_sender_that_is_no_person_is_ignored(sender: str, signer: OriginS
                     peer_kind=PeerKind.GROUP)  # fmt: skip
     signed = signer.attach(message(), origin)
     assert verified_origin(signed, signer) is None
-    assert build_run_request(signed, signer=signer).sender_id == "subagent:t1"
+    assert signer.run_request(signed).sender_id == "subagent:t1"
 
 
 @pytest.mark.parametrize("sender", ["42|bob", " 42", "42| bob "])
@@ -132,7 +132,7 @@ def test_legacy_origin_sender_becomes_its_id(sender: str, signer: OriginSigner) 
     """A legacy ``id|name`` (or padded) origin sender is split to its id, as in a direct check."""
     origin = Origin(sender_id=sender, channel="telegram", chat_id="-100123",
                     peer_kind=PeerKind.GROUP)  # fmt: skip
-    request = build_run_request(signer.attach(message(), origin), signer=signer)
+    request = signer.run_request(signer.attach(message(), origin))
     assert (request.sender_id, request.sender_kind) == ("42", SenderKind.USER)
     assert request.user_id == "group:telegram:-100123"
 
@@ -148,7 +148,7 @@ def test_origin_on_a_person_message_is_ignored(signer: OriginSigner) -> None:
     """A person's own message keeps its sender even with a valid signed origin on it."""
     signed = signer.attach(message("5151"), GROUP_ORIGIN)
     assert signer.verify(signed) == GROUP_ORIGIN
-    request = build_run_request(signed, signer=signer)
+    request = signer.run_request(signed)
     assert (request.sender_id, request.role) == ("5151", "")
     assert MetaKey.ORIGIN_SENDER_ID not in request.metadata
 
@@ -180,9 +180,7 @@ def test_origin_scope_is_rebuilt_from_channel_chat_or_guild(
 def test_malformed_origin_scope_keeps_the_run_synthetic(signer: OriginSigner) -> None:
     """A verified origin whose scope cannot be rebuilt is ignored."""
     origin = Origin("42", channel="telegram", chat_id="nope", peer_kind=PeerKind.GROUP)
-    assert build_run_request(signer.attach(message(), origin), signer=signer).sender_id == (
-        "subagent:t1"
-    )
+    assert signer.run_request(signer.attach(message(), origin)).sender_id == ("subagent:t1")
 
 
 def test_guild_origin_rebuilds_the_member_scope(signer: OriginSigner) -> None:
@@ -190,7 +188,7 @@ def test_guild_origin_rebuilds_the_member_scope(signer: OriginSigner) -> None:
     origin = Origin("42", channel="discord", chat_id="7", user_id="guild:81:user:42",
                     peer_kind=PeerKind.GROUP)  # fmt: skip
     carrier = message(channel="discord", chat_id="7", user_id="guild:81:user:42", thread_id="8")
-    request = build_run_request(signer.attach(carrier, origin), signer=signer, agent_key="bot")
+    request = signer.run_request(signer.attach(carrier, origin), agent_key="bot")
     assert (request.user_id, request.sender_id) == ("guild:81:user:42", "42")
     assert request.session_key == "agent:bot:discord:group:7:thread:8"
 
@@ -207,17 +205,15 @@ def test_session_key_follows_the_carrier(
     channel: str, thread: str, key: str, signer: OriginSigner
 ) -> None:
     """Session keys come from the carrier's channel, chat and topic (Telegram) or thread."""
-    request = build_run_request(message(channel=channel, thread_id=thread), signer=signer)
+    request = signer.run_request(message(channel=channel, thread_id=thread))
     assert request.session_key == key
 
 
 def test_agent_and_tenant_fill_in_only_when_the_message_has_none(signer: OriginSigner) -> None:
     """Defaults apply to a message without agent/tenant; a message's own ids win."""
-    plain = build_run_request(message(), signer=signer, agent_id="a", tenant_id="t")
+    plain = signer.run_request(message(), agent_id="a", tenant_id="t")
     assert (plain.agent_id, plain.tenant_id) == ("a", "t")
-    own = build_run_request(
-        message(agent_id="a2", tenant_id="t2"), signer=signer, agent_id="a", tenant_id="t"
-    )
+    own = signer.run_request(message(agent_id="a2", tenant_id="t2"), agent_id="a", tenant_id="t")
     assert (own.agent_id, own.tenant_id) == ("a2", "t2")
 
 
@@ -227,7 +223,7 @@ def test_malformed_chat_or_agent_key_raises_identity_error(
 ) -> None:
     """A message without a usable chat id, or a bad agent key, is a clear IdentityError."""
     with pytest.raises(IdentityError):
-        build_run_request(message(chat_id=chat), signer=signer, agent_key=agent_key)
+        signer.run_request(message(chat_id=chat), agent_key=agent_key)
 
 
 @pytest.mark.parametrize("field", ["agent_id", "tenant_id"])
@@ -236,7 +232,7 @@ def test_non_string_agent_or_tenant_default_is_an_identity_error(
 ) -> None:
     """The host's agent/tenant defaults must be strings: nothing unvalidated reaches a request."""
     with pytest.raises(IdentityError, match=field):
-        build_run_request(message(), signer=signer, **{field: 42})  # type: ignore[arg-type]
+        signer.run_request(message(), **{field: 42})  # type: ignore[arg-type]
 
 
 def test_sanitize_inbound_drops_every_origin_key(signer: OriginSigner) -> None:
@@ -271,7 +267,7 @@ def test_built_request_equals_a_validated_one(
 ) -> None:
     """The builder's request is exactly what pydantic validation builds, and behaves like it."""
     msg = make(signer)
-    request = build_run_request(msg, signer=signer)
+    request = signer.run_request(msg)
     assert (request.sender_id == "4242") is (META_ORIGIN_SIGNATURE in msg.metadata)
     validated = RunRequest.model_validate(request.model_dump())
     assert request == validated
@@ -300,7 +296,7 @@ def test_builder_carries_every_shared_field_it_does_not_decide(signer: OriginSig
     # a request attributed to an origin; this fails until someone decides that is right.
     assert _CARRIED == ("channel", "chat_id", "content", "thread_id", "message_id")
     msg = signer.attach(message(thread_id="4", message_id="9"), GROUP_ORIGIN)
-    request = build_run_request(msg, signer=signer)
+    request = signer.run_request(msg)
     assert request.propagated
     assert [getattr(request, name) for name in _CARRIED] == [
         getattr(msg, name) for name in _CARRIED

@@ -1,7 +1,7 @@
 """The whole chain, per wrapper, ending in a real permission check against a real database.
 
 A Telegram group member's run spawns, delegates, dispatches, sends or schedules; the
-synthesised message comes back through ``build_run_request`` and the bound identity is checked
+synthesised message comes back through ``signer.run_request`` and the bound identity is checked
 with ``PermissionPolicy.check_file_writer``: a writer is allowed, a non-writer denied, and the
 check never runs against the group scope or a synthetic sender. Forged origins leave the run
 synthetic, which is denied in a group.
@@ -26,7 +26,6 @@ from actorscope.propagation import (
     OriginSigner,
     RunInfo,
     TickerJob,
-    build_run_request,
     delegate,
     session_send,
     spawn_subagent,
@@ -107,7 +106,7 @@ def member_message(env: Env, sender: str, text: str = "please write notes.txt") 
 
 def build(env: Env, msg: InboundMessage) -> RunRequest:
     """The host's step: the run request for ``msg``."""
-    return build_run_request(msg, signer=env.signer, agent_key="main")
+    return env.signer.run_request(msg, agent_key="main")
 
 
 def in_run(request: RunRequest, action: Callable[[], InboundMessage]) -> InboundMessage:

@@ -32,7 +32,6 @@ from actorscope.propagation import (
     OriginSigner,
     RunInfo,
     TickerJob,
-    build_run_request,
     delegate,
     session_send,
     spawn_subagent,
@@ -117,7 +116,7 @@ class Chains(RuleBasedStateMachine):
     def run(self, item: Item) -> Any:
         msg, chain = item
         try:
-            request = build_run_request(msg, signer=self.signer)
+            request = self.signer.run_request(msg)
         except IdentityError:  # a mangled chat id or channel: the host drops the message
             return multiple()
         human, scope = chain

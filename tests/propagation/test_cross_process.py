@@ -31,10 +31,10 @@ WRITER = "4242"
 CHILD = """
 import sys
 from actorscope.messages import InboundMessage
-from actorscope.propagation import OriginSigner, build_run_request
+from actorscope.propagation import OriginSigner
 msg = InboundMessage.model_validate_json(sys.stdin.read())
 signer = OriginSigner.from_env("ACTORSCOPE_TEST_ORIGIN_KEY")
-print(build_run_request(msg, signer=signer, agent_key="main").model_dump_json())
+print(signer.run_request(msg, agent_key="main").model_dump_json())
 """
 
 

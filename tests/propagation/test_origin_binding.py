@@ -17,7 +17,6 @@ from actorscope.permissions import GrantStore, PermissionPolicy, Reason
 from actorscope.propagation import (
     Origin,
     OriginSigner,
-    build_run_request,
     delegate,
     session_send,
     spawn_subagent,
@@ -80,7 +79,7 @@ def test_delegate_to_another_agent_carries_the_human_but_not_the_role() -> None:
     signer = OriginSigner(KEY)
     with bind_identity(owner()):
         task = delegate(OTHER, "rewrite the files", signer=signer)
-    request = build_run_request(task.message, signer=signer)
+    request = signer.run_request(task.message)
     assert (request.sender_id, request.agent_id, request.role) == ("42", OTHER, "")
     assert request.metadata[META_ORIGIN_AGENT_ID] == HOME
 
@@ -96,7 +95,7 @@ def test_runs_of_the_same_agent_and_tenant_keep_the_role() -> None:
             teammate_dispatch("bob", "hi", signer=signer, agent_id=HOME),
         ]
     for msg in messages:
-        request = build_run_request(msg, signer=signer)
+        request = signer.run_request(msg)
         assert (request.sender_id, request.role, request.agent_id) == ("42", "owner", HOME)
 
 
@@ -105,7 +104,7 @@ def test_teammate_on_another_agent_gets_no_role() -> None:
     signer = OriginSigner(KEY)
     with bind_identity(owner()):
         msg = teammate_dispatch("bob", "hi", signer=signer, agent_id=OTHER)
-    request = build_run_request(msg, signer=signer)
+    request = signer.run_request(msg)
     assert (request.sender_id, request.role) == ("42", "")
 
 
@@ -131,9 +130,7 @@ def test_role_needs_the_runs_resolved_agent_and_tenant_to_match(
     signer = OriginSigner(KEY)
     with bind_identity(owner(origin_agent, origin_tenant)):
         msg = spawn_subagent("sub", signer=signer).message
-    request = build_run_request(
-        msg, signer=signer, agent_id=default_agent, tenant_id=default_tenant
-    )
+    request = signer.run_request(msg, agent_id=default_agent, tenant_id=default_tenant)
     assert (request.sender_id, request.role) == ("42", role)
 
 
@@ -146,7 +143,7 @@ def test_same_agent_id_in_another_tenant_gets_no_role() -> None:
         user_id="group:telegram:-100200", sender_kind="synthetic", agent_id=HOME,
         tenant_id=OTHER_TENANT,
     )  # fmt: skip
-    request = build_run_request(signer.attach(carrier, origin), signer=signer)
+    request = signer.run_request(signer.attach(carrier, origin))
     assert (request.sender_id, request.role) == ("42", "")
 
 
@@ -167,7 +164,7 @@ def test_agent_and_tenant_of_the_origin_are_signed(changes: dict[str, str | None
         msg = delegate(OTHER, "task", signer=signer).message
     tampered = retag(msg, **changes)
     assert signer.verify(tampered) is None
-    assert build_run_request(tampered, signer=signer).sender_id == msg.sender_id
+    assert signer.run_request(tampered).sender_id == msg.sender_id
 
 
 def test_absent_agent_key_cannot_be_added() -> None:
@@ -197,7 +194,7 @@ def test_carrier_routing_and_kind_fields_are_signed(field: str, value: object) -
         msg = spawn_subagent("sub", signer=signer).message
     moved = msg.model_copy(update={field: value})
     assert signer.verify(moved) is None
-    assert build_run_request(moved, signer=signer).sender_id != "42"
+    assert signer.run_request(moved).sender_id != "42"
 
 
 def test_a_v1_signature_no_longer_verifies() -> None:
@@ -223,7 +220,7 @@ def test_origin_moved_onto_another_carrier_runs_synthetic(field: str, value: obj
     signer = OriginSigner(KEY)
     with bind_identity(owner()):
         msg = spawn_subagent("summarise the thread", signer=signer).message
-    request = build_run_request(msg.model_copy(update={field: value}), signer=signer)
+    request = signer.run_request(msg.model_copy(update={field: value}))
     assert (request.sender_id, request.sender_kind, request.role) == (
         msg.sender_id, SenderKind.SYNTHETIC, "",
     )  # fmt: skip
@@ -238,7 +235,7 @@ async def test_owner_role_of_one_agent_does_not_carry_into_a_delegate(tmp_path: 
         signer = OriginSigner()
         with bind_identity(owner(home.id, home.tenant_id)):
             task = delegate(other.id, "rewrite the group's files", signer=signer)
-        request = build_run_request(task.message, signer=signer)
+        request = signer.run_request(task.message)
         assert (request.agent_id, request.sender_id, request.role) == (other.id, "42", "")
         decision = await PermissionPolicy(GrantStore(db)).check_file_writer(request.identity())
         assert (decision.allowed, decision.reason) == (False, Reason.NO_GRANT)

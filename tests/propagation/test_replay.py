@@ -13,12 +13,10 @@ from actorscope.identity import Identity, SenderKind
 from actorscope.messages import InboundMessage
 from actorscope.propagation import (
     OriginSigner,
-    build_run_request,
     spawn_subagent,
 )
-from actorscope.propagation._builder import verified_origin
 from actorscope.propagation._keys import META_ORIGIN_SIGNATURE
-from actorscope.propagation._origin import MIN_KEY_BYTES
+from actorscope.propagation._origin import MIN_KEY_BYTES, verified_origin
 from actorscope.propagation._replay import DEFAULT_REPLAY_CAPACITY, ReplayGuard
 
 KEY = b"r" * MIN_KEY_BYTES
@@ -139,13 +137,13 @@ def test_forged_signatures_never_take_a_slot() -> None:
     assert signer.verify(carrier, consume=True) is not None
 
 
-def test_build_run_request_attributes_a_carrier_once_by_default() -> None:
+def test_run_request_attributes_a_carrier_once_by_default() -> None:
     """The default build consumes: a second delivery, even after a JSON hop, stays synthetic."""
     signer = OriginSigner(KEY)
     [carrier] = signed_carriers(signer)
-    first = build_run_request(carrier, signer=signer)
+    first = signer.run_request(carrier)
     hopped = InboundMessage.model_validate_json(carrier.model_dump_json())
-    again = build_run_request(hopped, signer=signer)
+    again = signer.run_request(hopped)
     assert first.sender_id == "42"
     assert again.sender_id == carrier.sender_id
     assert (again.sender_kind, again.role, again.user_id) == (
@@ -158,10 +156,10 @@ def test_build_without_consuming_is_repeatable_and_leaves_the_origin_unspent() -
     signer = OriginSigner(KEY)
     [carrier] = signed_carriers(signer)
     for _ in range(3):
-        assert build_run_request(carrier, signer=signer, consume=False).sender_id == "42"
+        assert signer.run_request(carrier, consume=False).sender_id == "42"
     assert verified_origin(carrier, signer, consume=False) is not None
-    assert build_run_request(carrier, signer=signer).sender_id == "42"
-    assert build_run_request(carrier, signer=signer).sender_id != "42"
+    assert signer.run_request(carrier).sender_id == "42"
+    assert signer.run_request(carrier).sender_id != "42"
     assert verified_origin(carrier, signer) is None
 
 
@@ -172,7 +170,7 @@ def test_distinct_carriers_of_one_chain_are_each_attributed() -> None:
     carriers = signed_carriers(signer, 3)
     clock.now += 1
     carriers += signed_carriers(signer)
-    assert [build_run_request(c, signer=signer).sender_id for c in carriers] == ["42"] * 4
+    assert [signer.run_request(c).sender_id for c in carriers] == ["42"] * 4
 
 
 def test_replay_after_max_age_is_refused_by_age_and_forgotten() -> None:
@@ -180,21 +178,21 @@ def test_replay_after_max_age_is_refused_by_age_and_forgotten() -> None:
     clock = Clock()
     signer = OriginSigner(KEY, clock=clock, max_age=60, replay_capacity=1)
     [old] = signed_carriers(signer)
-    assert build_run_request(old, signer=signer).sender_id == "42"
+    assert signer.run_request(old).sender_id == "42"
     clock.now += 61
     [fresh] = signed_carriers(signer)
     # capacity 1: the fresh one is accepted only because the expired entry was evicted.
-    assert build_run_request(fresh, signer=signer).sender_id == "42"
-    assert build_run_request(old, signer=signer).sender_id != "42"
+    assert signer.run_request(fresh).sender_id == "42"
+    assert signer.run_request(old).sender_id != "42"
 
 
 def test_guard_is_per_signer() -> None:
     """Two signers with one key keep separate records (as two processes would): documented."""
     first, second = OriginSigner(KEY), OriginSigner(KEY)
     [carrier] = signed_carriers(first)
-    assert build_run_request(carrier, signer=first).sender_id == "42"
-    assert build_run_request(carrier, signer=second).sender_id == "42"
-    assert build_run_request(carrier, signer=second).sender_id != "42"
+    assert first.run_request(carrier).sender_id == "42"
+    assert second.run_request(carrier).sender_id == "42"
+    assert second.run_request(carrier).sender_id != "42"
 
 
 def test_exact_replay_of_a_spawned_task_is_not_honoured_twice() -> None:
@@ -202,7 +200,7 @@ def test_exact_replay_of_a_spawned_task_is_not_honoured_twice() -> None:
     signer = OriginSigner()
     with bind_identity(Identity.chat("telegram", -100200, 42, group=True)):
         message = spawn_subagent("summarise the thread", signer=signer).message
-    first = build_run_request(message, signer=signer)
-    again = build_run_request(message, signer=signer)
+    first = signer.run_request(message)
+    again = signer.run_request(message)
     assert (first.sender_id, again.sender_id) == ("42", message.sender_id)
     assert again.sender_kind is SenderKind.SYNTHETIC

@@ -14,7 +14,6 @@ from actorscope.messages import InboundMessage, MetaKey, RunRequest
 from actorscope.propagation import (
     OriginSigner,
     RunInfo,
-    build_run_request,
     spawn_subagent,
 )
 from actorscope.propagation._origin import MIN_KEY_BYTES
@@ -44,7 +43,7 @@ def announce(signer: OriginSigner) -> InboundMessage:
 
 def test_a_verified_subagent_announce_is_propagated(signer: OriginSigner) -> None:
     """The announce of Alice's sub-agent runs as Alice, and says it is a propagated turn."""
-    request = build_run_request(announce(signer), signer=signer)
+    request = signer.run_request(announce(signer))
     assert request.propagated is True
     assert request.sender_id == "4242"
     assert request.metadata[MetaKey.ORIGIN_VIA].startswith("subagent:")
@@ -61,16 +60,16 @@ def test_a_direct_message_is_not_propagated(signer: OriginSigner) -> None:
             content="hi",
             metadata=metadata,
         )
-        assert build_run_request(direct, signer=signer).propagated is False
+        assert signer.run_request(direct).propagated is False
 
 
 def test_a_forged_or_replayed_origin_is_not_propagated(signer: OriginSigner) -> None:
     """Signed by another key, or delivered a second time, the announce stays synthetic."""
-    forged = build_run_request(announce(OriginSigner(b"x" * MIN_KEY_BYTES)), signer=signer)
+    forged = signer.run_request(announce(OriginSigner(b"x" * MIN_KEY_BYTES)))
     assert (forged.propagated, forged.sender_id.startswith("subagent:")) == (False, True)
     carrier = announce(signer)
-    assert build_run_request(carrier, signer=signer).propagated is True
-    assert build_run_request(carrier, signer=signer).propagated is False
+    assert signer.run_request(carrier).propagated is True
+    assert signer.run_request(carrier).propagated is False
 
 
 def test_propagated_is_not_a_field_anyone_can_set() -> None:
@@ -101,7 +100,7 @@ def test_a_command_message_names_its_command(signer: OriginSigner) -> None:
     }
     message = TELEGRAM.normalize_update(update)
     assert message is not None
-    request = build_run_request(message, signer=signer)
+    request = signer.run_request(message)
     assert request.metadata[MetaKey.COMMAND] == "note"
     assert request.content == "/note@notes_bot buy milk"
     assert request.propagated is False

@@ -43,8 +43,8 @@ __all__ = [
 
 # The message fields an adapter's Identity fills in (scope, actor and its kind, channel, chat,
 # peer kind): every field the two declare alike but the agent and tenant, which the host
-# assigns (build_run_request), never a platform event. Derived, so a new shared field needs no
-# edit here.
+# assigns (OriginSigner.run_request), never a platform event. Derived, so a new shared field
+# needs no edit here.
 _HOST_ASSIGNED = frozenset({"agent_id", "tenant_id"})
 _FROM_IDENTITY = tuple(
     field.name

@@ -36,7 +36,7 @@ from actorscope.host._bus import MessageBus
 from actorscope.host._sender import OutboundSender
 from actorscope.identity import Identity
 from actorscope.messages import InboundMessage, OutboundMessage, RichReply, RunRequest
-from actorscope.propagation import OriginSigner, RunInfo, build_run_request
+from actorscope.propagation import OriginSigner, RunInfo
 
 __all__ = ["Handler", "Host", "Prepared", "Reply", "RunStep"]
 
@@ -66,7 +66,7 @@ class Prepared:
 
 
 class RunStep:
-    """``build_run_request`` → role → bind identity (once) → ``handler`` → reply.
+    """``OriginSigner.run_request`` → role → bind identity (once) → ``handler`` → reply.
 
     ``owners`` (sender ids) run with role ``owner``; ``roles`` maps sender ids to other roles
     and is read at each turn (it may change between turns). Replies go to the
@@ -137,9 +137,8 @@ class RunStep:
         comes before the configured roles, as a signed origin's role does.
         """
         try:
-            request = build_run_request(
+            request = self._signer.run_request(
                 msg,
-                signer=self._signer,
                 agent_key=self._agent_key,
                 agent_id=self._agent_id,
                 tenant_id=self._tenant_id,

@@ -16,7 +16,7 @@
   namespace are written as actorscope :class:`~actorscope.tools.Tool` s and served this way.
 - **Delegation.** :func:`run_delegate` runs another agent inside a tool under a signed origin
   (:func:`~actorscope.propagation.spawn_subagent` or :func:`~actorscope.propagation.delegate`
-  and :func:`~actorscope.propagation.build_run_request`), so the delegate's guarded tools are
+  and :meth:`~actorscope.propagation.OriginSigner.run_request`), so the delegate's guarded tools are
   judged for the human who asked; the result comes back through the announce path.
   :func:`mcp_toolset` connects a delegate to actorscope's MCP server with the run's identity in
   the ``X-Actorscope-Identity`` header, never in a tool argument.
@@ -43,7 +43,6 @@ from actorscope.permissions import ConfigType, Decision
 from actorscope.propagation import (
     OriginSigner,
     RunInfo,
-    build_run_request,
     delegate,
     spawn_subagent,
 )
@@ -246,13 +245,13 @@ async def run_message(
 ) -> tuple[RunRequest, AgentRunResult[Any]]:
     """Run ``agent`` on a synthesised ``message`` (a carrier), as the identity it earns.
 
-    :func:`~actorscope.propagation.build_run_request` (with ``caller``'s signer, consuming the
-    origin) decides who that is: the origin's human when the signature verifies, else the
+    :meth:`~actorscope.propagation.OriginSigner.run_request` (``caller``'s signer, consuming
+    the origin) decides who that is: the origin's human when the signature verifies, else the
     carrier's synthetic sender, which every group check denies. The agent's deps are
     ``caller``'s with that identity (``deps`` builds the agent's own deps from them).
     """
     signer = _signer(caller)
-    run = build_run_request(message, signer=signer, agent_key=agent_key or caller.agent_key)
+    run = signer.run_request(message, agent_key=agent_key or caller.agent_key)
     identity = run.identity()
     run_deps = replace(caller, identity=identity)
     with bind_identity(identity), RunInfo.for_request(run).bind():
@@ -280,7 +279,7 @@ async def run_delegate(
     Without ``target_agent_id`` the delegate is a sub-agent of the same agent (the human's
     role comes along); with one (a UUID) it is another agent (the human, no role). The
     carrier is signed with the deps' signer and attributed by
-    :func:`~actorscope.propagation.build_run_request`, whose identity the delegate runs as:
+    :meth:`~actorscope.propagation.OriginSigner.run_request`, whose identity the delegate runs as:
     its deps are the caller's with that identity (``deps`` builds the delegate's own deps
     from them). The output returns as an announce, attributed the same way.
     """
@@ -302,7 +301,7 @@ async def run_delegate(
     )
     output = result.output if isinstance(result.output, str) else str(result.output)
     message = announce_result(output, signer=signer)
-    announce = build_run_request(message, signer=signer, agent_key=caller.agent_key)
+    announce = signer.run_request(message, agent_key=caller.agent_key)
     return _DelegateResult(announce.content, run, announce)
 
 

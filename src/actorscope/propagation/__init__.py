@@ -1,14 +1,13 @@
 """Propagation: carry the human who started a chain through sub-agents, delegates and tickers.
 
 Wrappers read the origin from the calling run's bound identity and sign it onto the message
-they synthesise; :func:`build_run_request` gives the next turn that human as its sender only
+they synthesise; :meth:`OriginSigner.run_request` gives the next turn that human as its sender only
 when the origin verifies. The ``origin_*`` metadata keys are :class:`Origin`'s wire format
 (:meth:`Origin.to_metadata`, :meth:`Origin.from_metadata`);
 :attr:`~actorscope.messages.MetaKey.ORIGIN_SENDER_ID` is the one a host reads to see whom a
 carrier claims. See docs/design.md, "Propagation".
 """
 
-from actorscope.propagation._builder import build_run_request
 from actorscope.propagation._origin import Origin, OriginSigner
 from actorscope.propagation._run import RunInfo
 from actorscope.propagation._wrappers import (
@@ -26,7 +25,6 @@ __all__ = [
     "RunInfo",
     "SubagentTask",
     "TickerJob",
-    "build_run_request",
     "delegate",
     "session_send",
     "spawn_subagent",
