@@ -17,7 +17,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from actorscope.bots import BotServices, load_bot_config, run_in_terminal
+from actorscope.bots import BotConfig, BotServices, run_in_terminal
 from actorscope.context import current_identity
 from actorscope.errors import ActorscopeError
 from actorscope.messages import RunRequest
@@ -54,7 +54,7 @@ def main(argv: list[str]) -> int:
     )
     sandbox = parser.parse_args(argv).sandbox
     try:
-        config = load_bot_config(CONFIG)
+        config = BotConfig.load(CONFIG)
         section = config.section("discord")
         if section is None:
             print("discord_bot: error: bot.toml has no [discord] section", file=sys.stderr)

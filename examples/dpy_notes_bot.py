@@ -24,7 +24,7 @@ import discord
 from discord import app_commands
 from discord.ext import commands
 
-from actorscope.bots import load_bot_config
+from actorscope.bots import BotConfig
 from actorscope.channels.discord import bot_intents
 from actorscope.errors import ActorscopeError
 from actorscope.integrations.discord_ext import ActorscopeCog, bound, requires, services
@@ -93,7 +93,7 @@ def main() -> int:
         print("dpy_notes_bot: error: set DISCORD_BOT_TOKEN", file=sys.stderr)
         return 2
     try:
-        config = load_bot_config(CONFIG)
+        config = BotConfig.load(CONFIG)
     except ActorscopeError as exc:
         print(f"dpy_notes_bot: error: {exc}", file=sys.stderr)
         return 2

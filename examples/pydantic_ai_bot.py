@@ -31,7 +31,7 @@ from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCall
 from pydantic_ai.models import Model
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-from actorscope.bots import BotServices, load_bot_config, run_in_terminal
+from actorscope.bots import BotConfig, BotServices, run_in_terminal
 from actorscope.errors import ActorscopeError
 from actorscope.identity import SenderKind
 from actorscope.integrations.pydantic_ai import (
@@ -218,7 +218,7 @@ def main(argv: list[str]) -> int:
     )
     live = parser.parse_args(argv).live
     try:
-        return run_in_terminal(load_bot_config(CONFIG), sandbox=not live, source=str(CONFIG))
+        return run_in_terminal(BotConfig.load(CONFIG), sandbox=not live, source=str(CONFIG))
     except ActorscopeError as exc:
         print(f"pydantic_ai_bot: error: {exc}", file=sys.stderr)
         return 2

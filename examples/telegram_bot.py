@@ -15,7 +15,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from actorscope.bots import BotServices, load_bot_config, run_in_terminal
+from actorscope.bots import BotConfig, BotServices, run_in_terminal
 from actorscope.context import current_identity
 from actorscope.errors import ActorscopeError
 from actorscope.messages import RunRequest
@@ -62,7 +62,7 @@ def main(argv: list[str]) -> int:
     )
     sandbox = parser.parse_args(argv).sandbox
     try:
-        return run_in_terminal(load_bot_config(CONFIG), sandbox=sandbox, source=str(CONFIG))
+        return run_in_terminal(BotConfig.load(CONFIG), sandbox=sandbox, source=str(CONFIG))
     except ActorscopeError as exc:
         print(f"telegram_bot: error: {exc}", file=sys.stderr)
         return 2

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from actorscope.assembly import AgentSettings, assemble
-from actorscope.bots import BotServices, load_bot_config
+from actorscope.bots import BotConfig, BotServices
 from actorscope.channels import ChannelConfig
 from actorscope.identity import PeerKind, SenderKind
 from actorscope.messages import InboundMessage
@@ -98,7 +98,7 @@ async def test_a_bot_file_gives_its_agent_settings(tmp_path: Path, db: Database)
         'workspace = "files"\nshared_dedup = false\n[http]\nagent = "api"\n',
         encoding="utf-8",
     )
-    config = load_bot_config(path, require_bots=False)
+    config = BotConfig.load(path, require_bots=False)
     settings = config.agent_settings()
     assert (settings.agent, settings.owners, settings.strict) == ("notes", ("42",), True)
     assert (settings.workspace, settings.shared_dedup) == (tmp_path / "files", False)

@@ -34,7 +34,7 @@ import yaml
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
-from actorscope.bots import load_bot_config
+from actorscope.bots import BotConfig
 from actorscope.cli import main
 from actorscope.cli._app import app
 from actorscope.http import create_app
@@ -155,7 +155,7 @@ def test_toml_block(block: Block, tmp_path: Path) -> None:
     text = block.body if "handler" in document else SECTION_HANDLER + block.body
     path = tmp_path / "bot.toml"
     path.write_text(text, encoding="utf-8")
-    config = load_bot_config(path, require_bots=bool({"telegram", "discord"} & set(document)))
+    config = BotConfig.load(path, require_bots=bool({"telegram", "discord"} & set(document)))
     assert config.handler or config.http is not None
 
 

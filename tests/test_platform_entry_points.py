@@ -94,13 +94,13 @@ from pathlib import Path
 from tests._wait import wait_until
 from tests.fakechat import FakeChat
 
-from actorscope.bots import load_bot_config, run_bots
+from actorscope.bots import BotConfig, run_bots
 
 
 async def main():
     chat = FakeChat()
     chat.person("alice")
-    config = load_bot_config(Path("bot.toml"))
+    config = BotConfig.load(Path("bot.toml"))
     printed, stop = [], asyncio.Event()
 
     async def alice_says_hello():

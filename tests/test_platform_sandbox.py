@@ -17,7 +17,7 @@ import pytest
 from tests.fakechat import SPEC, FakeChatPlatform
 
 import actorscope
-from actorscope.bots import load_bot_config, run_bots
+from actorscope.bots import BotConfig, run_bots
 from actorscope.channels import ChannelSection
 from actorscope.cli import main
 from actorscope.errors import ConfigError
@@ -70,7 +70,7 @@ def test_the_registry_loads_its_sandbox() -> None:
 async def test_run_sandbox_runs_its_section_on_its_emulator(tmp_path: Path) -> None:
     """A [fakechat] section runs on its sandbox: typed lines reach the bot, its posts print,
     and no other platform's emulator starts."""
-    config = load_bot_config(_config(tmp_path, "[fakechat]\n"))
+    config = BotConfig.load(_config(tmp_path, "[fakechat]\n"))
     printed: list[str] = []
     lines = lines_of("/as alice hi", "/as bob @ideas hello there", "/quit")
     await run_bots(config, sandbox=True, out=printed.append, lines=lines, handle_signals=False)
@@ -83,7 +83,7 @@ async def test_run_sandbox_runs_its_section_on_its_emulator(tmp_path: Path) -> N
 
 async def test_run_sandbox_switches_between_its_console_and_telegrams(tmp_path: Path) -> None:
     """With [telegram] too, one prompt: /fakechat switches, /telegram LINE sends one line."""
-    config = load_bot_config(_config(tmp_path, "[telegram]\n[fakechat]\n"))
+    config = BotConfig.load(_config(tmp_path, "[telegram]\n[fakechat]\n"))
     printed: list[str] = []
     script = ("/fakechat", "/as alice hi", "/telegram /as alice @devs hello", "/quit")
     await run_bots(
@@ -125,7 +125,7 @@ async def test_without_a_sandbox_a_section_is_not_run_and_the_default_runs(
     with none that has one the registry's first platform with a sandbox runs."""
     with register(QUIET_SPEC):
         assert platform_sandbox("quietchat") is None
-        config = load_bot_config(_config(tmp_path, "[quietchat]\n"))
+        config = BotConfig.load(_config(tmp_path, "[quietchat]\n"))
         printed: list[str] = []
         await run_bots(
             config, sandbox=True, out=printed.append, lines=lines_of("/quit"), handle_signals=False

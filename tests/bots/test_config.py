@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from tests.fakechat import PLATFORM, SPEC, FakeChatSection
 
-from actorscope.bots import BotConfig, load_bot_config, run_bots
+from actorscope.bots import BotConfig, run_bots
 from actorscope.bots._config import _platform_sections, resolve_token
 from actorscope.channels import ChannelSection, platform
 from actorscope.channels.discord import DiscordSection
@@ -138,7 +138,7 @@ def test_bad_files_are_one_config_error_with_key_paths_and_lines(
     """Each problem is one line: file:line, the TOML key path, what is wrong (nothing Pythonic)."""
     path = write_config(tmp_path, text)
     with pytest.raises(ConfigError) as caught:
-        load_bot_config(path)
+        BotConfig.load(path)
     separator = "" if expected[0].startswith(":") else ":"
     assert str(caught.value).splitlines() == [f"{path}{separator}{line}" for line in expected]
 
@@ -147,7 +147,7 @@ def test_bad_toml_syntax_names_its_line(tmp_path: Path) -> None:
     """A file that is not TOML is one error naming the line and column."""
     path = write_config(tmp_path, HANDLER + "[telegram\n")
     with pytest.raises(ConfigError) as caught:
-        load_bot_config(path)
+        BotConfig.load(path)
     assert str(caught.value) == (
         f"{str(path)!r}: not valid TOML: Expected ']' at the end of a table declaration "
         "(at line 2, column 10)"
@@ -156,7 +156,7 @@ def test_bad_toml_syntax_names_its_line(tmp_path: Path) -> None:
 
 def test_missing_token_is_one_error_naming_the_variable(tmp_path: Path) -> None:
     """An unset token variable is named with its section (the token itself never is)."""
-    telegram = load_bot_config(write_config(tmp_path, HANDLER + TELEGRAM)).section("telegram")
+    telegram = BotConfig.load(write_config(tmp_path, HANDLER + TELEGRAM)).section("telegram")
     assert telegram is not None
     with pytest.raises(ConfigError) as caught:
         resolve_token(telegram, {}, "bot.toml")
@@ -219,7 +219,7 @@ async def test_strict_makes_run_build_a_fail_closed_policy(
     (tmp_path / "strictbot.py").write_text(STRICT_HANDLER)
     path = tmp_path / "bot.toml"
     path.write_text(setting + 'handler = "strictbot:handle"\ndatabase = "bot.db"\n' + TELEGRAM)
-    config = load_bot_config(path)
+    config = BotConfig.load(path)
     assert config.strict is strict
     printed: list[str] = []
     lines = lines_of("/as bob hello", "/quit")
@@ -242,7 +242,7 @@ def test_environment_wins_over_the_file(tmp_path: Path, monkeypatch: pytest.Monk
     monkeypatch.setenv("ACTORSCOPE_STRICT", "true")
     monkeypatch.setenv("ACTORSCOPE_TELEGRAM__TOKEN_ENV", "OTHER_TELEGRAM_TOKEN")
     monkeypatch.setenv("ACTORSCOPE_DISCORD", '{"token_env": "D", "shard_count": 2}')
-    config = load_bot_config(path)
+    config = BotConfig.load(path)
     assert config.database == "postgresql://bot@127.0.0.1:5432/bots"
     assert config.workspace == tmp_path.resolve() / "elsewhere"  # relative to the file
     assert config.strict is True
@@ -255,7 +255,7 @@ def test_environment_wins_over_the_file(tmp_path: Path, monkeypatch: pytest.Monk
     monkeypatch.setenv("ACTORSCOPE_STRICT", "yes")
     # A bad value from the environment is blamed on its variable, not on the file's line.
     with pytest.raises(ConfigError) as bad:
-        load_bot_config(path)
+        BotConfig.load(path)
     assert str(bad.value) == (
         "environment ACTORSCOPE_STRICT: strict: must be true or false, got 'yes'"
     )
@@ -268,7 +268,7 @@ def test_the_environment_cannot_turn_strict_off(
     path = write_config(tmp_path, "strict = true\n" + HANDLER + TELEGRAM)
     monkeypatch.setenv("ACTORSCOPE_STRICT", "false")
     with pytest.raises(ConfigError) as refused:
-        load_bot_config(path)
+        BotConfig.load(path)
     assert str(refused.value) == (
         f"environment ACTORSCOPE_STRICT: cannot turn off strict = true set in {path}"
     )
@@ -283,7 +283,7 @@ def test_an_override_of_a_permission_key_is_logged(
     monkeypatch.setenv("ACTORSCOPE_TELEGRAM__GROUP_POLICY", "open")
     monkeypatch.setenv("ACTORSCOPE_DATABASE", "other.db")
     with caplog.at_level(logging.WARNING, logger="actorscope.bots"):
-        config = load_bot_config(path)
+        config = BotConfig.load(path)
     assert config.owners == ("5",)
     assert [r.getMessage() for r in caplog.records] == [
         f"{path}: the environment overrides security settings: "
@@ -298,7 +298,7 @@ def test_a_list_variable_that_is_not_json_names_the_variable(
     path = write_config(tmp_path, HANDLER + TELEGRAM)
     monkeypatch.setenv("ACTORSCOPE_OWNERS", "abc")
     with pytest.raises(ConfigError) as bad:
-        load_bot_config(path)
+        BotConfig.load(path)
     assert str(bad.value) == (
         "environment ACTORSCOPE_OWNERS: not JSON (a list or a table is written as JSON, "
         'e.g. ["4242"] or {"port": 8082})'
@@ -358,7 +358,7 @@ def test_every_non_text_key_reads_from_its_variable(
     }
     for name, value in variables.items():
         monkeypatch.setenv("ACTORSCOPE_" + name, value)
-    config = load_bot_config(path)
+    config = BotConfig.load(path)
     assert (config.owners, config.shared_dedup, config.strict) == (("4242", "5151"), True, True)
     telegram, discord = config.section("telegram"), config.section("discord")
     assert isinstance(telegram, TelegramSection)
@@ -392,7 +392,7 @@ def test_every_non_text_key_reads_from_its_variable(
 def test_serve_takes_its_port_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     """ACTORSCOPE_HTTP__PORT=9090 actorscope serve examples/console.toml: port 9090."""
     monkeypatch.setenv("ACTORSCOPE_HTTP__PORT", "9090")
-    config = load_bot_config(EXAMPLES / "console.toml", require_bots=False)
+    config = BotConfig.load(EXAMPLES / "console.toml", require_bots=False)
     assert config.http is not None
     assert config.http.port == 9090
 
@@ -452,7 +452,7 @@ def test_a_bad_variable_is_one_line_naming_it(
     path = write_config(tmp_path, HANDLER + TELEGRAM + '[discord]\ntoken_env = "D"\n[http]\n')
     monkeypatch.setenv("ACTORSCOPE_" + name, value)
     with pytest.raises(ConfigError) as bad:
-        load_bot_config(path)
+        BotConfig.load(path)
     assert str(bad.value) == f"environment ACTORSCOPE_{name}: {expected}"
 
 
@@ -463,7 +463,7 @@ def test_an_unknown_key_from_a_variable_names_the_variable(
     path = write_config(tmp_path, HANDLER + TELEGRAM + "[http]\n")
     monkeypatch.setenv("ACTORSCOPE_HTTP__COLOUR", "red")
     with pytest.raises(ConfigError) as bad:
-        load_bot_config(path)
+        BotConfig.load(path)
     assert str(bad.value) == "environment ACTORSCOPE_HTTP__COLOUR: http.colour: unknown key"
 
 
@@ -473,18 +473,18 @@ def test_identity_links_reach_the_agent_settings(
 ) -> None:
     """[identity] links = "dm" | "grants" is the agent's link mode (default off), also from
     ACTORSCOPE_IDENTITY__LINKS."""
-    plain = load_bot_config(write_config(tmp_path, HANDLER + TELEGRAM))
+    plain = BotConfig.load(write_config(tmp_path, HANDLER + TELEGRAM))
     assert plain.agent_settings().links == "off"
     path = write_config(tmp_path, HANDLER + TELEGRAM + f'[identity]\nlinks = "{mode}"\n')
-    assert load_bot_config(path).agent_settings().links == mode
+    assert BotConfig.load(path).agent_settings().links == mode
     monkeypatch.setenv("ACTORSCOPE_IDENTITY__LINKS", "grants")
-    assert load_bot_config(path).agent_settings().links == "grants"
+    assert BotConfig.load(path).agent_settings().links == "grants"
 
 
 def test_each_chat_platform_has_its_contracts_section(tmp_path: Path) -> None:
     """The platform keys are the registry's: each its contract's section model, in order."""
     path = write_config(tmp_path, HANDLER + TELEGRAM + '[discord]\ntoken_env = "D"\n')
-    config = load_bot_config(path)
+    config = BotConfig.load(path)
     assert [section.platform for section in config.sections()] == ["telegram", "discord"]
     assert isinstance(config.section("telegram"), platform("telegram").section)
     assert isinstance(config.section("discord"), platform("discord").section)
@@ -495,7 +495,7 @@ def test_each_chat_platform_has_its_contracts_section(tmp_path: Path) -> None:
     assert type(config) is model
     off = write_config(tmp_path, HANDLER + TELEGRAM + "enabled = false\n")
     with pytest.raises(ConfigError) as refused:
-        load_bot_config(off)
+        BotConfig.load(off)
     assert str(refused.value) == f"{off}: no enabled [telegram] or [discord] section"
 
 
@@ -519,7 +519,7 @@ def test_a_section_is_read_typed_by_its_model(tmp_path: Path) -> None:
     (mypy checks the attribute reads below), ``None`` for a platform the file has no section
     of."""
     path = write_config(tmp_path, HANDLER + TELEGRAM + 'base_url = "http://127.0.0.1:8081/bot"\n')
-    config = load_bot_config(path)
+    config = BotConfig.load(path)
     telegram = config.section(TelegramSection)
     assert telegram is not None
     assert (telegram.mode, telegram.webhook_url) == ("polling", None)
@@ -533,14 +533,14 @@ def test_a_platform_registered_after_the_import_gets_its_section(tmp_path: Path)
     imported: a platform registered later has its key, and loses it when it leaves."""
     path = write_config(tmp_path, HANDLER + '[fakechat]\ntoken_env = "FAKECHAT_TOKEN"\n')
     with register(SPEC):
-        config = load_bot_config(path)
+        config = BotConfig.load(path)
         fake = config.section(FakeChatSection)
         assert fake is not None
         assert fake.token_env == "FAKECHAT_TOKEN"  # noqa: S105 - a variable's name
         assert [section.platform for section in config.sections()] == ["fakechat"]
         assert "fakechat" in BotConfig.for_platforms().model_json_schema()["properties"]
     with pytest.raises(ConfigError, match="fakechat: unknown key"):
-        load_bot_config(path)
+        BotConfig.load(path)
 
 
 @pytest.mark.parametrize("name", ["section", "sections", "json", "copy", "owners", "strict"])
@@ -550,7 +550,7 @@ def test_a_platform_named_like_a_config_attribute_is_refused(tmp_path: Path, nam
     path = write_config(tmp_path, HANDLER + TELEGRAM)
     spec = PlatformSpec(name, IdForm.OPAQUE, contract="tests.fakechat:PLATFORM")
     with register(spec), pytest.raises(ConfigError) as refused:
-        load_bot_config(path)
+        BotConfig.load(path)
     assert str(refused.value) == (
         f"platform {name!r} cannot have a bot.toml section: {name!r} is a top-level key or "
         "an attribute of BotConfig (rename the platform)"

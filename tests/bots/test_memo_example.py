@@ -11,7 +11,7 @@ from pathlib import Path
 
 from tests._wait import wait_until
 
-from actorscope.bots import load_bot_config, run_bots
+from actorscope.bots import BotConfig, run_bots
 
 ROOT = Path(__file__).resolve().parents[2]
 CODE = re.compile(r"\b[A-Z0-9]{5}-[A-Z0-9]{5}\b")
@@ -57,7 +57,7 @@ async def test_the_concepts_walkthrough_runs_as_written(tmp_path: Path) -> None:
         while (line := await typed.get()) is not None:
             yield line + "\n"
 
-    config = load_bot_config(tmp_path / "memo_bot.toml")
+    config = BotConfig.load(tmp_path / "memo_bot.toml")
     running = asyncio.create_task(
         run_bots(config, sandbox=True, out=printed.append, lines=lines(), handle_signals=False)
     )

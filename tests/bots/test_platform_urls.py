@@ -14,7 +14,7 @@ from discord.gateway import DiscordWebSocket
 from tests._wait import wait_until
 from tests._wiring import channel_pipeline
 
-from actorscope.bots import load_bot_config, run_bots
+from actorscope.bots import BotConfig, run_bots
 from actorscope.channels._config import ChannelConfig
 from actorscope.channels.discord import DiscordSection
 from actorscope.channels.discord._runner import DiscordRunner
@@ -68,7 +68,7 @@ def write(tmp_path: Path, text: str) -> Path:
 def test_bad_urls_are_one_line_each(tmp_path: Path, section: str, expected: str) -> None:
     """A URL the token must not go to, or a half-configured proxy, is refused with its key."""
     with pytest.raises(ConfigError) as caught:
-        load_bot_config(write(tmp_path, section))
+        BotConfig.load(write(tmp_path, section))
     assert expected in str(caught.value)
     assert len(str(caught.value).splitlines()) == 1
 
@@ -83,7 +83,7 @@ def test_good_urls_are_kept_without_a_trailing_slash(
         '[discord]\napi_url = "https://proxy.example.org/api/v10"\n'
         'gateway_url = "wss://proxy.example.org/gateway"\n',
     )
-    config = load_bot_config(path)
+    config = BotConfig.load(path)
     telegram, discord = config.section("telegram"), config.section("discord")
     assert isinstance(telegram, TelegramSection)
     assert telegram.base_url == "http://127.0.0.1:8081/bot"
@@ -91,7 +91,7 @@ def test_good_urls_are_kept_without_a_trailing_slash(
     assert discord.gateway_url == "wss://proxy.example.org/gateway"
     monkeypatch.setenv("ACTORSCOPE_TELEGRAM__BASE_URL", "http://[::1]:8081/bot")
     with caplog.at_level(logging.WARNING, logger="actorscope.bots"):
-        overridden = load_bot_config(path)
+        overridden = BotConfig.load(path)
     telegram = overridden.section("telegram")
     assert isinstance(telegram, TelegramSection)
     assert telegram.base_url == "http://[::1]:8081/bot"
@@ -112,7 +112,7 @@ async def test_run_bots_talks_to_the_configured_bot_api_server(
             f'database = "bot.db"\n[telegram]\ntoken_env = "AS_TEST_TOKEN"\n'
             f'base_url = "{server.base_url}"\n'
         )
-        config = load_bot_config(write(tmp_path, text))
+        config = BotConfig.load(write(tmp_path, text))
         stop = asyncio.Event()
         task = asyncio.create_task(
             run_bots(

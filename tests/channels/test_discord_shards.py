@@ -11,7 +11,7 @@ import discord
 import pytest
 from tests._wiring import channel_pipeline
 
-from actorscope.bots import load_bot_config, run_bots
+from actorscope.bots import BotConfig, run_bots
 from actorscope.channels._config import ChannelConfig
 from actorscope.channels._shared_dedup import SharedDedup
 from actorscope.channels.discord import DiscordSection
@@ -125,13 +125,13 @@ async def test_sharded_client_closes_before_and_after_a_failed_login(
 
 def test_shard_section_is_parsed(tmp_path: Path) -> None:
     """shard_count / shard_ids in [discord] become the section's shards; absent means none."""
-    config = load_bot_config(write_config(tmp_path, GOOD))
+    config = BotConfig.load(write_config(tmp_path, GOOD))
     discord = config.section("discord")
     assert isinstance(discord, DiscordSection)
     assert discord.shards == DiscordShards(4, (0, 2))
     assert config.shared_dedup is None
     plain = "shared_dedup = true\n" + GOOD.split("shard_count")[0]
-    config = load_bot_config(write_config(tmp_path, plain))
+    config = BotConfig.load(write_config(tmp_path, plain))
     discord = config.section("discord")
     assert isinstance(discord, DiscordSection)
     assert discord.shards is None
@@ -193,7 +193,7 @@ async def test_run_bots_hands_shards_and_shared_dedup_to_the_runner(
     monkeypatch.setattr(DiscordRunner, "start", start)
     monkeypatch.setattr(DiscordRunner, "stop", stop)
     monkeypatch.delitem(sys.modules, "mybot", raising=False)
-    config = load_bot_config(write_config(tmp_path, flag + GOOD))
+    config = BotConfig.load(write_config(tmp_path, flag + GOOD))
     stop_event = asyncio.Event()
 
     def out(line: str) -> None:

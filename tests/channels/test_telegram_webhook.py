@@ -16,7 +16,7 @@ from telegram import Update
 from tests._wait import wait_until
 from tests._wiring import channel_pipeline
 
-from actorscope.bots import load_bot_config, run_bots
+from actorscope.bots import BotConfig, run_bots
 from actorscope.channels._config import ChannelConfig
 from actorscope.channels._shared_dedup import SharedDedup
 from actorscope.channels.telegram import TelegramSection
@@ -352,7 +352,7 @@ def write_config(tmp_path: Path, text: str) -> Path:
 
 def test_webhook_section_is_parsed_with_defaults(tmp_path: Path) -> None:
     """mode = webhook: listen defaults to loopback, path to the URL's; explicit values win."""
-    telegram = load_bot_config(write_config(tmp_path, GOOD)).section("telegram")
+    telegram = BotConfig.load(write_config(tmp_path, GOOD)).section("telegram")
     assert isinstance(telegram, TelegramSection)
     assert telegram.webhook == WebhookConfig(
         url="https://bots.example.com/tg/hook",
@@ -363,7 +363,7 @@ def test_webhook_section_is_parsed_with_defaults(tmp_path: Path) -> None:
         set_webhook=None,
     )
     extra = GOOD + 'listen = "0.0.0.0"\npath = "/in"\nset_webhook = false\n'
-    hook = load_bot_config(write_config(tmp_path, extra)).section("telegram")
+    hook = BotConfig.load(write_config(tmp_path, extra)).section("telegram")
     assert isinstance(hook, TelegramSection)
     assert hook.webhook is not None
     assert (hook.webhook.listen, hook.webhook.path, hook.webhook.set_webhook) == (
@@ -372,7 +372,7 @@ def test_webhook_section_is_parsed_with_defaults(tmp_path: Path) -> None:
         False,
     )
     polling = GOOD.split("mode")[0]
-    section = load_bot_config(write_config(tmp_path, polling)).section("telegram")
+    section = BotConfig.load(write_config(tmp_path, polling)).section("telegram")
     assert isinstance(section, TelegramSection)
     assert section.webhook is None
 
@@ -477,7 +477,7 @@ async def test_sandbox_polls_the_emulator_without_the_webhook_secret(
 ) -> None:
     """--sandbox ignores webhook mode (it polls the emulator) and needs no secret."""
     monkeypatch.delitem(sys.modules, "mybot", raising=False)
-    config = load_bot_config(write_config(tmp_path, GOOD))
+    config = BotConfig.load(write_config(tmp_path, GOOD))
     stop = asyncio.Event()
     printed: list[str] = []
 
@@ -515,7 +515,7 @@ async def test_run_bots_in_webhook_mode_end_to_end(
         if "webhook receiver on" in line:
             receivers.append(line.rsplit(" ", 1)[1])
 
-    config = load_bot_config(path)
+    config = BotConfig.load(path)
     task = asyncio.create_task(run_bots(config, env=env, out=out, stop=stop, handle_signals=False))
     try:
         await wait_until(lambda: bool(receivers), 10)  # run_bots prints it while starting

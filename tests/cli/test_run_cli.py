@@ -15,7 +15,7 @@ import pytest
 from tests._wiring import RecordingSender
 
 from actorscope.agents import AgentRegistry
-from actorscope.bots import BotServices, load_bot_config, load_handler, run_bots
+from actorscope.bots import BotConfig, BotServices, load_handler, run_bots
 from actorscope.cli import main
 from actorscope.context import current_identity
 from actorscope.errors import ConfigError
@@ -117,7 +117,7 @@ def test_config_database_url_is_kept_as_written(tmp_path: Path) -> None:
     """A database URL (PostgreSQL) is not turned into a path next to the config file."""
     url = "postgresql://bot@127.0.0.1:5432/bots"
     path = write_config(tmp_path, GOOD.replace('"bot.db"', f'"{url}"'))
-    assert load_bot_config(path).database == url
+    assert BotConfig.load(path).database == url
 
 
 def test_config_paths_and_sections(tmp_path: Path) -> None:
@@ -126,7 +126,7 @@ def test_config_paths_and_sections(tmp_path: Path) -> None:
         tmp_path,
         GOOD + '[discord]\ntoken_env = "D"\nenabled = false\ngroup_policy = "allowlist"\n',
     )
-    config = load_bot_config(path)
+    config = BotConfig.load(path)
     assert config.database == str(tmp_path.resolve() / "bot.db")
     assert config.workspace == tmp_path.resolve() / "workspace"
     assert [s.config.platform for s in config.sections()] == ["telegram"]
@@ -259,7 +259,7 @@ async def lines_of(*lines: str) -> AsyncIterator[str]:
 
 async def test_run_bots_in_process_stops_on_event_and_on_quit(tmp_path: Path) -> None:
     """run_bots returns cleanly when ``stop`` is set, and when the sandbox prompt ends."""
-    config = load_bot_config(write_config(tmp_path, GOOD + '[discord]\ntoken_env = "D"\n'))
+    config = BotConfig.load(write_config(tmp_path, GOOD + '[discord]\ntoken_env = "D"\n'))
     stop = asyncio.Event()
     printed: list[str] = []
 
@@ -286,7 +286,7 @@ async def test_run_bots_in_process_stops_on_event_and_on_quit(tmp_path: Path) ->
 async def test_the_sandbox_runs_only_the_enabled_platforms(tmp_path: Path) -> None:
     """With only [discord] enabled, --sandbox starts Discord's emulator and not Telegram's."""
     text = 'handler = "mybot:handle"\ndatabase = "bot.db"\n[discord]\ntoken_env = "D"\n'
-    config = load_bot_config(write_config(tmp_path, text))
+    config = BotConfig.load(write_config(tmp_path, text))
     printed: list[str] = []
     async with asyncio.timeout(20):
         await run_bots(config, sandbox=True, out=printed.append, lines=lines_of("/quit"))
@@ -298,7 +298,7 @@ async def test_the_sandbox_runs_only_the_enabled_platforms(tmp_path: Path) -> No
 
 async def test_a_failing_prompt_input_is_raised_after_a_clean_shutdown(tmp_path: Path) -> None:
     """A sandbox input that fails ends the session, and run_bots raises its error."""
-    config = load_bot_config(write_config(tmp_path, GOOD))
+    config = BotConfig.load(write_config(tmp_path, GOOD))
     printed: list[str] = []
 
     async def broken() -> AsyncIterator[str]:

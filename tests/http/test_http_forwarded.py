@@ -11,7 +11,7 @@ import pytest
 from tests.http.conftest import bearer, serving
 
 from actorscope.agents import Agent
-from actorscope.bots import HttpSection, load_bot_config
+from actorscope.bots import BotConfig, HttpSection
 from actorscope.errors import ConfigError
 from actorscope.http import create_app
 from actorscope.store import Database
@@ -102,7 +102,7 @@ def test_bad_trusted_proxies_are_one_clear_error(
     path = tmp_path / "bot.toml"
     path.write_text(f'handler = "m:f"\n\n[http]\ntrusted_proxies = {value}\n')
     with pytest.raises(ConfigError, match=r"http\.trusted_proxies") as info:
-        load_bot_config(path, require_bots=False)
+        BotConfig.load(path, require_bots=False)
     assert message in str(info.value)
 
 
@@ -112,6 +112,6 @@ def test_trusted_proxies_are_addresses_and_networks(tmp_path: Path, backend: str
     path.write_text(
         'handler = "m:f"\n\n[http]\ntrusted_proxies = ["10.0.0.0/8", "::1", "192.0.2.7"]\n'
     )
-    config = load_bot_config(path, require_bots=False)
+    config = BotConfig.load(path, require_bots=False)
     assert config.http is not None
     assert config.http.trusted_proxies == ("10.0.0.0/8", "::1/128", "192.0.2.7/32")

@@ -20,7 +20,7 @@ from tests._wait import wait_until
 from tests.http.conftest import bearer
 
 from actorscope.agents import AgentRegistry
-from actorscope.bots import load_bot_config
+from actorscope.bots import BotConfig
 from actorscope.http import ApiKeyStore
 from actorscope.http._serve import serve
 from actorscope.permissions import AuditLog, GrantStore
@@ -59,7 +59,7 @@ async def _served(tmp_path: Path, strict: bool) -> AsyncIterator[str]:
         f'database = "bot.db"\nstrict = {str(strict).lower()}\nhandler = "{module}:handle"\n\n'
         '[http]\nhost = "127.0.0.1"\nport = 0\n'
     )
-    config = load_bot_config(path, require_bots=False)
+    config = BotConfig.load(path, require_bots=False)
     assert config.http is not None
     sock = config.http.listen()
     lines: list[str] = []

@@ -14,7 +14,7 @@ from tests._wait import wait_until
 from tests.http.conftest import bearer, serving
 
 from actorscope.agents import Agent
-from actorscope.bots import load_bot_config
+from actorscope.bots import BotConfig
 from actorscope.cli import main
 from actorscope.errors import ConfigError
 from actorscope.http import ApiKeyStore, create_app
@@ -90,7 +90,7 @@ def _config(tmp_path: Path, port: int, module: str) -> Path:
 
 async def test_serve_runs_the_configured_handler_and_prints_its_address(tmp_path: Path) -> None:
     """serve() with an [http]-only file: prints the address; a message reaches the handler."""
-    config = load_bot_config(_config(tmp_path, 0, "http_serve_bot_a"), require_bots=False)
+    config = BotConfig.load(_config(tmp_path, 0, "http_serve_bot_a"), require_bots=False)
     assert config.http is not None
     sock = config.http.listen()
     lines: list[str] = []
@@ -145,7 +145,7 @@ def test_bad_http_sections_are_one_clear_error(tmp_path: Path, section: str, mes
     path = tmp_path / "bot.toml"
     path.write_text(f'handler = "m:f"\n\n[http]\n{section}\n')
     with pytest.raises(ConfigError, match="http") as info:
-        load_bot_config(path, require_bots=False)
+        BotConfig.load(path, require_bots=False)
     assert message in str(info.value)
 
 
@@ -155,15 +155,15 @@ def test_serve_needs_an_http_section(tmp_path: Path) -> None:
     for text in ('handler = "m:f"\n', 'database = "bot.db"\n'):
         path.write_text(text)
         with pytest.raises(ConfigError, match=r"no \[http\] section"):
-            load_bot_config(path, require_bots=False)
+            BotConfig.load(path, require_bots=False)
 
 
 def test_the_console_example_serves_the_demo_database_without_a_handler() -> None:
     """examples/console.toml: [http] only, no handler; `actorscope run` still needs one."""
     example = Path(__file__).parents[2] / "examples" / "console.toml"
-    config = load_bot_config(example, require_bots=False)
+    config = BotConfig.load(example, require_bots=False)
     assert config.http is not None
     assert (config.http.handler, config.http.agent, config.http.port) == ("", "demo", 8080)
     assert config.database.endswith("actorscope-demo.db")
     with pytest.raises(ConfigError, match="handler"):
-        load_bot_config(example)
+        BotConfig.load(example)

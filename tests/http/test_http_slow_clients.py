@@ -21,7 +21,7 @@ from tests.http.conftest import serving
 from tests.sandbox.conftest import BOUND
 
 from actorscope.agents import AgentRegistry
-from actorscope.bots import HttpSection, load_bot_config
+from actorscope.bots import BotConfig, HttpSection
 from actorscope.channels.discord._runner import silence_voice_warnings
 from actorscope.errors import ConfigError
 from actorscope.http import ApiKeyStore, create_app
@@ -147,7 +147,7 @@ async def _served(
         text += '\n[discord]\ntoken_env = "SLOW_DISCORD_TOKEN"\n'
     path = tmp_path / "bot.toml"
     path.write_text(text)
-    config = load_bot_config(path, require_bots=False)
+    config = BotConfig.load(path, require_bots=False)
     assert config.http is not None
     sock = config.http.listen()
     lines: list[str] = []
@@ -346,7 +346,7 @@ def test_a_connection_limit_beyond_the_open_file_limit_is_one_error(tmp_path: Pa
         pytest.skip("no open-file limit below what max_connections may say")
     path = tmp_path / "bot.toml"
     path.write_text(f'handler = "m:f"\n\n[http]\nmax_connections = {allowed}\n')
-    config = load_bot_config(path, require_bots=False)
+    config = BotConfig.load(path, require_bots=False)
     with (
         HttpSection(port=0).listen() as sock,
         pytest.raises(ConfigError, match=r"http.max_connections = \d+ needs about \d+ open files"),

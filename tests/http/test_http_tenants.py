@@ -14,7 +14,7 @@ from tests._wait import wait_until
 from tests.http.conftest import bearer
 
 from actorscope.agents import AgentRegistry
-from actorscope.bots import load_bot_config
+from actorscope.bots import BotConfig
 from actorscope.errors import IdentityError
 from actorscope.http import ApiKeyStore, create_app
 from actorscope.http._serve import serve
@@ -47,7 +47,7 @@ async def _serving(tmp_path: Path, database: str, module: str) -> AsyncIterator[
         f'database = "{database}"\nworkspace = "{tmp_path / "ws"}"\n\n[http]\n'
         f'host = "127.0.0.1"\nport = 0\nagent = "main"\nhandler = "{module}:handle"\n'
     )
-    config = load_bot_config(path, require_bots=False)
+    config = BotConfig.load(path, require_bots=False)
     assert config.http is not None
     sock = config.http.listen()
     lines: list[str] = []

@@ -13,7 +13,7 @@ import pytest
 from tests._wait import wait_until
 
 from actorscope.agents import AgentRegistry
-from actorscope.bots import load_bot_config, run_bots
+from actorscope.bots import BotConfig, run_bots
 from actorscope.bots._app import keep_audit
 from actorscope.errors import ConfigError
 from actorscope.permissions import AuditEntry, AuditLog
@@ -104,7 +104,7 @@ def test_a_bad_keep_is_one_line(tmp_path: Path, keep: str, problem: str) -> None
         f'handler = "mybot:handle"\n[telegram]\ntoken_env = "T"\n[audit]\nkeep = {keep}\n'
     )
     with pytest.raises(ConfigError) as caught:
-        load_bot_config(path)
+        BotConfig.load(path)
     assert str(caught.value) == f"{path}:5: {problem}"
 
 
@@ -119,7 +119,7 @@ async def test_a_running_bot_applies_keep(tmp_path: Path, monkeypatch: pytest.Mo
         'database = "bot.db"\nhandler = "mybot:handle"\n[telegram]\n[audit]\nkeep = "1d"\n'
     )
     monkeypatch.delitem(sys.modules, "mybot", raising=False)
-    config = load_bot_config(path)
+    config = BotConfig.load(path)
     assert config.audit is not None
     assert config.audit.keep == DAY
     stop = asyncio.Event()

@@ -16,7 +16,7 @@ import re
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-from actorscope.bots import load_bot_config, run_bots
+from actorscope.bots import BotConfig, run_bots
 from actorscope.channels import IgnoreReason, Outcome
 from actorscope.sandbox._world import sandbox_world
 from actorscope.store import Database
@@ -97,7 +97,7 @@ async def test_sandbox_and_discord_sim_agree(tmp_path: Path, discord_sim: Discor
     """Same replies, decisions, ignored webhook and audit rows through production and the sim."""
     (tmp_path / "agreebot.py").write_text(HANDLER)
     (tmp_path / "bot.toml").write_text(CONFIG)
-    config = load_bot_config(tmp_path / "bot.toml")
+    config = BotConfig.load(tmp_path / "bot.toml")
     printed = Printed()
     await run_bots(
         config,

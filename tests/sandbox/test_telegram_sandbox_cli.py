@@ -17,7 +17,7 @@ from telegram import Update
 from telegram.ext import ApplicationBuilder, CommandHandler, ContextTypes
 
 from actorscope._aio import read_lines
-from actorscope.bots import load_bot_config, run_bots
+from actorscope.bots import BotConfig, run_bots
 from actorscope.cli import main
 from actorscope.sandbox import BotApiEmulator
 from actorscope.sandbox._telegram import MemberStatus as TelegramMemberStatus
@@ -390,7 +390,7 @@ async def run_sandbox(config_path: Path, *lines: str) -> list[str]:
     printed: list[str] = []
     async with asyncio.timeout(30):
         await run_bots(
-            load_bot_config(config_path), sandbox=True, out=printed.append, lines=lines_of(*lines)
+            BotConfig.load(config_path), sandbox=True, out=printed.append, lines=lines_of(*lines)
         )
     return printed
 

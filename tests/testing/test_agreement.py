@@ -24,7 +24,7 @@ from telegram import Update
 from telegram.ext import ContextTypes, MessageHandler, filters
 from tests._wait import wait_until
 
-from actorscope.bots import BotServices, load_bot_config, run_bots
+from actorscope.bots import BotConfig, BotServices, run_bots
 from actorscope.channels import ChannelConfig, Outcome
 from actorscope.integrations import aiogram, ptb
 from actorscope.messages import RunRequest
@@ -92,7 +92,7 @@ async def test_sandbox_and_telegram_sim_agree(tmp_path: Path, telegram_sim: Tele
     """Same replies, same ignored duplicate, same audit rows through production and the sim."""
     (tmp_path / "agreebot.py").write_text(HANDLER)
     (tmp_path / "bot.toml").write_text(CONFIG)
-    config = load_bot_config(tmp_path / "bot.toml")
+    config = BotConfig.load(tmp_path / "bot.toml")
     printed: list[str] = []
     await run_bots(
         config,
@@ -214,7 +214,7 @@ async def test_aiogram_ptb_and_actorscope_run_agree(tmp_path: Path) -> None:
     same replies (each carrying its decision) and the same audit rows."""
     (tmp_path / "agreebot.py").write_text(HANDLER)
     (tmp_path / "bot.toml").write_text(CONFIG)
-    bot = load_bot_config(tmp_path / "bot.toml")
+    bot = BotConfig.load(tmp_path / "bot.toml")
     section = bot.section("telegram")
     assert section is not None
     config = section.config

@@ -25,7 +25,7 @@ from telegram import Update
 from telegram.ext import ContextTypes, MessageHandler, filters
 from tests._wait import wait_until
 
-from actorscope.bots import BotServices, load_bot_config, run_bots
+from actorscope.bots import BotConfig, BotServices, run_bots
 from actorscope.channels.discord import bot_intents
 from actorscope.integrations import ptb
 from actorscope.integrations.discord_ext import ActorscopeCog, bound, services
@@ -169,7 +169,7 @@ class Prompt:
 
 
 async def _through_run(folder: Path) -> list[tuple[str, ...]]:
-    config = load_bot_config(folder / "bot.toml")
+    config = BotConfig.load(folder / "bot.toml")
     async with Database.open(config.database) as operator:
         prompt = Prompt(operator)
         running = asyncio.create_task(
@@ -288,7 +288,7 @@ Serve = Callable[[TelegramSim, DiscordSim, Path], Awaitable[None]]
 async def _through_sims(tmp_path: Path, name: str, serve: Serve) -> list[tuple[str, ...]]:
     (tmp_path / "linkbot.py").write_text(HANDLER)
     (tmp_path / "bot.toml").write_text(CONFIG)
-    bot = load_bot_config(tmp_path / "bot.toml")
+    bot = BotConfig.load(tmp_path / "bot.toml")
     telegram, discord = bot.section("telegram"), bot.section("discord")
     assert telegram is not None
     assert discord is not None

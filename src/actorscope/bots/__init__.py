@@ -5,7 +5,6 @@ from actorscope.bots._config import (
     BotConfig,
     HttpSection,
     ProbeSection,
-    load_bot_config,
     load_handler,
     load_object,
 )
@@ -17,7 +16,6 @@ __all__ = [
     "BotServices",
     "HttpSection",
     "ProbeSection",
-    "load_bot_config",
     "load_handler",
     "load_object",
     "run_bots",

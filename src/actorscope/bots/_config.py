@@ -111,7 +111,6 @@ __all__ = [
     "BotConfig",
     "HttpSection",
     "ProbeSection",
-    "load_bot_config",
     "load_handler",
     "load_object",
     "resolve_token",
@@ -293,7 +292,7 @@ class ProbeSection(BaseModel):
 
 
 def _base_dir(value: Any) -> Path:
-    # Set by load_bot_config (the file's directory); a file or variable cannot set it.
+    # Set by BotConfig.load (the file's directory); a file or variable cannot set it.
     if not isinstance(value, Path):
         raise ValueError("unknown key (paths are relative to the file's directory)")
     return value
@@ -303,7 +302,7 @@ class BotConfig(BaseSettings):
     """A validated ``bot.toml``: top-level keys and one model per section.
 
     Each registered chat platform has a section of its own name, its contract's section model:
-    :func:`load_bot_config` validates with :meth:`for_platforms`, this model with a key per
+    :meth:`load` validates with :meth:`for_platforms`, this model with a key per
     platform registered then, and :meth:`section` reads one (typed:
     ``config.section(TelegramSection)``). Relative ``database`` and
     ``workspace`` paths are resolved against ``base_dir`` (the file's directory).
@@ -382,9 +381,51 @@ class BotConfig(BaseSettings):
         return Path(info.data.get("base_dir", Path.cwd())) / text
 
     @classmethod
+    def load(cls, path: str | Path, *, require_bots: bool = True) -> BotConfig:
+        """Read and validate a run configuration file; environment overrides applied.
+
+        ``require_bots=False`` (``actorscope serve``) accepts a file with only an ``[http]``
+        section, whose handler then stands for the top-level one.
+        """
+        path = Path(path)
+        source = str(path)
+        text = read_text_file(path, ConfigError)
+        document = parse_toml(text, source, ConfigError)
+        model = BotConfig.for_platforms()
+        config = _validated(model, document, text, source, path.resolve().parent)
+        if document.get("strict") is True and not config.strict:
+            # Fail-closed is one-way: a stray variable must not turn it off behind the file.
+            raise ConfigError(
+                f"environment {ENV_PREFIX}STRICT: cannot turn off strict = true set in {source}"
+            )
+        overrides = _env_overrides(os.environ, model)
+        security_keys = _security_keys(model)
+        platforms = set(_section_names(model))  # a whole section
+        security = [
+            name
+            for name in overrides
+            if security_keys & set(name[len(ENV_PREFIX) :].lower().split("__"))
+            or name[len(ENV_PREFIX) :].lower() in platforms
+        ]
+        if security:
+            logger.warning(
+                "%s: the environment overrides security settings: %s", source, ", ".join(security)
+            )
+        if not require_bots and config.http is None:
+            raise ConfigError(f"{source}: no [http] section (host, port, agent, handler)")
+        if "handler" not in config.model_fields_set:
+            if config.http is None or require_bots:
+                raise ConfigError(f"{source}: handler: missing (module:function)")
+            config = config.model_copy(update={"handler": config.http.handler})
+        if require_bots and not config.sections():
+            named = " or ".join(f"[{name}]" for name in _section_names(model))
+            raise ConfigError(f"{source}: no enabled {named} section")
+        return config
+
+    @classmethod
     def for_platforms(cls) -> type[BotConfig]:
         """This model with a section key for each chat platform registered now, in the
-        registry's order (built once per registry state; what :func:`load_bot_config`
+        registry's order (built once per registry state; what :meth:`load`
         validates with, and whose JSON Schema ``actorscope schema config`` prints)."""
         return _with_sections()
 
@@ -622,48 +663,6 @@ def _validated(
         found.sort(key=lambda item: toml_line(text, item[0]) or len(text))
         lines = [f"{_at(source, text, loc)}: {problem}" for loc, problem in found]
         raise ConfigError("\n".join(lines), problems=tuple(lines)) from None
-
-
-def load_bot_config(path: str | Path, *, require_bots: bool = True) -> BotConfig:
-    """Read and validate a run configuration file; environment overrides applied.
-
-    ``require_bots=False`` (``actorscope serve``) accepts a file with only an ``[http]``
-    section, whose handler then stands for the top-level one.
-    """
-    path = Path(path)
-    source = str(path)
-    text = read_text_file(path, ConfigError)
-    document = parse_toml(text, source, ConfigError)
-    model = BotConfig.for_platforms()
-    config = _validated(model, document, text, source, path.resolve().parent)
-    if document.get("strict") is True and not config.strict:
-        # Fail-closed is one-way: a stray variable must not turn it off behind the file.
-        raise ConfigError(
-            f"environment {ENV_PREFIX}STRICT: cannot turn off strict = true set in {source}"
-        )
-    overrides = _env_overrides(os.environ, model)
-    security_keys = _security_keys(model)
-    platforms = set(_section_names(model))  # a whole section
-    security = [
-        name
-        for name in overrides
-        if security_keys & set(name[len(ENV_PREFIX) :].lower().split("__"))
-        or name[len(ENV_PREFIX) :].lower() in platforms
-    ]
-    if security:
-        logger.warning(
-            "%s: the environment overrides security settings: %s", source, ", ".join(security)
-        )
-    if not require_bots and config.http is None:
-        raise ConfigError(f"{source}: no [http] section (host, port, agent, handler)")
-    if "handler" not in config.model_fields_set:
-        if config.http is None or require_bots:
-            raise ConfigError(f"{source}: handler: missing (module:function)")
-        config = config.model_copy(update={"handler": config.http.handler})
-    if require_bots and not config.sections():
-        named = " or ".join(f"[{name}]" for name in _section_names(model))
-        raise ConfigError(f"{source}: no enabled {named} section")
-    return config
 
 
 def resolve_token(section: ChannelSection, env: Mapping[str, str], source: str = "") -> str:

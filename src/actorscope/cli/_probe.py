@@ -130,14 +130,14 @@ def probe_command(
     """Send every hostile sender x command to the configured bot; exit 1 on any leak or hang."""
     require_testing_extra("probe")
     # Imported here: the kit loads the platform libraries, which `--help` must not.
-    from actorscope.bots import load_bot_config
+    from actorscope.bots import BotConfig
     from actorscope.channels import platform as contract_of
     from actorscope.testing import ProbeStatus, probe
 
     spec = str(config)
     # No such file but a colon: module:attribute (load_object names what is wrong with it).
     is_app = not config.exists() and ":" in spec
-    bot = None if is_app else load_bot_config(config)
+    bot = None if is_app else BotConfig.load(config)
     section = bot.probe if bot is not None else None
     commands = [*(section.commands if section is not None else ()), *(extra or [])]
     writer_only = [*(section.writer_only if section is not None else ()), *(writer_only or [])]

@@ -23,8 +23,8 @@ def run(
 ) -> None:
     """Run the configured bots until SIGINT or SIGTERM (tokens come from the environment)."""
     # Imported here: the runtime loads the platform libraries, which `--help` must not.
-    from actorscope.bots import load_bot_config, run_in_terminal
+    from actorscope.bots import BotConfig, run_in_terminal
 
-    status = run_in_terminal(load_bot_config(config), sandbox=sandbox, source=str(config))
+    status = run_in_terminal(BotConfig.load(config), sandbox=sandbox, source=str(config))
     if status:
         raise typer.Exit(status)

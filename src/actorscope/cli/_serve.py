@@ -21,11 +21,11 @@ def serve(
 ) -> None:
     """Serve the HTTP API and operator console (the [http] section) next to the bots."""
     # Imported here: the web stack and the platform libraries, which `--help` must not load.
-    from actorscope.bots import load_bot_config
+    from actorscope.bots import BotConfig
 
-    loaded = load_bot_config(config, require_bots=False)
+    loaded = BotConfig.load(config, require_bots=False)
     section = loaded.http
-    if section is None:  # load_bot_config(require_bots=False) refuses such a file already
+    if section is None:  # BotConfig.load(require_bots=False) refuses such a file already
         raise ConfigError(f"{config}: no [http] section")
     try:
         from actorscope.http import serve as run_server
