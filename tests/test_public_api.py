@@ -253,6 +253,7 @@ PUBLIC = [*FACES, *CONTRACT_MODULES]
 # staticmethod: -2.
 # propagation's build_run_request became OriginSigner.run_request: -1.
 # bots' load_bot_config(path) became BotConfig.load(path): -1.
+# tools.mcp_server's serve_stdio and http_server are internal to actorscope mcp: -2.
 NAME_BUDGET = 178
 
 

@@ -21,12 +21,13 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.tools import ToolDefinition
 
 from actorscope.agents import Agent, AgentRegistry
+from actorscope.cli._mcp_serve import http_server
 from actorscope.identity import Identity
 from actorscope.permissions import Decision, GrantStore, PermissionPolicy
 from actorscope.propagation import OriginSigner
 from actorscope.store import Database
 from actorscope.tools import Toolbox, builtin_tools
-from actorscope.tools.mcp_server import create_mcp_server, http_server
+from actorscope.tools.mcp_server import create_mcp_server
 
 KEY = b"k" * 32
 

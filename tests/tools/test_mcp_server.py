@@ -18,13 +18,14 @@ from mcp_types import CallToolResult, TextContent
 from actorscope.agents import Agent, AgentRegistry
 from actorscope.cli import main
 from actorscope.cli._lint import TARGETS, lint_tool_schema
+from actorscope.cli._mcp_serve import http_server
 from actorscope.errors import ConfigError
 from actorscope.identity import Identity
 from actorscope.propagation import OriginSigner
 from actorscope.store import Database
 from actorscope.tools import IdentityToken, ToolRegistry
 from actorscope.tools._strict import to_openai_strict
-from actorscope.tools.mcp_server import create_mcp_server, http_server
+from actorscope.tools.mcp_server import create_mcp_server
 
 pytestmark = pytest.mark.sqlite_only(
     "the tools' subject is the boundary, not the dialect: test_cron_keys.py and tests/store "

@@ -96,7 +96,8 @@ async def _serve(
     # Imported here: the SDK is the optional `mcp` extra, and every other command must work
     # without it.
     from actorscope.assembly import AgentSettings
-    from actorscope.tools.mcp_server import create_mcp_server, http_server, serve_stdio
+    from actorscope.cli._mcp_serve import http_server, serve_stdio
+    from actorscope.tools.mcp_server import create_mcp_server
 
     async with database_to_change(db_path, create=create) as db:
         agents = AgentRegistry(db)

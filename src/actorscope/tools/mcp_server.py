@@ -14,7 +14,8 @@ structured error as its content. Whom a call runs as is the ``identity`` given t
   ``X-Actorscope-Identity`` header of its HTTP request (streamable HTTP), verified with it.
 
 No valid token means the empty identity: the call runs with no scope and no sender, so it can
-change nothing in a group. Arguments never supply the actor.
+change nothing in a group. Arguments never supply the actor. ``actorscope mcp`` serves it over
+stdio or streamable HTTP.
 """
 
 from __future__ import annotations
@@ -24,9 +25,7 @@ from collections.abc import Callable
 from typing import Any
 
 import mcp_types as types
-import uvicorn
 from mcp.server import Server, ServerRequestContext
-from mcp.server.stdio import stdio_server
 
 from actorscope._version import __version__
 from actorscope.context import bind_identity
@@ -36,10 +35,9 @@ from actorscope.propagation import OriginSigner
 from actorscope.tools._registry import ToolRegistry, ToolResult
 from actorscope.tools._token import IdentityToken, identity_from_token
 
-__all__ = ["create_mcp_server", "http_server", "serve_stdio"]
+__all__ = ["create_mcp_server"]
 
 SERVER_NAME = "actorscope"
-DEFAULT_HTTP_PATH = "/mcp"
 
 #: Gives the identity a call runs as, from its request context.
 _IdentitySource = Callable[[ServerRequestContext[Any, Any]], Identity]
@@ -115,27 +113,3 @@ def create_mcp_server(
         return _call_result(result)
 
     return Server(name, version=__version__, on_list_tools=list_tools, on_call_tool=call_tool)
-
-
-async def serve_stdio(server: Server[Any]) -> None:
-    """Serve over this process's stdin and stdout until the client closes them."""
-    async with stdio_server() as (read_stream, write_stream):
-        await server.run(read_stream, write_stream, server.create_initialization_options())
-
-
-def http_server(
-    server: Server[Any],
-    *,
-    host: str = "127.0.0.1",
-    port: int = 8000,
-    path: str = DEFAULT_HTTP_PATH,
-) -> uvicorn.Server:
-    """A uvicorn server for streamable HTTP at ``http://host:port/path``; ``await .serve()``.
-
-    ``port=0`` takes a free port, or pass pre-bound sockets to ``serve(sockets=...)``.
-
-    Bound to loopback by default; on loopback the SDK also turns on DNS-rebinding protection.
-    """
-    app = server.streamable_http_app(streamable_http_path=path, host=host)
-    config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
-    return uvicorn.Server(config)
