@@ -13,6 +13,7 @@ generated tables of ``docs/reference/scenario.md`` (the scenario file's keys, fr
 from __future__ import annotations
 
 import ast
+import asyncio
 import enum
 import importlib
 import importlib.util
@@ -20,9 +21,11 @@ import inspect
 import json
 import os
 import re
+import shutil
 import tomllib
 import types
 import typing
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -34,7 +37,7 @@ import yaml
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
-from actorscope.bots import BotConfig
+from actorscope.bots import BotConfig, run_bots
 from actorscope.cli import main
 from actorscope.cli._app import app
 from actorscope.http import create_app
@@ -392,3 +395,40 @@ async def test_the_http_guide_names_real_routes(tmp_path: Path) -> None:
         if method.lower() not in paths.get(path, {})
     ]
     assert not missing, f"docs/guides/http.md names routes the API does not have: {missing}"
+
+
+#: The getting-started session, typed into ``actorscope run examples/bot.toml --sandbox``.
+SESSION = re.compile(
+    r"<!-- run by tests/test_docs\.py[^\n]*\n```text\n(?P<body>.*?)^```", re.M | re.S
+)
+
+
+async def test_the_getting_started_session_is_what_the_sandbox_prints(tmp_path: Path) -> None:
+    """The guide's sandbox session, typed into the notes bot on a new database, prints exactly
+    the guide's lines (message numbers included) in the guide's order."""
+    (found,) = SESSION.finditer((DOCS / "getting-started.md").read_text(encoding="utf-8"))
+    expected = found["body"].splitlines()
+    typed = [line for line in expected if line.startswith("/")]
+    assert len(typed) >= 5
+    for name in ("bot.toml", "telegram_bot.py"):
+        shutil.copy(ROOT / "examples" / name, tmp_path / name)
+    printed: list[str] = []
+
+    async def lines() -> AsyncIterator[str]:
+        # The prompt asks for a line once the previous one is answered: the typed line goes
+        # into the transcript where a terminal would echo it.
+        for line in typed:
+            printed.append(line)
+            yield line + "\n"
+
+    async with asyncio.timeout(60):
+        await run_bots(
+            BotConfig.load(tmp_path / "bot.toml"),
+            sandbox=True,
+            env={},
+            out=printed.append,
+            lines=lines(),
+            handle_signals=False,
+        )
+    start = next(i for i, line in enumerate(printed) if line.startswith("running agent"))
+    assert printed[start + 1 : printed.index("stopping")] == expected
