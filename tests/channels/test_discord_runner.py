@@ -12,6 +12,7 @@ from typing import Any
 
 import discord
 import pytest
+import telegram
 from discord.webhook.async_ import AsyncWebhookAdapter
 from tests._wait import wait_until
 from tests._wiring import channel_pipeline
@@ -495,10 +496,10 @@ async def test_rich_reply_renders_buttons_files_and_a_click_comes_back(
 
 
 async def test_handler_uses_the_native_discord_client(replay: Replay) -> None:
-    """BotServices.current().discord_client is the runner's discord.Client, with its cache."""
+    """BotServices.current().native(discord.Client) is the runner's client, with its cache."""
 
     async def turn(request: RunRequest) -> Reply:
-        channel = BotServices.current().discord_client.get_channel(int(request.chat_id))
+        channel = BotServices.current().native(discord.Client).get_channel(int(request.chat_id))
         assert isinstance(channel, discord.TextChannel)
         return f"in #{channel.name}"
 
@@ -507,8 +508,10 @@ async def test_handler_uses_the_native_discord_client(replay: Replay) -> None:
     replay.bus.task_done()
     await run_step(replay, turn).run(inbound)
     assert replay.http[-1][2]["content"] == "in #general"
-    with pytest.raises(ConfigError, match="no Telegram channel is running"):
-        _ = replay.services.telegram_bot
+    with pytest.raises(ConfigError, match=r"no channel running in this bot has a telegram\.Bot"):
+        replay.services.native(telegram.Bot)
+    with pytest.raises(ConfigError, match="takes the class of the object it gives"):
+        replay.services.native("telegram")  # type: ignore[arg-type]
 
 
 async def test_with_a_host_running_the_turn_runs_in_the_events_task(replay: Replay) -> None:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import telegram
 from tests._wait import wait_until
 from tests._wiring import channel_pipeline
 
@@ -185,11 +186,12 @@ async def test_html_text_with_document_goes_after_the_file(bot: Bot, tmp_path: P
 
 
 async def test_handler_uses_the_native_bot(bot: Bot) -> None:
-    """BotServices.current().telegram_bot is the PTB Bot: any Bot API call, here a chat action."""
+    """BotServices.current().native(telegram.Bot) is the PTB Bot: any Bot API call, here a
+    chat action."""
     answers: list[bool] = []
 
     async def turn(request: RunRequest) -> Reply:
-        native = BotServices.current().telegram_bot
+        native = BotServices.current().native(telegram.Bot)
         answers.append(await native.send_chat_action(int(request.chat_id), "typing"))
         return "done"
 

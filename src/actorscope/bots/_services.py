@@ -1,11 +1,12 @@
 """What a bot handler may use besides its request: database, grants, policy, workspace, and
-the platform's own bot object.
+the platform library's own object.
 
 ``actorscope run`` binds one :class:`BotServices` around every handler call (the same way the
 identity is bound), so a handler reaches them with :meth:`BotServices.current` instead of a
-global. For what a reply cannot express, :attr:`BotServices.telegram_bot` is the
-python-telegram-bot ``Bot`` and :attr:`BotServices.discord_client` the ``discord.Client`` of
-the running channel.
+global. For what a reply cannot express, :meth:`BotServices.native` gives a running channel's
+own library object by its class (``native(telegram.Bot)``: python-telegram-bot's ``Bot``;
+``native(discord.Client)``: discord.py's client), as its runner offers it
+(:attr:`~actorscope.channels.ChannelAdapter.native`); this module names no platform.
 """
 
 from __future__ import annotations
@@ -16,14 +17,9 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-import discord
-from telegram import Bot
-
 from actorscope.agents import Agent
 from actorscope.assembly import Assembly
 from actorscope.channels import ChannelAdapter
-from actorscope.channels.discord import DiscordRunner
-from actorscope.channels.telegram import TelegramRunner
 from actorscope.context import current_identity
 from actorscope.errors import ConfigError
 from actorscope.host import Handler, Reply
@@ -39,7 +35,7 @@ __all__ = ["AUDIT_SETTLE", "BotServices"]
 AUDIT_SETTLE = 0.5
 
 
-_Runner = TypeVar("_Runner", TelegramRunner, DiscordRunner)
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,34 +74,36 @@ class BotServices:
             dict(channels or {}),
         )
 
-    @property
-    def telegram_bot(self) -> Bot:
-        """The python-telegram-bot ``Bot`` of the Telegram channel (any Bot API call).
+    def native(self, kind: type[T]) -> T:
+        """The running channel's own library object of class ``kind``, for any call a reply
+        cannot make: ``native(telegram.Bot)`` is python-telegram-bot's ``Bot`` of the Telegram
+        channel, ``native(discord.Client)`` discord.py's client of the Discord one.
 
-        With several Telegram channels, the one the running request came from.
-        :class:`ConfigError` when no Telegram channel runs.
+        With several channels offering one, the one the running request came from.
+        :class:`ConfigError` when no running channel offers one, or several do and no request
+        of theirs is running.
         """
-        return self._runner(TelegramRunner, "Telegram").bot
-
-    @property
-    def discord_client(self) -> discord.Client:
-        """The ``discord.Client`` of the Discord channel (any Discord API call).
-
-        With several Discord channels, the one the running request came from.
-        :class:`ConfigError` when no Discord channel runs.
-        """
-        return self._runner(DiscordRunner, "Discord").client
-
-    def _runner(self, kind: type[_Runner], platform: str) -> _Runner:
-        runners = {name: r for name, r in self.channels.items() if isinstance(r, kind)}
+        if not isinstance(kind, type):
+            raise ConfigError(
+                "BotServices.native takes the class of the object it gives (telegram.Bot, "
+                f"discord.Client), got {kind!r}"
+            )
+        found = {
+            name: native
+            for name, channel in self.channels.items()
+            if isinstance(native := channel.native, kind)
+        }
         identity = current_identity()
-        if identity is not None and identity.channel in runners:
-            return runners[identity.channel]
-        if len(runners) == 1:
-            return next(iter(runners.values()))
-        if not runners:
-            raise ConfigError(f"no {platform} channel is running in this bot")
-        raise ConfigError(f"several {platform} channels run here; call this inside a handler")
+        if identity is not None and identity.channel in found:
+            return found[identity.channel]
+        if len(found) == 1:
+            return next(iter(found.values()))
+        what = f"{kind.__module__.partition('.')[0]}.{kind.__qualname__}"  # telegram.Bot
+        if not found:
+            raise ConfigError(f"no channel running in this bot has a {what}")
+        raise ConfigError(
+            f"several channels running here have a {what}; call this inside a handler"
+        )
 
     def bind(self) -> AbstractContextManager[BotServices]:
         """Make these services current for the ``with`` body (and the tasks it starts)."""

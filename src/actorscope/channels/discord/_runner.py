@@ -415,6 +415,12 @@ class DiscordRunner(ChannelAdapter):
         return self.pipeline.shared_dedup
 
     @property
+    def native(self) -> RunnerClient:
+        """The ``discord.Client``: what a handler's ``BotServices.native(discord.Client)``
+        gives."""
+        return self.client
+
+    @property
     def bot_id(self) -> int | None:
         """The bot's user id, once logged in."""
         user = self.client.user

@@ -332,6 +332,11 @@ class TelegramRunner(ChannelAdapter):
         bot: Bot = self.app.bot
         return bot
 
+    @property
+    def native(self) -> Bot:
+        """The PTB bot: what a handler's ``BotServices.native(telegram.Bot)`` gives."""
+        return self.bot
+
     async def initialize(self) -> None:
         """``getMe`` and get ready to take updates (:meth:`handle_update`), not receiving yet.
 
