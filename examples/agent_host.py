@@ -18,18 +18,13 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from actorscope.agents import AgentRegistry
+from actorscope.assembly import AgentSettings, assemble
 from actorscope.channels.telegram import PLATFORM as TELEGRAM
 from actorscope.context import sender_id_from_context, user_id_from_context
-from actorscope.host import Host, MessageBus, OutboundSender, Reply
+from actorscope.host import MessageBus, OutboundSender, Reply
 from actorscope.identity import PeerKind, SenderKind
 from actorscope.messages import InboundMessage, MetaKey, OutboundMessage, RunRequest
-from actorscope.permissions import GrantStore, PermissionPolicy
-from actorscope.propagation import (
-    Origin,
-    OriginSigner,
-    spawn_subagent,
-)
+from actorscope.propagation import Origin, spawn_subagent
 from actorscope.store import Database
 
 CHAT = -1001234567890
@@ -66,14 +61,14 @@ async def run_example(db_path: Path) -> bool:
     """Run the story; True iff Alice's write was allowed and the other two were denied."""
     outcomes: dict[str, bool] = {}
     async with Database.open(db_path) as db:
-        agent = await AgentRegistry(db).create("main")
-        store = GrantStore(db)
-        await store.grant(
-            agent_id=agent.id, scope=GROUP, config_type="file_writer", sender_id=str(ALICE),
-            granted_by="owner",
+        # The composition root wires agent "main": its grants, policy and origin signer (a
+        # random per-process key: enough for one host process) and the host's run step.
+        assembly = await assemble(db, AgentSettings(workspace=db_path.parent / "workspace"))
+        await assembly.grants.grant(
+            agent_id=assembly.agent.id, scope=GROUP, config_type="file_writer",
+            sender_id=str(ALICE), granted_by="owner",
         )  # fmt: skip
-        policy = PermissionPolicy(store)
-        signer = OriginSigner()  # a random per-process key: enough for one host process
+        policy, signer = assembly.policy, assembly.signer
         bus = MessageBus(maxsize=64)
 
         async def agent_turn(request: RunRequest) -> Reply:
@@ -96,10 +91,9 @@ async def run_example(db_path: Path) -> bool:
                 return "Wrote notes.txt."
             return f"Not written: no file-writer permission here ({decision.reason})."
 
-        host = Host(
-            agent_turn, bus=bus, signer=signer, senders={"telegram": PrintingSender()},
-            agent_id=agent.id, tenant_id=agent.tenant_id, concurrency=2,
-        )  # fmt: skip
+        host = assembly.host(
+            agent_turn, bus=bus, senders={"telegram": PrintingSender()}, concurrency=2
+        )
         async with host:
             for sender, name, message_id in ((ALICE, "Alice", 1), (BOB, "Bob", 2)):
                 text = f"@{BOT} please write notes.txt"

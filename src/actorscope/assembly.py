@@ -198,18 +198,16 @@ class Assembly:
         handler: Handler,
         *,
         bus: MessageBus,
+        senders: Mapping[str, OutboundSender] | None = None,
+        concurrency: int = 4,
         on_done: Callable[[InboundMessage], Awaitable[None]] | None = None,
     ) -> Host:
-        """A host consuming ``bus`` with the agent's run step around ``handler``."""
+        """A host consuming ``bus`` with the agent's run step around ``handler``
+        (:meth:`run_step`); ``concurrency`` and ``on_done`` as for :class:`Host`."""
         return Host(
-            handler,
+            self.run_step(handler, senders=senders),
             bus=bus,
-            signer=self.signer,
-            agent_key=self.agent.key,
-            agent_id=self.agent.id,
-            tenant_id=self.agent.tenant_id,
-            owners=self.owners,
-            roles=self.roles,
+            concurrency=concurrency,
             on_done=on_done,
         )
 

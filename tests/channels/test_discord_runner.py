@@ -524,14 +524,14 @@ async def test_with_a_host_running_the_turn_runs_in_the_events_task(replay: Repl
         tasks.append(task.get_name() if task is not None else "")
         return "noted"
 
-    host = Host(
+    step = RunStep(
         replay.services.wrap(turn),
-        bus=replay.bus,
         signer=OriginSigner(),
         senders={"discord": replay.runner},
         agent_id=replay.services.agent.id,
         tenant_id=replay.services.agent.tenant_id,
     )
+    host = Host(step, bus=replay.bus)
     async with host:
         answer = await replay.message(ANN, "<@71000000000000009> hi", mentions=(BOT,))
     assert answer == "noted"

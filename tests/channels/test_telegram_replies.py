@@ -19,7 +19,7 @@ from actorscope.agents import AgentRegistry
 from actorscope.bots import BotServices
 from actorscope.channels._config import ChannelConfig
 from actorscope.channels.telegram._runner import TelegramRunner
-from actorscope.host import Host, MessageBus, Reply
+from actorscope.host import Host, MessageBus, Reply, RunStep
 from actorscope.messages import Attachment, Button, MetaKey, RichReply, RunRequest
 from actorscope.permissions import GrantStore, PermissionPolicy
 from actorscope.propagation import OriginSigner
@@ -98,13 +98,13 @@ async def bot(tmp_path: Path) -> AsyncIterator[Bot]:
             Workspace(tmp_path / "ws"),
             {runner.name: runner},
         )
-        host = Host(
+        step = RunStep(
             services.wrap(handler),
-            bus=bus,
             signer=OriginSigner(),
             agent_id=agent.id,
             tenant_id=agent.tenant_id,
         )
+        host = Host(step, bus=bus)
         host.add_sender("telegram", runner)
         await host.start()
         await runner.start()

@@ -18,7 +18,7 @@ from actorscope.channels._config import ChannelConfig
 from actorscope.channels.telegram._runner import TelegramRunner
 from actorscope.context import current_identity
 from actorscope.errors import ConfigError
-from actorscope.host import Host, MessageBus
+from actorscope.host import Host, MessageBus, RunStep
 from actorscope.identity import Identity, PeerKind, SenderKind
 from actorscope.messages import InboundMessage, OutboundMessage, RunRequest
 from actorscope.propagation import OriginSigner
@@ -68,9 +68,8 @@ async def bot(emu: BotApiEmulator, tmp_path: Path) -> AsyncIterator[Bot]:
             state.seen.append((request, current_identity()))
             return f"hi {request.sender_id}"
 
-        host = Host(
-            handler, bus=bus, signer=OriginSigner(), agent_id=agent.id, tenant_id=agent.tenant_id
-        )
+        step = RunStep(handler, signer=OriginSigner(), agent_id=agent.id, tenant_id=agent.tenant_id)
+        host = Host(step, bus=bus)
         host.add_sender("telegram", runner)
         await host.start()
         await runner.start()

@@ -31,7 +31,7 @@ from actorscope.channels.telegram._webhook import (
 )
 from actorscope.cli import main
 from actorscope.errors import ConfigError
-from actorscope.host import Host, MessageBus, Reply
+from actorscope.host import Host, MessageBus, Reply, RunStep
 from actorscope.messages import RunRequest
 from actorscope.propagation import OriginSigner
 from actorscope.sandbox import BotApiEmulator
@@ -184,7 +184,8 @@ async def test_a_webhook_update_runs_its_turn_in_the_requests_task(
             request=emu.request(),
             webhook=webhook(),
         )
-        host = Host(turn, bus=bus, signer=OriginSigner(), senders={runner.name: runner})
+        step = RunStep(turn, signer=OriginSigner(), senders={runner.name: runner})
+        host = Host(step, bus=bus)
         await runner.start()
         try:
             async with host:

@@ -20,7 +20,7 @@ from actorscope.channels._writer_commands import (
     parse_writer_command,
 )
 from actorscope.channels.telegram._runner import TelegramRunner
-from actorscope.host import Host, MessageBus
+from actorscope.host import Host, MessageBus, RunStep
 from actorscope.messages import RunRequest
 from actorscope.permissions import GrantStore, Reason, WriterDecision
 from actorscope.propagation import OriginSigner
@@ -117,7 +117,7 @@ async def chat(tmp_path: Path) -> AsyncIterator[Chat]:
             get_updates_request=emu.request(),
             poll_timeout=1,
         )
-        host = Host(handler, bus=bus, signer=OriginSigner(), agent_id=agent.id)
+        host = Host(RunStep(handler, signer=OriginSigner(), agent_id=agent.id), bus=bus)
         await host.start()
         await runner.start()
         try:

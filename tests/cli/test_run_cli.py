@@ -19,7 +19,7 @@ from actorscope.bots import BotConfig, BotServices, load_handler, run_bots
 from actorscope.cli import main
 from actorscope.context import current_identity
 from actorscope.errors import ConfigError
-from actorscope.host import Host, MessageBus
+from actorscope.host import Host, MessageBus, RunStep
 from actorscope.identity import PeerKind
 from actorscope.messages import InboundMessage, RunRequest
 from actorscope.permissions import GrantStore, PermissionPolicy
@@ -150,13 +150,13 @@ async def test_run_step_gives_owners_their_role_and_binds_services(tmp_path: Pat
         grants = GrantStore(db)
         services = BotServices(db, agent, grants, PermissionPolicy(grants), Workspace(tmp_path))
         sender = RecordingSender()
-        host = Host(
+        step = RunStep(
             services.wrap(handler),
-            bus=MessageBus(),
             signer=OriginSigner(),
             senders={"telegram": sender},
             owners=("42",),
         )
+        host = Host(step, bus=MessageBus())
         for actor in ("42", "7"):
             message = InboundMessage(
                 channel="telegram",

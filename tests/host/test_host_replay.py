@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from actorscope.context import bind_identity, current_identity
-from actorscope.host import Host, MessageBus, Reply
+from actorscope.host import Host, MessageBus, Reply, RunStep
 from actorscope.host._sender import MemorySender
 from actorscope.identity import Identity, SenderKind
 from actorscope.messages import RunRequest
@@ -31,14 +31,14 @@ def recording_host(
         seen.append(identity)
         return None
 
-    return Host(
+    step = RunStep(
         handler,
-        bus=MessageBus(),
         signer=signer,
         senders={"telegram": MemorySender()},
         agent_id=agent_id,
         tenant_id=tenant_id,
     )
+    return Host(step, bus=MessageBus())
 
 
 async def test_a_second_delivery_of_one_signed_carrier_runs_synthetic() -> None:

@@ -9,7 +9,7 @@ from types import MappingProxyType
 
 from tests._wait import wait_until
 
-from actorscope.host import Host, MessageBus, Reply
+from actorscope.host import Host, MessageBus, Reply, RunStep
 from actorscope.host._sender import MemorySender
 from actorscope.identity import PeerKind
 from actorscope.messages import InboundMessage, MetaKey, RunRequest
@@ -67,13 +67,8 @@ def host_for(
 ) -> tuple[Host, Callable[[], list[str]]]:
     """A host over ``bus`` (default: a fresh one), and what its Telegram sender has sent."""
     sender = MemorySender()
-    host = Host(
-        turns,
-        bus=bus or MessageBus(),
-        signer=OriginSigner(),
-        senders={"telegram": sender},
-        concurrency=concurrency,
-    )
+    step = RunStep(turns, signer=OriginSigner(), senders={"telegram": sender})
+    host = Host(step, bus=bus or MessageBus(), concurrency=concurrency)
     return host, lambda: [m.content for m in sender.sent]
 
 

@@ -54,15 +54,17 @@ def dc(sender: str, text: str = "hi", *, thread: str = "") -> InboundMessage:
 
 
 def host_for(handler: Any, **kwargs: Any) -> tuple[Host, MemorySender, MemorySender]:
-    """A host over a fresh bus with in-memory Telegram and Discord senders."""
+    """A host over a fresh bus with in-memory Telegram and Discord senders; ``bus``,
+    ``concurrency`` and ``on_done`` are the host's, the other keywords its run step's."""
     telegram, discord = MemorySender(), MemorySender()
-    host = Host(
+    hosting = {name: kwargs.pop(name) for name in ("concurrency", "on_done") if name in kwargs}
+    step = RunStep(
         handler,
-        bus=kwargs.pop("bus", MessageBus()),
         signer=kwargs.pop("signer", OriginSigner()),
         senders={"telegram": telegram, "discord": discord},
-        **kwargs,
+        **{name: value for name, value in kwargs.items() if name != "bus"},
     )
+    host = Host(step, bus=kwargs.get("bus", MessageBus()), **hosting)
     return host, telegram, discord
 
 
@@ -419,11 +421,18 @@ async def test_stop_before_start_and_double_start() -> None:
 @pytest.mark.parametrize("concurrency", [0, -1, 1.5])
 def test_bad_settings_are_config_errors(concurrency: object) -> None:
     """Concurrency must be a positive integer; senders must be OutboundSenders."""
+    step = RunStep(echo, signer=OriginSigner())
     with pytest.raises(ConfigError):
-        Host(echo, bus=MessageBus(), signer=OriginSigner(), concurrency=concurrency)  # type: ignore[arg-type]
-    host = Host(echo, bus=MessageBus(), signer=OriginSigner())
+        Host(step, bus=MessageBus(), concurrency=concurrency)  # type: ignore[arg-type]
+    host = Host(step, bus=MessageBus())
     with pytest.raises(ConfigError):
         host.add_sender("x", object())  # type: ignore[arg-type]
+
+
+def test_a_host_runs_a_run_step_not_a_bare_handler() -> None:
+    """A handler where the run step belongs is one ConfigError naming what to pass instead."""
+    with pytest.raises(ConfigError, match=r"a Host runs a RunStep .* got function"):
+        Host(echo, bus=MessageBus())  # type: ignore[arg-type]
 
 
 @pytest.fixture
@@ -527,7 +536,7 @@ async def test_a_role_the_transport_vouches_for_comes_before_configured_roles() 
 
 
 async def test_a_host_gives_configured_roles_as_its_step_does() -> None:
-    """``Host(roles=...)``: a configured role reaches the handler as with a bare RunStep."""
+    """A host's run step with configured roles: the role reaches the handler through it."""
     roles: list[str] = []
 
     async def handler(request: RunRequest) -> Reply:

@@ -238,47 +238,37 @@ class RunStep:
 
 
 class Host:
-    """Consumes ``bus`` with ``concurrency`` workers and runs the :class:`RunStep` for each.
+    """Consumes ``bus`` with ``concurrency`` workers and runs ``step`` for each message.
 
     The workers share ``concurrency`` turn slots with the turns that
     :meth:`MessageBus.run_from_channel` runs in their publishers' tasks (no hop to a worker);
     either way turns start in the order their messages were published.
 
-    ``owners`` (sender ids) run with role ``owner`` and ``roles`` maps sender ids to other
-    roles (:meth:`RunStep.role_for`), as for :class:`RunStep`. ``on_done`` is awaited
-    with each message whose turn is over (its handler ran and its replies were sent), not for
-    a turn a stop cancelled; ``actorscope run`` marks the update's shared claim done there.
+    ``step`` is the :class:`RunStep` every turn runs through (the agent's, from the composition
+    root: ``assembly.host(handler, bus=...)`` makes both); the host only schedules it.
+    ``on_done`` is awaited with each message whose turn is over (its handler ran and its
+    replies were sent), not for a turn a stop cancelled; ``actorscope run`` marks the
+    update's shared claim done there.
     """
 
     def __init__(
         self,
-        handler: Handler,
+        step: RunStep,
         *,
         bus: MessageBus,
-        signer: OriginSigner,
-        senders: Mapping[str, OutboundSender] | None = None,
-        agent_key: str = "main",
-        agent_id: str | None = None,
-        tenant_id: str | None = None,
         concurrency: int = 4,
-        owners: Collection[str] = (),
-        roles: Mapping[str, str] | None = None,
         on_done: Callable[[InboundMessage], Awaitable[None]] | None = None,
     ) -> None:
+        if not isinstance(step, RunStep):
+            raise ConfigError(
+                "a Host runs a RunStep (assembly.host(handler, bus=...) makes both),"
+                f" got {type(step).__name__}"
+            )
         if type(concurrency) is not int or concurrency < 1:
             raise ConfigError(f"concurrency must be a positive integer, got {concurrency!r}")
         self._bus = bus
         self._on_done = on_done
-        self.step = RunStep(
-            handler,
-            signer=signer,
-            senders=senders,
-            agent_key=agent_key,
-            agent_id=agent_id,
-            tenant_id=tenant_id,
-            owners=owners,
-            roles=roles,
-        )
+        self.step = step
         self._concurrency = concurrency
         self._workers: list[asyncio.Task[None]] = []
         # Turn slots, shared by the workers and the turns run in a publisher's task
