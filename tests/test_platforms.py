@@ -40,6 +40,7 @@ def test_built_in_platforms_cannot_be_replaced() -> None:
         "topic",
         "actorscope.channels.telegram:PLATFORM",
         legacy_groups=True,
+        legacy_direct_keys=True,
         max_person_id=2**52 - 1,
     )
     with pytest.raises(ConfigError, match="registered already"):
@@ -67,6 +68,9 @@ def test_the_group_forms_stay_closed() -> None:
         with pytest.raises(ConfigError, match="the grammar is closed"):
             register(spec)
         assert platform_spec(spec.name) is None
+    with pytest.raises(ConfigError, match="the storage keys are closed"):
+        register(PlatformSpec("fakebare", IdForm.INTEGER, legacy_direct_keys=True))
+    assert platform_spec("fakebare") is None
     with pytest.raises(ConfigError, match="'group' or 'guild'"):
         PlatformSpec("fake", IdForm.OPAQUE, group_form="room")  # type: ignore[arg-type]
     scopes = ("guild:1:user:2", "group:-100", "42")

@@ -111,6 +111,11 @@ class PlatformSpec:
     scopes, which name no platform); ``legacy_groups`` says a two-part ``group:<chat>`` is
     its. The grammar is closed: only a built-in platform holds the ``guild`` form or the
     legacy one, so a registration can add a platform's groups but no new group form.
+
+    ``legacy_direct_keys`` says its direct scopes (a person's numeric id) are stored under the
+    bare id, as files and memory written before a direct scope's storage key named its channel
+    are (Telegram's, ``tools``' storage keys); closed like the legacy groups, since two
+    platforms' bare ids would share a key.
     """
 
     name: str
@@ -119,6 +124,7 @@ class PlatformSpec:
     contract: str = ""
     group_form: Literal["group", "guild"] = "group"
     legacy_groups: bool = False
+    legacy_direct_keys: bool = False
     #: The largest person id of an integer platform's accounts (``0``: no bound);
     #: :meth:`Account.parse` refuses a larger one (an operator's typo, never a person).
     max_person_id: int = 0
@@ -191,6 +197,7 @@ _BUILT_IN = (
         "topic",
         "actorscope.channels.telegram:PLATFORM",
         legacy_groups=True,
+        legacy_direct_keys=True,
         max_person_id=2**52 - 1,  # the Bot API: a user id has at most 52 significant bits
     ),
     PlatformSpec(
@@ -215,6 +222,12 @@ def _refusal(spec: object, taken: dict[str, PlatformSpec]) -> str:
         return (
             f"{spec.name}: a registered platform's groups are group:{spec.name}:<chat>; the "
             "guild and legacy forms are the built-in platforms' (the grammar is closed)"
+        )
+    if spec.legacy_direct_keys:
+        return (
+            f"{spec.name}: a registered platform's direct scopes are stored under "
+            f"direct:{spec.name}:<id>; the bare-id key is a built-in platform's, for its "
+            "data written before (the storage keys are closed)"
         )
     return ""
 

@@ -6,6 +6,7 @@ import pytest
 
 from actorscope.errors import ToolError
 from actorscope.identity import Identity
+from actorscope.platforms import IdForm, PlatformSpec, platform_specs, register
 from actorscope.tools._storage import storage_scope
 
 
@@ -24,6 +25,16 @@ from actorscope.tools._storage import storage_scope
 def test_storage_scope_keys(identity: Identity, key: str) -> None:
     """Telegram DMs keep the bare id; other direct scopes name their channel; groups are as is."""
     assert storage_scope(identity) == key
+
+
+def test_only_a_platform_registered_with_legacy_direct_keys_keeps_bare_ids() -> None:
+    """The bare-id key is the registration's legacy_direct_keys (Telegram's), never a channel
+    name's: a registered platform's and a bot's own channel's direct scopes name them."""
+    assert [spec.name for spec in platform_specs() if spec.legacy_direct_keys] == ["telegram"]
+    with register(PlatformSpec("fakedigits", IdForm.INTEGER)):
+        dm = Identity.chat("fakedigits", 4242, 4242, group=False)
+        assert storage_scope(dm) == "direct:fakedigits:4242"
+    assert storage_scope(Identity(user_id="4242", sender_id="", channel="tg2")) == "direct:tg2:4242"
 
 
 def test_storage_scope_is_injective_across_channel_and_id() -> None:

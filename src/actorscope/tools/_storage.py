@@ -15,11 +15,13 @@ A linked person's scope (``person:<uuid>``, where an agent opts in to ``links = 
 its own key, like a group's: it is the same on every channel on purpose, and only a link
 (never a platform id or an HTTP user id) makes it.
 
-One exception keeps data written before channels were part of the key readable: a Telegram
-private chat, whose scope is the user's canonical numeric id, keeps the bare id as its key.
-No other key is all digits (the others start with ``group:``, ``guild:`` or ``direct:``), so
-it collides with nothing. Files and memory rows that other channels' direct scopes wrote
-under a bare id before this change are therefore seen by the Telegram user of that id only.
+One exception keeps data written before channels were part of the key readable: a direct
+scope on a platform whose registration says ``legacy_direct_keys`` (Telegram's private chats,
+whose scope is the user's canonical numeric id) keeps the bare id as its key. Only one
+platform may say so (a registration cannot), and no other key is all digits (the others
+start with ``group:``, ``guild:``, ``person:`` or ``direct:``), so it collides with nothing.
+Files and memory rows that other channels' direct scopes wrote under a bare id before the
+channel joined the key are therefore seen by that platform's user of that id only.
 """
 
 from __future__ import annotations
@@ -27,11 +29,11 @@ from __future__ import annotations
 from actorscope._input import shown_path
 from actorscope.errors import ToolError
 from actorscope.identity import Identity, Scope
+from actorscope.platforms import platform_spec
 
-__all__ = ["DIRECT_PREFIX", "TELEGRAM_CHANNEL", "require_scope", "storage_scope"]
+__all__ = ["DIRECT_PREFIX", "require_scope", "storage_scope"]
 
 DIRECT_PREFIX = "direct:"
-TELEGRAM_CHANNEL = "telegram"
 
 
 def require_scope(identity: Identity) -> str:
@@ -57,6 +59,13 @@ def storage_scope(identity: Identity) -> str:
             f"the direct scope {shown_path(scope)} names no channel: a run that inherits a "
             "direct scope must say its channel (Identity.system(..., channel=...))",
         )
-    if identity.channel == TELEGRAM_CHANNEL and scope.isascii() and scope.isdigit():
+    if scope.isascii() and scope.isdigit() and _bare_direct_keys(identity.channel):
         return scope
     return f"{DIRECT_PREFIX}{_escape_channel(identity.channel)}:{scope}"
+
+
+def _bare_direct_keys(channel: str) -> bool:
+    """Whether ``channel``'s platform keeps a direct scope's bare id as its key (its
+    registration's ``legacy_direct_keys``); a channel of no platform does not."""
+    spec = platform_spec(channel)
+    return spec is not None and spec.legacy_direct_keys
