@@ -10,7 +10,8 @@ group shares one); the permission is decided for the *actor*. The "show notes" b
 its click itself, as aiogram asks.
 
 ``TELEGRAM_BOT_TOKEN=... python examples/aiogram_notes_bot.py``, or offline against a Bot API
-emulator: ``python examples/aiogram_notes_bot.py --sandbox`` (type ``/as alice @devs /note hi``).
+emulator: ``python examples/aiogram_notes_bot.py --sandbox`` (docs/guides/aiogram.md shows what to
+type).
 """
 
 from __future__ import annotations

@@ -9,7 +9,8 @@ note goes to the workspace of the *scope* (the whole group shares one); the perm
 decided for the *actor*. The "show notes" button answers its click itself, as PTB asks.
 
 ``TELEGRAM_BOT_TOKEN=... python examples/ptb_notes_bot.py``, or offline against a Bot API
-emulator: ``python examples/ptb_notes_bot.py --sandbox`` (type ``/as alice @devs /note hi``).
+emulator: ``python examples/ptb_notes_bot.py --sandbox`` (docs/guides/ptb.md shows what to
+type).
 """
 
 from __future__ import annotations

@@ -25,7 +25,7 @@ import shutil
 import tomllib
 import types
 import typing
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -397,21 +397,76 @@ async def test_the_http_guide_names_real_routes(tmp_path: Path) -> None:
     assert not missing, f"docs/guides/http.md names routes the API does not have: {missing}"
 
 
-#: The getting-started session, typed into ``actorscope run examples/bot.toml --sandbox``.
+#: A sandbox session a page shows: typed lines (starting with ``/``) and what the prompt printed.
 SESSION = re.compile(
     r"<!-- run by tests/test_docs\.py[^\n]*\n```text\n(?P<body>.*?)^```", re.M | re.S
 )
+Lines = AsyncIterator[str]
+Out = Callable[[str], None]
 
 
-async def test_the_getting_started_session_is_what_the_sandbox_prints(tmp_path: Path) -> None:
-    """The guide's sandbox session, typed into the notes bot on a new database, prints exactly
-    the guide's lines (message numbers included) in the guide's order."""
-    (found,) = SESSION.finditer((DOCS / "getting-started.md").read_text(encoding="utf-8"))
-    expected = found["body"].splitlines()
-    typed = [line for line in expected if line.startswith("/")]
-    assert len(typed) >= 5
+def _run_notes_bot(tmp_path: Path, lines: Lines, out: Out) -> list[str]:
+    """``actorscope run bot.toml --sandbox`` beside the notes bot; what it prints after."""
     for name in ("bot.toml", "telegram_bot.py"):
         shutil.copy(ROOT / "examples" / name, tmp_path / name)
+    config = BotConfig.load(tmp_path / "bot.toml")
+
+    async def run() -> None:
+        async with asyncio.timeout(60):
+            await run_bots(config, sandbox=True, env={}, out=out, lines=lines, handle_signals=False)
+
+    asyncio.run(run())
+    return ["stopping", "stopped"]
+
+
+def _run_ptb_notes_bot(tmp_path: Path, lines: Lines, out: Out) -> list[str]:
+    """``python examples/ptb_notes_bot.py --sandbox``; what it prints after the session."""
+    from actorscope.integrations.ptb import run_sandbox
+
+    example = importlib.import_module("ptb_notes_bot")
+    assert run_sandbox(example.build_application, lines=lines, out=out) == 0
+    return []
+
+
+def _run_aiogram_notes_bot(tmp_path: Path, lines: Lines, out: Out) -> list[str]:
+    """``python examples/aiogram_notes_bot.py --sandbox``; what it prints after the session."""
+    from actorscope.integrations.aiogram import run_sandbox
+
+    example = importlib.import_module("aiogram_notes_bot")
+    assert run_sandbox(example.build_dispatcher, lines=lines, out=out) == 0
+    return []
+
+
+#: Each page with a session, and how its reader runs the sandbox it types into.
+SESSIONS: dict[str, Callable[[Path, Lines, Out], list[str]]] = {
+    "getting-started.md": _run_notes_bot,
+    "guides/ptb.md": _run_ptb_notes_bot,
+    "guides/aiogram.md": _run_aiogram_notes_bot,
+}
+
+
+def test_the_sessions_are_found() -> None:
+    """Exactly the pages of SESSIONS show a session (a broken SESSION pattern would pass all)."""
+    pages = {
+        str(page.relative_to(DOCS))
+        for page in DOCS.rglob("*.md")
+        if SESSION.search(page.read_text(encoding="utf-8"))
+    }
+    assert pages == set(SESSIONS)
+
+
+@pytest.mark.parametrize("page", sorted(SESSIONS))
+def test_a_sandbox_session_is_what_the_sandbox_prints(
+    page: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A page's sandbox session, typed into its bot on a new database, prints exactly the
+    page's lines (message numbers included) in the page's order."""
+    (found,) = SESSION.finditer((DOCS / page).read_text(encoding="utf-8"))
+    expected = found["body"].splitlines()
+    typed = [line for line in expected if line.startswith("/")]
+    assert len(typed) >= 3
+    monkeypatch.chdir(tmp_path)  # where the examples make their database and workspace
+    monkeypatch.syspath_prepend(str(ROOT / "examples"))
     printed: list[str] = []
 
     async def lines() -> AsyncIterator[str]:
@@ -421,14 +476,5 @@ async def test_the_getting_started_session_is_what_the_sandbox_prints(tmp_path: 
             printed.append(line)
             yield line + "\n"
 
-    async with asyncio.timeout(60):
-        await run_bots(
-            BotConfig.load(tmp_path / "bot.toml"),
-            sandbox=True,
-            env={},
-            out=printed.append,
-            lines=lines(),
-            handle_signals=False,
-        )
-    start = next(i for i, line in enumerate(printed) if line.startswith("running agent"))
-    assert printed[start + 1 : printed.index("stopping")] == expected
+    after = SESSIONS[page](tmp_path, lines(), printed.append)
+    assert printed[printed.index(typed[0]) :] == [*expected, *after]
