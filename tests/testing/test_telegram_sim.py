@@ -10,6 +10,7 @@ from telegram.ext import ApplicationBuilder, CommandHandler, ContextTypes
 
 from actorscope.channels import IgnoreReason, Outcome
 from actorscope.identity import Identity, PeerKind, SenderKind
+from actorscope.platforms import IdForm, PlatformSpec, platform_specs, register
 from actorscope.testing import Grants, TelegramSim, Turn
 from actorscope.testing._expect import ExpectationError
 from actorscope.testing._grants import Binder
@@ -147,6 +148,20 @@ async def test_bind_runs_code_as_an_identity(
         assert identity.agent_id == actorscope_grants.agent.id
         assert identity.role == "admin"
     assert current_identity() is None
+
+
+def test_a_bound_identitys_channel_is_its_scopes_or_the_registrys_default(
+    actorscope_bind: Binder,
+) -> None:
+    """Without a channel, a group scope names it; a direct one is on the first registered chat
+    platform (the registry's default, Telegram), not on a name the kit keeps."""
+    identity = actorscope_bind.identity
+    assert identity("4242", "group:telegram:-100123").channel == "telegram"
+    assert identity("4242", "guild:81:user:4242").channel == "discord"
+    assert identity("4242").channel == platform_specs()[0].name == "telegram"
+    with register(PlatformSpec("fakefirst", IdForm.OPAQUE, contract="tests.fakechat:PLATFORM")):
+        assert identity("ann", "group:fakefirst:room").channel == "fakefirst"
+    assert identity("4242", channel="http").channel == "http"
 
 
 def recording_bot(sim: TelegramSim) -> list[str]:

@@ -15,6 +15,7 @@ from actorscope.agents import Agent
 from actorscope.context import bind_identity
 from actorscope.identity import Identity, PeerKind, Scope, SenderKind
 from actorscope.permissions import Grant, GrantStore, Permission
+from actorscope.platforms import platform_specs
 
 __all__ = ["Binder", "Grants", "sender_of"]
 
@@ -94,13 +95,18 @@ class Binder:
         scope: str | None = None,
         *,
         role: str = "",
-        channel: str = "telegram",
+        channel: str | None = None,
         chat_id: str = "",
     ) -> Identity:
-        """An identity of the agent: ``scope`` defaults to the sender's direct scope."""
+        """An identity of the agent: ``scope`` defaults to the sender's direct scope, and
+        ``channel`` to the platform a group scope names, else the first registered chat
+        platform (the registry's default: Telegram)."""
         sender_id = sender_of(sender) if sender != "" else ""
         user_id = sender_id if scope is None else scope
         group = Scope.is_group_id(user_id)
+        if channel is None:
+            parsed = Scope.try_parse(user_id) if group else None
+            channel = parsed.channel if parsed is not None else platform_specs()[0].name
         return Identity(
             user_id=user_id,
             sender_id=sender_id,
