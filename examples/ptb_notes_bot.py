@@ -30,7 +30,7 @@ from telegram.ext import (
 )
 
 from actorscope.bots import BotServices
-from actorscope.integrations.ptb import bound, identity, install, requires, run_sandbox
+from actorscope.integrations.ptb import bound, identity_of, install, requires, run_sandbox
 from actorscope.tools import FileMissingError
 
 NOTES_FILE = "notes.md"
@@ -48,7 +48,7 @@ async def note(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     if not text:
         await message.reply_text("usage: /note <text>")
         return
-    who, services = identity(update, context), BotServices.current()
+    who, services = identity_of(update, context), BotServices.current()
     line = f"- {text} (by {who.sender_id or who.user_id})\n"
     services.workspace.append(services.agent, who, NOTES_FILE, line)
     keyboard = InlineKeyboardMarkup([[InlineKeyboardButton("show notes", callback_data=SHOW)]])
@@ -62,7 +62,7 @@ async def show(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     if query is None:
         return
     await query.answer()  # the click is yours to answer: actorscope answers only a denial
-    who, services = identity(update, context), BotServices.current()
+    who, services = identity_of(update, context), BotServices.current()
     try:
         notes = services.workspace.read(services.agent, who, NOTES_FILE)
     except FileMissingError:

@@ -126,7 +126,7 @@ DOCUMENTED: dict[str, tuple[str, ...]] = {
     ),
     "actorscope.http": ("create_app",),
     "actorscope.integrations": ("Adoption",),
-    "actorscope.integrations.ptb": ("install", "requires", "bound", "identity", "gate"),
+    "actorscope.integrations.ptb": ("install", "requires", "bound", "identity_of", "gate"),
     "actorscope.integrations.aiogram": ("install", "requires", "gate", "run_sandbox"),
     "actorscope.integrations.discord_ext": ("ActorscopeCog", "requires", "bound", "services"),
     "actorscope.integrations.pydantic_ai": ("ActorscopeDeps", "requires", "run_delegate"),

@@ -20,7 +20,7 @@ from actorscope.context import current_identity
 from actorscope.errors import ConfigError
 from actorscope.integrations import aiogram as aiogram_gate
 from actorscope.integrations import ptb
-from actorscope.integrations.discord_ext import ActorscopeCog, identity
+from actorscope.integrations.discord_ext import ActorscopeCog, identity_of
 from actorscope.testing import DiscordSim, Event, TelegramSim
 
 CODE = re.compile(r"your link code is ([A-Z0-9]{5}-[A-Z0-9]{5})")
@@ -33,7 +33,7 @@ def texts(event: Event) -> list[str]:
 
 async def _scope_reply(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     assert update.effective_message is not None
-    scope = ptb.identity(update, context).user_id
+    scope = ptb.identity_of(update, context).user_id
     await update.effective_message.reply_text(f"scope {scope}")
 
 
@@ -113,7 +113,7 @@ class LinkBot(commands.Bot):
 
         @self.command(name="where")
         async def where(ctx: commands.Context[Any]) -> None:
-            await ctx.reply(f"scope {(await identity(ctx)).user_id}", mention_author=False)
+            await ctx.reply(f"scope {(await identity_of(ctx)).user_id}", mention_author=False)
 
 
 @pytest.mark.parametrize("prefix", ["!", "?", "link ", "bot "])

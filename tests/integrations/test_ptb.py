@@ -38,7 +38,7 @@ from actorscope.integrations.ptb import (
     ActorscopeContext,
     Gate,
     bound,
-    identity,
+    identity_of,
     install,
     requires,
     run_sandbox,
@@ -156,7 +156,7 @@ async def test_non_persons_reach_the_handlers_and_requires_denies_them(
     seen: list[tuple[str, str]] = []
 
     async def anything(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-        who = identity(update, context)
+        who = identity_of(update, context)
         seen.append((who.sender_id, who.sender_kind.value))
 
     def denied(devs: BotApiEmulator.Chat) -> None:
@@ -204,7 +204,7 @@ async def test_unmentioned_group_text_reaches_a_group_text_handler(
 
     async def chatter(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         assert update.effective_message is not None
-        heard.append((update.effective_message.text or "", identity(update, context).sender_id))
+        heard.append((update.effective_message.text or "", identity_of(update, context).sender_id))
 
     app.add_handler(MessageHandler(filters.TEXT & filters.ChatType.GROUPS, chatter))
     alice = telegram_sim.user("alice")
@@ -329,7 +329,7 @@ async def test_conversation_handler_reply_markup_and_clicks_still_work(
 
     async def title(update: Update, context: ContextTypes.DEFAULT_TYPE) -> int:
         assert update.effective_message is not None
-        identities.append(identity(update, context).sender_id)
+        identities.append(identity_of(update, context).sender_id)
         await update.effective_message.reply_text(f"renamed to {update.effective_message.text}")
         return ConversationHandler.END
 
@@ -409,7 +409,7 @@ async def test_allows_filter_passes_only_writers(
     passed: list[str] = []
 
     async def echo(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-        passed.append(identity(update, context).sender_id)
+        passed.append(identity_of(update, context).sender_id)
 
     app.add_handler(MessageHandler(filters.TEXT & gate.allows("file_writer"), echo), group=1)
     alice, bob = telegram_sim.user("alice"), telegram_sim.user("bob")
@@ -467,7 +467,7 @@ async def test_a_redelivery_during_processing_keeps_the_original_identity(
     async def hello(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         entered.set()
         await release.wait()
-        seen.append(identity(update, context).sender_id)
+        seen.append(identity_of(update, context).sender_id)
 
     application.add_handler(CommandHandler("hello", hello))
     alice = emu.state.add_user("Alice", username="alice")

@@ -8,7 +8,7 @@
     @bot.command()
     @requires("file_writer")
     async def note(ctx: commands.Context[commands.Bot], *, text: str) -> None:
-        who = await identity(ctx)          # scope and actor of this command
+        who = await identity_of(ctx)       # scope and actor of this command
         async with bound(ctx):             # ... bound for tools that read the context
             ...
 
@@ -17,7 +17,7 @@ the grant change feed) and closes it in ``cog_unload``. Every command invocation
 one ingress :class:`~actorscope.channels.Pipeline` (dedup, admission, shared claim) and the
 :class:`~actorscope.host.RunStep`'s ``prepare`` (run request, owner → role): a prefix command
 in the Cog's global check, before any other check runs; an application command when it first
-asks (:func:`requires`, :func:`identity`, :func:`bound`). A message or interaction the
+asks (:func:`requires`, :func:`identity_of`, :func:`bound`). A message or interaction the
 pipeline does not admit runs no command (:class:`Refused`).
 
 The writer commands are the Cog's: ``!addwriter @user``, ``!removewriter @user``,
@@ -83,7 +83,7 @@ __all__ = [
     "ActorscopeCog",
     "Refused",
     "bound",
-    "identity",
+    "identity_of",
     "requires",
     "services",
 ]
@@ -663,7 +663,7 @@ def _client(source: Source) -> discord.Client:
 # -- what commands use ---------------------------------------------------------------------
 
 
-async def identity(source: Source) -> Identity:
+async def identity_of(source: Source) -> Identity:
     """The identity (scope and actor) ``source``'s command runs as.
 
     :class:`Refused` when the pipeline did not admit the event.

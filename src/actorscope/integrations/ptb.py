@@ -30,7 +30,7 @@ application:
   ``writer_commands_group``, default 0: call :func:`install` before adding your handlers)
   running the same writer-command code as ``actorscope run``; they answer and stop the update.
 
-Your handlers reach the update's identity with :func:`identity` (or ``context.identity`` and
+Your handlers reach the update's identity with :func:`identity_of` (or ``context.identity`` and
 ``context.run_request`` with :class:`ActorscopeContext`, see :meth:`ActorscopeContext.types`;
 :meth:`Gate.prepared` gives an admitted update's prepared run). :func:`bound`
 runs a callback with the identity, run info and :class:`~actorscope.bots.BotServices` bound
@@ -92,7 +92,7 @@ __all__ = [
     "Gate",
     "bound",
     "gate",
-    "identity",
+    "identity_of",
     "install",
     "requires",
     "run_sandbox",
@@ -481,7 +481,7 @@ def _prepared(update: object, context: AnyContext) -> Prepared:
     return prepared
 
 
-def identity(update: object, context: AnyContext) -> Identity:
+def identity_of(update: object, context: AnyContext) -> Identity:
     """The identity of the admitted ``update`` (scope, actor, role ...)."""
     return _prepared(update, context).identity
 
