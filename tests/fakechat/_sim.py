@@ -17,13 +17,15 @@ from tests.fakechat._runner import FakeChatRunner
 
 from actorscope.channels import ChannelConfig
 from actorscope.host import OutboundSender
-from actorscope.testing import AgentEnv, Event, Simulator
+from actorscope.testing import AgentEnv, ChatSim, Event, Simulator
 
 __all__ = ["FakeChatSim"]
 
 
-class FakeChatSim(Simulator):
-    """A fake chat world, its runner fed in memory, and the bot's turns."""
+class FakeChatSim(Simulator, ChatSim):
+    """A fake chat world, its runner fed in memory, and the bot's turns; a
+    :class:`~actorscope.testing.ChatSim` (declared, so mypy checks it), which the probe
+    drives."""
 
     platform = NAME
 

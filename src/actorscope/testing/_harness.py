@@ -248,7 +248,8 @@ class Simulator(ABC):
     """The platform-independent half of a simulator: runs turns and keeps expectations.
 
     The platform half builds the production runner over an emulated transport, publishing to
-    :attr:`bus` (``assembly.pipeline(config, publish=bus.publish_from_channel)``), gives
+    :attr:`bus` (``self.assembly.pipeline(self.config, publish=self.bus.publish_from_channel)``:
+    the ``Assembly.pipeline`` of its :attr:`assembly`), gives
     :attr:`sender`, and takes each event through :meth:`feed`. A platform's contract names its
     simulator (``Platform.simulator``): constructed with an :class:`AgentEnv` and a
     ``config=`` keyword, an async context manager around the running runner.
