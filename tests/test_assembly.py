@@ -18,7 +18,7 @@ from actorscope.bots import BotConfig, BotServices
 from actorscope.channels import ChannelConfig
 from actorscope.identity import PeerKind, SenderKind
 from actorscope.messages import InboundMessage
-from actorscope.permissions import Decision
+from actorscope.permissions import Decision, LinkMode
 from actorscope.store import Database
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "actorscope"
@@ -105,6 +105,18 @@ async def test_a_bot_file_gives_its_agent_settings(tmp_path: Path, db: Database)
     assert config.agent_settings(agent="api").agent == "api"
     services = BotServices.of(await assemble(db, settings))
     assert (services.agent.key, services.policy.strict) == ("notes", True)
+
+
+async def test_links_are_the_databases_and_count_only_where_the_agent_opts_in(
+    db: Database,
+) -> None:
+    """Every assembly holds the database's link store (operators manage links); only an
+    agent whose ``links`` is ``grants`` has a policy that counts a person's grants."""
+    off = await assemble(db)
+    counted = await assemble(db, AgentSettings(agent="linked", links=LinkMode.GRANTS))
+    assert (off.links.db, counted.links.db) == (db, db)
+    assert (off.policy.links, counted.policy.links) == (None, counted.links)
+    assert off.observed(lambda decision: None).policy.links is None
 
 
 def _constructs_policy(path: Path) -> bool:

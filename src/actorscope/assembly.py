@@ -2,8 +2,8 @@
 
 :func:`assemble` is given a database and an :class:`AgentSettings` (the agent, its tenant,
 owners, roles, strictness, workspace, shared dedup and origin signer) and returns a frozen
-:class:`Assembly`: the agent, its grant store, permission policy, writer manager, workspace
-and shared claim store, with factories for what runs on them: a
+:class:`Assembly`: the agent, its grant store, permission policy, writer manager, link store,
+workspace and shared claim store, with factories for what runs on them: a
 :class:`~actorscope.channels.Pipeline` per channel, a :class:`~actorscope.host.RunStep` and a
 :class:`~actorscope.host.Host`. ``actorscope run``, ``actorscope serve``, the framework
 integrations, the testing kit and the probe all call it, so every one of them judges, answers
@@ -121,8 +121,9 @@ class Assembly:
     #: The turns its workers have open, and the shared claim store (``turns.shared_dedup``:
     #: ``None`` when claims are not shared) every channel's pipeline claims updates in.
     turns: TurnLedger
-    #: The persons and links of the agent's database, when ``settings.links`` is on.
-    links: LinkStore | None = None
+    #: The persons and links of the agent's database (operators manage them whether or not
+    #: the agent counts them: only ``settings.links`` makes its pipelines and policy use them).
+    links: LinkStore
 
     @property
     def signer(self) -> OriginSigner:
@@ -218,7 +219,7 @@ async def assemble(db: Database, settings: AgentSettings | None = None) -> Assem
     settings = settings if settings is not None else AgentSettings()
     agent = await AgentRegistry(db).ensure(settings.agent, settings.tenant)
     grants = GrantStore(db)
-    links = LinkStore(db) if settings.links is not LinkMode.OFF else None
+    links = LinkStore(db)
     shared = settings.shared_dedup
     if shared is None:
         # Several workers share a PostgreSQL database; an SQLite file usually has one process.

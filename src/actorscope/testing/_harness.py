@@ -30,7 +30,7 @@ from actorscope.host import Handler, MessageBus, OutboundSender, Reply, RunStep
 from actorscope.identity import Identity, PeerKind
 from actorscope.integrations import Adoption
 from actorscope.messages import InboundMessage, OutboundMessage, RunRequest
-from actorscope.permissions import Decision, GrantStore, LinkMode, LinkStore, PermissionPolicy
+from actorscope.permissions import Decision, GrantStore, LinkMode, PermissionPolicy
 from actorscope.propagation import (
     OriginSigner,
     RunInfo,
@@ -320,14 +320,14 @@ class Simulator(ABC):
         accounts = [
             user if isinstance(user, str) and ":" in user else self.account(user) for user in users
         ]
-        made = await LinkStore(self.env.db).add(accounts, by=by, tenant=self.env.agent.tenant_id)
+        made = await self.env.assembly.links.add(accounts, by=by, tenant=self.env.agent.tenant_id)
         return made[0].person
 
     async def unlink(self, user: object, *, by: str = "kit") -> bool:
         """Unlink one account (a user of this simulator, or ``<platform>:<id>``); ``False`` when
         it was not linked."""
         account = user if isinstance(user, str) and ":" in user else self.account(user)
-        removed = await LinkStore(self.env.db).remove(
+        removed = await self.env.assembly.links.remove(
             account, by=by, tenant=self.env.agent.tenant_id
         )
         return removed is not None

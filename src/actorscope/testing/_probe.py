@@ -58,7 +58,7 @@ from actorscope.identity import (
     SenderKind,
 )
 from actorscope.messages import InboundMessage
-from actorscope.permissions import AuditLog, LinkStore
+from actorscope.permissions import AuditLog
 from actorscope.propagation import OriginSigner, RunInfo, spawn_subagent
 from actorscope.testing._expect import Observation, ObservationKind
 from actorscope.testing._grants import Grants
@@ -656,7 +656,7 @@ async def _foreign_links(world: ProbeWorld[SimT]) -> dict[str, str]:
     person's id."""
     if not world.accounts:
         return {}
-    links = await LinkStore(world.env.db).links(tenant_id=world.env.agent.tenant_id)
+    links = await world.env.assembly.links.links(tenant_id=world.env.agent.tenant_id)
     return {link.account: link.person_id for link in links if link.account not in world.accounts}
 
 

@@ -34,7 +34,7 @@ from actorscope.identity import (
     SenderKind,
 )
 from actorscope.messages import InboundMessage
-from actorscope.permissions import AuditAction, LinkMode, LinkStore, Reason
+from actorscope.permissions import AuditAction, LinkMode, Reason
 from actorscope.propagation import (
     Origin,
     OriginSigner,
@@ -168,7 +168,7 @@ async def _prove_link(w: _TgWorld) -> None:
     its DM), makes one person of the two; else :class:`ProbeReachError`."""
     code = await _code_for(w, "writer")
     redeemed = await w.sim.message("writer-alt", f"/link {code}") if code else None
-    store = LinkStore(w.env.db)
+    store = w.env.assembly.links
     tenant = w.env.agent.tenant_id
     persons = {await store.person_of(account, tenant) for account in w.accounts}
     if code and len(persons) == 1 and None not in persons:
@@ -198,7 +198,7 @@ async def _linked_writer(w: _TgWorld) -> None:
     the event makes."""
     env = w.env
     tenant = env.agent.tenant_id
-    store = LinkStore(env.db)
+    store = env.assembly.links
     current = {link.account: link.person for link in await store.links(tenant_id=tenant)}
     keep = w.person or current.get(w.sim.account("writer"), "")
     for account, person in current.items():
