@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import socket
+import sys
 from pathlib import Path
 
 import httpx
@@ -18,8 +19,9 @@ from actorscope.bots import BotConfig
 from actorscope.cli import main
 from actorscope.errors import ConfigError
 from actorscope.http import ApiKeyStore, create_app
-from actorscope.http._serve import serve
+from actorscope.http._serve import serve, url_of
 from actorscope.messages import RunRequest
+from actorscope.sandbox import BotApiEmulator, BotApiServer
 from actorscope.store import Database
 
 LOAD = 60
@@ -115,6 +117,61 @@ async def test_serve_runs_the_configured_handler_and_prints_its_address(tmp_path
         sock.close()
     assert running.exception() is None
     assert lines[-1] == "stopped"
+
+
+async def test_serve_with_bots_runs_them_on_its_own_assembly(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """serve() with a bot section: the API's messages and the bot's updates run on one
+    assembly (one agent, grant store and policy), not on a second one run_bots made."""
+    module = "http_serve_shared_bot"
+    (tmp_path / f"{module}.py").write_text(
+        "from actorscope.bots import BotServices\n"
+        "SEEN = []\n"
+        "async def handle(request):\n"
+        "    SEEN.append((request.channel, BotServices.current()))\n"
+        "    return 'pong'\n"
+    )
+    monkeypatch.delitem(sys.modules, module, raising=False)
+    emu = BotApiEmulator()
+    emu.state.add_user("Alice", username="alice")
+    lines: list[str] = []
+    stop = asyncio.Event()
+    async with BotApiServer(emu) as server:
+        path = tmp_path / "bot.toml"
+        path.write_text(
+            f'database = "bot.db"\nhandler = "{module}:handle"\n'
+            f'[telegram]\ntoken_env = "AS_TEST_TOKEN"\nbase_url = "{server.base_url}"\n'
+            '[http]\nhost = "127.0.0.1"\nport = 0\n'
+        )
+        config = BotConfig.load(path, require_bots=False)
+        assert config.http is not None
+        sock = config.http.listen()
+        env = {"AS_TEST_TOKEN": emu.token}
+        running = asyncio.create_task(
+            serve(config, sock, out=lines.append, stop=stop, handle_signals=False, env=env)
+        )
+        try:
+            await asyncio.wait_for(emu.queue.first_poll(), 10)
+            emu.user_message("alice", "ping")
+            await wait_until(lambda: bool(emu.sent_messages()), 10)
+            async with Database.open(str(tmp_path / "bot.db"), create=False) as db:
+                added = await ApiKeyStore(db).add(tenant="default", user_id="ann", role="member")
+            async with httpx.AsyncClient(base_url=url_of(sock), timeout=10) as http:
+                answer = await http.post(
+                    "/v1/agents/main/messages", json={"content": "hi"}, headers=bearer(added.key)
+                )
+            assert answer.json()["reply"] == "pong"
+        finally:
+            stop.set()
+            await asyncio.wait({running}, timeout=10)
+            sock.close()
+    assert running.exception() is None
+    seen = sys.modules[module].SEEN
+    assert [channel for channel, _ in seen] == ["telegram", "http"]
+    (_, bot), (_, api) = seen
+    assert bot.agent == api.agent
+    assert (bot.grants is api.grants, bot.policy is api.policy) == (True, True)
 
 
 def test_serve_on_a_busy_port_is_one_error_line(

@@ -1,6 +1,7 @@
 """Running the configured bots: database, agent, host, channel runners, clean shutdown.
 
-:func:`run_bots` opens the database, finds (or creates) the agent, starts a
+:func:`run_bots` opens the database, assembles the agent (the composition root; ``actorscope
+serve`` passes the assembly it already made instead), starts a
 :class:`~actorscope.host.Host` with the user's handler and one runner per enabled platform, and
 runs until ``stop`` is set (SIGINT / SIGTERM set it when ``handle_signals``). In sandbox mode
 each enabled section whose platform's contract names a sandbox
@@ -30,7 +31,7 @@ from contextlib import AsyncExitStack
 from typing import Any
 
 from actorscope.agents import AgentRegistry
-from actorscope.assembly import assemble
+from actorscope.assembly import Assembly, assemble
 from actorscope.bots._config import BotConfig, load_handler, resolve_token
 from actorscope.bots._services import BotServices
 from actorscope.channels import (
@@ -206,6 +207,16 @@ async def _wait(stop: asyncio.Event, console: asyncio.Task[None] | None) -> None
                 await task
 
 
+async def _check_agent(assembly: Assembly, config: BotConfig) -> None:
+    """A :class:`ConfigError` unless ``assembly`` is the file's agent."""
+    agent = await AgentRegistry(assembly.db).ensure(config.agent, config.tenant)
+    if agent.id != assembly.agent.id:
+        raise ConfigError(
+            f"run_bots: the assembly is agent {assembly.agent.key!r}'s, but the file runs"
+            f" agent {config.agent!r} of tenant {config.tenant!r}"
+        )
+
+
 async def run_bots(
     config: BotConfig,
     *,
@@ -216,8 +227,15 @@ async def run_bots(
     stop: asyncio.Event | None = None,
     handle_signals: bool = True,
     source: str = "",
+    assembly: Assembly | None = None,
 ) -> None:
-    """Run until ``stop`` is set, a signal arrives, or (sandbox) the prompt ends."""
+    """Run until ``stop`` is set, a signal arrives, or (sandbox) the prompt ends.
+
+    ``assembly``: the file's agent, already assembled on the file's database by the caller,
+    who keeps the database open (``actorscope serve`` shares its own with the API); without
+    it, the database is opened and the agent assembled here. An assembly of another agent
+    is a :class:`~actorscope.errors.ConfigError`.
+    """
     env = os.environ if env is None else env
     emulated, without = _sandboxed(config) if sandbox else ([], [])
     sections: list[tuple[ChannelSection, str, dict[str, Any]]] = (
@@ -233,8 +251,12 @@ async def run_bots(
         for sig in signals:
             loop.add_signal_handler(sig, stop.set)
             stack.callback(loop.remove_signal_handler, sig)
-        db = await stack.enter_async_context(Database.open(config.database))
-        assembly = await assemble(db, config.agent_settings())
+        if assembly is None:
+            db = await stack.enter_async_context(Database.open(config.database))
+            assembly = await assemble(db, config.agent_settings())
+        else:
+            db = assembly.db
+            await _check_agent(assembly, config)
         # `actorscope grants remove` from another shell must reach this process's cache.
         await stack.enter_async_context(assembly.grants.watch())
         if config.audit is not None and config.audit.keep is not None:

@@ -8,8 +8,10 @@
         config = uvicorn.Config(app, host="127.0.0.1", port=8080, proxy_headers=False)
         await uvicorn.Server(config).serve()
 
-``actorscope serve CONFIG`` runs it next to the configured bots (``HttpSection.listen()``,
-then :func:`serve`), with the ``[http]`` section's
+``create_app`` also takes an agent's :class:`~actorscope.assembly.Assembly` instead of the
+database: the app then serves that agent with the assembly's stores and one run step.
+``actorscope serve CONFIG`` runs it next to the configured bots, on one assembly
+(``HttpSection.listen()``, then :func:`serve`), with the ``[http]`` section's
 bounds (connections, header and body timeouts, trusted proxies). :class:`ApiKeyStore` is what
 ``actorscope keys`` manages.
 """

@@ -18,7 +18,8 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from actorscope._input import parse_uuid
 from actorscope._version import __version__
 from actorscope.agents import Agent
-from actorscope.errors import ActorscopeError
+from actorscope.assembly import Assembly
+from actorscope.errors import ActorscopeError, ConfigError
 from actorscope.host import Handler
 from actorscope.http import _api, _console
 from actorscope.http._guard import (
@@ -57,7 +58,7 @@ def _field(loc: tuple[Any, ...] | list[Any]) -> str:
 
 
 def create_app(
-    db: Database,
+    source: Database | Assembly,
     *,
     handler: Handler | None = None,
     agent: Agent | str | None = None,
@@ -67,14 +68,24 @@ def create_app(
     max_body: int = MAX_BODY,
     body_timeout: float = BODY_TIMEOUT,
 ) -> FastAPI:
-    """The API and console over ``db`` (which the caller opens and closes).
+    """The API and console over an open database, or one agent's assembly (the caller opens
+    and closes the database).
 
-    ``handler`` answers ``POST /v1/agents/{agent}/messages`` for ``agent`` only, when given
-    (the :class:`~actorscope.agents.Agent` or its UUID: agent keys are unique per tenant only,
-    so a key would name one agent in every tenant), else for any agent of the key's tenant.
+    Given an :class:`~actorscope.assembly.Assembly` (what ``actorscope serve`` passes), the
+    app serves its agent: operators work with the assembly's grants, writers and links, and
+    ``handler`` answers ``POST /v1/agents/{agent}/messages`` for that agent only, through one
+    run step (``assembly.run_step``: the agent's owners, roles and signer) with the key's
+    role carried by each request; ``agent`` and ``signer`` are the assembly's, so passing
+    them too is a :class:`~actorscope.errors.ConfigError`. Given a :class:`Database`,
+    ``handler`` answers for ``agent`` only, when given (the
+    :class:`~actorscope.agents.Agent` or its UUID: agent keys are unique per tenant only, so a
+    key would name one agent in every tenant), else for any agent of the key's tenant; each
+    agent a message reaches is assembled once (:func:`~actorscope.assembly.assemble`, with
+    ``signer``) for its run step.
+
     Console sessions live in the database (any process serving it knows them; signing out
-    ends one everywhere). At most ``failure_limit`` failed authentications per client address per
-    ``failure_window`` seconds (then 429). A request body over ``max_body`` bytes is answered
+    ends one everywhere). At most ``failure_limit`` failed authentications per client address
+    per ``failure_window`` seconds (then 429). A request body over ``max_body`` bytes is answered
     413, one slower than ``body_timeout`` seconds 408.
 
     Forwarded headers are the server's business: ``actorscope serve`` believes them only from
@@ -86,11 +97,25 @@ def create_app(
         version=__version__,
         description="Scope and actor identity for chat bots and agent hosts: HTTP API.",
     )
-    served = agent.id if isinstance(agent, Agent) else agent
-    if served is not None:
-        # A key names an agent in every tenant: only the UUID is one agent.
-        served = parse_uuid(served, "agent (the served agent's UUID or Agent, not its key)")
-    app.state.operations = Operations(db, handler=handler, served_agent=served, signer=signer)
+    if not isinstance(source, Database | Assembly):
+        raise ConfigError(
+            f"create_app takes an open Database or an Assembly, got {type(source).__name__}"
+        )
+    if isinstance(source, Assembly):
+        if agent is not None or signer is not None:
+            raise ConfigError(
+                "create_app: an Assembly serves its own agent with its own signer;"
+                " pass agent= and signer= only with a Database"
+            )
+        served: str | None = source.agent.id
+        db = source.db
+    else:
+        served = agent.id if isinstance(agent, Agent) else agent
+        if served is not None:
+            # A key names an agent in every tenant: only the UUID is one agent.
+            served = parse_uuid(served, "agent (the served agent's UUID or Agent, not its key)")
+        db = source
+    app.state.operations = Operations(source, handler=handler, served_agent=served, signer=signer)
     app.state.limiter = FailureLimiter(limit=failure_limit, window=failure_window)
     app.include_router(_api.router)
     app.include_router(_console.router)

@@ -3,10 +3,16 @@
 Each operation takes the caller's :class:`ApiKey`, works inside the key's tenant (and its one
 agent, when the key names one), validates everything before writing, records the key's user
 as the actor of every change, and raises :class:`Problem` for what it refuses.
+
+The stores and run steps come from the composition root: an agent's
+:class:`~actorscope.assembly.Assembly` gives its grants, writers and links and the one run
+step of its messages; over a bare database (every agent of it) each agent a message reaches
+is assembled once for its run step.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import uuid
 from dataclasses import dataclass
@@ -14,6 +20,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from actorscope.agents import Agent, AgentRegistry
+from actorscope.assembly import AgentSettings, Assembly, assemble
 from actorscope.errors import (
     ActorscopeError,
     ConflictError,
@@ -85,6 +92,10 @@ class _Discard(OutboundSender):
         """Nothing to deliver: :meth:`~actorscope.host.RunStep.run` returns the replies."""
 
 
+#: The senders of an HTTP run step: its replies are the response.
+_SENDERS = {BuiltInPlatform.HTTP.value: _Discard()}
+
+
 def _chat_id(user_id: str, session: str) -> str:
     """A numeric chat id for the user's session (session keys need one): stable, per user."""
     digest = hashlib.sha256(f"{user_id}\0{session}".encode()).hexdigest()
@@ -92,29 +103,48 @@ def _chat_id(user_id: str, session: str) -> str:
 
 
 class Operations:
-    """The API's and the console's operations over one database."""
+    """The API's and the console's operations over one agent's assembly or a bare database.
+
+    With an :class:`~actorscope.assembly.Assembly` the grants, writers, links and signer are
+    its own and ``handler`` runs in its one run step (the served agent is its agent). Over a
+    bare :class:`Database` (``create_app(db)``: a host serving every agent of it) the stores
+    are the database's and each agent a message reaches is assembled once, with ``signer``.
+    Either way the key's role goes with each message (``RunStep.run``'s ``role``).
+    """
 
     def __init__(
         self,
-        db: Database,
+        source: Database | Assembly,
         *,
         handler: Handler | None = None,
         served_agent: str | None = None,
         signer: OriginSigner | None = None,
     ) -> None:
-        self.db = db
-        self.keys = ApiKeyStore(db)
-        self.sessions = ConsoleSessions(db)
-        self.grants = GrantStore(db)
-        self.agents = AgentRegistry(db)
-        self.writers = WriterManager(self.grants)
-        self.links = LinkStore(db)
+        if isinstance(source, Assembly):
+            self.db = source.db
+            self.grants = source.grants
+            self.writers = source.writers
+            self.links = source.links
+            self.signer = source.signer
+        else:
+            # No agent to assemble: the operators' stores are the whole database's, as for
+            # `actorscope grants` and `actorscope links` (the run steps still come from the root).
+            self.db = source
+            self.grants = GrantStore(source)
+            self.writers = WriterManager(self.grants)
+            self.links = LinkStore(source)
+            self.signer = signer or OriginSigner()
+        self.keys = ApiKeyStore(self.db)
+        self.sessions = ConsoleSessions(self.db)
+        self.agents = AgentRegistry(self.db)
         self.handler = handler
         self.served_agent = served_agent
-        self.signer = signer or OriginSigner()
-        # One run step per agent the handler answers for (one when an agent is served); the
-        # key's role goes with each message (RunStep.run's role).
+        # The run step of each agent the handler answers for, by agent UUID: the assembly's
+        # one, or each agent's own from its assembly, made at its first message.
         self._steps: dict[str, RunStep] = {}
+        self._assembling = asyncio.Lock()
+        if isinstance(source, Assembly) and handler is not None:
+            self._steps[source.agent.id] = source.run_step(handler, senders=_SENDERS)
 
     # -- who and which agent -------------------------------------------------------------
 
@@ -170,7 +200,7 @@ class Operations:
         if len(content) > MAX_CONTENT:
             raise Problem(422, f"content is longer than {MAX_CONTENT} characters")
         identity = Identity.http(key.user_id, role=key.role, tenant_id=key.tenant_id)
-        step = self._step(self.handler, found)
+        step = await self._step(self.handler, found)
         message_id = uuid.uuid4().hex
         msg = InboundMessage(
             channel=BuiltInPlatform.HTTP.value,
@@ -192,18 +222,21 @@ class Operations:
             "reply": replies[0].content if replies else None,
         }
 
-    def _step(self, handler: Handler, agent: Agent) -> RunStep:
+    async def _step(self, handler: Handler, agent: Agent) -> RunStep:
+        """The agent's run step: made once, by the composition root, at its first message."""
         step = self._steps.get(agent.id)
-        if step is None:
-            step = RunStep(
-                handler,
-                signer=self.signer,
-                senders={BuiltInPlatform.HTTP.value: _Discard()},
-                agent_key=agent.key,
-                agent_id=agent.id,
-                tenant_id=agent.tenant_id,
-            )
-            self._steps[agent.id] = step
+        if step is not None:
+            return step
+        async with self._assembling:
+            step = self._steps.get(agent.id)
+            if step is None:
+                settings = AgentSettings(agent=agent.id, tenant=agent.tenant_id, signer=self.signer)
+                try:
+                    assembly = await assemble(self.db, settings)
+                except ActorscopeError as exc:
+                    raise problem_for(exc) from None
+                step = assembly.run_step(handler, senders=_SENDERS)
+                self._steps[agent.id] = step
         return step
 
     # -- grants ------------------------------------------------------------------------------

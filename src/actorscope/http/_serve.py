@@ -1,9 +1,11 @@
 """``actorscope serve``: the API and console under uvicorn, next to the configured bots.
 
 The caller binds the listening socket (so a busy port is one clear error before anything
-starts); :func:`serve` opens the database, finds (or creates) the ``[http]`` agent, runs
-uvicorn on the socket and, when the file has enabled bot sections, ``run_bots`` beside it,
-until ``stop`` is set (SIGINT / SIGTERM set it when ``handle_signals``).
+starts); :func:`serve` opens the database, assembles the ``[http]`` agent once (the
+composition root), runs uvicorn on the socket with the app over that assembly and, when the
+file has enabled bot sections, ``run_bots`` beside it on the same assembly (or, when the
+bots' agent is another, that agent's, on the same database), until ``stop`` is set
+(SIGINT / SIGTERM set it when ``handle_signals``).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from contextlib import AsyncExitStack
 
 import uvicorn
 
+from actorscope.agents import AgentRegistry
 from actorscope.assembly import assemble
 from actorscope.bots import (
     BotConfig,
@@ -168,21 +171,27 @@ async def serve(
         assembly = await assemble(db, config.agent_settings(agent=section.agent))
         agent = assembly.agent
         bound = None if handler is None else BotServices.of(assembly).wrap(handler)
-        app = create_app(
-            db,
-            handler=bound,
-            agent=agent,
-            signer=assembly.signer,
-            body_timeout=section.body_timeout,
-        )
+        app = create_app(assembly, handler=bound, body_timeout=section.body_timeout)
         await stack.enter_async_context(running(app, sock, section))
-        bots = (
-            asyncio.create_task(
-                run_bots(config, env=env, out=out, stop=stop, handle_signals=False, source=source)
+        bots = None
+        if config.sections():
+            # One assembly for the API and the bots when they serve one agent (one grant
+            # store, signer and workspace); another agent of the file is assembled for them.
+            theirs = await AgentRegistry(db).ensure(config.agent, config.tenant)
+            shared = (
+                assembly if theirs.id == agent.id else await assemble(db, config.agent_settings())
             )
-            if config.sections()
-            else None
-        )
+            bots = asyncio.create_task(
+                run_bots(
+                    config,
+                    env=env,
+                    out=out,
+                    stop=stop,
+                    handle_signals=False,
+                    source=source,
+                    assembly=shared,
+                )
+            )
         stopping = asyncio.create_task(stop.wait())
         try:
             where = url_of(sock)
