@@ -2,7 +2,9 @@
 
 ``assemble(db, settings)`` gives a frozen :class:`Assembly` whose pipelines and run steps are
 the agent's, and it is the only place outside ``permissions/`` that builds a
-``PermissionPolicy`` (checked on the source here, as ``tests/test_plain_code.py`` reads it).
+``PermissionPolicy``, a run step, a host or a pipeline, and, but for the whole-database
+operator surfaces named in :data:`WIRED_BY_THE_ROOT`, a grant store, a link store or a writer
+manager (checked on the source here, as ``tests/test_plain_code.py`` reads it).
 """
 
 from __future__ import annotations
@@ -119,22 +121,42 @@ async def test_links_are_the_databases_and_count_only_where_the_agent_opts_in(
     assert off.observed(lambda decision: None).policy.links is None
 
 
-def _constructs_policy(path: Path) -> bool:
+def _constructed(path: Path) -> set[str]:
+    """The names of the classes ``path`` calls by name (``X(...)`` or ``module.X(...)``)."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    return any(
-        isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Name | ast.Attribute)
-        and (node.func.id if isinstance(node.func, ast.Name) else node.func.attr)
-        == "PermissionPolicy"
+    return {
+        node.func.id if isinstance(node.func, ast.Name) else node.func.attr
         for node in ast.walk(tree)
-    )
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name | ast.Attribute)
+    }
 
 
-def test_only_the_root_builds_a_policy() -> None:
-    """Nothing outside ``permissions/`` and the composition root constructs a policy."""
-    builders = sorted(
-        str(path.relative_to(SRC))
-        for path in SRC.rglob("*.py")
-        if _constructs_policy(path) and path.parent.name != "permissions"
-    )
-    assert builders == ["assembly.py"]
+#: What only the composition root wires, and where else each may be built (beside the root and
+#: the ``permissions`` package, which defines the policy and the stores). The grant and link
+#: stores are a whole database's: the operator surfaces that work on every agent of one build
+#: their own (``actorscope grants``, ``actorscope links``, ``actorscope mcp`` without
+#: ``--agent``, and the HTTP app over a bare database, whose writer manager is over that grant
+#: store). Nothing else builds a run step, a host or a pipeline: they come from an assembly.
+WIRED_BY_THE_ROOT: dict[str, set[str]] = {
+    "PermissionPolicy": set(),
+    "GrantStore": {"cli/_grants.py", "cli/_mcp.py", "http/_ops.py"},
+    "LinkStore": {"cli/_links.py", "http/_ops.py"},
+    "WriterManager": {"http/_ops.py"},
+    "RunStep": set(),
+    "Host": set(),
+    "Pipeline": set(),
+}
+_PERMISSIONS = {"PermissionPolicy", "GrantStore", "LinkStore", "WriterManager"}
+
+
+def test_only_the_root_wires_an_agent() -> None:
+    """Policies, stores, writer managers, run steps, hosts and pipelines are built by the
+    composition root, and the stores also by the few whole-database surfaces listed."""
+    found: dict[str, set[str]] = {name: set() for name in WIRED_BY_THE_ROOT}
+    for path in SRC.rglob("*.py"):
+        where = path.relative_to(SRC).as_posix()
+        for name in _constructed(path) & set(WIRED_BY_THE_ROOT):
+            own = name in _PERMISSIONS and where.startswith("permissions/")
+            if where != "assembly.py" and not own:
+                found[name].add(where)
+    assert found == WIRED_BY_THE_ROOT
