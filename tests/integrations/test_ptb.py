@@ -10,6 +10,7 @@ import sqlite3
 import sys
 import time
 from collections.abc import AsyncIterator, Callable
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,8 @@ from telegram.ext import (
     ContextTypes,
     ConversationHandler,
     Defaults,
+    Job,
+    JobQueue,
     MessageHandler,
     TypeHandler,
     filters,
@@ -745,6 +748,69 @@ async def test_a_job_scheduled_outside_a_gated_handler_has_no_actor(
     assert ptb_gate(app).job_actor(job) is None
     await asyncio.wait_for(done.wait(), 5)
     assert ran == ["denied"]
+
+
+def _one_shot(kind: str) -> Callable[[JobQueue[Any], Any], Job[Any]]:
+    """How a handler schedules a job that runs once (soon), by PTB's front doors."""
+
+    def schedule(queue: JobQueue[Any], callback: Any) -> Job[Any]:
+        if kind == "run_once(0)":
+            return queue.run_once(callback, 0)
+        if kind == "run_once(0.01)":
+            return queue.run_once(callback, 0.01)
+        if kind == "run_once(job_kwargs)":
+            return queue.run_once(
+                callback, 0, job_kwargs={"id": "once-with-kwargs", "misfire_grace_time": 30}
+            )
+        if kind == "run_custom(date)":
+            when = datetime.now(UTC) + timedelta(milliseconds=10)
+            return queue.run_custom(callback, job_kwargs={"trigger": "date", "run_date": when})
+        # run_daily: fires at the next whole second after the next one (a cron trigger).
+        at = (datetime.now(UTC) + timedelta(seconds=1)).replace(microsecond=0)
+        return queue.run_daily(callback, time=at.timetz())
+
+    return schedule
+
+
+@pytest.mark.parametrize(
+    "kind",
+    ["run_once(0)", "run_once(0.01)", "run_once(job_kwargs)", "run_custom(date)", "run_daily"],
+)
+async def test_a_job_run_once_carries_the_writer_who_scheduled_it(
+    telegram_sim: TelegramSim, app: App, actorscope_grants: Grants, kind: str
+) -> None:
+    """A job a writer's gated handler scheduled to run once (or daily) runs as that writer:
+    APScheduler removes a one-shot job as its run starts, and the actor stays until the run
+    is over; then (or once a repeating job is removed) the gate forgets it."""
+    ran: list[str | None] = []
+    scheduled: list[Job[Any]] = []
+
+    @requires("file_writer", denied="denied")
+    async def tick(context: ContextTypes.DEFAULT_TYPE) -> str | None:
+        who = current_identity()
+        return None if who is None else who.sender_id
+
+    async def run_and_tell(context: ContextTypes.DEFAULT_TYPE) -> None:
+        ran.append(await tick(context))
+
+    @requires("file_writer")
+    async def later(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        assert context.job_queue is not None
+        scheduled.append(_one_shot(kind)(context.job_queue, run_and_tell))
+
+    app.add_handler(CommandHandler("later", later))
+    alice = telegram_sim.user("alice")
+    devs = telegram_sim.supergroup("devs")
+    await actorscope_grants.allow(f"group:telegram:{devs.id}", alice)
+    gate = await _serve(telegram_sim, app)
+    await telegram_sim.message(alice, "/later", devs)
+    await wait_until(lambda: bool(ran))
+    assert ran == [str(alice.id)]
+    (job,) = scheduled
+    if kind == "run_daily":
+        assert gate.job_actor(job) is not None  # it runs again tomorrow
+        job.schedule_removal()
+    await wait_until(lambda: gate.job_actor(job) is None)
 
 
 async def test_a_migration_while_the_store_is_locked_reaches_no_handler(

@@ -113,6 +113,18 @@ JobCallback = Callable[[C], Coroutine[Any, Any, R]]
 
 
 @dataclass(slots=True)
+class _JobActor:
+    """Who scheduled one job, and whether it can still run."""
+
+    identity: Identity
+    info: RunInfo | None
+    #: Run times submitted to the executor and not over yet.
+    runs: int = 0
+    #: Off the schedule: forgotten once ``runs`` is 0.
+    removed: bool = False
+
+
+@dataclass(slots=True)
 class _Admitted:
     """What the gate knows about one update it let through."""
 
@@ -138,9 +150,10 @@ class Gate(TelegramGate[Update], OutboundSender):
         self.application = application
         self._admitted: OrderedDict[int, _Admitted] = OrderedDict()
         self._allow_filters: set[str] = set()
-        #: Who scheduled each live job (its APScheduler id): the identity and run bound when
-        #: a gated handler (``requires`` / ``bound``) called the JobQueue.
-        self._job_actors: dict[str, tuple[Identity, RunInfo | None]] = {}
+        #: Who scheduled each job (its APScheduler id): the identity and run bound when a
+        #: gated handler (``requires`` / ``bound``) called the JobQueue. Kept while the job is
+        #: scheduled or a run of it is under way, no longer.
+        self._job_actors: dict[str, _JobActor] = {}
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -162,37 +175,84 @@ class Gate(TelegramGate[Update], OutboundSender):
             job_queue = self.application.job_queue
         if job_queue is None:
             return
-        # Imported here: APScheduler is there only with PTB's job-queue extra.
-        from apscheduler.events import EVENT_ALL_JOBS_REMOVED, EVENT_JOB_ADDED, EVENT_JOB_REMOVED
-
         if add:
-            mask = EVENT_JOB_ADDED | EVENT_JOB_REMOVED | EVENT_ALL_JOBS_REMOVED
+            # Imported here: APScheduler is there only with PTB's job-queue extra.
+            from apscheduler import events as ev
+
+            mask = (
+                ev.EVENT_JOB_ADDED
+                | ev.EVENT_JOB_REMOVED
+                | ev.EVENT_ALL_JOBS_REMOVED
+                | ev.EVENT_JOB_SUBMITTED
+                | ev.EVENT_JOB_EXECUTED
+                | ev.EVENT_JOB_ERROR
+                | ev.EVENT_JOB_MISSED
+            )
             job_queue.scheduler.add_listener(self._on_job_event, mask)
         else:
             job_queue.scheduler.remove_listener(self._on_job_event)
             self._job_actors.clear()
 
     def _on_job_event(self, event: Any) -> None:
-        """APScheduler's listener, called where the job is added (the handler's context)."""
-        from apscheduler.events import EVENT_ALL_JOBS_REMOVED, EVENT_JOB_ADDED
+        """APScheduler's listener, called where the job is added (the handler's context).
 
-        if event.code == EVENT_ALL_JOBS_REMOVED:
-            self._job_actors.clear()
+        A job's actor lives while the job is scheduled and while a run of it is under way:
+        APScheduler removes a job that will not run again (``run_once``, a ``date`` trigger)
+        as it submits its last run, before that run starts, so a removed job's actor goes
+        only once its submitted runs are over (executed, failed or missed).
+        """
+        from apscheduler import events as ev
+
+        if event.code == ev.EVENT_JOB_ADDED:
+            who = current_identity()
+            if who is not None:
+                self._job_actors[event.job_id] = _JobActor(who, RunInfo.current())
             return
-        if event.code != EVENT_JOB_ADDED:
-            self._job_actors.pop(event.job_id, None)
+        if event.code == ev.EVENT_ALL_JOBS_REMOVED:
+            for job_id in list(self._job_actors):
+                self._removed(job_id)
             return
-        who = current_identity()
-        if who is not None:
-            self._job_actors[event.job_id] = (who, RunInfo.current())
+        entry = self._job_actors.get(event.job_id)
+        if entry is None:
+            return
+        if event.code == ev.EVENT_JOB_SUBMITTED:
+            entry.runs += len(event.scheduled_run_times)
+        elif event.code == ev.EVENT_JOB_REMOVED:
+            self._removed(event.job_id)
+        else:  # one submitted run time is over: executed, raised or missed
+            entry.runs = max(entry.runs - 1, 0)
+            self._forget_if_over(event.job_id, entry)
+
+    def _removed(self, job_id: str) -> None:
+        """The job ``job_id`` is off the schedule: forget its actor once no run is due.
+
+        Its last run's submission is announced only after the removal, in the same scheduler
+        pass (on the event loop), so the check waits for the loop's next turn; a removal off
+        the loop (no run can be pending for it there) forgets at once.
+        """
+        entry = self._job_actors.get(job_id)
+        if entry is None:
+            return
+        entry.removed = True
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self._forget_if_over(job_id, entry)
+            return
+        loop.call_soon(self._forget_if_over, job_id, entry)
+
+    def _forget_if_over(self, job_id: str, entry: _JobActor) -> None:
+        if entry.removed and entry.runs == 0 and self._job_actors.get(job_id) is entry:
+            del self._job_actors[job_id]
 
     def job_actor(self, job: object) -> Identity | None:
         """The identity of the gated handler that scheduled ``job`` (a PTB ``Job``), else
-        ``None`` (scheduled at start, or from a handler that bound no identity)."""
+        ``None`` (scheduled at start, or from a handler that bound no identity, or a job
+        removed whose last run is over)."""
         found = self._job_entry(job)
-        return None if found is None else found[0]
+        return None if found is None else found.identity
 
-    def _job_entry(self, job: object) -> tuple[Identity, RunInfo | None] | None:
+    def _job_entry(self, job: object) -> _JobActor | None:
         if not isinstance(job, Job):
             return None
         return self._job_actors.get(job.job.id)
@@ -558,7 +618,7 @@ def requires(config_type: str, *, denied: Any = None) -> _Requires:
                 config_type,
             )
             return denied
-        who, info = entry
+        who, info = entry.identity, entry.info
         with bind_identity(who), (info or RunInfo()).bind(), the_gate.services.bind():
             decision = await the_gate.check(config_type, who)
             if not decision.allowed:
