@@ -813,6 +813,38 @@ async def test_a_job_run_once_carries_the_writer_who_scheduled_it(
     await wait_until(lambda: gate.job_actor(job) is None)
 
 
+async def test_a_job_replaced_from_outside_a_gated_handler_loses_the_actor(
+    telegram_sim: TelegramSim, app: App, actorscope_grants: Grants
+) -> None:
+    """A job scheduled with a fixed id (``job_kwargs``) by a writer's gated handler, replaced
+    (same id, ``replace_existing``) by one scheduled at start, does not pass the writer on."""
+    scheduled: list[Job[Any]] = []
+    kwargs = {"id": "nightly", "replace_existing": True}
+
+    async def report(context: ContextTypes.DEFAULT_TYPE) -> None:
+        """Never due in this test."""
+
+    @requires("file_writer")
+    async def later(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        assert context.job_queue is not None
+        scheduled.append(context.job_queue.run_once(report, 3600, job_kwargs=kwargs))
+
+    app.add_handler(CommandHandler("later", later))
+    alice = telegram_sim.user("alice")
+    devs = telegram_sim.supergroup("devs")
+    await actorscope_grants.allow(f"group:telegram:{devs.id}", alice)
+    gate = await _serve(telegram_sim, app)
+    await telegram_sim.message(alice, "/later", devs)
+    await wait_until(lambda: bool(scheduled))
+    first = gate.job_actor(scheduled[0])
+    assert first is not None
+    assert first.sender_id == str(alice.id)
+    assert app.job_queue is not None
+    replacement = app.job_queue.run_once(report, 3600, job_kwargs=kwargs)
+    assert gate.job_actor(replacement) is None
+    replacement.schedule_removal()
+
+
 async def test_a_migration_while_the_store_is_locked_reaches_no_handler(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -205,7 +205,11 @@ class Gate(TelegramGate[Update], OutboundSender):
 
         if event.code == ev.EVENT_JOB_ADDED:
             who = current_identity()
-            if who is not None:
+            if who is None:
+                # Scheduled where no handler bound an identity; it may replace (same id,
+                # ``replace_existing``) a job a writer scheduled: it does not inherit them.
+                self._job_actors.pop(event.job_id, None)
+            else:
                 self._job_actors[event.job_id] = _JobActor(who, RunInfo.current())
             return
         if event.code == ev.EVENT_ALL_JOBS_REMOVED:
