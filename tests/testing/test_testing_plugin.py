@@ -419,19 +419,16 @@ def test_a_projects_own_async_fixtures_work_without_configuration(
     assert "configfile:" not in result.stdout.str()
 
 
-def test_a_wider_async_fixture_stops_the_run_once_with_what_to_write(
-    pytester: pytest.Pytester,
-) -> None:
-    """A module-scoped async ``@pytest.fixture`` cannot share the tests' loops: the run stops
-    once, with one line naming the fixture and the decorator to use, not an error per test."""
-    pytester.makepyfile(
-        test_wide="""\
+WIDE_FIXTURE = """\
 import pytest
 
+made = []
 
-@pytest.fixture(scope="module")
+
+@pytest.fixture(scope="{scope}")
 async def wide():
-    return 1
+    made.append(1)
+    yield len(made)
 
 
 async def test_one(telegram_sim, wide):
@@ -441,12 +438,30 @@ async def test_one(telegram_sim, wide):
 async def test_two(telegram_sim, wide):
     assert wide == 1
 """
-    )
+
+
+@pytest.mark.parametrize("scope", ["module", "session"])
+def test_a_wider_async_fixture_stops_the_run_once_with_advice_that_works(
+    pytester: pytest.Pytester, scope: str
+) -> None:
+    """A module- or session-scoped async ``@pytest.fixture`` cannot share the tests' loops:
+    the run stops once, with one line naming the fixture and the decorator to use, not an
+    error per test; written as it says, the fixture runs once and both tests pass."""
+    source = WIDE_FIXTURE.format(scope=scope)
+    pytester.makepyfile(test_wide=source)
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", timeout=120)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     output = result.stdout.str() + result.stderr.str()
-    assert (
-        "fixture 'wide' is an async @pytest.fixture with scope='module': decorate it with "
-        "@pytest_asyncio.fixture(scope='module', loop_scope='module')"
-    ) in output
+    assert f"fixture 'wide' is an async @pytest.fixture with scope='{scope}'" in output
     assert "AssertionError" not in output
+    assert "asyncio_mode" not in output
+    advice = re.search(r"decorate it with (@pytest_asyncio\.fixture\(.*?\))", output)
+    assert advice is not None, output
+    assert advice[1] == f"@pytest_asyncio.fixture(scope='{scope}', loop_scope='{scope}')"
+    followed = "import pytest_asyncio\n" + source.replace(
+        f'@pytest.fixture(scope="{scope}")', advice[1]
+    )
+    assert followed.count("@pytest_asyncio.fixture(") == 1
+    pytester.makepyfile(test_wide=followed)
+    result = pytester.runpytest_subprocess("-W", "error", "-p", "no:cacheprovider", timeout=120)
+    result.assert_outcomes(passed=2)

@@ -22,8 +22,9 @@ It also collects ``*.scenario.yaml`` files as tests.
 
 It works in a project with no pytest configuration: an ``async def`` test that requests one of
 these fixtures runs on pytest-asyncio's loop without ``asyncio_mode = auto`` (the kit marks it
-``asyncio``), the project's own ``async def`` fixtures that such a test requests run there too
-(as if decorated ``@pytest_asyncio.fixture``), and pytest-asyncio's
+``asyncio``), the project's own function-scoped ``async def`` fixtures that such a test
+requests run there too (as if decorated ``@pytest_asyncio.fixture``; a wider-scoped one is
+declared ``@pytest_asyncio.fixture(scope=..., loop_scope=...)``), and pytest-asyncio's
 ``asyncio_default_fixture_loop_scope`` defaults to ``function`` (a project's own setting wins).
 """
 
@@ -117,35 +118,58 @@ def pytest_pycollect_makeitem(
 def pytest_fixture_setup(
     fixturedef: pytest.FixtureDef[object], request: pytest.FixtureRequest
 ) -> Generator[None, object, object]:
-    """Run a project's own ``async def`` ``@pytest.fixture`` on pytest-asyncio's loop when a
-    test the kit runs on asyncio requests it, in strict mode (a project with no pytest
-    configuration): as if it were decorated ``@pytest_asyncio.fixture``.
+    """Run a project's own function-scoped ``async def`` ``@pytest.fixture`` on
+    pytest-asyncio's loop when a test the kit runs on asyncio requests it, in strict mode (a
+    project with no pytest configuration): as if it were decorated ``@pytest_asyncio.fixture``.
 
     Outermost wrapper: pytest-asyncio's own setup, next, then takes it as an asyncio fixture.
-    A fixture scoped wider than the test cannot share the test's loop: the run stops once,
-    with one line saying what to write instead of a cascade of errors.
+    (A wider-scoped one is left to :func:`pytest_fixture_setup_wider_scope`.)
     """
     func = fixturedef.func
     if (
-        (inspect.iscoroutinefunction(func) or inspect.isasyncgenfunction(func))
-        and _asyncio_mode(request.config) == "strict"
-        # The requesting test's fixtures (for a wider-scoped fixture too): a kit test.
-        and KIT_FIXTURES.intersection(request.fixturenames)
+        fixturedef.scope == "function"
+        and (inspect.iscoroutinefunction(func) or inspect.isasyncgenfunction(func))
+        and _a_kit_test_in_strict_mode(request)
+        and request.node.get_closest_marker("asyncio") is not None  # a sync test: pytest says
     ):
-        if fixturedef.scope != "function":
-            pytest.exit(
-                f"fixture {fixturedef.argname!r} is an async @pytest.fixture with "
-                f"scope={fixturedef.scope!r}: decorate it with "
-                f"@pytest_asyncio.fixture(scope={fixturedef.scope!r}, "
-                f"loop_scope={fixturedef.scope!r}) (or set asyncio_mode = auto)",
-                returncode=pytest.ExitCode.USAGE_ERROR,
-            )
-        if request.node.get_closest_marker("asyncio") is None:
-            return (yield)  # a sync test: pytest says what is wrong
         # pytest-asyncio's own decorator marks the function as one of its fixtures (what
         # writing @pytest_asyncio.fixture does); the definition it returns is not needed.
         pytest_asyncio.fixture(func)
     return (yield)
+
+
+@pytest.hookimpl(specname="pytest_fixture_setup", wrapper=True, trylast=True)
+def pytest_fixture_setup_wider_scope(
+    fixturedef: pytest.FixtureDef[object], request: pytest.FixtureRequest
+) -> Generator[None, object, object]:
+    """``pytest_fixture_setup``, innermost wrapper: stop the run once, with one line saying
+    what to write, when a kit test requests an ``async def`` fixture scoped wider than the
+    test that no plugin took (a plain ``@pytest.fixture`` in strict mode), instead of an error
+    per test. It cannot share the test's loop; pytest-asyncio runs the ones it takes (written
+    ``@pytest_asyncio.fixture``) through a plain function it puts in their place around the
+    inner wrappers, so a definition still ``async`` here is not one of its."""
+    func = fixturedef.func
+    if (
+        fixturedef.scope != "function"
+        and (inspect.iscoroutinefunction(func) or inspect.isasyncgenfunction(func))
+        and _a_kit_test_in_strict_mode(request)
+    ):
+        scope = fixturedef.scope
+        pytest.exit(
+            f"fixture {fixturedef.argname!r} is an async @pytest.fixture with "
+            f"scope={scope!r}, which cannot run on the tests' event loop: decorate it with "
+            f"@pytest_asyncio.fixture(scope={scope!r}, loop_scope={scope!r})",
+            returncode=pytest.ExitCode.USAGE_ERROR,
+        )
+    return (yield)
+
+
+def _a_kit_test_in_strict_mode(request: pytest.FixtureRequest) -> bool:
+    """pytest-asyncio runs in strict mode and the requesting test uses the kit's fixtures (the
+    test's fixtures, also when a wider-scoped fixture asks)."""
+    return _asyncio_mode(request.config) == "strict" and bool(
+        KIT_FIXTURES.intersection(request.fixturenames)
+    )
 
 
 def _asyncio_mode(config: pytest.Config) -> str:
