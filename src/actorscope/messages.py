@@ -67,6 +67,11 @@ class MetaKey(StrEnum):
     #: ``custom_id``; also the message's ``content``). The clicker sent it: it selects among
     #: the bot's own buttons, it is never an identity or a permission.
     CALLBACK_DATA = "callback_data"
+    #: An event that is not a message of its own (a Telegram button click, whose
+    #: ``message_id`` is the click's id): the id of the message a reply to it answers (the
+    #: message whose button was clicked), ``""`` when there is none (a click on an inline-mode
+    #: message). Absent: a reply answers ``message_id`` (see ``reply_target``).
+    REPLY_TARGET = "reply_target"
     #: Run requests only: the synthetic sender that carried a *verified* origin (for audit).
     #: The builder writes it iff it attributed the run to that origin and strips every
     #: ``origin_*`` key of a message otherwise, so :attr:`RunRequest.propagated` reads it.
@@ -135,6 +140,13 @@ class _MessageFields(_Frozen):
     message_id: str = ""
     tenant_id: str | None = None
     agent_id: str | None = None
+
+    @property
+    def reply_target(self) -> str:
+        """The id of the message a reply to this one answers: ``message_id``, or for an event
+        that is not a message of its own the one :attr:`MetaKey.REPLY_TARGET` names (``""``:
+        none, the reply answers no message)."""
+        return self.metadata.get(MetaKey.REPLY_TARGET, self.message_id)
 
     def _identity_with(self, role: str) -> Identity:
         # The one mapping of these fields onto an Identity (both models' identity()).
@@ -352,7 +364,8 @@ class OutboundMessage(_Rich):
     def reply_to(
         cls, source: InboundMessage | RunRequest, content: str | RichReply
     ) -> OutboundMessage:
-        """A reply to ``source``: same channel, chat and topic/thread, replying to its message.
+        """A reply to ``source``: same channel, chat and topic/thread, replying to its message
+        (:attr:`~InboundMessage.reply_target`: for a click, the message clicked).
 
         ``content`` is the text, or a :class:`RichReply` whose format, buttons and media the
         reply carries. The one place a reply is built: the host, the runners' writer-command
@@ -371,7 +384,7 @@ class OutboundMessage(_Rich):
             channel=source.channel,
             chat_id=source.chat_id,
             thread_id=source.thread_id,
-            reply_to_message_id=source.message_id,
+            reply_to_message_id=source.reply_target,
             **carried,
         )
 

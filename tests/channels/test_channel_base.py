@@ -113,5 +113,6 @@ def test_adapter_metadata_keys_are_the_meta_keys_without_origin_ones() -> None:
         "reply_to_message_id",
         "edit_date",
         "callback_data",
+        "reply_target",
     } == ADAPTER_METADATA_KEYS
     assert {MetaKey.ORIGIN_VIA, MetaKey.ORIGIN_SENDER_ID}.isdisjoint(ADAPTER_METADATA_KEYS)

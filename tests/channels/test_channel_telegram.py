@@ -16,7 +16,7 @@ from actorscope.channels.telegram import PLATFORM
 from actorscope.channels.telegram._normalize import chat_migration, inspect_update
 from actorscope.errors import IdentityError
 from actorscope.identity import PLACEHOLDER_SENDER_IDS, SenderKind
-from actorscope.messages import InboundMessage, MetaKey
+from actorscope.messages import InboundMessage, MetaKey, OutboundMessage
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "telegram"
 BOT_USER = {
@@ -225,6 +225,29 @@ def test_edited_message_and_callback_metadata() -> None:
     click = PLATFORM.normalize_update(load("callback_query"))
     assert click is not None
     assert (click.content, click.metadata[MetaKey.ADDRESSED]) == ("vote:yes", "callback")
+
+
+def test_a_reply_to_a_click_answers_the_message_clicked() -> None:
+    """A click's message id is the click's own (for dedup), but a reply to it answers the
+    message whose button was clicked; a click on an inline-mode message answers none."""
+    click = PLATFORM.normalize_update(load("callback_query"))
+    assert click is not None
+    assert (click.message_id, click.reply_target) == ("cb-1", "60")
+    assert OutboundMessage.reply_to(click, "ok").reply_to_message_id == "60"
+    inline = PLATFORM.normalize_update(load("callback_inline"))
+    assert inline is not None
+    assert (inline.message_id, inline.reply_target) == ("cb-2", "")
+    assert OutboundMessage.reply_to(inline, "ok").reply_to_message_id == ""
+
+
+def test_a_click_on_a_message_without_a_valid_id_is_malformed() -> None:
+    """A click whose message id is not a positive integer is refused as malformed."""
+    clicker = {"id": 5151, "is_bot": False, "first_name": "Bob"}
+    for bad in (0, -3, "60", True):
+        update = _callback(clicker)
+        update["callback_query"]["message"]["message_id"] = bad
+        ingress = inspect_update(update)
+        assert (ingress.message, ingress.reason) == (None, IgnoreReason.MALFORMED), bad
 
 
 def test_migration_is_exposed_as_scope_move() -> None:

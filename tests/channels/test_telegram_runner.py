@@ -240,6 +240,44 @@ async def test_button_click_is_answered_and_runs_as_the_clicker(bot: Bot) -> Non
     )
 
 
+async def test_a_reply_to_a_click_replies_to_the_message_clicked(bot: Bot) -> None:
+    """The handler's answer to a click replies to the message whose button was clicked (the
+    recorded sendMessage's ``reply_parameters``), never to the click's own id."""
+    emu = bot.emu
+    ops = emu.state.chat("@ops")
+    keyboard = InlineKeyboardMarkup([[InlineKeyboardButton("Go", callback_data="go")]])
+    sent = await bot.runner.bot.send_message(chat_id=ops.id, text="pick", reply_markup=keyboard)
+    emu.callback_click("bob", "@ops", sent.message_id)
+    await wait_until(lambda: len(emu.calls_to("sendMessage")) == 2)
+    answer = emu.calls_to("sendMessage")[1].params
+    assert answer["text"] == f"hi {emu.state.user('bob').id}"
+    assert answer["reply_parameters"]["message_id"] == sent.message_id
+    ((request, _),) = bot.seen
+    assert request.message_id != str(sent.message_id)  # the click's id, kept for dedup
+
+
+async def test_a_reply_to_a_click_on_an_inline_message_replies_to_none(bot: Bot) -> None:
+    """A click on an inline-mode message (no chat, no message) is answered in the clicker's
+    private chat, replying to no message."""
+    emu = bot.emu
+    alice = emu.state.user("alice")
+    update = {
+        "update_id": 900001,
+        "callback_query": {
+            "id": "4000000000000077",
+            "chat_instance": "ci",
+            "data": "page:2",
+            "from": {"id": alice.id, "is_bot": False, "first_name": "Alice"},
+            "inline_message_id": "AAE-inline",
+        },
+    }
+    await bot.runner.handle_update(Update.de_json(update, bot.runner.bot))
+    await wait_until(lambda: bool(emu.calls_to("sendMessage")))
+    (answer,) = (call.params for call in emu.calls_to("sendMessage"))
+    assert (answer["chat_id"], answer["text"]) == (alice.id, f"hi {alice.id}")
+    assert "reply_parameters" not in answer
+
+
 async def test_a_refused_token_or_an_unreachable_api_is_one_config_error(
     emu: BotApiEmulator, db: Database
 ) -> None:

@@ -449,6 +449,8 @@ def _from_callback(
         chat = message.chat
         if not _is_chat_id(chat.id):
             return ignored(IgnoreReason.MALFORMED, f"chat id {chat.id!r}")
+        if not _is_user_id(message.message_id):
+            return ignored(IgnoreReason.MALFORMED, f"message id {message.message_id!r}")
         identity = _identity(chat.id, chat.type, clicker.id, SenderKind.USER, channel)
         foreign = _foreign_sender(identity)
         if foreign is not None:
@@ -469,6 +471,8 @@ def _from_callback(
         ),
         MetaKey.EVENT: "callback_query",
         MetaKey.ADDRESSED: Addressed.CALLBACK.value,
+        # A reply answers the message clicked (an inline-mode one: none), never the click's id.
+        MetaKey.REPLY_TARGET: "" if message is None else str(message.message_id),
     }
     if identity.sender_id:
         metadata[MetaKey.SENDER_NAME] = display_name(clicker.username, clicker.first_name)

@@ -233,7 +233,7 @@ async def send_outbound(bot: Bot, msg: OutboundMessage) -> None:
 async def send_text(bot: Bot, source: InboundMessage | RunRequest, text: str) -> None:
     """Send ``text`` as a plain reply to ``source``: what ``send_outbound`` sends for
     ``OutboundMessage.reply_to(source, text)``, without building that message."""
-    route = _route(source.chat_id, source.thread_id, source.message_id, None)
+    route = _route(source.chat_id, source.thread_id, source.reply_target, None)
     reply = None
     if route.reply_to is not None:
         reply = ReplyParameters(message_id=route.reply_to, allow_sending_without_reply=True)
