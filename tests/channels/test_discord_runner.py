@@ -615,3 +615,31 @@ async def test_refused_reply_through_the_run_step_is_one_log_line(
     assert "Discord allows 100 characters of custom id" in record.getMessage()
     assert record.exc_info is None
     assert replay.http == []
+
+
+@pytest.mark.parametrize("event", ["click", "slash"])
+async def test_every_reply_to_an_interaction_is_its_follow_up(replay: Replay, event: str) -> None:
+    """A handler answering a click (or a slash command) with two replies: both are follow-ups
+    of the interaction; none goes to the channel with the interaction's id as the message it
+    replies to."""
+
+    async def turn(request: RunRequest) -> Reply:
+        return [RichReply("one"), RichReply("two")]
+
+    replay.next_id += 2
+    payload: Any = (
+        component_click(replay.next_id, BEN, "yes")
+        if event == "click"
+        else slash(replay.next_id, ANN, "ask", None)
+    )
+    replay.runner.client._connection.parse_interaction_create(payload)
+    inbound: InboundMessage = await asyncio.wait_for(replay.bus.get(), 1)
+    replay.bus.task_done()
+    await run_step(replay, turn).run(inbound)
+    routes = [(method, path) for method, path, _ in replay.http]
+    assert routes == [
+        ("POST", "/interactions/{webhook_id}/{webhook_token}/callback"),
+        ("POST", "/webhooks/{webhook_id}/{webhook_token}"),
+        ("POST", "/webhooks/{webhook_id}/{webhook_token}"),
+    ]
+    assert [sent["content"] for _, _, sent in replay.http[1:]] == ["one", "two"]

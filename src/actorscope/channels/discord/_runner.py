@@ -96,7 +96,8 @@ _MAX_FILES = 10
 # What a bot may upload to a server without boosts.
 _UPLOAD_LIMIT = 10 * 1024 * 1024
 _STOP_TIMEOUT = 10.0
-# Interactions waiting for the handler's follow-up; tokens expire after 15 minutes anyway.
+# Interactions the handler's replies follow up (oldest forgotten first); tokens expire after
+# 15 minutes anyway.
 _MAX_PENDING = 256
 #: What Discord shows for the writer slash commands.
 WRITER_DESCRIPTIONS = {
@@ -493,8 +494,13 @@ class DiscordRunner(ChannelAdapter):
         self._unpoint()
 
     async def send(self, msg: OutboundMessage) -> None:
-        """Follow up a pending interaction, or send to the channel or thread."""
-        interaction = self._pending.pop(msg.reply_to_message_id, None)
+        """Follow up a pending interaction, or send to the channel or thread.
+
+        The interaction stays pending after its first reply: every reply to it (a handler may
+        return several) is its follow-up, never a channel message replying to the
+        interaction's id as if it were a message's.
+        """
+        interaction = self._pending.get(msg.reply_to_message_id)
         await send_outbound(self.client, msg, interaction)
 
     async def send_text(self, source: InboundMessage | RunRequest, text: str) -> None:
