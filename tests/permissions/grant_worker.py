@@ -11,11 +11,18 @@ import asyncio
 import json
 import sys
 import time
+from pathlib import Path
 from typing import Any
+
+import pytest
 
 from actorscope.identity import Identity, PeerKind
 from actorscope.permissions import GrantStore, PermissionPolicy
 from actorscope.store import Database
+
+# Run as a script: the repository root on the path, for the tests' own helpers.
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from tests.permissions._feed_ticks import FeedTicks
 
 SCOPE = "group:telegram:-100777"
 
@@ -23,9 +30,10 @@ SCOPE = "group:telegram:-100777"
 class Worker:
     """One process's store and policy over the shared database."""
 
-    def __init__(self, db: Database, agent_id: str) -> None:
+    def __init__(self, db: Database, agent_id: str, patch: pytest.MonkeyPatch) -> None:
         self.db = db
         self.agent_id = agent_id
+        self.ticks = FeedTicks(db, patch)
         self.store = GrantStore(db)
         self.policy = PermissionPolicy(self.store)
 
@@ -68,17 +76,29 @@ class Worker:
         raise ValueError(f"unknown op {op!r}")
 
     def state(self) -> dict[str, Any]:
-        """What this worker's cache and feed look like."""
-        return {"cached": len(self.store.cache), "listening": self.db.listening}
+        """What this worker's cache and feed look like (``within_bound``: its feed's ticks come
+        often enough for the freshness bound)."""
+        return {
+            "cached": len(self.store.cache),
+            "listening": self.db.listening,
+            "within_bound": self.ticks.within_bound,
+        }
 
     async def until(self, user: str, allowed: bool, within: float) -> dict[str, Any]:
-        """Check ``user`` until the answer is ``allowed`` (or the timeout passes)."""
+        """Check ``user`` until the answer is ``allowed`` (or the timeout passes); ``ticks``:
+        how many ticks of the change feed it took to hear a change made before the command."""
         start = time.perf_counter()
+        mark = self.ticks.mark()
         checks = 0
         while time.perf_counter() - start < within:
             checks += 1
             if await self.allowed(user) is allowed:
-                return {"reached": True, "checks": checks, "seconds": time.perf_counter() - start}
+                return {
+                    "reached": True,
+                    "checks": checks,
+                    "seconds": time.perf_counter() - start,
+                    "ticks": self.ticks.ticks_to_hear(mark),
+                }
             await asyncio.sleep(0.001)
         return {"reached": False, "checks": checks, "seconds": time.perf_counter() - start}
 
@@ -118,20 +138,25 @@ class Worker:
 async def main(url: str, agent_id: str) -> None:
     """Serve commands until told to quit."""
     async with Database.open(url) as db:
-        worker = Worker(db, agent_id)
-        print(json.dumps({"ready": True, **worker.state()}), flush=True)
-        while True:
-            line = await asyncio.to_thread(sys.stdin.readline)
-            if not line:
-                return
-            cmd = json.loads(line)
-            if cmd["op"] == "quit":
-                return
-            try:
-                reply = await worker.handle(cmd)
-            except Exception as exc:  # report to the test, which fails with it
-                reply = {"error": f"{type(exc).__name__}: {exc}"}
-            print(json.dumps(reply), flush=True)
+        with pytest.MonkeyPatch.context() as patch:
+            await serve(Worker(db, agent_id, patch))
+
+
+async def serve(worker: Worker) -> None:
+    """Answer the commands on stdin until told to quit (or the input ends)."""
+    print(json.dumps({"ready": True, **worker.state()}), flush=True)
+    while True:
+        line = await asyncio.to_thread(sys.stdin.readline)
+        if not line:
+            return
+        cmd = json.loads(line)
+        if cmd["op"] == "quit":
+            return
+        try:
+            reply = await worker.handle(cmd)
+        except Exception as exc:  # report to the test, which fails with it
+            reply = {"error": f"{type(exc).__name__}: {exc}"}
+        print(json.dumps(reply), flush=True)
 
 
 if __name__ == "__main__":
