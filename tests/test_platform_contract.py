@@ -32,7 +32,7 @@ from actorscope.identity import Identity, PeerKind, SenderKind
 from actorscope.messages import InboundMessage, RunRequest
 from actorscope.platforms import Account, IdForm, PlatformSpec, platform_specs, register
 from actorscope.store import Database
-from actorscope.testing import AgentEnv, Event, Grants, Turn, probe
+from actorscope.testing import AgentEnv, Grants, SimulatedEvent, Turn, probe
 
 ROOM = "group:fakechat:ideas"
 
@@ -257,7 +257,7 @@ async def test_the_kit_judges_its_senders(tmp_path: Path) -> None:
         sim.should_allow("file_writer", reason="granted", sender="alice")
         sim.should_send(text="saved", chat="ideas")
         await sim.say("alice", "save this", "ideas")
-        steps: list[tuple[str, Callable[[], Awaitable[Event]]]] = [
+        steps: list[tuple[str, Callable[[], Awaitable[SimulatedEvent]]]] = [
             ("no_grant", lambda: sim.say("bob", "save this", "ideas")),
             ("empty_sender", lambda: sim.bot_post("helper", "save this", "ideas")),
             ("empty_sender", lambda: sim.notice("save this", "ideas")),

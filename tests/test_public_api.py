@@ -146,7 +146,7 @@ DOCUMENTED: dict[str, tuple[str, ...]] = {
         "DiscordSim",
         "Grants",
         "Turn",
-        "Event",
+        "SimulatedEvent",
         "probe",
         "Prober",
         "ProbeReport",

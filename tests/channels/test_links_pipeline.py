@@ -18,18 +18,18 @@ from actorscope.identity import Identity
 from actorscope.permissions import LinkMode, LinkOutcome, LinkStore, Reason
 from actorscope.store import Database
 from actorscope.testing import DiscordSim, TelegramSim, Turn
-from actorscope.testing._harness import AgentEnv, Event
+from actorscope.testing._harness import AgentEnv, SimulatedEvent
 from actorscope.tools import Toolbox, ToolRegistry, builtin_tools
 
 CODE = re.compile(r"your link code is ([A-Z0-9]{5}-[A-Z0-9]{5})")
 
 
-def replies(event: Event) -> list[str]:
+def replies(event: SimulatedEvent) -> list[str]:
     """The texts the bot sent for one event."""
     return [seen.fields["text"] for seen in event.sent]
 
 
-def code_of(event: Event) -> str:
+def code_of(event: SimulatedEvent) -> str:
     """The link code the bot answered with."""
     (text,) = replies(event)
     found = CODE.search(text)

@@ -17,7 +17,7 @@ from tests.fakechat._runner import FakeChatRunner
 
 from actorscope.channels import ChannelConfig
 from actorscope.host import OutboundSender
-from actorscope.testing import AgentEnv, ChatSim, Event, Simulator
+from actorscope.testing import AgentEnv, ChatSim, SimulatedEvent, Simulator
 
 __all__ = ["FakeChatSim"]
 
@@ -74,25 +74,25 @@ class FakeChatSim(Simulator, ChatSim):
         where: str | None = None,
         *,
         thread: str = "",
-        reply_to: Event | None = None,
+        reply_to: SimulatedEvent | None = None,
         to_bot: bool = False,
-    ) -> Event:
+    ) -> SimulatedEvent:
         """``who`` writes ``text`` in room ``where`` (``None``: their DM with the bot)."""
         replied = "" if reply_to is None else str(reply_to.payload["message_id"])
         raw = self.chat.message(who, text, where, thread=thread, reply_to=replied, to_bot=to_bot)
         return await self._send(f"{who} in {where or 'DM'}", raw)
 
-    async def bot_post(self, bot: str, text: str, where: str) -> Event:
+    async def bot_post(self, bot: str, text: str, where: str) -> SimulatedEvent:
         """Another bot posts ``text`` in ``where``."""
         return await self._send(
             f"bot {bot} in {where}", self.chat.message(bot, text, where, bot=True)
         )
 
-    async def notice(self, text: str, where: str) -> Event:
+    async def notice(self, text: str, where: str) -> SimulatedEvent:
         """A post without an author (the room's system notice) in ``where``."""
         return await self._send(f"notice in {where}", self.chat.message(None, text, where))
 
-    async def _send(self, label: str, raw: dict[str, Any]) -> Event:
+    async def _send(self, label: str, raw: dict[str, Any]) -> SimulatedEvent:
         runner = self.runner
         runner.pipeline.config = self.config  # a config replaced between events applies
         return await self.feed(label, raw, lambda: runner.handle(raw))

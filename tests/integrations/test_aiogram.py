@@ -40,7 +40,7 @@ from actorscope.integrations.aiogram import gate, install, requires, run_sandbox
 from actorscope.messages import RunRequest
 from actorscope.permissions import GrantStore
 from actorscope.store import Database
-from actorscope.testing import AgentEnv, Event, Grants, TelegramSim
+from actorscope.testing import AgentEnv, Grants, SimulatedEvent, TelegramSim
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "aiogram_notes_bot.py"
@@ -101,14 +101,14 @@ async def test_a_stranger_is_denied_with_no_grant_and_told(
     assert _notes(tmp_path / "workspace") == ""
 
 
-async def _non_person_events(telegram_sim: TelegramSim, expect: bool) -> list[Event]:
+async def _non_person_events(telegram_sim: TelegramSim, expect: bool) -> list[SimulatedEvent]:
     """An anonymous admin, a post as a channel and a bot, each ``/note`` (``expect``: each is
     declared denied with empty_sender), then a channel post (no message handler's)."""
     devs = telegram_sim.supergroup("devs")
     news = telegram_sim.channel("news")
     robot = telegram_sim.emu.state.add_user("Robot", username="robot_bot", is_bot=True)
     events = []
-    sends: list[Callable[[], Awaitable[Event]]] = [
+    sends: list[Callable[[], Awaitable[SimulatedEvent]]] = [
         functools.partial(telegram_sim.anonymous_admin, devs, "/note anon"),
         functools.partial(telegram_sim.as_channel, news, devs, "/note as channel"),
         functools.partial(telegram_sim.message, robot, "/note beep", devs),

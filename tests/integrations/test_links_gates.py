@@ -21,12 +21,12 @@ from actorscope.errors import ConfigError
 from actorscope.integrations import aiogram as aiogram_gate
 from actorscope.integrations import ptb
 from actorscope.integrations.discord_ext import ActorscopeCog, identity_of
-from actorscope.testing import DiscordSim, Event, TelegramSim
+from actorscope.testing import DiscordSim, SimulatedEvent, TelegramSim
 
 CODE = re.compile(r"your link code is ([A-Z0-9]{5}-[A-Z0-9]{5})")
 
 
-def texts(event: Event) -> list[str]:
+def texts(event: SimulatedEvent) -> list[str]:
     """What the bot sent for one event."""
     return [seen.fields["text"] for seen in event.sent]
 
@@ -91,7 +91,7 @@ def test_a_bad_links_mode_is_one_clear_error() -> None:
         aiogram_gate.install(app_dp, database=":memory:", links="all")
 
 
-def code_in(event: Event) -> str:
+def code_in(event: SimulatedEvent) -> str:
     """The link code the bot answered ``event`` with."""
     (answer,) = texts(event)
     found = CODE.search(answer)

@@ -50,7 +50,7 @@ from actorscope.integrations.ptb import gate as ptb_gate
 from actorscope.permissions import Decision, GrantStore
 from actorscope.sandbox import BotApiEmulator
 from actorscope.store import Database
-from actorscope.testing import AgentEnv, Event, Grants, TelegramSim
+from actorscope.testing import AgentEnv, Grants, SimulatedEvent, TelegramSim
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "ptb_notes_bot.py"
 App = Application[Any, Any, Any, Any, Any, Any]
@@ -131,7 +131,7 @@ async def test_non_writer_is_denied_with_the_reason(
 
 async def _non_person_events(
     telegram_sim: TelegramSim, expect: Callable[[BotApiEmulator.Chat], None] | None = None
-) -> list[Event]:
+) -> list[SimulatedEvent]:
     """An anonymous admin, a post as a channel, a channel post and a bot, each ``/note``;
     ``expect`` declares what each /note in a group brings, before it is sent."""
     devs = telegram_sim.supergroup("devs")

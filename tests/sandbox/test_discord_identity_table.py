@@ -13,10 +13,10 @@ import pytest
 
 from actorscope.identity import PeerKind, SenderKind
 from actorscope.sandbox import DiscordWorld
-from actorscope.testing import DiscordSim, Event, Grants, Turn
+from actorscope.testing import DiscordSim, Grants, SimulatedEvent, Turn
 
 #: Plays one event in the world; gets the simulator, the guild and its #general.
-Play = Callable[[DiscordSim, DiscordWorld.Guild, DiscordWorld.Channel], Awaitable[Event]]
+Play = Callable[[DiscordSim, DiscordWorld.Guild, DiscordWorld.Channel], Awaitable[SimulatedEvent]]
 
 
 @dataclass(frozen=True)
@@ -35,39 +35,43 @@ class Row:
 
 async def _member(
     sim: DiscordSim, guild: DiscordWorld.Guild, general: DiscordWorld.Channel
-) -> Event:
+) -> SimulatedEvent:
     return await sim.message("carol", "write", general)
 
 
 async def _thread(
     sim: DiscordSim, guild: DiscordWorld.Guild, general: DiscordWorld.Channel
-) -> Event:
+) -> SimulatedEvent:
     return await sim.message("carol", "write", sim.thread(general, "design"))
 
 
-async def _dm(sim: DiscordSim, guild: DiscordWorld.Guild, general: DiscordWorld.Channel) -> Event:
+async def _dm(
+    sim: DiscordSim, guild: DiscordWorld.Guild, general: DiscordWorld.Channel
+) -> SimulatedEvent:
     return await sim.dm("dave", "write")
 
 
 async def _webhook(
     sim: DiscordSim, guild: DiscordWorld.Guild, general: DiscordWorld.Channel
-) -> Event:
+) -> SimulatedEvent:
     return await sim.webhook(general, "write", name="ci")
 
 
-async def _bot(sim: DiscordSim, guild: DiscordWorld.Guild, general: DiscordWorld.Channel) -> Event:
+async def _bot(
+    sim: DiscordSim, guild: DiscordWorld.Guild, general: DiscordWorld.Channel
+) -> SimulatedEvent:
     return await sim.bot_message("deploy-bot", "write", general)
 
 
 async def _slash(
     sim: DiscordSim, guild: DiscordWorld.Guild, general: DiscordWorld.Channel
-) -> Event:
+) -> SimulatedEvent:
     return await sim.slash("dave", "write", general, options={"file": "a.md"})
 
 
 async def _click(
     sim: DiscordSim, guild: DiscordWorld.Guild, general: DiscordWorld.Channel
-) -> Event:
+) -> SimulatedEvent:
     # The bot posted a message with a "save" button earlier; carol presses it.
     button = {"type": 2, "style": 1, "label": "Save", "custom_id": "save"}
     await sim.emulator.post(

@@ -31,7 +31,7 @@ from actorscope.integrations import ptb
 from actorscope.integrations.discord_ext import ActorscopeCog, bound, services
 from actorscope.permissions import GrantStore, LinkMode, LinkStore
 from actorscope.store import Database
-from actorscope.testing import AgentEnv, DiscordSim, Event, TelegramSim
+from actorscope.testing import AgentEnv, DiscordSim, SimulatedEvent, TelegramSim
 
 HANDLER = """
 from actorscope.bots import BotServices
@@ -216,7 +216,7 @@ class Sims:
         return _one(await self.dc.message(who, text, self.general))
 
 
-def _one(event: Event) -> str:
+def _one(event: SimulatedEvent) -> str:
     (sent,) = [seen.fields["text"] for seen in event.sent]
     return str(sent)
 

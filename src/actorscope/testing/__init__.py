@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from actorscope.testing._discord_sim import DiscordSim
 from actorscope.testing._grants import Grants
-from actorscope.testing._harness import AgentEnv, Event, Simulator, Turn
+from actorscope.testing._harness import AgentEnv, SimulatedEvent, Simulator, Turn
 from actorscope.testing._probe import ChatSim, Prober, ProbeReachError, ProbeReport, ProbeStatus
 from actorscope.testing._probe_run import probe
 from actorscope.testing._telegram_sim import TelegramSim
@@ -26,12 +26,12 @@ __all__ = [
     "AgentEnv",
     "ChatSim",
     "DiscordSim",
-    "Event",
     "Grants",
     "ProbeReachError",
     "ProbeReport",
     "ProbeStatus",
     "Prober",
+    "SimulatedEvent",
     "Simulator",
     "TelegramSim",
     "Turn",

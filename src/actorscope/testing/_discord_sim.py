@@ -48,7 +48,7 @@ from actorscope.sandbox import (
 )
 from actorscope.sandbox import DiscordMessage as Message
 from actorscope.testing._expect import hide_on_expectation_failure
-from actorscope.testing._harness import AgentEnv, Event, Simulator
+from actorscope.testing._harness import AgentEnv, SimulatedEvent, Simulator
 
 __all__ = ["DiscordSim"]
 
@@ -383,7 +383,7 @@ class DiscordSim(Simulator):
         *,
         mention_bot: bool = False,
         mentions: Sequence[UserLike] = (),
-    ) -> Event:
+    ) -> SimulatedEvent:
         """``user`` writes ``text`` in a guild channel or thread (``mention_bot``: @the bot).
 
         ``mentions`` are the users the text mentions (write ``<@id>`` for each; the emulator
@@ -397,14 +397,16 @@ class DiscordSim(Simulator):
         label = f"discord message by {author.username} in #{where.name}"
         return await self._message(label, self.emulator.say(author, where, text))
 
-    async def dm(self, user: UserLike, text: str) -> Event:
+    async def dm(self, user: UserLike, text: str) -> SimulatedEvent:
         """``user`` writes ``text`` to the bot in a DM."""
         author = self.find_user(user)
         return await self._message(
             f"discord DM from {author.username}", self.emulator.dm(author, text)
         )
 
-    async def webhook(self, channel: ChannelLike, text: str, *, name: str | None = None) -> Event:
+    async def webhook(
+        self, channel: ChannelLike, text: str, *, name: str | None = None
+    ) -> SimulatedEvent:
         """A webhook of ``channel`` posts ``text``: the one called ``name`` (made on first
         use), by default the channel's first (a declared one), else a new one called "hook"."""
         where = self.find_channel(channel)
@@ -414,14 +416,14 @@ class DiscordSim(Simulator):
         label = f"discord webhook {hook.name!r} in #{where.name}"
         return await self._message(label, self.emulator.webhook_post(hook, text))
 
-    async def bot_message(self, bot: UserLike, text: str, channel: ChannelLike) -> Event:
+    async def bot_message(self, bot: UserLike, text: str, channel: ChannelLike) -> SimulatedEvent:
         """Another bot account writes in ``channel``."""
         author, where = self.find_user(bot), self.find_channel(channel)
         self._join(where, author)
         label = f"discord bot {author.username} in #{where.name}"
         return await self._message(label, self.emulator.say(author, where, text))
 
-    async def edit(self, message: Event | Message, text: str) -> Event:
+    async def edit(self, message: SimulatedEvent | Message, text: str) -> SimulatedEvent:
         """The author edits ``message`` (an earlier event's message) to ``text``
         (MESSAGE_UPDATE). The built-in runner ignores edits, as in production; a served
         bot's ``on_message_edit`` sees them."""
@@ -450,7 +452,7 @@ class DiscordSim(Simulator):
         channel: ChannelLike | None = None,
         *,
         options: Mapping[str, str | int | bool | User] | None = None,
-    ) -> Event:
+    ) -> SimulatedEvent:
         """``user`` runs ``/command`` in ``channel`` (default: their DM with the bot).
 
         An option given as a ``DiscordWorld.User`` is a user option
@@ -480,7 +482,7 @@ class DiscordSim(Simulator):
         custom_id: str,
         *,
         message: Message | int | None = None,
-    ) -> Event:
+    ) -> SimulatedEvent:
         """``user`` presses the button ``custom_id`` on the bot's latest message in
         ``channel`` that has it (among the channel's messages and ``user``'s ephemeral ones),
         or on ``message`` (the bot's message, or its id: ``event.sent[0].message_id``).
@@ -506,7 +508,9 @@ class DiscordSim(Simulator):
         label = f"discord click {custom_id!r} by {person.username} in #{where.name}"
         return await self._play(label, send, "interaction", received, answered=pressed)
 
-    async def react(self, user: UserLike, message: Event | Message | int, emoji: str) -> Event:
+    async def react(
+        self, user: UserLike, message: SimulatedEvent | Message | int, emoji: str
+    ) -> SimulatedEvent:
         """``user`` reacts to ``message`` (an event's message, a message or its id) with
         ``emoji`` (Unicode, or a guild emoji's name): the bot gets MESSAGE_REACTION_ADD."""
         __tracebackhide__ = True
@@ -523,7 +527,7 @@ class DiscordSim(Simulator):
         label = f"discord reaction {emoji} by {person.username} on message {target.id}"
         return await self._play(label, send, "raw_reaction_add", received)
 
-    def _reacted(self, message: Event | Message | int) -> Message:
+    def _reacted(self, message: SimulatedEvent | Message | int) -> Message:
         if isinstance(message, Message):
             return message
         wanted = message if isinstance(message, int) else int(message.payload.get("id", 0))
@@ -533,8 +537,8 @@ class DiscordSim(Simulator):
         return found
 
     async def submit_modal(
-        self, user: UserLike, opened: Event, values: Mapping[str, str | Sequence[str]]
-    ) -> Event:
+        self, user: UserLike, opened: SimulatedEvent, values: Mapping[str, str | Sequence[str]]
+    ) -> SimulatedEvent:
         """``user`` fills in and submits the modal the bot opened in answer to ``opened`` (a
         slash command's or a click's event); ``values`` maps input custom ids to what is
         typed (or a select's picks). Returns once the bot answered, like a click."""
@@ -584,7 +588,7 @@ class DiscordSim(Simulator):
                 await self.emulator.sync_guild(self.world.guilds[guild_id])
             self._dirty.clear()
 
-    async def _message(self, label: str, send: Awaitable[Message]) -> Event:
+    async def _message(self, label: str, send: Awaitable[Message]) -> SimulatedEvent:
         async def sent() -> dict[str, Any]:
             message = await send
             return message.to_json(self.world.guild_of(message.channel))
@@ -602,7 +606,7 @@ class DiscordSim(Simulator):
         received: Callable[..., bool],
         *,
         answered: Sequence[DiscordInteraction] = (),
-    ) -> Event:
+    ) -> SimulatedEvent:
         """Send an event and wait until the client got it (``kind`` dispatched and
         ``received`` by the check) and the handling tasks it started are done; bounded. Then the
         runner's result for it is delivered (the turn runs, its reply is recorded). The
@@ -629,7 +633,7 @@ class DiscordSim(Simulator):
                 await asyncio.wait(pending, timeout=_WAIT)
                 raise AssertionError(f"{label}: the bot did not finish with it within {_WAIT:g}s")
         got_id = got.message_id if kind.startswith("raw_") else got.id
-        event = Event(label, payload)
+        event = SimulatedEvent(label, payload)
         if self._bot is not None:
             await self._deliver_bot(event)
         else:
@@ -660,7 +664,7 @@ class DiscordSim(Simulator):
     def _bot_result(self, result: Ingress, prepared: Prepared | None) -> None:
         self._bot_results.append((result, prepared))
 
-    async def _deliver_bot(self, event: Event) -> None:
+    async def _deliver_bot(self, event: SimulatedEvent) -> None:
         """Record what the served bot's Cog made of the event (its last command's result)."""
         results, self._bot_results = self._bot_results, []
         if not results:

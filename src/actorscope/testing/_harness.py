@@ -50,7 +50,7 @@ from actorscope.testing._expect import (
 )
 from actorscope.tools import Workspace
 
-__all__ = ["AgentEnv", "BotHandler", "Event", "Simulator", "Turn"]
+__all__ = ["AgentEnv", "BotHandler", "SimulatedEvent", "Simulator", "Turn"]
 
 #: A failed expectation's traceback ends at the test's line, not in this module.
 __tracebackhide__ = hide_on_expectation_failure
@@ -166,7 +166,7 @@ class AgentEnv:
 
 
 @dataclass
-class Event:
+class SimulatedEvent:
     """What one simulated event became: the adapter's message, the run, what the bot did."""
 
     label: str
@@ -260,7 +260,7 @@ class Simulator(ABC):
     def __init__(self, env: AgentEnv, config: ChannelConfig) -> None:
         self.env = env
         self.expect = Expectations()
-        self.events: list[Event] = []
+        self.events: list[SimulatedEvent] = []
         self.bus = MessageBus()
         self._config = config
         #: The agent as this simulator runs it: the env's, with a policy whose every decision
@@ -270,7 +270,7 @@ class Simulator(ABC):
         self.policy = self.assembly.policy
         self._handler: BotHandler = _silent
         self._served: tuple[Handler, BotServices] | None = None
-        self._event: Event | None = None
+        self._event: SimulatedEvent | None = None
         self._inbound: InboundMessage | None = None
         self._errors: list[Exception] = []
         self.step = self.assembly.run_step(self._turn)
@@ -409,7 +409,7 @@ class Simulator(ABC):
     def _start(self) -> None:
         self.expect.begin()
 
-    async def _finish(self, event: Event) -> Event:
+    async def _finish(self, event: SimulatedEvent) -> SimulatedEvent:
         """Close ``event``: its audit rows are written (a test reads ``audit_log`` next), and
         what it did is checked against the expectations."""
         __tracebackhide__ = True
@@ -440,18 +440,18 @@ class Simulator(ABC):
 
     async def feed(
         self, label: str, payload: Mapping[str, Any], process: Callable[[], Awaitable[Ingress]]
-    ) -> Event:
+    ) -> SimulatedEvent:
         """One platform event the whole way, for a platform half: ``process`` hands
         ``payload`` (the raw event) to the production runner, whose pipeline publishes what
         it admits to :attr:`bus`; its result is recorded, the bot runs each published
         message's turn, and the event is settled against the expectations."""
         __tracebackhide__ = True
         self._start()
-        event = Event(label, payload)
+        event = SimulatedEvent(label, payload)
         await self._deliver(event, await process())
         return await self._finish(event)
 
-    async def _deliver(self, event: Event, result: Ingress) -> None:
+    async def _deliver(self, event: SimulatedEvent, result: Ingress) -> None:
         """Record the pipeline's ``result`` for ``event`` and run what it published."""
         __tracebackhide__ = True
         event.message, event.ignored, event.outcome = result.message, result.reason, result.outcome
@@ -460,7 +460,7 @@ class Simulator(ABC):
             self.bus.task_done()
             await self._run(message, event)
 
-    async def _run(self, message: InboundMessage, event: Event) -> None:
+    async def _run(self, message: InboundMessage, event: SimulatedEvent) -> None:
         """The production run step for ``message``; a bot that raised fails the test."""
         __tracebackhide__ = True
         self._event, self._inbound, self._errors = event, message, []
@@ -494,8 +494,8 @@ class Simulator(ABC):
         return None
 
     async def subagent_announce(
-        self, parent: Event, result: str = "done", *, prompt: str = "sub-task"
-    ) -> Event:
+        self, parent: SimulatedEvent, result: str = "done", *, prompt: str = "sub-task"
+    ) -> SimulatedEvent:
         """A sub-agent spawned in ``parent``'s run announces ``result``; the bot runs that turn."""
         signer = self.env.signer
 
@@ -507,12 +507,12 @@ class Simulator(ABC):
 
     async def delegate_announce(
         self,
-        parent: Event,
+        parent: SimulatedEvent,
         result: str = "done",
         *,
         target_agent_id: str | None = None,
         task: str = "delegated task",
-    ) -> Event:
+    ) -> SimulatedEvent:
         """``parent``'s run delegates ``task`` to another agent (default: its own) and the
         delegate's ``result`` comes back to it; the bot runs that turn."""
         signer = self.env.signer
@@ -525,8 +525,8 @@ class Simulator(ABC):
         return await self._chain(parent, build, f"delegate announce of {parent.label}")
 
     async def teammate_dispatch(
-        self, parent: Event, teammate: str = "helper", text: str = "hello"
-    ) -> Event:
+        self, parent: SimulatedEvent, teammate: str = "helper", text: str = "hello"
+    ) -> SimulatedEvent:
         """``parent``'s run has ``teammate`` dispatch ``text`` to this agent; the bot runs it."""
         signer = self.env.signer
 
@@ -537,12 +537,12 @@ class Simulator(ABC):
 
     async def session_send(
         self,
-        parent: Event,
+        parent: SimulatedEvent,
         text: str = "hello",
         *,
         chat_id: str | None = None,
         thread_id: str | None = None,
-    ) -> Event:
+    ) -> SimulatedEvent:
         """``parent``'s run sends ``text`` into a session (default: its own chat and thread);
         the bot runs that turn."""
         signer = self.env.signer
@@ -563,7 +563,9 @@ class Simulator(ABC):
 
         return await self._chain(parent, build, f"session_send of {parent.label}")
 
-    async def ticker(self, parent: Event, name: str = "job", prompt: str = "tick") -> Event:
+    async def ticker(
+        self, parent: SimulatedEvent, name: str = "job", prompt: str = "tick"
+    ) -> SimulatedEvent:
         """A ticker job created in ``parent``'s run fires; the bot runs that turn."""
         signer = self.env.signer
 
@@ -572,7 +574,9 @@ class Simulator(ABC):
 
         return await self._chain(parent, build, f"ticker {name!r} created in {parent.label}")
 
-    async def _chain(self, parent: Event, build: Callable[[], InboundMessage], label: str) -> Event:
+    async def _chain(
+        self, parent: SimulatedEvent, build: Callable[[], InboundMessage], label: str
+    ) -> SimulatedEvent:
         """Call a wrapper inside ``parent``'s run (its origin is read from the bound identity,
         as in the host) and run the turn for the message it synthesised."""
         request = self._require_run(parent)
@@ -580,16 +584,16 @@ class Simulator(ABC):
             message = build()
         return await self.synthetic(message, label)
 
-    async def synthetic(self, message: InboundMessage, label: str) -> Event:
+    async def synthetic(self, message: InboundMessage, label: str) -> SimulatedEvent:
         """Run a turn for a message a wrapper synthesised (it bypasses channel ingress)."""
         __tracebackhide__ = True
         self._start()
-        event = Event(label, message.model_dump(mode="json"), message=message)
+        event = SimulatedEvent(label, message.model_dump(mode="json"), message=message)
         await self._run(message, event)
         return await self._finish(event)
 
     @staticmethod
-    def _require_run(parent: Event) -> RunRequest:
+    def _require_run(parent: SimulatedEvent) -> RunRequest:
         if parent.request is None:
             raise AssertionError(f"{parent.label} did not run a turn (ignored: {parent.ignored})")
         return parent.request

@@ -62,7 +62,7 @@ from actorscope.permissions import AuditLog
 from actorscope.propagation import OriginSigner, RunInfo, spawn_subagent
 from actorscope.testing._expect import Observation, ObservationKind
 from actorscope.testing._grants import Grants
-from actorscope.testing._harness import AgentEnv, Event, Simulator
+from actorscope.testing._harness import AgentEnv, SimulatedEvent, Simulator
 from actorscope.testing._probe_effects import Behaviour, CallLog, FolderWatch, Watch, api_call
 from actorscope.testing._probe_target import (
     ProbeReachError,
@@ -349,7 +349,7 @@ class ProbeWorld(Generic[SimT]):
     #: linked during a case is a leak.
     accounts: frozenset[str] = frozenset()
     #: What the case's event's ``setup`` did (the writer's command whose answer a click presses).
-    prepared: list[Event] = field(default_factory=list)
+    prepared: list[SimulatedEvent] = field(default_factory=list)
     #: Set by a case's send when the defence it tries was never reached (the bot dropped the
     #: event before actorscope saw it): the case is then "not tested", never held.
     unreached: str = ""
@@ -358,7 +358,7 @@ class ProbeWorld(Generic[SimT]):
     reset: Callable[[], Awaitable[None]] | None = None
 
 
-Send = Callable[[ProbeWorld[SimT], str, str], Awaitable[list[Event]]]
+Send = Callable[[ProbeWorld[SimT], str, str], Awaitable[list[SimulatedEvent]]]
 
 
 @dataclass(frozen=True)
@@ -521,7 +521,7 @@ def _changes(before: _Snapshot, after: _Snapshot, *, groups: set[str] | None) ->
 
 
 def _decision_leaks(
-    events: Sequence[Event], writers: dict[str, str], dm: bool
+    events: Sequence[SimulatedEvent], writers: dict[str, str], dm: bool
 ) -> tuple[list[str], list[dict[str, str]]]:
     problems: list[str] = []
     decisions: list[dict[str, str]] = []
@@ -660,7 +660,7 @@ async def _foreign_links(world: ProbeWorld[SimT]) -> dict[str, str]:
     return {link.account: link.person_id for link in links if link.account not in world.accounts}
 
 
-def _cross_scope(events: Sequence[Event], planted: dict[str, str]) -> list[str]:
+def _cross_scope(events: Sequence[SimulatedEvent], planted: dict[str, str]) -> list[str]:
     """Replies carrying a marker planted in another chat's scope."""
     problems: list[str] = []
     for event in events:
@@ -978,7 +978,7 @@ class ChatSim(Protocol):
         """Add a group room; its chat id."""
         ...
 
-    async def say(self, who: str, text: str, where: str | None = None) -> Event:
+    async def say(self, who: str, text: str, where: str | None = None) -> SimulatedEvent:
         """``who`` writes ``text`` in room ``where`` (``None``: their DM)."""
         ...
 
@@ -994,13 +994,13 @@ def _chat_sim(world: _ChatWorld) -> ChatSim:
 def _chat_says(who: str) -> Send[Any]:
     """``who`` sends the command in the writer's room."""
 
-    async def send(w: _ChatWorld, where: str, command: str) -> list[Event]:
+    async def send(w: _ChatWorld, where: str, command: str) -> list[SimulatedEvent]:
         return [await _chat_sim(w).say(who, sent_text(command), _ROOM)]
 
     return send
 
 
-async def _chat_writer_dm(w: _ChatWorld, where: str, command: str) -> list[Event]:
+async def _chat_writer_dm(w: _ChatWorld, where: str, command: str) -> list[SimulatedEvent]:
     return [await _chat_sim(w).say("writer", sent_text(command))]
 
 
@@ -1013,7 +1013,7 @@ def _room(w: _ChatWorld, sender: str | None) -> Identity:
 def _chat_from(sender_id: str, kind: SenderKind) -> Send[Any]:
     """A message in the room from ``sender_id`` that no platform event produces as such."""
 
-    async def send(w: _ChatWorld, where: str, command: str) -> list[Event]:
+    async def send(w: _ChatWorld, where: str, command: str) -> list[SimulatedEvent]:
         room = _room(w, None)
         message = InboundMessage(
             channel=room.channel,
@@ -1037,7 +1037,7 @@ def _chat_carrier(w: _ChatWorld, command: str, signer: OriginSigner) -> InboundM
         return spawn_subagent(sent_text(command), signer=signer).message
 
 
-async def _chat_subagent(w: _ChatWorld, where: str, command: str) -> list[Event]:
+async def _chat_subagent(w: _ChatWorld, where: str, command: str) -> list[SimulatedEvent]:
     """The member says hello; inside that run, a sub-agent is started with ``command``."""
     parent = await _chat_sim(w).say("member", "hello", _ROOM)
     if parent.request is None:
@@ -1051,12 +1051,12 @@ async def _chat_subagent(w: _ChatWorld, where: str, command: str) -> list[Event]
     return [parent, await sim.synthetic(message, "sub-agent")]
 
 
-async def _chat_forged(w: _ChatWorld, where: str, command: str) -> list[Event]:
+async def _chat_forged(w: _ChatWorld, where: str, command: str) -> list[SimulatedEvent]:
     sim: Simulator = w.sim
     return [await sim.synthetic(_chat_carrier(w, command, OriginSigner()), "forged origin")]
 
 
-async def _chat_writers_run(w: _ChatWorld, where: str, command: str) -> list[Event]:
+async def _chat_writers_run(w: _ChatWorld, where: str, command: str) -> list[SimulatedEvent]:
     sim: Simulator = w.sim
     return [await sim.synthetic(_chat_carrier(w, command, w.env.signer), "the writer's run")]
 

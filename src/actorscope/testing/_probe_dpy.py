@@ -49,7 +49,7 @@ from actorscope.sandbox import DiscordEmulator, DiscordHttpCall, DiscordWorld, d
 from actorscope.sandbox import DiscordMessage as Message
 from actorscope.testing._discord_sim import DiscordSim
 from actorscope.testing._expect import Expectations, ObservationKind
-from actorscope.testing._harness import AgentEnv, Event
+from actorscope.testing._harness import AgentEnv, SimulatedEvent
 from actorscope.testing._probe import (
     PEOPLE,
     PlatformProbe,
@@ -204,37 +204,39 @@ async def seed_discord(
     return world
 
 
-async def _d_non_writer(w: _DcWorld, where: str, command: str) -> list[Event]:
+async def _d_non_writer(w: _DcWorld, where: str, command: str) -> list[SimulatedEvent]:
     return [await w.sim.message("member", discord_text(command), where, mention_bot=True)]
 
 
-async def _d_other_writer(w: _DcWorld, where: str, command: str) -> list[Event]:
+async def _d_other_writer(w: _DcWorld, where: str, command: str) -> list[SimulatedEvent]:
     return [await w.sim.message("otherwriter", discord_text(command), where, mention_bot=True)]
 
 
-async def _d_webhook(w: _DcWorld, where: str, command: str) -> list[Event]:
+async def _d_webhook(w: _DcWorld, where: str, command: str) -> list[SimulatedEvent]:
     return [await w.sim.webhook(where, discord_text(command))]
 
 
-async def _d_bot(w: _DcWorld, where: str, command: str) -> list[Event]:
+async def _d_bot(w: _DcWorld, where: str, command: str) -> list[SimulatedEvent]:
     return [await w.sim.bot_message("helperbot", discord_text(command), where)]
 
 
-async def _d_slash(w: _DcWorld, where: str, command: str) -> list[Event]:
+async def _d_slash(w: _DcWorld, where: str, command: str) -> list[SimulatedEvent]:
     name = command_name(command)
     if name not in _DISCORD_SLASH:
-        return [Event(f"no slash command {name!r}", {}, ignored=IgnoreReason.NOT_FOR_THIS_BOT)]
+        return [
+            SimulatedEvent(f"no slash command {name!r}", {}, ignored=IgnoreReason.NOT_FOR_THIS_BOT)
+        ]
     # /addwriter and /removewriter name someone: the non-writer names themself.
     person = w.sim.find_user("member")
     options = {"user": person} if name != "writers" else None
     return [await w.sim.slash(person, name, where, options=options)]
 
 
-async def _d_writer_dm(w: _DcWorld, where: str, command: str) -> list[Event]:
+async def _d_writer_dm(w: _DcWorld, where: str, command: str) -> list[SimulatedEvent]:
     return [await w.sim.dm("writer", discord_text(command))]
 
 
-async def _d_writer_says(w: _DcWorld, where: str, command: str) -> list[Event]:
+async def _d_writer_says(w: _DcWorld, where: str, command: str) -> list[SimulatedEvent]:
     return [await w.sim.message("writer", discord_text(command), where, mention_bot=True)]
 
 
@@ -303,7 +305,7 @@ class _Hosted:
 
 _DpyWorld = ProbeWorld[_Hosted]
 _T = TypeVar("_T")
-_DpySend = Callable[[_DpyWorld, str, str], Awaitable[list[Event]]]
+_DpySend = Callable[[_DpyWorld, str, str], Awaitable[list[SimulatedEvent]]]
 
 
 def _built(found: object, spec: str, **overrides: Any) -> discord.Client:
@@ -422,9 +424,9 @@ async def _observed(
     marker: str,
     check: Callable[..., bool],
     act: Callable[[], Awaitable[_T]],
-) -> tuple[Event, _T]:
+) -> tuple[SimulatedEvent, _T]:
     """``act``, then wait until the bot dispatched it as ``marker`` (``check`` picks it) and
-    the tasks discord.py started for it are done; what the bot did (an :class:`Event`) and
+    the tasks discord.py started for it are done; what the bot did (an :class:`SimulatedEvent`) and
     what ``act`` returned. A handler error discord.py logged as ignored is raised (a handler
     error of the case, as a PTB handler's)."""
     hosted = w.sim
@@ -449,7 +451,7 @@ async def _observed(
         dispatched.cancel()
     if hosted.failures.errors:
         raise hosted.failures.errors[0]
-    event = Event(label, {"marker": marker})
+    event = SimulatedEvent(label, {"marker": marker})
     if hosted.results:
         result, prepared = hosted.results[-1]
         event.message, event.ignored, event.outcome = result.message, result.reason, result.outcome
@@ -471,7 +473,7 @@ async def _observed(
 
 async def _posted(
     w: _DpyWorld, label: str, author_id: int, channel_id: int, post: Callable[[], Awaitable[_T]]
-) -> tuple[Event, _T]:
+) -> tuple[SimulatedEvent, _T]:
     """A message ``post`` makes, by ``author_id`` in ``channel_id``, as the bot handled it."""
 
     def picks(message: discord.Message) -> bool:
@@ -480,7 +482,7 @@ async def _posted(
     return await _observed(w, label, "message", picks, post)
 
 
-async def _say(w: _DpyWorld, who: str, where: str, text: str) -> tuple[Event, Any]:
+async def _say(w: _DpyWorld, who: str, where: str, text: str) -> tuple[SimulatedEvent, Any]:
     """``who`` posts ``text`` in ``where``: the event and the emulator's message."""
     emu = w.sim.emu
     author, channel = emu.world.user(who), emu.world.channel(where)
@@ -490,14 +492,14 @@ async def _say(w: _DpyWorld, who: str, where: str, text: str) -> tuple[Event, An
 
 
 def _as(who: str) -> _DpySend:
-    async def send(w: _DpyWorld, where: str, command: str) -> list[Event]:
+    async def send(w: _DpyWorld, where: str, command: str) -> list[SimulatedEvent]:
         event, _ = await _say(w, who, where, discord_text(command))
         return [event]
 
     return send
 
 
-async def _webhook(w: _DpyWorld, where: str, command: str) -> list[Event]:
+async def _webhook(w: _DpyWorld, where: str, command: str) -> list[SimulatedEvent]:
     emu = w.sim.emu
     hook = emu.world.webhook("hook")
     event, _ = await _posted(
@@ -531,7 +533,7 @@ def _options(spec: dict[str, Any], command: str) -> dict[str, object]:
 def _slash_by(who: str) -> _DpySend:
     """``who`` runs the command as the slash command the bot synced (n/a when it has none)."""
 
-    async def send(w: _DpyWorld, where: str, command: str) -> list[Event]:
+    async def send(w: _DpyWorld, where: str, command: str) -> list[SimulatedEvent]:
         emu = w.sim.emu
         name = _parts(command)[0]
         channel = emu.world.channel(where)
@@ -543,7 +545,7 @@ def _slash_by(who: str) -> _DpySend:
         ]
         if not synced:
             ignored = IgnoreReason.NOT_FOR_THIS_BOT
-            return [Event(f"no slash command {name!r}", {}, ignored=ignored)]
+            return [SimulatedEvent(f"no slash command {name!r}", {}, ignored=ignored)]
         person = emu.world.user(who)
         options = _options(synced[0], command)
 
@@ -562,7 +564,7 @@ def _slash_by(who: str) -> _DpySend:
     return send
 
 
-def _shown_buttons(w: _DpyWorld, answers: Sequence[Event]) -> list[tuple[Message, str]]:
+def _shown_buttons(w: _DpyWorld, answers: Sequence[SimulatedEvent]) -> list[tuple[Message, str]]:
     """The buttons the bot's messages answering ``answers`` show now (not disabled):
     (the emulator's message, custom id), in order."""
     sent = {int(o.fields["message"]) for a in answers for o in a.sent if "message" in o.fields}
@@ -574,7 +576,9 @@ def _shown_buttons(w: _DpyWorld, answers: Sequence[Event]) -> list[tuple[Message
     ]
 
 
-async def _press(w: _DpyWorld, where: str, answers: Sequence[Event], who: str) -> list[Event]:
+async def _press(
+    w: _DpyWorld, where: str, answers: Sequence[SimulatedEvent], who: str
+) -> list[SimulatedEvent]:
     """``who`` presses each button of the bot's answers, in order, while it is still shown
     (a press may edit the buttons away)."""
     emu = w.sim.emu
@@ -583,7 +587,7 @@ async def _press(w: _DpyWorld, where: str, answers: Sequence[Event], who: str) -
     def picks(interaction: discord.Interaction[Any]) -> bool:
         return interaction.user.id == person.id and interaction.channel_id == channel.id
 
-    pressed: list[Event] = []
+    pressed: list[SimulatedEvent] = []
     for message, custom_id in _shown_buttons(w, answers):
         if any(m is message and c == custom_id for m, c in _shown_buttons(w, answers)):
             event, _ = await _observed(
@@ -597,7 +601,7 @@ async def _press(w: _DpyWorld, where: str, answers: Sequence[Event], who: str) -
     return pressed
 
 
-async def _writer_answer(w: _DpyWorld, where: str, command: str) -> list[Event]:
+async def _writer_answer(w: _DpyWorld, where: str, command: str) -> list[SimulatedEvent]:
     """The writer's ``command``: the bot's answer is what a click presses (none for a writer
     command of the Cog, whose answers have no button)."""
     if w.gated and WriterCommand.named(command_name(command)) is not None:
@@ -606,19 +610,19 @@ async def _writer_answer(w: _DpyWorld, where: str, command: str) -> list[Event]:
     return [event]
 
 
-async def _click(w: _DpyWorld, where: str, command: str) -> list[Event]:
+async def _click(w: _DpyWorld, where: str, command: str) -> list[SimulatedEvent]:
     """The non-writer presses the buttons of the bot's answer to the writer's ``command``."""
     return await _press(w, where, w.prepared, "member")
 
 
-async def _writer_clicks(w: _DpyWorld, where: str, command: str) -> list[Event]:
+async def _writer_clicks(w: _DpyWorld, where: str, command: str) -> list[SimulatedEvent]:
     """The writer's ``command``, then the writer presses the buttons of the bot's answer."""
     answer = await _writer_answer(w, where, command)
     w.watch.begin()
     return [*answer, *await _press(w, where, answer, "writer")]
 
 
-async def _edited(w: _DpyWorld, where: str, command: str) -> list[Event]:
+async def _edited(w: _DpyWorld, where: str, command: str) -> list[SimulatedEvent]:
     """The non-writer's harmless text, then its edit into ``command``."""
     emu = w.sim.emu
     first, original = await _say(w, "member", where, "harmless text")
@@ -637,7 +641,7 @@ async def _edited(w: _DpyWorld, where: str, command: str) -> list[Event]:
     return [first, edit]
 
 
-async def _writer_dm(w: _DpyWorld, where: str, command: str) -> list[Event]:
+async def _writer_dm(w: _DpyWorld, where: str, command: str) -> list[SimulatedEvent]:
     emu = w.sim.emu
     writer = emu.world.user("writer")
     dm = emu.world.dm_channel(writer)

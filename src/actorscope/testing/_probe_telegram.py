@@ -44,7 +44,7 @@ from actorscope.propagation import (
     spawn_subagent,
 )
 from actorscope.sandbox import BotApiCall
-from actorscope.testing._harness import AgentEnv, Event
+from actorscope.testing._harness import AgentEnv, SimulatedEvent
 from actorscope.testing._probe import (
     PEOPLE,
     ProbeCase,
@@ -92,7 +92,7 @@ _TgWorld = ProbeWorld[TelegramSim]
 _TgSend = Send[TelegramSim]
 
 
-async def _say(w: _TgWorld, who: str | int, text: str, where: str) -> Event:
+async def _say(w: _TgWorld, who: str | int, text: str, where: str) -> SimulatedEvent:
     """``who`` writes ``text`` in ``where``, replying to the non-writer's message there."""
     return await w.sim.message(who, text, where, topic=_topic(where), reply_to=w.targets.get(where))
 
@@ -229,7 +229,7 @@ async def _linked_writer(w: _TgWorld) -> None:
 _CODE = re.compile(r"your link code is ([A-Z0-9]{5}-[A-Z0-9]{5})")
 
 
-def _texts(event: Event) -> list[str]:
+def _texts(event: SimulatedEvent) -> list[str]:
     """What the bot sent for ``event``."""
     return [seen.fields.get("text", "") for seen in event.sent]
 
@@ -249,7 +249,7 @@ async def _writer_code(w: _TgWorld) -> str:
     return await _code_for(w, "writer")
 
 
-async def _look_alike(w: _TgWorld, where: str, command: str) -> list[Event]:
+async def _look_alike(w: _TgWorld, where: str, command: str) -> list[SimulatedEvent]:
     """An account with the writer's name and a username one letter off (another id) sends
     /unlink (the writer's person must stay whole), asks for its own code and has the
     writer's second account send it (as a phisher would: refused, that account is the
@@ -267,7 +267,7 @@ async def _look_alike(w: _TgWorld, where: str, command: str) -> list[Event]:
     return [await _say(w, _LOOK_ALIKE_ID, sent_text(command), where)]
 
 
-async def _non_person_link(w: _TgWorld, where: str, command: str) -> list[Event]:
+async def _non_person_link(w: _TgWorld, where: str, command: str) -> list[SimulatedEvent]:
     """Non-persons try to link while the writer holds a live code: an anonymous admin asks
     for a code in the group, another bot asks for one in its DM, then sends the writer's code
     there. It holds when the link store refused it (a ``link.refused`` row) or burnt the code;
@@ -307,7 +307,7 @@ async def _live_codes(w: _TgWorld, user: str) -> int:
     return 0 if row is None else int(row["n"])
 
 
-async def _replayed_code(w: _TgWorld, where: str, command: str) -> list[Event]:
+async def _replayed_code(w: _TgWorld, where: str, command: str) -> list[SimulatedEvent]:
     code = await _writer_code(w)
     await w.sim.message("writer-alt", f"/link {code}")  # the writer's own use of it
     await w.sim.message("member", f"/link {code}")  # a third account replays it
@@ -315,7 +315,7 @@ async def _replayed_code(w: _TgWorld, where: str, command: str) -> list[Event]:
     return [await _say(w, "member", sent_text(command), where)]
 
 
-async def _code_in_group(w: _TgWorld, where: str, command: str) -> list[Event]:
+async def _code_in_group(w: _TgWorld, where: str, command: str) -> list[SimulatedEvent]:
     code = await _writer_code(w)
     await w.sim.message("writer", f"/link {code}", where, topic=_topic(where))  # burnt there
     await w.sim.message("member", f"/link {code}")  # a member who read it tries it
@@ -323,14 +323,14 @@ async def _code_in_group(w: _TgWorld, where: str, command: str) -> list[Event]:
     return [await _say(w, "member", sent_text(command), where)]
 
 
-async def _guessed_code(w: _TgWorld, where: str, command: str) -> list[Event]:
+async def _guessed_code(w: _TgWorld, where: str, command: str) -> list[SimulatedEvent]:
     for guess in ("AAAAA-AAAAA", "23456-78923", "ZZZZZ-ZZZZZ"):
         await w.sim.message("member", f"/link {guess}")
     w.watch.begin()
     return [await _say(w, "member", sent_text(command), where)]
 
 
-async def _after_unlink(w: _TgWorld, where: str, command: str) -> list[Event]:
+async def _after_unlink(w: _TgWorld, where: str, command: str) -> list[SimulatedEvent]:
     await w.sim.unlink("writer-alt", by="probe")  # the writer keeps the person and its grant
     w.watch.begin()
     return [await _say(w, "writer-alt", sent_text(command), where)]
@@ -344,38 +344,40 @@ def _topic(where: str) -> str | None:
     return "ideas" if where == "forum" else None
 
 
-async def _non_writer(w: _TgWorld, where: str, command: str) -> list[Event]:
+async def _non_writer(w: _TgWorld, where: str, command: str) -> list[SimulatedEvent]:
     return [await _say(w, "member", sent_text(command), where)]
 
 
-async def _other_group_writer(w: _TgWorld, where: str, command: str) -> list[Event]:
+async def _other_group_writer(w: _TgWorld, where: str, command: str) -> list[SimulatedEvent]:
     return [await _say(w, "otherwriter", sent_text(command), where)]
 
 
-async def _anonymous_admin(w: _TgWorld, where: str, command: str) -> list[Event]:
+async def _anonymous_admin(w: _TgWorld, where: str, command: str) -> list[SimulatedEvent]:
     return [await w.sim.anonymous_admin(where, sent_text(command), topic=_topic(where))]
 
 
-async def _as_channel(w: _TgWorld, where: str, command: str) -> list[Event]:
+async def _as_channel(w: _TgWorld, where: str, command: str) -> list[SimulatedEvent]:
     return [await w.sim.as_channel("news", where, sent_text(command))]
 
 
-async def _channel_post(w: _TgWorld, where: str, command: str) -> list[Event]:
+async def _channel_post(w: _TgWorld, where: str, command: str) -> list[SimulatedEvent]:
     return [await w.sim.channel_post("news", sent_text(command))]
 
 
-async def _automatic_forward(w: _TgWorld, where: str, command: str) -> list[Event]:
+async def _automatic_forward(w: _TgWorld, where: str, command: str) -> list[SimulatedEvent]:
     post = await w.sim.channel_post("news", sent_text(command))
     message_id = int(post.payload["channel_post"]["message_id"])
     w.watch.begin()
     return [post, await w.sim.automatic_forward("news", message_id, where)]
 
 
-async def _other_bot(w: _TgWorld, where: str, command: str) -> list[Event]:
+async def _other_bot(w: _TgWorld, where: str, command: str) -> list[SimulatedEvent]:
     return [await _say(w, _BOT_ID, sent_text(command), where)]
 
 
-async def _made_up_click(w: _TgWorld, where: str, command: str, clicker: str) -> list[Event]:
+async def _made_up_click(
+    w: _TgWorld, where: str, command: str, clicker: str
+) -> list[SimulatedEvent]:
     """A handler's click: the writer says hello, the bot's answer carries a button whose
     callback data is ``command`` (the run channel delivers it as the clicker's message);
     ``clicker`` clicks it."""
@@ -393,7 +395,7 @@ async def _made_up_click(w: _TgWorld, where: str, command: str, clicker: str) ->
     return [await w.sim.click(clicker, where, data, message=posted.message_id)]
 
 
-def _shown_buttons(w: _TgWorld, where: str, answer: Event) -> list[tuple[int, str]]:
+def _shown_buttons(w: _TgWorld, where: str, answer: SimulatedEvent) -> list[tuple[int, str]]:
     """The callback buttons the bot's messages answering ``answer`` show now:
     (message id, callback data), in order."""
     chat = w.sim.find_chat(where)
@@ -410,17 +412,19 @@ def _shown_buttons(w: _TgWorld, where: str, answer: Event) -> list[tuple[int, st
     return shown
 
 
-async def _press(w: _TgWorld, where: str, answer: Event, presser: str) -> list[Event]:
+async def _press(
+    w: _TgWorld, where: str, answer: SimulatedEvent, presser: str
+) -> list[SimulatedEvent]:
     """``presser`` presses each button of the bot's answer, in order, while it is still
     shown (a press may edit the buttons away)."""
-    pressed: list[Event] = []
+    pressed: list[SimulatedEvent] = []
     for message, data in _shown_buttons(w, where, answer):
         if (message, data) in _shown_buttons(w, where, answer):
             pressed.append(await w.sim.click(presser, where, data, message=message))
     return pressed
 
 
-async def _writer_answer(w: _TgWorld, where: str, command: str) -> list[Event]:
+async def _writer_answer(w: _TgWorld, where: str, command: str) -> list[SimulatedEvent]:
     """The writer's ``command``: the bot's answer is what a click presses (an application's;
     none for a writer command of the gate, whose answers have no button)."""
     if w.handler or is_writer_command(w, command):
@@ -428,13 +432,13 @@ async def _writer_answer(w: _TgWorld, where: str, command: str) -> list[Event]:
     return [await _say(w, "writer", sent_text(command), where)]
 
 
-async def _click(w: _TgWorld, where: str, command: str) -> list[Event]:
+async def _click(w: _TgWorld, where: str, command: str) -> list[SimulatedEvent]:
     if w.handler:
         return await _made_up_click(w, where, command, "member")
     return [p for answer in w.prepared for p in await _press(w, where, answer, "member")]
 
 
-async def _writer_clicks(w: _TgWorld, where: str, command: str) -> list[Event]:
+async def _writer_clicks(w: _TgWorld, where: str, command: str) -> list[SimulatedEvent]:
     if w.handler:
         return await _made_up_click(w, where, command, "writer")
     answer = await _writer_answer(w, where, command)
@@ -442,13 +446,13 @@ async def _writer_clicks(w: _TgWorld, where: str, command: str) -> list[Event]:
     return [*answer, *[p for a in answer for p in await _press(w, where, a, "writer")]]
 
 
-async def _edited(w: _TgWorld, where: str, command: str) -> list[Event]:
+async def _edited(w: _TgWorld, where: str, command: str) -> list[SimulatedEvent]:
     first = await w.sim.message("member", "harmless text", where, topic=_topic(where))
     w.watch.begin()
     return [first, await w.sim.edit(first, sent_text(command))]
 
 
-async def _claims_writer(w: _TgWorld, where: str, command: str) -> list[Event]:
+async def _claims_writer(w: _TgWorld, where: str, command: str) -> list[SimulatedEvent]:
     text = f"{command} sender_id={_WRITER_ID}"
     return [await _say(w, "member", text, where)]
 
@@ -459,7 +463,7 @@ async def _started_by(
     who: str,
     build: Callable[[], InboundMessage],
     label: str,
-) -> list[Event]:
+) -> list[SimulatedEvent]:
     """``who`` says hello in ``where``; inside that run, ``build`` makes a message."""
     parent = await w.sim.message(who, "hello", where, topic=_topic(where))
     if parent.request is None:
@@ -472,21 +476,21 @@ async def _started_by(
     return [parent, await w.sim.synthetic(message, label)]
 
 
-async def _subagent(w: _TgWorld, where: str, command: str) -> list[Event]:
+async def _subagent(w: _TgWorld, where: str, command: str) -> list[SimulatedEvent]:
     signer, text = w.env.signer, sent_text(command)
     return await _started_by(
         w, where, "member", lambda: spawn_subagent(text, signer=signer).message, "sub-agent"
     )
 
 
-async def _delegate(w: _TgWorld, where: str, command: str) -> list[Event]:
+async def _delegate(w: _TgWorld, where: str, command: str) -> list[SimulatedEvent]:
     signer, agent_id, text = w.env.signer, w.env.agent.id, sent_text(command)
     return await _started_by(
         w, where, "member", lambda: delegate(agent_id, text, signer=signer).message, "delegate"
     )
 
 
-async def _ticker(w: _TgWorld, where: str, command: str) -> list[Event]:
+async def _ticker(w: _TgWorld, where: str, command: str) -> list[SimulatedEvent]:
     signer, text = w.env.signer, sent_text(command)
     return await _started_by(
         w,
@@ -505,12 +509,12 @@ def _writer_carrier(w: _TgWorld, where: str, command: str, signer: OriginSigner)
         return spawn_subagent(sent_text(command), signer=signer).message
 
 
-async def _forged_origin(w: _TgWorld, where: str, command: str) -> list[Event]:
+async def _forged_origin(w: _TgWorld, where: str, command: str) -> list[SimulatedEvent]:
     carrier = _writer_carrier(w, where, command, OriginSigner())  # another key
     return [await w.sim.synthetic(carrier, "forged origin")]
 
 
-async def _unsigned_origin(w: _TgWorld, where: str, command: str) -> list[Event]:
+async def _unsigned_origin(w: _TgWorld, where: str, command: str) -> list[SimulatedEvent]:
     carrier = _writer_carrier(w, where, command, w.env.signer)
     claimed = Origin.from_metadata(carrier.metadata)
     metadata = {} if claimed is None else claimed.to_metadata()
@@ -518,7 +522,7 @@ async def _unsigned_origin(w: _TgWorld, where: str, command: str) -> list[Event]
     return [await w.sim.synthetic(unsigned, "unsigned origin")]
 
 
-async def _replayed_origin(w: _TgWorld, where: str, command: str) -> list[Event]:
+async def _replayed_origin(w: _TgWorld, where: str, command: str) -> list[SimulatedEvent]:
     carrier = _writer_carrier(w, where, command, w.env.signer)
     w.env.signer.verify(carrier, consume=True)  # its one honest use
     return [await w.sim.synthetic(carrier, "replayed origin")]
@@ -527,7 +531,7 @@ async def _replayed_origin(w: _TgWorld, where: str, command: str) -> list[Event]
 def _synthetic_sender(sender_id: str, kind: SenderKind = SenderKind.USER) -> _TgSend:
     """A message in the group from ``sender_id`` that no platform event produces as such."""
 
-    async def send(w: _TgWorld, where: str, command: str) -> list[Event]:
+    async def send(w: _TgWorld, where: str, command: str) -> list[SimulatedEvent]:
         chat_id = _FORUM_ID if where == "forum" else _GROUP_ID
         message = InboundMessage(
             channel="telegram",
@@ -544,18 +548,18 @@ def _synthetic_sender(sender_id: str, kind: SenderKind = SenderKind.USER) -> _Tg
     return send
 
 
-async def _writer_dm(w: _TgWorld, where: str, command: str) -> list[Event]:
+async def _writer_dm(w: _TgWorld, where: str, command: str) -> list[SimulatedEvent]:
     return [await w.sim.message("writer", sent_text(command))]
 
 
 # -- the writer's acts: what the hostile events are compared with -------------------------------
 
 
-async def _writer_says(w: _TgWorld, where: str, command: str) -> list[Event]:
+async def _writer_says(w: _TgWorld, where: str, command: str) -> list[SimulatedEvent]:
     return [await _say(w, "writer", sent_text(command), where)]
 
 
-async def _writers_run(w: _TgWorld, where: str, command: str) -> list[Event]:
+async def _writers_run(w: _TgWorld, where: str, command: str) -> list[SimulatedEvent]:
     """A sub-agent the writer started in ``where`` (an honest, signed origin)."""
     carrier = _writer_carrier(w, where, command, w.env.signer)
     return [await w.sim.synthetic(carrier, "the writer's sub-agent")]

@@ -46,7 +46,7 @@ from actorscope.sandbox import (
     BotApiServer,
 )
 from actorscope.testing._expect import hide_on_expectation_failure
-from actorscope.testing._harness import AgentEnv, Event, Simulator
+from actorscope.testing._harness import AgentEnv, SimulatedEvent, Simulator
 
 if TYPE_CHECKING:
     from aiogram import Dispatcher
@@ -91,7 +91,7 @@ class TelegramSim(Simulator):
         self._application: App | None = None
         self._dispatcher: ServedDispatcher | None = None
         self._server: BotApiServer | None = None
-        self._app_event: Event | None = None
+        self._app_event: SimulatedEvent | None = None
         self._app_errors: list[Exception] = []
         self._users: dict[str, TelegramUser] = {}
         self._chats: dict[str, TelegramChat] = {}
@@ -381,7 +381,7 @@ class TelegramSim(Simulator):
         *,
         topic: TopicLike | None = None,
         reply_to: int | None = None,
-    ) -> Event:
+    ) -> SimulatedEvent:
         """``user`` writes ``text`` in ``chat`` (default: the private chat with the bot)."""
         person = self.find_user(user)
         target = None if chat is None else self.find_chat(chat)
@@ -393,31 +393,33 @@ class TelegramSim(Simulator):
 
     async def anonymous_admin(
         self, chat: ChatLike, text: str, *, topic: TopicLike | None = None
-    ) -> Event:
+    ) -> SimulatedEvent:
         """An anonymous admin of ``chat`` writes (``from`` is GroupAnonymousBot)."""
         target = self.find_chat(chat)
         update = self.emu.anonymous_admin_message(target, text, topic=self._topic_ref(topic))
         return await self._dispatch(update, f"telegram anonymous admin in {target.label}")
 
-    async def as_channel(self, channel: ChatLike, chat: ChatLike, text: str) -> Event:
+    async def as_channel(self, channel: ChatLike, chat: ChatLike, text: str) -> SimulatedEvent:
         """A user writes in ``chat`` as ``channel`` (``from`` is Channel_Bot)."""
         source, target = self.find_chat(channel), self.find_chat(chat)
         update = self.emu.message_as_channel(source, target, text)
         return await self._dispatch(update, f"telegram post as {source.label} in {target.label}")
 
-    async def channel_post(self, channel: ChatLike, text: str) -> Event:
+    async def channel_post(self, channel: ChatLike, text: str) -> SimulatedEvent:
         """A post in a channel the bot administers."""
         target = self.find_chat(channel)
         update = self.emu.channel_post(target, text)
         return await self._dispatch(update, f"telegram channel post in {target.label}")
 
-    async def automatic_forward(self, channel: ChatLike, message_id: int, chat: ChatLike) -> Event:
+    async def automatic_forward(
+        self, channel: ChatLike, message_id: int, chat: ChatLike
+    ) -> SimulatedEvent:
         """Telegram copies channel post ``message_id`` into its discussion group ``chat``."""
         source, target = self.find_chat(channel), self.find_chat(chat)
         update = self.emu.automatic_forward(source, message_id, target)
         return await self._dispatch(update, f"telegram automatic forward into {target.label}")
 
-    async def edit(self, event: Event, text: str) -> Event:
+    async def edit(self, event: SimulatedEvent, text: str) -> SimulatedEvent:
         """The author of ``event``'s message edits it to ``text`` (an ``edited_message``)."""
         original = event.payload.get("message")
         if not isinstance(original, dict):
@@ -433,7 +435,7 @@ class TelegramSim(Simulator):
         data: str | None = None,
         *,
         message: int | None = None,
-    ) -> Event:
+    ) -> SimulatedEvent:
         """``user`` presses the inline button with callback ``data`` (default: the first) on
         the bot's latest message in ``chat`` that has it, or on the bot's ``message`` (its id:
         ``event.sent[0].message_id``)."""
@@ -454,7 +456,7 @@ class TelegramSim(Simulator):
         caption: str | None = None,
         topic: TopicLike | None = None,
         image: bytes | None = None,
-    ) -> Event:
+    ) -> SimulatedEvent:
         """``user`` sends a photo (``image``, PNG or JPEG; default: a small sample) with
         ``caption`` in ``chat`` (default: the private chat): a command in the caption reaches
         the bot as a typed one does, and is judged the same way."""
@@ -473,7 +475,7 @@ class TelegramSim(Simulator):
         options: Sequence[int | str],
         *,
         message: int | None = None,
-    ) -> Event:
+    ) -> SimulatedEvent:
         """``user`` votes for ``options`` (indexes, or the options' texts; empty: retracts) in
         the bot's latest poll in ``chat`` (or the poll of ``message``). The bot gets the
         ``poll_answer`` (its poll's new state when the poll is anonymous)."""
@@ -504,7 +506,7 @@ class TelegramSim(Simulator):
         poll: dict[str, Any] = stored["poll"]
         return poll
 
-    async def redeliver(self, event: Event) -> Event:
+    async def redeliver(self, event: SimulatedEvent) -> SimulatedEvent:
         """Telegram delivers ``event``'s update again (a webhook retry): the same JSON."""
         update = dict(event.payload)
         return await self._dispatch(update or None, f"redelivery of {event.label}")
@@ -515,10 +517,10 @@ class TelegramSim(Simulator):
 
     # -- the bot side ----------------------------------------------------------------------
 
-    async def _dispatch(self, update: dict[str, Any] | None, label: str) -> Event:
+    async def _dispatch(self, update: dict[str, Any] | None, label: str) -> SimulatedEvent:
         __tracebackhide__ = True
         self._start()
-        event = Event(label, update or {})
+        event = SimulatedEvent(label, update or {})
         self.emu.queue.drop_pending()  # handed to the runner right here, never polled
         if update is not None and self._application is not None:
             await self._process(self._application, update, event)
@@ -534,7 +536,7 @@ class TelegramSim(Simulator):
             await self._deliver(event, result)
         return await self._finish(event)
 
-    async def _process(self, app: App, update: dict[str, Any], event: Event) -> None:
+    async def _process(self, app: App, update: dict[str, Any], event: SimulatedEvent) -> None:
         """The served application processes ``update``; what its gate did goes to ``event``."""
         __tracebackhide__ = True
         self._app_event, self._app_errors = event, []

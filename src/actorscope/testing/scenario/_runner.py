@@ -19,7 +19,7 @@ from actorscope.identity import Identity
 from actorscope.messages import RunRequest
 from actorscope.permissions import LinkMode
 from actorscope.testing._expect import Expected, ObservationKind, diff
-from actorscope.testing._harness import AgentEnv, Event, Simulator, Turn
+from actorscope.testing._harness import AgentEnv, SimulatedEvent, Simulator, Turn
 from actorscope.testing.scenario._loader import LoadedScenario, ScenarioError
 from actorscope.testing.scenario._model import Expect, HttpStep, Step
 from actorscope.testing.scenario._world import World
@@ -74,7 +74,7 @@ class _Player:
     def __init__(self, loaded: LoadedScenario, world: World) -> None:
         self.loaded = loaded
         self.world = world
-        self.events: list[Event | None] = []
+        self.events: list[SimulatedEvent | None] = []
         self.places: list[tuple[str, str, str]] = []
         self.step: Step | None = None
         spec = loaded.scenario.setup.handler
@@ -127,7 +127,7 @@ class _Player:
         )
         sim = self.world.telegram
         sim.expect.begin()
-        event = Event(f"http call by {http.user}", {"user": http.user})
+        event = SimulatedEvent(f"http call by {http.user}", {"user": http.user})
         if step.action is not None:
             await sim.check(step.action, identity)
         await env.db.settle_audit()  # as every kit event: its audit rows are written
@@ -137,7 +137,7 @@ class _Player:
         self.check(index, step.expect, event, sim)
         return self.outcome(index, step, event)
 
-    def _parent(self, index: int, step: Step) -> Event | None:
+    def _parent(self, index: int, step: Step) -> SimulatedEvent | None:
         spec = step.chain
         if spec is None:
             return None
@@ -166,7 +166,7 @@ class _Player:
             raise ScenarioError(f"reply_to: step {number} is no Telegram message")
         return message
 
-    def check(self, index: int, expect: Expect, event: Event, sim: Simulator) -> None:
+    def check(self, index: int, expect: Expect, event: SimulatedEvent, sim: Simulator) -> None:
         label = event.label
         if expect.ignored is not None:
             got = "" if event.ignored is None else str(event.ignored)
@@ -212,7 +212,7 @@ class _Player:
             if problems:
                 raise self.fail(index, label, "replies differ:\n" + problems)
 
-    def outcome(self, index: int, step: Step, event: Event) -> StepOutcome:
+    def outcome(self, index: int, step: Step, event: SimulatedEvent) -> StepOutcome:
         decided = event.decisions[0].fields if event.decisions else {}
         if decided:
             verdict = "allowed" if decided.get("allowed") == "true" else "denied"

@@ -18,7 +18,7 @@ from actorscope.identity import Scope
 from actorscope.sandbox import DiscordWorld
 from actorscope.testing._discord_sim import DiscordSim
 from actorscope.testing._grants import Grants
-from actorscope.testing._harness import AgentEnv, Event, Simulator
+from actorscope.testing._harness import AgentEnv, SimulatedEvent, Simulator
 from actorscope.testing._telegram_sim import TelegramSim
 from actorscope.testing.scenario._loader import LoadedScenario, ScenarioError
 from actorscope.testing.scenario._model import (
@@ -193,8 +193,8 @@ class World:
     # -- steps -----------------------------------------------------------------------------
 
     async def event(
-        self, step: Step, parent: Event | None, replied: Mapping[str, Any] | None = None
-    ) -> tuple[Event, Simulator]:
+        self, step: Step, parent: SimulatedEvent | None, replied: Mapping[str, Any] | None = None
+    ) -> tuple[SimulatedEvent, Simulator]:
         """Play one step's event (a Telegram message may reply to the earlier message
         ``replied``); returns it and the simulator that played it."""
         if step.telegram is not None:
@@ -206,7 +206,7 @@ class World:
         sim: Simulator = self.discord if on_discord else self.telegram
         return await self._chain(step, parent, sim), sim
 
-    async def _chain(self, step: Step, parent: Event, sim: Simulator) -> Event:
+    async def _chain(self, step: Step, parent: SimulatedEvent, sim: Simulator) -> SimulatedEvent:
         if step.subagent_announce is not None:
             return await sim.subagent_announce(parent, step.subagent_announce.result)
         if step.delegate_announce is not None:
@@ -226,7 +226,9 @@ class World:
         ticker = _need(step.ticker, "ticker")
         return await sim.ticker(parent, ticker.job, ticker.prompt)
 
-    async def _session_send(self, spec: SessionSendStep, parent: Event, sim: Simulator) -> Event:
+    async def _session_send(
+        self, spec: SessionSendStep, parent: SimulatedEvent, sim: Simulator
+    ) -> SimulatedEvent:
         setup = self.loaded.scenario.setup
         if sim is self.telegram:
             self._known("chat", spec.chat, setup.telegram.chats)
@@ -241,7 +243,9 @@ class World:
         if name is not None and name not in names:
             raise ScenarioError(f"{kind}: unknown name {name!r}")
 
-    async def _telegram(self, spec: TelegramStep, replied: Mapping[str, Any] | None) -> Event:
+    async def _telegram(
+        self, spec: TelegramStep, replied: Mapping[str, Any] | None
+    ) -> SimulatedEvent:
         setup = self.loaded.scenario.setup.telegram
         sim = self.telegram
         self._known("from", spec.sender, setup.users)
@@ -264,7 +268,7 @@ class World:
             reply_to = int(replied["message_id"])
         return await sim.message(sender, spec.text, spec.chat, topic=spec.topic, reply_to=reply_to)
 
-    async def _click(self, spec: TelegramStep) -> Event:
+    async def _click(self, spec: TelegramStep) -> SimulatedEvent:
         # The bot first posts the message that carries the button, as a real bot would.
         sim = self.telegram
         chat, button = _need(spec.chat, "chat"), _need(spec.button, "button")
@@ -279,7 +283,7 @@ class World:
         )
         return await sim.click(_need(spec.sender, "from"), chat, button, message=posted.message_id)
 
-    async def _discord(self, spec: DiscordStep) -> Event:
+    async def _discord(self, spec: DiscordStep) -> SimulatedEvent:
         setup = self.loaded.scenario.setup.discord
         sim = self.discord
         users = {**setup.users, **setup.bots}
