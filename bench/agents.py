@@ -7,7 +7,6 @@ import tempfile
 from pathlib import Path
 
 from actorscope.agents import AgentRegistry
-from actorscope.agents._router import AgentRouter
 from actorscope.store import Database
 from bench._timing import aper_call, report
 
@@ -20,7 +19,6 @@ async def _run() -> None:
                 await registry.create(f"agent-{i}")
             bot = await registry.create("bot")
             uncached = AgentRegistry(db, cache_ttl=0)
-            router = AgentRouter(registry)
 
             async def select() -> object:
                 return await db.fetchone(
@@ -38,9 +36,6 @@ async def _run() -> None:
             async def resolve_uncached() -> object:
                 return await uncached.resolve("bot")
 
-            async def route() -> object:
-                return await router.get("default", bot.id)
-
             base = await aper_call(select, number=500)
             report(
                 "AgentRegistry.resolve(key), cached",
@@ -52,13 +47,6 @@ async def _run() -> None:
             report(
                 "AgentRegistry.resolve(uuid), cached",
                 await aper_call(resolve_uuid_cached),
-                base,
-                "one indexed SELECT",
-                "< 0.5",
-            )
-            report(
-                "AgentRouter.get(tenant, uuid), cached",
-                await aper_call(route),
                 base,
                 "one indexed SELECT",
                 "< 0.5",

@@ -1,7 +1,7 @@
 """The resolver cache behind :class:`~actorscope.agents.AgentRegistry`, one per ``Database``.
 
 Shared by every registry on the same open database, so a rename or remove made through any
-of them (the CLI's, a grant store's, a router's) invalidates what all the others cached and
+of them (the CLI's, a grant store's) invalidates what all the others cached and
 reaches every subscribed listener. Changes made by another process are not seen here; each
 reader bounds that staleness with its own maximum age.
 """
@@ -34,7 +34,7 @@ class AgentCache:
         self._tenants: dict[str, _Stamped[Tenant]] = {}
         self._by_id: dict[str, _Stamped[Agent]] = {}
         self._by_key: dict[tuple[str, str], _Stamped[Agent]] = {}
-        # Weak for bound methods: a discarded router must not be kept alive (or called).
+        # Weak for bound methods: a discarded subscriber must not be kept alive (or called).
         self._listeners: list[Callable[[], AgentListener | None]] = []
 
     def subscribe(self, listener: AgentListener) -> None:
