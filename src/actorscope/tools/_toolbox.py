@@ -122,7 +122,7 @@ class Toolbox:
         """A toolbox whose stores live in ``db`` (memory too, unless another backend is given).
 
         ``legacy_tenant`` (a tenant UUID) adopts workspaces of the layout before tenants; see
-        :class:`~actorscope.tools._workspace.Workspace`.
+        :class:`~actorscope.tools.Workspace`.
         """
         registry = agents or AgentRegistry(db)
         workspace = Workspace(workspace_root, legacy_tenant=legacy_tenant)
