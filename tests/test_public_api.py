@@ -174,6 +174,9 @@ DOCUMENTED: dict[str, tuple[str, ...]] = {
 PUBLIC = [*FACES, *CONTRACT_MODULES]
 # The distinct public names across every face and contract module, at most. The target is about
 # 180 (docs/design.md, "Public names"); this is where the faces stand, and it only goes down.
+# A name counts once however many faces export it; only the names of PARALLEL_NAMES have more
+# than one home (test_each_name_has_one_home), so the __all__ entries are NAME_BUDGET plus
+# their extra homes: 177 distinct names in 187 entries when the allow-list was written.
 # Persons and links (issue 34) added 8: identity's PERSON_SCOPE_PREFIX, person_scope and
 # person_session_key, permissions' Link, LinkMode, LinkOutcome, LinkReason and LinkStore.
 # context's Binding added 1: bind_identity and propagation's bind_run had a copy each of it.
@@ -257,6 +260,37 @@ PUBLIC = [*FACES, *CONTRACT_MODULES]
 # tools.mcp_server's serve_stdio and http_server are internal to actorscope mcp: -2.
 # testing's ChatSim is exported: what a platform's simulator implements for the probe: +1.
 NAME_BUDGET = 177
+
+# The names with more than one public home, each with its homes and why: parallel APIs, one
+# per framework or platform, that do the same thing for it. A user imports the one of their
+# framework (``from actorscope.integrations.ptb import requires``), so the same name in each
+# reads the same; any other name has one home (test_each_name_has_one_home).
+_PTB = "actorscope.integrations.ptb"
+_AIOGRAM = "actorscope.integrations.aiogram"
+_DPY = "actorscope.integrations.discord_ext"
+_PYDANTIC_AI = "actorscope.integrations.pydantic_ai"
+PARALLEL_NAMES: dict[str, tuple[frozenset[str], str]] = {
+    "PLATFORM": (
+        frozenset({"actorscope.channels.telegram", "actorscope.channels.discord"}),
+        "each platform's contract, where its registration's module:attribute names it",
+    ),
+    "Gate": (
+        frozenset({_PTB, _AIOGRAM}),
+        "what install() puts on a PTB Application or an aiogram Dispatcher",
+    ),
+    "gate": (frozenset({_PTB, _AIOGRAM}), "the Gate installed on an application / dispatcher"),
+    "install": (frozenset({_PTB, _AIOGRAM}), "puts the gate on the framework's application"),
+    "requires": (
+        frozenset({_PTB, _AIOGRAM, _DPY, _PYDANTIC_AI}),
+        "the permission check as each framework spells one: decorator, flag, check, tool guard",
+    ),
+    "bound": (frozenset({_PTB, _DPY}), "runs a callback / block with the identity bound"),
+    "identity_of": (frozenset({_PTB, _DPY}), "the identity of an admitted update / command"),
+    "run_sandbox": (
+        frozenset({_PTB, _AIOGRAM}),
+        "runs the framework's own bot on the Bot API emulator, at a prompt",
+    ),
+}
 
 
 # Faces that still leak a third-party name; strict, so the fix turns the xfail into a failure
@@ -395,6 +429,49 @@ def test_documented_names_are_exported_where_the_docs_say(
     """Each name docs/design.md lists under "Public names" is in that face's __all__."""
     exported = set(_all_of(importlib.import_module(name)))
     assert sorted(set(documented) - exported) == []
+
+
+def second_homes(
+    exports: dict[str, list[str]], parallel: dict[str, tuple[frozenset[str], str]]
+) -> list[str]:
+    """Each name ``exports`` (face -> its __all__) gives more than one home unless ``parallel``
+    allows exactly those homes, and each allowed name no longer at exactly its listed homes."""
+    homes: dict[str, set[str]] = {}
+    for face, names in exports.items():
+        for name in names:
+            homes.setdefault(name, set()).add(face)
+    found = [
+        f"{name}: {', '.join(sorted(where))}"
+        for name, where in sorted(homes.items())
+        if len(where) > 1 and (name not in parallel or where != parallel[name][0])
+    ]
+    found += [
+        f"{name} is allowed at {', '.join(sorted(allowed))}, exported at "
+        f"{', '.join(sorted(homes.get(name, ()))) or 'none'}"
+        for name, (allowed, _) in sorted(parallel.items())
+        if homes.get(name, set()) != allowed
+    ]
+    return found
+
+
+def test_each_name_has_one_home() -> None:
+    """No name is on two faces, but the parallel APIs PARALLEL_NAMES lists, at their homes."""
+    exports = {face: _all_of(importlib.import_module(face)) for face in PUBLIC}
+    assert second_homes(exports, PARALLEL_NAMES) == []
+
+
+def test_second_homes_finds_a_name_on_two_faces_and_a_stale_allowance() -> None:
+    """On synthetic faces: a name on two faces is found unless allowed at exactly those two;
+    an allowance whose homes changed is found too."""
+    exports = {"a": ["Thing", "run", "requires"], "b": ["run", "requires"], "c": ["requires"]}
+    allowed = {"requires": (frozenset({"a", "b", "c"}), "parallel")}
+    assert second_homes(exports, allowed) == ["run: a, b"]
+    stale = {**allowed, "run": (frozenset({"a", "c"}), "parallel")}
+    assert second_homes(exports, stale) == ["run: a, b", "run is allowed at a, c, exported at a, b"]
+    assert second_homes({"a": ["run"]}, {"run": (frozenset({"a", "b"}), "gone")}) == [
+        "run is allowed at a, b, exported at a"
+    ]
+    assert second_homes(exports, {**allowed, "run": (frozenset({"a", "b"}), "parallel")}) == []
 
 
 def test_public_names_stay_within_the_budget() -> None:
