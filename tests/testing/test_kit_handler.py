@@ -7,6 +7,8 @@ loader ``actorscope run`` uses), with ``BotServices.current()`` bound; ``should_
 
 from __future__ import annotations
 
+import inspect
+import json
 import shutil
 from pathlib import Path
 
@@ -159,6 +161,46 @@ async def test_a_bad_handler_string_is_one_config_error(
     """A handler string that names nothing usable is one ConfigError saying what is wrong."""
     with pytest.raises(ConfigError, match=problem):
         telegram_sim.serve(spec, search_dir=EXAMPLES)
+
+
+_TWIN = """\
+from actorscope.messages import RunRequest
+
+
+async def handle(request: RunRequest) -> str:
+    return "from {folder}"
+"""
+
+
+async def test_the_bot_module_of_another_folder_is_loaded_from_its_own_folder(
+    telegram_sim: TelegramSim, tmp_path: Path
+) -> None:
+    """`twin_probe_bot:handle` from folder a, then from folder b: b's file is served (not a's
+    module, imported already); a's is served again after."""
+    folders = {name: tmp_path / name for name in ("a", "b")}
+    for name, folder in folders.items():
+        folder.mkdir()
+        (folder / "twin_probe_bot.py").write_text(_TWIN.format(folder=name), "utf-8")
+    for name in ("a", "b", "a"):
+        handler = telegram_sim.serve("twin_probe_bot:handle", search_dir=folders[name])
+        assert inspect.getsourcefile(handler) == str(folders[name] / "twin_probe_bot.py")
+        telegram_sim.should_send(text=f"from {name}")
+        await telegram_sim.message(telegram_sim.user("alice"), "hi")
+
+
+async def test_a_bot_module_named_like_an_imported_module_is_refused(
+    telegram_sim: TelegramSim, tmp_path: Path
+) -> None:
+    """A `json.py` beside the handler's config cannot replace the json every library here
+    uses: one ConfigError naming both files, not "module json has no 'handle'"."""
+    (tmp_path / "json.py").write_text(_TWIN.format(folder="json"), "utf-8")
+    with pytest.raises(ConfigError) as refused:
+        telegram_sim.serve("json:handle", search_dir=tmp_path)
+    assert str(refused.value) == (
+        f"handler 'json:handle': module json is imported already, from {json.__file__}, so "
+        f"{tmp_path / 'json.py'} cannot be loaded under that name: rename json.py and the "
+        "module in the handler's name"
+    )
 
 
 SCENARIO = """\

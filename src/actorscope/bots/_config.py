@@ -42,6 +42,7 @@ read from the variables the sections name. Every problem is one line of one
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import importlib.machinery
 import importlib.util
@@ -54,6 +55,7 @@ import re
 import socket
 import sys
 import types
+import weakref
 from collections.abc import Mapping
 from pathlib import Path
 from typing import (
@@ -698,7 +700,7 @@ def load_object(spec: str, search_dir: Path | None = None, *, what: str = "handl
         raise ConfigError(f"{what} must look like module:function, got {spec!r}")
     module_name, attr = match.groups()
     try:
-        module = _import(module_name, search_dir, what)
+        module = _import(module_name, search_dir, what, spec)
     except ConfigError:
         raise
     except Exception as exc:  # any import-time failure of user code is a config problem
@@ -707,21 +709,44 @@ def load_object(spec: str, search_dir: Path | None = None, *, what: str = "handl
         ) from None
     found = getattr(module, attr, None)
     if found is None:
-        raise ConfigError(f"{what} {spec!r}: module {module_name} has no {attr!r}")
+        public = [name for name in dir(module) if not name.startswith("_")]
+        close = difflib.get_close_matches(attr, public, n=1)
+        hint = f" (it has {close[0]!r})" if close else ""
+        raise ConfigError(f"{what} {spec!r}: module {module_name} has no {attr!r}{hint}")
     return found
 
 
-def _import(module_name: str, search_dir: Path | None, what: str) -> Any:
-    if search_dir is not None and "." not in module_name and module_name not in sys.modules:
-        spec = importlib.machinery.PathFinder.find_spec(module_name, [str(search_dir)])
-        if spec is not None and spec.loader is not None:
-            module = importlib.util.module_from_spec(spec)
-            sys.modules[module_name] = module
-            try:
-                spec.loader.exec_module(module)
-            except BaseException:
-                del sys.modules[module_name]
-                raise
+#: The modules :func:`_import` loaded from a search folder: one of them, imported already, is
+#: replaced by the file of the same name in another search folder (a copy of the bot in a
+#: test's temporary folder); any other module imported already is never replaced.
+_FROM_SEARCH_DIR: weakref.WeakSet[types.ModuleType] = weakref.WeakSet()
+
+
+def _import(module_name: str, search_dir: Path | None, what: str, spec: str) -> Any:
+    """``module_name``, its top-level package found in ``search_dir`` first (one ConfigError
+    when a module of that name is imported already from elsewhere)."""
+    top = module_name.partition(".")[0]
+    local = None
+    if search_dir is not None:
+        local = importlib.machinery.PathFinder.find_spec(top, [str(search_dir)])
+    loaded = sys.modules.get(top)
+    origin = local.origin if local is not None and local.has_location else None
+    if origin is not None and loaded is not None and not _is_file_of(loaded, origin):
+        _refuse_shadowed(loaded, Path(origin), top, what, spec)
+        # The bot's module from another search folder: this folder's file wins.
+        for name in [n for n in sys.modules if n == top or n.startswith(f"{top}.")]:
+            del sys.modules[name]
+        loaded = None
+    if local is not None and local.loader is not None and loaded is None:
+        module = importlib.util.module_from_spec(local)
+        sys.modules[top] = module
+        try:
+            local.loader.exec_module(module)
+        except BaseException:
+            del sys.modules[top]
+            raise
+        _FROM_SEARCH_DIR.add(module)
+        if top == module_name:
             return module
     try:
         return importlib.import_module(module_name)
@@ -729,3 +754,28 @@ def _import(module_name: str, search_dir: Path | None, what: str) -> Any:
         if exc.name and module_name.startswith(exc.name):
             raise ConfigError(f"{what} module {module_name!r} not found") from None
         raise
+
+
+def _refuse_shadowed(loaded: types.ModuleType, file: Path, top: str, what: str, spec: str) -> None:
+    """One ConfigError, unless ``loaded`` is a bot's module :func:`_import` loaded from another
+    search folder: replacing a module this process uses already (the CLI's ``rich``, a library
+    the bot imports) with the bot's ``file`` would break whatever uses it."""
+    if loaded in _FROM_SEARCH_DIR:
+        return
+    origin = getattr(loaded, "__file__", None) or "Python itself"
+    shown = file.parent.name if file.name == "__init__.py" else file.name
+    raise ConfigError(
+        f"{what} {spec!r}: module {top} is imported already, from {origin}, so {file} "
+        f"cannot be loaded under that name: rename {shown} and the module in the {what}'s name"
+    )
+
+
+def _is_file_of(module: types.ModuleType, origin: str) -> bool:
+    """Whether ``module`` was loaded from the file ``origin``."""
+    file = getattr(module, "__file__", None)
+    if not isinstance(file, str):
+        return False
+    try:
+        return os.path.samefile(file, origin)
+    except OSError:  # one of them is gone: not the same file
+        return False
