@@ -238,6 +238,36 @@ def test_failed_expectation_names_the_step_and_the_users_line(pytester: pytest.P
         assert internal not in output
 
 
+SERVE_TYPO_TEST = '''\
+async def test_typo(telegram_sim):
+    """A misspelt handler."""
+    telegram_sim.serve("telegram_bot:handel")
+'''
+
+
+def test_a_misspelt_handler_fails_at_the_tests_line(pytester: pytest.Pytester) -> None:
+    """`telegram_sim.serve("telegram_bot:handel")`: the ConfigError names the handler and what
+    is missing, and its traceback ends at the test's own line, with none of the kit's frames
+    (the loader's, the harness')."""
+    shutil.copy(ROOT / "examples" / "telegram_bot.py", pytester.path)
+    pytester.makepyfile(test_serve=SERVE_TYPO_TEST)
+    result = pytester.runpytest_subprocess("-W", "error", "-p", "no:cacheprovider", timeout=120)
+    result.assert_outcomes(failed=1)
+    line = _line_of(SERVE_TYPO_TEST, "serve(")
+    result.stdout.fnmatch_lines(
+        [
+            '>       telegram_sim.serve("telegram_bot:handel")',
+            "E       actorscope.errors.ConfigError: handler 'telegram_bot:handel': module "
+            "telegram_bot has no 'handel' (it has 'handle')",
+            "",
+            f"test_serve.py:{line}: ConfigError",
+        ]
+    )
+    output = result.stdout.str()
+    for internal in ("_config.py", "harness.py", "def serve(", "def load_object("):
+        assert internal not in output
+
+
 def test_unused_expectation_names_its_declaring_line(pytester: pytest.Pytester) -> None:
     """An expectation no event met errors at teardown with the line that declared it, and
     only that message (no traceback through the plugin)."""
