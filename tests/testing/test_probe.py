@@ -271,8 +271,14 @@ async def test_probe_takes_a_handler_or_an_application(actorscope_probe: Prober)
         await actorscope_probe()
     with pytest.raises(ConfigError, match="Application already built"):
         await actorscope_probe(application="probe_ptb_bots:ALREADY_BUILT", search_dir=FIXTURES)
-    with pytest.raises(ConfigError, match="building it failed: TypeError"):
+    with pytest.raises(ConfigError, match="building it failed: ZeroDivisionError"):
+        await actorscope_probe(application=lambda builder: 1 / 0)
+    with pytest.raises(ConfigError) as refused:  # a PTB handler: never called
         await actorscope_probe(application="probe_ptb_bots:note", search_dir=FIXTURES)
+    assert str(refused.value).startswith(
+        "application 'probe_ptb_bots:note' is an async function, not a function that builds a "
+        "bot: the probe takes a function returning an aiogram Dispatcher; "
+    )
 
 
 async def test_probe_refuses_an_application_built_from_another_builder(

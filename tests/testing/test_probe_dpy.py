@@ -126,8 +126,12 @@ async def test_dpy_bot_factory_function_and_what_is_refused(actorscope_probe: Pr
         bot="probe_dpy_bots:ALREADY_BUILT", search_dir=FIXTURES, events=["edited message (ideas)"]
     )
     assert built.case("edited message (ideas)", "!note").status is ProbeStatus.LEAK  # adopted
-    with pytest.raises(ConfigError, match=r"did not return a discord\.py Client"):
+    with pytest.raises(ConfigError) as refused:
         await actorscope_probe(bot=lambda **_: "not a bot")
+    assert str(refused.value) == (
+        "bot '<lambda>' returned a string: the probe takes a discord.py bot, its class or a "
+        "function building one"
+    )
     with pytest.raises(ConfigError, match=r"did not start: FileNotFoundError: settings\.json"):
         await actorscope_probe(bot="probe_dpy_bots:FailsToStart", search_dir=FIXTURES)
     with pytest.raises(ConfigError, match="a handler, an application or a bot, exactly one"):

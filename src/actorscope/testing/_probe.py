@@ -901,6 +901,12 @@ class ProbeTarget(Protocol):
         """Whether ``found`` (what ``module:attribute`` names) is its bot."""
         ...
 
+    def describe(self, found: object) -> str | None:
+        """What ``found`` (what ``module:attribute`` names, or what it returned) is, and what
+        to name instead, when it is of this target's framework but not what the probe takes
+        (``an aiogram Router: the probe takes ...``); ``None`` for anything else."""
+        ...
+
     async def probe(
         self, found: object, spec: str, run: ProbeRun, config: ChannelConfig | None
     ) -> None:

@@ -28,6 +28,7 @@ from typing import Any
 
 from actorscope.errors import ConfigError
 from actorscope.testing._probe_target import (
+    NotTheBot,
     ProbeReachError,
     Served,
     call_factory,
@@ -78,6 +79,29 @@ def _is_dispatcher_class(cls: type) -> bool:
     )
 
 
+def _is_router_class(cls: type) -> bool:
+    """Whether ``cls`` is an aiogram ``Router`` class other than a ``Dispatcher``."""
+    routers = [c for c in cls.__mro__ if c.__module__.startswith("aiogram.")]
+    return any(c.__name__ == "Router" for c in routers) and not _is_dispatcher_class(cls)
+
+
+def _returns_a_router(found: object) -> bool:
+    """Whether ``found`` is a function saying it returns an aiogram ``Router`` (its return
+    annotation; a name, under ``from __future__ import annotations``, from a module using
+    aiogram)."""
+    if not inspect.isroutine(found):
+        return False
+    try:
+        returns = inspect.signature(found).return_annotation
+    except (TypeError, ValueError):  # no signature to read: says nothing
+        return False
+    if isinstance(returns, str):
+        module = sys.modules.get(getattr(found, "__module__", "") or "")
+        uses_aiogram = module is not None and any(_of_aiogram(v) for v in vars(module).values())
+        return uses_aiogram and returns.rpartition(".")[2] == "Router"
+    return inspect.isclass(returns) and _is_router_class(returns)
+
+
 def _commands(dispatcher: Any) -> list[str]:
     """``/name`` of every ``Command`` filter on a message handler of ``dispatcher``'s routers."""
     from aiogram.filters import Command
@@ -102,6 +126,16 @@ class _Aiogram:
         """A ``Dispatcher`` (refused when served) or a function building one."""
         return _is_dispatcher(found) or _builds_a_dispatcher(found)
 
+    def describe(self, found: object) -> str | None:
+        """A ``Router`` (its class, or a function saying it returns one), not a dispatcher."""
+        if _is_router_class(found if inspect.isclass(found) else type(found)):
+            what = "an aiogram Router"
+        elif _returns_a_router(found):
+            what = "a function returning an aiogram Router"
+        else:
+            return None
+        return f"{what}: the probe takes a function returning a Dispatcher that includes it"
+
     async def serve(
         self, found: object, spec: str, sim: TelegramSim, overrides: Mapping[str, Any]
     ) -> Served:
@@ -116,7 +150,7 @@ class _Aiogram:
             raise ConfigError(f"application {spec!r} is not a function")
         built = call_factory(found, spec, "dispatcher", **overrides)
         if not _is_dispatcher(built):
-            raise ConfigError(f"application {spec!r} did not return an aiogram Dispatcher")
+            raise NotTheBot(f"application {spec!r} did not return an aiogram Dispatcher", built)
         try:
             gate = await sim.serve_dispatcher(built)  # adopted: its gate opens on the probe's
         except RuntimeError as exc:  # the gate opened before, or elsewhere: out of reach

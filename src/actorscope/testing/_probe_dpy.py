@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import discord
+from discord import app_commands
 from discord.ext import commands
 
 from actorscope.channels import ChannelConfig, IgnoreReason, Ingress, WriterCommand
@@ -67,7 +68,13 @@ from actorscope.testing._probe import (
     seed_writers,
 )
 from actorscope.testing._probe_effects import CallLog, Watch, api_call
-from actorscope.testing._probe_target import Served, call_factory, command_name, source_of
+from actorscope.testing._probe_target import (
+    NotTheBot,
+    Served,
+    call_factory,
+    command_name,
+    source_of,
+)
 
 __all__ = ["BOT_EVENTS", "DISCORD_EVENTS", "PROBE", "BotFactory", "is_bot_factory", "probe_bot"]
 
@@ -316,7 +323,7 @@ def _built(found: object, spec: str, **overrides: Any) -> discord.Client:
         raise ConfigError(f"bot {spec!r} is not a class or function")
     built = call_factory(found, spec, "bot", **overrides)
     if not isinstance(built, discord.Client):
-        raise ConfigError(f"bot {spec!r} did not return a discord.py Client")
+        raise NotTheBot(f"bot {spec!r} did not return a discord.py Client", built)
     return built
 
 
@@ -755,6 +762,20 @@ class _Bots:
     def recognises(self, found: object) -> bool:
         """:func:`is_bot_factory`."""
         return is_bot_factory(found)
+
+    def describe(self, found: object) -> str | None:
+        """A Cog or a command (its class too), not the bot that has it."""
+        kind = found if inspect.isclass(found) else type(found)
+        if issubclass(kind, commands.Cog):
+            what = "a discord.py Cog"
+        elif issubclass(kind, commands.Command | app_commands.Command | app_commands.Group):
+            what = "a discord.py command"
+        else:
+            return None
+        return (
+            f"{what}: the probe takes the bot that adds it (the bot, its class or a "
+            "function building it)"
+        )
 
     async def probe(
         self, found: object, spec: str, run: ProbeRun, config: ChannelConfig | None

@@ -20,6 +20,7 @@ from telegram.ext import Application, BaseHandler, CommandHandler, ConversationH
 
 from actorscope.errors import ConfigError
 from actorscope.testing._probe_target import (
+    NotTheBot,
     ProbeReachError,
     Served,
     call_factory,
@@ -58,6 +59,15 @@ class _PTB:
         """A built ``Application`` (refused when served) or any other callable."""
         return isinstance(found, Application) or callable(found)
 
+    def describe(self, found: object) -> str | None:
+        """A handler of the application, not the application."""
+        if isinstance(found, BaseHandler):
+            return (
+                "a python-telegram-bot handler: the probe takes a function that builds the "
+                "Application adding it (from the ApplicationBuilder it is given)"
+            )
+        return None
+
     async def serve(
         self, found: object, spec: str, sim: TelegramSim, overrides: Mapping[str, Any]
     ) -> Served:
@@ -72,8 +82,8 @@ class _PTB:
             raise ConfigError(f"application {spec!r} is not a function")
         built = call_factory(found, spec, "application", sim.application_builder(), **overrides)
         if not isinstance(built, Application):
-            raise ConfigError(
-                f"application {spec!r} did not return a python-telegram-bot Application"
+            raise NotTheBot(
+                f"application {spec!r} did not return a python-telegram-bot Application", built
             )
         app: _App = built
         try:

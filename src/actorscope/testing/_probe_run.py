@@ -8,6 +8,7 @@ targets which framework's bot an application or bot is: it names no platform.
 
 from __future__ import annotations
 
+import inspect
 import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -18,6 +19,7 @@ from actorscope.channels import ChannelConfig
 from actorscope.channels import platform as contract_of
 from actorscope.errors import ConfigError
 from actorscope.host import Handler
+from actorscope.messages import RunRequest
 from actorscope.permissions import LinkMode
 from actorscope.platforms import platform_specs
 from actorscope.testing._harness import AgentEnv
@@ -31,9 +33,11 @@ from actorscope.testing._probe import (
     _contained,
     probe_world,
 )
-from actorscope.testing._probe_target import command_name
+from actorscope.testing._probe_target import NotTheBot, command_name, described, is_async
 
 __all__ = ["probe"]
+
+_POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
 
 
 def _load(target: object, search_dir: Path, what: str) -> tuple[object, str]:
@@ -67,25 +71,72 @@ def _by_world(
     return base, driven, unprobed
 
 
-def _target(found: object, spec: str, argument: str) -> ProbeTarget:
-    """The framework whose bot ``found`` is, asked of every registered platform's probe
-    world (a fallback last); when none recognises it, the one target taking ``argument`` says
-    what is wrong, or one ConfigError naming what the probe serves."""
-    targets = [
+def _targets(argument: str) -> list[ProbeTarget]:
+    """The targets of every registered platform's probe world that take ``argument``."""
+    return [
         target
         for s in platform_specs()
         if contract_of(s.name).probe_world
         for target in probe_world(s.name).targets
         if argument in target.arguments
     ]
+
+
+def _what(found: object, spec: str, targets: Sequence[ProbeTarget], argument: str) -> str:
+    """What ``found`` (named ``spec``) is and what the probe takes instead: a target's own
+    words for a thing of its framework (an aiogram Router), else what it is and every form
+    the probe takes."""
+    for target in targets:
+        said = target.describe(found)
+        if said is not None:
+            return said
+    if is_async(found) and _takes_a_request(found):
+        named = f'handler = "{spec}", then ' if ":" in spec else ""
+        return (
+            "an async function, not a function that builds a bot: a handler is probed "
+            f"through a bot.toml naming it ({named}actorscope probe bot.toml), or in a test "
+            "as actorscope_probe's first argument"
+        )
+    forms = [t.serves for t in targets] or ["nothing"]
+    if argument == "application":
+        forms.append("a bot.toml naming an actorscope run handler")
+    listed = "; ".join(forms[:-1]) + ("; or " if len(forms) > 1 else "") + forms[-1]
+    if is_async(found):  # a handler of the bot's, or an async factory: never called
+        return f"an async function, not a function that builds a bot: the probe takes {listed}"
+    return f"{described(found)}: the probe takes {listed}"
+
+
+def _takes_a_request(found: object) -> bool:
+    """Whether ``found`` is shaped like an ``actorscope run`` handler: one parameter, the
+    :class:`~actorscope.messages.RunRequest` (or unannotated)."""
+    if not callable(found):
+        return False
+    try:
+        parameters = list(inspect.signature(found).parameters.values())
+    except (TypeError, ValueError):  # no signature to read: not said to be one
+        return False
+    if len(parameters) != 1 or parameters[0].kind not in _POSITIONAL:
+        return False
+    annotation = parameters[0].annotation
+    if isinstance(annotation, str):
+        return annotation.rpartition(".")[2] == RunRequest.__name__
+    return annotation is inspect.Parameter.empty or annotation is RunRequest
+
+
+def _target(found: object, spec: str, argument: str) -> ProbeTarget:
+    """The framework whose bot ``found`` is, asked of every registered platform's probe
+    world (a fallback last); one ConfigError naming what ``found`` is and what the probe
+    takes when a target knows it as something else of its framework (an aiogram Router), it
+    is an async function (a handler: never called), or no target recognises it."""
+    targets = _targets(argument)
+    known = any(target.describe(found) is not None for target in targets)
+    if known or is_async(found):
+        raise ConfigError(f"{argument} {spec!r} is {_what(found, spec, targets, argument)}")
     ordered = [t for t in targets if not t.fallback] + [t for t in targets if t.fallback]
     for target in ordered:
         if target.recognises(found):
             return target
-    if len(ordered) == 1:
-        return ordered[0]
-    served = ", nor ".join(t.serves for t in ordered) or "anything the probe serves"
-    raise ConfigError(f"{argument} {spec!r} is not {served}")
+    raise ConfigError(f"{argument} {spec!r} is {_what(found, spec, targets, argument)}")
 
 
 async def probe(
@@ -165,5 +216,9 @@ async def probe(
                 return report
             argument = "bot" if bot is not None else "application"
             found, spec = _load(bot if bot is not None else application, search, argument)
-            await _target(found, spec, argument).probe(found, spec, run, config)
+            try:
+                await _target(found, spec, argument).probe(found, spec, run, config)
+            except NotTheBot as exc:  # said with what the probe takes, never one guess
+                what = _what(exc.built, spec, _targets(argument), argument)
+                raise ConfigError(f"{argument} {spec!r} returned {what}") from None
     return report

@@ -32,12 +32,15 @@ from actorscope.store import Database
 from actorscope.testing._harness import AgentEnv
 
 __all__ = [
+    "NotTheBot",
     "ProbeReachError",
     "Served",
     "call_factory",
     "check_reach",
     "command_name",
+    "described",
     "inferred_commands",
+    "is_async",
     "scenario_files",
     "source_of",
 ]
@@ -48,6 +51,16 @@ _COMMAND_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,31}")
 _SCENARIO_LIMIT = 200
 #: Commands inferred from one bot, at most.
 _INFERRED_LIMIT = 50
+
+
+class NotTheBot(ConfigError):
+    """A build function returned something other than its framework's bot: the probe names
+    what it returned (:attr:`built`) and what it takes."""
+
+    def __init__(self, message: str, built: object) -> None:
+        super().__init__(message)
+        #: What the function returned (a coroutine it returned is closed).
+        self.built = built
 
 
 class ProbeReachError(ConfigError):
@@ -92,11 +105,50 @@ def call_factory(
 ) -> Any:
     """``found(*args, **the overrides it takes)``; a failure is one ConfigError naming ``spec``."""
     try:
-        return found(*args, **_accepted(found, overrides))
+        built = found(*args, **_accepted(found, overrides))
     except Exception as exc:  # any failure of the user's factory is a config problem
         raise ConfigError(
             f"{what} {spec!r}: building it failed: {type(exc).__name__}: {exc}"
         ) from None
+    if inspect.iscoroutine(built):  # never left un-awaited: closed, and said
+        built.close()
+        raise NotTheBot(f"{what} {spec!r} returned a coroutine", built)
+    return built
+
+
+def described(value: object) -> str:
+    """What ``value`` is, in words (``a string``, ``a Router object (from aiogram)``)."""
+    if value is None:
+        return "None"
+    if inspect.iscoroutine(value):
+        return "a coroutine (it is async)"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, bool | int | float):
+        return "a number"
+    if inspect.ismodule(value):
+        return f"the module {value.__name__}"
+    kind = value if inspect.isclass(value) else type(value)
+    root = kind.__module__.partition(".")[0]
+    origin = "" if root in ("builtins", "__main__") else f" (from {root})"
+    if inspect.isclass(value):
+        return f"the class {kind.__qualname__}{origin}"
+    if inspect.isroutine(value):
+        return f"a function{origin}"
+    if root == "builtins":
+        return f"a {kind.__qualname__}"
+    return f"a {kind.__qualname__} object{origin}"
+
+
+def is_async(found: object) -> bool:
+    """Whether calling ``found`` gives a coroutine or an async generator (an ``async def``, a
+    partial of one, an object whose ``__call__`` is one), which the probe never calls."""
+    if inspect.iscoroutinefunction(found) or inspect.isasyncgenfunction(found):
+        return True
+    if inspect.isroutine(found) or inspect.isclass(found) or not callable(found):
+        return False
+    call = inspect.getattr_static(type(found), "__call__", None)
+    return inspect.iscoroutinefunction(call) or inspect.isasyncgenfunction(call)
 
 
 def check_reach(

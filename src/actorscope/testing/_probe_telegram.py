@@ -736,6 +736,11 @@ class TelegramFramework(Protocol):
         """Whether ``found`` (what ``module:attribute`` names) is this framework's bot."""
         ...
 
+    def describe(self, found: object) -> str | None:
+        """What ``found`` is and what to name instead, when it is of this framework but not
+        its bot (:meth:`ProbeTarget.describe`)."""
+        ...
+
     async def serve(
         self, found: object, spec: str, sim: TelegramSim, overrides: Mapping[str, Any]
     ) -> Served:
@@ -757,6 +762,10 @@ class _Application:
     def recognises(self, found: object) -> bool:
         """Whether the framework recognises ``found`` as its bot."""
         return self.framework.recognises(found)
+
+    def describe(self, found: object) -> str | None:
+        """What the framework says ``found`` is, when it is of it but not its bot."""
+        return self.framework.describe(found)
 
     async def probe(
         self, found: object, spec: str, run: ProbeRun, config: ChannelConfig | None
