@@ -69,6 +69,20 @@ def _close(loop: asyncio.AbstractEventLoop) -> None:
     loop.close()
 
 
+def _neither(spec: str, python_file: bool) -> str:
+    """The one line for a ``CONFIG`` that is a Python file, or no file and not
+    ``module:attribute``, with the forms the probe takes (``spec:<function>`` when ``spec``
+    names a module here)."""
+    module = spec.removesuffix(".py")
+    here = Path(f"{module}.py").is_file() or Path(module, "__init__.py").is_file()
+    example = f"{module}:<function>" if here and module.isidentifier() else "module:function"
+    what = "is a Python file" if python_file else "is neither a file nor module:attribute"
+    return (
+        f"{spec!r} {what}: name a bot.toml (actorscope probe bot.toml) or the function that "
+        f"builds the bot (actorscope probe {example})"
+    )
+
+
 #: The exit status when a case leaked, hung, failed or was skipped.
 EXIT_FAILED = 1
 
@@ -137,6 +151,8 @@ def probe_command(
     spec = str(config)
     # No such file but a colon: module:attribute (load_object names what is wrong with it).
     is_app = not config.exists() and ":" in spec
+    if not is_app and (not config.exists() or config.suffix == ".py"):
+        raise ConfigError(_neither(spec, config.exists()))
     bot = None if is_app else BotConfig.load(config)
     section = bot.probe if bot is not None else None
     commands = [*(section.commands if section is not None else ()), *(extra or [])]
