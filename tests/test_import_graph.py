@@ -9,13 +9,25 @@ Two rules count every import, lazy and type-only ones too, because a lazy import
 dependency: no module imports another package's ``_`` module or ``_`` name (the faces are the
 seams; only the root helpers in :data:`SHARED_HELPERS` are shared), and no modules of one
 package import each other around a circle.
+
+A platform's registration and contract name what sits above ``channels`` as
+``module:attribute`` strings (its contract, simulator, probe world and sandbox), imported by
+name when asked: imports too, which no ``import`` statement shows. They are resolved from the
+registry and held to the same seams: each names a module no ``_`` path of another package
+reaches, and an attribute its ``__all__`` exports.
 """
 
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator, Mapping, Sequence, Set
+import importlib
+from collections.abc import Iterable, Iterator, Mapping, Sequence, Set
 from pathlib import Path
+
+from tests.fakechat import SPEC
+
+from actorscope.channels import platform
+from actorscope.platforms import platform_specs, register
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 ROOT = "actorscope"
@@ -163,6 +175,40 @@ def private_reaches(src: Path, root: str, shared: Set[str] = SHARED_HELPERS) -> 
     return found
 
 
+#: The members of a platform's contract that name an object above ``channels``.
+CONTRACT_NAMES = ("simulator", "probe_world", "sandbox")
+
+
+def contract_reaches(
+    named: Iterable[tuple[str, str, str]], root: str, shared: Set[str] = SHARED_HELPERS
+) -> list[str]:
+    """Each ``(module holding it, what it is, "module:attribute")`` whose module is another
+    unit's ``_`` module: an import by name that goes around the faces."""
+    found = []
+    for holder, what, where in named:
+        module = where.partition(":")[0]
+        unit = unit_of(module, root)
+        if unit is None or unit == unit_of(holder, root) or unit in shared:
+            continue
+        if any(map(_is_private, module.split(".")[1:])):
+            found.append(f"{holder}: {what} names {where}")
+    return found
+
+
+def registered_contract_names() -> list[tuple[str, str, str]]:
+    """What the registry names, for every registered platform: its contract (named by its
+    registration) and its contract's :data:`CONTRACT_NAMES` that are set."""
+    named = []
+    for spec in platform_specs():
+        named.append((type(spec).__module__, f"{spec.name}'s contract", spec.contract))
+        contract = platform(spec.name)
+        for member in CONTRACT_NAMES:
+            where = getattr(contract, member)
+            if where:
+                named.append((type(contract).__module__, f"{spec.name}'s {member}", where))
+    return named
+
+
 def module_graphs(src: Path, root: str) -> dict[str, dict[str, dict[str, str]]]:
     """unit -> its modules' imports of one another, every import counted."""
     modules = _modules(src, root)
@@ -236,6 +282,43 @@ def test_no_module_reaches_into_another_package() -> None:
 def test_no_circle_inside_a_package() -> None:
     """No modules of one package import each other around a circle, not even lazily."""
     assert circles_inside(SRC, ROOT) == []
+
+
+def test_no_platform_contract_names_another_package_private_module() -> None:
+    """Every registered platform's contract, simulator, probe world and sandbox is named at a
+    public home: no ``_`` module of another package, an attribute its ``__all__`` exports."""
+    with register(SPEC):  # one from outside actorscope too: its own modules are its own
+        named = registered_contract_names()
+    wheres = {where for _, _, where in named}
+    assert {"actorscope.channels.telegram:PLATFORM", "tests.fakechat:PLATFORM"} <= wheres
+    assert {"actorscope.testing:TelegramSim", "tests.fakechat._sim:FakeChatSim"} <= wheres
+    assert contract_reaches(named, ROOT) == []
+    for _, what, where in named:
+        module, _, attribute = where.partition(":")
+        imported = importlib.import_module(module)
+        assert hasattr(imported, attribute), f"{what}: {where} does not resolve"
+        if unit_of(module, ROOT) is not None:
+            assert attribute in getattr(imported, "__all__", ()), f"{what}: {where} not exported"
+
+
+def test_checker_finds_a_contract_naming_another_package_private_module() -> None:
+    """On synthetic names: another package's ``_`` module is found; a face, a module of the
+    contract's own package and a module outside the root are not."""
+    named = [
+        ("toy.channels.chat._platform", "chat's probe_world", "toy.testing._probe_chat:PROBE"),
+        ("toy.channels.chat._platform", "chat's sandbox", "toy.sandbox._chat.sandbox:SANDBOX"),
+        ("toy.channels.chat._platform", "chat's simulator", "toy.testing:ChatSim"),
+        ("toy.channels.chat._platform", "chat's runner", "toy.channels._runner:RUNNER"),
+        ("toy.platforms", "chat's contract", "toy.channels.chat:PLATFORM"),
+        ("chat_pkg._platform", "its simulator", "chat_pkg._sim:Sim"),
+        ("chat_pkg._platform", "its probe world", "toy.testing._probe:CHAT_PROBE"),
+        ("toy.channels.chat._platform", "a shared helper", "toy._input:bounded"),
+    ]
+    assert contract_reaches(named, "toy", frozenset({"_input"})) == [
+        "toy.channels.chat._platform: chat's probe_world names toy.testing._probe_chat:PROBE",
+        "toy.channels.chat._platform: chat's sandbox names toy.sandbox._chat.sandbox:SANDBOX",
+        "chat_pkg._platform: its probe world names toy.testing._probe:CHAT_PROBE",
+    ]
 
 
 def test_the_layers_name_each_unit_once() -> None:

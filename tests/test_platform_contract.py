@@ -405,8 +405,8 @@ def test_a_handler_probed_on_one_platform_loads_no_other_probe_world() -> None:
 def test_each_built_in_platform_names_its_probe_world() -> None:
     """Telegram's and Discord's contracts name their own probe worlds; the fake chat names
     none, and gets the world every chat has."""
-    assert platform("telegram").probe_world.startswith("actorscope.testing.")
-    assert platform("discord").probe_world.startswith("actorscope.testing.")
+    assert platform("telegram").probe_world == "actorscope.testing.telegram:PROBE"
+    assert platform("discord").probe_world == "actorscope.testing.discord:PROBE"
     assert PLATFORM.probe_world == ""
 
 

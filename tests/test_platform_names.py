@@ -38,6 +38,8 @@ ABOUT_THEM = (
     "testing/_probe_aiogram.py",
     "testing/_served_dispatcher.py",
     "testing/_probe_dpy.py",
+    "testing/telegram.py",  # the public homes of the probe worlds
+    "testing/discord.py",
     "testing/__init__.py",  # the kit's face and plugin, exporting the simulators
     "testing/plugin.py",
     "testing/scenario/",  # scenario worlds speak each built-in platform's vocabulary

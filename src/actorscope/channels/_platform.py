@@ -42,8 +42,8 @@ class Platform(Protocol):
     on its simulator (a platform outside actorscope names ``""``). ``sandbox`` is the
     ``module:attribute`` of its sandbox (an ``actorscope.sandbox.Sandbox``: its emulator on
     127.0.0.1 for ``actorscope run --sandbox`` and ``actorscope sandbox``); ``""`` when it
-    has none. All three are strings because they sit above this layer. ``section`` is the
-    model of its
+    has none. All three are strings because they sit above this layer, each naming a public
+    home (never another package's ``_`` module). ``section`` is the model of its
     ``bot.toml`` section for ``actorscope run`` (a :class:`ChannelSection` whose ``platform``
     is its name), whose ``runner_options`` its ``runner`` takes.
     """

@@ -194,5 +194,5 @@ class DiscordSandbox:
         return session
 
 
-#: The sandbox Discord's contract names (``Platform.sandbox``).
+#: Discord's sandbox (``Platform.sandbox``), exported at :mod:`actorscope.sandbox.discord`.
 SANDBOX = DiscordSandbox()

@@ -820,5 +820,5 @@ class _DiscordProbe:
         return world, served
 
 
-#: What Discord's contract names (``probe_world``).
+#: What Discord's contract names (``probe_world``), at :mod:`actorscope.testing.discord`.
 PROBE: PlatformProbe = _DiscordProbe()

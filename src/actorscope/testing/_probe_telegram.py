@@ -829,5 +829,5 @@ class _TelegramProbe:
         return world, served
 
 
-#: What Telegram's contract names (``probe_world``).
+#: What Telegram's contract names (``probe_world``), at :mod:`actorscope.testing.telegram`.
 PROBE = _TelegramProbe()

@@ -36,8 +36,8 @@ class Discord:
     not_taking_commands = _runner.NOT_TAKING_COMMANDS
     event_name = "a Discord gateway dispatch (op, t, d)"
     simulator = "actorscope.testing:DiscordSim"
-    probe_world = "actorscope.testing._probe_dpy:PROBE"
-    sandbox = "actorscope.sandbox._discord_sandbox:SANDBOX"
+    probe_world = "actorscope.testing.discord:PROBE"
+    sandbox = "actorscope.sandbox.discord:SANDBOX"
     section = DiscordSection
 
     @property

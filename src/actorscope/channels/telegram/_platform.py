@@ -35,8 +35,8 @@ class Telegram:
     allowed_updates = _runner.ALLOWED_UPDATES
     event_name = "a Telegram Update (update_id)"
     simulator = "actorscope.testing:TelegramSim"
-    probe_world = "actorscope.testing._probe_telegram:PROBE"
-    sandbox = "actorscope.sandbox._telegram.sandbox:SANDBOX"
+    probe_world = "actorscope.testing.telegram:PROBE"
+    sandbox = "actorscope.sandbox.telegram:SANDBOX"
     section = TelegramSection
 
     @property

@@ -107,5 +107,5 @@ class TelegramSandbox:
         return session
 
 
-#: The sandbox Telegram's contract names (``Platform.sandbox``).
+#: Telegram's sandbox (``Platform.sandbox``), exported at :mod:`actorscope.sandbox.telegram`.
 SANDBOX = TelegramSandbox()
