@@ -28,9 +28,15 @@ __all__ = [
 
 
 AgentUUID = NewType("AgentUUID", str)
+"""An agent's id: a canonical lowercase UUID string, for what the database or the system
+needs unique (foreign keys, events, tracing, API parameters)."""
+
 TenantUUID = NewType("TenantUUID", str)
 TeamUUID = NewType("TeamUUID", str)
+
 AgentKey = NewType("AgentKey", str)
+"""An agent's name within its tenant (``notes``): what people read, in prompts, paths, logs
+and the bot's @name; never a UUID (``AgentRegistry.parse_key`` checks one)."""
 
 _TENANT_SLUG = re.compile(r"[a-z0-9][a-z0-9-]{0,62}")
 

@@ -128,9 +128,10 @@ def _numeric_ids(value: Any, info: ValidationInfo) -> tuple[str, ...]:
     return sender_ids(value, info.field_name or "ids")
 
 
-#: A field of numeric sender ids (``owners = [4242, "5151"]``), checked as a channel's
-#: ``owners`` are (no username, no placeholder) and kept as canonical text.
 SenderIds = Annotated[_Ids, BeforeValidator(_numeric_ids)]
+"""The type of a pydantic field of numeric sender ids (``owners = [4242, "5151"]``): a list of
+integers or digit strings (or one), checked as a channel's ``owners`` are (no ``@username``,
+no placeholder id, no chat or scope id) and kept as canonical text, a tuple of strings."""
 
 
 def _opaque_ids(value: Any, field: str, spec: PlatformSpec) -> tuple[str, ...]:

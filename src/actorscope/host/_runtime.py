@@ -40,11 +40,16 @@ from actorscope.propagation import OriginSigner, RunInfo
 
 __all__ = ["Handler", "Host", "Prepared", "Reply", "RunStep"]
 
-#: What a handler may return: text (or text with format, buttons and media) for the chat it
-#: ran in, ready messages, or nothing.
 Reply = str | RichReply | OutboundMessage | Sequence[OutboundMessage | RichReply] | None
-#: The user's turn function.
+"""What a handler may return (the type to annotate one with): text (``str``), text with a
+format, buttons and media (a :class:`~actorscope.messages.RichReply`), both for the chat the
+turn ran in; ready :class:`~actorscope.messages.OutboundMessage` s; a sequence of those,
+sent in order; or ``None``, nothing."""
+
 Handler = Callable[[RunRequest], Awaitable[Reply]]
+"""The user's turn function: ``async def handle(request: RunRequest) -> Reply``, what
+``bot.toml``'s ``handler`` names and :class:`RunStep` runs with the request's identity
+bound."""
 
 _log = logging.getLogger("actorscope.host")
 
