@@ -239,7 +239,9 @@ PUBLIC = [*FACES, *CONTRACT_MODULES]
 # identity's builders went onto Identity (chat, http, system), Telegram's and Discord's into
 # their PLATFORM.identity: -5.
 # sandbox: the emulators' world types became BotApiEmulator.User/.Chat/.ForumTopic and
-# DiscordWorld.User/.Guild/.Channel/.Interaction: -7.
+# DiscordWorld.User/.Guild/.Channel/.Interaction: -7 on the faces. They are still seven public
+# types, each with one qualified home (its world's class attribute), not counted here: the
+# surface a user reads is 179 face names plus these seven.
 # messages' ReplyFormat and AttachmentKind became the strings they stood for: -2.
 # propagation's announce_subagent_result became task.announce(result, signer=...): -1.
 # messages' Media is internal (what InboundMessage.media holds; handlers only read it): -1.
