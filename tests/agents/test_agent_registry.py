@@ -252,3 +252,14 @@ async def test_ensure_creates_once_then_resolves(registry: AgentRegistry) -> Non
     assert await registry.ensure("notes") == created
     assert await registry.ensure(created.id) == created
     assert [agent.key for agent in await registry.list()] == ["notes"]
+
+
+async def test_ensure_of_a_missing_uuid_is_not_found(registry: AgentRegistry) -> None:
+    """ensure() of a UUID no live agent has (a removed one) says not found, and creates nothing."""
+    created = await registry.ensure("notes")
+    await registry.remove(created.id)
+    with pytest.raises(AgentNotFoundError, match=created.id):
+        await registry.ensure(created.id)
+    with pytest.raises(AgentNotFoundError):
+        await registry.ensure(str(uuid.uuid4()))
+    assert await registry.list() == []

@@ -210,11 +210,15 @@ class AgentRegistry:
     async def ensure(self, key_or_uuid: str, tenant: str = Database.DEFAULT_TENANT_SLUG) -> Agent:
         """The live agent named by UUID or key within ``tenant``, created (by key) if missing.
 
-        What a bot does at start: ``actorscope run`` and the PTB integration both call it.
+        What a bot does at start: ``actorscope run`` and the PTB integration both call it. A
+        UUID names an agent that exists: a missing one is :class:`AgentNotFoundError` (it was
+        removed, or belongs to another tenant), never an attempt to create an agent keyed by it.
         """
         try:
             return await self.resolve(key_or_uuid, tenant)
         except AgentNotFoundError:
+            if is_uuid(key_or_uuid, canonical=False):
+                raise
             return await self.create(key_or_uuid, tenant)
 
     async def get(self, agent_id: str) -> Agent:
